@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { Run } from './run.ts';
+import { System } from './system.ts';
+import { Tool } from './tool.ts';
+
+export const ErrorBody = z.object({ error: z.object({ message: z.string() }) }).meta({ id: 'Error' });
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+export function listEnvelope<T extends z.ZodType>(item: T) {
+  return z.object({
+    data: z.array(item),
+    page: z.number().int(),
+    limit: z.number().int(),
+    total: z.number().int(),
+    hasMore: z.boolean(),
+  });
+}
+
+export const RunList = listEnvelope(Run).meta({ id: 'RunList' });
+export const ToolList = listEnvelope(Tool).meta({ id: 'ToolList' });
+export const SystemList = listEnvelope(System).meta({ id: 'SystemList' });
+
+export const DeleteResult = z.object({ success: z.boolean() }).meta({ id: 'DeleteResult' });
+
+/** Query of `GET /v1/tools` (not shown by the interface). */
+export const ListToolsQuery = z.strictObject({
+  page: z.coerce.number().int().min(1).default(1),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  includeArchived: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+  folder: z.string().optional(),
+  token: z.string().optional(),
+});
+
+export const ApiKeyCreateBody = z
+  .strictObject({
+    name: z.string().min(1).max(128),
+    toolIds: z
+      .array(z.string().min(1))
+      .min(1)
+      .optional()
+      .describe('Restrict the key to these tools (and their runs).'),
+    admin: z.boolean().default(false).describe('Admin keys may manage API keys.'),
+  })
+  .meta({ id: 'ApiKeyCreateBody' });
+
+export const ApiKey = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    toolIds: z.array(z.string()).nullable(),
+    admin: z.boolean(),
+    createdAt: z.iso.datetime({ offset: true }),
+    lastUsedAt: z.iso.datetime({ offset: true }).nullable(),
+  })
+  .meta({ id: 'ApiKey' });
+
+export const ApiKeyCreated = ApiKey.extend({
+  key: z.string().describe('The secret; shown only in this response.'),
+}).meta({ id: 'ApiKeyCreated' });
+
+export const ApiKeyList = z.object({ data: z.array(ApiKey) }).meta({ id: 'ApiKeyList' });

@@ -1,0 +1,19 @@
+import { z } from 'zod';
+
+export type JsonPrimitive = string | number | boolean | null;
+export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+export const JsonValue: z.ZodType<JsonValue> = z
+  .lazy(() =>
+    z.union([
+      z.string(),
+      z.number(),
+      z.boolean(),
+      z.null(),
+      z.array(JsonValue),
+      z.record(z.string(), JsonValue),
+    ]),
+  )
+  .meta({ id: 'JsonValue', description: 'Any JSON value.' });
+export const JsonObject = z.record(z.string(), JsonValue);

@@ -1,0 +1,317 @@
+import { z } from 'zod';
+import {
+  ApiKeyCreateBody,
+  ApiKeyCreated,
+  ApiKeyList,
+  DeleteResult,
+  ErrorBody,
+  ListToolsQuery,
+  RunList,
+  SystemList,
+  ToolList,
+} from './api.ts';
+import {
+  ExecutionMode,
+  FileDownloadInfo,
+  FileList,
+  ListRunsQuery,
+  Run,
+  RunRequest,
+  RunResults,
+  WebhookAccepted,
+} from './run.ts';
+import { Environment, System, SystemCreateBody, SystemUpdateBody } from './system.ts';
+import { Tool, ToolCreateBody, ToolUpdateBody } from './tool.ts';
+
+export type HttpVerb = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+export interface RouteResponse {
+  description: string;
+  schema?: z.ZodType;
+  contentType?: string;
+}
+
+/** One operation of the /v1 API: the single description both the OpenAPI document and the server use. */
+export interface RouteSpec {
+  method: HttpVerb;
+  /** OpenAPI form, relative to /v1: `/tools/{toolId}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: 'Runs' | 'Tools' | 'Hooks' | 'Systems' | 'API keys';
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  /** Body content types other than JSON the route accepts. */
+  bodyContentTypes?: string[];
+  responses: Record<number, RouteResponse>;
+}
+
+const tokenQuery = z.strictObject({ token: z.string().optional() });
+const envQuery = z.strictObject({ environment: Environment.optional(), token: z.string().optional() });
+
+const notFound: RouteResponse = { description: 'Not found', schema: ErrorBody };
+const badRequest: RouteResponse = { description: 'Invalid request', schema: ErrorBody };
+
+export const ROUTES: RouteSpec[] = [
+  {
+    method: 'GET',
+    path: '/runs',
+    operationId: 'listRuns',
+    summary: 'List runs',
+    tag: 'Runs',
+    query: ListRunsQuery,
+    responses: { 200: { description: 'Runs, newest first', schema: RunList }, 400: badRequest },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{runId}',
+    operationId: 'getRun',
+    summary: 'Run status and metadata',
+    tag: 'Runs',
+    query: tokenQuery,
+    responses: { 200: { description: 'The run, with fresh download URLs', schema: Run }, 404: notFound },
+  },
+  {
+    method: 'POST',
+    path: '/runs/{runId}/cancel',
+    operationId: 'cancelRun',
+    summary: 'Cancel a run',
+    tag: 'Runs',
+    query: tokenQuery,
+    responses: {
+      200: { description: 'Cancelled (or already aborted)', schema: Run },
+      400: { description: 'The run already succeeded or failed', schema: ErrorBody },
+      404: notFound,
+    },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{runId}/results',
+    operationId: 'getRunResults',
+    summary: 'Full run results',
+    tag: 'Runs',
+    query: z.strictObject({ truncate: z.enum(['true', 'false']).optional(), token: z.string().optional() }),
+    responses: { 200: { description: 'Stored results', schema: RunResults }, 404: notFound },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{runId}/files',
+    operationId: 'listRunFiles',
+    summary: 'List file artifacts',
+    tag: 'Runs',
+    query: tokenQuery,
+    responses: { 200: { description: 'Files with fresh presigned URLs', schema: FileList }, 404: notFound },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{runId}/files/{fileKey}/download',
+    operationId: 'getRunFileDownload',
+    summary: 'Fresh download URL for one file',
+    tag: 'Runs',
+    query: tokenQuery,
+    responses: { 200: { description: 'Download info', schema: FileDownloadInfo }, 404: notFound },
+  },
+  {
+    method: 'GET',
+    path: '/tools',
+    operationId: 'listTools',
+    summary: 'List tools',
+    tag: 'Tools',
+    query: ListToolsQuery,
+    responses: { 200: { description: 'Tools', schema: ToolList }, 400: badRequest },
+  },
+  {
+    method: 'POST',
+    path: '/tools',
+    operationId: 'createTool',
+    summary: 'Create a tool',
+    tag: 'Tools',
+    query: tokenQuery,
+    body: ToolCreateBody,
+    responses: {
+      201: { description: 'Created', schema: Tool },
+      400: badRequest,
+      409: { description: 'A tool with this id exists', schema: ErrorBody },
+      422: { description: 'A transform, selector or template does not compile', schema: ErrorBody },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/tools/{toolId}',
+    operationId: 'getTool',
+    summary: 'Get a tool',
+    tag: 'Tools',
+    query: tokenQuery,
+    responses: { 200: { description: 'The tool', schema: Tool }, 404: notFound },
+  },
+  {
+    method: 'PUT',
+    path: '/tools/{toolId}',
+    operationId: 'updateTool',
+    summary: 'Update a tool',
+    tag: 'Tools',
+    query: tokenQuery,
+    body: ToolUpdateBody,
+    responses: {
+      200: { description: 'The updated tool', schema: Tool },
+      400: badRequest,
+      404: notFound,
+      409: { description: 'Concurrent update; retry', schema: ErrorBody },
+      422: { description: 'A transform, selector or template does not compile', schema: ErrorBody },
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/tools/{toolId}',
+    operationId: 'deleteTool',
+    summary: 'Delete a tool',
+    tag: 'Tools',
+    query: tokenQuery,
+    responses: { 200: { description: 'Deleted', schema: DeleteResult }, 404: notFound },
+  },
+  {
+    method: 'POST',
+    path: '/tools/{toolId}/run',
+    operationId: 'runTool',
+    summary: 'Run a tool',
+    tag: 'Tools',
+    query: tokenQuery,
+    body: RunRequest,
+    responses: {
+      200: { description: 'Synchronous run finished; includes data and stepResults', schema: Run },
+      202: { description: 'Asynchronous run accepted', schema: Run },
+      400: { description: 'Invalid request or archived tool', schema: ErrorBody },
+      404: notFound,
+      409: { description: 'runId reused with a different tool or inputs', schema: ErrorBody },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/hooks/{toolId}',
+    operationId: 'triggerHook',
+    summary: 'Incoming webhook',
+    tag: 'Hooks',
+    query: z.looseObject({
+      token: z.string().optional(),
+      mode: ExecutionMode.optional(),
+      validationToken: z.string().optional(),
+    }),
+    body: z.unknown(),
+    bodyContentTypes: ['application/x-www-form-urlencoded', 'text/plain'],
+    responses: {
+      200: { description: 'Challenge echoed; the tool did not run' },
+      202: { description: 'Accepted; the tool runs asynchronously', schema: WebhookAccepted },
+      400: { description: 'Archived tool or bad body', schema: ErrorBody },
+      404: notFound,
+    },
+  },
+  {
+    method: 'GET',
+    path: '/hooks/{toolId}',
+    operationId: 'verifyHook',
+    summary: 'Webhook challenge verification',
+    tag: 'Hooks',
+    query: z.looseObject({
+      token: z.string().optional(),
+      'hub.mode': z.string().optional(),
+      'hub.challenge': z.string().optional(),
+      validationToken: z.string().optional(),
+      challenge: z.string().optional(),
+    }),
+    responses: {
+      200: { description: 'The challenge, as plain text', contentType: 'text/plain' },
+      400: { description: 'No recognised challenge', schema: ErrorBody },
+      404: notFound,
+    },
+  },
+  {
+    method: 'POST',
+    path: '/systems',
+    operationId: 'createSystem',
+    summary: 'Create a system',
+    tag: 'Systems',
+    query: tokenQuery,
+    body: SystemCreateBody,
+    responses: {
+      201: { description: 'Created; credentials shown as placeholders', schema: System },
+      400: badRequest,
+      409: { description: 'This id already exists in this environment', schema: ErrorBody },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/systems',
+    operationId: 'listSystems',
+    summary: 'List systems',
+    tag: 'Systems',
+    query: z.strictObject({
+      page: z.coerce.number().int().min(1).default(1),
+      limit: z.coerce.number().int().min(1).max(100).default(50),
+      token: z.string().optional(),
+    }),
+    responses: { 200: { description: 'Systems', schema: SystemList } },
+  },
+  {
+    method: 'GET',
+    path: '/systems/{systemId}',
+    operationId: 'getSystem',
+    summary: 'Get a system (prod unless environment=dev)',
+    tag: 'Systems',
+    query: envQuery,
+    responses: { 200: { description: 'The system', schema: System }, 404: notFound },
+  },
+  {
+    method: 'PUT',
+    path: '/systems/{systemId}',
+    operationId: 'updateSystem',
+    summary: 'Update a system',
+    tag: 'Systems',
+    query: envQuery,
+    body: SystemUpdateBody,
+    responses: { 200: { description: 'The updated system', schema: System }, 400: badRequest, 404: notFound },
+  },
+  {
+    method: 'DELETE',
+    path: '/systems/{systemId}',
+    operationId: 'deleteSystem',
+    summary: 'Delete a system',
+    tag: 'Systems',
+    query: envQuery,
+    responses: { 200: { description: 'Deleted', schema: DeleteResult }, 404: notFound },
+  },
+  {
+    method: 'POST',
+    path: '/api-keys',
+    operationId: 'createApiKey',
+    summary: 'Create an API key (admin)',
+    tag: 'API keys',
+    query: tokenQuery,
+    body: ApiKeyCreateBody,
+    responses: {
+      201: { description: 'Created; the key is shown once', schema: ApiKeyCreated },
+      400: badRequest,
+      403: { description: 'Not an admin key', schema: ErrorBody },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/api-keys',
+    operationId: 'listApiKeys',
+    summary: 'List API keys without secrets (admin)',
+    tag: 'API keys',
+    query: tokenQuery,
+    responses: {
+      200: { description: 'Keys', schema: ApiKeyList },
+      403: { description: 'Not an admin key', schema: ErrorBody },
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/api-keys/{keyId}',
+    operationId: 'revokeApiKey',
+    summary: 'Revoke an API key (admin)',
+    tag: 'API keys',
+    query: tokenQuery,
+    responses: { 200: { description: 'Revoked', schema: DeleteResult }, 404: notFound },
+  },
+];

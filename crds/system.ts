@@ -1,0 +1,146 @@
+import { z } from 'zod';
+
+// System ids become credential template names (`<<systemId_key>>`) and label values.
+export const SystemId = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(
+    /^[A-Za-z_][A-Za-z0-9_-]*$/,
+    'must start with a letter or "_" and contain only letters, digits, "_" and "-"',
+  );
+
+export const Environment = z.enum(['dev', 'prod']);
+export type Environment = z.infer<typeof Environment>;
+
+export const AuthType = z.enum([
+  'none',
+  'oauth',
+  'apiKey',
+  'basic',
+  'customHeaders',
+  'bearer',
+  'botToken',
+  'dataStore',
+]);
+export type AuthType = z.infer<typeof AuthType>;
+
+const secret = z.string().min(1);
+
+export const OAuthCredentials = z.looseObject({
+  clientId: secret,
+  clientSecret: secret,
+  authorizationUrl: z.url(),
+  tokenUrl: z.url(),
+  scopes: z.string().optional().describe('Space-separated.'),
+  redirectUri: z.url().optional(),
+  grantType: z.enum(['client_credentials', 'authorization_code']).optional(),
+});
+
+/** One key; where it goes is decided by `apiKeyHeader` / `apiKeyQueryParam`, else `Authorization: Bearer`. */
+export const ApiKeyCredentials = z.looseObject({
+  apiKey: secret,
+  apiKeyHeader: z.string().optional(),
+  apiKeyQueryParam: z.string().optional(),
+});
+export const BasicCredentials = z.looseObject({ username: secret, password: z.string() });
+export const BearerCredentials = z.looseObject({ bearerToken: secret });
+export const BotTokenCredentials = z.looseObject({ botToken: secret });
+/** `postgresql://`, `mssql://`, `redis(s)://`, `mongodb(+srv)://` URLs, or `sftp://host:port` with username/password. */
+export const DataStoreCredentials = z.looseObject({
+  url: z.string().optional(),
+  username: z.string().optional(),
+  password: z.string().optional(),
+  privateKey: z.string().optional(),
+  passphrase: z.string().optional(),
+});
+
+export const CREDENTIAL_SHAPES = {
+  none: z.object({}),
+  oauth: OAuthCredentials,
+  apiKey: ApiKeyCredentials,
+  basic: BasicCredentials,
+  customHeaders: z.record(z.string(), z.string()),
+  bearer: BearerCredentials,
+  botToken: BotTokenCredentials,
+  dataStore: DataStoreCredentials,
+} as const satisfies Record<AuthType, z.ZodType>;
+
+export const Credentials = z.record(z.string().min(1), z.string());
+export type Credentials = z.infer<typeof Credentials>;
+
+export const GatewayRef = z.strictObject({
+  tunnelId: z.string().min(1),
+  target: z.string().min(1).describe('Name of one of the gateway agent`s configured targets.'),
+});
+
+const systemFields = {
+  name: z.string().max(256).optional(),
+  url: z.string().optional().describe('Base URL'),
+  documentationUrl: z.string().optional(),
+  authType: AuthType.optional(),
+  gateway: GatewayRef.optional(),
+};
+
+function checkCredentialShape(
+  value: { authType?: AuthType | undefined; credentials?: Credentials | undefined },
+  ctx: z.RefinementCtx,
+): void {
+  if (!value.authType || !value.credentials) return;
+  const result = CREDENTIAL_SHAPES[value.authType].safeParse(value.credentials);
+  if (result.success) return;
+  for (const issue of result.error.issues) {
+    // Never echo the credential value itself; name the field only.
+    ctx.addIssue({
+      code: 'custom',
+      path: ['credentials', ...issue.path],
+      message: `required for authType ${value.authType}`,
+    });
+  }
+}
+
+/** Body of `POST /v1/systems`. */
+export const SystemCreateBody = z
+  .strictObject({
+    id: SystemId,
+    ...systemFields,
+    environment: Environment.default('prod'),
+    credentials: Credentials.optional(),
+  })
+  .superRefine(checkCredentialShape)
+  .meta({ id: 'SystemCreateBody' });
+export type SystemCreateBody = z.infer<typeof SystemCreateBody>;
+
+/**
+ * Body of `PUT /v1/systems/{id}?environment=`: only given fields change. `credentials` replaces the stored
+ * set, except that a value equal to its placeholder (`<<id_key>>`) keeps the stored value.
+ */
+export const SystemUpdateBody = z
+  .strictObject({
+    id: SystemId.optional(),
+    ...systemFields,
+    environment: Environment.optional(),
+    credentials: Credentials.optional(),
+    createdAt: z.string().optional(),
+    updatedAt: z.string().optional(),
+  })
+  .superRefine(checkCredentialShape)
+  .meta({ id: 'SystemUpdateBody' });
+export type SystemUpdateBody = z.infer<typeof SystemUpdateBody>;
+
+/** A system as the API returns it: credentials only as placeholders, never values. */
+export const System = z
+  .object({
+    id: z.string(),
+    ...systemFields,
+    environment: Environment,
+    credentials: z.record(z.string(), z.string()).describe('Placeholders <<systemId_key>>, never values.'),
+    createdAt: z.iso.datetime({ offset: true }).optional(),
+    updatedAt: z.iso.datetime({ offset: true }).optional(),
+  })
+  .meta({ id: 'System' });
+export type System = z.infer<typeof System>;
+
+export function credentialPlaceholder(systemId: string, key: string): string {
+  return `<<${systemId}_${key}>>`;
+}

@@ -1,0 +1,227 @@
+import { z } from 'zod';
+import { JsonValue } from './json.ts';
+
+/**
+ * Top-level sourceData names the engine sets itself; a step with one of these ids would be shadowed
+ * or would shadow them (semantics.md, "sourceData").
+ */
+export const RESERVED_STEP_IDS = [
+  'credentials',
+  'currentItem',
+  'page',
+  'offset',
+  'cursor',
+  'limit',
+  'pageSize',
+  '__files__',
+  '__webhook__',
+] as const;
+
+export const MAX_STEPS = 200;
+
+/** A JSON value kept as is by the API server (request bodies, query values, JSON Schemas). */
+const freeForm = <T extends z.ZodType>(schema: T) =>
+  schema.meta({ 'x-kubernetes-preserve-unknown-fields': true });
+
+// Ids travel in URL paths and resource names; `.` and `..` are refused by refinement below.
+export const ToolId = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[^\s/\\]+$/, 'must not contain whitespace, "/" or "\\"')
+  .refine((id) => id !== '.' && id !== '..', 'must not be "." or ".."');
+
+// Step ids are addressable as `sourceData[id]` and `<<id>>`.
+export const StepId = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(
+    /^[A-Za-z_][A-Za-z0-9_-]*$/,
+    'must start with a letter or "_" and contain only letters, digits, "_" and "-"',
+  );
+
+export const SemVer = z
+  .string()
+  .regex(/^\d+\.\d+\.\d+$/, 'must be a semantic version major.minor.patch, e.g. 1.2.0');
+
+export const HttpMethod = z.enum(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']);
+export type HttpMethod = z.infer<typeof HttpMethod>;
+
+export const PaginationType = z.enum(['offsetBased', 'pageBased', 'cursorBased', 'disabled']);
+
+export const Pagination = z
+  .strictObject({
+    type: PaginationType,
+    // The interface types pageSize as a string; numbers are accepted too (Kubernetes int-or-string).
+    pageSize: z
+      .union([z.string().regex(/^[1-9]\d*$/, 'must be a positive whole number'), z.number().int().positive()])
+      .optional(),
+    cursorPath: z.string().optional(),
+    stopCondition: z.string().optional(),
+    maxPages: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .optional()
+      .describe('Extension: hard cap on pages (default 1000).'),
+  })
+  .meta({ id: 'Pagination' });
+export type Pagination = z.infer<typeof Pagination>;
+
+export const RequestStepConfig = z
+  .strictObject({
+    type: z.literal('request').default('request'),
+    url: z.string().min(1),
+    method: HttpMethod.default('GET'),
+    queryParams: z.record(z.string(), freeForm(JsonValue)).optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+    body: freeForm(z.union([z.string(), JsonValue])).optional(),
+    pagination: Pagination.optional(),
+    systemId: z.string().min(1).optional(),
+  })
+  .meta({ id: 'RequestStepConfig' });
+export type RequestStepConfig = z.infer<typeof RequestStepConfig>;
+
+export const TransformStepConfig = z
+  .strictObject({
+    type: z.literal('transform'),
+    transformCode: z.string().min(1),
+  })
+  .meta({ id: 'TransformStepConfig' });
+export type TransformStepConfig = z.infer<typeof TransformStepConfig>;
+
+export const StepConfig = z
+  .discriminatedUnion('type', [RequestStepConfig, TransformStepConfig], {
+    error: (issue) =>
+      issue.code === 'invalid_union'
+        ? 'unknown step type: expected "request" (the default) or "transform"'
+        : undefined,
+  })
+  .meta({ id: 'StepConfig' });
+export type StepConfig = z.infer<typeof StepConfig>;
+
+export const FailureBehavior = z.enum(['fail', 'continue']);
+
+export const ToolStep = z
+  .strictObject({
+    id: StepId,
+    config: StepConfig,
+    instruction: z.string().optional(),
+    modify: z.boolean().default(false),
+    dataSelector: z.string().optional(),
+    failureBehavior: FailureBehavior.default('fail'),
+    loopConcurrency: z
+      .number()
+      .int()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe('Extension: loop items run at once (default 1, sequential).'),
+  })
+  .meta({ id: 'ToolStep' });
+export type ToolStep = z.infer<typeof ToolStep>;
+export type ToolStepInput = z.input<typeof ToolStep>;
+
+const uniqueStepIdsRule = {
+  rule: 'self.all(s, self.exists_one(t, t.id == s.id))',
+  message: 'step ids must be unique',
+};
+const reservedStepIdRule = {
+  rule: `self.all(s, !(s.id in [${RESERVED_STEP_IDS.map((n) => `'${n}'`).join(', ')}]))`,
+  message: `step ids must not be one of the reserved names ${RESERVED_STEP_IDS.join(', ')}`,
+};
+
+export const ToolSteps = z
+  .array(ToolStep)
+  .min(1, 'a tool needs at least one step')
+  .max(MAX_STEPS)
+  .meta({ 'x-kubernetes-validations': [uniqueStepIdsRule, reservedStepIdRule] });
+
+/** Fields a user writes; shared by the REST Tool and the Tool resource's spec. */
+export const toolFields = {
+  name: z.string().max(256).optional(),
+  version: SemVer.optional(),
+  instruction: z.string().optional(),
+  inputSchema: freeForm(z.record(z.string(), JsonValue)).optional(),
+  outputSchema: freeForm(z.record(z.string(), JsonValue)).optional(),
+  outputTransform: z.string().optional(),
+  folder: z.string().max(512).optional(),
+  archived: z.boolean().default(false),
+};
+
+/** Set by the server; accepted (and ignored) in request bodies so a fetched tool can be sent back as is. */
+const serverFields = {
+  createdAt: z.iso.datetime({ offset: true }).optional(),
+  updatedAt: z.iso.datetime({ offset: true }).optional(),
+};
+
+interface StepsCarrier {
+  steps: ReadonlyArray<{ id: string }>;
+  inputSchema?: Record<string, unknown> | undefined;
+}
+
+/** Rules JSON Schema can't express: unique step ids, reserved names, step ids shadowing inputs. */
+export function checkSteps(tool: StepsCarrier, ctx: z.RefinementCtx): void {
+  const seen = new Set<string>();
+  const reserved = new Set<string>(RESERVED_STEP_IDS);
+  const inputProps = tool.inputSchema?.properties;
+  const inputKeys =
+    inputProps && typeof inputProps === 'object' ? new Set(Object.keys(inputProps)) : new Set<string>();
+  tool.steps.forEach((step, index) => {
+    const path = ['steps', index, 'id'];
+    if (seen.has(step.id)) ctx.addIssue({ code: 'custom', path, message: `duplicate step id '${step.id}'` });
+    seen.add(step.id);
+    if (reserved.has(step.id)) {
+      ctx.addIssue({
+        code: 'custom',
+        path,
+        message: `'${step.id}' is a reserved name and cannot be a step id`,
+      });
+    }
+    if (inputKeys.has(step.id)) {
+      ctx.addIssue({
+        code: 'custom',
+        path,
+        message: `step id '${step.id}' would shadow the input '${step.id}' declared in inputSchema`,
+      });
+    }
+  });
+}
+
+export const Tool = z
+  .object({
+    id: ToolId,
+    steps: ToolSteps,
+    ...toolFields,
+    ...serverFields,
+  })
+  .superRefine(checkSteps)
+  .meta({ id: 'Tool' });
+export type Tool = z.infer<typeof Tool>;
+export type ToolInput = z.input<typeof Tool>;
+
+/** Body of `POST /v1/tools` (kubeglue addition: the interface does not show tool creation). */
+export const ToolCreateBody = z
+  .strictObject({ id: ToolId, steps: ToolSteps, ...toolFields, ...serverFields })
+  .superRefine(checkSteps)
+  .meta({ id: 'ToolCreateBody' });
+
+/** Body of `PUT /v1/tools/{id}`: only given fields change; `steps` replaces all steps. */
+export const ToolUpdateBody = z
+  .strictObject({
+    id: ToolId.optional().describe('Ignored when equal to the path id; a different id is refused.'),
+    name: toolFields.name,
+    version: toolFields.version,
+    steps: ToolSteps.optional(),
+    instruction: toolFields.instruction,
+    inputSchema: toolFields.inputSchema,
+    outputSchema: toolFields.outputSchema,
+    outputTransform: toolFields.outputTransform,
+    folder: toolFields.folder,
+    archived: z.boolean().optional(),
+    ...serverFields,
+  })
+  .meta({ id: 'ToolUpdateBody' });
+export type ToolUpdateBody = z.infer<typeof ToolUpdateBody>;
