@@ -1,0 +1,37 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { JsonValue } from '../../crds/json.ts';
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+const compiled = new Map<string, ValidateFunction>();
+const MAX_CACHED = 256;
+
+function validatorFor(schema: Record<string, JsonValue>): ValidateFunction {
+  const key = JSON.stringify(schema);
+  let validate = compiled.get(key);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    if (compiled.size >= MAX_CACHED) compiled.delete(compiled.keys().next().value as string);
+    compiled.set(key, validate);
+  }
+  return validate;
+}
+
+/** Checks that a JSON Schema compiles; the message says why not. */
+export function checkJsonSchema(schema: Record<string, JsonValue>): string | undefined {
+  try {
+    validatorFor(schema);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+/** Returns undefined when data matches, else a message listing the failing JSON pointers. */
+export function validateOutput(schema: Record<string, JsonValue>, data: JsonValue): string | undefined {
+  const validate = validatorFor(schema);
+  if (validate(data)) return undefined;
+  const problems = (validate.errors ?? []).map(
+    (e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`,
+  );
+  return `Output does not match outputSchema: ${problems.join('; ')}`;
+}

@@ -1,0 +1,335 @@
+import type { JsonObject, JsonValue } from '../../crds/json.ts';
+import type { StepResult } from '../../crds/run.ts';
+import type { ToolStep } from '../../crds/tool.ts';
+import { buildCredentialScope, type CredentialScope } from './credentials.ts';
+import { extractFiles } from './files.ts';
+import { validateOutput } from './output-schema.ts';
+import { runRequestStep } from './request-step.ts';
+import type { Evaluate as TemplateEvaluate } from './template.ts';
+import {
+  DEFAULT_LIMITS,
+  type EngineDeps,
+  type EngineEvent,
+  type EngineLimits,
+  type EngineRequest,
+  type EngineResult,
+  type ProducedFile,
+} from './types.ts';
+
+/** A step's value in sourceData (semantics.md, "Step envelope"). */
+interface Envelope {
+  currentItem: JsonValue;
+  data: JsonValue;
+  success: boolean;
+  error?: string;
+}
+
+class StepFailure extends Error {
+  readonly envelopeData: JsonValue;
+  constructor(message: string, envelopeData: JsonValue) {
+    super(message);
+    this.envelopeData = envelopeData;
+  }
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+function envelopeJson(envelope: Envelope): JsonObject {
+  const out: JsonObject = {
+    currentItem: envelope.currentItem,
+    data: envelope.data,
+    success: envelope.success,
+  };
+  if (envelope.error !== undefined) out.error = envelope.error;
+  return out;
+}
+
+/** Runs `fn` over items with at most `concurrency` at once, results in item order. */
+async function mapOrdered<T, R>(items: T[], concurrency: number, fn: (item: T, index: number) => Promise<R>) {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index] as T, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  return results;
+}
+
+class ToolRun {
+  readonly #deps: EngineDeps;
+  readonly #request: EngineRequest;
+  readonly #limits: EngineLimits;
+  readonly #scope: CredentialScope;
+  readonly #signal: AbortSignal;
+  readonly #deadline: number;
+  readonly #timeoutMs: number;
+  readonly #steps: JsonObject = {};
+
+  constructor(
+    deps: EngineDeps,
+    request: EngineRequest,
+    signal: AbortSignal,
+    deadline: number,
+    timeoutMs: number,
+  ) {
+    this.#deps = deps;
+    this.#request = request;
+    this.#limits = { ...DEFAULT_LIMITS, ...deps.limits };
+    this.#scope = buildCredentialScope(request.systems, request.runtimeCredentials);
+    this.#signal = signal;
+    this.#deadline = deadline;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  get redactor() {
+    return this.#scope.redactor;
+  }
+
+  #emit(event: EngineEvent): void {
+    const onEvent = this.#request.onEvent;
+    if (!onEvent) return;
+    if (event.type === 'step_finished') {
+      onEvent({ type: 'step_finished', result: this.redactStepResult(event.result) });
+    } else {
+      onEvent(event);
+    }
+  }
+
+  redactStepResult(result: StepResult): StepResult {
+    const redactor = this.#scope.redactor;
+    return {
+      stepId: result.stepId,
+      success: result.success,
+      ...(result.data !== undefined ? { data: redactor.value(result.data) } : {}),
+      ...(result.error !== undefined ? { error: redactor.string(result.error) } : {}),
+    };
+  }
+
+  #evaluator(label: string): TemplateEvaluate {
+    return (source, args) =>
+      this.#deps.evaluate(source, args, {
+        label,
+        signal: this.#signal,
+        timeoutMs: Math.max(1, this.#deadline - this.#now()),
+      });
+  }
+
+  #now(): number {
+    return (this.#deps.now ?? Date.now)();
+  }
+
+  /** Payload at the root, then the envelopes of finished steps (a step id shadows an input). */
+  #baseSourceData(): JsonObject {
+    return { ...this.#request.inputs, ...this.#steps };
+  }
+
+  #sourceDataFor(step: ToolStep): JsonObject {
+    const base = this.#baseSourceData();
+    const config = step.config;
+    const visible =
+      config.type === 'request' && config.systemId
+        ? this.#scope.keysFor([config.systemId])
+        : this.#scope.all();
+    return { ...base, ...visible };
+  }
+
+  async #executeOnce(step: ToolStep, sourceData: JsonObject): Promise<JsonValue> {
+    const config = step.config;
+    if (config.type === 'transform') {
+      return this.#deps.evaluate(config.transformCode, [sourceData], {
+        label: `step ${step.id} transformCode`,
+        signal: this.#signal,
+        timeoutMs: Math.max(1, this.#deadline - this.#now()),
+      });
+    }
+    const systemEntry = config.systemId ? this.#scope.bySystem.get(config.systemId) : undefined;
+    if (config.systemId && !systemEntry) {
+      throw new Error(`system '${config.systemId}' is not available in this run`);
+    }
+    return runRequestStep({
+      stepId: step.id,
+      config,
+      modify: step.modify,
+      sourceData,
+      system: systemEntry?.system,
+      systemCredentials: systemEntry?.values ?? {},
+      evaluate: this.#evaluator(`step ${step.id} template`),
+      protocols: this.#deps.protocols,
+      ctx: { signal: this.#signal, deadline: this.#deadline, traceId: this.#request.traceId },
+      onEvent: (event) => this.#emit(event),
+    });
+  }
+
+  async #item(step: ToolStep, sourceData: JsonObject, currentItem: JsonValue): Promise<Envelope> {
+    try {
+      this.#signal.throwIfAborted();
+      const data = await this.#executeOnce(step, { ...sourceData, currentItem });
+      return { currentItem, data: data ?? null, success: true };
+    } catch (error) {
+      return { currentItem, data: null, success: false, error: messageOf(error) };
+    }
+  }
+
+  /** Runs one step (with its loop) and returns the value sourceData[step.id] takes. */
+  async #step(
+    step: ToolStep,
+  ): Promise<{ envelope: JsonValue; data: JsonValue; success: boolean; error?: string }> {
+    const sourceData = this.#sourceDataFor(step);
+    if (!step.dataSelector) {
+      const envelope = await this.#item(step, sourceData, {});
+      if (!envelope.success) throw new StepFailure(envelope.error ?? 'failed', null);
+      return { envelope: envelopeJson(envelope), data: envelope.data, success: true };
+    }
+    const selected = await this.#deps.evaluate(step.dataSelector, [this.#baseSourceData()], {
+      label: `step ${step.id} dataSelector`,
+      signal: this.#signal,
+      timeoutMs: Math.max(1, this.#deadline - this.#now()),
+    });
+    if (!Array.isArray(selected)) {
+      const envelope = await this.#item(step, sourceData, selected ?? null);
+      if (!envelope.success) throw new StepFailure(envelope.error ?? 'failed', null);
+      return { envelope: envelopeJson(envelope), data: envelope.data, success: true };
+    }
+    if (selected.length > this.#limits.maxLoopItems) {
+      throw new StepFailure(
+        `dataSelector returned ${selected.length} items; the limit is ${this.#limits.maxLoopItems}`,
+        null,
+      );
+    }
+    const stopOnFailure = step.failureBehavior === 'fail';
+    let firstFailure: { index: number; error: string } | undefined;
+    const envelopes = await mapOrdered(selected, step.loopConcurrency ?? 1, async (item, index) => {
+      if (stopOnFailure && firstFailure) return undefined;
+      const envelope = await this.#item(step, sourceData, item);
+      if (!envelope.success && (!firstFailure || index < firstFailure.index)) {
+        firstFailure = { index, error: envelope.error ?? 'failed' };
+      }
+      return envelope;
+    });
+    // Items skipped by a cancel or timeout are not failures of the step: the interruption wins.
+    this.#signal.throwIfAborted();
+    const done = envelopes.filter((e): e is Envelope => e !== undefined).map(envelopeJson);
+    if (stopOnFailure && firstFailure) {
+      throw new StepFailure(`item ${firstFailure.index}: ${firstFailure.error}`, done);
+    }
+    return { envelope: done, data: done, success: true };
+  }
+
+  #abortError(): string | undefined {
+    if (this.#request.signal.aborted) return 'Run was cancelled';
+    if (this.#signal.aborted) return `Run timed out after ${this.#timeoutMs} ms`;
+    return undefined;
+  }
+
+  async execute(): Promise<EngineResult> {
+    const stepResults: StepResult[] = [];
+    const finish = (
+      status: EngineResult['status'],
+      data: JsonValue,
+      error?: string,
+      files: ProducedFile[] = [],
+    ) => {
+      const redactor = this.#scope.redactor;
+      return {
+        status,
+        data: redactor.value(data),
+        stepResults: stepResults.map((r) => this.redactStepResult(r)),
+        ...(error !== undefined ? { error: redactor.string(error) } : {}),
+        files,
+      };
+    };
+
+    let lastData: JsonValue = null;
+    for (const step of this.#request.tool.steps) {
+      const interrupted = this.#abortError();
+      if (interrupted) return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, interrupted);
+      this.#emit({ type: 'step_started', stepId: step.id });
+      let result: StepResult;
+      try {
+        const outcome = await this.#step(step);
+        this.#steps[step.id] = outcome.envelope;
+        lastData = outcome.data;
+        result = { stepId: step.id, success: true, data: outcome.data };
+      } catch (error) {
+        const message = this.#abortError() ?? messageOf(error);
+        const data = error instanceof StepFailure ? error.envelopeData : null;
+        result = { stepId: step.id, success: false, data, error: message };
+        stepResults.push(result);
+        this.#emit({ type: 'step_finished', result });
+        if (this.#abortError()) {
+          return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, message);
+        }
+        if (step.failureBehavior === 'fail')
+          return finish('failed', null, `Step ${step.id} failed: ${message}`);
+        this.#steps[step.id] = { currentItem: {}, data: null, success: false, error: message };
+        lastData = null;
+        continue;
+      }
+      stepResults.push(result);
+      this.#emit({ type: 'step_finished', result });
+    }
+
+    return this.#output(lastData, finish);
+  }
+
+  async #output(
+    lastData: JsonValue,
+    finish: (
+      status: EngineResult['status'],
+      data: JsonValue,
+      error?: string,
+      files?: ProducedFile[],
+    ) => EngineResult,
+  ): Promise<EngineResult> {
+    const tool = this.#request.tool;
+    let data = lastData;
+    let files: ProducedFile[] = [];
+    const interrupted = this.#abortError();
+    if (interrupted) return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, interrupted);
+    try {
+      if (tool.outputTransform) {
+        const transformed = await this.#deps.evaluate(tool.outputTransform, [this.#baseSourceData()], {
+          label: 'outputTransform',
+          signal: this.#signal,
+          timeoutMs: Math.max(1, this.#deadline - this.#now()),
+        });
+        ({ data, files } = extractFiles(transformed ?? null));
+      }
+      if (tool.outputSchema) {
+        const problem = validateOutput(tool.outputSchema, data);
+        if (problem) return finish('failed', null, problem);
+      }
+    } catch (error) {
+      const interrupted = this.#abortError();
+      if (interrupted) return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, interrupted);
+      return finish('failed', null, `outputTransform failed: ${messageOf(error)}`);
+    }
+    return finish('success', data, undefined, files);
+  }
+}
+
+/**
+ * Executes a tool: every step in order, loops, pagination, output transform and schema, within the
+ * run's deadline and until `signal` aborts. Performs no storage I/O; reports progress via onEvent.
+ * Every credential value is replaced by its placeholder in what it returns and emits.
+ */
+export async function runTool(deps: EngineDeps, request: EngineRequest): Promise<EngineResult> {
+  const limits = { ...DEFAULT_LIMITS, ...deps.limits };
+  const timeoutMs = request.timeoutMs ?? limits.defaultTimeoutMs;
+  const now = (deps.now ?? Date.now)();
+  const deadline = now + timeoutMs;
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(new Error(`Run timed out after ${timeoutMs} ms`)), timeoutMs);
+  try {
+    const signal = AbortSignal.any([request.signal, timeout.signal]);
+    return await new ToolRun(deps, request, signal, deadline, timeoutMs).execute();
+  } finally {
+    clearTimeout(timer);
+  }
+}

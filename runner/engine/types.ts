@@ -1,0 +1,108 @@
+import type { JsonObject, JsonValue } from '../../crds/json.ts';
+import type { RuntimeCredentials, StepResult } from '../../crds/run.ts';
+import type { AuthType } from '../../crds/system.ts';
+import type { Tool } from '../../crds/tool.ts';
+
+/** A system as the engine needs it: where it is and its credentials for the run's mode. */
+export interface ResolvedSystem {
+  id: string;
+  url?: string | undefined;
+  authType?: AuthType | undefined;
+  credentials: Record<string, string>;
+}
+
+export interface EvaluateOptions {
+  label?: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/** Runs a user function source in the sandbox with JSON arguments. */
+export type Evaluate = (source: string, args: JsonValue[], options?: EvaluateOptions) => Promise<JsonValue>;
+
+/** What a protocol receives once templates are rendered. */
+export interface ProtocolContext {
+  signal: AbortSignal;
+  /** Epoch ms; every outbound call must finish before it. */
+  deadline: number;
+  traceId: string;
+}
+
+export interface HttpCall {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  query: Array<[string, string]>;
+  body?: string | JsonValue | undefined;
+  retry: boolean;
+}
+
+export interface HttpReply {
+  status: number;
+  headers: Record<string, string>;
+  data: JsonValue;
+}
+
+export interface FileCall {
+  url: string;
+  body: unknown;
+  credentials: Record<string, string>;
+}
+
+export interface PostgresCall extends FileCall {
+  modify: boolean;
+}
+
+/** The outbound side of the engine, injected so the engine itself performs no I/O. */
+export interface Protocols {
+  http(call: HttpCall, ctx: ProtocolContext): Promise<HttpReply>;
+  postgres(call: PostgresCall, ctx: ProtocolContext): Promise<JsonValue>;
+  ftp(call: FileCall, ctx: ProtocolContext): Promise<JsonValue>;
+  sftp(call: FileCall, ctx: ProtocolContext): Promise<JsonValue>;
+}
+
+export interface EngineLimits {
+  maxLoopItems: number;
+  defaultTimeoutMs: number;
+}
+
+export const DEFAULT_LIMITS: EngineLimits = { maxLoopItems: 10_000, defaultTimeoutMs: 5 * 60 * 1000 };
+
+export interface EngineDeps {
+  evaluate: Evaluate;
+  protocols: Protocols;
+  limits?: Partial<EngineLimits>;
+  now?: () => number;
+}
+
+export interface EngineRequest {
+  tool: Tool;
+  inputs: JsonObject;
+  systems: ResolvedSystem[];
+  runtimeCredentials?: RuntimeCredentials | undefined;
+  timeoutMs?: number | undefined;
+  traceId: string;
+  signal: AbortSignal;
+  onEvent?: ((event: EngineEvent) => void) | undefined;
+}
+
+export type EngineEvent =
+  | { type: 'step_started'; stepId: string }
+  | { type: 'step_finished'; result: StepResult }
+  | { type: 'page_fetched'; stepId: string; page: number; totalFetched: number };
+
+export interface ProducedFile {
+  fileKey: string;
+  filename: string;
+  contentType: string;
+  size: number;
+  contentBase64: string;
+}
+
+export interface EngineResult {
+  status: 'success' | 'failed' | 'aborted';
+  data: JsonValue;
+  stepResults: StepResult[];
+  error?: string;
+  files: ProducedFile[];
+}
