@@ -1,0 +1,36 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+const TRACE_ID = /^[0-9a-f]{32}$/;
+const SPAN_ID = /^[0-9a-f]{16}$/;
+const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+function isAllZero(hex: string): boolean {
+  return /^0+$/.test(hex);
+}
+
+/** A run's trace id as a W3C trace-id: used as is when it already is one, else derived stably from it. */
+export function w3cTraceId(traceId: string): string {
+  if (TRACE_ID.test(traceId) && !isAllZero(traceId)) return traceId;
+  const derived = createHash('sha256').update(traceId).digest('hex').slice(0, 32);
+  // sha256 output starting with 32 zero hex digits is not a practical concern, but the spec forbids it.
+  return isAllZero(derived) ? `${derived.slice(0, 31)}1` : derived;
+}
+
+export function newSpanId(): string {
+  let id = randomBytes(8).toString('hex');
+  while (isAllZero(id)) id = randomBytes(8).toString('hex');
+  return id;
+}
+
+/**
+ * `traceparent` header value (version 00, sampled). A span id that is not 16 lowercase hex digits
+ * (or is all zero) is replaced by a fresh random one.
+ */
+export function traceparentFor(traceId: string, spanId?: string): string {
+  const span = spanId !== undefined && SPAN_ID.test(spanId) && !isAllZero(spanId) ? spanId : newSpanId();
+  return `00-${w3cTraceId(traceId)}-${span}-01`;
+}
+
+export function isTraceparent(value: string): boolean {
+  return TRACEPARENT.test(value);
+}
