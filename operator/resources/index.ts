@@ -1,0 +1,10 @@
+export {
+  CORE_KIND_SPECS,
+  createEmbeddedResources,
+  type EmbeddedResourcesOptions,
+  type KindSpec,
+  type KindSpecs,
+  type ValidationResult,
+} from './embedded.ts';
+export * from './interface.ts';
+export { validateWith } from './validate.ts';

@@ -1,0 +1,15 @@
+import type { z } from 'zod';
+import type { KubeObject } from '../../crds/meta.ts';
+import type { ValidationResult } from './embedded.ts';
+
+/** A KindSpec.validate hook from a zod schema of the whole resource; messages name the failing fields. */
+export function validateWith<T extends KubeObject>(schema: z.ZodType): (obj: T) => ValidationResult {
+  return (obj) => {
+    const result = schema.safeParse(obj);
+    if (result.success) return { ok: true };
+    const message = result.error.issues
+      .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '<root>'}: ${issue.message}`)
+      .join(', ');
+    return { ok: false, message };
+  };
+}

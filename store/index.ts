@@ -1,0 +1,23 @@
+/** The store's public surface: everything outside store/ imports from here. */
+export type { DriverName } from './driver.ts';
+export type { MigrationReport } from './migrate.ts';
+export { MIGRATIONS, type Migration } from './migrations.ts';
+export type {
+  ResourceEvent,
+  ResourceEventPage,
+  ResourceEventType,
+  ResourceKey,
+  ResourceList,
+  ResourceRecord,
+  ResourceWriter,
+} from './queries/resources.ts';
+export { buildListRunsQuery, type ListRunsQuery } from './queries/runs.ts';
+export {
+  type OpenStoreOptions,
+  openStore,
+  type ResourceStore,
+  type Store,
+  type StoreConfig,
+  type StoreQueries,
+} from './store.ts';
+export type * from './types.ts';

@@ -1,0 +1,110 @@
+import type { JsonObject, JsonValue } from '../crds/json.ts';
+
+export type RunStatus = 'running' | 'success' | 'failed' | 'aborted';
+export type TerminalRunStatus = Exclude<RunStatus, 'running'>;
+export type ExecutionMode = 'prod' | 'dev';
+
+export interface StoredFileArtifact {
+  fileKey: string;
+  filename: string;
+  contentType: string;
+  size: number;
+}
+
+/** A `runs` row. Timestamps are ISO 8601 strings (UTC, millisecond precision). */
+export interface StoredRun {
+  runId: string;
+  toolId: string;
+  status: RunStatus;
+  requestSource: string;
+  userId?: string;
+  /** Systems the run's tool references; `GET /runs?systemId=` filters on it. */
+  systemIds: string[];
+  executionMode?: ExecutionMode;
+  traceId?: string;
+  parentRunId?: string;
+  error?: string;
+  /** Snapshot of the tool that was executed. */
+  tool?: JsonObject;
+  toolPayload?: JsonObject;
+  options?: JsonObject;
+  fileArtifacts?: StoredFileArtifact[];
+  resultStorageUri?: string;
+  /** The process or Pod executing the run; crash recovery fails running runs whose executor is gone. */
+  executor?: string;
+  metadata: {
+    startedAt: string;
+    completedAt?: string;
+    durationMs?: number;
+  };
+}
+
+export type InsertRunResult =
+  | { status: 'inserted'; run: StoredRun }
+  /** The same run id with the same tool and input hash already exists: the request is a retry. */
+  | { status: 'existing'; run: StoredRun }
+  /** The run id is taken by a run of another tool or with other inputs. */
+  | { status: 'conflict' };
+
+export interface StoredStepResult {
+  stepId: string;
+  success: boolean;
+  data?: JsonValue;
+  error?: string;
+}
+
+export interface RunFileInput {
+  fileKey: string;
+  filename: string;
+  contentType: string;
+  content: Uint8Array;
+}
+
+export interface StoredRunFile extends StoredFileArtifact {
+  content: Uint8Array;
+}
+
+export interface FinishRun {
+  status: TerminalRunStatus;
+  error?: string;
+  completedAt: string;
+  durationMs: number;
+  /** Written to run_step_results (seq = index) and into run_results.step_results. */
+  stepResults?: StoredStepResult[];
+  /** When given, a run_results row is written (data of the run, not kept in the runs row). */
+  result?: { success: boolean; data?: JsonValue; error?: string };
+  /** Files produced by the output transform; their metadata goes into runs.file_artifacts. */
+  files?: RunFileInput[];
+  resultStorageUri?: string;
+}
+
+export interface StoredRunResult {
+  runId: string;
+  success: boolean;
+  data: JsonValue | null;
+  stepResults: StoredStepResult[];
+  toolPayload: JsonObject | null;
+  error: string | null;
+  storedAt: string;
+}
+
+export interface ListRunsFilter {
+  toolId?: string;
+  status?: RunStatus;
+  /** Any of these sources. */
+  requestSources?: readonly string[];
+  userId?: string;
+  /** Runs whose systemIds contain this id. */
+  systemId?: string;
+  /** Restriction for API keys limited to some tools: only runs of these tools (empty = none). */
+  toolIds?: readonly string[];
+  /** 1-based. */
+  page: number;
+  limit: number;
+}
+
+export interface RunPage {
+  runs: StoredRun[];
+  total: number;
+  hasMore: boolean;
+}
