@@ -1,0 +1,194 @@
+/**
+ * The code that runs inside every sandbox context, and the wrapping of user sources around it.
+ *
+ * Protocol (one round trip per evaluation):
+ * 1. the host sets the global `__kg_input` to the JSON text of the argument array;
+ * 2. the host runs the user's compiled script, which is `__kg_run(() => (<source>))`;
+ * 3. `__kg_run` removes both globals, evaluates the source to a function, calls it with the parsed
+ *    arguments, awaits a thenable, and answers a string (or a promise of one):
+ *    - the result as JSON text (which never starts with `E`), or
+ *    - `E` followed by a JSON failure record `{kind, name, message, line?, column?}`.
+ * The driver captures the intrinsics it needs before any user code runs, so a source that
+ * replaces `JSON.parse` or `Promise.prototype.then` only affects its own result.
+ */
+
+/** Script name of user code; stack frames carrying it give the line and column in the source. */
+export const USER_FILENAME = 'user-source';
+export const DRIVER_FILENAME = 'kubeglue-sandbox-driver';
+export const INPUT_GLOBAL = '__kg_input';
+const RUN_GLOBAL = '__kg_run';
+
+/** Longest error message taken out of the sandbox (a thrown 10 MB string stays inside). */
+const MAX_MESSAGE_CHARS = 2000;
+/** Results nested deeper than this are not inspected for functions (JSON.stringify still runs). */
+const MAX_INSPECTED_DEPTH = 256;
+
+/**
+ * The user source, wrapped so that it is evaluated lazily inside the driver. The source sits on its
+ * own lines; compile it with `lineOffset: -1` and positions are those of the user's text.
+ */
+export function wrapUserSource(source: string): string {
+  return `${RUN_GLOBAL}(() => (\n${normalizeSource(source)}\n));`;
+}
+
+export const EMPTY_SOURCE_MESSAGE =
+  'the source must be a function expression such as (sourceData) => sourceData.items, but it is empty';
+
+/** Trailing whitespace and one trailing `;` are tolerated (`(s) => s.x;` is a common paste). */
+export function normalizeSource(source: string): string {
+  const trimmed = source.trimEnd();
+  return trimmed.endsWith(';') ? trimmed.slice(0, -1) : trimmed;
+}
+
+export const DRIVER_SOURCE = `(function () {
+  'use strict';
+  const g = globalThis;
+  const jsonParse = JSON.parse;
+  const jsonStringify = JSON.stringify;
+  const apply = Reflect.apply;
+  const defineProperty = Object.defineProperty;
+  const getPrototypeOf = Object.getPrototypeOf;
+  const objectKeys = Object.keys;
+  const isArray = Array.isArray;
+  const objectProto = Object.prototype;
+  const PromiseCtor = Promise;
+  const promiseResolve = Promise.resolve;
+  const promiseThen = Promise.prototype.then;
+  const stringOf = String;
+  const regExpExec = RegExp.prototype.exec;
+  const stringSlice = String.prototype.slice;
+  const userFrame = /\\n\\s*at [^\\n]*?${USER_FILENAME}:(\\d+):(\\d+)/;
+  const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+  function clip(text) {
+    return text.length > ${MAX_MESSAGE_CHARS} ? apply(stringSlice, text, [0, ${MAX_MESSAGE_CHARS}]) + '…' : text;
+  }
+
+  // Strings go through JSON.stringify as primitives, so no user-installed toJSON can interfere.
+  function encodeFailure(kind, name, message, line, column) {
+    let text = 'E{"kind":' + jsonStringify(kind) + ',"message":' + jsonStringify(clip(message));
+    if (typeof name === 'string' && name !== '') text += ',"name":' + jsonStringify(clip(name));
+    if (line > 0) text += ',"line":' + line + ',"column":' + column;
+    return text + '}';
+  }
+
+  function renderThrown(value) {
+    if (typeof value === 'string') return value;
+    try {
+      const json = jsonStringify(value);
+      if (typeof json === 'string') return json;
+    } catch {}
+    return stringOf(value);
+  }
+
+  function encodeThrown(error) {
+    try {
+      if (error !== null && typeof error === 'object' && typeof error.message === 'string') {
+        const name = typeof error.name === 'string' ? error.name : 'Error';
+        const stack = typeof error.stack === 'string' ? error.stack : '';
+        const at = apply(regExpExec, userFrame, [stack]);
+        const line = at ? +at[1] : 0;
+        const column = at ? +at[2] : 0;
+        return encodeFailure('runtime', name, error.message, line, column);
+      }
+      return encodeFailure('runtime', '', 'Uncaught ' + renderThrown(error), 0, 0);
+    } catch {
+      return encodeFailure('runtime', '', 'an exception was thrown that cannot be described', 0, 0);
+    }
+  }
+
+  function describe(value) {
+    if (value === null) return 'null';
+    const type = typeof value;
+    if (type === 'function') return 'a function';
+    if (type === 'symbol') return 'a symbol';
+    if (type === 'bigint') return 'a BigInt';
+    if (type !== 'object') return 'a ' + type;
+    const proto = getPrototypeOf(value);
+    const ctor = proto !== null ? proto.constructor : undefined;
+    const name = typeof ctor === 'function' && typeof ctor.name === 'string' && ctor.name ? ctor.name : 'Object';
+    if (name === 'Promise') return 'a Promise (await it, e.g. await Promise.all(...))';
+    return 'a ' + name + ' object';
+  }
+
+  function member(key) {
+    return apply(regExpExec, identifier, [key]) ? '.' + key : '[' + jsonStringify(key) + ']';
+  }
+
+  // Finds the first value JSON.stringify would silently drop or mangle: functions, symbols,
+  // BigInts, and objects other than plain objects and arrays (Map, Set, Promise, class instances).
+  // Objects with a toJSON method (Date) are left to JSON.stringify.
+  function findNonJson(value, depth) {
+    if (value === null) return undefined;
+    const type = typeof value;
+    if (type === 'string' || type === 'number' || type === 'boolean' || type === 'undefined') return undefined;
+    if (type !== 'object') return { what: describe(value), path: '' };
+    if (depth > ${MAX_INSPECTED_DEPTH} || typeof value.toJSON === 'function') return undefined;
+    if (isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const found = findNonJson(value[i], depth + 1);
+        if (found !== undefined) {
+          found.path = '[' + i + ']' + found.path;
+          return found;
+        }
+      }
+      return undefined;
+    }
+    const proto = getPrototypeOf(value);
+    if (proto !== objectProto && proto !== null) return { what: describe(value), path: '' };
+    const keys = objectKeys(value);
+    for (let i = 0; i < keys.length; i++) {
+      const found = findNonJson(value[keys[i]], depth + 1);
+      if (found !== undefined) {
+        found.path = member(keys[i]) + found.path;
+        return found;
+      }
+    }
+    return undefined;
+  }
+
+  function encodeResult(value) {
+    try {
+      const found = findNonJson(value, 0);
+      if (found !== undefined) {
+        const what = found.path === '' ? 'it is ' + found.what : 'it contains ' + found.what + ' at $' + found.path;
+        return encodeFailure('runtime', 'TypeError', 'the result is not JSON: ' + what, 0, 0);
+      }
+      const json = jsonStringify(value);
+      return typeof json === 'string' ? json : 'null';
+    } catch (error) {
+      return encodeThrown(error);
+    }
+  }
+
+  function isThenable(value) {
+    return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof value.then === 'function';
+  }
+
+  function run(thunk) {
+    const input = g.${INPUT_GLOBAL};
+    delete g.${INPUT_GLOBAL};
+    delete g.${RUN_GLOBAL};
+    let fn;
+    try {
+      fn = thunk();
+    } catch (error) {
+      return encodeThrown(error);
+    }
+    if (typeof fn !== 'function') {
+      return encodeFailure('compile', 'TypeError',
+        'the source must be a function expression such as (sourceData) => ..., but it evaluates to ' + describe(fn), 0, 0);
+    }
+    try {
+      const result = apply(fn, undefined, jsonParse(input));
+      if (isThenable(result)) {
+        return apply(promiseThen, apply(promiseResolve, PromiseCtor, [result]), [encodeResult, encodeThrown]);
+      }
+      return encodeResult(result);
+    } catch (error) {
+      return encodeThrown(error);
+    }
+  }
+
+  defineProperty(g, '${RUN_GLOBAL}', { value: run, configurable: true, writable: false, enumerable: false });
+})();`;

@@ -1,0 +1,70 @@
+import type { JsonValue } from '../../crds/json.ts';
+import { SandboxError } from './errors.ts';
+
+/** One call of `Sandbox.evaluate`, from the queue to its outcome. It settles exactly once. */
+export class EvaluationJob {
+  readonly source: string;
+  /** JSON text of the argument array. */
+  readonly input: string;
+  readonly timeoutMs: number;
+  readonly label: string | undefined;
+  readonly promise: Promise<JsonValue>;
+  /** Resolves (never rejects) once the job has its outcome, whoever gave it. */
+  readonly done: Promise<void>;
+  /** Set by the lane while the job executes: stops the execution when the caller aborts. */
+  interruptRunning: (() => void) | undefined;
+
+  #settled = false;
+  #resolve!: (value: JsonValue) => void;
+  #reject!: (error: SandboxError) => void;
+  #markDone!: () => void;
+  readonly #signal: AbortSignal | undefined;
+  readonly #onAbort = (): void => {
+    const interrupt = this.interruptRunning;
+    this.reject(new SandboxError('aborted', 'aborted', { label: this.label }));
+    interrupt?.();
+  };
+
+  constructor(
+    source: string,
+    input: string,
+    timeoutMs: number,
+    label: string | undefined,
+    signal?: AbortSignal,
+  ) {
+    this.source = source;
+    this.input = input;
+    this.timeoutMs = timeoutMs;
+    this.label = label;
+    this.promise = new Promise<JsonValue>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    this.done = new Promise<void>((resolve) => {
+      this.#markDone = resolve;
+    });
+    this.#signal = signal;
+    signal?.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  resolve(value: JsonValue): void {
+    if (this.#finish()) this.#resolve(value);
+  }
+
+  reject(error: SandboxError): void {
+    if (this.#finish()) this.#reject(error);
+  }
+
+  #finish(): boolean {
+    if (this.#settled) return false;
+    this.#settled = true;
+    this.interruptRunning = undefined;
+    this.#signal?.removeEventListener('abort', this.#onAbort);
+    this.#markDone();
+    return true;
+  }
+}

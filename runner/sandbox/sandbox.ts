@@ -1,0 +1,161 @@
+import { z } from 'zod';
+import type { JsonValue } from '../../crds/json.ts';
+import { type CheckResult, SourceChecker } from './check.ts';
+import { EMPTY_SOURCE_MESSAGE, normalizeSource } from './driver.ts';
+import { SandboxError } from './errors.ts';
+import { EvaluationJob } from './job.ts';
+import { IsolateLane } from './lane.ts';
+
+export type { CheckResult } from './check.ts';
+export { SandboxError, type SandboxErrorKind } from './errors.ts';
+
+export const SandboxOptions = z.object({
+  /** Per isolate, in MB (isolated-vm's minimum is 8). */
+  memoryLimitMb: z.number().int().min(8).default(128),
+  /** CPU time one evaluation may use; a call may ask for less, never more. */
+  timeoutMs: z.number().int().positive().default(10_000),
+  /**
+   * Isolates evaluating in parallel. A second one is created only while the first is busy, so one
+   * slow transform does not hold up every other run of the worker.
+   */
+  maxIsolates: z.number().int().positive().default(2),
+  /** Compiled sources kept per isolate. */
+  scriptCacheSize: z.number().int().positive().default(256),
+  /** Fresh contexts prepared ahead of use per isolate (each serves exactly one evaluation). */
+  spareContexts: z.number().int().min(0).default(2),
+  /**
+   * isolated-vm lost control of an isolate (e.g. it could not stop a script). The isolate is
+   * replaced, but its thread stays stuck: the worker should finish its runs and exit.
+   */
+  onCatastrophicError: z.custom<(message: string) => void>((value) => typeof value === 'function').optional(),
+});
+export type SandboxOptions = z.input<typeof SandboxOptions>;
+
+export interface EvaluateOptions {
+  /** Lowers the sandbox timeout for this call, e.g. to the time left before the run's deadline. */
+  timeoutMs?: number | undefined;
+  /** Stops the evaluation promptly (its isolate is replaced) and rejects with kind `aborted`. */
+  signal?: AbortSignal | undefined;
+  /** Names the source in error messages, e.g. `step fetchUsers transformCode`. */
+  label?: string | undefined;
+}
+
+let sharedChecker: SourceChecker | undefined;
+
+/**
+ * Save-time validation without a Sandbox (for the API and the operator, which never evaluate user
+ * code): the source compiles and is a function expression. Runs nothing.
+ */
+export function checkSource(source: string, label?: string): CheckResult {
+  sharedChecker ??= new SourceChecker();
+  return sharedChecker.check(source, label);
+}
+
+/**
+ * Runs user JavaScript function sources in isolated-vm: one per worker process. Each evaluation gets
+ * a fresh context (nothing leaks between evaluations or runs) in a warm isolate; arguments go in and
+ * the result comes out as JSON.
+ */
+export class Sandbox {
+  readonly #options: z.output<typeof SandboxOptions>;
+  readonly #lanes: IsolateLane[] = [];
+  /** Lanes free to take a job; the most recently used first, as its caches are warm. */
+  readonly #idle: IsolateLane[] = [];
+  readonly #queue: EvaluationJob[] = [];
+  readonly #checker = new SourceChecker();
+  #disposed = false;
+
+  constructor(options: SandboxOptions = {}) {
+    this.#options = SandboxOptions.parse(options);
+    const lane = this.#addLane();
+    lane.warm();
+    this.#idle.push(lane);
+  }
+
+  /**
+   * Calls the function that `source` evaluates to with copies of `args`, awaits a returned promise
+   * and returns a JSON copy of the result (`undefined` becomes null). Rejects with a SandboxError.
+   */
+  evaluate(source: string, args: JsonValue[], options: EvaluateOptions = {}): Promise<JsonValue> {
+    const { label, signal } = options;
+    if (this.#disposed)
+      return Promise.reject(new SandboxError('aborted', 'the sandbox is disposed', { label }));
+    if (signal?.aborted) return Promise.reject(new SandboxError('aborted', 'aborted', { label }));
+    if (normalizeSource(source).trim() === '') {
+      return Promise.reject(new SandboxError('compile', EMPTY_SOURCE_MESSAGE, { label }));
+    }
+    const timeoutMs = Math.ceil(
+      Math.min(this.#options.timeoutMs, options.timeoutMs ?? Number.POSITIVE_INFINITY),
+    );
+    if (!(timeoutMs >= 1)) {
+      return Promise.reject(new SandboxError('timeout', 'no time left to run the function', { label }));
+    }
+    let input: string;
+    try {
+      input = JSON.stringify(args);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return Promise.reject(new SandboxError('runtime', `the arguments are not JSON: ${reason}`, { label }));
+    }
+    const job = new EvaluationJob(source, input, timeoutMs, label, signal);
+    this.#queue.push(job);
+    this.#pump();
+    return job.promise;
+  }
+
+  /** Save-time validation: the source compiles and is a function expression. Runs nothing. */
+  check(source: string, label?: string): CheckResult {
+    return this.#checker.check(source, label);
+  }
+
+  /** Fails queued and running evaluations as `aborted` and frees the isolates. */
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    for (const job of this.#queue.splice(0)) {
+      job.reject(new SandboxError('aborted', 'the sandbox was disposed', { label: job.label }));
+    }
+    for (const lane of this.#lanes) lane.dispose();
+    this.#checker.dispose();
+  }
+
+  #pump(): void {
+    while (!this.#disposed) {
+      while (this.#queue[0]?.settled) this.#queue.shift();
+      if (this.#queue.length === 0) return;
+      const lane =
+        this.#takeIdleLane() ??
+        (this.#lanes.length < this.#options.maxIsolates ? this.#addLane() : undefined);
+      if (lane === undefined) return;
+      const job = this.#queue.shift();
+      if (job === undefined) return;
+      void lane.run(job).finally(() => {
+        if (this.#disposed) return;
+        this.#idle.push(lane);
+        this.#pump();
+      });
+    }
+  }
+
+  /** The most recently used idle lane that has a context ready, else the most recently used one. */
+  #takeIdleLane(): IsolateLane | undefined {
+    for (let i = this.#idle.length - 1; i >= 0; i--) {
+      const lane = this.#idle[i];
+      if (lane?.ready) return this.#idle.splice(i, 1)[0];
+    }
+    return this.#idle.pop();
+  }
+
+  #addLane(): IsolateLane {
+    const lane = new IsolateLane({
+      memoryLimitMb: this.#options.memoryLimitMb,
+      scriptCacheSize: this.#options.scriptCacheSize,
+      spareContexts: this.#options.spareContexts,
+      onCatastrophicError:
+        this.#options.onCatastrophicError ??
+        ((message) => process.emitWarning(`isolated-vm catastrophic error: ${message}`)),
+    });
+    this.#lanes.push(lane);
+    return lane;
+  }
+}

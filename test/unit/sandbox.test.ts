@@ -1,0 +1,433 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JsonValue } from '../../crds/json.ts';
+import { checkSource, Sandbox, SandboxError, type SandboxErrorKind } from '../../runner/sandbox/sandbox.ts';
+
+const LABEL = 'step fetchUsers transformCode';
+
+async function failure(promise: Promise<unknown>): Promise<SandboxError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof SandboxError) return error;
+    throw new Error(`expected a SandboxError, got ${String(error)}`);
+  }
+  throw new Error('expected the evaluation to fail');
+}
+
+async function expectKind(promise: Promise<unknown>, kind: SandboxErrorKind): Promise<SandboxError> {
+  const error = await failure(promise);
+  expect(error.kind, error.message).toBe(kind);
+  return error;
+}
+
+describe('Sandbox.evaluate', () => {
+  let sandbox: Sandbox;
+
+  beforeAll(() => {
+    sandbox = new Sandbox({ timeoutMs: 5_000 });
+  });
+
+  afterAll(() => {
+    sandbox.dispose();
+  });
+
+  describe('results', () => {
+    it('calls the function with the arguments and returns its result', async () => {
+      expect(await sandbox.evaluate('(sourceData) => sourceData.a + 1', [{ a: 41 }])).toBe(42);
+      expect(await sandbox.evaluate('function (a, b, c) { return [c, b, a]; }', [1, 'two', null])).toEqual([
+        null,
+        'two',
+        1,
+      ]);
+    });
+
+    it('round-trips JSON values unchanged', async () => {
+      const value: JsonValue = {
+        text: 'héllo \u2028 😀 "quoted" \\ E',
+        numbers: [0, -1.5, 1e21, Number.MAX_SAFE_INTEGER],
+        flags: [true, false],
+        nothing: null,
+        nested: { list: [{ id: 1, tags: ['a', 'b'] }, []], empty: {} },
+      };
+      expect(await sandbox.evaluate('(s) => s', [value])).toEqual(value);
+      expect(await sandbox.evaluate('() => "E"', [])).toBe('E');
+    });
+
+    it('gives the function a copy: changing its arguments leaves the caller’s data alone', async () => {
+      const input = { items: [1, 2, 3] };
+      expect(await sandbox.evaluate('(s) => { s.items.push(4); return s.items.length; }', [input])).toBe(4);
+      expect(input.items).toEqual([1, 2, 3]);
+    });
+
+    it('awaits async functions and returned promises', async () => {
+      expect(await sandbox.evaluate('async (s) => { await null; return s.x * 2; }', [{ x: 21 }])).toBe(42);
+      expect(await sandbox.evaluate('(s) => Promise.resolve(s).then((v) => v.x)', [{ x: 'ok' }])).toBe('ok');
+    });
+
+    it('returns undefined as null and applies JSON semantics to dates and undefined members', async () => {
+      expect(await sandbox.evaluate('() => undefined', [])).toBeNull();
+      expect(await sandbox.evaluate('async () => {}', [])).toBeNull();
+      expect(
+        await sandbox.evaluate('() => ({ a: undefined, at: new Date(0), list: [undefined, NaN] })', []),
+      ).toEqual({
+        at: '1970-01-01T00:00:00.000Z',
+        list: [null, null],
+      });
+    });
+
+    it('tolerates a trailing semicolon and a trailing line comment', async () => {
+      expect(await sandbox.evaluate('(s) => s.a;', [{ a: 1 }])).toBe(1);
+      expect(await sandbox.evaluate('(s) => s.a // the answer', [{ a: 2 }])).toBe(2);
+    });
+
+    it('rejects results that are not JSON with the path of the offending value', async () => {
+      const fn = await expectKind(
+        sandbox.evaluate('() => ({ ok: 1, nested: { run: () => 1 } })', []),
+        'runtime',
+      );
+      expect(fn.message).toContain('the result is not JSON: it contains a function at $.nested.run');
+      const map = await expectKind(sandbox.evaluate('() => [1, new Map()]', []), 'runtime');
+      expect(map.message).toContain('a Map object at $[1]');
+      const pending = await expectKind(
+        sandbox.evaluate('(s) => s.items.map(async (x) => x)', [{ items: [1] }]),
+        'runtime',
+      );
+      expect(pending.message).toContain('a Promise');
+      const top = await expectKind(sandbox.evaluate('() => () => 1', []), 'runtime');
+      expect(top.message).toContain('the result is not JSON: it is a function');
+    });
+  });
+
+  describe('errors', () => {
+    it('reports compile errors with the label, line and column', async () => {
+      const error = await expectKind(
+        sandbox.evaluate('(sourceData) => {\n  let x = ;\n  return x;\n}', [{}], { label: LABEL }),
+        'compile',
+      );
+      expect(error.message).toBe(`${LABEL}: SyntaxError at line 2, column 11: Unexpected token ';'`);
+      expect([error.line, error.column, error.label]).toEqual([2, 11, LABEL]);
+    });
+
+    it('rejects a source that does not evaluate to a function as a compile error', async () => {
+      const error = await expectKind(sandbox.evaluate('42', [], { label: LABEL }), 'compile');
+      expect(error.message).toContain(LABEL);
+      expect(error.message).toContain('must be a function expression');
+      expect(error.message).toContain('a number');
+    });
+
+    it('reports runtime errors with the thrown message, line and column', async () => {
+      const source = '(s) => {\n  const users = s.users;\n  return users.length;\n}';
+      const error = await expectKind(sandbox.evaluate(source, [{}], { label: LABEL }), 'runtime');
+      expect(error.message).toBe(
+        `${LABEL}: TypeError at line 3, column 16: Cannot read properties of undefined (reading 'length')`,
+      );
+      expect([error.line, error.column]).toEqual([3, 16]);
+    });
+
+    it('carries the message of thrown non-Error values and of rejected promises', async () => {
+      const thrown = await expectKind(
+        sandbox.evaluate('() => { throw "boom"; }', [], { label: LABEL }),
+        'runtime',
+      );
+      expect(thrown.message).toBe(`${LABEL}: Uncaught boom`);
+      const object = await expectKind(sandbox.evaluate('() => { throw { code: 42 }; }', []), 'runtime');
+      expect(object.message).toBe('Uncaught {"code":42}');
+      const rejected = await expectKind(
+        sandbox.evaluate('async () => {\n  await null;\n  throw new RangeError("too far");\n}', []),
+        'runtime',
+      );
+      expect(rejected.message).toBe('RangeError at line 3, column 9: too far');
+    });
+
+    it('reports runaway recursion as a runtime error', async () => {
+      const error = await expectKind(
+        sandbox.evaluate('() => { const f = () => f(); return f(); }', []),
+        'runtime',
+      );
+      expect(error.message).toContain('Maximum call stack size exceeded');
+    });
+  });
+
+  describe('limits', () => {
+    it('stops an infinite loop at the timeout and serves the next call', async () => {
+      const error = await expectKind(
+        sandbox.evaluate('() => { while (true) {} }', [], { timeoutMs: 300, label: LABEL }),
+        'timeout',
+      );
+      expect(error.message).toBe(`${LABEL}: timed out after 300 ms`);
+      expect(await sandbox.evaluate('(s) => s.n', [{ n: 7 }])).toBe(7);
+    });
+
+    it('never lets a call raise the timeout above the sandbox limit', async () => {
+      const strict = new Sandbox({ timeoutMs: 200 });
+      try {
+        const error = await expectKind(
+          strict.evaluate('() => { for (;;) {} }', [], { timeoutMs: 600_000 }),
+          'timeout',
+        );
+        expect(error.message).toBe('timed out after 200 ms');
+      } finally {
+        strict.dispose();
+      }
+    });
+
+    it('stops a loop that starts after an await', async () => {
+      await expectKind(
+        sandbox.evaluate('async () => { await null; for (;;) {} }', [], { timeoutMs: 300 }),
+        'timeout',
+      );
+      expect(await sandbox.evaluate('() => "still serving"', [])).toBe('still serving');
+    });
+
+    it('stops a returned promise that never settles and serves the next call', async () => {
+      const error = await expectKind(
+        sandbox.evaluate('() => new Promise(() => {})', [], { timeoutMs: 200, label: LABEL }),
+        'timeout',
+      );
+      expect(error.message).toContain('did not settle');
+      expect(await sandbox.evaluate('async (s) => s.ok', [{ ok: true }])).toBe(true);
+    });
+
+    it('fails an evaluation that has no time left without running it', async () => {
+      await expectKind(sandbox.evaluate('() => 1', [], { timeoutMs: 0 }), 'timeout');
+    });
+
+    it('kills an isolate that allocates past the memory limit, reports it, and keeps serving', async () => {
+      const small = new Sandbox({ memoryLimitMb: 32, timeoutMs: 60_000 });
+      try {
+        const hostHeapBefore = process.memoryUsage().heapUsed;
+        const bomb = '() => { const parts = []; for (;;) parts.push("x".repeat(1 << 20) + parts.length); }';
+        const error = await expectKind(small.evaluate(bomb, [], { label: LABEL }), 'memory');
+        expect(error.message).toBe(`${LABEL}: exceeded the memory limit of 32 MB`);
+        expect(await small.evaluate('(s) => s.after', [{ after: 'bomb' }])).toBe('bomb');
+        // The host (API/test) process is unaffected: its heap did not absorb the sandbox's allocation.
+        expect(process.memoryUsage().heapUsed - hostHeapBefore).toBeLessThan(32 * 1024 * 1024);
+      } finally {
+        small.dispose();
+      }
+    });
+
+    it('reports a refused ArrayBuffer allocation as a memory error', async () => {
+      const error = await expectKind(
+        sandbox.evaluate('() => new ArrayBuffer(2 ** 31).byteLength', []),
+        'memory',
+      );
+      expect(error.message).toContain('Array buffer allocation failed');
+    });
+  });
+
+  describe('abort', () => {
+    it('stops a running evaluation when the signal aborts and keeps serving', async () => {
+      const controller = new AbortController();
+      const running = sandbox.evaluate('() => { for (;;) {} }', [], {
+        signal: controller.signal,
+        label: LABEL,
+      });
+      setTimeout(() => controller.abort(), 100);
+      const error = await expectKind(running, 'aborted');
+      expect(error.message).toBe(`${LABEL}: aborted`);
+      expect(await sandbox.evaluate('() => "after abort"', [])).toBe('after abort');
+    });
+
+    it('rejects at once when the signal has already aborted', async () => {
+      await expectKind(sandbox.evaluate('() => 1', [], { signal: AbortSignal.abort() }), 'aborted');
+    });
+
+    it('drops a queued evaluation whose signal aborts before it starts', async () => {
+      const single = new Sandbox({ maxIsolates: 1, timeoutMs: 5_000 });
+      try {
+        const settled: string[] = [];
+        const blocker = single.evaluate('() => { for (;;) {} }', [], { timeoutMs: 300 });
+        const controller = new AbortController();
+        const queued = single.evaluate('() => 1', [], { signal: controller.signal });
+        blocker.catch(() => settled.push('blocker'));
+        queued.catch(() => settled.push('queued'));
+        controller.abort();
+        await expectKind(queued, 'aborted');
+        await expectKind(blocker, 'timeout');
+        // The queued call did not wait for the isolate to become free.
+        expect(settled).toEqual(['queued', 'blocker']);
+      } finally {
+        single.dispose();
+      }
+    });
+  });
+
+  describe('isolation', () => {
+    it('exposes no host objects', async () => {
+      const probe = `() => ({
+        require: typeof require,
+        process: typeof process,
+        fetch: typeof fetch,
+        setTimeout: typeof setTimeout,
+        setInterval: typeof setInterval,
+        queueMicrotask: typeof queueMicrotask,
+        Buffer: typeof Buffer,
+        module: typeof module,
+        globalProcess: typeof globalThis.process,
+        viaFunction: Function('return typeof process')(),
+        viaConstructor: (() => {}).constructor('return typeof require')(),
+        viaEval: eval('typeof fetch'),
+        globals: Object.keys(globalThis),
+      })`;
+      expect(await sandbox.evaluate(probe, [])).toEqual({
+        require: 'undefined',
+        process: 'undefined',
+        fetch: 'undefined',
+        setTimeout: 'undefined',
+        setInterval: 'undefined',
+        queueMicrotask: 'undefined',
+        Buffer: 'undefined',
+        module: 'undefined',
+        globalProcess: 'undefined',
+        viaFunction: 'undefined',
+        viaConstructor: 'undefined',
+        viaEval: 'undefined',
+        globals: [],
+      });
+    });
+
+    it('fails when user code calls require or process', async () => {
+      const required = await expectKind(sandbox.evaluate('() => require("fs")', []), 'runtime');
+      expect(required.message).toContain('require is not defined');
+      const exited = await expectKind(sandbox.evaluate('() => process.exit(1)', []), 'runtime');
+      expect(exited.message).toContain('process is not defined');
+      const fetched = await expectKind(
+        sandbox.evaluate('async () => fetch("http://example.com")', []),
+        'runtime',
+      );
+      expect(fetched.message).toContain('fetch is not defined');
+    });
+
+    it('provides console methods that do nothing', async () => {
+      expect(
+        await sandbox.evaluate('() => { console.log("hidden"); console.error(1); return "done"; }', []),
+      ).toBe('done');
+    });
+
+    it('starts every evaluation in a fresh context: globals and prototypes do not leak', async () => {
+      const pollute = `() => {
+        globalThis.leaked = 'secret';
+        counter = 1;
+        Array.prototype.map = () => 'hijacked';
+        Object.prototype.polluted = true;
+        JSON.parse = () => 'hijacked';
+        return 'polluted';
+      }`;
+      expect(await sandbox.evaluate(pollute, [])).toBe('polluted');
+      const inspect = `(s) => ({
+        leaked: typeof leaked,
+        counter: typeof counter,
+        map: s.list.map((x) => x * 2),
+        polluted: ({}).polluted === undefined,
+        parse: JSON.parse('[1]'),
+      })`;
+      expect(await sandbox.evaluate(inspect, [{ list: [1, 2] }])).toEqual({
+        leaked: 'undefined',
+        counter: 'undefined',
+        map: [2, 4],
+        polluted: true,
+        parse: [1],
+      });
+    });
+
+    it('keeps overlapping evaluations apart', async () => {
+      const calls = Array.from({ length: 60 }, (_, i) => {
+        if (i % 10 === 3) {
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: a JavaScript source for the sandbox
+          return failure(sandbox.evaluate('(s) => { throw new Error(`bad ${s.i}`); }', [{ i }])).then(
+            (e) => e.message,
+          );
+        }
+        if (i === 17) {
+          return failure(sandbox.evaluate('() => { for (;;) {} }', [], { timeoutMs: 200 })).then(
+            (e) => e.kind,
+          );
+        }
+        return sandbox.evaluate('async (s) => { globalThis.mine ??= s.i; await null; return [s.i, mine]; }', [
+          { i },
+        ]);
+      });
+      const results = await Promise.all(calls);
+      results.forEach((result, i) => {
+        if (i % 10 === 3) expect(result).toBe(`Error at line 1, column 16: bad ${i}`);
+        else if (i === 17) expect(result).toBe('timeout');
+        else expect(result).toEqual([i, i]);
+      });
+    });
+  });
+});
+
+describe('Sandbox.check', () => {
+  let sandbox: Sandbox;
+
+  beforeAll(() => {
+    sandbox = new Sandbox();
+  });
+
+  afterAll(() => {
+    sandbox.dispose();
+  });
+
+  it('accepts the function forms user code comes in', () => {
+    for (const source of [
+      '(sourceData) => sourceData.items.length',
+      's => s.a',
+      'async (s) => { const r = await Promise.resolve(s); return r; }',
+      'function (response, pageInfo, sourceData) { return pageInfo.page > 3; }',
+      'async function stop(r) { return !r.data.next; }',
+      '((s) => s)',
+      '(s) => s.x;',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a JavaScript source for the sandbox
+      '/* leading comment */ (s) => `${s.a}/${s.b}`',
+    ]) {
+      expect(sandbox.check(source), source).toEqual({ ok: true });
+    }
+  });
+
+  it('rejects syntax errors with the label, line and column', () => {
+    const result = sandbox.check('(s) => {\n  return s..x;\n}', LABEL);
+    expect(result).toEqual({
+      ok: false,
+      message: `${LABEL}: SyntaxError at line 2, column 12: Unexpected token '.'`,
+      line: 2,
+      column: 12,
+    });
+    const words = sandbox.check('foo bar');
+    expect(words).toMatchObject({ ok: false, line: 1, column: 5 });
+  });
+
+  it('rejects sources that are not a function expression', () => {
+    for (const source of ['42', 's.items', '(s) => s, 5', '(() => 1)()', 'class {}', '']) {
+      const result = sandbox.check(source, LABEL);
+      expect(result.ok, source).toBe(false);
+      if (!result.ok) expect(result.message).toContain(`${LABEL}: the source must be a function expression`);
+    }
+  });
+
+  it('is available without a Sandbox for processes that never evaluate', () => {
+    expect(checkSource('(s) => s.items')).toEqual({ ok: true });
+    expect(checkSource('s.items', 'tool outputTransform')).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('tool outputTransform: the source must be a function expression'),
+    });
+  });
+
+  it('runs nothing while checking', () => {
+    expect(sandbox.check('(() => { for (;;) {} })()').ok).toBe(false);
+    expect(sandbox.check('(s) => { for (;;) {} }')).toEqual({ ok: true });
+  });
+});
+
+describe('Sandbox.dispose', () => {
+  it('fails running and queued evaluations and refuses new ones', async () => {
+    const sandbox = new Sandbox({ maxIsolates: 1 });
+    const running = sandbox.evaluate('() => { for (;;) {} }', []);
+    const queued = sandbox.evaluate('() => 1', []);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    sandbox.dispose();
+    await expectKind(running, 'aborted');
+    await expectKind(queued, 'aborted');
+    await expectKind(sandbox.evaluate('() => 1', []), 'aborted');
+  });
+});
