@@ -328,7 +328,14 @@ export async function runTool(deps: EngineDeps, request: EngineRequest): Promise
   const timer = setTimeout(() => timeout.abort(new Error(`Run timed out after ${timeoutMs} ms`)), timeoutMs);
   try {
     const signal = AbortSignal.any([request.signal, timeout.signal]);
-    return await new ToolRun(deps, request, signal, deadline, timeoutMs).execute();
+    const run = new ToolRun(deps, request, signal, deadline, timeoutMs);
+    try {
+      return await run.execute();
+    } catch (error) {
+      // A bug in the engine must still end the run cleanly and without leaking a credential.
+      const message = run.redactor.string(`Internal error in the run engine: ${messageOf(error)}`);
+      return { status: 'failed', data: null, stepResults: [], error: message, files: [] };
+    }
   } finally {
     clearTimeout(timer);
   }

@@ -1,0 +1,74 @@
+/**
+ * Runs one run in this process, the same way a pool worker does: the runner Pod's entrypoint.
+ * Usage: node --no-node-snapshot runner/main.ts [--order order.json] [--out result.json]
+ * The order (a RunOrder) is read from the file or stdin; the EngineResult is written as JSON to the
+ * file or stdout. Exit code: 0 success, 2 failed or aborted, 1 could not run at all.
+ * SIGTERM/SIGINT cancel the run, which then ends as aborted.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { text } from 'node:stream/consumers';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { JsonObject } from '../crds/json.ts';
+import { RuntimeCredentials } from '../crds/run.ts';
+import { AuthType } from '../crds/system.ts';
+import { Tool } from '../crds/tool.ts';
+import { runTool } from './engine/run-tool.ts';
+import { createEngineDeps } from './engine-deps.ts';
+import type { RunOrder } from './ipc.ts';
+import { closeHttpAgent } from './protocols/http.ts';
+import { closePostgresPools } from './protocols/postgres.ts';
+
+const RunOrderSchema = z.object({
+  runId: z.string().min(1),
+  tool: Tool,
+  inputs: JsonObject.default({}),
+  systems: z
+    .array(
+      z.object({
+        id: z.string(),
+        url: z.string().optional(),
+        authType: AuthType.optional(),
+        credentials: z.record(z.string(), z.string()),
+      }),
+    )
+    .default([]),
+  runtimeCredentials: RuntimeCredentials.optional(),
+  timeoutMs: z.number().int().positive().optional(),
+  traceId: z.string().min(1),
+}) satisfies z.ZodType<RunOrder, unknown>;
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({ options: { order: { type: 'string' }, out: { type: 'string' } } });
+  const raw = values.order ? await readFile(values.order, 'utf8') : await text(process.stdin);
+  const parsed = RunOrderSchema.safeParse(JSON.parse(raw));
+  if (!parsed.success) {
+    console.error(
+      `runner: invalid run order: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
+    return 1;
+  }
+  const controller = new AbortController();
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => controller.abort());
+  const { deps, sandbox } = createEngineDeps();
+  try {
+    const result = await runTool(deps, { ...parsed.data, signal: controller.signal });
+    const json = `${JSON.stringify(result)}\n`;
+    if (values.out) await writeFile(values.out, json);
+    else process.stdout.write(json);
+    return result.status === 'success' ? 0 : 2;
+  } finally {
+    sandbox.dispose();
+    await Promise.allSettled([closeHttpAgent(), closePostgresPools()]);
+  }
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(`runner: ${(error as Error).message}`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,60 @@
+/**
+ * Pool worker: a long-lived child process that executes many runs at once for the API process,
+ * over IPC. User code runs in its sandbox; a crash here fails only this worker's runs.
+ */
+
+import { runTool } from './engine/run-tool.ts';
+import { createEngineDeps } from './engine-deps.ts';
+import type { FromWorker, ToWorker } from './ipc.ts';
+import { closeHttpAgent } from './protocols/http.ts';
+import { closePostgresPools } from './protocols/postgres.ts';
+
+function positive(value: string | undefined): number | undefined {
+  const n = Number(value);
+  return Number.isFinite(n) && n > 0 ? n : undefined;
+}
+
+const { deps, sandbox } = createEngineDeps({
+  sandboxMemoryMb: positive(process.env.KUBEGLUE_SANDBOX_MEMORY_MB),
+  sandboxTimeoutMs: positive(process.env.KUBEGLUE_SANDBOX_TIMEOUT_MS),
+});
+const running = new Map<number, AbortController>();
+
+function send(message: FromWorker): void {
+  if (process.connected) process.send?.(message);
+}
+
+async function shutdown(): Promise<void> {
+  for (const controller of running.values()) controller.abort();
+  await Promise.allSettled([closeHttpAgent(), closePostgresPools()]);
+  sandbox.dispose();
+  process.exit(0);
+}
+
+process.on('message', (message: ToWorker) => {
+  switch (message.type) {
+    case 'run': {
+      const controller = new AbortController();
+      running.set(message.id, controller);
+      runTool(deps, {
+        ...message.order,
+        signal: controller.signal,
+        onEvent: message.events ? (event) => send({ type: 'event', id: message.id, event }) : undefined,
+      }).then((result) => {
+        running.delete(message.id);
+        send({ type: 'result', id: message.id, result });
+      });
+      break;
+    }
+    case 'cancel':
+      running.get(message.id)?.abort();
+      break;
+    case 'shutdown':
+      void shutdown();
+      break;
+  }
+});
+
+// The parent is gone: nobody will read results any more.
+process.on('disconnect', () => void shutdown());
+send({ type: 'ready' });

@@ -1,0 +1,228 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Tool } from '../../crds/tool.ts';
+import type { EngineEvent } from '../../runner/engine/types.ts';
+import type { RunOrder } from '../../runner/ipc.ts';
+import { WorkerPool } from '../../runner/pool.ts';
+import { type HttpTarget, startHttpTarget } from '../support/http-target.ts';
+
+let target: HttpTarget;
+let pool: WorkerPool;
+let nextRun = 1;
+
+function order(tool: Record<string, unknown>, extra: Partial<RunOrder> = {}): RunOrder {
+  return {
+    runId: `run-${nextRun++}`,
+    tool: Tool.parse({ id: 'tool', ...tool }),
+    inputs: {},
+    systems: [],
+    traceId: '0af7651916cd43dd8448eb211c80319c',
+    ...extra,
+  };
+}
+
+const transform = (code: string) => ({
+  steps: [{ id: 't', config: { type: 'transform', transformCode: code } }],
+});
+
+beforeAll(async () => {
+  target = await startHttpTarget();
+  target.route('GET', '/hello', { body: { hello: 'world' } });
+  pool = new WorkerPool({ size: 2, sandboxTimeoutMs: 1_000, sandboxMemoryMb: 64, workerHeapMb: 256 });
+  await pool.start();
+});
+
+afterAll(async () => {
+  await pool?.close();
+  await target?.stop();
+});
+
+describe('worker pool', () => {
+  it('runs a one-step GET tool in a worker process and returns its data', async () => {
+    const result = await pool.run(order({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] }));
+    expect(result).toMatchObject({ status: 'success', data: { hello: 'world' } });
+  });
+
+  it('sends a W3C traceparent derived from the run trace id', async () => {
+    target.reset();
+    await pool.run(order({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] }));
+    expect(target.requests[0]?.headers.traceparent).toMatch(
+      /^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/,
+    );
+  });
+
+  it('spreads concurrent runs over the workers', async () => {
+    const held: Array<() => void> = [];
+    target.route('GET', '/hold', (_req, res) => {
+      held.push(() => res.end('"released"'));
+      return undefined;
+    });
+    target.reset();
+    const hold = order({ steps: [{ id: 'wait', config: { url: `${target.url}/hold` } }] });
+    const runs = Array.from({ length: 4 }, () => pool.run({ ...hold, runId: `run-${nextRun++}` }));
+    await expect.poll(() => target.count('/hold')).toBe(4);
+    expect(pool.load()).toEqual([2, 2]);
+    for (const release of held) release();
+    const results = await Promise.all(runs);
+    expect(results.map((r) => r.status)).toEqual(['success', 'success', 'success', 'success']);
+  });
+
+  it('stops while(true){} at the sandbox timeout and the worker keeps serving', async () => {
+    const looping = await pool.run(order(transform('() => { while (true) {} }')));
+    expect(looping.status).toBe('failed');
+    expect(looping.error).toMatch(/Step t failed: .*timed out/i);
+    const next = await pool.run(order(transform('() => 42')));
+    expect(next).toMatchObject({ status: 'success', data: 42 });
+  });
+
+  it('stops a 1 GB allocation at the memory limit without touching this process', async () => {
+    const before = process.memoryUsage().rss;
+    const bomb = await pool.run(
+      order(transform('() => { const a = []; for (;;) a.push("x".repeat(1024 * 1024) + a.length); }')),
+    );
+    expect(bomb.status).toBe('failed');
+    expect(bomb.error).toMatch(/memory|worker process/i);
+    expect(process.memoryUsage().rss - before).toBeLessThan(200 * 1024 * 1024);
+    const next = await pool.run(order(transform('() => "still serving"')));
+    expect(next).toMatchObject({ status: 'success', data: 'still serving' });
+  });
+
+  it('keeps require, process and fetch out of reach of user code', async () => {
+    const probe = await pool.run(
+      order(transform('() => [typeof require, typeof process, typeof fetch, typeof setTimeout]')),
+    );
+    expect(probe).toMatchObject({
+      status: 'success',
+      data: ['undefined', 'undefined', 'undefined', 'undefined'],
+    });
+  });
+
+  it('fails the runs of a worker that dies and replaces the worker', async () => {
+    target.route('GET', '/hang', (_req, _res) => undefined);
+    const victimLoad = pool.load();
+    const hanging = pool.run(order({ steps: [{ id: 'hang', config: { url: `${target.url}/hang` } }] }));
+    await new Promise((r) => setTimeout(r, 100));
+    const busy = pool.load().findIndex((n, i) => n > (victimLoad[i] ?? 0));
+    const pids = pool.workerPids();
+    expect(busy).toBeGreaterThanOrEqual(0);
+    process.kill(pids[busy] as number, 'SIGKILL');
+    const result = await hanging;
+    expect(result.status).toBe('failed');
+    expect(result.error).toMatch(/worker process .* was killed by SIGKILL/);
+    const next = await pool.run(order(transform('() => "replaced"')));
+    expect(next).toMatchObject({ status: 'success', data: 'replaced' });
+  });
+
+  it('cancels a run mid-pagination: no further requests reach the target', async () => {
+    target.route('GET', '/pages', (req) => {
+      const page = Number(req.query.find(([k]) => k === 'page')?.[1]);
+      return { delayMs: 20, body: Array.from({ length: 10 }, (_, i) => ({ id: page * 10 + i })) };
+    });
+    target.reset();
+    const controller = new AbortController();
+    const events: EngineEvent[] = [];
+    const run = pool.run(
+      order({
+        steps: [
+          {
+            id: 'list',
+            config: {
+              url: `${target.url}/pages`,
+              queryParams: { page: '<<page>>' },
+              pagination: { type: 'pageBased', pageSize: '10', maxPages: 1000 },
+            },
+          },
+        ],
+      }),
+      {
+        signal: controller.signal,
+        onEvent: (event) => {
+          events.push(event);
+          if (event.type === 'page_fetched' && event.page === 3) controller.abort();
+        },
+      },
+    );
+    const result = await run;
+    const countAtEnd = target.count('/pages');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(result.status).toBe('aborted');
+    expect(result.error).toBe('Run was cancelled');
+    expect(countAtEnd).toBeLessThanOrEqual(4);
+    expect(target.count('/pages')).toBe(countAtEnd);
+  });
+
+  it('never shows a credential in the result of a failing step', async () => {
+    target.route('GET', '/secret-echo', (req) => ({
+      status: 401,
+      body: `denied for ${req.headers.authorization} at ${req.path}?${new URLSearchParams(req.query).toString()}`,
+    }));
+    const result = await pool.run(
+      order(
+        {
+          steps: [
+            {
+              id: 'call',
+              config: {
+                url: `${target.url}/secret-echo`,
+                systemId: 'crm',
+                queryParams: { key: '<<crm_apiKey>>' },
+                headers: { Authorization: 'Bearer <<crm_apiKey>>' },
+              },
+            },
+          ],
+        },
+        { systems: [{ id: 'crm', credentials: { apiKey: 'sk-live-very-secret-1234' } }] },
+      ),
+    );
+    const everything = JSON.stringify(result);
+    expect(result.status).toBe('failed');
+    expect(everything).not.toContain('sk-live-very-secret-1234');
+    expect(result.error).toContain('<<crm_apiKey>>');
+  });
+});
+
+describe('runner main (single run, the Pod entrypoint)', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kubeglue-runner-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('executes one run order and writes the result as JSON', async () => {
+    const file = join(dir, 'order.json');
+    await writeFile(
+      file,
+      JSON.stringify(order({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] })),
+    );
+    const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) => {
+      execFile(
+        process.execPath,
+        ['--no-node-snapshot', join(import.meta.dirname, '../../runner/main.ts'), '--order', file],
+        (error, out) => (error ? reject(error) : resolve({ stdout: out })),
+      );
+    });
+    expect(JSON.parse(stdout)).toMatchObject({ status: 'success', data: { hello: 'world' } });
+  });
+
+  it('exits 2 for a failed run and 1 for an invalid order', async () => {
+    const failing = join(dir, 'failing.json');
+    await writeFile(failing, JSON.stringify(order(transform('() => { throw new Error("no") }'))));
+    const invalid = join(dir, 'invalid.json');
+    await writeFile(invalid, JSON.stringify({ runId: 'x' }));
+    const exitCode = (file: string) =>
+      new Promise<number>((resolve) => {
+        execFile(
+          process.execPath,
+          ['--no-node-snapshot', join(import.meta.dirname, '../../runner/main.ts'), '--order', file],
+          (error) => resolve(error ? (error.code as number) : 0),
+        );
+      });
+    expect(await exitCode(failing)).toBe(2);
+    expect(await exitCode(invalid)).toBe(1);
+  });
+});
