@@ -1,0 +1,160 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Agent, request } from 'undici';
+import { Tool } from '../crds/tool.ts';
+import type { RunOrder } from '../runner/ipc.ts';
+import { WorkerPool } from '../runner/pool.ts';
+import { emit, percentile, progress, round } from './stats.ts';
+
+const SEQUENTIAL_CALLS = 2_000;
+const THROUGHPUT_MS = 10_000;
+const CONCURRENCY = 32;
+
+async function startTarget() {
+  const page = (n: number) =>
+    JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ id: n * 100 + i, name: `item ${i}` })));
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    res.setHeader('content-type', 'application/json');
+    if (url.pathname === '/items') {
+      const pageNo = Number(url.searchParams.get('page'));
+      const pages = Number(url.searchParams.get('pages'));
+      res.end(pageNo <= pages ? page(pageNo) : '[]');
+      return;
+    }
+    res.end('{"ok":true}');
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, stop: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+let runNo = 0;
+function getOrder(url: string): RunOrder {
+  return {
+    runId: `bench-${runNo++}`,
+    tool: Tool.parse({ id: 'bench', steps: [{ id: 'get', config: { url } }] }),
+    inputs: {},
+    systems: [],
+    traceId: 'bench',
+  };
+}
+
+async function directGet(agent: Agent, url: string): Promise<void> {
+  const response = await request(url, { dispatcher: agent });
+  await response.body.json();
+}
+
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+/** Runs `fn` from `concurrency` loops for `ms`; returns completions per second. */
+async function throughput(fn: () => Promise<unknown>, concurrency: number, ms: number): Promise<number> {
+  let done = 0;
+  const end = performance.now() + ms;
+  const loop = async () => {
+    while (performance.now() < end) {
+      await fn();
+      done++;
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, loop));
+  return done / ((performance.now() - start) / 1000);
+}
+
+/** engine.http_step_overhead, engine.pagination_scaling, engine.throughput. */
+export async function benchEngine(): Promise<void> {
+  const target = await startTarget();
+  const agent = new Agent({ connections: 64 });
+  const pool = new WorkerPool();
+  await pool.start();
+  try {
+    const url = `${target.url}/ok`;
+    progress(`engine: warming up (${pool.size} workers)`);
+    for (let i = 0; i < 300; i++) {
+      await pool.run(getOrder(url));
+      await directGet(agent, url);
+    }
+
+    progress(`engine: ${SEQUENTIAL_CALLS} sequential one-step runs vs direct GETs, interleaved`);
+    const viaPool: number[] = [];
+    const direct: number[] = [];
+    for (let i = 0; i < SEQUENTIAL_CALLS; i++) {
+      viaPool.push(
+        await timed(async () => {
+          const result = await pool.run(getOrder(url));
+          if (result.status !== 'success') throw new Error(`bench run failed: ${result.error}`);
+        }),
+      );
+      direct.push(await timed(() => directGet(agent, url)));
+    }
+    const poolP50 = percentile(viaPool, 50);
+    const directP50 = percentile(direct, 50);
+    emit({
+      bench: 'engine.http_step_overhead',
+      calls: SEQUENTIAL_CALLS,
+      poolP50Ms: round(poolP50),
+      poolP99Ms: round(percentile(viaPool, 99)),
+      directP50Ms: round(directP50),
+      directP99Ms: round(percentile(direct, 99)),
+      overheadP50Ms: round(poolP50 - directP50),
+      ratioP50: round(poolP50 / directP50, 2),
+      targetOverheadP50Ms: 0.5,
+    });
+
+    const perPage: Record<string, number> = {};
+    for (const pages of [10, 100, 1000]) {
+      progress(`engine: pagination over ${pages} pages of 100 items`);
+      const order: RunOrder = {
+        ...getOrder(url),
+        tool: Tool.parse({
+          id: 'paginate',
+          steps: [
+            {
+              id: 'list',
+              config: {
+                url: `${target.url}/items`,
+                queryParams: { page: '<<page>>', pages: String(pages) },
+                pagination: { type: 'pageBased', pageSize: '100', maxPages: 5000 },
+              },
+            },
+          ],
+        }),
+      };
+      const ms = await timed(async () => {
+        const result = await pool.run(order);
+        if (
+          result.status !== 'success' ||
+          !Array.isArray(result.data) ||
+          result.data.length !== pages * 100
+        ) {
+          throw new Error(`pagination bench got ${result.status}: ${result.error ?? ''}`);
+        }
+      });
+      perPage[pages] = round(ms / (pages + 1));
+    }
+    emit({ bench: 'engine.pagination_scaling', itemsPerPage: 100, msPerPage: perPage });
+
+    progress(`engine: throughput at concurrency ${CONCURRENCY} for ${THROUGHPUT_MS / 1000} s each`);
+    const poolRate = await throughput(() => pool.run(getOrder(url)), CONCURRENCY, THROUGHPUT_MS);
+    const directRate = await throughput(() => directGet(agent, url), CONCURRENCY, THROUGHPUT_MS);
+    emit({
+      bench: 'engine.throughput',
+      concurrency: CONCURRENCY,
+      workers: pool.size,
+      poolRunsPerSec: round(poolRate, 0),
+      directRequestsPerSec: round(directRate, 0),
+    });
+  } finally {
+    await pool.close();
+    await agent.close();
+    await target.stop();
+  }
+}
+
+if (import.meta.main) await benchEngine();

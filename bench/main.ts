@@ -1,0 +1,23 @@
+/**
+ * `npm run bench [-- name…]`: prints one JSON line per figure on stdout (progress on stderr).
+ * Names: store, sandbox, engine. Without names, all run. Figures, never pass/fail.
+ */
+import { benchEngine } from './engine.ts';
+import { benchSandbox } from './sandbox.ts';
+import { benchStore } from './store.ts';
+
+const BENCHES: Record<string, () => Promise<void>> = {
+  store: benchStore,
+  sandbox: benchSandbox,
+  engine: benchEngine,
+};
+
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((name) => !(name in BENCHES));
+if (unknown.length) {
+  console.error(`bench: unknown benchmark ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}`);
+  process.exit(2);
+}
+for (const [name, bench] of Object.entries(BENCHES)) {
+  if (wanted.length === 0 || wanted.includes(name)) await bench();
+}
