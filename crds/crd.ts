@@ -142,15 +142,17 @@ function foldObjectUnion(
   path: string,
   extra: SchemaNode,
 ): SchemaNode {
-  const resolved = branches.map((branch): SchemaNode => ({
-    ...branch,
-    properties: Object.fromEntries(
-      Object.entries(branch.properties as Record<string, SchemaNode>).map(([k, v]) => [
-        k,
-        resolveRef(v, defs),
-      ]),
-    ),
-  }));
+  const resolved = branches.map(
+    (branch): SchemaNode => ({
+      ...branch,
+      properties: Object.fromEntries(
+        Object.entries(branch.properties as Record<string, SchemaNode>).map(([k, v]) => [
+          k,
+          resolveRef(v, defs),
+        ]),
+      ),
+    }),
+  );
   const discriminator = findDiscriminator(resolved);
   const properties: Record<string, SchemaNode> = {};
   const requiredSets = resolved.map(
