@@ -86,11 +86,21 @@ export interface TestKeyPair {
   publicKey: string;
 }
 
+/**
+ * ssh2's ed25519 key generation yields a key its own parser rejects ("Malformed OpenSSH public
+ * key") about 3 times in 1 000; generate until ssh2 can read both halves.
+ */
 export function generateTestKeyPair(passphrase?: string): TestKeyPair {
-  const keys = passphrase
-    ? utils.generateKeyPairSync('ed25519', { passphrase, cipher: 'aes256-ctr', rounds: 16 })
-    : utils.generateKeyPairSync('ed25519');
-  return { privateKey: keys.private, publicKey: keys.public };
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const keys = passphrase
+      ? utils.generateKeyPairSync('ed25519', { passphrase, cipher: 'aes256-ctr', rounds: 16 })
+      : utils.generateKeyPairSync('ed25519');
+    const readable =
+      !(utils.parseKey(keys.public) instanceof Error) &&
+      !(utils.parseKey(keys.private, passphrase) instanceof Error);
+    if (readable) return { privateKey: keys.private, publicKey: keys.public };
+  }
+  throw new Error('ssh2 could not generate a readable ed25519 key pair');
 }
 
 function sameText(given: string, expected: string): boolean {
@@ -324,8 +334,8 @@ export async function startSftpServer(options: SftpServerOptions = {}): Promise<
   const ownsRoot = options.root === undefined;
   const root = options.root ?? (await mkdtemp(join(tmpdir(), 'kubeglue-sftp-')));
   const home = options.home ?? '/';
-  const hostKey = utils.generateKeyPairSync('ed25519');
-  const parsedHostKey = utils.parseKey(hostKey.public);
+  const hostKey = generateTestKeyPair();
+  const parsedHostKey = utils.parseKey(hostKey.publicKey);
   if (parsedHostKey instanceof Error) throw parsedHostKey;
   const hostKeyFingerprint = `SHA256:${createHash('sha256').update(parsedHostKey.getPublicSSH()).digest('base64').replace(/=+$/, '')}`;
   const stats: SftpServerStats = {
@@ -337,7 +347,7 @@ export async function startSftpServer(options: SftpServerOptions = {}): Promise<
   };
   const clients = new Set<Connection>();
 
-  const server = new Server({ hostKeys: [hostKey.private] }, (client) => {
+  const server = new Server({ hostKeys: [hostKey.privateKey] }, (client) => {
     stats.connections += 1;
     clients.add(client);
     noDelay(client);
