@@ -7,4 +7,10 @@ export {
   type ValidationResult,
 } from './embedded.ts';
 export * from './interface.ts';
+export {
+  createEmbeddedKubeglueResources,
+  KUBEGLUE_KIND_SPECS,
+  type KubeglueKinds,
+  type KubeglueResources,
+} from './kubeglue.ts';
 export { validateWith } from './validate.ts';

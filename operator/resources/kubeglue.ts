@@ -1,0 +1,25 @@
+import { SystemResource, ToolResource, ToolRunResource } from '../../crds/resources.ts';
+import type { ResourceStore } from '../../store/index.ts';
+import { CORE_KIND_SPECS, createEmbeddedResources, type KindSpecs } from './embedded.ts';
+import type { ResourceClients } from './interface.ts';
+import { validateWith } from './validate.ts';
+
+export type KubeglueKinds = {
+  tools: ToolResource;
+  systems: SystemResource;
+  toolRuns: ToolRunResource;
+};
+
+/** Typed clients of kubeglue's own kinds; what API handlers and reconcilers are given. */
+export type KubeglueResources = ResourceClients<KubeglueKinds>;
+
+/** The kinds with the checks their CRD schemas make on a real API server. */
+export const KUBEGLUE_KIND_SPECS: KindSpecs<KubeglueKinds> = {
+  tools: { ...CORE_KIND_SPECS.tools, validate: validateWith(ToolResource) },
+  systems: { ...CORE_KIND_SPECS.systems, validate: validateWith(SystemResource) },
+  toolRuns: { ...CORE_KIND_SPECS.toolRuns, validate: validateWith(ToolRunResource) },
+};
+
+export function createEmbeddedKubeglueResources(store: ResourceStore, namespace: string): KubeglueResources {
+  return createEmbeddedResources<KubeglueKinds>(store, { namespace, kinds: KUBEGLUE_KIND_SPECS });
+}
