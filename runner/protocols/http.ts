@@ -209,6 +209,8 @@ function prepare(req: HttpRequest): PreparedRequest {
     throw new HttpRequestError('invalid-request', `Not an HTTP(S) URL: ${maskUrl(req.url)}`);
   }
   for (const [name, value] of req.query) url.searchParams.append(name, value);
+  // Masked before userinfo is moved into a header, and with the step's query pairs, as it was sent.
+  const maskedUrl = maskUrl(url.toString());
 
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
@@ -246,7 +248,7 @@ function prepare(req: HttpRequest): PreparedRequest {
       if (!hasHeader(headers, 'content-type')) headers['content-type'] = 'application/json';
     }
   }
-  return { method, url, maskedUrl: maskUrl(req.url), headers, body };
+  return { method, url, maskedUrl, headers, body };
 }
 
 function flattenHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
