@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import {
+  type FinishRun,
   type ListRunsFilter,
   openStore,
   type RunStatus,
@@ -14,6 +15,9 @@ import { createTestDatabase, startTestPostgres } from '../test/support/postgres.
 const RUNS = 100_000;
 const SINGLE_INSERTS = 1_000;
 const LIST_SAMPLES_PER_FILTER = 25;
+const GROUP_COMMIT_RUNS = 20_000;
+const UNBATCHED_RUNS = 2_000;
+const GROUP_COMMIT_CONCURRENCY = 32;
 
 /** Filters as GET /v1/runs receives them; pages vary per sample (1..5) like a user paging. */
 const FILTERS: Record<string, Omit<ListRunsFilter, 'page' | 'limit'>> = {
@@ -110,6 +114,72 @@ async function measure(store: Store, driver: string, beforeLists?: () => Promise
   );
 }
 
+/** The terminal write of a sync run: one step result, the result, no files. */
+function finishOf(index: number, startedAt: string): FinishRun {
+  const data = { customerId: index, status: 'open', items: [{ id: index, total: 12.5 }] };
+  return {
+    status: 'success',
+    completedAt: new Date(Date.parse(startedAt) + 40).toISOString(),
+    durationMs: 40,
+    stepResults: [{ stepId: 'fetch', success: true, data }],
+    result: { success: true, data },
+  };
+}
+
+type RunWrites = Pick<Store, 'insertRun' | 'finishRun'>;
+
+/** Runs per second when `concurrency` callers each insert a run and then write its terminal state. */
+async function runsPerSecond(writes: RunWrites, prefix: string, count: number): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: GROUP_COMMIT_CONCURRENCY }, async () => {
+      for (let index = next++; index < count; index = next++) {
+        const startedAt = new Date().toISOString();
+        const run: StoredRun = {
+          runId: `${prefix}-${index}`,
+          toolId: 'tool-1',
+          status: 'running',
+          requestSource: 'api',
+          systemIds: [],
+          toolPayload: { customerId: index },
+          options: { async: false },
+          executor: 'bench',
+          metadata: { startedAt },
+        };
+        const inserted = await writes.insertRun(run, { inputHash: `hash-${index}` });
+        if (inserted.status !== 'inserted') throw new Error(`run ${run.runId} was not inserted`);
+        if (!(await writes.finishRun(run.runId, finishOf(index, startedAt)))) {
+          throw new Error(`run ${run.runId} was not finished`);
+        }
+      }
+    }),
+  );
+  return Math.round(count / ((performance.now() - started) / 1000));
+}
+
+/**
+ * store.group_commit: sync-run writes (insert running, then the terminal write with a step result and the
+ * result) for 20 000 runs by 32 concurrent callers through store.batch; unbatchedRunsPerSec is the same for
+ * 2 000 runs through the plain one-run queries, for comparison.
+ */
+async function measureGroupCommit(store: Store, driver: string): Promise<void> {
+  log(`${driver}: group commit, ${GROUP_COMMIT_RUNS} runs at concurrency ${GROUP_COMMIT_CONCURRENCY}`);
+  const runsPerSec = await runsPerSecond(store.batch, 'gc', GROUP_COMMIT_RUNS);
+  log(`${driver}: the same without batching, ${UNBATCHED_RUNS} runs`);
+  const unbatchedRunsPerSec = await runsPerSecond(store, 'plain', UNBATCHED_RUNS);
+  process.stdout.write(
+    `${JSON.stringify({
+      bench: 'store.group_commit',
+      driver,
+      runs: GROUP_COMMIT_RUNS,
+      concurrency: GROUP_COMMIT_CONCURRENCY,
+      runsPerSec,
+      unbatchedRunsPerSec,
+    })}\n`,
+  );
+}
+
 /**
  * store.runs: bulk-insert 100 000 runs (insertsPerSec), 1 000 single idempotent insertRun calls
  * (singleInsertsPerSec), then GET /v1/runs-style pages of 50 with each filter (p50 of 25 calls each, pages 1-5;
@@ -122,6 +192,7 @@ export async function benchStore(): Promise<void> {
     const store = await openStore({ driver: 'pglite', dataDir });
     try {
       await measure(store, 'pglite');
+      await measureGroupCommit(store, 'pglite');
     } finally {
       await store.close();
     }
@@ -137,6 +208,9 @@ export async function benchStore(): Promise<void> {
     process.stdout.write(
       `${JSON.stringify({ bench: 'store.runs', driver: 'pg', skipped: 'no PostgreSQL server' })}\n`,
     );
+    process.stdout.write(
+      `${JSON.stringify({ bench: 'store.group_commit', driver: 'pg', skipped: 'no PostgreSQL server' })}\n`,
+    );
     return;
   }
   try {
@@ -150,6 +224,7 @@ export async function benchStore(): Promise<void> {
           await client.query('ANALYZE runs');
           await client.end();
         });
+        await measureGroupCommit(store, 'pg');
       } finally {
         await store.close();
       }

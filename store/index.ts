@@ -2,6 +2,7 @@
 export type { DriverName } from './driver.ts';
 export type { MigrationReport } from './migrate.ts';
 export { MIGRATIONS, type Migration } from './migrations.ts';
+export { OUTBOX_CHANNEL } from './queries/outbox.ts';
 export type {
   ResourceEvent,
   ResourceEventPage,
@@ -12,6 +13,7 @@ export type {
   ResourceWriter,
 } from './queries/resources.ts';
 export { buildListRunsQuery, type ListRunsQuery } from './queries/runs.ts';
+export type { RunWriteBatcher, RunWriteBatcherOptions } from './run-batcher.ts';
 export {
   type OpenStoreOptions,
   openStore,

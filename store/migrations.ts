@@ -156,4 +156,20 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX resource_events_kind_seq_idx ON resource_events (kind, namespace, seq);
     `,
   },
+  {
+    id: 4,
+    name: 'embedded secrets',
+    sql: `
+      -- Secrets of the embedded deployment (what a Kubernetes Secret holds in production). The store keeps
+      -- ciphertext only: the caller encrypts before putSecret and decrypts after getSecret.
+      CREATE TABLE embedded_secrets (
+        namespace  text COLLATE "C" NOT NULL,
+        name       text COLLATE "C" NOT NULL,
+        data       bytea NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (namespace, name)
+      );
+    `,
+  },
 ];

@@ -4,6 +4,23 @@ import { createPgliteDriver } from './drivers/pglite.ts';
 import { applyMigrations, type MigrationReport } from './migrate.ts';
 import { MIGRATIONS } from './migrations.ts';
 import {
+  countApiKeys,
+  findApiKeyByHash,
+  insertApiKey,
+  listApiKeys,
+  revokeApiKey,
+  touchApiKeys,
+} from './queries/api-keys.ts';
+import {
+  abandonOutbox,
+  claimOutbox,
+  completeOutbox,
+  enqueueOutbox,
+  OUTBOX_CHANNEL,
+  outboxBacklog,
+  retryOutbox,
+} from './queries/outbox.ts';
+import {
   compactResourceEvents,
   getResource,
   listResources,
@@ -17,18 +34,34 @@ import {
   writeResources,
 } from './queries/resources.ts';
 import {
-  finishRun,
   getRunFile,
+  getRunFiles,
   getRunResult,
   getStepResults,
   saveStepResult,
 } from './queries/run-results.ts';
-import { getRun, insertRun, insertRuns, listRuns } from './queries/runs.ts';
+import { finishRun, insertRun } from './queries/run-writes.ts';
+import {
+  abortRun,
+  claimRunExecution,
+  failRunningRuns,
+  failStartedRuns,
+  getRun,
+  insertRuns,
+  listRuns,
+} from './queries/runs.ts';
+import { deleteSecret, getSecret, putSecret } from './queries/secrets.ts';
+import { createRunWriteBatcher, type RunWriteBatcher } from './run-batcher.ts';
 import type {
   FinishRun,
+  InsertRunOptions,
   InsertRunResult,
   ListRunsFilter,
+  OutboxInput,
+  OutboxRow,
   RunPage,
+  StoredApiKey,
+  StoredFileArtifact,
   StoredRun,
   StoredRunFile,
   StoredRunResult,
@@ -63,23 +96,78 @@ export interface ResourceStore {
 
 /** The typed queries; the same set is bound to the pool or to one transaction. */
 export interface StoreQueries {
-  insertRun(run: StoredRun, opts?: { inputHash?: string }): Promise<InsertRunResult>;
+  /** Outbox rows are written (same transaction) only when the run is inserted. */
+  insertRun(run: StoredRun, opts?: InsertRunOptions): Promise<InsertRunResult>;
   insertRuns(runs: readonly StoredRun[]): Promise<number>;
+  /** The first terminal write wins (true); outbox rows are written (same transaction) only then. */
   finishRun(runId: string, finish: FinishRun): Promise<boolean>;
+  /** Only a running run: returns it aborted, or undefined when it was not running. */
+  abortRun(runId: string, opts: { error: string; completedAt: string }): Promise<StoredRun | undefined>;
+  /** Crash recovery: every running run (of that executor, if given) becomes failed; returns their ids. */
+  failRunningRuns(opts: { executor?: string; error: string; completedAt: string }): Promise<string[]>;
+  /**
+   * Startup recovery: running runs started by an executor other than exceptExecutor become failed (runs no
+   * executor has started are left alone); returns their ids.
+   */
+  failStartedRuns(opts: { exceptExecutor?: string; error: string; completedAt: string }): Promise<string[]>;
+  /** Sets the executor of a running, not yet started run; undefined when not running or already claimed. */
+  claimRunExecution(runId: string, executor: string): Promise<StoredRun | undefined>;
   getRun(runId: string): Promise<StoredRun | undefined>;
   listRuns(filter: ListRunsFilter): Promise<RunPage>;
   saveStepResult(runId: string, seq: number, result: StoredStepResult): Promise<void>;
   getStepResults(runId: string): Promise<StoredStepResult[]>;
   getRunResult(runId: string): Promise<StoredRunResult | undefined>;
   getRunFile(runId: string, fileKey: string): Promise<StoredRunFile | undefined>;
+  /** Metadata of a run's files, by file key. */
+  getRunFiles(runId: string): Promise<StoredFileArtifact[]>;
+
+  insertApiKey(key: Omit<StoredApiKey, 'lastUsedAt'>): Promise<void>;
+  /** Not revoked. */
+  findApiKeyByHash(keyHash: string): Promise<StoredApiKey | undefined>;
+  /** Not revoked, oldest first. */
+  listApiKeys(): Promise<StoredApiKey[]>;
+  /** False if unknown or already revoked. */
+  revokeApiKey(id: string): Promise<boolean>;
+  /** Not revoked; admin true/false counts only admin/non-admin keys. */
+  countApiKeys(opts?: { admin?: boolean }): Promise<number>;
+  /** Sets last_used_at in one statement (never moves it back). */
+  touchApiKeys(ids: readonly string[], at: string): Promise<void>;
+
+  /** Ids in input order; wakes onOutbox listeners at commit. */
+  enqueueOutbox(rows: readonly OutboxInput[]): Promise<number[]>;
+  /** Due rows (FOR UPDATE SKIP LOCKED), each leased for leaseMs and its attempts counted. */
+  claimOutbox(opts: { limit: number; leaseMs: number }): Promise<OutboxRow[]>;
+  completeOutbox(id: number): Promise<void>;
+  retryOutbox(id: number, opts: { nextAttemptAt: string; error: string }): Promise<void>;
+  /** Done, with last_error. */
+  abandonOutbox(id: number, error: string): Promise<void>;
+  /** Rows not done. */
+  outboxBacklog(): Promise<number>;
+
+  /** Ciphertext only; upsert. */
+  putSecret(namespace: string, name: string, data: Uint8Array): Promise<void>;
+  getSecret(namespace: string, name: string): Promise<Uint8Array | undefined>;
+  deleteSecret(namespace: string, name: string): Promise<boolean>;
+
   resources: ResourceStore;
 }
 
 export interface Store extends StoreQueries {
   readonly driver: DriverName;
   readonly migrations: MigrationReport;
+  /**
+   * Group commit of run inserts and terminal writes (the hot path): same results as insertRun/finishRun, each
+   * settling after the COMMIT of a transaction shared with other concurrent calls.
+   */
+  readonly batch: RunWriteBatcher;
   /** Runs fn in one transaction; everything done through tx commits or rolls back together. */
   transaction<T>(fn: (tx: StoreQueries) => Promise<T>): Promise<T>;
+  /**
+   * Calls listener after outbox rows are committed, from any process on the same database (LISTEN/NOTIFY), and
+   * after a lost notification connection is restored. Resolves once listening.
+   */
+  onOutbox(listener: () => void): Promise<() => Promise<void>>;
+  /** Waits for queued batch writes, then closes the database. */
   close(): Promise<void>;
 }
 
@@ -90,12 +178,18 @@ export async function openStore(config: StoreConfig, opts: OpenStoreOptions = {}
       : await createPgliteDriver({ dataDir: config.dataDir });
   try {
     const migrations = await applyMigrations(driver, MIGRATIONS, opts.onProgress);
+    const batcher = createRunWriteBatcher(driver);
     return {
       ...bindQueries(driver, driver),
       driver: driver.name,
       migrations,
+      batch: { insertRun: batcher.insertRun, finishRun: batcher.finishRun },
       transaction: (fn) => driver.transaction((tx) => fn(bindQueries(tx, driver))),
-      close: () => driver.close(),
+      onOutbox: (listener) => driver.listen(OUTBOX_CHANNEL, () => listener()),
+      close: async () => {
+        await batcher.close();
+        await driver.close();
+      },
     };
   } catch (error) {
     await driver.close().catch(() => {});
@@ -105,15 +199,35 @@ export async function openStore(config: StoreConfig, opts: OpenStoreOptions = {}
 
 function bindQueries(db: Db, driver: Driver): StoreQueries {
   return {
-    insertRun: (run, opts) => insertRun(db, run, opts?.inputHash),
+    insertRun: (run, opts) => insertRun(db, run, opts),
     insertRuns: (runs) => insertRuns(db, runs),
     finishRun: (runId, finish) => finishRun(db, runId, finish),
+    abortRun: (runId, opts) => abortRun(db, runId, opts),
+    failRunningRuns: (opts) => failRunningRuns(db, opts),
+    failStartedRuns: (opts) => failStartedRuns(db, opts),
+    claimRunExecution: (runId, executor) => claimRunExecution(db, runId, executor),
     getRun: (runId) => getRun(db, runId),
     listRuns: (filter) => listRuns(db, filter),
     saveStepResult: (runId, seq, result) => saveStepResult(db, runId, seq, result),
     getStepResults: (runId) => getStepResults(db, runId),
     getRunResult: (runId) => getRunResult(db, runId),
     getRunFile: (runId, fileKey) => getRunFile(db, runId, fileKey),
+    getRunFiles: (runId) => getRunFiles(db, runId),
+    insertApiKey: (key) => insertApiKey(db, key),
+    findApiKeyByHash: (keyHash) => findApiKeyByHash(db, keyHash),
+    listApiKeys: () => listApiKeys(db),
+    revokeApiKey: (id) => revokeApiKey(db, id),
+    countApiKeys: (opts) => countApiKeys(db, opts),
+    touchApiKeys: (ids, at) => touchApiKeys(db, ids, at),
+    enqueueOutbox: (rows) => enqueueOutbox(db, rows),
+    claimOutbox: (opts) => claimOutbox(db, opts),
+    completeOutbox: (id) => completeOutbox(db, id),
+    retryOutbox: (id, opts) => retryOutbox(db, id, opts),
+    abandonOutbox: (id, error) => abandonOutbox(db, id, error),
+    outboxBacklog: () => outboxBacklog(db),
+    putSecret: (namespace, name, data) => putSecret(db, namespace, name, data),
+    getSecret: (namespace, name) => getSecret(db, namespace, name),
+    deleteSecret: (namespace, name) => deleteSecret(db, namespace, name),
     resources: {
       get: (key) => getResource(db, key),
       list: (kind, namespace, labels) => listResources(db, kind, namespace, labels),

@@ -76,6 +76,15 @@ export interface FinishRun {
   /** Files produced by the output transform; their metadata goes into runs.file_artifacts. */
   files?: RunFileInput[];
   resultStorageUri?: string;
+  /** Completion effects; written in the same transaction, and only when this terminal write wins. */
+  outbox?: OutboxInput[];
+}
+
+export interface InsertRunOptions {
+  /** Hash of tool and inputs: a repeated runId with the same hash is a retry, with another a conflict. */
+  inputHash?: string;
+  /** Written in the same transaction, and only when the run is inserted (not for existing/conflict). */
+  outbox?: OutboxInput[];
 }
 
 export interface StoredRunResult {
@@ -107,4 +116,36 @@ export interface RunPage {
   runs: StoredRun[];
   total: number;
   hasMore: boolean;
+}
+
+/** An `api_keys` row that is not revoked. Only the key's hash is stored. */
+export interface StoredApiKey {
+  id: string;
+  name: string;
+  keyHash: string;
+  /** null = every tool. */
+  toolIds: string[] | null;
+  admin: boolean;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+
+/** A unit of deferred work (kinds in use: 'start', 'notify', 'chain'). */
+export interface OutboxInput {
+  kind: string;
+  runId?: string;
+  payload: JsonObject;
+  /** Not delivered before this time (ISO 8601); default: now. */
+  notBefore?: string;
+}
+
+export interface OutboxRow {
+  id: number;
+  kind: string;
+  runId: string | null;
+  payload: JsonObject;
+  /** Claims so far, this one included. */
+  attempts: number;
+  createdAt: string;
+  lastError: string | null;
 }

@@ -2,7 +2,6 @@ import type { JsonObject } from '../../crds/json.ts';
 import type { Db } from '../driver.ts';
 import type {
   ExecutionMode,
-  InsertRunResult,
   ListRunsFilter,
   RunPage,
   RunStatus,
@@ -16,7 +15,7 @@ export const RUN_COLUMNS = `run_id, tool_id, status, request_source, user_id, sy
   parent_run_id, started_at, completed_at, duration_ms, error, tool, tool_payload, options, file_artifacts,
   result_storage_uri, executor`;
 
-interface RunRow {
+export interface RunRow {
   run_id: string;
   tool_id: string;
   status: RunStatus;
@@ -64,7 +63,7 @@ export function runFromRow(row: RunRow): StoredRun {
 }
 
 /** The JSON record jsonb_to_recordset turns into a row; keys are the column names. */
-function runRecord(run: StoredRun, inputHash: string | undefined): Record<string, unknown> {
+export function runRecord(run: StoredRun, inputHash: string | undefined): Record<string, unknown> {
   return {
     run_id: run.runId,
     tool_id: run.toolId,
@@ -89,48 +88,18 @@ function runRecord(run: StoredRun, inputHash: string | undefined): Record<string
   };
 }
 
-const RECORD_TYPES = `run_id text, tool_id text, status text, request_source text, user_id text, system_ids text[],
+export const RUN_RECORD_TYPES = `run_id text, tool_id text, status text, request_source text, user_id text, system_ids text[],
   execution_mode text, trace_id text, parent_run_id text, started_at timestamptz, completed_at timestamptz,
   duration_ms bigint, error text, tool jsonb, tool_payload jsonb, options jsonb, input_hash text,
   file_artifacts jsonb, result_storage_uri text, executor text`;
 
-const INSERT_COLUMNS = `run_id, tool_id, status, request_source, user_id, system_ids, execution_mode, trace_id,
+export const RUN_INSERT_COLUMNS = `run_id, tool_id, status, request_source, user_id, system_ids, execution_mode, trace_id,
   parent_run_id, started_at, completed_at, duration_ms, error, tool, tool_payload, options, input_hash,
   file_artifacts, result_storage_uri, executor`;
 
 /** One statement inserts any number of runs: the rows travel as one JSON array parameter. */
-const INSERT_FROM_JSON = `INSERT INTO runs (${INSERT_COLUMNS})
-  SELECT ${INSERT_COLUMNS} FROM jsonb_to_recordset($1::jsonb) AS r(${RECORD_TYPES})`;
-
-/**
- * Inserts a run unless its id exists. Race-safe: of two concurrent inserts of one id exactly one inserts; the
- * other waits for it to commit and then sees it. A retry with the same tool and input hash gets the existing run.
- */
-export async function insertRun(
-  db: Db,
-  run: StoredRun,
-  inputHash: string | undefined,
-): Promise<InsertRunResult> {
-  const payload = JSON.stringify([runRecord(run, inputHash)]);
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const inserted = await db.query<RunRow>(
-      `${INSERT_FROM_JSON} ON CONFLICT (run_id) DO NOTHING RETURNING ${RUN_COLUMNS}`,
-      [payload],
-    );
-    const row = inserted.rows[0];
-    if (row) return { status: 'inserted', run: runFromRow(row) };
-    const existing = await db.query<RunRow & { input_hash: string | null }>(
-      `SELECT ${RUN_COLUMNS}, input_hash FROM runs WHERE run_id = $1`,
-      [run.runId],
-    );
-    const found = existing.rows[0];
-    // Deleted between the two statements (retention): try the insert again.
-    if (!found) continue;
-    const sameRequest = found.tool_id === run.toolId && found.input_hash === (inputHash ?? null);
-    return sameRequest ? { status: 'existing', run: runFromRow(found) } : { status: 'conflict' };
-  }
-  throw new Error(`run ${run.runId} kept appearing and disappearing while being inserted`);
-}
+export const INSERT_RUNS_FROM_JSON = `INSERT INTO runs (${RUN_INSERT_COLUMNS})
+  SELECT ${RUN_INSERT_COLUMNS} FROM jsonb_to_recordset($1::jsonb) AS r(${RUN_RECORD_TYPES})`;
 
 const BULK_BATCH_ROWS = 5_000;
 
@@ -139,7 +108,7 @@ export async function insertRuns(db: Db, runs: readonly StoredRun[]): Promise<nu
   let inserted = 0;
   for (let start = 0; start < runs.length; start += BULK_BATCH_ROWS) {
     const batch = runs.slice(start, start + BULK_BATCH_ROWS).map((run) => runRecord(run, undefined));
-    const result = await db.query(INSERT_FROM_JSON, [JSON.stringify(batch)]);
+    const result = await db.query(INSERT_RUNS_FROM_JSON, [JSON.stringify(batch)]);
     inserted += result.rowCount;
   }
   return inserted;
@@ -147,6 +116,82 @@ export async function insertRuns(db: Db, runs: readonly StoredRun[]): Promise<nu
 
 export async function getRun(db: Db, runId: string): Promise<StoredRun | undefined> {
   const { rows } = await db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1`, [runId]);
+  return rows[0] ? runFromRow(rows[0]) : undefined;
+}
+
+/** Milliseconds from started_at to the completion time in $n, never negative. */
+function durationSql(completedAtParam: string): string {
+  return `GREATEST(0, round(extract(epoch FROM (${completedAtParam}::timestamptz - started_at)) * 1000))::bigint`;
+}
+
+/**
+ * Cancels a running run: the authoritative terminal write of a cancel. Returns the aborted run, or undefined
+ * when it was not running (unknown, or already terminal: the earlier terminal write stands).
+ */
+export async function abortRun(
+  db: Db,
+  runId: string,
+  opts: { error: string; completedAt: string },
+): Promise<StoredRun | undefined> {
+  const { rows } = await db.query<RunRow>(
+    `UPDATE runs SET status = 'aborted', error = $2, completed_at = $3, duration_ms = ${durationSql('$3')}
+      WHERE run_id = $1 AND status = 'running'
+      RETURNING ${RUN_COLUMNS}`,
+    [runId, opts.error, opts.completedAt],
+  );
+  return rows[0] ? runFromRow(rows[0]) : undefined;
+}
+
+/**
+ * Crash recovery: fails every running run (only those of executor, when given) with error. Returns their ids.
+ */
+export async function failRunningRuns(
+  db: Db,
+  opts: { executor?: string; error: string; completedAt: string },
+): Promise<string[]> {
+  const { rows } = await db.query<{ run_id: string }>(
+    `UPDATE runs SET status = 'failed', error = $2, completed_at = $3, duration_ms = ${durationSql('$3')}
+      WHERE status = 'running' AND ($1::text IS NULL OR executor = $1::text)
+      RETURNING run_id`,
+    [opts.executor ?? null, opts.error, opts.completedAt],
+  );
+  return rows.map((row) => row.run_id).sort();
+}
+
+/**
+ * Startup recovery of one process: fails the running runs that some executor had started (executor set)
+ * other than exceptExecutor, the process now starting. Runs not started yet (accepted async runs, executor
+ * NULL) are left for their start. Returns the ids failed.
+ */
+export async function failStartedRuns(
+  db: Db,
+  opts: { exceptExecutor?: string; error: string; completedAt: string },
+): Promise<string[]> {
+  const { rows } = await db.query<{ run_id: string }>(
+    `UPDATE runs SET status = 'failed', error = $2, completed_at = $3, duration_ms = ${durationSql('$3')}
+      WHERE status = 'running' AND executor IS NOT NULL AND ($1::text IS NULL OR executor <> $1::text)
+      RETURNING run_id`,
+    [opts.exceptExecutor ?? null, opts.error, opts.completedAt],
+  );
+  return rows.map((row) => row.run_id).sort();
+}
+
+/**
+ * Makes executor the one process executing a running run that no executor has started yet. Returns the
+ * run, or undefined when it is not running or already claimed (by any executor, this one included, so a
+ * repeated launch never executes a run twice).
+ */
+export async function claimRunExecution(
+  db: Db,
+  runId: string,
+  executor: string,
+): Promise<StoredRun | undefined> {
+  const { rows } = await db.query<RunRow>(
+    `UPDATE runs SET executor = $2
+      WHERE run_id = $1 AND status = 'running' AND executor IS NULL
+      RETURNING ${RUN_COLUMNS}`,
+    [runId, executor],
+  );
   return rows[0] ? runFromRow(rows[0]) : undefined;
 }
 

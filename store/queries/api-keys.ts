@@ -1,0 +1,81 @@
+import type { Db } from '../driver.ts';
+import type { StoredApiKey } from '../types.ts';
+import { toIso, toNumber } from './values.ts';
+
+/** API keys: only hashes are stored. Revoked keys stay as rows (revoked_at set) and are invisible here. */
+
+interface ApiKeyRow {
+  id: string;
+  name: string;
+  key_hash: string;
+  tool_ids: string[] | null;
+  is_admin: boolean;
+  created_at: Date | string;
+  last_used_at: Date | string | null;
+}
+
+const API_KEY_COLUMNS = 'id, name, key_hash, tool_ids, is_admin, created_at, last_used_at';
+
+function apiKeyFromRow(row: ApiKeyRow): StoredApiKey {
+  return {
+    id: row.id,
+    name: row.name,
+    keyHash: row.key_hash,
+    toolIds: row.tool_ids,
+    admin: row.is_admin,
+    createdAt: toIso(row.created_at),
+    lastUsedAt: row.last_used_at === null ? null : toIso(row.last_used_at),
+  };
+}
+
+export async function insertApiKey(db: Db, key: Omit<StoredApiKey, 'lastUsedAt'>): Promise<void> {
+  await db.query(
+    `INSERT INTO api_keys (id, name, key_hash, tool_ids, is_admin, created_at)
+     VALUES ($1, $2, $3, $4::text[], $5, $6)`,
+    [key.id, key.name, key.keyHash, key.toolIds === null ? null : [...key.toolIds], key.admin, key.createdAt],
+  );
+}
+
+export async function findApiKeyByHash(db: Db, keyHash: string): Promise<StoredApiKey | undefined> {
+  const { rows } = await db.query<ApiKeyRow>(
+    `SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`,
+    [keyHash],
+  );
+  return rows[0] ? apiKeyFromRow(rows[0]) : undefined;
+}
+
+/** Oldest first. */
+export async function listApiKeys(db: Db): Promise<StoredApiKey[]> {
+  const { rows } = await db.query<ApiKeyRow>(
+    `SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE revoked_at IS NULL ORDER BY created_at, id`,
+  );
+  return rows.map(apiKeyFromRow);
+}
+
+/** False when the key is unknown or already revoked. */
+export async function revokeApiKey(db: Db, id: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    'UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL',
+    [id],
+  );
+  return rowCount > 0;
+}
+
+/** Keys not revoked; admin: true counts only admin keys, false only the others. */
+export async function countApiKeys(db: Db, opts: { admin?: boolean } = {}): Promise<number> {
+  const { rows } = await db.query<{ n: number | string | bigint }>(
+    'SELECT count(*) AS n FROM api_keys WHERE revoked_at IS NULL AND ($1::boolean IS NULL OR is_admin = $1::boolean)',
+    [opts.admin ?? null],
+  );
+  return toNumber(rows[0]?.n ?? 0);
+}
+
+/** Records use of several keys in one statement; a time older than the recorded one is ignored. */
+export async function touchApiKeys(db: Db, ids: readonly string[], at: string): Promise<void> {
+  if (ids.length === 0) return;
+  await db.query(
+    `UPDATE api_keys SET last_used_at = $2::timestamptz
+      WHERE id = ANY($1::text[]) AND (last_used_at IS NULL OR last_used_at < $2::timestamptz)`,
+    [[...new Set(ids)], at],
+  );
+}

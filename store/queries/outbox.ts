@@ -1,0 +1,140 @@
+import type { JsonObject } from '../../crds/json.ts';
+import type { Db } from '../driver.ts';
+import type { OutboxInput, OutboxRow } from '../types.ts';
+import { toIso, toNumber } from './values.ts';
+
+/**
+ * The outbox: work that must happen after a commit (async starts, notifications, chains). Rows are written in
+ * the transaction that makes them necessary; a delivery loop claims due rows with FOR UPDATE SKIP LOCKED, so
+ * several loops (replicas) share the work without taking a row twice.
+ */
+
+/** NOTIFY channel that wakes delivery loops when rows are enqueued (sent at commit). */
+export const OUTBOX_CHANNEL = 'kubeglue_outbox';
+
+/**
+ * The JSON record an outbox row travels as inside a multi-row statement. `owner` ties the row to the run whose
+ * write must win for the row to be written; `ord` keeps the input order (ids are allocated in that order).
+ */
+export function outboxRecords(rows: readonly OutboxInput[], owner: string | null, firstOrd = 0): object[] {
+  return rows.map((row, index) => ({
+    owner,
+    ord: firstOrd + index,
+    kind: row.kind,
+    run_id: row.runId ?? null,
+    payload: row.payload,
+    not_before: row.notBefore ?? null,
+  }));
+}
+
+/** Column list of jsonb_to_recordset over outboxRecords. */
+export const OUTBOX_RECORD_TYPES =
+  'owner text, ord integer, kind text, run_id text, payload jsonb, not_before timestamptz';
+
+/**
+ * SQL fragment (for a WITH list) that inserts the outbox records of `recordsParam` (only those whose owner is
+ * in `ownersCte`, a CTE with a run_id column, when given), then a `wake` CTE that sends one NOTIFY when any row
+ * was written. The statement must join `wake` (LEFT JOIN wake ON true) so that it is evaluated.
+ */
+export function outboxInsertCtes(recordsParam: string, ownersCte?: string): string {
+  const onlyOwned = ownersCte ? `JOIN ${ownersCte} owner ON owner.run_id = o.owner` : '';
+  return `effects AS (
+      INSERT INTO outbox (kind, run_id, payload, next_attempt_at)
+      SELECT o.kind, o.run_id, COALESCE(o.payload, '{}'::jsonb), COALESCE(o.not_before, now())
+        FROM jsonb_to_recordset(${recordsParam}::jsonb) AS o(${OUTBOX_RECORD_TYPES})
+        ${onlyOwned}
+       ORDER BY o.ord
+      RETURNING id
+    ), wake AS (
+      SELECT pg_notify('${OUTBOX_CHANNEL}', '') FROM (SELECT 1 FROM effects LIMIT 1) AS any_effect
+    )`;
+}
+
+/** Enqueues rows (ids in input order) and wakes the delivery loops once the surrounding transaction commits. */
+export async function enqueueOutbox(db: Db, rows: readonly OutboxInput[]): Promise<number[]> {
+  if (rows.length === 0) return [];
+  const { rows: inserted } = await db.query<{ id: number | string | bigint }>(
+    `WITH ${outboxInsertCtes('$1')} SELECT id FROM effects LEFT JOIN wake ON true`,
+    [JSON.stringify(outboxRecords(rows, null))],
+  );
+  return inserted.map((row) => toNumber(row.id)).sort((a, b) => a - b);
+}
+
+interface OutboxDbRow {
+  id: number | string | bigint;
+  kind: string;
+  run_id: string | null;
+  payload: JsonObject;
+  attempts: number;
+  created_at: Date | string;
+  last_error: string | null;
+}
+
+/**
+ * Claims up to limit due rows: each gets attempts + 1 and is leased for leaseMs (next_attempt_at moves
+ * forward), so a claimer that dies leaves the row to be claimed again after the lease. Rows locked by another
+ * claimer's open transaction are skipped, never waited for.
+ */
+export async function claimOutbox(db: Db, opts: { limit: number; leaseMs: number }): Promise<OutboxRow[]> {
+  if (!Number.isInteger(opts.limit) || opts.limit < 1) throw new RangeError('limit must be an integer >= 1');
+  if (!(opts.leaseMs >= 0)) throw new RangeError('leaseMs must be >= 0');
+  const { rows } = await db.query<OutboxDbRow>(
+    `WITH due AS (
+       SELECT id FROM outbox
+        WHERE done_at IS NULL AND next_attempt_at <= now()
+        ORDER BY next_attempt_at, id
+        LIMIT $1
+        FOR UPDATE SKIP LOCKED
+     )
+     UPDATE outbox o
+        SET attempts = o.attempts + 1,
+            next_attempt_at = now() + $2::double precision * interval '1 millisecond'
+       FROM due
+      WHERE o.id = due.id
+      RETURNING o.id, o.kind, o.run_id, o.payload, o.attempts, o.created_at, o.last_error`,
+    [opts.limit, opts.leaseMs],
+  );
+  return rows
+    .map((row) => ({
+      id: toNumber(row.id),
+      kind: row.kind,
+      runId: row.run_id,
+      payload: row.payload,
+      attempts: row.attempts,
+      createdAt: toIso(row.created_at),
+      lastError: row.last_error,
+    }))
+    .sort((a, b) => a.id - b.id);
+}
+
+export async function completeOutbox(db: Db, id: number): Promise<void> {
+  await db.query('UPDATE outbox SET done_at = now() WHERE id = $1 AND done_at IS NULL', [id]);
+}
+
+/** Makes the row due again at nextAttemptAt, remembering why this attempt failed. */
+export async function retryOutbox(
+  db: Db,
+  id: number,
+  opts: { nextAttemptAt: string; error: string },
+): Promise<void> {
+  await db.query(
+    'UPDATE outbox SET next_attempt_at = $2, last_error = $3 WHERE id = $1 AND done_at IS NULL',
+    [id, opts.nextAttemptAt, opts.error],
+  );
+}
+
+/** Gives up on the row: done, with the reason kept in last_error. */
+export async function abandonOutbox(db: Db, id: number, error: string): Promise<void> {
+  await db.query('UPDATE outbox SET done_at = now(), last_error = $2 WHERE id = $1 AND done_at IS NULL', [
+    id,
+    error,
+  ]);
+}
+
+/** Rows not done yet, due or not. */
+export async function outboxBacklog(db: Db): Promise<number> {
+  const { rows } = await db.query<{ n: number | string | bigint }>(
+    'SELECT count(*) AS n FROM outbox WHERE done_at IS NULL',
+  );
+  return toNumber(rows[0]?.n ?? 0);
+}

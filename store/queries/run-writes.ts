@@ -1,0 +1,294 @@
+import type { Db } from '../driver.ts';
+import type {
+  FinishRun,
+  InsertRunOptions,
+  InsertRunResult,
+  RunFileInput,
+  StoredRun,
+  StoredStepResult,
+} from '../types.ts';
+import { outboxInsertCtes, outboxRecords } from './outbox.ts';
+import {
+  RUN_COLUMNS,
+  RUN_INSERT_COLUMNS,
+  RUN_RECORD_TYPES,
+  type RunRow,
+  runFromRow,
+  runRecord,
+} from './runs.ts';
+
+/**
+ * The two writes every run makes (insert while running, terminal write), for any number of runs at once: a
+ * single run costs the same statements as a batch of hundreds, which is what group commit builds on. Each
+ * function is atomic on its own (one statement, plus a read), so it needs no transaction unless the caller
+ * combines several writes.
+ */
+
+export interface InsertRunCall extends InsertRunOptions {
+  run: StoredRun;
+}
+
+export interface FinishRunCall {
+  runId: string;
+  finish: FinishRun;
+}
+
+/** How often the insert is retried for a run id whose row vanished between the insert and the read (retention). */
+const INSERT_ATTEMPTS = 3;
+
+/**
+ * Inserts runs that do not exist yet; results in the order of calls. Calls are applied as if one after the
+ * other: of several calls with one run id the first may insert and the later ones see its row. A call whose
+ * run id exists gets 'existing' when tool and input hash match (a retry) and 'conflict' otherwise. Outbox rows
+ * of a call are written only when that call inserted, in the same statement.
+ */
+export async function insertRunCalls(db: Db, calls: readonly InsertRunCall[]): Promise<InsertRunResult[]> {
+  const results: (InsertRunResult | undefined)[] = new Array(calls.length);
+  let pending = calls.map((_, index) => index);
+  for (let attempt = 0; pending.length > 0; attempt++) {
+    if (attempt === INSERT_ATTEMPTS) {
+      throw new Error(
+        `run ${calls[pending[0]!]!.run.runId} kept appearing and disappearing while being inserted`,
+      );
+    }
+    const firstCallOf = new Map<string, number>();
+    for (const index of pending) {
+      const runId = calls[index]!.run.runId;
+      if (!firstCallOf.has(runId)) firstCallOf.set(runId, index);
+    }
+    const runs: object[] = [];
+    const effects: object[] = [];
+    // In run id order, so concurrent batches lock conflicting ids in the same order and cannot deadlock.
+    for (const index of inRunIdOrder(firstCallOf)) {
+      const call = calls[index]!;
+      runs.push(runRecord(call.run, call.inputHash));
+      if (call.outbox?.length) effects.push(...outboxRecords(call.outbox, call.run.runId, effects.length));
+    }
+    const params: unknown[] = [JSON.stringify(runs)];
+    // The outbox parts only when there are outbox rows: planning them costs time on every call.
+    const withEffects = effects.length > 0 ? `, ${outboxInsertCtes(param(params, effects), 'inserted')}` : '';
+    const inserted = await db.query<RunRow>(
+      `WITH inserted AS (
+         INSERT INTO runs (${RUN_INSERT_COLUMNS})
+         SELECT ${RUN_INSERT_COLUMNS} FROM jsonb_to_recordset($1::jsonb) AS r(${RUN_RECORD_TYPES})
+         ON CONFLICT (run_id) DO NOTHING
+         RETURNING ${RUN_COLUMNS}
+       )${withEffects}
+       SELECT inserted.* FROM inserted ${withEffects ? 'LEFT JOIN wake ON true' : ''}`,
+      params,
+    );
+    for (const row of inserted.rows) {
+      results[firstCallOf.get(row.run_id)!] = { status: 'inserted', run: runFromRow(row) };
+    }
+    const unresolved = pending.filter((index) => results[index] === undefined);
+    if (unresolved.length === 0) break;
+    // Run ids that already existed, and later calls for ids the first call just inserted: judge them by the row.
+    const existing = await db.query<RunRow & { input_hash: string | null }>(
+      `SELECT ${RUN_COLUMNS}, input_hash FROM runs WHERE run_id = ANY($1::text[])`,
+      [[...new Set(unresolved.map((index) => calls[index]!.run.runId))]],
+    );
+    const rowOf = new Map(existing.rows.map((row) => [row.run_id, row]));
+    pending = [];
+    for (const index of unresolved) {
+      const call = calls[index]!;
+      const found = rowOf.get(call.run.runId);
+      if (!found) {
+        pending.push(index);
+        continue;
+      }
+      const sameRequest = found.tool_id === call.run.toolId && found.input_hash === (call.inputHash ?? null);
+      results[index] = sameRequest ? { status: 'existing', run: runFromRow(found) } : { status: 'conflict' };
+    }
+  }
+  return results.map((result) => result!);
+}
+
+const FINISH_RECORD_TYPES = `run_id text, status text, error text, completed_at timestamptz, duration_ms bigint,
+  file_artifacts jsonb, result_storage_uri text, has_result boolean, result_success boolean, result_data jsonb,
+  result_error text, step_results jsonb`;
+
+const STEP_RECORD_TYPES = 'run_id text, seq integer, step_id text, success boolean, data jsonb, error text';
+
+const FILE_RECORD_TYPES =
+  'run_id text, file_key text, filename text, content_type text, size bigint, content text';
+
+/** Appends a JSON parameter and answers its placeholder. */
+function param(params: unknown[], records: readonly object[]): string {
+  params.push(JSON.stringify(records));
+  return `$${params.length}`;
+}
+
+interface FinishRecords {
+  finishes: object[];
+  steps: object[];
+  files: object[];
+  effects: object[];
+  runIds: string[];
+  /** Whether any finish carries a result. */
+  withResults: boolean;
+}
+
+/**
+ * The terminal update and everything that comes with it, as one statement: only the runs whose update wins
+ * (still running) get their step results, result, files and outbox rows written. Parts without rows are left
+ * out, since planning them costs time on every call.
+ */
+function finishStatement(records: FinishRecords): { sql: string; params: unknown[] } {
+  const params: unknown[] = [JSON.stringify(records.finishes), records.runIds];
+  const parts: string[] = [];
+  if (records.steps.length > 0) {
+    parts.push(`steps AS (
+      INSERT INTO run_step_results (run_id, seq, step_id, success, data, error)
+      SELECT s.run_id, s.seq, s.step_id, s.success, s.data, s.error
+        FROM jsonb_to_recordset(${param(params, records.steps)}::jsonb) AS s(${STEP_RECORD_TYPES})
+        JOIN won ON won.run_id = s.run_id
+      ON CONFLICT (run_id, seq) DO UPDATE
+        SET step_id = EXCLUDED.step_id, success = EXCLUDED.success, data = EXCLUDED.data, error = EXCLUDED.error
+    )`);
+  }
+  if (records.withResults) {
+    parts.push(`results AS (
+      INSERT INTO run_results (run_id, success, data, step_results, tool_payload, error)
+      SELECT f.run_id, f.result_success, COALESCE(f.result_data, 'null'::jsonb), f.step_results,
+             won.tool_payload, f.result_error
+        FROM finish f
+        JOIN won ON won.run_id = f.run_id
+       WHERE f.has_result
+      ON CONFLICT (run_id) DO UPDATE
+        SET success = EXCLUDED.success, data = EXCLUDED.data, step_results = EXCLUDED.step_results,
+            tool_payload = EXCLUDED.tool_payload, error = EXCLUDED.error, stored_at = now()
+    )`);
+  }
+  if (records.files.length > 0) {
+    parts.push(`files AS (
+      INSERT INTO run_files (run_id, file_key, filename, content_type, size, content)
+      SELECT x.run_id, x.file_key, x.filename, x.content_type, x.size, decode(x.content, 'base64')
+        FROM jsonb_to_recordset(${param(params, records.files)}::jsonb) AS x(${FILE_RECORD_TYPES})
+        JOIN won ON won.run_id = x.run_id
+      ON CONFLICT (run_id, file_key) DO UPDATE
+        SET filename = EXCLUDED.filename, content_type = EXCLUDED.content_type, size = EXCLUDED.size,
+            content = EXCLUDED.content
+    )`);
+  }
+  const effects = records.effects.length > 0;
+  if (effects) parts.push(outboxInsertCtes(param(params, records.effects), 'won'));
+  const sql = `
+    WITH finish AS (
+      SELECT * FROM jsonb_to_recordset($1::jsonb) AS f(${FINISH_RECORD_TYPES})
+    ), won AS (
+      UPDATE runs r
+         SET status = f.status, error = f.error, completed_at = f.completed_at, duration_ms = f.duration_ms,
+             file_artifacts = COALESCE(f.file_artifacts, r.file_artifacts),
+             result_storage_uri = COALESCE(f.result_storage_uri, r.result_storage_uri)
+        FROM finish f
+       -- The id list lets the planner look the rows up by primary key: its row estimate for
+       -- jsonb_to_recordset is a fixed 100, which can make it scan every running run instead.
+       WHERE r.run_id = f.run_id AND r.status = 'running' AND r.run_id = ANY($2::text[])
+       RETURNING r.run_id, r.tool_payload
+    )${parts.map((part) => `, ${part}`).join('')}
+    SELECT won.run_id FROM won ${effects ? 'LEFT JOIN wake ON true' : ''}`;
+  return { sql, params };
+}
+
+/**
+ * Writes the terminal state of running runs; results (won or not) in the order of calls. Only the first
+ * terminal write of a run wins: a call for a run that is not running (or a later call for a run id already
+ * finished by an earlier call) gets false and writes nothing, not even its outbox rows.
+ */
+export async function finishRunCalls(db: Db, calls: readonly FinishRunCall[]): Promise<boolean[]> {
+  const firstCallOf = new Map<string, number>();
+  calls.forEach((call, index) => {
+    if (!firstCallOf.has(call.runId)) firstCallOf.set(call.runId, index);
+  });
+  const finishes: object[] = [];
+  const steps: object[] = [];
+  const files: object[] = [];
+  const effects: object[] = [];
+  for (const index of inRunIdOrder(firstCallOf)) {
+    const { runId, finish } = calls[index]!;
+    const runFiles = lastPerFileKey(finish.files ?? []);
+    finishes.push({
+      run_id: runId,
+      status: finish.status,
+      error: finish.error ?? null,
+      completed_at: finish.completedAt,
+      duration_ms: finish.durationMs,
+      file_artifacts:
+        runFiles.length > 0
+          ? runFiles.map((file) => ({
+              fileKey: file.fileKey,
+              filename: file.filename,
+              contentType: file.contentType,
+              size: file.content.byteLength,
+            }))
+          : null,
+      result_storage_uri: finish.resultStorageUri ?? null,
+      has_result: finish.result !== undefined,
+      result_success: finish.result?.success ?? null,
+      result_data: finish.result?.data ?? null,
+      result_error: finish.result?.error ?? null,
+      step_results: finish.stepResults ?? [],
+    });
+    steps.push(...stepRecords(runId, finish.stepResults ?? []));
+    for (const file of runFiles) {
+      files.push({
+        run_id: runId,
+        file_key: file.fileKey,
+        filename: file.filename,
+        content_type: file.contentType,
+        size: file.content.byteLength,
+        content: Buffer.from(file.content.buffer, file.content.byteOffset, file.content.byteLength).toString(
+          'base64',
+        ),
+      });
+    }
+    if (finish.outbox?.length) effects.push(...outboxRecords(finish.outbox, runId, effects.length));
+  }
+  const statement = finishStatement({
+    finishes,
+    steps,
+    files,
+    effects,
+    runIds: [...firstCallOf.keys()],
+    withResults: calls.some((call) => call.finish.result !== undefined),
+  });
+  const { rows } = await db.query<{ run_id: string }>(statement.sql, statement.params);
+  const won = new Set(rows.map((row) => row.run_id));
+  return calls.map((call, index) => firstCallOf.get(call.runId) === index && won.has(call.runId));
+}
+
+function inRunIdOrder(firstCallOf: Map<string, number>): number[] {
+  return [...firstCallOf.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, index]) => index);
+}
+
+function stepRecords(runId: string, results: readonly StoredStepResult[]): object[] {
+  return results.map((result, seq) => ({
+    run_id: runId,
+    seq,
+    step_id: result.stepId,
+    success: result.success,
+    data: result.data ?? null,
+    error: result.error ?? null,
+  }));
+}
+
+/** One row per file key (the last one wins, as writing them one after the other would do). */
+function lastPerFileKey(files: readonly RunFileInput[]): RunFileInput[] {
+  return [...new Map(files.map((file) => [file.fileKey, file])).values()];
+}
+
+export async function insertRun(
+  db: Db,
+  run: StoredRun,
+  opts: InsertRunOptions = {},
+): Promise<InsertRunResult> {
+  const [result] = await insertRunCalls(db, [{ ...opts, run }]);
+  return result!;
+}
+
+export async function finishRun(db: Db, runId: string, finish: FinishRun): Promise<boolean> {
+  const [won] = await finishRunCalls(db, [{ runId, finish }]);
+  return won!;
+}

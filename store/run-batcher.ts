@@ -1,0 +1,162 @@
+import type { Db } from './driver.ts';
+import {
+  type FinishRunCall,
+  finishRunCalls,
+  type InsertRunCall,
+  insertRunCalls,
+} from './queries/run-writes.ts';
+import type { FinishRun, InsertRunOptions, InsertRunResult, StoredRun } from './types.ts';
+
+/**
+ * Group commit of the two writes every run makes. Calls are queued and written together, many runs per
+ * transaction with multi-row statements, so the cost per statement (high on PGlite, which runs on the
+ * caller's thread) is shared. Each promise settles only after the COMMIT that made its write durable, with
+ * the same result the plain query would give.
+ */
+export interface RunWriteBatcher {
+  insertRun(run: StoredRun, opts?: InsertRunOptions): Promise<InsertRunResult>;
+  finishRun(runId: string, finish: FinishRun): Promise<boolean>;
+}
+
+export interface RunWriteBatcherOptions {
+  /** Most calls written in one transaction (default 500). */
+  maxBatchCalls?: number;
+  /** Most file bytes in one transaction (default 16 MiB); a single larger call still goes alone. */
+  maxBatchFileBytes?: number;
+}
+
+export interface ClosableRunWriteBatcher extends RunWriteBatcher {
+  /** Refuses new calls and resolves once every queued call has settled. */
+  close(): Promise<void>;
+}
+
+type Call =
+  | {
+      kind: 'insert';
+      call: InsertRunCall;
+      resolve: (result: InsertRunResult) => void;
+      reject: (error: unknown) => void;
+    }
+  | {
+      kind: 'finish';
+      call: FinishRunCall;
+      resolve: (won: boolean) => void;
+      reject: (error: unknown) => void;
+    };
+
+const DEFAULT_MAX_BATCH_CALLS = 500;
+const DEFAULT_MAX_BATCH_FILE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Flush policy: a flush starts as soon as the previous one has finished and calls are waiting, so under load
+ * calls gather while a flush runs, and an idle store writes a lone call at once (after the current microtask,
+ * so calls made together still share a flush). One flush at a time, so calls take effect in arrival order.
+ */
+export function createRunWriteBatcher(db: Db, opts: RunWriteBatcherOptions = {}): ClosableRunWriteBatcher {
+  const maxCalls = opts.maxBatchCalls ?? DEFAULT_MAX_BATCH_CALLS;
+  const maxFileBytes = opts.maxBatchFileBytes ?? DEFAULT_MAX_BATCH_FILE_BYTES;
+  const queue: Call[] = [];
+  let flushing: Promise<void> | undefined;
+  let closed = false;
+
+  const start = (): void => {
+    flushing ??= Promise.resolve()
+      .then(async () => {
+        while (queue.length > 0) await writeBatch(db, takeBatch(queue, maxCalls, maxFileBytes));
+      })
+      .finally(() => {
+        flushing = undefined;
+        // A call queued between the last check and this point must not wait for the next caller.
+        if (queue.length > 0) start();
+      });
+  };
+
+  const enqueue = (call: Call): void => {
+    if (closed) {
+      call.reject(new Error('store is closed'));
+      return;
+    }
+    queue.push(call);
+    start();
+  };
+
+  return {
+    insertRun: (run, insertOpts) =>
+      new Promise((resolve, reject) =>
+        enqueue({ kind: 'insert', call: { ...insertOpts, run }, resolve, reject }),
+      ),
+    finishRun: (runId, finish) =>
+      new Promise((resolve, reject) => enqueue({ kind: 'finish', call: { runId, finish }, resolve, reject })),
+    close: async () => {
+      closed = true;
+      while (flushing) await flushing;
+    },
+  };
+}
+
+/**
+ * Takes the next calls from the queue. A batch runs its inserts before its finishes, which equals arrival order
+ * unless a finish of a run id precedes an insert of the same id: the batch ends before such an insert.
+ */
+function takeBatch(queue: Call[], maxCalls: number, maxFileBytes: number): Call[] {
+  const finishing = new Set<string>();
+  let fileBytes = 0;
+  let count = 0;
+  for (const next of queue) {
+    if (count === maxCalls) break;
+    if (next.kind === 'insert' && finishing.has(next.call.run.runId)) break;
+    if (next.kind === 'finish') {
+      const bytes = (next.call.finish.files ?? []).reduce((sum, file) => sum + file.content.byteLength, 0);
+      if (count > 0 && fileBytes + bytes > maxFileBytes) break;
+      fileBytes += bytes;
+      finishing.add(next.call.runId);
+    }
+    count++;
+  }
+  return queue.splice(0, count);
+}
+
+/** Writes one batch and settles each of its calls; never throws. */
+async function writeBatch(db: Db, batch: Call[]): Promise<void> {
+  const inserts = batch.filter((call) => call.kind === 'insert');
+  const finishes = batch.filter((call) => call.kind === 'finish');
+  let insertResults: InsertRunResult[];
+  let finishResults: boolean[];
+  try {
+    const write = async (target: Db): Promise<[InsertRunResult[], boolean[]]> => [
+      inserts.length > 0
+        ? await insertRunCalls(
+            target,
+            inserts.map((call) => call.call),
+          )
+        : [],
+      finishes.length > 0
+        ? await finishRunCalls(
+            target,
+            finishes.map((call) => call.call),
+          )
+        : [],
+    ];
+    // The terminal writes are one atomic statement, and so is a lone insert (it reads only when it wrote
+    // nothing). Several inserts may insert some rows and then read: if that read failed outside a transaction,
+    // the rows would stay and the calls replayed below would wrongly be told 'existing'.
+    const needsTransaction = inserts.length > 1 || (inserts.length > 0 && finishes.length > 0);
+    [insertResults, finishResults] = needsTransaction ? await db.transaction(write) : await write(db);
+  } catch {
+    // Nothing of the batch was committed. Write the calls one by one (in order) so a failing call fails alone
+    // and every other call gets its own result.
+    for (const call of batch) await writeAlone(db, call);
+    return;
+  }
+  for (const [index, call] of inserts.entries()) call.resolve(insertResults[index]!);
+  for (const [index, call] of finishes.entries()) call.resolve(finishResults[index]!);
+}
+
+async function writeAlone(db: Db, call: Call): Promise<void> {
+  try {
+    if (call.kind === 'insert') call.resolve((await insertRunCalls(db, [call.call]))[0]!);
+    else call.resolve((await finishRunCalls(db, [call.call]))[0]!);
+  } catch (error) {
+    call.reject(error);
+  }
+}
