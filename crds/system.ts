@@ -82,14 +82,22 @@ const systemFields = {
   gateway: GatewayRef.optional(),
 };
 
+const PLACEHOLDER = /^<<[^<>]+>>$/;
+
 function checkCredentialShape(
   value: { authType?: AuthType | undefined; credentials?: Credentials | undefined },
   ctx: z.RefinementCtx,
 ): void {
   if (!value.authType || !value.credentials) return;
-  const result = CREDENTIAL_SHAPES[value.authType].safeParse(value.credentials);
+  // A placeholder sent back unchanged keeps the stored value, which is checked after merging.
+  const placeholders = new Set(
+    Object.keys(value.credentials).filter((k) => PLACEHOLDER.test(value.credentials?.[k] ?? '')),
+  );
+  const given = Object.fromEntries(Object.entries(value.credentials).filter(([k]) => !placeholders.has(k)));
+  const result = CREDENTIAL_SHAPES[value.authType].safeParse(given);
   if (result.success) return;
   for (const issue of result.error.issues) {
+    if (placeholders.has(String(issue.path[0]))) continue;
     // Never echo the credential value itself; name the field only.
     ctx.addIssue({
       code: 'custom',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatIssues } from '../../crds/errors.ts';
 import { RunOptions, RunRequest } from '../../crds/run.ts';
-import { SystemCreateBody } from '../../crds/system.ts';
+import { SystemCreateBody, SystemUpdateBody } from '../../crds/system.ts';
 import { StepConfig, Tool, ToolCreateBody, ToolUpdateBody } from '../../crds/tool.ts';
 
 const step = { id: 'fetch', config: { url: 'https://example.test/users' } };
@@ -127,5 +127,20 @@ describe('system schema', () => {
 
   it('defaults the environment to prod', () => {
     expect(SystemCreateBody.parse({ id: 'crm' }).environment).toBe('prod');
+  });
+});
+
+describe('system update schema', () => {
+  it('accepts placeholders sent back unchanged in place of credential values', () => {
+    const update = SystemUpdateBody.safeParse({
+      authType: 'oauth',
+      credentials: {
+        clientId: '<<crm_clientId>>',
+        clientSecret: '<<crm_clientSecret>>',
+        authorizationUrl: '<<crm_authorizationUrl>>',
+        tokenUrl: 'https://auth.example.test/token',
+      },
+    });
+    expect(update.success).toBe(true);
   });
 });

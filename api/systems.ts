@@ -1,0 +1,392 @@
+import { randomBytes } from 'node:crypto';
+import { type SystemFields, systemToResource } from '../crds/convert.ts';
+import type { SystemResource } from '../crds/resources.ts';
+import {
+  CREDENTIAL_SHAPES,
+  type Environment,
+  type System,
+  type SystemCreateBody,
+  type SystemUpdateBody,
+} from '../crds/system.ts';
+import { isResourceError, type KubeglueResources } from '../operator/resources/index.ts';
+import { type SecretStore, SecretUnreadableError } from '../operator/secrets/interface.ts';
+import type { ResolvedSystem } from '../runner/engine/types.ts';
+import { ApiError, badRequest, conflict, notFound } from './errors.ts';
+import { readCredentials, SystemCache } from './systems-cache.ts';
+import {
+  compareVariants,
+  credentialsSecretName,
+  environmentOf,
+  groupVariants,
+  mergeCredentials,
+  toApiSystem,
+  type Variants,
+  variantForMode,
+  variantForRequest,
+  withoutUndefined,
+} from './systems-model.ts';
+
+/**
+ * Changes whenever a variant's credentials are rewritten, so the System object itself changes and every
+ * watcher (other replicas) drops its cached copy, even when nothing else in the object differs.
+ */
+export const CREDENTIALS_REVISION_ANNOTATION = 'kubeglue.dev/credentials-revision';
+
+const MAX_UPDATE_ATTEMPTS = 5;
+
+export interface SystemServiceOptions {
+  resources: Pick<KubeglueResources, 'systems'>;
+  secrets: SecretStore;
+  namespace: string;
+  log?: (line: string) => void;
+}
+
+export interface SystemPage {
+  data: System[];
+  page: number;
+  limit: number;
+  total: number;
+  hasMore: boolean;
+}
+
+/**
+ * Systems over the System resources (one object per id and environment) and the Secrets holding their
+ * credentials. Responses carry credentials only as placeholders. Runs resolve systems from a watch-fed
+ * in-memory cache (start() begins the watch; without it every resolve reads the resources).
+ */
+export class SystemService {
+  readonly #systems: KubeglueResources['systems'];
+  readonly #secrets: SecretStore;
+  readonly #namespace: string;
+  readonly #log: (line: string) => void;
+  readonly #cache: SystemCache;
+  readonly #locks = new KeyedLock();
+
+  constructor(options: SystemServiceOptions) {
+    this.#systems = options.resources.systems;
+    this.#secrets = options.secrets;
+    this.#namespace = options.namespace;
+    this.#log = options.log ?? (() => {});
+    this.#cache = new SystemCache({ systems: this.#systems, secrets: this.#secrets, log: this.#log });
+  }
+
+  /** Starts the watch that keeps the run-time cache current. */
+  start(): Promise<void> {
+    return this.#cache.start();
+  }
+
+  close(): Promise<void> {
+    return this.#cache.close();
+  }
+
+  async create(body: SystemCreateBody): Promise<System> {
+    const { id, environment, credentials = {}, ...fields } = body;
+    return this.#locks.run(id, async () => {
+      if ((await this.#variants(id))?.has(environment)) {
+        throw conflict(`system '${id}' already exists in environment ${environment}`);
+      }
+      const fieldsOfSystem: SystemFields = withoutUndefined({ id, environment, ...fields });
+      let created = await this.#resourceCall(id, () =>
+        this.#systems.create(systemToResource(fieldsOfSystem, this.#namespace, undefined)),
+      );
+      try {
+        if (Object.keys(credentials).length > 0) {
+          // The object exists before its Secret is written and gets its reference after, so the final
+          // write is a change every watcher sees once the Secret is in place (and a losing concurrent
+          // create never overwrites the winner's Secret).
+          const secretName = credentialsSecretName(created.metadata.name);
+          await this.#secrets.put(secretName, credentials);
+          created = await this.#resourceCall(id, () =>
+            this.#systems.update(withCredentialsRef(created, secretName)),
+          );
+        }
+      } catch (error) {
+        await this.#systems.delete(created.metadata.name).catch(() => {});
+        await this.#secrets.delete(credentialsSecretName(created.metadata.name)).catch(() => {});
+        throw error;
+      } finally {
+        this.#cache.invalidate();
+      }
+      return toApiSystem(created, Object.keys(credentials));
+    });
+  }
+
+  /** Every variant as its own entry, ordered by id, then dev before prod. */
+  async list(query: { page: number; limit: number }): Promise<SystemPage> {
+    const { page, limit } = query;
+    const listed = await this.#systems.list();
+    const all = [...new SystemsById(listed.items).all()].sort(compareVariants);
+    const slice = all.slice((page - 1) * limit, page * limit);
+    const data = await Promise.all(slice.map((resource) => this.#present(resource)));
+    return { data, page, limit, total: all.length, hasMore: page * limit < all.length };
+  }
+
+  async get(id: string, environment?: Environment): Promise<System> {
+    return this.#present(await this.#addressed(id, environment));
+  }
+
+  /**
+   * Only given fields change. `environment` in the body selects the variant when the query names none,
+   * and must agree with the query when both do; it never moves a variant to the other environment.
+   */
+  async update(id: string, environment: Environment | undefined, body: SystemUpdateBody): Promise<System> {
+    if (body.id !== undefined && body.id !== id) {
+      throw badRequest(`id in the body ('${body.id}') does not match the system addressed ('${id}')`);
+    }
+    if (environment && body.environment && environment !== body.environment) {
+      throw badRequest(
+        `environment in the body (${body.environment}) does not match ?environment=${environment}`,
+      );
+    }
+    const target = environment ?? body.environment;
+    return this.#locks.run(id, async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.#updateOnce(id, target, body);
+        } catch (error) {
+          // Someone else wrote the object between our read and write: read again and reapply.
+          if (!isResourceError(error, 'Conflict') || attempt >= MAX_UPDATE_ATTEMPTS) {
+            throw this.#toApiError(id, error);
+          }
+        } finally {
+          this.#cache.invalidate();
+        }
+      }
+    });
+  }
+
+  async #updateOnce(id: string, target: Environment | undefined, body: SystemUpdateBody): Promise<System> {
+    const current = await this.#addressed(id, target);
+    const stored = await this.#credentialsOf(current);
+    let credentials = stored;
+    if (body.credentials) {
+      const merged = mergeCredentials(id, stored, body.credentials);
+      if (!merged.ok) {
+        throw badRequest(
+          `credentials.${merged.unknownPlaceholders.join(', credentials.')}: a placeholder keeps a stored ` +
+            'value, but this system has none under that name',
+        );
+      }
+      credentials = merged.credentials;
+    }
+    const authType = body.authType ?? current.spec.authType;
+    if ((body.credentials || body.authType) && authType) checkShape(authType, credentials);
+
+    const spec = current.spec;
+    const fields: SystemFields = withoutUndefined({
+      id: spec.id,
+      environment: environmentOf(current),
+      name: body.name ?? spec.name,
+      url: body.url ?? spec.url,
+      documentationUrl: body.documentationUrl ?? spec.documentationUrl,
+      authType,
+      gateway: body.gateway ?? spec.gateway,
+    });
+    const oldRef = spec.credentialsSecretRef?.name;
+    let ref = oldRef;
+    if (body.credentials) {
+      ref = undefined;
+      if (Object.keys(credentials).length > 0) {
+        ref = oldRef ?? credentialsSecretName(current.metadata.name);
+        await this.#secrets.put(ref, credentials);
+      }
+    }
+    let next = systemToResource(fields, this.#namespace, ref, current);
+    // Objects created outside the API may have other names; the object stays where it is.
+    next = { ...next, metadata: { ...next.metadata, name: current.metadata.name } };
+    if (body.credentials) next = withRevision(next);
+    const updated = await this.#systems.update(next);
+    if (oldRef && !ref) await this.#deleteSecret(oldRef);
+    return toApiSystem(updated, Object.keys(credentials));
+  }
+
+  /** Without an environment: the only variant; when both exist the caller must choose. */
+  async delete(id: string, environment?: Environment): Promise<{ success: true }> {
+    return this.#locks.run(id, async () => {
+      const variants = await this.#variants(id);
+      if (!variants) throw notFound(`system '${id}'`);
+      if (!environment && variants.size > 1) {
+        throw badRequest(
+          `system '${id}' exists in dev and prod; choose one with ?environment=dev or ?environment=prod`,
+        );
+      }
+      const target = environment ? variants.get(environment) : variantForRequest(variants, undefined);
+      if (!target) throw notFound(`system '${id}' (${environment})`);
+      try {
+        await this.#resourceCall(id, () => this.#systems.delete(target.metadata.name));
+      } finally {
+        this.#cache.invalidate();
+      }
+      const ref = target.spec.credentialsSecretRef?.name;
+      if (ref) await this.#deleteSecret(ref);
+      return { success: true };
+    });
+  }
+
+  /** Whether any variant of the id exists (served from the run-time cache). */
+  async exists(id: string): Promise<boolean> {
+    return (await this.#cache.snapshot()).variants.has(id);
+  }
+
+  /**
+   * The systems a run in `mode` uses, with decrypted credentials: per id the variant of that environment,
+   * or the only variant when the id has no counterpart. Each call gets its own credential objects.
+   */
+  async resolveForRun(systemIds: readonly string[], mode: Environment): Promise<ResolvedSystem[]> {
+    const snapshot = await this.#cache.snapshot();
+    const chosen: SystemResource[] = [];
+    const seen = new Set<string>();
+    for (const id of systemIds) {
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const variants = snapshot.variants.get(id);
+      const resource = variants && variantForMode(variants, mode);
+      if (!resource) throw badRequest(`system '${id}' does not exist`);
+      chosen.push(resource);
+    }
+    let credentials: Readonly<Record<string, string>>[];
+    try {
+      credentials = await Promise.all(chosen.map((resource) => snapshot.credentials(resource)));
+    } catch (error) {
+      throw this.#toApiError(undefined, error);
+    }
+    return chosen.map((resource, index) =>
+      withoutUndefined({
+        id: resource.spec.id,
+        url: resource.spec.url,
+        authType: resource.spec.authType,
+        credentials: { ...credentials[index] },
+      }),
+    );
+  }
+
+  async #present(resource: SystemResource): Promise<System> {
+    return toApiSystem(resource, Object.keys(await this.#credentialsOf(resource)));
+  }
+
+  async #addressed(id: string, environment: Environment | undefined): Promise<SystemResource> {
+    const variants = await this.#variants(id);
+    const resource = variants && variantForRequest(variants, environment);
+    if (!resource) throw notFound(environment ? `system '${id}' (${environment})` : `system '${id}'`);
+    return resource;
+  }
+
+  /** Read from the resources, not the cache: REST answers reflect every write that completed before. */
+  async #variants(id: string): Promise<Variants | undefined> {
+    const listed = await this.#systems.list();
+    return new SystemsById(listed.items).get(id);
+  }
+
+  async #credentialsOf(resource: SystemResource): Promise<Readonly<Record<string, string>>> {
+    try {
+      return await readCredentials(this.#secrets, resource);
+    } catch (error) {
+      throw this.#toApiError(resource.spec.id, error);
+    }
+  }
+
+  async #deleteSecret(name: string): Promise<void> {
+    try {
+      await this.#secrets.delete(name);
+    } catch (error) {
+      // The system is already changed; a leftover Secret is overwritten when the variant is created again.
+      this.#log(`could not delete the credentials Secret ${name}: ${(error as Error).message}`);
+    }
+  }
+
+  async #resourceCall<T>(id: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      throw this.#toApiError(id, error);
+    }
+  }
+
+  #toApiError(id: string | undefined, error: unknown): unknown {
+    if (error instanceof ApiError) return error;
+    const what = id === undefined ? 'system' : `system '${id}'`;
+    if (error instanceof SecretUnreadableError) {
+      return new ApiError(
+        500,
+        `the stored credentials of ${what} cannot be decrypted: the master key (KUBEGLUE_MASTER_KEY or ` +
+          'master.key in the data directory) is not the one they were stored with, or the data was altered',
+      );
+    }
+    if (isResourceError(error, 'NotFound')) return notFound(what);
+    if (isResourceError(error, 'AlreadyExists')) return conflict(`${what} already exists`);
+    if (isResourceError(error, 'Conflict')) return conflict(`${what} was changed concurrently; try again`);
+    // The resource holds no credentials, so its validation message is safe to show.
+    if (isResourceError(error, 'Invalid')) return badRequest(error.message);
+    return error;
+  }
+}
+
+/** Variants grouped once per listing. */
+class SystemsById {
+  readonly #byId: Map<string, Map<Environment, SystemResource>>;
+
+  constructor(items: Iterable<SystemResource>) {
+    this.#byId = groupVariants(items);
+  }
+
+  get(id: string): Variants | undefined {
+    return this.#byId.get(id);
+  }
+
+  *all(): Iterable<SystemResource> {
+    for (const variants of this.#byId.values()) yield* variants.values();
+  }
+}
+
+function checkShape(authType: keyof typeof CREDENTIAL_SHAPES, credentials: Record<string, string>): void {
+  if (Object.keys(credentials).length === 0) return;
+  const result = CREDENTIAL_SHAPES[authType].safeParse(credentials);
+  if (result.success) return;
+  // Field names only: a value never appears in an error.
+  const fields = new Set(
+    result.error.issues.map((issue) => ['credentials', ...issue.path.map(String)].join('.')),
+  );
+  throw badRequest(`${[...fields].join(', ')}: required for authType ${authType}`);
+}
+
+function withCredentialsRef(resource: SystemResource, secretName: string): SystemResource {
+  return withRevision({
+    ...resource,
+    spec: { ...resource.spec, credentialsSecretRef: { name: secretName } },
+  });
+}
+
+function withRevision(resource: SystemResource): SystemResource {
+  return {
+    ...resource,
+    metadata: {
+      ...resource.metadata,
+      annotations: {
+        ...resource.metadata.annotations,
+        [CREDENTIALS_REVISION_ANNOTATION]: randomBytes(8).toString('hex'),
+      },
+    },
+  };
+}
+
+/** Serialises the writes of one system id within this process. */
+class KeyedLock {
+  readonly #tails = new Map<string, Promise<void>>();
+
+  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.#tails.get(key) ?? Promise.resolve();
+    let release = () => {};
+    const done = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const tail = previous.then(() => done);
+    this.#tails.set(key, tail);
+    await previous;
+    try {
+      return await fn();
+    } finally {
+      release();
+      if (this.#tails.get(key) === tail) this.#tails.delete(key);
+    }
+  }
+}
