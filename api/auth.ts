@@ -1,0 +1,222 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { StoredApiKey } from '../store/index.ts';
+import { type ApiKeyStore, hashApiKey, isPlausibleApiKey } from './api-keys.ts';
+import { ApiError, forbidden } from './errors.ts';
+
+/** Who made a request: the API key it carried, without the secret. */
+export interface Principal {
+  id: string;
+  name: string;
+  admin: boolean;
+  /** null = every tool. */
+  toolIds: string[] | null;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the auth hook on every protected route; null on public ones. */
+    principal: Principal | null;
+  }
+}
+
+export interface AuthOptions {
+  store: Pick<ApiKeyStore, 'findApiKeyByHash' | 'touchApiKeys'>;
+  /** Paths under /v1/ that need no key (matched as prefixes of the path). */
+  publicPrefixes: readonly string[];
+  /** How long a looked-up key is trusted before the store is asked again. */
+  cacheTtlMs?: number;
+  /** At most this many keys (and as many unknown hashes) are cached. */
+  cacheSize?: number;
+  /** How often lastUsedAt is written. */
+  touchIntervalMs?: number;
+}
+
+/** What route modules get from installAuth. */
+export interface Auth {
+  /** Forget a key at once (after revoking it), so this process stops accepting it now. */
+  evict(keyId: string): void;
+  /** Writes the pending lastUsedAt updates. */
+  flush(): Promise<void>;
+}
+
+const REALM = 'Bearer realm="kubeglue"';
+const MISSING_KEY = 'Missing API key: send Authorization: Bearer <key> or ?token=<key>';
+const INVALID_KEY = 'Invalid or revoked API key';
+/** The scheme name is case-insensitive (RFC 9110). */
+const BEARER_SCHEME = /^bearer(?:\s|$)/i;
+
+interface CacheEntry {
+  expiresAt: number;
+  /** Shared by concurrent requests with the same key, so a burst costs one store query. */
+  lookup: Promise<Principal | null>;
+  /** Set once the lookup settles; what eviction by key id looks at. */
+  principal?: Principal | null;
+}
+
+type KeyFromRequest = { kind: 'missing' } | { kind: 'invalid' } | { kind: 'key'; key: string };
+
+function keyFromRequest(request: FastifyRequest): KeyFromRequest {
+  const header = request.headers.authorization;
+  if (header !== undefined && BEARER_SCHEME.test(header)) {
+    const credentials = header.slice('bearer'.length).trim();
+    if (credentials !== '')
+      return /\s/.test(credentials) ? { kind: 'invalid' } : { kind: 'key', key: credentials };
+  }
+  // Another scheme (say Basic, added by a proxy) does not hide a key given as ?token=.
+  const token = (request.query as Record<string, unknown> | undefined)?.token;
+  if (typeof token === 'string' && token !== '') return { kind: 'key', key: token };
+  // `?token=a&token=b` is refused rather than guessed at.
+  if (Array.isArray(token)) return { kind: 'invalid' };
+  return { kind: 'missing' };
+}
+
+function toPrincipal(key: StoredApiKey): Principal {
+  return { id: key.id, name: key.name, admin: key.admin, toolIds: key.toolIds };
+}
+
+function unauthorized(reply: FastifyReply, challenge: string, message: string) {
+  return reply.status(401).header('WWW-Authenticate', challenge).send({ error: { message } });
+}
+
+/**
+ * Protects every route under /v1/ except the public prefixes with an API key. Looked-up keys are cached
+ * for cacheTtlMs (10 s): a key revoked through another replica stops working within that time, one
+ * revoked through this process at once (Auth.evict). lastUsedAt is written in batches.
+ */
+export function installAuth(app: FastifyInstance, options: AuthOptions): Auth {
+  const { store, publicPrefixes } = options;
+  const ttlMs = options.cacheTtlMs ?? 10_000;
+  const maxEntries = options.cacheSize ?? 10_000;
+  const touchIntervalMs = options.touchIntervalMs ?? 5_000;
+
+  // Known keys and unknown hashes are kept apart, so a flood of made-up keys cannot push out real ones.
+  const known = new Map<string, CacheEntry>();
+  const unknown = new Map<string, CacheEntry>();
+
+  function remember(map: Map<string, CacheEntry>, keyHash: string, entry: CacheEntry): void {
+    map.delete(keyHash);
+    if (map.size >= maxEntries) {
+      // Maps iterate in insertion order: the first entry is the oldest.
+      const oldest = map.keys().next();
+      if (!oldest.done) map.delete(oldest.value);
+    }
+    map.set(keyHash, entry);
+  }
+
+  function lookUp(keyHash: string, now: number): Promise<Principal | null> {
+    const cached = known.get(keyHash) ?? unknown.get(keyHash);
+    if (cached && cached.expiresAt > now) return cached.lookup;
+
+    const entry: CacheEntry = { expiresAt: now + ttlMs, lookup: Promise.resolve(null) };
+    entry.lookup = store.findApiKeyByHash(keyHash).then(
+      (stored) => {
+        entry.principal = stored ? toPrincipal(stored) : null;
+        if (stored && unknown.get(keyHash) === entry) {
+          unknown.delete(keyHash);
+          remember(known, keyHash, entry);
+        }
+        return entry.principal;
+      },
+      (error: unknown) => {
+        // A failed lookup must not be cached: the next request asks the store again.
+        if (unknown.get(keyHash) === entry) unknown.delete(keyHash);
+        throw error;
+      },
+    );
+    // Pending lookups wait with the unknown hashes, so a flood of made-up keys only ever displaces those.
+    known.delete(keyHash);
+    remember(unknown, keyHash, entry);
+    return entry.lookup;
+  }
+
+  function isPublic(request: FastifyRequest): boolean {
+    // The matched route's pattern decides, not the raw URL, so encodings cannot steer a request
+    // past the check; an unmatched request (404) falls back to its path.
+    const path = request.routeOptions.url ?? request.url.split('?', 1)[0] ?? '';
+    if (!path.startsWith('/v1/')) return true;
+    return publicPrefixes.some((prefix) => path.startsWith(prefix));
+  }
+
+  const usedIds = new Set<string>();
+  let touchTimer: NodeJS.Timeout | undefined;
+  let flushing: Promise<void> = Promise.resolve();
+
+  function flush(): Promise<void> {
+    if (touchTimer) clearTimeout(touchTimer);
+    touchTimer = undefined;
+    if (usedIds.size === 0) return flushing;
+    const ids = [...usedIds];
+    usedIds.clear();
+    const at = new Date().toISOString();
+    flushing = flushing
+      .then(() => store.touchApiKeys(ids, at))
+      .catch((error: unknown) => {
+        // lastUsedAt is informational; a failed write is logged and the next batch tries again.
+        app.log.warn({ err: error }, 'could not record API key use');
+      });
+    return flushing;
+  }
+
+  function noteUse(id: string): void {
+    usedIds.add(id);
+    if (!touchTimer) {
+      touchTimer = setTimeout(() => void flush(), touchIntervalMs);
+      touchTimer.unref();
+    }
+  }
+
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (request, reply) => {
+    if (isPublic(request)) return;
+    const found = keyFromRequest(request);
+    if (found.kind === 'missing') return unauthorized(reply, REALM, MISSING_KEY);
+    const invalid = () => unauthorized(reply, `${REALM}, error="invalid_token"`, INVALID_KEY);
+    if (found.kind === 'invalid' || !isPlausibleApiKey(found.key)) return invalid();
+    const principal = await lookUp(hashApiKey(found.key), Date.now());
+    if (!principal) return invalid();
+    request.principal = principal;
+    noteUse(principal.id);
+  });
+  app.addHook('onClose', async () => {
+    await flush();
+  });
+
+  return {
+    evict(keyId) {
+      for (const map of [known, unknown]) {
+        for (const [keyHash, entry] of map) {
+          // A lookup still in flight may be for this key: drop it too, the next request asks again.
+          if (entry.principal === undefined || entry.principal?.id === keyId) map.delete(keyHash);
+        }
+      }
+    },
+    flush,
+  };
+}
+
+/** The request's principal; 401 on a route the auth hook does not protect. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new ApiError(401, MISSING_KEY);
+  return request.principal;
+}
+
+export function requireAdmin(request: FastifyRequest): void {
+  if (!principalOf(request).admin) throw forbidden('This operation needs an admin API key');
+}
+
+/** For operations that are not about one tool (listing every run, managing systems). */
+export function requireUnrestricted(request: FastifyRequest): void {
+  if (principalOf(request).toolIds !== null) throw forbidden('This API key is limited to specific tools');
+}
+
+export function assertToolAccess(request: FastifyRequest, toolId: string): void {
+  const { toolIds } = principalOf(request);
+  if (toolIds !== null && !toolIds.includes(toolId)) {
+    throw forbidden(`This API key is not allowed to use tool '${toolId}'`);
+  }
+}
+
+/** The tools the request's key may use; null = every tool. */
+export function allowedToolIds(request: FastifyRequest): string[] | null {
+  return principalOf(request).toolIds;
+}
