@@ -67,6 +67,7 @@ function operationOf(route: RouteSpec): Json {
     tags: [route.tag],
     parameters: parametersOf(route),
     responses,
+    ...(route.public ? { security: [] } : {}),
   };
   if (route.body) {
     const bodySchema = idOf(route.body) ? schemaRef(route.body) : {};

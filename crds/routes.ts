@@ -38,11 +38,13 @@ export interface RouteSpec {
   path: string;
   operationId: string;
   summary: string;
-  tag: 'Runs' | 'Tools' | 'Hooks' | 'Systems' | 'API keys';
+  tag: 'Runs' | 'Tools' | 'Hooks' | 'Systems' | 'API keys' | 'Files';
   query?: z.ZodObject;
   body?: z.ZodType;
   /** Body content types other than JSON the route accepts. */
   bodyContentTypes?: string[];
+  /** Needs no API key (the URL itself is the credential). */
+  public?: boolean;
   responses: Record<number, RouteResponse>;
 }
 
@@ -110,6 +112,20 @@ export const ROUTES: RouteSpec[] = [
     tag: 'Runs',
     query: tokenQuery,
     responses: { 200: { description: 'Download info', schema: FileDownloadInfo }, 404: notFound },
+  },
+  {
+    method: 'GET',
+    path: '/files/{runId}/{fileKey}',
+    operationId: 'downloadFile',
+    summary: 'Download a file artifact through its presigned URL (no API key)',
+    tag: 'Files',
+    public: true,
+    query: z.strictObject({ expires: z.string().optional(), signature: z.string().optional() }),
+    responses: {
+      200: { description: 'The file', contentType: 'application/octet-stream' },
+      403: { description: 'The link expired or was altered', schema: ErrorBody },
+      404: notFound,
+    },
   },
   {
     method: 'GET',

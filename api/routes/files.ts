@@ -1,0 +1,55 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { StoreQueries } from '../../store/index.ts';
+import { ApiError, notFound } from '../errors.ts';
+import type { FileUrlSigner } from '../files.ts';
+
+export interface FileDownloadRouteDeps {
+  signer: FileUrlSigner;
+  store: Pick<StoreQueries, 'getRunFile'>;
+}
+
+const Params = z.object({ runId: z.string(), fileKey: z.string() });
+// A repeated parameter arrives as an array: such a URL was not made by the signer.
+const Query = z.object({ expires: z.string().optional(), signature: z.string().optional() });
+
+/** A MIME type safe to echo in a header; anything else (it came from a user's transform) is served as bytes. */
+const MIME_TYPE =
+  /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(?:\s*;\s*[A-Za-z0-9!#$&^_.+-]+=(?:[A-Za-z0-9!#$&^_.+-]+|"[^"\\\r\n]*"))*$/;
+
+/**
+ * `GET /v1/files/:runId/:fileKey?expires=…&signature=…`: the presigned download. It needs no API
+ * key (the signature is the authorisation), so the signature is checked before the store is read.
+ */
+export function registerFileDownloadRoute(app: FastifyInstance, deps: FileDownloadRouteDeps): void {
+  app.get('/v1/files/:runId/:fileKey', async (request, reply) => {
+    const params = Params.safeParse(request.params);
+    const query = Query.safeParse(request.query);
+    if (!params.success || !query.success) throw new ApiError(403, 'Download link is invalid');
+    const { runId, fileKey } = params.data;
+    deps.signer.verify(runId, fileKey, query.data);
+
+    const file = await deps.store.getRunFile(runId, fileKey);
+    if (file === undefined) throw notFound('File');
+    return reply
+      .header(
+        'Content-Type',
+        MIME_TYPE.test(file.contentType) ? file.contentType : 'application/octet-stream',
+      )
+      .header('Content-Length', String(file.content.byteLength))
+      .header('Content-Disposition', contentDisposition(file.filename))
+      .header('Cache-Control', 'private, max-age=0')
+      .header('X-Content-Type-Options', 'nosniff')
+      .send(Buffer.from(file.content.buffer, file.content.byteOffset, file.content.byteLength));
+  });
+}
+
+/** `attachment` with an ASCII fallback name and the exact name in RFC 8187 form. */
+export function contentDisposition(filename: string): string {
+  const fallback = filename.replace(/[^\x20-\x7e]|["\\%]/g, '_');
+  const encoded = encodeURIComponent(filename).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
+}
