@@ -10,13 +10,25 @@ export const ServerConfig = z.object({
   KUBEGLUE_HOST: z.string().min(1).default('127.0.0.1'),
   KUBEGLUE_PORT: port.default(8080),
   KUBEGLUE_DATA_DIR: z.string().min(1).default('./.kubeglue'),
-  KUBEGLUE_DATABASE_URL: z.string().url().optional(),
+  KUBEGLUE_DATABASE_URL: z.url().optional(),
   KUBEGLUE_BODY_LIMIT_BYTES: positiveInt.default(10 * 1024 * 1024),
   KUBEGLUE_WORKERS: positiveInt.optional(),
   KUBEGLUE_SANDBOX_MEMORY_MB: positiveInt.default(128),
   KUBEGLUE_SANDBOX_TIMEOUT_MS: positiveInt.default(10_000),
   KUBEGLUE_SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
   KUBEGLUE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  KUBEGLUE_ADMIN_KEY: z.string().optional(),
+  KUBEGLUE_MASTER_KEY: z.string().optional(),
+  KUBEGLUE_PUBLIC_URL: z.url().optional(),
+  KUBEGLUE_NOTIFY_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false'),
+  KUBEGLUE_NOTIFY_RETRY_DELAYS_MS: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'a comma-separated list of milliseconds')
+    .default('5000,30000,120000,600000,3600000'),
+  KUBEGLUE_NOTIFY_SECRET: z.string().min(24, 'must be at least 24 characters').optional(),
+  KUBEGLUE_NAMESPACE: z.string().min(1).default('default'),
+  KUBEGLUE_MAX_ASYNC_RUNS: positiveInt.default(64),
+  KUBEGLUE_TOOLRUN_RETENTION_MS: positiveInt.default(60 * 60 * 1000),
 });
 
 export interface Config {
@@ -30,6 +42,15 @@ export interface Config {
   sandboxTimeoutMs: number;
   shutdownGraceMs: number;
   logLevel: string;
+  adminKey: string | undefined;
+  masterKey: string | undefined;
+  publicUrl: string | undefined;
+  notifyAllowPrivate: boolean;
+  notifyRetryDelaysMs: number[];
+  notifySecret: string | undefined;
+  namespace: string;
+  maxAsyncRuns: number;
+  toolRunRetentionMs: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -47,5 +68,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandboxTimeoutMs: c.KUBEGLUE_SANDBOX_TIMEOUT_MS,
     shutdownGraceMs: c.KUBEGLUE_SHUTDOWN_GRACE_MS,
     logLevel: c.KUBEGLUE_LOG_LEVEL,
+    adminKey: c.KUBEGLUE_ADMIN_KEY,
+    masterKey: c.KUBEGLUE_MASTER_KEY,
+    publicUrl: c.KUBEGLUE_PUBLIC_URL?.replace(/\/+$/, ''),
+    notifyAllowPrivate: c.KUBEGLUE_NOTIFY_ALLOW_PRIVATE === 'true',
+    notifyRetryDelaysMs: c.KUBEGLUE_NOTIFY_RETRY_DELAYS_MS.split(',').map(Number),
+    notifySecret: c.KUBEGLUE_NOTIFY_SECRET,
+    namespace: c.KUBEGLUE_NAMESPACE,
+    maxAsyncRuns: c.KUBEGLUE_MAX_ASYNC_RUNS,
+    toolRunRetentionMs: c.KUBEGLUE_TOOLRUN_RETENTION_MS,
   };
 }

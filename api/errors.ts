@@ -9,3 +9,5 @@ export class ApiError extends Error {
 
 export const notFound = (what: string) => new ApiError(404, `${what} not found`);
 export const badRequest = (message: string) => new ApiError(400, message);
+export const forbidden = (message: string) => new ApiError(403, message);
+export const conflict = (message: string) => new ApiError(409, message);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import Fastify, { type FastifyError, type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import { openApiDocument } from '../crds/openapi.ts';
 import { ApiError } from './errors.ts';
 
@@ -46,6 +46,13 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     // One line per request would dominate the log (and the CPU) at a thousand runs per second.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
+    // File keys may be 255 characters, percent-encoded up to three times that.
+    maxParamLength: 1024,
+    // Malformed URLs are answered before routing: keep the error shape there too.
+    frameworkErrors: (error, _request, reply) => {
+      const { status, message } = describeError(error);
+      void (reply as FastifyReply).status(status).send({ error: { message } });
+    },
   });
 
   app.decorateRequest('traceId', '');

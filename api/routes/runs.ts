@@ -1,0 +1,149 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { JsonValue } from '../../crds/json.ts';
+import { ListRunsQuery, RunRequest } from '../../crds/run.ts';
+import type { Store } from '../../store/index.ts';
+import { principalOf } from '../auth.ts';
+import { notFound } from '../errors.ts';
+import type { FileUrlSigner } from '../files.ts';
+import { runView } from '../run-view.ts';
+import type { Caller, RunService } from '../runs.ts';
+import { parseInput } from '../validation.ts';
+
+const RunParams = z.object({ runId: z.string().min(1) });
+const FileParams = z.object({ runId: z.string().min(1), fileKey: z.string().min(1) });
+const ToolParams = z.object({ toolId: z.string().min(1) });
+const TokenOnly = z.strictObject({ token: z.string().optional() });
+const ResultsQuery = z.strictObject({
+  truncate: z.enum(['true', 'false']).default('false'),
+  token: z.string().optional(),
+});
+
+const PREVIEW_ITEMS = 100;
+const PREVIEW_STRING = 1000;
+
+/** `?truncate=true`: arrays keep their first 100 items, strings their first 1 000 characters. */
+function preview(value: JsonValue): JsonValue {
+  if (typeof value === 'string')
+    return value.length > PREVIEW_STRING ? `${value.slice(0, PREVIEW_STRING)}…` : value;
+  if (Array.isArray(value)) return value.slice(0, PREVIEW_ITEMS).map(preview);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, child]) => [key, preview(child)]));
+  }
+  return value;
+}
+
+export interface RunRouteDeps {
+  runs: RunService;
+  store: Store;
+  signer: FileUrlSigner;
+}
+
+export function registerRunRoutes(app: FastifyInstance, deps: RunRouteDeps): void {
+  const { runs, store, signer } = deps;
+  const urlFor = (runId: string, fileKey: string) => signer.sign(runId, fileKey).url;
+  const caller = (request: FastifyRequest): Caller => principalOf(request);
+
+  app.post('/v1/tools/:toolId/run', async (request, reply) => {
+    const { toolId } = parseInput(ToolParams, request.params, 'path');
+    parseInput(TokenOnly, request.query, 'query');
+    const body = parseInput(RunRequest, request.body ?? {}, 'run request');
+    const started = await runs.start({
+      toolId,
+      request: body,
+      caller: caller(request),
+      traceId: request.traceId,
+    });
+    return reply.status(started.statusCode).send(started.run);
+  });
+
+  app.get('/v1/runs', async (request) => {
+    const query = parseInput(ListRunsQuery, request.query, 'query');
+    const { toolIds } = caller(request);
+    const page = await store.listRuns({
+      ...(query.toolId ? { toolId: query.toolId } : {}),
+      ...(query.status ? { status: query.status } : {}),
+      ...(query.requestSources ? { requestSources: query.requestSources } : {}),
+      ...(query.userId ? { userId: query.userId } : {}),
+      ...(query.systemId ? { systemId: query.systemId } : {}),
+      ...(toolIds !== null ? { toolIds } : {}),
+      page: query.page,
+      limit: query.limit,
+    });
+    return {
+      data: page.runs.map((run) => runView(run, { list: true })),
+      page: query.page,
+      limit: query.limit,
+      total: page.total,
+      hasMore: page.hasMore,
+    };
+  });
+
+  app.get('/v1/runs/:runId', async (request) => {
+    const { runId } = parseInput(RunParams, request.params, 'path');
+    parseInput(TokenOnly, request.query, 'query');
+    return runView(await runs.get(runId, caller(request)), { urlFor });
+  });
+
+  app.post('/v1/runs/:runId/cancel', async (request) => {
+    const { runId } = parseInput(RunParams, request.params, 'path');
+    parseInput(TokenOnly, request.query, 'query');
+    return runs.cancel(runId, caller(request));
+  });
+
+  app.get('/v1/runs/:runId/results', async (request) => {
+    const { runId } = parseInput(RunParams, request.params, 'path');
+    const { truncate } = parseInput(ResultsQuery, request.query, 'query');
+    const run = await runs.get(runId, caller(request));
+    if (run.status === 'running') {
+      return {
+        success: false,
+        data: null,
+        message: 'The run is still running; results are stored once it finishes',
+      };
+    }
+    const result = await store.getRunResult(runId);
+    if (!result) return { success: false, data: null, message: 'No results were stored for this run' };
+    const truncated = truncate === 'true';
+    return {
+      success: true,
+      data: {
+        runId,
+        success: result.success,
+        data: truncated && result.data !== null ? preview(result.data) : result.data,
+        stepResults: truncated
+          ? result.stepResults.map((s) => (s.data === undefined ? s : { ...s, data: preview(s.data) }))
+          : result.stepResults,
+        toolPayload: result.toolPayload,
+        error: result.error,
+        storedAt: result.storedAt,
+      },
+      message: truncated ? 'Results (truncated preview)' : 'Results',
+    };
+  });
+
+  app.get('/v1/runs/:runId/files', async (request) => {
+    const { runId } = parseInput(RunParams, request.params, 'path');
+    parseInput(TokenOnly, request.query, 'query');
+    const run = await runs.get(runId, caller(request));
+    return { fileArtifacts: runView(run, { urlFor }).fileArtifacts ?? [] };
+  });
+
+  app.get('/v1/runs/:runId/files/:fileKey/download', async (request) => {
+    const { runId, fileKey } = parseInput(FileParams, request.params, 'path');
+    parseInput(TokenOnly, request.query, 'query');
+    const run = await runs.get(runId, caller(request));
+    const file = run.fileArtifacts?.find((f) => f.fileKey === fileKey);
+    if (!file) throw notFound(`File '${fileKey}' of run '${runId}'`);
+    const { url, expiresIn } = signer.sign(runId, fileKey);
+    return {
+      success: true,
+      fileKey,
+      filename: file.filename,
+      contentType: file.contentType,
+      size: file.size,
+      downloadUrl: url,
+      expiresIn,
+    };
+  });
+}

@@ -1,0 +1,50 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { ListToolsQuery } from '../../crds/api.ts';
+import { ToolCreateBody, ToolUpdateBody } from '../../crds/tool.ts';
+import { allowedToolIds, assertToolAccess, requireUnrestricted } from '../auth.ts';
+import { notFound } from '../errors.ts';
+import type { ToolService } from '../tools.ts';
+import { parseInput } from '../validation.ts';
+
+const ToolParams = z.object({ toolId: z.string().min(1) });
+const TokenOnly = z.strictObject({ token: z.string().optional() });
+
+export function registerToolRoutes(app: FastifyInstance, deps: { tools: ToolService }): void {
+  const { tools } = deps;
+
+  app.get('/v1/tools', async (request) => {
+    const query = parseInput(ListToolsQuery, request.query, 'query');
+    return tools.list({ ...query, toolIds: allowedToolIds(request) });
+  });
+
+  app.post('/v1/tools', async (request, reply) => {
+    requireUnrestricted(request);
+    parseInput(TokenOnly, request.query, 'query');
+    const body = parseInput(ToolCreateBody, request.body, 'tool');
+    return reply.status(201).send(await tools.create(body));
+  });
+
+  app.get('/v1/tools/:toolId', async (request) => {
+    const { toolId } = parseInput(ToolParams, request.params, 'path');
+    assertToolAccess(request, toolId);
+    const tool = await tools.get(toolId);
+    if (!tool) throw notFound(`Tool '${toolId}'`);
+    return tool;
+  });
+
+  app.put('/v1/tools/:toolId', async (request) => {
+    requireUnrestricted(request);
+    const { toolId } = parseInput(ToolParams, request.params, 'path');
+    parseInput(TokenOnly, request.query, 'query');
+    const body = parseInput(ToolUpdateBody, request.body ?? {}, 'tool update');
+    return tools.update(toolId, body);
+  });
+
+  app.delete('/v1/tools/:toolId', async (request) => {
+    requireUnrestricted(request);
+    const { toolId } = parseInput(ToolParams, request.params, 'path');
+    await tools.delete(toolId);
+    return { success: true };
+  });
+}

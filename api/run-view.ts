@@ -1,0 +1,60 @@
+import type { JsonObject, JsonValue } from '../crds/json.ts';
+import type { FileArtifact, Run, RunOptions } from '../crds/run.ts';
+import type { Tool } from '../crds/tool.ts';
+import type { StoredFileArtifact, StoredRun } from '../store/index.ts';
+
+/** Payloads above this size are shown as a marker in list responses (the full payload stays stored). */
+export const LIST_PAYLOAD_LIMIT_BYTES = 8 * 1024;
+
+export type UrlForFile = (runId: string, fileKey: string) => string;
+
+function artifacts(run: StoredRun, urlFor: UrlForFile | undefined): FileArtifact[] | undefined {
+  const files: StoredFileArtifact[] | undefined = run.fileArtifacts;
+  if (!files || files.length === 0) return undefined;
+  return files.map((f) => ({
+    fileKey: f.fileKey,
+    filename: f.filename,
+    contentType: f.contentType,
+    size: f.size,
+    ...(urlFor ? { downloadUrl: urlFor(run.runId, f.fileKey) } : {}),
+  }));
+}
+
+function truncatedPayload(payload: JsonObject): JsonObject {
+  const size = Buffer.byteLength(JSON.stringify(payload));
+  return size <= LIST_PAYLOAD_LIMIT_BYTES ? payload : { __truncated__: true, size };
+}
+
+/**
+ * The Run of the REST API. `list` views carry file metadata only and truncate large payloads;
+ * single-run views get fresh download URLs.
+ */
+export function runView(run: StoredRun, view: { list?: boolean; urlFor?: UrlForFile } = {}): Run {
+  const files = artifacts(run, view.list ? undefined : view.urlFor);
+  return {
+    runId: run.runId,
+    toolId: run.toolId,
+    ...(run.tool ? { tool: run.tool as unknown as Tool } : {}),
+    status: run.status,
+    ...(run.toolPayload
+      ? { toolPayload: view.list ? truncatedPayload(run.toolPayload) : run.toolPayload }
+      : {}),
+    ...(run.error !== undefined && run.status !== 'running' && run.status !== 'success'
+      ? { error: run.error }
+      : {}),
+    ...(run.options ? { options: run.options as RunOptions } : {}),
+    requestSource: run.requestSource as Run['requestSource'],
+    ...(run.traceId ? { traceId: run.traceId } : {}),
+    ...(run.resultStorageUri ? { resultStorageUri: run.resultStorageUri } : {}),
+    ...(run.userId ? { userId: run.userId } : {}),
+    ...(run.executionMode ? { executionMode: run.executionMode } : {}),
+    ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}),
+    metadata: { ...run.metadata },
+    ...(files ? { fileArtifacts: files } : {}),
+  };
+}
+
+/** A synchronous response adds what is not stored in the run record. */
+export function withResult(run: Run, data: JsonValue, stepResults: Run['stepResults']): Run {
+  return { ...run, data, stepResults };
+}

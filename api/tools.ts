@@ -1,0 +1,134 @@
+import { resourceNameForId, toolFromResource, toolIdOf, toolToResource } from '../crds/convert.ts';
+import { formatIssues } from '../crds/errors.ts';
+import type { ToolResource } from '../crds/resources.ts';
+import { Tool, type ToolInput, type ToolUpdateBody } from '../crds/tool.ts';
+import type { Informer } from '../operator/informer.ts';
+import { isResourceError, type KubeglueResources } from '../operator/resources/index.ts';
+import { ApiError, badRequest, conflict, notFound } from './errors.ts';
+
+export interface ToolListQuery {
+  page: number;
+  limit: number;
+  includeArchived: boolean;
+  folder?: string | undefined;
+  /** null: every tool. */
+  toolIds: string[] | null;
+}
+
+export interface ToolServiceDeps {
+  resources: KubeglueResources;
+  informer: Informer<ToolResource>;
+  namespace: string;
+  /** Semantic checks at save time (compiles code, checks systems); throws ApiError 422. */
+  validate: (tool: Tool) => Promise<void>;
+}
+
+const UPDATE_ATTEMPTS = 3;
+
+/** `folder=a/b` matches tools in `a/b` and below it. */
+function inFolder(tool: Tool, folder: string | undefined): boolean {
+  if (folder === undefined) return true;
+  const wanted = folder.replace(/\/+$/, '');
+  return tool.folder === wanted || (tool.folder ?? '').startsWith(`${wanted}/`);
+}
+
+/** Tools as the REST API sees them, stored as Tool resources (the same objects kubectl and GitOps see). */
+export class ToolService {
+  readonly #deps: ToolServiceDeps;
+
+  constructor(deps: ToolServiceDeps) {
+    this.#deps = deps;
+  }
+
+  #fromCache(id: string): ToolResource | undefined {
+    const cached = this.#deps.informer.get(resourceNameForId(id));
+    return cached && toolIdOf(cached) === id ? cached : undefined;
+  }
+
+  /** The tool by id: from memory, else from the store (a tool written a moment ago by another process). */
+  async get(id: string): Promise<Tool | undefined> {
+    const resource = this.#fromCache(id) ?? (await this.#deps.resources.tools.get(resourceNameForId(id)));
+    if (!resource || toolIdOf(resource) !== id) return undefined;
+    return toolFromResource(resource);
+  }
+
+  list(query: ToolListQuery) {
+    const all = this.#deps.informer
+      .values()
+      .map(toolFromResource)
+      .filter((tool) => query.includeArchived || !tool.archived)
+      .filter((tool) => inFolder(tool, query.folder))
+      .filter((tool) => query.toolIds === null || query.toolIds.includes(tool.id))
+      .sort((a, b) => a.id.localeCompare(b.id));
+    const start = (query.page - 1) * query.limit;
+    const data = all.slice(start, start + query.limit);
+    return {
+      data,
+      page: query.page,
+      limit: query.limit,
+      total: all.length,
+      hasMore: start + data.length < all.length,
+    };
+  }
+
+  async create(input: ToolInput): Promise<Tool> {
+    const tool = this.#parse(input);
+    await this.#deps.validate(tool);
+    const now = new Date().toISOString();
+    try {
+      const created = await this.#deps.resources.tools.create(
+        toolToResource({ ...tool, updatedAt: now }, this.#deps.namespace),
+      );
+      this.#deps.informer.observe('ADDED', created);
+      return toolFromResource(created);
+    } catch (error) {
+      if (isResourceError(error) && error.code === 409) throw conflict(`Tool '${tool.id}' already exists`);
+      throw error;
+    }
+  }
+
+  async update(id: string, body: ToolUpdateBody): Promise<Tool> {
+    if (body.id !== undefined && body.id !== id)
+      throw badRequest(`The body's id '${body.id}' differs from the path's '${id}'`);
+    const { id: _id, createdAt: _c, updatedAt: _u, ...changes } = body;
+    for (let attempt = 1; ; attempt++) {
+      const existing = await this.#deps.resources.tools.get(resourceNameForId(id));
+      if (!existing || toolIdOf(existing) !== id) throw notFound(`Tool '${id}'`);
+      const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
+      const merged = this.#parse({ ...toolFromResource(existing), ...defined, id });
+      await this.#deps.validate(merged);
+      try {
+        const updated = await this.#deps.resources.tools.update(
+          toolToResource({ ...merged, updatedAt: new Date().toISOString() }, this.#deps.namespace, existing),
+        );
+        this.#deps.informer.observe('MODIFIED', updated);
+        return toolFromResource(updated);
+      } catch (error) {
+        // Someone else wrote in between: apply the same changes to their version.
+        if (isResourceError(error) && error.code === 409 && attempt < UPDATE_ATTEMPTS) continue;
+        if (isResourceError(error) && error.code === 409)
+          throw conflict(`Tool '${id}' is being changed concurrently; retry`);
+        if (isResourceError(error) && error.code === 404) throw notFound(`Tool '${id}'`);
+        throw error;
+      }
+    }
+  }
+
+  async delete(id: string): Promise<void> {
+    const existing = await this.#deps.resources.tools.get(resourceNameForId(id));
+    if (!existing || toolIdOf(existing) !== id) throw notFound(`Tool '${id}'`);
+    try {
+      await this.#deps.resources.tools.delete(existing.metadata.name);
+      this.#deps.informer.observe('DELETED', existing);
+    } catch (error) {
+      if (isResourceError(error) && error.code === 404) throw notFound(`Tool '${id}'`);
+      throw error;
+    }
+  }
+
+  #parse(input: unknown): Tool {
+    const parsed = Tool.safeParse(input);
+    if (!parsed.success) throw new ApiError(400, `Invalid tool: ${formatIssues(parsed.error)}`);
+    return parsed.data;
+  }
+}

@@ -1,0 +1,160 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROUTES } from '../../crds/routes.ts';
+import { startTestApi, TEST_ADMIN_KEY, TEST_MASTER_KEY, type TestApi } from '../support/embedded.ts';
+import { type HttpTarget, startHttpTarget } from '../support/http-target.ts';
+
+describe('every route under malformed input', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startTestApi({ KUBEGLUE_BODY_LIMIT_BYTES: String(64 * 1024) });
+    await api.call('POST', '/v1/tools', {
+      body: { id: 'fuzzed', steps: [{ id: 'a', config: { type: 'transform', transformCode: '() => 1' } }] },
+    });
+  });
+  afterAll(async () => {
+    await api?.stop();
+  });
+
+  const concrete = (path: string, value: string) =>
+    `/v1${path.replace(/\{toolId\}/, 'fuzzed').replace(/\{(\w+)\}/g, () => encodeURIComponent(value))}`;
+  const bodies: Array<[string, string | undefined]> = [
+    ['malformed JSON', '{"steps": ['],
+    ['a number', '42'],
+    ['an array', '[1,2,3]'],
+    [
+      'wrong types',
+      JSON.stringify({ id: 7, steps: 'no', inputs: 'x', options: { timeout: 'soon' }, name: [] }),
+    ],
+    ['a huge body', JSON.stringify({ inputs: { blob: 'x'.repeat(200 * 1024) } })],
+    ['no body', undefined],
+  ];
+
+  for (const route of ROUTES) {
+    it(`${route.method} ${route.path} answers every bad request without a 5xx, in the error shape`, async () => {
+      for (const param of ['nope', '..', '%00', 'x'.repeat(300)]) {
+        for (const [label, body] of route.method === 'GET' || route.method === 'DELETE'
+          ? [['no body', undefined] as const]
+          : bodies) {
+          const res = await api.call(
+            route.method,
+            `${concrete(route.path, param)}?page=-1&limit=abc&status=maybe`,
+            {
+              ...(body !== undefined
+                ? { rawBody: body, headers: { 'content-type': 'application/json' } }
+                : {}),
+            },
+          );
+          const where = `${route.method} ${concrete(route.path, param).slice(0, 60)} with ${label}`;
+          expect(res.status, where).toBeLessThan(500);
+          if (res.status >= 400 && res.headers.get('content-type')?.startsWith('application/json')) {
+            expect(res.body, where).toEqual({ error: { message: expect.any(String) } });
+          }
+        }
+      }
+    });
+  }
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+describe('a server killed with SIGKILL during runs', () => {
+  let target: HttpTarget;
+  let dataDir: string;
+  let child: ChildProcess | undefined;
+  const held: ServerResponse[] = [];
+
+  beforeAll(async () => {
+    target = await startHttpTarget();
+    target.route('GET', '/hold', (_req, res) => {
+      held.push(res);
+      return undefined;
+    });
+    dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-crash-'));
+  });
+  afterAll(async () => {
+    child?.kill('SIGKILL');
+    for (const res of held) res.destroy();
+    await target?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  async function startServer(port: number): Promise<ChildProcess> {
+    const server = spawn(
+      process.execPath,
+      ['--no-node-snapshot', join(import.meta.dirname, '../../api/main.ts')],
+      {
+        env: {
+          ...process.env,
+          KUBEGLUE_PORT: String(port),
+          KUBEGLUE_DATA_DIR: dataDir,
+          KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
+          KUBEGLUE_MASTER_KEY: TEST_MASTER_KEY,
+          KUBEGLUE_WORKERS: '1',
+          KUBEGLUE_LOG_LEVEL: 'silent',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      server.stdout?.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('ready on')) resolve();
+      });
+      server.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
+    });
+    return server;
+  }
+
+  it('leaves no run running after a restart', async () => {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const call = (method: string, path: string, body?: unknown) =>
+      fetch(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+    child = await startServer(port);
+    await call('POST', '/v1/tools', {
+      id: 'hang',
+      steps: [{ id: 'wait', config: { url: `${target.url}/hold` } }],
+    });
+    const asyncRun = (await (
+      await call('POST', '/v1/tools/hang/run', { options: { async: true } })
+    ).json()) as { runId: string };
+    void call('POST', '/v1/tools/hang/run', { runId: 'sync-crash' }).catch(() => {});
+    await expect.poll(() => held.length, { timeout: 15_000 }).toBe(2);
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child?.once('exit', resolve));
+
+    child = await startServer(port);
+    for (const runId of [asyncRun.runId, 'sync-crash']) {
+      const run = (await (await call('GET', `/v1/runs/${runId}`)).json()) as {
+        status: string;
+        error: string;
+      };
+      expect(run.status).toBe('failed');
+      expect(run.error).toMatch(/stopped before it finished/);
+    }
+    const running = (await (await call('GET', '/v1/runs?status=running')).json()) as { total: number };
+    expect(running.total).toBe(0);
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child?.once('exit', resolve));
+    child = undefined;
+  }, 90_000);
+});
