@@ -47,7 +47,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     // File keys may be 255 characters, percent-encoded up to three times that.
-    maxParamLength: 1024,
+    routerOptions: { maxParamLength: 1024 },
     // Malformed URLs are answered before routing: keep the error shape there too.
     frameworkErrors: (error, _request, reply) => {
       const { status, message } = describeError(error);

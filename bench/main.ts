@@ -1,7 +1,8 @@
 /**
  * `npm run bench [-- name…]`: prints one JSON line per figure on stdout (progress on stderr).
- * Names: store, sandbox, engine. Without names, all run. Figures, never pass/fail.
+ * Names: store, sandbox, engine, api. Without names, all run. Figures, never pass/fail.
  */
+import { benchApi } from './api.ts';
 import { benchEngine } from './engine.ts';
 import { benchSandbox } from './sandbox.ts';
 import { benchStore } from './store.ts';
@@ -10,6 +11,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   store: benchStore,
   sandbox: benchSandbox,
   engine: benchEngine,
+  api: benchApi,
 };
 
 const wanted = process.argv.slice(2);

@@ -48,9 +48,9 @@ const DEFAULT_MAX_BATCH_CALLS = 500;
 const DEFAULT_MAX_BATCH_FILE_BYTES = 16 * 1024 * 1024;
 
 /**
- * Flush policy: a flush starts as soon as the previous one has finished and calls are waiting, so under load
- * calls gather while a flush runs, and an idle store writes a lone call at once (after the current microtask,
- * so calls made together still share a flush). One flush at a time, so calls take effect in arrival order.
+ * Flush policy: a flush starts on the next turn of the event loop after calls are queued, and again after
+ * each batch while calls are waiting, so every call made in the meantime joins it; an idle store writes a
+ * lone call after one turn. One flush at a time, so calls take effect in arrival order.
  */
 export function createRunWriteBatcher(db: Db, opts: RunWriteBatcherOptions = {}): ClosableRunWriteBatcher {
   const maxCalls = opts.maxBatchCalls ?? DEFAULT_MAX_BATCH_CALLS;
@@ -60,9 +60,15 @@ export function createRunWriteBatcher(db: Db, opts: RunWriteBatcherOptions = {})
   let closed = false;
 
   const start = (): void => {
-    flushing ??= Promise.resolve()
+    // PGlite executes a query synchronously on this thread, so calls can only join a batch between
+    // flushes: setImmediate lets every I/O and timer callback of this loop iteration queue its call
+    // first (a microtask would flush the first call alone). pg gains the same way.
+    flushing ??= nextTurn()
       .then(async () => {
-        while (queue.length > 0) await writeBatch(db, takeBatch(queue, maxCalls, maxFileBytes));
+        while (queue.length > 0) {
+          await writeBatch(db, takeBatch(queue, maxCalls, maxFileBytes));
+          await nextTurn();
+        }
       })
       .finally(() => {
         flushing = undefined;
@@ -92,6 +98,10 @@ export function createRunWriteBatcher(db: Db, opts: RunWriteBatcherOptions = {})
       while (flushing) await flushing;
     },
   };
+}
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /**

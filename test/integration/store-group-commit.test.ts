@@ -265,6 +265,24 @@ describe.each(DRIVERS)('group commit on %s', (driver) => {
       await batcher.close();
     });
 
+    it('gathers calls queued from separate timer callbacks into one batch', async () => {
+      const counts: WriteCounts = { statements: [], transactions: 0 };
+      const batcher = createRunWriteBatcher(counting(raw, counts));
+      const results = await Promise.all(
+        Array.from(
+          { length: 20 },
+          (_, i) =>
+            new Promise<InsertRunResult>((resolve, reject) => {
+              setTimeout(() => batcher.insertRun(run(`cb-${i}`)).then(resolve, reject), 0);
+            }),
+        ),
+      );
+      expect(results.every((r) => r.status === 'inserted')).toBe(true);
+      // PGlite runs a query synchronously: a flush started at once would write each call alone.
+      expect(counts.statements.length).toBeLessThanOrEqual(2);
+      await batcher.close();
+    });
+
     it('gathers calls made while a batch is being written into the next batch', async () => {
       const counts: WriteCounts = { statements: [], transactions: 0 };
       const batcher = createRunWriteBatcher(counting(raw, counts));

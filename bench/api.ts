@@ -1,0 +1,261 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent, request } from 'undici';
+import { openStore, type StoredRun } from '../store/index.ts';
+import { startTestPostgres } from '../test/support/postgres.ts';
+import { emit, percentile, progress, round } from './stats.ts';
+
+const ADMIN_KEY = 'kg_bench-admin-key-000000000000000000000000';
+const SEQUENTIAL = 2_000;
+const THROUGHPUT_MS = Number(process.env.KUBEGLUE_BENCH_THROUGHPUT_MS ?? 20_000);
+const CONCURRENCY = 32;
+const LIST_RUNS = 1_000_000;
+
+async function startTarget() {
+  const server = createServer((_req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end('{"ok":true}');
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, stop: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+interface Server {
+  url: string;
+  child: ChildProcess;
+  /** Peak resident set size of the server process (VmHWM), MB. */
+  peakRssMb(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** The embedded deployment as its own process, as `npm start` runs it. */
+async function startServer(env: Record<string, string>): Promise<Server> {
+  const child = spawn(process.execPath, ['--no-node-snapshot', join(import.meta.dirname, '../api/main.ts')], {
+    env: {
+      ...process.env,
+      KUBEGLUE_PORT: '0',
+      KUBEGLUE_ADMIN_KEY: ADMIN_KEY,
+      KUBEGLUE_LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /ready on (http:\/\/\S+)/.exec(out);
+      if (match?.[1]) resolve(match[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
+  });
+  return {
+    url,
+    child,
+    peakRssMb: async () => {
+      const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
+      return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+    },
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+function client(base: string) {
+  const agent = new Agent({ connections: 64 });
+  const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
+    const response = await request(`${base}${path}`, {
+      method,
+      dispatcher: agent,
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    const json = (await response.body.json()) as Record<string, unknown>;
+    if (response.statusCode >= 400)
+      throw new Error(`${method} ${path}: ${response.statusCode} ${JSON.stringify(json)}`);
+    return json;
+  };
+  return { agent, call };
+}
+
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+async function throughput(fn: () => Promise<unknown>, ms: number): Promise<number> {
+  let done = 0;
+  const end = performance.now() + ms;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < end) {
+        await fn();
+        done++;
+      }
+    }),
+  );
+  return done / ((performance.now() - start) / 1000);
+}
+
+async function benchDriver(
+  driver: 'pglite' | 'pg',
+  env: Record<string, string>,
+  targetUrl: string,
+): Promise<void> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-bench-api-'));
+  const server = await startServer({ KUBEGLUE_DATA_DIR: dataDir, ...env });
+  const { agent, call } = client(`${server.url}/v1`);
+  try {
+    await call('POST', '/tools', {
+      id: 'bench-get',
+      steps: [{ id: 'get', config: { url: `${targetUrl}/ok` } }],
+    });
+    const run = () => call('POST', '/tools/bench-get/run', {});
+    const direct = async () => {
+      const response = await request(`${targetUrl}/ok`, { dispatcher: agent });
+      await response.body.json();
+    };
+    progress(`api (${driver}): warming up`);
+    for (let i = 0; i < 300; i++) await run();
+
+    if (driver === 'pglite') {
+      progress(`api: ${SEQUENTIAL} sequential sync runs vs direct GETs, interleaved`);
+      const viaApi: number[] = [];
+      const viaDirect: number[] = [];
+      for (let i = 0; i < SEQUENTIAL; i++) {
+        viaApi.push(await timed(run));
+        viaDirect.push(await timed(direct));
+      }
+      const apiP50 = percentile(viaApi, 50);
+      const directP50 = percentile(viaDirect, 50);
+      emit({
+        bench: 'api.sync_run_overhead',
+        driver,
+        calls: SEQUENTIAL,
+        apiP50Ms: round(apiP50),
+        apiP99Ms: round(percentile(viaApi, 99)),
+        directP50Ms: round(directP50),
+        directP99Ms: round(percentile(viaDirect, 99)),
+        overheadP50Ms: round(apiP50 - directP50),
+        ratioP50: round(apiP50 / directP50, 2),
+        targetOverheadP50Ms: 2,
+      });
+
+      progress('api: async dispatch (202 to success)');
+      const dispatch: number[] = [];
+      for (let i = 0; i < 200; i++) {
+        const start = performance.now();
+        const accepted = await call('POST', '/tools/bench-get/run', { options: { async: true } });
+        for (;;) {
+          const current = await call('GET', `/runs/${accepted.runId as string}`);
+          if (current.status !== 'running') break;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        dispatch.push(performance.now() - start);
+      }
+      emit({
+        bench: 'api.async_dispatch',
+        driver,
+        runs: 200,
+        p50Ms: round(percentile(dispatch, 50)),
+        p99Ms: round(percentile(dispatch, 99)),
+      });
+    }
+
+    progress(`api (${driver}): throughput at concurrency ${CONCURRENCY} for ${THROUGHPUT_MS / 1000} s`);
+    const rate = await throughput(run, THROUGHPUT_MS);
+    emit({
+      bench: 'api.sync_run_throughput',
+      driver,
+      concurrency: CONCURRENCY,
+      seconds: THROUGHPUT_MS / 1000,
+      runsPerSec: round(rate, 0),
+      serverPeakRssMb: round(await server.peakRssMb(), 0),
+      target: driver === 'pglite' ? 1000 : 1500,
+    });
+  } finally {
+    await agent.close();
+    await server.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** GET /runs?toolId=&status= with a million runs stored (seeded directly, then served by the API). */
+async function benchListRuns(): Promise<void> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-bench-list-'));
+  try {
+    progress(`api: seeding ${LIST_RUNS} runs into PGlite`);
+    const store = await openStore({ driver: 'pglite', dataDir });
+    const statuses = ['success', 'failed', 'aborted'] as const;
+    const base = Date.parse('2026-01-01T00:00:00Z');
+    for (let offset = 0; offset < LIST_RUNS; offset += 20_000) {
+      const batch: StoredRun[] = [];
+      for (let i = offset; i < Math.min(LIST_RUNS, offset + 20_000); i++) {
+        const startedAt = new Date(base + i * 1000).toISOString();
+        batch.push({
+          runId: randomUUID(),
+          toolId: `tool-${i % 50}`,
+          status: statuses[i % 3] as (typeof statuses)[number],
+          requestSource: 'api',
+          systemIds: [],
+          metadata: { startedAt, completedAt: startedAt, durationMs: 5 },
+        });
+      }
+      await store.insertRuns(batch);
+    }
+    await store.close();
+    const server = await startServer({ KUBEGLUE_DATA_DIR: dataDir });
+    const { agent, call } = client(`${server.url}/v1`);
+    try {
+      const samples: number[] = [];
+      for (let i = 0; i < 200; i++) {
+        samples.push(
+          await timed(() => call('GET', `/runs?toolId=tool-${i % 50}&status=${statuses[i % 3]}&limit=50`)),
+        );
+      }
+      emit({
+        bench: 'api.list_runs',
+        driver: 'pglite',
+        runs: LIST_RUNS,
+        p50Ms: round(percentile(samples, 50)),
+        p99Ms: round(percentile(samples, 99)),
+      });
+    } finally {
+      await agent.close();
+      await server.stop();
+    }
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** api.sync_run_overhead, api.async_dispatch, api.sync_run_throughput (PGlite and Postgres), api.list_runs. */
+export async function benchApi(): Promise<void> {
+  const target = await startTarget();
+  try {
+    await benchDriver('pglite', {}, target.url);
+    const postgres = await startTestPostgres();
+    try {
+      await benchDriver('pg', { KUBEGLUE_DATABASE_URL: postgres.url }, target.url);
+    } finally {
+      await postgres.stop();
+    }
+  } finally {
+    await target.stop();
+  }
+  await benchListRuns();
+}
+
+if (import.meta.main) await benchApi();
