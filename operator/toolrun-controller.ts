@@ -33,6 +33,7 @@ export class ToolRunController {
   readonly #informer: Informer<ToolRunResource>;
   readonly #queue: WorkQueue;
   readonly #active = new Map<string, AbortController>();
+  readonly #executions = new Set<Promise<void>>();
   readonly #waiting: string[] = [];
   #sweep: NodeJS.Timeout | undefined;
 
@@ -52,9 +53,11 @@ export class ToolRunController {
     this.#sweep = setInterval(() => this.#sweepRetention(), Math.min(60_000, this.#opts.retentionMs)).unref();
   }
 
+  /** Aborts the runs executing here and waits until each has recorded its outcome. */
   async stop(): Promise<void> {
     clearInterval(this.#sweep);
     for (const controller of this.#active.values()) controller.abort();
+    await Promise.allSettled([...this.#executions]);
     await this.#informer.stop();
   }
 
@@ -89,12 +92,14 @@ export class ToolRunController {
     });
     const controller = new AbortController();
     this.#active.set(name, controller);
-    void this.#execute(admitted, controller).finally(() => {
+    const execution = this.#execute(admitted, controller).finally(() => {
+      this.#executions.delete(execution);
       this.#active.delete(name);
       const next = this.#waiting.shift();
       if (next) this.#queue.add(next);
       this.#queue.add(name);
     });
+    this.#executions.add(execution);
   }
 
   async #execute(toolRun: ToolRunResource, controller: AbortController): Promise<void> {

@@ -76,11 +76,14 @@ describe('a server killed with SIGKILL during runs', () => {
   let dataDir: string;
   let child: ChildProcess | undefined;
   const held: ServerResponse[] = [];
+  /** The `run` query value of every held request: which run reached the target. */
+  const heldRuns: string[] = [];
 
   beforeAll(async () => {
     target = await startHttpTarget();
-    target.route('GET', '/hold', (_req, res) => {
+    target.route('GET', '/hold', (req, res) => {
       held.push(res);
+      heldRuns.push(req.query.find(([name]) => name === 'run')?.[1] ?? '');
       return undefined;
     });
     dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-crash-'));
@@ -92,7 +95,7 @@ describe('a server killed with SIGKILL during runs', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  async function startServer(port: number): Promise<ChildProcess> {
+  async function startServer(port: number, extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
     const server = spawn(
       process.execPath,
       ['--no-node-snapshot', join(import.meta.dirname, '../../api/main.ts')],
@@ -105,6 +108,7 @@ describe('a server killed with SIGKILL during runs', () => {
           KUBEGLUE_MASTER_KEY: TEST_MASTER_KEY,
           KUBEGLUE_WORKERS: '1',
           KUBEGLUE_LOG_LEVEL: 'silent',
+          ...extraEnv,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
@@ -120,6 +124,47 @@ describe('a server killed with SIGKILL during runs', () => {
     return server;
   }
 
+  it('records runs in flight as aborted on SIGTERM after the grace period', async () => {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const call = (method: string, path: string, body?: unknown) =>
+      fetch(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+    child = await startServer(port, { KUBEGLUE_SHUTDOWN_GRACE_MS: '500' });
+    await call('POST', '/v1/tools', {
+      id: 'hang-term',
+      steps: [{ id: 'wait', config: { url: `${target.url}/hold`, queryParams: { run: '<<kind>>' } } }],
+    });
+    const asyncRun = (await (
+      await call('POST', '/v1/tools/hang-term/run', {
+        inputs: { kind: 'term-async' },
+        options: { async: true },
+      })
+    ).json()) as { runId: string };
+    const syncResponse = call('POST', '/v1/tools/hang-term/run', {
+      runId: 'sync-term',
+      inputs: { kind: 'term-sync' },
+    }).then((r) => r.json());
+    await expect
+      .poll(() => ['term-async', 'term-sync'].every((kind) => heldRuns.includes(kind)), { timeout: 15_000 })
+      .toBe(true);
+    child.kill('SIGTERM');
+    const exitCode = await new Promise((resolve) => child?.once('exit', resolve));
+    expect(exitCode).toBe(0);
+    expect(await syncResponse).toMatchObject({ status: 'aborted' });
+    child = await startServer(port);
+    for (const runId of [asyncRun.runId, 'sync-term']) {
+      const run = (await (await call('GET', `/v1/runs/${runId}`)).json()) as { status: string };
+      expect(run.status).toBe('aborted');
+    }
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child?.once('exit', resolve));
+    child = undefined;
+  }, 90_000);
+
   it('leaves no run running after a restart', async () => {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
@@ -132,13 +177,17 @@ describe('a server killed with SIGKILL during runs', () => {
     child = await startServer(port);
     await call('POST', '/v1/tools', {
       id: 'hang',
-      steps: [{ id: 'wait', config: { url: `${target.url}/hold` } }],
+      steps: [{ id: 'wait', config: { url: `${target.url}/hold`, queryParams: { run: '<<kind>>' } } }],
     });
     const asyncRun = (await (
-      await call('POST', '/v1/tools/hang/run', { options: { async: true } })
+      await call('POST', '/v1/tools/hang/run', { inputs: { kind: 'crash-async' }, options: { async: true } })
     ).json()) as { runId: string };
-    void call('POST', '/v1/tools/hang/run', { runId: 'sync-crash' }).catch(() => {});
-    await expect.poll(() => held.length, { timeout: 15_000 }).toBe(2);
+    void call('POST', '/v1/tools/hang/run', { runId: 'sync-crash', inputs: { kind: 'crash-sync' } }).catch(
+      () => {},
+    );
+    await expect
+      .poll(() => ['crash-async', 'crash-sync'].every((kind) => heldRuns.includes(kind)), { timeout: 15_000 })
+      .toBe(true);
     child.kill('SIGKILL');
     await new Promise((resolve) => child?.once('exit', resolve));
 
