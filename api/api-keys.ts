@@ -1,16 +1,11 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto';
-import type { StoredApiKey } from '../store/index.ts';
+import type { StoreQueries } from '../store/index.ts';
 
 /** The store queries API-key code needs (the full Store satisfies it). */
-export interface ApiKeyStore {
-  insertApiKey(key: Omit<StoredApiKey, 'lastUsedAt'>): Promise<void>;
-  /** Only keys that are not revoked. */
-  findApiKeyByHash(keyHash: string): Promise<StoredApiKey | undefined>;
-  listApiKeys(): Promise<StoredApiKey[]>;
-  revokeApiKey(id: string): Promise<boolean>;
-  countApiKeys(opts?: { admin?: boolean }): Promise<number>;
-  touchApiKeys(ids: readonly string[], at: string): Promise<void>;
-}
+export type ApiKeyStore = Pick<
+  StoreQueries,
+  'insertApiKey' | 'findApiKeyByHash' | 'listApiKeys' | 'revokeApiKey' | 'countApiKeys' | 'touchApiKeys'
+>;
 
 const KEY_PREFIX = 'kg_';
 /** Bounds for any key a client presents or an operator presets; outside them a key is refused unseen. */

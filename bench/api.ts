@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { openStore, type StoredRun } from '../store/index.ts';
 import { startTestPostgres } from '../test/support/postgres.ts';
-import { emit, percentile, progress, round } from './stats.ts';
+import { emit, percentile, progress, round, throughput, timed } from './stats.ts';
 
 const ADMIN_KEY = 'kg_bench-admin-key-000000000000000000000000';
 const SEQUENTIAL = 2_000;
@@ -88,27 +88,6 @@ function client(base: string) {
   return { agent, call };
 }
 
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-  const start = performance.now();
-  await fn();
-  return performance.now() - start;
-}
-
-async function throughput(fn: () => Promise<unknown>, ms: number): Promise<number> {
-  let done = 0;
-  const end = performance.now() + ms;
-  const start = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (performance.now() < end) {
-        await fn();
-        done++;
-      }
-    }),
-  );
-  return done / ((performance.now() - start) / 1000);
-}
-
 async function benchDriver(
   driver: 'pglite' | 'pg',
   env: Record<string, string>,
@@ -175,7 +154,7 @@ async function benchDriver(
     }
 
     progress(`api (${driver}): throughput at concurrency ${CONCURRENCY} for ${THROUGHPUT_MS / 1000} s`);
-    const rate = await throughput(run, THROUGHPUT_MS);
+    const rate = await throughput(run, CONCURRENCY, THROUGHPUT_MS);
     emit({
       bench: 'api.sync_run_throughput',
       driver,

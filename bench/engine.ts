@@ -4,7 +4,7 @@ import { Agent, request } from 'undici';
 import { Tool } from '../crds/tool.ts';
 import type { RunOrder } from '../runner/ipc.ts';
 import { WorkerPool } from '../runner/pool.ts';
-import { emit, percentile, progress, round } from './stats.ts';
+import { emit, percentile, progress, round, throughput, timed } from './stats.ts';
 
 const SEQUENTIAL_CALLS = 2_000;
 const THROUGHPUT_MS = 10_000;
@@ -44,27 +44,6 @@ function getOrder(url: string): RunOrder {
 async function directGet(agent: Agent, url: string): Promise<void> {
   const response = await request(url, { dispatcher: agent });
   await response.body.json();
-}
-
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-  const start = performance.now();
-  await fn();
-  return performance.now() - start;
-}
-
-/** Runs `fn` from `concurrency` loops for `ms`; returns completions per second. */
-async function throughput(fn: () => Promise<unknown>, concurrency: number, ms: number): Promise<number> {
-  let done = 0;
-  const end = performance.now() + ms;
-  const loop = async () => {
-    while (performance.now() < end) {
-      await fn();
-      done++;
-    }
-  };
-  const start = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, loop));
-  return done / ((performance.now() - start) / 1000);
 }
 
 /** engine.http_step_overhead, engine.pagination_scaling, engine.throughput. */

@@ -16,3 +16,29 @@ export function emit(figure: Record<string, unknown>): void {
 export function progress(line: string): void {
   process.stderr.write(`bench: ${line}\n`);
 }
+
+export async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+/** Runs `fn` from `concurrency` loops for `ms`; returns completions per second. */
+export async function throughput(
+  fn: () => Promise<unknown>,
+  concurrency: number,
+  ms: number,
+): Promise<number> {
+  let done = 0;
+  const end = performance.now() + ms;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        await fn();
+        done++;
+      }
+    }),
+  );
+  return done / ((performance.now() - start) / 1000);
+}

@@ -61,6 +61,16 @@ describe('every route under malformed input', () => {
   }
 });
 
+/** Calls the server on `port` with the test admin key. */
+function caller(port: number) {
+  return (method: string, path: string, body?: unknown) =>
+    fetch(`http://127.0.0.1:${port}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+}
+
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const server = createServer();
@@ -126,13 +136,7 @@ describe('a server killed with SIGKILL during runs', () => {
 
   it('records runs in flight as aborted on SIGTERM after the grace period', async () => {
     const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const call = (method: string, path: string, body?: unknown) =>
-      fetch(`${base}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      });
+    const call = caller(port);
     child = await startServer(port, { KUBEGLUE_SHUTDOWN_GRACE_MS: '500' });
     await call('POST', '/v1/tools', {
       id: 'hang-term',
@@ -167,13 +171,7 @@ describe('a server killed with SIGKILL during runs', () => {
 
   it('leaves no run running after a restart', async () => {
     const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const call = (method: string, path: string, body?: unknown) =>
-      fetch(`${base}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      });
+    const call = caller(port);
     child = await startServer(port);
     await call('POST', '/v1/tools', {
       id: 'hang',

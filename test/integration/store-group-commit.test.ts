@@ -3,7 +3,6 @@ import type { Db, Driver } from '../../store/driver.ts';
 import { createPgDriver } from '../../store/drivers/pg.ts';
 import { createPgliteDriver } from '../../store/drivers/pglite.ts';
 import {
-  type DriverName,
   type FinishRun,
   type InsertRunResult,
   MIGRATIONS,
@@ -14,8 +13,8 @@ import {
 import { applyMigrations } from '../../store/migrate.ts';
 import { createRunWriteBatcher } from '../../store/run-batcher.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
+import { DRIVERS, openTestStore } from '../support/store.ts';
 
-const DRIVERS: DriverName[] = ['pglite', 'pg'];
 const HOUR_MS = 3_600_000;
 
 function run(runId: string, overrides: Partial<StoredRun> = {}): StoredRun {
@@ -66,21 +65,15 @@ function counting(db: Db, counts: WriteCounts): Db {
 }
 
 describe.each(DRIVERS)('group commit on %s', (driver) => {
-  let database: TestDatabase | undefined;
   let store: Store;
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    if (driver === 'pg') {
-      database = await createTestDatabase(inject('databaseUrl'));
-      store = await openStore({ driver: 'pg', url: database.url });
-    } else {
-      store = await openStore({ driver: 'pglite', dataDir: 'memory://' });
-    }
+    ({ store, close } = await openTestStore(driver));
   });
 
   afterAll(async () => {
-    await store?.close();
-    await database?.drop();
+    await close?.();
   });
 
   // Outbox rows left by an earlier test are claimed away, so each test sees only its own.

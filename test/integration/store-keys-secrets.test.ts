@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type DriverName, openStore, type Store, type StoredApiKey } from '../../store/index.ts';
-import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
-
-const DRIVERS: DriverName[] = ['pglite', 'pg'];
+import { openStore, type Store, type StoredApiKey } from '../../store/index.ts';
+import { createTestDatabase } from '../support/postgres.ts';
+import { DRIVERS, openTestStore } from '../support/store.ts';
 
 function key(id: string, overrides: Partial<StoredApiKey> = {}): Omit<StoredApiKey, 'lastUsedAt'> {
   return {
@@ -17,21 +16,15 @@ function key(id: string, overrides: Partial<StoredApiKey> = {}): Omit<StoredApiK
 }
 
 describe.each(DRIVERS)('api keys and secrets on %s', (driver) => {
-  let database: TestDatabase | undefined;
   let store: Store;
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    if (driver === 'pg') {
-      database = await createTestDatabase(inject('databaseUrl'));
-      store = await openStore({ driver: 'pg', url: database.url });
-    } else {
-      store = await openStore({ driver: 'pglite', dataDir: 'memory://' });
-    }
+    ({ store, close } = await openTestStore(driver));
   });
 
   afterAll(async () => {
-    await store?.close();
-    await database?.drop();
+    await close?.();
   });
 
   describe('api keys', () => {

@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { type DriverName, openStore, type Store } from '../../store/index.ts';
-import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Store } from '../../store/index.ts';
+import { DRIVERS, openTestStore } from '../support/store.ts';
 
-const DRIVERS: DriverName[] = ['pglite', 'pg'];
 const HOUR_MS = 3_600_000;
 
 function isoIn(ms: number): string {
@@ -10,21 +9,15 @@ function isoIn(ms: number): string {
 }
 
 describe.each(DRIVERS)('outbox on %s', (driver) => {
-  let database: TestDatabase | undefined;
   let store: Store;
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    if (driver === 'pg') {
-      database = await createTestDatabase(inject('databaseUrl'));
-      store = await openStore({ driver: 'pg', url: database.url });
-    } else {
-      store = await openStore({ driver: 'pglite', dataDir: 'memory://' });
-    }
+    ({ store, close } = await openTestStore(driver));
   });
 
   afterAll(async () => {
-    await store?.close();
-    await database?.drop();
+    await close?.();
   });
 
   // Every test starts with nothing due: rows earlier tests left due are finished off. (Rows they left leased

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { type DriverName, type FinishRun, openStore, type Store, type StoredRun } from '../../store/index.ts';
-import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
+import { type FinishRun, openStore, type Store, type StoredRun } from '../../store/index.ts';
+import { createTestDatabase } from '../support/postgres.ts';
+import { DRIVERS, openTestStore } from '../support/store.ts';
 
-const DRIVERS: DriverName[] = ['pglite', 'pg'];
 const HOUR_MS = 3_600_000;
 
 function run(runId: string, overrides: Partial<StoredRun> = {}): StoredRun {
@@ -20,21 +20,15 @@ function run(runId: string, overrides: Partial<StoredRun> = {}): StoredRun {
 const success: FinishRun = { status: 'success', completedAt: '2026-03-01T10:00:01.500Z', durationMs: 1500 };
 
 describe.each(DRIVERS)('run writes on %s', (driver) => {
-  let database: TestDatabase | undefined;
   let store: Store;
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    if (driver === 'pg') {
-      database = await createTestDatabase(inject('databaseUrl'));
-      store = await openStore({ driver: 'pg', url: database.url });
-    } else {
-      store = await openStore({ driver: 'pglite', dataDir: 'memory://' });
-    }
+    ({ store, close } = await openTestStore(driver));
   });
 
   afterAll(async () => {
-    await store?.close();
-    await database?.drop();
+    await close?.();
   });
 
   /** Outbox rows written since the test started (claimed with a long lease, so each is seen once). */

@@ -1,0 +1,22 @@
+import { inject } from 'vitest';
+import { type DriverName, openStore, type Store } from '../../store/index.ts';
+import { createTestDatabase } from './postgres.ts';
+
+export const DRIVERS: DriverName[] = ['pglite', 'pg'];
+
+/** A fresh store on the driver: PGlite in memory, or a new database on the test run's Postgres. */
+export async function openTestStore(driver: DriverName): Promise<{ store: Store; close(): Promise<void> }> {
+  if (driver === 'pglite') {
+    const store = await openStore({ driver: 'pglite', dataDir: 'memory://' });
+    return { store, close: () => store.close() };
+  }
+  const database = await createTestDatabase(inject('databaseUrl'));
+  const store = await openStore({ driver: 'pg', url: database.url });
+  return {
+    store,
+    close: async () => {
+      await store.close();
+      await database.drop();
+    },
+  };
+}
