@@ -214,6 +214,17 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
   });
   await controller.start();
   await outbox.start();
+  // Delivered and abandoned completion effects are kept a while for inspection, then dropped.
+  const pruneOutbox = setInterval(
+    () => {
+      store
+        .pruneOutbox(new Date(Date.now() - config.outboxRetentionMs).toISOString())
+        .catch((error: unknown) => {
+          log(`outbox: pruning finished rows failed: ${(error as Error).message}`);
+        });
+    },
+    Math.min(60 * 60 * 1000, config.outboxRetentionMs),
+  ).unref();
 
   await app.listen({ host: config.host, port });
   ready = true;
@@ -222,6 +233,7 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
   const close = () => {
     closing ??= (async () => {
       ready = false;
+      clearInterval(pruneOutbox);
       const grace = setTimeout(() => runs.abortAll(), config.shutdownGraceMs);
       await app.close();
       await controller.stop();

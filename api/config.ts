@@ -29,6 +29,7 @@ export const ServerConfig = z.object({
   KUBEGLUE_NAMESPACE: z.string().min(1).default('default'),
   KUBEGLUE_MAX_ASYNC_RUNS: positiveInt.default(64),
   KUBEGLUE_TOOLRUN_RETENTION_MS: positiveInt.default(60 * 60 * 1000),
+  KUBEGLUE_OUTBOX_RETENTION_MS: positiveInt.default(7 * 24 * 60 * 60 * 1000),
 });
 
 export interface Config {
@@ -51,6 +52,7 @@ export interface Config {
   namespace: string;
   maxAsyncRuns: number;
   toolRunRetentionMs: number;
+  outboxRetentionMs: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -77,5 +79,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     namespace: c.KUBEGLUE_NAMESPACE,
     maxAsyncRuns: c.KUBEGLUE_MAX_ASYNC_RUNS,
     toolRunRetentionMs: c.KUBEGLUE_TOOLRUN_RETENTION_MS,
+    outboxRetentionMs: c.KUBEGLUE_OUTBOX_RETENTION_MS,
   };
 }

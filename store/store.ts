@@ -18,6 +18,7 @@ import {
   enqueueOutbox,
   OUTBOX_CHANNEL,
   outboxBacklog,
+  pruneOutbox,
   retryOutbox,
 } from './queries/outbox.ts';
 import {
@@ -143,6 +144,8 @@ export interface StoreQueries {
   abandonOutbox(id: number, error: string): Promise<void>;
   /** Rows not done. */
   outboxBacklog(): Promise<number>;
+  /** Deletes delivered or abandoned rows finished before `before` (ISO time); returns how many. */
+  pruneOutbox(before: string): Promise<number>;
 
   /** Ciphertext only; upsert. */
   putSecret(namespace: string, name: string, data: Uint8Array): Promise<void>;
@@ -225,6 +228,7 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     retryOutbox: (id, opts) => retryOutbox(db, id, opts),
     abandonOutbox: (id, error) => abandonOutbox(db, id, error),
     outboxBacklog: () => outboxBacklog(db),
+    pruneOutbox: (before) => pruneOutbox(db, before),
     putSecret: (namespace, name, data) => putSecret(db, namespace, name, data),
     getSecret: (namespace, name) => getSecret(db, namespace, name),
     deleteSecret: (namespace, name) => deleteSecret(db, namespace, name),

@@ -138,3 +138,13 @@ export async function outboxBacklog(db: Db): Promise<number> {
   );
   return toNumber(rows[0]?.n ?? 0);
 }
+
+/** Deletes rows finished (delivered or abandoned) before `before`; returns how many. */
+export async function pruneOutbox(db: Db, before: string): Promise<number> {
+  const { rows } = await db.query<{ n: string | number }>(
+    `WITH pruned AS (DELETE FROM outbox WHERE done_at IS NOT NULL AND done_at < $1 RETURNING 1)
+     SELECT count(*) AS n FROM pruned`,
+    [before],
+  );
+  return Number(rows[0]?.n ?? 0);
+}

@@ -59,6 +59,22 @@ describe.each(DRIVERS)('outbox on %s', (driver) => {
     expect(await backlogAdded()).toBe(3);
   });
 
+  it('prunes finished rows older than the cut-off and keeps unfinished ones', async () => {
+    const [delivered, abandoned] = await store.enqueueOutbox([
+      { kind: 'notify', payload: { n: 1 } },
+      { kind: 'notify', payload: { n: 2 } },
+      { kind: 'notify', payload: { n: 3 } },
+    ]);
+    await store.claimOutbox({ limit: 10, leaseMs: HOUR_MS });
+    await store.completeOutbox(delivered as number);
+    await store.abandonOutbox(abandoned as number, 'gave up');
+    const backlog = await store.outboxBacklog();
+    expect(await store.pruneOutbox(isoIn(-HOUR_MS))).toBe(0);
+    expect(await store.pruneOutbox(isoIn(HOUR_MS))).toBeGreaterThanOrEqual(2);
+    expect(await store.pruneOutbox(isoIn(HOUR_MS))).toBe(0);
+    expect(await store.outboxBacklog()).toBe(backlog);
+  });
+
   it('claims at most limit rows', async () => {
     await store.enqueueOutbox(Array.from({ length: 5 }, (_, i) => ({ kind: 'notify', payload: { i } })));
     expect(await store.claimOutbox({ limit: 2, leaseMs: HOUR_MS })).toHaveLength(2);
