@@ -6,7 +6,6 @@ import {
   type FinishRun,
   type InsertRunResult,
   MIGRATIONS,
-  openStore,
   type Store,
   type StoredRun,
 } from '../../store/index.ts';
@@ -211,13 +210,13 @@ describe.each(DRIVERS)('group commit on %s', (driver) => {
   });
 
   it('rejects calls made after the store is closed', async () => {
-    const own = await openOwnStore();
+    const own = await openTestStore(driver);
     await own.close();
     await expect(own.store.batch.insertRun(run('after-close'))).rejects.toThrow('store is closed');
   });
 
   it('settles every queued call before close completes', async () => {
-    const own = await openOwnStore();
+    const own = await openTestStore(driver);
     const pending = Array.from({ length: 20 }, (_, i) => own.store.batch.insertRun(run(`closing-${i}`)));
     await own.close();
     expect(statuses(await Promise.all(pending)).every((status) => status === 'inserted')).toBe(true);
@@ -311,20 +310,4 @@ describe.each(DRIVERS)('group commit on %s', (driver) => {
       await batcher.close();
     });
   });
-
-  async function openOwnStore(): Promise<{ store: Store; close(): Promise<void> }> {
-    if (driver === 'pg') {
-      const own = await createTestDatabase(inject('databaseUrl'));
-      const opened = await openStore({ driver: 'pg', url: own.url });
-      return {
-        store: opened,
-        close: async () => {
-          await opened.close();
-          await own.drop();
-        },
-      };
-    }
-    const opened = await openStore({ driver: 'pglite', dataDir: 'memory://' });
-    return { store: opened, close: () => opened.close() };
-  }
 });

@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openStore, type Store, type StoredApiKey } from '../../store/index.ts';
-import { createTestDatabase } from '../support/postgres.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store, StoredApiKey } from '../../store/index.ts';
 import { DRIVERS, openTestStore } from '../support/store.ts';
 
 function key(id: string, overrides: Partial<StoredApiKey> = {}): Omit<StoredApiKey, 'lastUsedAt'> {
@@ -48,7 +47,7 @@ describe.each(DRIVERS)('api keys and secrets on %s', (driver) => {
     });
 
     it('lists keys oldest first and no longer finds, lists or counts a revoked key', async () => {
-      const fresh = await openIsolatedStore();
+      const fresh = await openTestStore(driver);
       try {
         await fresh.store.insertApiKey(key('k-new', { createdAt: '2026-03-03T00:00:00.000Z', admin: true }));
         await fresh.store.insertApiKey(key('k-old', { createdAt: '2026-03-01T00:00:00.000Z' }));
@@ -129,21 +128,4 @@ describe.each(DRIVERS)('api keys and secrets on %s', (driver) => {
       expect(await store.getSecret('default', 'in-tx')).toEqual(new Uint8Array([7]));
     });
   });
-
-  /** A store of its own, for assertions over every key in the database. */
-  async function openIsolatedStore(): Promise<{ store: Store; close(): Promise<void> }> {
-    if (driver === 'pg') {
-      const own = await createTestDatabase(inject('databaseUrl'));
-      const opened = await openStore({ driver: 'pg', url: own.url });
-      return {
-        store: opened,
-        close: async () => {
-          await opened.close();
-          await own.drop();
-        },
-      };
-    }
-    const opened = await openStore({ driver: 'pglite', dataDir: 'memory://' });
-    return { store: opened, close: () => opened.close() };
-  }
 });

@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { type FinishRun, openStore, type Store, type StoredRun } from '../../store/index.ts';
-import { createTestDatabase } from '../support/postgres.ts';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { FinishRun, Store, StoredRun } from '../../store/index.ts';
 import { DRIVERS, openTestStore } from '../support/store.ts';
 
 const HOUR_MS = 3_600_000;
@@ -100,7 +99,7 @@ describe.each(DRIVERS)('run writes on %s', (driver) => {
 
   describe('failRunningRuns', () => {
     it('fails only the running runs of the executor given, then all running runs', async () => {
-      const fresh = await openIsolatedStore();
+      const fresh = await openTestStore(driver);
       try {
         await fresh.store.insertRuns([
           run('a-1', { executor: 'pod-a' }),
@@ -144,7 +143,7 @@ describe.each(DRIVERS)('run writes on %s', (driver) => {
 
   describe('failStartedRuns', () => {
     it('fails running runs started by other executors and leaves unstarted and own runs alone', async () => {
-      const fresh = await openIsolatedStore();
+      const fresh = await openTestStore(driver);
       try {
         await fresh.store.insertRuns([
           run('old-1', { executor: 'process-old' }),
@@ -311,20 +310,4 @@ describe.each(DRIVERS)('run writes on %s', (driver) => {
       }
     });
   });
-
-  async function openIsolatedStore(): Promise<{ store: Store; close(): Promise<void> }> {
-    if (driver === 'pg') {
-      const own = await createTestDatabase(inject('databaseUrl'));
-      const opened = await openStore({ driver: 'pg', url: own.url });
-      return {
-        store: opened,
-        close: async () => {
-          await opened.close();
-          await own.drop();
-        },
-      };
-    }
-    const opened = await openStore({ driver: 'pglite', dataDir: 'memory://' });
-    return { store: opened, close: () => opened.close() };
-  }
 });
