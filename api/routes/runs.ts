@@ -5,7 +5,7 @@ import { ListRunsQuery, RunRequest } from '../../crds/run.ts';
 import type { Store } from '../../store/index.ts';
 import { principalOf } from '../auth.ts';
 import { notFound } from '../errors.ts';
-import type { FileUrlSigner } from '../files.ts';
+import { type FileUrlSigner, fileDownloadInfo, withDownloadUrls } from '../files.ts';
 import { runView } from '../run-view.ts';
 import type { Caller, RunService } from '../runs.ts';
 import { parseInput } from '../validation.ts';
@@ -126,7 +126,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRouteDeps): voi
     const { runId } = parseInput(RunParams, request.params, 'path');
     parseInput(TokenOnly, request.query, 'query');
     const run = await runs.get(runId, caller(request));
-    return { fileArtifacts: runView(run, { urlFor }).fileArtifacts ?? [] };
+    return { fileArtifacts: withDownloadUrls(signer, runId, run.fileArtifacts ?? []) };
   });
 
   app.get('/v1/runs/:runId/files/:fileKey/download', async (request) => {
@@ -135,15 +135,6 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRouteDeps): voi
     const run = await runs.get(runId, caller(request));
     const file = run.fileArtifacts?.find((f) => f.fileKey === fileKey);
     if (!file) throw notFound(`File '${fileKey}' of run '${runId}'`);
-    const { url, expiresIn } = signer.sign(runId, fileKey);
-    return {
-      success: true,
-      fileKey,
-      filename: file.filename,
-      contentType: file.contentType,
-      size: file.size,
-      downloadUrl: url,
-      expiresIn,
-    };
+    return fileDownloadInfo(signer, runId, file);
   });
 }
