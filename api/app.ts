@@ -73,12 +73,13 @@ async function freePort(host: string): Promise<number> {
  * worker pool and the /v1 API, wired exactly as the Kubernetes deployment splits them.
  */
 export async function startEmbedded(config: Config, log: (line: string) => void): Promise<EmbeddedApp> {
+  // Holds PGlite's files and, without KUBEGLUE_MASTER_KEY, the master key file (Postgres mode too).
+  await mkdir(config.dataDir, { recursive: true });
   let store: Store;
   if (config.databaseUrl) {
     log('opening the Postgres store (KUBEGLUE_DATABASE_URL)');
     store = await openStore({ driver: 'pg', url: config.databaseUrl }, { onProgress: log });
   } else {
-    await mkdir(config.dataDir, { recursive: true });
     log(`opening the embedded store in ${config.dataDir}`);
     store = await openStore({ driver: 'pglite', dataDir: config.dataDir }, { onProgress: log });
   }
@@ -91,7 +92,6 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
   if (recovered.length > 0)
     log(`recovery: failed ${recovered.length} run(s) left running by a previous process`);
 
-  await mkdir(config.dataDir, { recursive: true });
   const masterKey = await loadMasterKey({ masterKey: config.masterKey, dataDir: config.dataDir, log });
   await ensureAdminKey(store, { presetKey: config.adminKey, log });
 
