@@ -18,11 +18,13 @@ export function isDns1123Subdomain(value: string): boolean {
   return value.length <= 253 && DNS1123_SUBDOMAIN.test(value);
 }
 
-function shortHash(value: string): string {
+/** 10 hex digits of the value's SHA-256: keeps derived names of distinct ids apart. */
+export function shortHash(value: string): string {
   return createHash('sha256').update(value).digest('hex').slice(0, 10);
 }
 
-function slug(value: string): string {
+/** A readable, DNS-safe fragment of any id (lower-case, `-` for the rest, at most 40 characters). */
+export function slug(value: string): string {
   return value
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')

@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { labelValueForId } from '../crds/convert.ts';
+import { labelValueForId, shortHash, slug } from '../crds/convert.ts';
 import { API_VERSION, type OwnerReference } from '../crds/meta.ts';
 import type { ToolRunResource } from '../crds/resources.ts';
 import type { ExecutionMode, RequestSource, RunOptions } from '../crds/run.ts';
@@ -13,13 +12,8 @@ export const RECORDED_FINALIZER = 'kubeglue.dev/run-recorded';
 
 /** A DNS-1123 name per run id: `run-<slug>-<hash>` (run ids may be any string the API accepts). */
 export function toolRunName(runId: string): string {
-  const slug = runId
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .slice(0, 40)
-    .replace(/^-+|-+$/g, '');
-  const hash = createHash('sha256').update(runId).digest('hex').slice(0, 10);
-  return `run-${slug ? `${slug}-` : ''}${hash}`;
+  const readable = slug(runId);
+  return `run-${readable ? `${readable}-` : ''}${shortHash(runId)}`;
 }
 
 /** The work order of a stored async run. Inputs and runtime credentials stay out of it. */
