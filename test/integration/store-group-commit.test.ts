@@ -2,31 +2,15 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'v
 import type { Db, Driver } from '../../store/driver.ts';
 import { createPgDriver } from '../../store/drivers/pg.ts';
 import { createPgliteDriver } from '../../store/drivers/pglite.ts';
-import {
-  type FinishRun,
-  type InsertRunResult,
-  MIGRATIONS,
-  type Store,
-  type StoredRun,
-} from '../../store/index.ts';
+import { type FinishRun, type InsertRunResult, MIGRATIONS, type Store } from '../../store/index.ts';
 import { applyMigrations } from '../../store/migrate.ts';
 import { createRunWriteBatcher } from '../../store/run-batcher.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
-import { DRIVERS, openTestStore } from '../support/store.ts';
+import { DRIVERS, openTestStore, runningRun } from '../support/store.ts';
 
 const HOUR_MS = 3_600_000;
 
-function run(runId: string, overrides: Partial<StoredRun> = {}): StoredRun {
-  return {
-    runId,
-    toolId: 'tool-a',
-    status: 'running',
-    requestSource: 'api',
-    systemIds: [],
-    metadata: { startedAt: '2026-03-01T10:00:00.000Z' },
-    ...overrides,
-  };
-}
+const run = runningRun;
 
 function success(data: number): FinishRun {
   return {

@@ -1,20 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { FinishRun, Store, StoredRun } from '../../store/index.ts';
-import { DRIVERS, openTestStore } from '../support/store.ts';
+import type { FinishRun, Store } from '../../store/index.ts';
+import { DRIVERS, openTestStore, runningRun } from '../support/store.ts';
 
 const HOUR_MS = 3_600_000;
 
-function run(runId: string, overrides: Partial<StoredRun> = {}): StoredRun {
-  return {
-    runId,
-    toolId: 'tool-a',
-    status: 'running',
-    requestSource: 'api',
-    systemIds: [],
-    metadata: { startedAt: '2026-03-01T10:00:00.000Z' },
-    ...overrides,
-  };
-}
+const run = runningRun;
 
 const success: FinishRun = { status: 'success', completedAt: '2026-03-01T10:00:01.500Z', durationMs: 1500 };
 

@@ -3,29 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import {
-  type DriverName,
-  MIGRATIONS,
-  openStore,
-  type Store,
-  type StoreConfig,
-  type StoredRun,
-} from '../../store/index.ts';
+import { MIGRATIONS, openStore, type Store, type StoreConfig } from '../../store/index.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
+import { DRIVERS, runningRun } from '../support/store.ts';
 
-const DRIVERS: DriverName[] = ['pglite', 'pg'];
-
-function run(runId: string, overrides: Partial<StoredRun> = {}): StoredRun {
-  return {
-    runId,
-    toolId: 'tool-a',
-    status: 'running',
-    requestSource: 'api',
-    systemIds: [],
-    metadata: { startedAt: '2026-03-01T10:00:00.000Z' },
-    ...overrides,
-  };
-}
+const run = runningRun;
 
 const finished = { completedAt: '2026-03-01T10:00:01.500Z', durationMs: 1500 };
 

@@ -1,5 +1,5 @@
 import { inject } from 'vitest';
-import { type DriverName, openStore, type Store } from '../../store/index.ts';
+import { type DriverName, openStore, type Store, type StoredRun } from '../../store/index.ts';
 import { createTestDatabase } from './postgres.ts';
 
 export const DRIVERS: DriverName[] = ['pglite', 'pg'];
@@ -18,5 +18,18 @@ export async function openTestStore(driver: DriverName): Promise<{ store: Store;
       await store.close();
       await database.drop();
     },
+  };
+}
+
+/** A run row in `running` state, for store tests; fields can be overridden. */
+export function runningRun(runId: string, overrides: Partial<StoredRun> = {}): StoredRun {
+  return {
+    runId,
+    toolId: 'tool-a',
+    status: 'running',
+    requestSource: 'api',
+    systemIds: [],
+    metadata: { startedAt: '2026-03-01T10:00:00.000Z' },
+    ...overrides,
   };
 }
