@@ -166,7 +166,9 @@ export class RunService {
 
     if (async) {
       const credentials = input.request.credentials;
-      if (credentials && Object.keys(credentials).length > 0) {
+      // A repeated or conflicting request must not replace the credentials of the run it names.
+      const taken = input.request.runId !== undefined && (await store.getRun(runId)) !== undefined;
+      if (!taken && credentials && Object.keys(credentials).length > 0) {
         await this.#deps.vault.put(runtimeCredentialName(runId), flatten(credentials));
       }
       const inserted = await store.batch.insertRun(run, {
