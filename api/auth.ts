@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, forbidden } from '../runs/errors.ts';
 import type { StoredApiKey } from '../store/index.ts';
 import { type ApiKeyStore, hashApiKey, isPlausibleApiKey } from './api-keys.ts';
-import { ApiError, forbidden } from './errors.ts';
 
 /** Who made a request: the API key it carried, without the secret. */
 export interface Principal {

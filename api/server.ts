@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import { openApiDocument } from '../crds/openapi.ts';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../runs/errors.ts';
 
 export interface ServerOptions {
   bodyLimitBytes: number;

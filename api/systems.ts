@@ -8,11 +8,11 @@ import {
   type SystemCreateBody,
   type SystemUpdateBody,
 } from '../crds/system.ts';
-import { isResourceError, type KubeglueResources } from '../operator/resources/index.ts';
-import { type SecretStore, SecretUnreadableError } from '../operator/secrets/interface.ts';
+import { isResourceError, type KubeglueResources } from '../kube/resources/index.ts';
+import { type SecretStore, SecretUnreadableError } from '../kube/secrets/interface.ts';
 import type { ResolvedSystem } from '../runner/engine/types.ts';
-import { ApiError, badRequest, conflict, notFound } from './errors.ts';
-import { readCredentials, SystemCache } from './systems-cache.ts';
+import { ApiError, badRequest, conflict, notFound } from '../runs/errors.ts';
+import { readCredentials, SystemCache } from '../runs/systems-cache.ts';
 import {
   compareVariants,
   credentialsSecretName,
@@ -24,7 +24,7 @@ import {
   variantForMode,
   variantForRequest,
   withoutUndefined,
-} from './systems-model.ts';
+} from '../runs/systems-model.ts';
 
 /**
  * Changes whenever a variant's credentials are rewritten, so the System object itself changes and every

@@ -2,9 +2,9 @@ import { resourceNameForId, toolFromResource, toolIdOf, toolToResource } from '.
 import { formatIssues } from '../crds/errors.ts';
 import type { ToolResource } from '../crds/resources.ts';
 import { Tool, type ToolInput, type ToolUpdateBody } from '../crds/tool.ts';
-import type { Informer } from '../operator/informer.ts';
-import { isResourceError, type KubeglueResources } from '../operator/resources/index.ts';
-import { ApiError, badRequest, conflict, notFound } from './errors.ts';
+import type { Informer } from '../kube/informer.ts';
+import { isResourceError, type KubeglueResources } from '../kube/resources/index.ts';
+import { ApiError, badRequest, conflict, notFound } from '../runs/errors.ts';
 
 export interface ToolListQuery {
   page: number;

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { formatIssues } from '../crds/errors.ts';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../runs/errors.ts';
 
 /** Parses external input with a zod schema; a failure is a 400 naming every bad field. */
 export function parseInput<T extends z.ZodType>(schema: T, value: unknown, what: string): z.infer<T> {

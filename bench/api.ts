@@ -37,7 +37,7 @@ interface Server {
 
 /** The embedded deployment as its own process, as `npm start` runs it. */
 async function startServer(env: Record<string, string>): Promise<Server> {
-  const child = spawn(process.execPath, ['--no-node-snapshot', join(import.meta.dirname, '../api/main.ts')], {
+  const child = spawn(process.execPath, ['--no-node-snapshot', join(import.meta.dirname, '../bin/kubeglue.ts'), 'embedded'], {
     env: {
       ...process.env,
       KUBEGLUE_PORT: '0',

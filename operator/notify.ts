@@ -10,8 +10,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { type Dispatcher, request } from 'undici';
 import { z } from 'zod';
 import type { JsonObject } from '../crds/json.ts';
+import { assertPublicUrl, guardedDispatcher, SsrfBlockedError } from '../runner/protocols/egress.ts';
 import type { HandlerOutcome, OutboxRow } from './outbox.ts';
-import { assertPublicUrl, guardedDispatcher, SsrfBlockedError } from './ssrf.ts';
 
 export const NOTIFY_KIND = 'notify';
 

@@ -1,8 +1,8 @@
 import { resourceNameForId } from '../crds/convert.ts';
+import type { KubeglueResources } from '../kube/resources/index.ts';
+import { isResourceError } from '../kube/resources/index.ts';
+import { toolRunFor } from '../runs/toolruns.ts';
 import type { Store } from '../store/index.ts';
-import type { KubeglueResources } from './resources/index.ts';
-import { isResourceError } from './resources/index.ts';
-import { toolRunFor } from './toolruns.ts';
 
 export interface StartHandlerDeps {
   store: Store;

@@ -1,11 +1,11 @@
 import type { ToolRunResource } from '../crds/resources.ts';
+import { Informer } from '../kube/informer.ts';
+import type { KubeglueResources } from '../kube/resources/index.ts';
+import { isResourceError } from '../kube/resources/index.ts';
+import { WorkQueue } from '../kube/work-queue.ts';
+import type { PoolLauncher } from '../runs/launcher.ts';
+import { RECORDED_FINALIZER } from '../runs/toolruns.ts';
 import type { Store } from '../store/index.ts';
-import { Informer } from './informer.ts';
-import type { PoolLauncher } from './launcher.ts';
-import type { KubeglueResources } from './resources/index.ts';
-import { isResourceError } from './resources/index.ts';
-import { RECORDED_FINALIZER } from './toolruns.ts';
-import { WorkQueue } from './work-queue.ts';
 
 export interface ToolRunControllerOptions {
   resources: KubeglueResources;

@@ -1,6 +1,6 @@
 /**
  * Runs one run in this process, the same way a pool worker does: the runner Pod's entrypoint.
- * Usage: node --no-node-snapshot runner/main.ts [--order order.json] [--out result.json]
+ * Usage: kubeglue runner [--order order.json] [--out result.json]
  * The order (a RunOrder) is read from the file or stdin; the EngineResult is written as JSON to the
  * file or stdout. Exit code: 0 success, 2 failed or aborted, 1 could not run at all.
  * SIGTERM/SIGINT cancel the run, which then ends as aborted.
@@ -38,8 +38,8 @@ const RunOrderSchema = z.object({
   traceId: z.string().min(1),
 }) satisfies z.ZodType<RunOrder, unknown>;
 
-async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { order: { type: 'string' }, out: { type: 'string' } } });
+async function runOrder(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { order: { type: 'string' }, out: { type: 'string' } } });
   const raw = values.order ? await readFile(values.order, 'utf8') : await text(process.stdin);
   const parsed = RunOrderSchema.safeParse(JSON.parse(raw));
   if (!parsed.success) {
@@ -63,12 +63,11 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
+export async function main(args: string[]): Promise<void> {
+  try {
+    process.exitCode = await runOrder(args);
+  } catch (error) {
     console.error(`runner: ${(error as Error).message}`);
     process.exitCode = 1;
-  },
-);
+  }
+}

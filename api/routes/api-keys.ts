@@ -6,10 +6,10 @@ import {
   type ApiKey as ApiKeySchema,
 } from '../../crds/api.ts';
 import { ROUTES } from '../../crds/routes.ts';
+import { badRequest, conflict, notFound } from '../../runs/errors.ts';
 import type { StoredApiKey } from '../../store/index.ts';
 import { type ApiKeyStore, generateApiKey, hashApiKey, newApiKeyId } from '../api-keys.ts';
 import { type Auth, requireAdmin } from '../auth.ts';
-import { badRequest, conflict, notFound } from '../errors.ts';
 import { parseInput } from '../validation.ts';
 
 export interface ApiKeyRoutesDeps {

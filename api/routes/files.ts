@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { ApiError, notFound } from '../../runs/errors.ts';
+import type { FileUrlSigner } from '../../runs/file-urls.ts';
 import type { StoreQueries } from '../../store/index.ts';
-import { ApiError, notFound } from '../errors.ts';
-import type { FileUrlSigner } from '../files.ts';
 
 export interface FileDownloadRouteDeps {
   signer: FileUrlSigner;

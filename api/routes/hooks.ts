@@ -2,9 +2,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { JsonObject, JsonValue } from '../../crds/json.ts';
 import { ExecutionMode } from '../../crds/run.ts';
+import { badRequest, notFound } from '../../runs/errors.ts';
+import type { RunService, ToolLookup } from '../../runs/service.ts';
 import { assertToolAccess, principalOf } from '../auth.ts';
-import { badRequest, notFound } from '../errors.ts';
-import type { RunService, ToolLookup } from '../runs.ts';
 import { parseInput } from '../validation.ts';
 
 const HookParams = z.object({ toolId: z.string().min(1) });

@@ -2,12 +2,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { JsonValue } from '../../crds/json.ts';
 import { ListRunsQuery, RunRequest } from '../../crds/run.ts';
+import { notFound } from '../../runs/errors.ts';
+import { type FileUrlSigner, fileDownloadInfo, withDownloadUrls } from '../../runs/file-urls.ts';
+import { runView } from '../../runs/run-view.ts';
+import type { Caller, RunService } from '../../runs/service.ts';
 import type { Store } from '../../store/index.ts';
 import { principalOf } from '../auth.ts';
-import { notFound } from '../errors.ts';
-import { type FileUrlSigner, fileDownloadInfo, withDownloadUrls } from '../files.ts';
-import { runView } from '../run-view.ts';
-import type { Caller, RunService } from '../runs.ts';
 import { parseInput } from '../validation.ts';
 
 const RunParams = z.object({ runId: z.string().min(1) });

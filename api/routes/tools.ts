@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ListToolsQuery } from '../../crds/api.ts';
 import { ToolCreateBody, ToolUpdateBody } from '../../crds/tool.ts';
+import { notFound } from '../../runs/errors.ts';
 import { allowedToolIds, assertToolAccess, requireUnrestricted } from '../auth.ts';
-import { notFound } from '../errors.ts';
 import type { ToolService } from '../tools.ts';
 import { parseInput } from '../validation.ts';
 

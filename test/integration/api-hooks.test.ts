@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { notificationSigningKey } from '../../api/app.ts';
-import { parseMasterKey } from '../../api/secret-box.ts';
+import { notificationSigningKey } from '../../operator/app.ts';
 import { verifySignature } from '../../operator/notify.ts';
+import { parseMasterKey } from '../../store/secret-box.ts';
 import {
   startTestApi,
   TEST_ADMIN_KEY,

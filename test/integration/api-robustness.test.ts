@@ -108,7 +108,7 @@ describe('a server killed with SIGKILL during runs', () => {
   async function startServer(port: number, extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
     const server = spawn(
       process.execPath,
-      ['--no-node-snapshot', join(import.meta.dirname, '../../api/main.ts')],
+      ['--no-node-snapshot', join(import.meta.dirname, '../../bin/kubeglue.ts'), 'embedded'],
       {
         env: {
           ...process.env,

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FileUrlSigner, fileDownloadInfo, withDownloadUrls } from '../../api/files.ts';
 import { registerFileDownloadRoute } from '../../api/routes/files.ts';
 import { buildServer } from '../../api/server.ts';
+import { FileUrlSigner, fileDownloadInfo, withDownloadUrls } from '../../runs/file-urls.ts';
 import { openStore, type RunFileInput, type Store } from '../../store/index.ts';
 
 const PUBLIC_BASE = 'https://kubeglue.example';

@@ -202,7 +202,7 @@ describe('runner main (single run, the Pod entrypoint)', () => {
     const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) => {
       execFile(
         process.execPath,
-        ['--no-node-snapshot', join(import.meta.dirname, '../../runner/main.ts'), '--order', file],
+        ['--no-node-snapshot', join(import.meta.dirname, '../../bin/kubeglue.ts'), 'runner', '--order', file],
         (error, out) => (error ? reject(error) : resolve({ stdout: out })),
       );
     });
@@ -218,7 +218,7 @@ describe('runner main (single run, the Pod entrypoint)', () => {
       new Promise<number>((resolve) => {
         execFile(
           process.execPath,
-          ['--no-node-snapshot', join(import.meta.dirname, '../../runner/main.ts'), '--order', file],
+          ['--no-node-snapshot', join(import.meta.dirname, '../../bin/kubeglue.ts'), 'runner', '--order', file],
           (error) => resolve(error ? (error.code as number) : 0),
         );
       });

@@ -10,7 +10,7 @@ import {
   type ResourceError,
   validateWith,
   type WatchEvent,
-} from '../../operator/resources/index.ts';
+} from '../../kube/resources/index.ts';
 import { type DriverName, openStore, type Store, type StoreConfig } from '../../store/index.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 

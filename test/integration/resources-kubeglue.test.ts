@@ -6,7 +6,7 @@ import {
   createEmbeddedKubeglueResources,
   isResourceError,
   type KubeglueResources,
-} from '../../operator/resources/index.ts';
+} from '../../kube/resources/index.ts';
 import { openStore, type Store } from '../../store/index.ts';
 
 let store: Store;

@@ -2,14 +2,14 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerSystemRoutes } from '../../api/routes/systems.ts';
-import { credentialsBox } from '../../api/secret-box.ts';
 import { buildServer } from '../../api/server.ts';
 import { SystemService } from '../../api/systems.ts';
 import { systemResourceName } from '../../crds/convert.ts';
-import { createEmbeddedKubeglueResources, type KubeglueResources } from '../../operator/resources/index.ts';
-import { EmbeddedSecretStore } from '../../operator/secrets/embedded.ts';
-import { SecretUnreadableError } from '../../operator/secrets/interface.ts';
+import { createEmbeddedKubeglueResources, type KubeglueResources } from '../../kube/resources/index.ts';
+import { EmbeddedSecretStore } from '../../kube/secrets/embedded.ts';
+import { SecretUnreadableError } from '../../kube/secrets/interface.ts';
 import { openStore, type Store } from '../../store/index.ts';
+import { credentialsBox } from '../../store/secret-box.ts';
 
 const NAMESPACE = 'kubeglue';
 const MASTER = randomBytes(32);

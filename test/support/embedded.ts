@@ -1,8 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type EmbeddedApp, startEmbedded } from '../../api/app.ts';
-import { loadConfig } from '../../api/config.ts';
+import { type EmbeddedApp, startEmbedded } from '../../bin/embedded.ts';
+import { loadConfig } from '../../runs/config.ts';
 
 export const TEST_ADMIN_KEY = 'kg_test-admin-key-0123456789abcdefghijklmnop';
 /** 32 bytes as hex: the master key of test servers, so tests can derive signing keys. */

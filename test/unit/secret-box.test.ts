@@ -10,7 +10,7 @@ import {
   parseMasterKey,
   SecretBox,
   SecretBoxError,
-} from '../../api/secret-box.ts';
+} from '../../store/secret-box.ts';
 
 const PLAIN = Buffer.from('{"apiKey":"sk-live-very-secret"}');
 

@@ -5,7 +5,7 @@ import {
   checkPublicAddress,
   guardedDispatcher,
   SsrfBlockedError,
-} from '../../operator/ssrf.ts';
+} from '../../runner/protocols/egress.ts';
 import { type HttpTarget, startHttpTarget } from '../support/http-target.ts';
 
 describe('checkPublicAddress', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../api/errors.ts';
-import { findToolProblems, validateToolDefinition } from '../../api/tool-validation.ts';
 import { Tool, type ToolInput } from '../../crds/tool.ts';
+import { ApiError } from '../../runs/errors.ts';
+import { findToolProblems, validateToolDefinition } from '../../runs/tool-validation.ts';
 
 const knownSystems = new Set(['crm', 'billing']);
 const opts = { systemExists: async (id: string) => knownSystems.has(id) };

@@ -9,15 +9,10 @@ import type {
   RuntimeCredentials,
 } from '../crds/run.ts';
 import type { Tool } from '../crds/tool.ts';
-import {
-  CANCELLED_MESSAGE,
-  completionEffects,
-  finishFromResult,
-  inputHash,
-} from '../operator/run-completion.ts';
 import type { ResolvedSystem } from '../runner/engine/types.ts';
 import type { WorkerPool } from '../runner/pool.ts';
 import type { Store, StoredRun } from '../store/index.ts';
+import { CANCELLED_MESSAGE, completionEffects, finishFromResult, inputHash } from './completion.ts';
 import { ApiError, badRequest, conflict, notFound } from './errors.ts';
 import { runView, type UrlForFile, withResult } from './run-view.ts';
 

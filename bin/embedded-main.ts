@@ -1,13 +1,13 @@
 /**
- * `npm start`: the embedded deployment in one process (see api/app.ts), configured by KUBEGLUE_*
- * environment variables. SIGINT/SIGTERM shut it down gracefully.
+ * `kubeglue embedded` (`npm start`): the embedded deployment in one process (bin/embedded.ts),
+ * configured by KUBEGLUE_* environment variables. SIGINT/SIGTERM shut it down gracefully.
  */
-import { startEmbedded } from './app.ts';
-import { loadConfig } from './config.ts';
+import { loadConfig } from '../runs/config.ts';
+import { startEmbedded } from './embedded.ts';
 
 const log = (line: string) => console.log(`kubeglue: ${line}`);
 
-async function main(): Promise<void> {
+export async function main(_args: string[]): Promise<void> {
   const config = loadConfig();
   const embedded = await startEmbedded(config, log);
   log(`ready on ${embedded.url} (OpenAPI: ${embedded.url}/v1/openapi.json)`);
@@ -27,8 +27,3 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
 }
-
-main().catch((error: unknown) => {
-  console.error(`kubeglue: failed to start: ${(error as Error).message}`);
-  process.exit(1);
-});

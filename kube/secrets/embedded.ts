@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type SecretBox, SecretBoxError } from '../../api/secret-box.ts';
+import { type SecretBox, SecretBoxError } from '../../store/secret-box.ts';
 import { type SecretStore, SecretUnreadableError } from './interface.ts';
 
 /** The store's raw secret rows (store/): opaque bytes per namespace and name. */

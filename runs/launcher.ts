@@ -4,7 +4,7 @@ import type { EngineResult, ResolvedSystem } from '../runner/engine/types.ts';
 import type { RunOrder } from '../runner/ipc.ts';
 import type { WorkerPool } from '../runner/pool.ts';
 import type { Store, StoredRun } from '../store/index.ts';
-import { finishFromResult } from './run-completion.ts';
+import { finishFromResult } from './completion.ts';
 
 /** What a launcher needs besides the pool: the run's inputs and credentials, resolved at launch time. */
 export interface LaunchContext {

@@ -1,7 +1,7 @@
 import type { SystemResource } from '../crds/resources.ts';
 import type { Environment } from '../crds/system.ts';
-import { isResourceError, type ListResult, type ResourceClient } from '../operator/resources/index.ts';
-import type { SecretStore } from '../operator/secrets/interface.ts';
+import { isResourceError, type ListResult, type ResourceClient } from '../kube/resources/index.ts';
+import type { SecretStore } from '../kube/secrets/interface.ts';
 import { credentialsSecretName, groupVariants } from './systems-model.ts';
 
 /** Every System variant at one moment, with each variant's credentials read once, on first use. */

@@ -1,0 +1,168 @@
+import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { hostname } from 'node:os';
+import type { FastifyInstance } from 'fastify';
+import { ensureAdminKey } from '../api/api-keys.ts';
+import { createApi } from '../api/app.ts';
+import { createEmbeddedKubeglueResources } from '../kube/resources/index.ts';
+import { EmbeddedSecretStore } from '../kube/secrets/embedded.ts';
+import { startOperator } from '../operator/app.ts';
+import { WorkerPool } from '../runner/pool.ts';
+import type { Config } from '../runs/config.ts';
+import { FileUrlSigner } from '../runs/file-urls.ts';
+import { PoolLauncher } from '../runs/launcher.ts';
+import { runtimeCredentialName, unflattenCredentials } from '../runs/service.ts';
+import { openStore, type Store } from '../store/index.ts';
+import { credentialsBox, deriveKey, loadMasterKey } from '../store/secret-box.ts';
+
+const RECOVERY_MESSAGE = 'The process executing this run stopped before it finished (kubeglue restarted)';
+
+export interface EmbeddedApp {
+  app: FastifyInstance;
+  /** The base URL the server listens on. */
+  url: string;
+  store: Store;
+  /** Stops accepting requests, lets in-flight runs finish for the grace period, then aborts the rest. */
+  close(): Promise<void>;
+}
+
+async function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The embedded deployment in one process (`kubeglue embedded`, what `npm start` runs): the store, the
+ * /v1 API and the operator loops, wired as the Kubernetes deployment splits them, with async runs
+ * launched into the worker pool instead of runner Pods.
+ */
+export async function startEmbedded(config: Config, log: (line: string) => void): Promise<EmbeddedApp> {
+  // Holds PGlite's files and, without KUBEGLUE_MASTER_KEY, the master key file (Postgres mode too).
+  await mkdir(config.dataDir, { recursive: true });
+  let store: Store;
+  if (config.databaseUrl) {
+    log('opening the Postgres store (KUBEGLUE_DATABASE_URL)');
+    store = await openStore({ driver: 'pg', url: config.databaseUrl }, { onProgress: log });
+  } else {
+    log(`opening the embedded store in ${config.dataDir}`);
+    store = await openStore({ driver: 'pglite', dataDir: config.dataDir }, { onProgress: log });
+  }
+  const executor = `embedded/${hostname()}/${process.pid}/${Date.now()}`;
+  const recovered = await store.failStartedRuns({
+    exceptExecutor: executor,
+    error: RECOVERY_MESSAGE,
+    completedAt: new Date().toISOString(),
+  });
+  if (recovered.length > 0)
+    log(`recovery: failed ${recovered.length} run(s) left running by a previous process`);
+
+  const masterKey = await loadMasterKey({ masterKey: config.masterKey, dataDir: config.dataDir, log });
+  await ensureAdminKey(store, { presetKey: config.adminKey, log });
+
+  const namespace = config.namespace;
+  const resources = createEmbeddedKubeglueResources(store.resources, namespace);
+  const secrets = new EmbeddedSecretStore({ store, namespace, box: credentialsBox(masterKey) });
+
+  const pool = new WorkerPool({
+    ...(config.workers ? { size: config.workers } : {}),
+    sandboxMemoryMb: config.sandboxMemoryMb,
+    sandboxTimeoutMs: config.sandboxTimeoutMs,
+    log,
+  });
+  log(`starting ${pool.size} engine workers`);
+  await pool.start();
+
+  const port = config.port === 0 ? await freePort(config.host) : config.port;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  const signer = new FileUrlSigner({
+    key: deriveKey(masterKey, 'kubeglue/file-urls/v1'),
+    baseUrl: config.publicUrl ?? url,
+  });
+  const urlFor = (runId: string, fileKey: string) => signer.sign(runId, fileKey).url;
+
+  const api = await createApi({
+    store,
+    resources,
+    secrets,
+    vault: secrets,
+    pool,
+    signer,
+    namespace,
+    executor,
+    bodyLimitBytes: config.bodyLimitBytes,
+    logLevel: config.logLevel,
+    log,
+  });
+  const { runs, systems, metrics } = api;
+
+  const launcher = new PoolLauncher({
+    store,
+    pool,
+    executor,
+    resolveSystems: (ids, mode) => systems.resolveForRun(ids, mode),
+    takeCredentials: async (runId) => {
+      const data = await secrets.get(runtimeCredentialName(runId));
+      return data ? unflattenCredentials(data) : undefined;
+    },
+    dropCredentials: (runId) => secrets.delete(runtimeCredentialName(runId)),
+    track: (runId, controller) => runs.track(runId, controller),
+    onFinished: (run, status, durationMs) => metrics.runFinished(status, run.requestSource, durationMs),
+  });
+  const operator = await startOperator({
+    store,
+    resources,
+    namespace,
+    launcher,
+    chains: {
+      startChained: async ({ runId, toolId, inputs, parent }) => {
+        await runs.start({
+          toolId,
+          request: { runId, inputs },
+          caller: { id: parent.userId ?? 'tool-chain', toolIds: null },
+          traceId: parent.traceId ?? parent.runId,
+          requestSource: 'tool-chain',
+          forceAsync: true,
+          mode: parent.executionMode ?? 'prod',
+          parentRunId: parent.runId,
+        });
+      },
+      recordRefused: ({ runId, toolId, parent, reason }) =>
+        runs.recordRefusedChain({ runId, toolId, parent, reason }),
+    },
+    urlFor,
+    masterKey,
+    notifySecret: config.notifySecret,
+    notifyAllowPrivate: config.notifyAllowPrivate,
+    notifyRetryDelaysMs: config.notifyRetryDelaysMs,
+    maxAsyncRuns: config.maxAsyncRuns,
+    toolRunRetentionMs: config.toolRunRetentionMs,
+    outboxRetentionMs: config.outboxRetentionMs,
+    log,
+  });
+
+  await api.app.listen({ host: config.host, port });
+  api.setReady(true);
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      api.setReady(false);
+      const grace = setTimeout(() => runs.abortAll(), config.shutdownGraceMs);
+      await api.app.close();
+      await operator.close();
+      clearTimeout(grace);
+      await api.close();
+      await pool.close();
+      await store.close();
+    })();
+    return closing;
+  };
+  return { app: api.app, url, store, close };
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env -S node --no-node-snapshot
+/**
+ * `kubeglue <role> [options]`: one program, one role per process. The role's module is loaded only
+ * when chosen, so a runner Pod never loads the API server and the reverse.
+ */
+const ROLES: Record<
+  string,
+  { describe: string; load: () => Promise<{ main(args: string[]): Promise<void> }> }
+> = {
+  embedded: {
+    describe: 'the API and the operator in one process on the embedded store (what `npm start` runs)',
+    load: () => import('./embedded-main.ts'),
+  },
+  runner: {
+    describe: 'executes one run (the runner Pod, or a run order from a file)',
+    load: () => import('../runner/main.ts'),
+  },
+};
+
+function usage(): string {
+  const lines = Object.entries(ROLES).map(([name, role]) => `  ${name.padEnd(10)} ${role.describe}`);
+  return `usage: kubeglue <role> [options]\n\nroles:\n${lines.join('\n')}\n`;
+}
+
+const [role, ...args] = process.argv.slice(2);
+const chosen = role ? ROLES[role] : undefined;
+if (!chosen) {
+  process.stderr.write(
+    role && role !== '--help' && role !== '-h' ? `kubeglue: unknown role '${role}'\n\n` : '',
+  );
+  process.stderr.write(usage());
+  process.exitCode = role === '--help' || role === '-h' ? 0 : 2;
+} else {
+  chosen
+    .load()
+    .then((module) => module.main(args))
+    .catch((error: unknown) => {
+      console.error(`kubeglue ${role}: ${(error as Error).message}`);
+      process.exit(1);
+    });
+}
