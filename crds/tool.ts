@@ -48,7 +48,9 @@ export const SemVer = z
 export const HttpMethod = z.enum(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']);
 export type HttpMethod = z.infer<typeof HttpMethod>;
 
-export const PaginationType = z.enum(['offsetBased', 'pageBased', 'cursorBased', 'disabled']);
+export const PaginationType = z
+  .enum(['offsetBased', 'pageBased', 'cursorBased', 'disabled'])
+  .describe('How the next page is requested: by offset, page number, or a cursor from the last response.');
 
 export const Pagination = z
   .strictObject({
@@ -56,9 +58,18 @@ export const Pagination = z
     // The interface types pageSize as a string; numbers are accepted too (Kubernetes int-or-string).
     pageSize: z
       .union([z.string().regex(/^[1-9]\d*$/, 'must be a positive whole number'), z.number().int().positive()])
-      .optional(),
-    cursorPath: z.string().optional(),
-    stopCondition: z.string().optional(),
+      .optional()
+      .describe('Items per page (default 50); available to templates as <<limit>> and <<pageSize>>.'),
+    cursorPath: z
+      .string()
+      .optional()
+      .describe(
+        'Where the next cursor is in the response body: a literal key, else a dotted path (meta.next).',
+      ),
+    stopCondition: z
+      .string()
+      .optional()
+      .describe('JavaScript (response, pageInfo, sourceData) => boolean; true stops pagination.'),
     maxPages: z
       .number()
       .int()
@@ -72,22 +83,45 @@ export type Pagination = z.infer<typeof Pagination>;
 
 export const RequestStepConfig = z
   .strictObject({
-    type: z.literal('request').default('request'),
-    url: z.string().min(1),
-    method: HttpMethod.default('GET'),
-    queryParams: z.record(z.string(), freeForm(JsonValue)).optional(),
-    headers: z.record(z.string(), z.string()).optional(),
-    body: freeForm(z.union([z.string(), JsonValue])).optional(),
-    pagination: Pagination.optional(),
-    systemId: z.string().min(1).optional(),
+    type: z
+      .literal('request')
+      .default('request')
+      .describe('"request" (the default) calls an external system.'),
+    url: z
+      .string()
+      .min(1)
+      .describe(
+        'Target URL; its scheme selects the protocol (http, https, postgres, postgresql, ftp, ftps, sftp). ' +
+          "Without a scheme it is relative to the system's base URL. May contain <<templates>>.",
+      ),
+    method: HttpMethod.default('GET').describe('HTTP method (default GET); use POST for other protocols.'),
+    queryParams: z
+      .record(z.string(), freeForm(JsonValue))
+      .optional()
+      .describe('HTTP query parameters; values may contain <<templates>>, arrays repeat the key.'),
+    headers: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe('HTTP headers; values may contain <<templates>>.'),
+    body: freeForm(z.union([z.string(), JsonValue]))
+      .optional()
+      .describe(
+        'Request body: any content for HTTP; {query, params} for Postgres (no templates in the SQL text); ' +
+          'an operation object or list for FTP/SFTP.',
+      ),
+    pagination: Pagination.optional().describe('HTTP/HTTPS only: fetch and merge pages.'),
+    systemId: z.string().min(1).optional().describe('System whose base URL and credentials this step uses.'),
   })
   .meta({ id: 'RequestStepConfig' });
 export type RequestStepConfig = z.infer<typeof RequestStepConfig>;
 
 export const TransformStepConfig = z
   .strictObject({
-    type: z.literal('transform'),
-    transformCode: z.string().min(1),
+    type: z.literal('transform').describe('"transform" reshapes data with sandboxed JavaScript.'),
+    transformCode: z
+      .string()
+      .min(1)
+      .describe('JavaScript (sourceData) => value, run in the sandbox (no network, no filesystem).'),
   })
   .meta({ id: 'TransformStepConfig' });
 export type TransformStepConfig = z.infer<typeof TransformStepConfig>;
@@ -102,15 +136,25 @@ export const StepConfig = z
   .meta({ id: 'StepConfig' });
 export type StepConfig = z.infer<typeof StepConfig>;
 
-export const FailureBehavior = z.enum(['fail', 'continue']);
+export const FailureBehavior = z
+  .enum(['fail', 'continue'])
+  .describe('fail (the default) stops the run when the step fails; continue goes on to the next step.');
 
 export const ToolStep = z
   .strictObject({
-    id: StepId,
-    config: StepConfig,
-    instruction: z.string().optional(),
-    modify: z.boolean().default(false),
-    dataSelector: z.string().optional(),
+    id: StepId.describe("Unique within the tool; the step's result is sourceData[id]."),
+    config: StepConfig.describe('What the step does: a request (the default type) or a transform.'),
+    instruction: z.string().optional().describe('Human-readable description of the step.'),
+    modify: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Whether the step changes data on its system (false: Postgres runs READ ONLY, retries allowed).',
+      ),
+    dataSelector: z
+      .string()
+      .optional()
+      .describe('JavaScript (sourceData) => value; an array runs the step once per item as currentItem.'),
     failureBehavior: FailureBehavior.default('fail'),
     loopConcurrency: z
       .number()
@@ -135,20 +179,29 @@ const reservedStepIdRule = {
 
 export const ToolSteps = z
   .array(ToolStep)
+  .describe("The ordered steps; each one's result is available to the later ones by its id.")
   .min(1, 'a tool needs at least one step')
   .max(MAX_STEPS)
   .meta({ 'x-kubernetes-validations': [uniqueStepIdsRule, reservedStepIdRule] });
 
 /** Fields a user writes; shared by the REST Tool and the Tool resource's spec. */
 export const toolFields = {
-  name: z.string().max(256).optional(),
-  version: SemVer.optional(),
-  instruction: z.string().optional(),
-  inputSchema: freeForm(z.record(z.string(), JsonValue)).optional(),
-  outputSchema: freeForm(z.record(z.string(), JsonValue)).optional(),
-  outputTransform: z.string().optional(),
-  folder: z.string().max(512).optional(),
-  archived: z.boolean().default(false),
+  name: z.string().max(256).optional().describe('Display name.'),
+  version: SemVer.optional().describe('Semantic version major.minor.patch.'),
+  instruction: z.string().optional().describe('Human-readable description of what the tool does.'),
+  inputSchema: freeForm(z.record(z.string(), JsonValue)).optional().describe('JSON Schema of the inputs.'),
+  outputSchema: freeForm(z.record(z.string(), JsonValue))
+    .optional()
+    .describe('JSON Schema the output must satisfy after the output transform.'),
+  outputTransform: z
+    .string()
+    .optional()
+    .describe("JavaScript (sourceData) => value; its result is the run's data."),
+  folder: z.string().max(512).optional().describe('Folder path for organising tools (a/b).'),
+  archived: z
+    .boolean()
+    .default(false)
+    .describe('An archived tool is hidden from default listing and cannot be run.'),
 };
 
 /** Set by the server; accepted (and ignored) in request bodies so a fetched tool can be sent back as is. */
