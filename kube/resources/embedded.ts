@@ -1,20 +1,26 @@
 import { randomUUID } from 'node:crypto';
-import type { JsonValue } from '../../crds/json.ts';
-import { API_VERSION, type KubeObject, type ObjectMeta } from '../../crds/meta.ts';
+import type { JsonObject, JsonValue } from '../../crds/json.ts';
+import type { ObjectMeta } from '../../crds/meta.ts';
 import type { ResourceRecord, ResourceStore, ResourceWriter } from '../../store/index.ts';
-import {
-  type CoreKinds,
-  type KindMap,
-  type ListOptions,
-  type ListResult,
-  type PatchStatusOptions,
-  type ResourceClient,
-  type ResourceClients,
-  ResourceError,
-  type StatusPatch,
-  type WatchEvent,
-  type WatchOptions,
+import { checkCreatable, checkUpdatable, invalid } from './identity.ts';
+import type {
+  BookmarkEvent,
+  DeleteOptions,
+  KindMap,
+  ListOptions,
+  ListResult,
+  MergePatch,
+  PatchOptions,
+  PatchStatusOptions,
+  ResourceClient,
+  ResourceClients,
+  StatusPatch,
+  WatchEvent,
+  WatchOptions,
+  WireObject,
 } from './interface.ts';
+import { ResourceError } from './interface.ts';
+import { type KindSpec, type KindSpecs, qualifiedResource } from './kinds.ts';
 import {
   canonicalJson,
   fromJsonObject,
@@ -23,24 +29,12 @@ import {
   withoutEmptyFields,
 } from './object-json.ts';
 
-export type ValidationResult = { ok: true } | { ok: false; message: string };
-
-export interface KindSpec<T extends KubeObject> {
-  kind: string;
-  /** Lower-case plural, as in the resource's REST path (`tools`). */
-  plural: string;
-  apiVersion: string;
-  /** CRD-schema-like check of the object about to be stored; failure answers 422 Invalid. */
-  validate?: (obj: T) => ValidationResult;
-}
-
-export type KindSpecs<M extends KindMap> = { [P in keyof M]: KindSpec<M[P]> };
-
-export const CORE_KIND_SPECS: KindSpecs<CoreKinds> = {
-  tools: { kind: 'Tool', plural: 'tools', apiVersion: API_VERSION },
-  systems: { kind: 'System', plural: 'systems', apiVersion: API_VERSION },
-  toolRuns: { kind: 'ToolRun', plural: 'toolruns', apiVersion: API_VERSION },
-};
+export {
+  CORE_KIND_SPECS,
+  type KindSpec,
+  type KindSpecs,
+  type ValidationResult,
+} from './kinds.ts';
 
 export interface EmbeddedResourcesOptions<M extends KindMap> {
   /** Every object lives in this namespace. */
@@ -54,10 +48,12 @@ export interface EmbeddedResourcesOptions<M extends KindMap> {
 
 /**
  * Resources kept in the store, served with the API server's rules: uid and creationTimestamp on create, a
- * resourceVersion from one global revision on every write, generation bumped by spec changes only, optimistic
- * concurrency, status subresource, finalizers, background garbage collection of dependents, and watch with
- * replay from a resourceVersion (410 Gone once compacted). Watches are woken by LISTEN/NOTIFY, so writes
- * from other processes on the same database are seen too.
+ * resourceVersion from one global revision on every write, generation bumped by content (spec) changes only,
+ * optimistic concurrency, status subresource, merge patches, delete preconditions, finalizers, background
+ * garbage collection of dependents, and watch with replay from a resourceVersion (410 Gone once compacted),
+ * server-side timeouts and bookmarks. Watches are woken by LISTEN/NOTIFY, so writes from other processes on
+ * the same database are seen too. Any kind works (COORDINATION_KIND_SPECS adds Leases and Events); this
+ * resourceVersion is the store's revision, which only this module may read as a number.
  */
 export function createEmbeddedResources<M extends KindMap>(
   store: ResourceStore,
@@ -98,7 +94,7 @@ function timestamp(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-function recordOf(obj: KubeObject, namespace: string): ResourceRecord {
+function recordOf(obj: WireObject, namespace: string): ResourceRecord {
   return {
     kind: obj.kind,
     namespace,
@@ -111,7 +107,7 @@ function recordOf(obj: KubeObject, namespace: string): ResourceRecord {
   };
 }
 
-function withMetadata<T extends KubeObject>(obj: T, metadata: Partial<ObjectMeta>): T {
+function withMetadata<T extends WireObject>(obj: T, metadata: Partial<ObjectMeta>): T {
   return { ...obj, metadata: withoutEmptyFields({ ...obj.metadata, ...metadata }) };
 }
 
@@ -119,7 +115,7 @@ function withMetadata<T extends KubeObject>(obj: T, metadata: Partial<ObjectMeta
  * Deletes an object now, records it in the feed and collects its dependents (background propagation).
  * Returns the object's final state.
  */
-async function removeNow<T extends KubeObject>(
+async function removeNow<T extends WireObject>(
   writer: ResourceWriter,
   obj: T,
   namespace: string,
@@ -130,7 +126,7 @@ async function removeNow<T extends KubeObject>(
   const uid = obj.metadata.uid;
   if (!uid) return removed;
   for (const dependent of await writer.dependents(namespace, uid)) {
-    const child = fromJsonObject<KubeObject>(dependent.object);
+    const child = fromJsonObject<WireObject>(dependent.object);
     const references = child.metadata.ownerReferences ?? [];
     const otherOwners = references.map((ref) => ref.uid).filter((ownerUid) => ownerUid !== uid);
     if ((await writer.existingUids(otherOwners)).size > 0) {
@@ -151,7 +147,7 @@ async function removeNow<T extends KubeObject>(
 /** With finalizers the object only gets a deletionTimestamp; whoever removes the last finalizer deletes it. */
 async function deleteOrMarkForDeletion(
   writer: ResourceWriter,
-  obj: KubeObject,
+  obj: WireObject,
   namespace: string,
 ): Promise<void> {
   if ((obj.metadata.finalizers ?? []).length === 0) {
@@ -164,24 +160,29 @@ async function deleteOrMarkForDeletion(
   await writer.put(recordOf(marked, namespace), 'MODIFIED');
 }
 
-class EmbeddedResourceClient<T extends KubeObject> implements ResourceClient<T> {
+/** Top-level fields that are neither identity nor metadata (nor status, when status is a subresource). */
+function contentOf(obj: WireObject, statusSubresource: boolean): JsonObject {
+  const { apiVersion: _a, kind: _k, metadata: _m, ...rest } = toJsonObject(obj);
+  if (statusSubresource) delete rest.status;
+  return rest;
+}
+
+class EmbeddedResourceClient<T extends WireObject> implements ResourceClient<T> {
   readonly #store: ResourceStore;
   readonly #namespace: string;
   readonly #spec: KindSpec<T>;
   readonly #feed: FeedCompaction;
+  readonly #statusSubresource: boolean;
   /** `tools.kubeglue.dev`, as in the API server's messages. */
   readonly #resource: string;
-  /** `Tool.kubeglue.dev`. */
-  readonly #qualifiedKind: string;
 
   constructor(store: ResourceStore, namespace: string, spec: KindSpec<T>, feed: FeedCompaction) {
     this.#store = store;
     this.#namespace = namespace;
     this.#spec = spec;
     this.#feed = feed;
-    const group = spec.apiVersion.includes('/') ? spec.apiVersion.split('/')[0] : '';
-    this.#resource = group ? `${spec.plural}.${group}` : spec.plural;
-    this.#qualifiedKind = group ? `${spec.kind}.${group}` : spec.kind;
+    this.#statusSubresource = spec.statusSubresource ?? true;
+    this.#resource = qualifiedResource(spec);
   }
 
   async get(name: string): Promise<T | undefined> {
@@ -197,18 +198,14 @@ class EmbeddedResourceClient<T extends KubeObject> implements ResourceClient<T> 
     };
   }
 
-  watch(opts: WatchOptions): AsyncIterable<WatchEvent<T>> {
+  watch(opts: WatchOptions & { bookmarks: true }): AsyncIterable<WatchEvent<T> | BookmarkEvent>;
+  watch(opts: WatchOptions): AsyncIterable<WatchEvent<T>>;
+  watch(opts: WatchOptions): AsyncIterable<WatchEvent<T> | BookmarkEvent> {
     return this.#watch(opts);
   }
 
   async create(obj: T): Promise<T> {
-    const name = this.#checkIdentity(obj);
-    if (obj.metadata.resourceVersion) {
-      throw this.#invalid(
-        name,
-        'metadata.resourceVersion: Invalid value: must be empty when creating an object',
-      );
-    }
+    const name = checkCreatable(obj, this.#spec, this.#namespace);
     if (!DNS1123_SUBDOMAIN.test(name) || name.length > 253) {
       throw this.#invalid(
         name,
@@ -217,23 +214,25 @@ class EmbeddedResourceClient<T extends KubeObject> implements ResourceClient<T> 
       );
     }
     const { labels, annotations, finalizers, ownerReferences } = obj.metadata;
-    // Status is a subresource: a create does not write it.
-    const candidate = {
+    // With a status subresource, a create does not write status.
+    const candidate = fromJsonObject<T>({
       apiVersion: obj.apiVersion,
       kind: obj.kind,
-      metadata: withoutEmptyFields({
-        name,
-        namespace: this.#namespace,
-        uid: randomUUID(),
-        generation: 1,
-        creationTimestamp: timestamp(),
-        labels,
-        annotations,
-        finalizers,
-        ownerReferences,
-      }),
-      spec: obj.spec,
-    } as T;
+      metadata: toJsonObject(
+        withoutEmptyFields({
+          name,
+          namespace: this.#namespace,
+          uid: randomUUID(),
+          generation: 1,
+          creationTimestamp: timestamp(),
+          labels,
+          annotations,
+          finalizers,
+          ownerReferences,
+        }),
+      ),
+      ...contentOf(obj, this.#statusSubresource),
+    });
     this.#validate(candidate);
     return this.#write(async (writer) => {
       if (await writer.get(this.#key(name))) {
@@ -247,80 +246,119 @@ class EmbeddedResourceClient<T extends KubeObject> implements ResourceClient<T> 
   }
 
   async update(obj: T): Promise<T> {
-    const name = this.#checkIdentity(obj);
+    const name = checkUpdatable(obj, this.#spec, this.#namespace);
     const expectedVersion = obj.metadata.resourceVersion;
-    if (!expectedVersion) {
-      throw this.#invalid(
-        name,
-        'metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
-      );
-    }
     const input = structuredClone(obj);
     return this.#write(async (writer) => {
       const current = await this.#current(writer, name, expectedVersion);
-      const newFinalizers = input.metadata.finalizers ?? [];
-      if (current.metadata.deletionTimestamp) {
-        const oldFinalizers = new Set(current.metadata.finalizers ?? []);
-        if (newFinalizers.some((finalizer) => !oldFinalizers.has(finalizer))) {
-          throw this.#invalid(
-            name,
-            'metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted',
-          );
-        }
+      return this.#replace(writer, current, input);
+    });
+  }
+
+  async patch(
+    name: string,
+    patch: MergePatch<Omit<T, 'apiVersion' | 'kind'>>,
+    opts: PatchOptions = {},
+  ): Promise<T> {
+    const json = toJsonObject(patch);
+    const patchMeta = json.metadata;
+    // As on the API server, a resourceVersion in the patch is a precondition.
+    const inPatch =
+      patchMeta && typeof patchMeta === 'object' && !Array.isArray(patchMeta)
+        ? patchMeta.resourceVersion
+        : undefined;
+    const expected = opts.resourceVersion ?? (typeof inPatch === 'string' ? inPatch : undefined);
+    return this.#write(async (writer) => {
+      const current = await this.#current(writer, name, expected);
+      const patched = fromJsonObject<T>(mergePatch(toJsonObject(current), json) as JsonObject);
+      if (!patched.metadata || typeof patched.metadata !== 'object') {
+        throw this.#invalid(name, 'metadata: Required value');
       }
-      const specChanged = canonicalJson(input.spec) !== canonicalJson(current.spec);
-      const next = withMetadata(
-        { ...current, spec: input.spec },
-        {
-          labels: input.metadata.labels,
-          annotations: input.metadata.annotations,
-          finalizers: input.metadata.finalizers,
-          ownerReferences: input.metadata.ownerReferences,
-          generation: (current.metadata.generation ?? 1) + (specChanged ? 1 : 0),
-        },
-      );
-      // A write that changes nothing is not a write: no new resourceVersion, no watch event.
-      if (canonicalJson(next) === canonicalJson(current)) return current;
-      this.#validate(next);
-      if (next.metadata.deletionTimestamp && newFinalizers.length === 0) {
-        return removeNow(writer, next, this.#namespace);
-      }
-      return this.#put(writer, next);
+      return this.#replace(writer, current, patched);
     });
   }
 
   async patchStatus(name: string, status: StatusPatch<T>, opts: PatchStatusOptions = {}): Promise<T> {
+    if (!this.#statusSubresource) {
+      throw new ResourceError('NotFound', 'the server could not find the requested resource');
+    }
     const patch = toJsonObject({ status }).status ?? {};
     return this.#write(async (writer) => {
       const current = await this.#current(writer, name, opts.resourceVersion);
-      const merged = mergePatch(current.status as JsonValue | undefined, patch);
-      const next = { ...current, status: merged } as T;
+      const currentStatus = (current as { status?: JsonValue }).status;
+      const next = fromJsonObject<T>({ ...toJsonObject(current), status: mergePatch(currentStatus, patch) });
       if (canonicalJson(next) === canonicalJson(current)) return current;
       this.#validate(next);
       return this.#put(writer, next);
     });
   }
 
-  async delete(name: string): Promise<void> {
+  async delete(name: string, opts: DeleteOptions = {}): Promise<void> {
     await this.#write(async (writer) => {
       const current = await this.#current(writer, name, undefined);
+      this.#checkPreconditions(current, opts.preconditions);
       await deleteOrMarkForDeletion(writer, current, this.#namespace);
     });
   }
 
-  async *#watch(opts: WatchOptions): AsyncGenerator<WatchEvent<T>> {
+  /** What update and patch share: input's metadata fields and content replace current's. */
+  async #replace(writer: ResourceWriter, current: T, input: T): Promise<T> {
+    const name = current.metadata.name;
+    const newFinalizers = input.metadata.finalizers ?? [];
+    if (current.metadata.deletionTimestamp) {
+      const oldFinalizers = new Set(current.metadata.finalizers ?? []);
+      if (newFinalizers.some((finalizer) => !oldFinalizers.has(finalizer))) {
+        throw this.#invalid(
+          name,
+          'metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted',
+        );
+      }
+    }
+    const content = contentOf(input, this.#statusSubresource);
+    const contentChanged =
+      canonicalJson(content) !== canonicalJson(contentOf(current, this.#statusSubresource));
+    const currentStatus = (current as { status?: JsonValue }).status;
+    const next = withMetadata(
+      fromJsonObject<T>({
+        apiVersion: current.apiVersion,
+        kind: current.kind,
+        metadata: toJsonObject(current.metadata),
+        ...content,
+        ...(this.#statusSubresource && currentStatus !== undefined ? { status: currentStatus } : {}),
+      }),
+      {
+        labels: input.metadata.labels,
+        annotations: input.metadata.annotations,
+        finalizers: input.metadata.finalizers,
+        ownerReferences: input.metadata.ownerReferences,
+        generation: (current.metadata.generation ?? 1) + (contentChanged ? 1 : 0),
+      },
+    );
+    // A write that changes nothing is not a write: no new resourceVersion, no watch event.
+    if (canonicalJson(next) === canonicalJson(current)) return current;
+    this.#validate(next);
+    if (next.metadata.deletionTimestamp && newFinalizers.length === 0) {
+      return removeNow(writer, next, this.#namespace);
+    }
+    return this.#put(writer, next);
+  }
+
+  async *#watch(opts: WatchOptions): AsyncGenerator<WatchEvent<T> | BookmarkEvent> {
     const { signal } = opts;
     if (signal.aborted) return;
     let cursor = opts.resourceVersion ? this.#parseVersion(opts.resourceVersion) : 0;
     const wakeup = new Wakeup();
     const onAbort = () => wakeup.fire();
+    const deadline = opts.timeoutSeconds ? Date.now() + opts.timeoutSeconds * 1000 : undefined;
+    const timer = deadline ? setTimeout(() => wakeup.fire(), deadline - Date.now()) : undefined;
     let unlisten: (() => Promise<void>) | undefined;
     try {
       signal.addEventListener('abort', onAbort, { once: true });
       // Listen before the first read, so a write between that read and the wait still wakes us.
       unlisten = await this.#store.onChange(() => wakeup.fire());
+      const selection = new Selection(opts.labelSelector);
       if (cursor === 0) {
-        const listed = await this.list();
+        const listed = await this.list(opts.labelSelector ? { labelSelector: opts.labelSelector } : {});
         for (const object of listed.items) {
           if (signal.aborted) return;
           yield { type: 'ADDED', object };
@@ -335,16 +373,25 @@ class EmbeddedResourceClient<T extends KubeObject> implements ResourceClient<T> 
         }
         for (const event of page.events) {
           if (signal.aborted) return;
-          yield { type: event.type, object: fromJsonObject<T>(event.object) };
+          const selected = selection.event(event.type, fromJsonObject<T>(event.object));
+          if (selected) yield selected;
           cursor = event.revision;
         }
         if (page.events.length === WATCH_PAGE) continue;
         // Nothing of this kind is missing up to the revision the page was read at; moving the cursor there
         // keeps an idle watch from falling behind compaction driven by other kinds' writes.
         cursor = Math.max(cursor, page.revision);
+        if (deadline !== undefined && Date.now() >= deadline) {
+          // Like the API server: a bookmark just before the timeout lets the watcher resume from here.
+          if (opts.bookmarks) {
+            yield { type: 'BOOKMARK', object: { metadata: { resourceVersion: String(cursor) } } };
+          }
+          return;
+        }
         await wakeup.wait();
       }
     } finally {
+      clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
       await unlisten?.().catch(() => {});
     }
@@ -373,13 +420,30 @@ class EmbeddedResourceClient<T extends KubeObject> implements ResourceClient<T> 
     const record = await writer.get(this.#key(name));
     if (!record) throw new ResourceError('NotFound', `${this.#resource} "${name}" not found`);
     if (expectedVersion !== undefined && expectedVersion !== String(record.resourceVersion)) {
-      throw new ResourceError(
-        'Conflict',
-        `Operation cannot be fulfilled on ${this.#resource} "${name}": the object has been modified; ` +
-          'please apply your changes to the latest version and try again',
+      throw this.#conflict(
+        name,
+        'the object has been modified; please apply your changes to the latest version and try again',
       );
     }
     return fromJsonObject<T>(record.object);
+  }
+
+  #checkPreconditions(current: T, preconditions: DeleteOptions['preconditions']): void {
+    const name = current.metadata.name;
+    const { uid, resourceVersion } = preconditions ?? {};
+    if (uid !== undefined && uid !== current.metadata.uid) {
+      throw this.#conflict(
+        name,
+        `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata.uid ?? ''}`,
+      );
+    }
+    if (resourceVersion !== undefined && resourceVersion !== current.metadata.resourceVersion) {
+      throw this.#conflict(
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${resourceVersion}, ` +
+          `ResourceVersion in meta: ${current.metadata.resourceVersion ?? ''}`,
+      );
+    }
   }
 
   async #put(writer: ResourceWriter, obj: T): Promise<T> {
@@ -389,33 +453,20 @@ class EmbeddedResourceClient<T extends KubeObject> implements ResourceClient<T> 
     return written;
   }
 
-  /** Kind, apiVersion and namespace must be this client's; returns the name. */
-  #checkIdentity(obj: T): string {
-    const name = obj.metadata?.name ?? '';
-    if (!name) throw this.#invalid(name, 'metadata.name: Required value: name is required');
-    if (obj.kind !== this.#spec.kind || obj.apiVersion !== this.#spec.apiVersion) {
-      throw this.#invalid(
-        name,
-        `kind: Invalid value: "${obj.apiVersion}, Kind=${obj.kind}": must be ${this.#spec.apiVersion}, Kind=${this.#spec.kind}`,
-      );
-    }
-    const namespace = obj.metadata.namespace;
-    if (namespace !== undefined && namespace !== this.#namespace) {
-      throw this.#invalid(
-        name,
-        `metadata.namespace: Invalid value: "${namespace}": does not match the namespace of the request (${this.#namespace})`,
-      );
-    }
-    return name;
-  }
-
   #validate(obj: T): void {
     const result = this.#spec.validate?.(obj);
     if (result && !result.ok) throw this.#invalid(obj.metadata.name, result.message);
   }
 
   #invalid(name: string, message: string): ResourceError {
-    return new ResourceError('Invalid', `${this.#qualifiedKind} "${name}" is invalid: ${message}`);
+    return invalid(this.#spec, name, message);
+  }
+
+  #conflict(name: string, message: string): ResourceError {
+    return new ResourceError(
+      'Conflict',
+      `Operation cannot be fulfilled on ${this.#resource} "${name}": ${message}`,
+    );
   }
 
   #parseVersion(version: string): number {
@@ -423,6 +474,33 @@ class EmbeddedResourceClient<T extends KubeObject> implements ResourceClient<T> 
       throw new ResourceError('Invalid', `resourceVersion: Invalid value: "${version}": must be a number`);
     }
     return Number(version);
+  }
+}
+
+/** A watch's label selection: what the API server's watch filter does, from the events alone. */
+class Selection {
+  readonly #labels: [string, string][];
+  /** Names this stream knows to be outside the selection (no DELETED for them again). */
+  readonly #outside = new Set<string>();
+
+  constructor(labels: Record<string, string> | undefined) {
+    this.#labels = Object.entries(labels ?? {});
+  }
+
+  event<T extends WireObject>(type: WatchEvent<T>['type'], object: T): WatchEvent<T> | undefined {
+    if (this.#labels.length === 0) return { type, object };
+    const name = object.metadata.name;
+    const matches = this.#labels.every(([key, value]) => object.metadata.labels?.[key] === value);
+    if (matches) {
+      // Coming into the selection is an addition for the watcher.
+      const entering = this.#outside.delete(name) && type === 'MODIFIED';
+      return { type: entering ? 'ADDED' : type, object };
+    }
+    if (type === 'DELETED' || this.#outside.has(name)) return undefined;
+    this.#outside.add(name);
+    // Like the API server: a change that takes an object out of the selection is its deletion for the
+    // watcher. Which objects were in it before this stream began is unknown, so some of these are spurious.
+    return type === 'MODIFIED' ? { type: 'DELETED', object } : undefined;
   }
 }
 

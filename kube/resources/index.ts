@@ -1,13 +1,30 @@
+export { type ClusterResourcesOptions, createClusterResources } from './cluster.ts';
 export {
-  CORE_KIND_SPECS,
+  ClusterTransport,
+  type TransportOptions,
+} from './cluster-transport.ts';
+export {
   createEmbeddedResources,
   type EmbeddedResourcesOptions,
-  type KindSpec,
-  type KindSpecs,
-  type ValidationResult,
 } from './embedded.ts';
 export * from './interface.ts';
 export {
+  apiPrefix,
+  COORDINATION_KIND_SPECS,
+  CORE_KIND_SPECS,
+  type CoordinationKinds,
+  EVENT_KIND,
+  type KindSpec,
+  type KindSpecs,
+  LEASE_KIND,
+  POD_KIND,
+  qualifiedKind,
+  qualifiedResource,
+  SECRET_KIND,
+  type ValidationResult,
+} from './kinds.ts';
+export {
+  createClusterKubeglueResources,
   createEmbeddedKubeglueResources,
   KUBEGLUE_KIND_SPECS,
   type KubeglueKinds,

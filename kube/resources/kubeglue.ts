@@ -1,7 +1,10 @@
 import { SystemResource, ToolResource, ToolRunResource } from '../../crds/resources.ts';
 import type { ResourceStore } from '../../store/index.ts';
-import { CORE_KIND_SPECS, createEmbeddedResources, type KindSpecs } from './embedded.ts';
+import { createClusterResources } from './cluster.ts';
+import type { ClusterTransport } from './cluster-transport.ts';
+import { createEmbeddedResources } from './embedded.ts';
 import type { ResourceClients } from './interface.ts';
+import { CORE_KIND_SPECS, type KindSpecs } from './kinds.ts';
 import { validateWith } from './validate.ts';
 
 export type KubeglueKinds = {
@@ -22,4 +25,12 @@ export const KUBEGLUE_KIND_SPECS: KindSpecs<KubeglueKinds> = {
 
 export function createEmbeddedKubeglueResources(store: ResourceStore, namespace: string): KubeglueResources {
   return createEmbeddedResources<KubeglueKinds>(store, { namespace, kinds: KUBEGLUE_KIND_SPECS });
+}
+
+/** On a real cluster the CRDs' schemas validate; nothing is checked twice here. */
+export function createClusterKubeglueResources(
+  transport: ClusterTransport,
+  namespace: string,
+): KubeglueResources {
+  return createClusterResources<KubeglueKinds>(transport, { namespace, kinds: KUBEGLUE_KIND_SPECS });
 }

@@ -1,5 +1,6 @@
 import type { JsonObject, JsonValue } from '../../crds/json.ts';
-import type { KubeObject, ObjectMeta } from '../../crds/meta.ts';
+import type { ObjectMeta } from '../../crds/meta.ts';
+import type { WireObject } from './interface.ts';
 
 /** The JSON form of an object, as stored and served: undefined properties are gone. */
 export function toJsonObject(value: object): JsonObject {
@@ -7,7 +8,7 @@ export function toJsonObject(value: object): JsonObject {
 }
 
 /** Stored objects were validated when written, so reading them back as T is safe. */
-export function fromJsonObject<T extends KubeObject>(json: JsonObject): T {
+export function fromJsonObject<T extends WireObject>(json: JsonObject): T {
   return json as unknown as T;
 }
 

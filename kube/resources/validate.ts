@@ -1,9 +1,9 @@
 import type { z } from 'zod';
-import type { KubeObject } from '../../crds/meta.ts';
-import type { ValidationResult } from './embedded.ts';
+import type { WireObject } from './interface.ts';
+import type { ValidationResult } from './kinds.ts';
 
 /** A KindSpec.validate hook from a zod schema of the whole resource; messages name the failing fields. */
-export function validateWith<T extends KubeObject>(schema: z.ZodType): (obj: T) => ValidationResult {
+export function validateWith<T extends WireObject>(schema: z.ZodType): (obj: T) => ValidationResult {
   return (obj) => {
     const result = schema.safeParse(obj);
     if (result.success) return { ok: true };

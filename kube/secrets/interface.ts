@@ -1,3 +1,10 @@
+import type { OwnerReference } from '../../crds/meta.ts';
+
+export interface SecretPutOptions {
+  /** The object the set belongs to; Kubernetes deletes the Secret with it. Ignored where there is no GC. */
+  owner?: OwnerReference;
+}
+
 /**
  * Named sets of secret strings (system credentials). In Kubernetes a set is a v1 Secret in the kubeglue
  * namespace (its `data` keys); in the embedded deployment it is a sealed row in the store.
@@ -6,7 +13,7 @@ export interface SecretStore {
   /** The set, or undefined when no secret has that name. */
   get(name: string): Promise<Record<string, string> | undefined>;
   /** Creates or replaces the whole set. */
-  put(name: string, data: Record<string, string>): Promise<void>;
+  put(name: string, data: Record<string, string>, options?: SecretPutOptions): Promise<void>;
   /** Removes the set; no error when it does not exist. */
   delete(name: string): Promise<void>;
   /**
