@@ -1,7 +1,14 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, forbidden } from '../runs/errors.ts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import {
+  KG_ERR_ADMIN_REQUIRED,
+  KG_ERR_INVALID_API_KEY,
+  KG_ERR_KEY_RESTRICTED,
+  KG_ERR_MISSING_API_KEY,
+  KG_ERR_TOOL_NOT_FOUND,
+} from '../runs/errors.ts';
 import type { StoredApiKey } from '../store/index.ts';
 import { type ApiKeyStore, hashApiKey, isPlausibleApiKey } from './api-keys.ts';
+import { sendError } from './server.ts';
 
 /** Who made a request: the API key it carried, without the secret. */
 export interface Principal {
@@ -39,9 +46,6 @@ export interface Auth {
   flush(): Promise<void>;
 }
 
-const REALM = 'Bearer realm="kubeglue"';
-const MISSING_KEY = 'Missing API key: send Authorization: Bearer <key> or ?token=<key>';
-const INVALID_KEY = 'Invalid or revoked API key';
 /** The scheme name is case-insensitive (RFC 9110). */
 const BEARER_SCHEME = /^bearer(?:\s|$)/i;
 
@@ -72,10 +76,6 @@ function keyFromRequest(request: FastifyRequest): KeyFromRequest {
 
 function toPrincipal(key: StoredApiKey): Principal {
   return { id: key.id, name: key.name, admin: key.admin, toolIds: key.toolIds };
-}
-
-function unauthorized(reply: FastifyReply, challenge: string, message: string) {
-  return reply.status(401).header('WWW-Authenticate', challenge).send({ error: { message } });
 }
 
 /**
@@ -169,8 +169,9 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): Auth {
   app.addHook('onRequest', async (request, reply) => {
     if (isPublic(request)) return;
     const found = keyFromRequest(request);
-    if (found.kind === 'missing') return unauthorized(reply, REALM, MISSING_KEY);
-    const invalid = () => unauthorized(reply, `${REALM}, error="invalid_token"`, INVALID_KEY);
+    // The errors carry their WWW-Authenticate challenge.
+    if (found.kind === 'missing') return sendError(reply, KG_ERR_MISSING_API_KEY());
+    const invalid = () => sendError(reply, KG_ERR_INVALID_API_KEY());
     if (found.kind === 'invalid' || !isPlausibleApiKey(found.key)) return invalid();
     const principal = await lookUp(hashApiKey(found.key), Date.now());
     if (!principal) return invalid();
@@ -196,24 +197,31 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): Auth {
 
 /** The request's principal; 401 on a route the auth hook does not protect. */
 export function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw new ApiError(401, MISSING_KEY);
+  if (!request.principal) throw KG_ERR_MISSING_API_KEY();
   return request.principal;
 }
 
 export function requireAdmin(request: FastifyRequest): void {
-  if (!principalOf(request).admin) throw forbidden('This operation needs an admin API key');
+  if (!principalOf(request).admin) throw KG_ERR_ADMIN_REQUIRED();
 }
 
 /** For operations that are not about one tool (listing every run, managing systems). */
 export function requireUnrestricted(request: FastifyRequest): void {
-  if (principalOf(request).toolIds !== null) throw forbidden('This API key is limited to specific tools');
+  if (principalOf(request).toolIds !== null) throw KG_ERR_KEY_RESTRICTED();
 }
 
-export function assertToolAccess(request: FastifyRequest, toolId: string): void {
+/** Whether the request's key may use (and so see) the tool. */
+export function canUseTool(request: FastifyRequest, toolId: string): boolean {
   const { toolIds } = principalOf(request);
-  if (toolIds !== null && !toolIds.includes(toolId)) {
-    throw forbidden(`This API key is not allowed to use tool '${toolId}'`);
-  }
+  return toolIds === null || toolIds.includes(toolId);
+}
+
+/**
+ * A tool the key may not use does not exist as far as the key can tell: the same 404 as for an unknown
+ * id, decided before the tool is looked up, so neither the answer nor its timing tells them apart.
+ */
+export function assertToolAccess(request: FastifyRequest, toolId: string): void {
+  if (!canUseTool(request, toolId)) throw KG_ERR_TOOL_NOT_FOUND(toolId);
 }
 
 /** The tools the request's key may use; null = every tool. */

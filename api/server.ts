@@ -1,7 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
 import { openApiDocument } from '../crds/openapi.ts';
-import { ApiError } from '../runs/errors.ts';
+import {
+  ApiError,
+  KG_ERR_BODY_TOO_LARGE,
+  KG_ERR_INTERNAL,
+  KG_ERR_MALFORMED_REQUEST,
+  KG_ERR_NOT_READY,
+  KG_ERR_ROUTE_NOT_FOUND,
+  KG_ERR_SHUTTING_DOWN,
+  KG_ERR_UNSUPPORTED_MEDIA_TYPE,
+} from '../runs/errors.ts';
 
 export interface ServerOptions {
   bodyLimitBytes: number;
@@ -18,66 +27,83 @@ declare module 'fastify' {
   }
 }
 
-/** Status and client-safe message for any error a route or fastify itself raises. */
-function describeError(error: unknown): { status: number; message: string } {
-  if (error instanceof ApiError) return { status: error.statusCode, message: error.message };
+/** The catalog error for anything a route, a hook or fastify itself raises. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
   const fastifyError = error as FastifyError;
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return { status: 413, message: 'Request body is too large' };
+      return KG_ERR_BODY_TOO_LARGE();
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { status: 415, message: fastifyError.message };
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return { status: 400, message: fastifyError.message };
+      return KG_ERR_UNSUPPORTED_MEDIA_TYPE(fastifyError.message);
   }
   if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
-    // Malformed JSON and friends: fastify's message names the problem and never holds server state.
-    return { status: fastifyError.statusCode, message: fastifyError.message };
+    // Malformed JSON, empty JSON body, bad Content-Length, bad URL: fastify's message names the
+    // problem and never holds server state.
+    return KG_ERR_MALFORMED_REQUEST(fastifyError.message);
   }
-  return { status: 500, message: 'Internal server error' };
+  return KG_ERR_INTERNAL();
 }
 
-/** The HTTP server: every response carries X-Trace-Id, every error is `{ error: { message } }`. */
+/** Status, code and client-safe message of any error (the internal API renders its errors with it too). */
+export function describeError(error: unknown): { status: number; code: string; message: string } {
+  const apiError = toApiError(error);
+  return { status: apiError.statusCode, code: apiError.code, message: apiError.message };
+}
+
+/** Answers with `{ error: { message, code } }`, the error's status and its headers (Retry-After, …). */
+export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
+  const apiError = toApiError(error);
+  return reply
+    .status(apiError.statusCode)
+    .headers(apiError.headers)
+    .send({ error: { message: apiError.message, code: apiError.code } });
+}
+
+/** The HTTP server: every response carries X-Trace-Id, every error is `{ error: { message, code } }`. */
 export function buildServer(options: ServerOptions): FastifyInstance {
   const app = Fastify({
     bodyLimit: options.bodyLimitBytes,
     logger: { level: options.logLevel },
     // One line per request would dominate the log (and the CPU) at a thousand runs per second.
     logController: new LogController({ disableRequestLogging: true }),
-    return503OnClosing: true,
+    // Fastify's own 503 while closing has another body shape; the onRequest hook below answers instead.
+    return503OnClosing: false,
     // File keys may be 255 characters, percent-encoded up to three times that.
     routerOptions: { maxParamLength: 1024 },
     // Malformed URLs are answered before routing: keep the error shape there too.
     frameworkErrors: (error, _request, reply) => {
-      const { status, message } = describeError(error);
-      void (reply as FastifyReply).status(status).send({ error: { message } });
+      void sendError(reply as FastifyReply, error);
     },
   });
 
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.decorateRequest('traceId', '');
   app.addHook('onRequest', async (request, reply) => {
     const given = request.headers['x-trace-id'];
     request.traceId =
       typeof given === 'string' && TRACE_ID.test(given) ? given : randomBytes(16).toString('hex');
     reply.header('X-Trace-Id', request.traceId);
+    // Requests still arriving on open connections while the server drains go elsewhere.
+    if (closing) return sendError(reply.header('Connection', 'close'), KG_ERR_SHUTTING_DOWN());
   });
 
   app.setErrorHandler((error, request, reply) => {
-    const { status, message } = describeError(error);
-    if (status >= 500) request.log.error({ err: error }, 'request failed');
-    return reply.status(status).send({ error: { message } });
+    const apiError = toApiError(error);
+    if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    return sendError(reply, apiError);
   });
   app.setNotFoundHandler((request, reply) =>
-    reply
-      .status(404)
-      .send({ error: { message: `Route ${request.method} ${request.url.split('?')[0]} not found` } }),
+    sendError(reply, KG_ERR_ROUTE_NOT_FOUND(request.method, request.url.split('?')[0] ?? '')),
   );
 
   const openApi = openApiDocument();
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) =>
-    options.ready() ? { status: 'ready' } : reply.status(503).send({ error: { message: 'Not ready' } }),
+    options.ready() ? { status: 'ready' } : sendError(reply, KG_ERR_NOT_READY()),
   );
   app.get('/v1/openapi.json', async () => openApi);
   return app;

@@ -11,7 +11,19 @@ import {
 import { isResourceError, type KubeglueResources } from '../kube/resources/index.ts';
 import { type SecretStore, SecretUnreadableError } from '../kube/secrets/interface.ts';
 import type { ResolvedSystem } from '../runner/engine/types.ts';
-import { ApiError, badRequest, conflict, notFound } from '../runs/errors.ts';
+import {
+  isApiError,
+  KG_ERR_CREDENTIAL_PLACEHOLDER_UNKNOWN,
+  KG_ERR_CREDENTIALS_INCOMPLETE,
+  KG_ERR_CREDENTIALS_UNREADABLE,
+  KG_ERR_SYSTEM_CHANGED_CONCURRENTLY,
+  KG_ERR_SYSTEM_ENVIRONMENT_MISMATCH,
+  KG_ERR_SYSTEM_ENVIRONMENT_REQUIRED,
+  KG_ERR_SYSTEM_EXISTS,
+  KG_ERR_SYSTEM_ID_MISMATCH,
+  KG_ERR_SYSTEM_INVALID,
+  KG_ERR_SYSTEM_NOT_FOUND,
+} from '../runs/errors.ts';
 import { readCredentials, SystemCache } from '../runs/systems-cache.ts';
 import {
   compareVariants,
@@ -21,7 +33,6 @@ import {
   mergeCredentials,
   toApiSystem,
   type Variants,
-  variantForMode,
   variantForRequest,
   withoutUndefined,
 } from '../runs/systems-model.ts';
@@ -83,7 +94,7 @@ export class SystemService {
     const { id, environment, credentials = {}, ...fields } = body;
     return this.#locks.run(id, async () => {
       if ((await this.#variants(id))?.has(environment)) {
-        throw conflict(`system '${id}' already exists in environment ${environment}`);
+        throw KG_ERR_SYSTEM_EXISTS(id, environment);
       }
       const fieldsOfSystem: SystemFields = withoutUndefined({ id, environment, ...fields });
       let created = await this.#resourceCall(id, () =>
@@ -131,12 +142,10 @@ export class SystemService {
    */
   async update(id: string, environment: Environment | undefined, body: SystemUpdateBody): Promise<System> {
     if (body.id !== undefined && body.id !== id) {
-      throw badRequest(`id in the body ('${body.id}') does not match the system addressed ('${id}')`);
+      throw KG_ERR_SYSTEM_ID_MISMATCH(body.id, id);
     }
     if (environment && body.environment && environment !== body.environment) {
-      throw badRequest(
-        `environment in the body (${body.environment}) does not match ?environment=${environment}`,
-      );
+      throw KG_ERR_SYSTEM_ENVIRONMENT_MISMATCH(body.environment, environment);
     }
     const target = environment ?? body.environment;
     return this.#locks.run(id, async () => {
@@ -162,10 +171,7 @@ export class SystemService {
     if (body.credentials) {
       const merged = mergeCredentials(id, stored, body.credentials);
       if (!merged.ok) {
-        throw badRequest(
-          `credentials.${merged.unknownPlaceholders.join(', credentials.')}: a placeholder keeps a stored ` +
-            'value, but this system has none under that name',
-        );
+        throw KG_ERR_CREDENTIAL_PLACEHOLDER_UNKNOWN(merged.unknownPlaceholders);
       }
       credentials = merged.credentials;
     }
@@ -181,6 +187,8 @@ export class SystemService {
       documentationUrl: body.documentationUrl ?? spec.documentationUrl,
       authType,
       gateway: body.gateway ?? spec.gateway,
+      extraOrigins: body.extraOrigins ?? spec.extraOrigins,
+      allowedNetworks: body.allowedNetworks ?? spec.allowedNetworks,
     });
     const oldRef = spec.credentialsSecretRef?.name;
     let ref = oldRef;
@@ -204,14 +212,12 @@ export class SystemService {
   async delete(id: string, environment?: Environment): Promise<{ success: true }> {
     return this.#locks.run(id, async () => {
       const variants = await this.#variants(id);
-      if (!variants) throw notFound(`system '${id}'`);
+      if (!variants) throw KG_ERR_SYSTEM_NOT_FOUND(id);
       if (!environment && variants.size > 1) {
-        throw badRequest(
-          `system '${id}' exists in dev and prod; choose one with ?environment=dev or ?environment=prod`,
-        );
+        throw KG_ERR_SYSTEM_ENVIRONMENT_REQUIRED(id);
       }
       const target = environment ? variants.get(environment) : variantForRequest(variants, undefined);
-      if (!target) throw notFound(`system '${id}' (${environment})`);
+      if (!target) throw KG_ERR_SYSTEM_NOT_FOUND(id, environment);
       try {
         await this.#resourceCall(id, () => this.#systems.delete(target.metadata.name));
       } finally {
@@ -228,36 +234,24 @@ export class SystemService {
     return (await this.#cache.snapshot()).variants.has(id);
   }
 
+  /** The base URLs of the id's variants (run-time cache); none when it does not exist. */
+  async urls(id: string): Promise<string[]> {
+    const variants = (await this.#cache.snapshot()).variants.get(id);
+    return [...(variants?.values() ?? [])].flatMap((resource) =>
+      resource.spec.url ? [resource.spec.url] : [],
+    );
+  }
+
   /**
    * The systems a run in `mode` uses, with decrypted credentials: per id the variant of that environment,
    * or the only variant when the id has no counterpart. Each call gets its own credential objects.
    */
   async resolveForRun(systemIds: readonly string[], mode: Environment): Promise<ResolvedSystem[]> {
-    const snapshot = await this.#cache.snapshot();
-    const chosen: SystemResource[] = [];
-    const seen = new Set<string>();
-    for (const id of systemIds) {
-      if (seen.has(id)) continue;
-      seen.add(id);
-      const variants = snapshot.variants.get(id);
-      const resource = variants && variantForMode(variants, mode);
-      if (!resource) throw badRequest(`system '${id}' does not exist`);
-      chosen.push(resource);
-    }
-    let credentials: Readonly<Record<string, string>>[];
     try {
-      credentials = await Promise.all(chosen.map((resource) => snapshot.credentials(resource)));
+      return await (await this.#cache.snapshot()).resolve(systemIds, mode);
     } catch (error) {
       throw this.#toApiError(undefined, error);
     }
-    return chosen.map((resource, index) =>
-      withoutUndefined({
-        id: resource.spec.id,
-        url: resource.spec.url,
-        authType: resource.spec.authType,
-        credentials: { ...credentials[index] },
-      }),
-    );
   }
 
   async #present(resource: SystemResource): Promise<System> {
@@ -267,7 +261,7 @@ export class SystemService {
   async #addressed(id: string, environment: Environment | undefined): Promise<SystemResource> {
     const variants = await this.#variants(id);
     const resource = variants && variantForRequest(variants, environment);
-    if (!resource) throw notFound(environment ? `system '${id}' (${environment})` : `system '${id}'`);
+    if (!resource) throw KG_ERR_SYSTEM_NOT_FOUND(id, environment);
     return resource;
   }
 
@@ -303,20 +297,13 @@ export class SystemService {
   }
 
   #toApiError(id: string | undefined, error: unknown): unknown {
-    if (error instanceof ApiError) return error;
-    const what = id === undefined ? 'system' : `system '${id}'`;
-    if (error instanceof SecretUnreadableError) {
-      return new ApiError(
-        500,
-        `the stored credentials of ${what} cannot be decrypted: the master key (KUBEGLUE_MASTER_KEY or ` +
-          'master.key in the data directory) is not the one they were stored with, or the data was altered',
-      );
-    }
-    if (isResourceError(error, 'NotFound')) return notFound(what);
-    if (isResourceError(error, 'AlreadyExists')) return conflict(`${what} already exists`);
-    if (isResourceError(error, 'Conflict')) return conflict(`${what} was changed concurrently; try again`);
+    if (isApiError(error)) return error;
+    if (error instanceof SecretUnreadableError) return KG_ERR_CREDENTIALS_UNREADABLE(id);
+    if (isResourceError(error, 'NotFound')) return KG_ERR_SYSTEM_NOT_FOUND(id);
+    if (isResourceError(error, 'AlreadyExists')) return KG_ERR_SYSTEM_EXISTS(id);
+    if (isResourceError(error, 'Conflict')) return KG_ERR_SYSTEM_CHANGED_CONCURRENTLY(id);
     // The resource holds no credentials, so its validation message is safe to show.
-    if (isResourceError(error, 'Invalid')) return badRequest(error.message);
+    if (isResourceError(error, 'Invalid')) return KG_ERR_SYSTEM_INVALID(error.message);
     return error;
   }
 }
@@ -346,7 +333,7 @@ function checkShape(authType: keyof typeof CREDENTIAL_SHAPES, credentials: Recor
   const fields = new Set(
     result.error.issues.map((issue) => ['credentials', ...issue.path.map(String)].join('.')),
   );
-  throw badRequest(`${[...fields].join(', ')}: required for authType ${authType}`);
+  throw KG_ERR_CREDENTIALS_INCOMPLETE([...fields], authType);
 }
 
 function withCredentialsRef(resource: SystemResource, secretName: string): SystemResource {

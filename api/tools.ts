@@ -4,7 +4,13 @@ import type { ToolResource } from '../crds/resources.ts';
 import { Tool, type ToolInput, type ToolUpdateBody } from '../crds/tool.ts';
 import type { Informer } from '../kube/informer.ts';
 import { isResourceError, type KubeglueResources } from '../kube/resources/index.ts';
-import { ApiError, badRequest, conflict, notFound } from '../runs/errors.ts';
+import {
+  KG_ERR_TOOL_CHANGED_CONCURRENTLY,
+  KG_ERR_TOOL_EXISTS,
+  KG_ERR_TOOL_ID_MISMATCH,
+  KG_ERR_TOOL_NOT_FOUND,
+  KG_ERR_VALIDATION,
+} from '../runs/errors.ts';
 
 export interface ToolListQuery {
   page: number;
@@ -19,7 +25,7 @@ export interface ToolServiceDeps {
   resources: KubeglueResources;
   informer: Informer<ToolResource>;
   namespace: string;
-  /** Semantic checks at save time (compiles code, checks systems); throws ApiError 422. */
+  /** Semantic checks at save time (compiles code, checks systems); throws KG_ERR_TOOL_INVALID (422). */
   validate: (tool: Tool) => Promise<void>;
 }
 
@@ -82,18 +88,19 @@ export class ToolService {
       this.#deps.informer.observe('ADDED', created);
       return toolFromResource(created);
     } catch (error) {
-      if (isResourceError(error) && error.code === 409) throw conflict(`Tool '${tool.id}' already exists`);
+      if (isResourceError(error, 'AlreadyExists')) throw KG_ERR_TOOL_EXISTS(tool.id);
+      // A busy API server may refuse a write with a conflict even on create: the caller may retry.
+      if (isResourceError(error, 'Conflict')) throw KG_ERR_TOOL_CHANGED_CONCURRENTLY(tool.id);
       throw error;
     }
   }
 
   async update(id: string, body: ToolUpdateBody): Promise<Tool> {
-    if (body.id !== undefined && body.id !== id)
-      throw badRequest(`The body's id '${body.id}' differs from the path's '${id}'`);
+    if (body.id !== undefined && body.id !== id) throw KG_ERR_TOOL_ID_MISMATCH(body.id, id);
     const { id: _id, createdAt: _c, updatedAt: _u, ...changes } = body;
     for (let attempt = 1; ; attempt++) {
       const existing = await this.#deps.resources.tools.get(resourceNameForId(id));
-      if (!existing || toolIdOf(existing) !== id) throw notFound(`Tool '${id}'`);
+      if (!existing || toolIdOf(existing) !== id) throw KG_ERR_TOOL_NOT_FOUND(id);
       const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
       const merged = this.#parse({ ...toolFromResource(existing), ...defined, id });
       await this.#deps.validate(merged);
@@ -106,9 +113,8 @@ export class ToolService {
       } catch (error) {
         // Someone else wrote in between: apply the same changes to their version.
         if (isResourceError(error) && error.code === 409 && attempt < UPDATE_ATTEMPTS) continue;
-        if (isResourceError(error) && error.code === 409)
-          throw conflict(`Tool '${id}' is being changed concurrently; retry`);
-        if (isResourceError(error) && error.code === 404) throw notFound(`Tool '${id}'`);
+        if (isResourceError(error) && error.code === 409) throw KG_ERR_TOOL_CHANGED_CONCURRENTLY(id);
+        if (isResourceError(error) && error.code === 404) throw KG_ERR_TOOL_NOT_FOUND(id);
         throw error;
       }
     }
@@ -116,19 +122,19 @@ export class ToolService {
 
   async delete(id: string): Promise<void> {
     const existing = await this.#deps.resources.tools.get(resourceNameForId(id));
-    if (!existing || toolIdOf(existing) !== id) throw notFound(`Tool '${id}'`);
+    if (!existing || toolIdOf(existing) !== id) throw KG_ERR_TOOL_NOT_FOUND(id);
     try {
       await this.#deps.resources.tools.delete(existing.metadata.name);
       this.#deps.informer.observe('DELETED', existing);
     } catch (error) {
-      if (isResourceError(error) && error.code === 404) throw notFound(`Tool '${id}'`);
+      if (isResourceError(error) && error.code === 404) throw KG_ERR_TOOL_NOT_FOUND(id);
       throw error;
     }
   }
 
   #parse(input: unknown): Tool {
     const parsed = Tool.safeParse(input);
-    if (!parsed.success) throw new ApiError(400, `Invalid tool: ${formatIssues(parsed.error)}`);
+    if (!parsed.success) throw KG_ERR_VALIDATION('tool', formatIssues(parsed.error));
     return parsed.data;
   }
 }

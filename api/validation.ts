@@ -1,10 +1,10 @@
 import type { z } from 'zod';
 import { formatIssues } from '../crds/errors.ts';
-import { ApiError } from '../runs/errors.ts';
+import { KG_ERR_VALIDATION } from '../runs/errors.ts';
 
 /** Parses external input with a zod schema; a failure is a 400 naming every bad field. */
 export function parseInput<T extends z.ZodType>(schema: T, value: unknown, what: string): z.infer<T> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  throw new ApiError(400, `Invalid ${what}: ${formatIssues(result.error)}`);
+  throw KG_ERR_VALIDATION(what, formatIssues(result.error));
 }

@@ -11,7 +11,7 @@ import { WorkerPool } from '../runner/pool.ts';
 import type { Config } from '../runs/config.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
 import { PoolLauncher } from '../runs/launcher.ts';
-import { runtimeCredentialName, unflattenCredentials } from '../runs/service.ts';
+import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
 import { openStore, type Store } from '../store/index.ts';
 import { credentialsBox, deriveKey, loadMasterKey } from '../store/secret-box.ts';
 
@@ -69,11 +69,15 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
   const namespace = config.namespace;
   const resources = createEmbeddedKubeglueResources(store.resources, namespace);
   const secrets = new EmbeddedSecretStore({ store, namespace, box: credentialsBox(masterKey) });
+  const vault = new StoreRuntimeCredentialVault({ store, masterKey });
+  // Runtime credentials of runs that ended while no process could remove them (a crash, a recovery).
+  await store.pruneRunCredentials();
 
   const pool = new WorkerPool({
     ...(config.workers ? { size: config.workers } : {}),
     sandboxMemoryMb: config.sandboxMemoryMb,
     sandboxTimeoutMs: config.sandboxTimeoutMs,
+    egress: config.egress,
     log,
   });
   log(`starting ${pool.size} engine workers`);
@@ -91,7 +95,8 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     store,
     resources,
     secrets,
-    vault: secrets,
+    vault,
+    maxSyncRuns: config.maxSyncRuns,
     pool,
     signer,
     namespace,
@@ -107,11 +112,8 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     pool,
     executor,
     resolveSystems: (ids, mode) => systems.resolveForRun(ids, mode),
-    takeCredentials: async (runId) => {
-      const data = await secrets.get(runtimeCredentialName(runId));
-      return data ? unflattenCredentials(data) : undefined;
-    },
-    dropCredentials: (runId) => secrets.delete(runtimeCredentialName(runId)),
+    takeCredentials: (runId) => vault.get(runId),
+    dropCredentials: (runId) => vault.delete(runId),
     track: (runId, controller) => runs.track(runId, controller),
     onFinished: (run, status, durationMs) => metrics.runFinished(status, run.requestSource, durationMs),
   });
@@ -121,17 +123,8 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     namespace,
     launcher,
     chains: {
-      startChained: async ({ runId, toolId, inputs, parent }) => {
-        await runs.start({
-          toolId,
-          request: { runId, inputs },
-          caller: { id: parent.userId ?? 'tool-chain', toolIds: null },
-          traceId: parent.traceId ?? parent.runId,
-          requestSource: 'tool-chain',
-          forceAsync: true,
-          mode: parent.executionMode ?? 'prod',
-          parentRunId: parent.runId,
-        });
+      startChained: async (chain) => {
+        await runs.startChained(chain);
       },
       recordRefused: ({ runId, toolId, parent, reason }) =>
         runs.recordRefusedChain({ runId, toolId, parent, reason }),

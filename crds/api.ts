@@ -3,7 +3,18 @@ import { Run } from './run.ts';
 import { System } from './system.ts';
 import { Tool } from './tool.ts';
 
-export const ErrorBody = z.object({ error: z.object({ message: z.string() }) }).meta({ id: 'Error' });
+export const ErrorBody = z
+  .object({
+    error: z.object({
+      message: z.string(),
+      code: z
+        .string()
+        .describe(
+          'Extension: stable error code (KG_ERR_…), one per condition; match on it, not on the message.',
+        ),
+    }),
+  })
+  .meta({ id: 'Error' });
 export type ErrorBody = z.infer<typeof ErrorBody>;
 
 export function listEnvelope<T extends z.ZodType>(item: T) {
@@ -16,7 +27,14 @@ export function listEnvelope<T extends z.ZodType>(item: T) {
   });
 }
 
-export const RunList = listEnvelope(Run).meta({ id: 'RunList' });
+export const RunList = listEnvelope(Run)
+  .extend({
+    nextCursor: z
+      .string()
+      .nullable()
+      .describe('Extension: pass as ?cursor= for the next page (keyset paging); null on the last page.'),
+  })
+  .meta({ id: 'RunList' });
 export const ToolList = listEnvelope(Tool).meta({ id: 'ToolList' });
 export const SystemList = listEnvelope(System).meta({ id: 'SystemList' });
 

@@ -62,7 +62,13 @@ export const ROUTES: RouteSpec[] = [
     summary: 'List runs',
     tag: 'Runs',
     query: ListRunsQuery,
-    responses: { 200: { description: 'Runs, newest first', schema: RunList }, 400: badRequest },
+    responses: {
+      200: { description: 'Runs, newest first', schema: RunList },
+      400: {
+        description: 'Invalid query, a page past the first 10 000 runs, or a bad cursor',
+        schema: ErrorBody,
+      },
+    },
   },
   {
     method: 'GET',
@@ -196,9 +202,17 @@ export const ROUTES: RouteSpec[] = [
     responses: {
       200: { description: 'Synchronous run finished; includes data and stepResults', schema: Run },
       202: { description: 'Asynchronous run accepted', schema: Run },
-      400: { description: 'Invalid request or archived tool', schema: ErrorBody },
-      404: notFound,
+      400: {
+        description: 'Invalid request, archived tool, or credentials in options.webhookUrl',
+        schema: ErrorBody,
+      },
+      403: { description: 'options.webhookUrl chains to a tool this API key may not use', schema: ErrorBody },
+      404: { description: 'No such tool, or one this API key may not use', schema: ErrorBody },
       409: { description: 'runId reused with a different tool or inputs', schema: ErrorBody },
+      429: {
+        description: 'Too many synchronous runs at once (KUBEGLUE_MAX_SYNC_RUNS); see Retry-After',
+        schema: ErrorBody,
+      },
     },
   },
   {

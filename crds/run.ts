@@ -38,7 +38,10 @@ export const WebhookUrl = z.string().refine((value) => {
 
 export const RunOptions = z
   .strictObject({
-    async: z.boolean().optional(),
+    async: z
+      .boolean()
+      .optional()
+      .describe('true: answer 202 at once and run in the background (default false).'),
     timeout: z
       .number()
       .int()
@@ -46,10 +49,14 @@ export const RunOptions = z
       .max(MAX_RUN_TIMEOUT_MS)
       .optional()
       .describe('Milliseconds; bounds the whole run.'),
-    webhookUrl: WebhookUrl.optional(),
-    mode: ExecutionMode.optional(),
-    requestSource: RequestSource.optional(),
-    traceId: z.string().min(1).max(128).optional(),
+    webhookUrl: WebhookUrl.optional().describe(
+      'An http(s) URL notified on completion (signed), or tool:<toolId> to start that tool with the data.',
+    ),
+    mode: ExecutionMode.optional().describe('Which system credentials to use: prod (default) or dev.'),
+    requestSource: RequestSource.optional().describe(
+      'Who starts the run: api (default), frontend, mcp, cli.',
+    ),
+    traceId: z.string().min(1).max(128).optional().describe('Trace id for logs and outbound traceparent.'),
   })
   .meta({ id: 'RunOptions' });
 export type RunOptions = z.infer<typeof RunOptions>;
@@ -77,6 +84,13 @@ export const StepResult = z
     success: z.boolean(),
     data: JsonValue.optional(),
     error: z.string().optional(),
+    notes: z
+      .array(z.string())
+      .optional()
+      .describe(
+        'kubeglue extension: what the step did differently than written, e.g. system credentials withheld ' +
+          "from a URL outside the system's origins.",
+      ),
   })
   .meta({ id: 'StepResult' });
 export type StepResult = z.infer<typeof StepResult>;
@@ -172,15 +186,34 @@ const commaList = z.string().transform((value) =>
     .filter((part) => part.length > 0),
 );
 
+/** Offset paging reaches at most this many runs deep (page × limit); deeper lists use the cursor. */
+export const RUNS_OFFSET_MAX = 10_000;
+
 /** Query of `GET /v1/runs`. */
-export const ListRunsQuery = z.strictObject({
-  toolId: z.string().min(1).optional(),
-  status: RunStatus.optional(),
-  requestSources: commaList.pipe(z.array(RequestSource)).optional(),
-  userId: z.string().min(1).optional(),
-  systemId: z.string().min(1).optional(),
-  page: z.coerce.number().int().min(1).default(1),
-  limit: z.coerce.number().int().min(1).max(RUNS_PAGE_LIMIT_MAX).default(RUNS_PAGE_LIMIT_DEFAULT),
-  token: z.string().optional(),
-});
+export const ListRunsQuery = z
+  .strictObject({
+    toolId: z.string().min(1).optional(),
+    status: RunStatus.optional(),
+    requestSources: commaList.pipe(z.array(RequestSource)).optional(),
+    userId: z.string().min(1).optional(),
+    systemId: z.string().min(1).optional(),
+    page: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(`Default 1. page × limit may not exceed ${RUNS_OFFSET_MAX}: page deeper with cursor.`),
+    limit: z.coerce.number().int().min(1).max(RUNS_PAGE_LIMIT_MAX).default(RUNS_PAGE_LIMIT_DEFAULT),
+    cursor: z
+      .string()
+      .min(1)
+      .max(512)
+      .optional()
+      .describe('Extension: the nextCursor of the previous page; continues right after it, at any depth.'),
+    token: z.string().optional(),
+  })
+  .refine((query) => query.page === undefined || query.cursor === undefined, {
+    message: 'give either page or cursor, not both',
+    path: ['cursor'],
+  });
 export type ListRunsQuery = z.infer<typeof ListRunsQuery>;

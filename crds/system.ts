@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 // System ids become credential template names (`<<systemId_key>>`) and label values.
@@ -70,16 +71,96 @@ export const Credentials = z.record(z.string().min(1), z.string());
 export type Credentials = z.infer<typeof Credentials>;
 
 export const GatewayRef = z.strictObject({
-  tunnelId: z.string().min(1),
+  tunnelId: z.string().min(1).describe('The tunnel id of a connected gateway agent.'),
   target: z.string().min(1).describe('Name of one of the gateway agent`s configured targets.'),
 });
 
-const systemFields = {
-  name: z.string().max(256).optional(),
-  url: z.string().optional().describe('Base URL'),
-  documentationUrl: z.string().optional(),
-  authType: AuthType.optional(),
-  gateway: GatewayRef.optional(),
+const HOST_NAME = /^(?:\*\.)?[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*$/i;
+
+/**
+ * Why `text` is not a network rule, or undefined. A rule is a CIDR (`10.1.0.0/16`, `fd00::/8`), an IP, a
+ * host name (`db.internal`), every subdomain of a name (`*.corp.example`), or a unix socket path
+ * (`/var/run/postgresql`). The egress policy (KUBEGLUE_EGRESS_ALLOW/DENY) uses the same syntax.
+ */
+export function networkRuleProblem(raw: string): string | undefined {
+  const text = raw.trim();
+  if (text === '') return 'an empty entry';
+  if (text.startsWith('/')) return undefined;
+  const [address = '', bits, extra] = text.split('/');
+  const family = isIP(address);
+  if (family === 0 && bits === undefined) {
+    const name = text.replace(/^\[|\]$/g, '').replace(/\.$/, '');
+    return HOST_NAME.test(name)
+      ? undefined
+      : `'${text}' is neither a CIDR nor a host name (name or *.suffix)`;
+  }
+  if (family === 0 || extra !== undefined) return `'${text}' is not a CIDR (a.b.c.d/n or an IPv6 prefix)`;
+  const max = family === 4 ? 32 : 128;
+  if (bits !== undefined && (!/^\d+$/.test(bits) || Number(bits) > max)) {
+    return `'${text}' has an invalid prefix length (0-${max})`;
+  }
+  return undefined;
+}
+
+/** Why `text` is not an origin (`scheme://host[:port]`, nothing after it), or undefined. */
+export function originProblem(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return `'${text}' is not a URL`;
+  }
+  if (url.hostname === '') return `'${text}' has no host`;
+  if (url.username || url.password) return `'${text}' must not contain credentials`;
+  if ((url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) {
+    return `'${text}' must be an origin only (scheme://host[:port]), without a path or query`;
+  }
+  return undefined;
+}
+
+const NetworkRule = z.string().superRefine((value, ctx) => {
+  const problem = networkRuleProblem(value);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+const Origin = z.string().superRefine((value, ctx) => {
+  const problem = originProblem(value);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+/** Fields a System carries besides its credentials, in the REST shapes and in the resource's spec. */
+export const systemSecurityFields = {
+  extraOrigins: z
+    .array(Origin)
+    .max(32)
+    .optional()
+    .describe(
+      "Origins (scheme://host[:port]) besides the base URL's that may receive this system's credentials, " +
+        'e.g. a separate upload or token host. A request to any other origin gets no system auth.',
+    ),
+  allowedNetworks: z
+    .array(NetworkRule)
+    .max(64)
+    .optional()
+    .describe(
+      'Networks that steps using this system may connect to where the deployment refuses private ' +
+        'addresses (KUBEGLUE_EGRESS_PRIVATE=deny): CIDRs (10.1.0.0/16), IPs, host names (db.internal), ' +
+        '*.suffix, or unix socket paths. Cloud metadata addresses and KUBEGLUE_EGRESS_DENY stay refused.',
+    ),
+};
+
+export const systemFields = {
+  name: z.string().max(256).optional().describe('Display name.'),
+  url: z
+    .string()
+    .optional()
+    .describe("Base URL; steps' relative URLs resolve against it, its origin receives the credentials."),
+  documentationUrl: z.string().optional().describe('Where the API of the system is documented.'),
+  authType: AuthType.optional().describe(
+    'How credentials are sent: none, oauth, apiKey, basic, customHeaders, bearer, botToken, dataStore.',
+  ),
+  gateway: GatewayRef.optional().describe('Reach the system through a gateway agent instead of directly.'),
+  ...systemSecurityFields,
 };
 
 const PLACEHOLDER = /^<<[^<>]+>>$/;

@@ -1,11 +1,16 @@
 import { createHash } from 'node:crypto';
 import type { JsonObject } from '../crds/json.ts';
+import { isApiError } from '../runs/errors.ts';
 import type { Store, StoredRun } from '../store/index.ts';
 
 export const MAX_CHAIN_DEPTH = 10;
 
 export interface ChainStarter {
-  /** Starts `toolId` asynchronously as a chained run; resolves once it is durably queued. */
+  /**
+   * Starts `toolId` asynchronously as a chained run, with the parent's restriction (allowedToolIds) and
+   * user; resolves once it is durably queued. A refusal the request itself causes (unknown or archived
+   * tool, missing system) is thrown as the API error it would answer with.
+   */
   startChained(input: {
     runId: string;
     toolId: string;
@@ -35,10 +40,22 @@ async function lineage(store: Store, parent: StoredRun): Promise<string[]> {
   return tools;
 }
 
+/** Why the chain from parent to toolId may not start, or undefined when it may. */
+function refusal(toolId: string, parent: StoredRun, ancestors: readonly string[]): string | undefined {
+  // Checked at acceptance too; again here, so a run stored by any path cannot chain past its key's tools.
+  if (parent.allowedToolIds && !parent.allowedToolIds.includes(toolId))
+    return `the API key that started run '${parent.runId}' may not use tool '${toolId}'`;
+  if (toolId === parent.toolId) return `tool '${toolId}' cannot chain to itself`;
+  if (ancestors.includes(toolId))
+    return `chaining to '${toolId}' would form a cycle (${[...ancestors].reverse().join(' -> ')} -> ${toolId})`;
+  if (ancestors.length >= MAX_CHAIN_DEPTH) return `the chain is deeper than ${MAX_CHAIN_DEPTH} tools`;
+  return undefined;
+}
+
 /**
  * Outbox `chain` (semantics.md "Chaining"): the parent's data (a non-object wrapped as `{data}`)
- * starts the named tool. A tool chaining to itself, a cycle, or a chain deeper than 10 is refused
- * and recorded.
+ * starts the named tool. A chain to a tool the parent's key may not use, to itself, a cycle, a chain
+ * deeper than 10, or one the start refuses (unknown or archived tool) is refused and recorded.
  */
 export function createChainHandler(deps: { store: Store; starter: ChainStarter }) {
   return async (row: { runId: string | null; payload: JsonObject }) => {
@@ -48,13 +65,7 @@ export function createChainHandler(deps: { store: Store; starter: ChainStarter }
     const parent = await deps.store.getRun(row.runId);
     if (parent?.status !== 'success') return { done: true } as const;
     const runId = chainedRunId(parent.runId, toolId);
-    const ancestors = await lineage(deps.store, parent);
-    let reason: string | undefined;
-    if (toolId === parent.toolId) reason = `tool '${toolId}' cannot chain to itself`;
-    else if (ancestors.includes(toolId))
-      reason = `chaining to '${toolId}' would form a cycle (${[...ancestors].reverse().join(' -> ')} -> ${toolId})`;
-    else if (ancestors.length >= MAX_CHAIN_DEPTH)
-      reason = `the chain is deeper than ${MAX_CHAIN_DEPTH} tools`;
+    const reason = refusal(toolId, parent, await lineage(deps.store, parent));
     if (reason) {
       await deps.starter.recordRefused({ runId, toolId, parent, reason: `Chain refused: ${reason}` });
       return { done: true } as const;
@@ -62,7 +73,13 @@ export function createChainHandler(deps: { store: Store; starter: ChainStarter }
     const result = await deps.store.getRunResult(parent.runId);
     const data = result?.data ?? null;
     const inputs: JsonObject = data && typeof data === 'object' && !Array.isArray(data) ? data : { data };
-    await deps.starter.startChained({ runId, toolId, inputs, parent });
+    try {
+      await deps.starter.startChained({ runId, toolId, inputs, parent });
+    } catch (error) {
+      // A client error will not go away by retrying the row: record it like the other refusals.
+      if (!isApiError(error) || error.statusCode >= 500 || error.statusCode === 429) throw error;
+      await deps.starter.recordRefused({ runId, toolId, parent, reason: `Chain refused: ${error.message}` });
+    }
     return { done: true } as const;
   };
 }

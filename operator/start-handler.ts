@@ -27,7 +27,7 @@ export function createStartHandler(deps: StartHandlerDeps) {
     try {
       await deps.resources.toolRuns.create(toolRunFor(run, deps.namespace, owner));
     } catch (error) {
-      if (!(isResourceError(error) && error.code === 409)) throw error;
+      if (!isResourceError(error, 'AlreadyExists')) throw error;
     }
     return { done: true } as const;
   };

@@ -1,10 +1,13 @@
 import type { EngineDeps } from './engine/types.ts';
+import type { EgressPolicy } from './protocols/egress-policy.ts';
 import { createProtocols } from './protocols/index.ts';
 import { Sandbox } from './sandbox/sandbox.ts';
 
 export interface RealDepsOptions {
-  sandboxMemoryMb?: number;
-  sandboxTimeoutMs?: number;
+  sandboxMemoryMb?: number | undefined;
+  sandboxTimeoutMs?: number | undefined;
+  /** What steps may connect to; default: everything but the cloud metadata addresses. */
+  egress?: EgressPolicy | undefined;
 }
 
 /** The engine wired to the real sandbox and protocols, for workers and the runner Pod. */
@@ -15,7 +18,7 @@ export function createEngineDeps(options: RealDepsOptions = {}): { deps: EngineD
   });
   const deps: EngineDeps = {
     evaluate: (source, args, opts) => sandbox.evaluate(source, args, opts),
-    protocols: createProtocols(),
+    protocols: createProtocols(options.egress ? { egress: options.egress } : {}),
   };
   return { deps, sandbox };
 }

@@ -3,6 +3,8 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { EngineEvent, EngineResult } from './engine/types.ts';
 import type { FromWorker, RunOrder, ToWorker } from './ipc.ts';
+import { type EgressPolicy, egressPolicyToEnv } from './protocols/egress-policy.ts';
+import { workerEnvironment } from './worker-env.ts';
 
 export interface PoolOptions {
   /** Worker processes; default: CPU count. */
@@ -12,6 +14,11 @@ export interface PoolOptions {
   sandboxTimeoutMs?: number;
   /** V8 heap cap of each worker process (MB); a worker past it dies and is replaced. */
   workerHeapMb?: number;
+  /**
+   * What steps may connect to. Default: private addresses allowed (the embedded deployment: a laptop
+   * talks to localhost), metadata addresses refused.
+   */
+  egress?: EgressPolicy;
   /** Called with one line per worker crash or restart (never with run data). */
   log?: (line: string) => void;
 }
@@ -52,6 +59,7 @@ export class WorkerPool {
       sandboxMemoryMb: options.sandboxMemoryMb ?? 128,
       sandboxTimeoutMs: options.sandboxTimeoutMs ?? 10_000,
       workerHeapMb: options.workerHeapMb ?? 1024,
+      egress: options.egress ?? { privateDefault: 'allow', allow: [], deny: [] },
       log: options.log,
     };
     this.#workers = Array.from({ length: this.#options.size }, () => undefined);
@@ -78,11 +86,12 @@ export class WorkerPool {
   #spawn(slot: number): Worker {
     const child = fork(WORKER_SCRIPT, [], {
       execArgv: ['--no-node-snapshot', `--max-old-space-size=${this.#options.workerHeapMb}`],
-      env: {
-        ...process.env,
+      // Not the parent's environment: it holds the master key, admin key and database URL.
+      env: workerEnvironment(process.env, {
         KUBEGLUE_SANDBOX_MEMORY_MB: String(this.#options.sandboxMemoryMb),
         KUBEGLUE_SANDBOX_TIMEOUT_MS: String(this.#options.sandboxTimeoutMs),
-      },
+        ...egressPolicyToEnv(this.#options.egress),
+      }),
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });

@@ -6,6 +6,7 @@
 import { runTool } from './engine/run-tool.ts';
 import { createEngineDeps } from './engine-deps.ts';
 import type { FromWorker, ToWorker } from './ipc.ts';
+import { egressPolicyFromEnv } from './protocols/egress-policy.ts';
 import { closeHttpAgent } from './protocols/http.ts';
 import { closePostgresPools } from './protocols/postgres.ts';
 
@@ -14,9 +15,11 @@ function positive(value: string | undefined): number | undefined {
   return Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
+// The pool sets every one of these explicitly; a worker started without them refuses private targets.
 const { deps, sandbox } = createEngineDeps({
   sandboxMemoryMb: positive(process.env.KUBEGLUE_SANDBOX_MEMORY_MB),
   sandboxTimeoutMs: positive(process.env.KUBEGLUE_SANDBOX_TIMEOUT_MS),
+  egress: egressPolicyFromEnv(process.env, 'deny'),
 });
 const running = new Map<number, AbortController>();
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { JsonObject } from '../crds/json.ts';
 import type { EngineResult } from '../runner/engine/types.ts';
 import type { FinishRun, OutboxInput, StoredRun } from '../store/index.ts';
+import { chainTarget } from './webhook-url.ts';
 
 export const CANCELLED_MESSAGE = 'Run was cancelled';
 
@@ -12,10 +13,9 @@ export function completionEffects(
 ): OutboxInput[] {
   const webhookUrl = (run.options as { webhookUrl?: unknown } | undefined)?.webhookUrl;
   if (typeof webhookUrl !== 'string') return [];
-  if (webhookUrl.startsWith('tool:')) {
-    return status === 'success'
-      ? [{ kind: 'chain', runId: run.runId, payload: { toolId: webhookUrl.slice(5) } }]
-      : [];
+  const toolId = chainTarget(webhookUrl);
+  if (toolId !== undefined) {
+    return status === 'success' ? [{ kind: 'chain', runId: run.runId, payload: { toolId } }] : [];
   }
   return [{ kind: 'notify', runId: run.runId, payload: { url: webhookUrl } }];
 }

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { formatIssues } from '../crds/errors.ts';
+import { type EgressPolicy, parseEgressList } from '../runner/protocols/egress-policy.ts';
 
 const port = z.coerce.number().int().min(0).max(65_535);
 const positiveInt = z.coerce.number().int().positive();
@@ -28,8 +29,15 @@ export const ServerConfig = z.object({
   KUBEGLUE_NOTIFY_SECRET: z.string().min(24, 'must be at least 24 characters').optional(),
   KUBEGLUE_NAMESPACE: z.string().min(1).default('default'),
   KUBEGLUE_MAX_ASYNC_RUNS: positiveInt.default(64),
+  // Sync runs one API process executes at once; more are refused with 429 at once, not held.
+  KUBEGLUE_MAX_SYNC_RUNS: positiveInt.default(256),
   KUBEGLUE_TOOLRUN_RETENTION_MS: positiveInt.default(60 * 60 * 1000),
   KUBEGLUE_OUTBOX_RETENTION_MS: positiveInt.default(7 * 24 * 60 * 60 * 1000),
+  // Steps' outbound connections (runner/protocols/egress-policy.ts). The embedded deployment allows
+  // private addresses by default (on a laptop the systems are on localhost); Kubernetes roles do not.
+  KUBEGLUE_EGRESS_PRIVATE: z.enum(['allow', 'deny']).optional(),
+  KUBEGLUE_EGRESS_ALLOW: z.string().optional(),
+  KUBEGLUE_EGRESS_DENY: z.string().optional(),
 });
 
 export interface Config {
@@ -51,14 +59,30 @@ export interface Config {
   notifySecret: string | undefined;
   namespace: string;
   maxAsyncRuns: number;
+  maxSyncRuns: number;
   toolRunRetentionMs: number;
   outboxRetentionMs: number;
+  /** What steps may connect to; handed to the worker pool. */
+  egress: EgressPolicy;
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/** The process reading the settings: some defaults differ between the embedded and Kubernetes roles. */
+export type ConfigRole = 'embedded' | 'api' | 'operator';
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, role: ConfigRole = 'embedded'): Config {
   const parsed = ServerConfig.safeParse(env);
   if (!parsed.success) throw new Error(`invalid configuration: ${formatIssues(parsed.error)}`);
   const c = parsed.data;
+  let egress: EgressPolicy;
+  try {
+    egress = {
+      privateDefault: c.KUBEGLUE_EGRESS_PRIVATE ?? (role === 'embedded' ? 'allow' : 'deny'),
+      allow: parseEgressList(c.KUBEGLUE_EGRESS_ALLOW, 'KUBEGLUE_EGRESS_ALLOW'),
+      deny: parseEgressList(c.KUBEGLUE_EGRESS_DENY, 'KUBEGLUE_EGRESS_DENY'),
+    };
+  } catch (error) {
+    throw new Error(`invalid configuration: ${(error as Error).message}`);
+  }
   return {
     host: c.KUBEGLUE_HOST,
     port: c.KUBEGLUE_PORT,
@@ -78,7 +102,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     notifySecret: c.KUBEGLUE_NOTIFY_SECRET,
     namespace: c.KUBEGLUE_NAMESPACE,
     maxAsyncRuns: c.KUBEGLUE_MAX_ASYNC_RUNS,
+    maxSyncRuns: c.KUBEGLUE_MAX_SYNC_RUNS,
     toolRunRetentionMs: c.KUBEGLUE_TOOLRUN_RETENTION_MS,
     outboxRetentionMs: c.KUBEGLUE_OUTBOX_RETENTION_MS,
+    egress,
   };
 }

@@ -1,13 +1,365 @@
-/** An error with the HTTP status the API answers with; its message is safe to show to the client. */
+/**
+ * The error catalog: every error the API answers with is declared here once, with a stable code, its HTTP
+ * status and a message template, and raised by name (`throw KG_ERR_TOOL_NOT_FOUND(toolId)`), as fastify
+ * does with its `FST_ERR_*`. Clients match on `error.code`; messages may be reworded, codes never change
+ * meaning. A code is never reused for another condition.
+ */
+
+/** An error the API answers with; its message is safe to show to the client. */
 export class ApiError extends Error {
+  readonly code: string;
   readonly statusCode: number;
-  constructor(statusCode: number, message: string) {
+  /** Response headers that belong to the error (Retry-After, WWW-Authenticate). */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: string, statusCode: number, message: string, headers: Record<string, string> = {}) {
     super(message);
+    this.name = 'ApiError';
+    this.code = code;
     this.statusCode = statusCode;
+    this.headers = headers;
   }
 }
 
-export const notFound = (what: string) => new ApiError(404, `${what} not found`);
-export const badRequest = (message: string) => new ApiError(400, message);
-export const forbidden = (message: string) => new ApiError(403, message);
-export const conflict = (message: string) => new ApiError(409, message);
+/** A catalog entry: call it with the template's arguments to get the error to throw. */
+export interface ErrorDefinition<Args extends unknown[]> {
+  (...args: Args): ApiError;
+  readonly code: string;
+  readonly statusCode: number;
+}
+
+export interface CatalogEntry {
+  code: string;
+  statusCode: number;
+}
+
+const catalog = new Map<string, CatalogEntry>();
+
+function define<Args extends unknown[]>(
+  code: string,
+  statusCode: number,
+  message: (...args: Args) => string,
+  headers?: Record<string, string>,
+): ErrorDefinition<Args> {
+  // A second declaration of a code would give one code two meanings: refuse it when the module loads.
+  if (catalog.has(code)) throw new Error(`error code ${code} is declared twice`);
+  catalog.set(code, { code, statusCode });
+  const raise = (...args: Args) => new ApiError(code, statusCode, message(...args), headers);
+  return Object.assign(raise, { code, statusCode });
+}
+
+/** Whether `error` was raised from this catalog entry. */
+export function isApiError(error: unknown, definition?: { code: string }): error is ApiError {
+  return error instanceof ApiError && (definition === undefined || error.code === definition.code);
+}
+
+// --- Requests in general ---
+
+export const KG_ERR_VALIDATION = define(
+  'KG_ERR_VALIDATION',
+  400,
+  (what: string, issues: string) => `Invalid ${what}: ${issues}`,
+);
+/** Fastify refused the request before a route saw it (malformed JSON, bad URL, bad Content-Length). */
+export const KG_ERR_MALFORMED_REQUEST = define('KG_ERR_MALFORMED_REQUEST', 400, (detail: string) => detail);
+export const KG_ERR_BODY_TOO_LARGE = define('KG_ERR_BODY_TOO_LARGE', 413, () => 'Request body is too large');
+export const KG_ERR_UNSUPPORTED_MEDIA_TYPE = define(
+  'KG_ERR_UNSUPPORTED_MEDIA_TYPE',
+  415,
+  (detail: string) => detail,
+);
+export const KG_ERR_ROUTE_NOT_FOUND = define(
+  'KG_ERR_ROUTE_NOT_FOUND',
+  404,
+  (method: string, path: string) => `Route ${method} ${path} not found`,
+);
+export const KG_ERR_NOT_READY = define('KG_ERR_NOT_READY', 503, () => 'Not ready');
+export const KG_ERR_SHUTTING_DOWN = define(
+  'KG_ERR_SHUTTING_DOWN',
+  503,
+  () => 'The server is shutting down; retry (another replica, or this one once it is back)',
+);
+/** Never with details: whatever went wrong is logged, not shown. */
+export const KG_ERR_INTERNAL = define('KG_ERR_INTERNAL', 500, () => 'Internal server error');
+
+// --- API keys and authorisation ---
+
+/** Every 401 names the scheme to use (RFC 9110); an unknown key is `invalid_token` (RFC 6750). */
+const API_REALM = 'Bearer realm="kubeglue"';
+export const KG_ERR_MISSING_API_KEY = define(
+  'KG_ERR_MISSING_API_KEY',
+  401,
+  () => 'Missing API key: send Authorization: Bearer <key> or ?token=<key>',
+  { 'WWW-Authenticate': API_REALM },
+);
+export const KG_ERR_INVALID_API_KEY = define(
+  'KG_ERR_INVALID_API_KEY',
+  401,
+  () => 'Invalid or revoked API key',
+  { 'WWW-Authenticate': `${API_REALM}, error="invalid_token"` },
+);
+export const KG_ERR_ADMIN_REQUIRED = define(
+  'KG_ERR_ADMIN_REQUIRED',
+  403,
+  () => 'This operation needs an admin API key',
+);
+/** A key limited to some tools asked for something that spans every tool (systems, tool changes). */
+export const KG_ERR_KEY_RESTRICTED = define(
+  'KG_ERR_KEY_RESTRICTED',
+  403,
+  () => 'This API key is limited to specific tools',
+);
+export const KG_ERR_API_KEY_NOT_FOUND = define('KG_ERR_API_KEY_NOT_FOUND', 404, () => 'API key not found');
+export const KG_ERR_ADMIN_KEY_WITH_TOOLS = define(
+  'KG_ERR_ADMIN_KEY_WITH_TOOLS',
+  400,
+  () => 'An admin API key cannot be limited to tools (toolIds)',
+);
+export const KG_ERR_LAST_ADMIN_KEY = define(
+  'KG_ERR_LAST_ADMIN_KEY',
+  409,
+  () =>
+    'Cannot revoke the last admin API key: nobody could manage API keys any more. Create another admin key first.',
+);
+
+// --- Tools ---
+
+/** Also the answer for a tool the key may not use: "not yours" and "does not exist" look the same. */
+export const KG_ERR_TOOL_NOT_FOUND = define(
+  'KG_ERR_TOOL_NOT_FOUND',
+  404,
+  (toolId: string) => `Tool '${toolId}' not found`,
+);
+export const KG_ERR_TOOL_EXISTS = define(
+  'KG_ERR_TOOL_EXISTS',
+  409,
+  (toolId: string) => `Tool '${toolId}' already exists`,
+);
+export const KG_ERR_TOOL_ID_MISMATCH = define(
+  'KG_ERR_TOOL_ID_MISMATCH',
+  400,
+  (bodyId: string, pathId: string) => `The body's id '${bodyId}' differs from the path's '${pathId}'`,
+);
+export const KG_ERR_TOOL_CHANGED_CONCURRENTLY = define(
+  'KG_ERR_TOOL_CHANGED_CONCURRENTLY',
+  409,
+  (toolId: string) => `Tool '${toolId}' is being changed concurrently; retry`,
+);
+/** Save-time validation: every problem, each naming its step and field. */
+export const KG_ERR_TOOL_INVALID = define(
+  'KG_ERR_TOOL_INVALID',
+  422,
+  (problems: readonly string[]) => `Invalid tool: ${problems.join('; ')}`,
+);
+export const KG_ERR_TOOL_ARCHIVED = define(
+  'KG_ERR_TOOL_ARCHIVED',
+  400,
+  (toolId: string) => `Tool '${toolId}' is archived and cannot be run`,
+);
+
+// --- Runs ---
+
+/** Also the answer for a run of a tool the key may not use. */
+export const KG_ERR_RUN_NOT_FOUND = define(
+  'KG_ERR_RUN_NOT_FOUND',
+  404,
+  (runId: string) => `Run '${runId}' not found`,
+);
+export const KG_ERR_RUN_ID_CONFLICT = define(
+  'KG_ERR_RUN_ID_CONFLICT',
+  409,
+  (runId: string) => `Run id '${runId}' is already used by another tool or other inputs`,
+);
+export const KG_ERR_RUN_NOT_CANCELLABLE = define(
+  'KG_ERR_RUN_NOT_CANCELLABLE',
+  400,
+  (runId: string, status: 'success' | 'failed') =>
+    `Run '${runId}' already ${status === 'success' ? 'succeeded' : 'failed'}; only running runs can be cancelled`,
+);
+/**
+ * The key may not use the chain target. Answered before the target is looked up, so it is the same
+ * whether that tool exists or not; the name is the caller's own input.
+ */
+export const KG_ERR_CHAIN_TARGET_FORBIDDEN = define(
+  'KG_ERR_CHAIN_TARGET_FORBIDDEN',
+  403,
+  (toolId: string) =>
+    `options.webhookUrl: this API key may not chain to tool '${toolId}'; it may chain only to the tools it is limited to`,
+);
+export const KG_ERR_WEBHOOK_URL_CREDENTIALS = define(
+  'KG_ERR_WEBHOOK_URL_CREDENTIALS',
+  400,
+  () =>
+    'options.webhookUrl must not contain credentials (user:password@): they would be stored and returned with the run. ' +
+    'Notifications are signed instead: verify the webhook-signature header with KUBEGLUE_NOTIFY_SECRET (Standard Webhooks)',
+);
+/** The run names a system that does not exist (anymore) in the run's mode. */
+export const KG_ERR_RUN_SYSTEM_MISSING = define(
+  'KG_ERR_RUN_SYSTEM_MISSING',
+  400,
+  (systemId: string) => `system '${systemId}' does not exist`,
+);
+/** Sync runs beyond KUBEGLUE_MAX_SYNC_RUNS are refused at once rather than held. */
+export const KG_ERR_RUN_LIMIT = define(
+  'KG_ERR_RUN_LIMIT',
+  429,
+  (limit: number) =>
+    `Too many synchronous runs in progress (at most ${limit} at once); retry shortly, or start the run ` +
+    'with options.async: true (asynchronous runs wait in a queue)',
+  { 'Retry-After': '1' },
+);
+export const KG_ERR_PAGE_TOO_DEEP = define(
+  'KG_ERR_PAGE_TOO_DEEP',
+  400,
+  (page: number, limit: number, maxRows: number) =>
+    `page ${page} with limit ${limit} reaches past the first ${maxRows} runs of the list; narrow it with ` +
+    'filters (toolId, status, requestSources, userId, systemId), or page with the cursor: pass the ' +
+    'nextCursor of the previous page as ?cursor=',
+);
+export const KG_ERR_CURSOR_INVALID = define(
+  'KG_ERR_CURSOR_INVALID',
+  400,
+  () => 'cursor: not a cursor this API returned (use the nextCursor of the previous page as it is)',
+);
+
+// --- Files ---
+
+export const KG_ERR_FILE_NOT_FOUND = define(
+  'KG_ERR_FILE_NOT_FOUND',
+  404,
+  (fileKey: string, runId: string) => `File '${fileKey}' of run '${runId}' not found`,
+);
+export const KG_ERR_DOWNLOAD_LINK_INVALID = define(
+  'KG_ERR_DOWNLOAD_LINK_INVALID',
+  403,
+  () => 'Download link is invalid',
+);
+export const KG_ERR_DOWNLOAD_LINK_EXPIRED = define(
+  'KG_ERR_DOWNLOAD_LINK_EXPIRED',
+  403,
+  () => 'Download link expired',
+);
+
+// --- Incoming webhooks ---
+
+export const KG_ERR_WEBHOOK_BODY_INVALID = define(
+  'KG_ERR_WEBHOOK_BODY_INVALID',
+  400,
+  () => 'The webhook body is not valid JSON',
+);
+export const KG_ERR_NO_CHALLENGE = define(
+  'KG_ERR_NO_CHALLENGE',
+  400,
+  () =>
+    'No challenge to answer: expected hub.mode=subscribe with hub.challenge, validationToken or challenge',
+);
+
+// --- Systems ---
+
+export const KG_ERR_SYSTEM_NOT_FOUND = define(
+  'KG_ERR_SYSTEM_NOT_FOUND',
+  404,
+  (systemId?: string, environment?: string) =>
+    `system${systemId === undefined ? '' : ` '${systemId}'`}${environment ? ` (${environment})` : ''} not found`,
+);
+export const KG_ERR_SYSTEM_EXISTS = define(
+  'KG_ERR_SYSTEM_EXISTS',
+  409,
+  (systemId?: string, environment?: string) =>
+    `system${systemId === undefined ? '' : ` '${systemId}'`} already exists${environment ? ` in environment ${environment}` : ''}`,
+);
+export const KG_ERR_SYSTEM_CHANGED_CONCURRENTLY = define(
+  'KG_ERR_SYSTEM_CHANGED_CONCURRENTLY',
+  409,
+  (systemId?: string) =>
+    `system${systemId === undefined ? '' : ` '${systemId}'`} was changed concurrently; try again`,
+);
+export const KG_ERR_SYSTEM_ID_MISMATCH = define(
+  'KG_ERR_SYSTEM_ID_MISMATCH',
+  400,
+  (bodyId: string, pathId: string) =>
+    `id in the body ('${bodyId}') does not match the system addressed ('${pathId}')`,
+);
+export const KG_ERR_SYSTEM_ENVIRONMENT_MISMATCH = define(
+  'KG_ERR_SYSTEM_ENVIRONMENT_MISMATCH',
+  400,
+  (bodyEnvironment: string, queryEnvironment: string) =>
+    `environment in the body (${bodyEnvironment}) does not match ?environment=${queryEnvironment}`,
+);
+export const KG_ERR_SYSTEM_ENVIRONMENT_REQUIRED = define(
+  'KG_ERR_SYSTEM_ENVIRONMENT_REQUIRED',
+  400,
+  (systemId: string) =>
+    `system '${systemId}' exists in dev and prod; choose one with ?environment=dev or ?environment=prod`,
+);
+/** The resource was refused by its schema (the message names fields, never credential values). */
+export const KG_ERR_SYSTEM_INVALID = define('KG_ERR_SYSTEM_INVALID', 400, (detail: string) => detail);
+export const KG_ERR_SYSTEM_URL_CREDENTIALS = define(
+  'KG_ERR_SYSTEM_URL_CREDENTIALS',
+  400,
+  () =>
+    'url must not contain credentials (user:password@): the URL is stored and returned in clear. Give them as ' +
+    'credentials.username and credentials.password (authType basic for HTTP, dataStore for Postgres, FTP and ' +
+    'SFTP), which are stored encrypted and never returned',
+);
+export const KG_ERR_CREDENTIAL_PLACEHOLDER_UNKNOWN = define(
+  'KG_ERR_CREDENTIAL_PLACEHOLDER_UNKNOWN',
+  400,
+  (fields: readonly string[]) =>
+    `credentials.${fields.join(', credentials.')}: a placeholder keeps a stored value, but this system has none under that name`,
+);
+export const KG_ERR_CREDENTIALS_INCOMPLETE = define(
+  'KG_ERR_CREDENTIALS_INCOMPLETE',
+  400,
+  (fields: readonly string[], authType: string) => `${fields.join(', ')}: required for authType ${authType}`,
+);
+/** Deliberately a 500 with a message: the operator must learn the master key is wrong. */
+export const KG_ERR_CREDENTIALS_UNREADABLE = define(
+  'KG_ERR_CREDENTIALS_UNREADABLE',
+  500,
+  (systemId?: string) =>
+    `the stored credentials of system${systemId === undefined ? '' : ` '${systemId}'`} cannot be decrypted: the master ` +
+    'key (KUBEGLUE_MASTER_KEY or master.key in the data directory) is not the one they were stored with, or the data was altered',
+);
+
+// --- Internal runner API (api/internal/): answers to runner Pods, which hold only their per-run token ---
+
+const RUNNER_REALM = { 'WWW-Authenticate': 'Bearer realm="kubeglue-internal"' };
+export const KG_ERR_MISSING_RUN_TOKEN = define(
+  'KG_ERR_MISSING_RUN_TOKEN',
+  401,
+  () => 'Missing run token: send Authorization: Bearer <token>',
+  RUNNER_REALM,
+);
+export const KG_ERR_INVALID_RUN_TOKEN = define(
+  'KG_ERR_INVALID_RUN_TOKEN',
+  401,
+  () => 'Invalid run token, or its run is no longer running',
+  RUNNER_REALM,
+);
+export const KG_ERR_RUN_TOKEN_OTHER_RUN = define(
+  'KG_ERR_RUN_TOKEN_OTHER_RUN',
+  403,
+  () => 'This token belongs to another run',
+);
+export const KG_ERR_RUN_ATTEMPT_MISMATCH = define(
+  'KG_ERR_RUN_ATTEMPT_MISMATCH',
+  409,
+  (attempt: number) => `Attempt ${attempt} is not the attempt this token was issued for`,
+);
+export const KG_ERR_RUN_EVENTS_GAP = define(
+  'KG_ERR_RUN_EVENTS_GAP',
+  409,
+  (firstSeq: number, lastSeq: number) =>
+    `Events refused: the batch starts at ${firstSeq}, but events were accepted only up to ${lastSeq}`,
+);
+export const KG_ERR_RUN_NOT_RUNNING = define(
+  'KG_ERR_RUN_NOT_RUNNING',
+  409,
+  (runId: string) => `Run '${runId}' is no longer running`,
+);
+/** The run's order cannot be built, ever (timed out while queued, a system gone): the run was failed. */
+export const KG_ERR_RUN_ORDER_REFUSED = define('KG_ERR_RUN_ORDER_REFUSED', 409, (reason: string) => reason);
+
+/** Every code with its status, in declaration order (documentation, tests). */
+export const ERROR_CATALOG: readonly CatalogEntry[] = [...catalog.values()];

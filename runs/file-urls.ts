@@ -7,7 +7,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { z } from 'zod';
 import type { FileArtifact, FileDownloadInfo } from '../crds/run.ts';
 import type { StoredFileArtifact } from '../store/types.ts';
-import { ApiError } from './errors.ts';
+import { KG_ERR_DOWNLOAD_LINK_EXPIRED, KG_ERR_DOWNLOAD_LINK_INVALID } from './errors.ts';
 
 /** The interface's presigned URL lifetime. */
 export const DOWNLOAD_URL_TTL_SECONDS = 3600;
@@ -67,7 +67,7 @@ export class FileUrlSigner {
   }
 
   /**
-   * Throws ApiError 403 unless the query holds a signature made by this key for exactly this
+   * Throws KG_ERR_DOWNLOAD_LINK_INVALID (403) unless the query holds a signature made by this key for exactly this
    * runId, fileKey and expiry, and the expiry has not passed. The signature is checked first, so
    * "expired" is only ever said of a genuine link.
    */
@@ -79,12 +79,14 @@ export class FileUrlSigner {
       !EXPIRES.test(expires) ||
       !SIGNATURE.test(signature)
     ) {
-      throw invalidLink();
+      throw KG_ERR_DOWNLOAD_LINK_INVALID();
     }
     const expected = Buffer.from(this.#signature(runId, fileKey, expires), 'ascii');
     const given = Buffer.from(signature, 'ascii');
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw invalidLink();
-    if (this.#now() > Number(expires) * 1000) throw new ApiError(403, 'Download link expired');
+    if (expected.length !== given.length || !timingSafeEqual(expected, given)) {
+      throw KG_ERR_DOWNLOAD_LINK_INVALID();
+    }
+    if (this.#now() > Number(expires) * 1000) throw KG_ERR_DOWNLOAD_LINK_EXPIRED();
   }
 
   #signature(runId: string, fileKey: string, expires: string): string {
@@ -93,10 +95,6 @@ export class FileUrlSigner {
       .update(JSON.stringify([DOMAIN, runId, fileKey, expires]))
       .digest('base64url');
   }
-}
-
-function invalidLink(): ApiError {
-  return new ApiError(403, 'Download link is invalid');
 }
 
 /** The run's artifacts, each with a fresh presigned downloadUrl (single-run and file-list responses). */

@@ -13,8 +13,19 @@ import type { ResolvedSystem } from '../runner/engine/types.ts';
 import type { WorkerPool } from '../runner/pool.ts';
 import type { Store, StoredRun } from '../store/index.ts';
 import { CANCELLED_MESSAGE, completionEffects, finishFromResult, inputHash } from './completion.ts';
-import { ApiError, badRequest, conflict, notFound } from './errors.ts';
+import {
+  KG_ERR_RUN_ID_CONFLICT,
+  KG_ERR_RUN_LIMIT,
+  KG_ERR_RUN_NOT_CANCELLABLE,
+  KG_ERR_RUN_NOT_FOUND,
+  KG_ERR_TOOL_ARCHIVED,
+  KG_ERR_TOOL_NOT_FOUND,
+} from './errors.ts';
 import { runView, type UrlForFile, withResult } from './run-view.ts';
+import type { RuntimeCredentialVault } from './runtime-credentials.ts';
+import { checkWebhookUrl } from './webhook-url.ts';
+
+export type { RuntimeCredentialVault } from './runtime-credentials.ts';
 
 export interface ToolLookup {
   get(toolId: string): Promise<Tool | undefined>;
@@ -29,23 +40,25 @@ export interface RunMetrics {
   runFinished(status: string, source: string, durationMs: number): void;
 }
 
-/** Where runtime credentials of queued async runs wait, encrypted, until the run starts. */
-export interface RuntimeCredentialVault {
-  put(name: string, data: Record<string, string>): Promise<void>;
-  get(name: string): Promise<Record<string, string> | undefined>;
-  delete(name: string): Promise<void>;
-}
-
 export interface RunServiceDeps {
   store: Store;
   tools: ToolLookup;
   systems: SystemResolver;
-  pool: WorkerPool;
-  vault: RuntimeCredentialVault;
+  /** Executes sync runs; a process that starts only async runs (the operator's chains) has none. */
+  pool?: WorkerPool;
+  /** Seals the runtime credentials of async runs (stored with the run row). */
+  vault: Pick<RuntimeCredentialVault, 'seal'>;
   urlFor: UrlForFile;
+  /**
+   * Sync runs this process executes at once (KUBEGLUE_MAX_SYNC_RUNS); more are refused at once with 429
+   * rather than held, so a burst cannot pile up requests, worker queue entries and results in memory.
+   */
+  maxSyncRuns: number;
   /** Identifies this process in `runs.executor`, so a restart can tell its dead runs apart. */
   executor: string;
   metrics?: RunMetrics;
+  /** After a cancel was stored: reach the process executing the run wherever it is (api/cancel.ts). */
+  onCancelled?: (run: StoredRun) => Promise<void>;
 }
 
 export interface Caller {
@@ -71,35 +84,6 @@ export interface StartedRun {
   run: Run;
 }
 
-/** Runtime credentials of a queued async run are kept in a Secret of this name, deleted once it ran. */
-export function runtimeCredentialName(runId: string): string {
-  return `run-${runId.toLowerCase().replace(/[^a-z0-9-]/g, '-')}-credentials`;
-}
-
-function flatten(credentials: RuntimeCredentials): Record<string, string> {
-  // Grouped credentials travel as JSON strings under their group name and are restored on read.
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(credentials))
-    out[key] = typeof value === 'string' ? value : JSON.stringify(value);
-  return out;
-}
-
-export function unflattenCredentials(data: Record<string, string>): RuntimeCredentials {
-  const out: RuntimeCredentials = {};
-  for (const [key, value] of Object.entries(data)) {
-    if (value.startsWith('{')) {
-      try {
-        out[key] = JSON.parse(value) as Record<string, string>;
-        continue;
-      } catch {
-        // a plain string that happens to start with a brace
-      }
-    }
-    out[key] = value;
-  }
-  return out;
-}
-
 function systemIdsOf(tool: Tool): string[] {
   const ids = new Set<string>();
   for (const step of tool.steps)
@@ -112,6 +96,8 @@ export class RunService {
   readonly #deps: RunServiceDeps;
   /** Runs executing in this process, for cancellation. */
   readonly #running = new Map<string, AbortController>();
+  /** Sync runs accepted by this process and not answered yet. */
+  #syncRuns = 0;
 
   constructor(deps: RunServiceDeps) {
     this.#deps = deps;
@@ -122,19 +108,32 @@ export class RunService {
   }
 
   async start(input: StartRun): Promise<StartedRun> {
-    const { store, tools } = this.#deps;
-    const tool = await tools.get(input.toolId);
-    if (!tool) throw notFound(`Tool '${input.toolId}'`);
-    if (!this.canSee(input.caller, tool.id)) {
-      throw new ApiError(403, `This API key is not allowed to use tool '${tool.id}'`);
+    const given = input.request.options ?? {};
+    const async = input.forceAsync === true || given.async === true;
+    if (async) return this.#start(input, true);
+    if (this.#syncRuns >= this.#deps.maxSyncRuns) throw KG_ERR_RUN_LIMIT(this.#deps.maxSyncRuns);
+    this.#syncRuns++;
+    try {
+      return await this.#start(input, false);
+    } finally {
+      this.#syncRuns--;
     }
-    if (tool.archived) throw badRequest(`Tool '${tool.id}' is archived and cannot be run`);
+  }
+
+  async #start(input: StartRun, async: boolean): Promise<StartedRun> {
+    const { store, tools } = this.#deps;
+    const { caller } = input;
+    // Decided before the lookup: a tool the key may not use answers exactly like a missing one.
+    if (!this.canSee(caller, input.toolId)) throw KG_ERR_TOOL_NOT_FOUND(input.toolId);
+    const tool = await tools.get(input.toolId);
+    if (!tool) throw KG_ERR_TOOL_NOT_FOUND(input.toolId);
+    if (tool.archived) throw KG_ERR_TOOL_ARCHIVED(tool.id);
 
     const given = input.request.options ?? {};
+    checkWebhookUrl(given.webhookUrl, (toolId) => this.canSee(caller, toolId));
     const mode: ExecutionMode = input.mode ?? given.mode ?? 'prod';
     const requestSource: RequestSource = input.requestSource ?? given.requestSource ?? 'api';
     const traceId = given.traceId ?? input.traceId;
-    const async = input.forceAsync === true || given.async === true;
     const options: RunOptions = { ...given, async, mode, requestSource, traceId };
     const inputs: JsonObject = input.request.inputs ?? {};
     const runId = input.request.runId ?? randomUUID();
@@ -147,7 +146,9 @@ export class RunService {
       toolId: tool.id,
       status: 'running',
       requestSource,
-      userId: input.caller.id,
+      userId: caller.id,
+      // Travels with the run: its chain is checked against it, and a chained run inherits it.
+      ...(caller.toolIds !== null ? { allowedToolIds: [...caller.toolIds] } : {}),
       systemIds,
       executionMode: mode,
       traceId,
@@ -161,24 +162,24 @@ export class RunService {
 
     if (async) {
       const credentials = input.request.credentials;
-      // A repeated or conflicting request must not replace the credentials of the run it names.
-      const taken = input.request.runId !== undefined && (await store.getRun(runId)) !== undefined;
-      if (!taken && credentials && Object.keys(credentials).length > 0) {
-        await this.#deps.vault.put(runtimeCredentialName(runId), flatten(credentials));
-      }
+      // Stored by the run's own insert, and only if that insert stores the run: a repeated or conflicting
+      // request, or one losing a race for the same new run id, never writes credentials.
+      const sealed =
+        credentials && Object.keys(credentials).length > 0
+          ? this.#deps.vault.seal(runId, credentials)
+          : undefined;
       const inserted = await store.batch.insertRun(run, {
         inputHash: inputHash(tool.id, inputs),
         outbox: [{ kind: 'start', runId, payload: {} }],
+        ...(sealed ? { sealedCredentials: sealed } : {}),
       });
-      if (inserted.status === 'conflict')
-        throw conflict(`Run id '${runId}' is already used by another tool or other inputs`);
+      if (inserted.status === 'conflict') throw KG_ERR_RUN_ID_CONFLICT(runId);
       if (inserted.status === 'inserted') this.#deps.metrics?.runStarted(requestSource, mode);
       return { statusCode: 202, run: runView(inserted.run, { urlFor: this.#deps.urlFor }) };
     }
 
     const inserted = await store.batch.insertRun(run, { inputHash: inputHash(tool.id, inputs) });
-    if (inserted.status === 'conflict')
-      throw conflict(`Run id '${runId}' is already used by another tool or other inputs`);
+    if (inserted.status === 'conflict') throw KG_ERR_RUN_ID_CONFLICT(runId);
     if (inserted.status === 'existing') return this.#existing(inserted.run);
     this.#deps.metrics?.runStarted(requestSource, mode);
     return this.#executeSync(run, tool, systems, input.request.credentials);
@@ -200,9 +201,11 @@ export class RunService {
   ): Promise<StartedRun> {
     const controller = new AbortController();
     this.#running.set(run.runId, controller);
+    const pool = this.#deps.pool;
+    if (!pool) throw new Error('this process executes no sync runs (no worker pool)');
     let result: Awaited<ReturnType<WorkerPool['run']>>;
     try {
-      result = await this.#deps.pool.run(
+      result = await pool.run(
         {
           runId: run.runId,
           tool,
@@ -250,6 +253,29 @@ export class RunService {
     for (const controller of this.#running.values()) controller.abort();
   }
 
+  /**
+   * Starts a chained run (outbox `chain`) as the parent's key would: same user, same restriction, so a chain
+   * never runs with more rights than the request that started it.
+   */
+  async startChained(input: {
+    runId: string;
+    toolId: string;
+    inputs: JsonObject;
+    parent: StoredRun;
+  }): Promise<StartedRun> {
+    const { parent } = input;
+    return this.start({
+      toolId: input.toolId,
+      request: { runId: input.runId, inputs: input.inputs },
+      caller: { id: parent.userId ?? 'tool-chain', toolIds: parent.allowedToolIds ?? null },
+      traceId: parent.traceId ?? parent.runId,
+      requestSource: 'tool-chain',
+      forceAsync: true,
+      mode: parent.executionMode ?? 'prod',
+      parentRunId: parent.runId,
+    });
+  }
+
   /** A chain the guard refused, kept as a failed tool-chain run so users can see why it did not start. */
   async recordRefusedChain(input: {
     runId: string;
@@ -266,6 +292,7 @@ export class RunService {
         error: input.reason,
         requestSource: 'tool-chain',
         ...(input.parent.userId ? { userId: input.parent.userId } : {}),
+        ...(input.parent.allowedToolIds ? { allowedToolIds: input.parent.allowedToolIds } : {}),
         systemIds: [],
         executionMode: input.parent.executionMode ?? 'prod',
         ...(input.parent.traceId ? { traceId: input.parent.traceId } : {}),
@@ -285,17 +312,14 @@ export class RunService {
   async get(runId: string, caller: Caller): Promise<StoredRun> {
     const run = await this.#deps.store.getRun(runId);
     // A key limited to other tools learns nothing about the run, not even that it exists.
-    if (!run || !this.canSee(caller, run.toolId)) throw notFound(`Run '${runId}'`);
+    if (!run || !this.canSee(caller, run.toolId)) throw KG_ERR_RUN_NOT_FOUND(runId);
     return run;
   }
 
   async cancel(runId: string, caller: Caller): Promise<Run> {
     const run = await this.get(runId, caller);
-    if (run.status === 'success' || run.status === 'failed') {
-      throw badRequest(
-        `Run '${runId}' already ${run.status === 'success' ? 'succeeded' : 'failed'}; only running runs can be cancelled`,
-      );
-    }
+    if (run.status === 'success' || run.status === 'failed')
+      throw KG_ERR_RUN_NOT_CANCELLABLE(runId, run.status);
     const urlFor = this.#deps.urlFor;
     if (run.status === 'aborted') return runView(run, { urlFor });
     const aborted = await this.#deps.store.transaction(async (tx) => {
@@ -303,12 +327,26 @@ export class RunService {
         error: CANCELLED_MESSAGE,
         completedAt: new Date().toISOString(),
       });
-      if (updated) await tx.enqueueOutbox(completionEffects(updated, 'aborted'));
+      if (updated) {
+        await tx.enqueueOutbox(completionEffects(updated, 'aborted'));
+        // A queued run that is cancelled never starts: its runtime credentials have no use left.
+        await tx.deleteRunCredentials(runId);
+      }
       return updated;
     });
     if (!aborted) return this.cancel(runId, caller);
-    this.#running.get(runId)?.abort();
+    this.abortLocal(runId);
     this.#deps.metrics?.runFinished('aborted', aborted.requestSource, aborted.metadata.durationMs ?? 0);
+    // The store already says aborted; telling the executor elsewhere is best effort (its own checks
+    // of the stored status, the runner's heartbeat and the operator's resync catch a lost message).
+    await this.#deps.onCancelled?.(aborted).catch(() => {});
     return runView(aborted, { urlFor });
+  }
+
+  /** Aborts the execution of runId in this process, if it runs here; whether it did. */
+  abortLocal(runId: string): boolean {
+    const controller = this.#running.get(runId);
+    controller?.abort();
+    return controller !== undefined;
   }
 }

@@ -83,6 +83,8 @@ export function toApiSystem(resource: SystemResource, credentialKeys: Iterable<s
     documentationUrl: spec.documentationUrl,
     authType: spec.authType,
     gateway: spec.gateway,
+    extraOrigins: spec.extraOrigins,
+    allowedNetworks: spec.allowedNetworks,
     credentials,
     createdAt,
     updatedAt,

@@ -4,23 +4,27 @@
  * Schemas compile and referenced systems exist. All problems are collected, so one save tells the
  * user everything that is wrong; each names the step (index and id) and the field.
  */
+
 import type { JsonValue } from '../crds/json.ts';
 import type { Tool, ToolStep } from '../crds/tool.ts';
 import { checkJsonSchema } from '../runner/engine/output-schema.ts';
 import { PaginationError, parsePaginationSettings } from '../runner/engine/pagination.ts';
+import { isPostgresStep, sqlBodyTemplateProblems } from '../runner/engine/sql-templates.ts';
 import { compileTemplate, TemplateError, type TemplateExpression } from '../runner/engine/template.ts';
 import { checkSource } from '../runner/sandbox/sandbox.ts';
-import { ApiError } from './errors.ts';
+import { KG_ERR_TOOL_INVALID } from './errors.ts';
 
 export interface ToolValidationOptions {
   /** Whether a system with this id exists (in any environment). */
   systemExists: (systemId: string) => Promise<boolean>;
+  /** The base URLs of the system's variants (for steps relative to it); none when unknown. */
+  systemUrls?: (systemId: string) => Promise<string[]>;
 }
 
-/** Throws ApiError 422 listing every problem of the tool; resolves when there is none. */
+/** Throws KG_ERR_TOOL_INVALID (422) listing every problem of the tool; resolves when there is none. */
 export async function validateToolDefinition(tool: Tool, opts: ToolValidationOptions): Promise<void> {
   const problems = await findToolProblems(tool, opts);
-  if (problems.length > 0) throw new ApiError(422, `Invalid tool: ${problems.join('; ')}`);
+  if (problems.length > 0) throw KG_ERR_TOOL_INVALID(problems);
 }
 
 /**
@@ -46,6 +50,15 @@ export async function findToolProblems(tool: Tool, opts: ToolValidationOptions):
       report(`steps[${index}] (${step.id}).config.systemId`, `system '${systemId}' does not exist`);
     }
   });
+  for (const [index, step] of tool.steps.entries()) {
+    const config = step.config;
+    if (config.type !== 'request') continue;
+    const urls = config.systemId && opts.systemUrls ? await opts.systemUrls(config.systemId) : [];
+    if (!isPostgresStep(config, urls)) continue;
+    for (const problem of sqlBodyTemplateProblems(config.body)) {
+      report(`steps[${index}] (${step.id}).${problem.field}`, problem.message);
+    }
+  }
   return problems;
 }
 

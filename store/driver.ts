@@ -38,6 +38,12 @@ export interface Driver extends Db {
    * that is never missed. onNotify('') means "notifications may have been lost" (a reconnect): re-read state.
    */
   listen(channel: string, onNotify: (payload: string) => void): Promise<Unlisten>;
+  /**
+   * Holds a session-level advisory lock on `lockSql` (an expression of $1 = key) for as long as this
+   * process lives, on a connection of its own: other sessions see it taken until release() or the
+   * process dies. A lost connection takes the lock again when it reconnects.
+   */
+  holdSessionLock(lockSql: string, key: string): Promise<{ release(): Promise<void> }>;
   close(): Promise<void>;
 }
 

@@ -172,4 +172,56 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    id: 5,
+    name: 'runs keep the tool restriction of the key that started them',
+    sql: `
+      -- Checked again when a completed run chains to another tool, and inherited by the chained run, so a key
+      -- limited to some tools cannot reach others through chains.
+      ALTER TABLE runs ADD COLUMN allowed_tool_ids text[];
+      COMMENT ON COLUMN runs.allowed_tool_ids IS
+        'tools the API key that started the run (or its chain) may use; NULL = every tool';
+      -- Runs that may still chain (running, or a chain not delivered yet) take the restriction of their key:
+      -- user_id is the id of the key that started the run, also for chained runs.
+      UPDATE runs r SET allowed_tool_ids = k.tool_ids
+        FROM api_keys k
+       WHERE k.id = r.user_id AND k.tool_ids IS NOT NULL
+         AND (r.status = 'running'
+              OR r.run_id IN (SELECT o.run_id FROM outbox o WHERE o.kind = 'chain' AND o.done_at IS NULL));
+    `,
+  },
+  {
+    id: 6,
+    name: 'runtime credentials of queued runs',
+    sql: `
+      -- Runtime credentials of an accepted async run, until it ran: keyed by the exact run id (no name derived
+      -- from it could meet a system's Secret or another run's), written in the run's insert statement (only
+      -- the request that stored the run stores them) and gone with the run at the latest. Ciphertext only:
+      -- AES-256-GCM sealed by the caller, bound to the run id.
+      CREATE TABLE run_credentials (
+        run_id     text COLLATE "C" PRIMARY KEY REFERENCES runs (run_id) ON DELETE CASCADE,
+        sealed     bytea NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
+  {
+    id: 7,
+    name: 'runner executions',
+    sql: `
+      -- The attempt of a run a runner Pod executes, and how it authenticates: only the SHA-256 hash of the
+      -- attempt's token is kept. The internal API finds the execution by that hash (hence UNIQUE), and
+      -- deduplicates resent event batches by last_seq, which a new attempt resets.
+      CREATE TABLE run_executions (
+        run_id       text COLLATE "C" PRIMARY KEY REFERENCES runs (run_id) ON DELETE CASCADE,
+        attempt      integer NOT NULL CHECK (attempt >= 1),
+        token_hash   text NOT NULL UNIQUE,
+        issued_at    timestamptz NOT NULL,
+        heartbeat_at timestamptz,
+        last_seq     bigint NOT NULL DEFAULT 0 CHECK (last_seq >= 0)
+      );
+      COMMENT ON COLUMN run_executions.token_hash IS 'SHA-256 (hex) of the per-run token; the token itself is never stored';
+      COMMENT ON COLUMN run_executions.last_seq IS 'highest event sequence number accepted from the current attempt';
+    `,
+  },
 ];

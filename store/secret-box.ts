@@ -170,3 +170,18 @@ async function createKeyFile(path: string): Promise<{ key: Buffer; created: bool
     await unlink(temporary).catch(() => {});
   }
 }
+
+/**
+ * The master key of a Kubernetes role: it must be given (KUBEGLUE_MASTER_KEY, from a Secret), since
+ * replicas share it and Pods have no data directory to keep a generated one in.
+ */
+export function requireMasterKey(text: string | undefined): Buffer {
+  if (!text) {
+    throw new Error(
+      'KUBEGLUE_MASTER_KEY is required (32 bytes as 64 hex characters or base64): every replica must share it',
+    );
+  }
+  const key = parseMasterKey(text);
+  if (!key) throw new Error('KUBEGLUE_MASTER_KEY must be 32 bytes as 64 hex characters or base64');
+  return key;
+}

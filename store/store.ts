@@ -12,6 +12,21 @@ import {
   touchApiKeys,
 } from './queries/api-keys.ts';
 import {
+  acceptEvents,
+  findEndedExecutionByToken,
+  findExecutionByToken,
+  getExecution,
+  issueRunToken,
+  nextStepSeq,
+  recordHeartbeat,
+} from './queries/executions.ts';
+import {
+  CANCEL_CHANNEL,
+  EXECUTOR_LOCK_SQL,
+  failRunsOfDeadExecutors,
+  publishCancel,
+} from './queries/executors.ts';
+import {
   abandonOutbox,
   claimOutbox,
   completeOutbox,
@@ -34,6 +49,7 @@ import {
   resourceEventsAfter,
   writeResources,
 } from './queries/resources.ts';
+import { deleteRunCredentials, getRunCredentials, pruneRunCredentials } from './queries/run-credentials.ts';
 import {
   getRunFile,
   getRunFiles,
@@ -54,12 +70,15 @@ import {
 import { deleteSecret, getSecret, putSecret } from './queries/secrets.ts';
 import { createRunWriteBatcher, type RunWriteBatcher } from './run-batcher.ts';
 import type {
+  EndedRunExecution,
   FinishRun,
   InsertRunOptions,
   InsertRunResult,
   ListRunsFilter,
   OutboxInput,
   OutboxRow,
+  RunExecution,
+  RunExecutionRef,
   RunPage,
   StoredApiKey,
   StoredFileArtifact,
@@ -147,6 +166,37 @@ export interface StoreQueries {
   /** Deletes delivered or abandoned rows finished before `before` (ISO time); returns how many. */
   pruneOutbox(before: string): Promise<number>;
 
+  /**
+   * Runner executions (store/queries/executions.ts): only the SHA-256 hash of a run's token is stored.
+   * Issues the token of an attempt of a running run; false if not running or a later attempt holds one.
+   * A new attempt replaces the token, restarts the event sequence and drops older partial step results.
+   */
+  issueRunToken(runId: string, attempt: number, tokenHash: string, issuedAt?: string): Promise<boolean>;
+  /** Only while the run is running. */
+  findExecutionByToken(tokenHash: string): Promise<RunExecutionRef | undefined>;
+  /** Only once the run has ended; grants nothing, it lets the runner be told its run is over. */
+  findEndedExecutionByToken(tokenHash: string): Promise<EndedRunExecution | undefined>;
+  /** False when the attempt is not current or the run is no longer running. */
+  recordHeartbeat(runId: string, attempt: number, at: string): Promise<boolean>;
+  /**
+   * How many of events firstSeq…firstSeq+count-1 are new; undefined = refused (not the current attempt,
+   * run not running, or a gap). Locks the execution until the transaction ends: call it in one.
+   */
+  acceptEvents(runId: string, attempt: number, firstSeq: number, count: number): Promise<number | undefined>;
+  /** The seq of the run's next step result (0-based). */
+  nextStepSeq(runId: string): Promise<number>;
+  getExecution(runId: string): Promise<RunExecution | undefined>;
+
+  /**
+   * Sealed runtime credentials of an accepted async run (written with the run: InsertRunOptions.sealedCredentials),
+   * keyed by the exact run id; ciphertext only.
+   */
+  getRunCredentials(runId: string): Promise<Uint8Array | undefined>;
+  /** False when the run had none. */
+  deleteRunCredentials(runId: string): Promise<boolean>;
+  /** Removes the credentials of every run that is no longer running; returns how many. */
+  pruneRunCredentials(): Promise<number>;
+
   /** Ciphertext only; upsert. */
   putSecret(namespace: string, name: string, data: Uint8Array): Promise<void>;
   getSecret(namespace: string, name: string): Promise<Uint8Array | undefined>;
@@ -170,6 +220,17 @@ export interface Store extends StoreQueries {
    * after a lost notification connection is restored. Resolves once listening.
    */
   onOutbox(listener: () => void): Promise<() => Promise<void>>;
+  /**
+   * Holds this process's executor lock while it lives (Postgres): failRunsOfDeadExecutors in other
+   * processes leaves its runs alone until the lock is released or the process is gone.
+   */
+  holdExecutorLock(executor: string): Promise<{ release(): Promise<void> }>;
+  /** Running runs of executors (id prefix) that no longer hold their lock become failed; returns their ids. */
+  failRunsOfDeadExecutors(opts: { prefix: string; error: string; completedAt: string }): Promise<string[]>;
+  /** Tells every process (onCancel) that a run was cancelled. */
+  publishCancel(runId: string): Promise<void>;
+  /** Calls listener with the run id of every cancel published by any process. Resolves once listening. */
+  onCancel(listener: (runId: string) => void): Promise<() => Promise<void>>;
   /** Waits for queued batch writes, then closes the database. */
   close(): Promise<void>;
 }
@@ -189,6 +250,11 @@ export async function openStore(config: StoreConfig, opts: OpenStoreOptions = {}
       batch: { insertRun: batcher.insertRun, finishRun: batcher.finishRun },
       transaction: (fn) => driver.transaction((tx) => fn(bindQueries(tx, driver))),
       onOutbox: (listener) => driver.listen(OUTBOX_CHANNEL, () => listener()),
+      holdExecutorLock: (executor) => driver.holdSessionLock(EXECUTOR_LOCK_SQL, executor),
+      failRunsOfDeadExecutors: (opts) => failRunsOfDeadExecutors(driver, opts),
+      publishCancel: (runId) => publishCancel(driver, runId),
+      // An empty payload means notifications may have been lost (a reconnect): nothing to abort by name.
+      onCancel: (listener) => driver.listen(CANCEL_CHANNEL, (runId) => runId && listener(runId)),
       close: async () => {
         await batcher.close();
         await driver.close();
@@ -229,6 +295,17 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     abandonOutbox: (id, error) => abandonOutbox(db, id, error),
     outboxBacklog: () => outboxBacklog(db),
     pruneOutbox: (before) => pruneOutbox(db, before),
+    issueRunToken: (runId, attempt, tokenHash, issuedAt) =>
+      issueRunToken(db, runId, attempt, tokenHash, issuedAt ?? new Date().toISOString()),
+    findExecutionByToken: (tokenHash) => findExecutionByToken(db, tokenHash),
+    findEndedExecutionByToken: (tokenHash) => findEndedExecutionByToken(db, tokenHash),
+    recordHeartbeat: (runId, attempt, at) => recordHeartbeat(db, runId, attempt, at),
+    acceptEvents: (runId, attempt, firstSeq, count) => acceptEvents(db, runId, attempt, firstSeq, count),
+    nextStepSeq: (runId) => nextStepSeq(db, runId),
+    getExecution: (runId) => getExecution(db, runId),
+    getRunCredentials: (runId) => getRunCredentials(db, runId),
+    deleteRunCredentials: (runId) => deleteRunCredentials(db, runId),
+    pruneRunCredentials: () => pruneRunCredentials(db),
     putSecret: (namespace, name, data) => putSecret(db, namespace, name, data),
     getSecret: (namespace, name) => getSecret(db, namespace, name),
     deleteSecret: (namespace, name) => deleteSecret(db, namespace, name),

@@ -32,6 +32,11 @@ export interface StoredRun {
   resultStorageUri?: string;
   /** The process or Pod executing the run; crash recovery fails running runs whose executor is gone. */
   executor?: string;
+  /**
+   * The tools the API key that started the run (or the chain it belongs to) may use; absent: every tool.
+   * A chain from this run is checked against it, and the chained run inherits it.
+   */
+  allowedToolIds?: string[];
   metadata: {
     startedAt: string;
     completedAt?: string;
@@ -85,6 +90,11 @@ export interface InsertRunOptions {
   inputHash?: string;
   /** Written in the same transaction, and only when the run is inserted (not for existing/conflict). */
   outbox?: OutboxInput[];
+  /**
+   * The run's runtime credentials, sealed by the caller (ciphertext only): written into run_credentials in
+   * the same statement, and only when this call inserted the run.
+   */
+  sealedCredentials?: Uint8Array;
 }
 
 export interface StoredRunResult {
@@ -107,9 +117,14 @@ export interface ListRunsFilter {
   systemId?: string;
   /** Restriction for API keys limited to some tools: only runs of these tools (empty = none). */
   toolIds?: readonly string[];
-  /** 1-based. */
+  /** 1-based. Ignored (no offset) when `after` is given. */
   page: number;
   limit: number;
+  /**
+   * Keyset paging: only runs after this one in the list order (started_at DESC, run_id DESC), read from the
+   * index without skipping rows, however deep.
+   */
+  after?: { startedAt: string; runId: string };
 }
 
 export interface RunPage {
@@ -148,4 +163,24 @@ export interface OutboxRow {
   attempts: number;
   createdAt: string;
   lastError: string | null;
+}
+
+/** The attempt a runner token belongs to. */
+export interface RunExecutionRef {
+  runId: string;
+  attempt: number;
+}
+
+/** A runner token's execution whose run has ended. */
+export interface EndedRunExecution extends RunExecutionRef {
+  status: TerminalRunStatus;
+}
+
+/** A `run_executions` row: the current attempt of a run executed by a runner Pod (never its token). */
+export interface RunExecution {
+  attempt: number;
+  issuedAt: string;
+  heartbeatAt: string | null;
+  /** Highest event sequence number accepted from the current attempt (0: none yet). */
+  lastSeq: number;
 }

@@ -6,7 +6,11 @@ import {
   type ApiKey as ApiKeySchema,
 } from '../../crds/api.ts';
 import { ROUTES } from '../../crds/routes.ts';
-import { badRequest, conflict, notFound } from '../../runs/errors.ts';
+import {
+  KG_ERR_ADMIN_KEY_WITH_TOOLS,
+  KG_ERR_API_KEY_NOT_FOUND,
+  KG_ERR_LAST_ADMIN_KEY,
+} from '../../runs/errors.ts';
 import type { StoredApiKey } from '../../store/index.ts';
 import { type ApiKeyStore, generateApiKey, hashApiKey, newApiKeyId } from '../api-keys.ts';
 import { type Auth, requireAdmin } from '../auth.ts';
@@ -55,7 +59,7 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiKeyRoutesDep
     parseInput(createQuery, request.query, 'query');
     const body = parseInput(ApiKeyCreateBody, request.body ?? {}, 'API key');
     // An admin key can mint unrestricted keys, so limiting it to tools would restrict nothing.
-    if (body.admin && body.toolIds) throw badRequest('An admin API key cannot be limited to tools (toolIds)');
+    if (body.admin && body.toolIds) throw KG_ERR_ADMIN_KEY_WITH_TOOLS();
     const key = generateApiKey();
     const row: Omit<StoredApiKey, 'lastUsedAt'> = {
       id: newApiKeyId(),
@@ -83,13 +87,9 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiKeyRoutesDep
     const { keyId } = parseInput(KeyIdParams, request.params, 'path');
     const revoke = async () => {
       const target = (await store.listApiKeys()).find((key) => key.id === keyId);
-      if (!target) throw notFound('API key');
-      if (target.admin && (await store.countApiKeys({ admin: true })) <= 1) {
-        throw conflict(
-          'Cannot revoke the last admin API key: nobody could manage API keys any more. Create another admin key first.',
-        );
-      }
-      if (!(await store.revokeApiKey(keyId))) throw notFound('API key');
+      if (!target) throw KG_ERR_API_KEY_NOT_FOUND();
+      if (target.admin && (await store.countApiKeys({ admin: true })) <= 1) throw KG_ERR_LAST_ADMIN_KEY();
+      if (!(await store.revokeApiKey(keyId))) throw KG_ERR_API_KEY_NOT_FOUND();
       auth.evict(keyId);
       return { success: true };
     };

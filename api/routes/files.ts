@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { ApiError, notFound } from '../../runs/errors.ts';
+import { KG_ERR_DOWNLOAD_LINK_INVALID, KG_ERR_FILE_NOT_FOUND } from '../../runs/errors.ts';
 import type { FileUrlSigner } from '../../runs/file-urls.ts';
 import type { StoreQueries } from '../../store/index.ts';
 
@@ -25,22 +25,28 @@ export function registerFileDownloadRoute(app: FastifyInstance, deps: FileDownlo
   app.get('/v1/files/:runId/:fileKey', async (request, reply) => {
     const params = Params.safeParse(request.params);
     const query = Query.safeParse(request.query);
-    if (!params.success || !query.success) throw new ApiError(403, 'Download link is invalid');
+    if (!params.success || !query.success) throw KG_ERR_DOWNLOAD_LINK_INVALID();
     const { runId, fileKey } = params.data;
     deps.signer.verify(runId, fileKey, query.data);
 
     const file = await deps.store.getRunFile(runId, fileKey);
-    if (file === undefined) throw notFound('File');
-    return reply
-      .header(
-        'Content-Type',
-        MIME_TYPE.test(file.contentType) ? file.contentType : 'application/octet-stream',
-      )
-      .header('Content-Length', String(file.content.byteLength))
-      .header('Content-Disposition', contentDisposition(file.filename))
-      .header('Cache-Control', 'private, max-age=0')
-      .header('X-Content-Type-Options', 'nosniff')
-      .send(Buffer.from(file.content.buffer, file.content.byteOffset, file.content.byteLength));
+    if (file === undefined) throw KG_ERR_FILE_NOT_FOUND(fileKey, runId);
+    return (
+      reply
+        .header(
+          'Content-Type',
+          MIME_TYPE.test(file.contentType) ? file.contentType : 'application/octet-stream',
+        )
+        .header('Content-Length', String(file.content.byteLength))
+        .header('Content-Disposition', contentDisposition(file.filename))
+        .header('Cache-Control', 'private, max-age=0')
+        // The bytes come from a user's transform and are served from the API's origin: should a browser
+        // render them anyway (an old one ignoring attachment, a user opening the link), they run in a
+        // sandbox without scripts, forms or the origin's cookies, and their type is never guessed.
+        .header('Content-Security-Policy', 'sandbox')
+        .header('X-Content-Type-Options', 'nosniff')
+        .send(Buffer.from(file.content.buffer, file.content.byteOffset, file.content.byteLength))
+    );
   });
 }
 

@@ -2,7 +2,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { JsonObject, JsonValue } from '../../crds/json.ts';
 import { ExecutionMode } from '../../crds/run.ts';
-import { badRequest, notFound } from '../../runs/errors.ts';
+import {
+  KG_ERR_NO_CHALLENGE,
+  KG_ERR_TOOL_NOT_FOUND,
+  KG_ERR_WEBHOOK_BODY_INVALID,
+} from '../../runs/errors.ts';
 import type { RunService, ToolLookup } from '../../runs/service.ts';
 import { assertToolAccess, principalOf } from '../auth.ts';
 import { parseInput } from '../validation.ts';
@@ -44,9 +48,10 @@ export interface HookRouteDeps {
 /** `/v1/hooks/{toolId}` (semantics.md "Webhooks in"): challenges are answered, anything else runs the tool. */
 export function registerHookRoutes(app: FastifyInstance, deps: HookRouteDeps): void {
   const findTool = async (request: FastifyRequest, toolId: string) => {
-    const tool = await deps.tools.get(toolId);
-    if (!tool) throw notFound(`Tool '${toolId}'`);
+    // Access first: a tool the key may not use answers exactly like one that does not exist.
     assertToolAccess(request, toolId);
+    const tool = await deps.tools.get(toolId);
+    if (!tool) throw KG_ERR_TOOL_NOT_FOUND(toolId);
     return tool;
   };
 
@@ -71,7 +76,7 @@ export function registerHookRoutes(app: FastifyInstance, deps: HookRouteDeps): v
         }
         done(null, { raw: text, value } satisfies RawBody);
       } catch {
-        done(badRequest('The webhook body is not valid JSON'), undefined);
+        done(KG_ERR_WEBHOOK_BODY_INVALID(), undefined);
       }
     });
 
@@ -111,8 +116,6 @@ export function registerHookRoutes(app: FastifyInstance, deps: HookRouteDeps): v
       return text(query['hub.challenge']);
     if (typeof query.validationToken === 'string') return text(query.validationToken);
     if (typeof query.challenge === 'string') return text(query.challenge);
-    throw badRequest(
-      'No challenge to answer: expected hub.mode=subscribe with hub.challenge, validationToken or challenge',
-    );
+    throw KG_ERR_NO_CHALLENGE();
   });
 }

@@ -1,13 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { JsonValue } from '../../crds/json.ts';
-import { ListRunsQuery, RunRequest } from '../../crds/run.ts';
-import { notFound } from '../../runs/errors.ts';
+import { ListRunsQuery, RUNS_OFFSET_MAX, RunRequest } from '../../crds/run.ts';
+import { KG_ERR_FILE_NOT_FOUND, KG_ERR_PAGE_TOO_DEEP } from '../../runs/errors.ts';
 import { type FileUrlSigner, fileDownloadInfo, withDownloadUrls } from '../../runs/file-urls.ts';
 import { runView } from '../../runs/run-view.ts';
 import type { Caller, RunService } from '../../runs/service.ts';
 import type { Store } from '../../store/index.ts';
 import { principalOf } from '../auth.ts';
+import { decodeRunCursor, encodeRunCursor } from '../run-cursor.ts';
 import { parseInput } from '../validation.ts';
 
 const RunParams = z.object({ runId: z.string().min(1) });
@@ -60,6 +61,12 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRouteDeps): voi
   app.get('/v1/runs', async (request) => {
     const query = parseInput(ListRunsQuery, request.query, 'query');
     const { toolIds } = caller(request);
+    const cursor = query.cursor === undefined ? undefined : decodeRunCursor(query.cursor);
+    const pageNumber = cursor?.page ?? query.page ?? 1;
+    // OFFSET reads and drops every row before the page: deep offsets cost the database a full scan.
+    if (!cursor && pageNumber * query.limit > RUNS_OFFSET_MAX) {
+      throw KG_ERR_PAGE_TOO_DEEP(pageNumber, query.limit, RUNS_OFFSET_MAX);
+    }
     const page = await store.listRuns({
       ...(query.toolId ? { toolId: query.toolId } : {}),
       ...(query.status ? { status: query.status } : {}),
@@ -67,15 +74,18 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRouteDeps): voi
       ...(query.userId ? { userId: query.userId } : {}),
       ...(query.systemId ? { systemId: query.systemId } : {}),
       ...(toolIds !== null ? { toolIds } : {}),
-      page: query.page,
+      ...(cursor ? { after: { startedAt: cursor.startedAt, runId: cursor.runId } } : {}),
+      page: pageNumber,
       limit: query.limit,
     });
+    const last = page.runs.at(-1);
     return {
       data: page.runs.map((run) => runView(run, { list: true })),
-      page: query.page,
+      page: pageNumber,
       limit: query.limit,
       total: page.total,
       hasMore: page.hasMore,
+      nextCursor: page.hasMore && last ? encodeRunCursor(last, pageNumber + 1) : null,
     };
   });
 
@@ -134,7 +144,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRouteDeps): voi
     parseInput(TokenOnly, request.query, 'query');
     const run = await runs.get(runId, caller(request));
     const file = run.fileArtifacts?.find((f) => f.fileKey === fileKey);
-    if (!file) throw notFound(`File '${fileKey}' of run '${runId}'`);
+    if (!file) throw KG_ERR_FILE_NOT_FOUND(fileKey, runId);
     return fileDownloadInfo(signer, runId, file);
   });
 }

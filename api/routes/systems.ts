@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ROUTES } from '../../crds/routes.ts';
 import { SystemCreateBody, SystemUpdateBody } from '../../crds/system.ts';
+import { KG_ERR_SYSTEM_URL_CREDENTIALS } from '../../runs/errors.ts';
+import { hasUrlCredentials } from '../../runs/url-credentials.ts';
 import { requireUnrestricted } from '../auth.ts';
 import type { SystemService } from '../systems.ts';
 import { parseInput } from '../validation.ts';
@@ -9,6 +11,14 @@ import { parseInput } from '../validation.ts';
 const SystemParams = z.object({ systemId: z.string().min(1) });
 const EnvironmentQuery = z.object({ environment: z.enum(['dev', 'prod']).optional() });
 const PageQuery = z.object({ page: z.number().int(), limit: z.number().int() });
+
+/**
+ * A System's URL is stored in its resource and returned in clear: credentials written into it are refused
+ * (rather than moved into the encrypted credentials, which would silently pick an authType for the user).
+ */
+function refuseUrlCredentials(url: string | undefined): void {
+  if (url !== undefined && hasUrlCredentials(url)) throw KG_ERR_SYSTEM_URL_CREDENTIALS();
+}
 
 function queryOf(operationId: string): z.ZodType {
   const query = ROUTES.find((route) => route.operationId === operationId)?.query;
@@ -32,6 +42,7 @@ export function registerSystemRoutes(app: FastifyInstance, deps: { systems: Syst
     requireUnrestricted(request);
     parseInput(createQuery, request.query, 'query');
     const body = parseInput(SystemCreateBody, request.body, 'system');
+    refuseUrlCredentials(body.url);
     return reply.status(201).send(await systems.create(body));
   });
 
@@ -53,6 +64,7 @@ export function registerSystemRoutes(app: FastifyInstance, deps: { systems: Syst
     const { systemId } = parseInput(SystemParams, request.params, 'path');
     const { environment } = EnvironmentQuery.parse(parseInput(updateQuery, request.query, 'query'));
     const body = parseInput(SystemUpdateBody, request.body ?? {}, 'system update');
+    refuseUrlCredentials(body.url);
     return systems.update(systemId, environment, body);
   });
 

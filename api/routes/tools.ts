@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ListToolsQuery } from '../../crds/api.ts';
 import { ToolCreateBody, ToolUpdateBody } from '../../crds/tool.ts';
-import { notFound } from '../../runs/errors.ts';
+import { KG_ERR_TOOL_NOT_FOUND } from '../../runs/errors.ts';
 import { allowedToolIds, assertToolAccess, requireUnrestricted } from '../auth.ts';
 import type { ToolService } from '../tools.ts';
 import { parseInput } from '../validation.ts';
@@ -29,21 +29,24 @@ export function registerToolRoutes(app: FastifyInstance, deps: { tools: ToolServ
     const { toolId } = parseInput(ToolParams, request.params, 'path');
     assertToolAccess(request, toolId);
     const tool = await tools.get(toolId);
-    if (!tool) throw notFound(`Tool '${toolId}'`);
+    if (!tool) throw KG_ERR_TOOL_NOT_FOUND(toolId);
     return tool;
   });
 
   app.put('/v1/tools/:toolId', async (request) => {
-    requireUnrestricted(request);
     const { toolId } = parseInput(ToolParams, request.params, 'path');
+    // A tool the key may not see answers 404 like a missing one; its own tools it may not change (403).
+    assertToolAccess(request, toolId);
+    requireUnrestricted(request);
     parseInput(TokenOnly, request.query, 'query');
     const body = parseInput(ToolUpdateBody, request.body ?? {}, 'tool update');
     return tools.update(toolId, body);
   });
 
   app.delete('/v1/tools/:toolId', async (request) => {
-    requireUnrestricted(request);
     const { toolId } = parseInput(ToolParams, request.params, 'path');
+    assertToolAccess(request, toolId);
+    requireUnrestricted(request);
     await tools.delete(toolId);
     return { success: true };
   });

@@ -1,6 +1,7 @@
 import { lookup } from 'mime-types';
 import type { JsonValue } from '../../crds/json.ts';
 import { isFileRef } from './file-ref.ts';
+import type { Redactor } from './redact.ts';
 import type { ProducedFile } from './types.ts';
 
 const FILES_KEY = '__files__';
@@ -57,4 +58,28 @@ export function extractFiles(data: JsonValue): { data: JsonValue; files: Produce
   }
   const files = Object.entries(entries).map(([key, entry]) => fileFrom(key, entry));
   return { data: rest, files };
+}
+
+/**
+ * File artifacts with credential values replaced: in the file key and name, and in the content when it
+ * is text (through the same file-reference scrubbing step data gets). Binary content is left as it is.
+ */
+export function redactFiles(files: ProducedFile[], redactor: Redactor): ProducedFile[] {
+  if (redactor.size === 0) return files;
+  return files.map((file) => {
+    const ref = redactor.value({
+      __file__: true,
+      filename: file.filename,
+      contentType: file.contentType,
+      size: file.size,
+      contentBase64: file.contentBase64,
+    });
+    return {
+      fileKey: redactor.string(file.fileKey),
+      filename: String(ref.filename),
+      contentType: String(ref.contentType),
+      size: Number(ref.size),
+      contentBase64: String(ref.contentBase64),
+    };
+  });
 }

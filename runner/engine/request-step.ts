@@ -1,15 +1,22 @@
 import type { JsonObject, JsonValue } from '../../crds/json.ts';
 import type { RequestStepConfig } from '../../crds/tool.ts';
+import type { CredentialScope } from './credentials.ts';
+import { describeOrigins, originOf, systemOrigins } from './origins.ts';
 import { createPaginator } from './pagination.ts';
+import { sqlBodyTemplateProblems, sqlTemplateError } from './sql-templates.ts';
 import { applySystemAuth } from './system-auth.ts';
 import {
+  compileTemplate,
   renderBody,
   renderHeaders,
   renderQuery,
-  renderString,
+  renderScalar,
+  resolveExpression,
   type Evaluate as TemplateEvaluate,
+  undefinedVariableOf,
 } from './template.ts';
 import type { EngineEvent, HttpCall, ProtocolContext, Protocols, ResolvedSystem } from './types.ts';
+import { leadingExpression, renderStepUrl } from './url-template.ts';
 
 const SCHEME = /^[a-z][a-z0-9+.-]*:/i;
 const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
@@ -18,13 +25,19 @@ export interface RequestStepInput {
   stepId: string;
   config: RequestStepConfig;
   modify: boolean;
+  /** sourceData without credentials: payload, step envelopes, currentItem. */
   sourceData: JsonObject;
   system: ResolvedSystem | undefined;
-  systemCredentials: Record<string, string>;
+  /** The run's credentials; the step sees those of `candidates` whose origin its URL has. */
+  scope: CredentialScope;
+  /** Systems whose credentials this step may see at all (its own system, or all of the tool's). */
+  candidates: readonly string[];
   evaluate: TemplateEvaluate;
   protocols: Protocols;
   ctx: ProtocolContext;
   onEvent: (event: EngineEvent) => void;
+  /** Something the user should know that does not fail the step (it goes into the step result). */
+  onNote: (note: string) => void;
 }
 
 /** A step URL without a scheme is relative to its system's base URL. */
@@ -47,20 +60,161 @@ function parseBody(body: JsonValue): unknown {
   }
 }
 
-async function httpCall(input: RequestStepInput, sourceData: JsonObject): Promise<HttpCall> {
-  const { config, evaluate } = input;
-  const url = absoluteUrl(await renderString(config.url, sourceData, evaluate), input.system, input.stepId);
-  const headers = config.headers ? await renderHeaders(config.headers, sourceData, evaluate) : {};
-  const query = config.queryParams ? await renderQuery(config.queryParams, sourceData, evaluate) : [];
-  if (input.system) applySystemAuth(input.system, input.systemCredentials, headers, query);
+/** Where a request goes, and which systems' credentials may go with it. */
+interface Target {
+  url: string;
+  /** Systems (of the candidates) whose origins include the URL's origin. */
+  allowed: string[];
+  /** sourceData for the rest of the request: the allowed systems' credentials added. */
+  sourceData: JsonObject;
+}
+
+function originsOf(input: RequestStepInput, id: string): Set<string> {
+  const system = input.scope.bySystem.get(id)?.system;
+  return system ? systemOrigins(system) : new Set();
+}
+
+/**
+ * A template that names a credential of a system whose origin this request does not have gets a message
+ * that says so, rather than "not defined".
+ */
+function explainWithheld(error: unknown, input: RequestStepInput, origin: string | undefined): unknown {
+  const name = undefinedVariableOf(error);
+  if (name === undefined) return error;
+  for (const id of input.candidates) {
+    const entry = input.scope.bySystem.get(id);
+    if (!entry) continue;
+    if (!Object.keys(entry.values).some((key) => name === `${id}_${key}`)) continue;
+    return new Error(
+      `Template variable '${name}' is a credential of system '${id}', which is not sent to ${origin ?? 'this URL'}: ` +
+        `it is not one of the system's origins (${describeOrigins(originsOf(input, id))}); ` +
+        `list it in the system's extraOrigins to allow it`,
+    );
+  }
+  return error;
+}
+
+/**
+ * Where the candidate systems are, for the expression that may supply a URL's origin: `<id>_url`, the
+ * base URL, or for a system without one (a dataStore) its `url` credential, a connection URL.
+ */
+function locations(input: RequestStepInput): JsonObject {
+  const out = input.scope.urlsFor(input.candidates);
+  for (const id of input.candidates) {
+    const entry = input.scope.bySystem.get(id);
+    if (entry && !entry.system.url && entry.values.url) out[`${id}_url`] = entry.values.url;
+  }
+  return out;
+}
+
+/** Whether `text` holds a credential value of the system (values too short to tell are not looked for). */
+function carriesCredentialOf(input: RequestStepInput, id: string, text: string): boolean {
+  const values = Object.values(input.scope.bySystem.get(id)?.values ?? {});
+  return values.some((value) => value.length >= 4 && text.includes(value));
+}
+
+/**
+ * Resolves the URL. Its origin is decided first, by the literal text and the leading expression (which
+ * sees where systems are, no other credential); the rest of the URL, the headers, the query and the
+ * body may then use the credentials of the systems whose origins include it, and no others.
+ */
+async function resolveTarget(input: RequestStepInput, data: JsonObject): Promise<Target> {
+  const { config, scope, evaluate, system, stepId } = input;
+  const lead = leadingExpression(config.url);
+  const leading = lead
+    ? renderScalar(await resolveExpression(lead, { ...data, ...locations(input) }, evaluate))
+    : undefined;
+  // Later expressions cannot change the authority (they are encoded, or refused inside it), so a
+  // placeholder in their place shows the origin.
+  const skeleton = compileTemplate(config.url)
+    .parts.map((part, index) => (part.kind === 'text' ? part.text : index === 0 ? (leading ?? '') : 'x'))
+    .join('');
+  const origin = originOf(absoluteUrl(skeleton, system, stepId));
+  let allowed = input.candidates.filter((id) => origin !== undefined && originsOf(input, id).has(origin));
+  // A connection URL seen by the leading expression must not travel to another origin inside the URL.
+  const smuggled =
+    leading === undefined
+      ? undefined
+      : input.candidates.find((id) => !allowed.includes(id) && carriesCredentialOf(input, id, leading));
+  if (smuggled !== undefined) {
+    throw new Error(
+      `the URL carries a credential of system '${smuggled}' to ${origin ?? 'an unknown origin'}, which is not one ` +
+        `of its origins (${describeOrigins(originsOf(input, smuggled))})`,
+    );
+  }
+  const sourceData = { ...data, ...scope.urlsFor(input.candidates), ...scope.keysFor(allowed) };
+  let url: string;
+  try {
+    url = absoluteUrl(await renderStepUrl(config.url, sourceData, evaluate, { leading }), system, stepId);
+  } catch (error) {
+    throw explainWithheld(error, input, origin);
+  }
+  const finalOrigin = originOf(url);
+  if (finalOrigin !== origin) {
+    const still = allowed.filter((id) => finalOrigin !== undefined && originsOf(input, id).has(finalOrigin));
+    if (still.length !== allowed.length) {
+      throw new Error(
+        `the URL's origin changed while it was rendered (${origin ?? '?'} → ${finalOrigin ?? '?'}); ` +
+          'credentials are only sent to an origin the URL names up front',
+      );
+    }
+    allowed = still;
+  }
+  if (system && !allowed.includes(system.id)) {
+    input.onNote(
+      `the credentials of system '${system.id}' were not sent: ${finalOrigin ?? url} is not one of its origins ` +
+        `(${describeOrigins(originsOf(input, system.id))}); list it in the system's extraOrigins to send them there`,
+    );
+  }
+  return { url, allowed, sourceData };
+}
+
+function renderBodyText(body: JsonValue): string {
+  return typeof body === 'string' ? body : JSON.stringify(body);
+}
+
+/** Names whose rendered value contains a credential of the run. */
+function carrying(entries: Iterable<[string, string]>, input: RequestStepInput): string[] {
+  const redactor = input.scope.redactor;
+  return [...entries].filter(([, value]) => redactor.string(value) !== value).map(([name]) => name);
+}
+
+async function httpCall(input: RequestStepInput, data: JsonObject): Promise<HttpCall> {
+  const { config, evaluate, system } = input;
+  const target = await resolveTarget(input, data);
+  const origin = originOf(target.url);
+  let headers: Record<string, string>;
+  let query: Array<[string, string]>;
+  let body: JsonValue | undefined;
   const hasBody = config.body !== undefined && config.method !== 'GET' && config.method !== 'HEAD';
+  try {
+    headers = config.headers ? await renderHeaders(config.headers, target.sourceData, evaluate) : {};
+    query = config.queryParams ? await renderQuery(config.queryParams, target.sourceData, evaluate) : [];
+    body = hasBody ? await renderBody(config.body as JsonValue, target.sourceData, evaluate) : undefined;
+  } catch (error) {
+    throw explainWithheld(error, input, origin);
+  }
+  const credentialHeaders = carrying(Object.entries(headers), input);
+  const credentialQueryParams = carrying(query, input);
+  if (system && target.allowed.includes(system.id)) {
+    const values = input.scope.bySystem.get(system.id)?.values ?? {};
+    const added = applySystemAuth(system, values, headers, query);
+    credentialHeaders.push(...added.headers);
+    credentialQueryParams.push(...added.query);
+  }
   return {
     method: config.method,
-    url,
+    url: target.url,
     headers,
     query,
-    body: hasBody ? await renderBody(config.body as JsonValue, sourceData, evaluate) : undefined,
+    body,
     retry: !input.modify || IDEMPOTENT_METHODS.has(config.method),
+    credentialHeaders,
+    credentialQueryParams,
+    ...(body !== undefined && carrying([['body', renderBodyText(body)]], input).length > 0
+      ? { credentialBody: true }
+      : {}),
+    ...(system?.allowedNetworks?.length ? { allowedNetworks: system.allowedNetworks } : {}),
   };
 }
 
@@ -94,42 +248,44 @@ async function runHttp(input: RequestStepInput): Promise<JsonValue> {
 async function schemeOf(input: RequestStepInput): Promise<string> {
   const literal = SCHEME.exec(input.config.url)?.[0];
   if (literal) return literal.toLowerCase();
-  if (!input.config.url.includes('<<') && input.system?.url) return new URL(input.system.url).protocol;
-  const rendered = await renderString(input.config.url, input.sourceData, input.evaluate);
-  return new URL(absoluteUrl(rendered, input.system, input.stepId)).protocol;
+  if (!input.config.url.startsWith('<<') && input.system?.url) return new URL(input.system.url).protocol;
+  const target = await resolveTarget({ ...input, onNote: () => {} }, input.sourceData);
+  return new URL(target.url).protocol;
 }
 
 /** Renders a request step and sends it through the protocol its URL scheme selects. */
 export async function runRequestStep(input: RequestStepInput): Promise<JsonValue> {
-  const { config, sourceData, evaluate, protocols, ctx } = input;
+  const { config, evaluate, protocols, ctx, system } = input;
   const scheme = await schemeOf(input);
   if (scheme === 'http:' || scheme === 'https:') return runHttp(input);
-  const url = absoluteUrl(await renderString(config.url, sourceData, evaluate), input.system, input.stepId);
-  switch (scheme) {
-    case 'postgres:':
-    case 'postgresql:': {
-      const body =
-        config.body === undefined
-          ? undefined
-          : parseBody(await renderBody(config.body, sourceData, evaluate));
-      return protocols.postgres(
-        { url, body, credentials: input.systemCredentials, modify: input.modify },
-        ctx,
-      );
-    }
-    case 'ftp:':
-    case 'ftps:':
-    case 'sftp:': {
-      const body =
-        config.body === undefined
-          ? undefined
-          : parseBody(await renderBody(config.body, sourceData, evaluate));
-      const call = { url, body, credentials: input.systemCredentials };
-      return scheme === 'sftp:' ? protocols.sftp(call, ctx) : protocols.ftp(call, ctx);
-    }
-    default:
-      throw new Error(
-        `Unsupported URL scheme '${scheme}' in step ${input.stepId}: use http(s), postgres(ql), ftp(s) or sftp`,
-      );
+  const isPostgres = scheme === 'postgres:' || scheme === 'postgresql:';
+  if (!isPostgres && scheme !== 'ftp:' && scheme !== 'ftps:' && scheme !== 'sftp:') {
+    throw new Error(
+      `Unsupported URL scheme '${scheme}' in step ${input.stepId}: use http(s), postgres(ql), ftp(s) or sftp`,
+    );
   }
+  if (isPostgres) {
+    const problems = sqlBodyTemplateProblems(config.body);
+    if (problems.length > 0) throw sqlTemplateError(problems);
+  }
+  const target = await resolveTarget(input, input.sourceData);
+  let body: unknown;
+  try {
+    body =
+      config.body === undefined
+        ? undefined
+        : parseBody(await renderBody(config.body, target.sourceData, evaluate));
+  } catch (error) {
+    throw explainWithheld(error, input, originOf(target.url));
+  }
+  const credentials =
+    system && target.allowed.includes(system.id) ? { ...input.scope.bySystem.get(system.id)?.values } : {};
+  const call = {
+    url: target.url,
+    body,
+    credentials,
+    ...(system?.allowedNetworks?.length ? { allowedNetworks: system.allowedNetworks } : {}),
+  };
+  if (isPostgres) return protocols.postgres({ ...call, modify: input.modify }, ctx);
+  return scheme === 'sftp:' ? protocols.sftp(call, ctx) : protocols.ftp(call, ctx);
 }

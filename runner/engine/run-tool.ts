@@ -1,8 +1,7 @@
 import type { JsonObject, JsonValue } from '../../crds/json.ts';
-import type { StepResult } from '../../crds/run.ts';
 import type { ToolStep } from '../../crds/tool.ts';
-import { buildCredentialScope, type CredentialScope } from './credentials.ts';
-import { extractFiles } from './files.ts';
+import { buildCredentialScope, type CredentialScope, RuntimeCredentialError } from './credentials.ts';
+import { extractFiles, redactFiles } from './files.ts';
 import { validateOutput } from './output-schema.ts';
 import { runRequestStep } from './request-step.ts';
 import type { Evaluate as TemplateEvaluate } from './template.ts';
@@ -13,6 +12,7 @@ import {
   type EngineLimits,
   type EngineRequest,
   type EngineResult,
+  type EngineStepResult,
   type ProducedFile,
 } from './types.ts';
 
@@ -70,6 +70,8 @@ class ToolRun {
   readonly #deadline: number;
   readonly #timeoutMs: number;
   readonly #steps: JsonObject = {};
+  /** Notes per step id (see EngineStepResult), without repeats across loop items and pages. */
+  readonly #notes = new Map<string, Set<string>>();
 
   constructor(
     deps: EngineDeps,
@@ -81,7 +83,11 @@ class ToolRun {
     this.#deps = deps;
     this.#request = request;
     this.#limits = { ...DEFAULT_LIMITS, ...deps.limits };
-    this.#scope = buildCredentialScope(request.systems, request.runtimeCredentials);
+    // Throws RuntimeCredentialError for a refused runtime credential; runTool fails the run with it.
+    this.#scope = buildCredentialScope(request.systems, request.runtimeCredentials, {
+      inputs: request.inputs,
+      stepIds: request.tool.steps.map((step) => step.id),
+    });
     this.#signal = signal;
     this.#deadline = deadline;
     this.#timeoutMs = timeoutMs;
@@ -101,14 +107,20 @@ class ToolRun {
     }
   }
 
-  redactStepResult(result: StepResult): StepResult {
+  redactStepResult(result: EngineStepResult): EngineStepResult {
     const redactor = this.#scope.redactor;
     return {
       stepId: result.stepId,
       success: result.success,
       ...(result.data !== undefined ? { data: redactor.value(result.data) } : {}),
       ...(result.error !== undefined ? { error: redactor.string(result.error) } : {}),
+      ...(result.notes?.length ? { notes: result.notes.map((note) => redactor.string(note)) } : {}),
     };
+  }
+
+  #notesOf(stepId: string): { notes?: string[] } {
+    const notes = this.#notes.get(stepId);
+    return notes?.size ? { notes: [...notes] } : {};
   }
 
   #evaluator(label: string): TemplateEvaluate {
@@ -129,14 +141,22 @@ class ToolRun {
     return { ...this.#request.inputs, ...this.#steps };
   }
 
+  /**
+   * What code that must see no credentials gets (dataSelector, outputTransform): the base sourceData with
+   * every credential value replaced by its placeholder, so a response that echoed one cannot be passed on
+   * disguised (encoded, split) past the redaction of the run's results.
+   */
+  #redactedSourceData(): JsonObject {
+    return this.#scope.redactor.value(this.#baseSourceData());
+  }
+
+  /**
+   * Transforms see every system's credentials; request steps get them per request, by origin
+   * (request-step.ts), so here they get none.
+   */
   #sourceDataFor(step: ToolStep): JsonObject {
     const base = this.#baseSourceData();
-    const config = step.config;
-    const visible =
-      config.type === 'request' && config.systemId
-        ? this.#scope.keysFor([config.systemId])
-        : this.#scope.all();
-    return { ...base, ...visible };
+    return step.config.type === 'request' ? base : { ...base, ...this.#scope.all() };
   }
 
   async #executeOnce(step: ToolStep, sourceData: JsonObject): Promise<JsonValue> {
@@ -152,17 +172,29 @@ class ToolRun {
     if (config.systemId && !systemEntry) {
       throw new Error(`system '${config.systemId}' is not available in this run`);
     }
+    const redactor = this.#scope.redactor;
     return runRequestStep({
       stepId: step.id,
       config,
       modify: step.modify,
       sourceData,
       system: systemEntry?.system,
-      systemCredentials: systemEntry?.values ?? {},
+      scope: this.#scope,
+      candidates: config.systemId ? [config.systemId] : [...this.#scope.bySystem.keys()],
       evaluate: this.#evaluator(`step ${step.id} template`),
       protocols: this.#deps.protocols,
-      ctx: { signal: this.#signal, deadline: this.#deadline, traceId: this.#request.traceId },
+      ctx: {
+        signal: this.#signal,
+        deadline: this.#deadline,
+        traceId: this.#request.traceId,
+        redact: (text) => redactor.string(text),
+      },
       onEvent: (event) => this.#emit(event),
+      onNote: (note) => {
+        const notes = this.#notes.get(step.id) ?? new Set<string>();
+        notes.add(note);
+        this.#notes.set(step.id, notes);
+      },
     });
   }
 
@@ -186,7 +218,7 @@ class ToolRun {
       if (!envelope.success) throw new StepFailure(envelope.error ?? 'failed', null);
       return { envelope: envelopeJson(envelope), data: envelope.data, success: true };
     }
-    const selected = await this.#deps.evaluate(step.dataSelector, [this.#baseSourceData()], {
+    const selected = await this.#deps.evaluate(step.dataSelector, [this.#redactedSourceData()], {
       label: `step ${step.id} dataSelector`,
       signal: this.#signal,
       timeoutMs: Math.max(1, this.#deadline - this.#now()),
@@ -228,7 +260,7 @@ class ToolRun {
   }
 
   async execute(): Promise<EngineResult> {
-    const stepResults: StepResult[] = [];
+    const stepResults: EngineStepResult[] = [];
     const finish = (
       status: EngineResult['status'],
       data: JsonValue,
@@ -241,7 +273,7 @@ class ToolRun {
         data: redactor.value(data),
         stepResults: stepResults.map((r) => this.redactStepResult(r)),
         ...(error !== undefined ? { error: redactor.string(error) } : {}),
-        files,
+        files: redactFiles(files, redactor),
       };
     };
 
@@ -250,16 +282,16 @@ class ToolRun {
       const interrupted = this.#abortError();
       if (interrupted) return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, interrupted);
       this.#emit({ type: 'step_started', stepId: step.id });
-      let result: StepResult;
+      let result: EngineStepResult;
       try {
         const outcome = await this.#step(step);
         this.#steps[step.id] = outcome.envelope;
         lastData = outcome.data;
-        result = { stepId: step.id, success: true, data: outcome.data };
+        result = { stepId: step.id, success: true, data: outcome.data, ...this.#notesOf(step.id) };
       } catch (error) {
         const message = this.#abortError() ?? messageOf(error);
         const data = error instanceof StepFailure ? error.envelopeData : null;
-        result = { stepId: step.id, success: false, data, error: message };
+        result = { stepId: step.id, success: false, data, error: message, ...this.#notesOf(step.id) };
         stepResults.push(result);
         this.#emit({ type: 'step_finished', result });
         if (this.#abortError()) {
@@ -294,7 +326,7 @@ class ToolRun {
     if (interrupted) return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, interrupted);
     try {
       if (tool.outputTransform) {
-        const transformed = await this.#deps.evaluate(tool.outputTransform, [this.#baseSourceData()], {
+        const transformed = await this.#deps.evaluate(tool.outputTransform, [this.#redactedSourceData()], {
           label: 'outputTransform',
           signal: this.#signal,
           timeoutMs: Math.max(1, this.#deadline - this.#now()),
@@ -328,7 +360,14 @@ export async function runTool(deps: EngineDeps, request: EngineRequest): Promise
   const timer = setTimeout(() => timeout.abort(new Error(`Run timed out after ${timeoutMs} ms`)), timeoutMs);
   try {
     const signal = AbortSignal.any([request.signal, timeout.signal]);
-    const run = new ToolRun(deps, request, signal, deadline, timeoutMs);
+    let run: ToolRun;
+    try {
+      run = new ToolRun(deps, request, signal, deadline, timeoutMs);
+    } catch (error) {
+      if (!(error instanceof RuntimeCredentialError)) throw error;
+      // Names only: the message never holds a credential value.
+      return { status: 'failed', data: null, stepResults: [], error: error.message, files: [] };
+    }
     try {
       return await run.execute();
     } catch (error) {

@@ -5,18 +5,30 @@ function hasHeader(headers: Record<string, string>, name: string): boolean {
   return Object.keys(headers).some((key) => key.toLowerCase() === lower);
 }
 
+/** The headers and query parameters that carry the system's credentials after applySystemAuth. */
+export interface AuthCarriers {
+  headers: string[];
+  query: string[];
+}
+
 /**
  * Adds the system's credentials to an HTTP request the way its auth method prescribes, unless the
- * step already sets that header or parameter itself (the step's own templates win).
+ * step already sets that header or parameter itself (the step's own templates win). Returns the names
+ * it set, so a redirect to another origin can drop them.
  */
 export function applySystemAuth(
   system: ResolvedSystem,
   credentials: Record<string, string>,
   headers: Record<string, string>,
   query: Array<[string, string]>,
-): void {
+): AuthCarriers {
+  const carriers: AuthCarriers = { headers: [], query: [] };
+  const setHeader = (name: string, value: string) => {
+    headers[name] = value;
+    carriers.headers.push(name);
+  };
   const bearer = (token: string | undefined) => {
-    if (token && !hasHeader(headers, 'authorization')) headers.Authorization = `Bearer ${token}`;
+    if (token && !hasHeader(headers, 'authorization')) setHeader('Authorization', `Bearer ${token}`);
   };
   switch (system.authType) {
     case 'bearer':
@@ -32,10 +44,13 @@ export function applySystemAuth(
       const key = credentials.apiKey;
       if (!key) break;
       if (credentials.apiKeyHeader) {
-        if (!hasHeader(headers, credentials.apiKeyHeader)) headers[credentials.apiKeyHeader] = key;
+        if (!hasHeader(headers, credentials.apiKeyHeader)) setHeader(credentials.apiKeyHeader, key);
       } else if (credentials.apiKeyQueryParam) {
         const name = credentials.apiKeyQueryParam;
-        if (!query.some(([existing]) => existing === name)) query.push([name, key]);
+        if (!query.some(([existing]) => existing === name)) {
+          query.push([name, key]);
+          carriers.query.push(name);
+        }
       } else {
         bearer(key);
       }
@@ -44,15 +59,16 @@ export function applySystemAuth(
     case 'basic':
       if (credentials.username !== undefined && !hasHeader(headers, 'authorization')) {
         const pair = `${credentials.username}:${credentials.password ?? ''}`;
-        headers.Authorization = `Basic ${Buffer.from(pair).toString('base64')}`;
+        setHeader('Authorization', `Basic ${Buffer.from(pair).toString('base64')}`);
       }
       break;
     case 'customHeaders':
       for (const [name, value] of Object.entries(credentials)) {
-        if (!hasHeader(headers, name)) headers[name] = value;
+        if (!hasHeader(headers, name)) setHeader(name, value);
       }
       break;
     default:
       break;
   }
+  return carriers;
 }

@@ -315,18 +315,28 @@ function abbreviate(source: string): string {
 // ---------------------------------------------------------------------------------------------
 // Rendering
 
-async function resolveExpression(
+/** The name an `undefined-variable` error is about (kept aside: the error's own fields are its contract). */
+const undefinedNames = new WeakMap<TemplateError, string>();
+
+export function undefinedVariableOf(error: unknown): string | undefined {
+  return error instanceof TemplateError ? undefinedNames.get(error) : undefined;
+}
+
+/** The JSON value of one expression (a name looked up, a function evaluated in the sandbox). */
+export async function resolveExpression(
   expression: TemplateExpression,
   sourceData: JsonObject,
   evaluate: Evaluate,
 ): Promise<JsonValue> {
   if (expression.kind === 'name') {
     if (Object.hasOwn(sourceData, expression.name)) return sourceData[expression.name]!;
-    throw new TemplateError(
+    const error = new TemplateError(
       'undefined-variable',
       `Template variable '${expression.name}' is not defined; available keys: ${describeKeys(sourceData)}`,
       expression.position,
     );
+    undefinedNames.set(error, expression.name);
+    throw error;
   }
   let value: JsonValue | undefined;
   try {
@@ -382,9 +392,6 @@ export async function renderString(
 ): Promise<string> {
   return renderTemplateText(compileTemplate(text), sourceData, evaluate);
 }
-
-/** The URL of a request step; values are inserted as is (not URL-encoded). */
-export const renderUrl = renderString;
 
 /**
  * Renders `text` keeping the JSON type when the whole text is exactly one expression

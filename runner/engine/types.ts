@@ -9,6 +9,10 @@ export interface ResolvedSystem {
   url?: string | undefined;
   authType?: AuthType | undefined;
   credentials: Record<string, string>;
+  /** Origins besides the base URL's that may receive this system's credentials (System.extraOrigins). */
+  extraOrigins?: string[] | undefined;
+  /** Networks steps using this system may reach although the egress policy refuses private ones (System.allowedNetworks). */
+  allowedNetworks?: string[] | undefined;
 }
 
 export interface EvaluateOptions {
@@ -26,6 +30,8 @@ export interface ProtocolContext {
   /** Epoch ms; every outbound call must finish before it. */
   deadline: number;
   traceId: string;
+  /** Replaces the run's credential values; protocols apply it to text before they cut it short. */
+  redact?: ((text: string) => string) | undefined;
 }
 
 export interface HttpCall {
@@ -35,6 +41,14 @@ export interface HttpCall {
   query: Array<[string, string]>;
   body?: string | JsonValue | undefined;
   retry: boolean;
+  /** Headers that carry a credential (system auth, or a value containing one): never sent to another origin by a redirect. */
+  credentialHeaders?: string[] | undefined;
+  /** Query parameters that carry a credential: removed on a redirect to another origin. */
+  credentialQueryParams?: string[] | undefined;
+  /** The body carries a credential: not re-sent to another origin by a 307/308 redirect. */
+  credentialBody?: boolean | undefined;
+  /** The step system's allowedNetworks. */
+  allowedNetworks?: string[] | undefined;
 }
 
 export interface HttpReply {
@@ -47,6 +61,8 @@ export interface FileCall {
   url: string;
   body: unknown;
   credentials: Record<string, string>;
+  /** The step system's allowedNetworks. */
+  allowedNetworks?: string[] | undefined;
 }
 
 export interface PostgresCall extends FileCall {
@@ -86,9 +102,16 @@ export interface EngineRequest {
   onEvent?: ((event: EngineEvent) => void) | undefined;
 }
 
+/**
+ * A step result with `notes`: things the user should know about a step that did not fail it (credentials
+ * withheld from a request to another origin). Optional and additive, so StepResult readers are unaffected.
+ */
+/** A step's result as the engine reports it (notes included: see StepResult). */
+export type EngineStepResult = StepResult;
+
 export type EngineEvent =
   | { type: 'step_started'; stepId: string }
-  | { type: 'step_finished'; result: StepResult }
+  | { type: 'step_finished'; result: EngineStepResult }
   | { type: 'page_fetched'; stepId: string; page: number; totalFetched: number };
 
 export interface ProducedFile {
@@ -102,7 +125,7 @@ export interface ProducedFile {
 export interface EngineResult {
   status: 'success' | 'failed' | 'aborted';
   data: JsonValue;
-  stepResults: StepResult[];
+  stepResults: EngineStepResult[];
   error?: string;
   files: ProducedFile[];
 }

@@ -10,6 +10,7 @@ import mime from 'mime-types';
 import { z } from 'zod';
 import { JsonValue } from '../../crds/json.ts';
 import { type FileRef, fileRefBytes, fileRefFromBytes, isFileRef } from '../engine/file-ref.ts';
+import { EgressGuard, PERMISSIVE_EGRESS } from './egress-policy.ts';
 
 export interface FileStepRequest {
   url: string;
@@ -22,6 +23,8 @@ export interface FileStepRequest {
   deadline: number;
   /** Largest file `get` loads into memory; defaults to DEFAULT_MAX_DOWNLOAD_BYTES. */
   maxDownloadBytes?: number;
+  /** Judges every connection (control and data); default: only metadata addresses refused. */
+  egress?: EgressGuard | undefined;
 }
 
 export const DEFAULT_MAX_DOWNLOAD_BYTES = 100 * 1024 * 1024;
@@ -370,7 +373,12 @@ export interface FileProtocol {
   label(target: FileTarget): string;
   schemes: ReadonlyArray<FileTarget['scheme']>;
   /** Builds an unconnected session; throws FileStepError for unusable credentials or URL options. */
-  createSession(target: FileTarget, credentials: Record<string, string>, bounds: Bounds): FileSession;
+  createSession(
+    target: FileTarget,
+    credentials: Record<string, string>,
+    bounds: Bounds,
+    egress: EgressGuard,
+  ): FileSession;
   /** host:port as shown in messages. */
   endpoint(target: FileTarget): string;
 }
@@ -536,7 +544,8 @@ export async function runFileStep(req: FileStepRequest, protocol: FileProtocol):
     const bounds: Bounds = { signal: req.signal, deadline: req.deadline };
     const maxBytes = req.maxDownloadBytes ?? DEFAULT_MAX_DOWNLOAD_BYTES;
     const { basePath } = target;
-    const session = protocol.createSession(target, req.credentials, bounds);
+    const egress = req.egress ?? new EgressGuard(PERMISSIVE_EGRESS);
+    const session = protocol.createSession(target, req.credentials, bounds, egress);
     let dropped = false;
     const drop = () => {
       if (dropped) return;

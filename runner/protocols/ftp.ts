@@ -6,10 +6,15 @@
  * trusted by putting its certificate (PEM) in the system credential `ca`, or, as a last resort, by
  * `?tlsInsecure=true` on the URL.
  */
+import { isIP } from 'node:net';
 import { Readable } from 'node:stream';
 import type { ConnectionOptions } from 'node:tls';
-import { Client, type FileInfo, FileType, FTPError } from 'basic-ftp';
+import { Client, type FileInfo, FileType, type FTPContext, FTPError, type FTPResponse } from 'basic-ftp';
+// Not re-exported by the package index; the data connection is opened with basic-ftp's own code.
+import { connectForPassiveTransfer, parseEpsvResponse } from 'basic-ftp/dist/transfer.js';
 import type { JsonValue } from '../../crds/json.ts';
+import type { EgressGuard } from './egress-policy.ts';
+import { GuardedSocket } from './egress-socket.ts';
 import {
   BoundedCollector,
   type Bounds,
@@ -109,17 +114,80 @@ function isTrue(value: string | null): boolean {
   return value === 'true' || value === '1';
 }
 
+function withoutMappedPrefix(address: string): string {
+  return address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '');
+}
+
+/**
+ * Passive mode whose data connection always goes to the control connection's peer: EPSV gives only a port
+ * anyway; of a PASV reply only the port is used and its address ignored (as curl does by default). A server
+ * can therefore never point our data connection (and the bytes of a `put`) at another host, such as a
+ * metadata address or an internal service, and servers behind NAT that announce a private address still
+ * work. The data socket passes the egress guard too (see FtpSession.guardSockets).
+ */
+function passiveToControlPeer(): (ftp: FTPContext) => Promise<FTPResponse> {
+  // A server that refuses EPSV gets PASV, for the rest of the session.
+  let epsv = true;
+  return async (ftp) => {
+    const peer = ftp.socket.remoteAddress;
+    if (peer === undefined) throw new Error("the control connection is closed; can't open a data connection");
+    let response: FTPResponse | undefined;
+    let port = 0;
+    if (epsv) {
+      try {
+        response = await ftp.request('EPSV');
+        port = parseEpsvResponse(response.message);
+      } catch (error) {
+        // A 4xx/5xx reply: the server does not do EPSV. Anything else (a dead connection) is a failure.
+        if (!(error instanceof FTPError)) throw error;
+        epsv = false;
+      }
+    }
+    if (!epsv) {
+      response = await ftp.request('PASV');
+      port = pasvPort(response.message);
+    }
+    await connectForPassiveTransfer(withoutMappedPrefix(peer), port, ftp);
+    return response as FTPResponse;
+  };
+}
+
+/** The port of a `227 Entering Passive Mode (h1,h2,h3,h4,p1,p2)` reply. */
+export function pasvPort(message: string): number {
+  const match = /(\d+),(\d+),(\d+),(\d+),(\d+),(\d+)/.exec(message);
+  if (!match) throw new Error(`can't parse the reply to PASV: ${message}`);
+  return (Number(match[5]) & 255) * 256 + (Number(match[6]) & 255);
+}
+
 class FtpSession implements FileSession {
   private readonly client = new Client(IDLE_TIMEOUT_MS);
   private readonly target: FileTarget;
   private readonly credentials: Record<string, string>;
   private readonly tls: 'explicit' | 'implicit' | undefined;
+  private readonly egress: EgressGuard;
 
-  constructor(target: FileTarget, credentials: Record<string, string>) {
+  constructor(target: FileTarget, credentials: Record<string, string>, egress: EgressGuard) {
     this.target = target;
     this.credentials = credentials;
+    this.egress = egress;
     this.tls = target.scheme === 'ftps' ? parseTlsMode(target) : undefined;
     this.client.ftp.verbose = false;
+    this.guardSockets();
+    this.client.prepareTransfer = passiveToControlPeer();
+  }
+
+  /**
+   * basic-ftp makes every plain socket (the control connection, each data connection) through
+   * `_newSocket`: guarded ones go through the egress policy. A data connection to the control peer's
+   * address is judged under the URL's host name, so a host-name allow rule covers it too.
+   */
+  private guardSockets(): void {
+    const host = this.target.host;
+    const nameFor = (address: string): string | undefined => {
+      const peer = this.client.ftp.socket.remoteAddress;
+      return peer !== undefined && withoutMappedPrefix(peer) === address && !isIP(host) ? host : undefined;
+    };
+    this.client.ftp._newSocket = () => new GuardedSocket(this.egress, { nameFor });
   }
 
   async connect(): Promise<void> {
@@ -128,9 +196,14 @@ class FtpSession implements FileSession {
       rejectUnauthorized: !isTrue(target.query.get('tlsInsecure')),
       ...(credentials.ca ? { ca: normalisePem(credentials.ca) } : {}),
     };
+    const port = portOf(target, tls);
+    if (tls === 'implicit') {
+      // basic-ftp opens implicit TLS with tls.connect itself; hand it a guarded socket to wrap.
+      secureOptions.socket = new GuardedSocket(this.egress).connect(port, target.host);
+    }
     await this.client.access({
       host: target.host,
-      port: portOf(target, tls),
+      port,
       // No username anywhere means an anonymous login (basic-ftp's anonymous/guest).
       user: target.username ?? credentials.username,
       password: target.password ?? credentials.password,
@@ -237,8 +310,8 @@ const ftpProtocol: FileProtocol = {
     const port = portOf(target, target.scheme === 'ftps' ? parseTlsMode(target) : undefined);
     return `${target.host.includes(':') ? `[${target.host}]` : target.host}:${port}`;
   },
-  createSession: (target: FileTarget, credentials: Record<string, string>, _bounds: Bounds) =>
-    new FtpSession(target, credentials),
+  createSession: (target: FileTarget, credentials: Record<string, string>, _bounds: Bounds, egress) =>
+    new FtpSession(target, credentials, egress),
 };
 
 /** Runs an `ftp://` or `ftps://` step: one operation or an array of them on one connection. */

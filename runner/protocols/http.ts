@@ -1,11 +1,21 @@
 /**
- * HTTP/HTTPS request steps over undici: one shared keep-alive agent, each request bounded by the
- * run's deadline and abortable, retried per `retry.ts`, body parsed per `http-parse.ts`.
+ * HTTP/HTTPS request steps over undici: keep-alive agents whose connections pass the egress guard, each
+ * request bounded by the run's deadline and abortable, redirects followed per `http-redirect.ts`,
+ * retried per `retry.ts`, body parsed per `http-parse.ts`.
  */
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { Agent, type Dispatcher, interceptors, request } from 'undici';
 import type { JsonValue } from '../../crds/json.ts';
+import { EgressGuard, type EgressPolicy, PERMISSIVE_EGRESS } from './egress-policy.ts';
+import { egressConnector, type ResolveAll } from './egress-socket.ts';
 import { parseResponseBody } from './http-parse.ts';
+import {
+  type CredentialCarriers,
+  type Hop,
+  nextHop,
+  REDIRECT_STATUSES,
+  RedirectError,
+} from './http-redirect.ts';
 import { type AttemptOutcome, DEFAULT_RETRY_POLICY, decideRetry, type RetryPolicy } from './retry.ts';
 import { newSpanId } from './traceparent.ts';
 
@@ -23,6 +33,16 @@ export interface HttpRequest {
   deadline: number;
   retry: { enabled: boolean; maxAttempts?: number | undefined };
   traceparent?: string | undefined;
+  /** Header names that carry credentials: dropped on a redirect to another origin. */
+  credentialHeaders?: readonly string[] | undefined;
+  /** Query parameter names that carry credentials: removed on a redirect to another origin. */
+  credentialQueryParams?: readonly string[] | undefined;
+  /** The body carries a credential: a 307/308 to another origin is then not followed. */
+  credentialBody?: boolean | undefined;
+  /** Allow rules of the step's system, on top of the egress policy's. */
+  allowedNetworks?: readonly string[] | undefined;
+  /** Scrubs credentials from text; applied to error bodies before they are cut to a snippet. */
+  redact?: ((text: string) => string) | undefined;
 }
 
 export interface HttpResponse {
@@ -37,7 +57,11 @@ export interface HttpClientOptions {
   /** Largest response body accepted, in bytes. */
   maxResponseBytes?: number;
   retryPolicy?: Partial<RetryPolicy>;
-  /** Overrides the shared agent (e.g. an SSRF-guarded one). */
+  /** Which addresses may be reached (default: everything but the cloud metadata addresses). */
+  egress?: EgressPolicy;
+  /** Resolver for host names (tests fake DNS answers with it). */
+  resolve?: ResolveAll;
+  /** Overrides the guarded agents (tests); the egress policy is then not applied. */
   dispatcher?: Dispatcher;
   /** Injectable for tests: waits `ms` unless the signal aborts first. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
@@ -59,14 +83,16 @@ export class HttpStatusError extends Error {
   readonly url: string;
   readonly bodySnippet: string;
 
+  /** `redact` runs before the body is cut, so a secret across the cut cannot leave a prefix behind. */
   constructor(
     status: number,
     method: string,
     maskedUrl: string,
     headers: Record<string, string>,
     body: string,
+    redact: (text: string) => string = (text) => text,
   ) {
-    const snippet = body.slice(0, ERROR_BODY_CHARS);
+    const snippet = redact(body).slice(0, ERROR_BODY_CHARS);
     super(`HTTP ${status} ${method} ${maskedUrl}: ${snippet}`);
     this.name = 'HttpStatusError';
     this.status = status;
@@ -93,28 +119,63 @@ export class HttpRequestError extends Error {
   }
 }
 
-let sharedAgent: Dispatcher | undefined;
+/** One compiled guard per policy object (a protocol table keeps its policy for the process's life). */
+const guards = new WeakMap<EgressPolicy, EgressGuard>();
 
-/** One keep-alive agent per process: pools per origin, bounded connections each, idle sockets closed. */
-function agent(): Dispatcher {
-  sharedAgent ??= new Agent({
+function guardFor(policy: EgressPolicy): EgressGuard {
+  let guard = guards.get(policy);
+  if (!guard) {
+    guard = new EgressGuard(policy);
+    guards.set(policy, guard);
+  }
+  return guard;
+}
+
+/** Keep-alive agents by egress rules (almost always one: the policy without a system's extra rules). */
+const agents = new Map<string, Dispatcher>();
+const MAX_AGENTS = 16;
+
+/** Injected resolvers (tests) get agents of their own: a fake DNS answer must not leak into real ones. */
+const resolverIds = new WeakMap<ResolveAll, number>();
+let nextResolverId = 1;
+
+function resolverId(resolve: ResolveAll): number {
+  const known = resolverIds.get(resolve);
+  if (known !== undefined) return known;
+  const id = nextResolverId++;
+  resolverIds.set(resolve, id);
+  return id;
+}
+
+/** An agent per guard: pools per origin, bounded connections each, idle sockets closed. */
+function agentFor(guard: EgressGuard, resolve: ResolveAll | undefined): Dispatcher {
+  const key = resolve ? `${guard.key}#${resolverId(resolve)}` : guard.key;
+  const existing = agents.get(key);
+  if (existing) return existing;
+  const created = new Agent({
     connections: 32,
     keepAliveTimeout: 30_000,
     keepAliveMaxTimeout: 300_000,
-    connect: { timeout: 30_000 },
+    connect: egressConnector(guard, { timeoutMs: 30_000, ...(resolve ? { resolve } : {}) }),
   }).compose(
-    interceptors.redirect({ maxRedirections: MAX_REDIRECTS }),
     // Error bodies are decoded too: their text goes into the step's error message.
     interceptors.decompress({ skipErrorResponses: false }),
   );
-  return sharedAgent;
+  agents.set(key, created);
+  while (agents.size > MAX_AGENTS) {
+    const [oldestKey, oldest] = agents.entries().next().value as [string, Dispatcher];
+    agents.delete(oldestKey);
+    // close() lets requests in flight finish first.
+    void oldest.close().catch(() => {});
+  }
+  return created;
 }
 
-/** Closes the shared agent's sockets (shutdown, tests). The next request opens a new agent. */
+/** Closes the agents' sockets (shutdown, tests). The next request opens a new agent. */
 export async function closeHttpAgent(): Promise<void> {
-  const current = sharedAgent;
-  sharedAgent = undefined;
-  await current?.close();
+  const current = [...agents.values()];
+  agents.clear();
+  await Promise.all(current.map((agent) => agent.close()));
 }
 
 const SENSITIVE_QUERY_EXACT = new Set(['key', 'sig', 'code', 'pass', 'auth', 'hash', 'jwt']);
@@ -261,6 +322,8 @@ function flattenHeaders(raw: Record<string, string | string[] | undefined>): Rec
 }
 
 const NON_RETRYABLE_CODES = new Set([
+  // Refused by the egress policy: the same request is refused again.
+  'ESSRFBLOCKED',
   'ENOTFOUND',
   'UND_ERR_INVALID_ARG',
   'UND_ERR_NOT_SUPPORTED',
@@ -282,6 +345,8 @@ function errorCode(error: unknown): string | undefined {
 
 interface AttemptContext {
   prepared: PreparedRequest;
+  carriers: CredentialCarriers;
+  redact: (text: string) => string;
   runSignal: AbortSignal;
   deadline: number;
   startedAt: number;
@@ -315,6 +380,22 @@ async function readBody(
   return Buffer.concat(chunks);
 }
 
+/**
+ * Headers and query parameters that must not follow a redirect to another origin: those the request
+ * names as credentials, and any query parameter whose name conventionally carries one (api_key, token…).
+ */
+function credentialCarriers(req: HttpRequest, prepared: PreparedRequest): CredentialCarriers {
+  const named = new Set(req.credentialQueryParams ?? []);
+  const query = [...prepared.url.searchParams].filter(
+    ([name]) => named.has(name) || isSensitiveQueryName(name),
+  );
+  return {
+    headers: new Set((req.credentialHeaders ?? []).map((name) => name.toLowerCase())),
+    query,
+    body: req.credentialBody === true,
+  };
+}
+
 function describe(prepared: PreparedRequest): string {
   return `HTTP ${prepared.method} ${prepared.maskedUrl}`;
 }
@@ -330,6 +411,48 @@ function abortedError(ctx: AttemptContext, timedOut: boolean, cause?: unknown): 
     );
   }
   return new HttpRequestError('aborted', `${describe(ctx.prepared)} was aborted`, undefined, { cause });
+}
+
+/** The masked URL of a hop, for messages about where a redirect led. */
+function describeHop(ctx: AttemptContext, hop: Hop): string {
+  const url = hop.url.toString();
+  return url === ctx.prepared.url.toString()
+    ? describe(ctx.prepared)
+    : `${describe(ctx.prepared)} (redirected to ${maskUrl(url)})`;
+}
+
+/** Sends the request and follows redirects (each hop a new request through the guarded agent). */
+async function follow(
+  ctx: AttemptContext,
+  signal: AbortSignal,
+  remaining: number,
+): Promise<{ response: Dispatcher.ResponseData; hop: Hop }> {
+  const { prepared } = ctx;
+  let hop: Hop = {
+    method: prepared.method,
+    url: prepared.url,
+    headers: prepared.headers,
+    body: prepared.body,
+  };
+  for (let redirects = 0; ; redirects++) {
+    const response = await request(hop.url, {
+      method: hop.method as Dispatcher.HttpMethod,
+      headers: hop.headers,
+      body: hop.body ?? null,
+      dispatcher: ctx.dispatcher,
+      signal,
+      // Our own timer bounds the request; undici's inactivity timers must not fire first.
+      headersTimeout: remaining + 1000,
+      bodyTimeout: remaining + 1000,
+    });
+    const location = response.headers.location;
+    if (!REDIRECT_STATUSES.has(response.statusCode) || typeof location !== 'string') return { response, hop };
+    await response.body.dump().catch(() => {});
+    if (redirects >= MAX_REDIRECTS) {
+      throw new RedirectError(`more than ${MAX_REDIRECTS} redirects`);
+    }
+    hop = nextHop(hop, response.statusCode, location, ctx.carriers);
+  }
 }
 
 async function attempt(ctx: AttemptContext): Promise<AttemptResult> {
@@ -348,26 +471,22 @@ async function attempt(ctx: AttemptContext): Promise<AttemptResult> {
   ctx.runSignal.addEventListener('abort', onRunAbort, { once: true });
   try {
     let response: Dispatcher.ResponseData;
+    let hop: Hop;
     try {
-      response = await request(prepared.url, {
-        method: prepared.method as Dispatcher.HttpMethod,
-        headers: prepared.headers,
-        body: prepared.body ?? null,
-        dispatcher: ctx.dispatcher,
-        signal: controller.signal,
-        // Our own timer bounds the request; undici's inactivity timers must not fire first.
-        headersTimeout: remaining + 1000,
-        bodyTimeout: remaining + 1000,
-      });
+      ({ response, hop } = await follow(ctx, controller.signal, remaining));
     } catch (error) {
       if (controller.signal.aborted) throw abortedError(ctx, timedOut, error);
+      if (error instanceof RedirectError) {
+        throw new HttpRequestError('invalid-request', `${describe(prepared)} failed: ${error.message}`);
+      }
       const code = errorCode(error);
       if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
         throw abortedError(ctx, true, error);
       const detail = error instanceof Error ? error.message : String(error);
       const wrapped = new HttpRequestError(
         'network',
-        `${describe(prepared)} failed: ${detail}${code && !detail.includes(code) ? ` (${code})` : ''}`,
+        // A refusal already says why; its code would only add noise.
+        `${describe(prepared)} failed: ${detail}${code && code !== 'ESSRFBLOCKED' && !detail.includes(code) ? ` (${code})` : ''}`,
         code,
         { cause: error },
       );
@@ -393,7 +512,7 @@ async function attempt(ctx: AttemptContext): Promise<AttemptResult> {
       const code = errorCode(error);
       const wrapped = new HttpRequestError(
         'network',
-        `${describe(prepared)} failed while reading the response: ${detail}`,
+        `${describeHop(ctx, hop)} failed while reading the response: ${detail}`,
         code,
         { cause: error },
       );
@@ -403,7 +522,7 @@ async function attempt(ctx: AttemptContext): Promise<AttemptResult> {
       response.body.destroy();
       throw new HttpRequestError(
         'too-large',
-        `${describe(prepared)}: the response body exceeds the limit of ${ctx.maxResponseBytes} bytes`,
+        `${describeHop(ctx, hop)}: the response body exceeds the limit of ${ctx.maxResponseBytes} bytes`,
       );
     }
 
@@ -414,6 +533,7 @@ async function attempt(ctx: AttemptContext): Promise<AttemptResult> {
         prepared.maskedUrl,
         headers,
         new TextDecoder().decode(bytes),
+        ctx.redact,
       );
       return {
         ok: false,
@@ -425,7 +545,7 @@ async function attempt(ctx: AttemptContext): Promise<AttemptResult> {
       body: bytes,
       contentType: headers['content-type'],
       contentDisposition: headers['content-disposition'],
-      url: prepared.url.toString(),
+      url: hop.url.toString(),
     });
     return { ok: true, response: { status: response.statusCode, headers, data } };
   } finally {
@@ -450,12 +570,16 @@ export async function httpRequest(req: HttpRequest, options: HttpClientOptions =
   if (req.retry.maxAttempts !== undefined)
     policy.maxAttempts = Math.max(1, Math.floor(req.retry.maxAttempts));
   const sleep = options.sleep ?? defaultSleep;
+  const prepared = prepare(req);
+  const guard = guardFor(options.egress ?? PERMISSIVE_EGRESS).withAllow(req.allowedNetworks);
   const ctx: AttemptContext = {
-    prepared: prepare(req),
+    prepared,
+    carriers: credentialCarriers(req, prepared),
+    redact: req.redact ?? ((text) => text),
     runSignal: req.signal,
     deadline: req.deadline,
     startedAt: now(),
-    dispatcher: options.dispatcher ?? agent(),
+    dispatcher: options.dispatcher ?? agentFor(guard, options.resolve),
     maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
     now,
   };

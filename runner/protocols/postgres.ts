@@ -6,6 +6,8 @@
 import pg from 'pg';
 import { z } from 'zod';
 import type { JsonValue } from '../../crds/json.ts';
+import { EgressGuard, PERMISSIVE_EGRESS } from './egress-policy.ts';
+import { GuardedSocket } from './egress-socket.ts';
 
 export interface PostgresStepRequest {
   /** `postgres://` or `postgresql://` URL; may carry userinfo, `sslmode`, `host`, `options`, `application_name`. */
@@ -18,6 +20,8 @@ export interface PostgresStepRequest {
   signal: AbortSignal;
   /** Epoch ms: the statement may not run past it. */
   deadline: number;
+  /** Judges every connection (TCP host, `?host=`, unix socket); default: only metadata refused. */
+  egress?: EgressGuard | undefined;
 }
 
 export type PostgresErrorKind =
@@ -300,12 +304,22 @@ interface PoolEntry {
 /** Insertion order = recency: a used entry is re-inserted at the end; the first one is evicted. */
 const pools = new Map<string, PoolEntry>();
 
-function poolKey(resolved: ResolvedConnection): string {
-  const { types: _types, ...rest } = resolved.config;
+function poolKey(resolved: ResolvedConnection, guard: EgressGuard): string {
+  const { types: _types, stream: _stream, ...rest } = resolved.config;
   const settings = JSON.stringify(rest, (_key, value: unknown) =>
     typeof value === 'function' ? String(value) : value,
   );
-  return `${resolved.plainFallback ? 'prefer' : 'fixed'} ${settings}`;
+  // Connections judged under other egress rules (another system's allowlist) are never shared.
+  return `${resolved.plainFallback ? 'prefer' : 'fixed'} ${guard.key} ${settings}`;
+}
+
+/**
+ * pg connects through this socket (its `stream` option), so the egress guard judges the address pg really
+ * connects to, whatever picked it (URL host, `?host=`, a unix socket path), while pg keeps doing TLS itself
+ * with the host name as the server name.
+ */
+function guardedStream(guard: EgressGuard): () => GuardedSocket {
+  return () => new GuardedSocket(guard);
 }
 
 function newPool(config: pg.PoolConfig): pg.Pool {
@@ -315,19 +329,16 @@ function newPool(config: pg.PoolConfig): pg.Pool {
   return pool;
 }
 
-function poolFor(resolved: ResolvedConnection): PoolEntry {
-  const key = poolKey(resolved);
+function poolFor(resolved: ResolvedConnection, guard: EgressGuard): PoolEntry {
+  const key = poolKey(resolved, guard);
   const existing = pools.get(key);
   if (existing) {
     pools.delete(key);
     pools.set(key, existing);
     return existing;
   }
-  const entry: PoolEntry = {
-    pool: newPool(resolved.config),
-    config: resolved.config,
-    plainFallback: resolved.plainFallback,
-  };
+  const config: pg.PoolConfig = { ...resolved.config, stream: guardedStream(guard) };
+  const entry: PoolEntry = { pool: newPool(config), config, plainFallback: resolved.plainFallback };
   pools.set(key, entry);
   while (pools.size > MAX_POOLS) {
     const [oldestKey, oldest] = pools.entries().next().value as [string, PoolEntry];
@@ -495,7 +506,7 @@ export async function executePostgresStep(req: PostgresStepRequest): Promise<Jso
     throw new PostgresStepError('timeout', 'Postgres query timed out: the run deadline was reached');
   }
 
-  const entry = poolFor(resolved);
+  const entry = poolFor(resolved, req.egress ?? new EgressGuard(PERMISSIVE_EGRESS));
   const guard = watchdog(req.signal, req.deadline);
   try {
     const connecting = connect(entry);

@@ -6,9 +6,12 @@
  * printed by `ssh-keygen -lf`) is given in the system credentials or as a URL query parameter.
  */
 import { createHash } from 'node:crypto';
+import type { Socket } from 'node:net';
 import type { ConnectConfig, SFTPWrapper, Stats } from 'ssh2';
 import SftpClient from 'ssh2-sftp-client';
 import type { JsonValue } from '../../crds/json.ts';
+import type { EgressGuard } from './egress-policy.ts';
+import { connectGuarded } from './egress-socket.ts';
 import {
   BoundedCollector,
   type Bounds,
@@ -85,10 +88,15 @@ class SftpSession implements FileSession {
   // The default callbacks print to the console; connection events reach us through rejected calls.
   private readonly client = new SftpClient('kubeglue', { error: ignore, end: ignore, close: ignore });
   private channel: SFTPWrapper | undefined;
+  private sock: Socket | undefined;
   private readonly config: ConnectConfig;
   private readonly password: string | undefined;
+  private readonly egress: EgressGuard;
+  private readonly bounds: Bounds;
 
-  constructor(target: FileTarget, credentials: Record<string, string>, bounds: Bounds) {
+  constructor(target: FileTarget, credentials: Record<string, string>, bounds: Bounds, egress: EgressGuard) {
+    this.egress = egress;
+    this.bounds = bounds;
     const username = target.username ?? credentials.username;
     if (!username) throw new FileStepError('SFTP needs a username (URL userinfo or the system credential)');
     this.password = target.password ?? credentials.password;
@@ -121,7 +129,14 @@ class SftpSession implements FileSession {
         ) => finish(prompts.map(() => password)),
       );
     }
-    const connecting = this.client.connect(this.config);
+    // ssh2 speaks over a socket we connected through the egress guard (its `sock` option).
+    const sock = await connectGuarded(this.egress, {
+      host: this.config.host ?? '',
+      port: this.config.port ?? 22,
+      timeoutMs: Math.max(1, timeLeft(this.bounds)),
+    });
+    this.sock = sock;
+    const connecting = this.client.connect({ ...this.config, sock });
     // SFTP is request/response; with Nagle's algorithm each round trip can wait for a delayed ACK.
     underlyingConnection(this.client)?.setNoDelay(true);
     this.channel = await connecting;
@@ -197,6 +212,7 @@ class SftpSession implements FileSession {
 
   destroy(): void {
     underlyingConnection(this.client)?.destroy();
+    this.sock?.destroy();
   }
 }
 
@@ -206,7 +222,8 @@ const sftpProtocol: FileProtocol = {
   schemes: ['sftp'],
   endpoint: (target) =>
     `${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port ?? 22}`,
-  createSession: (target, credentials, bounds) => new SftpSession(target, credentials, bounds),
+  createSession: (target, credentials, bounds, egress) =>
+    new SftpSession(target, credentials, bounds, egress),
 };
 
 /** Runs an `sftp://` step: one operation or an array of them on one connection. */

@@ -68,6 +68,7 @@ export function createPgDriver(options: PgDriverOptions): Driver {
       }
     },
     listen: (channel, onNotify) => listener.add(channel, onNotify),
+    holdSessionLock: (lockSql, key) => holdSessionLock(options.url, lockSql, key),
     close: async () => {
       await listener.close();
       await pool.end();
@@ -163,4 +164,50 @@ class PgListener {
     };
     setTimeout(reconnect, this.#retryDelayMs).unref();
   }
+}
+
+/** A connection of its own holding one advisory lock; reconnects (and locks again) when it drops. */
+async function holdSessionLock(
+  url: string,
+  lockSql: string,
+  key: string,
+): Promise<{ release(): Promise<void> }> {
+  let client: pg.Client | undefined;
+  let released = false;
+  let retryDelayMs = 100;
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString: url, types });
+    next.on('error', () => lost(next));
+    next.on('end', () => lost(next));
+    await next.connect();
+    await next.query(`SELECT pg_advisory_lock(${lockSql})`, [key]);
+    if (released) {
+      await next.end().catch(() => {});
+      return;
+    }
+    client = next;
+    retryDelayMs = 100;
+  };
+  const lost = (dropped: pg.Client) => {
+    if (client !== dropped) return;
+    client = undefined;
+    dropped.end().catch(() => {});
+    const retry = () => {
+      if (released) return;
+      connect().catch(() => {
+        retryDelayMs = Math.min(retryDelayMs * 2, 5_000);
+        setTimeout(retry, retryDelayMs).unref();
+      });
+    };
+    setTimeout(retry, retryDelayMs).unref();
+  };
+  await connect();
+  return {
+    release: async () => {
+      released = true;
+      const held = client;
+      client = undefined;
+      await held?.end().catch(() => {});
+    },
+  };
 }

@@ -42,6 +42,8 @@ export async function createPgliteDriver(options: PgliteDriverOptions): Promise<
       const unlisten = await db.listen(channel, onNotify);
       return () => unlisten();
     },
+    // One process, one session: nobody else could see the lock, so there is nothing to hold.
+    holdSessionLock: async () => ({ release: async () => {} }),
     close: () => db.close(),
   };
 }

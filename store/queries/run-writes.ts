@@ -8,6 +8,7 @@ import type {
   StoredStepResult,
 } from '../types.ts';
 import { outboxInsertCtes, outboxRecords } from './outbox.ts';
+import { credentialRecord, credentialsInsertCte } from './run-credentials.ts';
 import {
   RUN_COLUMNS,
   RUN_INSERT_COLUMNS,
@@ -40,7 +41,8 @@ const INSERT_ATTEMPTS = 3;
  * Inserts runs that do not exist yet; results in the order of calls. Calls are applied as if one after the
  * other: of several calls with one run id the first may insert and the later ones see its row. A call whose
  * run id exists gets 'existing' when tool and input hash match (a retry) and 'conflict' otherwise. Outbox rows
- * of a call are written only when that call inserted, in the same statement.
+ * of a call are written only when that call inserted, in the same statement, and so are its sealed runtime
+ * credentials: a request that lost the race for a run id never stores credentials under it.
  */
 export async function insertRunCalls(db: Db, calls: readonly InsertRunCall[]): Promise<InsertRunResult[]> {
   const results: (InsertRunResult | undefined)[] = new Array(calls.length);
@@ -58,22 +60,26 @@ export async function insertRunCalls(db: Db, calls: readonly InsertRunCall[]): P
     }
     const runs: object[] = [];
     const effects: object[] = [];
+    const credentials: object[] = [];
     // In run id order, so concurrent batches lock conflicting ids in the same order and cannot deadlock.
     for (const index of inRunIdOrder(firstCallOf)) {
       const call = calls[index]!;
       runs.push(runRecord(call.run, call.inputHash));
       if (call.outbox?.length) effects.push(...outboxRecords(call.outbox, call.run.runId, effects.length));
+      if (call.sealedCredentials) credentials.push(credentialRecord(call.run.runId, call.sealedCredentials));
     }
     const params: unknown[] = [JSON.stringify(runs)];
-    // The outbox parts only when there are outbox rows: planning them costs time on every call.
+    // The outbox and credential parts only when there are such rows: planning them costs time on every call.
     const withEffects = effects.length > 0 ? `, ${outboxInsertCtes(param(params, effects), 'inserted')}` : '';
+    const withCredentials =
+      credentials.length > 0 ? `, ${credentialsInsertCte(param(params, credentials), 'inserted')}` : '';
     const inserted = await db.query<RunRow>(
       `WITH inserted AS (
          INSERT INTO runs (${RUN_INSERT_COLUMNS})
          SELECT ${RUN_INSERT_COLUMNS} FROM jsonb_to_recordset($1::jsonb) AS r(${RUN_RECORD_TYPES})
          ON CONFLICT (run_id) DO NOTHING
          RETURNING ${RUN_COLUMNS}
-       )${withEffects}
+       )${withEffects}${withCredentials}
        SELECT inserted.* FROM inserted ${withEffects ? 'LEFT JOIN wake ON true' : ''}`,
       params,
     );

@@ -13,7 +13,7 @@ import { optional, toIso, toNumber } from './values.ts';
 /** Column list of every query that returns runs, in the shape RunRow describes. */
 export const RUN_COLUMNS = `run_id, tool_id, status, request_source, user_id, system_ids, execution_mode, trace_id,
   parent_run_id, started_at, completed_at, duration_ms, error, tool, tool_payload, options, file_artifacts,
-  result_storage_uri, executor`;
+  result_storage_uri, executor, allowed_tool_ids`;
 
 export interface RunRow {
   run_id: string;
@@ -35,6 +35,7 @@ export interface RunRow {
   file_artifacts: StoredFileArtifact[] | null;
   result_storage_uri: string | null;
   executor: string | null;
+  allowed_tool_ids: string[] | null;
 }
 
 export function runFromRow(row: RunRow): StoredRun {
@@ -59,6 +60,7 @@ export function runFromRow(row: RunRow): StoredRun {
   optional(run, 'fileArtifacts', row.file_artifacts);
   optional(run, 'resultStorageUri', row.result_storage_uri);
   optional(run, 'executor', row.executor);
+  optional(run, 'allowedToolIds', row.allowed_tool_ids);
   return run;
 }
 
@@ -85,17 +87,18 @@ export function runRecord(run: StoredRun, inputHash: string | undefined): Record
     file_artifacts: run.fileArtifacts ?? null,
     result_storage_uri: run.resultStorageUri ?? null,
     executor: run.executor ?? null,
+    allowed_tool_ids: run.allowedToolIds ?? null,
   };
 }
 
 export const RUN_RECORD_TYPES = `run_id text, tool_id text, status text, request_source text, user_id text, system_ids text[],
   execution_mode text, trace_id text, parent_run_id text, started_at timestamptz, completed_at timestamptz,
   duration_ms bigint, error text, tool jsonb, tool_payload jsonb, options jsonb, input_hash text,
-  file_artifacts jsonb, result_storage_uri text, executor text`;
+  file_artifacts jsonb, result_storage_uri text, executor text, allowed_tool_ids text[]`;
 
 export const RUN_INSERT_COLUMNS = `run_id, tool_id, status, request_source, user_id, system_ids, execution_mode, trace_id,
   parent_run_id, started_at, completed_at, duration_ms, error, tool, tool_payload, options, input_hash,
-  file_artifacts, result_storage_uri, executor`;
+  file_artifacts, result_storage_uri, executor, allowed_tool_ids`;
 
 /** One statement inserts any number of runs: the rows travel as one JSON array parameter. */
 export const INSERT_RUNS_FROM_JSON = `INSERT INTO runs (${RUN_INSERT_COLUMNS})
@@ -120,7 +123,7 @@ export async function getRun(db: Db, runId: string): Promise<StoredRun | undefin
 }
 
 /** Milliseconds from started_at to the completion time in $n, never negative. */
-function durationSql(completedAtParam: string): string {
+export function durationSql(completedAtParam: string): string {
   return `GREATEST(0, round(extract(epoch FROM (${completedAtParam}::timestamptz - started_at)) * 1000))::bigint`;
 }
 
@@ -226,6 +229,19 @@ export function buildListRunsQuery(filter: ListRunsFilter): ListRunsQuery {
     conditions.push(`system_ids @> ARRAY[${param(filter.systemId)}]::text[]`);
   const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
   const countParams = [...params];
+  if (filter.after !== undefined) {
+    // A row comparison in the index's order: the scan starts right after the cursor's row.
+    const after = `(started_at, run_id) < (${param(filter.after.startedAt)}::timestamptz, ${param(filter.after.runId)}::text)`;
+    // One row more than the page tells whether another page follows.
+    const limit = param(filter.limit + 1);
+    return {
+      sql: `SELECT ${RUN_COLUMNS} FROM runs ${where ? `${where} AND ${after}` : `WHERE ${after}`}
+             ORDER BY started_at DESC, run_id DESC LIMIT ${limit}`,
+      params,
+      countSql: `SELECT count(*) AS total FROM runs ${where}`,
+      countParams,
+    };
+  }
   const limit = param(filter.limit);
   const offset = param((filter.page - 1) * filter.limit);
   return {
@@ -245,5 +261,8 @@ export async function listRuns(db: Db, filter: ListRunsFilter): Promise<RunPage>
   ]);
   const total = toNumber(count.rows[0]?.total ?? 0);
   const runs = page.rows.map(runFromRow);
+  if (filter.after !== undefined) {
+    return { runs: runs.slice(0, filter.limit), total, hasMore: runs.length > filter.limit };
+  }
   return { runs, total, hasMore: (filter.page - 1) * filter.limit + runs.length < total };
 }

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../../crds/routes.ts';
+import { ERROR_CATALOG } from '../../runs/errors.ts';
 import { startTestApi, TEST_ADMIN_KEY, TEST_MASTER_KEY, type TestApi } from '../support/embedded.ts';
 import { type HttpTarget, startHttpTarget } from '../support/http-target.ts';
 
@@ -53,7 +54,14 @@ describe('every route under malformed input', () => {
           const where = `${route.method} ${concrete(route.path, param).slice(0, 60)} with ${label}`;
           expect(res.status, where).toBeLessThan(500);
           if (res.status >= 400 && res.headers.get('content-type')?.startsWith('application/json')) {
-            expect(res.body, where).toEqual({ error: { message: expect.any(String) } });
+            expect(res.body, where).toEqual({
+              error: { message: expect.any(String), code: expect.any(String) },
+            });
+            // The code is a catalog entry, answered with the catalog's status.
+            const { code } = (res.body as { error: { code: string } }).error;
+            expect(ERROR_CATALOG.find((entry) => entry.code === code)?.statusCode, `${where}: ${code}`).toBe(
+              res.status,
+            );
           }
         }
       }

@@ -99,7 +99,10 @@ describe('API key authentication', () => {
     expect(answer.status).toBe(401);
     expect(answer.headers.get('www-authenticate')).toBe('Bearer realm="kubeglue"');
     expect(answer.body).toEqual({
-      error: { message: 'Missing API key: send Authorization: Bearer <key> or ?token=<key>' },
+      error: {
+        message: 'Missing API key: send Authorization: Bearer <key> or ?token=<key>',
+        code: 'KG_ERR_MISSING_API_KEY',
+      },
     });
     expect(answer.headers.get('x-trace-id')).toMatch(/\S/);
   });
@@ -171,15 +174,18 @@ describe('tool-restricted keys', () => {
     const { key } = await createKey({ name: 'crm hooks', toolIds: ['crm-sync', 'crm-sync'] });
     expect((await call('/v1/tools/crm-sync/ping', { key })).status).toBe(200);
 
+    // A tool the key may not use does not exist as far as the key can tell.
     const otherTool = await call('/v1/tools/billing/ping', { key });
-    expect(otherTool.status).toBe(403);
+    expect(otherTool.status).toBe(404);
     expect(otherTool.body).toEqual({
-      error: { message: "This API key is not allowed to use tool 'billing'" },
+      error: { message: "Tool 'billing' not found", code: 'KG_ERR_TOOL_NOT_FOUND' },
     });
 
     const everything = await call('/v1/everything', { key });
     expect(everything.status).toBe(403);
-    expect(everything.body).toEqual({ error: { message: 'This API key is limited to specific tools' } });
+    expect(everything.body).toEqual({
+      error: { message: 'This API key is limited to specific tools', code: 'KG_ERR_KEY_RESTRICTED' },
+    });
 
     for (const [method, path] of [
       ['GET', '/v1/api-keys'],
@@ -188,7 +194,9 @@ describe('tool-restricted keys', () => {
     ] as const) {
       const answer = await call(path, { method, key, ...(method === 'POST' ? { body: { name: 'x' } } : {}) });
       expect(answer.status).toBe(403);
-      expect(answer.body).toEqual({ error: { message: 'This operation needs an admin API key' } });
+      expect(answer.body).toEqual({
+        error: { message: 'This operation needs an admin API key', code: 'KG_ERR_ADMIN_REQUIRED' },
+      });
     }
     const listed = (await call('/v1/api-keys', { key: adminKey })).body as { data: { toolIds: unknown }[] };
     expect(listed.data.map((k) => k.toolIds)).toContainEqual(['crm-sync']);
@@ -251,7 +259,10 @@ describe('API key management', () => {
     });
     expect(limitedAdmin.status).toBe(400);
     expect(limitedAdmin.body).toEqual({
-      error: { message: 'An admin API key cannot be limited to tools (toolIds)' },
+      error: {
+        message: 'An admin API key cannot be limited to tools (toolIds)',
+        code: 'KG_ERR_ADMIN_KEY_WITH_TOOLS',
+      },
     });
   });
 
@@ -272,7 +283,9 @@ describe('API key management', () => {
   it('answers 404 for an unknown key id', async () => {
     const answer = await call('/v1/api-keys/no-such-key', { method: 'DELETE', key: adminKey });
     expect(answer.status).toBe(404);
-    expect(answer.body).toEqual({ error: { message: 'API key not found' } });
+    expect(answer.body).toEqual({
+      error: { message: 'API key not found', code: 'KG_ERR_API_KEY_NOT_FOUND' },
+    });
   });
 
   it('refuses to revoke the last admin key with 409, and allows it once another admin exists', async () => {

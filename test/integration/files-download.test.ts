@@ -78,7 +78,9 @@ function signedUrl(runId: string, fileKey: string): URL {
 async function expectForbidden(url: string | URL, message: string): Promise<void> {
   const response = await fetch(url);
   expect(response.status).toBe(403);
-  expect(await response.json()).toEqual({ error: { message } });
+  const code =
+    message === 'Download link expired' ? 'KG_ERR_DOWNLOAD_LINK_EXPIRED' : 'KG_ERR_DOWNLOAD_LINK_INVALID';
+  expect(await response.json()).toEqual({ error: { message, code } });
 }
 
 describe('presigned file downloads', () => {
@@ -171,7 +173,12 @@ describe('presigned file downloads', () => {
   it('answers 404 for a validly signed link to a file that does not exist', async () => {
     const response = await fetch(signedUrl(RUN_ID, 'missing.txt'));
     expect(response.status).toBe(404);
-    expect(await response.json()).toEqual({ error: { message: 'File not found' } });
+    expect(await response.json()).toEqual({
+      error: {
+        message: expect.stringMatching(/^File '.*' of run '.*' not found$/),
+        code: 'KG_ERR_FILE_NOT_FOUND',
+      },
+    });
   });
 
   it('builds artifact lists and download info with fresh working URLs', async () => {

@@ -174,7 +174,8 @@ describe('worker pool', () => {
             },
           ],
         },
-        { systems: [{ id: 'crm', credentials: { apiKey: 'sk-live-very-secret-1234' } }] },
+        // Credentials go only to the system's own origin, so the system lives where the step calls.
+        { systems: [{ id: 'crm', url: target.url, credentials: { apiKey: 'sk-live-very-secret-1234' } }] },
       ),
     );
     const everything = JSON.stringify(result);
@@ -203,6 +204,8 @@ describe('runner main (single run, the Pod entrypoint)', () => {
       execFile(
         process.execPath,
         ['--no-node-snapshot', join(import.meta.dirname, '../../bin/kubeglue.ts'), 'runner', '--order', file],
+        // A runner refuses private addresses unless told otherwise; the target is on 127.0.0.1.
+        { env: { ...process.env, KUBEGLUE_EGRESS_PRIVATE: 'allow' } },
         (error, out) => (error ? reject(error) : resolve({ stdout: out })),
       );
     });
@@ -218,7 +221,13 @@ describe('runner main (single run, the Pod entrypoint)', () => {
       new Promise<number>((resolve) => {
         execFile(
           process.execPath,
-          ['--no-node-snapshot', join(import.meta.dirname, '../../bin/kubeglue.ts'), 'runner', '--order', file],
+          [
+            '--no-node-snapshot',
+            join(import.meta.dirname, '../../bin/kubeglue.ts'),
+            'runner',
+            '--order',
+            file,
+          ],
           (error) => resolve(error ? (error.code as number) : 0),
         );
       });

@@ -20,7 +20,7 @@ describe('server basics', () => {
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
     const notReady = await fetch(`${base}/readyz`);
     expect(notReady.status).toBe(503);
-    expect(await notReady.json()).toEqual({ error: { message: 'Not ready' } });
+    expect(await notReady.json()).toEqual({ error: { message: 'Not ready', code: 'KG_ERR_NOT_READY' } });
     ready = true;
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
   });
@@ -39,7 +39,9 @@ describe('server basics', () => {
   it('answers unknown routes with 404 in the error shape', async () => {
     const response = await fetch(`${base}/v1/nope?token=secret`);
     expect(response.status).toBe(404);
-    expect(await response.json()).toEqual({ error: { message: 'Route GET /v1/nope not found' } });
+    expect(await response.json()).toEqual({
+      error: { message: 'Route GET /v1/nope not found', code: 'KG_ERR_ROUTE_NOT_FOUND' },
+    });
   });
 
   it('answers malformed JSON with 400 and a body over the limit with 413, both in the error shape', async () => {
@@ -49,14 +51,18 @@ describe('server basics', () => {
       body: '{"a":',
     });
     expect(malformed.status).toBe(400);
-    expect(await malformed.json()).toEqual({ error: { message: expect.stringMatching(/JSON/) } });
+    expect(await malformed.json()).toEqual({
+      error: { message: expect.stringMatching(/JSON/), code: 'KG_ERR_MALFORMED_REQUEST' },
+    });
     const huge = await fetch(`${base}/echo`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ a: 'x'.repeat(5000) }),
     });
     expect(huge.status).toBe(413);
-    expect(await huge.json()).toEqual({ error: { message: 'Request body is too large' } });
+    expect(await huge.json()).toEqual({
+      error: { message: 'Request body is too large', code: 'KG_ERR_BODY_TOO_LARGE' },
+    });
   });
 
   it('serves the generated OpenAPI document', async () => {

@@ -140,7 +140,9 @@ describe('systems API', () => {
     expect((await call('POST', '/v1/systems', { id: 'dup', url: 'https://a.example' })).status).toBe(201);
     const again = await call('POST', '/v1/systems', { id: 'dup', url: 'https://b.example' });
     expect(again.status).toBe(409);
-    expect(again.body).toEqual({ error: { message: "system 'dup' already exists in environment prod" } });
+    expect(again.body).toEqual({
+      error: { message: "system 'dup' already exists in environment prod", code: 'KG_ERR_SYSTEM_EXISTS' },
+    });
     expect((await call('POST', '/v1/systems', { id: 'dup', environment: 'dev' })).status).toBe(201);
   });
 

@@ -131,20 +131,30 @@ describe('engine: sourceData', () => {
         steps: [
           get(
             'a',
-            'https://x.test/<<crm_bearerToken>>/<<(s) => s.credentials.crm.bearerToken>>/<<(s) => s.credentials.crm_bearerToken>>',
+            'https://crm.example.test/api/<<crm_bearerToken>>/<<(s) => s.credentials.crm.bearerToken>>/<<(s) => s.credentials.crm_bearerToken>>',
           ),
         ],
       },
       { systems: [crm] },
     );
-    expect(calls[0]?.url).toBe('https://x.test/crm-secret-token/crm-secret-token/crm-secret-token');
+    // Credentials reach only a URL of the system's own origin (see 'engine: credential origins').
+    expect(calls[0]?.url).toBe(
+      'https://crm.example.test/api/crm-secret-token/crm-secret-token/crm-secret-token',
+    );
   });
 
   it('lets runtime credentials override stored ones, flat or grouped by system', async () => {
+    const billingWithUrl: ResolvedSystem = { ...billing, url: 'https://billing.example.test' };
     const { calls } = await run(
-      { id: 't', steps: [get('a', 'https://x.test/<<crm_bearerToken>>/<<billing_apiKey>>/<<extra>>')] },
       {
-        systems: [crm, billing],
+        id: 't',
+        steps: [
+          get('a', 'https://crm.example.test/api/<<crm_bearerToken>>/<<extra>>'),
+          get('b', 'https://billing.example.test/<<billing_apiKey>>'),
+        ],
+      },
+      {
+        systems: [crm, billingWithUrl],
         runtimeCredentials: {
           crm_bearerToken: 'runtime-crm',
           billing: { apiKey: 'runtime-billing' },
@@ -152,7 +162,10 @@ describe('engine: sourceData', () => {
         },
       },
     );
-    expect(calls[0]?.url).toBe('https://x.test/runtime-crm/runtime-billing/loose');
+    expect(calls.map((call) => call.url)).toEqual([
+      'https://crm.example.test/api/runtime-crm/loose',
+      'https://billing.example.test/runtime-billing',
+    ]);
   });
 
   it('hides credentials from dataSelector and outputTransform', async () => {
@@ -491,7 +504,10 @@ describe('engine: redaction, deadline, cancellation', () => {
       {
         id: 't',
         steps: [
-          get('leak', 'https://x.test/<<crm_bearerToken>>', { systemId: 'crm', failureBehavior: 'continue' }),
+          get('leak', 'https://crm.example.test/<<crm_bearerToken>>', {
+            systemId: 'crm',
+            failureBehavior: 'continue',
+          }),
           transform('echo', '(s) => ({ token: s.crm_bearerToken, runtime: s.credentials.extra })'),
         ],
       },
@@ -507,7 +523,7 @@ describe('engine: redaction, deadline, cancellation', () => {
     expect(everything).not.toContain('crm-secret-token');
     expect(everything).not.toContain('runtime-only-secret');
     expect(result.stepResults[0]?.error).toBe(
-      'HTTP 401 GET https://x.test/<<crm_bearerToken>>: bad token Bearer <<crm_bearerToken>>',
+      'HTTP 401 GET https://crm.example.test/<<crm_bearerToken>>: bad token Bearer <<crm_bearerToken>>',
     );
     expect(result.data).toEqual({ token: '<<crm_bearerToken>>', runtime: '<<extra>>' });
   });

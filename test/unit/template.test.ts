@@ -9,10 +9,10 @@ import {
   renderHeaders,
   renderQuery,
   renderString,
-  renderUrl,
   renderValue,
   TemplateError,
 } from '../../runner/engine/template.ts';
+import { renderStepUrl as renderUrl } from '../../runner/engine/url-template.ts';
 
 /**
  * TEST-ONLY stand-in for the isolated-vm sandbox: runs the (trusted, test-authored) function

@@ -1,0 +1,106 @@
+/**
+ * Issue 7 through the public API of the embedded server: the egress settings reach the workers, System
+ * carries allowedNetworks and extraOrigins, and what a caller can do with inputs and runtime credentials
+ * is bounded by them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Run } from '../../crds/run.ts';
+import { startTestApi, type TestApi } from '../support/embedded.ts';
+import { type HttpTarget, startHttpTarget } from '../support/http-target.ts';
+
+let api: TestApi;
+let crm: HttpTarget;
+let other: HttpTarget;
+const TOKEN = 'crm-api-token-0123456789';
+
+type RunWithNotes = Run & { stepResults: Array<{ stepId: string; error?: string; notes?: string[] }> };
+
+beforeAll(async () => {
+  [crm, other] = await Promise.all([startHttpTarget(), startHttpTarget()]);
+  for (const target of [crm, other]) {
+    target.route('GET', '/users', (req) => ({ body: { auth: req.headers.authorization ?? null } }));
+  }
+  // The Kubernetes default: private addresses refused unless allowed.
+  api = await startTestApi({ KUBEGLUE_EGRESS_PRIVATE: 'deny', KUBEGLUE_EGRESS_DENY: '10.96.0.0/12' });
+  const system = await api.call('POST', '/v1/systems', {
+    body: {
+      id: 'crm',
+      url: crm.url,
+      authType: 'bearer',
+      credentials: { bearerToken: TOKEN },
+      allowedNetworks: ['127.0.0.1'],
+      extraOrigins: ['https://uploads.crm.example'],
+    },
+  });
+  expect(system.status).toBe(201);
+  for (const [id, url, systemId] of [
+    ['via-system', '/users', 'crm'],
+    ['direct', `${crm.url}/users`, undefined],
+    ['follow-next', '<<next>>/users', 'crm'],
+  ] as const) {
+    const created = await api.call('POST', '/v1/tools', {
+      body: { id, steps: [{ id: 'call', config: { url, ...(systemId ? { systemId } : {}) } }] },
+    });
+    expect(created.status).toBe(201);
+  }
+});
+
+afterAll(async () => {
+  await api?.stop();
+  await Promise.all([crm?.stop(), other?.stop()]);
+});
+
+describe('System fields', () => {
+  it('stores and returns allowedNetworks and extraOrigins, and refuses malformed entries by field', async () => {
+    const read = await api.call('GET', '/v1/systems/crm');
+    expect(read.body).toMatchObject({
+      allowedNetworks: ['127.0.0.1'],
+      extraOrigins: ['https://uploads.crm.example'],
+    });
+    const bad = await api.call<{ error: { message: string } }>('POST', '/v1/systems', {
+      body: {
+        id: 'bad',
+        url: 'https://x.test',
+        allowedNetworks: ['10.0.0.0/99'],
+        extraOrigins: ['https://x/path'],
+      },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toContain('allowedNetworks');
+    expect(bad.body.error.message).toContain('extraOrigins');
+  });
+});
+
+describe('egress through the API', () => {
+  it('refuses a private target unless the step uses a system that allows it', async () => {
+    const direct = await api.call<RunWithNotes>('POST', '/v1/tools/direct/run', { body: {} });
+    expect(direct.body.status).toBe('failed');
+    expect(direct.body.error).toContain('refused to connect to 127.0.0.1: a loopback address');
+
+    const viaSystem = await api.call<RunWithNotes>('POST', '/v1/tools/via-system/run', { body: {} });
+    expect(viaSystem.body.status).toBe('success');
+    expect(viaSystem.body.data).toEqual({ auth: 'Bearer <<crm_bearerToken>>' });
+  });
+});
+
+describe('what a caller can do', () => {
+  it('cannot redirect the system with a runtime credential', async () => {
+    const res = await api.call<RunWithNotes>('POST', '/v1/tools/via-system/run', {
+      body: { credentials: { crm_url: other.url } },
+    });
+    expect(res.body.status).toBe('failed');
+    expect(res.body.error).toContain(
+      "Runtime credentials refused: 'crm_url' would replace the URL of system 'crm'",
+    );
+    expect(other.count('/users')).toBe(0);
+  });
+
+  it('cannot send the system credentials to an origin of its choosing', async () => {
+    const res = await api.call<RunWithNotes>('POST', '/v1/tools/follow-next/run', {
+      body: { inputs: { next: other.url } },
+    });
+    expect(res.body.status).toBe('success');
+    expect(res.body.data).toEqual({ auth: null });
+    expect(res.body.stepResults[0]?.notes?.[0]).toContain("the credentials of system 'crm' were not sent");
+  });
+});

@@ -1,0 +1,62 @@
+/**
+ * The real engine (isolated-vm sandbox, undici, pg, basic-ftp, ssh2) under a chosen egress policy, for
+ * the security-engine-* tests. One sandbox per test file; protocols are built per policy.
+ */
+import type { JsonObject } from '../../crds/json.ts';
+import type { RuntimeCredentials } from '../../crds/run.ts';
+import { Tool, type ToolInput } from '../../crds/tool.ts';
+import { runTool } from '../../runner/engine/run-tool.ts';
+import type { EngineEvent, EngineResult, ResolvedSystem } from '../../runner/engine/types.ts';
+import { type EgressPolicy, PERMISSIVE_EGRESS } from '../../runner/protocols/egress-policy.ts';
+import type { ResolveAll } from '../../runner/protocols/egress-socket.ts';
+import { closeHttpAgent } from '../../runner/protocols/http.ts';
+import { createProtocols } from '../../runner/protocols/index.ts';
+import { closePostgresPools } from '../../runner/protocols/postgres.ts';
+import { Sandbox } from '../../runner/sandbox/sandbox.ts';
+
+export interface EngineRunOptions {
+  inputs?: JsonObject;
+  systems?: ResolvedSystem[];
+  runtimeCredentials?: RuntimeCredentials;
+  egress?: EgressPolicy;
+  /** Fakes DNS answers for HTTP steps. */
+  resolve?: ResolveAll;
+  timeoutMs?: number;
+  events?: EngineEvent[];
+}
+
+export interface TestEngine {
+  run(tool: Omit<ToolInput, 'id'>, options?: EngineRunOptions): Promise<EngineResult>;
+  close(): Promise<void>;
+}
+
+export function startTestEngine(): TestEngine {
+  const sandbox = new Sandbox();
+  return {
+    run(tool, options = {}) {
+      const protocols = createProtocols({
+        egress: options.egress ?? PERMISSIVE_EGRESS,
+        ...(options.resolve ? { http: { resolve: options.resolve } } : {}),
+      });
+      return runTool(
+        { evaluate: (source, args, opts) => sandbox.evaluate(source, args, opts), protocols },
+        {
+          tool: Tool.parse({ id: 'security-engine-test', ...tool }),
+          inputs: options.inputs ?? {},
+          systems: options.systems ?? [],
+          runtimeCredentials: options.runtimeCredentials,
+          timeoutMs: options.timeoutMs ?? 15_000,
+          traceId: 'security-engine-test',
+          signal: new AbortController().signal,
+          onEvent: options.events ? (event) => options.events?.push(event) : undefined,
+        },
+      );
+    },
+    async close() {
+      sandbox.dispose();
+      await Promise.allSettled([closeHttpAgent(), closePostgresPools()]);
+    },
+  };
+}
+
+export const DENY_PRIVATE: EgressPolicy = { privateDefault: 'deny', allow: [], deny: [] };
