@@ -10,6 +10,7 @@ import { RunService, type RuntimeCredentialVault } from '../runs/service.ts';
 import { validateToolDefinition } from '../runs/tool-validation.ts';
 import type { Store } from '../store/index.ts';
 import { type Auth, installAuth } from './auth.ts';
+import { propagateCancel } from './cancel.ts';
 import { installMetrics, type Metrics } from './metrics.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerFileDownloadRoute } from './routes/files.ts';
@@ -26,8 +27,10 @@ export interface ApiDeps {
   resources: KubeglueResources;
   /** Where System credentials live (Secrets in Kubernetes, sealed store rows embedded). */
   secrets: SecretStore;
-  /** Where runtime credentials of queued async runs wait until their run starts. */
-  vault: RuntimeCredentialVault;
+  /** Seals the runtime credentials of async runs; they wait with the run row until it starts. */
+  vault: Pick<RuntimeCredentialVault, 'seal'>;
+  /** Sync runs executing at once in this process (KUBEGLUE_MAX_SYNC_RUNS); more answer 429. */
+  maxSyncRuns: number;
   /** Executes sync runs. */
   pool: WorkerPool;
   signer: FileUrlSigner;
@@ -64,7 +67,11 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     resources,
     informer: toolInformer,
     namespace,
-    validate: (tool: Tool) => validateToolDefinition(tool, { systemExists: (id) => systems.exists(id) }),
+    validate: (tool: Tool) =>
+      validateToolDefinition(tool, {
+        systemExists: (id) => systems.exists(id),
+        systemUrls: (id) => systems.urls(id),
+      }),
   });
 
   let ready = false;
@@ -87,6 +94,8 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     vault: deps.vault,
     urlFor: (runId, fileKey) => signer.sign(runId, fileKey).url,
     executor: deps.executor,
+    maxSyncRuns: deps.maxSyncRuns,
+    onCancelled: propagateCancel({ store, toolRuns: resources.toolRuns }),
     metrics,
   });
 

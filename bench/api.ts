@@ -37,16 +37,20 @@ interface Server {
 
 /** The embedded deployment as its own process, as `npm start` runs it. */
 async function startServer(env: Record<string, string>): Promise<Server> {
-  const child = spawn(process.execPath, ['--no-node-snapshot', join(import.meta.dirname, '../bin/kubeglue.ts'), 'embedded'], {
-    env: {
-      ...process.env,
-      KUBEGLUE_PORT: '0',
-      KUBEGLUE_ADMIN_KEY: ADMIN_KEY,
-      KUBEGLUE_LOG_LEVEL: 'warn',
-      ...env,
+  const child = spawn(
+    process.execPath,
+    ['--no-node-snapshot', join(import.meta.dirname, '../bin/kubeglue.ts'), 'embedded'],
+    {
+      env: {
+        ...process.env,
+        KUBEGLUE_PORT: '0',
+        KUBEGLUE_ADMIN_KEY: ADMIN_KEY,
+        KUBEGLUE_LOG_LEVEL: 'warn',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout?.on('data', (chunk: Buffer) => {

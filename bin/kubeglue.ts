@@ -11,6 +11,14 @@ const ROLES: Record<
     describe: 'the API and the operator in one process on the embedded store (what `npm start` runs)',
     load: () => import('./embedded-main.ts'),
   },
+  api: {
+    describe: 'the /v1 API and the internal runner port on Kubernetes (Postgres store)',
+    load: () => import('../api/main.ts'),
+  },
+  operator: {
+    describe: 'the reconcilers, runner Pods and outbox delivery on Kubernetes (leader-elected)',
+    load: () => import('../operator/main.ts'),
+  },
   runner: {
     describe: 'executes one run (the runner Pod, or a run order from a file)',
     load: () => import('../runner/main.ts'),

@@ -171,6 +171,12 @@ function foldObjectUnion(
       }
     }
   }
+  // A default of one branch's field would be applied by the API server to every branch's objects
+  // (a transform step would get `method: GET`), so only fields all branches share keep theirs.
+  for (const [name, property] of Object.entries(properties)) {
+    const everywhere = resolved.every((b) => name in (b.properties as Record<string, SchemaNode>));
+    if (!everywhere && name !== discriminator) delete property.default;
+  }
   const requiredEverywhere = [...(requiredSets[0] ?? [])].filter((name) =>
     requiredSets.every((s) => s.has(name)),
   );

@@ -35,12 +35,16 @@ export const ConditionStatus = z.enum(['True', 'False', 'Unknown']);
 
 /** metav1.Condition. */
 export const Condition = z.object({
-  type: z.string(),
-  status: ConditionStatus,
-  reason: z.string(),
-  message: z.string(),
-  lastTransitionTime: z.string(),
-  observedGeneration: z.number().int().optional(),
+  type: z.string().describe('What the condition is about: Ready, Admitted, Succeeded, EnvironmentsLinked.'),
+  status: ConditionStatus.describe('True, False or Unknown.'),
+  reason: z.string().describe('Why, as a stable CamelCase word (listed in the README).'),
+  message: z.string().describe('Why, for people: every problem found, never a secret.'),
+  lastTransitionTime: z.string().describe('When status last changed.'),
+  observedGeneration: z
+    .number()
+    .int()
+    .optional()
+    .describe('The generation of the spec this condition judged.'),
 });
 export type Condition = z.infer<typeof Condition>;
 

@@ -1,10 +1,15 @@
 import { z } from 'zod';
 import { API_VERSION, Condition, ObjectMeta } from './meta.ts';
 import { ExecutionMode, RequestSource, RunOptions, RunStatus } from './run.ts';
-import { AuthType, Environment, GatewayRef, SystemId } from './system.ts';
+import { Environment, SystemId, systemFields } from './system.ts';
 import { checkSteps, ToolId, ToolSteps, toolFields } from './tool.ts';
 
-const conditions = z.array(Condition).optional();
+const conditions = z.array(Condition).optional().describe("The latest observations of the object's state.");
+const observedGeneration = z
+  .number()
+  .int()
+  .optional()
+  .describe('The generation of the spec the status describes.');
 
 export const ToolSpec = z
   .strictObject({
@@ -19,8 +24,8 @@ export type ToolSpec = z.infer<typeof ToolSpec>;
 
 export const ToolStatus = z.object({
   conditions,
-  observedGeneration: z.number().int().optional(),
-  stepCount: z.number().int().optional(),
+  observedGeneration,
+  stepCount: z.number().int().optional().describe('How many steps the tool has.'),
 });
 export type ToolStatus = z.infer<typeof ToolStatus>;
 
@@ -34,15 +39,13 @@ export const ToolResource = z.object({
 export type ToolResource = z.infer<typeof ToolResource>;
 
 export const SystemSpec = z.strictObject({
-  id: SystemId,
-  name: z.string().max(256).optional(),
-  url: z.string().optional(),
-  environment: Environment.default('prod'),
-  documentationUrl: z.string().optional(),
-  authType: AuthType.optional(),
-  gateway: GatewayRef.optional(),
+  id: SystemId.describe('The system id steps use as systemId (dev and prod objects share it).'),
+  ...systemFields,
+  environment: Environment.default('prod').describe(
+    'dev or prod: a run in mode dev uses the dev object of the id, else the only one.',
+  ),
   credentialsSecretRef: z
-    .strictObject({ name: z.string().min(1) })
+    .strictObject({ name: z.string().min(1).describe('Name of the Secret.') })
     .optional()
     .describe('Secret in the same namespace whose keys are the credential names.'),
 });
@@ -50,8 +53,11 @@ export type SystemSpec = z.infer<typeof SystemSpec>;
 
 export const SystemStatus = z.object({
   conditions,
-  observedGeneration: z.number().int().optional(),
-  oauth: z.object({ expiresAt: z.string().optional() }).optional().describe('Token expiry; never a token.'),
+  observedGeneration,
+  oauth: z
+    .object({ expiresAt: z.string().optional().describe('When the current access token expires.') })
+    .optional()
+    .describe('Token expiry; never a token.'),
 });
 export type SystemStatus = z.infer<typeof SystemStatus>;
 
@@ -66,40 +72,63 @@ export type SystemResource = z.infer<typeof SystemResource>;
 
 /** The tool as it was when the run was ordered; the run executes this, not later edits. */
 export const ToolSnapshot = z
-  .strictObject({ id: ToolId, steps: ToolSteps, ...toolFields })
+  .strictObject({ id: ToolId.describe('The tool id.'), steps: ToolSteps, ...toolFields })
   .superRefine(checkSteps);
 export type ToolSnapshot = z.infer<typeof ToolSnapshot>;
 
 /** Work order of an async run. Inputs and runtime credentials stay out of it (they live in the store). */
 export const ToolRunSpec = z.strictObject({
-  runId: z.string().min(1),
-  tool: ToolSnapshot,
-  options: RunOptions.optional(),
-  requestSource: RequestSource,
-  executionMode: ExecutionMode.default('prod'),
-  parentRunId: z.string().optional(),
-  traceId: z.string().optional(),
-  userId: z.string().optional(),
-  cancel: z.boolean().optional(),
+  runId: z.string().min(1).describe('The run this object orders; GET /v1/runs/{runId} is its record.'),
+  tool: ToolSnapshot.describe('The tool as it was when the run was accepted; later edits do not apply.'),
+  options: RunOptions.optional().describe('The run options of the request.'),
+  requestSource: RequestSource.describe('Who started the run: api, webhook, tool-chain, …'),
+  executionMode: ExecutionMode.default('prod').describe(
+    'Which system credentials the run uses: prod or dev.',
+  ),
+  parentRunId: z.string().optional().describe('The run whose success started this one (tool chaining).'),
+  traceId: z.string().optional().describe('Trace id, propagated to outbound HTTP as traceparent.'),
+  userId: z.string().optional().describe('The API key that started the run.'),
+  cancel: z
+    .boolean()
+    .optional()
+    .describe(
+      'true cancels the run: the runner stops at its next heartbeat, its Pod is deleted after a grace period.',
+    ),
 });
 export type ToolRunSpec = z.infer<typeof ToolRunSpec>;
 
 export const ToolRunStepSummary = z.object({
-  id: z.string(),
-  success: z.boolean(),
-  error: z.string().max(1024).optional(),
+  id: z.string().describe('Step id.'),
+  success: z.boolean().describe('Whether the step succeeded.'),
+  error: z.string().max(1024).optional().describe('Why it failed: redacted and truncated.'),
 });
 
 export const ToolRunStatus = z.object({
-  status: RunStatus.optional(),
-  startedAt: z.string().optional(),
-  completedAt: z.string().optional(),
-  durationMs: z.number().int().optional(),
+  status: RunStatus.optional().describe('running, success, failed or aborted, as in the run record.'),
+  startedAt: z.string().optional().describe('When the run was admitted.'),
+  completedAt: z.string().optional().describe('When the run ended.'),
+  durationMs: z.number().int().optional().describe("Milliseconds from the run's start to its end."),
   error: z.string().max(1024).optional().describe('Redacted and truncated; never payload data.'),
-  steps: z.array(ToolRunStepSummary).optional(),
-  podName: z.string().optional(),
+  steps: z.array(ToolRunStepSummary).optional().describe('One summary per step run: never its data.'),
+  reason: z
+    .string()
+    .optional()
+    .describe(
+      'Why the run is where it is, as a named reason: Queued, Pending, Running; once ended Succeeded, Failed, Cancelled or the cause the operator found (OOMKilled, Evicted, DeadlineExceeded, ImagePullFailed, Unschedulable, PodPendingTimeout, PodLost, HeartbeatStale, RunnerFailed, ExecutionLost, RunNotFound).',
+    ),
+  attempt: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe('The execution attempt launched for this run (its runner Pod is named after it).'),
+  executionPhase: z
+    .enum(['Pending', 'Running', 'Finished'])
+    .optional()
+    .describe('Where the execution is: Pending (launched, not started), Running, Finished.'),
+  podName: z.string().optional().describe('The runner Pod of the current attempt (Kubernetes deployment).'),
   conditions,
-  observedGeneration: z.number().int().optional(),
+  observedGeneration,
 });
 export type ToolRunStatus = z.infer<typeof ToolRunStatus>;
 
@@ -178,6 +207,8 @@ export const RESOURCE_DEFINITIONS: ResourceDefinition[] = [
       { name: 'Status', type: 'string', jsonPath: '.status.status' },
       { name: 'Source', type: 'string', jsonPath: '.spec.requestSource' },
       { name: 'Duration', type: 'integer', jsonPath: '.status.durationMs', description: 'Milliseconds' },
+      { name: 'Reason', type: 'string', jsonPath: '.status.reason', priority: 1 },
+      { name: 'Pod', type: 'string', jsonPath: '.status.podName', priority: 1 },
       age,
     ],
   },

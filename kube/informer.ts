@@ -42,8 +42,12 @@ interface PendingWrite {
 
 /** Versions of a key recently delivered by the watch (or a list), newest last. */
 const RECENT_VERSIONS = 4;
-/** A watch that lived this long was healthy, even without events: the next restart starts the backoff over. */
-const HEALTHY_WATCH_MS = 10_000;
+/**
+ * A watch that stayed open this long was established, even without events: the connection dropped
+ * rather than the API server refusing us, so the next restart starts the backoff over (a server that
+ * fails answers at once).
+ */
+const HEALTHY_WATCH_MS = 1_000;
 
 /**
  * An in-memory, always-current copy of one kind: list, then watch from the list's version; resumes from the
@@ -170,7 +174,7 @@ export class Informer<T extends WireObject> {
     const signal = this.#stop.signal;
     const backoff = new Backoff({
       initialMs: this.#options.minBackoffMs ?? 100,
-      maxMs: this.#options.maxBackoffMs ?? 30_000,
+      maxMs: this.#options.maxBackoffMs ?? 10_000,
     });
     let version: string | undefined;
     while (!signal.aborted) {

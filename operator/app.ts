@@ -1,14 +1,22 @@
 import type { JsonObject } from '../crds/json.ts';
-import type { KubeglueResources } from '../kube/resources/index.ts';
-import type { PoolLauncher } from '../runs/launcher.ts';
+import type { KubeglueResources, ResourceClient } from '../kube/resources/index.ts';
+import type { SecretStore } from '../kube/secrets/interface.ts';
+import type { Pod, Secret } from '../kube/types.ts';
+import { type ExecutionReader, type Launcher, PodLauncher, type RunTokenIssuer } from '../runs/launcher.ts';
 import { runView, type UrlForFile } from '../runs/run-view.ts';
 import type { Store } from '../store/index.ts';
 import { deriveKey } from '../store/secret-box.ts';
 import { type ChainStarter, createChainHandler } from './chain-handler.ts';
+import { createEventRecorder, type EventSink } from './events.ts';
+import type { ControllerHealth } from './health.ts';
 import { createNotifyHandler } from './notify.ts';
 import { OutboxDelivery } from './outbox.ts';
+import { defaultOperatorSettings, type OperatorSettings } from './settings.ts';
 import { createStartHandler } from './start-handler.ts';
-import { ToolRunController } from './toolrun-controller.ts';
+import { SystemController } from './system/controller.ts';
+import { ToolController } from './tool/controller.ts';
+import { ToolRunController } from './toolrun/controller.ts';
+import { buildRunnerPod } from './toolrun/pod.ts';
 
 /** Result data included in a completion notification, at most (larger: `dataTruncated: true`). */
 const NOTIFY_DATA_LIMIT_BYTES = 256 * 1024;
@@ -17,7 +25,7 @@ export interface OperatorDeps {
   store: Store;
   resources: KubeglueResources;
   namespace: string;
-  launcher: PoolLauncher;
+  launcher: Launcher;
   /** Starts chained runs (`options.webhookUrl: "tool:<id>"`). */
   chains: ChainStarter;
   urlFor: UrlForFile;
@@ -28,12 +36,43 @@ export interface OperatorDeps {
   maxAsyncRuns: number;
   toolRunRetentionMs: number;
   outboxRetentionMs: number;
+  /** The other operator settings (operator/settings.ts); their defaults otherwise. */
+  settings?: Partial<OperatorSettings>;
+  /** Where Kubernetes Events go; the embedded deployment has none. */
+  events?: EventSink;
+  /** Credentials Secrets of Systems: with it, the System controller runs. */
+  secrets?: SecretStore;
+  /** Watch of the namespace's Secrets (Kubernetes): Systems are re-checked when theirs changes. */
+  secretWatch?: Pick<ResourceClient<Secret>, 'list' | 'watch'>;
   log: (line: string) => void;
 }
 
 export interface Operator {
+  /** Informers and queues of the controllers, for /metrics. */
+  health(): ControllerHealth;
   /** Aborts the runs this process executes, waits for their outcome, stops the loops. */
   close(): Promise<void>;
+}
+
+/**
+ * The Kubernetes launcher: runner Pods built from the settings, per-run tokens hashed in the store
+ * (`store` is both the issuer and the heartbeat reader), plain in Secrets the ToolRuns own.
+ */
+export function createPodLauncher(deps: {
+  pods: ResourceClient<Pod>;
+  secrets: ResourceClient<Secret>;
+  store: RunTokenIssuer & ExecutionReader;
+  settings: OperatorSettings;
+  log?: (line: string) => void;
+}): PodLauncher {
+  return new PodLauncher({
+    pods: deps.pods,
+    secrets: deps.secrets,
+    tokens: deps.store,
+    executions: deps.store,
+    buildPod: (toolRun, attempt, names) => buildRunnerPod(toolRun, attempt, names, deps.settings),
+    ...(deps.log ? { log: deps.log } : {}),
+  });
 }
 
 /** `whsec_<base64>` (Standard Webhooks) or any other text as its bytes; else derived from the master key. */
@@ -59,17 +98,50 @@ function notificationBody(store: Store, urlFor: UrlForFile) {
   };
 }
 
-/** The operator's loops: the ToolRun controller and the outbox delivery (starts, notifications, chains). */
+/**
+ * The operator's loops: the ToolRun, Tool and System controllers and the outbox delivery (starts,
+ * notifications, chains).
+ */
 export async function startOperator(deps: OperatorDeps): Promise<Operator> {
   const { store, resources, namespace, log } = deps;
+  const settings: OperatorSettings = {
+    ...defaultOperatorSettings(),
+    maxAsyncRuns: deps.maxAsyncRuns,
+    toolRunRetentionMs: deps.toolRunRetentionMs,
+    ...deps.settings,
+  };
+  const events = createEventRecorder({ sink: deps.events, log });
   const controller = new ToolRunController({
-    resources,
+    toolRuns: resources.toolRuns,
     store,
     launcher: deps.launcher,
-    maxConcurrent: deps.maxAsyncRuns,
-    retentionMs: deps.toolRunRetentionMs,
+    events,
+    settings,
     log,
   });
+  const resourceControllers: {
+    start(): Promise<void>;
+    stop(): Promise<void>;
+    health(): ControllerHealth;
+  }[] = [
+    new ToolController({
+      tools: resources.tools,
+      systems: resources.systems,
+      resyncMs: settings.resyncMs,
+      log,
+    }),
+  ];
+  if (deps.secrets) {
+    resourceControllers.push(
+      new SystemController({
+        systems: resources.systems,
+        secrets: deps.secrets,
+        ...(deps.secretWatch ? { secretWatch: deps.secretWatch } : {}),
+        resyncMs: settings.resyncMs,
+        log,
+      }),
+    );
+  }
   const notify = createNotifyHandler({
     renderRun: notificationBody(store, deps.urlFor),
     signingKey: notificationSigningKey(deps.notifySecret, deps.masterKey),
@@ -86,6 +158,7 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
     },
   });
   await controller.start();
+  for (const resourceController of resourceControllers) await resourceController.start();
   await outbox.start();
   // Delivered and abandoned completion effects are kept a while for inspection, then dropped.
   const pruneOutbox = setInterval(
@@ -95,14 +168,26 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
         .catch((error: unknown) => {
           log(`outbox: pruning finished rows failed: ${(error as Error).message}`);
         });
+      // Runtime credentials whose run ended without the executor removing them (it crashed, say).
+      store.pruneRunCredentials().catch((error: unknown) => {
+        log(`run credentials: pruning those of ended runs failed: ${(error as Error).message}`);
+      });
     },
     Math.min(60 * 60 * 1000, deps.outboxRetentionMs),
   ).unref();
 
   return {
+    health: () => {
+      const parts = [controller.health(), ...resourceControllers.map((c) => c.health())];
+      return {
+        informers: parts.flatMap((part) => part.informers),
+        queues: Object.assign({}, ...parts.map((part) => part.queues)),
+      };
+    },
     close: async () => {
       clearInterval(pruneOutbox);
       await controller.stop();
+      for (const resourceController of resourceControllers) await resourceController.stop();
       await outbox.stop();
       await notify.close();
     },

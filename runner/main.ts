@@ -13,13 +13,15 @@ import { JsonObject } from '../crds/json.ts';
 import { RuntimeCredentials } from '../crds/run.ts';
 import { AuthType } from '../crds/system.ts';
 import { Tool } from '../crds/tool.ts';
+import { RUNNER_ENV } from '../runs/runner-protocol.ts';
 import { runTool } from './engine/run-tool.ts';
 import { createEngineDeps } from './engine-deps.ts';
 import type { RunOrder } from './ipc.ts';
+import { egressPolicyFromEnv } from './protocols/egress-policy.ts';
 import { closeHttpAgent } from './protocols/http.ts';
 import { closePostgresPools } from './protocols/postgres.ts';
 
-const RunOrderSchema = z.object({
+export const RunOrderSchema = z.object({
   runId: z.string().min(1),
   tool: Tool,
   inputs: JsonObject.default({}),
@@ -30,6 +32,8 @@ const RunOrderSchema = z.object({
         url: z.string().optional(),
         authType: AuthType.optional(),
         credentials: z.record(z.string(), z.string()),
+        extraOrigins: z.array(z.string()).optional(),
+        allowedNetworks: z.array(z.string()).optional(),
       }),
     )
     .default([]),
@@ -50,7 +54,9 @@ async function runOrder(args: string[]): Promise<number> {
   }
   const controller = new AbortController();
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => controller.abort());
-  const { deps, sandbox } = createEngineDeps();
+  // A runner Pod runs in the cluster: private addresses are refused unless the deployment allows them.
+  const egress = egressPolicyFromEnv(process.env, 'deny');
+  const { deps, sandbox } = createEngineDeps({ egress });
   try {
     const result = await runTool(deps, { ...parsed.data, signal: controller.signal });
     const json = `${JSON.stringify(result)}\n`;
@@ -64,6 +70,12 @@ async function runOrder(args: string[]): Promise<number> {
 }
 
 export async function main(args: string[]): Promise<void> {
+  // In a runner Pod the operator gives the run's id and token instead of an order: fetch it (pod-runner.ts).
+  if (process.env[RUNNER_ENV.runId] && !args.some((arg) => arg === '--order' || arg.startsWith('--order='))) {
+    const { runPod } = await import('./pod-runner.ts');
+    process.exitCode = await runPod(process.env);
+    return;
+  }
   try {
     process.exitCode = await runOrder(args);
   } catch (error) {

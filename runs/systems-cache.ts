@@ -2,7 +2,9 @@ import type { SystemResource } from '../crds/resources.ts';
 import type { Environment } from '../crds/system.ts';
 import { isResourceError, type ListResult, type ResourceClient } from '../kube/resources/index.ts';
 import type { SecretStore } from '../kube/secrets/interface.ts';
-import { credentialsSecretName, groupVariants } from './systems-model.ts';
+import type { ResolvedSystem } from '../runner/engine/types.ts';
+import { KG_ERR_RUN_SYSTEM_MISSING } from './errors.ts';
+import { credentialsSecretName, groupVariants, variantForMode, withoutUndefined } from './systems-model.ts';
 
 /** Every System variant at one moment, with each variant's credentials read once, on first use. */
 export class SystemSnapshot {
@@ -13,6 +15,34 @@ export class SystemSnapshot {
   constructor(resources: Iterable<SystemResource>, secrets: SecretStore) {
     this.variants = groupVariants(resources);
     this.#secrets = secrets;
+  }
+
+  /**
+   * The systems a run in `mode` uses, with their credentials: per id the variant of that environment, or
+   * the only variant when the id has no counterpart. Each call gets its own credential objects.
+   */
+  async resolve(systemIds: readonly string[], mode: Environment): Promise<ResolvedSystem[]> {
+    const chosen: SystemResource[] = [];
+    const seen = new Set<string>();
+    for (const id of systemIds) {
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const variants = this.variants.get(id);
+      const resource = variants && variantForMode(variants, mode);
+      if (!resource) throw KG_ERR_RUN_SYSTEM_MISSING(id);
+      chosen.push(resource);
+    }
+    const credentials = await Promise.all(chosen.map((resource) => this.credentials(resource)));
+    return chosen.map((resource, index) =>
+      withoutUndefined({
+        id: resource.spec.id,
+        url: resource.spec.url,
+        authType: resource.spec.authType,
+        credentials: { ...credentials[index] },
+        extraOrigins: resource.spec.extraOrigins,
+        allowedNetworks: resource.spec.allowedNetworks,
+      }),
+    );
   }
 
   /** Shared and frozen: callers copy before handing them on. */
@@ -40,6 +70,9 @@ export async function readCredentials(
   if (!name) return EMPTY;
   return Object.freeze((await secrets.get(name)) ?? {});
 }
+
+/** A watch open this long was established: its end is a dropped connection, not a refusal to back off from. */
+const ESTABLISHED_WATCH_MS = 1_000;
 
 const EMPTY: Readonly<Record<string, string>> = Object.freeze({});
 
@@ -140,6 +173,7 @@ export class SystemCache {
     let version: string | undefined = initialVersion;
     let delay = this.#retryMinMs;
     while (!signal.aborted) {
+      const startedAt = Date.now();
       try {
         if (version === undefined) {
           version = (await this.#systems.list()).resourceVersion;
@@ -158,6 +192,8 @@ export class SystemCache {
         if (events === 0 && !signal.aborted) await sleep(delay, signal);
       } catch (error) {
         if (signal.aborted) break;
+        // A watch that was open a while lost its connection; the API server is not refusing us.
+        if (Date.now() - startedAt >= ESTABLISHED_WATCH_MS) delay = this.#retryMinMs;
         // Events may have been missed: stop caching until a fresh list and watch are in place.
         this.#caching = false;
         this.invalidate();

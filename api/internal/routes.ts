@@ -1,0 +1,122 @@
+import type { FastifyInstance } from 'fastify';
+import type { EngineResult } from '../../runner/engine/types.ts';
+import type { RunOrder } from '../../runner/ipc.ts';
+import { finishFromResult } from '../../runs/completion.ts';
+import {
+  KG_ERR_RUN_EVENTS_GAP,
+  KG_ERR_RUN_NOT_FOUND,
+  KG_ERR_RUN_NOT_RUNNING,
+  KG_ERR_RUN_ORDER_REFUSED,
+} from '../../runs/errors.ts';
+import {
+  EventBatch,
+  Heartbeat,
+  INTERNAL_PATHS,
+  ResultBody,
+  type RunnerAck,
+} from '../../runs/runner-protocol.ts';
+import type { Store, StoredRun, TerminalRunStatus } from '../../store/index.ts';
+import { parseInput } from '../validation.ts';
+import { assertAttempt, identifyRunner } from './auth.ts';
+import { buildRunOrder, OrderRefusal, type OrderSources } from './order.ts';
+
+export interface InternalRoutesDeps extends OrderSources {
+  store: Store;
+  /** Removes the run's runtime credentials once it has ended. */
+  dropRuntimeCredentials(runId: string): Promise<void>;
+  /** Called after this API wrote a run's terminal state (metrics). */
+  onFinished?(run: StoredRun, status: TerminalRunStatus, durationMs: number): void;
+  log(line: string): void;
+  now(): number;
+}
+
+type RunParams = { Params: { runId: string } };
+
+/** The contract's paths as fastify routes; derived from INTERNAL_PATHS so the two cannot drift apart. */
+function route(path: (runId: string) => string): string {
+  return path('__run__').replace('__run__', ':runId');
+}
+
+const STOP: RunnerAck = { cancel: true };
+const GO_ON: RunnerAck = { cancel: false };
+
+/** The runner's side of an async run (runs/runner-protocol.ts): order, events, heartbeat, result. */
+export function registerInternalRoutes(app: FastifyInstance, deps: InternalRoutesDeps): void {
+  const { store } = deps;
+
+  /** The terminal write with completion effects, then the credentials go: nothing will run with them. */
+  async function finish(run: StoredRun, result: EngineResult): Promise<boolean> {
+    const finished = finishFromResult(run, result, new Date(deps.now()));
+    const recorded = await store.batch.finishRun(run.runId, finished);
+    if (recorded) deps.onFinished?.(run, finished.status, finished.durationMs);
+    await deps.dropRuntimeCredentials(run.runId).catch((error: unknown) => {
+      deps.log(`internal api: could not drop the runtime credentials of run ${run.runId}: ${String(error)}`);
+    });
+    return recorded;
+  }
+
+  app.get<RunParams>(route(INTERNAL_PATHS.order), async (request): Promise<RunOrder> => {
+    const { runId } = await identifyRunner(store, request, { ended: false });
+    const run = await store.getRun(runId);
+    if (run?.status !== 'running') throw KG_ERR_RUN_NOT_RUNNING(runId);
+    try {
+      return await buildRunOrder(run, deps, deps.now());
+    } catch (error) {
+      if (!(error instanceof OrderRefusal)) throw error;
+      await finish(run, { status: 'failed', data: null, stepResults: [], error: error.message, files: [] });
+      throw KG_ERR_RUN_ORDER_REFUSED(error.message);
+    }
+  });
+
+  app.post<RunParams>(route(INTERNAL_PATHS.events), async (request): Promise<RunnerAck> => {
+    const identity = await identifyRunner(store, request, { ended: true });
+    const batch = parseInput(EventBatch, request.body, 'event batch');
+    assertAttempt(identity, batch.attempt);
+    if (!identity.live) return STOP;
+    const { runId, attempt } = identity;
+    const count = batch.events.length;
+    // Accepting and applying share one transaction: a batch is either recorded with its effects or not at all.
+    const fresh = await store.transaction(async (tx) => {
+      const accepted = await tx.acceptEvents(runId, attempt, batch.firstSeq, count);
+      if (accepted === undefined) return undefined;
+      const finished = batch.events
+        .slice(count - accepted)
+        .flatMap((e) => (e.type === 'step_finished' ? [e] : []));
+      if (finished.length > 0) {
+        // The seq the terminal write will give the same result, so it overwrites rather than duplicates.
+        let seq = await tx.nextStepSeq(runId);
+        for (const event of finished) await tx.saveStepResult(runId, seq++, event.result);
+      }
+      return accepted;
+    });
+    if (fresh !== undefined) return GO_ON;
+    const [run, execution] = await Promise.all([store.getRun(runId), store.getExecution(runId)]);
+    if (run?.status !== 'running' || execution?.attempt !== attempt) return STOP;
+    throw KG_ERR_RUN_EVENTS_GAP(batch.firstSeq, execution.lastSeq);
+  });
+
+  app.post<RunParams>(route(INTERNAL_PATHS.heartbeat), async (request): Promise<RunnerAck> => {
+    const identity = await identifyRunner(store, request, { ended: true });
+    assertAttempt(identity, parseInput(Heartbeat, request.body, 'heartbeat').attempt);
+    if (!identity.live) return STOP;
+    const live = await store.recordHeartbeat(
+      identity.runId,
+      identity.attempt,
+      new Date(deps.now()).toISOString(),
+    );
+    return live ? GO_ON : STOP;
+  });
+
+  app.put<RunParams>(route(INTERNAL_PATHS.result), async (request) => {
+    const identity = await identifyRunner(store, request, { ended: true });
+    const body = parseInput(ResultBody, request.body, 'result');
+    assertAttempt(identity, body.attempt);
+    // Ended already: a cancel won, or this is a resend after a lost answer. The stored outcome stands.
+    if (!identity.live) return { recorded: false, status: identity.status };
+    const run = await store.getRun(identity.runId);
+    if (!run) throw KG_ERR_RUN_NOT_FOUND(identity.runId);
+    const recorded = await finish(run, body.result);
+    if (recorded) return { recorded, status: body.result.status };
+    return { recorded, status: (await store.getRun(run.runId))?.status ?? run.status };
+  });
+}

@@ -1,0 +1,143 @@
+/**
+ * `kubeglue api`: the /v1 API on Kubernetes. Tools and Systems are resources on the API server (read
+ * through informers), System credentials live in Secrets the Systems own, runs live in Postgres, sync
+ * runs execute in this process's worker pool, and runner Pods talk to the internal port.
+ */
+import { hostname } from 'node:os';
+import { loadKubeConfig } from '../kube/kubeconfig.ts';
+import {
+  ClusterTransport,
+  createClusterKubeglueResources,
+  createClusterResources,
+  SECRET_KIND,
+} from '../kube/resources/index.ts';
+import { ClusterSecretStore } from '../kube/secrets/cluster.ts';
+import { WorkerPool } from '../runner/pool.ts';
+import { loadClusterConfig } from '../runs/cluster-config.ts';
+import { loadConfig } from '../runs/config.ts';
+import { FileUrlSigner } from '../runs/file-urls.ts';
+import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
+import { openStore } from '../store/index.ts';
+import { deriveKey, requireMasterKey } from '../store/secret-box.ts';
+import { ensureAdminKey } from './api-keys.ts';
+import { createApi } from './app.ts';
+import { listenForCancels } from './cancel.ts';
+import { buildInternalServer } from './internal/server.ts';
+
+const log = (line: string) => console.log(`kubeglue api: ${line}`);
+const RECOVERY_MESSAGE = 'The API replica executing this run stopped before it finished';
+const RECOVERY_SWEEP_MS = 60_000;
+
+export async function main(_args: string[]): Promise<void> {
+  const config = loadConfig(process.env, 'api');
+  const cluster = loadClusterConfig();
+  if (!config.databaseUrl) {
+    throw new Error('KUBEGLUE_DATABASE_URL is required: the Kubernetes deployment keeps runs in Postgres');
+  }
+  const masterKey = requireMasterKey(config.masterKey);
+  const namespace = config.namespace;
+  const transport = new ClusterTransport(
+    loadKubeConfig({
+      ...(cluster.kubeconfig ? { path: cluster.kubeconfig } : {}),
+      ...(cluster.kubeContext ? { context: cluster.kubeContext } : {}),
+    }),
+    { userAgent: 'kubeglue-api' },
+  );
+  const resources = createClusterKubeglueResources(transport, namespace);
+  const core = createClusterResources(transport, { namespace, kinds: { secrets: SECRET_KIND } });
+  const store = await openStore({ driver: 'pg', url: config.databaseUrl }, { onProgress: log });
+  await ensureAdminKey(store, { presetKey: config.adminKey, log });
+
+  // Sync runs of this replica are failed by the next replica that finds this executor gone.
+  const executor = `api/${cluster.podName}/${process.pid}/${Date.now()}`;
+  const liveness = await store.holdExecutorLock(executor);
+  const recover = async () => {
+    const recovered = await store.failRunsOfDeadExecutors({
+      prefix: 'api/',
+      error: RECOVERY_MESSAGE,
+      completedAt: new Date().toISOString(),
+    });
+    if (recovered.length > 0)
+      log(`recovery: failed ${recovered.length} run(s) of API replicas that are gone`);
+  };
+  await recover();
+  // A replica that dies while the others keep running is noticed by the next sweep of any of them.
+  const sweep = setInterval(() => {
+    recover().catch((error: unknown) => log(`recovery sweep failed: ${(error as Error).message}`));
+  }, RECOVERY_SWEEP_MS).unref();
+
+  const pool = new WorkerPool({
+    ...(config.workers ? { size: config.workers } : {}),
+    sandboxMemoryMb: config.sandboxMemoryMb,
+    sandboxTimeoutMs: config.sandboxTimeoutMs,
+    egress: config.egress,
+    log,
+  });
+  await pool.start();
+
+  const publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
+  const signer = new FileUrlSigner({
+    key: deriveKey(masterKey, 'kubeglue/file-urls/v1'),
+    baseUrl: publicUrl,
+  });
+  const vault = new StoreRuntimeCredentialVault({ store, masterKey });
+  const api = await createApi({
+    store,
+    resources,
+    secrets: new ClusterSecretStore({ secrets: core.secrets, namespace }),
+    vault,
+    pool,
+    signer,
+    namespace,
+    executor,
+    maxSyncRuns: config.maxSyncRuns,
+    bodyLimitBytes: config.bodyLimitBytes,
+    logLevel: config.logLevel,
+    log,
+  });
+  const stopCancels = await listenForCancels(store, api.runs);
+  const internal = buildInternalServer({
+    store,
+    resolveSystems: (ids, mode) => api.systems.resolveForRun(ids, mode),
+    takeRuntimeCredentials: (runId) => vault.get(runId),
+    dropRuntimeCredentials: (runId) => vault.delete(runId),
+    onFinished: (run, status, durationMs) => api.metrics.runFinished(status, run.requestSource, durationMs),
+    bodyLimitBytes: cluster.internalBodyLimitBytes,
+    logLevel: config.logLevel,
+    log,
+  });
+
+  await api.app.listen({ host: config.host, port: config.port });
+  await internal.listen({ host: cluster.internalHost ?? config.host, port: cluster.internalPort });
+  api.setReady(true);
+  log(
+    `ready on ${publicUrl} (namespace ${namespace}, internal runner port ${cluster.internalPort}, ${hostname()})`,
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log(`${signal}: shutting down (in-flight runs get ${config.shutdownGraceMs} ms to finish)`);
+    api.setReady(false);
+    clearInterval(sweep);
+    const grace = setTimeout(() => api.runs.abortAll(), config.shutdownGraceMs);
+    await Promise.all([api.app.close(), internal.close()]);
+    clearTimeout(grace);
+    await stopCancels();
+    await api.close();
+    await pool.close();
+    await liveness.release();
+    await store.close();
+    await transport.close();
+    log('stopped');
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      stop(signal).catch((error: unknown) => {
+        console.error(`kubeglue api: shutdown failed: ${(error as Error).message}`);
+        process.exitCode = 1;
+      });
+    });
+  }
+}

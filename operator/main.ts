@@ -1,0 +1,189 @@
+/**
+ * `kubeglue operator`: the reconcilers (Tool, System, ToolRun), runner Pods, outbox delivery and
+ * retention against a Kubernetes API server and the Postgres store. Replicas elect one leader through
+ * a Lease; only the leader acts, and a leader that loses its Lease exits so it restarts clean.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { loadKubeConfig } from '../kube/kubeconfig.ts';
+import { LeaderElector } from '../kube/lease.ts';
+import { registerInformerMetrics, registerWorkQueueMetrics } from '../kube/metrics.ts';
+import {
+  ClusterTransport,
+  createClusterKubeglueResources,
+  createClusterResources,
+  EVENT_KIND,
+  LEASE_KIND,
+  POD_KIND,
+  SECRET_KIND,
+} from '../kube/resources/index.ts';
+import { ClusterSecretStore } from '../kube/secrets/cluster.ts';
+import { loadClusterConfig } from '../runs/cluster-config.ts';
+import { loadConfig } from '../runs/config.ts';
+import { FileUrlSigner } from '../runs/file-urls.ts';
+import { openStore } from '../store/index.ts';
+import { deriveKey, requireMasterKey } from '../store/secret-box.ts';
+import { createPodLauncher, type Operator, startOperator } from './app.ts';
+import { createClusterChainStarter } from './cluster-chains.ts';
+import { loadOperatorSettings } from './settings.ts';
+
+const log = (line: string) => console.log(`kubeglue operator: ${line}`);
+
+export async function main(_args: string[]): Promise<void> {
+  const config = loadConfig(process.env, 'operator');
+  const cluster = loadClusterConfig();
+  const settings = loadOperatorSettings();
+  if (!config.databaseUrl) {
+    throw new Error('KUBEGLUE_DATABASE_URL is required: the Kubernetes deployment keeps runs in Postgres');
+  }
+  const masterKey = requireMasterKey(config.masterKey);
+  const namespace = config.namespace;
+  const transport = new ClusterTransport(
+    loadKubeConfig({
+      ...(cluster.kubeconfig ? { path: cluster.kubeconfig } : {}),
+      ...(cluster.kubeContext ? { context: cluster.kubeContext } : {}),
+    }),
+    { userAgent: 'kubeglue-operator' },
+  );
+  const resources = createClusterKubeglueResources(transport, namespace);
+  const core = createClusterResources(transport, {
+    namespace,
+    kinds: { secrets: SECRET_KIND, pods: POD_KIND, leases: LEASE_KIND, events: EVENT_KIND },
+  });
+  const store = await openStore({ driver: 'pg', url: config.databaseUrl }, { onProgress: log });
+
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'kubeglue_operator_' });
+  const leading = new Gauge({
+    name: 'kubeglue_operator_leader',
+    help: '1 while this replica holds the leader Lease',
+    registers: [registry],
+  });
+  let operator: Operator | undefined;
+  let chains: Awaited<ReturnType<typeof createClusterChainStarter>> | undefined;
+  const metricsServer = await serveMetrics(registry, cluster.metricsHost ?? config.host, cluster.metricsPort);
+  const identity = `${cluster.podName}_${randomBytes(4).toString('hex')}`;
+
+  /** Leadership comes at most once per process (a lost Lease exits), so this runs once. */
+  const lead = async (): Promise<Operator> => {
+    const signer = new FileUrlSigner({
+      key: deriveKey(masterKey, 'kubeglue/file-urls/v1'),
+      baseUrl: config.publicUrl ?? `http://${config.host}:${config.port}`,
+    });
+    const urlFor = (runId: string, fileKey: string) => signer.sign(runId, fileKey).url;
+    const secrets = new ClusterSecretStore({ secrets: core.secrets, namespace });
+    chains = await createClusterChainStarter({
+      store,
+      resources,
+      secrets,
+      masterKey,
+      urlFor,
+      executor: `operator/${identity}`,
+    });
+    const started = await startOperator({
+      store,
+      resources,
+      namespace,
+      launcher: createPodLauncher({ pods: core.pods, secrets: core.secrets, store, settings, log }),
+      chains,
+      urlFor,
+      masterKey,
+      notifySecret: config.notifySecret,
+      notifyAllowPrivate: config.notifyAllowPrivate,
+      notifyRetryDelaysMs: config.notifyRetryDelaysMs,
+      maxAsyncRuns: settings.maxAsyncRuns,
+      toolRunRetentionMs: settings.toolRunRetentionMs,
+      outboxRetentionMs: config.outboxRetentionMs,
+      settings,
+      events: core.events,
+      secrets,
+      secretWatch: core.secrets,
+      log,
+    });
+    const health = started.health();
+    registerInformerMetrics(registry, health.informers);
+    registerWorkQueueMetrics(registry, health.queues);
+    return started;
+  };
+
+  let stopping = false;
+  const shutdown = async (exitCode: number) => {
+    if (stopping) return;
+    stopping = true;
+    await operator?.close().catch((error: unknown) => {
+      log(`stopping the controllers failed: ${(error as Error).message}`);
+    });
+    await chains?.close();
+    await elector.stop();
+    await store.close();
+    await transport.close();
+    await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
+    process.exit(exitCode);
+  };
+
+  const elector = new LeaderElector({
+    leases: core.leases,
+    name: cluster.lease.name,
+    identity,
+    leaseDurationMs: cluster.lease.durationMs,
+    renewDeadlineMs: cluster.lease.renewDeadlineMs,
+    retryPeriodMs: cluster.lease.retryMs,
+    log,
+    onNewLeader: (holder) =>
+      log(holder === identity ? 'this replica leads' : `the leader is ${holder || 'nobody'}`),
+    onStartedLeading: () => {
+      leading.set(1);
+      lead().then(
+        (started) => {
+          operator = started;
+          log(`reconciling Tools, Systems and ToolRuns in namespace ${namespace}`);
+          if (stopping) void started.close();
+        },
+        (error: unknown) => {
+          log(`failed to start the controllers: ${(error as Error).message}`);
+          void shutdown(1);
+        },
+      );
+    },
+    onStoppedLeading: (reason) => {
+      leading.set(0);
+      if (reason === 'lost') {
+        // Another replica may already act: stop at once and start over, never act on stale state.
+        log('lost the leader Lease; exiting so that this replica restarts as a candidate');
+        void shutdown(1);
+      }
+    },
+  });
+  elector.start();
+  log(`waiting for the leader Lease ${cluster.lease.name} as ${identity}`);
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      log(`${signal}: releasing the Lease and stopping`);
+      void shutdown(0);
+    });
+  }
+}
+
+function serveMetrics(registry: Registry, host: string, port: number): Promise<Server> {
+  const server = createServer((request, response) => {
+    const path = (request.url ?? '/').split('?')[0];
+    if (path === '/healthz' || path === '/readyz') {
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+      return;
+    }
+    if (path === '/metrics') {
+      registry.metrics().then(
+        (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
+        () => response.writeHead(500).end(),
+      );
+      return;
+    }
+    response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}

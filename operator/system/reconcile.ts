@@ -1,0 +1,118 @@
+/**
+ * The System reconciler's decision, pure: from what was observed of the System, its credentials Secret
+ * (key names and problems only, never a value) and its sibling objects (the same system id), to its
+ * Ready and EnvironmentsLinked conditions, patched only when they differ.
+ */
+import type { SystemResource, SystemStatus } from '../../crds/resources.ts';
+import { conditionIs, type DesiredCondition, setCondition } from '../conditions.ts';
+import { SystemConditionType, SystemReason } from './reasons.ts';
+
+/** The credentials as the observer found them: names of keys and of problems, no values. */
+export type CredentialCheck =
+  | { state: 'none' }
+  | { state: 'missing'; secretName: string }
+  | { state: 'unreadable'; secretName: string }
+  /** problems: `key: what is wrong` for each key the auth type wants and the Secret does not give. */
+  | { state: 'present'; secretName: string; problems: string[] };
+
+export interface SystemObservation {
+  now: Date;
+  system: SystemResource;
+  credentials: CredentialCheck;
+  /** Other System objects of the same system id (any environment). */
+  siblings: Pick<SystemResource, 'metadata' | 'spec'>[];
+}
+
+export interface SystemDecision {
+  patch?: Partial<SystemStatus>;
+}
+
+const NEEDS_NO_CREDENTIALS = new Set(['none', undefined]);
+
+export function readyCondition(o: SystemObservation): DesiredCondition {
+  const generation = o.system.metadata.generation ?? 1;
+  const ready = (reason: SystemReason, message: string): DesiredCondition => ({
+    type: SystemConditionType.Ready,
+    status: 'True',
+    reason,
+    message,
+    observedGeneration: generation,
+  });
+  const notReady = (reason: SystemReason, message: string): DesiredCondition => ({
+    ...ready(reason, message),
+    status: 'False',
+  });
+  const environment = o.system.spec.environment ?? 'prod';
+  const duplicates = o.siblings.filter((s) => (s.spec.environment ?? 'prod') === environment);
+  if (duplicates.length > 0) {
+    return notReady(
+      SystemReason.DuplicateSystem,
+      `System ${duplicates.map((s) => s.metadata.name).join(', ')} has the same id '${o.system.spec.id}' and environment ${environment}`,
+    );
+  }
+  const authType = o.system.spec.authType;
+  const c = o.credentials;
+  switch (c.state) {
+    case 'none':
+      return NEEDS_NO_CREDENTIALS.has(authType)
+        ? ready(SystemReason.NoCredentialsNeeded, 'The system needs no credentials')
+        : ready(
+            SystemReason.NoStoredCredentials,
+            `No credentials are stored for authType ${authType}; runs must pass them as runtime credentials`,
+          );
+    case 'missing':
+      return notReady(SystemReason.SecretNotFound, `The credentials Secret '${c.secretName}' does not exist`);
+    case 'unreadable':
+      return notReady(
+        SystemReason.SecretUnreadable,
+        `The credentials Secret '${c.secretName}' cannot be read`,
+      );
+    case 'present':
+      return c.problems.length === 0
+        ? ready(
+            SystemReason.CredentialsReady,
+            authType
+              ? `The credentials Secret '${c.secretName}' fits authType ${authType}`
+              : `The credentials Secret '${c.secretName}' exists`,
+          )
+        : notReady(
+            SystemReason.CredentialsInvalid,
+            `The credentials Secret '${c.secretName}' does not fit authType ${authType}: ${c.problems.join('; ')}`,
+          );
+  }
+}
+
+export function linkedCondition(o: SystemObservation): DesiredCondition {
+  const environment = o.system.spec.environment ?? 'prod';
+  const other = environment === 'prod' ? 'dev' : 'prod';
+  const counterpart = o.siblings.find((s) => (s.spec.environment ?? 'prod') === other);
+  return counterpart
+    ? {
+        type: SystemConditionType.EnvironmentsLinked,
+        status: 'True',
+        reason: SystemReason.Linked,
+        message: `The ${other} environment of system '${o.system.spec.id}' is System ${counterpart.metadata.name}`,
+      }
+    : {
+        type: SystemConditionType.EnvironmentsLinked,
+        status: 'False',
+        reason: SystemReason.SingleEnvironment,
+        message: `System '${o.system.spec.id}' has no ${other} environment; this one serves both modes`,
+      };
+}
+
+export function decideSystem(o: SystemObservation): SystemDecision {
+  const status = o.system.status ?? {};
+  let conditions = status.conditions;
+  let changed = false;
+  for (const desired of [readyCondition(o), linkedCondition(o)]) {
+    if (conditionIs(conditions, desired)) continue;
+    conditions = setCondition(conditions, desired, o.now);
+    changed = true;
+  }
+  const generation = o.system.metadata.generation ?? 1;
+  const patch: Partial<SystemStatus> = {};
+  if (changed) patch.conditions = conditions;
+  if (status.observedGeneration !== generation) patch.observedGeneration = generation;
+  return Object.keys(patch).length > 0 ? { patch } : {};
+}

@@ -1,0 +1,113 @@
+import type { ControllerHealth } from '../health.ts';
+/**
+ * The Tool controller's wiring: Tools and Systems informers and a work queue. A Tool is checked when it
+ * changes and whenever a System it uses is added, changed or removed; the status is written through
+ * /status only when it differs.
+ */
+
+import { toolFromResource } from '../../crds/convert.ts';
+import type { SystemResource, ToolResource } from '../../crds/resources.ts';
+import { Informer } from '../../kube/informer.ts';
+import { isResourceError, type ResourceClient } from '../../kube/resources/index.ts';
+import { WorkQueue } from '../../kube/work-queue.ts';
+import { findToolProblems } from '../../runs/tool-validation.ts';
+import { decideTool, type ToolObservation } from './reconcile.ts';
+
+export interface ToolControllerOptions {
+  tools: ResourceClient<ToolResource>;
+  systems: ResourceClient<SystemResource>;
+  resyncMs?: number;
+  log?: (line: string) => void;
+  now?: () => Date;
+}
+
+/** System ids a Tool's steps reference. */
+export function systemIdsOfTool(tool: ToolResource): Set<string> {
+  const ids = new Set<string>();
+  for (const step of Array.isArray(tool.spec.steps) ? tool.spec.steps : []) {
+    const config = step.config as { type?: string; systemId?: string };
+    if (config.type !== 'transform' && config.systemId) ids.add(config.systemId);
+  }
+  return ids;
+}
+
+export class ToolController {
+  readonly #opts: ToolControllerOptions;
+  readonly #tools: Informer<ToolResource>;
+  readonly #systems: Informer<SystemResource>;
+  readonly #queue: WorkQueue;
+
+  constructor(opts: ToolControllerOptions) {
+    this.#opts = opts;
+    const informerOptions = {
+      ...(opts.resyncMs ? { resyncMs: opts.resyncMs } : {}),
+      ...(opts.log ? { log: opts.log } : {}),
+    };
+    this.#tools = new Informer(opts.tools, { kind: 'Tool', ...informerOptions });
+    // Only ids matter here; the System controller resyncs Systems.
+    this.#systems = new Informer(opts.systems, { kind: 'System', ...informerOptions, resyncMs: 0 });
+    this.#queue = new WorkQueue(
+      (name) => this.#reconcile(name),
+      (name, error, retryInMs) =>
+        opts.log?.(`tool ${name}: reconcile failed (retry in ${retryInMs} ms): ${(error as Error).message}`),
+      { baseDelayMs: 1_000, maxDelayMs: 5 * 60_000 },
+    );
+  }
+
+  async start(): Promise<void> {
+    this.#tools.on('change', (name) => this.#queue.add(name));
+    this.#systems.onEvent((_type, system) => this.#systemChanged(system));
+    await this.#systems.start();
+    await this.#tools.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.#queue.shutdown();
+    await Promise.all([this.#tools.stop(), this.#systems.stop()]);
+  }
+
+  idle(): Promise<void> {
+    return this.#queue.idle();
+  }
+
+  /** Informers and queue for the operator's metrics. */
+  health(): ControllerHealth {
+    return { informers: [this.#tools], queues: { tool: this.#queue } };
+  }
+
+  #systemChanged(system: SystemResource): void {
+    const id = system.spec.id;
+    for (const tool of this.#tools.values()) {
+      if (systemIdsOfTool(tool).has(id)) this.#queue.add(tool.metadata.name);
+    }
+  }
+
+  async #reconcile(name: string): Promise<void> {
+    const tool = this.#tools.get(name);
+    if (!tool) return;
+    const observation = await this.#observe(tool);
+    const { patch } = decideTool(observation);
+    if (!patch) return;
+    try {
+      const updated = await this.#opts.tools.patchStatus(name, patch);
+      this.#tools.observe('MODIFIED', updated);
+    } catch (error) {
+      if (!isResourceError(error, 'NotFound')) throw error;
+    }
+  }
+
+  async #observe(tool: ToolResource): Promise<ToolObservation> {
+    const now = this.#opts.now?.() ?? new Date();
+    const known = new Set(this.#systems.values().map((s) => s.spec.id));
+    // The API server validated the spec against the CRD schema (and filled in its defaults, which the
+    // strict zod schema would refuse); what is left to check needs the sandbox and the Systems.
+    try {
+      const problems = await findToolProblems(toolFromResource(tool), {
+        systemExists: async (id) => known.has(id),
+      });
+      return { now, tool, problems };
+    } catch (error) {
+      return { now, tool, specIssues: [(error as Error).message], problems: [] };
+    }
+  }
+}

@@ -1,0 +1,21 @@
+/** Names the Tool controller writes into the Ready condition; tests and `kubectl describe` read the same. */
+
+export const ToolConditionType = { Ready: 'Ready' } as const;
+
+export const ToolReason = {
+  /** Every script compiles, every schema is valid, every system exists. */
+  Valid: 'Valid',
+  /** The spec breaks the Tool schema (possible where the API server does not check every rule). */
+  InvalidSpec: 'InvalidSpec',
+  /** A transform, data selector, stop condition or template does not compile. */
+  CompileError: 'CompileError',
+  /** inputSchema or outputSchema is not a valid JSON Schema. */
+  InvalidSchema: 'InvalidSchema',
+  /** Pagination settings do not make sense. */
+  InvalidPagination: 'InvalidPagination',
+  /** A step names a systemId no System has. */
+  UnknownSystem: 'UnknownSystem',
+  /** Problems of more than one kind (the message lists each). */
+  InvalidTool: 'InvalidTool',
+} as const;
+export type ToolReason = (typeof ToolReason)[keyof typeof ToolReason];

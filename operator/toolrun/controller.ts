@@ -1,0 +1,194 @@
+/**
+ * The ToolRun controller's wiring: the ToolRun informer, the launcher's own watch (runner Pods, or
+ * in-process executions), the work queue and the timers decide() asks for. Each reconcile reads the
+ * world (launcher first, then the store, so an execution that ended has its outcome stored), decides
+ * (reconcile.ts) and acts (execute.ts).
+ */
+import type { ToolRunResource } from '../../crds/resources.ts';
+import { Informer } from '../../kube/informer.ts';
+import type { ResourceClient } from '../../kube/resources/index.ts';
+import { WorkQueue } from '../../kube/work-queue.ts';
+import type { Launcher } from '../../runs/launcher.ts';
+import type { Store } from '../../store/index.ts';
+import type { EventRecorder } from '../events.ts';
+import type { ControllerHealth } from '../health.ts';
+import type { OperatorSettings } from '../settings.ts';
+import {
+  type AdmissionEntry,
+  type AdmissionVerdict,
+  admissionKey,
+  admissionQueue,
+  admissionState,
+  EXACT_POSITIONS,
+} from './admission.ts';
+import { execute } from './execute.ts';
+import { decide, type ReconcileSettings } from './reconcile.ts';
+
+export type ToolRunControllerSettings = ReconcileSettings &
+  Pick<OperatorSettings, 'maxAsyncRuns' | 'maxAsyncRunsPerNamespace' | 'resyncMs'>;
+
+export interface ToolRunControllerOptions {
+  toolRuns: ResourceClient<ToolRunResource>;
+  store: Pick<Store, 'getRun' | 'getStepResults' | 'batch' | 'transaction'>;
+  launcher: Launcher;
+  events: EventRecorder;
+  settings: ToolRunControllerSettings;
+  log?: (line: string) => void;
+  /** The clock (tests). */
+  now?: () => Date;
+}
+
+/** setTimeout's ceiling: longer waits are cut to it (the resync comes sooner anyway). */
+const MAX_DELAY_MS = 2 ** 31 - 1;
+
+export class ToolRunController {
+  readonly #opts: ToolRunControllerOptions;
+  readonly #informer: Informer<ToolRunResource>;
+  readonly #queue: WorkQueue;
+  /** Admission state per ToolRun as last seen, to notice freed slots. */
+  readonly #states = new Map<string, AdmissionEntry['state']>();
+  /** Order of first sight: admission's tie-break within one creation second. */
+  readonly #seq = new Map<string, number>();
+  #nextSeq = 0;
+  #stopped = false;
+
+  constructor(opts: ToolRunControllerOptions) {
+    this.#opts = opts;
+    this.#informer = new Informer(opts.toolRuns, {
+      kind: 'ToolRun',
+      resyncMs: opts.settings.resyncMs,
+      ...(opts.log ? { log: opts.log } : {}),
+    });
+    this.#queue = new WorkQueue(
+      (name) => this.#reconcile(name),
+      (name, error, retryInMs) =>
+        opts.log?.(
+          `toolrun ${name}: reconcile failed (retry in ${retryInMs} ms): ${(error as Error).message}`,
+        ),
+      { baseDelayMs: 500, maxDelayMs: 60_000 },
+    );
+  }
+
+  async start(): Promise<void> {
+    this.#informer.onEvent((type, object) => this.#onToolRun(type, object));
+    // Every change, and every cached ToolRun at each resync (timers are a safety net too).
+    this.#informer.on('change', (name) => this.#queue.add(name));
+    await this.#opts.launcher.open((name) => this.#queue.add(name));
+    await this.#informer.start();
+  }
+
+  /** Stops the launcher (the pool's runs are aborted and record their outcome), then the loops. */
+  async stop(): Promise<void> {
+    await this.#opts.launcher.close();
+    await this.#queue.idle();
+    this.#stopped = true;
+    await this.#queue.shutdown();
+    await this.#informer.stop();
+  }
+
+  /** Resolves when no reconcile is queued or running (tests). */
+  idle(): Promise<void> {
+    return this.#queue.idle();
+  }
+
+  /** Informers and queue for the operator's metrics. */
+  health(): ControllerHealth {
+    return { informers: [this.#informer], queues: { toolrun: this.#queue } };
+  }
+
+  /** The cached ToolRun (tests). */
+  get(name: string): ToolRunResource | undefined {
+    return this.#informer.get(name);
+  }
+
+  #onToolRun(type: string, toolRun: ToolRunResource): void {
+    const name = toolRun.metadata.name;
+    if (!this.#seq.has(name)) this.#seq.set(name, this.#nextSeq++);
+    const previous = this.#states.get(name);
+    const state = type === 'DELETED' ? undefined : admissionState(toolRun);
+    if (state) this.#states.set(name, state);
+    else {
+      this.#states.delete(name);
+      this.#seq.delete(name);
+    }
+    // A slot freed (or a queued run left the queue): the waiting runs move up.
+    if (previous && previous !== 'done' && state !== previous && state !== 'active') this.#wakeWaiting();
+  }
+
+  /** Queues the waiting ToolRuns whose verdict or position may have changed. */
+  #wakeWaiting(): void {
+    const waiting = this.#entries()
+      .filter((e) => e.state === 'waiting')
+      .sort((a, b) => (a.createdAt !== b.createdAt ? (a.createdAt < b.createdAt ? -1 : 1) : a.seq - b.seq));
+    for (const entry of waiting.slice(0, EXACT_POSITIONS + this.#opts.settings.maxAsyncRuns)) {
+      this.#queue.add(entry.name);
+    }
+  }
+
+  #entries(): AdmissionEntry[] {
+    return this.#informer.values().map((toolRun) => ({
+      namespace: toolRun.metadata.namespace ?? '',
+      name: toolRun.metadata.name,
+      createdAt: toolRun.metadata.creationTimestamp ?? '',
+      seq: this.#seq.get(toolRun.metadata.name) ?? 0,
+      state: admissionState(toolRun),
+    }));
+  }
+
+  #verdict(toolRun: ToolRunResource): AdmissionVerdict | undefined {
+    if (admissionState(toolRun) !== 'waiting') return undefined;
+    const verdicts = admissionQueue(this.#entries(), {
+      global: this.#opts.settings.maxAsyncRuns,
+      perNamespace: this.#opts.settings.maxAsyncRunsPerNamespace,
+    });
+    return verdicts.get(
+      admissionKey({ namespace: toolRun.metadata.namespace ?? '', name: toolRun.metadata.name }),
+    );
+  }
+
+  async #reconcile(name: string): Promise<void> {
+    if (this.#stopped) return;
+    const toolRun = this.#informer.get(name);
+    if (!toolRun) return;
+    const { store, launcher } = this.#opts;
+    const now = this.#opts.now?.() ?? new Date();
+    const attempt = toolRun.status?.attempt ?? 1;
+    // The execution before the store: an execution seen ended has its outcome stored already.
+    const execution = await launcher.observe(toolRun, attempt);
+    const run = await store.getRun(toolRun.spec.runId);
+    const mirrorSteps =
+      run !== undefined && run.status !== 'running' && toolRun.status?.status !== run.status;
+    const steps = mirrorSteps
+      ? (await store.getStepResults(run.runId)).map((s) => ({
+          id: s.stepId,
+          success: s.success,
+          ...(s.error ? { error: s.error } : {}),
+        }))
+      : undefined;
+    const admission = run?.status === 'running' ? this.#verdict(toolRun) : undefined;
+    const decision = decide({
+      now,
+      toolRun,
+      run,
+      ...(steps ? { steps } : {}),
+      execution,
+      ...(admission ? { admission } : {}),
+      settings: this.#opts.settings,
+    });
+    const result = await execute(toolRun, run, decision.actions, {
+      toolRuns: this.#opts.toolRuns,
+      store,
+      launcher,
+      events: this.#opts.events,
+      wrote: (type, updated) => this.#informer.observe(type, updated),
+      ...(this.#opts.now ? { now: this.#opts.now } : {}),
+    });
+    if (result.gone) return;
+    if (result.storeChanged) this.#queue.add(name);
+    // Nothing was launched (the run ended meanwhile, or another executor holds it): look again shortly.
+    if (result.interrupted) this.#queue.addAfter(name, 1_000);
+    if (decision.requeueAfterMs !== undefined) {
+      this.#queue.addAfter(name, Math.min(MAX_DELAY_MS, decision.requeueAfterMs));
+    }
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * The runner Pod of one attempt of a ToolRun: pure, from the ToolRun and the operator's settings. The
+ * Pod passes the Pod Security "restricted" profile: non-root with a numeric user, no privilege
+ * escalation, every capability dropped, RuntimeDefault seccomp, read-only root filesystem with an
+ * emptyDir at /tmp, no service-account token and no Service links.
+ */
+import type { ToolRunResource } from '../../crds/resources.ts';
+import type { EnvVar, Pod } from '../../kube/types.ts';
+import { EGRESS_ENV } from '../../runner/protocols/egress-policy.ts';
+import { type PodNames, RUN_ID_ANNOTATION, runnerLabels, toolRunOwner } from '../../runs/launcher.ts';
+import { RUN_TOKEN_SECRET_KEY, RUNNER_ENV } from '../../runs/runner-protocol.ts';
+import type { OperatorSettings } from '../settings.ts';
+
+export const RUNNER_CONTAINER = 'runner';
+export const TERMINATION_MESSAGE_PATH = '/dev/termination-log';
+const TMP_VOLUME = 'tmp';
+
+/** The settings the Pod builder reads. */
+export type PodSettings = Pick<
+  OperatorSettings,
+  | 'runnerImage'
+  | 'runnerImagePullPolicy'
+  | 'runnerImagePullSecrets'
+  | 'runnerServiceAccount'
+  | 'runnerCpuRequest'
+  | 'runnerCpuLimit'
+  | 'runnerMemoryRequest'
+  | 'runnerMemoryLimit'
+  | 'runnerTmpSize'
+  | 'runnerUserId'
+  | 'runnerTerminationGraceSeconds'
+  | 'internalUrl'
+  | 'sandboxMemoryMb'
+  | 'sandboxTimeoutMs'
+  | 'egressPrivate'
+  | 'egressAllow'
+  | 'egressDeny'
+  | 'defaultRunTimeoutMs'
+  | 'deadlineMarginSeconds'
+>;
+
+/** The run's timeout in milliseconds: options.timeout, else the engine's default. */
+export function runTimeoutMs(
+  toolRun: ToolRunResource,
+  settings: Pick<PodSettings, 'defaultRunTimeoutMs'>,
+): number {
+  return toolRun.spec.options?.timeout ?? settings.defaultRunTimeoutMs;
+}
+
+/** activeDeadlineSeconds: the run's timeout plus a margin for start-up and reporting. */
+export function activeDeadlineSeconds(
+  toolRun: ToolRunResource,
+  settings: Pick<PodSettings, 'defaultRunTimeoutMs' | 'deadlineMarginSeconds'>,
+): number {
+  return Math.ceil(runTimeoutMs(toolRun, settings) / 1000) + settings.deadlineMarginSeconds;
+}
+
+function runnerEnv(toolRun: ToolRunResource, attempt: number, names: PodNames, s: PodSettings): EnvVar[] {
+  const env: EnvVar[] = [
+    { name: RUNNER_ENV.internalUrl, value: s.internalUrl },
+    { name: RUNNER_ENV.runId, value: toolRun.spec.runId },
+    { name: RUNNER_ENV.attempt, value: String(attempt) },
+    {
+      name: RUNNER_ENV.token,
+      valueFrom: { secretKeyRef: { name: names.tokenSecretName, key: RUN_TOKEN_SECRET_KEY } },
+    },
+    { name: RUNNER_ENV.terminationMessagePath, value: TERMINATION_MESSAGE_PATH },
+    { name: 'KUBEGLUE_SANDBOX_MEMORY_MB', value: String(s.sandboxMemoryMb) },
+    { name: 'KUBEGLUE_SANDBOX_TIMEOUT_MS', value: String(s.sandboxTimeoutMs) },
+    { name: EGRESS_ENV.private, value: s.egressPrivate },
+  ];
+  if (s.egressAllow) env.push({ name: EGRESS_ENV.allow, value: s.egressAllow });
+  if (s.egressDeny) env.push({ name: EGRESS_ENV.deny, value: s.egressDeny });
+  return env;
+}
+
+export function buildRunnerPod(
+  toolRun: ToolRunResource,
+  attempt: number,
+  names: PodNames,
+  settings: PodSettings,
+): Pod {
+  const user = settings.runnerUserId;
+  const seccompProfile = { type: 'RuntimeDefault' };
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: names.podName,
+      ...(toolRun.metadata.namespace ? { namespace: toolRun.metadata.namespace } : {}),
+      labels: runnerLabels(toolRun, attempt),
+      annotations: { [RUN_ID_ANNOTATION]: toolRun.spec.runId },
+      ownerReferences: [toolRunOwner(toolRun)],
+    },
+    spec: {
+      restartPolicy: 'Never',
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      ...(settings.runnerServiceAccount ? { serviceAccountName: settings.runnerServiceAccount } : {}),
+      ...(settings.runnerImagePullSecrets.length > 0
+        ? { imagePullSecrets: settings.runnerImagePullSecrets.map((name) => ({ name })) }
+        : {}),
+      activeDeadlineSeconds: activeDeadlineSeconds(toolRun, settings),
+      terminationGracePeriodSeconds: settings.runnerTerminationGraceSeconds,
+      securityContext: { runAsNonRoot: true, runAsUser: user, runAsGroup: user, seccompProfile },
+      containers: [
+        {
+          name: RUNNER_CONTAINER,
+          image: settings.runnerImage,
+          imagePullPolicy: settings.runnerImagePullPolicy,
+          args: ['runner'],
+          env: runnerEnv(toolRun, attempt, names, settings),
+          resources: {
+            requests: { cpu: settings.runnerCpuRequest, memory: settings.runnerMemoryRequest },
+            limits: { cpu: settings.runnerCpuLimit, memory: settings.runnerMemoryLimit },
+          },
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: user,
+            runAsGroup: user,
+            readOnlyRootFilesystem: true,
+            allowPrivilegeEscalation: false,
+            privileged: false,
+            capabilities: { drop: ['ALL'] },
+            seccompProfile,
+          },
+          volumeMounts: [{ name: TMP_VOLUME, mountPath: '/tmp' }],
+          terminationMessagePath: TERMINATION_MESSAGE_PATH,
+          terminationMessagePolicy: 'FallbackToLogsOnError',
+        },
+      ],
+      volumes: [{ name: TMP_VOLUME, emptyDir: { sizeLimit: settings.runnerTmpSize } }],
+    },
+  };
+}

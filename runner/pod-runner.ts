@@ -1,0 +1,274 @@
+/**
+ * `kubeglue runner` in a runner Pod (DESIGN.md "Async run"): with nothing but its per-run token it fetches
+ * the run order from the internal API, runs the engine while posting events and heartbeats (whose answers
+ * may cancel the run), puts the result, leaves a summary in the termination message and exits 0 when the
+ * run succeeded and its result is stored, 1 otherwise. It logs step ids, timings and statuses, never
+ * credentials or payload data.
+ */
+import { writeFile } from 'node:fs/promises';
+import type { z } from 'zod';
+import {
+  encodeSummary,
+  INTERNAL_PATHS,
+  ResultAck,
+  RunnerAck,
+  type RunnerSummary,
+} from '../runs/runner-protocol.ts';
+import { runTool } from './engine/run-tool.ts';
+import type { EngineEvent, EngineResult } from './engine/types.ts';
+import { createEngineDeps } from './engine-deps.ts';
+import type { RunOrder } from './ipc.ts';
+import { RunOrderSchema } from './main.ts';
+import { InternalApiError, InternalClient, withRetry } from './pod-client.ts';
+import { loadPodRunnerConfig, type PodRunnerConfig } from './pod-env.ts';
+import { EventShipper } from './pod-events.ts';
+import { closeHttpAgent } from './protocols/http.ts';
+import { closePostgresPools } from './protocols/postgres.ts';
+
+type Ack = z.infer<typeof ResultAck>;
+const TERMINAL = new Set<string>(['success', 'failed', 'aborted']);
+
+function log(line: string): void {
+  process.stdout.write(`runner: ${line}\n`);
+}
+
+function failure(status: 'failed' | 'aborted', error: string): EngineResult {
+  return { status, data: null, stepResults: [], error, files: [] };
+}
+
+/** One run in this process; answers the exit code. */
+export async function runPod(env: NodeJS.ProcessEnv): Promise<number> {
+  let config: PodRunnerConfig;
+  try {
+    config = loadPodRunnerConfig(env);
+  } catch (error) {
+    log((error as Error).message);
+    return 1;
+  }
+  const started = Date.now();
+  const client = new InternalClient({
+    baseUrl: config.internalUrl,
+    token: config.token,
+    requestTimeoutMs: config.requestTimeoutMs,
+  });
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    log(`${signal}: aborting the run`);
+    stop.abort();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  let summary: RunnerSummary;
+  try {
+    summary = await new PodRun(config, client, stop).execute();
+  } catch (error) {
+    // A bug here must still leave a summary the operator can act on.
+    summary = {
+      v: 1,
+      runId: config.runId,
+      status: 'failed',
+      resultStored: false,
+      error: `Internal error in the runner: ${(error as Error).message}`,
+    };
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    await client.close();
+  }
+  summary.durationMs = Date.now() - started;
+  try {
+    await writeFile(config.terminationMessagePath, encodeSummary(summary));
+  } catch (error) {
+    log(`could not write the termination message: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  const code = summary.status === 'success' && summary.resultStored ? 0 : 1;
+  log(`run ${summary.status}, result ${summary.resultStored ? 'stored' : 'not stored'}; exit ${code}`);
+  return code;
+}
+
+class PodRun {
+  readonly #config: PodRunnerConfig;
+  readonly #client: InternalClient;
+  /** Aborts the run: SIGTERM, a cancel in an answer, or the API refusing this runner. */
+  readonly #stop: AbortController;
+
+  constructor(config: PodRunnerConfig, client: InternalClient, stop: AbortController) {
+    this.#config = config;
+    this.#client = client;
+    this.#stop = stop;
+  }
+
+  async execute(): Promise<RunnerSummary> {
+    const { runId } = this.#config;
+    log(`run ${runId} attempt ${this.#config.attempt}: fetching the order`);
+    const stopHeartbeats = this.#startHeartbeats();
+    try {
+      let result: EngineResult;
+      let reachable = true;
+      try {
+        const order = await this.#fetchOrder();
+        // The engine turns every failure of a run into a result; what escapes is this process's fault
+        // (e.g. the sandbox would not start), and the run must still end with it.
+        result = await this.#run(order).catch((error: unknown) =>
+          failure('failed', `Internal error in the runner: ${(error as Error).message}`),
+        );
+      } catch (error) {
+        if (!(error instanceof InternalApiError)) throw error;
+        // Unreachable or failing past the budget: a result would not get through either.
+        reachable = !error.retryable;
+        log(`no run order: ${error.message}`);
+        result = this.#stop.signal.aborted
+          ? failure('aborted', 'The runner was stopped before the run started')
+          : failure('failed', `Could not fetch the run order: ${error.message}`);
+      }
+      const ack = reachable ? await this.#putResult(result) : undefined;
+      return summarize(runId, result, ack);
+    } finally {
+      stopHeartbeats();
+    }
+  }
+
+  async #fetchOrder(): Promise<RunOrder> {
+    const started = Date.now();
+    const order = await withRetry(
+      () =>
+        this.#client.call(
+          'GET',
+          INTERNAL_PATHS.order(this.#config.runId),
+          RunOrderSchema,
+          undefined,
+          this.#stop.signal,
+        ),
+      {
+        budgetMs: this.#config.orderRetryMs,
+        signal: this.#stop.signal,
+        onRetry: (error, delayMs) => log(`order: ${error.message}; retrying in ${Math.round(delayMs)} ms`),
+      },
+    );
+    if (order.runId !== this.#config.runId)
+      throw new InternalApiError('the order is for another run', 200, false);
+    log(`order received in ${Date.now() - started} ms: ${order.tool.steps.length} step(s)`);
+    return order;
+  }
+
+  async #run(order: RunOrder): Promise<EngineResult> {
+    const shipper = new EventShipper({
+      attempt: this.#config.attempt,
+      post: (batch) => this.#client.call('POST', INTERNAL_PATHS.events(this.#config.runId), RunnerAck, batch),
+      maxBuffered: this.#config.eventBuffer,
+      onStop: (reason) => this.#abort(reason),
+      log,
+    });
+    const stepStarted = new Map<string, number>();
+    const onEvent = (event: EngineEvent) => {
+      if (event.type === 'step_started') {
+        stepStarted.set(event.stepId, Date.now());
+        log(`step ${event.stepId} started`);
+      } else if (event.type === 'step_finished') {
+        const { stepId, success } = event.result;
+        const ms = Date.now() - (stepStarted.get(stepId) ?? Date.now());
+        log(`step ${stepId} ${success ? 'succeeded' : 'failed'} in ${ms} ms`);
+      }
+      shipper.push(event);
+    };
+    const started = Date.now();
+    const { deps, sandbox } = createEngineDeps({
+      sandboxMemoryMb: this.#config.sandboxMemoryMb,
+      sandboxTimeoutMs: this.#config.sandboxTimeoutMs,
+      egress: this.#config.egress,
+    });
+    let result: EngineResult;
+    try {
+      result = await runTool(deps, { ...order, signal: this.#stop.signal, onEvent });
+    } finally {
+      sandbox.dispose();
+      await Promise.allSettled([closeHttpAgent(), closePostgresPools()]);
+    }
+    log(`run ${result.status} in ${Date.now() - started} ms`);
+    if (!(await shipper.close(this.#config.eventFlushMs))) log('some events were not delivered');
+    return result;
+  }
+
+  /** The result, retried within its budget; a result too large for the API becomes a failure that fits. */
+  async #putResult(result: EngineResult): Promise<Ack | undefined> {
+    const put = (body: EngineResult) =>
+      withRetry(
+        () =>
+          this.#client.call('PUT', INTERNAL_PATHS.result(this.#config.runId), ResultAck, {
+            attempt: this.#config.attempt,
+            result: body,
+          }),
+        {
+          budgetMs: this.#config.resultRetryMs,
+          onRetry: (error, delayMs) => log(`result: ${error.message}; retrying in ${Math.round(delayMs)} ms`),
+        },
+      );
+    try {
+      return await put(result);
+    } catch (error) {
+      if (!(error instanceof InternalApiError)) throw error;
+      log(`result not stored: ${error.message}`);
+      if (error.status !== 413) return undefined;
+      try {
+        return await put(failure('failed', 'The run result is larger than the internal API accepts'));
+      } catch (again) {
+        log(`result not stored: ${(again as Error).message}`);
+        return undefined;
+      }
+    }
+  }
+
+  /** Heartbeats until the returned function is called; an answer saying cancel stops the run. */
+  #startHeartbeats(): () => void {
+    let inFlight = false;
+    let failing = false;
+    let stopped = false;
+    const timer = setInterval(() => {
+      if (inFlight) return;
+      inFlight = true;
+      this.#client
+        .call('POST', INTERNAL_PATHS.heartbeat(this.#config.runId), RunnerAck, {
+          attempt: this.#config.attempt,
+        })
+        .then((ack) => {
+          failing = false;
+          if (ack.cancel) this.#abort('the run was cancelled');
+        })
+        .catch((error: InternalApiError) => {
+          if (stopped) return;
+          if (error.status === 401 || error.status === 403)
+            this.#abort('the internal API no longer accepts this runner');
+          else if (!failing) log(`heartbeat: ${error.message}`);
+          failing = true;
+        })
+        .finally(() => {
+          inFlight = false;
+        });
+    }, this.#config.heartbeatMs);
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
+  }
+
+  #abort(reason: string): void {
+    if (this.#stop.signal.aborted) return;
+    log(`stopping: ${reason}`);
+    this.#stop.abort();
+  }
+}
+
+/** The termination message: the stored outcome when the API answered, else what this runner saw. */
+function summarize(runId: string, result: EngineResult, ack: Ack | undefined): RunnerSummary {
+  // Not recorded: the run had ended already (a cancel won, or an earlier put whose answer was lost).
+  const stored =
+    ack && !ack.recorded && TERMINAL.has(ack.status) ? (ack.status as RunnerSummary['status']) : undefined;
+  return {
+    v: 1,
+    runId,
+    status: stored ?? result.status,
+    resultStored: ack !== undefined,
+    ...(result.error !== undefined ? { error: result.error } : {}),
+    steps: result.stepResults.map((step) => ({ id: step.stepId, success: step.success })),
+  };
+}

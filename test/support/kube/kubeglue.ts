@@ -1,0 +1,136 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { RBAC, type RbacRole } from '../../../crds/rbac.ts';
+import type { KubeHandle } from './client.ts';
+
+const REPO = join(import.meta.dirname, '../../..');
+export const KUBEGLUE_CLI = join(REPO, 'bin/kubeglue.ts');
+/** The image runner Pods name in the tests; the process kubelet maps it to the local CLI. */
+export const TEST_RUNNER_IMAGE = 'kubeglue/kubeglue:test';
+export const RUNNER_ENTRYPOINT = [process.execPath, '--no-node-snapshot', KUBEGLUE_CLI];
+
+/** Creates or replaces kubeglue's CRDs (crds/*.yaml) and waits until the API server serves them. */
+export async function installCrds(kube: KubeHandle): Promise<void> {
+  const dir = join(REPO, 'crds');
+  const files = (await readdir(dir)).filter((name) => name.endsWith('.yaml'));
+  for (const file of files) {
+    for (const document of parseAllDocuments(await readFile(join(dir, file), 'utf8'))) {
+      const crd = document.toJS() as { metadata: { name: string; resourceVersion?: string } };
+      const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions`;
+      const created = await kube.request(path, { method: 'POST', body: crd });
+      if (created.status === 409) {
+        const current = await kube.request(`${path}/${crd.metadata.name}`);
+        const version = (current.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+        const replaced = await kube.request(`${path}/${crd.metadata.name}`, {
+          method: 'PUT',
+          body: { ...crd, metadata: { ...crd.metadata, resourceVersion: version } },
+        });
+        // Another test file replaced it at the same moment: its copy is the same file.
+        if (replaced.status >= 300 && replaced.status !== 409)
+          throw new Error(`CRD ${file}: ${replaced.status}`);
+      } else if (created.status >= 300) {
+        throw new Error(`CRD ${file}: ${created.status} ${JSON.stringify(created.body)}`);
+      }
+      await waitUntil(async () => {
+        const got = await kube.request(`${path}/${crd.metadata.name}`);
+        const conditions = (got.body as { status?: { conditions?: { type: string; status: string }[] } })
+          .status?.conditions;
+        return conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+      }, 20_000);
+    }
+  }
+}
+
+/** Binds the Roles of crds/rbac.ts in namespace to the harness users kubeglue-api and kubeglue-operator. */
+export async function grantKubeglueRoles(kube: KubeHandle, namespace: string): Promise<void> {
+  for (const role of Object.keys(RBAC) as RbacRole[]) {
+    const name = `kubeglue-${role}`;
+    const base = `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}`;
+    const roleObject = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name, namespace },
+      rules: RBAC[role],
+    };
+    const binding = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name, namespace },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name }],
+    };
+    for (const [path, body] of [
+      [`${base}/roles`, roleObject],
+      [`${base}/rolebindings`, binding],
+    ] as const) {
+      const response = await kube.request(path, { method: 'POST', body });
+      if (response.status >= 300 && response.status !== 409) {
+        throw new Error(`RBAC ${path}: ${response.status} ${JSON.stringify(response.body)}`);
+      }
+    }
+  }
+}
+
+export async function waitUntil(
+  check: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+  what = 'condition',
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export interface KubeglueProcess {
+  child: ChildProcess;
+  /** Everything the process printed so far. */
+  output(): string;
+  /** Resolves when a line matching pattern was printed. */
+  waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  /** SIGTERM (or the given signal), then waits for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  exited: Promise<number | null>;
+}
+
+/** Starts `kubeglue <role>` as its own process with exactly the given environment (plus PATH). */
+export function startKubeglue(role: string, env: Record<string, string>): KubeglueProcess {
+  const child = spawn(process.execPath, ['--no-node-snapshot', KUBEGLUE_CLI, role], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const onData = (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const kill = () => child.kill('SIGKILL');
+  process.once('exit', kill);
+  void exited.then(() => process.off('exit', kill));
+  return {
+    child,
+    output: () => output,
+    exited,
+    waitForOutput: (pattern, timeoutMs = 30_000) =>
+      waitUntil(
+        () => {
+          if (child.exitCode !== null)
+            throw new Error(`kubeglue ${role} exited (${child.exitCode}):\n${output}`);
+          return pattern.test(output);
+        },
+        timeoutMs,
+        `kubeglue ${role} to print ${pattern}:\n${output}`,
+      ),
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      return exited;
+    },
+  };
+}

@@ -1,0 +1,40 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+interface SchemaNode {
+  description?: string;
+  properties?: Record<string, SchemaNode>;
+  items?: SchemaNode;
+  additionalProperties?: SchemaNode | boolean;
+}
+
+/** Every property below `node` that has no description, as a dotted path. */
+function undocumented(node: SchemaNode, path: string): string[] {
+  const missing: string[] = [];
+  for (const [name, child] of Object.entries(node.properties ?? {})) {
+    const childPath = `${path}.${name}`;
+    if (!child.description) missing.push(childPath);
+    missing.push(...undocumented(child, childPath));
+  }
+  if (node.items) missing.push(...undocumented(node.items, `${path}[]`));
+  if (node.additionalProperties && typeof node.additionalProperties === 'object') {
+    missing.push(...undocumented(node.additionalProperties, `${path}{}`));
+  }
+  return missing;
+}
+
+describe('CRD schemas', () => {
+  for (const plural of ['tools', 'systems', 'toolruns']) {
+    it(`document every field of ${plural}, so kubectl explain describes it`, () => {
+      const crd = parse(
+        readFileSync(join(import.meta.dirname, `../../crds/kubeglue.dev_${plural}.yaml`), 'utf8'),
+      );
+      const root = crd.spec.versions[0].schema.openAPIV3Schema as SchemaNode;
+      // apiVersion, kind and metadata are the API server's own, documented by it.
+      const { spec, status } = root.properties ?? {};
+      expect([...undocumented(spec ?? {}, 'spec'), ...undocumented(status ?? {}, 'status')]).toEqual([]);
+    });
+  }
+});

@@ -1,0 +1,227 @@
+import { describe, expect, it } from 'vitest';
+import type { ToolRunResource } from '../../crds/resources.ts';
+import type { Pod } from '../../kube/types.ts';
+import { defaultOperatorSettings } from '../../operator/settings.ts';
+import {
+  activeDeadlineSeconds,
+  buildRunnerPod,
+  TERMINATION_MESSAGE_PATH,
+} from '../../operator/toolrun/pod.ts';
+import { RUN_TOKEN_SECRET_KEY, RUNNER_ENV } from '../../runs/runner-protocol.ts';
+
+function toolRun(overrides: Partial<ToolRunResource['spec']> = {}): ToolRunResource {
+  return {
+    apiVersion: 'kubeglue.dev/v1alpha1',
+    kind: 'ToolRun',
+    metadata: { name: 'run-abc-0123456789', namespace: 'team-a', uid: 'uid-1', generation: 1 },
+    spec: {
+      runId: 'Run ABC',
+      tool: { id: 'My Tool', steps: [{ id: 'a', config: { type: 'transform', transformCode: '(s) => s' } }] },
+      requestSource: 'api',
+      executionMode: 'prod',
+      ...overrides,
+    } as ToolRunResource['spec'],
+  };
+}
+
+const settings = defaultOperatorSettings();
+const names = { podName: 'run-abc-0123456789-a1', tokenSecretName: 'run-abc-0123456789-token' };
+
+/**
+ * The Pod Security Standards "restricted" profile (which includes "baseline"), as the PodSecurity
+ * admission plugin checks it (Kubernetes v1.25+ policy version "latest"). Returns every violation.
+ */
+function restrictedViolations(pod: Pod): string[] {
+  const violations: string[] = [];
+  const spec = pod.spec as Pod['spec'] & Record<string, unknown>;
+  // baseline: host namespaces
+  for (const field of ['hostNetwork', 'hostPID', 'hostIPC'] as const) {
+    if (spec[field] === true) violations.push(`spec.${field}`);
+  }
+  const containers = [...(spec.initContainers ?? []), ...spec.containers];
+  const allowedVolumes = [
+    'configMap',
+    'csi',
+    'downwardAPI',
+    'emptyDir',
+    'ephemeral',
+    'persistentVolumeClaim',
+    'projected',
+    'secret',
+  ];
+  for (const volume of spec.volumes ?? []) {
+    const kinds = Object.keys(volume).filter((k) => k !== 'name');
+    for (const kind of kinds)
+      if (!allowedVolumes.includes(kind)) violations.push(`volume ${volume.name}: ${kind}`);
+  }
+  const podContext = spec.securityContext ?? {};
+  const sysctls = (podContext as { sysctls?: unknown[] }).sysctls;
+  if (sysctls && sysctls.length > 0) violations.push('spec.securityContext.sysctls');
+  const podSeccomp = podContext.seccompProfile?.type;
+  if (podSeccomp !== undefined && !['RuntimeDefault', 'Localhost'].includes(podSeccomp)) {
+    violations.push('spec.securityContext.seccompProfile');
+  }
+  if (podContext.runAsUser === 0) violations.push('spec.securityContext.runAsUser=0');
+  for (const container of containers) {
+    const c = container.securityContext ?? {};
+    const where = `container ${container.name}`;
+    if (c.privileged) violations.push(`${where}: privileged`);
+    if (c.allowPrivilegeEscalation !== false)
+      violations.push(`${where}: allowPrivilegeEscalation must be false`);
+    const drop = c.capabilities?.drop ?? [];
+    if (!drop.includes('ALL')) violations.push(`${where}: capabilities.drop must include ALL`);
+    for (const added of c.capabilities?.add ?? []) {
+      if (added !== 'NET_BIND_SERVICE') violations.push(`${where}: capabilities.add ${added}`);
+    }
+    const runAsNonRoot = c.runAsNonRoot ?? podContext.runAsNonRoot;
+    if (runAsNonRoot !== true) violations.push(`${where}: runAsNonRoot must be true`);
+    if ((c.runAsUser ?? podContext.runAsUser) === 0) violations.push(`${where}: runAsUser=0`);
+    const seccomp = c.seccompProfile?.type ?? podSeccomp;
+    if (!seccomp || !['RuntimeDefault', 'Localhost'].includes(seccomp))
+      violations.push(`${where}: seccompProfile`);
+    for (const port of container.ports ?? []) {
+      if ((port as { hostPort?: number }).hostPort) violations.push(`${where}: hostPort`);
+    }
+    const procMount = (c as { procMount?: string }).procMount;
+    if (procMount !== undefined && procMount !== 'Default') violations.push(`${where}: procMount`);
+  }
+  return violations;
+}
+
+describe('the runner Pod', () => {
+  const pod = buildRunnerPod(toolRun(), 1, names, settings);
+  const container = pod.spec.containers[0]!;
+  const env = Object.fromEntries((container.env ?? []).map((e) => [e.name, e]));
+
+  it('passes the Pod Security "restricted" profile', () => {
+    expect(restrictedViolations(pod)).toEqual([]);
+  });
+
+  it('the restricted check itself catches what it should', () => {
+    const bad: Pod = structuredClone(pod);
+    const c = bad.spec.containers[0]!;
+    c.securityContext = { privileged: true, capabilities: { add: ['SYS_ADMIN'] } };
+    bad.spec.securityContext = {};
+    (bad.spec as unknown as Record<string, unknown>).hostNetwork = true;
+    (bad.spec.volumes as unknown[]).push({ name: 'host', hostPath: { path: '/' } });
+    expect(restrictedViolations(bad)).toEqual(
+      expect.arrayContaining([
+        'spec.hostNetwork',
+        'volume host: hostPath',
+        'container runner: privileged',
+        'container runner: allowPrivilegeEscalation must be false',
+        'container runner: capabilities.drop must include ALL',
+        'container runner: capabilities.add SYS_ADMIN',
+        'container runner: runAsNonRoot must be true',
+        'container runner: seccompProfile',
+      ]),
+    );
+  });
+
+  it.each([
+    ['restartPolicy', pod.spec.restartPolicy, 'Never'],
+    ['automountServiceAccountToken', pod.spec.automountServiceAccountToken, false],
+    ['enableServiceLinks', pod.spec.enableServiceLinks, false],
+    ['readOnlyRootFilesystem', container.securityContext?.readOnlyRootFilesystem, true],
+    ['runAsUser (numeric)', container.securityContext?.runAsUser, 1000],
+    ['args', container.args, ['runner']],
+    ['image', container.image, settings.runnerImage],
+    ['terminationMessagePolicy', container.terminationMessagePolicy, 'FallbackToLogsOnError'],
+    ['terminationMessagePath', container.terminationMessagePath, TERMINATION_MESSAGE_PATH],
+    ['the /tmp mount', container.volumeMounts, [{ name: 'tmp', mountPath: '/tmp' }]],
+    ['the /tmp volume', pod.spec.volumes, [{ name: 'tmp', emptyDir: { sizeLimit: '256Mi' } }]],
+    ['requests', container.resources?.requests, { cpu: '100m', memory: '256Mi' }],
+    ['limits', container.resources?.limits, { cpu: '1', memory: '512Mi' }],
+  ])('%s', (_name, actual, expected) => {
+    expect(actual).toEqual(expected);
+  });
+
+  it('is owned by its ToolRun and labelled with run id, tool id and component', () => {
+    expect(pod.metadata).toMatchObject({
+      name: names.podName,
+      namespace: 'team-a',
+      ownerReferences: [
+        {
+          apiVersion: 'kubeglue.dev/v1alpha1',
+          kind: 'ToolRun',
+          name: 'run-abc-0123456789',
+          uid: 'uid-1',
+          controller: true,
+        },
+      ],
+      annotations: { 'kubeglue.dev/run-id': 'Run ABC' },
+    });
+    expect(pod.metadata.labels).toMatchObject({
+      'app.kubernetes.io/component': 'runner',
+      'kubeglue.dev/toolrun': 'run-abc-0123456789',
+      'kubeglue.dev/attempt': '1',
+    });
+    // Label values hold only derived forms of ids that are not valid label values.
+    expect(pod.metadata.labels?.['kubeglue.dev/run-id']).toMatch(/^run-abc-[0-9a-f]{10}$/);
+    expect(pod.metadata.labels?.['kubeglue.dev/tool-id']).toMatch(/^my-tool-[0-9a-f]{10}$/);
+  });
+
+  it('passes the runner its contract through RUNNER_ENV, the token only by secretKeyRef', () => {
+    expect(env[RUNNER_ENV.token]).toEqual({
+      name: RUNNER_ENV.token,
+      valueFrom: { secretKeyRef: { name: names.tokenSecretName, key: RUN_TOKEN_SECRET_KEY } },
+    });
+    expect(env[RUNNER_ENV.runId]?.value).toBe('Run ABC');
+    expect(env[RUNNER_ENV.attempt]?.value).toBe('1');
+    expect(env[RUNNER_ENV.internalUrl]?.value).toBe(settings.internalUrl);
+    expect(env[RUNNER_ENV.terminationMessagePath]?.value).toBe(TERMINATION_MESSAGE_PATH);
+    expect(env.KUBEGLUE_SANDBOX_MEMORY_MB?.value).toBe('128');
+    expect(env.KUBEGLUE_EGRESS_PRIVATE?.value).toBe('deny');
+    expect(env.KUBEGLUE_EGRESS_ALLOW).toBeUndefined();
+    for (const variable of container.env ?? []) {
+      if (variable.name !== RUNNER_ENV.token) expect(variable.valueFrom).toBeUndefined();
+    }
+  });
+
+  it.each([
+    [undefined, 300 + 60],
+    [1_000, 1 + 60],
+    [1_500, 2 + 60],
+    [3_600_000, 3_600 + 60],
+  ])('activeDeadlineSeconds for timeout %s ms is %s', (timeout, expected) => {
+    const run = toolRun(timeout === undefined ? {} : { options: { timeout } });
+    expect(activeDeadlineSeconds(run, settings)).toBe(expected);
+    expect(buildRunnerPod(run, 1, names, settings).spec.activeDeadlineSeconds).toBe(expected);
+  });
+
+  it('follows the settings: image, pull policy and secrets, user, egress lists, service account', () => {
+    const custom = buildRunnerPod(
+      toolRun(),
+      2,
+      { ...names, podName: 'x-a2' },
+      {
+        ...settings,
+        runnerImage: 'registry.example/kubeglue:2',
+        runnerImagePullPolicy: 'Always',
+        runnerImagePullSecrets: ['regcred'],
+        runnerUserId: 4242,
+        runnerServiceAccount: 'runner',
+        egressAllow: '10.1.0.0/16',
+        egressDeny: 'internal.example',
+      },
+    );
+    expect(custom.spec.containers[0]).toMatchObject({
+      image: 'registry.example/kubeglue:2',
+      imagePullPolicy: 'Always',
+    });
+    expect(custom.spec.imagePullSecrets).toEqual([{ name: 'regcred' }]);
+    expect(custom.spec.serviceAccountName).toBe('runner');
+    expect(custom.spec.automountServiceAccountToken).toBe(false);
+    expect(custom.spec.securityContext).toMatchObject({ runAsUser: 4242, runAsNonRoot: true });
+    expect(custom.metadata.labels?.['kubeglue.dev/attempt']).toBe('2');
+    const customEnv = Object.fromEntries(
+      (custom.spec.containers[0]?.env ?? []).map((e) => [e.name, e.value]),
+    );
+    expect(customEnv).toMatchObject({
+      KUBEGLUE_EGRESS_ALLOW: '10.1.0.0/16',
+      KUBEGLUE_EGRESS_DENY: 'internal.example',
+      [RUNNER_ENV.attempt]: '2',
+    });
+    expect(restrictedViolations(custom)).toEqual([]);
+  });
+});
