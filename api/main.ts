@@ -4,21 +4,14 @@
  * runs execute in this process's worker pool, and runner Pods talk to the internal port.
  */
 import { hostname } from 'node:os';
-import { loadKubeConfig } from '../kube/kubeconfig.ts';
-import {
-  ClusterTransport,
-  createClusterKubeglueResources,
-  createClusterResources,
-  SECRET_KIND,
-} from '../kube/resources/index.ts';
+import { createClusterResources, SECRET_KIND } from '../kube/resources/index.ts';
 import { ClusterSecretStore } from '../kube/secrets/cluster.ts';
 import { WorkerPool } from '../runner/pool.ts';
-import { loadClusterConfig } from '../runs/cluster-config.ts';
-import { loadConfig } from '../runs/config.ts';
+import { openClusterRole } from '../runs/cluster-role.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
 import { openStore } from '../store/index.ts';
-import { deriveKey, requireMasterKey } from '../store/secret-box.ts';
+import { deriveKey } from '../store/secret-box.ts';
 import { ensureAdminKey } from './api-keys.ts';
 import { createApi } from './app.ts';
 import { listenForCancels } from './cancel.ts';
@@ -29,23 +22,10 @@ const RECOVERY_MESSAGE = 'The API replica executing this run stopped before it f
 const RECOVERY_SWEEP_MS = 60_000;
 
 export async function main(_args: string[]): Promise<void> {
-  const config = loadConfig(process.env, 'api');
-  const cluster = loadClusterConfig();
-  if (!config.databaseUrl) {
-    throw new Error('KUBEGLUE_DATABASE_URL is required: the Kubernetes deployment keeps runs in Postgres');
-  }
-  const masterKey = requireMasterKey(config.masterKey);
+  const { config, cluster, databaseUrl, masterKey, transport, resources } = openClusterRole('api');
   const namespace = config.namespace;
-  const transport = new ClusterTransport(
-    loadKubeConfig({
-      ...(cluster.kubeconfig ? { path: cluster.kubeconfig } : {}),
-      ...(cluster.kubeContext ? { context: cluster.kubeContext } : {}),
-    }),
-    { userAgent: 'kubeglue-api' },
-  );
-  const resources = createClusterKubeglueResources(transport, namespace);
   const core = createClusterResources(transport, { namespace, kinds: { secrets: SECRET_KIND } });
-  const store = await openStore({ driver: 'pg', url: config.databaseUrl }, { onProgress: log });
+  const store = await openStore({ driver: 'pg', url: databaseUrl }, { onProgress: log });
   await ensureAdminKey(store, { presetKey: config.adminKey, log });
 
   // Sync runs of this replica are failed by the next replica that finds this executor gone.

@@ -45,12 +45,6 @@ export function toApiError(error: unknown): ApiError {
   return KG_ERR_INTERNAL();
 }
 
-/** Status, code and client-safe message of any error (the internal API renders its errors with it too). */
-export function describeError(error: unknown): { status: number; code: string; message: string } {
-  const apiError = toApiError(error);
-  return { status: apiError.statusCode, code: apiError.code, message: apiError.message };
-}
-
 /** Answers with `{ error: { message, code } }`, the error's status and its headers (Retry-After, …). */
 export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
   const apiError = toApiError(error);
@@ -60,14 +54,30 @@ export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
     .send({ error: { message: apiError.message, code: apiError.code } });
 }
 
-/** The HTTP server: every response carries X-Trace-Id, every error is `{ error: { message, code } }`. */
-export function buildServer(options: ServerOptions): FastifyInstance {
+export interface BaseServerOptions {
+  bodyLimitBytes: number;
+  logLevel: string;
+  /** Request headers never to log (credentials). */
+  redactHeaders?: string[];
+}
+
+/**
+ * A fastify instance with kubeglue's error shape everywhere (routes, hooks, fastify's own errors,
+ * unknown routes, draining) and `/healthz`; the public and the internal server build on it. `closing()`
+ * tells hooks whether the server drains.
+ */
+export function buildBaseServer(options: BaseServerOptions): { app: FastifyInstance; closing(): boolean } {
   const app = Fastify({
     bodyLimit: options.bodyLimitBytes,
-    logger: { level: options.logLevel },
+    logger: {
+      level: options.logLevel,
+      ...(options.redactHeaders
+        ? { redact: options.redactHeaders.map((name) => `req.headers.${name}`) }
+        : {}),
+    },
     // One line per request would dominate the log (and the CPU) at a thousand runs per second.
     logController: new LogController({ disableRequestLogging: true }),
-    // Fastify's own 503 while closing has another body shape; the onRequest hook below answers instead.
+    // Fastify's own 503 while closing has another body shape; the onRequest hooks answer instead.
     return503OnClosing: false,
     // File keys may be 255 characters, percent-encoded up to three times that.
     routerOptions: { maxParamLength: 1024 },
@@ -76,21 +86,10 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       void sendError(reply as FastifyReply, error);
     },
   });
-
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.decorateRequest('traceId', '');
-  app.addHook('onRequest', async (request, reply) => {
-    const given = request.headers['x-trace-id'];
-    request.traceId =
-      typeof given === 'string' && TRACE_ID.test(given) ? given : randomBytes(16).toString('hex');
-    reply.header('X-Trace-Id', request.traceId);
-    // Requests still arriving on open connections while the server drains go elsewhere.
-    if (closing) return sendError(reply.header('Connection', 'close'), KG_ERR_SHUTTING_DOWN());
-  });
-
   app.setErrorHandler((error, request, reply) => {
     const apiError = toApiError(error);
     if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
@@ -99,9 +98,24 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, KG_ERR_ROUTE_NOT_FOUND(request.method, request.url.split('?')[0] ?? '')),
   );
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  return { app, closing: () => closing };
+}
+
+/** The HTTP server: every response carries X-Trace-Id, every error is `{ error: { message, code } }`. */
+export function buildServer(options: ServerOptions): FastifyInstance {
+  const { app, closing } = buildBaseServer(options);
+  app.decorateRequest('traceId', '');
+  app.addHook('onRequest', async (request, reply) => {
+    const given = request.headers['x-trace-id'];
+    request.traceId =
+      typeof given === 'string' && TRACE_ID.test(given) ? given : randomBytes(16).toString('hex');
+    reply.header('X-Trace-Id', request.traceId);
+    // Requests still arriving on open connections while the server drains go elsewhere.
+    if (closing()) return sendError(reply.header('Connection', 'close'), KG_ERR_SHUTTING_DOWN());
+  });
 
   const openApi = openApiDocument();
-  app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) =>
     options.ready() ? { status: 'ready' } : sendError(reply, KG_ERR_NOT_READY()),
   );

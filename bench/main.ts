@@ -1,9 +1,10 @@
 /**
  * `npm run bench [-- name…]`: prints one JSON line per figure on stdout (progress on stderr).
- * Names: store, sandbox, engine, api. Without names, all run. Figures, never pass/fail.
+ * Names: store, sandbox, engine, api, operator (needs KUBEBUILDER_ASSETS). Without names, all run. Figures, never pass/fail.
  */
 import { benchApi } from './api.ts';
 import { benchEngine } from './engine.ts';
+import { benchOperator } from './operator.ts';
 import { benchSandbox } from './sandbox.ts';
 import { benchStore } from './store.ts';
 
@@ -12,6 +13,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   sandbox: benchSandbox,
   engine: benchEngine,
   api: benchApi,
+  operator: benchOperator,
 };
 
 const wanted = process.argv.slice(2);

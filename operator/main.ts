@@ -6,12 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import { loadKubeConfig } from '../kube/kubeconfig.ts';
 import { LeaderElector } from '../kube/lease.ts';
 import { registerInformerMetrics, registerWorkQueueMetrics } from '../kube/metrics.ts';
 import {
-  ClusterTransport,
-  createClusterKubeglueResources,
   createClusterResources,
   EVENT_KIND,
   LEASE_KIND,
@@ -19,11 +16,10 @@ import {
   SECRET_KIND,
 } from '../kube/resources/index.ts';
 import { ClusterSecretStore } from '../kube/secrets/cluster.ts';
-import { loadClusterConfig } from '../runs/cluster-config.ts';
-import { loadConfig } from '../runs/config.ts';
+import { openClusterRole } from '../runs/cluster-role.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
 import { openStore } from '../store/index.ts';
-import { deriveKey, requireMasterKey } from '../store/secret-box.ts';
+import { deriveKey } from '../store/secret-box.ts';
 import { createPodLauncher, type Operator, startOperator } from './app.ts';
 import { createClusterChainStarter } from './cluster-chains.ts';
 import { loadOperatorSettings } from './settings.ts';
@@ -31,27 +27,14 @@ import { loadOperatorSettings } from './settings.ts';
 const log = (line: string) => console.log(`kubeglue operator: ${line}`);
 
 export async function main(_args: string[]): Promise<void> {
-  const config = loadConfig(process.env, 'operator');
-  const cluster = loadClusterConfig();
+  const { config, cluster, databaseUrl, masterKey, transport, resources } = openClusterRole('operator');
   const settings = loadOperatorSettings();
-  if (!config.databaseUrl) {
-    throw new Error('KUBEGLUE_DATABASE_URL is required: the Kubernetes deployment keeps runs in Postgres');
-  }
-  const masterKey = requireMasterKey(config.masterKey);
   const namespace = config.namespace;
-  const transport = new ClusterTransport(
-    loadKubeConfig({
-      ...(cluster.kubeconfig ? { path: cluster.kubeconfig } : {}),
-      ...(cluster.kubeContext ? { context: cluster.kubeContext } : {}),
-    }),
-    { userAgent: 'kubeglue-operator' },
-  );
-  const resources = createClusterKubeglueResources(transport, namespace);
   const core = createClusterResources(transport, {
     namespace,
     kinds: { secrets: SECRET_KIND, pods: POD_KIND, leases: LEASE_KIND, events: EVENT_KIND },
   });
-  const store = await openStore({ driver: 'pg', url: config.databaseUrl }, { onProgress: log });
+  const store = await openStore({ driver: 'pg', url: databaseUrl }, { onProgress: log });
 
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'kubeglue_operator_' });
