@@ -198,6 +198,12 @@ export const SETTING_SPECS = {
     String(5 * 60 * 1000),
     'every object is reconciled again this often even without a change (a safety net)',
   ),
+  reconcileWorkers: setting(
+    'KUBEGLUE_OPERATOR_WORKERS',
+    positiveInt,
+    '4',
+    'ToolRuns reconciled at once (admissions are decided one at a time whatever this is)',
+  ),
 } as const;
 
 type Specs = typeof SETTING_SPECS;

@@ -25,7 +25,8 @@ import { execute } from './execute.ts';
 import { decide, type ReconcileSettings } from './reconcile.ts';
 
 export type ToolRunControllerSettings = ReconcileSettings &
-  Pick<OperatorSettings, 'maxAsyncRuns' | 'maxAsyncRunsPerNamespace' | 'resyncMs'>;
+  Pick<OperatorSettings, 'maxAsyncRuns' | 'maxAsyncRunsPerNamespace' | 'resyncMs'> &
+  Partial<Pick<OperatorSettings, 'reconcileWorkers'>>;
 
 export interface ToolRunControllerOptions {
   toolRuns: ResourceClient<ToolRunResource>;
@@ -51,6 +52,8 @@ export class ToolRunController {
   readonly #seq = new Map<string, number>();
   #nextSeq = 0;
   #stopped = false;
+  /** The admission in progress (see #reconcile). */
+  #admitting: Promise<void> = Promise.resolve();
 
   constructor(opts: ToolRunControllerOptions) {
     this.#opts = opts;
@@ -65,7 +68,7 @@ export class ToolRunController {
         opts.log?.(
           `toolrun ${name}: reconcile failed (retry in ${retryInMs} ms): ${(error as Error).message}`,
         ),
-      { baseDelayMs: 500, maxDelayMs: 60_000 },
+      { baseDelayMs: 500, maxDelayMs: 60_000, workers: opts.settings.reconcileWorkers ?? 1 },
     );
   }
 
@@ -147,6 +150,29 @@ export class ToolRunController {
   }
 
   async #reconcile(name: string): Promise<void> {
+    if (this.#stopped) return;
+    const toolRun = this.#informer.get(name);
+    if (!toolRun) return;
+    // Admission counts the runs admitted so far: two workers deciding at once could both take the
+    // last slot, so a waiting run is reconciled under one lock (the others run in parallel).
+    if (admissionState(toolRun) === 'waiting') {
+      const previous = this.#admitting;
+      let release = () => {};
+      this.#admitting = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await previous;
+      try {
+        await this.#reconcileNow(name);
+      } finally {
+        release();
+      }
+      return;
+    }
+    await this.#reconcileNow(name);
+  }
+
+  async #reconcileNow(name: string): Promise<void> {
     if (this.#stopped) return;
     const toolRun = this.#informer.get(name);
     if (!toolRun) return;
