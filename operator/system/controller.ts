@@ -154,7 +154,13 @@ export class SystemController {
     });
     if (!patch) return;
     try {
-      const updated = await this.#opts.systems.patchStatus(name, patch);
+      // Judged on this version: a newer object gets judged again (a Conflict requeues).
+      const version = system.metadata.resourceVersion;
+      const updated = await this.#opts.systems.patchStatus(
+        name,
+        patch,
+        version ? { resourceVersion: version } : {},
+      );
       this.#systems.observe('MODIFIED', updated);
     } catch (error) {
       if (!isResourceError(error, 'NotFound')) throw error;

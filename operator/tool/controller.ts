@@ -89,7 +89,13 @@ export class ToolController {
     const { patch } = decideTool(observation);
     if (!patch) return;
     try {
-      const updated = await this.#opts.tools.patchStatus(name, patch);
+      // Judged on this version: a newer spec gets judged again (a Conflict requeues).
+      const version = tool.metadata.resourceVersion;
+      const updated = await this.#opts.tools.patchStatus(
+        name,
+        patch,
+        version ? { resourceVersion: version } : {},
+      );
       this.#tools.observe('MODIFIED', updated);
     } catch (error) {
       if (!isResourceError(error, 'NotFound')) throw error;

@@ -61,7 +61,8 @@ export async function execute(
     switch (action.type) {
       case 'patchStatus':
         try {
-          written(await deps.toolRuns.patchStatus(name, action.patch));
+          // Guarded by the version we decided on: a newer object is re-decided (a Conflict requeues).
+          written(await deps.toolRuns.patchStatus(name, action.patch, versionOf(result.toolRun)));
         } catch (error) {
           // Deleted meanwhile (the cache was behind): nothing left to do for it.
           if (!isResourceError(error, 'NotFound')) throw error;
@@ -94,7 +95,7 @@ export async function execute(
         if (recorded) {
           written(
             await deps.toolRuns
-              .patchStatus(name, { reason: action.reason })
+              .patchStatus(name, { reason: action.reason }, versionOf(result.toolRun))
               .catch(notFoundAsIs(result.toolRun)),
           );
         }
@@ -152,4 +153,10 @@ export async function execute(
     }
   }
   return result;
+}
+
+/** The precondition of a status write: the object's version as this reconcile saw it. */
+function versionOf(toolRun: ToolRunResource): { resourceVersion?: string } {
+  const version = toolRun.metadata.resourceVersion;
+  return version ? { resourceVersion: version } : {};
 }
