@@ -87,8 +87,8 @@ export const SETTING_SPECS = {
   runnerUserId: setting(
     'KUBEGLUE_RUNNER_USER_ID',
     positiveInt,
-    '1000',
-    'numeric user (and group) id runner containers run as; never 0',
+    '65532',
+    "numeric user (and group) id runner containers run as (the image's user); never 0",
   ),
   runnerTerminationGraceSeconds: setting(
     'KUBEGLUE_RUNNER_TERMINATION_GRACE_SECONDS',

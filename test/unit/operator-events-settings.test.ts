@@ -104,7 +104,7 @@ describe('operator settings', () => {
     expect(loadOperatorSettings({})).toMatchObject({
       maxAsyncRuns: 64,
       maxAsyncRunsPerNamespace: undefined,
-      runnerUserId: 1000,
+      runnerUserId: 65532,
       runnerMemoryLimit: '512Mi',
       deleteSucceededPods: true,
       failedPodRetentionMs: 900_000,
