@@ -1,0 +1,333 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { isPlausibleApiKey } from '../../api/api-keys.ts';
+import type { Pod } from '../../kube/types.ts';
+import { loadOperatorSettings } from '../../operator/settings.ts';
+import { buildRunnerPod } from '../../operator/toolrun/pod.ts';
+import { loadClusterConfig } from '../../runs/cluster-config.ts';
+import { loadConfig } from '../../runs/config.ts';
+import { RUNNER_SELECTOR } from '../../runs/launcher.ts';
+import { parseMasterKey } from '../../store/secret-box.ts';
+import {
+  CHART_DIR,
+  EVERYTHING_VALUES,
+  find,
+  helm,
+  type K8sObject,
+  REPO,
+  renderChart,
+} from '../support/helm.ts';
+import { restrictedViolations } from '../support/pod-security.ts';
+
+type Node = Record<string, unknown>;
+interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: Node;
+}
+interface Container {
+  name: string;
+  image: string;
+  args?: string[];
+  env?: EnvVar[];
+  ports?: { name: string; containerPort: number }[];
+  readinessProbe?: { httpGet?: { path: string; port: string } };
+  livenessProbe?: { httpGet?: { path: string; port: string } };
+  resources?: { requests?: Node; limits?: Node };
+}
+
+const spec = (object: K8sObject) => object.spec as Node;
+const podTemplate = (workload: K8sObject) => (spec(workload).template as { spec: Pod['spec'] }).spec;
+const containerOf = (workload: K8sObject) => podTemplate(workload).containers[0] as unknown as Container;
+const envOf = (container: Container) => Object.fromEntries((container.env ?? []).map((e) => [e.name, e]));
+/** The literal variables of a container, as a process would see them (Secrets and fieldRefs left out). */
+const literalEnv = (container: Container) =>
+  Object.fromEntries(
+    (container.env ?? []).flatMap((e) => (e.value !== undefined ? [[e.name, e.value]] : [])),
+  ) as Record<string, string>;
+const podOf = (workload: K8sObject): Pod => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: workload.metadata.name },
+  spec: podTemplate(workload),
+});
+
+/** The runner Pod the operator would build with the chart's operator settings. */
+function runnerPodFrom(operator: K8sObject): Pod {
+  const settings = loadOperatorSettings(literalEnv(containerOf(operator)));
+  const toolRun = {
+    apiVersion: 'kubeglue.dev/v1alpha1',
+    kind: 'ToolRun',
+    metadata: { name: 'run-1', namespace: 'kubeglue', uid: 'uid-1' },
+    spec: { runId: 'run-1', tool: { id: 't', steps: [] }, requestSource: 'api', executionMode: 'prod' },
+  } as unknown as Parameters<typeof buildRunnerPod>[0];
+  return buildRunnerPod(toolRun, 1, { podName: 'run-1-a1', tokenSecretName: 'run-1-token' }, settings);
+}
+
+describe('the chart with default values', () => {
+  let objects: K8sObject[];
+  let api: K8sObject;
+  let operator: K8sObject;
+  const values = parse(readFileSync(join(CHART_DIR, 'values.yaml'), 'utf8')) as Node;
+
+  beforeAll(async () => {
+    objects = await renderChart();
+    api = find(objects, 'Deployment', 'kubeglue-api');
+    operator = find(objects, 'Deployment', 'kubeglue-operator');
+  });
+
+  it('passes helm lint, with defaults and with every option on', async () => {
+    await expect(helm(['lint', '--strict', CHART_DIR])).resolves.toMatch(/0 chart\(s\) failed/);
+    await expect(helm(['lint', '--strict', CHART_DIR, '--values', EVERYTHING_VALUES])).resolves.toMatch(
+      /0 chart\(s\) failed/,
+    );
+  });
+
+  it('renders the api, operator, Services, NetworkPolicies, RBAC, keys and a PodDisruptionBudget', () => {
+    expect(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
+      'Deployment/kubeglue-api',
+      'Deployment/kubeglue-operator',
+      'NetworkPolicy/kubeglue-api',
+      'NetworkPolicy/kubeglue-operator',
+      'NetworkPolicy/kubeglue-runner',
+      'PodDisruptionBudget/kubeglue-api',
+      'Role/kubeglue-api',
+      'Role/kubeglue-operator',
+      'RoleBinding/kubeglue-api',
+      'RoleBinding/kubeglue-operator',
+      'Secret/kubeglue-keys',
+      'Service/kubeglue',
+      'Service/kubeglue-internal',
+      'Service/kubeglue-metrics',
+      'ServiceAccount/kubeglue-api',
+      'ServiceAccount/kubeglue-operator',
+      'ServiceAccount/kubeglue-runner',
+    ]);
+    for (const object of objects) expect(object.metadata.namespace, object.kind).toBe('kubeglue');
+  });
+
+  it('gives the api and operator Pods, and the runner Pods the operator builds, the restricted profile', () => {
+    expect(restrictedViolations(podOf(api))).toEqual([]);
+    expect(restrictedViolations(podOf(operator))).toEqual([]);
+    const runner = runnerPodFrom(operator);
+    expect(restrictedViolations(runner)).toEqual([]);
+    for (const pod of [podOf(api), podOf(operator), runner]) {
+      expect(pod.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532 });
+      for (const container of pod.spec.containers) {
+        expect(container.securityContext?.readOnlyRootFilesystem, pod.metadata.name).toBe(true);
+        expect(container.resources?.requests, pod.metadata.name).toBeDefined();
+        expect(container.resources?.limits, pod.metadata.name).toBeDefined();
+        // /tmp is the only writable path (the image's HOME and data dir are there too).
+        expect(container.volumeMounts?.map((m) => m.mountPath)).toContain('/tmp');
+      }
+    }
+  });
+
+  it('runs as the numeric user of the image (the Dockerfile USER)', () => {
+    expect((values.image as Node).userId).toBe(65532);
+    const dockerfile = join(REPO, 'Dockerfile');
+    if (existsSync(dockerfile)) {
+      const user = /^USER\s+(\d+)/m.exec(readFileSync(dockerfile, 'utf8'))?.[1];
+      expect(Number(user)).toBe(65532);
+    }
+  });
+
+  it('hands the operator what runner Pods need: image, internal Service, user, ServiceAccount', () => {
+    const env = literalEnv(containerOf(operator));
+    expect(env.KUBEGLUE_RUNNER_IMAGE).toBe(containerOf(operator).image);
+    expect(containerOf(operator).image).toBe('ghcr.io/kubeglue/kubeglue:0.1.0');
+    expect(env.KUBEGLUE_RUNNER_USER_ID).toBe('65532');
+    const internal = find(objects, 'Service', 'kubeglue-internal');
+    const internalPort = (spec(internal).ports as { port: number }[])[0]?.port;
+    expect(env.KUBEGLUE_INTERNAL_URL).toBe(`http://kubeglue-internal:${internalPort}`);
+    expect(spec(internal).selector).toEqual((spec(api).selector as Node).matchLabels);
+    expect(env.KUBEGLUE_RUNNER_SERVICE_ACCOUNT).toBe('kubeglue-runner');
+    const runnerAccount = find(objects, 'ServiceAccount', 'kubeglue-runner');
+    expect(runnerAccount.automountServiceAccountToken).toBe(false);
+    // No binding names the runner's ServiceAccount: it has no RBAC at all.
+    for (const binding of objects.filter((o) => o.kind.endsWith('Binding'))) {
+      expect(JSON.stringify(binding.subjects)).not.toContain('kubeglue-runner');
+    }
+    const runner = runnerPodFrom(operator);
+    expect(runner.spec.serviceAccountName).toBe('kubeglue-runner');
+    expect(runner.spec.automountServiceAccountToken).toBe(false);
+    expect(runner.spec.containers[0]?.image).toBe(containerOf(operator).image);
+  });
+
+  it('keeps clusters clean by default: ToolRuns 1 h, succeeded Pods deleted, failed ones kept 15 minutes', () => {
+    const settings = loadOperatorSettings(literalEnv(containerOf(operator)));
+    expect(settings).toMatchObject({
+      toolRunRetentionMs: 3_600_000,
+      deleteSucceededPods: true,
+      failedPodRetentionMs: 900_000,
+      egressPrivate: 'deny',
+      runnerImagePullPolicy: 'IfNotPresent',
+    });
+  });
+
+  it('gives api and operator namespace, Pod name, host, database and keys, and their settings load', () => {
+    for (const workload of [api, operator]) {
+      const env = envOf(containerOf(workload));
+      expect(env.KUBEGLUE_NAMESPACE?.valueFrom).toEqual({ fieldRef: { fieldPath: 'metadata.namespace' } });
+      expect(env.KUBEGLUE_POD_NAME?.valueFrom).toEqual({ fieldRef: { fieldPath: 'metadata.name' } });
+      expect(env.KUBEGLUE_HOST?.value).toBe('0.0.0.0');
+      expect(env.KUBEGLUE_DATABASE_URL?.valueFrom).toEqual({
+        secretKeyRef: { name: 'kubeglue-database', key: 'url' },
+      });
+      expect(env.KUBEGLUE_MASTER_KEY?.valueFrom).toEqual({
+        secretKeyRef: { name: 'kubeglue-keys', key: 'master-key' },
+      });
+      const literal = literalEnv(containerOf(workload));
+      expect(() => loadConfig(literal, 'api')).not.toThrow();
+      expect(() => loadClusterConfig(literal)).not.toThrow();
+    }
+    expect(envOf(containerOf(api)).KUBEGLUE_ADMIN_KEY?.valueFrom).toEqual({
+      secretKeyRef: { name: 'kubeglue-keys', key: 'admin-key', optional: true },
+    });
+    // Unset, Node would start one engine worker per CPU of the node.
+    expect(literalEnv(containerOf(api)).KUBEGLUE_WORKERS).toBe('2');
+    expect(containerOf(api).args).toEqual(['api']);
+    expect(containerOf(operator).args).toEqual(['operator']);
+  });
+
+  it('runs 2 api replicas with probes, a PodDisruptionBudget and a topology spread', () => {
+    expect(spec(api).replicas).toBe(2);
+    const container = containerOf(api);
+    expect(container.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'http' });
+    expect(container.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'http' });
+    expect(container.ports).toEqual([
+      { name: 'http', containerPort: 8080 },
+      { name: 'internal', containerPort: 8081 },
+    ]);
+    const pdb = find(objects, 'PodDisruptionBudget', 'kubeglue-api');
+    expect(spec(pdb)).toMatchObject({ maxUnavailable: 1, selector: spec(api).selector });
+    expect((podTemplate(api) as unknown as Node).topologySpreadConstraints).toEqual([
+      {
+        maxSkew: 1,
+        topologyKey: 'kubernetes.io/hostname',
+        whenUnsatisfiable: 'ScheduleAnyway',
+        labelSelector: spec(api).selector as Node,
+      },
+    ]);
+  });
+
+  it('runs 1 operator replica with a leader Lease, metrics and health on the metrics port', () => {
+    expect(spec(operator).replicas).toBe(1);
+    const container = containerOf(operator);
+    expect(literalEnv(container).KUBEGLUE_LEASE_NAME).toBe('kubeglue-operator');
+    expect(container.ports).toEqual([{ name: 'metrics', containerPort: 9090 }]);
+    expect(container.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
+    const metrics = find(objects, 'Service', 'kubeglue-metrics');
+    expect(spec(metrics).selector).toEqual((spec(operator).selector as Node).matchLabels);
+  });
+
+  it('lets runner Pods reach only the internal port, DNS and public addresses, and only them the internal port', () => {
+    const runner = spec(find(objects, 'NetworkPolicy', 'kubeglue-runner'));
+    expect(runner.podSelector).toEqual({ matchLabels: RUNNER_SELECTOR });
+    expect(runner.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(runner.ingress).toEqual([]);
+    const egress = runner.egress as { to: Node[]; ports?: Node[] }[];
+    expect(egress[0]).toEqual({
+      to: [{ podSelector: spec(api).selector }],
+      ports: [{ protocol: 'TCP', port: 8081 }],
+    });
+    expect(egress[1]?.ports).toEqual([
+      { protocol: 'UDP', port: 53 },
+      { protocol: 'TCP', port: 53 },
+    ]);
+    const blocks = egress[2]?.to.map((peer) => peer.ipBlock as { cidr: string; except: string[] });
+    expect(blocks?.map((b) => b.cidr)).toEqual(['0.0.0.0/0', '::/0']);
+    // The cluster lives in private ranges: none of them is reachable.
+    expect(blocks?.[0]?.except).toEqual(
+      expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16']),
+    );
+    expect(blocks?.[1]?.except).toEqual(expect.arrayContaining(['fc00::/7', 'fe80::/10']));
+    expect(egress).toHaveLength(3);
+
+    const apiPolicy = spec(find(objects, 'NetworkPolicy', 'kubeglue-api'));
+    const ingress = apiPolicy.ingress as { ports: Node[]; from?: Node[] }[];
+    const internalRule = ingress.find((rule) => rule.ports.some((p) => p.port === 8081));
+    expect(internalRule?.from).toEqual([{ podSelector: { matchLabels: RUNNER_SELECTOR } }]);
+    expect(ingress.filter((rule) => rule.ports.some((p) => p.port === 8081))).toHaveLength(1);
+  });
+
+  it('generates the keys once: kept on uninstall, in the formats kubeglue reads', () => {
+    const keys = find(objects, 'Secret', 'kubeglue-keys');
+    expect((keys.metadata.annotations as Node)['helm.sh/resource-policy']).toBe('keep');
+    const data = keys.data as Record<string, string>;
+    const decoded = (key: string) => Buffer.from(data[key] ?? '', 'base64').toString('utf8');
+    expect(parseMasterKey(decoded('master-key'))).toHaveLength(32);
+    expect(isPlausibleApiKey(decoded('admin-key'))).toBe(true);
+    expect(decoded('admin-key')).toMatch(/^kg_/);
+    expect(decoded('notify-secret')).toMatch(/^whsec_/);
+    const template = readFileSync(join(CHART_DIR, 'templates', 'secret-keys.yaml'), 'utf8');
+    expect(template).toContain('lookup "v1" "Secret"');
+  });
+});
+
+describe('the chart with every option on', () => {
+  let objects: K8sObject[];
+  beforeAll(async () => {
+    objects = await renderChart({ namespace: 'integrations', valuesFiles: [EVERYTHING_VALUES] });
+  });
+
+  it('renders the dev Postgres, ServiceMonitor, Ingress and cluster-wide RBAC too', () => {
+    const kinds = new Set(objects.map((o) => o.kind));
+    for (const kind of ['StatefulSet', 'ServiceMonitor', 'Ingress', 'ClusterRole', 'ClusterRoleBinding']) {
+      expect(kinds, kind).toContain(kind);
+    }
+    expect(kinds).not.toContain('Role');
+  });
+
+  it('keeps every Pod restricted, the dev Postgres included', () => {
+    for (const workload of objects.filter((o) => ['Deployment', 'StatefulSet'].includes(o.kind))) {
+      expect(restrictedViolations(podOf(workload)), workload.metadata.name).toEqual([]);
+    }
+    const operator = find(objects, 'Deployment', 'kg-operator');
+    expect(restrictedViolations(runnerPodFrom(operator))).toEqual([]);
+    expect(runnerPodFrom(operator).spec).toMatchObject({
+      serviceAccountName: 'kg-runner-sa',
+      imagePullSecrets: [{ name: 'registry-credentials' }, { name: 'mirror-credentials' }],
+    });
+  });
+
+  it('points api and operator at the dev Postgres and passes egress and pull secrets on', () => {
+    const operator = find(objects, 'Deployment', 'kg-operator');
+    const env = envOf(containerOf(operator));
+    expect(env.KUBEGLUE_DATABASE_URL?.valueFrom).toEqual({
+      secretKeyRef: { name: 'kg-postgres', key: 'url' },
+    });
+    const settings = loadOperatorSettings(literalEnv(containerOf(operator)));
+    expect(settings).toMatchObject({
+      egressAllow: '10.20.0.0/16,db.internal',
+      egressDeny: 'blocked.example.com',
+      runnerImagePullSecrets: ['registry-credentials', 'mirror-credentials'],
+      maxAsyncRunsPerNamespace: 8,
+      internalUrl: 'http://kg-internal.integrations.svc.cluster.local:9081',
+      runnerUserId: 10001,
+    });
+    const api = find(objects, 'Deployment', 'kg-api');
+    expect(literalEnv(containerOf(api))).toMatchObject({
+      KUBEGLUE_EGRESS_ALLOW: '10.20.0.0/16,db.internal',
+      KUBEGLUE_PUBLIC_URL: 'https://kubeglue.example.com',
+      KUBEGLUE_PORT: '18080',
+    });
+  });
+});
+
+describe('the PodDisruptionBudget API version', () => {
+  const pdbVersion = async (extraArgs: string[]) =>
+    find(await renderChart({ extraArgs }), 'PodDisruptionBudget', 'kubeglue-api').apiVersion;
+
+  it('is policy/v1 from Kubernetes 1.21 and policy/v1beta1 before, as the cluster reports', async () => {
+    expect(await pdbVersion([])).toBe('policy/v1');
+    expect(await pdbVersion(['--kube-version', 'v1.20.2'])).toBe('policy/v1beta1');
+    // What a live v1.20 cluster (or Argo CD, which passes the cluster's kinds) reports.
+    expect(await pdbVersion(['--api-versions', 'policy/v1beta1/PodDisruptionBudget'])).toBe('policy/v1beta1');
+    expect(
+      await pdbVersion(['--kube-version', 'v1.20.2', '--api-versions', 'policy/v1/PodDisruptionBudget']),
+    ).toBe('policy/v1');
+  });
+});
