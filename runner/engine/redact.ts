@@ -1,5 +1,6 @@
 import type { JsonValue } from '../../crds/json.ts';
 import { isFileRef } from './file-ref.ts';
+import { secretForms } from './secret-forms.ts';
 
 /**
  * Values at least this long are replaced wherever they occur, also inside longer strings. Shorter ones
@@ -29,7 +30,8 @@ function textOf(bytes: Buffer): string | undefined {
 
 /**
  * Replaces every known credential value by its placeholder (`<<systemId_key>>`) wherever it occurs, also in
- * URL-encoded form. Callers add derived forms (e.g. a Basic auth header value) as secrets of their own.
+ * the forms URLs and JSON text carry it in (percent-encoded, form-encoded, JSON-escaped: secret-forms.ts).
+ * Callers add derived values (e.g. a Basic auth header value) as secrets of their own.
  *
  * - Values of 4+ characters are replaced anywhere, longest first (a secret containing another is replaced
  *   whole).
@@ -51,7 +53,7 @@ export class Redactor {
     if (value.length === 0) return;
     this.#placeholderSet.add(placeholder);
     this.#placeholders = undefined;
-    for (const form of new Set([value, encodeURIComponent(value)])) {
+    for (const form of secretForms(value)) {
       if (form.length >= MIN_SUBSTRING_LENGTH) this.#replacements.push([form, placeholder]);
       else {
         this.#short.set(form, placeholder);

@@ -15,6 +15,8 @@ import type { AddressInfo, Socket } from 'node:net';
 
 export interface TargetRequest {
   method: string;
+  /** The request target exactly as received: path and query string, percent-encoding untouched. */
+  url: string;
   /** Path without the query string. */
   path: string;
   /** Query parameters in order (repeated keys kept). */
@@ -123,6 +125,7 @@ export async function startHttpTarget(): Promise<HttpTarget> {
       const text = body.toString('utf8');
       const req: TargetRequest = {
         method: incoming.method ?? 'GET',
+        url: incoming.url ?? '/',
         path: url.pathname,
         query: [...url.searchParams],
         headers: incoming.headers,

@@ -49,6 +49,93 @@ export async function createTestDatabase(adminUrl: string): Promise<TestDatabase
   };
 }
 
+export interface TestRole {
+  name: string;
+  /** Connection URL of the database as this role, with its password in the userinfo. */
+  url: string;
+  drop(): Promise<void>;
+}
+
+/**
+ * Creates a login role with `password` and makes the server check it for this role's connections to
+ * `database`, so a wrong password fails as on a real server. The throwaway server trusts every loopback
+ * connection (initdb -A trust); for it a pg_hba.conf line for exactly this role and database goes first
+ * in the file (lines match in order), so no other test's connections are affected. drop() removes the
+ * line and the role; drop the database first.
+ */
+export async function createPasswordRole(database: TestDatabase, password: string): Promise<TestRole> {
+  const adminUrl = new URL(database.url);
+  const dbName = adminUrl.pathname.slice(1);
+  adminUrl.pathname = '/postgres';
+  const name = `kg_role_${randomBytes(6).toString('hex')}`;
+  const hbaLine = `host ${dbName} ${name} all scram-sha-256`;
+  const url = new URL(database.url);
+  url.username = name;
+  url.password = encodeURIComponent(password);
+  const wrong = new URL(url);
+  wrong.password = 'certainly-not-the-password';
+  let hbaFile: string | undefined;
+  await withAdminClient(adminUrl.toString(), async (client) => {
+    await client.query(
+      `CREATE ROLE ${client.escapeIdentifier(name)} LOGIN PASSWORD ${client.escapeLiteral(password)}`,
+    );
+    if (!(await connects(wrong.toString()))) return;
+    hbaFile = String((await client.query('SHOW hba_file')).rows[0]?.hba_file);
+    await rewriteHba(client, hbaFile, (lines) => [hbaLine, ...lines]);
+  });
+  if (hbaFile !== undefined) await until(async () => !(await connects(wrong.toString())));
+  return {
+    name,
+    url: url.toString(),
+    drop: () =>
+      withAdminClient(adminUrl.toString(), async (client) => {
+        if (hbaFile !== undefined)
+          await rewriteHba(client, hbaFile, (lines) => lines.filter((line) => line !== hbaLine));
+        await client.query(`DROP ROLE IF EXISTS ${client.escapeIdentifier(name)}`);
+      }),
+  };
+}
+
+async function connects(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url });
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** Rewrites pg_hba.conf through the server (a superuser may write server files) and reloads it. */
+async function rewriteHba(
+  client: pg.Client,
+  file: string,
+  change: (lines: string[]) => string[],
+): Promise<void> {
+  const current = String((await client.query('SELECT pg_read_file($1) AS text', [file])).rows[0]?.text);
+  const text = change(current.split('\n')).join('\n');
+  // lo_export writes the bytes as they are (COPY … TO would escape tabs and backslashes).
+  const { oid } = (await client.query("SELECT lo_from_bytea(0, convert_to($1, 'UTF8')) AS oid", [text]))
+    .rows[0] as { oid: number };
+  try {
+    await client.query('SELECT lo_export($1, $2)', [oid, file]);
+  } finally {
+    await client.query('SELECT lo_unlink($1)', [oid]);
+  }
+  await client.query('SELECT pg_reload_conf()');
+}
+
+/** pg_reload_conf only signals the server: wait until the new rules apply. */
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('pg_hba.conf change did not take effect within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 async function withAdminClient(adminUrl: string, fn: (client: pg.Client) => Promise<unknown>): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();

@@ -50,6 +50,41 @@ describe('Redactor', () => {
     });
   });
 
+  it('replaces a secret in the forms URLs and JSON text carry it in', () => {
+    const secret = `k'ey "q"\\/é!~`;
+    const redactor = new Redactor();
+    redactor.add(secret, '<<s_k>>');
+    const url = new URL('https://a.test/x');
+    url.searchParams.append('q', secret);
+    const inline = new URL(`https://a.test/x?q=${encodeURIComponent(secret)}`);
+    const json = JSON.stringify({ echo: secret });
+    const python = json.replace(
+      /[^\x20-\x7e]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
+    const texts = {
+      raw: `said ${secret}`,
+      // The query of a URL a step called, once a parameter was appended (form encoding)…
+      appended: `HTTP 500 GET ${url}`,
+      // …and as the URL parser leaves a templated value (`'` as %27).
+      inline: `HTTP 500 GET ${inline}`,
+      // An echoing server's error body, as JavaScript, Python and PHP write JSON.
+      javascript: `HTTP 500: ${json}`,
+      python: `HTTP 500: ${python}`,
+      php: `HTTP 500: ${python.replaceAll('/', '\\/')}`,
+    };
+    expect(texts.appended).not.toContain(encodeURIComponent(secret));
+    expect(texts.inline).not.toContain(encodeURIComponent(secret));
+    expect(redactor.value(texts)).toEqual({
+      raw: 'said <<s_k>>',
+      appended: 'HTTP 500 GET https://a.test/x?q=<<s_k>>',
+      inline: 'HTTP 500 GET https://a.test/x?q=<<s_k>>',
+      javascript: 'HTTP 500: {"echo":"<<s_k>>"}',
+      python: 'HTTP 500: {"echo":"<<s_k>>"}',
+      php: 'HTTP 500: {"echo":"<<s_k>>"}',
+    });
+  });
+
   it('scrubs text inside file references and leaves binary ones alone', () => {
     const redactor = new Redactor();
     redactor.add('s3cr3t-token', '<<k>>');
