@@ -10,7 +10,7 @@ import { startOperator } from '../operator/app.ts';
 import { WorkerPool } from '../runner/pool.ts';
 import type { Config } from '../runs/config.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
-import { PoolLauncher } from '../runs/launcher.ts';
+import { PoolLauncher } from '../runs/pool-launcher.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
 import { openStore, type Store } from '../store/index.ts';
 import { credentialsBox, deriveKey, loadMasterKey } from '../store/secret-box.ts';

@@ -7,7 +7,8 @@
 import type { ToolRunResource } from '../../crds/resources.ts';
 import type { EnvVar, Pod } from '../../kube/types.ts';
 import { EGRESS_ENV } from '../../runner/protocols/egress-policy.ts';
-import { type PodNames, RUN_ID_ANNOTATION, runnerLabels, toolRunOwner } from '../../runs/launcher.ts';
+import { RUN_ID_ANNOTATION, runnerLabels, toolRunOwner } from '../../runs/launcher.ts';
+import type { PodNames } from '../../runs/pod-launcher.ts';
 import { RUN_TOKEN_SECRET_KEY, RUNNER_ENV } from '../../runs/runner-protocol.ts';
 import type { OperatorSettings } from '../settings.ts';
 

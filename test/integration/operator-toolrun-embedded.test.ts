@@ -12,7 +12,7 @@ import { defaultOperatorSettings } from '../../operator/settings.ts';
 import { ToolRunController } from '../../operator/toolrun/controller.ts';
 import { ConditionType, RunReason } from '../../operator/toolrun/reasons.ts';
 import { WorkerPool } from '../../runner/pool.ts';
-import { PoolLauncher } from '../../runs/launcher.ts';
+import { PoolLauncher } from '../../runs/pool-launcher.ts';
 import { RECORDED_FINALIZER, toolRunFor, toolRunName } from '../../runs/toolruns.ts';
 import { openStore, type Store } from '../../store/index.ts';
 import { type HttpTarget, startHttpTarget } from '../support/http-target.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../kube/types.ts';
-import { executionFromPod } from '../../runs/launcher.ts';
+import { executionFromPod } from '../../runs/pod-launcher.ts';
 import { encodeSummary } from '../../runs/runner-protocol.ts';
 
 function pod(status: Pod['status'], extra: Partial<Pod['metadata']> = {}): Pod {

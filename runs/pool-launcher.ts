@@ -1,0 +1,122 @@
+/** The embedded launcher: admitted ToolRuns execute in this process's worker pool. */
+import type { ToolRunResource } from '../crds/resources.ts';
+import type { RunOptions } from '../crds/run.ts';
+import type { EngineResult, ResolvedSystem } from '../runner/engine/types.ts';
+import type { RunOrder } from '../runner/ipc.ts';
+import type { WorkerPool } from '../runner/pool.ts';
+import type { Store, StoredRun } from '../store/index.ts';
+import { finishFromResult } from './completion.ts';
+import type { Execution, Launcher, LaunchResult } from './launcher.ts';
+
+/** What the pool launcher needs besides the pool: the run's inputs and credentials, resolved at launch. */
+export interface LaunchContext {
+  store: Store;
+  pool: WorkerPool;
+  executor: string;
+  resolveSystems(systemIds: string[], mode: 'dev' | 'prod'): Promise<ResolvedSystem[]>;
+  /** Runtime credentials of the run (and their removal once it ran). */
+  takeCredentials(runId: string): Promise<RunOrder['runtimeCredentials']>;
+  dropCredentials(runId: string): Promise<void>;
+  /** Registers the execution for cancellation; returns the unregister function. */
+  track(runId: string, controller: AbortController): () => void;
+  onFinished?(run: StoredRun, status: string, durationMs: number): void;
+}
+
+interface PoolExecution {
+  controller: AbortController;
+  startedAt: string;
+  done: Promise<void>;
+}
+
+/**
+ * Executes admitted ToolRuns in the worker pool and records their outcome in the store: the embedded
+ * counterpart of the runner Pod. Only one executor can claim a run.
+ */
+export class PoolLauncher implements Launcher {
+  readonly kind = 'pool';
+  readonly #ctx: LaunchContext;
+  readonly #executions = new Map<string, PoolExecution>();
+  #changed: (toolRunName: string) => void = () => {};
+
+  constructor(ctx: LaunchContext) {
+    this.#ctx = ctx;
+  }
+
+  async open(changed: (toolRunName: string) => void): Promise<void> {
+    this.#changed = changed;
+  }
+
+  /** Aborts the runs executing here and waits until each has recorded its outcome. */
+  async close(): Promise<void> {
+    for (const execution of this.#executions.values()) execution.controller.abort();
+    await Promise.allSettled([...this.#executions.values()].map((e) => e.done));
+  }
+
+  async launch(toolRun: ToolRunResource): Promise<LaunchResult> {
+    const name = toolRun.metadata.name;
+    if (this.#executions.has(name)) return { launched: true };
+    const run = await this.#ctx.store.claimRunExecution(toolRun.spec.runId, this.#ctx.executor);
+    if (!run) return { launched: false };
+    const controller = new AbortController();
+    const execution: PoolExecution = {
+      controller,
+      startedAt: new Date().toISOString(),
+      done: Promise.resolve(),
+    };
+    this.#executions.set(name, execution);
+    execution.done = this.#execute(toolRun, run, controller).finally(() => {
+      // The outcome is in the store before the execution disappears (observe, then read the store).
+      this.#executions.delete(name);
+      this.#changed(name);
+    });
+    return { launched: true };
+  }
+
+  async observe(toolRun: ToolRunResource): Promise<Execution> {
+    const execution = this.#executions.get(toolRun.metadata.name);
+    return execution
+      ? { launcher: 'pool', phase: 'Running', since: execution.startedAt, cooperativeCancel: false }
+      : { launcher: 'pool', phase: 'None', cooperativeCancel: false };
+  }
+
+  async stop(toolRun: ToolRunResource): Promise<void> {
+    this.#executions.get(toolRun.metadata.name)?.controller.abort();
+  }
+
+  async cleanup(): Promise<void> {
+    // Nothing outlives an in-process execution.
+  }
+
+  async #execute(toolRun: ToolRunResource, run: StoredRun, controller: AbortController): Promise<void> {
+    const { store, pool } = this.#ctx;
+    const runId = run.runId;
+    const untrack = this.#ctx.track(runId, controller);
+    let result: EngineResult;
+    try {
+      const systems = await this.#ctx.resolveSystems(run.systemIds, run.executionMode ?? 'prod');
+      result = await pool.run(
+        {
+          runId,
+          tool: toolRun.spec.tool,
+          inputs: run.toolPayload ?? {},
+          systems,
+          runtimeCredentials: await this.#ctx.takeCredentials(runId),
+          timeoutMs: (run.options as RunOptions | undefined)?.timeout,
+          traceId: run.traceId ?? runId,
+        },
+        { signal: controller.signal },
+      );
+    } catch (error) {
+      // E.g. a system deleted after the run was accepted: the run fails, the process carries on.
+      result = { status: 'failed', data: null, stepResults: [], error: (error as Error).message, files: [] };
+    } finally {
+      untrack();
+    }
+    const finish = finishFromResult(run, result);
+    const recorded = await store.batch.finishRun(runId, finish);
+    await this.#ctx.dropCredentials(runId).catch(() => {});
+    if (recorded) this.#ctx.onFinished?.(run, finish.status, finish.durationMs);
+  }
+}
+
+// --- PodLauncher ---
