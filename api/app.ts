@@ -6,6 +6,7 @@ import type { KubeglueResources } from '../kube/resources/index.ts';
 import type { SecretStore } from '../kube/secrets/interface.ts';
 import type { WorkerPool } from '../runner/pool.ts';
 import type { FileUrlSigner } from '../runs/file-urls.ts';
+import { type RunEventBus, RunEventHub } from '../runs/run-events.ts';
 import { RunService, type RuntimeCredentialVault } from '../runs/service.ts';
 import { validateToolDefinition } from '../runs/tool-validation.ts';
 import type { Store } from '../store/index.ts';
@@ -15,6 +16,8 @@ import { installMetrics, type Metrics } from './metrics.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerFileDownloadRoute } from './routes/files.ts';
 import { registerHookRoutes } from './routes/hooks.ts';
+import { type LogStreamTimings, registerLogRoutes } from './routes/logs.ts';
+import { registerMeRoute } from './routes/me.ts';
 import { registerRunRoutes } from './routes/runs.ts';
 import { registerSystemRoutes } from './routes/systems.ts';
 import { registerToolRoutes } from './routes/tools.ts';
@@ -40,6 +43,13 @@ export interface ApiDeps {
   bodyLimitBytes: number;
   logLevel: string;
   log: (line: string) => void;
+  /**
+   * How live run events reach the other API replicas (the store's LISTEN/NOTIFY in the Kubernetes role);
+   * without it a stream sees the runs of this process only (the embedded deployment is one process).
+   */
+  eventBus?: RunEventBus;
+  /** Timings of `GET /v1/logs/stream` (tests). */
+  logStream?: Partial<LogStreamTimings>;
 }
 
 /** The /v1 API of one process: routes, auth, metrics and the services behind them. */
@@ -50,6 +60,8 @@ export interface Api {
   tools: ToolService;
   metrics: Metrics;
   auth: Auth;
+  /** Live run events: runs executing in this process report here (pool launcher, internal API). */
+  events: RunEventHub;
   /** Marks the server ready for traffic (readiness probe). */
   setReady(ready: boolean): void;
   /** Stops the caches the API reads from (after the HTTP server closed). */
@@ -63,16 +75,14 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
   await systems.start();
   const toolInformer = new Informer<ToolResource>(resources.tools, { log });
   await toolInformer.start();
-  const tools = new ToolService({
-    resources,
-    informer: toolInformer,
-    namespace,
-    validate: (tool: Tool) =>
-      validateToolDefinition(tool, {
-        systemExists: (id) => systems.exists(id),
-        systemUrls: (id) => systems.urls(id),
-      }),
-  });
+  const validateTool = (tool: Tool) =>
+    validateToolDefinition(tool, {
+      systemExists: (id) => systems.exists(id),
+      systemUrls: (id) => systems.urls(id),
+    });
+  const tools = new ToolService({ resources, informer: toolInformer, namespace, validate: validateTool });
+  const events = new RunEventHub({ ...(deps.eventBus ? { bus: deps.eventBus } : {}), log });
+  await events.start();
 
   let ready = false;
   const app = buildServer({
@@ -97,6 +107,8 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     maxSyncRuns: deps.maxSyncRuns,
     onCancelled: propagateCancel({ store, toolRuns: resources.toolRuns }),
     metrics,
+    events,
+    validateTool,
   });
 
   registerToolRoutes(app, { tools });
@@ -104,6 +116,8 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
   registerHookRoutes(app, { runs, tools });
   registerSystemRoutes(app, { systems });
   registerApiKeyRoutes(app, { store, auth });
+  registerMeRoute(app);
+  registerLogRoutes(app, { events, runs, ...(deps.logStream ? { timings: deps.logStream } : {}) });
   registerFileDownloadRoute(app, { signer, store });
 
   return {
@@ -113,10 +127,12 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     tools,
     metrics,
     auth,
+    events,
     setReady: (value) => {
       ready = value;
     },
     close: async () => {
+      await events.close();
       await toolInformer.stop();
       await systems.close();
       await auth.flush();

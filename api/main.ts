@@ -74,6 +74,8 @@ export async function main(_args: string[]): Promise<void> {
     bodyLimitBytes: config.bodyLimitBytes,
     logLevel: config.logLevel,
     log,
+    // Live run events reach a log stream on any replica.
+    eventBus: { publish: (payload) => store.publishRunEvent(payload), subscribe: (l) => store.onRunEvent(l) },
   });
   const stopCancels = await listenForCancels(store, api.runs);
   const internal = buildInternalServer({
@@ -82,6 +84,7 @@ export async function main(_args: string[]): Promise<void> {
     takeRuntimeCredentials: (runId) => vault.get(runId),
     dropRuntimeCredentials: (runId) => vault.delete(runId),
     onFinished: (run, status, durationMs) => api.metrics.runFinished(status, run.requestSource, durationMs),
+    events: api.events,
     bodyLimitBytes: cluster.internalBodyLimitBytes,
     logLevel: config.logLevel,
     log,
@@ -90,9 +93,6 @@ export async function main(_args: string[]): Promise<void> {
   await api.app.listen({ host: config.host, port: config.port });
   await internal.listen({ host: cluster.internalHost ?? config.host, port: cluster.internalPort });
   api.setReady(true);
-  log(
-    `ready on ${publicUrl} (namespace ${namespace}, internal runner port ${cluster.internalPort}, ${hostname()})`,
-  );
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -120,4 +120,8 @@ export async function main(_args: string[]): Promise<void> {
       });
     });
   }
+  // Only now: whoever waits for this line may signal at once, and must find the handlers installed.
+  log(
+    `ready on ${publicUrl} (namespace ${namespace}, internal runner port ${cluster.internalPort}, ${hostname()})`,
+  );
 }

@@ -115,6 +115,20 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     if (closing()) return sendError(reply.header('Connection', 'close'), KG_ERR_SHUTTING_DOWN());
   });
 
+  // Generic clients send `Content-Type: application/json` with an empty body on routes whose body is
+  // optional (cancel, delete, run): that is no body, not malformed JSON. Anything else goes to fastify's
+  // own JSON parser (prototype poisoning refused).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    parseJson(request, text, done);
+  });
+
   const openApi = openApiDocument();
   app.get('/readyz', async (_request, reply) =>
     options.ready() ? { status: 'ready' } : sendError(reply, KG_ERR_NOT_READY()),

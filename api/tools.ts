@@ -1,7 +1,13 @@
 import { resourceNameForId, toolFromResource, toolIdOf, toolToResource } from '../crds/convert.ts';
 import { formatIssues } from '../crds/errors.ts';
 import type { ToolResource } from '../crds/resources.ts';
-import { Tool, type ToolInput, type ToolUpdateBody } from '../crds/tool.ts';
+import {
+  systemIdsProblem,
+  Tool,
+  type ToolInput,
+  type ToolUpdateBody,
+  unusedSystemIds,
+} from '../crds/tool.ts';
 import type { Informer } from '../kube/informer.ts';
 import { isResourceError, type KubeglueResources } from '../kube/resources/index.ts';
 import {
@@ -97,12 +103,17 @@ export class ToolService {
 
   async update(id: string, body: ToolUpdateBody): Promise<Tool> {
     if (body.id !== undefined && body.id !== id) throw KG_ERR_TOOL_ID_MISMATCH(body.id, id);
-    const { id: _id, createdAt: _c, updatedAt: _u, ...changes } = body;
+    // systemIds (superglue's clients) is checked against the resulting steps, never stored.
+    const { id: _id, createdAt: _c, updatedAt: _u, systemIds, ...changes } = body;
     for (let attempt = 1; ; attempt++) {
       const existing = await this.#deps.resources.tools.get(resourceNameForId(id));
       if (!existing || toolIdOf(existing) !== id) throw KG_ERR_TOOL_NOT_FOUND(id);
       const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
       const merged = this.#parse({ ...toolFromResource(existing), ...defined, id });
+      const unused = unusedSystemIds(systemIds, merged.steps);
+      if (unused.length > 0) {
+        throw KG_ERR_VALIDATION('tool update', `systemIds: ${systemIdsProblem(unused, merged.steps)}`);
+      }
       await this.#deps.validate(merged);
       try {
         const updated = await this.#deps.resources.tools.update(

@@ -10,7 +10,6 @@ const log = (line: string) => console.log(`kubeglue: ${line}`);
 export async function main(_args: string[]): Promise<void> {
   const config = loadConfig();
   const embedded = await startEmbedded(config, log);
-  log(`ready on ${embedded.url} (OpenAPI: ${embedded.url}/v1/openapi.json)`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -26,4 +25,6 @@ export async function main(_args: string[]): Promise<void> {
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
+  // Only now: whoever waits for this line may signal at once, and must find the handlers installed.
+  log(`ready on ${embedded.url} (OpenAPI: ${embedded.url}/v1/openapi.json)`);
 }

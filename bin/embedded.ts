@@ -116,6 +116,7 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     dropCredentials: (runId) => vault.delete(runId),
     track: (runId, controller) => runs.track(runId, controller),
     onFinished: (run, status, durationMs) => metrics.runFinished(status, run.requestSource, durationMs),
+    events: api.events,
   });
   const operator = await startOperator({
     store,

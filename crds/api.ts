@@ -40,10 +40,19 @@ export const SystemList = listEnvelope(System).meta({ id: 'SystemList' });
 
 export const DeleteResult = z.object({ success: z.boolean() }).meta({ id: 'DeleteResult' });
 
+export const TOOLS_PAGE_LIMIT_MAX = 100;
+
 /** Query of `GET /v1/tools` (not shown by the interface). */
 export const ListToolsQuery = z.strictObject({
   page: z.coerce.number().int().min(1).default(1),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
+  // superglue's CLI asks for limit=1000 to search every tool: a larger limit means "as many as allowed".
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(50)
+    .transform((limit) => Math.min(limit, TOOLS_PAGE_LIMIT_MAX))
+    .describe(`Default 50; values above ${TOOLS_PAGE_LIMIT_MAX} are clamped to ${TOOLS_PAGE_LIMIT_MAX}.`),
   includeArchived: z
     .enum(['true', 'false'])
     .default('false')
@@ -80,3 +89,18 @@ export const ApiKeyCreated = ApiKey.extend({
 }).meta({ id: 'ApiKeyCreated' });
 
 export const ApiKeyList = z.object({ data: z.array(ApiKey) }).meta({ id: 'ApiKeyList' });
+
+/** `GET /v1/me`: the calling API key (never the key itself). */
+export const Me = z
+  .object({
+    id: z.string().describe("The key's id (runs started with it carry it as userId)."),
+    name: z.string(),
+    admin: z.boolean(),
+    toolIds: z.array(z.string()).nullable().describe('The tools the key is limited to; null: every tool.'),
+    userId: z.string().describe("The same id, under the name superglue's clients show (sg whoami)."),
+    roleIds: z
+      .array(z.enum(['admin', 'member']))
+      .describe("superglue's base role, for its clients: admin for admin keys, else member."),
+  })
+  .meta({ id: 'Me' });
+export type Me = z.infer<typeof Me>;

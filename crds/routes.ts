@@ -6,24 +6,38 @@ import {
   DeleteResult,
   ErrorBody,
   ListToolsQuery,
+  Me,
   RunList,
   SystemList,
   ToolList,
 } from './api.ts';
 import {
+  DraftRunQuery,
+  DraftRunRequest,
   ExecutionMode,
   FileDownloadInfo,
   FileList,
   ListRunsQuery,
+  LogStreamQuery,
   Run,
+  RunLogEvent,
   RunRequest,
   RunResults,
+  StepRunQuery,
+  StepRunRequest,
+  StepRunResult,
   WebhookAccepted,
 } from './run.ts';
-import { Environment, System, SystemCreateBody, SystemUpdateBody } from './system.ts';
+import {
+  CredentialSetList,
+  Environment,
+  SystemCreateBody,
+  SystemEnvelope,
+  SystemUpdateBody,
+} from './system.ts';
 import { Tool, ToolCreateBody, ToolUpdateBody } from './tool.ts';
 
-export type HttpVerb = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type HttpVerb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface RouteResponse {
   description: string;
@@ -38,7 +52,7 @@ export interface RouteSpec {
   path: string;
   operationId: string;
   summary: string;
-  tag: 'Runs' | 'Tools' | 'Hooks' | 'Systems' | 'API keys' | 'Files';
+  tag: 'Runs' | 'Tools' | 'Hooks' | 'Systems' | 'API keys' | 'Files' | 'Logs';
   query?: z.ZodObject;
   body?: z.ZodType;
   /** Body content types other than JSON the route accepts. */
@@ -52,6 +66,7 @@ const tokenQuery = z.strictObject({ token: z.string().optional() });
 const envQuery = z.strictObject({ environment: Environment.optional(), token: z.string().optional() });
 
 const notFound: RouteResponse = { description: 'Not found', schema: ErrorBody };
+const restricted: RouteResponse = { description: 'The API key is limited to some tools', schema: ErrorBody };
 const badRequest: RouteResponse = { description: 'Invalid request', schema: ErrorBody };
 
 export const ROUTES: RouteSpec[] = [
@@ -217,6 +232,62 @@ export const ROUTES: RouteSpec[] = [
   },
   {
     method: 'POST',
+    path: '/tools/run',
+    operationId: 'runToolDefinition',
+    summary: 'Run a tool definition without saving it (keys not limited to tools)',
+    tag: 'Tools',
+    query: DraftRunQuery,
+    body: DraftRunRequest,
+    responses: {
+      200: { description: 'Synchronous run finished; includes data and stepResults', schema: Run },
+      202: { description: 'Asynchronous run accepted (createRun=true only)', schema: Run },
+      400: { description: 'Invalid definition or request', schema: ErrorBody },
+      403: restricted,
+      422: {
+        description: 'A transform, selector or template does not compile, or a system is unknown',
+        schema: ErrorBody,
+      },
+      429: { description: 'Too many synchronous runs at once; see Retry-After', schema: ErrorBody },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/tools/step/run',
+    operationId: 'runToolStep',
+    summary: 'Run one step with a payload and earlier step results (keys not limited to tools)',
+    tag: 'Tools',
+    query: StepRunQuery,
+    body: StepRunRequest,
+    responses: {
+      200: { description: "The step's result", schema: StepRunResult },
+      400: { description: 'Invalid step or request', schema: ErrorBody },
+      403: restricted,
+      422: { description: 'The step does not compile, or its system is unknown', schema: ErrorBody },
+      429: { description: 'Too many synchronous runs at once; see Retry-After', schema: ErrorBody },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/logs/stream',
+    operationId: 'streamLogs',
+    summary: 'Live events of a run, or of the runs of a trace (Server-Sent Events)',
+    tag: 'Logs',
+    query: LogStreamQuery,
+    responses: {
+      200: {
+        description:
+          'text/event-stream: one event per line pair (`id:` and `data:` with a RunLogEvent), `: ping` ' +
+          'comments every 15 s; ends when the run ends',
+        schema: RunLogEvent,
+        contentType: 'text/event-stream',
+      },
+      204: { description: 'Reconnect (Last-Event-ID) after the final event: nothing more will come' },
+      400: badRequest,
+      404: notFound,
+    },
+  },
+  {
+    method: 'POST',
     path: '/hooks/{toolId}',
     operationId: 'triggerHook',
     summary: 'Incoming webhook',
@@ -263,7 +334,7 @@ export const ROUTES: RouteSpec[] = [
     query: tokenQuery,
     body: SystemCreateBody,
     responses: {
-      201: { description: 'Created; credentials shown as placeholders', schema: System },
+      201: { description: 'Created; credentials shown as placeholders', schema: SystemEnvelope },
       400: badRequest,
       409: { description: 'This id already exists in this environment', schema: ErrorBody },
     },
@@ -288,7 +359,7 @@ export const ROUTES: RouteSpec[] = [
     summary: 'Get a system (prod unless environment=dev)',
     tag: 'Systems',
     query: envQuery,
-    responses: { 200: { description: 'The system', schema: System }, 404: notFound },
+    responses: { 200: { description: 'The system', schema: SystemEnvelope }, 404: notFound },
   },
   {
     method: 'PUT',
@@ -298,7 +369,37 @@ export const ROUTES: RouteSpec[] = [
     tag: 'Systems',
     query: envQuery,
     body: SystemUpdateBody,
-    responses: { 200: { description: 'The updated system', schema: System }, 400: badRequest, 404: notFound },
+    responses: {
+      200: { description: 'The updated system', schema: SystemEnvelope },
+      400: badRequest,
+      404: notFound,
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/systems/{systemId}',
+    operationId: 'patchSystem',
+    summary: 'Update a system (the same partial update as PUT)',
+    tag: 'Systems',
+    query: envQuery,
+    body: SystemUpdateBody,
+    responses: {
+      200: { description: 'The updated system', schema: SystemEnvelope },
+      400: badRequest,
+      404: notFound,
+    },
+  },
+  {
+    method: 'GET',
+    path: '/credentials',
+    operationId: 'listCredentialSets',
+    summary: "Each system variant's stored credential keys, read-only (superglue's credential sets)",
+    tag: 'Systems',
+    query: z.strictObject({ systemId: z.string().min(1).optional(), token: z.string().optional() }),
+    responses: {
+      200: { description: 'Credential keys, never values', schema: CredentialSetList },
+      403: restricted,
+    },
   },
   {
     method: 'DELETE',
@@ -308,6 +409,15 @@ export const ROUTES: RouteSpec[] = [
     tag: 'Systems',
     query: envQuery,
     responses: { 200: { description: 'Deleted', schema: DeleteResult }, 404: notFound },
+  },
+  {
+    method: 'GET',
+    path: '/me',
+    operationId: 'getMe',
+    summary: 'The calling API key (never the key itself)',
+    tag: 'API keys',
+    query: tokenQuery,
+    responses: { 200: { description: 'The key', schema: Me } },
   },
   {
     method: 'POST',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { JsonObject, JsonValue } from './json.ts';
-import { Tool, ToolId } from './tool.ts';
+import { SystemIdsField, Tool, ToolDefinition, ToolId, ToolStep, unusedSystemIds } from './tool.ts';
 
 export const RunStatus = z.enum(['running', 'success', 'failed', 'aborted']);
 export type RunStatus = z.infer<typeof RunStatus>;
@@ -68,15 +68,151 @@ export const RuntimeCredentials = z.record(
 );
 export type RuntimeCredentials = z.infer<typeof RuntimeCredentials>;
 
+/**
+ * Options of a run request: the stored RunOptions plus fields superglue's clients send, which are
+ * accepted and not stored (see each).
+ */
+export const RunRequestOptions = RunOptions.extend({
+  requestSource: ClientRequestSource.optional(),
+  clientInfo: z
+    .strictObject({
+      name: z.string().max(256).optional(),
+      version: z.string().max(256).optional(),
+      userAgent: z.string().max(1024).optional(),
+    })
+    .optional()
+    .describe("Sent by superglue's clients (their name and version); accepted and ignored."),
+  pinnedCredentials: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe(
+      "superglue's credential sets per system. kubeglue has one credential set per system variant: " +
+        'accepted when empty; a non-empty map is refused (give runtime credentials instead).',
+    ),
+  credentialsList: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe('Older name of pinnedCredentials; the same rule.'),
+}).meta({ id: 'RunRequestOptions' });
+export type RunRequestOptions = z.infer<typeof RunRequestOptions>;
+
+/** Fields of every run request body (saved tools, unsaved definitions). */
+const runRequestFields = {
+  runId: RunId.optional(),
+  credentials: RuntimeCredentials.optional(),
+  options: RunRequestOptions.optional(),
+  includeStepResultData: z
+    .boolean()
+    .optional()
+    .describe(
+      'false: the step results of a synchronous answer carry stepId, success, error, notes and timing ' +
+        '(startedAt, durationMs), not data. Default true (the full step results).',
+    ),
+  files: z
+    .record(z.string(), JsonValue)
+    .optional()
+    .describe(
+      "superglue's file inputs. kubeglue has none (put file content in the inputs): accepted when empty, " +
+        'refused otherwise.',
+    ),
+  stateFixture: JsonObject.optional().describe(
+    "superglue's seed for sourceData.persistedState. kubeglue has no tool state: accepted when empty, " +
+      'refused otherwise.',
+  ),
+};
+
 export const RunRequest = z
-  .strictObject({
-    runId: RunId.optional(),
-    inputs: JsonObject.optional(),
-    credentials: RuntimeCredentials.optional(),
-    options: RunOptions.extend({ requestSource: ClientRequestSource.optional() }).optional(),
-  })
+  .strictObject({ inputs: JsonObject.optional(), ...runRequestFields })
   .meta({ id: 'RunRequest' });
 export type RunRequest = z.infer<typeof RunRequest>;
+
+/** Body of `POST /v1/tools/run`: a tool definition run without saving it. */
+export const DraftRunRequest = z
+  .strictObject({
+    tool: ToolDefinition.describe('The definition to run; it is not saved, and any id may be used.'),
+    payload: JsonObject.optional().describe('The inputs (superglue names them payload).'),
+    inputs: JsonObject.optional().describe('The inputs, as POST /v1/tools/{id}/run names them.'),
+    ...runRequestFields,
+    executionKind: z
+      .enum(['full', 'draft', 'single-step'])
+      .optional()
+      .describe("Sent by superglue's clients; accepted and ignored."),
+    parentToolId: z
+      .string()
+      .max(256)
+      .optional()
+      .describe("Sent by superglue's clients; accepted and ignored."),
+    draftId: z.string().max(256).optional().describe("Sent by superglue's clients; accepted and ignored."),
+  })
+  .refine((body) => body.payload === undefined || body.inputs === undefined, {
+    message: 'give the inputs as payload or as inputs, not both',
+    path: ['inputs'],
+  })
+  .meta({ id: 'DraftRunRequest' });
+export type DraftRunRequest = z.infer<typeof DraftRunRequest>;
+
+export const DraftRunQuery = z.strictObject({
+  createRun: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true')
+    .describe('true: the run is recorded like any other (GET /v1/runs); false (default): nothing is stored.'),
+  token: z.string().optional(),
+});
+
+/** Body of `POST /v1/tools/step/run`: one step of a tool, with the inputs and earlier step results. */
+export const StepRunRequest = z
+  .strictObject({
+    step: ToolStep,
+    payload: JsonObject.optional().describe('The inputs.'),
+    previousResults: JsonObject.optional().describe(
+      'Results of earlier steps by step id, as sourceData holds them ({ "<stepId>": { "data": … } }).',
+    ),
+    credentials: RuntimeCredentials.optional(),
+    options: z
+      .strictObject({ timeout: RunOptions.shape.timeout })
+      .optional()
+      .describe('timeout: milliseconds, bounds the step.'),
+    runId: RunId.optional(),
+    systemIds: SystemIdsField,
+    createRun: z.boolean().optional().describe('true: record the step run like any other run.'),
+    parentToolId: ToolId.optional().describe(
+      'The tool the step belongs to: the recorded run carries it as toolId (default: the step id).',
+    ),
+    files: runRequestFields.files,
+    stepIndex: z.number().int().min(0).optional().describe("Sent by superglue's clients; ignored."),
+    stepId: z.string().optional().describe("Sent by superglue's clients; must equal step.id when given."),
+  })
+  .refine((body) => body.stepId === undefined || body.stepId === body.step.id, {
+    message: 'must equal step.id',
+    path: ['stepId'],
+  })
+  .refine((body) => unusedSystemIds(body.systemIds, [body.step]).length === 0, {
+    message: "lists a system the step does not use (kubeglue takes the step's config.systemId)",
+    path: ['systemIds'],
+  })
+  .meta({ id: 'StepRunRequest' });
+export type StepRunRequest = z.infer<typeof StepRunRequest>;
+
+export const StepRunQuery = z.strictObject({
+  stream: z
+    .enum(['true', 'false'])
+    .optional()
+    .describe("Sent by superglue's clients; kubeglue always answers JSON (they accept that)."),
+  token: z.string().optional(),
+});
+
+/** Answer of `POST /v1/tools/step/run`. */
+export const StepRunResult = z
+  .object({
+    stepId: z.string(),
+    success: z.boolean(),
+    data: JsonValue.optional(),
+    error: z.string().optional(),
+    notes: z.array(z.string()).optional(),
+    runId: z.string().describe('Extension: the run id (recorded only with createRun).'),
+  })
+  .meta({ id: 'StepRunResult' });
 
 export const StepResult = z
   .object({
@@ -90,6 +226,18 @@ export const StepResult = z
       .describe(
         'kubeglue extension: what the step did differently than written, e.g. system credentials withheld ' +
           "from a URL outside the system's origins.",
+      ),
+    startedAt: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .describe('Extension, in synchronous answers with includeStepResultData false: when the step started.'),
+    durationMs: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe(
+        'Extension, in synchronous answers with includeStepResultData false: how long the step took.',
       ),
   })
   .meta({ id: 'StepResult' });
@@ -217,3 +365,59 @@ export const ListRunsQuery = z
     path: ['cursor'],
   });
 export type ListRunsQuery = z.infer<typeof ListRunsQuery>;
+
+export const RUN_LOG_EVENT_TYPES = [
+  'run_started',
+  'step_started',
+  'page_fetched',
+  'retry',
+  'step_finished',
+  'run_finished',
+] as const;
+
+/**
+ * One event of `GET /v1/logs/stream` (the `data:` of a Server-Sent Event, one JSON line). Ids, statuses,
+ * counts, timings and redacted errors only: never step data, inputs or credentials.
+ */
+export const RunLogEvent = z
+  .object({
+    id: z
+      .string()
+      .describe('Unique per run and event (also the SSE id): <runId>:<n>, <runId>:start, <runId>:end.'),
+    type: z.enum(RUN_LOG_EVENT_TYPES),
+    level: z.enum(['INFO', 'WARN', 'ERROR']),
+    message: z.string().describe('One human-readable line.'),
+    timestamp: z.iso.datetime({ offset: true }),
+    traceId: z.string(),
+    runId: z.string(),
+    toolId: z.string(),
+    stepId: z.string().optional(),
+    status: z
+      .enum(['running', 'success', 'failed', 'aborted'])
+      .optional()
+      .describe('run_started: running; step_finished: success or failed; run_finished: the final status.'),
+    page: z.number().int().optional().describe('page_fetched: the page number (from 1).'),
+    totalFetched: z.number().int().optional().describe('page_fetched: items merged so far.'),
+    attempt: z.number().int().optional().describe('retry: the attempt about to be made (2, 3, …).'),
+    delayMs: z.number().int().optional().describe('retry: the wait before it.'),
+    httpStatus: z
+      .number()
+      .int()
+      .optional()
+      .describe('retry: the status that is retried (absent: a network error).'),
+    durationMs: z.number().int().optional().describe('step_finished and run_finished.'),
+    error: z.string().optional().describe('The redacted error (at most 1 000 characters).'),
+  })
+  .meta({ id: 'RunLogEvent' });
+export type RunLogEvent = z.infer<typeof RunLogEvent>;
+
+export const LogStreamQuery = z
+  .strictObject({
+    traceId: z.string().min(1).max(128).optional().describe('Follow the runs with this trace id.'),
+    runId: z.string().min(1).max(128).optional().describe('Follow this run.'),
+    token: z.string().optional(),
+  })
+  .refine((query) => query.traceId !== undefined || query.runId !== undefined, {
+    message: 'give traceId or runId: the stream follows one run (or the runs of one trace)',
+    path: ['traceId'],
+  });

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { JsonValue } from './json.ts';
 
 // System ids become credential template names (`<<systemId_key>>`) and label values.
 export const SystemId = z
@@ -163,6 +164,49 @@ export const systemFields = {
   ...systemSecurityFields,
 };
 
+/** superglue's authentication types, as its clients send and display them. */
+export const SuperglueAuthenticationType = z.enum([
+  'none',
+  'api_key',
+  'basic_auth',
+  'oauth2',
+  'connection_string',
+]);
+export type SuperglueAuthenticationType = z.infer<typeof SuperglueAuthenticationType>;
+
+const accepted = (what: string) => `Accepted for superglue's clients; ${what}`;
+
+/**
+ * Fields superglue's clients send in system bodies (`sg system create|edit`). kubeglue keeps its own model
+ * (authType, credentials, gateway): `authentication.type` sets authType when the body gives none, the
+ * others are accepted and not stored.
+ */
+export const superglueSystemFields = {
+  authentication: z
+    .looseObject({ type: SuperglueAuthenticationType })
+    .optional()
+    .describe(
+      accepted(
+        'without authType, its type sets it: none → none, basic_auth → basic, oauth2 → oauth, ' +
+          'connection_string → dataStore, api_key → bearer / botToken / apiKey after the credential given ' +
+          '(bearerToken, botToken, apiKey), else no authType (credentials only reach steps as <<id_key>>). ' +
+          'Nothing else of it is stored.',
+      ),
+    ),
+  specificInstructions: z.string().optional().describe(accepted('not stored.')),
+  templateName: z.string().optional().describe(accepted('not stored.')),
+  icon: z.string().optional().describe(accepted('not stored.')),
+  tags: z.array(z.string()).optional().describe(accepted('not stored.')),
+  metadata: z.record(z.string(), JsonValue).optional().describe(accepted('not stored.')),
+  requiredCredentialKeys: z.array(z.string()).optional().describe(accepted('not stored.')),
+  documentationFiles: z.record(z.string(), JsonValue).optional().describe(accepted('not stored.')),
+  tunnel: z
+    .looseObject({ tunnelId: z.string() })
+    .nullable()
+    .optional()
+    .describe(accepted('only null: kubeglue reaches private systems through gateway {tunnelId, target}.')),
+};
+
 const PLACEHOLDER = /^<<[^<>]+>>$/;
 
 function checkCredentialShape(
@@ -188,6 +232,46 @@ function checkCredentialShape(
   }
 }
 
+function refuseTunnel(value: { tunnel?: unknown }, ctx: z.RefinementCtx): void {
+  if (value.tunnel === undefined || value.tunnel === null) return;
+  ctx.addIssue({
+    code: 'custom',
+    path: ['tunnel'],
+    message:
+      'kubeglue reaches private systems through gateway: {tunnelId, target} (a target of the gateway agent)',
+  });
+}
+
+type SuperglueSystemFields = { [K in keyof typeof superglueSystemFields]?: unknown } & {
+  authentication?: { type: SuperglueAuthenticationType } | undefined;
+  hasUserCredentials?: unknown;
+};
+
+/** kubeglue's model of a system body: superglue's fields dropped, its authentication.type as authType. */
+function withoutSuperglueFields<
+  T extends SuperglueSystemFields & {
+    authType?: AuthType | undefined;
+    credentials?: Credentials | undefined;
+  },
+>(body: T): Omit<T, keyof typeof superglueSystemFields | 'hasUserCredentials'> {
+  const {
+    authentication,
+    specificInstructions: _si,
+    templateName: _tn,
+    icon: _i,
+    tags: _t,
+    metadata: _m,
+    requiredCredentialKeys: _r,
+    documentationFiles: _d,
+    tunnel: _tu,
+    hasUserCredentials: _h,
+    ...rest
+  } = body;
+  if (rest.authType !== undefined || !authentication) return rest;
+  const authType = authTypeFromSuperglue(authentication.type, Object.keys(rest.credentials ?? {}));
+  return authType ? { ...rest, authType } : rest;
+}
+
 /** Body of `POST /v1/systems`. */
 export const SystemCreateBody = z
   .strictObject({
@@ -195,7 +279,10 @@ export const SystemCreateBody = z
     ...systemFields,
     environment: Environment.default('prod'),
     credentials: Credentials.optional(),
+    ...superglueSystemFields,
   })
+  .superRefine(refuseTunnel)
+  .transform(withoutSuperglueFields)
   .superRefine(checkCredentialShape)
   .meta({ id: 'SystemCreateBody' });
 export type SystemCreateBody = z.infer<typeof SystemCreateBody>;
@@ -212,7 +299,12 @@ export const SystemUpdateBody = z
     credentials: Credentials.optional(),
     createdAt: z.string().optional(),
     updatedAt: z.string().optional(),
+    ...superglueSystemFields,
+    // GET answers carry these; a fetched system can be sent back as is.
+    hasUserCredentials: z.boolean().optional().describe('Set by the server; ignored.'),
   })
+  .superRefine(refuseTunnel)
+  .transform(withoutSuperglueFields)
   .superRefine(checkCredentialShape)
   .meta({ id: 'SystemUpdateBody' });
 export type SystemUpdateBody = z.infer<typeof SystemUpdateBody>;
@@ -224,11 +316,89 @@ export const System = z
     ...systemFields,
     environment: Environment,
     credentials: z.record(z.string(), z.string()).describe('Placeholders <<systemId_key>>, never values.'),
+    authentication: z
+      .object({ type: SuperglueAuthenticationType })
+      .describe(
+        "authType in superglue's terms, for its clients (apiKey, bearer, botToken, customHeaders → api_key).",
+      ),
+    hasUserCredentials: z
+      .boolean()
+      .describe("Whether credentials are stored (superglue's clients show it as configured / missing)."),
     createdAt: z.iso.datetime({ offset: true }).optional(),
     updatedAt: z.iso.datetime({ offset: true }).optional(),
   })
   .meta({ id: 'System' });
 export type System = z.infer<typeof System>;
+
+/** Single-system answers (create, get, update): superglue's envelope, which its clients read `data` of. */
+export const SystemEnvelope = z
+  .object({ success: z.literal(true), data: System })
+  .meta({ id: 'SystemEnvelope' });
+
+/**
+ * `GET /v1/credentials`: each system variant's stored credential keys, in the shape of superglue's
+ * credential sets (its clients read them to show which keys a system has). Read-only, never values.
+ */
+export const CredentialSet = z
+  .object({
+    id: z.string().describe('<systemId>:<environment>'),
+    name: z.string(),
+    systemId: z.string(),
+    environment: Environment,
+    credentialKeys: z.array(z.object({ key: z.string(), hasValue: z.boolean() })),
+    missingRequiredCredentialKeys: z.array(z.string()),
+    isOwner: z.boolean(),
+    isDefault: z.boolean().describe('The variant a request without ?environment= addresses.'),
+    permission: z.literal('editor'),
+    createdAt: z.iso.datetime({ offset: true }).optional(),
+    updatedAt: z.iso.datetime({ offset: true }).optional(),
+  })
+  .meta({ id: 'CredentialSet' });
+
+export const CredentialSetList = z
+  .object({ success: z.literal(true), data: z.object({ items: z.array(CredentialSet) }) })
+  .meta({ id: 'CredentialSetList' });
+
+/** authType as superglue names it. */
+export function superglueAuthenticationType(authType: AuthType | undefined): SuperglueAuthenticationType {
+  switch (authType) {
+    case 'apiKey':
+    case 'bearer':
+    case 'botToken':
+    case 'customHeaders':
+      return 'api_key';
+    case 'basic':
+      return 'basic_auth';
+    case 'oauth':
+      return 'oauth2';
+    case 'dataStore':
+      return 'connection_string';
+    default:
+      return 'none';
+  }
+}
+
+/** The authType superglue's `authentication.type` means, given the credential keys sent with it. */
+export function authTypeFromSuperglue(
+  type: SuperglueAuthenticationType,
+  credentialKeys: readonly string[],
+): AuthType | undefined {
+  switch (type) {
+    case 'none':
+      return 'none';
+    case 'basic_auth':
+      return 'basic';
+    case 'oauth2':
+      return 'oauth';
+    case 'connection_string':
+      return 'dataStore';
+    case 'api_key':
+      if (credentialKeys.includes('bearerToken')) return 'bearer';
+      if (credentialKeys.includes('botToken')) return 'botToken';
+      if (credentialKeys.includes('apiKey')) return 'apiKey';
+      return undefined;
+  }
+}
 
 export function credentialPlaceholder(systemId: string, key: string): string {
   return `<<${systemId}_${key}>>`;

@@ -23,13 +23,45 @@ export const MAX_STEPS = 200;
 const freeForm = <T extends z.ZodType>(schema: T) =>
   schema.meta({ 'x-kubernetes-preserve-unknown-fields': true });
 
-// Ids travel in URL paths and resource names; `.` and `..` are refused by refinement below.
+// Ids travel in URL paths (percent-encoded) and resource names (derived for ids that are not DNS names):
+// spaces are allowed inside (`My Tool`), other whitespace, "/" and "\" are not, nor `.` and `..`.
 export const ToolId = z
   .string()
   .min(1)
   .max(128)
-  .regex(/^[^\s/\\]+$/, 'must not contain whitespace, "/" or "\\"')
+  .regex(
+    /^[^\s/\\](?:(?:[^\s/\\]| )*[^\s/\\])?$/,
+    'must not contain "/", "\\" or whitespace other than inner spaces (no leading or trailing space)',
+  )
   .refine((id) => id !== '.' && id !== '..', 'must not be "." or ".."');
+
+/**
+ * Ids a new tool may not take: `POST /v1/tools/run` runs unsaved definitions and `POST /v1/tools/step/run`
+ * runs one step, so a tool named `step` could never be run by `POST /v1/tools/{id}/run`.
+ */
+export const RESERVED_TOOL_IDS = ['run', 'step'] as const;
+
+const NewToolId = ToolId.superRefine((id, ctx) => {
+  if ((RESERVED_TOOL_IDS as readonly string[]).includes(id)) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `'${id}' is reserved (POST /v1/tools/run runs an unsaved tool, POST /v1/tools/step/run one step); choose another id`,
+    });
+  }
+});
+
+/**
+ * superglue's clients send the systems a tool uses with it. kubeglue derives them from the steps'
+ * `config.systemId`; a listed id must be one of those (checked against the steps, not stored).
+ */
+export const SystemIdsField = z
+  .array(z.string().min(1))
+  .max(MAX_STEPS)
+  .optional()
+  .describe(
+    "Accepted for superglue's clients: the systems the tool uses. kubeglue derives them from the steps' " +
+      'config.systemId; every id listed must be used by a step (empty or omitted: derived). Not stored.',
+  );
 
 // Step ids are addressable as `sourceData[id]` and `<<id>>`.
 export const StepId = z
@@ -243,6 +275,49 @@ export function checkSteps(tool: StepsCarrier, ctx: z.RefinementCtx): void {
   });
 }
 
+/** The systems a tool's steps use, in first-use order. */
+export function stepSystemIds(
+  steps: ReadonlyArray<{ config: { type?: string; systemId?: string } }>,
+): string[] {
+  const ids = new Set<string>();
+  for (const step of steps) {
+    if (step.config.type !== 'transform' && step.config.systemId) ids.add(step.config.systemId);
+  }
+  return [...ids];
+}
+
+/** Ids in `systemIds` that no step uses (superglue's clients send the list; kubeglue derives it). */
+export function unusedSystemIds(
+  systemIds: readonly string[] | undefined,
+  steps: ReadonlyArray<{ config: { type?: string; systemId?: string } }>,
+): string[] {
+  if (!systemIds) return [];
+  const used = new Set(stepSystemIds(steps));
+  return [...new Set(systemIds)].filter((id) => !used.has(id));
+}
+
+export function systemIdsProblem(
+  unused: readonly string[],
+  steps: Parameters<typeof stepSystemIds>[0],
+): string {
+  const used = stepSystemIds(steps);
+  return (
+    `${unused.map((id) => `'${id}'`).join(', ')} ${unused.length === 1 ? 'is' : 'are'} not the systemId of any step ` +
+    `(the steps use ${used.length ? used.map((id) => `'${id}'`).join(', ') : 'no system'}); kubeglue derives a ` +
+    "tool's systems from its steps"
+  );
+}
+
+function checkSystemIds(
+  tool: { systemIds?: string[] | undefined; steps: Parameters<typeof stepSystemIds>[0] },
+  ctx: z.RefinementCtx,
+): void {
+  const unused = unusedSystemIds(tool.systemIds, tool.steps);
+  if (unused.length > 0) {
+    ctx.addIssue({ code: 'custom', path: ['systemIds'], message: systemIdsProblem(unused, tool.steps) });
+  }
+}
+
 export const Tool = z
   .object({
     id: ToolId,
@@ -257,9 +332,27 @@ export type ToolInput = z.input<typeof Tool>;
 
 /** Body of `POST /v1/tools` (kubeglue addition: the interface does not show tool creation). */
 export const ToolCreateBody = z
-  .strictObject({ id: ToolId, steps: ToolSteps, ...toolFields, ...serverFields })
+  .strictObject({
+    id: NewToolId,
+    steps: ToolSteps,
+    ...toolFields,
+    ...serverFields,
+    systemIds: SystemIdsField,
+  })
   .superRefine(checkSteps)
+  .superRefine(checkSystemIds)
   .meta({ id: 'ToolCreateBody' });
+
+/**
+ * A tool definition run without saving it (`POST /v1/tools/run`): the shape of a tool body, any id
+ * (reserved ones included: nothing is saved under it).
+ */
+export const ToolDefinition = z
+  .strictObject({ id: ToolId, steps: ToolSteps, ...toolFields, ...serverFields, systemIds: SystemIdsField })
+  .superRefine(checkSteps)
+  .superRefine(checkSystemIds)
+  .meta({ id: 'ToolDefinition' });
+export type ToolDefinition = z.infer<typeof ToolDefinition>;
 
 /** Body of `PUT /v1/tools/{id}`: only given fields change; `steps` replaces all steps. */
 export const ToolUpdateBody = z
@@ -275,6 +368,9 @@ export const ToolUpdateBody = z
     folder: toolFields.folder,
     archived: z.boolean().optional(),
     ...serverFields,
+    systemIds: SystemIdsField.describe(
+      "Accepted for superglue's clients; every id listed must be a systemId of the (resulting) steps. Not stored.",
+    ),
   })
   .meta({ id: 'ToolUpdateBody' });
 export type ToolUpdateBody = z.infer<typeof ToolUpdateBody>;

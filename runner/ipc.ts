@@ -15,7 +15,8 @@ export interface RunOrder {
 }
 
 export type ToWorker =
-  | { type: 'run'; id: number; order: RunOrder; events: boolean }
+  /** events: true sends every engine event, 'progress' the same without step data (false: none). */
+  | { type: 'run'; id: number; order: RunOrder; events: boolean | 'progress' }
   | { type: 'cancel'; id: number }
   | { type: 'shutdown' };
 

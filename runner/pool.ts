@@ -38,6 +38,20 @@ interface Worker {
 const WORKER_SCRIPT = fileURLToPath(new URL('./worker.ts', import.meta.url));
 const RESPAWN_DELAY_MS = 200;
 
+/**
+ * Sends to a worker that may have died since it was picked: `connected` stays true until the channel's
+ * close is processed, so a send can still fail (EPIPE). The exit handler deals with the worker and its runs.
+ */
+function sendTo(worker: Worker, message: ToWorker): void {
+  if (!worker.child.connected) return;
+  try {
+    // With a callback a failed send is reported to it instead of being emitted as 'error'.
+    worker.child.send(message, () => {});
+  } catch {
+    // ERR_IPC_CHANNEL_CLOSED thrown synchronously: the channel closed between the check and the send.
+  }
+}
+
 function crashMessage(code: number | null, signal: NodeJS.Signals | null): string {
   const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
   return `The worker process executing this run ${how} (possibly out of memory); the run did not complete`;
@@ -103,6 +117,12 @@ export class WorkerPool {
     });
     const worker: Worker = { child, ready, inFlight: new Map() };
     this.#workers[slot] = worker;
+    // A message sent to a worker that just died (killed with the whole process group, out of memory) fails
+    // with EPIPE or ERR_IPC_CHANNEL_CLOSED on this emitter; unhandled, that would crash the API process.
+    // The exit handler below fails the worker's runs and replaces it.
+    child.on('error', (error) => {
+      if (!this.#closing) this.#options.log?.(`worker ${slot}: ${error.message}`);
+    });
     child.on('message', (message: FromWorker) => {
       if (message.type === 'ready') return markReady();
       const run = worker.inFlight.get(message.id);
@@ -153,15 +173,18 @@ export class WorkerPool {
   /** Executes a run in a worker; resolves with its result (never rejects for a failing run). */
   run(
     order: RunOrder,
-    options: { signal?: AbortSignal; onEvent?: (event: EngineEvent) => void } = {},
+    options: {
+      signal?: AbortSignal;
+      onEvent?: (event: EngineEvent) => void;
+      /** Events without step data (step_finished carries success, error and notes only): cheaper IPC. */
+      progressOnly?: boolean;
+    } = {},
   ): Promise<EngineResult> {
     if (this.#closing) return Promise.reject(new Error('the worker pool is shutting down'));
     // Counted as in flight before anything awaits, so concurrent picks see each other.
     const worker = this.#pick();
     const id = this.#nextId++;
-    const send = (message: ToWorker) => {
-      if (worker.child.connected) worker.child.send(message);
-    };
+    const send = (message: ToWorker) => sendTo(worker, message);
     const { signal, onEvent } = options;
     const onAbort = () => send({ type: 'cancel', id });
     return new Promise<EngineResult>((resolve) => {
@@ -172,7 +195,12 @@ export class WorkerPool {
       });
       worker.ready.then(
         () => {
-          send({ type: 'run', id, order, events: onEvent !== undefined });
+          send({
+            type: 'run',
+            id,
+            order,
+            events: onEvent === undefined ? false : options.progressOnly ? 'progress' : true,
+          });
           if (signal?.aborted) onAbort();
           else signal?.addEventListener('abort', onAbort, { once: true });
         },
@@ -189,7 +217,8 @@ export class WorkerPool {
       this.#workers.map(async (worker) => {
         if (!worker || worker.child.exitCode !== null || worker.child.signalCode !== null) return;
         const exited = new Promise<void>((resolve) => worker.child.once('exit', () => resolve()));
-        if (worker.child.connected) worker.child.send({ type: 'shutdown' } satisfies ToWorker);
+        // The worker may be dying already (a signal to the whole process group): a failed send is expected.
+        sendTo(worker, { type: 'shutdown' });
         const timer = setTimeout(() => worker.child.kill('SIGKILL'), 5_000);
         await exited;
         clearTimeout(timer);

@@ -4,6 +4,7 @@
  */
 
 import { runTool } from './engine/run-tool.ts';
+import type { EngineEvent } from './engine/types.ts';
 import { createEngineDeps } from './engine-deps.ts';
 import type { FromWorker, ToWorker } from './ipc.ts';
 import { egressPolicyFromEnv } from './protocols/egress-policy.ts';
@@ -22,6 +23,13 @@ const { deps, sandbox } = createEngineDeps({
   egress: egressPolicyFromEnv(process.env, 'deny'),
 });
 const running = new Map<number, AbortController>();
+
+/** 'progress': step_finished without its data, so a listener that wants progress only copies no results. */
+function eventFor(mode: boolean | 'progress', event: EngineEvent): EngineEvent {
+  if (mode !== 'progress' || event.type !== 'step_finished') return event;
+  const { data: _data, ...result } = event.result;
+  return { type: 'step_finished', result };
+}
 
 function send(message: FromWorker): void {
   if (process.connected) process.send?.(message);
@@ -42,7 +50,9 @@ process.on('message', (message: ToWorker) => {
       runTool(deps, {
         ...message.order,
         signal: controller.signal,
-        onEvent: message.events ? (event) => send({ type: 'event', id: message.id, event }) : undefined,
+        onEvent: message.events
+          ? (event) => send({ type: 'event', id: message.id, event: eventFor(message.events, event) })
+          : undefined,
       }).then((result) => {
         running.delete(message.id);
         send({ type: 'result', id: message.id, result });
@@ -60,4 +70,8 @@ process.on('message', (message: ToWorker) => {
 
 // The parent is gone: nobody will read results any more.
 process.on('disconnect', () => void shutdown());
+// A signal to the whole process group (Ctrl-C in a terminal, kill -- -pid) reaches the workers too: the
+// parent decides when they stop (after its grace period for in-flight runs), by 'shutdown' or by leaving.
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => {});
 send({ type: 'ready' });

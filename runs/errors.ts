@@ -208,6 +208,12 @@ export const KG_ERR_RUN_LIMIT = define(
     'with options.async: true (asynchronous runs wait in a queue)',
   { 'Retry-After': '1' },
 );
+/** A field superglue's clients send for a feature kubeglue does not have, given a value that would matter. */
+export const KG_ERR_UNSUPPORTED_FIELD = define(
+  'KG_ERR_UNSUPPORTED_FIELD',
+  400,
+  (field: string, why: string) => `${field}: ${why} (send it empty or leave it out)`,
+);
 export const KG_ERR_PAGE_TOO_DEEP = define(
   'KG_ERR_PAGE_TOO_DEEP',
   400,

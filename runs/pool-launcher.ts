@@ -7,6 +7,7 @@ import type { WorkerPool } from '../runner/pool.ts';
 import type { Store, StoredRun } from '../store/index.ts';
 import { finishFromResult } from './completion.ts';
 import type { Execution, Launcher, LaunchResult } from './launcher.ts';
+import type { RunEventHub } from './run-events.ts';
 
 /** What the pool launcher needs besides the pool: the run's inputs and credentials, resolved at launch. */
 export interface LaunchContext {
@@ -20,6 +21,8 @@ export interface LaunchContext {
   /** Registers the execution for cancellation; returns the unregister function. */
   track(runId: string, controller: AbortController): () => void;
   onFinished?(run: StoredRun, status: string, durationMs: number): void;
+  /** Live progress of the runs for `GET /v1/logs/stream`. */
+  events?: Pick<RunEventHub, 'emit'>;
 }
 
 interface PoolExecution {
@@ -91,6 +94,8 @@ export class PoolLauncher implements Launcher {
     const { store, pool } = this.#ctx;
     const runId = run.runId;
     const untrack = this.#ctx.track(runId, controller);
+    const events = this.#ctx.events;
+    const ref = { runId, toolId: run.toolId, traceId: run.traceId ?? runId };
     let result: EngineResult;
     try {
       const systems = await this.#ctx.resolveSystems(run.systemIds, run.executionMode ?? 'prod');
@@ -104,7 +109,10 @@ export class PoolLauncher implements Launcher {
           timeoutMs: (run.options as RunOptions | undefined)?.timeout,
           traceId: run.traceId ?? runId,
         },
-        { signal: controller.signal },
+        {
+          signal: controller.signal,
+          ...(events ? { onEvent: (event) => events.emit(ref, event), progressOnly: true } : {}),
+        },
       );
     } catch (error) {
       // E.g. a system deleted after the run was accepted: the run fails, the process carries on.
@@ -115,7 +123,15 @@ export class PoolLauncher implements Launcher {
     const finish = finishFromResult(run, result);
     const recorded = await store.batch.finishRun(runId, finish);
     await this.#ctx.dropCredentials(runId).catch(() => {});
-    if (recorded) this.#ctx.onFinished?.(run, finish.status, finish.durationMs);
+    if (recorded) {
+      this.#ctx.onFinished?.(run, finish.status, finish.durationMs);
+      events?.emit(ref, {
+        type: 'run_finished',
+        status: finish.status,
+        ...(finish.error !== undefined ? { error: finish.error } : {}),
+        durationMs: finish.durationMs,
+      });
+    }
   }
 }
 

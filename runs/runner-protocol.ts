@@ -37,6 +37,13 @@ export const EngineEventBody = z.discriminatedUnion('type', [
     page: z.number(),
     totalFetched: z.number(),
   }),
+  z.object({
+    type: z.literal('retry'),
+    stepId: z.string(),
+    attempt: z.number().int(),
+    delayMs: z.number(),
+    status: z.number().int().optional(),
+  }),
 ]);
 
 /**

@@ -1,15 +1,19 @@
 import { randomUUID } from 'node:crypto';
+import { formatIssues } from '../crds/errors.ts';
 import type { JsonObject } from '../crds/json.ts';
 import type {
+  DraftRunRequest,
   ExecutionMode,
   RequestSource,
   Run,
   RunOptions,
   RunRequest,
   RuntimeCredentials,
+  StepResult,
+  StepRunRequest,
 } from '../crds/run.ts';
-import type { Tool } from '../crds/tool.ts';
-import type { ResolvedSystem } from '../runner/engine/types.ts';
+import { stepSystemIds, Tool, type ToolDefinition } from '../crds/tool.ts';
+import type { EngineEvent, ResolvedSystem } from '../runner/engine/types.ts';
 import type { WorkerPool } from '../runner/pool.ts';
 import type { Store, StoredRun } from '../store/index.ts';
 import { CANCELLED_MESSAGE, completionEffects, finishFromResult, inputHash } from './completion.ts';
@@ -20,7 +24,10 @@ import {
   KG_ERR_RUN_NOT_FOUND,
   KG_ERR_TOOL_ARCHIVED,
   KG_ERR_TOOL_NOT_FOUND,
+  KG_ERR_UNSUPPORTED_FIELD,
+  KG_ERR_VALIDATION,
 } from './errors.ts';
+import type { RunEventHub, RunRef } from './run-events.ts';
 import { runView, type UrlForFile, withResult } from './run-view.ts';
 import type { RuntimeCredentialVault } from './runtime-credentials.ts';
 import { checkWebhookUrl } from './webhook-url.ts';
@@ -59,6 +66,13 @@ export interface RunServiceDeps {
   metrics?: RunMetrics;
   /** After a cancel was stored: reach the process executing the run wherever it is (api/cancel.ts). */
   onCancelled?: (run: StoredRun) => Promise<void>;
+  /** Live progress for `GET /v1/logs/stream`. */
+  events?: Pick<RunEventHub, 'emit'>;
+  /**
+   * Save-time checks (code compiles, systems exist; KG_ERR_TOOL_INVALID) applied to definitions that run
+   * without being saved (`POST /v1/tools/run`, `/v1/tools/step/run`).
+   */
+  validateTool?: (tool: Tool) => Promise<void>;
 }
 
 export interface Caller {
@@ -84,11 +98,114 @@ export interface StartedRun {
   run: Run;
 }
 
-function systemIdsOf(tool: Tool): string[] {
-  const ids = new Set<string>();
-  for (const step of tool.steps)
-    if (step.config.type === 'request' && step.config.systemId) ids.add(step.config.systemId);
-  return [...ids];
+/** A tool definition run without saving it (`POST /v1/tools/run`). */
+export interface StartDraftRun {
+  definition: ToolDefinition;
+  request: DraftRunRequest;
+  /** Record the run (GET /v1/runs, files, cancel); without it nothing is stored. */
+  createRun: boolean;
+  caller: Caller;
+  traceId: string;
+  /** Aborts an unrecorded run (the client went away: nobody could see its outcome). */
+  signal?: AbortSignal;
+}
+
+/** One step run with a payload and earlier results (`POST /v1/tools/step/run`). */
+export interface StartStepRun {
+  request: StepRunRequest;
+  caller: Caller;
+  traceId: string;
+  signal?: AbortSignal;
+}
+
+export interface StepRunOutcome {
+  stepId: string;
+  success: boolean;
+  data?: Run['data'];
+  error?: string;
+  notes?: string[];
+  runId: string;
+}
+
+/** What one launch needs, whichever route started it. */
+interface Launch {
+  tool: Tool;
+  request: RunRequest;
+  caller: Caller;
+  traceId: string;
+  async: boolean;
+  /** false: the run is executed but not stored (no record, no files, no completion effects). */
+  record: boolean;
+  /** A definition that was not saved gets the save-time checks first. */
+  validate?: boolean;
+  requestSource?: RequestSource | undefined;
+  mode?: ExecutionMode | undefined;
+  parentRunId?: string | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+interface StepTiming {
+  startedAt: string;
+  started: number;
+  durationMs?: number;
+}
+
+function refOf(run: Pick<StoredRun, 'runId' | 'toolId' | 'traceId'>): RunRef {
+  return { runId: run.runId, toolId: run.toolId, traceId: run.traceId ?? run.runId };
+}
+
+/**
+ * Fields superglue's clients send for features kubeglue does not have: accepted when empty (their
+ * clients send them that way), refused when they would change what the run does.
+ */
+export function refuseUnsupportedFields(request: {
+  files?: Record<string, unknown> | undefined;
+  stateFixture?: Record<string, unknown> | undefined;
+  options?:
+    | {
+        pinnedCredentials?: Record<string, string> | undefined;
+        credentialsList?: Record<string, string> | undefined;
+      }
+    | undefined;
+}): void {
+  const given = (value: Record<string, unknown> | undefined) =>
+    value !== undefined && Object.keys(value).length > 0;
+  if (given(request.files)) {
+    throw KG_ERR_UNSUPPORTED_FIELD(
+      'files',
+      'kubeglue has no file inputs; put the file content in the inputs',
+    );
+  }
+  if (given(request.stateFixture)) {
+    throw KG_ERR_UNSUPPORTED_FIELD(
+      'stateFixture',
+      'kubeglue has no persistent tool state; pass the values in the inputs',
+    );
+  }
+  for (const field of ['pinnedCredentials', 'credentialsList'] as const) {
+    if (given(request.options?.[field])) {
+      throw KG_ERR_UNSUPPORTED_FIELD(
+        `options.${field}`,
+        "kubeglue has no credential sets: a run uses its systems' stored credentials for its mode " +
+          '(options.mode), overridden by runtime credentials',
+      );
+    }
+  }
+}
+
+/** Step results without data: stepId, success, error, notes, and the timing measured here (if any). */
+export function stepResultsWithoutData(
+  results: readonly StepResult[],
+  timings?: ReadonlyMap<string, StepTiming>,
+): StepResult[] {
+  return results.map(({ data: _data, ...rest }) => {
+    const timing = timings?.get(rest.stepId);
+    return {
+      ...rest,
+      ...(timing ? { startedAt: timing.startedAt } : {}),
+      ...(timing?.durationMs !== undefined ? { durationMs: timing.durationMs } : {}),
+    };
+  });
 }
 
 /** Starts, cancels and reads runs; the one place the /v1 run endpoints, webhooks and chains go through. */
@@ -108,28 +225,143 @@ export class RunService {
   }
 
   async start(input: StartRun): Promise<StartedRun> {
-    const given = input.request.options ?? {};
-    const async = input.forceAsync === true || given.async === true;
-    if (async) return this.#start(input, true);
+    refuseUnsupportedFields(input.request);
+    const async = input.forceAsync === true || input.request.options?.async === true;
+    return this.#admitted(async, async () => {
+      const { caller } = input;
+      // Decided before the lookup: a tool the key may not use answers exactly like a missing one.
+      if (!this.canSee(caller, input.toolId)) throw KG_ERR_TOOL_NOT_FOUND(input.toolId);
+      const tool = await this.#deps.tools.get(input.toolId);
+      if (!tool) throw KG_ERR_TOOL_NOT_FOUND(input.toolId);
+      if (tool.archived) throw KG_ERR_TOOL_ARCHIVED(tool.id);
+      return this.#launch({
+        tool,
+        request: input.request,
+        caller,
+        traceId: input.traceId,
+        async,
+        record: true,
+        requestSource: input.requestSource,
+        mode: input.mode,
+        parentRunId: input.parentRunId,
+      });
+    });
+  }
+
+  /**
+   * Runs a definition that is not saved, with the same checks as saving it (schema, code, systems) and
+   * the same limits, sandbox and egress rules as a saved tool. Unrecorded runs are synchronous and have
+   * no completion effects (nothing would hold their outcome).
+   */
+  async startDraft(input: StartDraftRun): Promise<StartedRun> {
+    const { request } = input;
+    refuseUnsupportedFields(request);
+    const async = request.options?.async === true;
+    if (!input.createRun && (async || request.options?.webhookUrl !== undefined)) {
+      throw KG_ERR_VALIDATION(
+        'run request',
+        `options.${async ? 'async' : 'webhookUrl'}: an unsaved run that is not recorded has nobody to ` +
+          'report to; add ?createRun=true',
+      );
+    }
+    const { systemIds: _systemIds, ...definition } = input.definition;
+    const tool = this.#definition(definition);
+    const {
+      payload,
+      inputs,
+      tool: _tool,
+      executionKind: _k,
+      parentToolId: _p,
+      draftId: _d,
+      ...rest
+    } = request;
+    return this.#admitted(async, () =>
+      this.#launch({
+        tool,
+        request: { ...rest, inputs: payload ?? inputs ?? {} },
+        caller: input.caller,
+        traceId: input.traceId,
+        async,
+        record: input.createRun,
+        validate: true,
+        signal: input.signal,
+      }),
+    );
+  }
+
+  /** Runs one step as a one-step tool; sourceData holds the payload and the earlier results by step id. */
+  async runStep(input: StartStepRun): Promise<StepRunOutcome> {
+    const { request } = input;
+    refuseUnsupportedFields({ files: request.files });
+    const tool = this.#definition({ id: request.parentToolId ?? request.step.id, steps: [request.step] });
+    const started = await this.#admitted(false, () =>
+      this.#launch({
+        tool,
+        request: {
+          ...(request.runId ? { runId: request.runId } : {}),
+          inputs: { ...request.payload, ...request.previousResults },
+          ...(request.credentials ? { credentials: request.credentials } : {}),
+          ...(request.options?.timeout !== undefined
+            ? { options: { timeout: request.options.timeout } }
+            : {}),
+        },
+        caller: input.caller,
+        traceId: input.traceId,
+        async: false,
+        record: request.createRun === true,
+        validate: true,
+        signal: input.signal,
+      }),
+    );
+    const { run } = started;
+    const result = run.stepResults?.find((step) => step.stepId === request.step.id);
+    if (!result) {
+      return {
+        stepId: request.step.id,
+        success: false,
+        error: run.error ?? 'The step did not run',
+        runId: run.runId,
+      };
+    }
+    return {
+      stepId: result.stepId,
+      success: result.success,
+      ...(result.data !== undefined ? { data: result.data } : {}),
+      ...(result.error !== undefined ? { error: result.error } : {}),
+      ...(result.notes?.length ? { notes: result.notes } : {}),
+      runId: run.runId,
+    };
+  }
+
+  /** A definition as the engine runs it (the tool schema; the save-time checks come at launch). */
+  #definition(input: unknown): Tool {
+    const parsed = Tool.safeParse(input);
+    if (!parsed.success) throw KG_ERR_VALIDATION('tool', formatIssues(parsed.error));
+    return parsed.data;
+  }
+
+  /** Sync runs are bounded per process (KUBEGLUE_MAX_SYNC_RUNS); more are refused at once. */
+  async #admitted(async: boolean, start: () => Promise<StartedRun>): Promise<StartedRun> {
+    if (async) return start();
     if (this.#syncRuns >= this.#deps.maxSyncRuns) throw KG_ERR_RUN_LIMIT(this.#deps.maxSyncRuns);
     this.#syncRuns++;
     try {
-      return await this.#start(input, false);
+      return await start();
     } finally {
       this.#syncRuns--;
     }
   }
 
-  async #start(input: StartRun, async: boolean): Promise<StartedRun> {
-    const { store, tools } = this.#deps;
-    const { caller } = input;
-    // Decided before the lookup: a tool the key may not use answers exactly like a missing one.
-    if (!this.canSee(caller, input.toolId)) throw KG_ERR_TOOL_NOT_FOUND(input.toolId);
-    const tool = await tools.get(input.toolId);
-    if (!tool) throw KG_ERR_TOOL_NOT_FOUND(input.toolId);
-    if (tool.archived) throw KG_ERR_TOOL_ARCHIVED(tool.id);
-
-    const given = input.request.options ?? {};
+  async #launch(input: Launch): Promise<StartedRun> {
+    const { store } = this.#deps;
+    const { caller, tool, async } = input;
+    if (input.validate) await this.#deps.validateTool?.(tool);
+    const {
+      pinnedCredentials: _pinned,
+      credentialsList: _list,
+      clientInfo: _client,
+      ...given
+    } = input.request.options ?? {};
     checkWebhookUrl(given.webhookUrl, (toolId) => this.canSee(caller, toolId));
     const mode: ExecutionMode = input.mode ?? given.mode ?? 'prod';
     const requestSource: RequestSource = input.requestSource ?? given.requestSource ?? 'api';
@@ -137,7 +369,7 @@ export class RunService {
     const options: RunOptions = { ...given, async, mode, requestSource, traceId };
     const inputs: JsonObject = input.request.inputs ?? {};
     const runId = input.request.runId ?? randomUUID();
-    const systemIds = systemIdsOf(tool);
+    const systemIds = stepSystemIds(tool.steps);
     // Resolved before anything is stored: an unknown system is the caller's error, not a failed run.
     const systems = await this.#deps.systems.resolveForRun(systemIds, mode);
 
@@ -174,23 +406,36 @@ export class RunService {
         ...(sealed ? { sealedCredentials: sealed } : {}),
       });
       if (inserted.status === 'conflict') throw KG_ERR_RUN_ID_CONFLICT(runId);
-      if (inserted.status === 'inserted') this.#deps.metrics?.runStarted(requestSource, mode);
+      if (inserted.status === 'inserted') {
+        this.#deps.metrics?.runStarted(requestSource, mode);
+        this.#deps.events?.emit(refOf(run), { type: 'run_started' });
+      }
       return { statusCode: 202, run: runView(inserted.run, { urlFor: this.#deps.urlFor }) };
     }
 
-    const inserted = await store.batch.insertRun(run, { inputHash: inputHash(tool.id, inputs) });
-    if (inserted.status === 'conflict') throw KG_ERR_RUN_ID_CONFLICT(runId);
-    if (inserted.status === 'existing') return this.#existing(inserted.run);
+    const withData = input.request.includeStepResultData !== false;
+    if (input.record) {
+      const inserted = await store.batch.insertRun(run, { inputHash: inputHash(tool.id, inputs) });
+      if (inserted.status === 'conflict') throw KG_ERR_RUN_ID_CONFLICT(runId);
+      if (inserted.status === 'existing') return this.#existing(inserted.run, withData);
+    }
     this.#deps.metrics?.runStarted(requestSource, mode);
-    return this.#executeSync(run, tool, systems, input.request.credentials);
+    this.#deps.events?.emit(refOf(run), { type: 'run_started' });
+    return this.#executeSync(run, tool, systems, input.request.credentials, {
+      record: input.record,
+      withData,
+      signal: input.signal,
+    });
   }
 
   /** A repeated request with the same runId, tool and inputs: the run as it is now. */
-  async #existing(stored: StoredRun): Promise<StartedRun> {
+  async #existing(stored: StoredRun, withData: boolean): Promise<StartedRun> {
     const view = runView(stored, { urlFor: this.#deps.urlFor });
     if (stored.status === 'running') return { statusCode: 202, run: view };
     const result = await this.#deps.store.getRunResult(stored.runId);
-    return { statusCode: 200, run: result ? withResult(view, result.data, result.stepResults) : view };
+    if (!result) return { statusCode: 200, run: view };
+    const steps = withData ? result.stepResults : stepResultsWithoutData(result.stepResults);
+    return { statusCode: 200, run: withResult(view, result.data, steps) };
   }
 
   async #executeSync(
@@ -198,11 +443,31 @@ export class RunService {
     tool: Tool,
     systems: ResolvedSystem[],
     credentials: RuntimeCredentials | undefined,
+    opts: { record: boolean; withData: boolean; signal?: AbortSignal | undefined },
   ): Promise<StartedRun> {
     const controller = new AbortController();
+    const abort = () => controller.abort();
+    // Only an unrecorded run stops with its client: a recorded one must reach its stored outcome.
+    if (!opts.record) {
+      if (opts.signal?.aborted) controller.abort();
+      opts.signal?.addEventListener('abort', abort, { once: true });
+    }
     this.#running.set(run.runId, controller);
     const pool = this.#deps.pool;
     if (!pool) throw new Error('this process executes no sync runs (no worker pool)');
+    const ref = refOf(run);
+    const events = this.#deps.events;
+    const timings = new Map<string, StepTiming>();
+    const onEvent = (event: EngineEvent) => {
+      if (event.type === 'step_started') {
+        const started = Date.now();
+        timings.set(event.stepId, { startedAt: new Date(started).toISOString(), started });
+      } else if (event.type === 'step_finished') {
+        const timing = timings.get(event.result.stepId);
+        if (timing) timing.durationMs = Date.now() - timing.started;
+      }
+      events?.emit(ref, event);
+    };
     let result: Awaited<ReturnType<WorkerPool['run']>>;
     try {
       result = await pool.run(
@@ -215,19 +480,34 @@ export class RunService {
           timeoutMs: (run.options as RunOptions | undefined)?.timeout,
           traceId: run.traceId ?? run.runId,
         },
-        { signal: controller.signal },
+        { signal: controller.signal, onEvent, progressOnly: true },
       );
     } finally {
       this.#running.delete(run.runId);
+      opts.signal?.removeEventListener('abort', abort);
     }
     const finish = finishFromResult(run, result);
-    const won = await this.#deps.store.batch.finishRun(run.runId, finish);
+    const won = opts.record ? await this.#deps.store.batch.finishRun(run.runId, finish) : true;
     if (!won) {
       // Cancelled (or failed by recovery) while it ran: the stored outcome stands.
       const stored = await this.#deps.store.getRun(run.runId);
+      if (stored && stored.status !== 'running') {
+        events?.emit(ref, {
+          type: 'run_finished',
+          status: stored.status,
+          ...(stored.error !== undefined ? { error: stored.error } : {}),
+          ...(stored.metadata.durationMs !== undefined ? { durationMs: stored.metadata.durationMs } : {}),
+        });
+      }
       return { statusCode: 200, run: runView(stored ?? run, { urlFor: this.#deps.urlFor }) };
     }
     this.#deps.metrics?.runFinished(finish.status, run.requestSource, finish.durationMs);
+    events?.emit(ref, {
+      type: 'run_finished',
+      status: finish.status,
+      ...(finish.error !== undefined ? { error: finish.error } : {}),
+      durationMs: finish.durationMs,
+    });
     const finished: StoredRun = {
       ...run,
       status: finish.status,
@@ -244,8 +524,10 @@ export class RunService {
           }
         : {}),
     };
-    const view = runView(finished, { urlFor: this.#deps.urlFor });
-    return { statusCode: 200, run: withResult(view, result.data, result.stepResults) };
+    // Files of an unrecorded run are not kept: no link could serve them.
+    const view = runView(finished, opts.record ? { urlFor: this.#deps.urlFor } : {});
+    const steps = opts.withData ? result.stepResults : stepResultsWithoutData(result.stepResults, timings);
+    return { statusCode: 200, run: withResult(view, result.data, steps) };
   }
 
   /** Shutdown after the grace period: every run still executing here ends as aborted. */
@@ -337,6 +619,12 @@ export class RunService {
     if (!aborted) return this.cancel(runId, caller);
     this.abortLocal(runId);
     this.#deps.metrics?.runFinished('aborted', aborted.requestSource, aborted.metadata.durationMs ?? 0);
+    this.#deps.events?.emit(refOf(aborted), {
+      type: 'run_finished',
+      status: 'aborted',
+      error: CANCELLED_MESSAGE,
+      ...(aborted.metadata.durationMs !== undefined ? { durationMs: aborted.metadata.durationMs } : {}),
+    });
     // The store already says aborted; telling the executor elsewhere is best effort (its own checks
     // of the stored status, the runner's heartbeat and the operator's resync catch a lost message).
     await this.#deps.onCancelled?.(aborted).catch(() => {});

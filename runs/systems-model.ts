@@ -1,7 +1,12 @@
 /** Pure rules of the Systems API: variants, environments, placeholders, credential merging. No I/O. */
 import { systemResourceName, UPDATED_AT_ANNOTATION } from '../crds/convert.ts';
 import type { SystemResource } from '../crds/resources.ts';
-import { credentialPlaceholder, type Environment, type System } from '../crds/system.ts';
+import {
+  credentialPlaceholder,
+  type Environment,
+  type System,
+  superglueAuthenticationType,
+} from '../crds/system.ts';
 
 /** The dev and prod objects of one system id. */
 export type Variants = ReadonlyMap<Environment, SystemResource>;
@@ -86,6 +91,8 @@ export function toApiSystem(resource: SystemResource, credentialKeys: Iterable<s
     extraOrigins: spec.extraOrigins,
     allowedNetworks: spec.allowedNetworks,
     credentials,
+    authentication: { type: superglueAuthenticationType(spec.authType) },
+    hasUserCredentials: Object.keys(credentials).length > 0,
     createdAt,
     updatedAt,
   });

@@ -25,6 +25,8 @@ import {
   EXECUTOR_LOCK_SQL,
   failRunsOfDeadExecutors,
   publishCancel,
+  publishRunEvent,
+  RUN_EVENTS_CHANNEL,
 } from './queries/executors.ts';
 import {
   abandonOutbox,
@@ -231,6 +233,13 @@ export interface Store extends StoreQueries {
   publishCancel(runId: string): Promise<void>;
   /** Calls listener with the run id of every cancel published by any process. Resolves once listening. */
   onCancel(listener: (runId: string) => void): Promise<() => Promise<void>>;
+  /** Sends a live run event message (runs/run-events.ts) to every process listening with onRunEvent. */
+  publishRunEvent(payload: string): Promise<void>;
+  /**
+   * Calls listener with every message publishRunEvent sent, from any process (this one included); with ''
+   * after a lost notification connection was restored (messages may have been lost). Resolves once listening.
+   */
+  onRunEvent(listener: (payload: string) => void): Promise<() => Promise<void>>;
   /** Waits for queued batch writes, then closes the database. */
   close(): Promise<void>;
 }
@@ -255,6 +264,8 @@ export async function openStore(config: StoreConfig, opts: OpenStoreOptions = {}
       publishCancel: (runId) => publishCancel(driver, runId),
       // An empty payload means notifications may have been lost (a reconnect): nothing to abort by name.
       onCancel: (listener) => driver.listen(CANCEL_CHANNEL, (runId) => runId && listener(runId)),
+      publishRunEvent: (payload) => publishRunEvent(driver, payload),
+      onRunEvent: (listener) => driver.listen(RUN_EVENTS_CHANNEL, listener),
       close: async () => {
         await batcher.close();
         await driver.close();

@@ -8,6 +8,7 @@ import {
   KG_ERR_RUN_NOT_RUNNING,
   KG_ERR_RUN_ORDER_REFUSED,
 } from '../../runs/errors.ts';
+import type { RunEventHub, RunRef } from '../../runs/run-events.ts';
 import {
   EventBatch,
   Heartbeat,
@@ -26,6 +27,8 @@ export interface InternalRoutesDeps extends OrderSources {
   dropRuntimeCredentials(runId: string): Promise<void>;
   /** Called after this API wrote a run's terminal state (metrics). */
   onFinished?(run: StoredRun, status: TerminalRunStatus, durationMs: number): void;
+  /** Live progress of runner Pods for `GET /v1/logs/stream` (never data: see runs/run-events.ts). */
+  events?: Pick<RunEventHub, 'emit'>;
   log(line: string): void;
   now(): number;
 }
@@ -37,18 +40,44 @@ function route(path: (runId: string) => string): string {
   return path('__run__').replace('__run__', ':runId');
 }
 
+/** Runs whose ids, tool and trace this replica knows (live events need them; one store read per run). */
+const KNOWN_RUNS = 10_000;
+
 const STOP: RunnerAck = { cancel: true };
 const GO_ON: RunnerAck = { cancel: false };
 
 /** The runner's side of an async run (runs/runner-protocol.ts): order, events, heartbeat, result. */
 export function registerInternalRoutes(app: FastifyInstance, deps: InternalRoutesDeps): void {
-  const { store } = deps;
+  const { store, events } = deps;
+  const known = new Map<string, RunRef>();
+  const remember = (run: StoredRun): RunRef => {
+    const ref = { runId: run.runId, toolId: run.toolId, traceId: run.traceId ?? run.runId };
+    known.delete(run.runId);
+    known.set(run.runId, ref);
+    if (known.size > KNOWN_RUNS) known.delete(known.keys().next().value as string);
+    return ref;
+  };
+  const refOf = async (runId: string): Promise<RunRef | undefined> => {
+    const cached = known.get(runId);
+    if (cached) return cached;
+    const run = await store.getRun(runId);
+    return run ? remember(run) : undefined;
+  };
 
   /** The terminal write with completion effects, then the credentials go: nothing will run with them. */
   async function finish(run: StoredRun, result: EngineResult): Promise<boolean> {
     const finished = finishFromResult(run, result, new Date(deps.now()));
     const recorded = await store.batch.finishRun(run.runId, finished);
-    if (recorded) deps.onFinished?.(run, finished.status, finished.durationMs);
+    if (recorded) {
+      deps.onFinished?.(run, finished.status, finished.durationMs);
+      events?.emit(remember(run), {
+        type: 'run_finished',
+        status: finished.status,
+        ...(finished.error !== undefined ? { error: finished.error } : {}),
+        durationMs: finished.durationMs,
+      });
+      known.delete(run.runId);
+    }
     await deps.dropRuntimeCredentials(run.runId).catch((error: unknown) => {
       deps.log(`internal api: could not drop the runtime credentials of run ${run.runId}: ${String(error)}`);
     });
@@ -60,7 +89,9 @@ export function registerInternalRoutes(app: FastifyInstance, deps: InternalRoute
     const run = await store.getRun(runId);
     if (run?.status !== 'running') throw KG_ERR_RUN_NOT_RUNNING(runId);
     try {
-      return await buildRunOrder(run, deps, deps.now());
+      const order = await buildRunOrder(run, deps, deps.now());
+      events?.emit(remember(run), { type: 'run_started' });
+      return order;
     } catch (error) {
       if (!(error instanceof OrderRefusal)) throw error;
       await finish(run, { status: 'failed', data: null, stepResults: [], error: error.message, files: [] });
@@ -89,7 +120,20 @@ export function registerInternalRoutes(app: FastifyInstance, deps: InternalRoute
       }
       return accepted;
     });
-    if (fresh !== undefined) return GO_ON;
+    if (fresh !== undefined) {
+      if (events && fresh > 0) {
+        const ref = await refOf(runId).catch(() => undefined);
+        const first = count - fresh;
+        // Numbered by the runner, so the same event reported twice (or to two replicas) is one event.
+        // Batches arrive after the fact: durations measured here would be wrong.
+        if (ref) {
+          batch.events.slice(first).forEach((event, i) => {
+            events.emit(ref, event, { seq: batch.firstSeq + first + i, timed: false });
+          });
+        }
+      }
+      return GO_ON;
+    }
     const [run, execution] = await Promise.all([store.getRun(runId), store.getExecution(runId)]);
     if (run?.status !== 'running' || execution?.attempt !== attempt) return STOP;
     throw KG_ERR_RUN_EVENTS_GAP(batch.firstSeq, execution.lastSeq);

@@ -1,13 +1,21 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { JsonValue } from '../../crds/json.ts';
-import { ListRunsQuery, RUNS_OFFSET_MAX, RunRequest } from '../../crds/run.ts';
+import {
+  DraftRunQuery,
+  DraftRunRequest,
+  ListRunsQuery,
+  RUNS_OFFSET_MAX,
+  RunRequest,
+  StepRunQuery,
+  StepRunRequest,
+} from '../../crds/run.ts';
 import { KG_ERR_FILE_NOT_FOUND, KG_ERR_PAGE_TOO_DEEP } from '../../runs/errors.ts';
 import { type FileUrlSigner, fileDownloadInfo, withDownloadUrls } from '../../runs/file-urls.ts';
 import { runView } from '../../runs/run-view.ts';
 import type { Caller, RunService } from '../../runs/service.ts';
 import type { Store } from '../../store/index.ts';
-import { principalOf } from '../auth.ts';
+import { principalOf, requireUnrestricted } from '../auth.ts';
 import { decodeRunCursor, encodeRunCursor } from '../run-cursor.ts';
 import { parseInput } from '../validation.ts';
 
@@ -34,6 +42,15 @@ function preview(value: JsonValue): JsonValue {
   return value;
 }
 
+/** Aborted when the client goes away before its answer was sent (for runs nobody else could see). */
+function clientGone(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
 export interface RunRouteDeps {
   runs: RunService;
   store: Store;
@@ -56,6 +73,35 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRouteDeps): voi
       traceId: request.traceId,
     });
     return reply.status(started.statusCode).send(started.run);
+  });
+
+  // Static routes: they win over /v1/tools/:toolId/run, and `run` and `step` cannot be tool ids.
+  app.post('/v1/tools/run', async (request, reply) => {
+    // A definition may call any system with its stored credentials, which only unrestricted keys may use.
+    requireUnrestricted(request);
+    const { createRun } = parseInput(DraftRunQuery, request.query, 'query');
+    const body = parseInput(DraftRunRequest, request.body ?? {}, 'run request');
+    const started = await runs.startDraft({
+      definition: body.tool,
+      request: body,
+      createRun,
+      caller: caller(request),
+      traceId: request.traceId,
+      signal: clientGone(reply),
+    });
+    return reply.status(started.statusCode).send(started.run);
+  });
+
+  app.post('/v1/tools/step/run', async (request, reply) => {
+    requireUnrestricted(request);
+    parseInput(StepRunQuery, request.query, 'query');
+    const body = parseInput(StepRunRequest, request.body ?? {}, 'step run request');
+    return runs.runStep({
+      request: body,
+      caller: caller(request),
+      traceId: request.traceId,
+      signal: clientGone(reply),
+    });
   });
 
   app.get('/v1/runs', async (request) => {

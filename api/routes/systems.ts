@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ROUTES } from '../../crds/routes.ts';
 import { SystemCreateBody, SystemUpdateBody } from '../../crds/system.ts';
@@ -37,13 +37,15 @@ export function registerSystemRoutes(app: FastifyInstance, deps: { systems: Syst
   const getQuery = queryOf('getSystem');
   const updateQuery = queryOf('updateSystem');
   const deleteQuery = queryOf('deleteSystem');
+  const credentialsQuery = queryOf('listCredentialSets');
 
+  // Single-system answers use superglue's envelope `{ success, data }`: its clients read `data`.
   app.post('/v1/systems', async (request, reply) => {
     requireUnrestricted(request);
     parseInput(createQuery, request.query, 'query');
     const body = parseInput(SystemCreateBody, request.body, 'system');
     refuseUrlCredentials(body.url);
-    return reply.status(201).send(await systems.create(body));
+    return reply.status(201).send({ success: true, data: await systems.create(body) });
   });
 
   app.get('/v1/systems', async (request) => {
@@ -56,16 +58,53 @@ export function registerSystemRoutes(app: FastifyInstance, deps: { systems: Syst
     requireUnrestricted(request);
     const { systemId } = parseInput(SystemParams, request.params, 'path');
     const { environment } = EnvironmentQuery.parse(parseInput(getQuery, request.query, 'query'));
-    return systems.get(systemId, environment);
+    return { success: true, data: await systems.get(systemId, environment) };
   });
 
-  app.put('/v1/systems/:systemId', async (request) => {
+  // PUT and PATCH are the same partial update: only the fields given change.
+  const update = async (request: FastifyRequest) => {
     requireUnrestricted(request);
     const { systemId } = parseInput(SystemParams, request.params, 'path');
     const { environment } = EnvironmentQuery.parse(parseInput(updateQuery, request.query, 'query'));
     const body = parseInput(SystemUpdateBody, request.body ?? {}, 'system update');
     refuseUrlCredentials(body.url);
-    return systems.update(systemId, environment, body);
+    return { success: true, data: await systems.update(systemId, environment, body) };
+  };
+  app.put('/v1/systems/:systemId', update);
+  app.patch('/v1/systems/:systemId', update);
+
+  // superglue's clients read a system's credential keys from its credential sets; kubeglue has one per
+  // variant, shown here read-only (keys, never values).
+  app.get('/v1/credentials', async (request) => {
+    requireUnrestricted(request);
+    const { systemId } = z
+      .object({ systemId: z.string().optional() })
+      .parse(parseInput(credentialsQuery, request.query, 'query'));
+    const { data } = await systems.list({ page: 1, limit: Number.MAX_SAFE_INTEGER });
+    const listed = data.filter((system) => systemId === undefined || system.id === systemId);
+    const items = listed.flatMap((system) => {
+      const keys = Object.keys(system.credentials);
+      if (keys.length === 0) return [];
+      const variants = data.filter((other) => other.id === system.id);
+      const isDefault =
+        system.environment === 'prod' || !variants.some((other) => other.environment === 'prod');
+      return [
+        {
+          id: `${system.id}:${system.environment}`,
+          name: `${system.name ?? system.id} (${system.environment})`,
+          systemId: system.id,
+          environment: system.environment,
+          credentialKeys: keys.map((key) => ({ key, hasValue: true })),
+          missingRequiredCredentialKeys: [],
+          isOwner: true,
+          isDefault,
+          permission: 'editor' as const,
+          ...(system.createdAt ? { createdAt: system.createdAt } : {}),
+          ...(system.updatedAt ? { updatedAt: system.updatedAt } : {}),
+        },
+      ];
+    });
+    return { success: true, data: { items } };
   });
 
   app.delete('/v1/systems/:systemId', async (request) => {

@@ -219,7 +219,11 @@ async function httpCall(input: RequestStepInput, data: JsonObject): Promise<Http
 }
 
 async function runHttp(input: RequestStepInput): Promise<JsonValue> {
-  const { config, protocols, ctx } = input;
+  const { config, protocols } = input;
+  const ctx: ProtocolContext = {
+    ...input.ctx,
+    onRetry: (retry) => input.onEvent({ type: 'retry', stepId: input.stepId, ...retry }),
+  };
   const pagination = config.pagination;
   if (!pagination || pagination.type === 'disabled') {
     return (await protocols.http(await httpCall(input, input.sourceData), ctx)).data;

@@ -32,6 +32,16 @@ export interface ProtocolContext {
   traceId: string;
   /** Replaces the run's credential values; protocols apply it to text before they cut it short. */
   redact?: ((text: string) => string) | undefined;
+  /** Told before a failed attempt is retried (HTTP): progress for live logs, never data. */
+  onRetry?: ((retry: RetryInfo) => void) | undefined;
+}
+
+export interface RetryInfo {
+  /** The attempt about to be made (2 for the first retry). */
+  attempt: number;
+  delayMs: number;
+  /** The HTTP status being retried; absent for a network error. */
+  status?: number | undefined;
 }
 
 export interface HttpCall {
@@ -112,7 +122,8 @@ export type EngineStepResult = StepResult;
 export type EngineEvent =
   | { type: 'step_started'; stepId: string }
   | { type: 'step_finished'; result: EngineStepResult }
-  | { type: 'page_fetched'; stepId: string; page: number; totalFetched: number };
+  | { type: 'page_fetched'; stepId: string; page: number; totalFetched: number }
+  | ({ type: 'retry'; stepId: string } & RetryInfo);
 
 export interface ProducedFile {
   fileKey: string;

@@ -43,6 +43,8 @@ export interface HttpRequest {
   allowedNetworks?: readonly string[] | undefined;
   /** Scrubs credentials from text; applied to error bodies before they are cut to a snippet. */
   redact?: ((text: string) => string) | undefined;
+  /** Told before each retry (live progress). */
+  onRetry?: ((retry: { attempt: number; delayMs: number; status?: number | undefined }) => void) | undefined;
 }
 
 export interface HttpResponse {
@@ -597,6 +599,11 @@ export async function httpRequest(req: HttpRequest, options: HttpClientOptions =
       random: options.random ?? Math.random,
     });
     if (!decision.retry) throw result.error;
+    req.onRetry?.({
+      attempt: attemptNumber + 1,
+      delayMs: decision.delayMs,
+      ...(result.outcome.kind === 'status' ? { status: result.outcome.status } : {}),
+    });
     try {
       await sleep(decision.delayMs, req.signal);
     } catch (error) {

@@ -28,6 +28,7 @@ export function createProtocols(options: ProtocolOptions = {}): Protocols {
           retry: { enabled: retry },
           traceparent: traceparentFor(ctx.traceId),
           redact: ctx.redact,
+          onRetry: ctx.onRetry,
         },
         http,
       );

@@ -47,3 +47,13 @@ export const CANCEL_CHANNEL = 'kubeglue_cancel';
 export async function publishCancel(db: Db, runId: string): Promise<void> {
   await db.query(`SELECT pg_notify('${CANCEL_CHANNEL}', $1::text)`, [runId]);
 }
+
+/**
+ * Channel of live run events between API replicas (runs/run-events.ts): progress of runs someone streams,
+ * and which runs each replica's streams follow. Payloads are small JSON texts (NOTIFY allows < 8000 bytes).
+ */
+export const RUN_EVENTS_CHANNEL = 'kubeglue_run_events';
+
+export async function publishRunEvent(db: Db, payload: string): Promise<void> {
+  await db.query(`SELECT pg_notify('${RUN_EVENTS_CHANNEL}', $1::text)`, [payload]);
+}

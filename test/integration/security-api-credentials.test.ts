@@ -87,8 +87,11 @@ describe('runtime credentials of queued async runs', () => {
     expect(run.status).toBe('success');
     expect(await authSeenBy('reports-prod')).toBeNull();
 
-    const system = await api.call<{ credentials?: Record<string, string> }>('GET', '/v1/systems/run-reports');
-    expect(system.body.credentials).toEqual({ bearerToken: '<<run-reports_bearerToken>>' });
+    const system = await api.call<{ data: { credentials?: Record<string, string> } }>(
+      'GET',
+      '/v1/systems/run-reports',
+    );
+    expect(system.body.data.credentials).toEqual({ bearerToken: '<<run-reports_bearerToken>>' });
     const used = await api.call<{ runId: string }>('POST', '/v1/tools/reports/run', { body: {} });
     expect(used.status).toBe(200);
     expect(await authSeenBy(used.body.runId)).toBe('Bearer <<run-reports_bearerToken>>');

@@ -91,8 +91,8 @@ describe('credentials in URLs', () => {
     });
     expect(updated.status).toBe(400);
     expect(updated.body.error.code).toBe('KG_ERR_SYSTEM_URL_CREDENTIALS');
-    const system = await api.call<{ url: string }>('GET', '/v1/systems/clean');
-    expect(system.body.url).toBe('https://api.example');
+    const system = await api.call<{ data: { url: string } }>('GET', '/v1/systems/clean');
+    expect(system.body.data.url).toBe('https://api.example');
     expect(api.bodies.join('\n')).not.toContain('s3cret-pass');
   });
 });

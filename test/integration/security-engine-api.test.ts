@@ -52,8 +52,8 @@ afterAll(async () => {
 
 describe('System fields', () => {
   it('stores and returns allowedNetworks and extraOrigins, and refuses malformed entries by field', async () => {
-    const read = await api.call('GET', '/v1/systems/crm');
-    expect(read.body).toMatchObject({
+    const read = await api.call<{ data: unknown }>('GET', '/v1/systems/crm');
+    expect(read.body.data).toMatchObject({
       allowedNetworks: ['127.0.0.1'],
       extraOrigins: ['https://uploads.crm.example'],
     });

@@ -36,7 +36,8 @@ function newService(masterKey = MASTER): { service: SystemService; secrets: Embe
   return { service: new SystemService({ resources, secrets, namespace: NAMESPACE }), secrets };
 }
 
-async function call<T = Record<string, unknown>>(
+// biome-ignore lint/suspicious/noExplicitAny: answers are read field by field
+async function call<T = Record<string, any>>(
   method: string,
   path: string,
   body?: unknown,
@@ -93,19 +94,28 @@ describe('systems API', () => {
       credentials: { bearerToken: SECRETS.crmToken },
     });
     expect(created.status).toBe(201);
+    // Single-system answers use superglue's envelope: { success, data }.
     expect(created.body).toMatchObject({
-      id: 'crm',
-      name: 'CRM',
-      url: 'https://crm.example/api',
-      environment: 'prod',
-      authType: 'bearer',
-      credentials: { bearerToken: '<<crm_bearerToken>>' },
+      success: true,
+      data: {
+        id: 'crm',
+        name: 'CRM',
+        url: 'https://crm.example/api',
+        environment: 'prod',
+        authType: 'bearer',
+        credentials: { bearerToken: '<<crm_bearerToken>>' },
+        authentication: { type: 'api_key' },
+        hasUserCredentials: true,
+      },
     });
-    expect(created.body.createdAt).toEqual(expect.any(String));
+    expect(created.body.data).toMatchObject({ createdAt: expect.any(String) });
 
     const fetched = await call('GET', '/v1/systems/crm');
     expect(fetched.status).toBe(200);
-    expect(fetched.body).toMatchObject({ id: 'crm', credentials: { bearerToken: '<<crm_bearerToken>>' } });
+    expect(fetched.body.data).toMatchObject({
+      id: 'crm',
+      credentials: { bearerToken: '<<crm_bearerToken>>' },
+    });
 
     const listed = await call<{ data: Array<{ id: string }>; total: number }>('GET', '/v1/systems');
     expect(listed.status).toBe(200);
@@ -113,7 +123,7 @@ describe('systems API', () => {
 
     const updated = await call('PUT', '/v1/systems/crm', { name: 'CRM v2' });
     expect(updated.status).toBe(200);
-    expect(updated.body).toMatchObject({
+    expect(updated.body.data).toMatchObject({
       name: 'CRM v2',
       url: 'https://crm.example/api',
       documentationUrl: 'https://crm.example/docs',
@@ -185,12 +195,12 @@ describe('systems API', () => {
     });
     await call('POST', '/v1/systems', { id: 'solo', url: 'https://solo.example', environment: 'dev' });
 
-    expect((await call('GET', '/v1/systems/pay')).body).toMatchObject({ environment: 'prod' });
-    expect((await call('GET', '/v1/systems/pay?environment=dev')).body).toMatchObject({
+    expect((await call('GET', '/v1/systems/pay')).body.data).toMatchObject({ environment: 'prod' });
+    expect((await call('GET', '/v1/systems/pay?environment=dev')).body.data).toMatchObject({
       environment: 'dev',
       url: 'https://sandbox.pay.example',
     });
-    expect((await call('GET', '/v1/systems/solo')).body).toMatchObject({ environment: 'dev' });
+    expect((await call('GET', '/v1/systems/solo')).body.data).toMatchObject({ environment: 'dev' });
     expect((await call('GET', '/v1/systems/solo?environment=prod')).status).toBe(404);
 
     const dev = await systems.resolveForRun(['pay', 'solo'], 'dev');
@@ -223,8 +233,8 @@ describe('systems API', () => {
     await call('POST', '/v1/systems', { id: 'env-upd', url: 'https://p.example' });
     await call('POST', '/v1/systems', { id: 'env-upd', url: 'https://d.example', environment: 'dev' });
     const byBody = await call('PUT', '/v1/systems/env-upd', { environment: 'dev', name: 'dev one' });
-    expect(byBody.body).toMatchObject({ environment: 'dev', name: 'dev one' });
-    expect((await call('GET', '/v1/systems/env-upd')).body).not.toHaveProperty('name');
+    expect(byBody.body.data).toMatchObject({ environment: 'dev', name: 'dev one' });
+    expect((await call('GET', '/v1/systems/env-upd')).body.data).not.toHaveProperty('name');
     const mismatch = await call('PUT', '/v1/systems/env-upd?environment=prod', { environment: 'dev' });
     expect(mismatch.status).toBe(400);
     expect((await call('PUT', '/v1/systems/env-upd', { id: 'other' })).status).toBe(400);
@@ -237,14 +247,14 @@ describe('systems API', () => {
       authType: 'basic',
       credentials: { username: 'svc', password: SECRETS.password, region: 'eu' },
     });
-    const fetched = await call<{ credentials: Record<string, string> }>('GET', '/v1/systems/basic');
+    const fetched = await call<{ data: { credentials: Record<string, string> } }>('GET', '/v1/systems/basic');
     // Sending back what GET showed, plus one new key and without `region`.
-    const { region: _dropped, ...kept } = fetched.body.credentials;
+    const { region: _dropped, ...kept } = fetched.body.data.credentials;
     const updated = await call('PUT', '/v1/systems/basic', {
       credentials: { ...kept, extra: SECRETS.extra },
     });
     expect(updated.status).toBe(200);
-    expect(updated.body.credentials).toEqual({
+    expect(updated.body.data.credentials).toEqual({
       extra: '<<basic_extra>>',
       password: '<<basic_password>>',
       username: '<<basic_username>>',
@@ -266,7 +276,7 @@ describe('systems API', () => {
     );
 
     const cleared = await call('PUT', '/v1/systems/basic', { credentials: {} });
-    expect(cleared.body.credentials).toEqual({});
+    expect(cleared.body.data).toMatchObject({ credentials: {}, hasUserCredentials: false });
     expect(
       await store.getSecret(NAMESPACE, `${systemResourceName('basic', 'prod')}-credentials`),
     ).toBeUndefined();
