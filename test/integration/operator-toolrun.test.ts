@@ -19,6 +19,7 @@ import {
   KUBEGLUE_KIND_SPECS,
   POD_KIND,
   type ResourceClients,
+  ResourceError,
   SECRET_KIND,
 } from '../../kube/resources/index.ts';
 import type { Event, Pod, Secret } from '../../kube/types.ts';
@@ -175,6 +176,19 @@ describeKube('the ToolRun controller on Kubernetes', () => {
   }
 
   const toolRunOf = (op: Operator, runId: string) => op.resources.toolRuns.get(toolRunName(runId));
+
+  /** Sets spec.cancel as `kubectl edit` would: read, change, write; again when the operator wrote between. */
+  async function requestCancel(op: Operator, runId: string): Promise<void> {
+    for (;;) {
+      const current = (await toolRunOf(op, runId)) as ToolRunResource;
+      try {
+        await op.resources.toolRuns.update({ ...current, spec: { ...current.spec, cancel: true } });
+        return;
+      } catch (error) {
+        if (!(error instanceof ResourceError && error.reason === 'Conflict')) throw error;
+      }
+    }
+  }
 
   async function waitFor<T>(
     what: string,
@@ -409,10 +423,9 @@ describeKube('the ToolRun controller on Kubernetes', () => {
   });
 
   it('cancels through spec.cancel: aborted in the store, the runner stops by itself', async () => {
-    const created = await startRun(main, 'cancel-1');
+    await startRun(main, 'cancel-1');
     await running(main, 'cancel-1');
-    const current = (await toolRunOf(main, 'cancel-1')) ?? created;
-    await main.resources.toolRuns.update({ ...current, spec: { ...current.spec, cancel: true } });
+    await requestCancel(main, 'cancel-1');
     const toolRun = await finished(main, 'cancel-1');
     expect(toolRun.status).toMatchObject({
       status: 'aborted',
@@ -442,8 +455,7 @@ describeKube('the ToolRun controller on Kubernetes', () => {
       async () => kubelet.pod(main.namespace, podName),
       (p) => p?.status?.phase === 'Running',
     );
-    const current = (await toolRunOf(main, 'stubborn-1')) as ToolRunResource;
-    await main.resources.toolRuns.update({ ...current, spec: { ...current.spec, cancel: true } });
+    await requestCancel(main, 'stubborn-1');
     await finished(main, 'stubborn-1');
     await waitFor(
       'the Pod to go',
