@@ -5,6 +5,9 @@ import { Informer } from '../kube/informer.ts';
 import type { KubeglueResources } from '../kube/resources/index.ts';
 import type { SecretStore } from '../kube/secrets/interface.ts';
 import type { WorkerPool } from '../runner/pool.ts';
+import type { EgressPolicy } from '../runner/protocols/egress-policy.ts';
+import type { DocumentationLimits } from '../runs/documentation/limits.ts';
+import { DocumentationService } from '../runs/documentation/service.ts';
 import type { FileUrlSigner } from '../runs/file-urls.ts';
 import { type RunEventBus, RunEventHub } from '../runs/run-events.ts';
 import { RunService, type RuntimeCredentialVault } from '../runs/service.ts';
@@ -14,6 +17,7 @@ import { type Auth, installAuth } from './auth.ts';
 import { propagateCancel } from './cancel.ts';
 import { installMetrics, type Metrics } from './metrics.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
+import { registerDocumentationRoutes } from './routes/documentation.ts';
 import { registerFileDownloadRoute } from './routes/files.ts';
 import { registerHookRoutes } from './routes/hooks.ts';
 import { type LogStreamTimings, registerLogRoutes } from './routes/logs.ts';
@@ -48,6 +52,8 @@ export interface ApiDeps {
    * without it a stream sees the runs of this process only (the embedded deployment is one process).
    */
   eventBus?: RunEventBus;
+  /** Documentation processing (runs/documentation); off without it. */
+  documentation?: { egress: EgressPolicy; limits: DocumentationLimits; sweepMs?: number };
   /** Timings of `GET /v1/logs/stream` (tests). */
   logStream?: Partial<LogStreamTimings>;
 }
@@ -71,8 +77,24 @@ export interface Api {
 /** Builds the API and fills its caches (systems, tools); listening is the caller's. */
 export async function createApi(deps: ApiDeps): Promise<Api> {
   const { store, resources, namespace, log } = deps;
-  const systems = new SystemService({ resources, secrets: deps.secrets, namespace, log });
+  let documentation: DocumentationService | undefined;
+  const systems = new SystemService({
+    resources,
+    secrets: deps.secrets,
+    namespace,
+    log,
+    documentedPlacement: async (key) => documentation?.placementFor(key),
+  });
   await systems.start();
+  if (deps.documentation) {
+    documentation = new DocumentationService({
+      store: store.documentation,
+      systems,
+      log,
+      ...deps.documentation,
+    });
+    documentation.start();
+  }
   const toolInformer = new Informer<ToolResource>(resources.tools, { log });
   await toolInformer.start();
   const validateTool = (tool: Tool) =>
@@ -114,7 +136,8 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
   registerToolRoutes(app, { tools });
   registerRunRoutes(app, { runs, store, signer });
   registerHookRoutes(app, { runs, tools });
-  registerSystemRoutes(app, { systems });
+  registerSystemRoutes(app, { systems, documentation });
+  if (documentation) registerDocumentationRoutes(app, { systems, documentation });
   registerApiKeyRoutes(app, { store, auth });
   registerMeRoute(app);
   registerLogRoutes(app, { events, runs, ...(deps.logStream ? { timings: deps.logStream } : {}) });
@@ -134,6 +157,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     close: async () => {
       await events.close();
       await toolInformer.stop();
+      await documentation?.close();
       await systems.close();
       await auth.flush();
     },

@@ -74,6 +74,7 @@ export async function main(_args: string[]): Promise<void> {
     bodyLimitBytes: config.bodyLimitBytes,
     logLevel: config.logLevel,
     log,
+    documentation: { egress: config.egress, limits: config.documentation },
     // Live run events reach a log stream on any replica.
     eventBus: { publish: (payload) => store.publishRunEvent(payload), subscribe: (l) => store.onRunEvent(l) },
   });

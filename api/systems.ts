@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { type SystemFields, systemToResource } from '../crds/convert.ts';
 import type { SystemResource } from '../crds/resources.ts';
 import {
+  type ApiKeyPlacement,
   CREDENTIAL_SHAPES,
   type Environment,
   type System,
@@ -33,6 +34,7 @@ import {
   mergeCredentials,
   toApiSystem,
   type Variants,
+  variantForMode,
   variantForRequest,
   withoutUndefined,
 } from '../runs/systems-model.ts';
@@ -50,6 +52,14 @@ export interface SystemServiceOptions {
   secrets: SecretStore;
   namespace: string;
   log?: (line: string) => void;
+  /**
+   * Where a variant's documentation says its API key goes (runs/documentation): used for apiKey systems
+   * whose credentials name no header or query parameter.
+   */
+  documentedPlacement?: (key: {
+    systemId: string;
+    environment: Environment;
+  }) => Promise<ApiKeyPlacement | undefined>;
 }
 
 export interface SystemPage {
@@ -72,6 +82,7 @@ export class SystemService {
   readonly #log: (line: string) => void;
   readonly #cache: SystemCache;
   readonly #locks = new KeyedLock();
+  readonly #documentedPlacement: SystemServiceOptions['documentedPlacement'];
 
   constructor(options: SystemServiceOptions) {
     this.#systems = options.resources.systems;
@@ -79,6 +90,7 @@ export class SystemService {
     this.#namespace = options.namespace;
     this.#log = options.log ?? (() => {});
     this.#cache = new SystemCache({ systems: this.#systems, secrets: this.#secrets, log: this.#log });
+    this.#documentedPlacement = options.documentedPlacement;
   }
 
   /** Starts the watch that keeps the run-time cache current. */
@@ -185,6 +197,7 @@ export class SystemService {
       name: body.name ?? spec.name,
       url: body.url ?? spec.url,
       documentationUrl: body.documentationUrl ?? spec.documentationUrl,
+      documentationKeywords: body.documentationKeywords ?? spec.documentationKeywords,
       authType,
       gateway: body.gateway ?? spec.gateway,
       extraOrigins: body.extraOrigins ?? spec.extraOrigins,
@@ -248,7 +261,22 @@ export class SystemService {
    */
   async resolveForRun(systemIds: readonly string[], mode: Environment): Promise<ResolvedSystem[]> {
     try {
-      return await (await this.#cache.snapshot()).resolve(systemIds, mode);
+      const snapshot = await this.#cache.snapshot();
+      const resolved = await snapshot.resolve(systemIds, mode);
+      const lookup = this.#documentedPlacement;
+      if (!lookup) return resolved;
+      return await Promise.all(
+        resolved.map(async (system) => {
+          const { credentials } = system;
+          if (system.authType !== 'apiKey' || credentials.apiKeyHeader || credentials.apiKeyQueryParam)
+            return system;
+          const variants = snapshot.variants.get(system.id);
+          const resource = variants && variantForMode(variants, mode);
+          if (!resource) return system;
+          const placement = await lookup({ systemId: system.id, environment: environmentOf(resource) });
+          return placement ? { ...system, apiKeyPlacement: placement } : system;
+        }),
+      );
     } catch (error) {
       throw this.#toApiError(undefined, error);
     }

@@ -104,6 +104,7 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     bodyLimitBytes: config.bodyLimitBytes,
     logLevel: config.logLevel,
     log,
+    documentation: { egress: config.egress, limits: config.documentation },
   });
   const { runs, systems, metrics } = api;
 

@@ -32,6 +32,8 @@ import {
   CredentialSetList,
   Environment,
   SystemCreateBody,
+  SystemDocumentationEnvelope,
+  SystemDocumentationStateEnvelope,
   SystemEnvelope,
   SystemUpdateBody,
 } from './system.ts';
@@ -205,6 +207,56 @@ export const ROUTES: RouteSpec[] = [
     tag: 'Tools',
     query: tokenQuery,
     responses: { 200: { description: 'Deleted', schema: DeleteResult }, 404: notFound },
+  },
+  {
+    method: 'PUT',
+    path: '/systems/{systemId}/documentation',
+    operationId: 'uploadSystemDocumentation',
+    summary: 'Upload a documentation file (the body, any content type); processed in the background',
+    tag: 'Systems',
+    query: z.strictObject({
+      environment: Environment.optional(),
+      filename: z
+        .string()
+        .max(200)
+        .optional()
+        .describe('The file name (its extension helps detect the format).'),
+      token: z.string().optional(),
+    }),
+    bodyContentTypes: [
+      'application/octet-stream',
+      'application/json',
+      'application/yaml',
+      'text/html',
+      'application/pdf',
+      'application/zip',
+      'text/markdown',
+      'text/plain',
+    ],
+    responses: {
+      202: { description: 'Accepted; the state is pending', schema: SystemDocumentationStateEnvelope },
+      400: badRequest,
+      404: notFound,
+      413: { description: 'The file is larger than KUBEGLUE_DOCS_MAX_BYTES', schema: ErrorBody },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/systems/{systemId}/documentation',
+    operationId: 'getSystemDocumentation',
+    summary:
+      'The processed documentation of a system: its state and the kept summary (format=text: plain text)',
+    tag: 'Systems',
+    query: z.strictObject({
+      environment: Environment.optional(),
+      format: z.enum(['json', 'text']).optional(),
+      token: z.string().optional(),
+    }),
+    responses: {
+      200: { description: 'The state and summary (or plain text)', schema: SystemDocumentationEnvelope },
+      404: notFound,
+      409: { description: 'format=text while no summary is kept yet', schema: ErrorBody },
+    },
   },
   {
     method: 'POST',

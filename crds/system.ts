@@ -45,6 +45,17 @@ export const ApiKeyCredentials = z.looseObject({
   apiKeyHeader: z.string().optional(),
   apiKeyQueryParam: z.string().optional(),
 });
+/**
+ * Where an API key is sent: a header (with an optional prefix such as `Bearer `), a query parameter or a
+ * cookie, under `name`.
+ */
+export const ApiKeyPlacement = z.strictObject({
+  in: z.enum(['header', 'query', 'cookie']),
+  name: z.string().min(1),
+  prefix: z.string().optional().describe('Put before the key, e.g. "Bearer ".'),
+});
+export type ApiKeyPlacement = z.infer<typeof ApiKeyPlacement>;
+
 export const BasicCredentials = z.looseObject({ username: secret, password: z.string() });
 export const BearerCredentials = z.looseObject({ bearerToken: secret });
 export const BotTokenCredentials = z.looseObject({ botToken: secret });
@@ -156,7 +167,18 @@ export const systemFields = {
     .string()
     .optional()
     .describe("Base URL; steps' relative URLs resolve against it, its origin receives the credentials."),
-  documentationUrl: z.string().optional().describe('Where the API of the system is documented.'),
+  documentationUrl: z
+    .string()
+    .optional()
+    .describe(
+      'Where the API of the system is documented. Fetched and processed in the background (OpenAPI/Swagger, ' +
+        'a doc site, HTML, PDF, zip, Markdown, text); progress in `documentation`.',
+    ),
+  documentationKeywords: z
+    .array(z.string().trim().min(1).max(100))
+    .max(50)
+    .optional()
+    .describe('Keep only the documentation sections (and OpenAPI operations) that mention one of these.'),
   authType: AuthType.optional().describe(
     'How credentials are sent: none, oauth, apiKey, basic, customHeaders, bearer, botToken, dataStore.',
   ),
@@ -309,6 +331,32 @@ export const SystemUpdateBody = z
   .meta({ id: 'SystemUpdateBody' });
 export type SystemUpdateBody = z.infer<typeof SystemUpdateBody>;
 
+/** Progress of a system's documentation processing (the summary itself: GET /v1/systems/{id}/documentation). */
+export const DocumentationState = z
+  .object({
+    status: z.enum(['pending', 'ready', 'failed']),
+    source: z
+      .string()
+      .describe('The URL fetched, `upload:<name>` for an uploaded file, or `postgres-schema`.'),
+    requestedAt: z.iso.datetime({ offset: true }),
+    fetchedAt: z.iso.datetime({ offset: true }).optional().describe('When the kept summary was made.'),
+    error: z.string().optional().describe('Why the last processing failed.'),
+  })
+  .meta({ id: 'DocumentationState' });
+export type DocumentationState = z.infer<typeof DocumentationState>;
+
+/** Where a system's API key goes and why: its credentials, its documentation, or the default. */
+export const ApiKeyPlacementDecision = z
+  .object({
+    in: z.enum(['header', 'query', 'cookie']),
+    name: z.string().optional().describe('Absent when the credentials name it (their values are not shown).'),
+    prefix: z.string().optional(),
+    source: z.enum(['credentials', 'documentation', 'default']),
+    detail: z.string().optional().describe('documentation: the document and security scheme that decided.'),
+  })
+  .meta({ id: 'ApiKeyPlacementDecision' });
+export type ApiKeyPlacementDecision = z.infer<typeof ApiKeyPlacementDecision>;
+
 /** A system as the API returns it: credentials only as placeholders, never values. */
 export const System = z
   .object({
@@ -324,6 +372,12 @@ export const System = z
     hasUserCredentials: z
       .boolean()
       .describe("Whether credentials are stored (superglue's clients show it as configured / missing)."),
+    documentation: DocumentationState.optional().describe(
+      'Progress of the documentation processing; absent when the system has no documentation.',
+    ),
+    apiKeyPlacement: ApiKeyPlacementDecision.optional().describe(
+      'authType apiKey: where the key is sent, and what decided it.',
+    ),
     createdAt: z.iso.datetime({ offset: true }).optional(),
     updatedAt: z.iso.datetime({ offset: true }).optional(),
   })
@@ -334,6 +388,27 @@ export type System = z.infer<typeof System>;
 export const SystemEnvelope = z
   .object({ success: z.literal(true), data: System })
   .meta({ id: 'SystemEnvelope' });
+
+/** `GET /v1/systems/{id}/documentation`: the state and the kept summary (runs/docs/summary.ts has its shape). */
+export const SystemDocumentationEnvelope = z
+  .object({
+    success: z.literal(true),
+    data: z.object({
+      state: DocumentationState,
+      summary: z
+        .record(z.string(), JsonValue)
+        .nullable()
+        .describe(
+          '{documents, skipped, truncated}: documents are OpenAPI summaries (servers, securitySchemes, ' +
+            'operations), text documents (sections) or database schemas (tables, views); null until one is ready.',
+        ),
+    }),
+  })
+  .meta({ id: 'SystemDocumentationEnvelope' });
+
+export const SystemDocumentationStateEnvelope = z
+  .object({ success: z.literal(true), data: DocumentationState })
+  .meta({ id: 'SystemDocumentationStateEnvelope' });
 
 /**
  * `GET /v1/credentials`: each system variant's stored credential keys, in the shape of superglue's

@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { JsonObject } from '../crds/json.ts';
 import { RuntimeCredentials } from '../crds/run.ts';
-import { AuthType } from '../crds/system.ts';
+import { ApiKeyPlacement, AuthType } from '../crds/system.ts';
 import { Tool } from '../crds/tool.ts';
 import { RUNNER_ENV } from '../runs/runner-protocol.ts';
 import { runTool } from './engine/run-tool.ts';
@@ -34,6 +34,7 @@ export const RunOrderSchema = z.object({
         credentials: z.record(z.string(), z.string()),
         extraOrigins: z.array(z.string()).optional(),
         allowedNetworks: z.array(z.string()).optional(),
+        apiKeyPlacement: ApiKeyPlacement.optional(),
       }),
     )
     .default([]),

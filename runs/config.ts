@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { formatIssues } from '../crds/errors.ts';
 import { type EgressPolicy, parseEgressList } from '../runner/protocols/egress-policy.ts';
+import { type DocumentationLimits, documentationLimitsFromEnv } from './documentation/limits.ts';
 
 const port = z.coerce.number().int().min(0).max(65_535);
 const positiveInt = z.coerce.number().int().positive();
@@ -64,6 +65,8 @@ export interface Config {
   outboxRetentionMs: number;
   /** What steps may connect to; handed to the worker pool. */
   egress: EgressPolicy;
+  /** KUBEGLUE_DOCS_* (runs/documentation/limits.ts). */
+  documentation: DocumentationLimits;
 }
 
 /** The process reading the settings: some defaults differ between the embedded and Kubernetes roles. */
@@ -106,5 +109,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, role: ConfigRol
     toolRunRetentionMs: c.KUBEGLUE_TOOLRUN_RETENTION_MS,
     outboxRetentionMs: c.KUBEGLUE_OUTBOX_RETENTION_MS,
     egress,
+    documentation: documentationLimitsFromEnv(env),
   };
 }

@@ -268,6 +268,26 @@ export const KG_ERR_SYSTEM_NOT_FOUND = define(
   (systemId?: string, environment?: string) =>
     `system${systemId === undefined ? '' : ` '${systemId}'`}${environment ? ` (${environment})` : ''} not found`,
 );
+// --- System documentation ---
+
+export const KG_ERR_DOCUMENTATION_NOT_FOUND = define(
+  'KG_ERR_DOCUMENTATION_NOT_FOUND',
+  404,
+  (systemId: string) =>
+    `system '${systemId}' has no documentation: set documentationUrl or PUT a file to /v1/systems/${systemId}/documentation`,
+);
+export const KG_ERR_DOCUMENTATION_NOT_READY = define(
+  'KG_ERR_DOCUMENTATION_NOT_READY',
+  409,
+  (systemId: string, status: string, error?: string) =>
+    `the documentation of system '${systemId}' is ${status}${error ? `: ${error}` : ''}; no summary is kept yet`,
+);
+export const KG_ERR_DOCUMENTATION_EMPTY = define(
+  'KG_ERR_DOCUMENTATION_EMPTY',
+  400,
+  () => 'the documentation upload is empty: send the file as the request body',
+);
+
 export const KG_ERR_SYSTEM_EXISTS = define(
   'KG_ERR_SYSTEM_EXISTS',
   409,

@@ -86,6 +86,7 @@ export function toApiSystem(resource: SystemResource, credentialKeys: Iterable<s
     url: spec.url,
     environment: environmentOf(resource),
     documentationUrl: spec.documentationUrl,
+    documentationKeywords: spec.documentationKeywords,
     authType: spec.authType,
     gateway: spec.gateway,
     extraOrigins: spec.extraOrigins,

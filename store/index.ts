@@ -2,6 +2,12 @@
 export type { DriverName } from './driver.ts';
 export type { MigrationReport } from './migrate.ts';
 export { MIGRATIONS, type Migration } from './migrations.ts';
+export type {
+  ClaimedDocumentation,
+  DocumentationKey,
+  DocumentationState as StoredDocumentationState,
+  DocumentationStore,
+} from './queries/documentation.ts';
 export { OUTBOX_CHANNEL } from './queries/outbox.ts';
 export type {
   ResourceEvent,

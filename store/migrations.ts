@@ -224,4 +224,33 @@ export const MIGRATIONS: readonly Migration[] = [
       COMMENT ON COLUMN run_executions.last_seq IS 'highest event sequence number accepted from the current attempt';
     `,
   },
+  {
+    id: 8,
+    name: 'system documentation',
+    sql: `
+      -- The processed documentation of a system variant (id + environment), and the work of making it: a
+      -- request (create/update with documentationUrl, an upload, a postgres:// system) sets status 'pending'
+      -- and a new request_id; whoever claims it (lease_until) processes it and writes the result only if the
+      -- request_id is still the same, so a newer request always wins. Plain types (JSON as text, the upload
+      -- as bytes) so the statements port to SQLite unchanged.
+      CREATE TABLE system_documentation (
+        system_id         text NOT NULL,
+        environment       text NOT NULL,
+        request_id        text NOT NULL,
+        status            text NOT NULL CHECK (status IN ('pending', 'ready', 'failed')),
+        source            text NOT NULL,
+        keywords          text,
+        upload            bytea,
+        upload_type       text,
+        requested_at      timestamptz NOT NULL,
+        lease_until       timestamptz,
+        attempts          integer NOT NULL DEFAULT 0,
+        fetched_at        timestamptz,
+        error             text,
+        summary           text,
+        api_key_placement text,
+        PRIMARY KEY (system_id, environment)
+      );
+    `,
+  },
 ];

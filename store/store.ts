@@ -11,6 +11,7 @@ import {
   revokeApiKey,
   touchApiKeys,
 } from './queries/api-keys.ts';
+import { type DocumentationStore, documentationQueries } from './queries/documentation.ts';
 import {
   acceptEvents,
   findEndedExecutionByToken,
@@ -205,6 +206,8 @@ export interface StoreQueries {
   deleteSecret(namespace: string, name: string): Promise<boolean>;
 
   resources: ResourceStore;
+  /** System documentation and its processing (store/queries/documentation.ts). */
+  documentation: DocumentationStore;
 }
 
 export interface Store extends StoreQueries {
@@ -320,6 +323,7 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     putSecret: (namespace, name, data) => putSecret(db, namespace, name, data),
     getSecret: (namespace, name) => getSecret(db, namespace, name),
     deleteSecret: (namespace, name) => deleteSecret(db, namespace, name),
+    documentation: documentationQueries(db),
     resources: {
       get: (key) => getResource(db, key),
       list: (kind, namespace, labels) => listResources(db, kind, namespace, labels),

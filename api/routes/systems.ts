@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ROUTES } from '../../crds/routes.ts';
-import { SystemCreateBody, SystemUpdateBody } from '../../crds/system.ts';
+import { type System, SystemCreateBody, SystemUpdateBody } from '../../crds/system.ts';
+import type { DocumentationService } from '../../runs/documentation/service.ts';
 import { KG_ERR_SYSTEM_URL_CREDENTIALS } from '../../runs/errors.ts';
 import { hasUrlCredentials } from '../../runs/url-credentials.ts';
 import { requireUnrestricted } from '../auth.ts';
@@ -30,8 +31,13 @@ function queryOf(operationId: string): z.ZodType {
  * POST/GET /v1/systems and GET/PUT/DELETE /v1/systems/:systemId?environment=. Systems hold credentials for
  * every tool, so keys limited to some tools may not use these routes.
  */
-export function registerSystemRoutes(app: FastifyInstance, deps: { systems: SystemService }): void {
-  const { systems } = deps;
+export function registerSystemRoutes(
+  app: FastifyInstance,
+  deps: { systems: SystemService; documentation?: DocumentationService | undefined },
+): void {
+  const { systems, documentation } = deps;
+  // Documentation state and the API-key placement decision join the answers when processing is on.
+  const present = (system: System) => (documentation ? documentation.present(system) : system);
   const createQuery = queryOf('createSystem');
   const listQuery = queryOf('listSystems');
   const getQuery = queryOf('getSystem');
@@ -45,20 +51,25 @@ export function registerSystemRoutes(app: FastifyInstance, deps: { systems: Syst
     parseInput(createQuery, request.query, 'query');
     const body = parseInput(SystemCreateBody, request.body, 'system');
     refuseUrlCredentials(body.url);
-    return reply.status(201).send({ success: true, data: await systems.create(body) });
+    const created = await systems.create(body);
+    const data = documentation
+      ? await documentation.afterWrite(created, { created: true, documentationUrlGiven: true })
+      : created;
+    return reply.status(201).send({ success: true, data });
   });
 
   app.get('/v1/systems', async (request) => {
     requireUnrestricted(request);
     const query = PageQuery.parse(parseInput(listQuery, request.query, 'query'));
-    return systems.list(query);
+    const page = await systems.list(query);
+    return documentation ? { ...page, data: await documentation.presentAll(page.data) } : page;
   });
 
   app.get('/v1/systems/:systemId', async (request) => {
     requireUnrestricted(request);
     const { systemId } = parseInput(SystemParams, request.params, 'path');
     const { environment } = EnvironmentQuery.parse(parseInput(getQuery, request.query, 'query'));
-    return { success: true, data: await systems.get(systemId, environment) };
+    return { success: true, data: await present(await systems.get(systemId, environment)) };
   });
 
   // PUT and PATCH are the same partial update: only the fields given change.
@@ -68,7 +79,14 @@ export function registerSystemRoutes(app: FastifyInstance, deps: { systems: Syst
     const { environment } = EnvironmentQuery.parse(parseInput(updateQuery, request.query, 'query'));
     const body = parseInput(SystemUpdateBody, request.body ?? {}, 'system update');
     refuseUrlCredentials(body.url);
-    return { success: true, data: await systems.update(systemId, environment, body) };
+    const updated = await systems.update(systemId, environment, body);
+    const data = documentation
+      ? await documentation.afterWrite(updated, {
+          created: false,
+          documentationUrlGiven: body.documentationUrl !== undefined,
+        })
+      : updated;
+    return { success: true, data };
   };
   app.put('/v1/systems/:systemId', update);
   app.patch('/v1/systems/:systemId', update);
@@ -111,6 +129,8 @@ export function registerSystemRoutes(app: FastifyInstance, deps: { systems: Syst
     requireUnrestricted(request);
     const { systemId } = parseInput(SystemParams, request.params, 'path');
     const { environment } = EnvironmentQuery.parse(parseInput(deleteQuery, request.query, 'query'));
-    return systems.delete(systemId, environment);
+    const deleted = await systems.delete(systemId, environment);
+    await documentation?.forget(systemId, environment);
+    return deleted;
   });
 }

@@ -1,8 +1,41 @@
+import type { ApiKeyPlacement } from '../../crds/system.ts';
 import type { ResolvedSystem } from './types.ts';
 
 function hasHeader(headers: Record<string, string>, name: string): boolean {
   const lower = name.toLowerCase();
   return Object.keys(headers).some((key) => key.toLowerCase() === lower);
+}
+
+/** The key where the system's documentation puts it (a step's own header or parameter of that name wins). */
+function placeDocumented(
+  placement: ApiKeyPlacement,
+  key: string,
+  headers: Record<string, string>,
+  query: Array<[string, string]>,
+  carriers: AuthCarriers,
+): void {
+  switch (placement.in) {
+    case 'header':
+      if (!hasHeader(headers, placement.name)) {
+        headers[placement.name] = `${placement.prefix ?? ''}${key}`;
+        carriers.headers.push(placement.name);
+      }
+      break;
+    case 'query':
+      if (!query.some(([existing]) => existing === placement.name)) {
+        query.push([placement.name, key]);
+        carriers.query.push(placement.name);
+      }
+      break;
+    case 'cookie': {
+      const existing = Object.keys(headers).find((name) => name.toLowerCase() === 'cookie');
+      const pair = `${placement.name}=${key}`;
+      if (existing) headers[existing] = `${headers[existing]}; ${pair}`;
+      else headers.Cookie = pair;
+      carriers.headers.push(existing ?? 'Cookie');
+      break;
+    }
+  }
 }
 
 /** The headers and query parameters that carry the system's credentials after applySystemAuth. */
@@ -51,6 +84,8 @@ export function applySystemAuth(
           query.push([name, key]);
           carriers.query.push(name);
         }
+      } else if (system.apiKeyPlacement) {
+        placeDocumented(system.apiKeyPlacement, key, headers, query, carriers);
       } else {
         bearer(key);
       }

@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from '../../crds/json.ts';
 import type { RuntimeCredentials, StepResult } from '../../crds/run.ts';
-import type { AuthType } from '../../crds/system.ts';
+import type { ApiKeyPlacement, AuthType } from '../../crds/system.ts';
 import type { Tool } from '../../crds/tool.ts';
 
 /** A system as the engine needs it: where it is and its credentials for the run's mode. */
@@ -13,6 +13,8 @@ export interface ResolvedSystem {
   extraOrigins?: string[] | undefined;
   /** Networks steps using this system may reach although the egress policy refuses private ones (System.allowedNetworks). */
   allowedNetworks?: string[] | undefined;
+  /** authType apiKey without apiKeyHeader/apiKeyQueryParam: where the system's documentation says the key goes. */
+  apiKeyPlacement?: ApiKeyPlacement | undefined;
 }
 
 export interface EvaluateOptions {

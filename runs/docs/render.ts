@@ -1,0 +1,79 @@
+/** The summary as plain text (`GET /v1/systems/{id}/documentation?format=text`). Pure. */
+import type { ColumnInfo, DocumentationSummary, SummaryDocument } from './summary.ts';
+
+function columns(list: ColumnInfo[]): string {
+  return list
+    .map((column) => `  ${column.name} ${column.type}${column.nullable ? '' : ' NOT NULL'}`)
+    .join('\n');
+}
+
+function renderDocument(document: SummaryDocument): string {
+  const lines: string[] = [];
+  switch (document.kind) {
+    case 'openapi': {
+      lines.push(
+        `# ${document.title ?? 'API'}${document.version ? ` ${document.version}` : ''} (OpenAPI ${document.specVersion})`,
+      );
+      lines.push(`Source: ${document.source}`);
+      if (document.servers.length > 0) lines.push(`Servers: ${document.servers.join(', ')}`);
+      for (const scheme of document.securitySchemes) {
+        const where =
+          scheme.type === 'apiKey'
+            ? ` in ${scheme.in} "${scheme.name}"`
+            : scheme.scheme
+              ? ` ${scheme.scheme}`
+              : '';
+        lines.push(`Security scheme ${scheme.id}: ${scheme.type}${where}`);
+      }
+      for (const operation of document.operations) {
+        lines.push(
+          '',
+          `${operation.method} ${operation.path}${operation.summary ? ` - ${operation.summary}` : ''}`,
+        );
+        for (const parameter of operation.parameters) {
+          lines.push(
+            `  ${parameter.in} ${parameter.name}${parameter.type ? ` (${parameter.type})` : ''}${parameter.required ? ' required' : ''}${parameter.description ? `: ${parameter.description}` : ''}`,
+          );
+        }
+      }
+      break;
+    }
+    case 'text':
+      lines.push(`# ${document.title ?? document.source}`, `Source: ${document.source}`);
+      for (const section of document.sections) {
+        lines.push('');
+        if (section.heading) lines.push(`## ${section.heading}`);
+        if (section.text) lines.push(section.text);
+        for (const code of section.code ?? []) lines.push('```', code, '```');
+      }
+      break;
+    case 'postgres-schema':
+      lines.push(`# Database schema`, `Source: ${document.source}`);
+      for (const table of document.tables) {
+        lines.push(
+          '',
+          `TABLE ${table.schema}.${table.name} (~${Math.max(0, table.rowEstimate)} rows)`,
+          columns(table.columns),
+        );
+        if (table.primaryKey.length > 0) lines.push(`  PRIMARY KEY (${table.primaryKey.join(', ')})`);
+        for (const key of table.foreignKeys) {
+          lines.push(
+            `  FOREIGN KEY (${key.columns.join(', ')}) REFERENCES ${key.references.table} (${key.references.columns.join(', ')})`,
+          );
+        }
+      }
+      for (const view of document.views)
+        lines.push('', `VIEW ${view.schema}.${view.name}`, columns(view.columns));
+      break;
+  }
+  return lines.join('\n');
+}
+
+export function summaryToText(summary: DocumentationSummary): string {
+  const parts = summary.documents.map(renderDocument);
+  if (summary.skipped.length > 0) {
+    parts.push(['# Not kept', ...summary.skipped.map((part) => `${part.source}: ${part.reason}`)].join('\n'));
+  }
+  if (summary.truncated) parts.push('(truncated: the retained-size limit was reached)');
+  return `${parts.join('\n\n')}\n`;
+}

@@ -1,0 +1,139 @@
+/**
+ * One fetched or uploaded file → the documents it holds. Dispatches on the detected format; a zip is
+ * unpacked (with its limits) and each entry summarised on its own. Free of I/O: bytes in, summaries out.
+ */
+import { detectFormat } from './detect.ts';
+import { parseHtml } from './html.ts';
+import { parseOpenApiText, summariseOpenApi } from './openapi.ts';
+import { parsePdf } from './pdf.ts';
+import type { DocumentationSummary, SkippedPart, SummaryDocument } from './summary.ts';
+import { parseMarkdown, parsePlainText } from './text.ts';
+import { unzipEntries, type ZipLimits } from './zip.ts';
+
+export interface FileInput {
+  bytes: Uint8Array;
+  /** File name or URL: its extension helps detection. */
+  name: string;
+  contentType?: string | undefined;
+  /** Where it came from, as shown in the summary. */
+  source: string;
+  /** For HTML: the page's URL, against which its links resolve. */
+  baseUrl?: string | undefined;
+}
+
+export interface FileSummary {
+  documents: SummaryDocument[];
+  skipped: SkippedPart[];
+  /** Links of HTML pages (absolute URLs), for a crawl. */
+  links: string[];
+}
+
+const decoder = new TextDecoder('utf-8');
+
+export async function summariseFile(
+  input: FileInput,
+  zipLimits: ZipLimits,
+  nested = false,
+): Promise<FileSummary> {
+  const format = detectFormat(input.bytes, input.name, input.contentType);
+  switch (format) {
+    case 'pdf':
+      return { documents: [await parsePdf(input.bytes, input.source)], skipped: [], links: [] };
+    case 'zip': {
+      if (nested)
+        return {
+          documents: [],
+          skipped: [{ source: input.source, reason: 'nested archives are not opened' }],
+          links: [],
+        };
+      const result: FileSummary = { documents: [], skipped: [], links: [] };
+      for (const entry of unzipEntries(input.bytes, zipLimits)) {
+        const source = `${input.source}!/${entry.name}`;
+        try {
+          const part = await summariseFile({ bytes: entry.bytes, name: entry.name, source }, zipLimits, true);
+          result.documents.push(...part.documents);
+          result.skipped.push(...part.skipped);
+        } catch (error) {
+          result.skipped.push({ source, reason: (error as Error).message.slice(0, 500) });
+        }
+      }
+      return result;
+    }
+    case 'html': {
+      const parsed = parseHtml(decoder.decode(input.bytes), input.source, input.baseUrl);
+      return { documents: [parsed.document], skipped: [], links: parsed.links };
+    }
+    case 'markdown':
+      return {
+        documents: [parseMarkdown(decoder.decode(input.bytes), input.source)],
+        skipped: [],
+        links: [],
+      };
+    case 'openapi-or-text': {
+      const text = decoder.decode(input.bytes);
+      const api = parseOpenApiText(text);
+      if (api) return { documents: [await summariseOpenApi(api, input.source)], skipped: [], links: [] };
+      return { documents: [parsePlainText(text, input.source)], skipped: [], links: [] };
+    }
+    case 'binary':
+      return {
+        documents: [],
+        skipped: [
+          {
+            source: input.source,
+            reason: 'not a supported format (OpenAPI, HTML, PDF, zip, Markdown, text)',
+          },
+        ],
+        links: [],
+      };
+  }
+}
+
+/**
+ * Cuts the summary to about `maxChars` characters of JSON: documents are kept in order while they fit; the
+ * first that does not is cut section by section (operations, tables), the rest dropped.
+ */
+export function limitRetained(summary: DocumentationSummary, maxChars: number): DocumentationSummary {
+  let used = 0;
+  const documents: SummaryDocument[] = [];
+  let truncated = summary.truncated;
+  for (const document of summary.documents) {
+    const size = JSON.stringify(document).length;
+    if (used + size <= maxChars) {
+      documents.push(document);
+      used += size;
+      continue;
+    }
+    truncated = true;
+    const room = maxChars - used;
+    if (room > 1000) documents.push(cutDocument(document, room));
+    break;
+  }
+  return { ...summary, documents, truncated };
+}
+
+function fitting<T>(items: T[], room: number): T[] {
+  const kept: T[] = [];
+  let used = 0;
+  for (const item of items) {
+    used += JSON.stringify(item).length + 1;
+    if (used > room) break;
+    kept.push(item);
+  }
+  return kept;
+}
+
+function cutDocument(document: SummaryDocument, room: number): SummaryDocument {
+  const budget = room - 500;
+  switch (document.kind) {
+    case 'openapi':
+      return {
+        ...document,
+        operations: fitting(document.operations, budget - JSON.stringify(document.securitySchemes).length),
+      };
+    case 'text':
+      return { ...document, sections: fitting(document.sections, budget) };
+    case 'postgres-schema':
+      return { ...document, tables: fitting(document.tables, budget), views: [] };
+  }
+}

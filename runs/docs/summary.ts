@@ -1,0 +1,125 @@
+/**
+ * The structured summary kept as a system's documentation: what a tool author and the engine can use, never
+ * the raw bytes. Pure types and small helpers; no I/O.
+ */
+
+export interface OpenApiParameter {
+  name: string;
+  in: string;
+  required: boolean;
+  type?: string;
+  description?: string;
+}
+
+export interface OpenApiOperation {
+  method: string;
+  path: string;
+  operationId?: string;
+  summary?: string;
+  parameters: OpenApiParameter[];
+  /** Names of the security schemes the operation accepts (its own requirement, else the document's). */
+  security?: string[];
+}
+
+export interface SecurityScheme {
+  /** The key under components.securitySchemes (securityDefinitions in Swagger 2.0). */
+  id: string;
+  type: string;
+  /** apiKey: where the key goes (header, query, cookie) and under which name. */
+  in?: string;
+  name?: string;
+  /** http: the scheme (bearer, basic). */
+  scheme?: string;
+  description?: string;
+}
+
+export interface OpenApiDocument {
+  kind: 'openapi';
+  source: string;
+  /** `3.1.0`, `2.0`, … */
+  specVersion: string;
+  title?: string;
+  version?: string;
+  servers: string[];
+  securitySchemes: SecurityScheme[];
+  /** Scheme ids of the document-wide security requirement, in order. */
+  security: string[];
+  operations: OpenApiOperation[];
+}
+
+export interface TextSection {
+  heading?: string;
+  text: string;
+  code?: string[];
+}
+
+export type TextFormat = 'html' | 'pdf' | 'markdown' | 'text';
+
+export interface TextDocument {
+  kind: 'text';
+  source: string;
+  format: TextFormat;
+  title?: string;
+  sections: TextSection[];
+}
+
+export interface ColumnInfo {
+  name: string;
+  type: string;
+  nullable: boolean;
+  default?: string;
+}
+
+export interface ForeignKeyInfo {
+  columns: string[];
+  references: { table: string; columns: string[] };
+}
+
+export interface TableInfo {
+  schema: string;
+  name: string;
+  columns: ColumnInfo[];
+  primaryKey: string[];
+  foreignKeys: ForeignKeyInfo[];
+  /** pg_class.reltuples: the planner's estimate, -1 when the table was never analysed. */
+  rowEstimate: number;
+}
+
+export interface ViewInfo {
+  schema: string;
+  name: string;
+  columns: ColumnInfo[];
+}
+
+export interface DatabaseSchemaDocument {
+  kind: 'postgres-schema';
+  source: string;
+  tables: TableInfo[];
+  views: ViewInfo[];
+}
+
+export type SummaryDocument = OpenApiDocument | TextDocument | DatabaseSchemaDocument;
+
+/** A fetched or unpacked part that was not kept, and why. */
+export interface SkippedPart {
+  source: string;
+  reason: string;
+}
+
+export interface DocumentationSummary {
+  documents: SummaryDocument[];
+  skipped: SkippedPart[];
+  /** Text beyond the retained-size limit was dropped. */
+  truncated: boolean;
+}
+
+/** Text documents are cut to this many characters per section (a page-long paragraph is not a section). */
+export const MAX_SECTION_CHARS = 20_000;
+
+export function collapseWhitespace(text: string): string {
+  return text
+    .replace(/[ \t\f\v\u00a0]+/g, ' ')
+    .replace(/ *\n */g, '\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}

@@ -1,0 +1,427 @@
+/**
+ * Documentation processing: a system create/update with documentationUrl, an upload, or a postgres://
+ * system stores a pending request; this process then fetches and summarises it in the background (the
+ * system is usable at once) and stores the summary, or the reason it failed.
+ *
+ * Restarts: a request is claimed with a lease (the processing time limit plus a margin). A process that
+ * shuts down releases its claims; one that dies leaves them to expire. Every API process sweeps for
+ * unclaimed pending requests at start and then periodically, so pending work resumes on whichever process
+ * is alive. A request interrupted MAX_ATTEMPTS times is marked failed with a message saying so.
+ */
+import { randomUUID } from 'node:crypto';
+import type {
+  ApiKeyPlacement,
+  ApiKeyPlacementDecision,
+  DocumentationState,
+  Environment,
+  System,
+} from '../../crds/system.ts';
+import type { ResolvedSystem } from '../../runner/engine/types.ts';
+import { EgressGuard, type EgressPolicy } from '../../runner/protocols/egress-policy.ts';
+import { executePostgresStep } from '../../runner/protocols/postgres.ts';
+import type { DocumentationKey, DocumentationStore, StoredDocumentationState } from '../../store/index.ts';
+import { narrowToKeywords } from '../docs/keywords.ts';
+import { type DocumentedPlacement, documentedApiKeyPlacement } from '../docs/placement.ts';
+import { MAX_RELATIONS, SCHEMA_QUERY, shapeSchema } from '../docs/postgres-schema.ts';
+import { limitRetained, summariseFile } from '../docs/summarise.ts';
+import type { DocumentationSummary, SkippedPart, SummaryDocument } from '../docs/summary.ts';
+import { crawlable, createFetcher, displayUrl, type Fetcher } from './fetch.ts';
+import type { DocumentationLimits } from './limits.ts';
+
+/** Claims of one request before it is given up as failed (each restart mid-processing costs one). */
+export const MAX_ATTEMPTS = 3;
+export const POSTGRES_SCHEMA_SOURCE = 'postgres-schema';
+const UPLOAD_PREFIX = 'upload:';
+const LEASE_MARGIN_MS = 30_000;
+const SWEEP_BATCH = 20;
+const CONCURRENCY = 2;
+const SCHEMA_TIMEOUT_MS = 30_000;
+
+export interface DocumentationServiceOptions {
+  store: DocumentationStore;
+  systems: { resolveForRun(systemIds: string[], mode: Environment): Promise<ResolvedSystem[]> };
+  egress: EgressPolicy;
+  limits: DocumentationLimits;
+  log?: (line: string) => void;
+  /** How often pending requests nobody holds are looked for (default 30 s). */
+  sweepMs?: number;
+}
+
+export interface DocumentationUpload {
+  bytes: Uint8Array;
+  contentType?: string | undefined;
+  fileName?: string | undefined;
+}
+
+/** What a system write changed, as far as its documentation is concerned. */
+export interface SystemWrite {
+  created: boolean;
+  /** documentationUrl was given in the body (re-fetched even when unchanged). */
+  documentationUrlGiven: boolean;
+}
+
+export function isPostgresUrl(url: string | undefined): boolean {
+  return url !== undefined && /^postgres(ql)?:\/\//i.test(url);
+}
+
+function postgresLabel(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  } catch {
+    return 'postgres';
+  }
+}
+
+export class DocumentationService {
+  readonly #store: DocumentationStore;
+  readonly #systems: DocumentationServiceOptions['systems'];
+  readonly #egress: EgressPolicy;
+  readonly #limits: DocumentationLimits;
+  readonly #log: (line: string) => void;
+  readonly #sweepMs: number;
+  readonly #closing = new AbortController();
+  readonly #queue: Array<DocumentationKey & { requestId: string }> = [];
+  readonly #inFlight = new Map<string, { requestId: string; done: Promise<void> }>();
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(options: DocumentationServiceOptions) {
+    this.#store = options.store;
+    this.#systems = options.systems;
+    this.#egress = options.egress;
+    this.#limits = options.limits;
+    this.#log = options.log ?? (() => {});
+    this.#sweepMs = options.sweepMs ?? 30_000;
+  }
+
+  get limits(): DocumentationLimits {
+    return this.#limits;
+  }
+
+  /** Resumes pending requests left by earlier processes, now and on every sweep. */
+  start(): void {
+    if (this.#timer) return;
+    const sweep = () => {
+      this.#sweep().catch((error: unknown) =>
+        this.#log(`documentation sweep failed: ${(error as Error).message}`),
+      );
+    };
+    sweep();
+    this.#timer = setInterval(sweep, this.#sweepMs).unref();
+  }
+
+  /** Stops processing; requests in progress are released so the next process resumes them at once. */
+  async close(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#closing.abort();
+    this.#queue.length = 0;
+    await Promise.all([...this.#inFlight.values()].map((entry) => entry.done));
+  }
+
+  /** Called after a create or update succeeded: starts processing when the write asks for it. */
+  async afterWrite(system: System, write: SystemWrite): Promise<System> {
+    const key = { systemId: system.id, environment: system.environment };
+    if (system.documentationUrl && (write.created || write.documentationUrlGiven)) {
+      await this.#request(key, system.documentationUrl, system.documentationKeywords);
+    } else if (!system.documentationUrl && isPostgresUrl(system.url)) {
+      // The schema is re-read on every write (the URL or the credentials may have changed), unless the
+      // documentation is an upload, which only another upload or a documentationUrl replaces.
+      const state = write.created ? undefined : await this.#store.state(key);
+      if (!state?.source.startsWith(UPLOAD_PREFIX)) {
+        await this.#request(key, POSTGRES_SCHEMA_SOURCE, system.documentationKeywords);
+      }
+    }
+    return this.present(system);
+  }
+
+  /** An uploaded file replaces whatever documentation the system had; no URL is crawled. */
+  async upload(system: System, file: DocumentationUpload): Promise<DocumentationState> {
+    const key = { systemId: system.id, environment: system.environment };
+    const name = (file.fileName ?? '').replace(/[^\w.-]+/g, '_').slice(0, 200) || 'file';
+    await this.#request(key, `${UPLOAD_PREFIX}${name}`, system.documentationKeywords, file);
+    const state = await this.#store.state(key);
+    if (!state) throw new Error('the documentation request was not stored');
+    return publicState(state);
+  }
+
+  /** The system with its documentation state and, for apiKey auth, where the key goes and why. */
+  async present(system: System, known?: Map<string, StoredDocumentationState>): Promise<System> {
+    const state = known
+      ? known.get(variantName({ systemId: system.id, environment: system.environment }))
+      : await this.#store.state({ systemId: system.id, environment: system.environment });
+    const presented: System = state ? { ...system, documentation: publicState(state) } : { ...system };
+    if (system.authType === 'apiKey') {
+      presented.apiKeyPlacement = decidePlacement(
+        Object.keys(system.credentials),
+        parsePlacement(state?.apiKeyPlacement),
+      );
+    }
+    return presented;
+  }
+
+  async presentAll(systems: System[]): Promise<System[]> {
+    if (systems.length === 0) return systems;
+    const states = new Map((await this.#store.states()).map((state) => [variantName(state), state]));
+    return Promise.all(systems.map((system) => this.present(system, states)));
+  }
+
+  async state(key: DocumentationKey): Promise<StoredDocumentationState | undefined> {
+    return this.#store.state(key);
+  }
+
+  async summary(key: DocumentationKey): Promise<DocumentationSummary | undefined> {
+    const text = await this.#store.summary(key);
+    return text === undefined ? undefined : (JSON.parse(text) as DocumentationSummary);
+  }
+
+  /** The documented placement of a variant's API key, for runs. */
+  async placementFor(key: DocumentationKey): Promise<ApiKeyPlacement | undefined> {
+    const state = await this.#store.state(key);
+    return parsePlacement(state?.apiKeyPlacement)?.placement;
+  }
+
+  async forget(systemId: string, environment: Environment | undefined): Promise<void> {
+    const environments: Environment[] = environment ? [environment] : ['dev', 'prod'];
+    for (const env of environments) await this.#store.delete({ systemId, environment: env });
+  }
+
+  async #request(
+    key: DocumentationKey,
+    source: string,
+    keywords: string[] | undefined,
+    upload?: DocumentationUpload,
+  ): Promise<void> {
+    const requestId = randomUUID();
+    await this.#store.request({
+      ...key,
+      requestId,
+      source,
+      keywords: keywords && keywords.length > 0 ? JSON.stringify(keywords) : undefined,
+      upload: upload ? { bytes: upload.bytes, contentType: upload.contentType } : undefined,
+      requestedAt: new Date().toISOString(),
+    });
+    this.#enqueue({ ...key, requestId });
+  }
+
+  async #sweep(): Promise<void> {
+    if (this.#closing.signal.aborted) return;
+    for (const entry of await this.#store.unclaimed(new Date().toISOString(), SWEEP_BATCH))
+      this.#enqueue(entry);
+  }
+
+  #enqueue(entry: DocumentationKey & { requestId: string }): void {
+    if (this.#closing.signal.aborted) return;
+    const name = variantName(entry);
+    if (this.#inFlight.get(name)?.requestId === entry.requestId) return;
+    if (this.#queue.some((queued) => queued.requestId === entry.requestId)) return;
+    this.#queue.push(entry);
+    this.#drain();
+  }
+
+  #drain(): void {
+    while (this.#inFlight.size < CONCURRENCY) {
+      // One processing per variant at a time: a newer request waits for the older one (which will not store).
+      const index = this.#queue.findIndex((queued) => !this.#inFlight.has(variantName(queued)));
+      if (index < 0) return;
+      const [entry] = this.#queue.splice(index, 1) as [DocumentationKey & { requestId: string }];
+      const name = variantName(entry);
+      const done = this.#process(entry)
+        .catch((error: unknown) =>
+          this.#log(`documentation of ${entry.systemId}: ${(error as Error).message}`),
+        )
+        .finally(() => {
+          this.#inFlight.delete(name);
+          this.#drain();
+        });
+      this.#inFlight.set(name, { requestId: entry.requestId, done });
+    }
+  }
+
+  async #process(entry: DocumentationKey & { requestId: string }): Promise<void> {
+    const key = { systemId: entry.systemId, environment: entry.environment };
+    const now = Date.now();
+    const claimed = await this.#store.claim(key, {
+      requestId: entry.requestId,
+      now: new Date(now).toISOString(),
+      leaseUntil: new Date(now + this.#limits.timeoutMs + LEASE_MARGIN_MS).toISOString(),
+    });
+    if (!claimed) return;
+    if (claimed.attempts > MAX_ATTEMPTS) {
+      await this.#store.fail(
+        key,
+        entry.requestId,
+        `processing was interrupted ${MAX_ATTEMPTS} times (the service restarted while processing); ` +
+          'update the system or upload the file again to retry',
+      );
+      return;
+    }
+    const timeout = AbortSignal.timeout(this.#limits.timeoutMs);
+    const signal = AbortSignal.any([timeout, this.#closing.signal]);
+    try {
+      const keywords = claimed.keywords ? (JSON.parse(claimed.keywords) as string[]) : undefined;
+      const made = await this.#make(claimed.source, key, claimed.upload, claimed.uploadType, signal);
+      const summary = limitRetained(narrowToKeywords(made, keywords), this.#limits.maxRetainedChars);
+      if (summary.documents.length === 0 && made.documents.length === 0) {
+        const reasons = summary.skipped.map((part) => `${part.source}: ${part.reason}`).join('; ');
+        throw new Error(`nothing usable was found${reasons ? ` (${reasons.slice(0, 1000)})` : ''}`);
+      }
+      const placement = documentedApiKeyPlacement(summary);
+      const stored = await this.#store.complete(key, entry.requestId, {
+        summary: JSON.stringify(summary),
+        apiKeyPlacement: placement ? JSON.stringify(placement) : undefined,
+        fetchedAt: new Date().toISOString(),
+      });
+      if (stored) this.#log(`documentation of ${key.systemId} (${key.environment}) is ready`);
+    } catch (error) {
+      if (this.#closing.signal.aborted) {
+        // Shutting down: the next process takes the request up again.
+        await this.#store.release(key, entry.requestId).catch(() => {});
+        return;
+      }
+      const message = timeout.aborted
+        ? `processing ran past the time limit of ${this.#limits.timeoutMs} ms (KUBEGLUE_DOCS_TIMEOUT_MS)`
+        : (error as Error).message;
+      await this.#store.fail(key, entry.requestId, message.slice(0, 2000));
+      this.#log(`documentation of ${key.systemId} (${key.environment}) failed: ${message}`);
+    }
+  }
+
+  async #make(
+    source: string,
+    key: DocumentationKey,
+    upload: Uint8Array | undefined,
+    uploadType: string | undefined,
+    signal: AbortSignal,
+  ): Promise<DocumentationSummary> {
+    const [system] = await this.#systems.resolveForRun([key.systemId], key.environment as Environment);
+    if (!system) throw new Error(`system '${key.systemId}' no longer exists`);
+    if (source.startsWith(UPLOAD_PREFIX)) {
+      if (!upload) throw new Error('the uploaded file is no longer stored; upload it again');
+      const name = source.slice(UPLOAD_PREFIX.length);
+      const part = await summariseFile(
+        { bytes: upload, name, contentType: uploadType, source },
+        this.#limits.zip,
+      );
+      return { documents: part.documents, skipped: part.skipped, truncated: false };
+    }
+    const guard = new EgressGuard(this.#egress).withAllow(system.allowedNetworks);
+    if (source === POSTGRES_SCHEMA_SOURCE) return this.#readSchema(system, guard, signal);
+    const fetcher = createFetcher(guard, signal);
+    try {
+      return await this.#crawl(source, fetcher);
+    } finally {
+      await fetcher.close().catch(() => {});
+    }
+  }
+
+  async #crawl(start: string, fetcher: Fetcher): Promise<DocumentationSummary> {
+    const documents: SummaryDocument[] = [];
+    const skipped: SkippedPart[] = [];
+    const queue = [start];
+    const seen = new Set([start]);
+    let total = 0;
+    let pages = 0;
+    while (queue.length > 0 && pages < this.#limits.maxPages) {
+      const url = queue.shift() as string;
+      pages += 1;
+      const first = url === start;
+      try {
+        const room = Math.min(this.#limits.maxBytes, this.#limits.maxTotalBytes - total);
+        if (room <= 0) {
+          skipped.push({
+            source: displayUrl(url),
+            reason: 'crawl byte limit reached (KUBEGLUE_DOCS_MAX_TOTAL_BYTES)',
+          });
+          break;
+        }
+        const file = await fetcher.fetch(url, room);
+        total += file.bytes.length;
+        const part = await summariseFile(
+          {
+            bytes: file.bytes,
+            name: file.url,
+            contentType: file.contentType,
+            source: displayUrl(file.url),
+            baseUrl: file.url,
+          },
+          this.#limits.zip,
+        );
+        documents.push(...part.documents);
+        skipped.push(...part.skipped);
+        for (const link of part.links) {
+          if (!seen.has(link) && crawlable(start, link)) {
+            seen.add(link);
+            queue.push(link);
+          }
+        }
+      } catch (error) {
+        // The documentation URL itself must work; a broken page it links to is only noted.
+        if (first) throw error;
+        skipped.push({ source: displayUrl(url), reason: (error as Error).message.slice(0, 500) });
+      }
+    }
+    if (queue.length > 0) {
+      skipped.push({
+        source: `${queue.length} more linked page(s)`,
+        reason: `the crawl stops after ${this.#limits.maxPages} pages (KUBEGLUE_DOCS_MAX_PAGES)`,
+      });
+    }
+    return { documents, skipped, truncated: false };
+  }
+
+  /** The schema, read with the system's own credentials in a read-only transaction with a statement timeout. */
+  async #readSchema(
+    system: ResolvedSystem,
+    guard: EgressGuard,
+    signal: AbortSignal,
+  ): Promise<DocumentationSummary> {
+    const credentialUrl = system.credentials.url;
+    const url = isPostgresUrl(credentialUrl) ? (credentialUrl as string) : system.url;
+    if (!url || !isPostgresUrl(url))
+      throw new Error('the system has no postgres:// URL to read a schema from');
+    const rows = await executePostgresStep({
+      url,
+      body: { query: SCHEMA_QUERY, params: [MAX_RELATIONS] },
+      credentials: system.credentials,
+      modify: false,
+      signal,
+      deadline: Date.now() + Math.min(SCHEMA_TIMEOUT_MS, this.#limits.timeoutMs),
+      egress: guard,
+    });
+    return { documents: [shapeSchema(rows, postgresLabel(url))], skipped: [], truncated: false };
+  }
+}
+
+function variantName(key: DocumentationKey): string {
+  return `${key.systemId}\u0000${key.environment}`;
+}
+
+function publicState(state: StoredDocumentationState): DocumentationState {
+  return {
+    status: state.status,
+    source: state.source,
+    requestedAt: state.requestedAt,
+    ...(state.fetchedAt ? { fetchedAt: state.fetchedAt } : {}),
+    ...(state.error ? { error: state.error } : {}),
+  };
+}
+
+function parsePlacement(text: string | undefined): DocumentedPlacement | undefined {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text) as DocumentedPlacement;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Explicit credentials first, then the documentation, then the default (`Authorization: Bearer`). */
+export function decidePlacement(
+  credentialKeys: readonly string[],
+  documented: DocumentedPlacement | undefined,
+): ApiKeyPlacementDecision {
+  if (credentialKeys.includes('apiKeyHeader')) return { in: 'header', source: 'credentials' };
+  if (credentialKeys.includes('apiKeyQueryParam')) return { in: 'query', source: 'credentials' };
+  if (documented) return { ...documented.placement, source: 'documentation', detail: documented.source };
+  return { in: 'header', name: 'Authorization', prefix: 'Bearer ', source: 'default' };
+}

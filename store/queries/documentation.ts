@@ -1,0 +1,263 @@
+import type { Db } from '../driver.ts';
+import { toBytes, toIso } from './values.ts';
+
+/**
+ * System documentation (migration 8): one row per system variant. Plain SQL with ISO-string timestamps and
+ * JSON as text, so the statements run unchanged on SQLite. The caller encodes and decodes the JSON.
+ */
+
+export type DocumentationStatus = 'pending' | 'ready' | 'failed';
+
+export interface DocumentationKey {
+  systemId: string;
+  environment: string;
+}
+
+export interface DocumentationRequest extends DocumentationKey {
+  requestId: string;
+  source: string;
+  /** JSON text of the keywords, or undefined. */
+  keywords?: string | undefined;
+  upload?: { bytes: Uint8Array; contentType?: string | undefined } | undefined;
+  requestedAt: string;
+}
+
+export interface DocumentationState extends DocumentationKey {
+  requestId: string;
+  status: DocumentationStatus;
+  source: string;
+  requestedAt: string;
+  fetchedAt?: string;
+  error?: string;
+  /** JSON text. */
+  apiKeyPlacement?: string;
+}
+
+export interface ClaimedDocumentation extends DocumentationState {
+  keywords?: string;
+  upload?: Uint8Array;
+  uploadType?: string;
+  attempts: number;
+}
+
+interface StateRow {
+  system_id: string;
+  environment: string;
+  request_id: string;
+  status: DocumentationStatus;
+  source: string;
+  requested_at: Date | string;
+  fetched_at: Date | string | null;
+  error: string | null;
+  api_key_placement: string | null;
+}
+
+const STATE_COLUMNS =
+  'system_id, environment, request_id, status, source, requested_at, fetched_at, error, api_key_placement';
+
+function toState(row: StateRow): DocumentationState {
+  return {
+    systemId: row.system_id,
+    environment: row.environment,
+    requestId: row.request_id,
+    status: row.status,
+    source: row.source,
+    requestedAt: toIso(row.requested_at),
+    ...(row.fetched_at !== null ? { fetchedAt: toIso(row.fetched_at) } : {}),
+    ...(row.error !== null ? { error: row.error } : {}),
+    ...(row.api_key_placement !== null ? { apiKeyPlacement: row.api_key_placement } : {}),
+  };
+}
+
+/** A new request replaces any earlier one (pending or not); the kept summary stays until a new one is ready. */
+export async function requestDocumentation(db: Db, request: DocumentationRequest): Promise<void> {
+  await db.query(
+    `INSERT INTO system_documentation
+       (system_id, environment, request_id, status, source, keywords, upload, upload_type, requested_at,
+        lease_until, attempts, error)
+     VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $8, NULL, 0, NULL)
+     ON CONFLICT (system_id, environment) DO UPDATE SET
+       request_id = EXCLUDED.request_id, status = 'pending', source = EXCLUDED.source,
+       keywords = EXCLUDED.keywords, upload = EXCLUDED.upload, upload_type = EXCLUDED.upload_type,
+       requested_at = EXCLUDED.requested_at, lease_until = NULL, attempts = 0, error = NULL`,
+    [
+      request.systemId,
+      request.environment,
+      request.requestId,
+      request.source,
+      request.keywords ?? null,
+      request.upload?.bytes ?? null,
+      request.upload?.contentType ?? null,
+      request.requestedAt,
+    ],
+  );
+}
+
+/**
+ * Takes the pending request for processing until `leaseUntil`, when it is still `requestId` and nobody holds an unexpired lease on it; counts the attempt.
+ */
+export async function claimDocumentation(
+  db: Db,
+  key: DocumentationKey,
+  opts: { requestId: string; now: string; leaseUntil: string },
+): Promise<ClaimedDocumentation | undefined> {
+  const { rows } = await db.query<
+    StateRow & {
+      keywords: string | null;
+      upload: Uint8Array | null;
+      upload_type: string | null;
+      attempts: number;
+    }
+  >(
+    `UPDATE system_documentation SET lease_until = $4, attempts = attempts + 1
+      WHERE system_id = $1 AND environment = $2 AND status = 'pending'
+        AND request_id = $3
+        AND (lease_until IS NULL OR lease_until < $5)
+      RETURNING ${STATE_COLUMNS}, keywords, upload, upload_type, attempts`,
+    [key.systemId, key.environment, opts.requestId, opts.leaseUntil, opts.now],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  return {
+    ...toState(row),
+    attempts: Number(row.attempts),
+    ...(row.keywords !== null ? { keywords: row.keywords } : {}),
+    ...(row.upload !== null ? { upload: toBytes(row.upload) } : {}),
+    ...(row.upload_type !== null ? { uploadType: row.upload_type } : {}),
+  };
+}
+
+/** Gives a claimed request back (a clean shutdown): the attempt does not count, the next sweep takes it. */
+export async function releaseDocumentation(db: Db, key: DocumentationKey, requestId: string): Promise<void> {
+  await db.query(
+    `UPDATE system_documentation SET lease_until = NULL, attempts = attempts - 1
+      WHERE system_id = $1 AND environment = $2 AND request_id = $3 AND status = 'pending' AND attempts > 0`,
+    [key.systemId, key.environment, requestId],
+  );
+}
+
+/** Pending requests nobody holds a lease on (never claimed, or their processor died). */
+export async function unclaimedDocumentation(
+  db: Db,
+  now: string,
+  limit: number,
+): Promise<Array<DocumentationKey & { requestId: string }>> {
+  const { rows } = await db.query<{ system_id: string; environment: string; request_id: string }>(
+    `SELECT system_id, environment, request_id FROM system_documentation
+      WHERE status = 'pending' AND (lease_until IS NULL OR lease_until < $1)
+      ORDER BY requested_at LIMIT $2`,
+    [now, limit],
+  );
+  return rows.map((row) => ({
+    systemId: row.system_id,
+    environment: row.environment,
+    requestId: row.request_id,
+  }));
+}
+
+/** Stores the result of request `requestId`; false when a newer request replaced it meanwhile. */
+export async function completeDocumentation(
+  db: Db,
+  key: DocumentationKey,
+  requestId: string,
+  result: { summary: string; apiKeyPlacement?: string | undefined; fetchedAt: string },
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE system_documentation
+        SET status = 'ready', summary = $4, api_key_placement = $5, fetched_at = $6, error = NULL,
+            upload = NULL, lease_until = NULL
+      WHERE system_id = $1 AND environment = $2 AND request_id = $3`,
+    [
+      key.systemId,
+      key.environment,
+      requestId,
+      result.summary,
+      result.apiKeyPlacement ?? null,
+      result.fetchedAt,
+    ],
+  );
+  return rowCount > 0;
+}
+
+/** Marks request `requestId` failed (the kept summary and placement of an earlier success stay). */
+export async function failDocumentation(
+  db: Db,
+  key: DocumentationKey,
+  requestId: string,
+  error: string,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE system_documentation SET status = 'failed', error = $4, upload = NULL, lease_until = NULL
+      WHERE system_id = $1 AND environment = $2 AND request_id = $3`,
+    [key.systemId, key.environment, requestId, error],
+  );
+  return rowCount > 0;
+}
+
+export async function getDocumentationState(
+  db: Db,
+  key: DocumentationKey,
+): Promise<DocumentationState | undefined> {
+  const { rows } = await db.query<StateRow>(
+    `SELECT ${STATE_COLUMNS} FROM system_documentation WHERE system_id = $1 AND environment = $2`,
+    [key.systemId, key.environment],
+  );
+  return rows[0] ? toState(rows[0]) : undefined;
+}
+
+/** Every variant's state (no summaries): the system list shows them. */
+export async function listDocumentationStates(db: Db): Promise<DocumentationState[]> {
+  const { rows } = await db.query<StateRow>(`SELECT ${STATE_COLUMNS} FROM system_documentation`);
+  return rows.map(toState);
+}
+
+/** The kept summary (JSON text), whatever the status of a later request. */
+export async function getDocumentationSummary(db: Db, key: DocumentationKey): Promise<string | undefined> {
+  const { rows } = await db.query<{ summary: string | null }>(
+    'SELECT summary FROM system_documentation WHERE system_id = $1 AND environment = $2',
+    [key.systemId, key.environment],
+  );
+  return rows[0]?.summary ?? undefined;
+}
+
+export async function deleteDocumentation(db: Db, key: DocumentationKey): Promise<void> {
+  await db.query('DELETE FROM system_documentation WHERE system_id = $1 AND environment = $2', [
+    key.systemId,
+    key.environment,
+  ]);
+}
+
+export interface DocumentationStore {
+  request(request: DocumentationRequest): Promise<void>;
+  claim(
+    key: DocumentationKey,
+    opts: { requestId: string; now: string; leaseUntil: string },
+  ): Promise<ClaimedDocumentation | undefined>;
+  release(key: DocumentationKey, requestId: string): Promise<void>;
+  unclaimed(now: string, limit: number): Promise<Array<DocumentationKey & { requestId: string }>>;
+  complete(
+    key: DocumentationKey,
+    requestId: string,
+    result: { summary: string; apiKeyPlacement?: string | undefined; fetchedAt: string },
+  ): Promise<boolean>;
+  fail(key: DocumentationKey, requestId: string, error: string): Promise<boolean>;
+  state(key: DocumentationKey): Promise<DocumentationState | undefined>;
+  states(): Promise<DocumentationState[]>;
+  summary(key: DocumentationKey): Promise<string | undefined>;
+  delete(key: DocumentationKey): Promise<void>;
+}
+
+export function documentationQueries(db: Db): DocumentationStore {
+  return {
+    request: (request) => requestDocumentation(db, request),
+    claim: (key, opts) => claimDocumentation(db, key, opts),
+    release: (key, requestId) => releaseDocumentation(db, key, requestId),
+    unclaimed: (now, limit) => unclaimedDocumentation(db, now, limit),
+    complete: (key, requestId, result) => completeDocumentation(db, key, requestId, result),
+    fail: (key, requestId, error) => failDocumentation(db, key, requestId, error),
+    state: (key) => getDocumentationState(db, key),
+    states: () => listDocumentationStates(db),
+    summary: (key) => getDocumentationSummary(db, key),
+    delete: (key) => deleteDocumentation(db, key),
+  };
+}
