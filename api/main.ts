@@ -48,6 +48,7 @@ export async function main(_args: string[]): Promise<void> {
 
   const pool = new WorkerPool({
     ...(config.workers ? { size: config.workers } : {}),
+    idleTimeoutMs: config.workerIdleMs,
     sandboxMemoryMb: config.sandboxMemoryMb,
     sandboxTimeoutMs: config.sandboxTimeoutMs,
     egress: config.egress,

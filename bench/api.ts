@@ -8,17 +8,36 @@ import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { openStore, type StoredRun } from '../store/index.ts';
 import { startTestPostgres } from '../test/support/postgres.ts';
+import { processTree, samplePeakPss, treePss } from './pss.ts';
 import { emit, percentile, progress, round, throughput, timed } from './stats.ts';
 
 const ADMIN_KEY = 'kg_bench-admin-key-000000000000000000000000';
 const SEQUENTIAL = 2_000;
 const THROUGHPUT_MS = Number(process.env.KUBEGLUE_BENCH_THROUGHPUT_MS ?? 20_000);
 const CONCURRENCY = 32;
-const LIST_RUNS = 1_000_000;
+/** Runs seeded for api.list_runs (KUBEGLUE_BENCH_LIST_RUNS; 0 skips it: seeding takes minutes). */
+const LIST_RUNS = Number(process.env.KUBEGLUE_BENCH_LIST_RUNS ?? 1_000_000);
+/** The paginated listing: 45 items served 10 per page, so a run fetches 5 pages (the last one short). */
+const LISTING_ITEMS = 45;
+const PAGE_SIZE = 10;
+const PAGES = Math.ceil(LISTING_ITEMS / PAGE_SIZE);
+/** How long to wait after the load for idle engine workers to retire (KUBEGLUE_WORKER_IDLE_MS + margin). */
+const SETTLE_MS = Number(process.env.KUBEGLUE_BENCH_SETTLE_MS ?? 75_000);
 
-async function startTarget() {
-  const server = createServer((_req, res) => {
+export async function startTarget() {
+  const server = createServer((req, res) => {
     res.setHeader('content-type', 'application/json');
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === '/items') {
+      const offset = Number(url.searchParams.get('offset') ?? 0);
+      const limit = Number(url.searchParams.get('limit') ?? PAGE_SIZE);
+      const items = [];
+      for (let i = offset; i < Math.min(LISTING_ITEMS, offset + limit); i++) {
+        items.push({ id: i, name: `item ${i}`, email: `user${i}@example.com` });
+      }
+      res.end(JSON.stringify({ items, total: LISTING_ITEMS }));
+      return;
+    }
     res.end('{"ok":true}');
   });
   server.keepAliveTimeout = 60_000;
@@ -36,7 +55,7 @@ interface Server {
 }
 
 /** The embedded deployment as its own process, as `npm start` runs it. */
-async function startServer(env: Record<string, string>): Promise<Server> {
+export async function startServer(env: Record<string, string>): Promise<Server> {
   const child = spawn(
     process.execPath,
     ['--no-node-snapshot', join(import.meta.dirname, '../bin/kubeglue.ts'), 'embedded'],
@@ -75,7 +94,7 @@ async function startServer(env: Record<string, string>): Promise<Server> {
   };
 }
 
-function client(base: string) {
+export function client(base: string) {
   const agent = new Agent({ connections: 64 });
   const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
     const response = await request(`${base}${path}`, {
@@ -92,28 +111,90 @@ function client(base: string) {
   return { agent, call };
 }
 
+/** The tree's PSS once the idle engine workers have retired (back to the server and one worker). */
+async function settledPss(pid: number, idleProcesses: number): Promise<number> {
+  const until = performance.now() + SETTLE_MS;
+  while (performance.now() < until && (await processTree(pid)).length > idleProcesses) {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+  return (await treePss(pid)).pssMib;
+}
+
 async function benchDriver(
-  driver: 'pglite' | 'pg',
+  driver: 'embedded' | 'pg',
   env: Record<string, string>,
   targetUrl: string,
 ): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-bench-api-'));
   const server = await startServer({ KUBEGLUE_DATA_DIR: dataDir, ...env });
   const { agent, call } = client(`${server.url}/v1`);
+  const pid = server.child.pid as number;
   try {
     await call('POST', '/tools', {
       id: 'bench-get',
       steps: [{ id: 'get', config: { url: `${targetUrl}/ok` } }],
     });
+    await call('POST', '/tools', {
+      id: 'bench-pages',
+      steps: [
+        {
+          id: 'list',
+          config: {
+            url: `${targetUrl}/items`,
+            queryParams: { offset: '<<offset>>', limit: '<<limit>>' },
+            pagination: { type: 'offsetBased', pageSize: String(PAGE_SIZE) },
+          },
+        },
+        {
+          id: 'shape',
+          config: {
+            type: 'transform',
+            transformCode: '(s) => s.list.data.items.map((item) => ({ id: item.id, name: item.name }))',
+          },
+        },
+      ],
+    });
     const run = () => call('POST', '/tools/bench-get/run', {});
+    const runPages = async () => {
+      const result = await call('POST', '/tools/bench-pages/run', {});
+      if (
+        result.status !== 'success' ||
+        !Array.isArray(result.data) ||
+        result.data.length !== LISTING_ITEMS
+      ) {
+        throw new Error(`pagination bench run: ${JSON.stringify(result).slice(0, 300)}`);
+      }
+    };
     const direct = async () => {
       const response = await request(`${targetUrl}/ok`, { dispatcher: agent });
       await response.body.json();
     };
+    const directPages = async () => {
+      for (let page = 0; page < PAGES; page++) {
+        const response = await request(`${targetUrl}/items?offset=${page * PAGE_SIZE}&limit=${PAGE_SIZE}`, {
+          dispatcher: agent,
+        });
+        await response.body.json();
+      }
+    };
+
+    let idle = { pssMib: 0, processes: 0 };
+    if (driver === 'embedded') {
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      idle = await treePss(pid);
+      emit({
+        bench: 'footprint.idle_pss_mib',
+        value: round(idle.pssMib, 0),
+        processes: idle.processes,
+        target: 150,
+      });
+    }
+
     progress(`api (${driver}): warming up`);
     for (let i = 0; i < 300; i++) await run();
+    for (let i = 0; i < 100; i++) await runPages();
 
-    if (driver === 'pglite') {
+    if (driver === 'embedded') {
       progress(`api: ${SEQUENTIAL} sequential sync runs vs direct GETs, interleaved`);
       const viaApi: number[] = [];
       const viaDirect: number[] = [];
@@ -134,6 +215,30 @@ async function benchDriver(
         overheadP50Ms: round(apiP50 - directP50),
         ratioP50: round(apiP50 / directP50, 2),
         targetOverheadP50Ms: 2,
+      });
+
+      progress(
+        `api: ${SEQUENTIAL / 2} sequential ${PAGES}-page pagination + transform runs vs ${PAGES} direct GETs`,
+      );
+      const pagesApi: number[] = [];
+      const pagesDirect: number[] = [];
+      for (let i = 0; i < SEQUENTIAL / 2; i++) {
+        pagesApi.push(await timed(runPages));
+        pagesDirect.push(await timed(directPages));
+      }
+      const pagesApiP50 = percentile(pagesApi, 50);
+      const pagesDirectP50 = percentile(pagesDirect, 50);
+      emit({
+        bench: 'api.pagination_overhead',
+        driver,
+        pages: PAGES,
+        calls: SEQUENTIAL / 2,
+        apiP50Ms: round(pagesApiP50),
+        apiP99Ms: round(percentile(pagesApi, 99)),
+        directP50Ms: round(pagesDirectP50),
+        overheadP50Ms: round(pagesApiP50 - pagesDirectP50),
+        ratioP50: round(pagesApiP50 / pagesDirectP50, 2),
+        targetOverheadP50Ms: 3,
       });
 
       progress('api: async dispatch (202 to success)');
@@ -158,6 +263,8 @@ async function benchDriver(
     }
 
     progress(`api (${driver}): throughput at concurrency ${CONCURRENCY} for ${THROUGHPUT_MS / 1000} s`);
+    const peak = samplePeakPss(pid);
+    const directRate = await throughput(direct, CONCURRENCY, THROUGHPUT_MS / 4);
     const rate = await throughput(run, CONCURRENCY, THROUGHPUT_MS);
     emit({
       bench: 'api.sync_run_throughput',
@@ -165,9 +272,34 @@ async function benchDriver(
       concurrency: CONCURRENCY,
       seconds: THROUGHPUT_MS / 1000,
       runsPerSec: round(rate, 0),
+      directRequestsPerSec: round(directRate, 0),
       serverPeakRssMb: round(await server.peakRssMb(), 0),
-      target: driver === 'pglite' ? 1000 : 1500,
+      target: 1500,
     });
+    if (driver === 'embedded') {
+      progress(`api: ${PAGES}-page pagination + transform at concurrency ${CONCURRENCY}`);
+      const pagesRate = await throughput(runPages, CONCURRENCY, THROUGHPUT_MS);
+      emit({
+        bench: 'api.pagination_throughput',
+        driver,
+        concurrency: CONCURRENCY,
+        seconds: THROUGHPUT_MS / 1000,
+        runsPerSec: round(pagesRate, 0),
+        target: 600,
+      });
+      const load = await peak.stop();
+      emit({ bench: 'footprint.load_pss_mib', value: round(load, 0), target: 400 });
+      progress(`api: waiting up to ${SETTLE_MS / 1000} s for idle engine workers to retire`);
+      const after = await settledPss(pid, idle.processes);
+      emit({
+        bench: 'footprint.after_load_pss_mib',
+        value: round(after, 0),
+        processes: (await processTree(pid)).length,
+        idle: round(idle.pssMib, 0),
+      });
+    } else {
+      await peak.stop();
+    }
   } finally {
     await agent.close();
     await server.stop();
@@ -224,11 +356,15 @@ async function benchListRuns(): Promise<void> {
   }
 }
 
-/** api.sync_run_overhead, api.async_dispatch, api.sync_run_throughput (PGlite and Postgres), api.list_runs. */
+/**
+ * footprint.* (PSS of the embedded server's process tree: idle, under load, after it), api.sync_run_overhead,
+ * api.pagination_overhead, api.async_dispatch, api.sync_run_throughput (embedded store and Postgres),
+ * api.pagination_throughput, api.list_runs. Overheads are against direct calls measured in the same run.
+ */
 export async function benchApi(): Promise<void> {
   const target = await startTarget();
   try {
-    await benchDriver('pglite', {}, target.url);
+    await benchDriver('embedded', {}, target.url);
     const postgres = await startTestPostgres();
     try {
       await benchDriver('pg', { KUBEGLUE_DATABASE_URL: postgres.url }, target.url);
@@ -238,7 +374,7 @@ export async function benchApi(): Promise<void> {
   } finally {
     await target.stop();
   }
-  await benchListRuns();
+  if (LIST_RUNS > 0) await benchListRuns();
 }
 
 if (import.meta.main) await benchApi();

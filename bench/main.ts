@@ -1,11 +1,13 @@
 /**
  * `npm run bench [-- name…]`: prints one JSON line per figure on stdout (progress on stderr).
- * Names: store, sandbox, engine, api, operator (needs KUBEBUILDER_ASSETS). Without names, all run. Figures, never pass/fail.
+ * Names: store, sandbox, engine, api, operator (needs KUBEBUILDER_ASSETS), soak. Without names, all run.
+ * Figures, never pass/fail.
  */
 import { benchApi } from './api.ts';
 import { benchEngine } from './engine.ts';
 import { benchOperator } from './operator.ts';
 import { benchSandbox } from './sandbox.ts';
+import { benchSoak } from './soak.ts';
 import { benchStore } from './store.ts';
 
 const BENCHES: Record<string, () => Promise<void>> = {
@@ -14,6 +16,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   engine: benchEngine,
   api: benchApi,
   operator: benchOperator,
+  soak: benchSoak,
 };
 
 const wanted = process.argv.slice(2);

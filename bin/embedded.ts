@@ -75,12 +75,13 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
 
   const pool = new WorkerPool({
     ...(config.workers ? { size: config.workers } : {}),
+    idleTimeoutMs: config.workerIdleMs,
     sandboxMemoryMb: config.sandboxMemoryMb,
     sandboxTimeoutMs: config.sandboxTimeoutMs,
     egress: config.egress,
     log,
   });
-  log(`starting ${pool.size} engine workers`);
+  log(`starting 1 engine worker (up to ${pool.size} under load)`);
   await pool.start();
 
   const port = config.port === 0 ? await freePort(config.host) : config.port;

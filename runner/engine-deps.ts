@@ -18,6 +18,7 @@ export function createEngineDeps(options: RealDepsOptions = {}): { deps: EngineD
   });
   const deps: EngineDeps = {
     evaluate: (source, args, opts) => sandbox.evaluate(source, args, opts),
+    openScope: () => sandbox.openRun(),
     protocols: createProtocols(options.egress ? { egress: options.egress } : {}),
   };
   return { deps, sandbox };

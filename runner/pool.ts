@@ -7,8 +7,13 @@ import { type EgressPolicy, egressPolicyToEnv } from './protocols/egress-policy.
 import { workerEnvironment } from './worker-env.ts';
 
 export interface PoolOptions {
-  /** Worker processes; default: CPU count. */
+  /** Most worker processes at once; default: CPU count. One starts with the pool, more on demand. */
   size?: number;
+  /**
+   * A worker without runs for this long exits (the last one stays); default 60 000 ms. Another
+   * starts again when every live worker is busy.
+   */
+  idleTimeoutMs?: number;
   /** Sandbox memory limit per isolate (MB) and CPU timeout per evaluation (ms). */
   sandboxMemoryMb?: number;
   sandboxTimeoutMs?: number;
@@ -32,11 +37,20 @@ interface InFlight {
 interface Worker {
   child: ChildProcess;
   ready: Promise<void>;
+  /** Set once the worker said it is ready: runs go to ready workers first. */
+  isReady: boolean;
   inFlight: Map<number, InFlight>;
+  /** Retires the worker once it has been without runs for idleTimeoutMs. */
+  idleTimer: NodeJS.Timeout | undefined;
+  /** Asked to exit (idle): its exit is not a crash and it takes no new runs. */
+  retiring: boolean;
 }
 
 const WORKER_SCRIPT = fileURLToPath(new URL('./worker.ts', import.meta.url));
 const RESPAWN_DELAY_MS = 200;
+const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
+/** A worker is busy (another one is worth starting) from this many runs in flight. */
+const BUSY_AT = 1;
 
 /**
  * Sends to a worker that may have died since it was picked: `connected` stays true until the channel's
@@ -58,8 +72,10 @@ function crashMessage(code: number | null, signal: NodeJS.Signals | null): strin
 }
 
 /**
- * N long-lived worker processes, each executing many runs at once. A run goes to the least-loaded
- * worker; a worker that dies fails its in-flight runs and is replaced.
+ * Up to `size` long-lived worker processes, each executing many runs at once. One starts with the pool;
+ * another starts when every live worker has a run (so CPU-bound load spreads over the cores), and a
+ * worker idle for `idleTimeoutMs` exits, down to one. A run goes to the least-loaded ready worker; a
+ * worker that dies (a V8 abort in its sandbox, out of memory) fails its in-flight runs and is replaced.
  */
 export class WorkerPool {
   readonly #options: Required<Omit<PoolOptions, 'log'>> & Pick<PoolOptions, 'log'>;
@@ -70,6 +86,7 @@ export class WorkerPool {
   constructor(options: PoolOptions = {}) {
     this.#options = {
       size: options.size ?? availableParallelism(),
+      idleTimeoutMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
       sandboxMemoryMb: options.sandboxMemoryMb ?? 128,
       sandboxTimeoutMs: options.sandboxTimeoutMs ?? 10_000,
       workerHeapMb: options.workerHeapMb ?? 1024,
@@ -79,8 +96,14 @@ export class WorkerPool {
     this.#workers = Array.from({ length: this.#options.size }, () => undefined);
   }
 
+  /** The most workers the pool runs at once. */
   get size(): number {
     return this.#workers.length;
+  }
+
+  /** Worker processes alive now (starting ones included, retiring ones not). */
+  workerCount(): number {
+    return this.#workers.filter((w) => w !== undefined && !w.retiring).length;
   }
 
   /** Process ids of the live workers, by slot (for diagnostics and tests). */
@@ -93,8 +116,9 @@ export class WorkerPool {
     return this.#workers.map((w) => w?.inFlight.size ?? 0);
   }
 
+  /** Starts the first worker; the others start on demand. */
   async start(): Promise<void> {
-    await Promise.all(this.#workers.map((_, slot) => this.#spawn(slot).ready));
+    await (this.#workers[0] ?? this.#spawn(0)).ready;
   }
 
   #spawn(slot: number): Worker {
@@ -115,7 +139,14 @@ export class WorkerPool {
       markReady = resolve;
       failReady = reject;
     });
-    const worker: Worker = { child, ready, inFlight: new Map() };
+    const worker: Worker = {
+      child,
+      ready,
+      isReady: false,
+      inFlight: new Map(),
+      idleTimer: undefined,
+      retiring: false,
+    };
     this.#workers[slot] = worker;
     // A message sent to a worker that just died (killed with the whole process group, out of memory) fails
     // with EPIPE or ERR_IPC_CHANNEL_CLOSED on this emitter; unhandled, that would crash the API process.
@@ -124,7 +155,11 @@ export class WorkerPool {
       if (!this.#closing) this.#options.log?.(`worker ${slot}: ${error.message}`);
     });
     child.on('message', (message: FromWorker) => {
-      if (message.type === 'ready') return markReady();
+      if (message.type === 'ready') {
+        worker.isReady = true;
+        if (worker.inFlight.size === 0) this.#armIdleTimer(worker);
+        return markReady();
+      }
       const run = worker.inFlight.get(message.id);
       if (!run) return;
       if (message.type === 'event') {
@@ -132,10 +167,12 @@ export class WorkerPool {
       } else {
         worker.inFlight.delete(message.id);
         run.detach();
+        if (worker.inFlight.size === 0) this.#armIdleTimer(worker);
         run.resolve(message.result);
       }
     });
     child.on('exit', (code, signal) => {
+      clearTimeout(worker.idleTimer);
       failReady(new Error(`worker exited before it was ready (${signal ?? code})`));
       if (this.#workers[slot] === worker) this.#workers[slot] = undefined;
       for (const run of worker.inFlight.values()) {
@@ -149,7 +186,7 @@ export class WorkerPool {
         });
       }
       worker.inFlight.clear();
-      if (this.#closing) return;
+      if (this.#closing || worker.retiring) return;
       this.#options.log?.(
         `worker ${slot} ${signal ? `killed by ${signal}` : `exited with code ${code}`}; replacing it`,
       );
@@ -162,12 +199,55 @@ export class WorkerPool {
 
   #pick(): Worker {
     let best: Worker | undefined;
-    for (let slot = 0; slot < this.#workers.length; slot++) {
-      const worker = this.#workers[slot] ?? this.#spawn(slot);
+    let starting = false;
+    let live = 0;
+    for (const worker of this.#workers) {
+      if (worker === undefined || worker.retiring) continue;
+      live++;
+      if (!worker.isReady) {
+        starting = true;
+        continue;
+      }
       if (!best || worker.inFlight.size < best.inFlight.size) best = worker;
     }
+    // Every ready worker is busy: start another (one at a time), up to the limit.
+    if ((best === undefined || best.inFlight.size >= BUSY_AT) && !starting && live < this.#workers.length) {
+      const slot = this.#workers.findIndex((w) => w === undefined || w.retiring);
+      if (slot >= 0) {
+        const spawned = this.#spawn(slot);
+        spawned.ready.catch(() => {});
+        best ??= spawned;
+      }
+    }
+    // No worker ready yet: the run waits for the least-loaded starting one.
+    if (best === undefined) {
+      for (const worker of this.#workers) {
+        if (worker === undefined || worker.retiring) continue;
+        if (!best || worker.inFlight.size < best.inFlight.size) best = worker;
+      }
+    }
     if (!best) throw new Error('the worker pool has no workers');
+    clearTimeout(best.idleTimer);
+    best.idleTimer = undefined;
     return best;
+  }
+
+  /** An idle worker exits after idleTimeoutMs, unless it is the last one or gets a run meanwhile. */
+  #armIdleTimer(worker: Worker): void {
+    clearTimeout(worker.idleTimer);
+    worker.idleTimer = setTimeout(() => {
+      worker.idleTimer = undefined;
+      if (this.#closing || worker.retiring || worker.inFlight.size > 0) return;
+      if (this.workerCount() <= 1) return;
+      worker.retiring = true;
+      const slot = this.#workers.indexOf(worker);
+      this.#options.log?.(`worker ${slot} idle for ${this.#options.idleTimeoutMs} ms; stopping it`);
+      sendTo(worker, { type: 'shutdown' });
+      const kill = setTimeout(() => worker.child.kill('SIGKILL'), 5_000);
+      kill.unref();
+      worker.child.once('exit', () => clearTimeout(kill));
+    }, this.#options.idleTimeoutMs);
+    worker.idleTimer.unref();
   }
 
   /** Executes a run in a worker; resolves with its result (never rejects for a failing run). */

@@ -15,6 +15,8 @@ export const ServerConfig = z.object({
   KUBEGLUE_DATABASE_URL: z.url().optional(),
   KUBEGLUE_BODY_LIMIT_BYTES: positiveInt.default(10 * 1024 * 1024),
   KUBEGLUE_WORKERS: positiveInt.optional(),
+  // An engine worker without runs for this long exits (one always stays); more start on demand.
+  KUBEGLUE_WORKER_IDLE_MS: positiveInt.default(60_000),
   KUBEGLUE_SANDBOX_MEMORY_MB: positiveInt.default(128),
   KUBEGLUE_SANDBOX_TIMEOUT_MS: positiveInt.default(10_000),
   KUBEGLUE_SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
@@ -48,6 +50,8 @@ export interface Config {
   databaseUrl: string | undefined;
   bodyLimitBytes: number;
   workers: number | undefined;
+  /** An engine worker idle this long exits, down to one (KUBEGLUE_WORKER_IDLE_MS). */
+  workerIdleMs: number;
   sandboxMemoryMb: number;
   sandboxTimeoutMs: number;
   shutdownGraceMs: number;
@@ -93,6 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, role: ConfigRol
     databaseUrl: c.KUBEGLUE_DATABASE_URL,
     bodyLimitBytes: c.KUBEGLUE_BODY_LIMIT_BYTES,
     workers: c.KUBEGLUE_WORKERS,
+    workerIdleMs: c.KUBEGLUE_WORKER_IDLE_MS,
     sandboxMemoryMb: c.KUBEGLUE_SANDBOX_MEMORY_MB,
     sandboxTimeoutMs: c.KUBEGLUE_SANDBOX_TIMEOUT_MS,
     shutdownGraceMs: c.KUBEGLUE_SHUTDOWN_GRACE_MS,

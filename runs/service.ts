@@ -414,15 +414,27 @@ export class RunService {
     }
 
     const withData = input.request.includeStepResultData !== false;
+    let startWrite: Promise<void> | undefined;
     if (input.record) {
-      const inserted = await store.batch.insertRun(run, { inputHash: inputHash(tool.id, inputs) });
-      if (inserted.status === 'conflict') throw KG_ERR_RUN_ID_CONFLICT(runId);
-      if (inserted.status === 'existing') return this.#existing(inserted.run, withData);
+      const insert = store.batch.insertRun(run, { inputHash: inputHash(tool.id, inputs) });
+      if (input.request.runId !== undefined) {
+        // A client-chosen id may repeat an earlier request or conflict with another run: decided first.
+        const inserted = await insert;
+        if (inserted.status === 'conflict') throw KG_ERR_RUN_ID_CONFLICT(runId);
+        if (inserted.status === 'existing') return this.#existing(inserted.run, withData);
+      } else {
+        // A new random id can do neither: the start record is written while the run executes, and
+        // the terminal write waits for it (#executeSync), so it is never overtaken.
+        startWrite = insert.then((inserted) => {
+          if (inserted.status !== 'inserted') throw KG_ERR_RUN_ID_CONFLICT(runId);
+        });
+      }
     }
     this.#deps.metrics?.runStarted(requestSource, mode);
     this.#deps.events?.emit(refOf(run), { type: 'run_started' });
     return this.#executeSync(run, tool, systems, input.request.credentials, {
       record: input.record,
+      startWrite,
       withData,
       signal: input.signal,
     });
@@ -443,10 +455,18 @@ export class RunService {
     tool: Tool,
     systems: ResolvedSystem[],
     credentials: RuntimeCredentials | undefined,
-    opts: { record: boolean; withData: boolean; signal?: AbortSignal | undefined },
+    opts: {
+      record: boolean;
+      /** The start record, still being written: awaited before the terminal write. */
+      startWrite?: Promise<void> | undefined;
+      withData: boolean;
+      signal?: AbortSignal | undefined;
+    },
   ): Promise<StartedRun> {
     const controller = new AbortController();
     const abort = () => controller.abort();
+    // A run whose start record could not be stored stops: its outcome could not be stored either.
+    opts.startWrite?.catch(abort);
     // Only an unrecorded run stops with its client: a recorded one must reach its stored outcome.
     if (!opts.record) {
       if (opts.signal?.aborted) controller.abort();
@@ -486,6 +506,8 @@ export class RunService {
       this.#running.delete(run.runId);
       opts.signal?.removeEventListener('abort', abort);
     }
+    // Throws (the request fails) when the start record could not be stored.
+    await opts.startWrite;
     const finish = finishFromResult(run, result);
     const won = opts.record ? await this.#deps.store.batch.finishRun(run.runId, finish) : true;
     if (!won) {

@@ -2,6 +2,7 @@ import type { JsonObject, JsonValue } from '../../crds/json.ts';
 import type { ToolStep } from '../../crds/tool.ts';
 import { buildCredentialScope, type CredentialScope, RuntimeCredentialError } from './credentials.ts';
 import { extractFiles, redactFiles } from './files.ts';
+import { isIdentitySource } from './identity-source.ts';
 import { validateOutput } from './output-schema.ts';
 import { runRequestStep } from './request-step.ts';
 import type { Evaluate as TemplateEvaluate } from './template.ts';
@@ -13,6 +14,7 @@ import {
   type EngineRequest,
   type EngineResult,
   type EngineStepResult,
+  type Evaluate,
   type ProducedFile,
 } from './types.ts';
 
@@ -72,6 +74,8 @@ class ToolRun {
   readonly #steps: JsonObject = {};
   /** Notes per step id (see EngineStepResult), without repeats across loop items and pages. */
   readonly #notes = new Map<string, Set<string>>();
+  /** The run's evaluations (one sandbox context per run). */
+  readonly #sandbox: Evaluate;
 
   constructor(
     deps: EngineDeps,
@@ -79,8 +83,10 @@ class ToolRun {
     signal: AbortSignal,
     deadline: number,
     timeoutMs: number,
+    evaluate: Evaluate,
   ) {
     this.#deps = deps;
+    this.#sandbox = evaluate;
     this.#request = request;
     this.#limits = { ...DEFAULT_LIMITS, ...deps.limits };
     // Throws RuntimeCredentialError for a refused runtime credential; runTool fails the run with it.
@@ -124,12 +130,17 @@ class ToolRun {
   }
 
   #evaluator(label: string): TemplateEvaluate {
-    return (source, args) =>
-      this.#deps.evaluate(source, args, {
-        label,
-        signal: this.#signal,
-        timeoutMs: Math.max(1, this.#deadline - this.#now()),
-      });
+    return (source, args) => this.#evaluate(source, args, label);
+  }
+
+  /** A user function over JSON arguments; one that returns its input unchanged needs no sandbox. */
+  #evaluate(source: string, args: JsonValue[], label: string): Promise<JsonValue> {
+    if (isIdentitySource(source)) return Promise.resolve(args[0] ?? null);
+    return this.#sandbox(source, args, {
+      label,
+      signal: this.#signal,
+      timeoutMs: Math.max(1, this.#deadline - this.#now()),
+    });
   }
 
   #now(): number {
@@ -162,11 +173,7 @@ class ToolRun {
   async #executeOnce(step: ToolStep, sourceData: JsonObject): Promise<JsonValue> {
     const config = step.config;
     if (config.type === 'transform') {
-      return this.#deps.evaluate(config.transformCode, [sourceData], {
-        label: `step ${step.id} transformCode`,
-        signal: this.#signal,
-        timeoutMs: Math.max(1, this.#deadline - this.#now()),
-      });
+      return this.#evaluate(config.transformCode, [sourceData], `step ${step.id} transformCode`);
     }
     const systemEntry = config.systemId ? this.#scope.bySystem.get(config.systemId) : undefined;
     if (config.systemId && !systemEntry) {
@@ -218,11 +225,11 @@ class ToolRun {
       if (!envelope.success) throw new StepFailure(envelope.error ?? 'failed', null);
       return { envelope: envelopeJson(envelope), data: envelope.data, success: true };
     }
-    const selected = await this.#deps.evaluate(step.dataSelector, [this.#redactedSourceData()], {
-      label: `step ${step.id} dataSelector`,
-      signal: this.#signal,
-      timeoutMs: Math.max(1, this.#deadline - this.#now()),
-    });
+    const selected = await this.#evaluate(
+      step.dataSelector,
+      [this.#redactedSourceData()],
+      `step ${step.id} dataSelector`,
+    );
     if (!Array.isArray(selected)) {
       const envelope = await this.#item(step, sourceData, selected ?? null);
       if (!envelope.success) throw new StepFailure(envelope.error ?? 'failed', null);
@@ -326,11 +333,11 @@ class ToolRun {
     if (interrupted) return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, interrupted);
     try {
       if (tool.outputTransform) {
-        const transformed = await this.#deps.evaluate(tool.outputTransform, [this.#redactedSourceData()], {
-          label: 'outputTransform',
-          signal: this.#signal,
-          timeoutMs: Math.max(1, this.#deadline - this.#now()),
-        });
+        const transformed = await this.#evaluate(
+          tool.outputTransform,
+          [this.#redactedSourceData()],
+          'outputTransform',
+        );
         ({ data, files } = extractFiles(transformed ?? null));
       }
       if (tool.outputSchema) {
@@ -358,11 +365,12 @@ export async function runTool(deps: EngineDeps, request: EngineRequest): Promise
   const deadline = now + timeoutMs;
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(new Error(`Run timed out after ${timeoutMs} ms`)), timeoutMs);
+  const scope = deps.openScope?.();
   try {
     const signal = AbortSignal.any([request.signal, timeout.signal]);
     let run: ToolRun;
     try {
-      run = new ToolRun(deps, request, signal, deadline, timeoutMs);
+      run = new ToolRun(deps, request, signal, deadline, timeoutMs, scope?.evaluate ?? deps.evaluate);
     } catch (error) {
       if (!(error instanceof RuntimeCredentialError)) throw error;
       // Names only: the message never holds a credential value.
@@ -377,5 +385,6 @@ export async function runTool(deps: EngineDeps, request: EngineRequest): Promise
     }
   } finally {
     clearTimeout(timer);
+    scope?.close();
   }
 }

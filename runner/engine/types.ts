@@ -96,8 +96,17 @@ export interface EngineLimits {
 
 export const DEFAULT_LIMITS: EngineLimits = { maxLoopItems: 10_000, defaultTimeoutMs: 5 * 60 * 1000 };
 
+/** The evaluations of one run: they may share state the run's other evaluations see, never another run's. */
+export interface EvaluationScope {
+  evaluate: Evaluate;
+  /** The run ended. */
+  close(): void;
+}
+
 export interface EngineDeps {
   evaluate: Evaluate;
+  /** One scope per run (the sandbox: one context per run); without it every run uses `evaluate`. */
+  openScope?: (() => EvaluationScope) | undefined;
   protocols: Protocols;
   limits?: Partial<EngineLimits>;
   now?: () => number;

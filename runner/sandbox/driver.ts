@@ -1,22 +1,23 @@
 /**
  * The code that runs inside every sandbox context, and the wrapping of user sources around it.
  *
- * Protocol (one round trip per evaluation):
- * 1. the host sets the global `__kg_input` to the JSON text of the argument array;
- * 2. the host runs the user's compiled script, which is `__kg_run(() => (<source>))`;
- * 3. `__kg_run` removes both globals, evaluates the source to a function, calls it with the parsed
- *    arguments, awaits a thenable, and answers a string (or a promise of one):
+ * Protocol (one call per evaluation):
+ * 1. the driver script runs once per context; its completion value is the driver's `run` function,
+ *    which the host keeps as a Reference (no global names it, so user code cannot reach it);
+ * 2. a user source is compiled once per isolate as `(() => (<source>))`; run in a context, it gives
+ *    a thunk (evaluating it runs no user code), kept per context and source;
+ * 3. the host calls `run(thunk, input)` with the JSON text of the argument array. `run` evaluates the
+ *    source to a function, calls it with the parsed arguments, awaits a thenable, and answers a string
+ *    (or a promise of one):
  *    - the result as JSON text (which never starts with `E`), or
  *    - `E` followed by a JSON failure record `{kind, name, message, line?, column?}`.
  * The driver captures the intrinsics it needs before any user code runs, so a source that
- * replaces `JSON.parse` or `Promise.prototype.then` only affects its own result.
+ * replaces `JSON.parse` or `Promise.prototype.then` only affects its own results.
  */
 
 /** Script name of user code; stack frames carrying it give the line and column in the source. */
 export const USER_FILENAME = 'user-source';
 export const DRIVER_FILENAME = 'kubeglue-sandbox-driver';
-export const INPUT_GLOBAL = '__kg_input';
-const RUN_GLOBAL = '__kg_run';
 
 /** Longest error message taken out of the sandbox (a thrown 10 MB string stays inside). */
 const MAX_MESSAGE_CHARS = 2000;
@@ -24,11 +25,12 @@ const MAX_MESSAGE_CHARS = 2000;
 const MAX_INSPECTED_DEPTH = 256;
 
 /**
- * The user source, wrapped so that it is evaluated lazily inside the driver. The source sits on its
- * own lines; compile it with `lineOffset: -1` and positions are those of the user's text.
+ * The user source, wrapped so that it is evaluated lazily inside the driver: running the script gives
+ * a thunk. The source sits on its own lines; compile it with `lineOffset: -1` and positions are those
+ * of the user's text.
  */
 export function wrapUserSource(source: string): string {
-  return `${RUN_GLOBAL}(() => (\n${normalizeSource(source)}\n));`;
+  return `(() => (\n${normalizeSource(source)}\n));`;
 }
 
 export const EMPTY_SOURCE_MESSAGE =
@@ -42,11 +44,9 @@ export function normalizeSource(source: string): string {
 
 export const DRIVER_SOURCE = `(function () {
   'use strict';
-  const g = globalThis;
   const jsonParse = JSON.parse;
   const jsonStringify = JSON.stringify;
   const apply = Reflect.apply;
-  const defineProperty = Object.defineProperty;
   const getPrototypeOf = Object.getPrototypeOf;
   const objectKeys = Object.keys;
   const isArray = Array.isArray;
@@ -165,10 +165,7 @@ export const DRIVER_SOURCE = `(function () {
     return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof value.then === 'function';
   }
 
-  function run(thunk) {
-    const input = g.${INPUT_GLOBAL};
-    delete g.${INPUT_GLOBAL};
-    delete g.${RUN_GLOBAL};
+  function run(thunk, input) {
     let fn;
     try {
       fn = thunk();
@@ -190,5 +187,5 @@ export const DRIVER_SOURCE = `(function () {
     }
   }
 
-  defineProperty(g, '${RUN_GLOBAL}', { value: run, configurable: true, writable: false, enumerable: false });
+  return run;
 })();`;

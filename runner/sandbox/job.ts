@@ -1,5 +1,6 @@
 import type { JsonValue } from '../../crds/json.ts';
 import { SandboxError } from './errors.ts';
+import type { RunContexts } from './run-contexts.ts';
 
 /** One call of `Sandbox.evaluate`, from the queue to its outcome. It settles exactly once. */
 export class EvaluationJob {
@@ -8,6 +9,8 @@ export class EvaluationJob {
   readonly input: string;
   readonly timeoutMs: number;
   readonly label: string | undefined;
+  /** The run whose context this evaluation uses; undefined: a fresh context of its own. */
+  readonly run: RunContexts | undefined;
   readonly promise: Promise<JsonValue>;
   /** Resolves (never rejects) once the job has its outcome, whoever gave it. */
   readonly done: Promise<void>;
@@ -30,12 +33,14 @@ export class EvaluationJob {
     input: string,
     timeoutMs: number,
     label: string | undefined,
-    signal?: AbortSignal,
+    signal: AbortSignal | undefined,
+    run: RunContexts | undefined,
   ) {
     this.source = source;
     this.input = input;
     this.timeoutMs = timeoutMs;
     this.label = label;
+    this.run = run;
     this.promise = new Promise<JsonValue>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;

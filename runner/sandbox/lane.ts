@@ -1,17 +1,12 @@
 import ivm from 'isolated-vm';
 import { compileSandboxError, readCompileError } from './compile-error.ts';
-import {
-  DRIVER_FILENAME,
-  DRIVER_SOURCE,
-  INPUT_GLOBAL,
-  normalizeSource,
-  USER_FILENAME,
-  wrapUserSource,
-} from './driver.ts';
+import { DRIVER_FILENAME, DRIVER_SOURCE, normalizeSource, USER_FILENAME, wrapUserSource } from './driver.ts';
 import { SandboxError } from './errors.ts';
 import type { EvaluationJob } from './job.ts';
 import { LruCache } from './lru.ts';
+import { PreparedContext } from './prepared-context.ts';
 import { decodeReply } from './reply.ts';
+import type { RunContexts } from './run-contexts.ts';
 
 export interface LaneOptions {
   memoryLimitMb: number;
@@ -32,13 +27,13 @@ interface IsolateState {
   readonly isolate: ivm.Isolate;
   readonly driver: Promise<ivm.Script>;
   readonly scripts: LruCache<string, Promise<ivm.Script>>;
-  /** Fresh contexts with the driver installed, created ahead of use; each serves one evaluation. */
+  /** Fresh contexts with the driver installed, created ahead of use; each serves one evaluation or one run. */
   readonly spares: Spare[];
   dead: boolean;
 }
 
 interface Spare {
-  readonly context: Promise<ivm.Context | undefined>;
+  readonly context: Promise<PreparedContext | undefined>;
   ready: boolean;
 }
 
@@ -71,16 +66,30 @@ export class IsolateLane {
     return state !== undefined && !state.dead && state.spares[0]?.ready === true;
   }
 
-  /** Runs one job to its outcome; never throws. */
-  async run(job: EvaluationJob): Promise<void> {
+  /** Whether the run of these contexts holds a context on this lane's isolate (its job starts sooner here). */
+  holdsContextOf(run: RunContexts): boolean {
+    const state = this.#state;
+    return state !== undefined && !state.dead && run.holds(state);
+  }
+
+  /**
+   * Runs one job to its outcome; never throws. `onFree` is called once the lane can take the next
+   * job, synchronously after the job settles, so a caller that evaluates again at once finds this
+   * lane (and its run's context) idle.
+   */
+  run(job: EvaluationJob, onFree: () => void): void {
     this.#current = job;
-    try {
-      await this.#execute(job);
-    } catch (error) {
+    let freed = false;
+    const free = (): void => {
+      if (freed) return;
+      freed = true;
+      if (this.#current === job) this.#current = undefined;
+      onFree();
+    };
+    this.#execute(job, free).catch((error: unknown) => {
       job.reject(new SandboxError('runtime', `sandbox failure: ${messageOf(error)}`, { label: job.label }));
-    } finally {
-      this.#current = undefined;
-    }
+      free();
+    });
   }
 
   /** Kills the isolate; the job running on it (if any) fails as aborted. */
@@ -91,48 +100,79 @@ export class IsolateLane {
     if (this.#state) this.#kill(this.#state);
   }
 
-  async #execute(job: EvaluationJob): Promise<void> {
-    const state = this.#ensureState();
-    const script = await this.#script(state, job);
-    if (script === undefined || job.settled) return;
-    const context = await this.#takeContext(state);
-    if (job.settled) {
-      if (!state.dead) state.spares.unshift({ context: Promise.resolve(context), ready: true });
-      return;
-    }
+  async #execute(job: EvaluationJob, free: () => void): Promise<void> {
+    let state: IsolateState | undefined;
+    let run: RunContexts | undefined;
+    let prepared: PreparedContext | undefined;
+    /** Settles the job once the lane is free again (see run()). */
+    let settle: (() => void) | undefined;
     try {
-      context.global.setIgnored(INPUT_GLOBAL, job.input);
-      const running = script.run(context, { timeout: job.timeoutMs, promise: true });
-      running.catch(ignore);
-      this.#refill(state);
-      job.interruptRunning = () => this.#kill(state);
-      const backstop = setTimeout(() => {
-        job.reject(
-          new SandboxError(
-            'timeout',
-            `timed out after ${job.timeoutMs} ms (the returned promise did not settle; the sandbox has no timers or I/O)`,
-            { label: job.label },
-          ),
-        );
-        this.#kill(state);
-      }, job.timeoutMs + BACKSTOP_GRACE_MS);
+      state = this.#ensureState();
+      const script = await this.#script(state, job);
+      if (script === undefined || job.settled) return;
+      run = job.run !== undefined && !job.run.closed ? job.run : undefined;
+      const held = run?.acquire(state);
+      prepared = held ?? (await this.#takeContext(state));
+      if (run !== undefined && held === undefined) run.adopt(state, prepared);
+      if (job.settled) return;
+      const [driverRun, thunk] = await Promise.all([
+        prepared.runFunction(),
+        prepared.thunk(job.source, script),
+      ]);
+      if (job.settled) return;
+      settle = await this.#call(state, job, driverRun, thunk);
+    } catch (error) {
+      settle = () =>
+        job.reject(new SandboxError('runtime', `sandbox failure: ${messageOf(error)}`, { label: job.label }));
+    } finally {
+      if (state !== undefined && prepared !== undefined) {
+        if (run !== undefined) run.done(state);
+        else if (!state.dead) prepared.release();
+      }
+      free();
+      settle?.();
+    }
+  }
+
+  /** Calls the driver with the source's thunk and the input; answers how to settle the job. */
+  async #call(
+    state: IsolateState,
+    job: EvaluationJob,
+    driverRun: ivm.Reference,
+    thunk: ivm.Reference,
+  ): Promise<(() => void) | undefined> {
+    const running = driverRun.apply(undefined, [thunk.derefInto(), job.input], {
+      timeout: job.timeoutMs,
+      result: { promise: true },
+    });
+    running.catch(ignore);
+    this.#refill(state);
+    job.interruptRunning = () => this.#kill(state);
+    const backstop = setTimeout(() => {
+      job.reject(
+        new SandboxError(
+          'timeout',
+          `timed out after ${job.timeoutMs} ms (the returned promise did not settle; the sandbox has no timers or I/O)`,
+          { label: job.label },
+        ),
+      );
+      this.#kill(state);
+    }, job.timeoutMs + BACKSTOP_GRACE_MS);
+    try {
+      const outcome = await Promise.race([running.then(succeeded, failed), job.done]);
+      if (outcome === undefined || job.settled) return undefined;
+      if (!outcome.ok) {
+        const error = this.#runError(outcome.error, job, state);
+        return () => job.reject(error);
+      }
       try {
-        const outcome = await Promise.race([running.then(succeeded, failed), job.done]);
-        if (outcome === undefined || job.settled) return;
-        if (outcome.ok) {
-          try {
-            job.resolve(decodeReply(outcome.reply, job.label));
-          } catch (error) {
-            job.reject(asSandboxError(error, job));
-          }
-        } else {
-          job.reject(this.#runError(outcome.error, job, state));
-        }
-      } finally {
-        clearTimeout(backstop);
+        const value = decodeReply(outcome.reply, job.label);
+        return () => job.resolve(value);
+      } catch (error) {
+        return () => job.reject(asSandboxError(error, job));
       }
     } finally {
-      if (!state.dead) context.release();
+      clearTimeout(backstop);
     }
   }
 
@@ -191,16 +231,19 @@ export class IsolateLane {
     }
   }
 
-  async #takeContext(state: IsolateState): Promise<ivm.Context> {
+  async #takeContext(state: IsolateState): Promise<PreparedContext> {
     const spare = state.spares.shift();
     const context = spare ? await spare.context : undefined;
-    return context ?? (await prepareContext(state));
+    return context ?? (await PreparedContext.create(state.isolate, state.driver));
   }
 
   /** Tops up the spare contexts; their creation queues behind the evaluation just submitted. */
   #refill(state: IsolateState): void {
     while (!state.dead && state.spares.length < this.#options.spareContexts) {
-      const spare: Spare = { context: prepareContext(state).catch(() => undefined), ready: false };
+      const spare: Spare = {
+        context: PreparedContext.create(state.isolate, state.driver).catch(() => undefined),
+        ready: false,
+      };
       spare.context.then((context) => {
         spare.ready = context !== undefined;
       }, ignore);
@@ -255,14 +298,6 @@ function releaseScript(script: ivm.Script): void {
   } catch {
     // The isolate is gone, and the script with it.
   }
-}
-
-async function prepareContext(state: IsolateState): Promise<ivm.Context> {
-  const driver = await state.driver;
-  const context = await state.isolate.createContext();
-  // Queued before anything else on this context, so the driver is in place when user code runs.
-  driver.runIgnored(context);
-  return context;
 }
 
 function asSandboxError(error: unknown, job: EvaluationJob): SandboxError {

@@ -5,6 +5,7 @@ import { EMPTY_SOURCE_MESSAGE, normalizeSource } from './driver.ts';
 import { SandboxError } from './errors.ts';
 import { EvaluationJob } from './job.ts';
 import { IsolateLane } from './lane.ts';
+import { RunContexts } from './run-contexts.ts';
 
 export type { CheckResult } from './check.ts';
 export { SandboxError, type SandboxErrorKind } from './errors.ts';
@@ -21,7 +22,7 @@ export const SandboxOptions = z.object({
   maxIsolates: z.number().int().positive().default(2),
   /** Compiled sources kept per isolate. */
   scriptCacheSize: z.number().int().positive().default(256),
-  /** Fresh contexts prepared ahead of use per isolate (each serves exactly one evaluation). */
+  /** Fresh contexts prepared ahead of use per isolate (each serves one evaluation, or one run). */
   spareContexts: z.number().int().min(0).default(2),
   /**
    * isolated-vm lost control of an isolate (e.g. it could not stop a script). The isolate is
@@ -52,9 +53,19 @@ export function checkSource(source: string, label?: string): CheckResult {
 }
 
 /**
- * Runs user JavaScript function sources in isolated-vm: one per worker process. Each evaluation gets
- * a fresh context (nothing leaks between evaluations or runs) in a warm isolate; arguments go in and
- * the result comes out as JSON.
+ * The evaluations of one run (`Sandbox.openRun`): they share one context per isolate, which no other
+ * run ever sees; `close()` releases it when the run ends.
+ */
+export interface SandboxRun {
+  evaluate(source: string, args: JsonValue[], options?: EvaluateOptions): Promise<JsonValue>;
+  close(): void;
+}
+
+/**
+ * Runs user JavaScript function sources in isolated-vm: one per worker process. Scripts are compiled
+ * once per isolate. `evaluate` gives each evaluation a fresh context; the evaluations of a run opened
+ * with `openRun` share the run's context (nothing leaks between runs). Arguments go in and the result
+ * comes out as JSON.
  */
 export class Sandbox {
   readonly #options: z.output<typeof SandboxOptions>;
@@ -77,6 +88,27 @@ export class Sandbox {
    * and returns a JSON copy of the result (`undefined` becomes null). Rejects with a SandboxError.
    */
   evaluate(source: string, args: JsonValue[], options: EvaluateOptions = {}): Promise<JsonValue> {
+    return this.#evaluate(source, args, options, undefined);
+  }
+
+  /**
+   * A run's evaluator: its evaluations share one context (globals one sets are seen by the next ones
+   * of the same run, never by another run's). Close it when the run ends.
+   */
+  openRun(): SandboxRun {
+    const contexts = new RunContexts();
+    return {
+      evaluate: (source, args, options = {}) => this.#evaluate(source, args, options, contexts),
+      close: () => contexts.close(),
+    };
+  }
+
+  #evaluate(
+    source: string,
+    args: JsonValue[],
+    options: EvaluateOptions,
+    run: RunContexts | undefined,
+  ): Promise<JsonValue> {
     const { label, signal } = options;
     if (this.#disposed)
       return Promise.reject(new SandboxError('aborted', 'the sandbox is disposed', { label }));
@@ -97,7 +129,7 @@ export class Sandbox {
       const reason = error instanceof Error ? error.message : String(error);
       return Promise.reject(new SandboxError('runtime', `the arguments are not JSON: ${reason}`, { label }));
     }
-    const job = new EvaluationJob(source, input, timeoutMs, label, signal);
+    const job = new EvaluationJob(source, input, timeoutMs, label, signal, run);
     this.#queue.push(job);
     this.#pump();
     return job.promise;
@@ -124,12 +156,12 @@ export class Sandbox {
       while (this.#queue[0]?.settled) this.#queue.shift();
       if (this.#queue.length === 0) return;
       const lane =
-        this.#takeIdleLane() ??
+        this.#takeIdleLane(this.#queue[0]?.run) ??
         (this.#lanes.length < this.#options.maxIsolates ? this.#addLane() : undefined);
       if (lane === undefined) return;
       const job = this.#queue.shift();
       if (job === undefined) return;
-      void lane.run(job).finally(() => {
+      lane.run(job, () => {
         if (this.#disposed) return;
         this.#idle.push(lane);
         this.#pump();
@@ -137,8 +169,15 @@ export class Sandbox {
     }
   }
 
-  /** The most recently used idle lane that has a context ready, else the most recently used one. */
-  #takeIdleLane(): IsolateLane | undefined {
+  /**
+   * The idle lane holding the job's run context, else the most recently used idle lane that has a
+   * context ready, else the most recently used one.
+   */
+  #takeIdleLane(run: RunContexts | undefined): IsolateLane | undefined {
+    if (run !== undefined) {
+      const index = this.#idle.findIndex((lane) => lane.holdsContextOf(run));
+      if (index >= 0) return this.#idle.splice(index, 1)[0];
+    }
     for (let i = this.#idle.length - 1; i >= 0; i--) {
       const lane = this.#idle[i];
       if (lane?.ready) return this.#idle.splice(i, 1)[0];

@@ -223,6 +223,39 @@ describe('runs', () => {
     for (const res of held) res.destroy();
   });
 
+  it('records a sync run as running while it executes and answers only once its outcome is stored', async () => {
+    const held: ServerResponse[] = [];
+    target.route('GET', '/hold-recorded', (_req, res) => {
+      held.push(res);
+      return undefined;
+    });
+    await api.call('POST', '/v1/tools', {
+      body: { id: 'held-sync', steps: [{ id: 'wait', config: { url: `${target.url}/hold-recorded` } }] },
+    });
+    const running = api.call<Run>('POST', '/v1/tools/held-sync/run', { body: {} });
+    await expect.poll(() => held.length).toBe(1);
+    const listed = async () =>
+      (await api.call<List<Run>>('GET', '/v1/runs?toolId=held-sync&status=running')).body.data.length;
+    await expect.poll(listed).toBe(1);
+    held[0]?.end('{"done":true}');
+    const response = await running;
+    expect(response.body).toMatchObject({ status: 'success', data: { done: true } });
+    const stored = await api.call<Run>('GET', `/v1/runs/${response.body.runId}`);
+    expect(stored.body.status).toBe('success');
+    expect(stored.body.metadata.completedAt).toBe(response.body.metadata.completedAt);
+  });
+
+  it('stores every one of many concurrent sync runs with its outcome', async () => {
+    const responses = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        api.call<Run>('POST', '/v1/tools/list-users/run', { body: { inputs: { i } } }),
+      ),
+    );
+    const stored = await Promise.all(responses.map((r) => api.call<Run>('GET', `/v1/runs/${r.body.runId}`)));
+    expect(responses.map((r) => r.body.status)).toEqual(Array(24).fill('success'));
+    expect(stored.map((r) => r.body.status)).toEqual(Array(24).fill('success'));
+  });
+
   it('cancels an asynchronous run', async () => {
     const held: ServerResponse[] = [];
     target.route('GET', '/hold-async', (_req, res) => {

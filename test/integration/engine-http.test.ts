@@ -510,6 +510,41 @@ describe('transforms in the real sandbox', () => {
     { name: 'Cy', active: true },
   ];
 
+  it("shares one sandbox context between a run's evaluations, never with another run", async () => {
+    const tool = {
+      steps: [
+        {
+          id: 'first',
+          config: {
+            type: 'transform' as const,
+            transformCode:
+              '(s) => { const before = typeof runNote; globalThis.runNote = s.n; return before; }',
+          },
+        },
+        { id: 'second', config: { type: 'transform' as const, transformCode: '() => runNote' } },
+      ],
+    };
+    const one = await run(tool, { inputs: { n: 1 } });
+    const two = await run(tool, { inputs: { n: 2 } });
+    expect(one.stepResults.map((r) => r.data)).toEqual(['undefined', 1]);
+    expect(two.stepResults.map((r) => r.data)).toEqual(['undefined', 2]);
+  });
+
+  it('returns the data unchanged from an identity transform', async () => {
+    const items = Array.from({ length: 3 }, (_, i) => ({
+      id: i,
+      tags: ['a', `b${i}`],
+      nested: { ok: true },
+    }));
+    target.route('GET', '/tx/identity', { body: items });
+    const result = await run({
+      steps: [{ id: 'items', config: { url: url('/tx/identity') } }],
+      outputTransform: '(sourceData) => sourceData',
+    });
+    expect(result.status).toBe('success');
+    expect(result.data).toEqual({ items: { currentItem: {}, data: items, success: true } });
+  });
+
   it('uses a transform step result as step data and as the run data', async () => {
     target.route('GET', '/tx/users', { body: users });
     const result = await run({

@@ -54,22 +54,6 @@ describe('worker pool', () => {
     );
   });
 
-  it('spreads concurrent runs over the workers', async () => {
-    const held: Array<() => void> = [];
-    target.route('GET', '/hold', (_req, res) => {
-      held.push(() => res.end('"released"'));
-      return undefined;
-    });
-    target.reset();
-    const hold = order({ steps: [{ id: 'wait', config: { url: `${target.url}/hold` } }] });
-    const runs = Array.from({ length: 4 }, () => pool.run({ ...hold, runId: `run-${nextRun++}` }));
-    await expect.poll(() => target.count('/hold')).toBe(4);
-    expect(pool.load()).toEqual([2, 2]);
-    for (const release of held) release();
-    const results = await Promise.all(runs);
-    expect(results.map((r) => r.status)).toEqual(['success', 'success', 'success', 'success']);
-  });
-
   it('stops while(true){} at the sandbox timeout and the worker keeps serving', async () => {
     const looping = await pool.run(order(transform('() => { while (true) {} }')));
     expect(looping.status).toBe('failed');
@@ -182,6 +166,71 @@ describe('worker pool', () => {
     expect(result.status).toBe('failed');
     expect(everything).not.toContain('sk-live-very-secret-1234');
     expect(result.error).toContain('<<crm_apiKey>>');
+  });
+});
+
+describe('worker pool size', () => {
+  let lean: WorkerPool;
+
+  beforeAll(async () => {
+    lean = new WorkerPool({ size: 3, idleTimeoutMs: 300, sandboxMemoryMb: 64, workerHeapMb: 256 });
+    await lean.start();
+  });
+
+  afterAll(async () => {
+    await lean?.close();
+  });
+
+  const live = () => lean.workerPids().filter((pid) => pid !== undefined).length;
+
+  it('starts with one worker', () => {
+    expect(live()).toBe(1);
+    expect(lean.workerCount()).toBe(1);
+  });
+
+  it('grows under concurrent load to at most its limit, and shrinks back to one when idle', async () => {
+    const held: Array<() => void> = [];
+    let holding = true;
+    target.route('GET', '/lean-hold', (_req, res) => {
+      if (holding) held.push(() => res.end('"released"'));
+      else res.end('"released"');
+      return undefined;
+    });
+    const hold = order({ steps: [{ id: 'wait', config: { url: `${target.url}/lean-hold` } }] });
+    const runs: Array<Promise<unknown>> = [];
+    try {
+      // Runs keep arriving while the workers they made start, until each of 3 has some: the pool stops at 3.
+      while (live() < 3 || Math.min(...lean.load()) < 1) {
+        runs.push(lean.run({ ...hold, runId: `run-${nextRun++}` }));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(live()).toBeLessThanOrEqual(3);
+      }
+      for (let i = 0; i < 10; i++) runs.push(lean.run({ ...hold, runId: `run-${nextRun++}` }));
+      expect(live()).toBe(3);
+    } finally {
+      holding = false;
+      for (const release of held) release();
+    }
+    const results = (await Promise.all(runs)) as Array<{ status: string }>;
+    expect(results.every((result) => result.status === 'success')).toBe(true);
+    await expect.poll(live, { timeout: 10_000 }).toBe(1);
+    const after = await lean.run(order(transform('() => "one worker serves"')));
+    expect(after).toMatchObject({ status: 'success', data: 'one worker serves' });
+  });
+
+  it('replaces a crashed worker, failing only its runs', async () => {
+    const [pid] = lean.workerPids().filter((p) => p !== undefined);
+    target.route('GET', '/lean-hang', () => undefined);
+    const hanging = lean.run(order({ steps: [{ id: 'hang', config: { url: `${target.url}/lean-hang` } }] }));
+    await expect.poll(() => target.count('/lean-hang')).toBe(1);
+    process.kill(pid as number, 'SIGKILL');
+    const result = await hanging;
+    expect(result).toMatchObject({ status: 'failed' });
+    expect(result.error).toMatch(/worker process .* was killed by SIGKILL/);
+    await expect.poll(live).toBe(1);
+    expect(lean.workerPids()).not.toContain(pid);
+    const next = await lean.run(order(transform('() => "replaced"')));
+    expect(next).toMatchObject({ status: 'success', data: 'replaced' });
   });
 });
 

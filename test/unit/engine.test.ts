@@ -601,3 +601,72 @@ describe('engine: events', () => {
     ]);
   });
 });
+
+describe('evaluations that need no sandbox', () => {
+  const noSandbox = () => Promise.reject(new Error('the sandbox was called'));
+
+  it.each(['(sourceData) => sourceData', 'x => x', '(s) => (s);', 'function (data) { return data; }'])(
+    'answers the identity transform %s without the sandbox',
+    async (code) => {
+      const result = await runTool(
+        { evaluate: noSandbox, protocols: protocols(echo).table },
+        {
+          tool: Tool.parse({ id: 't', steps: [transform('same', code)], outputTransform: code }),
+          inputs: { list: [1, { a: 'b' }] },
+          systems: [],
+          traceId: 'trace-1',
+          signal: new AbortController().signal,
+        },
+      );
+      expect(result.status).toBe('success');
+      expect(result.stepResults[0]?.data).toMatchObject({ list: [1, { a: 'b' }], currentItem: {} });
+      expect(result.data).toEqual({
+        list: [1, { a: 'b' }],
+        same: { currentItem: {}, data: result.stepResults[0]?.data, success: true },
+      });
+    },
+  );
+
+  it('sends every other source to the sandbox', async () => {
+    const result = await runTool(
+      { evaluate: noSandbox, protocols: protocols(echo).table },
+      {
+        tool: Tool.parse({ id: 't', steps: [transform('other', '(s) => s.list')] }),
+        inputs: { list: [1] },
+        systems: [],
+        traceId: 'trace-1',
+        signal: new AbortController().signal,
+      },
+    );
+    expect(result.status).toBe('failed');
+    expect(result.error).toContain('the sandbox was called');
+  });
+
+  it('opens one evaluation scope per run and closes it when the run ends', async () => {
+    const scopes: string[] = [];
+    let opened = 0;
+    const deps = {
+      evaluate: noSandbox,
+      openScope: () => {
+        const id = `scope-${opened++}`;
+        scopes.push(`${id} open`);
+        return { evaluate: unsafeTestEvaluate, close: () => scopes.push(`${id} closed`) };
+      },
+      protocols: protocols(echo).table,
+    };
+    for (let i = 0; i < 2; i++) {
+      const result = await runTool(deps, {
+        tool: Tool.parse({
+          id: 't',
+          steps: [transform('a', '(s) => s.n + 1'), transform('b', '(s) => s.a.data * 2')],
+        }),
+        inputs: { n: i },
+        systems: [],
+        traceId: 'trace-1',
+        signal: new AbortController().signal,
+      });
+      expect(result).toMatchObject({ status: 'success', data: (i + 1) * 2 });
+    }
+    expect(scopes).toEqual(['scope-0 open', 'scope-0 closed', 'scope-1 open', 'scope-1 closed']);
+  });
+});

@@ -431,3 +431,116 @@ describe('Sandbox.dispose', () => {
     await expectKind(sandbox.evaluate('() => 1', []), 'aborted');
   });
 });
+
+describe('Sandbox.openRun', () => {
+  let sandbox: Sandbox;
+
+  beforeAll(() => {
+    sandbox = new Sandbox({ timeoutMs: 5_000, memoryLimitMb: 32 });
+  });
+
+  afterAll(() => {
+    sandbox.dispose();
+  });
+
+  const remember =
+    '(s) => { globalThis.seen = (globalThis.seen ?? []).concat(s.n); return globalThis.seen; }';
+
+  it("shares one context between a run's evaluations: a global set by one is seen by the next", async () => {
+    const run = sandbox.openRun();
+    try {
+      expect(await run.evaluate(remember, [{ n: 1 }])).toEqual([1]);
+      expect(await run.evaluate(remember, [{ n: 2 }])).toEqual([1, 2]);
+      expect(await run.evaluate('() => typeof seen', [])).toBe('object');
+    } finally {
+      run.close();
+    }
+  });
+
+  it('never shows a global of one run to another run, even while both are open', async () => {
+    const first = sandbox.openRun();
+    const second = sandbox.openRun();
+    try {
+      await first.evaluate(
+        '() => { globalThis.secret = "first"; Array.prototype.map = () => "hijacked"; }',
+        [],
+      );
+      expect(
+        await second.evaluate('(s) => [typeof secret, s.list.map((x) => x * 2)]', [{ list: [1] }]),
+      ).toEqual(['undefined', [2]]);
+      expect(await first.evaluate('() => secret', [])).toBe('first');
+    } finally {
+      first.close();
+      second.close();
+    }
+  });
+
+  it('gives each evaluation outside a run, and a run after it closed, a fresh context', async () => {
+    const run = sandbox.openRun();
+    await run.evaluate('() => { globalThis.kept = 1; }', []);
+    run.close();
+    expect(await run.evaluate('() => typeof kept', [])).toBe('undefined');
+    expect(await sandbox.evaluate('() => typeof kept', [])).toBe('undefined');
+  });
+
+  it('gives the same results from a script compiled once, across evaluations and runs', async () => {
+    const source = '(s) => s.items.map((item) => item.id * 2)';
+    const results: JsonValue[] = [];
+    for (let r = 0; r < 3; r++) {
+      const run = sandbox.openRun();
+      try {
+        for (let i = 0; i < 3; i++)
+          results.push(await run.evaluate(source, [{ items: [{ id: r }, { id: i }] }]));
+      } finally {
+        run.close();
+      }
+    }
+    expect(results).toEqual([
+      [0, 0],
+      [0, 2],
+      [0, 4],
+      [2, 0],
+      [2, 2],
+      [2, 4],
+      [4, 0],
+      [4, 2],
+      [4, 4],
+    ]);
+  });
+
+  it("keeps the driver's own intrinsics for a run's later evaluations when user code replaces them", async () => {
+    const run = sandbox.openRun();
+    try {
+      await run.evaluate('() => { JSON.parse = () => "hijacked"; JSON.stringify = () => "hijacked"; }', []);
+      expect(await run.evaluate('(s) => ({ doubled: s.n * 2 })', [{ n: 21 }])).toEqual({ doubled: 42 });
+    } finally {
+      run.close();
+    }
+  });
+
+  it("applies the timeout to each of a run's evaluations and keeps the run's context after it", async () => {
+    const run = sandbox.openRun();
+    try {
+      await run.evaluate('() => { globalThis.before = "kept"; }', []);
+      await expectKind(run.evaluate('() => { for (;;) {} }', [], { timeoutMs: 200 }), 'timeout');
+      expect(await run.evaluate('() => before', [])).toBe('kept');
+    } finally {
+      run.close();
+    }
+  });
+
+  it('goes on after its isolate passed the memory limit, in a new context', async () => {
+    const run = sandbox.openRun();
+    try {
+      await run.evaluate('() => { globalThis.before = "lost"; }', []);
+      const bomb = '() => { const a = []; for (;;) a.push("x".repeat(1024 * 1024) + a.length); }';
+      await expectKind(run.evaluate(bomb, []), 'memory');
+      expect(await run.evaluate('(s) => [s.after, typeof before]', [{ after: 'bomb' }])).toEqual([
+        'bomb',
+        'undefined',
+      ]);
+    } finally {
+      run.close();
+    }
+  });
+});
