@@ -65,7 +65,7 @@ describe('worker pool', () => {
   it('stops a 1 GB allocation at the memory limit without touching this process', async () => {
     const before = process.memoryUsage().rss;
     const bomb = await pool.run(
-      order(transform('() => { const a = []; for (;;) a.push("x".repeat(1024 * 1024) + a.length); }')),
+      order(transform('() => { const a = []; for (;;) a.push("x".repeat(8 * 1024 * 1024) + a.length); }')),
     );
     expect(bomb.status).toBe('failed');
     expect(bomb.error).toMatch(/memory|worker process/i);
