@@ -74,6 +74,7 @@ export async function main(_args: string[]): Promise<void> {
     bodyLimitBytes: config.bodyLimitBytes,
     logLevel: config.logLevel,
     log,
+    oauth: { masterKey, publicUrl, egress: config.egress },
     // Live run events reach a log stream on any replica.
     eventBus: { publish: (payload) => store.publishRunEvent(payload), subscribe: (l) => store.onRunEvent(l) },
   });

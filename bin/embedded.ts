@@ -104,8 +104,9 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     bodyLimitBytes: config.bodyLimitBytes,
     logLevel: config.logLevel,
     log,
+    oauth: { masterKey, publicUrl: config.publicUrl ?? url, egress: config.egress },
   });
-  const { runs, systems, metrics } = api;
+  const { runs, systems, metrics, oauth } = api;
 
   const launcher = new PoolLauncher({
     store,
@@ -117,6 +118,7 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     track: (runId, controller) => runs.track(runId, controller),
     onFinished: (run, status, durationMs) => metrics.runFinished(status, run.requestSource, durationMs),
     events: api.events,
+    ...(oauth ? { accessToken: (id, mode, rejected) => oauth.accessToken(id, mode, rejected) } : {}),
   });
   const operator = await startOperator({
     store,

@@ -2,6 +2,13 @@
 export type { DriverName } from './driver.ts';
 export type { MigrationReport } from './migrate.ts';
 export { MIGRATIONS, type Migration } from './migrations.ts';
+export type {
+  OAuthQueries,
+  OAuthStateRow,
+  OAuthTokenRow,
+  OAuthTokenStatus,
+  OAuthTokenWrite,
+} from './queries/oauth.ts';
 export { OUTBOX_CHANNEL } from './queries/outbox.ts';
 export type {
   ResourceEvent,

@@ -28,6 +28,7 @@ import {
   publishRunEvent,
   RUN_EVENTS_CHANNEL,
 } from './queries/executors.ts';
+import { bindOAuthQueries, type OAuthQueries } from './queries/oauth.ts';
 import {
   abandonOutbox,
   claimOutbox,
@@ -204,6 +205,9 @@ export interface StoreQueries {
   getSecret(namespace: string, name: string): Promise<Uint8Array | undefined>;
   deleteSecret(namespace: string, name: string): Promise<boolean>;
 
+  /** OAuth token cache, refresh lease and authorization states (store/queries/oauth.ts). */
+  oauth: OAuthQueries;
+
   resources: ResourceStore;
 }
 
@@ -320,6 +324,7 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     putSecret: (namespace, name, data) => putSecret(db, namespace, name, data),
     getSecret: (namespace, name) => getSecret(db, namespace, name),
     deleteSecret: (namespace, name) => deleteSecret(db, namespace, name),
+    oauth: bindOAuthQueries(db),
     resources: {
       get: (key) => getResource(db, key),
       list: (kind, namespace, labels) => listResources(db, kind, namespace, labels),

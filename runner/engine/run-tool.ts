@@ -2,6 +2,7 @@ import type { JsonObject, JsonValue } from '../../crds/json.ts';
 import type { ToolStep } from '../../crds/tool.ts';
 import { buildCredentialScope, type CredentialScope, RuntimeCredentialError } from './credentials.ts';
 import { extractFiles, redactFiles } from './files.ts';
+import { ManagedTokens } from './managed-tokens.ts';
 import { validateOutput } from './output-schema.ts';
 import { runRequestStep } from './request-step.ts';
 import type { Evaluate as TemplateEvaluate } from './template.ts';
@@ -72,6 +73,7 @@ class ToolRun {
   readonly #steps: JsonObject = {};
   /** Notes per step id (see EngineStepResult), without repeats across loop items and pages. */
   readonly #notes = new Map<string, Set<string>>();
+  readonly #tokens: ManagedTokens;
 
   constructor(
     deps: EngineDeps,
@@ -88,6 +90,7 @@ class ToolRun {
       inputs: request.inputs,
       stepIds: request.tool.steps.map((step) => step.id),
     });
+    this.#tokens = new ManagedTokens(this.#scope, request.accessToken, () => this.#now());
     this.#signal = signal;
     this.#deadline = deadline;
     this.#timeoutMs = timeoutMs;
@@ -190,6 +193,7 @@ class ToolRun {
         redact: (text) => redactor.string(text),
       },
       onEvent: (event) => this.#emit(event),
+      tokens: this.#tokens,
       onNote: (note) => {
         const notes = this.#notes.get(step.id) ?? new Set<string>();
         notes.add(note);

@@ -13,7 +13,22 @@ export interface ResolvedSystem {
   extraOrigins?: string[] | undefined;
   /** Networks steps using this system may reach although the egress policy refuses private ones (System.allowedNetworks). */
   allowedNetworks?: string[] | undefined;
+  /** An OAuth system whose access token the engine asks for (EngineRequest.accessToken), not a stored one. */
+  tokenManaged?: boolean | undefined;
 }
+
+/** A current OAuth access token, as the run's process hands it to the engine. */
+export interface GrantedToken {
+  accessToken: string;
+  /** Epoch ms; the engine asks for a new token once it is this close to expiry. */
+  expiresAt?: number | undefined;
+}
+
+/**
+ * Asks the process that owns the store for a system's current access token; `rejected` is a token the
+ * target answered 401 to. Throws with a message safe to show (it becomes the step's error).
+ */
+export type AccessTokenSource = (systemId: string, rejected?: string) => Promise<GrantedToken>;
 
 export interface EvaluateOptions {
   label?: string;
@@ -110,6 +125,8 @@ export interface EngineRequest {
   traceId: string;
   signal: AbortSignal;
   onEvent?: ((event: EngineEvent) => void) | undefined;
+  /** Where tokenManaged systems get their access token; without it their steps fail with a clear error. */
+  accessToken?: AccessTokenSource | undefined;
 }
 
 /**
