@@ -6,16 +6,13 @@ import type { SystemResource } from '../crds/resources.ts';
 import type { Environment, System } from '../crds/system.ts';
 import type { EgressPolicy } from '../runner/protocols/egress-policy.ts';
 import { KG_ERR_OAUTH_NOT_CONFIGURED, KG_ERR_RUN_SYSTEM_MISSING } from '../runs/errors.ts';
-import { oauthSettings } from '../runs/oauth/config.ts';
+import { OAUTH_NEEDS_REAUTHORIZATION, OAUTH_STATUS_ANNOTATION, oauthSettings } from '../runs/oauth/config.ts';
 import { ProviderHttp } from '../runs/oauth/provider-http.ts';
 import { type AccessToken, type OAuthSystemRef, OAuthTokens } from '../runs/oauth/tokens.ts';
 import { environmentOf } from '../runs/systems-model.ts';
 import type { Store } from '../store/index.ts';
 import type { SystemService, SystemVariant } from './systems.ts';
 
-/** Set on a System while its refresh token is refused; the System reconciler turns it into Ready=False. */
-export const OAUTH_STATUS_ANNOTATION = 'kubeglue.dev/oauth-status';
-export const OAUTH_NEEDS_REAUTHORIZATION = 'needs-reauthorization';
 export const OAUTH_CALLBACK_PATH = '/v1/oauth/callback';
 
 export interface SystemOAuthOptions {

@@ -87,3 +87,10 @@ export function grantOf(settings: OAuthSettings, storedGrant: GrantType | undefi
 export function authorizeRoute(systemId: string, environment: string): string {
   return `GET /v1/systems/${encodeURIComponent(systemId)}/oauth/authorize?environment=${environment}`;
 }
+
+/**
+ * Set on a System while the provider refuses its refresh token (api/system-oauth.ts); the operator's
+ * System reconciler turns it into Ready=False with reason OAuthReauthorizationRequired.
+ */
+export const OAUTH_STATUS_ANNOTATION = 'kubeglue.dev/oauth-status';
+export const OAUTH_NEEDS_REAUTHORIZATION = 'needs-reauthorization';
