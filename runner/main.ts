@@ -34,6 +34,7 @@ export const RunOrderSchema = z.object({
         credentials: z.record(z.string(), z.string()),
         extraOrigins: z.array(z.string()).optional(),
         allowedNetworks: z.array(z.string()).optional(),
+        tokenManaged: z.boolean().optional(),
       }),
     )
     .default([]),
