@@ -22,10 +22,12 @@ import { registerFileDownloadRoute } from './routes/files.ts';
 import { registerHookRoutes } from './routes/hooks.ts';
 import { type LogStreamTimings, registerLogRoutes } from './routes/logs.ts';
 import { registerMeRoute } from './routes/me.ts';
+import { registerOAuthRoutes } from './routes/oauth.ts';
 import { registerRunRoutes } from './routes/runs.ts';
 import { registerSystemRoutes } from './routes/systems.ts';
 import { registerToolRoutes } from './routes/tools.ts';
 import { buildServer } from './server.ts';
+import { OAUTH_CALLBACK_PATH, SystemOAuth, type SystemOAuthOptions } from './system-oauth.ts';
 import { SystemService } from './systems.ts';
 import { ToolService } from './tools.ts';
 
@@ -56,6 +58,8 @@ export interface ApiDeps {
   documentation?: { egress: EgressPolicy; limits: DocumentationLimits; sweepMs?: number };
   /** Timings of `GET /v1/logs/stream` (tests). */
   logStream?: Partial<LogStreamTimings>;
+  /** OAuth token management and the authorization-code routes (without it OAuth systems send stored tokens only). */
+  oauth?: Pick<SystemOAuthOptions, 'masterKey' | 'publicUrl' | 'egress' | 'tokens'>;
 }
 
 /** The /v1 API of one process: routes, auth, metrics and the services behind them. */
@@ -63,6 +67,8 @@ export interface Api {
   app: FastifyInstance;
   runs: RunService;
   systems: SystemService;
+  /** OAuth tokens of systems, when ApiDeps.oauth was given. */
+  oauth: SystemOAuth | undefined;
   tools: ToolService;
   metrics: Metrics;
   auth: Auth;
@@ -78,13 +84,16 @@ export interface Api {
 export async function createApi(deps: ApiDeps): Promise<Api> {
   const { store, resources, namespace, log } = deps;
   let documentation: DocumentationService | undefined;
+  const oauth = deps.oauth ? new SystemOAuth({ ...deps.oauth, store, namespace, log }) : undefined;
   const systems = new SystemService({
     resources,
     secrets: deps.secrets,
     namespace,
     log,
     documentedPlacement: async (key) => documentation?.placementFor(key),
+    ...(oauth ? { present: (resource, credentials) => oauth.present(resource, credentials) } : {}),
   });
+  oauth?.attach(systems);
   await systems.start();
   if (deps.documentation) {
     documentation = new DocumentationService({
@@ -112,7 +121,10 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     logLevel: deps.logLevel,
     ready: () => ready,
   });
-  const auth = installAuth(app, { store, publicPrefixes: ['/v1/openapi.json', '/v1/files/'] });
+  const auth = installAuth(app, {
+    store,
+    publicPrefixes: ['/v1/openapi.json', '/v1/files/', OAUTH_CALLBACK_PATH],
+  });
   const metrics = installMetrics(app, {
     poolLoad: () => deps.pool.load(),
     outboxBacklog: () => store.outboxBacklog(),
@@ -131,6 +143,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     metrics,
     events,
     validateTool,
+    ...(oauth ? { accessToken: (id, mode, rejected) => oauth.accessToken(id, mode, rejected) } : {}),
   });
 
   registerToolRoutes(app, { tools });
@@ -138,6 +151,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
   registerHookRoutes(app, { runs, tools });
   registerSystemRoutes(app, { systems, documentation });
   if (documentation) registerDocumentationRoutes(app, { systems, documentation });
+  if (oauth) registerOAuthRoutes(app, { oauth });
   registerApiKeyRoutes(app, { store, auth });
   registerMeRoute(app);
   registerLogRoutes(app, { events, runs, ...(deps.logStream ? { timings: deps.logStream } : {}) });
@@ -147,6 +161,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     app,
     runs,
     systems,
+    oauth,
     tools,
     metrics,
     auth,
@@ -159,6 +174,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
       await toolInformer.stop();
       await documentation?.close();
       await systems.close();
+      await oauth?.close();
       await auth.flush();
     },
   };

@@ -76,6 +76,7 @@ export async function main(_args: string[]): Promise<void> {
     logLevel: config.logLevel,
     log,
     documentation: { egress: config.egress, limits: config.documentation },
+    oauth: { masterKey, publicUrl, egress: config.egress },
     // Live run events reach a log stream on any replica.
     eventBus: { publish: (payload) => store.publishRunEvent(payload), subscribe: (l) => store.onRunEvent(l) },
   });

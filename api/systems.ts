@@ -60,6 +60,17 @@ export interface SystemServiceOptions {
     systemId: string;
     environment: Environment;
   }) => Promise<ApiKeyPlacement | undefined>;
+  /** Extra fields of a system's REST shape that depend on more than the resource (OAuth token status). */
+  present?: (
+    resource: SystemResource,
+    credentials: Readonly<Record<string, string>>,
+  ) => Promise<Partial<System>>;
+}
+
+/** A system variant with its stored credentials. */
+export interface SystemVariant {
+  resource: SystemResource;
+  credentials: Readonly<Record<string, string>>;
 }
 
 export interface SystemPage {
@@ -83,8 +94,10 @@ export class SystemService {
   readonly #cache: SystemCache;
   readonly #locks = new KeyedLock();
   readonly #documentedPlacement: SystemServiceOptions['documentedPlacement'];
+  readonly #extra: SystemServiceOptions['present'];
 
   constructor(options: SystemServiceOptions) {
+    this.#extra = options.present;
     this.#systems = options.resources.systems;
     this.#secrets = options.secrets;
     this.#namespace = options.namespace;
@@ -283,7 +296,41 @@ export class SystemService {
   }
 
   async #present(resource: SystemResource): Promise<System> {
-    return toApiSystem(resource, Object.keys(await this.#credentialsOf(resource)));
+    const credentials = await this.#credentialsOf(resource);
+    const system = toApiSystem(resource, Object.keys(credentials));
+    return this.#extra ? { ...system, ...(await this.#extra(resource, credentials)) } : system;
+  }
+
+  /** The variant a REST call addresses, read from the resources, with its credentials. */
+  async variantForRequest(id: string, environment: Environment | undefined): Promise<SystemVariant> {
+    const resource = await this.#addressed(id, environment);
+    return { resource, credentials: await this.#credentialsOf(resource) };
+  }
+
+  /** The variant a run in `mode` uses (run-time cache), with its credentials; undefined when there is none. */
+  async variantForRun(id: string, mode: Environment): Promise<SystemVariant | undefined> {
+    const snapshot = await this.#cache.snapshot();
+    const variants = snapshot.variants.get(id);
+    const resource = variants && variantForMode(variants, mode);
+    if (!resource) return undefined;
+    try {
+      return { resource, credentials: await snapshot.credentials(resource) };
+    } catch (error) {
+      throw this.#toApiError(id, error);
+    }
+  }
+
+  /**
+   * Sets (or with undefined removes) an annotation of a variant, so every watcher sees the change (the
+   * operator's System reconciler reads the OAuth status from it).
+   */
+  async annotate(resourceName: string, key: string, value: string | undefined): Promise<void> {
+    const current = await this.#systems.get(resourceName);
+    if (!current || current.metadata.annotations?.[key] === value) return;
+    await this.#systems.patch(resourceName, {
+      metadata: { annotations: { [key]: value ?? null } },
+    } as Parameters<KubeglueResources['systems']['patch']>[1]);
+    this.#cache.invalidate();
   }
 
   async #addressed(id: string, environment: Environment | undefined): Promise<SystemResource> {

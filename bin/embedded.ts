@@ -106,8 +106,9 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     logLevel: config.logLevel,
     log,
     documentation: { egress: config.egress, limits: config.documentation },
+    oauth: { masterKey, publicUrl: config.publicUrl ?? url, egress: config.egress },
   });
-  const { runs, systems, metrics } = api;
+  const { runs, systems, metrics, oauth } = api;
 
   const launcher = new PoolLauncher({
     store,
@@ -119,6 +120,7 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     track: (runId, controller) => runs.track(runId, controller),
     onFinished: (run, status, durationMs) => metrics.runFinished(status, run.requestSource, durationMs),
     events: api.events,
+    ...(oauth ? { accessToken: (id, mode, rejected) => oauth.accessToken(id, mode, rejected) } : {}),
   });
   const operator = await startOperator({
     store,

@@ -11,6 +11,7 @@ import {
   SystemList,
   ToolList,
 } from './api.ts';
+import { OAuthAuthorization, OAuthAuthorizeQuery, OAuthCallbackQuery, OAuthCallbackResult } from './oauth.ts';
 import {
   DraftRunQuery,
   DraftRunRequest,
@@ -461,6 +462,34 @@ export const ROUTES: RouteSpec[] = [
     tag: 'Systems',
     query: envQuery,
     responses: { 200: { description: 'Deleted', schema: DeleteResult }, 404: notFound },
+  },
+  {
+    method: 'GET',
+    path: '/systems/{systemId}/oauth/authorize',
+    operationId: 'authorizeSystemOAuth',
+    summary: "Start the OAuth authorization-code flow: the provider's URL (state and PKCE S256 included)",
+    tag: 'Systems',
+    query: OAuthAuthorizeQuery,
+    responses: {
+      200: { description: 'The authorization URL', schema: OAuthAuthorization },
+      400: badRequest,
+      403: restricted,
+      404: notFound,
+    },
+  },
+  {
+    method: 'GET',
+    path: '/oauth/callback',
+    operationId: 'oauthCallback',
+    summary:
+      'Where the provider sends the browser back: exchanges the code (no API key; the state is the credential)',
+    tag: 'Systems',
+    public: true,
+    query: OAuthCallbackQuery,
+    responses: {
+      200: { description: 'The system is authorized', schema: OAuthCallbackResult },
+      400: badRequest,
+    },
   },
   {
     method: 'GET',

@@ -32,11 +32,22 @@ const secret = z.string().min(1);
 export const OAuthCredentials = z.looseObject({
   clientId: secret,
   clientSecret: secret,
-  authorizationUrl: z.url(),
+  // Only the authorization-code grant sends a user there; client credentials need the token URL only.
+  authorizationUrl: z.url().optional(),
   tokenUrl: z.url(),
   scopes: z.string().optional().describe('Space-separated.'),
+  audience: z
+    .string()
+    .optional()
+    .describe('Sent as `audience` with client-credentials requests (Auth0 and alike).'),
   redirectUri: z.url().optional(),
   grantType: z.enum(['client_credentials', 'authorization_code']).optional(),
+  tokenAuthMethod: z
+    .enum(['client_secret_basic', 'client_secret_post'])
+    .optional()
+    .describe(
+      "Client authentication at the token endpoint; default: the provider's discovery document, else basic.",
+    ),
 });
 
 /** One key; where it goes is decided by `apiKeyHeader` / `apiKeyQueryParam`, else `Authorization: Bearer`. */
@@ -378,6 +389,16 @@ export const System = z
     apiKeyPlacement: ApiKeyPlacementDecision.optional().describe(
       'authType apiKey: where the key is sent, and what decided it.',
     ),
+    oauth: z
+      .object({
+        status: z.enum(['none', 'not_authorized', 'active', 'expired', 'needs_reauthorization']),
+        expiresAt: z.iso.datetime({ offset: true }).optional(),
+        scopes: z.string().optional(),
+      })
+      .optional()
+      .describe(
+        'OAuth systems whose token kubeglue manages: token status, expiry and scopes; never a token.',
+      ),
     createdAt: z.iso.datetime({ offset: true }).optional(),
     updatedAt: z.iso.datetime({ offset: true }).optional(),
   })

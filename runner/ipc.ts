@@ -1,7 +1,7 @@
 import type { JsonObject } from '../crds/json.ts';
 import type { RuntimeCredentials } from '../crds/run.ts';
 import type { Tool } from '../crds/tool.ts';
-import type { EngineEvent, EngineResult, ResolvedSystem } from './engine/types.ts';
+import type { EngineEvent, EngineResult, GrantedToken, ResolvedSystem } from './engine/types.ts';
 
 /** Everything a worker needs to execute one run; plain data, so it crosses process boundaries. */
 export interface RunOrder {
@@ -18,9 +18,13 @@ export type ToWorker =
   /** events: true sends every engine event, 'progress' the same without step data (false: none). */
   | { type: 'run'; id: number; order: RunOrder; events: boolean | 'progress' }
   | { type: 'cancel'; id: number }
+  /** The answer to a token request of run `id`: a token, or the error message to fail the step with. */
+  | { type: 'token'; id: number; requestId: number; token?: GrantedToken; error?: string }
   | { type: 'shutdown' };
 
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'event'; id: number; event: EngineEvent }
-  | { type: 'result'; id: number; result: EngineResult };
+  | { type: 'result'; id: number; result: EngineResult }
+  /** Run `id` needs a system's current OAuth access token (rejected: the one its target refused). */
+  | { type: 'token_request'; id: number; requestId: number; systemId: string; rejected?: string };

@@ -35,6 +35,7 @@ export const RunOrderSchema = z.object({
         extraOrigins: z.array(z.string()).optional(),
         allowedNetworks: z.array(z.string()).optional(),
         apiKeyPlacement: ApiKeyPlacement.optional(),
+        tokenManaged: z.boolean().optional(),
       }),
     )
     .default([]),

@@ -1,7 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import type { EngineEvent, EngineResult } from './engine/types.ts';
+import type { AccessTokenSource, EngineEvent, EngineResult } from './engine/types.ts';
 import type { FromWorker, RunOrder, ToWorker } from './ipc.ts';
 import { type EgressPolicy, egressPolicyToEnv } from './protocols/egress-policy.ts';
 import { workerEnvironment } from './worker-env.ts';
@@ -31,6 +31,7 @@ export interface PoolOptions {
 interface InFlight {
   resolve: (result: EngineResult) => void;
   onEvent: ((event: EngineEvent) => void) | undefined;
+  accessToken: AccessTokenSource | undefined;
   detach: () => void;
 }
 
@@ -64,6 +65,26 @@ function sendTo(worker: Worker, message: ToWorker): void {
   } catch {
     // ERR_IPC_CHANNEL_CLOSED thrown synchronously: the channel closed between the check and the send.
   }
+}
+
+/** Asks the run's token source and sends the answer back; an error travels as its (safe) message. */
+function answerToken(
+  worker: Worker,
+  run: InFlight,
+  message: Extract<FromWorker, { type: 'token_request' }>,
+): void {
+  const reply = (answer: {
+    token?: { accessToken: string; expiresAt?: number | undefined };
+    error?: string;
+  }) => sendTo(worker, { type: 'token', id: message.id, requestId: message.requestId, ...answer });
+  if (!run.accessToken) {
+    reply({ error: `system '${message.systemId}': this process manages no OAuth tokens` });
+    return;
+  }
+  run.accessToken(message.systemId, message.rejected).then(
+    (token) => reply({ token }),
+    (error: unknown) => reply({ error: error instanceof Error ? error.message : String(error) }),
+  );
 }
 
 function crashMessage(code: number | null, signal: NodeJS.Signals | null): string {
@@ -164,6 +185,8 @@ export class WorkerPool {
       if (!run) return;
       if (message.type === 'event') {
         run.onEvent?.(message.event);
+      } else if (message.type === 'token_request') {
+        answerToken(worker, run, message);
       } else {
         worker.inFlight.delete(message.id);
         run.detach();
@@ -258,6 +281,8 @@ export class WorkerPool {
       onEvent?: (event: EngineEvent) => void;
       /** Events without step data (step_finished carries success, error and notes only): cheaper IPC. */
       progressOnly?: boolean;
+      /** Answers the run's requests for OAuth access tokens (systems with tokenManaged). */
+      accessToken?: AccessTokenSource;
     } = {},
   ): Promise<EngineResult> {
     if (this.#closing) return Promise.reject(new Error('the worker pool is shutting down'));
@@ -271,6 +296,7 @@ export class WorkerPool {
       worker.inFlight.set(id, {
         resolve,
         onEvent,
+        accessToken: options.accessToken,
         detach: () => signal?.removeEventListener('abort', onAbort),
       });
       worker.ready.then(

@@ -4,7 +4,7 @@
  */
 
 import { runTool } from './engine/run-tool.ts';
-import type { EngineEvent } from './engine/types.ts';
+import type { EngineEvent, GrantedToken } from './engine/types.ts';
 import { createEngineDeps } from './engine-deps.ts';
 import type { FromWorker, ToWorker } from './ipc.ts';
 import { egressPolicyFromEnv } from './protocols/egress-policy.ts';
@@ -23,6 +23,21 @@ const { deps, sandbox } = createEngineDeps({
   egress: egressPolicyFromEnv(process.env, 'deny'),
 });
 const running = new Map<number, AbortController>();
+/** Token requests waiting for the parent's answer, by request id. */
+const tokenRequests = new Map<
+  number,
+  { resolve: (token: GrantedToken) => void; reject: (error: Error) => void }
+>();
+let nextTokenRequest = 1;
+
+/** The parent process owns the store: it answers with the system's current token (or why there is none). */
+function askToken(runId: number, systemId: string, rejected: string | undefined): Promise<GrantedToken> {
+  const requestId = nextTokenRequest++;
+  return new Promise((resolve, reject) => {
+    tokenRequests.set(requestId, { resolve, reject });
+    send({ type: 'token_request', id: runId, requestId, systemId, ...(rejected ? { rejected } : {}) });
+  });
+}
 
 /** 'progress': step_finished without its data, so a listener that wants progress only copies no results. */
 function eventFor(mode: boolean | 'progress', event: EngineEvent): EngineEvent {
@@ -50,6 +65,7 @@ process.on('message', (message: ToWorker) => {
       runTool(deps, {
         ...message.order,
         signal: controller.signal,
+        accessToken: (systemId, rejected) => askToken(message.id, systemId, rejected),
         onEvent: message.events
           ? (event) => send({ type: 'event', id: message.id, event: eventFor(message.events, event) })
           : undefined,
@@ -62,6 +78,13 @@ process.on('message', (message: ToWorker) => {
     case 'cancel':
       running.get(message.id)?.abort();
       break;
+    case 'token': {
+      const waiting = tokenRequests.get(message.requestId);
+      tokenRequests.delete(message.requestId);
+      if (message.token) waiting?.resolve(message.token);
+      else waiting?.reject(new Error(message.error ?? 'no access token'));
+      break;
+    }
     case 'shutdown':
       void shutdown();
       break;

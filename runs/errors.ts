@@ -389,3 +389,62 @@ export const KG_ERR_RUN_ORDER_REFUSED = define('KG_ERR_RUN_ORDER_REFUSED', 409, 
 
 /** Every code with its status, in declaration order (documentation, tests). */
 export const ERROR_CATALOG: readonly CatalogEntry[] = [...catalog.values()];
+
+// --- OAuth (runs/oauth/) ---
+
+const authorizeHint = (systemId: string, environment: string) =>
+  `GET /v1/systems/${encodeURIComponent(systemId)}/oauth/authorize?environment=${environment}`;
+
+/** The provider refused the refresh token (invalid_grant): only the user can grant access again. */
+export const KG_ERR_OAUTH_REAUTHORIZATION_REQUIRED = define(
+  'KG_ERR_OAUTH_REAUTHORIZATION_REQUIRED',
+  409,
+  (systemId: string, environment: string) =>
+    `System '${systemId}' (${environment}) needs re-authorization: the provider refused its refresh token ` +
+    `(invalid_grant). Authorize it again: ${authorizeHint(systemId, environment)}`,
+);
+export const KG_ERR_OAUTH_NOT_AUTHORIZED = define(
+  'KG_ERR_OAUTH_NOT_AUTHORIZED',
+  409,
+  (systemId: string, environment: string) =>
+    `System '${systemId}' (${environment}) uses the authorization-code grant and has not been authorized ` +
+    `yet: ${authorizeHint(systemId, environment)}`,
+);
+/** The token endpoint answered an RFC 6749 error (names the code and the provider's description only). */
+export const KG_ERR_OAUTH_TOKEN_REFUSED = define(
+  'KG_ERR_OAUTH_TOKEN_REFUSED',
+  502,
+  (systemId: string, error: string, description?: string) =>
+    `The token endpoint of system '${systemId}' refused the request: ${error}${description ? ` (${description})` : ''}`,
+);
+export const KG_ERR_OAUTH_PROVIDER_UNREACHABLE = define(
+  'KG_ERR_OAUTH_PROVIDER_UNREACHABLE',
+  502,
+  (systemId: string, reason: string) => `The token endpoint of system '${systemId}' failed: ${reason}`,
+);
+export const KG_ERR_OAUTH_REFRESH_BUSY = define(
+  'KG_ERR_OAUTH_REFRESH_BUSY',
+  503,
+  (systemId: string) =>
+    `The access token of system '${systemId}' is being refreshed by another process that has not finished; retry`,
+  { 'Retry-After': '1' },
+);
+export const KG_ERR_OAUTH_NOT_CONFIGURED = define(
+  'KG_ERR_OAUTH_NOT_CONFIGURED',
+  400,
+  (systemId: string, what: string) => `System '${systemId}' cannot use OAuth: ${what}`,
+);
+/** Unknown, used, expired, or its API key was revoked: the same answer, so a guess learns nothing. */
+export const KG_ERR_OAUTH_STATE_INVALID = define(
+  'KG_ERR_OAUTH_STATE_INVALID',
+  400,
+  () =>
+    'The authorization state is unknown, was used already or has expired (10 minutes); start again with ' +
+    'GET /v1/systems/{id}/oauth/authorize',
+);
+export const KG_ERR_OAUTH_DENIED = define(
+  'KG_ERR_OAUTH_DENIED',
+  400,
+  (error: string, description?: string) =>
+    `The provider did not grant access: ${error}${description ? ` (${description})` : ''}`,
+);

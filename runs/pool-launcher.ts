@@ -1,7 +1,7 @@
 /** The embedded launcher: admitted ToolRuns execute in this process's worker pool. */
 import type { ToolRunResource } from '../crds/resources.ts';
 import type { RunOptions } from '../crds/run.ts';
-import type { EngineResult, ResolvedSystem } from '../runner/engine/types.ts';
+import type { EngineResult, GrantedToken, ResolvedSystem } from '../runner/engine/types.ts';
 import type { RunOrder } from '../runner/ipc.ts';
 import type { WorkerPool } from '../runner/pool.ts';
 import type { Store, StoredRun } from '../store/index.ts';
@@ -23,6 +23,8 @@ export interface LaunchContext {
   onFinished?(run: StoredRun, status: string, durationMs: number): void;
   /** Live progress of the runs for `GET /v1/logs/stream`. */
   events?: Pick<RunEventHub, 'emit'>;
+  /** The current OAuth access token of a tokenManaged system. */
+  accessToken?(systemId: string, mode: 'dev' | 'prod', rejected?: string): Promise<GrantedToken>;
 }
 
 interface PoolExecution {
@@ -90,6 +92,15 @@ export class PoolLauncher implements Launcher {
     // Nothing outlives an in-process execution.
   }
 
+  #tokenSource(run: StoredRun) {
+    const mode = run.executionMode ?? 'prod';
+    return (systemId: string, rejected?: string) => {
+      const source = this.#ctx.accessToken;
+      if (!source) return Promise.reject(new Error('no OAuth token source'));
+      return source.call(this.#ctx, systemId, mode, rejected);
+    };
+  }
+
   async #execute(toolRun: ToolRunResource, run: StoredRun, controller: AbortController): Promise<void> {
     const { store, pool } = this.#ctx;
     const runId = run.runId;
@@ -112,6 +123,7 @@ export class PoolLauncher implements Launcher {
         {
           signal: controller.signal,
           ...(events ? { onEvent: (event) => events.emit(ref, event), progressOnly: true } : {}),
+          ...(this.#ctx.accessToken ? { accessToken: this.#tokenSource(run) } : {}),
         },
       );
     } catch (error) {

@@ -13,7 +13,7 @@ import type {
   StepRunRequest,
 } from '../crds/run.ts';
 import { stepSystemIds, Tool, type ToolDefinition } from '../crds/tool.ts';
-import type { EngineEvent, ResolvedSystem } from '../runner/engine/types.ts';
+import type { EngineEvent, GrantedToken, ResolvedSystem } from '../runner/engine/types.ts';
 import type { WorkerPool } from '../runner/pool.ts';
 import type { Store, StoredRun } from '../store/index.ts';
 import { CANCELLED_MESSAGE, completionEffects, finishFromResult, inputHash } from './completion.ts';
@@ -73,6 +73,8 @@ export interface RunServiceDeps {
    * without being saved (`POST /v1/tools/run`, `/v1/tools/step/run`).
    */
   validateTool?: (tool: Tool) => Promise<void>;
+  /** The current OAuth access token of a tokenManaged system (api/system-oauth.ts). */
+  accessToken?: (systemId: string, mode: ExecutionMode, rejected?: string) => Promise<GrantedToken>;
 }
 
 export interface Caller {
@@ -500,7 +502,12 @@ export class RunService {
           timeoutMs: (run.options as RunOptions | undefined)?.timeout,
           traceId: run.traceId ?? run.runId,
         },
-        { signal: controller.signal, onEvent, progressOnly: true },
+        {
+          signal: controller.signal,
+          onEvent,
+          progressOnly: true,
+          ...(this.#deps.accessToken ? { accessToken: this.#tokenSource(run) } : {}),
+        },
       );
     } finally {
       this.#running.delete(run.runId);
@@ -550,6 +557,15 @@ export class RunService {
     const view = runView(finished, opts.record ? { urlFor: this.#deps.urlFor } : {});
     const steps = opts.withData ? result.stepResults : stepResultsWithoutData(result.stepResults, timings);
     return { statusCode: 200, run: withResult(view, result.data, steps) };
+  }
+
+  #tokenSource(run: StoredRun) {
+    const source = this.#deps.accessToken;
+    const mode = run.executionMode ?? 'prod';
+    return (systemId: string, rejected?: string) => {
+      if (!source) return Promise.reject(new Error('no OAuth token source'));
+      return source(systemId, mode, rejected);
+    };
   }
 
   /** Shutdown after the grace period: every run still executing here ends as aborted. */

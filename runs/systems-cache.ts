@@ -4,6 +4,7 @@ import { isResourceError, type ListResult, type ResourceClient } from '../kube/r
 import type { SecretStore } from '../kube/secrets/interface.ts';
 import type { ResolvedSystem } from '../runner/engine/types.ts';
 import { KG_ERR_RUN_SYSTEM_MISSING } from './errors.ts';
+import { isManagedOAuth } from './oauth/config.ts';
 import { credentialsSecretName, groupVariants, variantForMode, withoutUndefined } from './systems-model.ts';
 
 /** Every System variant at one moment, with each variant's credentials read once, on first use. */
@@ -41,6 +42,7 @@ export class SystemSnapshot {
         credentials: { ...credentials[index] },
         extraOrigins: resource.spec.extraOrigins,
         allowedNetworks: resource.spec.allowedNetworks,
+        tokenManaged: isManagedOAuth(resource.spec.authType, credentials[index] ?? {}) || undefined,
       }),
     );
   }

@@ -8,6 +8,13 @@ export type {
   DocumentationState as StoredDocumentationState,
   DocumentationStore,
 } from './queries/documentation.ts';
+export type {
+  OAuthQueries,
+  OAuthStateRow,
+  OAuthTokenRow,
+  OAuthTokenStatus,
+  OAuthTokenWrite,
+} from './queries/oauth.ts';
 export { OUTBOX_CHANNEL } from './queries/outbox.ts';
 export type {
   ResourceEvent,

@@ -253,4 +253,39 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    id: 9,
+    name: 'oauth tokens and authorization states',
+    sql: `
+      -- The access (and refresh) token of each OAuth system variant, sealed by the caller (AES-256-GCM, bound
+      -- to system_key), with what may be shown: expiry, scopes, status. lock_owner/lock_until is the lease
+      -- that makes one process of all the replicas refresh a token while the others wait for its result.
+      -- Times are epoch milliseconds (plain integers, the same on every database).
+      CREATE TABLE oauth_tokens (
+        system_key  text PRIMARY KEY,
+        grant_type  text,
+        fingerprint text,
+        sealed      bytea,
+        token_hash  text,
+        expires_at  bigint,
+        scopes      text,
+        status      text NOT NULL DEFAULT 'none',
+        lock_owner  text,
+        lock_until  bigint NOT NULL DEFAULT 0,
+        updated_at  bigint NOT NULL DEFAULT 0
+      );
+      -- Authorization requests in flight: the state (by its SHA-256 only) is the callback's credential,
+      -- single use (taken by DELETE … RETURNING) and short-lived. sealed holds the PKCE verifier.
+      CREATE TABLE oauth_states (
+        state_hash  text PRIMARY KEY,
+        system_key  text NOT NULL,
+        system_id   text NOT NULL,
+        environment text NOT NULL,
+        api_key_id  text NOT NULL,
+        sealed      bytea NOT NULL,
+        expires_at  bigint NOT NULL
+      );
+      CREATE INDEX oauth_states_expires_idx ON oauth_states (expires_at);
+    `,
+  },
 ];

@@ -29,6 +29,7 @@ import {
   publishRunEvent,
   RUN_EVENTS_CHANNEL,
 } from './queries/executors.ts';
+import { bindOAuthQueries, type OAuthQueries } from './queries/oauth.ts';
 import {
   abandonOutbox,
   claimOutbox,
@@ -205,6 +206,9 @@ export interface StoreQueries {
   getSecret(namespace: string, name: string): Promise<Uint8Array | undefined>;
   deleteSecret(namespace: string, name: string): Promise<boolean>;
 
+  /** OAuth token cache, refresh lease and authorization states (store/queries/oauth.ts). */
+  oauth: OAuthQueries;
+
   resources: ResourceStore;
   /** System documentation and its processing (store/queries/documentation.ts). */
   documentation: DocumentationStore;
@@ -324,6 +328,7 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     getSecret: (namespace, name) => getSecret(db, namespace, name),
     deleteSecret: (namespace, name) => deleteSecret(db, namespace, name),
     documentation: documentationQueries(db),
+    oauth: bindOAuthQueries(db),
     resources: {
       get: (key) => getResource(db, key),
       list: (kind, namespace, labels) => listResources(db, kind, namespace, labels),

@@ -20,6 +20,8 @@ export const SystemReason = {
   SecretUnreadable: 'SecretUnreadable',
   /** The Secret lacks keys the auth type needs, or has unusable values (keys are named, values never). */
   CredentialsInvalid: 'CredentialsInvalid',
+  /** OAuth: the provider refused the refresh token (invalid_grant); a user must authorize the system again. */
+  OAuthReauthorizationRequired: 'OAuthReauthorizationRequired',
   /** Another System has the same id and environment. */
   DuplicateSystem: 'DuplicateSystem',
   /** EnvironmentsLinked: both environments exist. */

@@ -4,6 +4,11 @@
  * Ready and EnvironmentsLinked conditions, patched only when they differ.
  */
 import type { SystemResource, SystemStatus } from '../../crds/resources.ts';
+import {
+  authorizeRoute,
+  OAUTH_NEEDS_REAUTHORIZATION,
+  OAUTH_STATUS_ANNOTATION,
+} from '../../runs/oauth/config.ts';
 import { conditionIs, type DesiredCondition, setCondition } from '../conditions.ts';
 import { SystemConditionType, SystemReason } from './reasons.ts';
 
@@ -48,6 +53,13 @@ export function readyCondition(o: SystemObservation): DesiredCondition {
     return notReady(
       SystemReason.DuplicateSystem,
       `System ${duplicates.map((s) => s.metadata.name).join(', ')} has the same id '${o.system.spec.id}' and environment ${environment}`,
+    );
+  }
+  if (o.system.metadata.annotations?.[OAUTH_STATUS_ANNOTATION] === OAUTH_NEEDS_REAUTHORIZATION) {
+    return notReady(
+      SystemReason.OAuthReauthorizationRequired,
+      `The OAuth provider refused the refresh token of system '${o.system.spec.id}' (invalid_grant); ` +
+        `authorize it again: ${authorizeRoute(o.system.spec.id, environment)}`,
     );
   }
   const authType = o.system.spec.authType;

@@ -1,6 +1,7 @@
 import type { JsonObject, JsonValue } from '../../crds/json.ts';
 import type { RequestStepConfig } from '../../crds/tool.ts';
 import type { CredentialScope } from './credentials.ts';
+import type { TokenKeeper } from './managed-tokens.ts';
 import { describeOrigins, originOf, systemOrigins } from './origins.ts';
 import { createPaginator } from './pagination.ts';
 import { sqlBodyTemplateProblems, sqlTemplateError } from './sql-templates.ts';
@@ -15,7 +16,14 @@ import {
   type Evaluate as TemplateEvaluate,
   undefinedVariableOf,
 } from './template.ts';
-import type { EngineEvent, HttpCall, ProtocolContext, Protocols, ResolvedSystem } from './types.ts';
+import type {
+  EngineEvent,
+  HttpCall,
+  HttpReply,
+  ProtocolContext,
+  Protocols,
+  ResolvedSystem,
+} from './types.ts';
 import { leadingExpression, renderStepUrl } from './url-template.ts';
 
 const SCHEME = /^[a-z][a-z0-9+.-]*:/i;
@@ -38,6 +46,8 @@ export interface RequestStepInput {
   onEvent: (event: EngineEvent) => void;
   /** Something the user should know that does not fail the step (it goes into the step result). */
   onNote: (note: string) => void;
+  /** OAuth access tokens of tokenManaged systems (managed-tokens.ts). */
+  tokens?: TokenKeeper | undefined;
 }
 
 /** A step URL without a scheme is relative to its system's base URL. */
@@ -218,15 +228,34 @@ async function httpCall(input: RequestStepInput, data: JsonObject): Promise<Http
   };
 }
 
+/**
+ * One HTTP request. A tokenManaged system's token is made current first, and a 401 to a request that
+ * carried it is answered by one new token and one more try (an expired or revoked token mid-run).
+ */
+async function send(input: RequestStepInput, data: JsonObject, ctx: ProtocolContext): Promise<HttpReply> {
+  const { system, tokens } = input;
+  const managed = system?.tokenManaged === true && tokens !== undefined;
+  if (managed) await tokens.ensure(system.id);
+  const call = await httpCall(input, data);
+  try {
+    return await input.protocols.http(call, ctx);
+  } catch (error) {
+    const status = (error as { status?: unknown }).status;
+    if (!managed || status !== 401 || !call.credentialHeaders?.length) throw error;
+    if (!(await tokens.replace(system.id))) throw error;
+    return input.protocols.http(await httpCall(input, data), ctx);
+  }
+}
+
 async function runHttp(input: RequestStepInput): Promise<JsonValue> {
-  const { config, protocols } = input;
+  const { config } = input;
   const ctx: ProtocolContext = {
     ...input.ctx,
     onRetry: (retry) => input.onEvent({ type: 'retry', stepId: input.stepId, ...retry }),
   };
   const pagination = config.pagination;
   if (!pagination || pagination.type === 'disabled') {
-    return (await protocols.http(await httpCall(input, input.sourceData), ctx)).data;
+    return (await send(input, input.sourceData, ctx)).data;
   }
   const paginator = createPaginator(
     { ...pagination, type: pagination.type },
@@ -235,7 +264,7 @@ async function runHttp(input: RequestStepInput): Promise<JsonValue> {
   for (;;) {
     ctx.signal.throwIfAborted();
     const variables = paginator.variables();
-    const reply = await protocols.http(await httpCall(input, { ...input.sourceData, ...variables }), ctx);
+    const reply = await send(input, { ...input.sourceData, ...variables }, ctx);
     const outcome = await paginator.accept({ data: reply.data, headers: reply.headers });
     const merged = paginator.result();
     input.onEvent({

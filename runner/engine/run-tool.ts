@@ -3,6 +3,7 @@ import type { ToolStep } from '../../crds/tool.ts';
 import { buildCredentialScope, type CredentialScope, RuntimeCredentialError } from './credentials.ts';
 import { extractFiles, redactFiles } from './files.ts';
 import { isIdentitySource } from './identity-source.ts';
+import { ManagedTokens } from './managed-tokens.ts';
 import { validateOutput } from './output-schema.ts';
 import { runRequestStep } from './request-step.ts';
 import type { Evaluate as TemplateEvaluate } from './template.ts';
@@ -76,6 +77,7 @@ class ToolRun {
   readonly #notes = new Map<string, Set<string>>();
   /** The run's evaluations (one sandbox context per run). */
   readonly #sandbox: Evaluate;
+  readonly #tokens: ManagedTokens;
 
   constructor(
     deps: EngineDeps,
@@ -94,6 +96,7 @@ class ToolRun {
       inputs: request.inputs,
       stepIds: request.tool.steps.map((step) => step.id),
     });
+    this.#tokens = new ManagedTokens(this.#scope, request.accessToken, () => this.#now());
     this.#signal = signal;
     this.#deadline = deadline;
     this.#timeoutMs = timeoutMs;
@@ -197,6 +200,7 @@ class ToolRun {
         redact: (text) => redactor.string(text),
       },
       onEvent: (event) => this.#emit(event),
+      tokens: this.#tokens,
       onNote: (note) => {
         const notes = this.#notes.get(step.id) ?? new Set<string>();
         notes.add(note);

@@ -15,7 +15,22 @@ export interface ResolvedSystem {
   allowedNetworks?: string[] | undefined;
   /** authType apiKey without apiKeyHeader/apiKeyQueryParam: where the system's documentation says the key goes. */
   apiKeyPlacement?: ApiKeyPlacement | undefined;
+  /** An OAuth system whose access token the engine asks for (EngineRequest.accessToken), not a stored one. */
+  tokenManaged?: boolean | undefined;
 }
+
+/** A current OAuth access token, as the run's process hands it to the engine. */
+export interface GrantedToken {
+  accessToken: string;
+  /** Epoch ms; the engine asks for a new token once it is this close to expiry. */
+  expiresAt?: number | undefined;
+}
+
+/**
+ * Asks the process that owns the store for a system's current access token; `rejected` is a token the
+ * target answered 401 to. Throws with a message safe to show (it becomes the step's error).
+ */
+export type AccessTokenSource = (systemId: string, rejected?: string) => Promise<GrantedToken>;
 
 export interface EvaluateOptions {
   label?: string;
@@ -121,6 +136,8 @@ export interface EngineRequest {
   traceId: string;
   signal: AbortSignal;
   onEvent?: ((event: EngineEvent) => void) | undefined;
+  /** Where tokenManaged systems get their access token; without it their steps fail with a clear error. */
+  accessToken?: AccessTokenSource | undefined;
 }
 
 /**

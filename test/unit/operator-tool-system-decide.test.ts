@@ -103,6 +103,18 @@ describe('decideSystem', () => {
   const conditions = (o: Partial<SystemObservation>) => decideSystem(observe(o)).patch?.conditions ?? [];
   const find = (list: Condition[], type: string) => list.find((c) => c.type === type);
 
+  it('a System whose OAuth refresh token was refused is not Ready, naming the authorize route', () => {
+    const refused = system({ authType: 'oauth' });
+    refused.metadata.annotations = { 'kubeglue.dev/oauth-status': 'needs-reauthorization' };
+    const ready = find(
+      conditions({ system: refused, credentials: { state: 'present', secretName: 's', problems: [] } }),
+      'Ready',
+    );
+    expect(ready?.status).toBe('False');
+    expect(ready?.reason).toBe(SystemReason.OAuthReauthorizationRequired);
+    expect(ready?.message).toContain('/v1/systems/crm/oauth/authorize?environment=prod');
+  });
+
   it.each([
     [{}, 'True', SystemReason.NoCredentialsNeeded],
     [{ system: system({ authType: 'bearer' }) }, 'True', SystemReason.NoStoredCredentials],

@@ -1,0 +1,33 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { OAuthAuthorizeQuery, OAuthCallbackQuery } from '../../crds/oauth.ts';
+import { KG_ERR_OAUTH_STATE_INVALID } from '../../runs/errors.ts';
+import { principalOf, requireUnrestricted } from '../auth.ts';
+import type { SystemOAuth } from '../system-oauth.ts';
+import { parseInput } from '../validation.ts';
+
+const SystemParams = z.object({ systemId: z.string().min(1) });
+
+/**
+ * GET /v1/systems/:systemId/oauth/authorize?environment= (an unrestricted key) and the provider's
+ * redirect target GET /v1/oauth/callback (no key: the single-use state is the credential).
+ */
+export function registerOAuthRoutes(app: FastifyInstance, deps: { oauth: SystemOAuth }): void {
+  const { oauth } = deps;
+
+  app.get('/v1/systems/:systemId/oauth/authorize', async (request) => {
+    requireUnrestricted(request);
+    const { systemId } = parseInput(SystemParams, request.params, 'path');
+    const { environment } = parseInput(OAuthAuthorizeQuery, request.query, 'query');
+    return { success: true, data: await oauth.authorize(systemId, environment, principalOf(request).id) };
+  });
+
+  app.get('/v1/oauth/callback', async (request) => {
+    const query = parseInput(OAuthCallbackQuery, request.query, 'query');
+    if (query.error) {
+      return oauth.tokens.denyAuthorization(query.state, query.error, query.error_description);
+    }
+    if (!query.code || !query.state) throw KG_ERR_OAUTH_STATE_INVALID();
+    return { success: true, data: await oauth.callback(query.code, query.state) };
+  });
+}
