@@ -12,6 +12,7 @@ import { validateToolDefinition } from '../runs/tool-validation.ts';
 import type { Store } from '../store/index.ts';
 import { type Auth, installAuth } from './auth.ts';
 import { propagateCancel } from './cancel.ts';
+import { type Gateways, installGateways } from './gateway/index.ts';
 import { installMetrics, type Metrics } from './metrics.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerFileDownloadRoute } from './routes/files.ts';
@@ -48,6 +49,8 @@ export interface ApiDeps {
    * without it a stream sees the runs of this process only (the embedded deployment is one process).
    */
   eventBus?: RunEventBus;
+  /** Gateway agents' tunnels and the relay the workers dial (started before the pool). */
+  gateways?: Gateways;
   /** Timings of `GET /v1/logs/stream` (tests). */
   logStream?: Partial<LogStreamTimings>;
 }
@@ -119,6 +122,14 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
   registerMeRoute(app);
   registerLogRoutes(app, { events, runs, ...(deps.logStream ? { timings: deps.logStream } : {}) });
   registerFileDownloadRoute(app, { signer, store });
+  if (deps.gateways) {
+    installGateways(app, {
+      gateways: deps.gateways,
+      findApiKeyByHash: (keyHash) => store.findApiKeyByHash(keyHash),
+      metrics: metrics.registry,
+      log,
+    });
+  }
 
   return {
     app,

@@ -15,6 +15,7 @@ import { deriveKey } from '../store/secret-box.ts';
 import { ensureAdminKey } from './api-keys.ts';
 import { createApi } from './app.ts';
 import { listenForCancels } from './cancel.ts';
+import { startGateways } from './gateway/index.ts';
 import { buildInternalServer } from './internal/server.ts';
 
 const log = (line: string) => console.log(`kubeglue api: ${line}`);
@@ -46,7 +47,9 @@ export async function main(_args: string[]): Promise<void> {
     recover().catch((error: unknown) => log(`recovery sweep failed: ${(error as Error).message}`));
   }, RECOVERY_SWEEP_MS).unref();
 
+  const gateways = await startGateways({ env: process.env, log });
   const pool = new WorkerPool({
+    gatewayRelay: gateways.relay.address,
     ...(config.workers ? { size: config.workers } : {}),
     sandboxMemoryMb: config.sandboxMemoryMb,
     sandboxTimeoutMs: config.sandboxTimeoutMs,
@@ -74,6 +77,7 @@ export async function main(_args: string[]): Promise<void> {
     bodyLimitBytes: config.bodyLimitBytes,
     logLevel: config.logLevel,
     log,
+    gateways,
     // Live run events reach a log stream on any replica.
     eventBus: { publish: (payload) => store.publishRunEvent(payload), subscribe: (l) => store.onRunEvent(l) },
   });

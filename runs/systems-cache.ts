@@ -41,6 +41,7 @@ export class SystemSnapshot {
         credentials: { ...credentials[index] },
         extraOrigins: resource.spec.extraOrigins,
         allowedNetworks: resource.spec.allowedNetworks,
+        gateway: resource.spec.gateway,
       }),
     );
   }
