@@ -15,6 +15,7 @@ import { validateToolDefinition } from '../runs/tool-validation.ts';
 import type { Store } from '../store/index.ts';
 import { type Auth, installAuth } from './auth.ts';
 import { propagateCancel } from './cancel.ts';
+import { type Gateways, installGateways } from './gateway/index.ts';
 import { installMetrics, type Metrics } from './metrics.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
 import { registerDocumentationRoutes } from './routes/documentation.ts';
@@ -56,6 +57,8 @@ export interface ApiDeps {
   eventBus?: RunEventBus;
   /** Documentation processing (runs/documentation); off without it. */
   documentation?: { egress: EgressPolicy; limits: DocumentationLimits; sweepMs?: number };
+  /** Gateway agents' tunnels and the relay the workers dial (started before the pool). */
+  gateways?: Gateways;
   /** Timings of `GET /v1/logs/stream` (tests). */
   logStream?: Partial<LogStreamTimings>;
   /** OAuth token management and the authorization-code routes (without it OAuth systems send stored tokens only). */
@@ -156,6 +159,14 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
   registerMeRoute(app);
   registerLogRoutes(app, { events, runs, ...(deps.logStream ? { timings: deps.logStream } : {}) });
   registerFileDownloadRoute(app, { signer, store });
+  if (deps.gateways) {
+    installGateways(app, {
+      gateways: deps.gateways,
+      findApiKeyByHash: (keyHash) => store.findApiKeyByHash(keyHash),
+      metrics: metrics.registry,
+      log,
+    });
+  }
 
   return {
     app,

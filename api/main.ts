@@ -15,6 +15,7 @@ import { deriveKey } from '../store/secret-box.ts';
 import { ensureAdminKey } from './api-keys.ts';
 import { createApi } from './app.ts';
 import { listenForCancels } from './cancel.ts';
+import { startGateways } from './gateway/index.ts';
 import { buildInternalServer } from './internal/server.ts';
 
 const log = (line: string) => console.log(`kubeglue api: ${line}`);
@@ -46,7 +47,9 @@ export async function main(_args: string[]): Promise<void> {
     recover().catch((error: unknown) => log(`recovery sweep failed: ${(error as Error).message}`));
   }, RECOVERY_SWEEP_MS).unref();
 
+  const gateways = await startGateways({ env: process.env, log });
   const pool = new WorkerPool({
+    gatewayRelay: gateways.relay.address,
     ...(config.workers ? { size: config.workers } : {}),
     idleTimeoutMs: config.workerIdleMs,
     sandboxMemoryMb: config.sandboxMemoryMb,
@@ -77,6 +80,7 @@ export async function main(_args: string[]): Promise<void> {
     log,
     documentation: { egress: config.egress, limits: config.documentation },
     oauth: { masterKey, publicUrl, egress: config.egress },
+    gateways,
     // Live run events reach a log stream on any replica.
     eventBus: { publish: (payload) => store.publishRunEvent(payload), subscribe: (l) => store.onRunEvent(l) },
   });

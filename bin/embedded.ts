@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import { ensureAdminKey } from '../api/api-keys.ts';
 import { createApi } from '../api/app.ts';
+import { startGateways } from '../api/gateway/index.ts';
 import { createEmbeddedKubeglueResources } from '../kube/resources/index.ts';
 import { EmbeddedSecretStore } from '../kube/secrets/embedded.ts';
 import { startOperator } from '../operator/app.ts';
@@ -73,7 +74,9 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
   // Runtime credentials of runs that ended while no process could remove them (a crash, a recovery).
   await store.pruneRunCredentials();
 
+  const gateways = await startGateways({ env: process.env, log });
   const pool = new WorkerPool({
+    gatewayRelay: gateways.relay.address,
     ...(config.workers ? { size: config.workers } : {}),
     idleTimeoutMs: config.workerIdleMs,
     sandboxMemoryMb: config.sandboxMemoryMb,
@@ -107,6 +110,7 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     log,
     documentation: { egress: config.egress, limits: config.documentation },
     oauth: { masterKey, publicUrl: config.publicUrl ?? url, egress: config.egress },
+    gateways,
   });
   const { runs, systems, metrics, oauth } = api;
 

@@ -23,6 +23,10 @@ const ROLES: Record<
     describe: 'executes one run (the runner Pod, or a run order from a file)',
     load: () => import('../runner/main.ts'),
   },
+  agent: {
+    describe: 'the gateway agent in a private network: `agent -config <path> [-debug]`',
+    load: () => import('../agent/main.ts'),
+  },
 };
 
 function usage(): string {

@@ -104,3 +104,28 @@ export const Me = z
   })
   .meta({ id: 'Me' });
 export type Me = z.infer<typeof Me>;
+
+/** One connected gateway agent (`GET /v1/gateways`); never the agent's key or its targets' addresses. */
+export const Gateway = z
+  .object({
+    tunnelId: z.string(),
+    connected: z.boolean(),
+    connectedSince: z.string().describe('When the live agent connection registered (date-time).'),
+    targets: z
+      .array(
+        z.object({
+          name: z.string().describe('Target name, what a private system names in gateway.target.'),
+          protocol: z.enum(['http', 'https', 'postgres', 'ftp', 'ftps', 'sftp', 'tcp']),
+        }),
+      )
+      .describe("The agent's configured targets."),
+    streamsOpen: z.number().int().describe('TCP streams open through the tunnel now.'),
+    streamsOpened: z.number().int().describe('Streams opened since the agent connected.'),
+    bytesIn: z.number().int().describe('Bytes received from the agent since it connected.'),
+    bytesOut: z.number().int().describe('Bytes sent to the agent since it connected.'),
+  })
+  .meta({ id: 'Gateway' });
+export type Gateway = z.infer<typeof Gateway>;
+
+export const GatewayList = z.object({ data: z.array(Gateway) }).meta({ id: 'GatewayList' });
+export type GatewayList = z.infer<typeof GatewayList>;

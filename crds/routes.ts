@@ -5,6 +5,8 @@ import {
   ApiKeyList,
   DeleteResult,
   ErrorBody,
+  Gateway,
+  GatewayList,
   ListToolsQuery,
   Me,
   RunList,
@@ -55,7 +57,7 @@ export interface RouteSpec {
   path: string;
   operationId: string;
   summary: string;
-  tag: 'Runs' | 'Tools' | 'Hooks' | 'Systems' | 'API keys' | 'Files' | 'Logs';
+  tag: 'Runs' | 'Tools' | 'Hooks' | 'Systems' | 'API keys' | 'Files' | 'Logs' | 'Gateways';
   query?: z.ZodObject;
   body?: z.ZodType;
   /** Body content types other than JSON the route accepts. */
@@ -534,5 +536,23 @@ export const ROUTES: RouteSpec[] = [
     tag: 'API keys',
     query: tokenQuery,
     responses: { 200: { description: 'Revoked', schema: DeleteResult }, 404: notFound },
+  },
+  {
+    method: 'GET',
+    path: '/gateways',
+    operationId: 'listGateways',
+    summary: 'Connected gateway agents: targets, connected since, streams, bytes',
+    tag: 'Gateways',
+    query: tokenQuery,
+    responses: { 200: { description: 'Connected gateways', schema: GatewayList }, 403: restricted },
+  },
+  {
+    method: 'GET',
+    path: '/gateways/{tunnelId}',
+    operationId: 'getGateway',
+    summary: 'One connected gateway agent',
+    tag: 'Gateways',
+    query: tokenQuery,
+    responses: { 200: { description: 'The gateway', schema: Gateway }, 403: restricted, 404: notFound },
   },
 ];

@@ -1,5 +1,6 @@
 import type { EngineDeps } from './engine/types.ts';
 import type { EgressPolicy } from './protocols/egress-policy.ts';
+import type { GatewayRelayAddress } from './protocols/gateway-socket.ts';
 import { createProtocols } from './protocols/index.ts';
 import { Sandbox } from './sandbox/sandbox.ts';
 
@@ -8,6 +9,8 @@ export interface RealDepsOptions {
   sandboxTimeoutMs?: number | undefined;
   /** What steps may connect to; default: everything but the cloud metadata addresses. */
   egress?: EgressPolicy | undefined;
+  /** The API's gateway relay (pool workers), for steps on private systems. */
+  gatewayRelay?: GatewayRelayAddress | undefined;
 }
 
 /** The engine wired to the real sandbox and protocols, for workers and the runner Pod. */
@@ -19,7 +22,10 @@ export function createEngineDeps(options: RealDepsOptions = {}): { deps: EngineD
   const deps: EngineDeps = {
     evaluate: (source, args, opts) => sandbox.evaluate(source, args, opts),
     openScope: () => sandbox.openRun(),
-    protocols: createProtocols(options.egress ? { egress: options.egress } : {}),
+    protocols: createProtocols({
+      ...(options.egress ? { egress: options.egress } : {}),
+      gatewayRelay: options.gatewayRelay,
+    }),
   };
   return { deps, sandbox };
 }

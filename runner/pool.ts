@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { AccessTokenSource, EngineEvent, EngineResult } from './engine/types.ts';
 import type { FromWorker, RunOrder, ToWorker } from './ipc.ts';
 import { type EgressPolicy, egressPolicyToEnv } from './protocols/egress-policy.ts';
+import { type GatewayRelayAddress, gatewayRelayToEnv } from './protocols/gateway-socket.ts';
 import { workerEnvironment } from './worker-env.ts';
 
 export interface PoolOptions {
@@ -24,6 +25,8 @@ export interface PoolOptions {
    * talks to localhost), metadata addresses refused.
    */
   egress?: EgressPolicy;
+  /** The API's gateway relay: workers reach private systems through it (api/gateway/relay.ts). */
+  gatewayRelay?: GatewayRelayAddress | undefined;
   /** Called with one line per worker crash or restart (never with run data). */
   log?: (line: string) => void;
 }
@@ -99,7 +102,8 @@ function crashMessage(code: number | null, signal: NodeJS.Signals | null): strin
  * worker that dies (a V8 abort in its sandbox, out of memory) fails its in-flight runs and is replaced.
  */
 export class WorkerPool {
-  readonly #options: Required<Omit<PoolOptions, 'log'>> & Pick<PoolOptions, 'log'>;
+  readonly #options: Required<Omit<PoolOptions, 'log' | 'gatewayRelay'>> &
+    Pick<PoolOptions, 'log' | 'gatewayRelay'>;
   readonly #workers: Array<Worker | undefined>;
   #nextId = 1;
   #closing = false;
@@ -113,6 +117,7 @@ export class WorkerPool {
       workerHeapMb: options.workerHeapMb ?? 1024,
       egress: options.egress ?? { privateDefault: 'allow', allow: [], deny: [] },
       log: options.log,
+      gatewayRelay: options.gatewayRelay,
     };
     this.#workers = Array.from({ length: this.#options.size }, () => undefined);
   }
@@ -150,6 +155,7 @@ export class WorkerPool {
         KUBEGLUE_SANDBOX_MEMORY_MB: String(this.#options.sandboxMemoryMb),
         KUBEGLUE_SANDBOX_TIMEOUT_MS: String(this.#options.sandboxTimeoutMs),
         ...egressPolicyToEnv(this.#options.egress),
+        ...gatewayRelayToEnv(this.#options.gatewayRelay),
       }),
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

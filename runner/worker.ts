@@ -8,6 +8,8 @@ import type { EngineEvent, GrantedToken } from './engine/types.ts';
 import { createEngineDeps } from './engine-deps.ts';
 import type { FromWorker, ToWorker } from './ipc.ts';
 import { egressPolicyFromEnv } from './protocols/egress-policy.ts';
+import { closeGatewayAgents } from './protocols/gateway-http.ts';
+import { gatewayRelayFromEnv } from './protocols/gateway-socket.ts';
 import { closeHttpAgent } from './protocols/http.ts';
 import { closePostgresPools } from './protocols/postgres.ts';
 
@@ -21,6 +23,7 @@ const { deps, sandbox } = createEngineDeps({
   sandboxMemoryMb: positive(process.env.KUBEGLUE_SANDBOX_MEMORY_MB),
   sandboxTimeoutMs: positive(process.env.KUBEGLUE_SANDBOX_TIMEOUT_MS),
   egress: egressPolicyFromEnv(process.env, 'deny'),
+  gatewayRelay: gatewayRelayFromEnv(process.env),
 });
 const running = new Map<number, AbortController>();
 /** Token requests waiting for the parent's answer, by request id. */
@@ -52,7 +55,7 @@ function send(message: FromWorker): void {
 
 async function shutdown(): Promise<void> {
   for (const controller of running.values()) controller.abort();
-  await Promise.allSettled([closeHttpAgent(), closePostgresPools()]);
+  await Promise.allSettled([closeHttpAgent(), closeGatewayAgents(), closePostgresPools()]);
   sandbox.dispose();
   process.exit(0);
 }

@@ -387,6 +387,14 @@ export const KG_ERR_RUN_NOT_RUNNING = define(
 /** The run's order cannot be built, ever (timed out while queued, a system gone): the run was failed. */
 export const KG_ERR_RUN_ORDER_REFUSED = define('KG_ERR_RUN_ORDER_REFUSED', 409, (reason: string) => reason);
 
+// --- Gateways ---
+
+export const KG_ERR_GATEWAY_NOT_CONNECTED = define(
+  'KG_ERR_GATEWAY_NOT_CONNECTED',
+  404,
+  (tunnelId: string) => `gateway ${tunnelId} is not connected`,
+);
+
 /** Every code with its status, in declaration order (documentation, tests). */
 export const ERROR_CATALOG: readonly CatalogEntry[] = [...catalog.values()];
 

@@ -43,6 +43,7 @@ export class SystemSnapshot {
         extraOrigins: resource.spec.extraOrigins,
         allowedNetworks: resource.spec.allowedNetworks,
         tokenManaged: isManagedOAuth(resource.spec.authType, credentials[index] ?? {}) || undefined,
+        gateway: resource.spec.gateway,
       }),
     );
   }

@@ -1,6 +1,7 @@
 import type { JsonObject, JsonValue } from '../../crds/json.ts';
 import type { RequestStepConfig } from '../../crds/tool.ts';
 import type { CredentialScope } from './credentials.ts';
+import { gatewayRouteFor } from './gateway-route.ts';
 import type { TokenKeeper } from './managed-tokens.ts';
 import { describeOrigins, originOf, systemOrigins } from './origins.ts';
 import { createPaginator } from './pagination.ts';
@@ -18,6 +19,7 @@ import {
 } from './template.ts';
 import type {
   EngineEvent,
+  GatewayRoute,
   HttpCall,
   HttpReply,
   ProtocolContext,
@@ -27,6 +29,11 @@ import type {
 import { leadingExpression, renderStepUrl } from './url-template.ts';
 
 const SCHEME = /^[a-z][a-z0-9+.-]*:/i;
+
+function withGateway(system: ResolvedSystem | undefined, url: string): { gateway?: GatewayRoute } {
+  const gateway = gatewayRouteFor(system, url);
+  return gateway ? { gateway } : {};
+}
 const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 
 export interface RequestStepInput {
@@ -225,6 +232,7 @@ async function httpCall(input: RequestStepInput, data: JsonObject): Promise<Http
       ? { credentialBody: true }
       : {}),
     ...(system?.allowedNetworks?.length ? { allowedNetworks: system.allowedNetworks } : {}),
+    ...withGateway(system, target.url),
   };
 }
 
@@ -318,6 +326,7 @@ export async function runRequestStep(input: RequestStepInput): Promise<JsonValue
     body,
     credentials,
     ...(system?.allowedNetworks?.length ? { allowedNetworks: system.allowedNetworks } : {}),
+    ...withGateway(system, target.url),
   };
   if (isPostgres) return protocols.postgres({ ...call, modify: input.modify }, ctx);
   return scheme === 'sftp:' ? protocols.sftp(call, ctx) : protocols.ftp(call, ctx);

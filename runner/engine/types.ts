@@ -17,6 +17,20 @@ export interface ResolvedSystem {
   apiKeyPlacement?: ApiKeyPlacement | undefined;
   /** An OAuth system whose access token the engine asks for (EngineRequest.accessToken), not a stored one. */
   tokenManaged?: boolean | undefined;
+  /** The system is reached through a gateway agent's tunnel (System.gateway). */
+  gateway?: { tunnelId: string; target: string } | undefined;
+}
+
+/**
+ * A connection to a private system: the bytes go to the gateway target, whatever the URL says; `host`
+ * and `port` are the system URL's (lower-case host), for the Host header, TLS SNI and certificate checks,
+ * and to tell the system's origin from other origins a redirect may lead to.
+ */
+export interface GatewayRoute {
+  tunnelId: string;
+  target: string;
+  host: string;
+  port: number;
 }
 
 /** A current OAuth access token, as the run's process hands it to the engine. */
@@ -76,6 +90,8 @@ export interface HttpCall {
   credentialBody?: boolean | undefined;
   /** The step system's allowedNetworks. */
   allowedNetworks?: string[] | undefined;
+  /** Set when the step's system is behind a gateway. */
+  gateway?: GatewayRoute | undefined;
 }
 
 export interface HttpReply {
@@ -90,6 +106,8 @@ export interface FileCall {
   credentials: Record<string, string>;
   /** The step system's allowedNetworks. */
   allowedNetworks?: string[] | undefined;
+  /** Set when the step's system is behind a gateway: the connection goes through its tunnel. */
+  gateway?: GatewayRoute | undefined;
 }
 
 export interface PostgresCall extends FileCall {

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { JsonValue } from '../../crds/json.ts';
 import { type FileRef, fileRefBytes, fileRefFromBytes, isFileRef } from '../engine/file-ref.ts';
 import { EgressGuard, PERMISSIVE_EGRESS } from './egress-policy.ts';
+import type { GatewayDial } from './gateway-socket.ts';
 
 export interface FileStepRequest {
   url: string;
@@ -25,6 +26,8 @@ export interface FileStepRequest {
   maxDownloadBytes?: number;
   /** Judges every connection (control and data); default: only metadata addresses refused. */
   egress?: EgressGuard | undefined;
+  /** The system is behind a gateway: the connection goes through its tunnel instead (SFTP). */
+  gateway?: GatewayDial | undefined;
 }
 
 export const DEFAULT_MAX_DOWNLOAD_BYTES = 100 * 1024 * 1024;
@@ -378,6 +381,7 @@ export interface FileProtocol {
     credentials: Record<string, string>,
     bounds: Bounds,
     egress: EgressGuard,
+    gateway?: GatewayDial,
   ): FileSession;
   /** host:port as shown in messages. */
   endpoint(target: FileTarget): string;
@@ -545,7 +549,7 @@ export async function runFileStep(req: FileStepRequest, protocol: FileProtocol):
     const maxBytes = req.maxDownloadBytes ?? DEFAULT_MAX_DOWNLOAD_BYTES;
     const { basePath } = target;
     const egress = req.egress ?? new EgressGuard(PERMISSIVE_EGRESS);
-    const session = protocol.createSession(target, req.credentials, bounds, egress);
+    const session = protocol.createSession(target, req.credentials, bounds, egress, req.gateway);
     let dropped = false;
     const drop = () => {
       if (dropped) return;

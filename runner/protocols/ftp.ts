@@ -316,5 +316,13 @@ const ftpProtocol: FileProtocol = {
 
 /** Runs an `ftp://` or `ftps://` step: one operation or an array of them on one connection. */
 export function executeFtpStep(req: FileStepRequest): Promise<JsonValue> {
+  if (req.gateway) {
+    // Passive data connections go to ports the server picks, which a gateway target does not expose.
+    return Promise.reject(
+      new FileStepError(
+        `FTP through gateway ${req.gateway.route.tunnelId} is not supported yet: reach the server over SFTP`,
+      ),
+    );
+  }
   return runFileStep(req, ftpProtocol);
 }

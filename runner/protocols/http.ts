@@ -6,8 +6,11 @@
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { Agent, type Dispatcher, interceptors, request } from 'undici';
 import type { JsonValue } from '../../crds/json.ts';
+import type { GatewayRoute } from '../engine/types.ts';
 import { EgressGuard, type EgressPolicy, PERMISSIVE_EGRESS } from './egress-policy.ts';
 import { egressConnector, type ResolveAll } from './egress-socket.ts';
+import { gatewayAgentFor } from './gateway-http.ts';
+import type { GatewayRelayAddress } from './gateway-socket.ts';
 import { parseResponseBody } from './http-parse.ts';
 import {
   type CredentialCarriers,
@@ -41,6 +44,8 @@ export interface HttpRequest {
   credentialBody?: boolean | undefined;
   /** Allow rules of the step's system, on top of the egress policy's. */
   allowedNetworks?: readonly string[] | undefined;
+  /** The step's system is behind a gateway: connections to its origin go through the tunnel. */
+  gateway?: GatewayRoute | undefined;
   /** Scrubs credentials from text; applied to error bodies before they are cut to a snippet. */
   redact?: ((text: string) => string) | undefined;
   /** Told before each retry (live progress). */
@@ -65,6 +70,8 @@ export interface HttpClientOptions {
   resolve?: ResolveAll;
   /** Overrides the guarded agents (tests); the egress policy is then not applied. */
   dispatcher?: Dispatcher;
+  /** The API's gateway relay (pool workers); without it private systems cannot be reached. */
+  gatewayRelay?: GatewayRelayAddress | undefined;
   /** Injectable for tests: waits `ms` unless the signal aborts first. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   now?: () => number;
@@ -581,7 +588,11 @@ export async function httpRequest(req: HttpRequest, options: HttpClientOptions =
     runSignal: req.signal,
     deadline: req.deadline,
     startedAt: now(),
-    dispatcher: options.dispatcher ?? agentFor(guard, options.resolve),
+    dispatcher:
+      options.dispatcher ??
+      (req.gateway
+        ? gatewayAgentFor(req.gateway, options.gatewayRelay, guard, options.resolve)
+        : agentFor(guard, options.resolve)),
     maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
     now,
   };

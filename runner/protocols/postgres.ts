@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { JsonValue } from '../../crds/json.ts';
 import { EgressGuard, PERMISSIVE_EGRESS } from './egress-policy.ts';
 import { GuardedSocket } from './egress-socket.ts';
+import type { GatewayDial } from './gateway-socket.ts';
 
 export interface PostgresStepRequest {
   /** `postgres://` or `postgresql://` URL; may carry userinfo, `sslmode`, `host`, `options`, `application_name`. */
@@ -22,6 +23,8 @@ export interface PostgresStepRequest {
   deadline: number;
   /** Judges every connection (TCP host, `?host=`, unix socket); default: only metadata refused. */
   egress?: EgressGuard | undefined;
+  /** The system is behind a gateway: connections go through its tunnel instead (no egress guard). */
+  gateway?: GatewayDial | undefined;
 }
 
 export type PostgresErrorKind =
@@ -304,13 +307,13 @@ interface PoolEntry {
 /** Insertion order = recency: a used entry is re-inserted at the end; the first one is evicted. */
 const pools = new Map<string, PoolEntry>();
 
-function poolKey(resolved: ResolvedConnection, guard: EgressGuard): string {
+function poolKey(resolved: ResolvedConnection, guard: EgressGuard, gateway: GatewayDial | undefined): string {
   const { types: _types, stream: _stream, ...rest } = resolved.config;
   const settings = JSON.stringify(rest, (_key, value: unknown) =>
     typeof value === 'function' ? String(value) : value,
   );
   // Connections judged under other egress rules (another system's allowlist) are never shared.
-  return `${resolved.plainFallback ? 'prefer' : 'fixed'} ${guard.key} ${settings}`;
+  return `${resolved.plainFallback ? 'prefer' : 'fixed'} ${gateway?.key ?? guard.key} ${settings}`;
 }
 
 /**
@@ -329,15 +332,18 @@ function newPool(config: pg.PoolConfig): pg.Pool {
   return pool;
 }
 
-function poolFor(resolved: ResolvedConnection, guard: EgressGuard): PoolEntry {
-  const key = poolKey(resolved, guard);
+function poolFor(resolved: ResolvedConnection, guard: EgressGuard, gateway?: GatewayDial): PoolEntry {
+  const key = poolKey(resolved, guard, gateway);
   const existing = pools.get(key);
   if (existing) {
     pools.delete(key);
     pools.set(key, existing);
     return existing;
   }
-  const config: pg.PoolConfig = { ...resolved.config, stream: guardedStream(guard) };
+  const config: pg.PoolConfig = {
+    ...resolved.config,
+    stream: gateway ? gateway.socket : guardedStream(guard),
+  };
   const entry: PoolEntry = { pool: newPool(config), config, plainFallback: resolved.plainFallback };
   pools.set(key, entry);
   while (pools.size > MAX_POOLS) {
@@ -506,7 +512,7 @@ export async function executePostgresStep(req: PostgresStepRequest): Promise<Jso
     throw new PostgresStepError('timeout', 'Postgres query timed out: the run deadline was reached');
   }
 
-  const entry = poolFor(resolved, req.egress ?? new EgressGuard(PERMISSIVE_EGRESS));
+  const entry = poolFor(resolved, req.egress ?? new EgressGuard(PERMISSIVE_EGRESS), req.gateway);
   const guard = watchdog(req.signal, req.deadline);
   try {
     const connecting = connect(entry);

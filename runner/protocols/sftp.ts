@@ -28,6 +28,7 @@ import {
   runFileStep,
   timeLeft,
 } from './file-operations.ts';
+import type { GatewayDial } from './gateway-socket.ts';
 
 export type { FileStepRequest } from './file-operations.ts';
 
@@ -92,10 +93,18 @@ class SftpSession implements FileSession {
   private readonly config: ConnectConfig;
   private readonly password: string | undefined;
   private readonly egress: EgressGuard;
+  private readonly gateway: GatewayDial | undefined;
   private readonly bounds: Bounds;
 
-  constructor(target: FileTarget, credentials: Record<string, string>, bounds: Bounds, egress: EgressGuard) {
+  constructor(
+    target: FileTarget,
+    credentials: Record<string, string>,
+    bounds: Bounds,
+    egress: EgressGuard,
+    gateway?: GatewayDial,
+  ) {
     this.egress = egress;
+    this.gateway = gateway;
     this.bounds = bounds;
     const username = target.username ?? credentials.username;
     if (!username) throw new FileStepError('SFTP needs a username (URL userinfo or the system credential)');
@@ -130,11 +139,15 @@ class SftpSession implements FileSession {
       );
     }
     // ssh2 speaks over a socket we connected through the egress guard (its `sock` option).
-    const sock = await connectGuarded(this.egress, {
-      host: this.config.host ?? '',
-      port: this.config.port ?? 22,
-      timeoutMs: Math.max(1, timeLeft(this.bounds)),
-    });
+    // ... or through the gateway's tunnel when the system is behind one.
+    const timeoutMs = Math.max(1, timeLeft(this.bounds));
+    const sock = this.gateway
+      ? await this.gateway.connect(timeoutMs)
+      : await connectGuarded(this.egress, {
+          host: this.config.host ?? '',
+          port: this.config.port ?? 22,
+          timeoutMs,
+        });
     this.sock = sock;
     const connecting = this.client.connect({ ...this.config, sock });
     // SFTP is request/response; with Nagle's algorithm each round trip can wait for a delayed ACK.
@@ -222,8 +235,8 @@ const sftpProtocol: FileProtocol = {
   schemes: ['sftp'],
   endpoint: (target) =>
     `${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port ?? 22}`,
-  createSession: (target, credentials, bounds, egress) =>
-    new SftpSession(target, credentials, bounds, egress),
+  createSession: (target, credentials, bounds, egress, gateway) =>
+    new SftpSession(target, credentials, bounds, egress, gateway),
 };
 
 /** Runs an `sftp://` step: one operation or an array of them on one connection. */

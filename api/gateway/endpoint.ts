@@ -1,0 +1,160 @@
+/**
+ * The tunnel endpoint: `GET /v1/tunnel` upgraded to a WebSocket on the public server. The key is checked
+ * before the upgrade (401/403 with the API's error body), then the agent registers its tunnel id and
+ * targets and the registry holds the connection until it closes. Server pings find dead agents.
+ */
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type WebSocket, WebSocketServer } from 'ws';
+import {
+  type ApiError,
+  KG_ERR_ADMIN_REQUIRED,
+  KG_ERR_INVALID_API_KEY,
+  KG_ERR_MISSING_API_KEY,
+  KG_ERR_ROUTE_NOT_FOUND,
+} from '../../runs/errors.ts';
+import { TunnelMux } from '../../runs/tunnel-mux.ts';
+import { CLOSE, MAX_MESSAGE_BYTES, RegisterMessage, TUNNEL_PATH } from '../../runs/tunnel-protocol.ts';
+import type { StoredApiKey } from '../../store/index.ts';
+import { hashApiKey, isPlausibleApiKey } from '../api-keys.ts';
+import type { GatewayRegistry } from './registry.ts';
+
+export interface TunnelEndpointDeps {
+  registry: GatewayRegistry;
+  findApiKeyByHash(keyHash: string): Promise<StoredApiKey | undefined>;
+  log(line: string): void;
+  /** Server pings; an agent that misses one interval's pong is dropped. */
+  pingIntervalMs?: number;
+  /** How long an agent has to register after connecting. */
+  registerTimeoutMs?: number;
+}
+
+const BEARER = /^bearer[ \t]+(\S{1,512})[ \t]*$/i;
+
+function refuse(socket: Duplex, error: ApiError): void {
+  const body = JSON.stringify({ error: { message: error.message, code: error.code } });
+  const headers = [
+    `HTTP/1.1 ${error.statusCode} ${error.statusCode === 401 ? 'Unauthorized' : error.statusCode === 403 ? 'Forbidden' : 'Not Found'}`,
+    'Content-Type: application/json',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Connection: close',
+    ...Object.entries(error.headers).map(([name, value]) => `${name}: ${value}`),
+  ];
+  socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
+}
+
+/** Only admin keys host gateways: an agent receives the traffic (and credentials) of private systems. */
+async function authorize(request: IncomingMessage, deps: TunnelEndpointDeps): Promise<StoredApiKey> {
+  const match = BEARER.exec(request.headers.authorization ?? '');
+  if (!match?.[1]) throw KG_ERR_MISSING_API_KEY();
+  if (!isPlausibleApiKey(match[1])) throw KG_ERR_INVALID_API_KEY();
+  const key = await deps.findApiKeyByHash(hashApiKey(match[1]));
+  if (!key) throw KG_ERR_INVALID_API_KEY();
+  if (!key.admin) throw KG_ERR_ADMIN_REQUIRED();
+  return key;
+}
+
+/** Serves the tunnel endpoint on `server`; returns a function that closes every agent connection. */
+export function installTunnelEndpoint(server: Server, deps: TunnelEndpointDeps): () => void {
+  const { registry, log } = deps;
+  const pingIntervalMs = deps.pingIntervalMs ?? 20_000;
+  const registerTimeoutMs = deps.registerTimeoutMs ?? 10_000;
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_MESSAGE_BYTES,
+    perMessageDeflate: false,
+  });
+
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => {});
+    const path = (request.url ?? '').split('?', 1)[0];
+    if (path !== TUNNEL_PATH) {
+      refuse(socket, KG_ERR_ROUTE_NOT_FOUND(request.method ?? 'GET', path ?? ''));
+      return;
+    }
+    authorize(request, deps).then(
+      (key) => wss.handleUpgrade(request, socket, head, (ws) => serve(ws, key)),
+      (error: ApiError) => {
+        if (typeof error.statusCode !== 'number') log(`tunnel authorization failed: ${String(error)}`);
+        refuse(socket, typeof error.statusCode === 'number' ? error : KG_ERR_INVALID_API_KEY());
+      },
+    );
+  });
+
+  function serve(ws: WebSocket, key: StoredApiKey): void {
+    const mux = new TunnelMux({
+      send: (frame) => {
+        if (ws.readyState !== ws.OPEN) return false;
+        ws.send(frame, { binary: true });
+        return true;
+      },
+    });
+    let registered: { tunnelId: string } | undefined;
+    const registerTimer = setTimeout(
+      () => ws.close(CLOSE.invalidRegistration, 'no registration'),
+      registerTimeoutMs,
+    );
+    let alive = true;
+    const pinger = setInterval(() => {
+      if (!alive) {
+        ws.terminate();
+        return;
+      }
+      alive = false;
+      ws.ping();
+    }, pingIntervalMs);
+    ws.on('pong', () => {
+      alive = true;
+    });
+    const connection = {
+      mux,
+      keyId: key.id,
+      close: (code: number, reason: string) => ws.close(code, reason),
+    };
+    ws.on('message', (data, isBinary) => {
+      const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+      if (isBinary) {
+        if (registered) mux.receive(buffer);
+        return;
+      }
+      if (registered) return;
+      let parsed: ReturnType<typeof RegisterMessage.safeParse>;
+      try {
+        parsed = RegisterMessage.safeParse(JSON.parse(buffer.toString('utf8')));
+      } catch {
+        parsed = RegisterMessage.safeParse(undefined);
+      }
+      if (!parsed.success) {
+        ws.close(CLOSE.invalidRegistration, 'invalid registration');
+        return;
+      }
+      clearTimeout(registerTimer);
+      const { tunnelId, targets } = parsed.data;
+      registered = { tunnelId };
+      const previous = registry.register({ ...connection, tunnelId, targets });
+      if (previous) {
+        log(`gateway ${tunnelId}: a new agent connection replaces the previous one`);
+        previous.close(CLOSE.replaced, 'replaced by a newer agent connection');
+      }
+      log(
+        `gateway ${tunnelId}: connected (targets ${targets.map((t) => t.name).join(', ')}; key ${key.name})`,
+      );
+      ws.send(JSON.stringify({ type: 'registered', tunnelId }));
+    });
+    ws.on('close', (code) => {
+      clearTimeout(registerTimer);
+      clearInterval(pinger);
+      mux.close(new Error(registered ? `gateway ${registered.tunnelId} disconnected` : 'tunnel closed'));
+      if (registered) {
+        registry.unregister({ ...connection, tunnelId: registered.tunnelId, targets: [] });
+        log(`gateway ${registered.tunnelId}: disconnected (code ${code})`);
+      }
+    });
+    ws.on('error', () => {});
+  }
+
+  return () => {
+    for (const client of wss.clients) client.close(CLOSE.goingAway, 'server shutting down');
+    wss.close();
+  };
+}

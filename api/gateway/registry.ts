@@ -1,0 +1,162 @@
+/**
+ * The live tunnels of this API process: one registration per tunnel id (a newer agent replaces the
+ * older), streams opened through them with a wait for a reconnecting agent, an open timeout and a
+ * per-tunnel stream limit. Runs reach it through the relay (relay.ts); the listing and metrics read it.
+ */
+import type { Duplex } from 'node:stream';
+import type { TunnelMux } from '../../runs/tunnel-mux.ts';
+import type { AdvertisedTarget } from '../../runs/tunnel-protocol.ts';
+
+export interface GatewaySettings {
+  /** How long a stream waits for a tunnel that is not connected (an agent reconnecting). */
+  connectWaitMs: number;
+  /** How long the agent may take to connect a stream to its target. */
+  openTimeoutMs: number;
+  /** Streams open at once per tunnel. */
+  streamLimit: number;
+}
+
+export const DEFAULT_GATEWAY_SETTINGS: GatewaySettings = {
+  connectWaitMs: 5_000,
+  openTimeoutMs: 10_000,
+  streamLimit: 1_000,
+};
+
+/** What a registration hands the registry. */
+export interface TunnelConnection {
+  tunnelId: string;
+  targets: AdvertisedTarget[];
+  mux: TunnelMux;
+  /** The API key that registered it (its id, never the secret). */
+  keyId: string;
+  /** Closes the agent's WebSocket with a close code the agent acts on. */
+  close(code: number, reason: string): void;
+}
+
+interface LiveTunnel extends TunnelConnection {
+  connectedAt: string;
+  streamsOpened: number;
+}
+
+/** One tunnel as `GET /v1/gateways` shows it. */
+export interface GatewayInfo {
+  tunnelId: string;
+  connected: boolean;
+  connectedSince: string;
+  targets: AdvertisedTarget[];
+  streamsOpen: number;
+  streamsOpened: number;
+  bytesIn: number;
+  bytesOut: number;
+}
+
+/** Why a stream could not be opened; the message becomes the step's error. */
+export class GatewayStreamError extends Error {
+  override name = 'GatewayStreamError';
+}
+
+export class GatewayRegistry {
+  readonly settings: GatewaySettings;
+  readonly #tunnels = new Map<string, LiveTunnel>();
+  readonly #waiters = new Map<string, Set<() => void>>();
+  readonly #now: () => Date;
+
+  constructor(settings: Partial<GatewaySettings> = {}, now: () => Date = () => new Date()) {
+    this.settings = { ...DEFAULT_GATEWAY_SETTINGS, ...settings };
+    this.#now = now;
+  }
+
+  /** Makes `connection` the tunnel's live registration; returns the one it replaced, if any. */
+  register(connection: TunnelConnection): TunnelConnection | undefined {
+    const previous = this.#tunnels.get(connection.tunnelId);
+    this.#tunnels.set(connection.tunnelId, {
+      ...connection,
+      connectedAt: this.#now().toISOString(),
+      streamsOpened: 0,
+    });
+    const waiters = this.#waiters.get(connection.tunnelId);
+    this.#waiters.delete(connection.tunnelId);
+    for (const wake of waiters ?? []) wake();
+    return previous;
+  }
+
+  /** The agent's connection closed; a newer registration of the same id is left alone. */
+  unregister(connection: TunnelConnection): void {
+    const live = this.#tunnels.get(connection.tunnelId);
+    if (live && live.mux === connection.mux) this.#tunnels.delete(connection.tunnelId);
+  }
+
+  list(): GatewayInfo[] {
+    return [...this.#tunnels.values()]
+      .sort((a, b) => (a.tunnelId < b.tunnelId ? -1 : a.tunnelId > b.tunnelId ? 1 : 0))
+      .map((tunnel) => this.#info(tunnel));
+  }
+
+  get(tunnelId: string): GatewayInfo | undefined {
+    const tunnel = this.#tunnels.get(tunnelId);
+    return tunnel && this.#info(tunnel);
+  }
+
+  #info(tunnel: LiveTunnel): GatewayInfo {
+    return {
+      tunnelId: tunnel.tunnelId,
+      connected: true,
+      connectedSince: tunnel.connectedAt,
+      targets: tunnel.targets,
+      streamsOpen: tunnel.mux.streamCount,
+      streamsOpened: tunnel.streamsOpened,
+      bytesIn: tunnel.mux.bytesIn,
+      bytesOut: tunnel.mux.bytesOut,
+    };
+  }
+
+  /**
+   * A byte stream to `target` behind the tunnel. Waits up to connectWaitMs for a tunnel that is not
+   * connected (or the signal), then fails with "gateway <id> is not connected": a run never hangs on it.
+   */
+  async openStream(tunnelId: string, target: string, signal?: AbortSignal): Promise<Duplex> {
+    const tunnel = this.#tunnels.get(tunnelId) ?? (await this.#waitFor(tunnelId, signal));
+    if (!tunnel) throw new GatewayStreamError(`gateway ${tunnelId} is not connected`);
+    if (!tunnel.targets.some((known) => known.name === target)) {
+      throw new GatewayStreamError(
+        `gateway ${tunnelId} has no target '${target}' (its targets: ${tunnel.targets.map((t) => t.name).join(', ')})`,
+      );
+    }
+    if (tunnel.mux.streamCount >= this.settings.streamLimit) {
+      throw new GatewayStreamError(
+        `gateway ${tunnelId} has ${this.settings.streamLimit} streams open, its limit (KUBEGLUE_GATEWAY_STREAM_LIMIT)`,
+      );
+    }
+    tunnel.streamsOpened += 1;
+    try {
+      return await tunnel.mux.open(target, this.settings.openTimeoutMs);
+    } catch (error) {
+      throw new GatewayStreamError(`gateway ${tunnelId}: ${(error as Error).message}`);
+    }
+  }
+
+  #waitFor(tunnelId: string, signal: AbortSignal | undefined): Promise<LiveTunnel | undefined> {
+    return new Promise((resolve) => {
+      let waiters = this.#waiters.get(tunnelId);
+      if (!waiters) {
+        waiters = new Set();
+        this.#waiters.set(tunnelId, waiters);
+      }
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        waiters.delete(done);
+        resolve(this.#tunnels.get(tunnelId));
+      };
+      const timer = setTimeout(done, this.settings.connectWaitMs);
+      signal?.addEventListener('abort', done, { once: true });
+      waiters.add(done);
+    });
+  }
+
+  /** Shutdown: every agent is told to go away (it reconnects, to another replica if there is one). */
+  closeAll(code: number, reason: string): void {
+    for (const tunnel of this.#tunnels.values()) tunnel.close(code, reason);
+    this.#tunnels.clear();
+  }
+}

@@ -1,0 +1,223 @@
+/**
+ * Sockets to a private system behind a gateway agent. The engine runs in worker processes; the tunnel
+ * lives in the API process. So a step connects to the API's gateway relay (a loopback TCP port), sends
+ * one JSON line naming the tunnel and target with the relay token, and after a `{"ok":true}` line the
+ * socket carries the target's bytes. Whatever host and port the library asks for, the stream goes to
+ * the agent's configured target: a tool cannot turn it toward another host. TLS runs on top of this
+ * socket from the engine to the target (SNI and certificate checks use the URL's host name).
+ *
+ * These sockets do not pass the egress guard: the relay is on loopback and the address behind the
+ * agent is private on purpose (DESIGN.md "Security": gateway targets are the deliberate exception).
+ */
+import { Socket } from 'node:net';
+import { z } from 'zod';
+import type { GatewayRoute } from '../engine/types.ts';
+
+/** Where the API's relay listens, and the token that proves a caller is one of its workers. */
+export interface GatewayRelayAddress {
+  host: string;
+  port: number;
+  token: string;
+}
+
+export const RelayRequest = z.strictObject({
+  token: z.string().min(16).max(256),
+  tunnelId: z.string().min(1).max(63),
+  target: z.string().min(1).max(63),
+});
+export type RelayRequest = z.infer<typeof RelayRequest>;
+
+export const RelayReply = z.union([
+  z.strictObject({ ok: z.literal(true) }),
+  z.strictObject({ ok: z.literal(false), error: z.string().max(1000) }),
+]);
+export type RelayReply = z.infer<typeof RelayReply>;
+
+/** The longest handshake line either side accepts. */
+export const RELAY_MAX_LINE_BYTES = 4096;
+
+const ENV_RELAY = 'KUBEGLUE_GATEWAY_RELAY';
+const ENV_TOKEN = 'KUBEGLUE_GATEWAY_RELAY_TOKEN';
+
+/** The relay handed to pool workers through their environment (runner/pool.ts). */
+export function gatewayRelayToEnv(relay: GatewayRelayAddress | undefined): Record<string, string> {
+  if (!relay) return {};
+  return { [ENV_RELAY]: `${relay.host}:${relay.port}`, [ENV_TOKEN]: relay.token };
+}
+
+export function gatewayRelayFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+): GatewayRelayAddress | undefined {
+  const address = env[ENV_RELAY];
+  const token = env[ENV_TOKEN];
+  if (!address || !token) return undefined;
+  const colon = address.lastIndexOf(':');
+  return { host: address.slice(0, colon), port: Number(address.slice(colon + 1)), token };
+}
+
+/**
+ * A net.Socket whose connect() goes to the relay and completes the handshake before anyone sees the
+ * 'connect' event, so libraries that take a socket factory (pg's `stream`) or a connected socket (ssh2's
+ * `sock`, TLS's `socket`) use it unchanged.
+ */
+export class TunnelSocket extends Socket {
+  readonly #relay: GatewayRelayAddress | undefined;
+  readonly #route: GatewayRoute;
+  #handshaken = false;
+
+  constructor(relay: GatewayRelayAddress | undefined, route: GatewayRoute) {
+    super({ allowHalfOpen: false });
+    this.#relay = relay;
+    this.#route = route;
+  }
+
+  // The arguments name the system's host and port; the route decides where the bytes go.
+  override connect(...args: unknown[]): this {
+    const listener = args.find((arg): arg is () => void => typeof arg === 'function');
+    if (listener) this.once('connect', listener);
+    const relay = this.#relay;
+    if (!relay) {
+      process.nextTick(() =>
+        this.destroy(
+          new Error(
+            `gateway ${this.#route.tunnelId} cannot be reached from this process ` +
+              '(runs reach gateways from the API’s worker pool; runner Pods do not yet)',
+          ),
+        ),
+      );
+      return this;
+    }
+    return super.connect({ host: relay.host, port: relay.port });
+  }
+
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    // Node emits 'ready' right after 'connect': both wait for the relay's answer.
+    if ((event === 'connect' || event === 'ready') && !this.#handshaken) {
+      if (event === 'connect') this.#handshake();
+      return true;
+    }
+    // A library that listened for 'data' before connecting (pg) keeps the socket flowing: the relay's
+    // answer arrives here and must not reach it.
+    if (event === 'data' && this.#onHandshakeData) {
+      this.#onHandshakeData(args[0] as Buffer);
+      return true;
+    }
+    return super.emit(event, ...args);
+  }
+
+  #onHandshakeData: ((chunk: Buffer) => void) | undefined;
+
+  #handshake(): void {
+    const onEnd = () => this.destroy(new Error('the gateway relay closed the connection'));
+    const relay = this.#relay as GatewayRelayAddress;
+    const request: RelayRequest = {
+      token: relay.token,
+      tunnelId: this.#route.tunnelId,
+      target: this.#route.target,
+    };
+    this.write(`${JSON.stringify(request)}\n`);
+    let buffered = Buffer.alloc(0);
+    if (this.readableFlowing === true) {
+      this.#onHandshakeData = (chunk) => {
+        buffered = Buffer.concat([buffered, chunk]);
+        const newline = buffered.indexOf(10);
+        if (newline < 0) {
+          if (buffered.length > RELAY_MAX_LINE_BYTES)
+            this.destroy(new Error('the gateway relay answered garbage'));
+          return;
+        }
+        this.#onHandshakeData = undefined;
+        this.removeListener('end', onEnd);
+        this.#finish(buffered.subarray(0, newline).toString('utf8'));
+        const rest = buffered.subarray(newline + 1);
+        if (rest.length > 0 && !this.destroyed) super.emit('data', rest);
+      };
+      this.once('end', onEnd);
+      // net.Socket starts reading on its own 'connect' event, which is held back until the answer.
+      this._read(0);
+      return;
+    }
+    const onReadable = () => {
+      for (let chunk = this.read() as Buffer | null; chunk !== null; chunk = this.read() as Buffer | null) {
+        buffered = Buffer.concat([buffered, chunk]);
+        const newline = buffered.indexOf(10);
+        if (newline < 0) {
+          if (buffered.length > RELAY_MAX_LINE_BYTES)
+            this.destroy(new Error('the gateway relay answered garbage'));
+          continue;
+        }
+        this.removeListener('readable', onReadable);
+        this.removeListener('end', onEnd);
+        // Bytes the target sent right away (an SSH banner) belong to the library.
+        const rest = buffered.subarray(newline + 1);
+        if (rest.length > 0) this.unshift(rest);
+        this.#finish(buffered.subarray(0, newline).toString('utf8'));
+        return;
+      }
+    };
+    this.on('readable', onReadable);
+    this.once('end', onEnd);
+  }
+
+  #finish(line: string): void {
+    let reply: RelayReply;
+    try {
+      reply = RelayReply.parse(JSON.parse(line));
+    } catch {
+      this.destroy(new Error('the gateway relay answered garbage'));
+      return;
+    }
+    if (!reply.ok) {
+      this.destroy(new Error(reply.error));
+      return;
+    }
+    this.#handshaken = true;
+    super.emit('connect');
+    super.emit('ready');
+  }
+}
+
+/**
+ * How a step opens its connections when its system is behind a gateway: unconnected sockets for
+ * libraries that connect themselves (pg), `key` to keep their pools apart from direct connections.
+ */
+export interface GatewayDial {
+  key: string;
+  route: GatewayRoute;
+  socket(): TunnelSocket;
+  connect(timeoutMs: number): Promise<TunnelSocket>;
+}
+
+export function gatewayDial(relay: GatewayRelayAddress | undefined, route: GatewayRoute): GatewayDial {
+  return {
+    key: `gateway ${route.tunnelId}/${route.target}`,
+    route,
+    socket: () => new TunnelSocket(relay, route),
+    connect: (timeoutMs) => dialGateway(relay, route, timeoutMs),
+  };
+}
+
+/** Opens a stream to the route's target; resolves once the relay said yes. */
+export function dialGateway(
+  relay: GatewayRelayAddress | undefined,
+  route: GatewayRoute,
+  timeoutMs: number,
+): Promise<TunnelSocket> {
+  return new Promise((resolve, reject) => {
+    const socket = new TunnelSocket(relay, route);
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`gateway ${route.tunnelId}: no stream to '${route.target}' within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onError = (error: Error) => {
+      clearTimeout(timer);
+      reject(error);
+    };
+    socket.once('error', onError);
+    socket.connect(route.port, route.host, () => {
+      clearTimeout(timer);
+      socket.removeListener('error', onError);
+      resolve(socket);
+    });
+  });
+}

@@ -1,0 +1,148 @@
+/**
+ * The tunnel between the API's endpoint and a real agent process: many concurrent streams with their
+ * bytes intact, key checks, one live registration per tunnel id, configuration errors.
+ */
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { type AddressInfo, createServer as createTcpServer, type Server as TcpServer } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashApiKey } from '../../api/api-keys.ts';
+import { installTunnelEndpoint } from '../../api/gateway/endpoint.ts';
+import { GatewayRegistry } from '../../api/gateway/registry.ts';
+import type { StoredApiKey } from '../../store/index.ts';
+import { type AgentProcess, startAgent } from '../support/gateway-agent.ts';
+
+const ADMIN_KEY = 'kg_gateway-admin-key-0123456789abcdefghij';
+const MEMBER_KEY = 'kg_gateway-member-key-0123456789abcdefghi';
+
+function stored(key: string, admin: boolean): [string, StoredApiKey] {
+  const keyHash = hashApiKey(key);
+  return [
+    keyHash,
+    {
+      id: admin ? 'admin' : 'member',
+      name: admin ? 'admin' : 'member',
+      keyHash,
+      admin,
+      toolIds: null,
+      createdAt: new Date(0).toISOString(),
+      lastUsedAt: null,
+    } satisfies StoredApiKey,
+  ];
+}
+
+const KEYS = new Map([stored(ADMIN_KEY, true), stored(MEMBER_KEY, false)]);
+let server: Server;
+let echo: TcpServer;
+let registry: GatewayRegistry;
+let closeEndpoint: () => void;
+let serverUrl: string;
+const agents: AgentProcess[] = [];
+
+async function agentWith(tunnelId: string, apiKey: string): Promise<AgentProcess> {
+  const agent = await startAgent({
+    tunnel_id: tunnelId,
+    server_url: serverUrl,
+    api_key: apiKey,
+    targets: { echo: `127.0.0.1:${(echo.address() as AddressInfo).port}` },
+  });
+  agents.push(agent);
+  return agent;
+}
+
+/** Writes `payload`, ends, and collects what comes back. */
+function roundTrip(stream: Duplex, payload: Buffer): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.on('end', () => resolve(Buffer.concat(chunks)));
+    stream.on('error', reject);
+    stream.end(payload);
+  });
+}
+
+beforeAll(async () => {
+  echo = createTcpServer({ allowHalfOpen: true }, (socket) => socket.pipe(socket));
+  await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+  registry = new GatewayRegistry({ connectWaitMs: 500, openTimeoutMs: 5_000, streamLimit: 150 });
+  server = createHttpServer((_req, res) => res.writeHead(404).end());
+  closeEndpoint = installTunnelEndpoint(server, {
+    registry,
+    findApiKeyByHash: async (keyHash) => KEYS.get(keyHash),
+    log: () => {},
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  serverUrl = `ws://localhost:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  await Promise.all(agents.map((agent) => agent.kill()));
+  closeEndpoint();
+  await new Promise((resolve) => server.close(resolve));
+  await new Promise((resolve) => echo.close(resolve));
+});
+
+describe('the gateway tunnel', () => {
+  it('carries 100 concurrent streams through one agent with every byte intact', async () => {
+    const agent = await agentWith('bulk', ADMIN_KEY);
+    await agent.waitFor("tunnel 'bulk' registered");
+    const payloads = Array.from({ length: 100 }, (_, index) =>
+      Buffer.alloc(200_000 + index * 1_000, index % 251),
+    );
+    const streams = await Promise.all(payloads.map(() => registry.openStream('bulk', 'echo')));
+    expect(registry.get('bulk')?.streamsOpen).toBe(100);
+    const echoed = await Promise.all(
+      streams.map((stream, index) => roundTrip(stream, payloads[index] as Buffer)),
+    );
+    echoed.forEach((bytes, index) => {
+      expect(bytes.equals(payloads[index] as Buffer)).toBe(true);
+    });
+    const total = payloads.reduce((sum, payload) => sum + payload.length, 0);
+    expect(registry.get('bulk')).toMatchObject({ bytesIn: total, bytesOut: total, streamsOpened: 100 });
+  }, 60_000);
+
+  it('moves a large transfer with flow control', async () => {
+    const stream = await registry.openStream('bulk', 'echo');
+    const payload = Buffer.alloc(20 * 1024 * 1024, 7);
+    const echoed = await roundTrip(stream, payload);
+    expect(echoed.length).toBe(payload.length);
+  }, 60_000);
+
+  it('refuses a wrong key and a key that may not host gateways', async () => {
+    const wrong = await agentWith('wrong', 'kg_not-a-key-that-exists-0123456789abc');
+    await wrong.waitFor('the api_key is not accepted');
+    const member = await agentWith('member', MEMBER_KEY);
+    await member.waitFor('may not host gateways');
+    expect(registry.get('wrong')).toBeUndefined();
+    expect(registry.get('member')).toBeUndefined();
+    await expect(registry.openStream('wrong', 'echo')).rejects.toThrow('gateway wrong is not connected');
+    expect(wrong.output()).not.toContain('kg_not-a-key');
+  });
+
+  it('lets a newer agent with the same tunnel id replace the older, which stops', async () => {
+    const first = await agentWith('shared', ADMIN_KEY);
+    await first.waitFor("tunnel 'shared' registered");
+    const since = registry.get('shared')?.connectedSince;
+    const second = await agentWith('shared', ADMIN_KEY);
+    await second.waitFor("tunnel 'shared' registered");
+    await first.waitFor('took it over; this agent stops');
+    expect(await first.exited).toBe(0);
+    expect(registry.get('shared')?.connectedSince).not.toBe(since);
+    const stream = await registry.openStream('shared', 'echo');
+    expect((await roundTrip(stream, Buffer.from('still here'))).toString()).toBe('still here');
+  }, 30_000);
+
+  it('exits with a message naming the key of an invalid configuration', async () => {
+    const broken = await startAgent({
+      tunnel_id: 'x',
+      server_url: 'http://example.com',
+      api_key: 'k',
+      targets: {},
+    });
+    agents.push(broken);
+    expect(await broken.exited).toBe(2);
+    expect(broken.output()).toContain('server_url');
+    expect(broken.output()).toContain('targets');
+    expect(broken.output()).not.toContain("api_key: 'k'");
+  });
+});
