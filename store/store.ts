@@ -1,6 +1,6 @@
 import type { Db, Driver, DriverName } from './driver.ts';
 import { createPgDriver } from './drivers/pg.ts';
-import { createPgliteDriver } from './drivers/pglite.ts';
+import { createSqliteDriver } from './drivers/sqlite.ts';
 import { applyMigrations, type MigrationReport } from './migrate.ts';
 import { MIGRATIONS } from './migrations.ts';
 import {
@@ -92,8 +92,11 @@ import type {
 
 export type StoreConfig =
   | { driver: 'pg'; url: string; poolSize?: number }
-  /** dataDir: a directory, or `memory://`. The default (`./.kubeglue`) is the caller's decision. */
-  | { driver: 'pglite'; dataDir: string };
+  /**
+   * The embedded store: path is the database file (see embeddedStorePath), or `:memory:` for one that lives as
+   * long as the store is open.
+   */
+  | { driver: 'sqlite'; path: string };
 
 export interface OpenStoreOptions {
   /** Called with one line per migration applied (the server prints them). */
@@ -248,7 +251,7 @@ export async function openStore(config: StoreConfig, opts: OpenStoreOptions = {}
   const driver =
     config.driver === 'pg'
       ? createPgDriver({ url: config.url, ...(config.poolSize ? { poolSize: config.poolSize } : {}) })
-      : await createPgliteDriver({ dataDir: config.dataDir });
+      : createSqliteDriver({ path: config.path });
   try {
     const migrations = await applyMigrations(driver, MIGRATIONS, opts.onProgress);
     const batcher = createRunWriteBatcher(driver);
