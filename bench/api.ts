@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { openStore, type StoredRun } from '../store/index.ts';
+import { embeddedStorePath, openStore, type StoredRun } from '../store/index.ts';
 import { startTestPostgres } from '../test/support/postgres.ts';
 import { emit, percentile, progress, round, throughput, timed } from './stats.ts';
 
@@ -93,7 +93,7 @@ function client(base: string) {
 }
 
 async function benchDriver(
-  driver: 'pglite' | 'pg',
+  driver: 'sqlite' | 'pg',
   env: Record<string, string>,
   targetUrl: string,
 ): Promise<void> {
@@ -113,7 +113,7 @@ async function benchDriver(
     progress(`api (${driver}): warming up`);
     for (let i = 0; i < 300; i++) await run();
 
-    if (driver === 'pglite') {
+    if (driver === 'sqlite') {
       progress(`api: ${SEQUENTIAL} sequential sync runs vs direct GETs, interleaved`);
       const viaApi: number[] = [];
       const viaDirect: number[] = [];
@@ -166,7 +166,7 @@ async function benchDriver(
       seconds: THROUGHPUT_MS / 1000,
       runsPerSec: round(rate, 0),
       serverPeakRssMb: round(await server.peakRssMb(), 0),
-      target: driver === 'pglite' ? 1000 : 1500,
+      target: driver === 'sqlite' ? 1000 : 1500,
     });
   } finally {
     await agent.close();
@@ -179,8 +179,8 @@ async function benchDriver(
 async function benchListRuns(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-bench-list-'));
   try {
-    progress(`api: seeding ${LIST_RUNS} runs into PGlite`);
-    const store = await openStore({ driver: 'pglite', dataDir });
+    progress(`api: seeding ${LIST_RUNS} runs into SQLite`);
+    const store = await openStore({ driver: 'sqlite', path: embeddedStorePath(dataDir) });
     const statuses = ['success', 'failed', 'aborted'] as const;
     const base = Date.parse('2026-01-01T00:00:00Z');
     for (let offset = 0; offset < LIST_RUNS; offset += 20_000) {
@@ -210,7 +210,7 @@ async function benchListRuns(): Promise<void> {
       }
       emit({
         bench: 'api.list_runs',
-        driver: 'pglite',
+        driver: 'sqlite',
         runs: LIST_RUNS,
         p50Ms: round(percentile(samples, 50)),
         p99Ms: round(percentile(samples, 99)),
@@ -224,11 +224,11 @@ async function benchListRuns(): Promise<void> {
   }
 }
 
-/** api.sync_run_overhead, api.async_dispatch, api.sync_run_throughput (PGlite and Postgres), api.list_runs. */
+/** api.sync_run_overhead, api.async_dispatch, api.sync_run_throughput (SQLite and Postgres), api.list_runs. */
 export async function benchApi(): Promise<void> {
   const target = await startTarget();
   try {
-    await benchDriver('pglite', {}, target.url);
+    await benchDriver('sqlite', {}, target.url);
     const postgres = await startTestPostgres();
     try {
       await benchDriver('pg', { KUBEGLUE_DATABASE_URL: postgres.url }, target.url);
