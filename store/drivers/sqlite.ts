@@ -288,7 +288,10 @@ class SqliteDriver implements Driver {
     }
   }
 
-  #runPrepared<Row extends object>(prepared: Prepared, params: readonly unknown[] | undefined): QueryResult<Row> {
+  #runPrepared<Row extends object>(
+    prepared: Prepared,
+    params: readonly unknown[] | undefined,
+  ): QueryResult<Row> {
     const values: SQLInputValue[] = [];
     for (let index = 0; index < prepared.parameterCount; index++) values.push(toSqlite(params?.[index]));
     if (!prepared.returnsRows) {
