@@ -146,6 +146,8 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     maxAsyncRuns: config.maxAsyncRuns,
     toolRunRetentionMs: config.toolRunRetentionMs,
     outboxRetentionMs: config.outboxRetentionMs,
+    runRetentionMs: config.runRetentionMs,
+    resultRetentionMs: config.resultRetentionMs,
     log,
   });
 

@@ -51,6 +51,7 @@ import {
   resourceEventsAfter,
   writeResources,
 } from './queries/resources.ts';
+import { pruneRunOutputs, pruneRuns } from './queries/retention.ts';
 import { deleteRunCredentials, getRunCredentials, pruneRunCredentials } from './queries/run-credentials.ts';
 import {
   getRunFile,
@@ -202,6 +203,17 @@ export interface StoreQueries {
   /** Removes the credentials of every run that is no longer running; returns how many. */
   pruneRunCredentials(): Promise<number>;
 
+  /**
+   * Run retention, one small batch per call: deletes up to limit ended runs that started before `before`
+   * (ISO), oldest first, with their results, files and step results; returns how many.
+   */
+  pruneRuns(opts: { before: string; limit: number }): Promise<number>;
+  /**
+   * Result retention, one small batch per call: deletes up to limit results stored before `before` (with the
+   * runs' step results) and up to limit files created before it; the run records stay. Returns how many.
+   */
+  pruneRunOutputs(opts: { before: string; limit: number }): Promise<number>;
+
   /** Ciphertext only; upsert. */
   putSecret(namespace: string, name: string, data: Uint8Array): Promise<void>;
   getSecret(namespace: string, name: string): Promise<Uint8Array | undefined>;
@@ -320,6 +332,8 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     getRunCredentials: (runId) => getRunCredentials(db, runId),
     deleteRunCredentials: (runId) => deleteRunCredentials(db, runId),
     pruneRunCredentials: () => pruneRunCredentials(db),
+    pruneRuns: (opts) => pruneRuns(db, opts),
+    pruneRunOutputs: (opts) => pruneRunOutputs(db, opts),
     putSecret: (namespace, name, data) => putSecret(db, namespace, name, data),
     getSecret: (namespace, name) => getSecret(db, namespace, name),
     deleteSecret: (namespace, name) => deleteSecret(db, namespace, name),
