@@ -36,10 +36,12 @@ describe.each(DRIVERS)('notifications on %s', (driver) => {
       await store.publishRunEvent('{"n":1}');
       await store.publishCancel('run-2');
       await store.publishRunEvent('{"n":2}');
-      await expect.poll(() => cancels, { timeout: 5000 }).toEqual([
-        ['run-1', 'run-2'],
-        ['run-1', 'run-2'],
-      ]);
+      await expect
+        .poll(() => cancels, { timeout: 5000 })
+        .toEqual([
+          ['run-1', 'run-2'],
+          ['run-1', 'run-2'],
+        ]);
       await expect.poll(() => events, { timeout: 5000 }).toEqual(['{"n":1}', '{"n":2}']);
     } finally {
       for (const stop of stops) await stop();
