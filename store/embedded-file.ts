@@ -24,9 +24,8 @@ export async function hasPgliteData(dataDir: string): Promise<boolean> {
 export function pgliteNotConvertedMessage(dataDir: string): string {
   return (
     `store: ${dataDir} holds a PGlite store of an earlier kubeglue version; it is NOT converted. The embedded ` +
-    `store is now ${embeddedStorePath(dataDir)} (SQLite) and starts without the old runs, API keys, systems ` +
-    `and secrets. To keep them, run the earlier version with KUBEGLUE_DATABASE_URL pointing at a Postgres ` +
-    `and recreate them there, or recreate them here. Once not needed, delete the PGlite files ` +
-    `(PG_VERSION, base/, global/, pg_*/ and postgresql*.conf) from ${dataDir}.`
+    `store is now ${embeddedStorePath(dataDir)} (SQLite) and starts without the old runs, API keys, tools, ` +
+    `systems and secrets: recreate what you need through the API. Once the old data is not needed, delete ` +
+    `the PGlite files (PG_VERSION, base/, global/, pg_*/, postgresql*.conf) from ${dataDir}.`
   );
 }
