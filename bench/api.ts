@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { openStore, type StoredRun } from '../store/index.ts';
+import { embeddedStorePath, openStore, type StoredRun } from '../store/index.ts';
 import { startTestPostgres } from '../test/support/postgres.ts';
 import { processTree, samplePeakPss, treePss } from './pss.ts';
 import { emit, percentile, progress, round, throughput, timed } from './stats.ts';
@@ -311,8 +311,8 @@ async function benchDriver(
 async function benchListRuns(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-bench-list-'));
   try {
-    progress(`api: seeding ${LIST_RUNS} runs into PGlite`);
-    const store = await openStore({ driver: 'pglite', dataDir });
+    progress(`api: seeding ${LIST_RUNS} runs into SQLite`);
+    const store = await openStore({ driver: 'sqlite', path: embeddedStorePath(dataDir) });
     const statuses = ['success', 'failed', 'aborted'] as const;
     const base = Date.parse('2026-01-01T00:00:00Z');
     for (let offset = 0; offset < LIST_RUNS; offset += 20_000) {
@@ -342,7 +342,7 @@ async function benchListRuns(): Promise<void> {
       }
       emit({
         bench: 'api.list_runs',
-        driver: 'pglite',
+        driver: 'sqlite',
         runs: LIST_RUNS,
         p50Ms: round(percentile(samples, 50)),
         p99Ms: round(percentile(samples, 99)),

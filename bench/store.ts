@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import {
+  embeddedStorePath,
   type FinishRun,
   type ListRunsFilter,
   openStore,
@@ -183,16 +184,16 @@ async function measureGroupCommit(store: Store, driver: string): Promise<void> {
 /**
  * store.runs: bulk-insert 100 000 runs (insertsPerSec), 1 000 single idempotent insertRun calls
  * (singleInsertsPerSec), then GET /v1/runs-style pages of 50 with each filter (p50 of 25 calls each, pages 1-5;
- * a call is the page query plus the count). PGlite in a temp dir; pg on a throwaway local server (ANALYZEd
+ * a call is the page query plus the count). SQLite in a temp dir; pg on a throwaway local server (ANALYZEd
  * after seeding, as autovacuum would do).
  */
 export async function benchStore(): Promise<void> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-bench-pglite-'));
+  const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-bench-sqlite-'));
   try {
-    const store = await openStore({ driver: 'pglite', dataDir });
+    const store = await openStore({ driver: 'sqlite', path: embeddedStorePath(dataDir) });
     try {
-      await measure(store, 'pglite');
-      await measureGroupCommit(store, 'pglite');
+      await measure(store, 'sqlite');
+      await measureGroupCommit(store, 'sqlite');
     } finally {
       await store.close();
     }

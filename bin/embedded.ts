@@ -13,7 +13,13 @@ import type { Config } from '../runs/config.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
 import { PoolLauncher } from '../runs/pool-launcher.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
-import { openStore, type Store } from '../store/index.ts';
+import {
+  embeddedStorePath,
+  hasPgliteData,
+  openStore,
+  pgliteNotConvertedMessage,
+  type Store,
+} from '../store/index.ts';
 import { credentialsBox, deriveKey, loadMasterKey } from '../store/secret-box.ts';
 
 const RECOVERY_MESSAGE = 'The process executing this run stopped before it finished (kubeglue restarted)';
@@ -45,15 +51,17 @@ async function freePort(host: string): Promise<number> {
  * launched into the worker pool instead of runner Pods.
  */
 export async function startEmbedded(config: Config, log: (line: string) => void): Promise<EmbeddedApp> {
-  // Holds PGlite's files and, without KUBEGLUE_MASTER_KEY, the master key file (Postgres mode too).
+  // Holds the embedded store's file and, without KUBEGLUE_MASTER_KEY, the master key file (Postgres mode too).
   await mkdir(config.dataDir, { recursive: true });
   let store: Store;
   if (config.databaseUrl) {
     log('opening the Postgres store (KUBEGLUE_DATABASE_URL)');
     store = await openStore({ driver: 'pg', url: config.databaseUrl }, { onProgress: log });
   } else {
-    log(`opening the embedded store in ${config.dataDir}`);
-    store = await openStore({ driver: 'pglite', dataDir: config.dataDir }, { onProgress: log });
+    if (await hasPgliteData(config.dataDir)) log(pgliteNotConvertedMessage(config.dataDir));
+    const path = embeddedStorePath(config.dataDir);
+    log(`opening the embedded store ${path}`);
+    store = await openStore({ driver: 'sqlite', path }, { onProgress: log });
   }
   const executor = `embedded/${hostname()}/${process.pid}/${Date.now()}`;
   const recovered = await store.failStartedRuns({
@@ -146,6 +154,8 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     maxAsyncRuns: config.maxAsyncRuns,
     toolRunRetentionMs: config.toolRunRetentionMs,
     outboxRetentionMs: config.outboxRetentionMs,
+    runRetentionMs: config.runRetentionMs,
+    resultRetentionMs: config.resultRetentionMs,
     log,
   });
 

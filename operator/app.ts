@@ -12,6 +12,7 @@ import { createEventRecorder, type EventSink } from './events.ts';
 import type { ControllerHealth } from './health.ts';
 import { createNotifyHandler } from './notify.ts';
 import { OutboxDelivery } from './outbox.ts';
+import { sweepRunRetention } from './run-retention.ts';
 import { defaultOperatorSettings, type OperatorSettings } from './settings.ts';
 import { createStartHandler } from './start-handler.ts';
 import { SystemController } from './system/controller.ts';
@@ -37,6 +38,12 @@ export interface OperatorDeps {
   maxAsyncRuns: number;
   toolRunRetentionMs: number;
   outboxRetentionMs: number;
+  /**
+   * Run retention (operator/run-retention.ts): ended runs, and earlier their results and files, are deleted
+   * in small batches after these (0: kept). Without runRetentionMs nothing is swept.
+   */
+  runRetentionMs?: number;
+  resultRetentionMs?: number;
   /** The other operator settings (operator/settings.ts); their defaults otherwise. */
   settings?: Partial<OperatorSettings>;
   /** Where Kubernetes Events go; the embedded deployment has none. */
@@ -176,6 +183,7 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
     },
     Math.min(60 * 60 * 1000, deps.outboxRetentionMs),
   ).unref();
+  const retention = startRetentionSweeps(deps);
 
   return {
     health: () => {
@@ -187,10 +195,46 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
     },
     close: async () => {
       clearInterval(pruneOutbox);
+      await retention.stop();
       await controller.stop();
       for (const resourceController of resourceControllers) await resourceController.stop();
       await outbox.stop();
       await notify.close();
+    },
+  };
+}
+
+/** Run retention: a sweep at start, then every hour; one sweep at a time, stopped between batches on close. */
+function startRetentionSweeps(deps: OperatorDeps): { stop(): Promise<void> } {
+  const runRetentionMs = deps.runRetentionMs;
+  if (runRetentionMs === undefined) return { stop: async () => {} };
+  const abort = new AbortController();
+  let running: Promise<void> | undefined;
+  const sweep = () => {
+    running ??= sweepRunRetention({
+      store: deps.store,
+      runRetentionMs,
+      resultRetentionMs: deps.resultRetentionMs ?? 0,
+      signal: abort.signal,
+    })
+      .then(
+        ({ runs, outputs }) => {
+          if (runs + outputs > 0) deps.log(`retention: deleted ${runs} runs, ${outputs} results and files`);
+        },
+        (error: unknown) => deps.log(`retention: sweep failed: ${(error as Error).message}`),
+      )
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  const first = setTimeout(sweep, 0);
+  const every = setInterval(sweep, 60 * 60 * 1000).unref();
+  return {
+    stop: async () => {
+      clearTimeout(first);
+      clearInterval(every);
+      abort.abort();
+      await running;
     },
   };
 }

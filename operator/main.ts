@@ -78,6 +78,8 @@ export async function main(_args: string[]): Promise<void> {
       maxAsyncRuns: settings.maxAsyncRuns,
       toolRunRetentionMs: settings.toolRunRetentionMs,
       outboxRetentionMs: config.outboxRetentionMs,
+      runRetentionMs: config.runRetentionMs,
+      resultRetentionMs: config.resultRetentionMs,
       settings,
       events: core.events,
       secrets,

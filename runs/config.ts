@@ -7,6 +7,19 @@ import { type DocumentationLimits, documentationLimitsFromEnv } from './document
 const port = z.coerce.number().int().min(0).max(65_535);
 const positiveInt = z.coerce.number().int().positive();
 
+const DURATION_UNITS_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** A duration such as `30d`, `12h`, `90m`, `45s`, `500ms`, or `0` (off); in milliseconds. */
+const duration = z
+  .string()
+  .trim()
+  .regex(/^(0|\d+(ms|s|m|h|d))$/, 'a duration such as 30d, 12h, 90m, 45s or 500ms, or 0 for off')
+  .transform((text) => {
+    const match = /^(\d+)(ms|s|m|h|d)?$/.exec(text);
+    const unit = (match?.[2] ?? 'ms') as keyof typeof DURATION_UNITS_MS;
+    return Number(match?.[1] ?? 0) * DURATION_UNITS_MS[unit];
+  });
+
 /** Every knob of the server, read from `KUBEGLUE_*` environment variables (documented in the README). */
 export const ServerConfig = z.object({
   KUBEGLUE_HOST: z.string().min(1).default('127.0.0.1'),
@@ -36,6 +49,9 @@ export const ServerConfig = z.object({
   KUBEGLUE_MAX_SYNC_RUNS: positiveInt.default(256),
   KUBEGLUE_TOOLRUN_RETENTION_MS: positiveInt.default(60 * 60 * 1000),
   KUBEGLUE_OUTBOX_RETENTION_MS: positiveInt.default(7 * 24 * 60 * 60 * 1000),
+  // Ended runs are deleted after this; their results and files may go earlier (operator/run-retention.ts).
+  KUBEGLUE_RUN_RETENTION: duration.default(30 * DURATION_UNITS_MS.d),
+  KUBEGLUE_RESULT_RETENTION: duration.optional(),
   // Steps' outbound connections (runner/protocols/egress-policy.ts). The embedded deployment allows
   // private addresses by default (on a laptop the systems are on localhost); Kubernetes roles do not.
   KUBEGLUE_EGRESS_PRIVATE: z.enum(['allow', 'deny']).optional(),
@@ -67,6 +83,10 @@ export interface Config {
   maxSyncRuns: number;
   toolRunRetentionMs: number;
   outboxRetentionMs: number;
+  /** Ended runs are deleted after this (0: kept forever). */
+  runRetentionMs: number;
+  /** Results and files are deleted after this (0: as long as their run). */
+  resultRetentionMs: number;
   /** What steps may connect to; handed to the worker pool. */
   egress: EgressPolicy;
   /** KUBEGLUE_DOCS_* (runs/documentation/limits.ts). */
@@ -113,6 +133,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, role: ConfigRol
     maxSyncRuns: c.KUBEGLUE_MAX_SYNC_RUNS,
     toolRunRetentionMs: c.KUBEGLUE_TOOLRUN_RETENTION_MS,
     outboxRetentionMs: c.KUBEGLUE_OUTBOX_RETENTION_MS,
+    runRetentionMs: c.KUBEGLUE_RUN_RETENTION,
+    resultRetentionMs: c.KUBEGLUE_RESULT_RETENTION ?? 0,
     egress,
     documentation: documentationLimitsFromEnv(env),
   };

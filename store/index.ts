@@ -1,5 +1,11 @@
 /** The store's public surface: everything outside store/ imports from here. */
 export type { DriverName } from './driver.ts';
+export {
+  EMBEDDED_STORE_FILE,
+  embeddedStorePath,
+  hasPgliteData,
+  pgliteNotConvertedMessage,
+} from './embedded-file.ts';
 export type { MigrationReport } from './migrate.ts';
 export { MIGRATIONS, type Migration } from './migrations.ts';
 export type {

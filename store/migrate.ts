@@ -21,12 +21,13 @@ export async function applyMigrations(
 ): Promise<MigrationReport> {
   assertAppendOnlyOrder(migrations);
   return db.transaction(async (tx) => {
-    await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
+    // SQLite: one process holds the database, and its write transaction already excludes every other writer.
+    if (tx.dialect.sharedByProcesses) await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
     await tx.exec(`
       CREATE TABLE IF NOT EXISTS kubeglue_migrations (
         id         integer PRIMARY KEY,
         name       text NOT NULL,
-        applied_at timestamptz NOT NULL DEFAULT now()
+        applied_at ${tx.dialect.timestampType} NOT NULL DEFAULT (${tx.dialect.now})
       )`);
     const { rows } = await tx.query<{ id: number }>('SELECT id FROM kubeglue_migrations ORDER BY id');
     const done = new Set(rows.map((row) => row.id));
@@ -34,7 +35,7 @@ export async function applyMigrations(
     const applied: number[] = [];
     for (const migration of migrations) {
       if (done.has(migration.id)) continue;
-      await tx.exec(migration.sql);
+      await tx.exec(migration[tx.dialect.name]);
       await tx.query('INSERT INTO kubeglue_migrations (id, name) VALUES ($1, $2)', [
         migration.id,
         migration.name,

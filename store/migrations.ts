@@ -1,19 +1,40 @@
+/**
+ * One migration, in both dialects. Why two texts and not one description that generates both: DDL differs on
+ * nearly every line (types, collations, gin and partial indexes, comments, defaults), so a generator would be
+ * a small schema language of its own that hides the real schema behind it. Two plain texts, side by side in one
+ * entry with one id and one name, keep each schema readable as its database sees it, make it impossible to add
+ * a migration for one backend only (both fields are required), and every store test runs against both.
+ */
 export interface Migration {
   id: number;
   name: string;
-  sql: string;
+  /** PostgreSQL. */
+  pg: string;
+  /** SQLite, with the representations store/dialect.ts describes. */
+  sqlite: string;
 }
 
 /**
- * Append-only: never edit or reorder an entry that has shipped; add a new one with the next id.
- * Each entry runs inside the migration transaction, so it must not use statements that refuse to run in one
- * (CREATE INDEX CONCURRENTLY, VACUUM).
+ * SQLite's CHECK for a timestamp column: exactly the format dialect.ts writes, so that comparing the text
+ * orders by time (a shipped migration's text must never change, so neither may this).
+ */
+function iso(column: string): string {
+  return `CHECK (${column} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z')`;
+}
+
+/** SQLite's DEFAULT now(), in that format. */
+const NOW = `(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
+
+/**
+ * Append-only: never edit or reorder an entry that has shipped; add a new one with the next id, in both
+ * dialects. Each entry runs inside the migration transaction, so it must not use statements that refuse to
+ * run in one (CREATE INDEX CONCURRENTLY, VACUUM).
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
     id: 1,
     name: 'runs and run results',
-    sql: `
+    pg: `
       -- run_id sorts with the C collation so "ORDER BY started_at DESC, run_id DESC" is the same on every server.
       CREATE TABLE runs (
         run_id             text COLLATE "C" PRIMARY KEY,
@@ -83,11 +104,79 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (run_id, file_key)
       );
     `,
+    sqlite: `
+      -- Timestamps are ISO-8601 UTC text with milliseconds (store/dialect.ts), checked so text order is time order;
+      -- JSON_TEXT holds JSON, TEXT_ARRAY a JSON array of texts; the driver decodes both by declared type.
+      CREATE TABLE runs (
+        run_id             TEXT PRIMARY KEY,
+        tool_id            TEXT NOT NULL,
+        status             TEXT NOT NULL CHECK (status IN ('running', 'success', 'failed', 'aborted')),
+        request_source     TEXT NOT NULL DEFAULT 'api',
+        user_id            TEXT,
+        system_ids         TEXT_ARRAY NOT NULL DEFAULT '[]',
+        execution_mode     TEXT CHECK (execution_mode IN ('prod', 'dev')),
+        trace_id           TEXT,
+        parent_run_id      TEXT,
+        started_at         TEXT NOT NULL ${iso('started_at')},
+        completed_at       TEXT ${iso('completed_at')},
+        duration_ms        INTEGER,
+        error              TEXT,
+        tool               JSON_TEXT,
+        tool_payload       JSON_TEXT,
+        options            JSON_TEXT,
+        input_hash         TEXT,
+        file_artifacts     JSON_TEXT,
+        result_storage_uri TEXT,
+        executor           TEXT,
+        CONSTRAINT runs_completed_iff_terminal CHECK ((status = 'running') = (completed_at IS NULL))
+      );
+
+      CREATE INDEX runs_started_idx ON runs (started_at DESC, run_id DESC);
+      CREATE INDEX runs_tool_started_idx ON runs (tool_id, started_at DESC, run_id DESC);
+      CREATE INDEX runs_status_started_idx ON runs (status, started_at DESC, run_id DESC);
+      CREATE INDEX runs_tool_status_started_idx ON runs (tool_id, status, started_at DESC, run_id DESC);
+      CREATE INDEX runs_source_started_idx ON runs (request_source, started_at DESC, run_id DESC);
+      CREATE INDEX runs_user_started_idx ON runs (user_id, started_at DESC, run_id DESC) WHERE user_id IS NOT NULL;
+      -- No index on system_ids (SQLite has no GIN): the systemId filter walks runs_started_idx.
+      CREATE INDEX runs_running_executor_idx ON runs (executor) WHERE status = 'running';
+      CREATE INDEX runs_parent_idx ON runs (parent_run_id) WHERE parent_run_id IS NOT NULL;
+
+      CREATE TABLE run_step_results (
+        run_id  TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+        seq     INTEGER NOT NULL,
+        step_id TEXT NOT NULL,
+        success BOOLEAN NOT NULL,
+        data    JSON_TEXT,
+        error   TEXT,
+        PRIMARY KEY (run_id, seq)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE run_results (
+        run_id       TEXT PRIMARY KEY REFERENCES runs (run_id) ON DELETE CASCADE,
+        success      BOOLEAN NOT NULL,
+        data         JSON_TEXT,
+        step_results JSON_TEXT NOT NULL DEFAULT '[]',
+        tool_payload JSON_TEXT,
+        error        TEXT,
+        stored_at    TEXT NOT NULL DEFAULT ${NOW} ${iso('stored_at')}
+      );
+
+      CREATE TABLE run_files (
+        run_id       TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+        file_key     TEXT NOT NULL,
+        filename     TEXT NOT NULL,
+        content_type TEXT NOT NULL,
+        size         INTEGER NOT NULL,
+        content      BLOB NOT NULL,
+        created_at   TEXT NOT NULL DEFAULT ${NOW} ${iso('created_at')},
+        PRIMARY KEY (run_id, file_key)
+      );
+    `,
   },
   {
     id: 2,
     name: 'api keys and outbox',
-    sql: `
+    pg: `
       CREATE TABLE api_keys (
         id           text PRIMARY KEY,
         name         text NOT NULL,
@@ -116,11 +205,38 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX outbox_due_idx ON outbox (next_attempt_at, id) WHERE done_at IS NULL;
       CREATE INDEX outbox_run_idx ON outbox (run_id) WHERE run_id IS NOT NULL;
     `,
+    sqlite: `
+      CREATE TABLE api_keys (
+        id           TEXT PRIMARY KEY,
+        name         TEXT NOT NULL,
+        key_hash     TEXT NOT NULL UNIQUE, -- hash of the key; the key itself is never stored
+        tool_ids     TEXT_ARRAY,           -- NULL = every tool
+        is_admin     BOOLEAN NOT NULL DEFAULT 0,
+        created_at   TEXT NOT NULL DEFAULT ${NOW} ${iso('created_at')},
+        revoked_at   TEXT ${iso('revoked_at')},
+        last_used_at TEXT ${iso('last_used_at')}
+      );
+
+      -- AUTOINCREMENT: ids are never reused after pruning, as a Postgres sequence's are not.
+      CREATE TABLE outbox (
+        id              INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind            TEXT NOT NULL,
+        run_id          TEXT,
+        payload         JSON_TEXT NOT NULL DEFAULT '{}',
+        attempts        INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at TEXT NOT NULL DEFAULT ${NOW} ${iso('next_attempt_at')},
+        created_at      TEXT NOT NULL DEFAULT ${NOW} ${iso('created_at')},
+        done_at         TEXT ${iso('done_at')},
+        last_error      TEXT
+      );
+      CREATE INDEX outbox_due_idx ON outbox (next_attempt_at, id) WHERE done_at IS NULL;
+      CREATE INDEX outbox_run_idx ON outbox (run_id) WHERE run_id IS NOT NULL;
+    `,
   },
   {
     id: 3,
     name: 'embedded resources and their change feed',
-    sql: `
+    pg: `
       -- The revision counter is one row rather than a SEQUENCE: writers lock it for their whole transaction, so
       -- revisions commit in order and without gaps, and a watcher that has read up to revision N never later
       -- finds an event below N appear (etcd's guarantee).
@@ -155,11 +271,43 @@ export const MIGRATIONS: readonly Migration[] = [
       );
       CREATE INDEX resource_events_kind_seq_idx ON resource_events (kind, namespace, seq);
     `,
+    sqlite: `
+      -- Writers serialise on the database's one write lock, so revisions commit in order and without gaps.
+      CREATE TABLE resource_revision (
+        singleton          INTEGER PRIMARY KEY DEFAULT 1 CHECK (singleton = 1),
+        revision           INTEGER NOT NULL,
+        compacted_revision INTEGER NOT NULL
+      );
+      INSERT INTO resource_revision (revision, compacted_revision) VALUES (0, 0);
+
+      CREATE TABLE resources (
+        kind             TEXT NOT NULL,
+        namespace        TEXT NOT NULL,
+        name             TEXT NOT NULL,
+        uid              TEXT NOT NULL UNIQUE,
+        resource_version INTEGER NOT NULL,
+        generation       INTEGER NOT NULL,
+        owner_uids       TEXT_ARRAY NOT NULL DEFAULT '[]',
+        object           JSON_TEXT NOT NULL,
+        PRIMARY KEY (kind, namespace, name)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE resource_events (
+        seq        INTEGER PRIMARY KEY,
+        kind       TEXT NOT NULL,
+        namespace  TEXT NOT NULL,
+        name       TEXT NOT NULL,
+        type       TEXT NOT NULL CHECK (type IN ('ADDED', 'MODIFIED', 'DELETED')),
+        object     JSON_TEXT NOT NULL,
+        created_at TEXT NOT NULL DEFAULT ${NOW} ${iso('created_at')}
+      );
+      CREATE INDEX resource_events_kind_seq_idx ON resource_events (kind, namespace, seq);
+    `,
   },
   {
     id: 4,
     name: 'embedded secrets',
-    sql: `
+    pg: `
       -- Secrets of the embedded deployment (what a Kubernetes Secret holds in production). The store keeps
       -- ciphertext only: the caller encrypts before putSecret and decrypts after getSecret.
       CREATE TABLE embedded_secrets (
@@ -171,11 +319,21 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (namespace, name)
       );
     `,
+    sqlite: `
+      CREATE TABLE embedded_secrets (
+        namespace  TEXT NOT NULL,
+        name       TEXT NOT NULL,
+        data       BLOB NOT NULL,
+        created_at TEXT NOT NULL DEFAULT ${NOW} ${iso('created_at')},
+        updated_at TEXT NOT NULL DEFAULT ${NOW} ${iso('updated_at')},
+        PRIMARY KEY (namespace, name)
+      ) WITHOUT ROWID;
+    `,
   },
   {
     id: 5,
     name: 'runs keep the tool restriction of the key that started them',
-    sql: `
+    pg: `
       -- Checked again when a completed run chains to another tool, and inherited by the chained run, so a key
       -- limited to some tools cannot reach others through chains.
       ALTER TABLE runs ADD COLUMN allowed_tool_ids text[];
@@ -189,11 +347,20 @@ export const MIGRATIONS: readonly Migration[] = [
          AND (r.status = 'running'
               OR r.run_id IN (SELECT o.run_id FROM outbox o WHERE o.kind = 'chain' AND o.done_at IS NULL));
     `,
+    sqlite: `
+      -- tools the API key that started the run (or its chain) may use; NULL = every tool
+      ALTER TABLE runs ADD COLUMN allowed_tool_ids TEXT_ARRAY;
+      UPDATE runs SET allowed_tool_ids = k.tool_ids
+        FROM api_keys k
+       WHERE k.id = runs.user_id AND k.tool_ids IS NOT NULL
+         AND (runs.status = 'running'
+              OR runs.run_id IN (SELECT o.run_id FROM outbox o WHERE o.kind = 'chain' AND o.done_at IS NULL));
+    `,
   },
   {
     id: 6,
     name: 'runtime credentials of queued runs',
-    sql: `
+    pg: `
       -- Runtime credentials of an accepted async run, until it ran: keyed by the exact run id (no name derived
       -- from it could meet a system's Secret or another run's), written in the run's insert statement (only
       -- the request that stored the run stores them) and gone with the run at the latest. Ciphertext only:
@@ -204,11 +371,18 @@ export const MIGRATIONS: readonly Migration[] = [
         created_at timestamptz NOT NULL DEFAULT now()
       );
     `,
+    sqlite: `
+      CREATE TABLE run_credentials (
+        run_id     TEXT PRIMARY KEY REFERENCES runs (run_id) ON DELETE CASCADE,
+        sealed     BLOB NOT NULL,
+        created_at TEXT NOT NULL DEFAULT ${NOW} ${iso('created_at')}
+      );
+    `,
   },
   {
     id: 7,
     name: 'runner executions',
-    sql: `
+    pg: `
       -- The attempt of a run a runner Pod executes, and how it authenticates: only the SHA-256 hash of the
       -- attempt's token is kept. The internal API finds the execution by that hash (hence UNIQUE), and
       -- deduplicates resent event batches by last_seq, which a new attempt resets.
@@ -223,16 +397,38 @@ export const MIGRATIONS: readonly Migration[] = [
       COMMENT ON COLUMN run_executions.token_hash IS 'SHA-256 (hex) of the per-run token; the token itself is never stored';
       COMMENT ON COLUMN run_executions.last_seq IS 'highest event sequence number accepted from the current attempt';
     `,
+    sqlite: `
+      CREATE TABLE run_executions (
+        run_id       TEXT PRIMARY KEY REFERENCES runs (run_id) ON DELETE CASCADE,
+        attempt      INTEGER NOT NULL CHECK (attempt >= 1),
+        token_hash   TEXT NOT NULL UNIQUE, -- SHA-256 (hex) of the per-run token; the token itself is never stored
+        issued_at    TEXT NOT NULL ${iso('issued_at')},
+        heartbeat_at TEXT ${iso('heartbeat_at')},
+        last_seq     INTEGER NOT NULL DEFAULT 0 CHECK (last_seq >= 0)
+      );
+    `,
   },
   {
     id: 8,
+    name: 'retention indexes of run results and files',
+    pg: `
+      -- Run retention deletes results and files by age in small batches (store/queries/retention.ts).
+      CREATE INDEX run_results_stored_idx ON run_results (stored_at);
+      CREATE INDEX run_files_created_idx ON run_files (created_at);
+    `,
+    sqlite: `
+      CREATE INDEX run_results_stored_idx ON run_results (stored_at);
+      CREATE INDEX run_files_created_idx ON run_files (created_at);
+    `,
+  },
+  {
+    id: 9,
     name: 'system documentation',
-    sql: `
+    pg: `
       -- The processed documentation of a system variant (id + environment), and the work of making it: a
       -- request (create/update with documentationUrl, an upload, a postgres:// system) sets status 'pending'
       -- and a new request_id; whoever claims it (lease_until) processes it and writes the result only if the
-      -- request_id is still the same, so a newer request always wins. Plain types (JSON as text, the upload
-      -- as bytes) so the statements port to SQLite unchanged.
+      -- request_id is still the same, so a newer request always wins. JSON as text, the upload as bytes.
       CREATE TABLE system_documentation (
         system_id         text NOT NULL,
         environment       text NOT NULL,
@@ -252,15 +448,35 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (system_id, environment)
       );
     `,
+    sqlite: `
+      CREATE TABLE system_documentation (
+        system_id         TEXT NOT NULL,
+        environment       TEXT NOT NULL,
+        request_id        TEXT NOT NULL,
+        status            TEXT NOT NULL CHECK (status IN ('pending', 'ready', 'failed')),
+        source            TEXT NOT NULL,
+        keywords          TEXT,
+        upload            BLOB,
+        upload_type       TEXT,
+        requested_at      TEXT NOT NULL ${iso('requested_at')},
+        lease_until       TEXT ${iso('lease_until')},
+        attempts          INTEGER NOT NULL DEFAULT 0,
+        fetched_at        TEXT ${iso('fetched_at')},
+        error             TEXT,
+        summary           TEXT,
+        api_key_placement TEXT,
+        PRIMARY KEY (system_id, environment)
+      );
+    `,
   },
   {
-    id: 9,
+    id: 10,
     name: 'oauth tokens and authorization states',
-    sql: `
+    pg: `
       -- The access (and refresh) token of each OAuth system variant, sealed by the caller (AES-256-GCM, bound
       -- to system_key), with what may be shown: expiry, scopes, status. lock_owner/lock_until is the lease
       -- that makes one process of all the replicas refresh a token while the others wait for its result.
-      -- Times are epoch milliseconds (plain integers, the same on every database).
+      -- Times are epoch milliseconds.
       CREATE TABLE oauth_tokens (
         system_key  text PRIMARY KEY,
         grant_type  text,
@@ -284,6 +500,31 @@ export const MIGRATIONS: readonly Migration[] = [
         api_key_id  text NOT NULL,
         sealed      bytea NOT NULL,
         expires_at  bigint NOT NULL
+      );
+      CREATE INDEX oauth_states_expires_idx ON oauth_states (expires_at);
+    `,
+    sqlite: `
+      CREATE TABLE oauth_tokens (
+        system_key  TEXT PRIMARY KEY,
+        grant_type  TEXT,
+        fingerprint TEXT,
+        sealed      BLOB,
+        token_hash  TEXT,
+        expires_at  INTEGER,
+        scopes      TEXT,
+        status      TEXT NOT NULL DEFAULT 'none',
+        lock_owner  TEXT,
+        lock_until  INTEGER NOT NULL DEFAULT 0,
+        updated_at  INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE TABLE oauth_states (
+        state_hash  TEXT PRIMARY KEY,
+        system_key  TEXT NOT NULL,
+        system_id   TEXT NOT NULL,
+        environment TEXT NOT NULL,
+        api_key_id  TEXT NOT NULL,
+        sealed      BLOB NOT NULL,
+        expires_at  INTEGER NOT NULL
       );
       CREATE INDEX oauth_states_expires_idx ON oauth_states (expires_at);
     `,

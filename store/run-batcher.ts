@@ -9,7 +9,7 @@ import type { FinishRun, InsertRunOptions, InsertRunResult, StoredRun } from './
 
 /**
  * Group commit of the two writes every run makes. Calls are queued and written together, many runs per
- * transaction with multi-row statements, so the cost per statement (high on PGlite, which runs on the
+ * transaction with multi-row statements, so the cost per statement (on SQLite, statements run on the
  * caller's thread) is shared. Each promise settles only after the COMMIT that made its write durable, with
  * the same result the plain query would give.
  */
@@ -60,7 +60,7 @@ export function createRunWriteBatcher(db: Db, opts: RunWriteBatcherOptions = {})
   let closed = false;
 
   const start = (): void => {
-    // PGlite executes a query synchronously on this thread, so calls can only join a batch between
+    // SQLite executes a query synchronously on this thread, so calls can only join a batch between
     // flushes: setImmediate lets every I/O and timer callback of this loop iteration queue its call
     // first (a microtask would flush the first call alone). pg gains the same way.
     flushing ??= nextTurn()

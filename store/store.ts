@@ -1,6 +1,6 @@
 import type { Db, Driver, DriverName } from './driver.ts';
 import { createPgDriver } from './drivers/pg.ts';
-import { createPgliteDriver } from './drivers/pglite.ts';
+import { createSqliteDriver } from './drivers/sqlite.ts';
 import { applyMigrations, type MigrationReport } from './migrate.ts';
 import { MIGRATIONS } from './migrations.ts';
 import {
@@ -53,6 +53,7 @@ import {
   resourceEventsAfter,
   writeResources,
 } from './queries/resources.ts';
+import { pruneRunOutputs, pruneRuns } from './queries/retention.ts';
 import { deleteRunCredentials, getRunCredentials, pruneRunCredentials } from './queries/run-credentials.ts';
 import {
   getRunFile,
@@ -94,8 +95,11 @@ import type {
 
 export type StoreConfig =
   | { driver: 'pg'; url: string; poolSize?: number }
-  /** dataDir: a directory, or `memory://`. The default (`./.kubeglue`) is the caller's decision. */
-  | { driver: 'pglite'; dataDir: string };
+  /**
+   * The embedded store: path is the database file (see embeddedStorePath), or `:memory:` for one that lives as
+   * long as the store is open.
+   */
+  | { driver: 'sqlite'; path: string };
 
 export interface OpenStoreOptions {
   /** Called with one line per migration applied (the server prints them). */
@@ -201,6 +205,17 @@ export interface StoreQueries {
   /** Removes the credentials of every run that is no longer running; returns how many. */
   pruneRunCredentials(): Promise<number>;
 
+  /**
+   * Run retention, one small batch per call: deletes up to limit ended runs that started before `before`
+   * (ISO), oldest first, with their results, files and step results; returns how many.
+   */
+  pruneRuns(opts: { before: string; limit: number }): Promise<number>;
+  /**
+   * Result retention, one small batch per call: deletes up to limit results stored before `before` (with the
+   * runs' step results) and up to limit files created before it; the run records stay. Returns how many.
+   */
+  pruneRunOutputs(opts: { before: string; limit: number }): Promise<number>;
+
   /** Ciphertext only; upsert. */
   putSecret(namespace: string, name: string, data: Uint8Array): Promise<void>;
   getSecret(namespace: string, name: string): Promise<Uint8Array | undefined>;
@@ -255,7 +270,7 @@ export async function openStore(config: StoreConfig, opts: OpenStoreOptions = {}
   const driver =
     config.driver === 'pg'
       ? createPgDriver({ url: config.url, ...(config.poolSize ? { poolSize: config.poolSize } : {}) })
-      : await createPgliteDriver({ dataDir: config.dataDir });
+      : createSqliteDriver({ path: config.path });
   try {
     const migrations = await applyMigrations(driver, MIGRATIONS, opts.onProgress);
     const batcher = createRunWriteBatcher(driver);
@@ -324,6 +339,8 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     getRunCredentials: (runId) => getRunCredentials(db, runId),
     deleteRunCredentials: (runId) => deleteRunCredentials(db, runId),
     pruneRunCredentials: () => pruneRunCredentials(db),
+    pruneRuns: (opts) => pruneRuns(db, opts),
+    pruneRunOutputs: (opts) => pruneRunOutputs(db, opts),
     putSecret: (namespace, name, data) => putSecret(db, namespace, name, data),
     getSecret: (namespace, name) => getSecret(db, namespace, name),
     deleteSecret: (namespace, name) => deleteSecret(db, namespace, name),

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { PG_DIALECT } from '../dialect.ts';
 import type { Db, Driver, QueryResult, Unlisten } from '../driver.ts';
 import { assertChannelName, parseInt8 } from '../driver.ts';
 
@@ -28,13 +29,21 @@ async function runQuery<Row extends object>(
   return { rows: result.rows as Row[], rowCount: result.rowCount ?? result.rows.length };
 }
 
+/** pg_notify is transactional: sent on a transaction's connection, it goes out at COMMIT. */
+async function notify(target: PgQueryable, channel: string, payload: string): Promise<void> {
+  assertChannelName(channel);
+  await target.query('SELECT pg_notify($1, $2)', [channel, payload]);
+}
+
 function transactionDb(client: pg.PoolClient): Db {
   const db: Db = {
+    dialect: PG_DIALECT,
     query: (sql, params) => runQuery(client, sql, params),
     exec: async (sql) => {
       await client.query(sql);
     },
     transaction: (fn) => fn(db),
+    notify: (channel, payload) => notify(client, channel, payload),
   };
   return db;
 }
@@ -46,6 +55,7 @@ export function createPgDriver(options: PgDriverOptions): Driver {
   const listener = new PgListener(options.url);
   return {
     name: 'pg',
+    dialect: PG_DIALECT,
     query: (sql, params) => runQuery(pool, sql, params),
     exec: async (sql) => {
       await pool.query(sql);
@@ -67,8 +77,17 @@ export function createPgDriver(options: PgDriverOptions): Driver {
         client.release(broken);
       }
     },
+    notify: (channel, payload) => notify(pool, channel, payload),
     listen: (channel, onNotify) => listener.add(channel, onNotify),
     holdSessionLock: (lockSql, key) => holdSessionLock(options.url, lockSql, key),
+    sessionLockFree: async (tx, lockSql, key) => {
+      // A transaction-level try-lock conflicts with the owner's session lock and ends with the commit.
+      const { rows } = await tx.query<{ free: boolean }>(
+        `SELECT pg_try_advisory_xact_lock(${lockSql}) AS free`,
+        [key],
+      );
+      return rows[0]?.free === true;
+    },
     close: async () => {
       await listener.close();
       await pool.end();

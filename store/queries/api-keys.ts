@@ -31,7 +31,7 @@ function apiKeyFromRow(row: ApiKeyRow): StoredApiKey {
 export async function insertApiKey(db: Db, key: Omit<StoredApiKey, 'lastUsedAt'>): Promise<void> {
   await db.query(
     `INSERT INTO api_keys (id, name, key_hash, tool_ids, is_admin, created_at)
-     VALUES ($1, $2, $3, $4::text[], $5, $6)`,
+     VALUES ($1, $2, $3, ${db.dialect.textArray('$4')}, $5, ${db.dialect.timestamp('$6')})`,
     [key.id, key.name, key.keyHash, key.toolIds === null ? null : [...key.toolIds], key.admin, key.createdAt],
   );
 }
@@ -55,7 +55,7 @@ export async function listApiKeys(db: Db): Promise<StoredApiKey[]> {
 /** False when the key is unknown or already revoked. */
 export async function revokeApiKey(db: Db, id: string): Promise<boolean> {
   const { rowCount } = await db.query(
-    'UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL',
+    `UPDATE api_keys SET revoked_at = ${db.dialect.now} WHERE id = $1 AND revoked_at IS NULL`,
     [id],
   );
   return rowCount > 0;
@@ -64,7 +64,8 @@ export async function revokeApiKey(db: Db, id: string): Promise<boolean> {
 /** Keys not revoked; admin: true counts only admin keys, false only the others. */
 export async function countApiKeys(db: Db, opts: { admin?: boolean } = {}): Promise<number> {
   const { rows } = await db.query<{ n: number | string | bigint }>(
-    'SELECT count(*) AS n FROM api_keys WHERE revoked_at IS NULL AND ($1::boolean IS NULL OR is_admin = $1::boolean)',
+    `SELECT count(*) AS n FROM api_keys
+      WHERE revoked_at IS NULL AND (${db.dialect.typed('$1', 'boolean')} IS NULL OR is_admin = ${db.dialect.typed('$1', 'boolean')})`,
     [opts.admin ?? null],
   );
   return toNumber(rows[0]?.n ?? 0);
@@ -74,8 +75,9 @@ export async function countApiKeys(db: Db, opts: { admin?: boolean } = {}): Prom
 export async function touchApiKeys(db: Db, ids: readonly string[], at: string): Promise<void> {
   if (ids.length === 0) return;
   await db.query(
-    `UPDATE api_keys SET last_used_at = $2::timestamptz
-      WHERE id = ANY($1::text[]) AND (last_used_at IS NULL OR last_used_at < $2::timestamptz)`,
+    `UPDATE api_keys SET last_used_at = ${db.dialect.timestamp('$2')}
+      WHERE ${db.dialect.inArray('id', '$1')}
+        AND (last_used_at IS NULL OR last_used_at < ${db.dialect.timestamp('$2')})`,
     [[...new Set(ids)], at],
   );
 }

@@ -22,12 +22,15 @@ export async function issueRunToken(
   tokenHash: string,
   issuedAt: string,
 ): Promise<boolean> {
-  const { rows } = await db.query<{ run_id: string }>(
-    `WITH previous AS (
-       SELECT attempt FROM run_executions WHERE run_id = $1
-     ), issued AS (
-       INSERT INTO run_executions (run_id, attempt, token_hash, issued_at)
-       SELECT run_id, $2, $3, $4::timestamptz FROM runs WHERE run_id = $1 AND status = 'running'
+  return db.transaction(async (tx) => {
+    const d = tx.dialect;
+    const previous = await tx.query<{ attempt: number }>(
+      `SELECT attempt FROM run_executions WHERE run_id = $1${d.forUpdate}`,
+      [runId],
+    );
+    const issued = await tx.query<{ run_id: string }>(
+      `INSERT INTO run_executions (run_id, attempt, token_hash, issued_at)
+       SELECT run_id, $2, $3, ${d.timestamp('$4')} FROM runs WHERE run_id = $1 AND status = 'running'
        ON CONFLICT (run_id) DO UPDATE
          SET attempt = EXCLUDED.attempt, token_hash = EXCLUDED.token_hash, issued_at = EXCLUDED.issued_at,
              heartbeat_at = CASE WHEN run_executions.attempt = EXCLUDED.attempt
@@ -35,16 +38,15 @@ export async function issueRunToken(
              last_seq = CASE WHEN run_executions.attempt = EXCLUDED.attempt
                              THEN run_executions.last_seq ELSE 0 END
          WHERE run_executions.attempt <= EXCLUDED.attempt
-       RETURNING run_id
-     ), dropped AS (
-       DELETE FROM run_step_results
-        WHERE run_id IN (SELECT run_id FROM issued)
-          AND COALESCE((SELECT attempt FROM previous), 0) < $2
-     )
-     SELECT run_id FROM issued`,
-    [runId, attempt, tokenHash, issuedAt],
-  );
-  return rows.length > 0;
+       RETURNING run_id`,
+      [runId, attempt, tokenHash, issuedAt],
+    );
+    if (issued.rows.length === 0) return false;
+    if (toNumber(previous.rows[0]?.attempt ?? 0) < attempt) {
+      await tx.query('DELETE FROM run_step_results WHERE run_id = $1', [runId]);
+    }
+    return true;
+  });
 }
 
 /** The execution a token hash belongs to, only while its run is running: a token dies with its run. */
@@ -78,9 +80,9 @@ export async function findEndedExecutionByToken(
 /** Records a sign of life; false when the attempt is not current or the run no longer running (stop). */
 export async function recordHeartbeat(db: Db, runId: string, attempt: number, at: string): Promise<boolean> {
   const { rowCount } = await db.query(
-    `UPDATE run_executions e SET heartbeat_at = GREATEST(e.heartbeat_at, $3::timestamptz)
-       FROM runs r
-      WHERE e.run_id = $1 AND e.attempt = $2 AND r.run_id = e.run_id AND r.status = 'running'`,
+    `UPDATE run_executions SET heartbeat_at = ${db.dialect.greatest('heartbeat_at', db.dialect.timestamp('$3'))}
+      WHERE run_id = $1 AND attempt = $2
+        AND EXISTS (SELECT 1 FROM runs r WHERE r.run_id = $1 AND r.status = 'running')`,
     [runId, attempt, at],
   );
   return rowCount > 0;
@@ -101,24 +103,21 @@ export async function acceptEvents(
   count: number,
 ): Promise<number | undefined> {
   const lastSeq = firstSeq + count - 1;
-  const { rows } = await db.query<{ last_seq: number | string | bigint }>(
-    `WITH current AS (
-       SELECT e.last_seq FROM run_executions e JOIN runs r ON r.run_id = e.run_id
-        WHERE e.run_id = $1 AND e.attempt = $2 AND r.status = 'running'
-        FOR UPDATE OF e
-     ), advanced AS (
-       UPDATE run_executions e SET last_seq = $4
-         FROM current
-        WHERE e.run_id = $1 AND current.last_seq >= $3 - 1 AND current.last_seq < $4
-     )
-     SELECT last_seq FROM current`,
-    [runId, attempt, firstSeq, lastSeq],
-  );
-  const row = rows[0];
-  if (!row) return undefined;
-  const previous = toNumber(row.last_seq);
-  if (previous < firstSeq - 1) return undefined;
-  return Math.max(0, lastSeq - previous);
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query<{ last_seq: number | string | bigint }>(
+      `SELECT e.last_seq FROM run_executions e JOIN runs r ON r.run_id = e.run_id
+        WHERE e.run_id = $1 AND e.attempt = $2 AND r.status = 'running'${tx.dialect.forUpdateOf('e')}`,
+      [runId, attempt],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    const previous = toNumber(row.last_seq);
+    if (previous < firstSeq - 1) return undefined;
+    if (previous < lastSeq) {
+      await tx.query('UPDATE run_executions SET last_seq = $2 WHERE run_id = $1', [runId, lastSeq]);
+    }
+    return Math.max(0, lastSeq - previous);
+  });
 }
 
 /** The seq the next step result of a run goes to (0-based, as the terminal write numbers them). */

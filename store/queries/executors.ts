@@ -1,35 +1,31 @@
-import type { Db } from '../driver.ts';
-import { durationSql } from './runs.ts';
+import type { Db, Driver } from '../driver.ts';
+import { terminalSet } from './runs.ts';
 
 /**
  * Liveness of run executors across processes (the API replicas of the Kubernetes deployment): each
  * process holds a session-level advisory lock named after its executor id for as long as it lives, and
  * Postgres drops the lock with the connection. A running run whose executor's lock can be taken has
- * lost its executor.
+ * lost its executor. (The embedded SQLite store has one process: its driver keeps the locks in memory.)
  */
 export const EXECUTOR_LOCK_SQL = 'hashtextextended($1::text, 7)';
 
 /** Runs left running by executors (with this id prefix) that no longer hold their lock become failed. */
 export async function failRunsOfDeadExecutors(
-  db: Db,
+  driver: Driver,
   opts: { prefix: string; error: string; completedAt: string },
 ): Promise<string[]> {
-  const { rows: executors } = await db.query<{ executor: string }>(
+  const { rows: executors } = await driver.query<{ executor: string }>(
     `SELECT DISTINCT executor FROM runs
-      WHERE status = 'running' AND executor IS NOT NULL AND starts_with(executor, $1::text)`,
+      WHERE status = 'running' AND executor IS NOT NULL 
+        AND substr(executor, 1, length(${driver.dialect.typed('$1', 'text')})) = ${driver.dialect.typed('$1', 'text')}`,
     [opts.prefix],
   );
   const failed: string[] = [];
   for (const { executor } of executors) {
-    const ids = await db.transaction(async (tx) => {
-      // A transaction-level try-lock conflicts with the owner's session lock and ends with the commit.
-      const { rows } = await tx.query<{ free: boolean }>(
-        `SELECT pg_try_advisory_xact_lock(${EXECUTOR_LOCK_SQL}) AS free`,
-        [executor],
-      );
-      if (!rows[0]?.free) return [];
+    const ids = await driver.transaction(async (tx) => {
+      if (!(await driver.sessionLockFree(tx, EXECUTOR_LOCK_SQL, executor))) return [];
       const updated = await tx.query<{ run_id: string }>(
-        `UPDATE runs SET status = 'failed', error = $2, completed_at = $3, duration_ms = ${durationSql('$3')}
+        `UPDATE runs SET ${terminalSet(tx.dialect, 'failed')}
           WHERE status = 'running' AND executor = $1
           RETURNING run_id`,
         [executor, opts.error, opts.completedAt],
@@ -45,7 +41,7 @@ export async function failRunsOfDeadExecutors(
 export const CANCEL_CHANNEL = 'kubeglue_cancel';
 
 export async function publishCancel(db: Db, runId: string): Promise<void> {
-  await db.query(`SELECT pg_notify('${CANCEL_CHANNEL}', $1::text)`, [runId]);
+  await db.notify(CANCEL_CHANNEL, runId);
 }
 
 /**
@@ -55,5 +51,5 @@ export async function publishCancel(db: Db, runId: string): Promise<void> {
 export const RUN_EVENTS_CHANNEL = 'kubeglue_run_events';
 
 export async function publishRunEvent(db: Db, payload: string): Promise<void> {
-  await db.query(`SELECT pg_notify('${RUN_EVENTS_CHANNEL}', $1::text)`, [payload]);
+  await db.notify(RUN_EVENTS_CHANNEL, payload);
 }

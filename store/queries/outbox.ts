@@ -1,4 +1,5 @@
 import type { JsonObject } from '../../crds/json.ts';
+import type { Dialect } from '../dialect.ts';
 import type { Db } from '../driver.ts';
 import type { OutboxInput, OutboxRow } from '../types.ts';
 import { toIso, toNumber } from './values.ts';
@@ -27,24 +28,32 @@ export function outboxRecords(rows: readonly OutboxInput[], owner: string | null
   }));
 }
 
-/** Column list of jsonb_to_recordset over outboxRecords. */
+/** Column list of dialect.records over outboxRecords. */
 export const OUTBOX_RECORD_TYPES =
   'owner text, ord integer, kind text, run_id text, payload jsonb, not_before timestamptz';
 
 /**
- * SQL fragment (for a WITH list) that inserts the outbox records of `recordsParam` (only those whose owner is
- * in `ownersCte`, a CTE with a run_id column, when given), then a `wake` CTE that sends one NOTIFY when any row
- * was written. The statement must join `wake` (LEFT JOIN wake ON true) so that it is evaluated.
+ * Inserts the outbox records of `recordsParam` (only those whose owner is in `owners`, a row source with a
+ * run_id column, when given), in record order, returning their ids.
  */
-export function outboxInsertCtes(recordsParam: string, ownersCte?: string): string {
-  const onlyOwned = ownersCte ? `JOIN ${ownersCte} owner ON owner.run_id = o.owner` : '';
-  return `effects AS (
-      INSERT INTO outbox (kind, run_id, payload, next_attempt_at)
-      SELECT o.kind, o.run_id, COALESCE(o.payload, '{}'::jsonb), COALESCE(o.not_before, now())
-        FROM jsonb_to_recordset(${recordsParam}::jsonb) AS o(${OUTBOX_RECORD_TYPES})
+export function outboxInsertSql(d: Dialect, recordsParam: string, owners?: string): string {
+  const onlyOwned = owners ? `JOIN ${owners} ON owner.run_id = o.owner` : '';
+  return `INSERT INTO outbox (kind, run_id, payload, next_attempt_at)
+      SELECT o.kind, o.run_id, COALESCE(o.payload, ${d.typed("'{}'", 'jsonb')}), COALESCE(o.not_before, ${d.now})
+        FROM ${d.records(recordsParam, 'o', OUTBOX_RECORD_TYPES)}
         ${onlyOwned}
        ORDER BY o.ord
-      RETURNING id
+      RETURNING id`;
+}
+
+/**
+ * Postgres only (dialect.dataModifyingCtes): outboxInsertSql as an `effects` CTE, then a `wake` CTE that sends
+ * one NOTIFY (at commit) when any row was written. The statement must join `wake` (LEFT JOIN wake ON true) so
+ * that it is evaluated.
+ */
+export function outboxInsertCtes(d: Dialect, recordsParam: string, ownersCte?: string): string {
+  return `effects AS (
+      ${outboxInsertSql(d, recordsParam, ownersCte)}
     ), wake AS (
       SELECT pg_notify('${OUTBOX_CHANNEL}', '') FROM (SELECT 1 FROM effects LIMIT 1) AS any_effect
     )`;
@@ -54,9 +63,10 @@ export function outboxInsertCtes(recordsParam: string, ownersCte?: string): stri
 export async function enqueueOutbox(db: Db, rows: readonly OutboxInput[]): Promise<number[]> {
   if (rows.length === 0) return [];
   const { rows: inserted } = await db.query<{ id: number | string | bigint }>(
-    `WITH ${outboxInsertCtes('$1')} SELECT id FROM effects LEFT JOIN wake ON true`,
+    outboxInsertSql(db.dialect, '$1'),
     [JSON.stringify(outboxRecords(rows, null))],
   );
+  if (inserted.length > 0) await db.notify(OUTBOX_CHANNEL, '');
   return inserted.map((row) => toNumber(row.id)).sort((a, b) => a - b);
 }
 
@@ -78,20 +88,20 @@ interface OutboxDbRow {
 export async function claimOutbox(db: Db, opts: { limit: number; leaseMs: number }): Promise<OutboxRow[]> {
   if (!Number.isInteger(opts.limit) || opts.limit < 1) throw new RangeError('limit must be an integer >= 1');
   if (!(opts.leaseMs >= 0)) throw new RangeError('leaseMs must be >= 0');
+  const d = db.dialect;
   const { rows } = await db.query<OutboxDbRow>(
     `WITH due AS (
        SELECT id FROM outbox
-        WHERE done_at IS NULL AND next_attempt_at <= now()
+        WHERE done_at IS NULL AND next_attempt_at <= ${d.now}
         ORDER BY next_attempt_at, id
-        LIMIT $1
-        FOR UPDATE SKIP LOCKED
+        LIMIT $1${d.forUpdateSkipLocked}
      )
-     UPDATE outbox o
-        SET attempts = o.attempts + 1,
-            next_attempt_at = now() + $2::double precision * interval '1 millisecond'
+     UPDATE outbox
+        SET attempts = outbox.attempts + 1, next_attempt_at = ${d.plusMs(d.now, '$2')}
        FROM due
-      WHERE o.id = due.id
-      RETURNING o.id, o.kind, o.run_id, o.payload, o.attempts, o.created_at, o.last_error`,
+      WHERE outbox.id = due.id
+      RETURNING outbox.id, outbox.kind, outbox.run_id, outbox.payload, outbox.attempts, outbox.created_at,
+                outbox.last_error`,
     [opts.limit, opts.leaseMs],
   );
   return rows
@@ -108,7 +118,7 @@ export async function claimOutbox(db: Db, opts: { limit: number; leaseMs: number
 }
 
 export async function completeOutbox(db: Db, id: number): Promise<void> {
-  await db.query('UPDATE outbox SET done_at = now() WHERE id = $1 AND done_at IS NULL', [id]);
+  await db.query(`UPDATE outbox SET done_at = ${db.dialect.now} WHERE id = $1 AND done_at IS NULL`, [id]);
 }
 
 /** Makes the row due again at nextAttemptAt, remembering why this attempt failed. */
@@ -118,17 +128,18 @@ export async function retryOutbox(
   opts: { nextAttemptAt: string; error: string },
 ): Promise<void> {
   await db.query(
-    'UPDATE outbox SET next_attempt_at = $2, last_error = $3 WHERE id = $1 AND done_at IS NULL',
+    `UPDATE outbox SET next_attempt_at = ${db.dialect.timestamp('$2')}, last_error = $3
+      WHERE id = $1 AND done_at IS NULL`,
     [id, opts.nextAttemptAt, opts.error],
   );
 }
 
 /** Gives up on the row: done, with the reason kept in last_error. */
 export async function abandonOutbox(db: Db, id: number, error: string): Promise<void> {
-  await db.query('UPDATE outbox SET done_at = now(), last_error = $2 WHERE id = $1 AND done_at IS NULL', [
-    id,
-    error,
-  ]);
+  await db.query(
+    `UPDATE outbox SET done_at = ${db.dialect.now}, last_error = $2 WHERE id = $1 AND done_at IS NULL`,
+    [id, error],
+  );
 }
 
 /** Rows not done yet, due or not. */
@@ -141,10 +152,9 @@ export async function outboxBacklog(db: Db): Promise<number> {
 
 /** Deletes rows finished (delivered or abandoned) before `before`; returns how many. */
 export async function pruneOutbox(db: Db, before: string): Promise<number> {
-  const { rows } = await db.query<{ n: string | number }>(
-    `WITH pruned AS (DELETE FROM outbox WHERE done_at IS NOT NULL AND done_at < $1 RETURNING 1)
-     SELECT count(*) AS n FROM pruned`,
+  const { rowCount } = await db.query(
+    `DELETE FROM outbox WHERE done_at IS NOT NULL AND done_at < ${db.dialect.timestamp('$1')}`,
     [before],
   );
-  return Number(rows[0]?.n ?? 0);
+  return rowCount;
 }

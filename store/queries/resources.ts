@@ -94,7 +94,7 @@ export async function listResources(
   let labelCondition = '';
   if (labels && Object.keys(labels).length > 0) {
     params.push(JSON.stringify(labels));
-    labelCondition = `AND r.object -> 'metadata' -> 'labels' @> $3::jsonb`;
+    labelCondition = `AND ${db.dialect.objectContains(db.dialect.jsonPath('r.object', 'metadata', 'labels'), '$3')}`;
   }
   // One statement, so the revision and the objects come from the same snapshot.
   const { rows } = await db.query<{ revision: number | string | bigint } & Partial<RecordRow>>(
@@ -128,7 +128,7 @@ export async function resourceEventsAfter(
   }>(
     `SELECT rr.revision, rr.compacted_revision, e.seq, e.type, e.object
        FROM resource_revision rr
-       LEFT JOIN LATERAL (
+       LEFT JOIN (
          SELECT seq, type, object FROM resource_events
           WHERE kind = $1 AND namespace = $2 AND seq > $3
           ORDER BY seq LIMIT $4
@@ -170,14 +170,15 @@ export interface ResourceWriter {
  */
 export async function writeResources<T>(db: Db, fn: (writer: ResourceWriter) => Promise<T>): Promise<T> {
   return db.transaction(async (tx) => {
-    await tx.query('SELECT revision FROM resource_revision FOR UPDATE');
+    await tx.query(`SELECT revision FROM resource_revision${tx.dialect.forUpdate}`);
     let lastRevision = 0;
     const writer: ResourceWriter = {
       get: (key) => getResource(tx, key),
       dependents: async (namespace, ownerUid) => {
         const { rows } = await tx.query<RecordRow>(
-          `SELECT ${RECORD_COLUMNS} FROM resources WHERE namespace = $1 AND owner_uids @> ARRAY[$2]::text[]
-           ORDER BY kind, name`,
+          `SELECT ${RECORD_COLUMNS} FROM resources
+            WHERE namespace = $1 AND ${tx.dialect.arrayContains('owner_uids', tx.dialect.typed('$2', 'text'))}
+            ORDER BY kind, name`,
           [namespace, ownerUid],
         );
         return rows.map(recordFromRow);
@@ -185,7 +186,7 @@ export async function writeResources<T>(db: Db, fn: (writer: ResourceWriter) => 
       existingUids: async (uids) => {
         if (uids.length === 0) return new Set();
         const { rows } = await tx.query<{ uid: string }>(
-          'SELECT uid FROM resources WHERE uid = ANY($1::text[])',
+          `SELECT uid FROM resources WHERE ${tx.dialect.inArray('uid', '$1')}`,
           [[...uids]],
         );
         return new Set(rows.map((row) => row.uid));
@@ -198,14 +199,16 @@ export async function writeResources<T>(db: Db, fn: (writer: ResourceWriter) => 
         return lastRevision;
       },
       put: async (record, type) => {
+        const d = tx.dialect;
         const object = JSON.stringify(record.object);
         await tx.query(
-          `WITH event AS (
-             INSERT INTO resource_events (seq, kind, namespace, name, type, object)
-             VALUES ($5, $1, $2, $3, $8, $7::jsonb)
-           )
-           INSERT INTO resources (kind, namespace, name, uid, resource_version, generation, owner_uids, object)
-           VALUES ($1, $2, $3, $4, $5, $6, $9::text[], $7::jsonb)
+          `INSERT INTO resource_events (seq, kind, namespace, name, type, object)
+           VALUES ($4, $1, $2, $3, $5, ${d.typed('$6', 'jsonb')})`,
+          [record.kind, record.namespace, record.name, record.resourceVersion, type, object],
+        );
+        await tx.query(
+          `INSERT INTO resources (kind, namespace, name, uid, resource_version, generation, owner_uids, object)
+           VALUES ($1, $2, $3, $4, $5, $6, ${d.textArray('$8')}, ${d.typed('$7', 'jsonb')})
            ON CONFLICT (kind, namespace, name) DO UPDATE
              SET uid = EXCLUDED.uid, resource_version = EXCLUDED.resource_version,
                  generation = EXCLUDED.generation, owner_uids = EXCLUDED.owner_uids, object = EXCLUDED.object`,
@@ -217,25 +220,25 @@ export async function writeResources<T>(db: Db, fn: (writer: ResourceWriter) => 
             record.resourceVersion,
             record.generation,
             object,
-            type,
             record.ownerUids,
           ],
         );
       },
       remove: async (record) => {
         await tx.query(
-          `WITH event AS (
-             INSERT INTO resource_events (seq, kind, namespace, name, type, object)
-             VALUES ($4, $1, $2, $3, 'DELETED', $5::jsonb)
-           )
-           DELETE FROM resources WHERE kind = $1 AND namespace = $2 AND name = $3`,
+          `INSERT INTO resource_events (seq, kind, namespace, name, type, object)
+           VALUES ($4, $1, $2, $3, 'DELETED', ${tx.dialect.typed('$5', 'jsonb')})`,
           [record.kind, record.namespace, record.name, record.resourceVersion, JSON.stringify(record.object)],
         );
+        await tx.query('DELETE FROM resources WHERE kind = $1 AND namespace = $2 AND name = $3', [
+          record.kind,
+          record.namespace,
+          record.name,
+        ]);
       },
     };
     const result = await fn(writer);
-    if (lastRevision > 0)
-      await tx.query(`SELECT pg_notify('${RESOURCE_CHANNEL}', $1)`, [String(lastRevision)]);
+    if (lastRevision > 0) await tx.notify(RESOURCE_CHANNEL, String(lastRevision));
     return result;
   });
 }
@@ -249,7 +252,7 @@ export async function compactResourceEvents(db: Db, keepRevisions: number): Prom
     const { rows } = await tx.query<{
       revision: number | string | bigint;
       compacted_revision: number | string | bigint;
-    }>('SELECT revision, compacted_revision FROM resource_revision FOR UPDATE');
+    }>(`SELECT revision, compacted_revision FROM resource_revision${tx.dialect.forUpdate}`);
     const revision = toNumber(rows[0]?.revision ?? 0);
     const compacted = toNumber(rows[0]?.compacted_revision ?? 0);
     const target = revision - Math.max(0, keepRevisions);

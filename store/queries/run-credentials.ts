@@ -1,3 +1,4 @@
+import type { Dialect } from '../dialect.ts';
 import type { Db } from '../driver.ts';
 import { toBytes } from './values.ts';
 
@@ -9,23 +10,19 @@ import { toBytes } from './values.ts';
 
 const CREDENTIAL_RECORD_TYPES = 'run_id text, sealed text';
 
-/** The JSON record of one run's sealed credentials (bytea travels as base64 in JSON). */
-export function credentialRecord(runId: string, sealed: Uint8Array): object {
-  return {
-    run_id: runId,
-    sealed: Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength).toString('base64'),
-  };
+/** The JSON record of one run's sealed credentials (bytes travel as text in JSON: dialect.bytesToText). */
+export function credentialRecord(d: Dialect, runId: string, sealed: Uint8Array): object {
+  return { run_id: runId, sealed: d.bytesToText(sealed) };
 }
 
-/** A data-modifying CTE writing the records of the runs the `ownersCte` inserted (and no others). */
-export function credentialsInsertCte(recordsParam: string, ownersCte: string): string {
-  return `run_credentials_written AS (
-      INSERT INTO run_credentials (run_id, sealed)
-      SELECT c.run_id, decode(c.sealed, 'base64')
-        FROM jsonb_to_recordset(${recordsParam}::jsonb) AS c(${CREDENTIAL_RECORD_TYPES})
-        JOIN ${ownersCte} owner ON owner.run_id = c.run_id
-      ON CONFLICT (run_id) DO NOTHING
-    )`;
+/** Writes the records of the runs in `owners` (a row source with a run_id column), and no others. */
+export function credentialsInsertSql(d: Dialect, recordsParam: string, owners: string): string {
+  return `INSERT INTO run_credentials (run_id, sealed)
+      SELECT c.run_id, ${d.bytesFromText('c.sealed')}
+        FROM ${d.records(recordsParam, 'c', CREDENTIAL_RECORD_TYPES)}
+        JOIN ${owners} ON owner.run_id = c.run_id
+       WHERE true
+      ON CONFLICT (run_id) DO NOTHING`;
 }
 
 export async function getRunCredentials(db: Db, runId: string): Promise<Uint8Array | undefined> {
@@ -48,7 +45,8 @@ export async function deleteRunCredentials(db: Db, runId: string): Promise<boole
  */
 export async function pruneRunCredentials(db: Db): Promise<number> {
   const { rowCount } = await db.query(
-    `DELETE FROM run_credentials c USING runs r WHERE r.run_id = c.run_id AND r.status <> 'running'`,
+    `DELETE FROM run_credentials
+      WHERE EXISTS (SELECT 1 FROM runs r WHERE r.run_id = run_credentials.run_id AND r.status <> 'running')`,
   );
   return rowCount;
 }

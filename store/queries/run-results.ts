@@ -1,14 +1,18 @@
 import type { JsonObject, JsonValue } from '../../crds/json.ts';
+import type { Dialect } from '../dialect.ts';
 import type { Db } from '../driver.ts';
 import type { StoredFileArtifact, StoredRunFile, StoredRunResult, StoredStepResult } from '../types.ts';
 import { toBytes, toIso, toNumber } from './values.ts';
 
-const UPSERT_STEP_RESULTS = `
+function upsertStepResults(d: Dialect): string {
+  return `
   INSERT INTO run_step_results (run_id, seq, step_id, success, data, error)
   SELECT $1, r.seq, r.step_id, r.success, r.data, r.error
-  FROM jsonb_to_recordset($2::jsonb) AS r(seq integer, step_id text, success boolean, data jsonb, error text)
+  FROM ${d.records('$2', 'r', 'seq integer, step_id text, success boolean, data jsonb, error text')}
+  WHERE true
   ON CONFLICT (run_id, seq) DO UPDATE
     SET step_id = EXCLUDED.step_id, success = EXCLUDED.success, data = EXCLUDED.data, error = EXCLUDED.error`;
+}
 
 function stepRecords(results: readonly StoredStepResult[], firstSeq: number): string {
   return JSON.stringify(
@@ -29,7 +33,7 @@ export async function saveStepResult(
   seq: number,
   result: StoredStepResult,
 ): Promise<void> {
-  await db.query(UPSERT_STEP_RESULTS, [runId, stepRecords([result], seq)]);
+  await db.query(upsertStepResults(db.dialect), [runId, stepRecords([result], seq)]);
 }
 
 export async function getStepResults(db: Db, runId: string): Promise<StoredStepResult[]> {

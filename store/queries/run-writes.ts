@@ -1,3 +1,4 @@
+import type { Dialect } from '../dialect.ts';
 import type { Db } from '../driver.ts';
 import type {
   FinishRun,
@@ -7,16 +8,9 @@ import type {
   StoredRun,
   StoredStepResult,
 } from '../types.ts';
-import { outboxInsertCtes, outboxRecords } from './outbox.ts';
-import { credentialRecord, credentialsInsertCte } from './run-credentials.ts';
-import {
-  RUN_COLUMNS,
-  RUN_INSERT_COLUMNS,
-  RUN_RECORD_TYPES,
-  type RunRow,
-  runFromRow,
-  runRecord,
-} from './runs.ts';
+import { OUTBOX_CHANNEL, outboxInsertCtes, outboxInsertSql, outboxRecords } from './outbox.ts';
+import { credentialRecord, credentialsInsertSql } from './run-credentials.ts';
+import { insertRunsFromJson, RUN_COLUMNS, type RunRow, runFromRow, runRecord } from './runs.ts';
 
 /**
  * The two writes every run makes (insert while running, terminal write), for any number of runs at once: a
@@ -45,6 +39,7 @@ const INSERT_ATTEMPTS = 3;
  * credentials: a request that lost the race for a run id never stores credentials under it.
  */
 export async function insertRunCalls(db: Db, calls: readonly InsertRunCall[]): Promise<InsertRunResult[]> {
+  const d = db.dialect;
   const results: (InsertRunResult | undefined)[] = new Array(calls.length);
   let pending = calls.map((_, index) => index);
   for (let attempt = 0; pending.length > 0; attempt++) {
@@ -66,31 +61,36 @@ export async function insertRunCalls(db: Db, calls: readonly InsertRunCall[]): P
       const call = calls[index]!;
       runs.push(runRecord(call.run, call.inputHash));
       if (call.outbox?.length) effects.push(...outboxRecords(call.outbox, call.run.runId, effects.length));
-      if (call.sealedCredentials) credentials.push(credentialRecord(call.run.runId, call.sealedCredentials));
+      if (call.sealedCredentials)
+        credentials.push(credentialRecord(d, call.run.runId, call.sealedCredentials));
     }
-    const params: unknown[] = [JSON.stringify(runs)];
-    // The outbox and credential parts only when there are such rows: planning them costs time on every call.
-    const withEffects = effects.length > 0 ? `, ${outboxInsertCtes(param(params, effects), 'inserted')}` : '';
-    const withCredentials =
-      credentials.length > 0 ? `, ${credentialsInsertCte(param(params, credentials), 'inserted')}` : '';
-    const inserted = await db.query<RunRow>(
-      `WITH inserted AS (
-         INSERT INTO runs (${RUN_INSERT_COLUMNS})
-         SELECT ${RUN_INSERT_COLUMNS} FROM jsonb_to_recordset($1::jsonb) AS r(${RUN_RECORD_TYPES})
-         ON CONFLICT (run_id) DO NOTHING
-         RETURNING ${RUN_COLUMNS}
-       )${withEffects}${withCredentials}
-       SELECT inserted.* FROM inserted ${withEffects ? 'LEFT JOIN wake ON true' : ''}`,
-      params,
-    );
-    for (const row of inserted.rows) {
+    const insertSql = `${insertRunsFromJson(d)} ON CONFLICT (run_id) DO NOTHING RETURNING ${RUN_COLUMNS}`;
+    const inserted = d.dataModifyingCtes
+      ? await insertWithEffectsAsCtes(db, insertSql, runs, effects, credentials)
+      : await db.transaction(async (tx) => {
+          const { rows } = await tx.query<RunRow>(insertSql, [JSON.stringify(runs)]);
+          if (rows.length > 0 && (effects.length > 0 || credentials.length > 0)) {
+            // The runs inserted are $1, the records of each part $2.
+            const owners = JSON.stringify(rows.map((row) => ({ run_id: row.run_id })));
+            const ownersSource = d.records('$1', 'owner', 'run_id text');
+            if (effects.length > 0) await writeEffects(tx, [owners, JSON.stringify(effects)], ownersSource);
+            if (credentials.length > 0) {
+              await tx.query(credentialsInsertSql(d, '$2', ownersSource), [
+                owners,
+                JSON.stringify(credentials),
+              ]);
+            }
+          }
+          return rows;
+        });
+    for (const row of inserted) {
       results[firstCallOf.get(row.run_id)!] = { status: 'inserted', run: runFromRow(row) };
     }
     const unresolved = pending.filter((index) => results[index] === undefined);
     if (unresolved.length === 0) break;
     // Run ids that already existed, and later calls for ids the first call just inserted: judge them by the row.
     const existing = await db.query<RunRow & { input_hash: string | null }>(
-      `SELECT ${RUN_COLUMNS}, input_hash FROM runs WHERE run_id = ANY($1::text[])`,
+      `SELECT ${RUN_COLUMNS}, input_hash FROM runs WHERE ${d.inArray('run_id', '$1')}`,
       [[...new Set(unresolved.map((index) => calls[index]!.run.runId))]],
     );
     const rowOf = new Map(existing.rows.map((row) => [row.run_id, row]));
@@ -107,6 +107,39 @@ export async function insertRunCalls(db: Db, calls: readonly InsertRunCall[]): P
     }
   }
   return results.map((result) => result!);
+}
+
+/**
+ * Postgres: the insert, its outbox rows and its credentials as one statement; only the runs it inserted get
+ * them. The outbox and credential parts only when there are such rows: planning them costs time on every call.
+ */
+async function insertWithEffectsAsCtes(
+  db: Db,
+  insertSql: string,
+  runs: readonly object[],
+  effects: readonly object[],
+  credentials: readonly object[],
+): Promise<RunRow[]> {
+  const d = db.dialect;
+  const params: unknown[] = [JSON.stringify(runs)];
+  const withEffects =
+    effects.length > 0 ? `, ${outboxInsertCtes(d, param(params, effects), 'inserted AS owner')}` : '';
+  const withCredentials =
+    credentials.length > 0
+      ? `, run_credentials_written AS (${credentialsInsertSql(d, param(params, credentials), 'inserted AS owner')})`
+      : '';
+  const { rows } = await db.query<RunRow>(
+    `WITH inserted AS (${insertSql})${withEffects}${withCredentials}
+     SELECT inserted.* FROM inserted ${withEffects ? 'LEFT JOIN wake ON true' : ''}`,
+    params,
+  );
+  return rows;
+}
+
+/** Writes outbox records ($2) owned by `owners` (a row source over $1) and wakes the delivery loops at commit. */
+async function writeEffects(tx: Db, params: readonly unknown[], owners: string): Promise<void> {
+  const { rows } = await tx.query(outboxInsertSql(tx.dialect, '$2', owners), params);
+  if (rows.length > 0) await tx.notify(OUTBOX_CHANNEL, '');
 }
 
 const FINISH_RECORD_TYPES = `run_id text, status text, error text, completed_at timestamptz, duration_ms bigint,
@@ -134,66 +167,110 @@ interface FinishRecords {
   withResults: boolean;
 }
 
+/** The finish records of $1 as the row source `finish`; the statements below read them from there. */
+function finishCte(d: Dialect): string {
+  return `finish AS (SELECT * FROM ${d.records('$1', 'f', FINISH_RECORD_TYPES)})`;
+}
+
 /**
- * The terminal update and everything that comes with it, as one statement: only the runs whose update wins
- * (still running) get their step results, result, files and outbox rows written. Parts without rows are left
- * out, since planning them costs time on every call.
+ * The terminal update of the runs in `finish` that are still running, returning those it won. The id list
+ * ($2) lets Postgres's planner look the rows up by primary key: its row estimate for jsonb_to_recordset is a
+ * fixed 100, which can make it scan every running run instead.
  */
-function finishStatement(records: FinishRecords): { sql: string; params: unknown[] } {
-  const params: unknown[] = [JSON.stringify(records.finishes), records.runIds];
-  const parts: string[] = [];
-  if (records.steps.length > 0) {
-    parts.push(`steps AS (
-      INSERT INTO run_step_results (run_id, seq, step_id, success, data, error)
+function wonUpdateSql(d: Dialect): string {
+  return `UPDATE runs
+       SET status = f.status, error = f.error, completed_at = f.completed_at, duration_ms = f.duration_ms,
+           file_artifacts = COALESCE(f.file_artifacts, runs.file_artifacts),
+           result_storage_uri = COALESCE(f.result_storage_uri, runs.result_storage_uri)
+      FROM finish f
+     WHERE runs.run_id = f.run_id AND runs.status = 'running' AND ${d.inArray('runs.run_id', '$2')}
+     RETURNING runs.run_id`;
+}
+
+/** The parts written only for the runs in `won` (a row source with a run_id column). */
+function stepsSql(d: Dialect, recordsParam: string, won: string): string {
+  return `INSERT INTO run_step_results (run_id, seq, step_id, success, data, error)
       SELECT s.run_id, s.seq, s.step_id, s.success, s.data, s.error
-        FROM jsonb_to_recordset(${param(params, records.steps)}::jsonb) AS s(${STEP_RECORD_TYPES})
-        JOIN won ON won.run_id = s.run_id
+        FROM ${d.records(recordsParam, 's', STEP_RECORD_TYPES)}
+        JOIN ${won} ON won.run_id = s.run_id
+       WHERE true
       ON CONFLICT (run_id, seq) DO UPDATE
-        SET step_id = EXCLUDED.step_id, success = EXCLUDED.success, data = EXCLUDED.data, error = EXCLUDED.error
-    )`);
-  }
-  if (records.withResults) {
-    parts.push(`results AS (
-      INSERT INTO run_results (run_id, success, data, step_results, tool_payload, error)
-      SELECT f.run_id, f.result_success, COALESCE(f.result_data, 'null'::jsonb), f.step_results,
-             won.tool_payload, f.result_error
+        SET step_id = EXCLUDED.step_id, success = EXCLUDED.success, data = EXCLUDED.data, error = EXCLUDED.error`;
+}
+
+/** Reads `finish`. */
+function resultsSql(d: Dialect, won: string): string {
+  return `INSERT INTO run_results (run_id, success, data, step_results, tool_payload, error)
+      SELECT f.run_id, f.result_success, COALESCE(f.result_data, ${d.typed("'null'", 'jsonb')}), f.step_results,
+             r.tool_payload, f.result_error
         FROM finish f
-        JOIN won ON won.run_id = f.run_id
+        JOIN ${won} ON won.run_id = f.run_id
+        JOIN runs r ON r.run_id = f.run_id
        WHERE f.has_result
       ON CONFLICT (run_id) DO UPDATE
         SET success = EXCLUDED.success, data = EXCLUDED.data, step_results = EXCLUDED.step_results,
-            tool_payload = EXCLUDED.tool_payload, error = EXCLUDED.error, stored_at = now()
-    )`);
-  }
-  if (records.files.length > 0) {
-    parts.push(`files AS (
-      INSERT INTO run_files (run_id, file_key, filename, content_type, size, content)
-      SELECT x.run_id, x.file_key, x.filename, x.content_type, x.size, decode(x.content, 'base64')
-        FROM jsonb_to_recordset(${param(params, records.files)}::jsonb) AS x(${FILE_RECORD_TYPES})
-        JOIN won ON won.run_id = x.run_id
+            tool_payload = EXCLUDED.tool_payload, error = EXCLUDED.error, stored_at = ${d.now}`;
+}
+
+function filesSql(d: Dialect, recordsParam: string, won: string): string {
+  return `INSERT INTO run_files (run_id, file_key, filename, content_type, size, content)
+      SELECT x.run_id, x.file_key, x.filename, x.content_type, x.size, ${d.bytesFromText('x.content')}
+        FROM ${d.records(recordsParam, 'x', FILE_RECORD_TYPES)}
+        JOIN ${won} ON won.run_id = x.run_id
+       WHERE true
       ON CONFLICT (run_id, file_key) DO UPDATE
         SET filename = EXCLUDED.filename, content_type = EXCLUDED.content_type, size = EXCLUDED.size,
-            content = EXCLUDED.content
-    )`);
-  }
+            content = EXCLUDED.content`;
+}
+
+/**
+ * Postgres: the terminal update and everything that comes with it as one statement, so only the runs whose
+ * update wins (still running) get their step results, result, files and outbox rows written. Parts without
+ * rows are left out, since planning them costs time on every call.
+ */
+async function finishAsCtes(db: Db, records: FinishRecords): Promise<string[]> {
+  const d = db.dialect;
+  const params: unknown[] = [JSON.stringify(records.finishes), records.runIds];
+  const parts = [finishCte(d), `won AS (${wonUpdateSql(d)})`];
+  if (records.steps.length > 0) parts.push(`steps AS (${stepsSql(d, param(params, records.steps), 'won')})`);
+  if (records.withResults) parts.push(`results AS (${resultsSql(d, 'won')})`);
+  if (records.files.length > 0) parts.push(`files AS (${filesSql(d, param(params, records.files), 'won')})`);
   const effects = records.effects.length > 0;
-  if (effects) parts.push(outboxInsertCtes(param(params, records.effects), 'won'));
-  const sql = `
-    WITH finish AS (
-      SELECT * FROM jsonb_to_recordset($1::jsonb) AS f(${FINISH_RECORD_TYPES})
-    ), won AS (
-      UPDATE runs r
-         SET status = f.status, error = f.error, completed_at = f.completed_at, duration_ms = f.duration_ms,
-             file_artifacts = COALESCE(f.file_artifacts, r.file_artifacts),
-             result_storage_uri = COALESCE(f.result_storage_uri, r.result_storage_uri)
-        FROM finish f
-       -- The id list lets the planner look the rows up by primary key: its row estimate for
-       -- jsonb_to_recordset is a fixed 100, which can make it scan every running run instead.
-       WHERE r.run_id = f.run_id AND r.status = 'running' AND r.run_id = ANY($2::text[])
-       RETURNING r.run_id, r.tool_payload
-    )${parts.map((part) => `, ${part}`).join('')}
-    SELECT won.run_id FROM won ${effects ? 'LEFT JOIN wake ON true' : ''}`;
-  return { sql, params };
+  if (effects) parts.push(outboxInsertCtes(d, param(params, records.effects), 'won AS owner'));
+  const { rows } = await db.query<{ run_id: string }>(
+    `WITH ${parts.join(', ')} SELECT won.run_id FROM won ${effects ? 'LEFT JOIN wake ON true' : ''}`,
+    params,
+  );
+  return rows.map((row) => row.run_id);
+}
+
+/** SQLite: the same parts one after the other in one transaction, each a few microseconds. */
+async function finishInSteps(db: Db, records: FinishRecords): Promise<string[]> {
+  const d = db.dialect;
+  return db.transaction(async (tx) => {
+    const finishes = JSON.stringify(records.finishes);
+    const { rows } = await tx.query<{ run_id: string }>(`WITH ${finishCte(d)} ${wonUpdateSql(d)}`, [
+      finishes,
+      records.runIds,
+    ]);
+    if (rows.length === 0) return [];
+    const won = JSON.stringify(rows.map((row) => ({ run_id: row.run_id })));
+    // The runs that won are $1 (and the finish records $2), the records of each other part $2.
+    const wonAt = (placeholder: string) => d.records(placeholder, 'won', 'run_id text');
+    if (records.steps.length > 0) {
+      await tx.query(stepsSql(d, '$2', wonAt('$1')), [won, JSON.stringify(records.steps)]);
+    }
+    if (records.withResults) {
+      await tx.query(`WITH ${finishCte(d)} ${resultsSql(d, wonAt('$2'))}`, [finishes, won]);
+    }
+    if (records.files.length > 0) {
+      await tx.query(filesSql(d, '$2', wonAt('$1')), [won, JSON.stringify(records.files)]);
+    }
+    if (records.effects.length > 0) {
+      await writeEffects(tx, [won, JSON.stringify(records.effects)], d.records('$1', 'owner', 'run_id text'));
+    }
+    return rows.map((row) => row.run_id);
+  });
 }
 
 /**
@@ -202,6 +279,7 @@ function finishStatement(records: FinishRecords): { sql: string; params: unknown
  * finished by an earlier call) gets false and writes nothing, not even its outbox rows.
  */
 export async function finishRunCalls(db: Db, calls: readonly FinishRunCall[]): Promise<boolean[]> {
+  const d = db.dialect;
   const firstCallOf = new Map<string, number>();
   calls.forEach((call, index) => {
     if (!firstCallOf.has(call.runId)) firstCallOf.set(call.runId, index);
@@ -243,23 +321,22 @@ export async function finishRunCalls(db: Db, calls: readonly FinishRunCall[]): P
         filename: file.filename,
         content_type: file.contentType,
         size: file.content.byteLength,
-        content: Buffer.from(file.content.buffer, file.content.byteOffset, file.content.byteLength).toString(
-          'base64',
-        ),
+        content: d.bytesToText(file.content),
       });
     }
     if (finish.outbox?.length) effects.push(...outboxRecords(finish.outbox, runId, effects.length));
   }
-  const statement = finishStatement({
+  const records: FinishRecords = {
     finishes,
     steps,
     files,
     effects,
     runIds: [...firstCallOf.keys()],
     withResults: calls.some((call) => call.finish.result !== undefined),
-  });
-  const { rows } = await db.query<{ run_id: string }>(statement.sql, statement.params);
-  const won = new Set(rows.map((row) => row.run_id));
+  };
+  const won = new Set(
+    d.dataModifyingCtes ? await finishAsCtes(db, records) : await finishInSteps(db, records),
+  );
   return calls.map((call, index) => firstCallOf.get(call.runId) === index && won.has(call.runId));
 }
 

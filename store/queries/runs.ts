@@ -1,4 +1,5 @@
 import type { JsonObject } from '../../crds/json.ts';
+import { type Dialect, PG_DIALECT } from '../dialect.ts';
 import type { Db } from '../driver.ts';
 import type {
   ExecutionMode,
@@ -64,7 +65,7 @@ export function runFromRow(row: RunRow): StoredRun {
   return run;
 }
 
-/** The JSON record jsonb_to_recordset turns into a row; keys are the column names. */
+/** The JSON record dialect.records turns into a row; keys are the column names. */
 export function runRecord(run: StoredRun, inputHash: string | undefined): Record<string, unknown> {
   return {
     run_id: run.runId,
@@ -100,9 +101,14 @@ export const RUN_INSERT_COLUMNS = `run_id, tool_id, status, request_source, user
   parent_run_id, started_at, completed_at, duration_ms, error, tool, tool_payload, options, input_hash,
   file_artifacts, result_storage_uri, executor, allowed_tool_ids`;
 
-/** One statement inserts any number of runs: the rows travel as one JSON array parameter. */
-export const INSERT_RUNS_FROM_JSON = `INSERT INTO runs (${RUN_INSERT_COLUMNS})
-  SELECT ${RUN_INSERT_COLUMNS} FROM jsonb_to_recordset($1::jsonb) AS r(${RUN_RECORD_TYPES})`;
+/**
+ * One statement inserts any number of runs: the rows travel as one JSON array parameter ($1). `WHERE true`
+ * lets an ON CONFLICT clause follow (SQLite would read it as a join constraint otherwise).
+ */
+export function insertRunsFromJson(d: Dialect): string {
+  return `INSERT INTO runs (${RUN_INSERT_COLUMNS})
+  SELECT ${RUN_INSERT_COLUMNS} FROM ${d.records('$1', 'r', RUN_RECORD_TYPES)} WHERE true`;
+}
 
 const BULK_BATCH_ROWS = 5_000;
 
@@ -111,7 +117,7 @@ export async function insertRuns(db: Db, runs: readonly StoredRun[]): Promise<nu
   let inserted = 0;
   for (let start = 0; start < runs.length; start += BULK_BATCH_ROWS) {
     const batch = runs.slice(start, start + BULK_BATCH_ROWS).map((run) => runRecord(run, undefined));
-    const result = await db.query(INSERT_RUNS_FROM_JSON, [JSON.stringify(batch)]);
+    const result = await db.query(insertRunsFromJson(db.dialect), [JSON.stringify(batch)]);
     inserted += result.rowCount;
   }
   return inserted;
@@ -122,9 +128,10 @@ export async function getRun(db: Db, runId: string): Promise<StoredRun | undefin
   return rows[0] ? runFromRow(rows[0]) : undefined;
 }
 
-/** Milliseconds from started_at to the completion time in $n, never negative. */
-export function durationSql(completedAtParam: string): string {
-  return `GREATEST(0, round(extract(epoch FROM (${completedAtParam}::timestamptz - started_at)) * 1000))::bigint`;
+/** The terminal columns of a run, from the error in $2 and the completion time in $3. */
+export function terminalSet(d: Dialect, status: 'aborted' | 'failed'): string {
+  return `status = '${status}', error = $2, completed_at = ${d.timestamp('$3')},
+          duration_ms = ${d.durationMs('started_at', '$3')}`;
 }
 
 /**
@@ -137,7 +144,7 @@ export async function abortRun(
   opts: { error: string; completedAt: string },
 ): Promise<StoredRun | undefined> {
   const { rows } = await db.query<RunRow>(
-    `UPDATE runs SET status = 'aborted', error = $2, completed_at = $3, duration_ms = ${durationSql('$3')}
+    `UPDATE runs SET ${terminalSet(db.dialect, 'aborted')}
       WHERE run_id = $1 AND status = 'running'
       RETURNING ${RUN_COLUMNS}`,
     [runId, opts.error, opts.completedAt],
@@ -153,8 +160,8 @@ export async function failRunningRuns(
   opts: { executor?: string; error: string; completedAt: string },
 ): Promise<string[]> {
   const { rows } = await db.query<{ run_id: string }>(
-    `UPDATE runs SET status = 'failed', error = $2, completed_at = $3, duration_ms = ${durationSql('$3')}
-      WHERE status = 'running' AND ($1::text IS NULL OR executor = $1::text)
+    `UPDATE runs SET ${terminalSet(db.dialect, 'failed')}
+      WHERE status = 'running' AND (${db.dialect.typed('$1', 'text')} IS NULL OR executor = $1)
       RETURNING run_id`,
     [opts.executor ?? null, opts.error, opts.completedAt],
   );
@@ -171,8 +178,9 @@ export async function failStartedRuns(
   opts: { exceptExecutor?: string; error: string; completedAt: string },
 ): Promise<string[]> {
   const { rows } = await db.query<{ run_id: string }>(
-    `UPDATE runs SET status = 'failed', error = $2, completed_at = $3, duration_ms = ${durationSql('$3')}
-      WHERE status = 'running' AND executor IS NOT NULL AND ($1::text IS NULL OR executor <> $1::text)
+    `UPDATE runs SET ${terminalSet(db.dialect, 'failed')}
+      WHERE status = 'running' AND executor IS NOT NULL
+        AND (${db.dialect.typed('$1', 'text')} IS NULL OR executor <> $1)
       RETURNING run_id`,
     [opts.exceptExecutor ?? null, opts.error, opts.completedAt],
   );
@@ -207,8 +215,8 @@ export interface ListRunsQuery {
   countParams: unknown[];
 }
 
-/** Exported so tests can EXPLAIN exactly the statements listRuns runs. */
-export function buildListRunsQuery(filter: ListRunsFilter): ListRunsQuery {
+/** Exported so tests can EXPLAIN exactly the statements listRuns runs (on Postgres unless `d` says otherwise). */
+export function buildListRunsQuery(filter: ListRunsFilter, d: Dialect = PG_DIALECT): ListRunsQuery {
   if (!Number.isInteger(filter.page) || filter.page < 1) throw new RangeError('page must be an integer >= 1');
   if (!Number.isInteger(filter.limit) || filter.limit < 1)
     throw new RangeError('limit must be an integer >= 1');
@@ -219,19 +227,18 @@ export function buildListRunsQuery(filter: ListRunsFilter): ListRunsQuery {
     return `$${params.length}`;
   };
   if (filter.toolId !== undefined) conditions.push(`tool_id = ${param(filter.toolId)}`);
-  if (filter.toolIds !== undefined) conditions.push(`tool_id = ANY(${param([...filter.toolIds])}::text[])`);
+  if (filter.toolIds !== undefined) conditions.push(d.inArray('tool_id', param([...filter.toolIds])));
   if (filter.status !== undefined) conditions.push(`status = ${param(filter.status)}`);
   if (filter.requestSources !== undefined) {
-    conditions.push(`request_source = ANY(${param([...filter.requestSources])}::text[])`);
+    conditions.push(d.inArray('request_source', param([...filter.requestSources])));
   }
   if (filter.userId !== undefined) conditions.push(`user_id = ${param(filter.userId)}`);
-  if (filter.systemId !== undefined)
-    conditions.push(`system_ids @> ARRAY[${param(filter.systemId)}]::text[]`);
+  if (filter.systemId !== undefined) conditions.push(d.arrayContains('system_ids', param(filter.systemId)));
   const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
   const countParams = [...params];
   if (filter.after !== undefined) {
     // A row comparison in the index's order: the scan starts right after the cursor's row.
-    const after = `(started_at, run_id) < (${param(filter.after.startedAt)}::timestamptz, ${param(filter.after.runId)}::text)`;
+    const after = `(started_at, run_id) < (${d.timestamp(param(filter.after.startedAt))}, ${d.typed(param(filter.after.runId), 'text')})`;
     // One row more than the page tells whether another page follows.
     const limit = param(filter.limit + 1);
     return {
@@ -253,7 +260,7 @@ export function buildListRunsQuery(filter: ListRunsFilter): ListRunsQuery {
 }
 
 export async function listRuns(db: Db, filter: ListRunsFilter): Promise<RunPage> {
-  const query = buildListRunsQuery(filter);
+  const query = buildListRunsQuery(filter, db.dialect);
   if (filter.toolIds?.length === 0) return { runs: [], total: 0, hasMore: false };
   const [page, count] = await Promise.all([
     db.query<RunRow>(query.sql, query.params),

@@ -6,7 +6,7 @@ import { toBytes } from './values.ts';
 export async function putSecret(db: Db, namespace: string, name: string, data: Uint8Array): Promise<void> {
   await db.query(
     `INSERT INTO embedded_secrets (namespace, name, data) VALUES ($1, $2, $3)
-     ON CONFLICT (namespace, name) DO UPDATE SET data = EXCLUDED.data, updated_at = now()`,
+     ON CONFLICT (namespace, name) DO UPDATE SET data = EXCLUDED.data, updated_at = ${db.dialect.now}`,
     [namespace, name, data],
   );
 }

@@ -3,13 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ensureAdminKey, hashApiKey } from '../../api/api-keys.ts';
-import { openStore, type Store } from '../../store/index.ts';
+import { embeddedStorePath, openStore, type Store } from '../../store/index.ts';
 
 const opened: Store[] = [];
 const dirs: string[] = [];
 
 async function memoryStore(): Promise<Store> {
-  const store = await openStore({ driver: 'pglite', dataDir: 'memory://' });
+  const store = await openStore({ driver: 'sqlite', path: ':memory:' });
   opened.push(store);
   return store;
 }
@@ -26,7 +26,7 @@ describe('admin key bootstrap', () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-bootstrap-'));
     dirs.push(dataDir);
     const first: string[] = [];
-    const store = await openStore({ driver: 'pglite', dataDir });
+    const store = await openStore({ driver: 'sqlite', path: embeddedStorePath(dataDir) });
     await ensureAdminKey(store, { log: (line) => first.push(line) });
     await store.close();
     expect(first).toHaveLength(1);
@@ -34,7 +34,7 @@ describe('admin key bootstrap', () => {
     expect(match).not.toBeNull();
 
     const second: string[] = [];
-    const reopened = await openStore({ driver: 'pglite', dataDir });
+    const reopened = await openStore({ driver: 'sqlite', path: embeddedStorePath(dataDir) });
     opened.push(reopened);
     await ensureAdminKey(reopened, { log: (line) => second.push(line) });
     expect(second).toEqual([]);

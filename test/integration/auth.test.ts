@@ -79,7 +79,7 @@ async function createKey(body: Record<string, unknown>): Promise<{ id: string; k
 }
 
 beforeAll(async () => {
-  store = await openStore({ driver: 'pglite', dataDir: 'memory://' });
+  store = await openStore({ driver: 'sqlite', path: ':memory:' });
   const lines: string[] = [];
   await ensureAdminKey(store, { log: (line) => lines.push(line) });
   const match = /^admin API key \(shown once, store it now\): (kg_\S+)$/.exec(lines[0] ?? '');

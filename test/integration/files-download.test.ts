@@ -39,7 +39,7 @@ let app: FastifyInstance;
 let base: string;
 
 beforeAll(async () => {
-  store = await openStore({ driver: 'pglite', dataDir: 'memory://' });
+  store = await openStore({ driver: 'sqlite', path: ':memory:' });
   await store.insertRun({
     runId: RUN_ID,
     toolId: 'tool-a',

@@ -23,7 +23,7 @@ let closeStore: () => Promise<void>;
 let api: InternalApiHarness;
 
 beforeAll(async () => {
-  ({ store, close: closeStore } = await openTestStore('pglite'));
+  ({ store, close: closeStore } = await openTestStore('sqlite'));
   api = createInternalApi(store, { bodyLimitBytes: 64 * 1024 });
   await api.listen();
 });

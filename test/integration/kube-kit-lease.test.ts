@@ -179,7 +179,7 @@ describe('on the embedded store', () => {
     await store?.close();
   });
   describeLeaderElection('the embedded store', async () => {
-    store = await openStore({ driver: 'pglite', dataDir: 'memory://' });
+    store = await openStore({ driver: 'sqlite', path: ':memory:' });
     return createEmbeddedResources<{ leases: Lease }>(store.resources, {
       namespace: 'kubeglue',
       kinds: { leases: LEASE_KIND },

@@ -28,7 +28,7 @@ describe('notifications through the outbox', () => {
     target = await startHttpTarget();
   });
   beforeEach(async () => {
-    store = await openStore({ driver: 'pglite', dataDir: 'memory://' });
+    store = await openStore({ driver: 'sqlite', path: ':memory:' });
     lines = [];
   });
   afterEach(async () => {

@@ -31,7 +31,7 @@ beforeAll(async () => {
     held.push(res);
     return undefined;
   });
-  store = await openStore({ driver: 'pglite', dataDir: 'memory://' });
+  store = await openStore({ driver: 'sqlite', path: ':memory:' });
   resources = createEmbeddedKubeglueResources(store.resources, 'default');
   pool = new WorkerPool({ size: 1 });
   await pool.start();

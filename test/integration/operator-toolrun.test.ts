@@ -246,7 +246,7 @@ describeKube('the ToolRun controller on Kubernetes', () => {
     transport = new ClusterTransport(
       loadKubeConfig({ path: await kube.writeKubeconfig(join(dir, 'admin.kubeconfig')) }),
     );
-    store = await openStore({ driver: 'pglite', dataDir: 'memory://' });
+    store = await openStore({ driver: 'sqlite', path: ':memory:' });
     internal = createInternalApi(store);
     await internal.listen();
     const mainNs = await newNamespace('operator-toolrun');

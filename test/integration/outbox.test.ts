@@ -52,7 +52,7 @@ describe('outbox delivery loop', () => {
 
   // A fresh database per test: rows a test leaves behind (retries scheduled later) never reach the next one.
   beforeEach(async () => {
-    store = await openStore({ driver: 'pglite', dataDir: 'memory://' });
+    store = await openStore({ driver: 'sqlite', path: ':memory:' });
   });
   afterEach(async () => {
     await Promise.all(loops.splice(0).map((loop) => loop.stop()));

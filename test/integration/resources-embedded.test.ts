@@ -7,7 +7,7 @@ import {
   type WatchEvent,
   type WireObject,
 } from '../../kube/resources/index.ts';
-import { type DriverName, openStore, type Store, type StoreConfig } from '../../store/index.ts';
+import { openStore, type Store, type StoreConfig } from '../../store/index.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 import {
   type ContractKinds,
@@ -19,8 +19,7 @@ import {
   tool,
   toolRun,
 } from '../support/resources-contract.ts';
-
-const DRIVERS: DriverName[] = ['pglite', 'pg'];
+import { DRIVERS } from '../support/store.ts';
 
 describe.each(DRIVERS)('embedded resources on %s', (driver) => {
   let database: TestDatabase | undefined;
@@ -46,7 +45,7 @@ describe.each(DRIVERS)('embedded resources on %s', (driver) => {
       database = await createTestDatabase(inject('databaseUrl'));
       config = { driver: 'pg', url: database.url };
     } else {
-      config = { driver: 'pglite', dataDir: 'memory://' };
+      config = { driver: 'sqlite', path: ':memory:' };
     }
     store = await openStore(config);
   });

@@ -13,7 +13,7 @@ let store: Store;
 let resources: KubeglueResources;
 
 beforeAll(async () => {
-  store = await openStore({ driver: 'pglite', dataDir: 'memory://' });
+  store = await openStore({ driver: 'sqlite', path: ':memory:' });
   resources = createEmbeddedKubeglueResources(store.resources, 'default');
 });
 afterAll(async () => {

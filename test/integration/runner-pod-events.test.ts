@@ -19,7 +19,7 @@ const delayMs = new Map<string, number>();
 const posts = new Map<string, number>();
 
 beforeAll(async () => {
-  ({ store, close: closeStore } = await openTestStore('pglite'));
+  ({ store, close: closeStore } = await openTestStore('sqlite'));
   api = createInternalApi(store);
   api.app.addHook('onRequest', async (request) => {
     const { runId } = request.params as { runId?: string };

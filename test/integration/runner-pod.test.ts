@@ -26,7 +26,7 @@ const storedBeforeSecond = new Map<string, string[]>();
 const children = new Set<ChildProcess>();
 
 beforeAll(async () => {
-  ({ store, close: closeStore } = await openTestStore('pglite'));
+  ({ store, close: closeStore } = await openTestStore('sqlite'));
   dir = await mkdtemp(join(tmpdir(), 'kubeglue-runner-pod-'));
   target = await startHttpTarget();
   target.route('GET', '/first', { body: { n: 1, note: 'response-marker' } });

@@ -21,7 +21,7 @@ describe('SIGTERM to the whole process group', () => {
   let dataDir: string;
 
   beforeAll(async () => {
-    // Postgres instead of PGlite: the server starts in about two seconds, so 20 rounds stay short.
+    // The Postgres store: the server starts in about two seconds, so 20 rounds stay short.
     database = await createTestDatabase(inject('databaseUrl'));
     dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-sigterm-'));
   });

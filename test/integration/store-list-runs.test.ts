@@ -2,7 +2,6 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   buildListRunsQuery,
-  type DriverName,
   type ListRunsFilter,
   openStore,
   type RunStatus,
@@ -10,8 +9,8 @@ import {
   type StoredRun,
 } from '../../store/index.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
+import { DRIVERS } from '../support/store.ts';
 
-const DRIVERS: DriverName[] = ['pglite', 'pg'];
 const RUN_COUNT = 100_000;
 
 /** Deterministic PRNG, so a failure reproduces. */
@@ -125,7 +124,7 @@ describe.each(DRIVERS)('listing 100 000 runs on %s', (driver) => {
   beforeAll(async () => {
     if (driver === 'pg') database = await createTestDatabase(inject('databaseUrl'));
     store = await openStore(
-      database ? { driver: 'pg', url: database.url } : { driver: 'pglite', dataDir: 'memory://' },
+      database ? { driver: 'pg', url: database.url } : { driver: 'sqlite', path: ':memory:' },
     );
     expect(await store.insertRuns(seeded)).toBe(RUN_COUNT);
   });

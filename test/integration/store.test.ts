@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { MIGRATIONS, openStore, type Store, type StoreConfig } from '../../store/index.ts';
+import { embeddedStorePath, MIGRATIONS, openStore, type Store, type StoreConfig } from '../../store/index.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 import { DRIVERS, runningRun } from '../support/store.ts';
 
@@ -21,7 +21,7 @@ describe.each(DRIVERS)('store on %s', (driver) => {
       database = await createTestDatabase(inject('databaseUrl'));
       config = { driver: 'pg', url: database.url };
     } else {
-      config = { driver: 'pglite', dataDir: 'memory://' };
+      config = { driver: 'sqlite', path: ':memory:' };
     }
     store = await openStore(config);
   });
@@ -36,7 +36,7 @@ describe.each(DRIVERS)('store on %s', (driver) => {
     const fresh =
       driver === 'pg'
         ? await createTestDatabase(inject('databaseUrl'))
-        : { url: 'memory://', drop: async () => {} };
+        : { url: ':memory:', drop: async () => {} };
     const opened = await openStore(driver === 'pg' ? { driver, url: fresh.url } : config, {
       onProgress: (line) => lines.push(line),
     });
@@ -57,13 +57,13 @@ describe.each(DRIVERS)('store on %s', (driver) => {
       await again.close();
       return;
     }
-    // PGlite keeps one process per data dir, so reopen a directory-backed database after closing it.
-    const dir = await mkdtemp(join(tmpdir(), 'kubeglue-pglite-'));
+    // One process holds the file at a time, so reopen a file-backed database after closing it.
+    const dir = await mkdtemp(join(tmpdir(), 'kubeglue-sqlite-'));
     try {
-      const first = await openStore({ driver: 'pglite', dataDir: dir });
+      const first = await openStore({ driver: 'sqlite', path: embeddedStorePath(dir) });
       expect(first.migrations.applied).toHaveLength(MIGRATIONS.length);
       await first.close();
-      const second = await openStore({ driver: 'pglite', dataDir: dir });
+      const second = await openStore({ driver: 'sqlite', path: embeddedStorePath(dir) });
       expect(second.migrations).toEqual({ applied: [], unknown: [] });
       await second.close();
     } finally {

@@ -63,7 +63,7 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
 }
 
 beforeAll(async () => {
-  store = await openStore({ driver: 'pglite', dataDir: 'memory://' });
+  store = await openStore({ driver: 'sqlite', path: ':memory:' });
   resources = createEmbeddedKubeglueResources(store.resources, NAMESPACE);
   systems = newService().service;
   await systems.start();

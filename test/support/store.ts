@@ -2,12 +2,13 @@ import { inject } from 'vitest';
 import { type DriverName, openStore, type Store, type StoredRun } from '../../store/index.ts';
 import { createTestDatabase } from './postgres.ts';
 
-export const DRIVERS: DriverName[] = ['pglite', 'pg'];
+/** Every store test runs on both backends: the embedded SQLite store and Postgres. */
+export const DRIVERS: DriverName[] = ['sqlite', 'pg'];
 
-/** A fresh store on the driver: PGlite in memory, or a new database on the test run's Postgres. */
+/** A fresh store on the driver: SQLite in memory, or a new database on the test run's Postgres. */
 export async function openTestStore(driver: DriverName): Promise<{ store: Store; close(): Promise<void> }> {
-  if (driver === 'pglite') {
-    const store = await openStore({ driver: 'pglite', dataDir: 'memory://' });
+  if (driver === 'sqlite') {
+    const store = await openStore({ driver: 'sqlite', path: ':memory:' });
     return { store, close: () => store.close() };
   }
   const database = await createTestDatabase(inject('databaseUrl'));
