@@ -62,6 +62,7 @@ COPY runs ./runs
 COPY kube ./kube
 COPY store ./store
 COPY crds ./crds
+COPY agent ./agent
 
 # 8080 the /v1 API (api, embedded), 8081 the internal runner port (api), 9090 /metrics and /healthz
 # (operator).
