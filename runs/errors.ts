@@ -395,9 +395,6 @@ export const KG_ERR_GATEWAY_NOT_CONNECTED = define(
   (tunnelId: string) => `gateway ${tunnelId} is not connected`,
 );
 
-/** Every code with its status, in declaration order (documentation, tests). */
-export const ERROR_CATALOG: readonly CatalogEntry[] = [...catalog.values()];
-
 // --- OAuth (runs/oauth/) ---
 
 const authorizeHint = (systemId: string, environment: string) =>
@@ -456,3 +453,6 @@ export const KG_ERR_OAUTH_DENIED = define(
   (error: string, description?: string) =>
     `The provider did not grant access: ${error}${description ? ` (${description})` : ''}`,
 );
+
+/** Every code with its status, in declaration order (documentation, tests). */
+export const ERROR_CATALOG: readonly CatalogEntry[] = [...catalog.values()];
