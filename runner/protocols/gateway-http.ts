@@ -6,13 +6,13 @@
  */
 import { Agent, buildConnector, type Dispatcher, interceptors } from 'undici';
 import type { GatewayRoute } from '../engine/types.ts';
+import { AgentCache } from './agent-cache.ts';
 import type { EgressGuard } from './egress-policy.ts';
 import { egressConnector, type ResolveAll } from './egress-socket.ts';
 import { dialGateway, type GatewayRelayAddress } from './gateway-socket.ts';
 
 const CONNECT_TIMEOUT_MS = 30_000;
-const agents = new Map<string, Dispatcher>();
-const MAX_AGENTS = 64;
+const agents = new AgentCache(64);
 
 function unbracket(host: string): string {
   return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
@@ -48,26 +48,17 @@ export function gatewayAgentFor(
   resolve: ResolveAll | undefined,
 ): Dispatcher {
   const key = `${route.tunnelId}\0${route.target}\0${route.host}\0${route.port}\0${guard.key}\0${resolve ? 'r' : ''}`;
-  const existing = agents.get(key);
-  if (existing) return existing;
-  const direct = egressConnector(guard, { timeoutMs: CONNECT_TIMEOUT_MS, ...(resolve ? { resolve } : {}) });
-  const created = new Agent({
-    connections: 32,
-    keepAliveTimeout: 30_000,
-    keepAliveMaxTimeout: 300_000,
-    connect: gatewayConnector(route, relay, direct),
-  }).compose(interceptors.decompress({ skipErrorResponses: false }));
-  agents.set(key, created);
-  while (agents.size > MAX_AGENTS) {
-    const [oldestKey, oldest] = agents.entries().next().value as [string, Dispatcher];
-    agents.delete(oldestKey);
-    void oldest.close().catch(() => {});
-  }
-  return created;
+  return agents.get(key, () => {
+    const direct = egressConnector(guard, { timeoutMs: CONNECT_TIMEOUT_MS, ...(resolve ? { resolve } : {}) });
+    return new Agent({
+      connections: 32,
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 300_000,
+      connect: gatewayConnector(route, relay, direct),
+    }).compose(interceptors.decompress({ skipErrorResponses: false }));
+  });
 }
 
 export async function closeGatewayAgents(): Promise<void> {
-  const current = [...agents.values()];
-  agents.clear();
-  await Promise.all(current.map((agent) => agent.close()));
+  await agents.closeAll();
 }

@@ -7,6 +7,7 @@ import { setTimeout as sleepFor } from 'node:timers/promises';
 import { Agent, type Dispatcher, interceptors, request } from 'undici';
 import type { JsonValue } from '../../crds/json.ts';
 import type { GatewayRoute } from '../engine/types.ts';
+import { AgentCache } from './agent-cache.ts';
 import { EgressGuard, type EgressPolicy, PERMISSIVE_EGRESS } from './egress-policy.ts';
 import { egressConnector, type ResolveAll } from './egress-socket.ts';
 import { gatewayAgentFor } from './gateway-http.ts';
@@ -141,8 +142,7 @@ function guardFor(policy: EgressPolicy): EgressGuard {
 }
 
 /** Keep-alive agents by egress rules (almost always one: the policy without a system's extra rules). */
-const agents = new Map<string, Dispatcher>();
-const MAX_AGENTS = 16;
+const agents = new AgentCache(16);
 
 /** Injected resolvers (tests) get agents of their own: a fake DNS answer must not leak into real ones. */
 const resolverIds = new WeakMap<ResolveAll, number>();
@@ -159,32 +159,22 @@ function resolverId(resolve: ResolveAll): number {
 /** An agent per guard: pools per origin, bounded connections each, idle sockets closed. */
 function agentFor(guard: EgressGuard, resolve: ResolveAll | undefined): Dispatcher {
   const key = resolve ? `${guard.key}#${resolverId(resolve)}` : guard.key;
-  const existing = agents.get(key);
-  if (existing) return existing;
-  const created = new Agent({
-    connections: 32,
-    keepAliveTimeout: 30_000,
-    keepAliveMaxTimeout: 300_000,
-    connect: egressConnector(guard, { timeoutMs: 30_000, ...(resolve ? { resolve } : {}) }),
-  }).compose(
-    // Error bodies are decoded too: their text goes into the step's error message.
-    interceptors.decompress({ skipErrorResponses: false }),
+  return agents.get(key, () =>
+    new Agent({
+      connections: 32,
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 300_000,
+      connect: egressConnector(guard, { timeoutMs: 30_000, ...(resolve ? { resolve } : {}) }),
+    }).compose(
+      // Error bodies are decoded too: their text goes into the step's error message.
+      interceptors.decompress({ skipErrorResponses: false }),
+    ),
   );
-  agents.set(key, created);
-  while (agents.size > MAX_AGENTS) {
-    const [oldestKey, oldest] = agents.entries().next().value as [string, Dispatcher];
-    agents.delete(oldestKey);
-    // close() lets requests in flight finish first.
-    void oldest.close().catch(() => {});
-  }
-  return created;
 }
 
 /** Closes the agents' sockets (shutdown, tests). The next request opens a new agent. */
 export async function closeHttpAgent(): Promise<void> {
-  const current = [...agents.values()];
-  agents.clear();
-  await Promise.all(current.map((agent) => agent.close()));
+  await agents.closeAll();
 }
 
 const SENSITIVE_QUERY_EXACT = new Set(['key', 'sig', 'code', 'pass', 'auth', 'hash', 'jwt']);
