@@ -66,7 +66,7 @@ export class SystemOAuth {
     const settings = oauthSettings(credentials);
     if (!settings) return undefined;
     return {
-      key: `${this.#options.namespace}/${resource.metadata.name}`,
+      key: this.#key(resource),
       systemId: resource.spec.id,
       environment: environmentOf(resource),
       settings,
@@ -82,6 +82,15 @@ export class SystemOAuth {
     if (credentials.accessToken !== undefined) return {};
     const ref = this.ref({ resource, credentials });
     return ref ? { oauth: await this.tokens.view(ref) } : {};
+  }
+
+  /** Drops the tokens and pending authorizations of a deleted variant. */
+  forget(resource: SystemResource): Promise<void> {
+    return this.tokens.forget({ key: this.#key(resource) });
+  }
+
+  #key(resource: SystemResource): string {
+    return `${this.#options.namespace}/${resource.metadata.name}`;
   }
 
   /** The token a run in `mode` sends to the system (the run's engine asks through its worker or the internal API). */

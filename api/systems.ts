@@ -65,6 +65,8 @@ export interface SystemServiceOptions {
     resource: SystemResource,
     credentials: Readonly<Record<string, string>>,
   ) => Promise<Partial<System>>;
+  /** Told after a variant was deleted (its OAuth tokens and authorization flows go with it). */
+  onDeleted?: (resource: SystemResource) => Promise<void>;
 }
 
 /** A system variant with its stored credentials. */
@@ -95,9 +97,11 @@ export class SystemService {
   readonly #locks = new KeyedLock();
   readonly #documentedPlacement: SystemServiceOptions['documentedPlacement'];
   readonly #extra: SystemServiceOptions['present'];
+  readonly #onDeleted: SystemServiceOptions['onDeleted'];
 
   constructor(options: SystemServiceOptions) {
     this.#extra = options.present;
+    this.#onDeleted = options.onDeleted;
     this.#systems = options.resources.systems;
     this.#secrets = options.secrets;
     this.#namespace = options.namespace;
@@ -143,7 +147,7 @@ export class SystemService {
       } finally {
         this.#cache.invalidate();
       }
-      return toApiSystem(created, Object.keys(credentials));
+      return this.#present(created, credentials);
     });
   }
 
@@ -231,7 +235,7 @@ export class SystemService {
     if (body.credentials) next = withRevision(next);
     const updated = await this.#systems.update(next);
     if (oldRef && !ref) await this.#deleteSecret(oldRef);
-    return toApiSystem(updated, Object.keys(credentials));
+    return this.#present(updated, credentials);
   }
 
   /** Without an environment: the only variant; when both exist the caller must choose. */
@@ -251,6 +255,10 @@ export class SystemService {
       }
       const ref = target.spec.credentialsSecretRef?.name;
       if (ref) await this.#deleteSecret(ref);
+      await this.#onDeleted?.(target).catch((error: unknown) => {
+        // The system is gone either way; what is left behind is unreachable and replaced on re-creation.
+        this.#log(`could not clean up after system ${id}: ${(error as Error).message}`);
+      });
       return { success: true };
     });
   }
@@ -295,8 +303,9 @@ export class SystemService {
     }
   }
 
-  async #present(resource: SystemResource): Promise<System> {
-    const credentials = await this.#credentialsOf(resource);
+  /** The REST shape of a variant; `known`: its credentials when the caller holds them (create, update). */
+  async #present(resource: SystemResource, known?: Readonly<Record<string, string>>): Promise<System> {
+    const credentials = known ?? (await this.#credentialsOf(resource));
     const system = toApiSystem(resource, Object.keys(credentials));
     return this.#extra ? { ...system, ...(await this.#extra(resource, credentials)) } : system;
   }

@@ -154,9 +154,10 @@ export class OAuthTokens {
     };
   }
 
-  /** Drops the cached token (system deleted, or its credentials replaced). */
-  forget(ref: Pick<OAuthSystemRef, 'key'>): Promise<void> {
-    return this.#store.deleteToken(ref.key);
+  /** Drops the cached tokens and the authorization flows under way of a system variant (it was deleted). */
+  async forget(ref: Pick<OAuthSystemRef, 'key'>): Promise<void> {
+    await this.#store.deleteToken(ref.key);
+    await this.#store.deleteStates(ref.key);
   }
 
   /**
