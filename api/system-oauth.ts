@@ -8,7 +8,12 @@ import type { EgressPolicy } from '../runner/protocols/egress-policy.ts';
 import { KG_ERR_OAUTH_NOT_CONFIGURED, KG_ERR_RUN_SYSTEM_MISSING } from '../runs/errors.ts';
 import { OAUTH_NEEDS_REAUTHORIZATION, OAUTH_STATUS_ANNOTATION, oauthSettings } from '../runs/oauth/config.ts';
 import { ProviderHttp } from '../runs/oauth/provider-http.ts';
-import { type AccessToken, type OAuthSystemRef, OAuthTokens } from '../runs/oauth/tokens.ts';
+import {
+  type AccessToken,
+  type OAuthSystemRef,
+  OAuthTokens,
+  type RejectedToken,
+} from '../runs/oauth/tokens.ts';
 import { environmentOf } from '../runs/systems-model.ts';
 import type { Store } from '../store/index.ts';
 import type { SystemService, SystemVariant } from './systems.ts';
@@ -94,7 +99,7 @@ export class SystemOAuth {
   }
 
   /** The token a run in `mode` sends to the system (the run's engine asks through its worker or the internal API). */
-  async accessToken(systemId: string, mode: Environment, rejected?: string): Promise<AccessToken> {
+  async accessToken(systemId: string, mode: Environment, rejected?: RejectedToken): Promise<AccessToken> {
     const variant = await this.#service.variantForRun(systemId, mode);
     if (!variant) throw KG_ERR_RUN_SYSTEM_MISSING(systemId);
     const ref = this.ref(variant);
