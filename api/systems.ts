@@ -136,9 +136,7 @@ export class SystemService {
           // create never overwrites the winner's Secret).
           const secretName = credentialsSecretName(created.metadata.name);
           await this.#secrets.put(secretName, credentials);
-          created = await this.#resourceCall(id, () =>
-            this.#systems.update(withCredentialsRef(created, secretName)),
-          );
+          created = await this.#resourceCall(id, () => this.#refer(created, secretName));
         }
       } catch (error) {
         await this.#systems.delete(created.metadata.name).catch(() => {});
@@ -149,6 +147,25 @@ export class SystemService {
       }
       return this.#present(created, credentials);
     });
+  }
+
+  /**
+   * Points a new object at its Secret. The operator may write the object's status in between (Kubernetes),
+   * which changes its resourceVersion: the current object is read again and the reference reapplied.
+   */
+  async #refer(created: SystemResource, secretName: string): Promise<SystemResource> {
+    let current = created;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#systems.update(withCredentialsRef(current, secretName));
+      } catch (error) {
+        if (!isResourceError(error, 'Conflict') || attempt >= MAX_UPDATE_ATTEMPTS) throw error;
+        const fresh = await this.#systems.get(created.metadata.name);
+        // Deleted meanwhile: the create lost to a delete; answer as the conflict it is.
+        if (!fresh || fresh.metadata.uid !== created.metadata.uid) throw error;
+        current = fresh;
+      }
+    }
   }
 
   /** Every variant as its own entry, ordered by id, then dev before prod. */
