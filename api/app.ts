@@ -94,7 +94,12 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     namespace,
     log,
     documentedPlacement: async (key) => documentation?.placementFor(key),
-    ...(oauth ? { present: (resource, credentials) => oauth.present(resource, credentials) } : {}),
+    ...(oauth
+      ? {
+          present: (resource, credentials) => oauth.present(resource, credentials),
+          onDeleted: (resource) => oauth.forget(resource),
+        }
+      : {}),
   });
   oauth?.attach(systems);
   await systems.start();

@@ -92,6 +92,7 @@ export async function main(_args: string[]): Promise<void> {
     dropRuntimeCredentials: (runId) => vault.delete(runId),
     onFinished: (run, status, durationMs) => api.metrics.runFinished(status, run.requestSource, durationMs),
     events: api.events,
+    ...(api.oauth ? { accessToken: api.oauth.accessToken.bind(api.oauth) } : {}),
     bodyLimitBytes: cluster.internalBodyLimitBytes,
     logLevel: config.logLevel,
     log,

@@ -8,7 +8,12 @@ import type { EgressPolicy } from '../runner/protocols/egress-policy.ts';
 import { KG_ERR_OAUTH_NOT_CONFIGURED, KG_ERR_RUN_SYSTEM_MISSING } from '../runs/errors.ts';
 import { OAUTH_NEEDS_REAUTHORIZATION, OAUTH_STATUS_ANNOTATION, oauthSettings } from '../runs/oauth/config.ts';
 import { ProviderHttp } from '../runs/oauth/provider-http.ts';
-import { type AccessToken, type OAuthSystemRef, OAuthTokens } from '../runs/oauth/tokens.ts';
+import {
+  type AccessToken,
+  type OAuthSystemRef,
+  OAuthTokens,
+  type RejectedToken,
+} from '../runs/oauth/tokens.ts';
 import { environmentOf } from '../runs/systems-model.ts';
 import type { Store } from '../store/index.ts';
 import type { SystemService, SystemVariant } from './systems.ts';
@@ -66,7 +71,7 @@ export class SystemOAuth {
     const settings = oauthSettings(credentials);
     if (!settings) return undefined;
     return {
-      key: `${this.#options.namespace}/${resource.metadata.name}`,
+      key: this.#key(resource),
       systemId: resource.spec.id,
       environment: environmentOf(resource),
       settings,
@@ -84,8 +89,17 @@ export class SystemOAuth {
     return ref ? { oauth: await this.tokens.view(ref) } : {};
   }
 
+  /** Drops the tokens and pending authorizations of a deleted variant. */
+  forget(resource: SystemResource): Promise<void> {
+    return this.tokens.forget({ key: this.#key(resource) });
+  }
+
+  #key(resource: SystemResource): string {
+    return `${this.#options.namespace}/${resource.metadata.name}`;
+  }
+
   /** The token a run in `mode` sends to the system (the run's engine asks through its worker or the internal API). */
-  async accessToken(systemId: string, mode: Environment, rejected?: string): Promise<AccessToken> {
+  async accessToken(systemId: string, mode: Environment, rejected?: RejectedToken): Promise<AccessToken> {
     const variant = await this.#service.variantForRun(systemId, mode);
     if (!variant) throw KG_ERR_RUN_SYSTEM_MISSING(systemId);
     const ref = this.ref(variant);

@@ -65,6 +65,8 @@ export interface SystemServiceOptions {
     resource: SystemResource,
     credentials: Readonly<Record<string, string>>,
   ) => Promise<Partial<System>>;
+  /** Told after a variant was deleted (its OAuth tokens and authorization flows go with it). */
+  onDeleted?: (resource: SystemResource) => Promise<void>;
 }
 
 /** A system variant with its stored credentials. */
@@ -95,9 +97,11 @@ export class SystemService {
   readonly #locks = new KeyedLock();
   readonly #documentedPlacement: SystemServiceOptions['documentedPlacement'];
   readonly #extra: SystemServiceOptions['present'];
+  readonly #onDeleted: SystemServiceOptions['onDeleted'];
 
   constructor(options: SystemServiceOptions) {
     this.#extra = options.present;
+    this.#onDeleted = options.onDeleted;
     this.#systems = options.resources.systems;
     this.#secrets = options.secrets;
     this.#namespace = options.namespace;
@@ -132,9 +136,7 @@ export class SystemService {
           // create never overwrites the winner's Secret).
           const secretName = credentialsSecretName(created.metadata.name);
           await this.#secrets.put(secretName, credentials);
-          created = await this.#resourceCall(id, () =>
-            this.#systems.update(withCredentialsRef(created, secretName)),
-          );
+          created = await this.#resourceCall(id, () => this.#refer(created, secretName));
         }
       } catch (error) {
         await this.#systems.delete(created.metadata.name).catch(() => {});
@@ -143,8 +145,27 @@ export class SystemService {
       } finally {
         this.#cache.invalidate();
       }
-      return toApiSystem(created, Object.keys(credentials));
+      return this.#present(created, credentials);
     });
+  }
+
+  /**
+   * Points a new object at its Secret. The operator may write the object's status in between (Kubernetes),
+   * which changes its resourceVersion: the current object is read again and the reference reapplied.
+   */
+  async #refer(created: SystemResource, secretName: string): Promise<SystemResource> {
+    let current = created;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#systems.update(withCredentialsRef(current, secretName));
+      } catch (error) {
+        if (!isResourceError(error, 'Conflict') || attempt >= MAX_UPDATE_ATTEMPTS) throw error;
+        const fresh = await this.#systems.get(created.metadata.name);
+        // Deleted meanwhile: the create lost to a delete; answer as the conflict it is.
+        if (!fresh || fresh.metadata.uid !== created.metadata.uid) throw error;
+        current = fresh;
+      }
+    }
   }
 
   /** Every variant as its own entry, ordered by id, then dev before prod. */
@@ -231,7 +252,7 @@ export class SystemService {
     if (body.credentials) next = withRevision(next);
     const updated = await this.#systems.update(next);
     if (oldRef && !ref) await this.#deleteSecret(oldRef);
-    return toApiSystem(updated, Object.keys(credentials));
+    return this.#present(updated, credentials);
   }
 
   /** Without an environment: the only variant; when both exist the caller must choose. */
@@ -251,6 +272,10 @@ export class SystemService {
       }
       const ref = target.spec.credentialsSecretRef?.name;
       if (ref) await this.#deleteSecret(ref);
+      await this.#onDeleted?.(target).catch((error: unknown) => {
+        // The system is gone either way; what is left behind is unreachable and replaced on re-creation.
+        this.#log(`could not clean up after system ${id}: ${(error as Error).message}`);
+      });
       return { success: true };
     });
   }
@@ -295,8 +320,9 @@ export class SystemService {
     }
   }
 
-  async #present(resource: SystemResource): Promise<System> {
-    const credentials = await this.#credentialsOf(resource);
+  /** The REST shape of a variant; `known`: its credentials when the caller holds them (create, update). */
+  async #present(resource: SystemResource, known?: Readonly<Record<string, string>>): Promise<System> {
+    const credentials = known ?? (await this.#credentialsOf(resource));
     const system = toApiSystem(resource, Object.keys(credentials));
     return this.#extra ? { ...system, ...(await this.#extra(resource, credentials)) } : system;
   }

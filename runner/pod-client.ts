@@ -6,9 +6,12 @@ import type { z } from 'zod';
 export class InternalApiError extends Error {
   readonly status: number | undefined;
   readonly retryable: boolean;
-  constructor(message: string, status: number | undefined, retryable?: boolean) {
+  /** What went wrong without the method and path: the API's own message when it answered one. */
+  readonly reason: string;
+  constructor(message: string, status: number | undefined, retryable?: boolean, reason?: string) {
     super(message);
     this.status = status;
+    this.reason = reason ?? message;
     // Unreachable, timed out, overloaded or failing server: worth another try. Any other answer is final.
     this.retryable = retryable ?? (status === undefined || status === 429 || status >= 500);
   }
@@ -57,10 +60,16 @@ export class InternalClient {
       const reason = timeout.aborted
         ? `no answer within ${this.#options.requestTimeoutMs} ms`
         : errorText(error);
-      throw new InternalApiError(`${method} ${path}: ${reason}`, status);
+      throw new InternalApiError(`${method} ${path}: ${reason}`, status, undefined, reason);
     }
     if (status < 200 || status >= 300) {
-      throw new InternalApiError(`${method} ${path}: ${status} ${apiMessage(text)}`, status);
+      const message = apiMessage(text);
+      throw new InternalApiError(
+        `${method} ${path}: ${status} ${message}`,
+        status,
+        undefined,
+        message || `status ${status}`,
+      );
     }
     const parsed = answer.safeParse(parseJson(text));
     // Asking again would get the same answer: this runner and the API disagree on the contract.

@@ -7,7 +7,9 @@
  */
 import { writeFile } from 'node:fs/promises';
 import type { z } from 'zod';
+import { accessTokenHash } from '../runs/oauth/token-hash.ts';
 import {
+  AccessTokenAnswer,
   encodeSummary,
   INTERNAL_PATHS,
   ResultAck,
@@ -15,7 +17,7 @@ import {
   type RunnerSummary,
 } from '../runs/runner-protocol.ts';
 import { runTool } from './engine/run-tool.ts';
-import type { EngineEvent, EngineResult } from './engine/types.ts';
+import type { EngineEvent, EngineResult, GrantedToken } from './engine/types.ts';
 import { createEngineDeps } from './engine-deps.ts';
 import type { RunOrder } from './ipc.ts';
 import { RunOrderSchema } from './main.ts';
@@ -179,7 +181,12 @@ class PodRun {
     });
     let result: EngineResult;
     try {
-      result = await runTool(deps, { ...order, signal: this.#stop.signal, onEvent });
+      result = await runTool(deps, {
+        ...order,
+        signal: this.#stop.signal,
+        onEvent,
+        accessToken: (systemId, rejected) => this.#accessToken(systemId, rejected),
+      });
     } finally {
       sandbox.dispose();
       await Promise.allSettled([closeHttpAgent(), closePostgresPools()]);
@@ -187,6 +194,48 @@ class PodRun {
     log(`run ${result.status} in ${Date.now() - started} ms`);
     if (!(await shipper.close(this.#config.eventFlushMs))) log('some events were not delivered');
     return result;
+  }
+
+  /**
+   * The current access token of a tokenManaged system, from the internal API (which refreshes it for every
+   * process on the store). A refused token is named by its hash. Retried like the order while the API is
+   * unreachable or busy; an answer of the provider's (502) or a refusal is final. The error becomes the
+   * step's, so it carries the API's message only.
+   */
+  async #accessToken(systemId: string, rejected: string | undefined): Promise<GrantedToken> {
+    const body = {
+      attempt: this.#config.attempt,
+      systemId,
+      ...(rejected !== undefined ? { rejectedSha256: accessTokenHash(rejected) } : {}),
+    };
+    const ask = async () => {
+      try {
+        return await this.#client.call(
+          'POST',
+          INTERNAL_PATHS.accessToken(this.#config.runId),
+          AccessTokenAnswer,
+          body,
+          this.#stop.signal,
+        );
+      } catch (error) {
+        // The provider refused or failed: the token service already made its one attempt.
+        if (error instanceof InternalApiError && error.status === 502) {
+          throw new InternalApiError(error.message, 502, false, error.reason);
+        }
+        throw error;
+      }
+    };
+    try {
+      return await withRetry(ask, {
+        budgetMs: this.#config.orderRetryMs,
+        signal: this.#stop.signal,
+        onRetry: (error, delayMs) =>
+          log(`access token of ${systemId}: ${error.message}; retrying in ${Math.round(delayMs)} ms`),
+      });
+    } catch (error) {
+      if (!(error instanceof InternalApiError)) throw error;
+      throw new Error(error.reason);
+    }
   }
 
   /** The result, retried within its budget; a result too large for the API becomes a failure that fits. */

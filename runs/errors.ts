@@ -384,6 +384,18 @@ export const KG_ERR_RUN_NOT_RUNNING = define(
   409,
   (runId: string) => `Run '${runId}' is no longer running`,
 );
+/** A runner asked for the OAuth token of a system its run's tool does not use. */
+export const KG_ERR_RUN_SYSTEM_NOT_USED = define(
+  'KG_ERR_RUN_SYSTEM_NOT_USED',
+  403,
+  (systemId: string) => `This run's tool does not use system '${systemId}'`,
+);
+/** The API serving the internal port manages no OAuth tokens (started without OAuth). */
+export const KG_ERR_RUN_TOKENS_UNAVAILABLE = define(
+  'KG_ERR_RUN_TOKENS_UNAVAILABLE',
+  409,
+  (systemId: string) => `system '${systemId}': this API manages no OAuth tokens`,
+);
 /** The run's order cannot be built, ever (timed out while queued, a system gone): the run was failed. */
 export const KG_ERR_RUN_ORDER_REFUSED = define('KG_ERR_RUN_ORDER_REFUSED', 409, (reason: string) => reason);
 
@@ -454,5 +466,6 @@ export const KG_ERR_OAUTH_DENIED = define(
     `The provider did not grant access: ${error}${description ? ` (${description})` : ''}`,
 );
 
+// Last: every define() above has run.
 /** Every code with its status, in declaration order (documentation, tests). */
 export const ERROR_CATALOG: readonly CatalogEntry[] = [...catalog.values()];

@@ -14,6 +14,7 @@ export const INTERNAL_PATHS = {
   events: (runId: string) => `/internal/v1/runs/${encodeURIComponent(runId)}/events`,
   heartbeat: (runId: string) => `/internal/v1/runs/${encodeURIComponent(runId)}/heartbeat`,
   result: (runId: string) => `/internal/v1/runs/${encodeURIComponent(runId)}/result`,
+  accessToken: (runId: string) => `/internal/v1/runs/${encodeURIComponent(runId)}/access-token`,
 } as const;
 
 /** Environment the operator gives a runner Pod (the token comes from a Secret through secretKeyRef). */
@@ -87,6 +88,28 @@ export type ResultBody = z.infer<typeof ResultBody>;
 
 /** Whether the result was recorded by this call, or the run had already ended (e.g. cancelled). */
 export const ResultAck = z.object({ recorded: z.boolean(), status: z.string() });
+
+/**
+ * `POST …/access-token`: the current OAuth access token of a tokenManaged system the run's tool uses
+ * (the same token a worker of the API gets). `rejectedSha256`: the SHA-256 (hex) of a token the target
+ * answered 401 to, which is never handed out again; the runner sends its hash, not the token.
+ */
+export const AccessTokenRequest = z.strictObject({
+  attempt: z.number().int().min(1),
+  systemId: z.string().min(1).max(253),
+  rejectedSha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
+});
+export type AccessTokenRequest = z.infer<typeof AccessTokenRequest>;
+
+export const AccessTokenAnswer = z.object({
+  accessToken: z.string().min(1),
+  /** Epoch ms; absent when the provider gave no lifetime. */
+  expiresAt: z.number().optional(),
+});
+export type AccessTokenAnswer = z.infer<typeof AccessTokenAnswer>;
 
 /** The termination message of a runner container: at most 4 KiB of JSON, never payload data. */
 export const TERMINATION_MESSAGE_LIMIT = 4096;

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { EngineResult } from '../../runner/engine/types.ts';
+import type { EngineResult, GrantedToken } from '../../runner/engine/types.ts';
 import type { RunOrder } from '../../runner/ipc.ts';
 import { finishFromResult } from '../../runs/completion.ts';
 import {
@@ -7,16 +7,20 @@ import {
   KG_ERR_RUN_NOT_FOUND,
   KG_ERR_RUN_NOT_RUNNING,
   KG_ERR_RUN_ORDER_REFUSED,
+  KG_ERR_RUN_SYSTEM_NOT_USED,
+  KG_ERR_RUN_TOKENS_UNAVAILABLE,
 } from '../../runs/errors.ts';
 import type { RunEventHub, RunRef } from '../../runs/run-events.ts';
 import {
+  type AccessTokenAnswer,
+  AccessTokenRequest,
   EventBatch,
   Heartbeat,
   INTERNAL_PATHS,
   ResultBody,
   type RunnerAck,
 } from '../../runs/runner-protocol.ts';
-import type { Store, StoredRun, TerminalRunStatus } from '../../store/index.ts';
+import type { ExecutionMode, Store, StoredRun, TerminalRunStatus } from '../../store/index.ts';
 import { parseInput } from '../validation.ts';
 import { assertAttempt, identifyRunner } from './auth.ts';
 import { buildRunOrder, OrderRefusal, type OrderSources } from './order.ts';
@@ -29,6 +33,11 @@ export interface InternalRoutesDeps extends OrderSources {
   onFinished?(run: StoredRun, status: TerminalRunStatus, durationMs: number): void;
   /** Live progress of runner Pods for `GET /v1/logs/stream` (never data: see runs/run-events.ts). */
   events?: Pick<RunEventHub, 'emit'>;
+  /**
+   * The current OAuth access token of a tokenManaged system for a run in `mode` (api/system-oauth.ts, the
+   * source the worker pool uses too); without it runner Pods get no managed tokens.
+   */
+  accessToken?(systemId: string, mode: ExecutionMode, rejected?: { sha256: string }): Promise<GrantedToken>;
   log(line: string): void;
   now(): number;
 }
@@ -150,6 +159,27 @@ export function registerInternalRoutes(app: FastifyInstance, deps: InternalRoute
     );
     return live ? GO_ON : STOP;
   });
+
+  // A running run's runner only, for systems its tool uses; the answer is a credential: never cached.
+  app.post<RunParams>(
+    route(INTERNAL_PATHS.accessToken),
+    async (request, reply): Promise<AccessTokenAnswer> => {
+      const identity = await identifyRunner(store, request, { ended: false });
+      const body = parseInput(AccessTokenRequest, request.body, 'access token request');
+      assertAttempt(identity, body.attempt);
+      const run = await store.getRun(identity.runId);
+      if (run?.status !== 'running') throw KG_ERR_RUN_NOT_RUNNING(identity.runId);
+      if (!run.systemIds.includes(body.systemId)) throw KG_ERR_RUN_SYSTEM_NOT_USED(body.systemId);
+      if (!deps.accessToken) throw KG_ERR_RUN_TOKENS_UNAVAILABLE(body.systemId);
+      const rejected = body.rejectedSha256 !== undefined ? { sha256: body.rejectedSha256 } : undefined;
+      const token = await deps.accessToken(body.systemId, run.executionMode ?? 'prod', rejected);
+      reply.header('cache-control', 'no-store');
+      return {
+        accessToken: token.accessToken,
+        ...(token.expiresAt !== undefined ? { expiresAt: token.expiresAt } : {}),
+      };
+    },
+  );
 
   app.put<RunParams>(route(INTERNAL_PATHS.result), async (request) => {
     const identity = await identifyRunner(store, request, { ended: true });

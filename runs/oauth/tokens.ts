@@ -4,7 +4,7 @@
  * process on the store (a lease row: the holder asks the provider, the others wait for its result), and the
  * authorization-code flow (state, PKCE) that stores a refresh token. Never logs, returns or throws a token.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Environment } from '../../crds/system.ts';
 import type { OAuthQueries, OAuthTokenRow } from '../../store/index.ts';
@@ -29,6 +29,7 @@ import {
 } from './config.ts';
 import { codeChallengeS256, hashState, newCodeVerifier, newState } from './pkce.ts';
 import { type ProviderHttp, ProviderUnreachableError } from './provider-http.ts';
+import { accessTokenHash } from './token-hash.ts';
 import type { GrantRequest } from './token-request.ts';
 import type { TokenAnswer, TokenGrant } from './token-response.ts';
 
@@ -88,9 +89,8 @@ interface SealedState {
   fingerprint: string;
 }
 
-function tokenHash(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
-}
+/** A token a target refused (401): the token itself, or its SHA-256 hex (accessTokenHash) from a runner Pod. */
+export type RejectedToken = string | { sha256: string };
 
 export class OAuthTokens {
   readonly #store: OAuthQueries;
@@ -121,8 +121,13 @@ export class OAuthTokens {
    * The current access token of the system: the cached one while it is valid, else a new one (one
    * request for all callers). `rejected`: a token the target refused (401), which is never handed out again.
    */
-  async accessToken(ref: OAuthSystemRef, rejected?: string): Promise<AccessToken> {
-    const rejectedHash = rejected === undefined ? undefined : tokenHash(rejected);
+  async accessToken(ref: OAuthSystemRef, rejected?: RejectedToken): Promise<AccessToken> {
+    const rejectedHash =
+      rejected === undefined
+        ? undefined
+        : typeof rejected === 'string'
+          ? accessTokenHash(rejected)
+          : rejected.sha256.toLowerCase();
     const row = await this.#store.getToken(ref.key);
     const usable = this.#usable(ref, row, rejectedHash);
     if (usable) return usable;
@@ -154,9 +159,10 @@ export class OAuthTokens {
     };
   }
 
-  /** Drops the cached token (system deleted, or its credentials replaced). */
-  forget(ref: Pick<OAuthSystemRef, 'key'>): Promise<void> {
-    return this.#store.deleteToken(ref.key);
+  /** Drops the cached tokens and the authorization flows under way of a system variant (it was deleted). */
+  async forget(ref: Pick<OAuthSystemRef, 'key'>): Promise<void> {
+    await this.#store.deleteToken(ref.key);
+    await this.#store.deleteStates(ref.key);
   }
 
   /**
@@ -357,7 +363,7 @@ export class OAuthTokens {
       grantType: grant,
       fingerprint: settingsFingerprint(ref.settings),
       sealed: this.#box.seal(Buffer.from(JSON.stringify(tokens)), context(ref)),
-      tokenHash: tokenHash(answer.accessToken),
+      tokenHash: accessTokenHash(answer.accessToken),
       expiresAt: answer.expiresIn !== undefined ? now + answer.expiresIn * 1000 : undefined,
       scopes: normaliseScopes(answer.scope ?? ref.settings.scopes) || undefined,
       status: 'active' as const,

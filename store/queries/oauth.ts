@@ -193,6 +193,11 @@ export async function deleteOAuthToken(db: Db, systemKey: string): Promise<void>
   await db.query('DELETE FROM oauth_tokens WHERE system_key = $1', [systemKey]);
 }
 
+/** Removes the authorization flows under way for a system variant (the variant was deleted). */
+export async function deleteOAuthStates(db: Db, systemKey: string): Promise<void> {
+  await db.query('DELETE FROM oauth_states WHERE system_key = $1', [systemKey]);
+}
+
 export async function insertOAuthState(db: Db, row: OAuthStateRow, now: number): Promise<void> {
   // Expired states go as new ones come: no sweeper needed.
   await db.query('DELETE FROM oauth_states WHERE expires_at < $1', [now]);
@@ -236,6 +241,7 @@ export interface OAuthQueries {
   setLockedStatus(systemKey: string, owner: string, status: OAuthTokenStatus, now: number): Promise<boolean>;
   releaseLock(systemKey: string, owner: string): Promise<void>;
   deleteToken(systemKey: string): Promise<void>;
+  deleteStates(systemKey: string): Promise<void>;
   insertState(row: OAuthStateRow, now: number): Promise<void>;
   takeState(stateHash: string): Promise<OAuthStateRow | undefined>;
 }
@@ -249,6 +255,7 @@ export function bindOAuthQueries(db: Db): OAuthQueries {
     setLockedStatus: (key, owner, status, now) => setLockedOAuthStatus(db, key, owner, status, now),
     releaseLock: (key, owner) => releaseOAuthLock(db, key, owner),
     deleteToken: (key) => deleteOAuthToken(db, key),
+    deleteStates: (key) => deleteOAuthStates(db, key),
     insertState: (row, now) => insertOAuthState(db, row, now),
     takeState: (hash) => takeOAuthState(db, hash),
   };

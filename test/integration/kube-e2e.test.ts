@@ -28,6 +28,7 @@ import {
   requireKube,
   type TestNamespace,
 } from '../support/kube/provided.ts';
+import { CC_CLIENT, startOAuthProvider, type TestOAuthProvider } from '../support/oauth-provider.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 
 const exec = promisify(execFile);
@@ -206,6 +207,56 @@ describeKube('Kubernetes mode end to end', () => {
       const status = ((await toolRun(runId)).body as { status?: { status?: string } }).status;
       return status?.status === 'failed';
     }, 20_000);
+  });
+
+  it('runs an OAuth client-credentials system in a runner Pod with a token from the internal API, which it never shows', async () => {
+    const idp: TestOAuthProvider = await startOAuthProvider({ redirectUris: [] });
+    try {
+      const system = await call('POST', '/v1/systems', {
+        id: 'oauth-cc',
+        url: idp.apiUrl,
+        authType: 'oauth',
+        credentials: {
+          clientId: CC_CLIENT.id,
+          clientSecret: CC_CLIENT.secret,
+          tokenUrl: idp.tokenUrl,
+          scopes: 'api:read',
+          tokenAuthMethod: 'client_secret_post',
+        },
+      });
+      expect(system.status, JSON.stringify(system.body)).toBe(201);
+      const tool = await call('POST', '/v1/tools', {
+        id: 'oauth-whoami',
+        steps: [
+          { id: 'first', config: { url: '/api/whoami', systemId: 'oauth-cc' } },
+          { id: 'second', config: { url: '/api/whoami', systemId: 'oauth-cc' } },
+        ],
+      });
+      expect(tool.status).toBe(201);
+      const runId = await startAsync('oauth-whoami');
+      const run = await finished(runId);
+      expect(run.status, run.error).toBe('success');
+      expect(idp.tokenRequests.client_credentials).toBe(1);
+      expect(idp.apiCalls.ok).toBe(2);
+      const [accessToken] = [...idp.acceptedTokens];
+      expect(accessToken).toBeDefined();
+      let object: unknown;
+      await waitUntil(async () => {
+        object = (await toolRun(runId)).body;
+        return (object as { status?: { status?: string } }).status?.status === 'success';
+      }, 20_000);
+      const seen = [
+        JSON.stringify((await call('GET', `/v1/runs/${runId}`)).body),
+        JSON.stringify((await call('GET', `/v1/runs/${runId}/results`)).body),
+        JSON.stringify(object),
+        await kubelet.logs(namespace.name, runnerPodName(toolRunName(runId), 1)).catch(() => ''),
+        api.output(),
+        operator.output(),
+      ];
+      for (const text of seen) expect(text).not.toContain(accessToken);
+    } finally {
+      await idp.stop();
+    }
   });
 
   it('cancels a run in its Pod through the API', async () => {

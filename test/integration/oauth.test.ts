@@ -5,6 +5,8 @@
  * for many concurrent runs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemResourceName } from '../../crds/convert.ts';
+import { hashState } from '../../runs/oauth/pkce.ts';
 import { startTestApi, type TestApi, waitForRun } from '../support/embedded.ts';
 import {
   AC_CLIENT,
@@ -223,6 +225,74 @@ describe('authorization code with PKCE', () => {
     const ok = await run('whoami-ac', { options: { async: true } });
     const finished = await waitForRun<RunBody>(api, (ok.body as unknown as { runId: string }).runId);
     expect(finished.status, finished.error).toBe('success');
+  });
+});
+
+describe('system lifecycle', () => {
+  const ccSystem = (id: string) => ({
+    id,
+    url: idp.apiUrl,
+    authType: 'oauth',
+    credentials: {
+      clientId: CC_CLIENT.id,
+      clientSecret: CC_CLIENT.secret,
+      tokenUrl: idp.tokenUrl,
+      authorizationUrl: idp.authorizationUrl,
+      tokenAuthMethod: 'client_secret_post',
+    },
+  });
+  const keyOf = (id: string) => `default/${systemResourceName(id, 'prod')}`;
+
+  it('create and update answers carry the oauth status like GET does', async () => {
+    const created = await api.call<{ data: { oauth?: { status: string } } }>('POST', '/v1/systems', {
+      body: ccSystem('lifecycle'),
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.data.oauth).toEqual({ status: 'none' });
+    await api.call('POST', '/v1/tools', {
+      body: {
+        id: 'whoami-lifecycle',
+        steps: [{ id: 'me', config: { url: '/api/whoami', systemId: 'lifecycle' } }],
+      },
+    });
+    const ran = await run('whoami-lifecycle');
+    expect(ran.body.status, ran.body.error).toBe('success');
+    const updated = await api.call<{ data: { name: string; oauth?: { status: string } } }>(
+      'PUT',
+      '/v1/systems/lifecycle',
+      { body: { name: 'Renamed' } },
+    );
+    expect(updated.status).toBe(200);
+    expect(updated.body.data.name).toBe('Renamed');
+    expect(updated.body.data.oauth?.status).toBe('active');
+    const got = await api.call<{ data: { oauth?: unknown } }>('GET', '/v1/systems/lifecycle');
+    expect(updated.body.data.oauth).toEqual(got.body.data.oauth);
+  });
+
+  it('deleting a system deletes its cached token and its pending authorizations', async () => {
+    const store = api.embedded.store;
+    expect((await store.oauth.getToken(keyOf('lifecycle')))?.status).toBe('active');
+    const started = await api.call<{ data: { authorizationUrl: string } }>(
+      'GET',
+      '/v1/systems/lifecycle/oauth/authorize',
+    );
+    expect(started.status).toBe(200);
+    const state = new URL(started.body.data.authorizationUrl).searchParams.get('state') ?? '';
+
+    const deleted = await api.call('DELETE', '/v1/systems/lifecycle');
+    expect(deleted.status).toBe(200);
+    expect(await store.oauth.getToken(keyOf('lifecycle'))).toBeUndefined();
+    expect(await store.oauth.takeState(hashState(state))).toBeUndefined();
+
+    // Created again with the same id: it starts without a token and obtains a new one.
+    const before = idp.tokenRequests.client_credentials ?? 0;
+    const again = await api.call<{ data: { oauth?: { status: string } } }>('POST', '/v1/systems', {
+      body: ccSystem('lifecycle'),
+    });
+    expect(again.body.data.oauth).toEqual({ status: 'none' });
+    const ran = await run('whoami-lifecycle');
+    expect(ran.body.status, ran.body.error).toBe('success');
+    expect((idp.tokenRequests.client_credentials ?? 0) - before).toBe(1);
   });
 });
 

@@ -1,18 +1,17 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../crds/json.ts';
-import { decodeSummary, INTERNAL_PATHS, RUNNER_ENV, type RunnerSummary } from '../../runs/runner-protocol.ts';
+import { INTERNAL_PATHS, RUNNER_ENV } from '../../runs/runner-protocol.ts';
 import type { Store } from '../../store/index.ts';
 import { type HttpTarget, startHttpTarget } from '../support/http-target.ts';
 import { createInternalApi, type InternalApiHarness } from '../support/internal-api.ts';
+import { type RunnerProcess, startRunnerProcess } from '../support/runner-process.ts';
 import { openTestStore } from '../support/store.ts';
-
-const KUBEGLUE = join(import.meta.dirname, '../../bin/kubeglue.ts');
 
 let store: Store;
 let closeStore: () => Promise<void>;
@@ -73,54 +72,17 @@ function tool(...paths: string[]): JsonObject {
   };
 }
 
-interface Exit {
-  code: number | null;
-  output: string;
-  summary: RunnerSummary | undefined;
-}
-
-interface Runner {
-  child: ChildProcess;
-  exited: Promise<Exit>;
-}
-
-function startRunner(runId: string, token: string, env: Record<string, string> = {}, url = api.url): Runner {
-  const terminationPath = join(dir, `${runId}.termination`);
-  const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !name.startsWith('KUBEGLUE_')),
-  );
-  const child = spawn(process.execPath, ['--no-node-snapshot', KUBEGLUE, 'runner'], {
-    env: {
-      ...inherited,
-      [RUNNER_ENV.internalUrl]: url,
-      [RUNNER_ENV.runId]: runId,
-      [RUNNER_ENV.token]: token,
-      [RUNNER_ENV.attempt]: '1',
-      [RUNNER_ENV.terminationMessagePath]: terminationPath,
-      KUBEGLUE_RUNNER_HEARTBEAT_MS: '200',
-      // The test target is on loopback, which a runner Pod refuses unless the deployment allows it.
-      KUBEGLUE_EGRESS_ALLOW: '127.0.0.1',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const exited = new Promise<Exit>((resolve) => {
-    child.once('exit', (code) => {
-      children.delete(child);
-      void readFile(terminationPath, 'utf8')
-        .catch(() => undefined)
-        .then((message) => resolve({ code, output, summary: decodeSummary(message) }));
-    });
-  });
-  return { child, exited };
+/** A runner process against this file's API; killed at the end if still running. */
+function startRunner(
+  runId: string,
+  token: string,
+  env: Record<string, string> = {},
+  url = api.url,
+): RunnerProcess {
+  const runner = startRunnerProcess({ url, runId, token, dir, env });
+  children.add(runner.child);
+  void runner.exited.then(() => children.delete(runner.child));
+  return runner;
 }
 
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {

@@ -27,6 +27,8 @@ export interface TestOAuthProvider {
   authMethods: string[];
   /** Requests to the protected API so far, by status answered. */
   apiCalls: { ok: number; rejected: number };
+  /** Access tokens the protected API accepted, to look for them where they must not appear. */
+  acceptedTokens: Set<string>;
   /** Revokes every access token the provider has issued so far (the API then answers 401 to them). */
   revokeAccessTokens(): Promise<void>;
   /** Revokes every refresh token issued so far (a refresh with them answers invalid_grant). */
@@ -89,6 +91,7 @@ export async function startOAuthProvider(opts: { redirectUris: string[] }): Prom
   const tokenRequests: Record<string, number> = {};
   const authMethods: string[] = [];
   const apiCalls = { ok: 0, rejected: 0 };
+  const acceptedTokens = new Set<string>();
   const handler = provider.callback();
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     if (req.url?.startsWith('/api/')) {
@@ -127,6 +130,7 @@ export async function startOAuthProvider(opts: { redirectUris: string[] }): Prom
       return;
     }
     apiCalls.ok++;
+    if (token) acceptedTokens.add(token);
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ clientId: found.clientId, scope: found.scope ?? null }));
   }
@@ -140,6 +144,7 @@ export async function startOAuthProvider(opts: { redirectUris: string[] }): Prom
     tokenRequests,
     authMethods,
     apiCalls,
+    acceptedTokens,
     revokeAccessTokens: async () => {
       await Promise.all(accessTokens.splice(0).map((token) => token.destroy()));
     },

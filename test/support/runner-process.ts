@@ -1,0 +1,68 @@
+/**
+ * `kubeglue runner` as a runner Pod runs it, as a child process against an internal API, for tests:
+ *
+ *   const { code, output, summary } = await startRunnerProcess({ url, runId, token, dir }).exited;
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { decodeSummary, RUNNER_ENV, type RunnerSummary } from '../../runs/runner-protocol.ts';
+
+const KUBEGLUE = join(import.meta.dirname, '../../bin/kubeglue.ts');
+
+export interface RunnerExit {
+  code: number | null;
+  /** stdout and stderr together. */
+  output: string;
+  /** The termination message (what the operator copies into the ToolRun status). */
+  summary: RunnerSummary | undefined;
+}
+
+export interface RunnerProcess {
+  child: ChildProcess;
+  exited: Promise<RunnerExit>;
+}
+
+export function startRunnerProcess(opts: {
+  url: string;
+  runId: string;
+  token: string;
+  /** Where the termination message is written. */
+  dir: string;
+  attempt?: number;
+  env?: Record<string, string>;
+}): RunnerProcess {
+  const terminationPath = join(opts.dir, `${opts.runId}.termination`);
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('KUBEGLUE_')),
+  );
+  const child = spawn(process.execPath, ['--no-node-snapshot', KUBEGLUE, 'runner'], {
+    env: {
+      ...inherited,
+      [RUNNER_ENV.internalUrl]: opts.url,
+      [RUNNER_ENV.runId]: opts.runId,
+      [RUNNER_ENV.token]: opts.token,
+      [RUNNER_ENV.attempt]: String(opts.attempt ?? 1),
+      [RUNNER_ENV.terminationMessagePath]: terminationPath,
+      KUBEGLUE_RUNNER_HEARTBEAT_MS: '200',
+      // Test targets are on loopback, which a runner Pod refuses unless the deployment allows it.
+      KUBEGLUE_EGRESS_ALLOW: '127.0.0.1',
+      ...opts.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString();
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const exited = new Promise<RunnerExit>((resolve) => {
+    child.once('exit', (code) => {
+      void readFile(terminationPath, 'utf8')
+        .catch(() => undefined)
+        .then((message) => resolve({ code, output, summary: decodeSummary(message) }));
+    });
+  });
+  return { child, exited };
+}
