@@ -13,6 +13,12 @@ import { Socket } from 'node:net';
 import { z } from 'zod';
 import type { GatewayRoute } from '../engine/types.ts';
 
+/**
+ * Code of the relay's refusals (gateway not connected after its wait, a target it does not have, the
+ * stream limit): the step's retry policy does not retry them, the wait for a reconnecting agent is done.
+ */
+export const GATEWAY_REFUSED = 'KG_GATEWAY_REFUSED';
+
 /** Where the API's relay listens, and the token that proves a caller is one of its workers. */
 export interface GatewayRelayAddress {
   host: string;
@@ -168,7 +174,7 @@ export class TunnelSocket extends Socket {
       return;
     }
     if (!reply.ok) {
-      this.destroy(new Error(reply.error));
+      this.destroy(Object.assign(new Error(reply.error), { code: GATEWAY_REFUSED }));
       return;
     }
     this.#handshaken = true;

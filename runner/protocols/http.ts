@@ -12,6 +12,7 @@ import { EgressGuard, type EgressPolicy, PERMISSIVE_EGRESS } from './egress-poli
 import { egressConnector, type ResolveAll } from './egress-socket.ts';
 import { gatewayAgentFor } from './gateway-http.ts';
 import type { GatewayRelayAddress } from './gateway-socket.ts';
+import { GATEWAY_REFUSED } from './gateway-socket.ts';
 import { parseResponseBody } from './http-parse.ts';
 import {
   type CredentialCarriers,
@@ -320,9 +321,13 @@ function flattenHeaders(raw: Record<string, string | string[] | undefined>): Rec
   return headers;
 }
 
+/** Refusals whose message already says why: their code would only add noise to the step error. */
+const SELF_EXPLAINING_CODES = new Set(['ESSRFBLOCKED', GATEWAY_REFUSED]);
+
 const NON_RETRYABLE_CODES = new Set([
   // Refused by the egress policy: the same request is refused again.
   'ESSRFBLOCKED',
+  GATEWAY_REFUSED,
   'ENOTFOUND',
   'UND_ERR_INVALID_ARG',
   'UND_ERR_NOT_SUPPORTED',
@@ -484,8 +489,7 @@ async function attempt(ctx: AttemptContext): Promise<AttemptResult> {
       const detail = error instanceof Error ? error.message : String(error);
       const wrapped = new HttpRequestError(
         'network',
-        // A refusal already says why; its code would only add noise.
-        `${describe(prepared)} failed: ${detail}${code && code !== 'ESSRFBLOCKED' && !detail.includes(code) ? ` (${code})` : ''}`,
+        `${describe(prepared)} failed: ${detail}${code && !SELF_EXPLAINING_CODES.has(code) && !detail.includes(code) ? ` (${code})` : ''}`,
         code,
         { cause: error },
       );

@@ -198,7 +198,7 @@ describe('a private system behind a gateway agent', () => {
   it('fails a step whose gateway is not connected after a short wait', async () => {
     const result = await run('offline-hello');
     expect(result.status).toBe('failed');
-    expect(result.error).toContain('gateway elsewhere is not connected');
+    expect(result.error).toMatch(/failed: gateway elsewhere is not connected$/);
   });
 
   it('fails the run in flight when the agent dies and succeeds again once it reconnects', async () => {
