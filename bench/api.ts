@@ -54,11 +54,11 @@ interface Server {
   stop(): Promise<void>;
 }
 
-/** The embedded deployment as its own process, as `npm start` runs it. */
+/** The embedded deployment as its own process, as `npm start` runs it: compiled (`npm run bench` builds first). */
 export async function startServer(env: Record<string, string>): Promise<Server> {
   const child = spawn(
     process.execPath,
-    ['--no-node-snapshot', join(import.meta.dirname, '../bin/kubeglue.ts'), 'embedded'],
+    ['--no-node-snapshot', join(import.meta.dirname, '../dist/bin/kubeglue.js'), 'embedded'],
     {
       env: {
         ...process.env,

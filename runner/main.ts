@@ -19,7 +19,7 @@ import { createEngineDeps } from './engine-deps.ts';
 import type { RunOrder } from './ipc.ts';
 import { egressPolicyFromEnv } from './protocols/egress-policy.ts';
 import { closeHttpAgent } from './protocols/http.ts';
-import { closePostgresPools } from './protocols/postgres.ts';
+import { closePostgresPools } from './protocols/index.ts';
 
 export const RunOrderSchema = z.object({
   runId: z.string().min(1),

@@ -25,7 +25,7 @@ import { InternalApiError, InternalClient, withRetry } from './pod-client.ts';
 import { loadPodRunnerConfig, type PodRunnerConfig } from './pod-env.ts';
 import { EventShipper } from './pod-events.ts';
 import { closeHttpAgent } from './protocols/http.ts';
-import { closePostgresPools } from './protocols/postgres.ts';
+import { closePostgresPools } from './protocols/index.ts';
 
 type Ack = z.infer<typeof ResultAck>;
 const TERMINAL = new Set<string>(['success', 'failed', 'aborted']);

@@ -50,7 +50,12 @@ interface Worker {
   retiring: boolean;
 }
 
-const WORKER_SCRIPT = fileURLToPath(new URL('./worker.ts', import.meta.url));
+// Compiled (dist/, what `npm start` and bench run) or from source (tests, the image): the worker is
+// the same kind of file as this module.
+const WORKER_SOURCE = new URL('./worker.ts', import.meta.url);
+const WORKER_SCRIPT = fileURLToPath(
+  import.meta.url.endsWith('.ts') ? WORKER_SOURCE : new URL('worker.js', import.meta.url),
+);
 const RESPAWN_DELAY_MS = 200;
 const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 /** A worker is busy (another one is worth starting) from this many runs in flight. */
@@ -149,7 +154,11 @@ export class WorkerPool {
 
   #spawn(slot: number): Worker {
     const child = fork(WORKER_SCRIPT, [], {
-      execArgv: ['--no-node-snapshot', `--max-old-space-size=${this.#options.workerHeapMb}`],
+      execArgv: [
+        '--no-node-snapshot',
+        `--max-old-space-size=${this.#options.workerHeapMb}`,
+        '--max-semi-space-size=1',
+      ],
       // Not the parent's environment: it holds the master key, admin key and database URL.
       env: workerEnvironment(process.env, {
         KUBEGLUE_SANDBOX_MEMORY_MB: String(this.#options.sandboxMemoryMb),

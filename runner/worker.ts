@@ -11,7 +11,7 @@ import { egressPolicyFromEnv } from './protocols/egress-policy.ts';
 import { closeGatewayAgents } from './protocols/gateway-http.ts';
 import { gatewayRelayFromEnv } from './protocols/gateway-socket.ts';
 import { closeHttpAgent } from './protocols/http.ts';
-import { closePostgresPools } from './protocols/postgres.ts';
+import { closePostgresPools } from './protocols/index.ts';
 
 function positive(value: string | undefined): number | undefined {
   const n = Number(value);

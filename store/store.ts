@@ -1,6 +1,4 @@
 import type { Db, Driver, DriverName } from './driver.ts';
-import { createPgDriver } from './drivers/pg.ts';
-import { createSqliteDriver } from './drivers/sqlite.ts';
 import { applyMigrations, type MigrationReport } from './migrate.ts';
 import { MIGRATIONS } from './migrations.ts';
 import {
@@ -267,10 +265,14 @@ export interface Store extends StoreQueries {
 }
 
 export async function openStore(config: StoreConfig, opts: OpenStoreOptions = {}): Promise<Store> {
+  // Only the chosen driver is loaded: an embedded process never holds pg, a Postgres one never SQLite.
   const driver =
     config.driver === 'pg'
-      ? createPgDriver({ url: config.url, ...(config.poolSize ? { poolSize: config.poolSize } : {}) })
-      : createSqliteDriver({ path: config.path });
+      ? (await import('./drivers/pg.ts')).createPgDriver({
+          url: config.url,
+          ...(config.poolSize ? { poolSize: config.poolSize } : {}),
+        })
+      : (await import('./drivers/sqlite.ts')).createSqliteDriver({ path: config.path });
   try {
     const migrations = await applyMigrations(driver, MIGRATIONS, opts.onProgress);
     const batcher = createRunWriteBatcher(driver);

@@ -1,7 +1,9 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
 import type { JsonValue } from '../../crds/json.ts';
+import { lazyRequire } from '../lazy-require.ts';
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+const loadAjv = lazyRequire<typeof import('ajv')>('ajv');
+let ajv: import('ajv').Ajv | undefined;
 const compiled = new Map<string, ValidateFunction>();
 const MAX_CACHED = 256;
 
@@ -9,6 +11,7 @@ function validatorFor(schema: Record<string, JsonValue>): ValidateFunction {
   const key = JSON.stringify(schema);
   let validate = compiled.get(key);
   if (!validate) {
+    ajv ??= new (loadAjv().Ajv)({ allErrors: true, strict: false });
     validate = ajv.compile(schema);
     if (compiled.size >= MAX_CACHED) compiled.delete(compiled.keys().next().value as string);
     compiled.set(key, validate);

@@ -2,11 +2,13 @@
  * Turns an HTTP response body into the step's data: parsed JSON, XML (as an object), CSV (row
  * objects), text, or a file reference for binary content. Pure.
  */
-import { parse as parseCsv } from 'csv-parse/sync';
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { lookup as mimeLookup } from 'mime-types';
 import type { JsonObject, JsonValue } from '../../crds/json.ts';
 import { type FileRef, fileRefFromBytes } from '../engine/file-ref.ts';
+import { lazyRequire } from '../lazy-require.ts';
+
+const loadCsv = lazyRequire<typeof import('csv-parse/sync')>('csv-parse/sync');
+const loadXml = lazyRequire<typeof import('fast-xml-parser')>('fast-xml-parser');
 
 export interface ResponseBodyInput {
   body: Uint8Array;
@@ -133,7 +135,8 @@ function tryJson(text: string): { ok: true; value: JsonValue } | { ok: false } {
   }
 }
 
-const xmlParser = new XMLParser({
+let xmlParser: import('fast-xml-parser').XMLParser | undefined;
+const xmlParserOptions = {
   ignoreAttributes: false,
   attributeNamePrefix: '@_',
   textNodeName: '#text',
@@ -142,11 +145,13 @@ const xmlParser = new XMLParser({
   parseAttributeValue: false,
   ignoreDeclaration: true,
   ignorePiTags: true,
-});
+};
 
 function tryXml(text: string): { ok: true; value: JsonValue } | { ok: false } {
+  const { XMLParser, XMLValidator } = loadXml();
   if (XMLValidator.validate(text) !== true) return { ok: false };
   try {
+    xmlParser ??= new XMLParser(xmlParserOptions);
     return { ok: true, value: xmlParser.parse(text) as JsonValue };
   } catch {
     return { ok: false };
@@ -173,7 +178,7 @@ function detectDelimiter(text: string): string {
 
 function tryCsv(text: string, delimiter: string): { ok: true; value: JsonValue } | { ok: false } {
   try {
-    const rows = parseCsv(text, {
+    const rows = loadCsv().parse(text, {
       columns: true,
       delimiter,
       bom: true,

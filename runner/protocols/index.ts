@@ -1,10 +1,7 @@
 import type { GatewayRoute, Protocols } from '../engine/types.ts';
 import { EgressGuard, type EgressPolicy, PERMISSIVE_EGRESS } from './egress-policy.ts';
-import { executeFtpStep } from './ftp.ts';
 import { type GatewayRelayAddress, gatewayDial } from './gateway-socket.ts';
 import { type HttpClientOptions, httpRequest } from './http.ts';
-import { executePostgresStep } from './postgres.ts';
-import { executeSftpStep } from './sftp.ts';
 import { traceparentFor } from './traceparent.ts';
 
 export interface ProtocolOptions {
@@ -13,6 +10,21 @@ export interface ProtocolOptions {
   http?: HttpClientOptions;
   /** The API's gateway relay: how steps on private systems reach their gateway (pool workers). */
   gatewayRelay?: GatewayRelayAddress | undefined;
+}
+
+// Postgres, FTP and SFTP clients (pg, basic-ftp, ssh2) load on a process's first step of their kind:
+// most engine workers only ever run HTTP steps, and each client costs megabytes resident.
+let postgresModule: Promise<typeof import('./postgres.ts')> | undefined;
+const loadPostgres = () => {
+  postgresModule ??= import('./postgres.ts');
+  return postgresModule;
+};
+const loadFtp = () => import('./ftp.ts');
+const loadSftp = () => import('./sftp.ts');
+
+/** Ends the Postgres pools of this process, if a Postgres step ever ran here. */
+export async function closePostgresPools(): Promise<void> {
+  if (postgresModule) await (await postgresModule).closePostgresPools();
 }
 
 /** The real outbound side of the engine: undici, pg, basic-ftp and ssh2-sftp-client. */
@@ -39,28 +51,34 @@ export function createProtocols(options: ProtocolOptions = {}): Protocols {
       );
     },
     postgres: ({ allowedNetworks, gateway, ...call }, ctx) =>
-      executePostgresStep({
-        ...call,
-        ...dial(gateway),
-        signal: ctx.signal,
-        deadline: ctx.deadline,
-        egress: guard.withAllow(allowedNetworks),
-      }),
+      loadPostgres().then(({ executePostgresStep }) =>
+        executePostgresStep({
+          ...call,
+          ...dial(gateway),
+          signal: ctx.signal,
+          deadline: ctx.deadline,
+          egress: guard.withAllow(allowedNetworks),
+        }),
+      ),
     ftp: ({ allowedNetworks, gateway, ...call }, ctx) =>
-      executeFtpStep({
-        ...call,
-        ...dial(gateway),
-        signal: ctx.signal,
-        deadline: ctx.deadline,
-        egress: guard.withAllow(allowedNetworks),
-      }),
+      loadFtp().then(({ executeFtpStep }) =>
+        executeFtpStep({
+          ...call,
+          ...dial(gateway),
+          signal: ctx.signal,
+          deadline: ctx.deadline,
+          egress: guard.withAllow(allowedNetworks),
+        }),
+      ),
     sftp: ({ allowedNetworks, gateway, ...call }, ctx) =>
-      executeSftpStep({
-        ...call,
-        ...dial(gateway),
-        signal: ctx.signal,
-        deadline: ctx.deadline,
-        egress: guard.withAllow(allowedNetworks),
-      }),
+      loadSftp().then(({ executeSftpStep }) =>
+        executeSftpStep({
+          ...call,
+          ...dial(gateway),
+          signal: ctx.signal,
+          deadline: ctx.deadline,
+          egress: guard.withAllow(allowedNetworks),
+        }),
+      ),
   };
 }

@@ -18,12 +18,10 @@ import type {
 } from '../../crds/system.ts';
 import type { ResolvedSystem } from '../../runner/engine/types.ts';
 import { EgressGuard, type EgressPolicy } from '../../runner/protocols/egress-policy.ts';
-import { executePostgresStep } from '../../runner/protocols/postgres.ts';
 import type { DocumentationKey, DocumentationStore, StoredDocumentationState } from '../../store/index.ts';
 import { narrowToKeywords } from '../docs/keywords.ts';
 import { type DocumentedPlacement, documentedApiKeyPlacement } from '../docs/placement.ts';
 import { MAX_RELATIONS, SCHEMA_QUERY, shapeSchema } from '../docs/postgres-schema.ts';
-import { limitRetained, summariseFile } from '../docs/summarise.ts';
 import type { DocumentationSummary, SkippedPart, SummaryDocument } from '../docs/summary.ts';
 import { crawlable, createFetcher, displayUrl, type Fetcher } from './fetch.ts';
 import type { DocumentationLimits } from './limits.ts';
@@ -36,6 +34,11 @@ const LEASE_MARGIN_MS = 30_000;
 const SWEEP_BATCH = 20;
 const CONCURRENCY = 2;
 const SCHEMA_TIMEOUT_MS = 30_000;
+
+// The parsers (OpenAPI, HTML, PDF, zip) and pg load with the first documentation to process: most
+// processes never process any, and together they are megabytes resident.
+const loadSummarise = () => import('../docs/summarise.ts');
+const loadPostgres = () => import('../../runner/protocols/postgres.ts');
 
 export interface DocumentationServiceOptions {
   store: DocumentationStore;
@@ -260,6 +263,7 @@ export class DocumentationService {
     try {
       const keywords = claimed.keywords ? (JSON.parse(claimed.keywords) as string[]) : undefined;
       const made = await this.#make(claimed.source, key, claimed.upload, claimed.uploadType, signal);
+      const { limitRetained } = await loadSummarise();
       const summary = limitRetained(narrowToKeywords(made, keywords), this.#limits.maxRetainedChars);
       if (summary.documents.length === 0 && made.documents.length === 0) {
         const reasons = summary.skipped.map((part) => `${part.source}: ${part.reason}`).join('; ');
@@ -298,7 +302,7 @@ export class DocumentationService {
     if (source.startsWith(UPLOAD_PREFIX)) {
       if (!upload) throw new Error('the uploaded file is no longer stored; upload it again');
       const name = source.slice(UPLOAD_PREFIX.length);
-      const part = await summariseFile(
+      const part = await (await loadSummarise()).summariseFile(
         { bytes: upload, name, contentType: uploadType, source },
         this.#limits.zip,
       );
@@ -336,7 +340,7 @@ export class DocumentationService {
         }
         const file = await fetcher.fetch(url, room);
         total += file.bytes.length;
-        const part = await summariseFile(
+        const part = await (await loadSummarise()).summariseFile(
           {
             bytes: file.bytes,
             name: file.url,
@@ -379,7 +383,7 @@ export class DocumentationService {
     const url = isPostgresUrl(credentialUrl) ? (credentialUrl as string) : system.url;
     if (!url || !isPostgresUrl(url))
       throw new Error('the system has no postgres:// URL to read a schema from');
-    const rows = await executePostgresStep({
+    const rows = await (await loadPostgres()).executePostgresStep({
       url,
       body: { query: SCHEMA_QUERY, params: [MAX_RELATIONS] },
       credentials: system.credentials,
