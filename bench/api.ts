@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -54,11 +55,20 @@ interface Server {
   stop(): Promise<void>;
 }
 
+/** The node flags of `npm start` (package.json is their one source), so the bench runs what users run. */
+const START_FLAGS = (
+  JSON.parse(readFileSync(join(import.meta.dirname, '../package.json'), 'utf8')) as {
+    scripts: { start: string };
+  }
+).scripts.start
+  .split(/\s+/)
+  .filter((word) => word.startsWith('--'));
+
 /** The embedded deployment as its own process, as `npm start` runs it: compiled (`npm run bench` builds first). */
 export async function startServer(env: Record<string, string>): Promise<Server> {
   const child = spawn(
     process.execPath,
-    ['--no-node-snapshot', join(import.meta.dirname, '../dist/bin/kubeglue.js'), 'embedded'],
+    [...START_FLAGS, join(import.meta.dirname, '../dist/bin/kubeglue.js'), 'embedded'],
     {
       env: {
         ...process.env,

@@ -161,6 +161,7 @@ export class WorkerPool {
       ],
       // Not the parent's environment: it holds the master key, admin key and database URL.
       env: workerEnvironment(process.env, {
+        MALLOC_ARENA_MAX: '2',
         KUBEGLUE_SANDBOX_MEMORY_MB: String(this.#options.sandboxMemoryMb),
         KUBEGLUE_SANDBOX_TIMEOUT_MS: String(this.#options.sandboxTimeoutMs),
         ...egressPolicyToEnv(this.#options.egress),

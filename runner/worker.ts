@@ -26,6 +26,21 @@ const { deps, sandbox } = createEngineDeps({
   gatewayRelay: gatewayRelayFromEnv(process.env),
 });
 const running = new Map<number, AbortController>();
+/**
+ * How long the worker waits with no run in flight before giving back the sandbox's memory (a burst
+ * grows the isolates' heaps; they would keep that size). Short enough to matter, long enough that
+ * steady traffic with small gaps never pays for a fresh isolate.
+ */
+const TRIM_AFTER_IDLE_MS = 2_000;
+let trimTimer: NodeJS.Timeout | undefined;
+
+function runFinished(id: number): void {
+  running.delete(id);
+  if (running.size > 0) return;
+  clearTimeout(trimTimer);
+  trimTimer = setTimeout(() => sandbox.trim(), TRIM_AFTER_IDLE_MS);
+  trimTimer.unref();
+}
 /** Token requests waiting for the parent's answer, by request id. */
 const tokenRequests = new Map<
   number,
@@ -64,6 +79,7 @@ process.on('message', (message: ToWorker) => {
   switch (message.type) {
     case 'run': {
       const controller = new AbortController();
+      clearTimeout(trimTimer);
       running.set(message.id, controller);
       runTool(deps, {
         ...message.order,
@@ -73,7 +89,7 @@ process.on('message', (message: ToWorker) => {
           ? (event) => send({ type: 'event', id: message.id, event: eventFor(message.events, event) })
           : undefined,
       }).then((result) => {
-        running.delete(message.id);
+        runFinished(message.id);
         send({ type: 'result', id: message.id, result });
       });
       break;

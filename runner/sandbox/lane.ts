@@ -92,6 +92,19 @@ export class IsolateLane {
     });
   }
 
+  /**
+   * Frees the isolate's heap when the lane is idle (the caller knows no run holds a context on it): an
+   * isolate keeps the memory its busiest moment needed. The next job creates a fresh isolate (a few
+   * ms); `rewarm` creates it now instead. Answers whether the lane was trimmed.
+   */
+  trim(rewarm: boolean): boolean {
+    const state = this.#state;
+    if (this.#current !== undefined || state === undefined || state.dead) return false;
+    this.#kill(state);
+    if (rewarm) this.warm();
+    return true;
+  }
+
   /** Kills the isolate; the job running on it (if any) fails as aborted. */
   dispose(): void {
     this.#current?.reject(

@@ -75,6 +75,8 @@ export class Sandbox {
   readonly #queue: EvaluationJob[] = [];
   readonly #checker = new SourceChecker();
   #disposed = false;
+  /** Runs opened and not closed yet: their contexts live in the isolates. */
+  #openRuns = 0;
 
   constructor(options: SandboxOptions = {}) {
     this.#options = SandboxOptions.parse(options);
@@ -97,10 +99,30 @@ export class Sandbox {
    */
   openRun(): SandboxRun {
     const contexts = new RunContexts();
+    this.#openRuns++;
     return {
       evaluate: (source, args, options = {}) => this.#evaluate(source, args, options, contexts),
-      close: () => contexts.close(),
+      close: () => {
+        if (contexts.closed) return;
+        this.#openRuns--;
+        contexts.close();
+      },
     };
+  }
+
+  /**
+   * Gives back the memory of a busy period: while nothing is open or queued, every isolate is
+   * replaced by nothing (the extra lanes) or by a fresh, small one (the first lane, kept warm). An
+   * isolate's heap otherwise stays as large as its busiest moment made it. Answers the lanes trimmed.
+   */
+  trim(): number {
+    if (this.#disposed || this.#openRuns > 0 || this.#queue.length > 0) return 0;
+    if (this.#idle.length !== this.#lanes.length) return 0;
+    let trimmed = 0;
+    this.#lanes.forEach((lane, index) => {
+      if (lane.trim(index === 0)) trimmed++;
+    });
+    return trimmed;
   }
 
   #evaluate(

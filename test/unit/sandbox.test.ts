@@ -544,3 +544,37 @@ describe('Sandbox.openRun', () => {
     }
   });
 });
+
+describe('Sandbox.trim', () => {
+  it('replaces the isolates of a busy period once nothing is open, and evaluates on afterwards', async () => {
+    const sandbox = new Sandbox({ timeoutMs: 5_000, memoryLimitMb: 32, maxIsolates: 2 });
+    try {
+      // Two evaluations at once: the second isolate is created for the second one.
+      const slow = '(s) => { const until = Date.now() + 50; while (Date.now() < until); return s.n * 2; }';
+      expect(
+        await Promise.all([sandbox.evaluate(slow, [{ n: 1 }]), sandbox.evaluate(slow, [{ n: 2 }])]),
+      ).toEqual([2, 4]);
+      expect(sandbox.trim()).toBe(2);
+      expect(await sandbox.evaluate('(s) => s.n + 1', [{ n: 41 }])).toBe(42);
+    } finally {
+      sandbox.dispose();
+    }
+  });
+
+  it('leaves the isolates alone while a run is open: its context and globals survive', async () => {
+    const sandbox = new Sandbox({ timeoutMs: 5_000, memoryLimitMb: 32 });
+    try {
+      const run = sandbox.openRun();
+      await run.evaluate('() => { globalThis.kept = 7; return null; }', []);
+      expect(sandbox.trim()).toBe(0);
+      expect(await run.evaluate('() => globalThis.kept', [])).toBe(7);
+      run.close();
+      expect(sandbox.trim()).toBe(1);
+      const next = sandbox.openRun();
+      expect(await next.evaluate('() => globalThis.kept ?? null', [])).toBe(null);
+      next.close();
+    } finally {
+      sandbox.dispose();
+    }
+  });
+});
