@@ -24,7 +24,8 @@ export type ToWorker =
 
 export type FromWorker =
   | { type: 'ready' }
-  | { type: 'event'; id: number; event: EngineEvent }
+  /** Engine events of runs, in order, batched (a run's events always precede its result). */
+  | { type: 'events'; events: { id: number; event: EngineEvent }[] }
   | { type: 'result'; id: number; result: EngineResult }
   /** Run `id` needs a system's current OAuth access token (rejected: the one its target refused). */
   | { type: 'token_request'; id: number; requestId: number; systemId: string; rejected?: string };

@@ -197,11 +197,13 @@ export class WorkerPool {
         if (worker.inFlight.size === 0) this.#armIdleTimer(worker);
         return markReady();
       }
+      if (message.type === 'events') {
+        for (const { id, event } of message.events) worker.inFlight.get(id)?.onEvent?.(event);
+        return;
+      }
       const run = worker.inFlight.get(message.id);
       if (!run) return;
-      if (message.type === 'event') {
-        run.onEvent?.(message.event);
-      } else if (message.type === 'token_request') {
+      if (message.type === 'token_request') {
         answerToken(worker, run, message);
       } else {
         worker.inFlight.delete(message.id);

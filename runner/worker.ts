@@ -64,7 +64,31 @@ function eventFor(mode: boolean | 'progress', event: EngineEvent): EngineEvent {
   return { type: 'step_finished', result };
 }
 
+/**
+ * Engine events wait here for a few milliseconds and cross to the parent in one message: a paginated
+ * run has a dozen, and one IPC message each cost more than the pages themselves. Any other message
+ * sends them first, so a run's events always arrive before its result.
+ */
+const EVENT_BATCH_MS = 10;
+let pendingEvents: { id: number; event: EngineEvent }[] = [];
+let eventTimer: NodeJS.Timeout | undefined;
+
+function flushEvents(): void {
+  clearTimeout(eventTimer);
+  eventTimer = undefined;
+  if (pendingEvents.length === 0) return;
+  const events = pendingEvents;
+  pendingEvents = [];
+  if (process.connected) process.send?.({ type: 'events', events } satisfies FromWorker);
+}
+
+function sendEvent(id: number, event: EngineEvent): void {
+  pendingEvents.push({ id, event });
+  eventTimer ??= setTimeout(flushEvents, EVENT_BATCH_MS);
+}
+
 function send(message: FromWorker): void {
+  flushEvents();
   if (process.connected) process.send?.(message);
 }
 
@@ -86,7 +110,7 @@ process.on('message', (message: ToWorker) => {
         signal: controller.signal,
         accessToken: (systemId, rejected) => askToken(message.id, systemId, rejected),
         onEvent: message.events
-          ? (event) => send({ type: 'event', id: message.id, event: eventFor(message.events, event) })
+          ? (event) => sendEvent(message.id, eventFor(message.events, event))
           : undefined,
       }).then((result) => {
         runFinished(message.id);
