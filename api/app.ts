@@ -49,6 +49,8 @@ export interface ApiDeps {
   executor: string;
   bodyLimitBytes: number;
   logLevel: string;
+  /** The /v1 port speaks HTTPS with this certificate chain and key. */
+  tls?: { cert: Buffer; key: Buffer } | undefined;
   log: (line: string) => void;
   /**
    * How live run events reach the other API replicas (the store's LISTEN/NOTIFY in the Kubernetes role);
@@ -127,6 +129,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
   const app = buildServer({
     bodyLimitBytes: deps.bodyLimitBytes,
     logLevel: deps.logLevel,
+    tls: deps.tls,
     ready: () => ready,
   });
   const auth = installAuth(app, {

@@ -17,6 +17,7 @@ import { createApi } from './app.ts';
 import { listenForCancels } from './cancel.ts';
 import { startGateways } from './gateway/index.ts';
 import { buildInternalServer } from './internal/server.ts';
+import { loadTls } from './tls.ts';
 
 const log = (line: string) => console.log(`kubeglue api: ${line}`);
 const RECOVERY_MESSAGE = 'The API replica executing this run stopped before it finished';
@@ -59,7 +60,8 @@ export async function main(_args: string[]): Promise<void> {
   });
   await pool.start();
 
-  const publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
+  const tls = await loadTls(config.tls);
+  const publicUrl = config.publicUrl ?? `${tls ? 'https' : 'http'}://${config.host}:${config.port}`;
   const signer = new FileUrlSigner({
     key: deriveKey(masterKey, 'kubeglue/file-urls/v1'),
     baseUrl: publicUrl,
@@ -81,6 +83,7 @@ export async function main(_args: string[]): Promise<void> {
     documentation: { egress: config.egress, limits: config.documentation },
     oauth: { masterKey, publicUrl, egress: config.egress },
     gateways,
+    tls,
     // Live run events reach a log stream on any replica.
     eventBus: { publish: (payload) => store.publishRunEvent(payload), subscribe: (l) => store.onRunEvent(l) },
   });

@@ -15,6 +15,8 @@ import {
 export interface ServerOptions {
   bodyLimitBytes: number;
   logLevel: string;
+  /** PEM certificate chain and key: the server speaks HTTPS (and wss:// for gateway agents). */
+  tls?: { cert: Buffer; key: Buffer } | undefined;
   /** Whether the server can take traffic (store open, workers up). */
   ready: () => boolean;
 }
@@ -57,6 +59,7 @@ export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
 export interface BaseServerOptions {
   bodyLimitBytes: number;
   logLevel: string;
+  tls?: { cert: Buffer; key: Buffer } | undefined;
   /** Request headers never to log (credentials). */
   redactHeaders?: string[];
 }
@@ -68,6 +71,8 @@ export interface BaseServerOptions {
  */
 export function buildBaseServer(options: BaseServerOptions): { app: FastifyInstance; closing(): boolean } {
   const app = Fastify({
+    // An HTTPS server is an http.Server to every route and hook we install (fastify types it apart).
+    ...(options.tls ? { https: { cert: options.tls.cert, key: options.tls.key } } : {}),
     bodyLimit: options.bodyLimitBytes,
     logger: {
       level: options.logLevel,

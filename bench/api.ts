@@ -12,7 +12,7 @@ import { startTestPostgres } from '../test/support/postgres.ts';
 import { processTree, samplePeakPss, treePss } from './pss.ts';
 import { emit, percentile, progress, round, throughput, timed } from './stats.ts';
 
-const ADMIN_KEY = 'kg_bench-admin-key-000000000000000000000000';
+export const ADMIN_KEY = 'kg_bench-admin-key-000000000000000000000000';
 const SEQUENTIAL = 2_000;
 const THROUGHPUT_MS = Number(process.env.KUBEGLUE_BENCH_THROUGHPUT_MS ?? 20_000);
 const CONCURRENCY = 32;

@@ -1,10 +1,11 @@
 /**
  * `npm run bench [-- name…]`: prints one JSON line per figure on stdout (progress on stderr).
- * Names: store, sandbox, engine, api, operator (needs KUBEBUILDER_ASSETS), soak. Without names, all run.
+ * Names: store, sandbox, engine, api, operator (needs KUBEBUILDER_ASSETS), gateway, soak. Without names, all run.
  * Figures, never pass/fail.
  */
 import { benchApi } from './api.ts';
 import { benchEngine } from './engine.ts';
+import { benchGateway } from './gateway.ts';
 import { benchOperator } from './operator.ts';
 import { benchSandbox } from './sandbox.ts';
 import { benchSoak } from './soak.ts';
@@ -16,6 +17,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   engine: benchEngine,
   api: benchApi,
   operator: benchOperator,
+  gateway: benchGateway,
   soak: benchSoak,
 };
 

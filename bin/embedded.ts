@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { ensureAdminKey } from '../api/api-keys.ts';
 import { createApi } from '../api/app.ts';
 import { startGateways } from '../api/gateway/index.ts';
+import { loadTls } from '../api/tls.ts';
 import { createEmbeddedKubeglueResources } from '../kube/resources/index.ts';
 import { EmbeddedSecretStore } from '../kube/secrets/embedded.ts';
 import { startOperator } from '../operator/app.ts';
@@ -96,7 +97,8 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
   await pool.start();
 
   const port = config.port === 0 ? await freePort(config.host) : config.port;
-  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  const tls = await loadTls(config.tls);
+  const url = `${tls ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   const signer = new FileUrlSigner({
     key: deriveKey(masterKey, 'kubeglue/file-urls/v1'),
     baseUrl: config.publicUrl ?? url,
@@ -118,6 +120,7 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     log,
     documentation: { egress: config.egress, limits: config.documentation },
     oauth: { masterKey, publicUrl: config.publicUrl ?? url, egress: config.egress },
+    tls,
     gateways,
   });
   const { runs, systems, metrics, oauth } = api;

@@ -37,6 +37,9 @@ export const ServerConfig = z.object({
   KUBEGLUE_ADMIN_KEY: z.string().optional(),
   KUBEGLUE_MASTER_KEY: z.string().optional(),
   KUBEGLUE_PUBLIC_URL: z.url().optional(),
+  // TLS on the /v1 port (and so wss:// for gateway agents): PEM files, both or neither.
+  KUBEGLUE_TLS_CERT_FILE: z.string().min(1).optional(),
+  KUBEGLUE_TLS_KEY_FILE: z.string().min(1).optional(),
   KUBEGLUE_NOTIFY_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false'),
   KUBEGLUE_NOTIFY_RETRY_DELAYS_MS: z
     .string()
@@ -75,6 +78,8 @@ export interface Config {
   adminKey: string | undefined;
   masterKey: string | undefined;
   publicUrl: string | undefined;
+  /** PEM files of the /v1 port's certificate chain and key (KUBEGLUE_TLS_CERT_FILE/KEY_FILE). */
+  tls: { certFile: string; keyFile: string } | undefined;
   notifyAllowPrivate: boolean;
   notifyRetryDelaysMs: number[];
   notifySecret: string | undefined;
@@ -110,6 +115,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, role: ConfigRol
   } catch (error) {
     throw new Error(`invalid configuration: ${(error as Error).message}`);
   }
+  if (Boolean(c.KUBEGLUE_TLS_CERT_FILE) !== Boolean(c.KUBEGLUE_TLS_KEY_FILE)) {
+    throw new Error(
+      'invalid configuration: KUBEGLUE_TLS_CERT_FILE and KUBEGLUE_TLS_KEY_FILE go together (set both or neither)',
+    );
+  }
   return {
     host: c.KUBEGLUE_HOST,
     port: c.KUBEGLUE_PORT,
@@ -125,6 +135,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, role: ConfigRol
     adminKey: c.KUBEGLUE_ADMIN_KEY,
     masterKey: c.KUBEGLUE_MASTER_KEY,
     publicUrl: c.KUBEGLUE_PUBLIC_URL?.replace(/\/+$/, ''),
+    tls:
+      c.KUBEGLUE_TLS_CERT_FILE && c.KUBEGLUE_TLS_KEY_FILE
+        ? { certFile: resolve(c.KUBEGLUE_TLS_CERT_FILE), keyFile: resolve(c.KUBEGLUE_TLS_KEY_FILE) }
+        : undefined,
     notifyAllowPrivate: c.KUBEGLUE_NOTIFY_ALLOW_PRIVATE === 'true',
     notifyRetryDelaysMs: c.KUBEGLUE_NOTIFY_RETRY_DELAYS_MS.split(',').map(Number),
     notifySecret: c.KUBEGLUE_NOTIFY_SECRET,
