@@ -48,7 +48,15 @@ export async function main(_args: string[]): Promise<void> {
     recover().catch((error: unknown) => log(`recovery sweep failed: ${(error as Error).message}`));
   }, RECOVERY_SWEEP_MS).unref();
 
-  const gateways = await startGateways({ env: process.env, log });
+  // Tunnels are held by one replica each and reached from every replica (and its runner Pods' runs).
+  const gateways = await startGateways({
+    env: process.env,
+    log,
+    shared: {
+      tunnels: store.gatewayTunnels,
+      peerToken: deriveKey(masterKey, 'kubeglue/gateway-peers/v1').toString('base64url'),
+    },
+  });
   const pool = new WorkerPool({
     gatewayRelay: gateways.relay.address,
     ...(config.workers ? { size: config.workers } : {}),

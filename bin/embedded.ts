@@ -83,7 +83,19 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
   // Runtime credentials of runs that ended while no process could remove them (a crash, a recovery).
   await store.pruneRunCredentials();
 
-  const gateways = await startGateways({ env: process.env, log });
+  // On a shared Postgres store several processes may serve one API: tunnels are reachable from each.
+  const gateways = await startGateways({
+    env: process.env,
+    log,
+    ...(config.databaseUrl
+      ? {
+          shared: {
+            tunnels: store.gatewayTunnels,
+            peerToken: deriveKey(masterKey, 'kubeglue/gateway-peers/v1').toString('base64url'),
+          },
+        }
+      : {}),
+  });
   const pool = new WorkerPool({
     gatewayRelay: gateways.relay.address,
     ...(config.workers ? { size: config.workers } : {}),

@@ -121,6 +121,11 @@ export const Gateway = z
       .describe("The agent's configured targets."),
     streamsOpen: z.number().int().describe('TCP streams open through the tunnel now.'),
     streamsOpened: z.number().int().describe('Streams opened since the agent connected.'),
+    heldHere: z
+      .boolean()
+      .describe(
+        'Whether the agent is connected to the replica that answered; the stream and byte counters are those of the replica holding it (zero elsewhere).',
+      ),
     bytesIn: z.number().int().describe('Bytes received from the agent since it connected.'),
     bytesOut: z.number().int().describe('Bytes sent to the agent since it connected.'),
   })

@@ -14,6 +14,7 @@ export type {
   DocumentationState as StoredDocumentationState,
   DocumentationStore,
 } from './queries/documentation.ts';
+export type { GatewayTunnelQueries, GatewayTunnelRow } from './queries/gateway-tunnels.ts';
 export type {
   OAuthQueries,
   OAuthStateRow,

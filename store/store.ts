@@ -27,6 +27,7 @@ import {
   publishRunEvent,
   RUN_EVENTS_CHANNEL,
 } from './queries/executors.ts';
+import { bindGatewayTunnelQueries, type GatewayTunnelQueries } from './queries/gateway-tunnels.ts';
 import { bindOAuthQueries, type OAuthQueries } from './queries/oauth.ts';
 import {
   abandonOutbox,
@@ -221,6 +222,8 @@ export interface StoreQueries {
 
   /** OAuth token cache, refresh lease and authorization states (store/queries/oauth.ts). */
   oauth: OAuthQueries;
+  /** Which API replica holds each gateway tunnel (store/queries/gateway-tunnels.ts). */
+  gatewayTunnels: GatewayTunnelQueries;
 
   resources: ResourceStore;
   /** System documentation and its processing (store/queries/documentation.ts). */
@@ -348,6 +351,7 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     deleteSecret: (namespace, name) => deleteSecret(db, namespace, name),
     documentation: documentationQueries(db),
     oauth: bindOAuthQueries(db),
+    gatewayTunnels: bindGatewayTunnelQueries(db),
     resources: {
       get: (key) => getResource(db, key),
       list: (kind, namespace, labels) => listResources(db, kind, namespace, labels),

@@ -3,30 +3,61 @@
  * tunnel endpoint, `GET /v1/gateways` and the metrics. `startGateways` runs before the worker pool
  * starts (the workers learn the relay's address); `installGateways` once the app exists.
  */
+
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
-import type { StoredApiKey } from '../../store/index.ts';
+import type { GatewayTunnelQueries, StoredApiKey } from '../../store/index.ts';
+import { GatewayDirectory } from './directory.ts';
 import { installTunnelEndpoint } from './endpoint.ts';
 import { installGatewayMetrics } from './metrics.ts';
 import { GatewayRegistry } from './registry.ts';
 import { type GatewayRelay, startGatewayRelay } from './relay.ts';
 import { registerGatewayRoutes } from './routes.ts';
-import { gatewaySettingsFromEnv } from './settings.ts';
+import { gatewayRelaySettingsFromEnv, gatewaySettingsFromEnv, relayAdvertiseAddress } from './settings.ts';
 
 export { GatewayRegistry } from './registry.ts';
 
 export interface Gateways {
   registry: GatewayRegistry;
   relay: GatewayRelay;
+  /** The tunnels of the other replicas (when the store is shared). */
+  directory?: GatewayDirectory | undefined;
 }
 
 export async function startGateways(options: {
   env: Readonly<Record<string, string | undefined>>;
   log(line: string): void;
+  /** The store's tunnel directory and the peer token: tunnels are reachable from every replica. */
+  shared?: { tunnels: GatewayTunnelQueries; peerToken: string };
 }): Promise<Gateways> {
   const registry = new GatewayRegistry(gatewaySettingsFromEnv(options.env));
-  const relay = await startGatewayRelay(registry, { log: options.log });
-  return { registry, relay };
+  const settings = gatewayRelaySettingsFromEnv(options.env);
+  const shared = options.shared;
+  // The relay learns its port before the directory knows where to advertise it.
+  let directory: GatewayDirectory | undefined;
+  const relay = await startGatewayRelay(registry, {
+    host: settings.host,
+    port: settings.port,
+    log: options.log,
+    ...(shared
+      ? {
+          peerToken: shared.peerToken,
+          directory: { remote: (id) => directory?.remote(id) ?? Promise.resolve(undefined) },
+        }
+      : {}),
+  });
+  if (shared) {
+    directory = new GatewayDirectory({
+      tunnels: shared.tunnels,
+      holderId: randomUUID(),
+      relayAddress: relayAdvertiseAddress(settings, relay.port, options.env),
+      heartbeatMs: settings.heartbeatMs,
+      log: options.log,
+    });
+    directory.follow(registry);
+  }
+  return { registry, relay, directory };
 }
 
 export function installGateways(
@@ -44,11 +75,12 @@ export function installGateways(
     findApiKeyByHash: deps.findApiKeyByHash,
     log: deps.log,
   });
-  registerGatewayRoutes(app, { registry });
+  registerGatewayRoutes(app, { registry, directory: deps.gateways.directory });
   installGatewayMetrics(deps.metrics, registry);
   // Agents are told to go away first (they reconnect to another replica), then the relay stops.
   app.addHook('preClose', async () => {
     closeEndpoint();
+    await deps.gateways.directory?.stop(registry);
     await relay.close();
   });
 }

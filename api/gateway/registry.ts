@@ -38,6 +38,11 @@ interface LiveTunnel extends TunnelConnection {
   streamsOpened: number;
 }
 
+export interface RegistryListener {
+  registered(tunnelId: string, targets: AdvertisedTarget[]): void;
+  unregistered(tunnelId: string): void;
+}
+
 /** One tunnel as `GET /v1/gateways` shows it. */
 export interface GatewayInfo {
   tunnelId: string;
@@ -48,6 +53,8 @@ export interface GatewayInfo {
   streamsOpened: number;
   bytesIn: number;
   bytesOut: number;
+  /** Whether the agent is connected to this replica (the counters are the holder's). */
+  heldHere: boolean;
 }
 
 /** Why a stream could not be opened; the message becomes the step's error. */
@@ -60,10 +67,34 @@ export class GatewayRegistry {
   readonly #tunnels = new Map<string, LiveTunnel>();
   readonly #waiters = new Map<string, Set<() => void>>();
   readonly #now: () => Date;
+  readonly #listeners: RegistryListener[] = [];
 
   constructor(settings: Partial<GatewaySettings> = {}, now: () => Date = () => new Date()) {
     this.settings = { ...DEFAULT_GATEWAY_SETTINGS, ...settings };
     this.#now = now;
+  }
+
+  /** Told of every registration and unregistration (the store's directory of tunnels follows them). */
+  listen(listener: RegistryListener): void {
+    this.#listeners.push(listener);
+  }
+
+  /** Whether this process holds the tunnel now. */
+  holds(tunnelId: string): boolean {
+    return this.#tunnels.has(tunnelId);
+  }
+
+  /** Ids of the tunnels this process holds. */
+  tunnelIds(): string[] {
+    return [...this.#tunnels.keys()];
+  }
+
+  /** Lets the tunnel's agent go (another replica holds the tunnel now): its connection is closed. */
+  evict(tunnelId: string, code: number, reason: string): void {
+    const live = this.#tunnels.get(tunnelId);
+    if (!live) return;
+    this.#tunnels.delete(tunnelId);
+    live.close(code, reason);
   }
 
   /** Makes `connection` the tunnel's live registration; returns the one it replaced, if any. */
@@ -77,13 +108,17 @@ export class GatewayRegistry {
     const waiters = this.#waiters.get(connection.tunnelId);
     this.#waiters.delete(connection.tunnelId);
     for (const wake of waiters ?? []) wake();
+    for (const listener of this.#listeners) listener.registered(connection.tunnelId, connection.targets);
     return previous;
   }
 
   /** The agent's connection closed; a newer registration of the same id is left alone. */
   unregister(connection: TunnelConnection): void {
     const live = this.#tunnels.get(connection.tunnelId);
-    if (live && live.mux === connection.mux) this.#tunnels.delete(connection.tunnelId);
+    if (live && live.mux === connection.mux) {
+      this.#tunnels.delete(connection.tunnelId);
+      for (const listener of this.#listeners) listener.unregistered(connection.tunnelId);
+    }
   }
 
   list(): GatewayInfo[] {
@@ -107,6 +142,7 @@ export class GatewayRegistry {
       streamsOpened: tunnel.streamsOpened,
       bytesIn: tunnel.mux.bytesIn,
       bytesOut: tunnel.mux.bytesOut,
+      heldHere: true,
     };
   }
 

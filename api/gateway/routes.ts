@@ -2,23 +2,52 @@ import type { FastifyInstance } from 'fastify';
 import type { Gateway, GatewayList } from '../../crds/api.ts';
 import { ROUTES } from '../../crds/routes.ts';
 import { KG_ERR_GATEWAY_NOT_CONNECTED } from '../../runs/errors.ts';
+import type { GatewayTunnelRow } from '../../store/index.ts';
 import { requireUnrestricted } from '../auth.ts';
 import { parseInput } from '../validation.ts';
+import type { GatewayDirectory } from './directory.ts';
 import type { GatewayRegistry } from './registry.ts';
 
-/** `GET /v1/gateways[/{tunnelId}]`: the tunnels this replica holds, for choosing one for a private system. */
-export function registerGatewayRoutes(app: FastifyInstance, deps: { registry: GatewayRegistry }): void {
+/** A tunnel another replica holds: what the directory knows (its counters live on the holder). */
+function remoteGateway(row: GatewayTunnelRow): Gateway {
+  return {
+    tunnelId: row.tunnelId,
+    connected: true,
+    connectedSince: new Date(row.connectedAt).toISOString(),
+    targets: JSON.parse(row.targets) as Gateway['targets'],
+    streamsOpen: 0,
+    streamsOpened: 0,
+    bytesIn: 0,
+    bytesOut: 0,
+    heldHere: false,
+  };
+}
+
+/** `GET /v1/gateways[/{tunnelId}]`: the connected tunnels of every replica, for choosing one for a private system. */
+export function registerGatewayRoutes(
+  app: FastifyInstance,
+  deps: { registry: GatewayRegistry; directory?: GatewayDirectory | undefined },
+): void {
   const query = ROUTES.find((route) => route.operationId === 'listGateways')?.query;
   if (!query) throw new Error('route table has no query schema for listGateways');
   app.get('/v1/gateways', async (request): Promise<GatewayList> => {
     requireUnrestricted(request);
     parseInput(query, request.query, 'query');
-    return { data: deps.registry.list() };
+    const local = deps.registry.list();
+    const others = (await deps.directory?.others()) ?? [];
+    const remote = others.filter((row) => !deps.registry.holds(row.tunnelId)).map(remoteGateway);
+    return {
+      data: [...local, ...remote].sort((a, b) =>
+        a.tunnelId < b.tunnelId ? -1 : a.tunnelId > b.tunnelId ? 1 : 0,
+      ),
+    };
   });
   app.get<{ Params: { tunnelId: string } }>('/v1/gateways/:tunnelId', async (request): Promise<Gateway> => {
     requireUnrestricted(request);
     parseInput(query, request.query, 'query');
-    const gateway = deps.registry.get(request.params.tunnelId);
+    const held = deps.registry.get(request.params.tunnelId);
+    const row = held ? undefined : await deps.directory?.remote(request.params.tunnelId);
+    const gateway = held ?? (row ? remoteGateway(row) : undefined);
     if (!gateway) throw KG_ERR_GATEWAY_NOT_CONNECTED(request.params.tunnelId);
     return gateway;
   });

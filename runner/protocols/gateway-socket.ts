@@ -30,6 +30,8 @@ export const RelayRequest = z.strictObject({
   token: z.string().min(16).max(256),
   tunnelId: z.string().min(1).max(63),
   target: z.string().min(1).max(63),
+  /** Set by a replica forwarding to the tunnel's holder: the holder serves it from its own tunnels only. */
+  hop: z.literal(1).optional(),
 });
 export type RelayRequest = z.infer<typeof RelayRequest>;
 

@@ -200,6 +200,7 @@ describe('the chart with default values', () => {
     expect(container.ports).toEqual([
       { name: 'http', containerPort: 8080 },
       { name: 'internal', containerPort: 8081 },
+      { name: 'gateway-relay', containerPort: 8082 },
     ]);
     const pdb = find(objects, 'PodDisruptionBudget', 'kubeglue-api');
     expect(spec(pdb)).toMatchObject({ maxUnavailable: 1, selector: spec(api).selector });
