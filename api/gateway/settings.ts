@@ -50,7 +50,7 @@ export function relayAdvertiseAddress(
 ): string {
   if (settings.advertise) return settings.advertise;
   const wildcard = settings.host === '0.0.0.0' || settings.host === '::';
-  const host = wildcard ? (env.POD_IP ?? '127.0.0.1') : settings.host;
+  const host = wildcard ? env.POD_IP || '127.0.0.1' : settings.host;
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }
 

@@ -131,7 +131,8 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
       ],
     });
     dir = await mkdtemp(join(tmpdir(), 'kubeglue-helm-'));
-    const [port, internalPort, metricsPort] = [
+    const [port, internalPort, metricsPort, gatewayRelayPort] = [
+      await freeLoopbackPort(),
       await freeLoopbackPort(),
       await freeLoopbackPort(),
       await freeLoopbackPort(),
@@ -176,6 +177,7 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
           workers: 1,
           port,
           internalPort,
+          gatewayRelayPort,
           strategy: { type: 'Recreate' },
           ...kubeconfigMount('api'),
         },
