@@ -70,6 +70,12 @@ export const ApiKeyCreateBody = z
       .optional()
       .describe('Restrict the key to these tools (and their runs).'),
     admin: z.boolean().default(false).describe('Admin keys may manage API keys.'),
+    hostGateways: z
+      .boolean()
+      .default(false)
+      .describe(
+        'May connect gateway agents (register tunnels) without being an admin key; admin keys always may.',
+      ),
   })
   .meta({ id: 'ApiKeyCreateBody' });
 
@@ -79,6 +85,7 @@ export const ApiKey = z
     name: z.string(),
     toolIds: z.array(z.string()).nullable(),
     admin: z.boolean(),
+    hostGateways: z.boolean().describe('May connect gateway agents (admin keys always may).'),
     createdAt: z.iso.datetime({ offset: true }),
     lastUsedAt: z.iso.datetime({ offset: true }).nullable(),
   })

@@ -407,6 +407,13 @@ export const KG_ERR_GATEWAY_NOT_CONNECTED = define(
   (tunnelId: string) => `gateway ${tunnelId} is not connected`,
 );
 
+/** An agent connected with a key that is neither an admin key nor created with hostGateways. */
+export const KG_ERR_GATEWAY_HOST_REQUIRED = define(
+  'KG_ERR_GATEWAY_HOST_REQUIRED',
+  403,
+  () => 'This API key may not host gateways: use an admin key or a key created with "hostGateways": true',
+);
+
 // --- OAuth (runs/oauth/) ---
 
 const authorizeHint = (systemId: string, environment: string) =>

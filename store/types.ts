@@ -141,6 +141,8 @@ export interface StoredApiKey {
   /** null = every tool. */
   toolIds: string[] | null;
   admin: boolean;
+  /** May connect gateway agents without being an admin key (admin keys always may). */
+  hostGateways?: boolean;
   createdAt: string;
   lastUsedAt: string | null;
 }

@@ -8,7 +8,7 @@ import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import {
   type ApiError,
-  KG_ERR_ADMIN_REQUIRED,
+  KG_ERR_GATEWAY_HOST_REQUIRED,
   KG_ERR_INVALID_API_KEY,
   KG_ERR_MISSING_API_KEY,
   KG_ERR_ROUTE_NOT_FOUND,
@@ -43,14 +43,17 @@ function refuse(socket: Duplex, error: ApiError): void {
   socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
 }
 
-/** Only admin keys host gateways: an agent receives the traffic (and credentials) of private systems. */
+/**
+ * Admin keys and keys created with hostGateways may host gateways: an agent receives the traffic (and
+ * credentials) of private systems, so no other key may.
+ */
 async function authorize(request: IncomingMessage, deps: TunnelEndpointDeps): Promise<StoredApiKey> {
   const match = BEARER.exec(request.headers.authorization ?? '');
   if (!match?.[1]) throw KG_ERR_MISSING_API_KEY();
   if (!isPlausibleApiKey(match[1])) throw KG_ERR_INVALID_API_KEY();
   const key = await deps.findApiKeyByHash(hashApiKey(match[1]));
   if (!key) throw KG_ERR_INVALID_API_KEY();
-  if (!key.admin) throw KG_ERR_ADMIN_REQUIRED();
+  if (!key.admin && key.hostGateways !== true) throw KG_ERR_GATEWAY_HOST_REQUIRED();
   return key;
 }
 

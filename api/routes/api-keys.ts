@@ -39,6 +39,7 @@ function toApiKey(key: StoredApiKey): ApiKey {
     name: key.name,
     toolIds: key.toolIds,
     admin: key.admin,
+    hostGateways: key.admin || key.hostGateways === true,
     createdAt: new Date(key.createdAt).toISOString(),
     lastUsedAt: key.lastUsedAt === null ? null : new Date(key.lastUsedAt).toISOString(),
   };
@@ -67,6 +68,7 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiKeyRoutesDep
       keyHash: hashApiKey(key),
       toolIds: body.toolIds ? [...new Set(body.toolIds)] : null,
       admin: body.admin,
+      hostGateways: body.hostGateways,
       createdAt: new Date().toISOString(),
     };
     await store.insertApiKey(row);

@@ -10,11 +10,12 @@ interface ApiKeyRow {
   key_hash: string;
   tool_ids: string[] | null;
   is_admin: boolean;
+  host_gateways: boolean | number;
   created_at: Date | string;
   last_used_at: Date | string | null;
 }
 
-const API_KEY_COLUMNS = 'id, name, key_hash, tool_ids, is_admin, created_at, last_used_at';
+const API_KEY_COLUMNS = 'id, name, key_hash, tool_ids, is_admin, host_gateways, created_at, last_used_at';
 
 function apiKeyFromRow(row: ApiKeyRow): StoredApiKey {
   return {
@@ -23,6 +24,7 @@ function apiKeyFromRow(row: ApiKeyRow): StoredApiKey {
     keyHash: row.key_hash,
     toolIds: row.tool_ids,
     admin: row.is_admin,
+    hostGateways: Boolean(row.host_gateways),
     createdAt: toIso(row.created_at),
     lastUsedAt: row.last_used_at === null ? null : toIso(row.last_used_at),
   };
@@ -30,9 +32,17 @@ function apiKeyFromRow(row: ApiKeyRow): StoredApiKey {
 
 export async function insertApiKey(db: Db, key: Omit<StoredApiKey, 'lastUsedAt'>): Promise<void> {
   await db.query(
-    `INSERT INTO api_keys (id, name, key_hash, tool_ids, is_admin, created_at)
-     VALUES ($1, $2, $3, ${db.dialect.textArray('$4')}, $5, ${db.dialect.timestamp('$6')})`,
-    [key.id, key.name, key.keyHash, key.toolIds === null ? null : [...key.toolIds], key.admin, key.createdAt],
+    `INSERT INTO api_keys (id, name, key_hash, tool_ids, is_admin, host_gateways, created_at)
+     VALUES ($1, $2, $3, ${db.dialect.textArray('$4')}, $5, $6, ${db.dialect.timestamp('$7')})`,
+    [
+      key.id,
+      key.name,
+      key.keyHash,
+      key.toolIds === null ? null : [...key.toolIds],
+      key.admin,
+      key.hostGateways ?? false,
+      key.createdAt,
+    ],
   );
 }
 

@@ -211,6 +211,23 @@ describe('tool-restricted keys', () => {
 });
 
 describe('API key management', () => {
+  it('creates a key that may host gateways without being an admin key; admin keys always may', async () => {
+    const created = await call('/v1/api-keys', {
+      method: 'POST',
+      key: adminKey,
+      body: { name: 'corp-eu agent', hostGateways: true },
+    });
+    expect(created.status).toBe(201);
+    const body = created.body as Record<string, unknown>;
+    secrets.add(body.key as string);
+    expect(body).toMatchObject({ admin: false, hostGateways: true });
+    expect((await call('/v1/api-keys', { key: body.key as string })).status).toBe(403);
+    const keys = ((await call('/v1/api-keys', { key: adminKey })).body as { data: Record<string, unknown>[] })
+      .data;
+    expect(keys.find((k) => k.id === body.id)).toMatchObject({ hostGateways: true });
+    expect(keys.filter((k) => k.admin === true).every((k) => k.hostGateways === true)).toBe(true);
+  });
+
   it('creates a key shown once and lists keys without secrets or hashes', async () => {
     const created = await call('/v1/api-keys', {
       method: 'POST',
@@ -225,6 +242,7 @@ describe('API key management', () => {
       name: 'deploy bot',
       toolIds: null,
       admin: false,
+      hostGateways: false,
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       lastUsedAt: null,
       key: expect.stringMatching(/^kg_/),
@@ -237,7 +255,15 @@ describe('API key management', () => {
     const listed = keys.find((k) => k.id === body.id);
     expect(listed).toEqual({ ...body, key: undefined, lastUsedAt: null });
     for (const k of keys) {
-      expect(Object.keys(k).sort()).toEqual(['admin', 'createdAt', 'id', 'lastUsedAt', 'name', 'toolIds']);
+      expect(Object.keys(k).sort()).toEqual([
+        'admin',
+        'createdAt',
+        'hostGateways',
+        'id',
+        'lastUsedAt',
+        'name',
+        'toolIds',
+      ]);
     }
     expect(list.text).not.toMatch(/[0-9a-f]{64}/);
   });

@@ -14,16 +14,18 @@ import { type AgentProcess, startAgent } from '../support/gateway-agent.ts';
 
 const ADMIN_KEY = 'kg_gateway-admin-key-0123456789abcdefghij';
 const MEMBER_KEY = 'kg_gateway-member-key-0123456789abcdefghi';
+const HOST_KEY = 'kg_gateway-hosting-key-0123456789abcdefgh';
 
-function stored(key: string, admin: boolean): [string, StoredApiKey] {
+function stored(key: string, admin: boolean, hostGateways = false): [string, StoredApiKey] {
   const keyHash = hashApiKey(key);
   return [
     keyHash,
     {
-      id: admin ? 'admin' : 'member',
-      name: admin ? 'admin' : 'member',
+      id: admin ? 'admin' : hostGateways ? 'host' : 'member',
+      name: admin ? 'admin' : hostGateways ? 'host' : 'member',
       keyHash,
       admin,
+      hostGateways,
       toolIds: null,
       createdAt: new Date(0).toISOString(),
       lastUsedAt: null,
@@ -31,7 +33,7 @@ function stored(key: string, admin: boolean): [string, StoredApiKey] {
   ];
 }
 
-const KEYS = new Map([stored(ADMIN_KEY, true), stored(MEMBER_KEY, false)]);
+const KEYS = new Map([stored(ADMIN_KEY, true), stored(MEMBER_KEY, false), stored(HOST_KEY, false, true)]);
 let server: Server;
 let echo: TcpServer;
 let registry: GatewayRegistry;
@@ -118,6 +120,14 @@ describe('the gateway tunnel', () => {
     await expect(registry.openStream('wrong', 'echo')).rejects.toThrow('gateway wrong is not connected');
     expect(wrong.output()).not.toContain('kg_not-a-key');
   });
+
+  it('takes an agent whose key is not an admin key but may host gateways', async () => {
+    const hosted = await agentWith('hosted', HOST_KEY);
+    await hosted.waitFor("tunnel 'hosted' registered");
+    const stream = await registry.openStream('hosted', 'echo');
+    expect((await roundTrip(stream, Buffer.from('hosted'))).toString()).toBe('hosted');
+    expect(hosted.output()).not.toContain(HOST_KEY);
+  }, 30_000);
 
   it('lets a newer agent with the same tunnel id replace the older, which stops', async () => {
     const first = await agentWith('shared', ADMIN_KEY);

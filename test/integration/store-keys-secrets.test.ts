@@ -27,6 +27,11 @@ describe.each(DRIVERS)('api keys and secrets on %s', (driver) => {
   });
 
   describe('api keys', () => {
+    it('keeps whether a key may host gateways', async () => {
+      await store.insertApiKey(key('k-host', { hostGateways: true }));
+      expect(await store.findApiKeyByHash('hash-k-host')).toMatchObject({ admin: false, hostGateways: true });
+    });
+
     it('finds a key by its hash, with every field', async () => {
       await store.insertApiKey(key('k-find', { toolIds: ['tool-a', 'tool-b'], admin: true }));
       expect(await store.findApiKeyByHash('hash-k-find')).toEqual({
@@ -35,6 +40,7 @@ describe.each(DRIVERS)('api keys and secrets on %s', (driver) => {
         keyHash: 'hash-k-find',
         toolIds: ['tool-a', 'tool-b'],
         admin: true,
+        hostGateways: false,
         createdAt: '2026-03-01T10:00:00.000Z',
         lastUsedAt: null,
       });
