@@ -2,6 +2,7 @@
  * The tunnel between the API's endpoint and a real agent process: many concurrent streams with their
  * bytes intact, key checks, one live registration per tunnel id, configuration errors.
  */
+import { readFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -109,6 +110,50 @@ describe('the gateway tunnel', () => {
     const echoed = await roundTrip(stream, payload);
     expect(echoed.length).toBe(payload.length);
   }, 60_000);
+
+  it('streams 100 MB through the tunnel with the agent process holding a bounded amount of memory', async () => {
+    const agent = agents[0] as AgentProcess;
+    const pid = agent.child.pid as number;
+    const rssMb = async () => {
+      const status = await readFile(`/proc/${pid}/status`, 'utf8');
+      return Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0) / 1024;
+    };
+    const before = await rssMb();
+    let peak = before;
+    const sampler = setInterval(() => {
+      rssMb().then(
+        (value) => {
+          peak = Math.max(peak, value);
+        },
+        () => {},
+      );
+    }, 50);
+    const stream = await registry.openStream('bulk', 'echo');
+    const chunk = Buffer.alloc(1024 * 1024, 3);
+    const total = 100 * chunk.length;
+    let received = 0;
+    let heldByUs = 0;
+    const done = new Promise<void>((resolve, reject) => {
+      stream.on('data', (data: Buffer) => {
+        received += data.length;
+      });
+      stream.on('end', resolve);
+      stream.on('error', reject);
+    });
+    // Written with backpressure: the writer waits for 'drain', as a step's socket does.
+    for (let i = 0; i < 100; i++) {
+      if (!stream.write(chunk)) await new Promise((resolve) => stream.once('drain', resolve));
+      heldByUs = Math.max(heldByUs, stream.writableLength);
+    }
+    stream.end();
+    await done;
+    clearInterval(sampler);
+    expect(received).toBe(total);
+    // Flow control keeps each side to a window per stream: neither the agent nor our side buffers the
+    // 100 MB (the agent's own baseline is ~50-70 MB of Node).
+    expect(peak - before).toBeLessThan(40);
+    expect(heldByUs).toBeLessThan(8 * 1024 * 1024);
+  }, 120_000);
 
   it('refuses a wrong key and a key that may not host gateways', async () => {
     const wrong = await agentWith('wrong', 'kg_not-a-key-that-exists-0123456789abc');
