@@ -8,6 +8,8 @@ import WebSocket from 'ws';
 import { TunnelMux, type TunnelStream } from '../runs/tunnel-mux.ts';
 import {
   CLOSE,
+  decodeOpen,
+  isDataPort,
   MAX_MESSAGE_BYTES,
   RegisteredMessage,
   type RegisterMessage,
@@ -183,16 +185,32 @@ export class GatewayAgent {
     });
   }
 
-  #openStream(mux: TunnelMux, connection: number, streamId: number, targetName: string): void {
+  #openStream(mux: TunnelMux, connection: number, streamId: number, payload: string): void {
     const { log, debug } = this.#options;
+    const { target: targetName, dataPort } = decodeOpen(payload);
     const target = this.#config.targets.get(targetName);
     if (!target) {
       log(`refused stream ${streamId}: '${targetName}' is not a configured target`);
       mux.refuse(streamId, `target '${targetName}' is not configured on the agent of this tunnel`);
       return;
     }
-    debug?.(`connection ${connection}: stream ${streamId} → ${target.name} (${target.host}:${target.port})`);
-    this.#dial(target).then(
+    // A passive FTP data connection: the target's own host, an unprivileged port, FTP targets only.
+    if (
+      dataPort !== undefined &&
+      !((target.protocol === 'ftp' || target.protocol === 'ftps') && isDataPort(dataPort))
+    ) {
+      log(
+        `refused stream ${streamId}: a data port of '${targetName}' (FTP/FTPS targets only, ports 1024-65535)`,
+      );
+      mux.refuse(
+        streamId,
+        `target '${targetName}' takes no data connections (FTP/FTPS targets only, ports 1024-65535)`,
+      );
+      return;
+    }
+    const port = dataPort ?? target.port;
+    debug?.(`connection ${connection}: stream ${streamId} → ${target.name} (${target.host}:${port})`);
+    this.#dial(target, port).then(
       (socket) => {
         const stream = mux.accept(streamId);
         pipeBothWays(socket, stream, (error) => {
@@ -210,9 +228,9 @@ export class GatewayAgent {
     );
   }
 
-  #dial(target: AgentTarget): Promise<Socket> {
+  #dial(target: AgentTarget, port: number): Promise<Socket> {
     return new Promise((resolve, reject) => {
-      const socket = netConnect({ host: target.host, port: target.port, allowHalfOpen: true });
+      const socket = netConnect({ host: target.host, port, allowHalfOpen: true });
       socket.setNoDelay(true);
       const timer = setTimeout(() => {
         socket.destroy();

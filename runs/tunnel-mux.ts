@@ -8,6 +8,7 @@ import { Duplex } from 'node:stream';
 import {
   decodeFrame,
   encodeFrame,
+  encodeOpen,
   encodeWindow,
   FRAME,
   type Frame,
@@ -167,7 +168,7 @@ export class TunnelMux {
   }
 
   /** Server side: asks the agent for a stream to `target`; rejects with the agent's reason or on timeout. */
-  open(target: string, timeoutMs: number): Promise<TunnelStream> {
+  open(target: string, timeoutMs: number, dataPort?: number): Promise<TunnelStream> {
     if (this.#closed) return Promise.reject(this.#closed);
     const id = this.#nextId;
     this.#nextId = this.#nextId >= 0xffff_fff0 ? 1 : this.#nextId + 1;
@@ -179,7 +180,7 @@ export class TunnelMux {
         reject(new Error(`the agent did not open the stream to '${target}' within ${timeoutMs} ms`));
       }, timeoutMs);
       this.#opening.set(id, { stream, resolve, reject, timer });
-      this.send(encodeFrame(FRAME.open, id, target));
+      this.send(encodeFrame(FRAME.open, id, encodeOpen({ target, dataPort })));
     });
   }
 

@@ -103,3 +103,29 @@ export function encodeWindow(streamId: number, bytes: number): Buffer {
   payload.writeUInt32BE(bytes, 0);
   return encodeFrame(FRAME.window, streamId, payload);
 }
+
+/**
+ * What an OPEN frame asks for: a target by name, and for FTP/FTPS targets optionally another port of
+ * the same host (a passive data connection). Target names cannot hold ':', so `name:port` is unambiguous;
+ * an agent that predates data ports refuses it as an unknown target.
+ */
+export interface OpenRequest {
+  target: string;
+  dataPort?: number | undefined;
+}
+
+export function encodeOpen(request: OpenRequest): string {
+  return request.dataPort === undefined ? request.target : `${request.target}:${request.dataPort}`;
+}
+
+export function decodeOpen(payload: string): OpenRequest {
+  const colon = payload.lastIndexOf(':');
+  if (colon < 0) return { target: payload };
+  const port = Number(payload.slice(colon + 1));
+  return { target: payload.slice(0, colon), dataPort: Number.isInteger(port) ? port : -1 };
+}
+
+/** Ports an FTP server may announce for passive data: unprivileged ones only. */
+export function isDataPort(port: number): boolean {
+  return Number.isInteger(port) && port >= 1024 && port <= 65535;
+}

@@ -150,7 +150,12 @@ export class GatewayRegistry {
    * A byte stream to `target` behind the tunnel. Waits up to connectWaitMs for a tunnel that is not
    * connected (or the signal), then fails with "gateway <id> is not connected": a run never hangs on it.
    */
-  async openStream(tunnelId: string, target: string, signal?: AbortSignal): Promise<Duplex> {
+  async openStream(
+    tunnelId: string,
+    target: string,
+    signal?: AbortSignal,
+    dataPort?: number,
+  ): Promise<Duplex> {
     const tunnel = this.#tunnels.get(tunnelId) ?? (await this.#waitFor(tunnelId, signal));
     if (!tunnel) throw new GatewayStreamError(`gateway ${tunnelId} is not connected`);
     if (!tunnel.targets.some((known) => known.name === target)) {
@@ -165,7 +170,7 @@ export class GatewayRegistry {
     }
     tunnel.streamsOpened += 1;
     try {
-      return await tunnel.mux.open(target, this.settings.openTimeoutMs);
+      return await tunnel.mux.open(target, this.settings.openTimeoutMs, dataPort);
     } catch (error) {
       throw new GatewayStreamError(`gateway ${tunnelId}: ${(error as Error).message}`);
     }

@@ -161,12 +161,13 @@ export async function startGatewayRelay(
     // A forwarded request is served from this replica's tunnels only (one hop); without a directory
     // there is no other replica: the registry waits for a reconnecting agent itself.
     if (!directory || !peerToken || request.hop !== undefined) {
-      return registry.openStream(request.tunnelId, request.target, signal);
+      return registry.openStream(request.tunnelId, request.target, signal, request.dataPort);
     }
     const deadline = Date.now() + registry.settings.connectWaitMs;
     for (;;) {
-      if (registry.holds(request.tunnelId))
-        return registry.openStream(request.tunnelId, request.target, signal);
+      if (registry.holds(request.tunnelId)) {
+        return registry.openStream(request.tunnelId, request.target, signal, request.dataPort);
+      }
       const holder = await directory.remote(request.tunnelId);
       if (holder) {
         const hop: RelayRequest = {

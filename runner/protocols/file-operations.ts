@@ -26,7 +26,7 @@ export interface FileStepRequest {
   maxDownloadBytes?: number;
   /** Judges every connection (control and data); default: only metadata addresses refused. */
   egress?: EgressGuard | undefined;
-  /** The system is behind a gateway: the connection goes through its tunnel instead (SFTP). */
+  /** The system is behind a gateway: the connections go through its tunnel instead (SFTP, FTP). */
   gateway?: GatewayDial | undefined;
 }
 

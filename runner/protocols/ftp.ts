@@ -31,6 +31,7 @@ import {
   remoteDirname,
   runFileStep,
 } from './file-operations.ts';
+import type { GatewayDial } from './gateway-socket.ts';
 
 export type { FileStepRequest } from './file-operations.ts';
 
@@ -125,11 +126,16 @@ function withoutMappedPrefix(address: string): string {
  * metadata address or an internal service, and servers behind NAT that announce a private address still
  * work. The data socket passes the egress guard too (see FtpSession.guardSockets).
  */
-function passiveToControlPeer(): (ftp: FTPContext) => Promise<FTPResponse> {
+function passiveToControlPeer(gateway?: {
+  host: string;
+  nextDataPort(port: number): void;
+}): (ftp: FTPContext) => Promise<FTPResponse> {
   // A server that refuses EPSV gets PASV, for the rest of the session.
   let epsv = true;
   return async (ftp) => {
-    const peer = ftp.socket.remoteAddress;
+    // Behind a gateway the control connection's peer is the relay: the data connection goes through the
+    // tunnel to the target's host (the agent allows that for FTP targets only), named as the URL names it.
+    const peer = gateway ? gateway.host : ftp.socket.remoteAddress;
     if (peer === undefined) throw new Error("the control connection is closed; can't open a data connection");
     let response: FTPResponse | undefined;
     let port = 0;
@@ -147,6 +153,7 @@ function passiveToControlPeer(): (ftp: FTPContext) => Promise<FTPResponse> {
       response = await ftp.request('PASV');
       port = pasvPort(response.message);
     }
+    gateway?.nextDataPort(port);
     await connectForPassiveTransfer(withoutMappedPrefix(peer), port, ftp);
     return response as FTPResponse;
   };
@@ -165,15 +172,43 @@ class FtpSession implements FileSession {
   private readonly credentials: Record<string, string>;
   private readonly tls: 'explicit' | 'implicit' | undefined;
   private readonly egress: EgressGuard;
+  private readonly gateway: GatewayDial | undefined;
+  /** The port of the passive data connection basic-ftp is about to open (gateway only). */
+  private dataPort: number | undefined;
 
-  constructor(target: FileTarget, credentials: Record<string, string>, egress: EgressGuard) {
+  constructor(
+    target: FileTarget,
+    credentials: Record<string, string>,
+    egress: EgressGuard,
+    gateway?: GatewayDial,
+  ) {
     this.target = target;
     this.credentials = credentials;
     this.egress = egress;
+    this.gateway = gateway;
     this.tls = target.scheme === 'ftps' ? parseTlsMode(target) : undefined;
     this.client.ftp.verbose = false;
-    this.guardSockets();
-    this.client.prepareTransfer = passiveToControlPeer();
+    if (gateway) {
+      this.tunnelSockets(gateway);
+      this.client.prepareTransfer = passiveToControlPeer({
+        host: target.host,
+        nextDataPort: (port) => {
+          this.dataPort = port;
+        },
+      });
+    } else {
+      this.guardSockets();
+      this.client.prepareTransfer = passiveToControlPeer();
+    }
+  }
+
+  /** Every socket through the gateway's tunnel: the control connection, then each data connection. */
+  private tunnelSockets(gateway: GatewayDial): void {
+    this.client.ftp._newSocket = () => {
+      const port = this.dataPort;
+      this.dataPort = undefined;
+      return port === undefined ? gateway.socket() : gateway.dataSocket(port);
+    };
   }
 
   /**
@@ -198,8 +233,11 @@ class FtpSession implements FileSession {
     };
     const port = portOf(target, tls);
     if (tls === 'implicit') {
-      // basic-ftp opens implicit TLS with tls.connect itself; hand it a guarded socket to wrap.
-      secureOptions.socket = new GuardedSocket(this.egress).connect(port, target.host);
+      // basic-ftp opens implicit TLS with tls.connect itself; hand it a guarded (or tunnel) socket to wrap.
+      secureOptions.socket = (this.gateway ? this.gateway.socket() : new GuardedSocket(this.egress)).connect(
+        port,
+        target.host,
+      );
     }
     await this.client.access({
       host: target.host,
@@ -310,19 +348,16 @@ const ftpProtocol: FileProtocol = {
     const port = portOf(target, target.scheme === 'ftps' ? parseTlsMode(target) : undefined);
     return `${target.host.includes(':') ? `[${target.host}]` : target.host}:${port}`;
   },
-  createSession: (target: FileTarget, credentials: Record<string, string>, _bounds: Bounds, egress) =>
-    new FtpSession(target, credentials, egress),
+  createSession: (
+    target: FileTarget,
+    credentials: Record<string, string>,
+    _bounds: Bounds,
+    egress,
+    gateway,
+  ) => new FtpSession(target, credentials, egress, gateway),
 };
 
 /** Runs an `ftp://` or `ftps://` step: one operation or an array of them on one connection. */
 export function executeFtpStep(req: FileStepRequest): Promise<JsonValue> {
-  if (req.gateway) {
-    // Passive data connections go to ports the server picks, which a gateway target does not expose.
-    return Promise.reject(
-      new FileStepError(
-        `FTP through gateway ${req.gateway.route.tunnelId} is not supported yet: reach the server over SFTP`,
-      ),
-    );
-  }
   return runFileStep(req, ftpProtocol);
 }

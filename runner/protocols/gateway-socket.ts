@@ -32,6 +32,8 @@ export const RelayRequest = z.strictObject({
   target: z.string().min(1).max(63),
   /** Set by a replica forwarding to the tunnel's holder: the holder serves it from its own tunnels only. */
   hop: z.literal(1).optional(),
+  /** A passive FTP data connection: this port of the target's host (the agent allows it for FTP targets only). */
+  dataPort: z.number().int().min(1024).max(65535).optional(),
 });
 export type RelayRequest = z.infer<typeof RelayRequest>;
 
@@ -73,10 +75,13 @@ export class TunnelSocket extends Socket {
   readonly #route: GatewayRoute;
   #handshaken = false;
 
-  constructor(relay: GatewayRelayAddress | undefined, route: GatewayRoute) {
+  readonly #dataPort: number | undefined;
+
+  constructor(relay: GatewayRelayAddress | undefined, route: GatewayRoute, dataPort?: number) {
     super({ allowHalfOpen: false });
     this.#relay = relay;
     this.#route = route;
+    this.#dataPort = dataPort;
   }
 
   // The arguments name the system's host and port; the route decides where the bytes go.
@@ -107,7 +112,7 @@ export class TunnelSocket extends Socket {
     // A library that listened for 'data' before connecting (pg) keeps the socket flowing: the relay's
     // answer arrives here and must not reach it.
     if (event === 'data' && this.#onHandshakeData) {
-      this.#onHandshakeData(args[0] as Buffer);
+      this.#onHandshakeData(asBuffer(args[0] as Buffer | string));
       return true;
     }
     return super.emit(event, ...args);
@@ -122,6 +127,7 @@ export class TunnelSocket extends Socket {
       token: relay.token,
       tunnelId: this.#route.tunnelId,
       target: this.#route.target,
+      ...(this.#dataPort !== undefined ? { dataPort: this.#dataPort } : {}),
     };
     this.write(`${JSON.stringify(request)}\n`);
     let buffered = Buffer.alloc(0);
@@ -138,7 +144,7 @@ export class TunnelSocket extends Socket {
         this.removeListener('end', onEnd);
         this.#finish(buffered.subarray(0, newline).toString('utf8'));
         const rest = buffered.subarray(newline + 1);
-        if (rest.length > 0 && !this.destroyed) super.emit('data', rest);
+        if (rest.length > 0 && !this.destroyed) super.emit('data', this.#asRead(rest));
       };
       this.once('end', onEnd);
       // net.Socket starts reading on its own 'connect' event, which is held back until the answer.
@@ -146,8 +152,12 @@ export class TunnelSocket extends Socket {
       return;
     }
     const onReadable = () => {
-      for (let chunk = this.read() as Buffer | null; chunk !== null; chunk = this.read() as Buffer | null) {
-        buffered = Buffer.concat([buffered, chunk]);
+      for (
+        let chunk = this.read() as Buffer | string | null;
+        chunk !== null;
+        chunk = this.read() as Buffer | string | null
+      ) {
+        buffered = Buffer.concat([buffered, asBuffer(chunk)]);
         const newline = buffered.indexOf(10);
         if (newline < 0) {
           if (buffered.length > RELAY_MAX_LINE_BYTES)
@@ -158,13 +168,18 @@ export class TunnelSocket extends Socket {
         this.removeListener('end', onEnd);
         // Bytes the target sent right away (an SSH banner) belong to the library.
         const rest = buffered.subarray(newline + 1);
-        if (rest.length > 0) this.unshift(rest);
+        if (rest.length > 0) this.unshift(this.#asRead(rest));
         this.#finish(buffered.subarray(0, newline).toString('utf8'));
         return;
       }
     };
     this.on('readable', onReadable);
     this.once('end', onEnd);
+  }
+
+  /** Bytes as the library reads them: text when it set an encoding (basic-ftp's control connection). */
+  #asRead(bytes: Buffer): Buffer | string {
+    return this.readableEncoding ? bytes.toString(this.readableEncoding) : bytes;
   }
 
   #finish(line: string): void {
@@ -185,6 +200,10 @@ export class TunnelSocket extends Socket {
   }
 }
 
+function asBuffer(chunk: Buffer | string): Buffer {
+  return typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+}
+
 /**
  * How a step opens its connections when its system is behind a gateway: unconnected sockets for
  * libraries that connect themselves (pg), `key` to keep their pools apart from direct connections.
@@ -193,6 +212,8 @@ export interface GatewayDial {
   key: string;
   route: GatewayRoute;
   socket(): TunnelSocket;
+  /** An unconnected socket to another port of the target's host (FTP passive data). */
+  dataSocket(port: number): TunnelSocket;
   connect(timeoutMs: number): Promise<TunnelSocket>;
 }
 
@@ -201,6 +222,7 @@ export function gatewayDial(relay: GatewayRelayAddress | undefined, route: Gatew
     key: `gateway ${route.tunnelId}/${route.target}`,
     route,
     socket: () => new TunnelSocket(relay, route),
+    dataSocket: (port) => new TunnelSocket(relay, route, port),
     connect: (timeoutMs) => dialGateway(relay, route, timeoutMs),
   };
 }

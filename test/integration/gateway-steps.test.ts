@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestApi, TEST_ADMIN_KEY, type TestApi } from '../support/embedded.ts';
+import { type FtpTestServer, startFtpServer } from '../support/ftp-server.ts';
 import { type AgentProcess, startAgent } from '../support/gateway-agent.ts';
 import { type HttpTarget, startHttpTarget } from '../support/http-target.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
@@ -20,6 +21,8 @@ let http: HttpTarget;
 let https: HttpsServer;
 let database: TestDatabase;
 let sftp: SftpTestServer;
+let ftp: FtpTestServer;
+let ftps: FtpTestServer;
 let agent: AgentProcess;
 let targets: Record<string, unknown>;
 
@@ -70,11 +73,15 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => https.listen(0, '127.0.0.1', resolve));
   database = await createTestDatabase(inject('databaseUrl'));
   sftp = await startSftpServer({ password: 'sftp-secret-password' });
+  ftp = await startFtpServer({ username: 'ftp-user', password: 'ftp-secret-password' });
+  ftps = await startFtpServer({ username: 'ftp-user', password: 'ftp-secret-password', tls: 'explicit' });
   targets = {
     web: hostPort(http.url),
     secure: { address: `127.0.0.1:${(https.address() as AddressInfo).port}`, protocol: 'https' },
     db: { address: hostPort(database.url), protocol: 'postgres' },
     files: { address: `127.0.0.1:${sftp.port}`, protocol: 'sftp' },
+    plainftp: { address: `127.0.0.1:${ftp.port}`, protocol: 'ftp' },
+    secureftp: { address: `127.0.0.1:${ftps.port}`, protocol: 'ftps' },
   };
   agent = await connectAgent();
 
@@ -84,6 +91,9 @@ beforeAll(async () => {
     { id: 'secure', url: 'https://localhost:9443', gateway: { tunnelId: TUNNEL, target: 'secure' } },
     { id: 'misnamed', url: 'https://secure.corp.internal', gateway: { tunnelId: TUNNEL, target: 'secure' } },
     { id: 'files', url: 'sftp://files.corp.internal', gateway: { tunnelId: TUNNEL, target: 'files' } },
+    { id: 'ftp-files', url: 'ftp://ftp.corp.internal', gateway: { tunnelId: TUNNEL, target: 'plainftp' } },
+    // The FTPS test certificate names localhost: TLS (control and data) is checked against that name.
+    { id: 'ftps-files', url: 'ftps://localhost', gateway: { tunnelId: TUNNEL, target: 'secureftp' } },
     { id: 'unknown', url: 'http://nowhere.corp.internal', gateway: { tunnelId: TUNNEL, target: 'nope' } },
     { id: 'offline', url: 'http://x.corp.internal', gateway: { tunnelId: 'elsewhere', target: 'web' } },
   ];
@@ -129,6 +139,24 @@ beforeAll(async () => {
       ],
     },
   ];
+  const roundtrip = (id: string, systemId: string) => ({
+    id,
+    steps: [
+      {
+        id: 'ops',
+        config: {
+          url: '/',
+          systemId,
+          body: [
+            { operation: 'put', path: '/hello.txt', content: `through the tunnel by ${systemId}` },
+            { operation: 'list', path: '/' },
+            { operation: 'get', path: '/hello.txt' },
+          ],
+        },
+      },
+    ],
+  });
+  tools.push(roundtrip('ftp-roundtrip', 'ftp-files'), roundtrip('ftps-roundtrip', 'ftps-files'));
   for (const tool of tools) {
     const created = await api.call('POST', '/v1/tools', { body: tool });
     expect(created.status, created.text).toBe(201);
@@ -137,6 +165,12 @@ beforeAll(async () => {
     body: { credentials: { username: sftp.username, password: 'sftp-secret-password' } },
   });
   expect(credentials.status, credentials.text).toBe(200);
+  for (const id of ['ftp-files', 'ftps-files']) {
+    const set = await api.call('PUT', `/v1/systems/${id}`, {
+      body: { credentials: { username: 'ftp-user', password: 'ftp-secret-password' } },
+    });
+    expect(set.status, set.text).toBe(200);
+  }
 }, 60_000);
 
 afterAll(async () => {
@@ -146,6 +180,8 @@ afterAll(async () => {
   await new Promise((resolve) => https?.close(resolve));
   await database?.drop();
   await sftp?.stop();
+  await ftp?.stop();
+  await ftps?.stop();
 });
 
 describe('a private system behind a gateway agent', () => {
@@ -156,7 +192,14 @@ describe('a private system behind a gateway agent', () => {
     );
     expect(listed.status).toBe(200);
     expect(listed.body.data.map((g) => g.tunnelId)).toEqual([TUNNEL]);
-    expect(listed.body.data[0]?.targets.map((t) => t.name).sort()).toEqual(['db', 'files', 'secure', 'web']);
+    expect(listed.body.data[0]?.targets.map((t) => t.name).sort()).toEqual([
+      'db',
+      'files',
+      'plainftp',
+      'secure',
+      'secureftp',
+      'web',
+    ]);
     const one = await api.call<{ connectedSince: string }>('GET', `/v1/gateways/${TUNNEL}`);
     expect(one.status).toBe(200);
     expect((await api.call('GET', '/v1/gateways/elsewhere')).status).toBe(404);
@@ -187,6 +230,19 @@ describe('a private system behind a gateway agent', () => {
     const result = await run('files-roundtrip');
     expect(result.status, result.error).toBe('success');
     expect(JSON.stringify(result.data)).toContain('through the tunnel');
+  });
+
+  it('runs FTP operations through the tunnel, passive data connections included', async () => {
+    const result = await run('ftp-roundtrip');
+    expect(result.status, result.error).toBe('success');
+    expect(JSON.stringify(result.data)).toContain('through the tunnel by ftp-files');
+    expect(JSON.stringify(result.data)).toContain('hello.txt');
+  });
+
+  it('runs FTPS with the certificate of control and data connections checked against the URL host', async () => {
+    const result = await run('ftps-roundtrip');
+    expect(result.status, result.error).toBe('success');
+    expect(JSON.stringify(result.data)).toContain('through the tunnel by ftps-files');
   });
 
   it('refuses a target the agent does not have', async () => {

@@ -166,6 +166,15 @@ describe('the gateway tunnel', () => {
     expect(wrong.output()).not.toContain('kg_not-a-key');
   });
 
+  it('opens another port of a target for FTP data connections only, never a privileged one', async () => {
+    // 'echo' is a plain TCP target: no data connections to other ports of its host.
+    await expect(registry.openStream('bulk', 'echo', undefined, 40_000)).rejects.toThrow(
+      "target 'echo' takes no data connections",
+    );
+    const agent = agents[0] as AgentProcess;
+    expect(agent.output()).toContain("a data port of 'echo'");
+  });
+
   it('takes an agent whose key is not an admin key but may host gateways', async () => {
     const hosted = await agentWith('hosted', HOST_KEY);
     await hosted.waitFor("tunnel 'hosted' registered");
