@@ -121,6 +121,42 @@ export function client(base: string) {
   return { agent, call };
 }
 
+/** The benchmark's two tools (a one-step GET, a 5-page pagination + transform) and a call of each. */
+export async function createBenchTools(call: ReturnType<typeof client>['call'], targetUrl: string) {
+  await call('POST', '/tools', {
+    id: 'bench-get',
+    steps: [{ id: 'get', config: { url: `${targetUrl}/ok` } }],
+  });
+  await call('POST', '/tools', {
+    id: 'bench-pages',
+    steps: [
+      {
+        id: 'list',
+        config: {
+          url: `${targetUrl}/items`,
+          queryParams: { offset: '<<offset>>', limit: '<<limit>>' },
+          pagination: { type: 'offsetBased', pageSize: String(PAGE_SIZE) },
+        },
+      },
+      {
+        id: 'shape',
+        config: {
+          type: 'transform',
+          transformCode: '(s) => s.list.data.items.map((item) => ({ id: item.id, name: item.name }))',
+        },
+      },
+    ],
+  });
+  const run = () => call('POST', '/tools/bench-get/run', {});
+  const runPages = async () => {
+    const result = await call('POST', '/tools/bench-pages/run', {});
+    if (result.status !== 'success' || !Array.isArray(result.data) || result.data.length !== LISTING_ITEMS) {
+      throw new Error(`pagination bench run: ${JSON.stringify(result).slice(0, 300)}`);
+    }
+  };
+  return { run, runPages };
+}
+
 /** The tree's PSS once the idle engine workers have retired (back to the server and one worker). */
 async function settledPss(pid: number, idleProcesses: number): Promise<number> {
   const until = performance.now() + SETTLE_MS;
@@ -140,41 +176,7 @@ async function benchDriver(
   const { agent, call } = client(`${server.url}/v1`);
   const pid = server.child.pid as number;
   try {
-    await call('POST', '/tools', {
-      id: 'bench-get',
-      steps: [{ id: 'get', config: { url: `${targetUrl}/ok` } }],
-    });
-    await call('POST', '/tools', {
-      id: 'bench-pages',
-      steps: [
-        {
-          id: 'list',
-          config: {
-            url: `${targetUrl}/items`,
-            queryParams: { offset: '<<offset>>', limit: '<<limit>>' },
-            pagination: { type: 'offsetBased', pageSize: String(PAGE_SIZE) },
-          },
-        },
-        {
-          id: 'shape',
-          config: {
-            type: 'transform',
-            transformCode: '(s) => s.list.data.items.map((item) => ({ id: item.id, name: item.name }))',
-          },
-        },
-      ],
-    });
-    const run = () => call('POST', '/tools/bench-get/run', {});
-    const runPages = async () => {
-      const result = await call('POST', '/tools/bench-pages/run', {});
-      if (
-        result.status !== 'success' ||
-        !Array.isArray(result.data) ||
-        result.data.length !== LISTING_ITEMS
-      ) {
-        throw new Error(`pagination bench run: ${JSON.stringify(result).slice(0, 300)}`);
-      }
-    };
+    const { run, runPages } = await createBenchTools(call, targetUrl);
     const direct = async () => {
       const response = await request(`${targetUrl}/ok`, { dispatcher: agent });
       await response.body.json();

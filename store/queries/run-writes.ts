@@ -10,7 +10,14 @@ import type {
 } from '../types.ts';
 import { OUTBOX_CHANNEL, outboxInsertCtes, outboxInsertSql, outboxRecords } from './outbox.ts';
 import { credentialRecord, credentialsInsertSql } from './run-credentials.ts';
-import { insertRunsFromJson, RUN_COLUMNS, type RunRow, runFromRow, runRecord } from './runs.ts';
+import {
+  insertRunsFromJson,
+  RUN_COLUMNS,
+  RUN_INSERT_COLUMNS,
+  type RunRow,
+  runFromRow,
+  runRecord,
+} from './runs.ts';
 
 /**
  * The two writes every run makes (insert while running, terminal write), for any number of runs at once: a
@@ -53,36 +60,11 @@ export async function insertRunCalls(db: Db, calls: readonly InsertRunCall[]): P
       const runId = calls[index]!.run.runId;
       if (!firstCallOf.has(runId)) firstCallOf.set(runId, index);
     }
-    const runs: object[] = [];
-    const effects: object[] = [];
-    const credentials: object[] = [];
     // In run id order, so concurrent batches lock conflicting ids in the same order and cannot deadlock.
-    for (const index of inRunIdOrder(firstCallOf)) {
-      const call = calls[index]!;
-      runs.push(runRecord(call.run, call.inputHash));
-      if (call.outbox?.length) effects.push(...outboxRecords(call.outbox, call.run.runId, effects.length));
-      if (call.sealedCredentials)
-        credentials.push(credentialRecord(d, call.run.runId, call.sealedCredentials));
-    }
-    const insertSql = `${insertRunsFromJson(d)} ON CONFLICT (run_id) DO NOTHING RETURNING ${RUN_COLUMNS}`;
+    const firstCalls = inRunIdOrder(firstCallOf).map((index) => calls[index]!);
     const inserted = d.dataModifyingCtes
-      ? await insertWithEffectsAsCtes(db, insertSql, runs, effects, credentials)
-      : await db.transaction(async (tx) => {
-          const { rows } = await tx.query<RunRow>(insertSql, [JSON.stringify(runs)]);
-          if (rows.length > 0 && (effects.length > 0 || credentials.length > 0)) {
-            // The runs inserted are $1, the records of each part $2.
-            const owners = JSON.stringify(rows.map((row) => ({ run_id: row.run_id })));
-            const ownersSource = d.records('$1', 'owner', 'run_id text');
-            if (effects.length > 0) await writeEffects(tx, [owners, JSON.stringify(effects)], ownersSource);
-            if (credentials.length > 0) {
-              await tx.query(credentialsInsertSql(d, '$2', ownersSource), [
-                owners,
-                JSON.stringify(credentials),
-              ]);
-            }
-          }
-          return rows;
-        });
+      ? await insertWithEffectsAsCtes(db, firstCalls)
+      : await insertRunByRun(db, firstCalls);
     for (const row of inserted) {
       results[firstCallOf.get(row.run_id)!] = { status: 'inserted', run: runFromRow(row) };
     }
@@ -109,18 +91,68 @@ export async function insertRunCalls(db: Db, calls: readonly InsertRunCall[]): P
   return results.map((result) => result!);
 }
 
+/** The values of runRecord in RUN_INSERT_COLUMNS order, for a bound-parameter insert. */
+const RUN_INSERT_PLACEHOLDERS = RUN_INSERT_COLUMNS.split(',').map((_, index) => `$${index + 1}`);
+
+/**
+ * SQLite: one bound-parameter insert per run (and its outbox rows and credentials when it inserted), in one
+ * transaction; not the JSON record list Postgres gets, which SQLite would parse once per column.
+ */
+async function insertRunByRun(db: Db, calls: readonly InsertRunCall[]): Promise<RunRow[]> {
+  const d = db.dialect;
+  const columns = RUN_INSERT_COLUMNS.split(',').map((column) => column.trim());
+  const placeholders = RUN_INSERT_PLACEHOLDERS.map((placeholder, index) =>
+    columns[index] === 'started_at' || columns[index] === 'completed_at'
+      ? d.timestamp(placeholder)
+      : placeholder,
+  );
+  const sql = `INSERT INTO runs (${RUN_INSERT_COLUMNS}) VALUES (${placeholders.join(', ')})
+    ON CONFLICT (run_id) DO NOTHING RETURNING ${RUN_COLUMNS}`;
+  const insertAll = async (tx: Db): Promise<RunRow[]> => {
+    const inserted: RunRow[] = [];
+    for (const call of calls) {
+      const record = runRecord(call.run, call.inputHash);
+      const { rows } = await tx.query<RunRow>(
+        sql,
+        columns.map((column) => record[column]),
+      );
+      const row = rows[0];
+      if (!row) continue;
+      inserted.push(row);
+      const owner = JSON.stringify([{ run_id: row.run_id }]);
+      const ownerSource = d.records('$1', 'owner', 'run_id text');
+      if (call.outbox?.length) {
+        await writeEffects(tx, [owner, JSON.stringify(outboxRecords(call.outbox, row.run_id))], ownerSource);
+      }
+      if (call.sealedCredentials) {
+        await tx.query(credentialsInsertSql(d, '$2', ownerSource), [
+          owner,
+          JSON.stringify([credentialRecord(d, row.run_id, call.sealedCredentials)]),
+        ]);
+      }
+    }
+    return inserted;
+  };
+  // A lone run without effects is one statement: atomic without a transaction of its own.
+  const alone = calls.length === 1 && !calls[0]!.outbox?.length && !calls[0]!.sealedCredentials;
+  return alone ? insertAll(db) : db.transaction(insertAll);
+}
+
 /**
  * Postgres: the insert, its outbox rows and its credentials as one statement; only the runs it inserted get
  * them. The outbox and credential parts only when there are such rows: planning them costs time on every call.
  */
-async function insertWithEffectsAsCtes(
-  db: Db,
-  insertSql: string,
-  runs: readonly object[],
-  effects: readonly object[],
-  credentials: readonly object[],
-): Promise<RunRow[]> {
+async function insertWithEffectsAsCtes(db: Db, calls: readonly InsertRunCall[]): Promise<RunRow[]> {
   const d = db.dialect;
+  const runs: object[] = [];
+  const effects: object[] = [];
+  const credentials: object[] = [];
+  for (const call of calls) {
+    runs.push(runRecord(call.run, call.inputHash));
+    if (call.outbox?.length) effects.push(...outboxRecords(call.outbox, call.run.runId, effects.length));
+    if (call.sealedCredentials) credentials.push(credentialRecord(d, call.run.runId, call.sealedCredentials));
+  }
+  const insertSql = `${insertRunsFromJson(d)} ON CONFLICT (run_id) DO NOTHING RETURNING ${RUN_COLUMNS}`;
   const params: unknown[] = [JSON.stringify(runs)];
   const withEffects =
     effects.length > 0 ? `, ${outboxInsertCtes(d, param(params, effects), 'inserted AS owner')}` : '';
@@ -244,33 +276,95 @@ async function finishAsCtes(db: Db, records: FinishRecords): Promise<string[]> {
   return rows.map((row) => row.run_id);
 }
 
-/** SQLite: the same parts one after the other in one transaction, each a few microseconds. */
-async function finishInSteps(db: Db, records: FinishRecords): Promise<string[]> {
+/**
+ * SQLite: the same parts run by run in one transaction, each a prepared statement with bound values (a
+ * few microseconds each). Not the JSON record lists of Postgres: SQLite would parse every record's JSON
+ * (step data and result included) once per column it extracts, which cost ~40 times more per run.
+ */
+async function finishRunByRun(db: Db, calls: readonly FinishRunCall[], order: number[]): Promise<string[]> {
   const d = db.dialect;
   return db.transaction(async (tx) => {
-    const finishes = JSON.stringify(records.finishes);
-    const { rows } = await tx.query<{ run_id: string }>(`WITH ${finishCte(d)} ${wonUpdateSql(d)}`, [
-      finishes,
-      records.runIds,
-    ]);
-    if (rows.length === 0) return [];
-    const won = JSON.stringify(rows.map((row) => ({ run_id: row.run_id })));
-    // The runs that won are $1 (and the finish records $2), the records of each other part $2.
-    const wonAt = (placeholder: string) => d.records(placeholder, 'won', 'run_id text');
-    if (records.steps.length > 0) {
-      await tx.query(stepsSql(d, '$2', wonAt('$1')), [won, JSON.stringify(records.steps)]);
+    const won: string[] = [];
+    for (const index of order) {
+      const { runId, finish } = calls[index]!;
+      const runFiles = lastPerFileKey(finish.files ?? []);
+      const { rowCount } = await tx.query(
+        `UPDATE runs
+            SET status = $2, error = $3, completed_at = ${d.timestamp('$4')}, duration_ms = $5,
+                file_artifacts = COALESCE($6, file_artifacts), result_storage_uri = COALESCE($7, result_storage_uri)
+          WHERE run_id = $1 AND status = 'running'`,
+        [
+          runId,
+          finish.status,
+          finish.error ?? null,
+          finish.completedAt,
+          finish.durationMs,
+          runFiles.length > 0 ? JSON.stringify(fileArtifacts(runFiles)) : null,
+          finish.resultStorageUri ?? null,
+        ],
+      );
+      if (rowCount === 0) continue;
+      won.push(runId);
+      for (const [seq, step] of (finish.stepResults ?? []).entries()) {
+        await tx.query(
+          `INSERT INTO run_step_results (run_id, seq, step_id, success, data, error)
+           VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (run_id, seq) DO UPDATE
+             SET step_id = EXCLUDED.step_id, success = EXCLUDED.success, data = EXCLUDED.data, error = EXCLUDED.error`,
+          [runId, seq, step.stepId, step.success, jsonOrNull(step.data), step.error ?? null],
+        );
+      }
+      if (finish.result !== undefined) {
+        await tx.query(
+          `INSERT INTO run_results (run_id, success, data, step_results, tool_payload, error)
+           SELECT $1, $2, $3, $4, r.tool_payload, $5 FROM runs r WHERE r.run_id = $1
+           ON CONFLICT (run_id) DO UPDATE
+             SET success = EXCLUDED.success, data = EXCLUDED.data, step_results = EXCLUDED.step_results,
+                 tool_payload = EXCLUDED.tool_payload, error = EXCLUDED.error, stored_at = ${d.now}`,
+          [
+            runId,
+            finish.result.success,
+            // As the record path stores it: a missing result is JSON null, never SQL NULL.
+            JSON.stringify(finish.result.data ?? null),
+            JSON.stringify(finish.stepResults ?? []),
+            finish.result.error ?? null,
+          ],
+        );
+      }
+      for (const file of runFiles) {
+        await tx.query(
+          `INSERT INTO run_files (run_id, file_key, filename, content_type, size, content)
+           VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (run_id, file_key) DO UPDATE
+             SET filename = EXCLUDED.filename, content_type = EXCLUDED.content_type, size = EXCLUDED.size,
+                 content = EXCLUDED.content`,
+          [runId, file.fileKey, file.filename, file.contentType, file.content.byteLength, file.content],
+        );
+      }
+      if (finish.outbox?.length) {
+        await writeEffects(
+          tx,
+          [JSON.stringify([{ run_id: runId }]), JSON.stringify(outboxRecords(finish.outbox, runId))],
+          d.records('$1', 'owner', 'run_id text'),
+        );
+      }
     }
-    if (records.withResults) {
-      await tx.query(`WITH ${finishCte(d)} ${resultsSql(d, wonAt('$2'))}`, [finishes, won]);
-    }
-    if (records.files.length > 0) {
-      await tx.query(filesSql(d, '$2', wonAt('$1')), [won, JSON.stringify(records.files)]);
-    }
-    if (records.effects.length > 0) {
-      await writeEffects(tx, [won, JSON.stringify(records.effects)], d.records('$1', 'owner', 'run_id text'));
-    }
-    return rows.map((row) => row.run_id);
+    return won;
   });
+}
+
+/** A JSON value as a jsonb column holds it; JSON null (and undefined) is SQL NULL, as the record path does. */
+function jsonOrNull(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
+
+function fileArtifacts(files: readonly RunFileInput[]): object[] {
+  return files.map((file) => ({
+    fileKey: file.fileKey,
+    filename: file.filename,
+    contentType: file.contentType,
+    size: file.content.byteLength,
+  }));
 }
 
 /**
@@ -284,11 +378,22 @@ export async function finishRunCalls(db: Db, calls: readonly FinishRunCall[]): P
   calls.forEach((call, index) => {
     if (!firstCallOf.has(call.runId)) firstCallOf.set(call.runId, index);
   });
+  const order = inRunIdOrder(firstCallOf);
+  const won = new Set(
+    d.dataModifyingCtes
+      ? await finishAsCtes(db, finishRecords(d, calls, order))
+      : await finishRunByRun(db, calls, order),
+  );
+  return calls.map((call, index) => firstCallOf.get(call.runId) === index && won.has(call.runId));
+}
+
+/** The JSON record lists of a batch's terminal writes (Postgres), in `order`. */
+function finishRecords(d: Dialect, calls: readonly FinishRunCall[], order: number[]): FinishRecords {
   const finishes: object[] = [];
   const steps: object[] = [];
   const files: object[] = [];
   const effects: object[] = [];
-  for (const index of inRunIdOrder(firstCallOf)) {
+  for (const index of order) {
     const { runId, finish } = calls[index]!;
     const runFiles = lastPerFileKey(finish.files ?? []);
     finishes.push({
@@ -297,15 +402,7 @@ export async function finishRunCalls(db: Db, calls: readonly FinishRunCall[]): P
       error: finish.error ?? null,
       completed_at: finish.completedAt,
       duration_ms: finish.durationMs,
-      file_artifacts:
-        runFiles.length > 0
-          ? runFiles.map((file) => ({
-              fileKey: file.fileKey,
-              filename: file.filename,
-              contentType: file.contentType,
-              size: file.content.byteLength,
-            }))
-          : null,
+      file_artifacts: runFiles.length > 0 ? fileArtifacts(runFiles) : null,
       result_storage_uri: finish.resultStorageUri ?? null,
       has_result: finish.result !== undefined,
       result_success: finish.result?.success ?? null,
@@ -326,18 +423,14 @@ export async function finishRunCalls(db: Db, calls: readonly FinishRunCall[]): P
     }
     if (finish.outbox?.length) effects.push(...outboxRecords(finish.outbox, runId, effects.length));
   }
-  const records: FinishRecords = {
+  return {
     finishes,
     steps,
     files,
     effects,
-    runIds: [...firstCallOf.keys()],
+    runIds: order.map((index) => calls[index]!.runId),
     withResults: calls.some((call) => call.finish.result !== undefined),
   };
-  const won = new Set(
-    d.dataModifyingCtes ? await finishAsCtes(db, records) : await finishInSteps(db, records),
-  );
-  return calls.map((call, index) => firstCallOf.get(call.runId) === index && won.has(call.runId));
 }
 
 function inRunIdOrder(firstCallOf: Map<string, number>): number[] {
