@@ -6,7 +6,7 @@
 import { runTool } from './engine/run-tool.ts';
 import type { EngineEvent, GrantedToken } from './engine/types.ts';
 import { createEngineDeps } from './engine-deps.ts';
-import type { FromWorker, ToWorker } from './ipc.ts';
+import { type FromWorker, frameBatcher, type ToWorker, type ToWorkerFrame } from './ipc.ts';
 import { egressPolicyFromEnv } from './protocols/egress-policy.ts';
 import { closeGatewayAgents } from './protocols/gateway-http.ts';
 import { gatewayRelayFromEnv } from './protocols/gateway-socket.ts';
@@ -49,18 +49,23 @@ function eventFor(mode: boolean | 'progress', event: EngineEvent): EngineEvent {
   return { type: 'step_finished', result };
 }
 
+const outgoing = frameBatcher<FromWorker>((frame) => {
+  if (process.connected) process.send?.(frame);
+});
+
 function send(message: FromWorker): void {
-  if (process.connected) process.send?.(message);
+  outgoing.send(message);
 }
 
 async function shutdown(): Promise<void> {
   for (const controller of running.values()) controller.abort();
   await Promise.allSettled([closeHttpAgent(), closeGatewayAgents(), closePostgresPools()]);
   sandbox.dispose();
+  outgoing.flush();
   process.exit(0);
 }
 
-process.on('message', (message: ToWorker) => {
+function handle(message: ToWorker): void {
   switch (message.type) {
     case 'run': {
       const controller = new AbortController();
@@ -92,6 +97,11 @@ process.on('message', (message: ToWorker) => {
       void shutdown();
       break;
   }
+}
+
+process.on('message', (frame: ToWorkerFrame) => {
+  if (frame.type === 'batch') for (const message of frame.messages) handle(message);
+  else handle(frame);
 });
 
 // The parent is gone: nobody will read results any more.
@@ -101,3 +111,4 @@ process.on('disconnect', () => void shutdown());
 process.on('SIGINT', () => {});
 process.on('SIGTERM', () => {});
 send({ type: 'ready' });
+outgoing.flush();
