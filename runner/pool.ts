@@ -2,7 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { AccessTokenSource, EngineEvent, EngineResult } from './engine/types.ts';
-import type { FromWorker, RunOrder, ToWorker } from './ipc.ts';
+import { type FromWorker, type FromWorkerFrame, frameBatcher, type RunOrder, type ToWorker } from './ipc.ts';
 import { type EgressPolicy, egressPolicyToEnv } from './protocols/egress-policy.ts';
 import { type GatewayRelayAddress, gatewayRelayToEnv } from './protocols/gateway-socket.ts';
 import { workerEnvironment } from './worker-env.ts';
@@ -48,6 +48,8 @@ interface Worker {
   idleTimer: NodeJS.Timeout | undefined;
   /** Asked to exit (idle): its exit is not a crash and it takes no new runs. */
   retiring: boolean;
+  /** Messages to the worker, sent once per event-loop turn (runner/ipc.ts frameBatcher). */
+  outgoing: { send(message: ToWorker): void; flush(): void };
 }
 
 // Compiled (dist/, what `npm start` and bench run) or from source (tests, the image): the worker is
@@ -62,17 +64,23 @@ const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 const BUSY_AT = 1;
 
 /**
- * Sends to a worker that may have died since it was picked: `connected` stays true until the channel's
+ * Writes to a worker that may have died since it was picked: `connected` stays true until the channel's
  * close is processed, so a send can still fail (EPIPE). The exit handler deals with the worker and its runs.
  */
-function sendTo(worker: Worker, message: ToWorker): void {
-  if (!worker.child.connected) return;
+function writeTo(child: ChildProcess, frame: unknown): void {
+  if (!child.connected) return;
   try {
     // With a callback a failed send is reported to it instead of being emitted as 'error'.
-    worker.child.send(message, () => {});
+    child.send(frame as Parameters<ChildProcess['send']>[0], () => {});
   } catch {
     // ERR_IPC_CHANNEL_CLOSED thrown synchronously: the channel closed between the check and the send.
   }
+}
+
+/** Queues a message for the worker; a shutdown goes at once, after what was queued before it. */
+function sendTo(worker: Worker, message: ToWorker): void {
+  worker.outgoing.send(message);
+  if (message.type === 'shutdown') worker.outgoing.flush();
 }
 
 /** Asks the run's token source and sends the answer back; an error travels as its (safe) message. */
@@ -183,6 +191,7 @@ export class WorkerPool {
       inFlight: new Map(),
       idleTimer: undefined,
       retiring: false,
+      outgoing: frameBatcher<ToWorker>((frame) => writeTo(child, frame)),
     };
     this.#workers[slot] = worker;
     // A message sent to a worker that just died (killed with the whole process group, out of memory) fails
@@ -191,11 +200,12 @@ export class WorkerPool {
     child.on('error', (error) => {
       if (!this.#closing) this.#options.log?.(`worker ${slot}: ${error.message}`);
     });
-    child.on('message', (message: FromWorker) => {
+    const receive = (message: FromWorker): void => {
       if (message.type === 'ready') {
         worker.isReady = true;
         if (worker.inFlight.size === 0) this.#armIdleTimer(worker);
-        return markReady();
+        markReady();
+        return;
       }
       if (message.type === 'events') {
         for (const { id, event } of message.events) worker.inFlight.get(id)?.onEvent?.(event);
@@ -211,6 +221,10 @@ export class WorkerPool {
         if (worker.inFlight.size === 0) this.#armIdleTimer(worker);
         run.resolve(message.result);
       }
+    };
+    child.on('message', (frame: FromWorkerFrame) => {
+      if (frame.type === 'batch') for (const message of frame.messages) receive(message);
+      else receive(frame);
     });
     child.on('exit', (code, signal) => {
       clearTimeout(worker.idleTimer);

@@ -6,7 +6,7 @@
 import { runTool } from './engine/run-tool.ts';
 import type { EngineEvent, GrantedToken } from './engine/types.ts';
 import { createEngineDeps } from './engine-deps.ts';
-import type { FromWorker, ToWorker } from './ipc.ts';
+import { type FromWorker, frameBatcher, type ToWorker, type ToWorkerFrame } from './ipc.ts';
 import { egressPolicyFromEnv } from './protocols/egress-policy.ts';
 import { closeGatewayAgents } from './protocols/gateway-http.ts';
 import { gatewayRelayFromEnv } from './protocols/gateway-socket.ts';
@@ -64,6 +64,11 @@ function eventFor(mode: boolean | 'progress', event: EngineEvent): EngineEvent {
   return { type: 'step_finished', result };
 }
 
+/** Messages to the parent, sent once per event-loop turn (runner/ipc.ts frameBatcher). */
+const outgoing = frameBatcher<FromWorker>((frame) => {
+  if (process.connected) process.send?.(frame);
+});
+
 /**
  * Engine events wait here for a few milliseconds and cross to the parent in one message: a paginated
  * run has a dozen, and one IPC message each cost more than the pages themselves. Any other message
@@ -79,7 +84,7 @@ function flushEvents(): void {
   if (pendingEvents.length === 0) return;
   const events = pendingEvents;
   pendingEvents = [];
-  if (process.connected) process.send?.({ type: 'events', events } satisfies FromWorker);
+  outgoing.send({ type: 'events', events });
 }
 
 function sendEvent(id: number, event: EngineEvent): void {
@@ -89,17 +94,19 @@ function sendEvent(id: number, event: EngineEvent): void {
 
 function send(message: FromWorker): void {
   flushEvents();
-  if (process.connected) process.send?.(message);
+  outgoing.send(message);
 }
 
 async function shutdown(): Promise<void> {
   for (const controller of running.values()) controller.abort();
   await Promise.allSettled([closeHttpAgent(), closeGatewayAgents(), closePostgresPools()]);
   sandbox.dispose();
+  flushEvents();
+  outgoing.flush();
   process.exit(0);
 }
 
-process.on('message', (message: ToWorker) => {
+function handle(message: ToWorker): void {
   switch (message.type) {
     case 'run': {
       const controller = new AbortController();
@@ -132,6 +139,11 @@ process.on('message', (message: ToWorker) => {
       void shutdown();
       break;
   }
+}
+
+process.on('message', (frame: ToWorkerFrame) => {
+  if (frame.type === 'batch') for (const message of frame.messages) handle(message);
+  else handle(frame);
 });
 
 // The parent is gone: nobody will read results any more.
@@ -141,3 +153,4 @@ process.on('disconnect', () => void shutdown());
 process.on('SIGINT', () => {});
 process.on('SIGTERM', () => {});
 send({ type: 'ready' });
+outgoing.flush();
