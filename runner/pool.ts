@@ -2,7 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { AccessTokenSource, EngineEvent, EngineResult } from './engine/types.ts';
-import { type FromWorker, type FromWorkerFrame, frameBatcher, type RunOrder, type ToWorker } from './ipc.ts';
+import type { FromWorker, RunOrder, ToWorker } from './ipc.ts';
 import { type EgressPolicy, egressPolicyToEnv } from './protocols/egress-policy.ts';
 import { type GatewayRelayAddress, gatewayRelayToEnv } from './protocols/gateway-socket.ts';
 import { workerEnvironment } from './worker-env.ts';
@@ -48,8 +48,6 @@ interface Worker {
   idleTimer: NodeJS.Timeout | undefined;
   /** Asked to exit (idle): its exit is not a crash and it takes no new runs. */
   retiring: boolean;
-  /** Messages to the worker, sent once per event-loop turn (runner/ipc.ts frameBatcher). */
-  outgoing: { send(message: ToWorker): void; flush(): void };
 }
 
 // Compiled (dist/, what `npm start` and bench run) or from source (tests, the image): the worker is
@@ -64,23 +62,17 @@ const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 const BUSY_AT = 1;
 
 /**
- * Writes to a worker that may have died since it was picked: `connected` stays true until the channel's
+ * Sends to a worker that may have died since it was picked: `connected` stays true until the channel's
  * close is processed, so a send can still fail (EPIPE). The exit handler deals with the worker and its runs.
  */
-function writeTo(child: ChildProcess, frame: unknown): void {
-  if (!child.connected) return;
+function sendTo(worker: Worker, message: ToWorker): void {
+  if (!worker.child.connected) return;
   try {
     // With a callback a failed send is reported to it instead of being emitted as 'error'.
-    child.send(frame as Parameters<ChildProcess['send']>[0], () => {});
+    worker.child.send(message, () => {});
   } catch {
     // ERR_IPC_CHANNEL_CLOSED thrown synchronously: the channel closed between the check and the send.
   }
-}
-
-/** Queues a message for the worker; a shutdown goes at once, after what was queued before it. */
-function sendTo(worker: Worker, message: ToWorker): void {
-  worker.outgoing.send(message);
-  if (message.type === 'shutdown') worker.outgoing.flush();
 }
 
 /** Asks the run's token source and sends the answer back; an error travels as its (safe) message. */
@@ -191,7 +183,6 @@ export class WorkerPool {
       inFlight: new Map(),
       idleTimer: undefined,
       retiring: false,
-      outgoing: frameBatcher<ToWorker>((frame) => writeTo(child, frame)),
     };
     this.#workers[slot] = worker;
     // A message sent to a worker that just died (killed with the whole process group, out of memory) fails
@@ -200,12 +191,11 @@ export class WorkerPool {
     child.on('error', (error) => {
       if (!this.#closing) this.#options.log?.(`worker ${slot}: ${error.message}`);
     });
-    const receive = (message: FromWorker): void => {
+    child.on('message', (message: FromWorker) => {
       if (message.type === 'ready') {
         worker.isReady = true;
         if (worker.inFlight.size === 0) this.#armIdleTimer(worker);
-        markReady();
-        return;
+        return markReady();
       }
       if (message.type === 'events') {
         for (const { id, event } of message.events) worker.inFlight.get(id)?.onEvent?.(event);
@@ -221,10 +211,6 @@ export class WorkerPool {
         if (worker.inFlight.size === 0) this.#armIdleTimer(worker);
         run.resolve(message.result);
       }
-    };
-    child.on('message', (frame: FromWorkerFrame) => {
-      if (frame.type === 'batch') for (const message of frame.messages) receive(message);
-      else receive(frame);
     });
     child.on('exit', (code, signal) => {
       clearTimeout(worker.idleTimer);

@@ -6,7 +6,7 @@
 import { runTool } from './engine/run-tool.ts';
 import type { EngineEvent, GrantedToken } from './engine/types.ts';
 import { createEngineDeps } from './engine-deps.ts';
-import { type FromWorker, frameBatcher, type ToWorker, type ToWorkerFrame } from './ipc.ts';
+import type { FromWorker, ToWorker } from './ipc.ts';
 import { egressPolicyFromEnv } from './protocols/egress-policy.ts';
 import { closeGatewayAgents } from './protocols/gateway-http.ts';
 import { gatewayRelayFromEnv } from './protocols/gateway-socket.ts';
@@ -64,11 +64,6 @@ function eventFor(mode: boolean | 'progress', event: EngineEvent): EngineEvent {
   return { type: 'step_finished', result };
 }
 
-/** Messages to the parent, sent once per event-loop turn (runner/ipc.ts frameBatcher). */
-const outgoing = frameBatcher<FromWorker>((frame) => {
-  if (process.connected) process.send?.(frame);
-});
-
 /**
  * Engine events wait here for a few milliseconds and cross to the parent in one message: a paginated
  * run has a dozen, and one IPC message each cost more than the pages themselves. Any other message
@@ -84,7 +79,7 @@ function flushEvents(): void {
   if (pendingEvents.length === 0) return;
   const events = pendingEvents;
   pendingEvents = [];
-  outgoing.send({ type: 'events', events });
+  if (process.connected) process.send?.({ type: 'events', events } satisfies FromWorker);
 }
 
 function sendEvent(id: number, event: EngineEvent): void {
@@ -94,19 +89,17 @@ function sendEvent(id: number, event: EngineEvent): void {
 
 function send(message: FromWorker): void {
   flushEvents();
-  outgoing.send(message);
+  if (process.connected) process.send?.(message);
 }
 
 async function shutdown(): Promise<void> {
   for (const controller of running.values()) controller.abort();
   await Promise.allSettled([closeHttpAgent(), closeGatewayAgents(), closePostgresPools()]);
   sandbox.dispose();
-  flushEvents();
-  outgoing.flush();
   process.exit(0);
 }
 
-function handle(message: ToWorker): void {
+process.on('message', (message: ToWorker) => {
   switch (message.type) {
     case 'run': {
       const controller = new AbortController();
@@ -139,11 +132,6 @@ function handle(message: ToWorker): void {
       void shutdown();
       break;
   }
-}
-
-process.on('message', (frame: ToWorkerFrame) => {
-  if (frame.type === 'batch') for (const message of frame.messages) handle(message);
-  else handle(frame);
 });
 
 // The parent is gone: nobody will read results any more.
@@ -153,4 +141,3 @@ process.on('disconnect', () => void shutdown());
 process.on('SIGINT', () => {});
 process.on('SIGTERM', () => {});
 send({ type: 'ready' });
-outgoing.flush();
