@@ -266,7 +266,10 @@ class ToolRun {
 
   #abortError(): string | undefined {
     if (this.#request.signal.aborted) return 'Run was cancelled';
-    if (this.#signal.aborted) return `Run timed out after ${this.#timeoutMs} ms`;
+    // A step bounded by the deadline (an HTTP request's own timer) may fail a moment before the run's
+    // timer fires: past the deadline the run has timed out, whichever timer was first.
+    if (this.#signal.aborted || this.#now() >= this.#deadline)
+      return `Run timed out after ${this.#timeoutMs} ms`;
     return undefined;
   }
 

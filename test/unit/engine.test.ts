@@ -548,6 +548,23 @@ describe('engine: redaction, deadline, cancellation', () => {
     expect(result.error).toBe('Run timed out after 50 ms');
   });
 
+  it('times out a run whose step failed at the deadline before the run timer fired, even with failureBehavior continue', async () => {
+    const { result } = await run(
+      { id: 't', steps: [get('slow', 'https://x.test/slow', { failureBehavior: 'continue' })] },
+      {
+        timeoutMs: 30,
+        // The request's own deadline timer fires first: the run's timer has not run yet when it fails.
+        http: () => {
+          const end = Date.now() + 40;
+          while (Date.now() < end) {}
+          throw new Error('HTTP GET https://x.test/slow timed out: the run deadline was reached');
+        },
+      },
+    );
+    expect(result.status).toBe('failed');
+    expect(result.error).toBe('Run timed out after 30 ms');
+  });
+
   it('stops between steps when cancelled and reports aborted', async () => {
     const controller = new AbortController();
     const { result, calls } = await run(
