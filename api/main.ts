@@ -16,7 +16,9 @@ import { ensureAdminKey } from './api-keys.ts';
 import { createApi } from './app.ts';
 import { listenForCancels } from './cancel.ts';
 import { startGateways } from './gateway/index.ts';
+import { runnerStreamCheck } from './gateway/runner-access.ts';
 import { buildInternalServer } from './internal/server.ts';
+import type { SystemService } from './systems.ts';
 import { loadTls } from './tls.ts';
 
 const log = (line: string) => console.log(`kubeglue api: ${line}`);
@@ -48,10 +50,20 @@ export async function main(_args: string[]): Promise<void> {
     recover().catch((error: unknown) => log(`recovery sweep failed: ${(error as Error).message}`));
   }, RECOVERY_SWEEP_MS).unref();
 
-  // Tunnels are held by one replica each and reached from every replica (and its runner Pods' runs).
+  // Tunnels are held by one replica each and reached from every replica and from runner Pods. The
+  // relay starts before the API, which knows the systems: until then a runner's stream is refused.
+  let gatewaysOfSystems: SystemService['gatewaysForRun'] | undefined;
   const gateways = await startGateways({
     env: process.env,
     log,
+    runners: runnerStreamCheck({
+      findExecutionByToken: (tokenHash) => store.findExecutionByToken(tokenHash),
+      getRun: (runId) => store.getRun(runId),
+      gatewaysForRun: async (ids, mode) => {
+        if (!gatewaysOfSystems) throw new Error('the API is starting');
+        return gatewaysOfSystems(ids, mode);
+      },
+    }),
     shared: {
       tunnels: store.gatewayTunnels,
       peerToken: deriveKey(masterKey, 'kubeglue/gateway-peers/v1').toString('base64url'),
@@ -95,6 +107,7 @@ export async function main(_args: string[]): Promise<void> {
     // Live run events reach a log stream on any replica.
     eventBus: { publish: (payload) => store.publishRunEvent(payload), subscribe: (l) => store.onRunEvent(l) },
   });
+  gatewaysOfSystems = (ids, mode) => api.systems.gatewaysForRun(ids, mode);
   const stopCancels = await listenForCancels(store, api.runs);
   const internal = buildInternalServer({
     store,

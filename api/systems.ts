@@ -320,6 +320,19 @@ export class SystemService {
     }
   }
 
+  /** The gateways the systems of a run in `mode` sit behind (run-time cache, no credentials read). */
+  async gatewaysForRun(
+    systemIds: readonly string[],
+    mode: Environment,
+  ): Promise<{ tunnelId: string; target: string }[]> {
+    const snapshot = await this.#cache.snapshot();
+    return systemIds.flatMap((id) => {
+      const variants = snapshot.variants.get(id);
+      const gateway = variants && variantForMode(variants, mode)?.spec.gateway;
+      return gateway ? [gateway] : [];
+    });
+  }
+
   /** The REST shape of a variant; `known`: its credentials when the caller holds them (create, update). */
   async #present(resource: SystemResource, known?: Readonly<Record<string, string>>): Promise<System> {
     const credentials = known ?? (await this.#credentialsOf(resource));

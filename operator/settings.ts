@@ -102,6 +102,15 @@ export const SETTING_SPECS = {
     'http://kubeglue-internal:8081',
     "base URL of the API's internal runner port, as runner Pods reach it",
   ),
+  runnerGatewayRelay: setting(
+    'KUBEGLUE_RUNNER_GATEWAY_RELAY',
+    z.union([
+      z.literal(''),
+      z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s/]+):\d{1,5}$/, 'must be host:port'),
+    ]),
+    '',
+    "host:port of the api's gateway relay as runner Pods reach it (steps on private systems); empty: KUBEGLUE_INTERNAL_URL's host, port 8082",
+  ),
   sandboxMemoryMb: setting(
     'KUBEGLUE_SANDBOX_MEMORY_MB',
     positiveInt,

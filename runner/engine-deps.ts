@@ -9,7 +9,7 @@ export interface RealDepsOptions {
   sandboxTimeoutMs?: number | undefined;
   /** What steps may connect to; default: everything but the cloud metadata addresses. */
   egress?: EgressPolicy | undefined;
-  /** The API's gateway relay (pool workers), for steps on private systems. */
+  /** The API's gateway relay (pool workers, runner Pods), for steps on private systems. */
   gatewayRelay?: GatewayRelayAddress | undefined;
 }
 

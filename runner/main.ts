@@ -36,6 +36,7 @@ export const RunOrderSchema = z.object({
         allowedNetworks: z.array(z.string()).optional(),
         apiKeyPlacement: ApiKeyPlacement.optional(),
         tokenManaged: z.boolean().optional(),
+        gateway: z.strictObject({ tunnelId: z.string(), target: z.string() }).optional(),
       }),
     )
     .default([]),

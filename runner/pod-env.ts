@@ -2,6 +2,12 @@ import { z } from 'zod';
 import { formatIssues } from '../crds/errors.ts';
 import { RUNNER_ENV } from '../runs/runner-protocol.ts';
 import { type EgressPolicy, egressPolicyFromEnv } from './protocols/egress-policy.ts';
+import {
+  GATEWAY_RELAY_ENV,
+  type GatewayRelayAddress,
+  parseRelayAddress,
+  runnerGatewayRelay,
+} from './protocols/gateway-socket.ts';
 
 const positiveInt = z.coerce.number().int().positive();
 
@@ -23,6 +29,10 @@ const PodRunnerEnv = z.object({
   KUBEGLUE_RUNNER_EVENT_BUFFER: positiveInt.default(1_000),
   KUBEGLUE_SANDBOX_MEMORY_MB: positiveInt.default(128),
   KUBEGLUE_SANDBOX_TIMEOUT_MS: positiveInt.default(10_000),
+  [GATEWAY_RELAY_ENV]: z
+    .string()
+    .refine((value) => parseRelayAddress(value) !== undefined, 'must be host:port')
+    .optional(),
 });
 
 export interface PodRunnerConfig {
@@ -46,6 +56,8 @@ export interface PodRunnerConfig {
   sandboxTimeoutMs: number;
   /** KUBEGLUE_EGRESS_*: a Pod runs in the cluster, so private addresses are refused unless allowed. */
   egress: EgressPolicy;
+  /** The API's gateway relay (KUBEGLUE_GATEWAY_RELAY), entered with the run's token: steps on private systems. */
+  gatewayRelay: GatewayRelayAddress | undefined;
 }
 
 /** Throws with the names of the bad variables, never their values (one of them is the token). */
@@ -68,5 +80,6 @@ export function loadPodRunnerConfig(env: NodeJS.ProcessEnv): PodRunnerConfig {
     sandboxMemoryMb: e.KUBEGLUE_SANDBOX_MEMORY_MB,
     sandboxTimeoutMs: e.KUBEGLUE_SANDBOX_TIMEOUT_MS,
     egress: egressPolicyFromEnv(env, 'deny'),
+    gatewayRelay: runnerGatewayRelay(env, { runId: e[RUNNER_ENV.runId], token: e[RUNNER_ENV.token] }),
   };
 }

@@ -24,6 +24,7 @@ import { RunOrderSchema } from './main.ts';
 import { InternalApiError, InternalClient, withRetry } from './pod-client.ts';
 import { loadPodRunnerConfig, type PodRunnerConfig } from './pod-env.ts';
 import { EventShipper } from './pod-events.ts';
+import { closeGatewayAgents } from './protocols/gateway-http.ts';
 import { closeHttpAgent } from './protocols/http.ts';
 import { closePostgresPools } from './protocols/index.ts';
 
@@ -178,6 +179,7 @@ class PodRun {
       sandboxMemoryMb: this.#config.sandboxMemoryMb,
       sandboxTimeoutMs: this.#config.sandboxTimeoutMs,
       egress: this.#config.egress,
+      gatewayRelay: this.#config.gatewayRelay,
     });
     let result: EngineResult;
     try {
@@ -189,7 +191,7 @@ class PodRun {
       });
     } finally {
       sandbox.dispose();
-      await Promise.allSettled([closeHttpAgent(), closePostgresPools()]);
+      await Promise.allSettled([closeHttpAgent(), closeGatewayAgents(), closePostgresPools()]);
     }
     log(`run ${result.status} in ${Date.now() - started} ms`);
     if (!(await shipper.close(this.#config.eventFlushMs))) log('some events were not delivered');

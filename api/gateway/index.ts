@@ -14,6 +14,7 @@ import { installGatewayMetrics } from './metrics.ts';
 import { GatewayRegistry } from './registry.ts';
 import { type GatewayRelay, startGatewayRelay } from './relay.ts';
 import { registerGatewayRoutes } from './routes.ts';
+import type { RunnerStreamCheck } from './runner-access.ts';
 import { gatewayRelaySettingsFromEnv, gatewaySettingsFromEnv, relayAdvertiseAddress } from './settings.ts';
 
 export { GatewayRegistry } from './registry.ts';
@@ -30,6 +31,8 @@ export async function startGateways(options: {
   log(line: string): void;
   /** The store's tunnel directory and the peer token: tunnels are reachable from every replica. */
   shared?: { tunnels: GatewayTunnelQueries; peerToken: string };
+  /** Kubernetes mode: which streams runner Pods may open with their run's token. */
+  runners?: RunnerStreamCheck;
 }): Promise<Gateways> {
   const registry = new GatewayRegistry(gatewaySettingsFromEnv(options.env));
   const settings = gatewayRelaySettingsFromEnv(options.env);
@@ -40,6 +43,7 @@ export async function startGateways(options: {
     host: settings.host,
     port: settings.port,
     log: options.log,
+    ...(options.runners ? { runners: options.runners } : {}),
     ...(shared
       ? {
           peerToken: shared.peerToken,

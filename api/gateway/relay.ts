@@ -1,9 +1,10 @@
 /**
- * The gateway relay: a TCP port of the API process through which its engine workers reach the tunnels
- * (runner/protocols/gateway-socket.ts has the client and the handshake). A connection proves it comes
- * from a worker with the relay token (random per process, handed to workers in their environment) or
- * from another replica with the peer token (derived from the master key all replicas share), names a
- * tunnel and target, and is then piped to a tunnel stream with backpressure both ways. A tunnel held by
+ * The gateway relay: a TCP port of the API process through which its engine workers and the runner Pods
+ * reach the tunnels (runner/protocols/gateway-socket.ts has the client and the handshake). A connection
+ * proves it comes from a worker with the relay token (random per process, handed to workers in their
+ * environment), from a runner Pod with its run's token (runner-access.ts decides which tunnels that
+ * opens), or from another replica with the peer token (derived from the master key all replicas share),
+ * names a tunnel and target, and is then piped to a tunnel stream with backpressure both ways. A tunnel held by
  * another replica (the store's directory says which) is reached by forwarding the connection to that
  * replica's relay: one hop, never more.
  */
@@ -18,6 +19,7 @@ import {
 } from '../../runner/protocols/gateway-socket.ts';
 import type { GatewayDirectory } from './directory.ts';
 import { type GatewayRegistry, GatewayStreamError } from './registry.ts';
+import type { RunnerStreamCheck } from './runner-access.ts';
 
 export interface GatewayRelay {
   /** Where this process's workers dial (loopback when the relay listens on every address). */
@@ -36,6 +38,8 @@ export interface GatewayRelayOptions {
   peerToken?: string;
   /** Which replica holds the tunnels this process does not (several replicas on one store). */
   directory?: Pick<GatewayDirectory, 'remote'>;
+  /** Runner Pods' streams (a request with `runId`); without it they are refused. */
+  runners?: RunnerStreamCheck;
   log(line: string): void;
 }
 
@@ -175,6 +179,7 @@ export async function startGatewayRelay(
           tunnelId: request.tunnelId,
           target: request.target,
           hop: 1,
+          ...(request.dataPort !== undefined ? { dataPort: request.dataPort } : {}),
         };
         return forward(holder.relayAddress, hop, signal);
       }
@@ -200,16 +205,25 @@ export async function startGatewayRelay(
     } finally {
       clearTimeout(timer);
     }
-    const fromWorker = tokenMatches(request.token, expected);
-    const fromPeer = peerExpected !== undefined && tokenMatches(request.token, peerExpected);
-    if (!(fromWorker || fromPeer) || (request.hop !== undefined && !fromPeer)) {
-      socket.destroy();
-      return;
-    }
     const abort = new AbortController();
     socket.once('close', () => abort.abort());
     let stream: Duplex;
     try {
+      if (request.runId !== undefined) {
+        // A runner Pod: its run's token, never forwarded as such (the hop carries the peer token).
+        if (request.hop !== undefined) throw new GatewayStreamError('a runner stream is never a hop');
+        const refusal = options.runners
+          ? await options.runners({ ...request, runId: request.runId })
+          : 'this API does not serve runner Pods';
+        if (refusal !== undefined) throw new GatewayStreamError(`gateway ${request.tunnelId}: ${refusal}`);
+      } else {
+        const fromWorker = tokenMatches(request.token, expected);
+        const fromPeer = peerExpected !== undefined && tokenMatches(request.token, peerExpected);
+        if (!(fromWorker || fromPeer) || (request.hop !== undefined && !fromPeer)) {
+          socket.destroy();
+          return;
+        }
+      }
       stream = await openTunnel(request, abort.signal);
     } catch (error) {
       if (!socket.destroyed) {

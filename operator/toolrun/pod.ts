@@ -7,6 +7,7 @@
 import type { ToolRunResource } from '../../crds/resources.ts';
 import type { EnvVar, Pod } from '../../kube/types.ts';
 import { EGRESS_ENV } from '../../runner/protocols/egress-policy.ts';
+import { GATEWAY_RELAY_ENV } from '../../runner/protocols/gateway-socket.ts';
 import { RUN_ID_ANNOTATION, runnerLabels, toolRunOwner } from '../../runs/launcher.ts';
 import type { PodNames } from '../../runs/pod-launcher.ts';
 import { RUN_TOKEN_SECRET_KEY, RUNNER_ENV } from '../../runs/runner-protocol.ts';
@@ -31,6 +32,7 @@ export type PodSettings = Pick<
   | 'runnerUserId'
   | 'runnerTerminationGraceSeconds'
   | 'internalUrl'
+  | 'runnerGatewayRelay'
   | 'sandboxMemoryMb'
   | 'sandboxTimeoutMs'
   | 'egressPrivate'
@@ -56,6 +58,14 @@ export function activeDeadlineSeconds(
   return Math.ceil(runTimeoutMs(toolRun, settings) / 1000) + settings.deadlineMarginSeconds;
 }
 
+/** The relay port the chart gives the api (values.yaml api.gatewayRelayPort). */
+const DEFAULT_RELAY_PORT = 8082;
+
+/** Where runner Pods dial the gateway relay: the setting, else the internal Service's host. */
+export function runnerGatewayRelay(s: Pick<PodSettings, 'internalUrl' | 'runnerGatewayRelay'>): string {
+  return s.runnerGatewayRelay || `${new URL(s.internalUrl).hostname}:${DEFAULT_RELAY_PORT}`;
+}
+
 function runnerEnv(toolRun: ToolRunResource, attempt: number, names: PodNames, s: PodSettings): EnvVar[] {
   const env: EnvVar[] = [
     { name: RUNNER_ENV.internalUrl, value: s.internalUrl },
@@ -69,6 +79,7 @@ function runnerEnv(toolRun: ToolRunResource, attempt: number, names: PodNames, s
     { name: 'KUBEGLUE_SANDBOX_MEMORY_MB', value: String(s.sandboxMemoryMb) },
     { name: 'KUBEGLUE_SANDBOX_TIMEOUT_MS', value: String(s.sandboxTimeoutMs) },
     { name: EGRESS_ENV.private, value: s.egressPrivate },
+    { name: GATEWAY_RELAY_ENV, value: runnerGatewayRelay(s) },
   ];
   if (s.egressAllow) env.push({ name: EGRESS_ENV.allow, value: s.egressAllow });
   if (s.egressDeny) env.push({ name: EGRESS_ENV.deny, value: s.egressDeny });

@@ -1,8 +1,9 @@
 /**
- * Sockets to a private system behind a gateway agent. The engine runs in worker processes; the tunnel
- * lives in the API process. So a step connects to the API's gateway relay (a loopback TCP port), sends
- * one JSON line naming the tunnel and target with the relay token, and after a `{"ok":true}` line the
- * socket carries the target's bytes. Whatever host and port the library asks for, the stream goes to
+ * Sockets to a private system behind a gateway agent. The engine runs in worker processes or runner
+ * Pods; the tunnel lives in an API process. So a step connects to the API's gateway relay (a loopback
+ * TCP port for workers, the internal Service for runner Pods), sends one JSON line naming the tunnel and
+ * target with its credential (the relay token of a worker, the run's token of a runner Pod), and after a
+ * `{"ok":true}` line the socket carries the target's bytes. Whatever host and port the library asks for, the stream goes to
  * the agent's configured target: a tool cannot turn it toward another host. TLS runs on top of this
  * socket from the engine to the target (SNI and certificate checks use the URL's host name).
  *
@@ -19,11 +20,15 @@ import type { GatewayRoute } from '../engine/types.ts';
  */
 export const GATEWAY_REFUSED = 'KG_GATEWAY_REFUSED';
 
-/** Where the API's relay listens, and the token that proves a caller is one of its workers. */
+/**
+ * Where the API's relay listens, and the token that proves who calls: one of its workers (the relay
+ * token), or the runner Pod of `runId` (that run's token).
+ */
 export interface GatewayRelayAddress {
   host: string;
   port: number;
   token: string;
+  runId?: string | undefined;
 }
 
 export const RelayRequest = z.strictObject({
@@ -34,6 +39,8 @@ export const RelayRequest = z.strictObject({
   hop: z.literal(1).optional(),
   /** A passive FTP data connection: this port of the target's host (the agent allows it for FTP targets only). */
   dataPort: z.number().int().min(1024).max(65535).optional(),
+  /** A runner Pod: `token` is this run's token, and only the gateways of the run's systems open. */
+  runId: z.string().min(1).max(128).optional(),
 });
 export type RelayRequest = z.infer<typeof RelayRequest>;
 
@@ -46,23 +53,42 @@ export type RelayReply = z.infer<typeof RelayReply>;
 /** The longest handshake line either side accepts. */
 export const RELAY_MAX_LINE_BYTES = 4096;
 
-const ENV_RELAY = 'KUBEGLUE_GATEWAY_RELAY';
+export const GATEWAY_RELAY_ENV = 'KUBEGLUE_GATEWAY_RELAY';
+const ENV_RELAY = GATEWAY_RELAY_ENV;
 const ENV_TOKEN = 'KUBEGLUE_GATEWAY_RELAY_TOKEN';
+
+/** `host:port` or `[v6]:port` as a host net.connect takes and a port; undefined when malformed. */
+export function parseRelayAddress(address: string): { host: string; port: number } | undefined {
+  const colon = address.lastIndexOf(':');
+  const port = Number(address.slice(colon + 1));
+  const host = address.slice(0, colon).replace(/^\[(.*)\]$/, '$1');
+  if (colon <= 0 || !host || !Number.isInteger(port) || port < 1 || port > 65535) return undefined;
+  return { host, port };
+}
+
+/** The relay of a runner Pod: the address the operator gave it, entered with the run's own token. */
+export function runnerGatewayRelay(
+  env: Readonly<Record<string, string | undefined>>,
+  run: { runId: string; token: string },
+): GatewayRelayAddress | undefined {
+  const address = env[ENV_RELAY] ? parseRelayAddress(env[ENV_RELAY]) : undefined;
+  return address ? { ...address, token: run.token, runId: run.runId } : undefined;
+}
 
 /** The relay handed to pool workers through their environment (runner/pool.ts). */
 export function gatewayRelayToEnv(relay: GatewayRelayAddress | undefined): Record<string, string> {
   if (!relay) return {};
-  return { [ENV_RELAY]: `${relay.host}:${relay.port}`, [ENV_TOKEN]: relay.token };
+  const host = relay.host.includes(':') ? `[${relay.host}]` : relay.host;
+  return { [ENV_RELAY]: `${host}:${relay.port}`, [ENV_TOKEN]: relay.token };
 }
 
 export function gatewayRelayFromEnv(
   env: Readonly<Record<string, string | undefined>>,
 ): GatewayRelayAddress | undefined {
-  const address = env[ENV_RELAY];
+  const address = env[ENV_RELAY] ? parseRelayAddress(env[ENV_RELAY]) : undefined;
   const token = env[ENV_TOKEN];
   if (!address || !token) return undefined;
-  const colon = address.lastIndexOf(':');
-  return { host: address.slice(0, colon), port: Number(address.slice(colon + 1)), token };
+  return { ...address, token };
 }
 
 /**
@@ -94,7 +120,7 @@ export class TunnelSocket extends Socket {
         this.destroy(
           new Error(
             `gateway ${this.#route.tunnelId} cannot be reached from this process ` +
-              '(runs reach gateways from the API’s worker pool; runner Pods do not yet)',
+              `(no gateway relay: ${ENV_RELAY} is not set)`,
           ),
         ),
       );
@@ -128,6 +154,7 @@ export class TunnelSocket extends Socket {
       tunnelId: this.#route.tunnelId,
       target: this.#route.target,
       ...(this.#dataPort !== undefined ? { dataPort: this.#dataPort } : {}),
+      ...(relay.runId !== undefined ? { runId: relay.runId } : {}),
     };
     this.write(`${JSON.stringify(request)}\n`);
     let buffered = Buffer.alloc(0);

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestApi, TEST_ADMIN_KEY, type TestApi } from '../support/embedded.ts';
+import { type FtpTestServer, startFtpServer } from '../support/ftp-server.ts';
 import { type AgentProcess, startAgent } from '../support/gateway-agent.ts';
 import { type HttpTarget, startHttpTarget } from '../support/http-target.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
@@ -24,6 +25,7 @@ interface GatewayList {
 
 let database: TestDatabase;
 let http: HttpTarget;
+let ftp: FtpTestServer;
 let first: TestApi;
 let second: TestApi;
 const agents: AgentProcess[] = [];
@@ -33,15 +35,15 @@ async function agentOn(api: TestApi): Promise<AgentProcess> {
     tunnel_id: TUNNEL,
     server_url: api.url.replace('http://', 'ws://').replace('127.0.0.1', 'localhost'),
     api_key: TEST_ADMIN_KEY,
-    targets: { web: new URL(http.url).host },
+    targets: { web: new URL(http.url).host, files: { address: `127.0.0.1:${ftp.port}`, protocol: 'ftp' } },
   });
   agents.push(agent);
   await agent.waitFor(`tunnel '${TUNNEL}' registered`);
   return agent;
 }
 
-async function run(api: TestApi): Promise<Run> {
-  return (await api.call<Run>('POST', '/v1/tools/private-hello/run', { body: {} })).body;
+async function run(api: TestApi, tool = 'private-hello'): Promise<Run> {
+  return (await api.call<Run>('POST', `/v1/tools/${tool}/run`, { body: {} })).body;
 }
 
 async function gateways(api: TestApi): Promise<GatewayList['data']> {
@@ -60,7 +62,34 @@ beforeAll(async () => {
   database = await createTestDatabase(inject('databaseUrl'));
   http = await startHttpTarget();
   http.route('GET', '/hello', (req) => ({ body: { hello: 'private', host: req.headers.host ?? null } }));
+  ftp = await startFtpServer({ username: 'ftp-user', password: 'ftp-secret-password' });
   first = await startTestApi(env(database.url));
+  await first.call('POST', '/v1/systems', {
+    body: {
+      id: 'private-ftp',
+      url: 'ftp://files.corp.internal',
+      gateway: { tunnelId: TUNNEL, target: 'files' },
+      credentials: { username: 'ftp-user', password: 'ftp-secret-password' },
+    },
+  });
+  await first.call('POST', '/v1/tools', {
+    body: {
+      id: 'private-ftp-roundtrip',
+      steps: [
+        {
+          id: 'ops',
+          config: {
+            url: '/',
+            systemId: 'private-ftp',
+            body: [
+              { operation: 'put', path: '/relayed.txt', content: 'one hop away' },
+              { operation: 'get', path: '/relayed.txt' },
+            ],
+          },
+        },
+      ],
+    },
+  });
   await first.call('POST', '/v1/systems', {
     body: {
       id: 'private-web',
@@ -83,6 +112,7 @@ afterAll(async () => {
   await second?.stop();
   await first?.stop();
   await http?.stop();
+  await ftp?.stop();
   await database?.drop();
 });
 
@@ -95,11 +125,15 @@ describe('a gateway tunnel and two API replicas', () => {
       data: { hello: 'private', host: 'billing.corp.internal' },
     });
     expect(await run(first)).toMatchObject({ status: 'success' });
+    // FTP's passive data connections are forwarded to the holder too, to the port the server announced.
+    const files = await run(second, 'private-ftp-roundtrip');
+    expect(files, files.error).toMatchObject({ status: 'success' });
+    expect(JSON.stringify(files.data)).toContain('one hop away');
     expect(await gateways(first)).toMatchObject([
-      { tunnelId: TUNNEL, heldHere: true, targets: [{ name: 'web' }] },
+      { tunnelId: TUNNEL, heldHere: true, targets: [{ name: 'web' }, { name: 'files' }] },
     ]);
     expect(await gateways(second)).toMatchObject([
-      { tunnelId: TUNNEL, heldHere: false, targets: [{ name: 'web' }] },
+      { tunnelId: TUNNEL, heldHere: false, targets: [{ name: 'web' }, { name: 'files' }] },
     ]);
     const one = await second.call<{ heldHere: boolean }>('GET', `/v1/gateways/${TUNNEL}`);
     expect(one.status).toBe(200);

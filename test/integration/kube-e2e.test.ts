@@ -1,13 +1,16 @@
 import { execFile } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { allows, type RbacRole } from '../../crds/rbac.ts';
-import { runnerPodName } from '../../runs/launcher.ts';
+import { runnerPodName, runTokenSecretName } from '../../runs/launcher.ts';
 import { toolRunName } from '../../runs/toolruns.ts';
 import { TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../support/embedded.ts';
+import { type AgentProcess, startAgent } from '../support/gateway-agent.ts';
 import { type HttpTarget, startHttpTarget } from '../support/http-target.ts';
 import { startFaultProxy } from '../support/kube/fault-proxy.ts';
 import {
@@ -33,6 +36,20 @@ import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 
 const exec = promisify(execFile);
 
+/** One handshake with the gateway relay as a runner Pod makes it; the relay's answer line. */
+async function relayAnswer(port: number, request: Record<string, unknown>): Promise<unknown> {
+  const socket = connect({ host: '127.0.0.1', port });
+  await once(socket, 'connect');
+  socket.write(`${JSON.stringify(request)}\n`);
+  let text = '';
+  for await (const chunk of socket) {
+    text += String(chunk);
+    if (text.includes('\n')) break;
+  }
+  socket.destroy();
+  return JSON.parse(text.slice(0, text.indexOf('\n')));
+}
+
 interface RunView {
   runId: string;
   status: string;
@@ -54,6 +71,7 @@ describeKube('Kubernetes mode end to end', () => {
   let api: KubeglueProcess;
   let operator: KubeglueProcess;
   let apiUrl: string;
+  let relayPort: number;
   let baseEnv: Record<string, string>;
   let operatorEnv: Record<string, string>;
 
@@ -132,6 +150,7 @@ describeKube('Kubernetes mode end to end', () => {
       images: { [TEST_RUNNER_IMAGE]: RUNNER_ENTRYPOINT },
     });
     const [port, internalPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
+    relayPort = await freeLoopbackPort();
     apiUrl = `http://127.0.0.1:${port}`;
     baseEnv = {
       KUBEGLUE_NAMESPACE: namespace.name,
@@ -140,6 +159,7 @@ describeKube('Kubernetes mode end to end', () => {
       KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
       KUBEGLUE_PORT: String(port),
       KUBEGLUE_INTERNAL_PORT: String(internalPort),
+      KUBEGLUE_GATEWAY_RELAY_PORT: String(relayPort),
       // The HTTP target is on loopback; the deployment's default would refuse it.
       KUBEGLUE_EGRESS_PRIVATE: 'allow',
       KUBEGLUE_WORKERS: '1',
@@ -156,6 +176,7 @@ describeKube('Kubernetes mode end to end', () => {
       KUBEGLUE_METRICS_PORT: '0',
       KUBEGLUE_RUNNER_IMAGE: TEST_RUNNER_IMAGE,
       KUBEGLUE_INTERNAL_URL: `http://127.0.0.1:${internalPort}`,
+      KUBEGLUE_RUNNER_GATEWAY_RELAY: `127.0.0.1:${relayPort}`,
       KUBEGLUE_RUNNER_PENDING_TIMEOUT_MS: '4000',
       KUBEGLUE_CANCEL_GRACE_MS: '3000',
       KUBEGLUE_LEASE_DURATION_MS: '3000',
@@ -256,6 +277,65 @@ describeKube('Kubernetes mode end to end', () => {
       for (const text of seen) expect(text).not.toContain(accessToken);
     } finally {
       await idp.stop();
+    }
+  });
+
+  it('reaches a private system through a gateway agent from a runner Pod, with its run token only', async () => {
+    target.route('GET', '/private', (req) => ({ body: { private: true, host: req.headers.host ?? null } }));
+    let agent: AgentProcess | undefined;
+    try {
+      agent = await startAgent({
+        tunnel_id: 'office',
+        server_url: apiUrl.replace('http://127.0.0.1', 'ws://localhost'),
+        api_key: TEST_ADMIN_KEY,
+        targets: { web: new URL(target.url).host },
+      });
+      await agent.waitFor("tunnel 'office' registered");
+      const system = await call('POST', '/v1/systems', {
+        id: 'office-web',
+        url: 'http://billing.corp.internal',
+        gateway: { tunnelId: 'office', target: 'web' },
+      });
+      expect(system.status).toBe(201);
+      await createTool('office-private', '/private', {
+        steps: [{ id: 'fetch', config: { url: '/private', systemId: 'office-web' } }],
+      });
+      const runId = await startAsync('office-private');
+      const run = await finished(runId);
+      expect(run, run.error).toMatchObject({ status: 'success' });
+      const results = await call<{ data: { data: unknown } }>('GET', `/v1/runs/${runId}/results`);
+      // The Host header names the system, not the address the agent dialled.
+      expect(results.body.data.data).toEqual({ private: true, host: 'billing.corp.internal' });
+
+      // A live runner's token opens its own run's gateways and nothing else.
+      await createTool('office-slow', '/slow', {
+        steps: [{ id: 'fetch', config: { url: '/slow', systemId: 'office-web' } }],
+      });
+      const slowId = await startAsync('office-slow');
+      await podRunning(slowId);
+      const secret = await kube.request(
+        `/api/v1/namespaces/${namespace.name}/secrets/${runTokenSecretName(toolRunName(slowId))}`,
+      );
+      const token = Buffer.from((secret.body as { data: { token: string } }).data.token, 'base64').toString();
+      const ask = (request: Record<string, unknown>) =>
+        relayAnswer(relayPort, { token, runId: slowId, tunnelId: 'office', target: 'web', ...request });
+      expect(await ask({})).toEqual({ ok: true });
+      expect(await ask({ tunnelId: 'elsewhere' })).toEqual({
+        ok: false,
+        error: `gateway elsewhere: run ${slowId} has no system behind gateway elsewhere, target 'web'`,
+      });
+      expect(await ask({ runId: runId })).toMatchObject({
+        ok: false,
+        error: expect.stringContaining('is not valid'),
+      });
+      expect(await ask({ token: 'x'.repeat(43) })).toMatchObject({ ok: false });
+      await call('POST', `/v1/runs/${slowId}/cancel`);
+      expect((await finished(slowId, 30_000)).status).toBe('aborted');
+      // The token of an ended run opens nothing.
+      expect(await ask({})).toMatchObject({ ok: false, error: expect.stringContaining('has ended') });
+      expect(agent.output()).not.toContain(TEST_ADMIN_KEY);
+    } finally {
+      await agent?.kill();
     }
   });
 

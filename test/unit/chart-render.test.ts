@@ -224,7 +224,7 @@ describe('the chart with default values', () => {
     expect(spec(metrics).selector).toEqual((spec(operator).selector as Node).matchLabels);
   });
 
-  it('lets runner Pods reach only the internal port, DNS and public addresses, and only them the internal port', () => {
+  it('lets runner Pods reach only the internal port, the gateway relay, DNS and public addresses, and only them the internal port', () => {
     const runner = spec(find(objects, 'NetworkPolicy', 'kubeglue-runner'));
     expect(runner.podSelector).toEqual({ matchLabels: RUNNER_SELECTOR });
     expect(runner.policyTypes).toEqual(['Ingress', 'Egress']);
@@ -232,7 +232,10 @@ describe('the chart with default values', () => {
     const egress = runner.egress as { to: Node[]; ports?: Node[] }[];
     expect(egress[0]).toEqual({
       to: [{ podSelector: spec(api).selector }],
-      ports: [{ protocol: 'TCP', port: 8081 }],
+      ports: [
+        { protocol: 'TCP', port: 8081 },
+        { protocol: 'TCP', port: 8082 },
+      ],
     });
     expect(egress[1]?.ports).toEqual([
       { protocol: 'UDP', port: 53 },
@@ -252,6 +255,16 @@ describe('the chart with default values', () => {
     const internalRule = ingress.find((rule) => rule.ports.some((p) => p.port === 8081));
     expect(internalRule?.from).toEqual([{ podSelector: { matchLabels: RUNNER_SELECTOR } }]);
     expect(ingress.filter((rule) => rule.ports.some((p) => p.port === 8081))).toHaveLength(1);
+    // The relay: other api replicas and runner Pods, which reach it through the internal Service.
+    const relayRule = ingress.find((rule) => rule.ports.some((p) => p.port === 8082));
+    expect(relayRule?.from).toEqual([
+      { podSelector: spec(api).selector },
+      { podSelector: { matchLabels: RUNNER_SELECTOR } },
+    ]);
+    const internal = spec(find(objects, 'Service', 'kubeglue-internal'));
+    expect(internal.ports).toContainEqual({ name: 'gateway-relay', port: 8082, targetPort: 'gateway-relay' });
+    const operatorEnv = envOf(containerOf(find(objects, 'Deployment', 'kubeglue-operator')));
+    expect(operatorEnv.KUBEGLUE_RUNNER_GATEWAY_RELAY?.value).toBe('kubeglue-internal:8082');
   });
 
   it('generates the keys once: kept on uninstall, in the formats kubeglue reads', () => {

@@ -113,6 +113,8 @@ describe('the runner Pod', () => {
     expect(env.KUBEGLUE_SANDBOX_MEMORY_MB?.value).toBe('128');
     expect(env.KUBEGLUE_EGRESS_PRIVATE?.value).toBe('deny');
     expect(env.KUBEGLUE_EGRESS_ALLOW).toBeUndefined();
+    // The gateway relay: the internal Service's host on the chart's relay port unless set.
+    expect(env.KUBEGLUE_GATEWAY_RELAY?.value).toBe('kubeglue-internal:8082');
     for (const variable of container.env ?? []) {
       if (variable.name !== RUNNER_ENV.token) expect(variable.valueFrom).toBeUndefined();
     }
@@ -143,6 +145,7 @@ describe('the runner Pod', () => {
         runnerServiceAccount: 'runner',
         egressAllow: '10.1.0.0/16',
         egressDeny: 'internal.example',
+        runnerGatewayRelay: 'relay.kubeglue.svc:9000',
       },
     );
     expect(custom.spec.containers[0]).toMatchObject({
@@ -160,6 +163,7 @@ describe('the runner Pod', () => {
     expect(customEnv).toMatchObject({
       KUBEGLUE_EGRESS_ALLOW: '10.1.0.0/16',
       KUBEGLUE_EGRESS_DENY: 'internal.example',
+      KUBEGLUE_GATEWAY_RELAY: 'relay.kubeglue.svc:9000',
       [RUNNER_ENV.attempt]: '2',
     });
     expect(restrictedViolations(custom)).toEqual([]);

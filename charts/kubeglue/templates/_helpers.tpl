@@ -90,6 +90,13 @@ key: {{ .Values.database.secretKey }}
 {{- end -}}
 {{- end -}}
 
+{{/*
+host:port of the api's gateway relay as runner Pods reach it: the internal Service's relay port.
+*/}}
+{{- define "kubeglue.gatewayRelayAddress" -}}
+{{- printf "%s-internal:%d" (include "kubeglue.fullname" .) (int64 .Values.api.gatewayRelayPort) -}}
+{{- end -}}
+
 {{- define "kubeglue.internalUrl" -}}
 {{- default (printf "http://%s-internal:%d" (include "kubeglue.fullname" .) (int64 .Values.api.internalService.port)) .Values.operator.internalUrl -}}
 {{- end -}}
