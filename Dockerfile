@@ -68,5 +68,7 @@ COPY agent ./agent
 # (operator).
 EXPOSE 8080 8081 9090
 USER 65532:65532
-ENTRYPOINT ["node", "--no-node-snapshot", "/app/bin/kubeglue.ts"]
+# --heap-growing-percent=50: the old space grows by 1.5x after a major GC instead of up to 4x, which
+# kept the API's footprint under load ~20 % lower at the same throughput (README "Performance").
+ENTRYPOINT ["node", "--no-node-snapshot", "--heap-growing-percent=50", "/app/bin/kubeglue.ts"]
 CMD ["--help"]
