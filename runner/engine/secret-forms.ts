@@ -7,7 +7,9 @@
  * - JSON text: a server that echoes the request in its error body (the step's error quotes the body),
  *   or a transform's JSON.stringify, escapes quotes, backslashes and line breaks. Servers write the
  *   dialects of their language: JavaScript's (only `"`, `\` and control characters), Python's default
- *   (also every character outside printable ASCII as \uXXXX) and PHP's default (that, and `/` as `\/`).
+ *   (also every character outside printable ASCII as \uXXXX) and PHP's default (that, and `/` as `\/`);
+ * - HTML: a server's error page that shows the request escapes `&<>"'` (`'` as `&#39;` in JavaScript's
+ *   escape-html, `&#x27;` in Python's html.escape) or, in text content, only `&<>`.
  */
 
 function jsonEscaped(value: string): string {
@@ -29,9 +31,25 @@ function percentForms(value: string): string[] {
   ];
 }
 
+function htmlForms(value: string): string[] {
+  if (!/[&<>"']/.test(value)) return [];
+  const text = value.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+  const attribute = text.replaceAll('"', '&quot;');
+  return [text, attribute.replaceAll("'", '&#39;'), attribute.replaceAll("'", '&#x27;')];
+}
+
 /** `value` and the other texts it is written as, each once. */
 export function secretForms(value: string): string[] {
   const json = jsonEscaped(value);
   const ascii = asciiOnly(json);
-  return [...new Set([value, ...percentForms(value), json, ascii, ascii.replaceAll('/', '\\/')])];
+  return [
+    ...new Set([
+      value,
+      ...percentForms(value),
+      json,
+      ascii,
+      ascii.replaceAll('/', '\\/'),
+      ...htmlForms(value),
+    ]),
+  ];
 }

@@ -85,6 +85,23 @@ describe('Redactor', () => {
     });
   });
 
+  it('replaces a secret in the forms an HTML error page escapes it to', () => {
+    const secret = `p&ss<w>"o'rd`;
+    const redactor = new Redactor();
+    redactor.add(secret, '<<s_pw>>');
+    const texts = {
+      // Express's escape-html, Python's html.escape, and text content that escapes only &<>.
+      expressPage: `<p>bad password &quot;${secret.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&#39;')}&quot;</p>`,
+      pythonPage: `<td>${secret.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&#x27;')}</td>`,
+      textPage: `<pre>${secret.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;')}</pre>`,
+    };
+    expect(redactor.value(texts)).toEqual({
+      expressPage: '<p>bad password &quot;<<s_pw>>&quot;</p>',
+      pythonPage: '<td><<s_pw>></td>',
+      textPage: '<pre><<s_pw>></pre>',
+    });
+  });
+
   it('scrubs text inside file references and leaves binary ones alone', () => {
     const redactor = new Redactor();
     redactor.add('s3cr3t-token', '<<k>>');
