@@ -1,8 +1,9 @@
 /**
  * Looks for credential values in what a deployment exposes (API answers, notifications, metrics, log
  * lines), in every form text commonly carries them: as they are, JSON-escaped, percent-encoded (as
- * encodeURIComponent, as form encoding and as the URL parser leave them), base64. JSON is searched
- * string by string (file contents in `contentBase64` decoded), so a finding names its JSON path.
+ * encodeURIComponent, as form encoding and as the URL parser leave them), base64, HTML-escaped. JSON
+ * is searched string by string (file contents in `contentBase64` decoded), so a finding names its JSON
+ * path.
  *
  * A finding says which secret, in which form, where, with a little context in which every secret is
  * masked: a failing test never prints a credential or a whole blob.
@@ -44,6 +45,15 @@ function asciiJson(value: string): string {
   );
 }
 
+function htmlEscaped(value: string, apostrophe: string): string {
+  return value
+    .replaceAll('&', '&amp;')
+    .replaceAll('<', '&lt;')
+    .replaceAll('>', '&gt;')
+    .replaceAll('"', '&quot;')
+    .replaceAll("'", apostrophe);
+}
+
 /** The forms `value` takes in text, by name; identical forms are listed once. */
 export function secretForms(value: string): Array<[form: string, text: string]> {
   const candidates: Array<[string, string]> = [
@@ -55,6 +65,8 @@ export function secretForms(value: string): Array<[form: string, text: string]> 
     ['form-encoded', new URLSearchParams({ v: value }).toString().slice(2)],
     ['in a parsed URL query', new URL(`http://h/?${encodeURIComponent(value)}`).search.slice(1)],
     ['base64', Buffer.from(value).toString('base64').replace(/=+$/, '')],
+    ['HTML-escaped', htmlEscaped(value, '&#39;')],
+    ['HTML-escaped (&#x27;)', htmlEscaped(value, '&#x27;')],
   ];
   const seen = new Set<string>();
   return candidates.filter(([, text]) => {
