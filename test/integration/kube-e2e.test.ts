@@ -33,6 +33,7 @@ import {
 } from '../support/kube/provided.ts';
 import { CC_CLIENT, startOAuthProvider, type TestOAuthProvider } from '../support/oauth-provider.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
+import { findSecrets, summarise } from '../support/secret-scan.ts';
 
 const exec = promisify(execFile);
 
@@ -266,15 +267,26 @@ describeKube('Kubernetes mode end to end', () => {
         object = (await toolRun(runId)).body;
         return (object as { status?: { status?: string } }).status?.status === 'success';
       }, 20_000);
-      const seen = [
-        JSON.stringify((await call('GET', `/v1/runs/${runId}`)).body),
-        JSON.stringify((await call('GET', `/v1/runs/${runId}/results`)).body),
-        JSON.stringify(object),
-        await kubelet.logs(namespace.name, runnerPodName(toolRunName(runId), 1)).catch(() => ''),
-        api.output(),
-        operator.output(),
+      // Everything Kubernetes users and the API show about the run, in every form a secret takes in text.
+      const exposed = [
+        { where: 'GET run', text: JSON.stringify((await call('GET', `/v1/runs/${runId}`)).body) },
+        { where: 'GET results', text: JSON.stringify((await call('GET', `/v1/runs/${runId}/results`)).body) },
+        { where: 'GET system', text: JSON.stringify((await call('GET', '/v1/systems/oauth-cc')).body) },
+        { where: 'ToolRun', text: JSON.stringify(object) },
+        { where: 'Tools and Systems', text: await kubectl('get', 'tools,systems', '-o', 'json') },
+        { where: 'Events', text: await kubectl('get', 'events', '-o', 'json') },
+        {
+          where: 'runner Pod log',
+          text: await kubelet.logs(namespace.name, runnerPodName(toolRunName(runId), 1)).catch(() => ''),
+        },
+        { where: 'api output', text: api.output() },
+        { where: 'operator output', text: operator.output() },
       ];
-      for (const text of seen) expect(text).not.toContain(accessToken);
+      const secrets = [
+        { name: 'access token', value: accessToken as string },
+        { name: 'client secret', value: CC_CLIENT.secret },
+      ];
+      expect(summarise(findSecrets(secrets, exposed))).toEqual([]);
     } finally {
       await idp.stop();
     }
