@@ -130,6 +130,13 @@ export class TunnelSocket extends Socket {
   }
 
   override emit(event: string | symbol, ...args: unknown[]): boolean {
+    // A system error before the relay answered (refused, unresolvable, reset) is about the relay, not
+    // the target: say so, or "connect ECONNREFUSED 10.0.3.7:8082" reads like the private system's.
+    if (event === 'error' && !this.#handshaken && isSystemError(args[0])) {
+      const relay = this.#relay as GatewayRelayAddress;
+      const error = args[0];
+      error.message = `gateway ${this.#route.tunnelId}: cannot reach the gateway relay at ${relay.host}:${relay.port}: ${error.message}`;
+    }
     // Node emits 'ready' right after 'connect': both wait for the relay's answer.
     if ((event === 'connect' || event === 'ready') && !this.#handshaken) {
       if (event === 'connect') this.#handshake();
@@ -225,6 +232,10 @@ export class TunnelSocket extends Socket {
     super.emit('connect');
     super.emit('ready');
   }
+}
+
+function isSystemError(value: unknown): value is NodeJS.ErrnoException {
+  return value instanceof Error && typeof (value as NodeJS.ErrnoException).syscall === 'string';
 }
 
 function asBuffer(chunk: Buffer | string): Buffer {
