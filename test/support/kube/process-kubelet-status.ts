@@ -271,6 +271,8 @@ export function composeStatus(input: StatusInput): PodStatus {
 }
 
 export interface Gate {
+  /** Whether the node is up: a write composed while it was lost must not leave. */
+  readonly isOpen: boolean;
   /** Resolves when the node is up (immediately unless it is "lost") or when `signal` aborts. */
   wait(signal?: AbortSignal): Promise<void>;
 }
@@ -327,8 +329,9 @@ export class StatusWriter {
   }
 
   async #run(): Promise<void> {
-    await this.#gate.wait(this.#closed.signal);
     while (this.#dirty && !this.#closed.signal.aborted) {
+      // Every write waits: the node can be lost while a loop of writes is under way.
+      await this.#gate.wait(this.#closed.signal);
       this.#dirty = false;
       await this.#write();
     }
@@ -341,6 +344,11 @@ export class StatusWriter {
         if (current.metadata.uid !== this.#uid) return; // Replaced by a Pod of the same name.
         const status = this.#compose(current);
         if (isDeepStrictEqual(status, current.status)) return;
+        if (!this.#gate.isOpen) {
+          // Lost while reading: what happened is written once the node is back.
+          this.#dirty = true;
+          return;
+        }
         await this.#api.request('PUT', `${this.#path}/status`, { body: { ...current, status } });
         return;
       } catch (error) {
