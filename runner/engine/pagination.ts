@@ -293,17 +293,35 @@ function hashPage(data: JsonValue, counter: WorkCounter): string {
   return createHash('sha256').update(canonicalJson(data, counter)).digest('base64');
 }
 
-/** JSON with object keys sorted, so equal values serialize equally whatever their key order. */
+/**
+ * JSON with object keys sorted, so equal values serialize equally whatever their key order. Built by
+ * concatenation (no per-node arrays): it runs over every page of a pagination without stop condition.
+ */
 function canonicalJson(value: JsonValue, counter: WorkCounter): string {
   counter.work += 1;
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item, counter)).join(',')}]`;
-  if (isJsonObject(value)) {
-    const entries = Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key]!, counter)}`);
-    return `{${entries.join(',')}}`;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out += ',';
+      out += canonicalJson(value[i]!, counter);
+    }
+    return `${out}]`;
   }
-  return JSON.stringify(value);
+  const keys = Object.keys(value);
+  if (!isSorted(keys)) keys.sort();
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (i > 0) out += ',';
+    out += `${JSON.stringify(key)}:${canonicalJson(value[key]!, counter)}`;
+  }
+  return `${out}}`;
+}
+
+function isSorted(keys: readonly string[]): boolean {
+  for (let i = 1; i < keys.length; i++) if (keys[i - 1]! > keys[i]!) return false;
+  return true;
 }
 
 /** A deep copy, so later mutation of the caller's page cannot reach into the accumulator. */
