@@ -33,6 +33,10 @@ export function createSqliteDriver(options: SqliteDriverOptions): Driver {
       db.exec('PRAGMA locking_mode = EXCLUSIVE');
       db.exec('PRAGMA journal_mode = WAL');
       db.exec('PRAGMA synchronous = NORMAL');
+      // Statement journals (every insert into an indexed table inside a transaction opens one) stay in
+      // memory: in a temp file they were a third of a run write's CPU, in write system calls. The store's
+      // queries sort along indexes, so no large temp b-tree is built here.
+      db.exec('PRAGMA temp_store = MEMORY');
       // After a checkpoint, a WAL grown by a burst of writes is cut back to this size.
       db.exec('PRAGMA journal_size_limit = 67108864');
       // Takes the exclusive lock now, and keeps it.
