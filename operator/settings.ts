@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { formatIssues } from '../crds/errors.ts';
+import { RelayAddressSetting } from '../runner/protocols/gateway-socket.ts';
 
 const positiveInt = z.coerce.number().int().positive();
 const nonNegativeInt = z.coerce.number().int().min(0);
@@ -104,10 +105,7 @@ export const SETTING_SPECS = {
   ),
   runnerGatewayRelay: setting(
     'KUBEGLUE_RUNNER_GATEWAY_RELAY',
-    z.union([
-      z.literal(''),
-      z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s/]+):\d{1,5}$/, 'must be host:port'),
-    ]),
+    z.union([z.literal(''), RelayAddressSetting]),
     '',
     "host:port of the api's gateway relay as runner Pods reach it (steps on private systems); empty: KUBEGLUE_INTERNAL_URL's host, port 8082",
   ),

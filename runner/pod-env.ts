@@ -5,7 +5,7 @@ import { type EgressPolicy, egressPolicyFromEnv } from './protocols/egress-polic
 import {
   GATEWAY_RELAY_ENV,
   type GatewayRelayAddress,
-  parseRelayAddress,
+  RelayAddressSetting,
   runnerGatewayRelay,
 } from './protocols/gateway-socket.ts';
 
@@ -29,10 +29,7 @@ const PodRunnerEnv = z.object({
   KUBEGLUE_RUNNER_EVENT_BUFFER: positiveInt.default(1_000),
   KUBEGLUE_SANDBOX_MEMORY_MB: positiveInt.default(128),
   KUBEGLUE_SANDBOX_TIMEOUT_MS: positiveInt.default(10_000),
-  [GATEWAY_RELAY_ENV]: z
-    .string()
-    .refine((value) => parseRelayAddress(value) !== undefined, 'must be host:port')
-    .optional(),
+  [GATEWAY_RELAY_ENV]: RelayAddressSetting.optional(),
 });
 
 export interface PodRunnerConfig {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { formatIssues } from '../../crds/errors.ts';
+import { RelayAddressSetting } from '../../runner/protocols/gateway-socket.ts';
 import { DEFAULT_GATEWAY_SETTINGS, type GatewaySettings } from './registry.ts';
 
 const positiveInt = z.coerce.number().int().positive();
@@ -10,10 +11,7 @@ const GatewayEnv = z.object({
   KUBEGLUE_GATEWAY_STREAM_LIMIT: positiveInt.default(DEFAULT_GATEWAY_SETTINGS.streamLimit),
   KUBEGLUE_GATEWAY_RELAY_HOST: z.string().min(1).default('127.0.0.1'),
   KUBEGLUE_GATEWAY_RELAY_PORT: z.coerce.number().int().min(0).max(65535).default(0),
-  KUBEGLUE_GATEWAY_RELAY_ADVERTISE: z
-    .string()
-    .regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s]+):\d{1,5}$/, 'must be host:port')
-    .optional(),
+  KUBEGLUE_GATEWAY_RELAY_ADVERTISE: RelayAddressSetting.optional(),
   KUBEGLUE_GATEWAY_HEARTBEAT_MS: positiveInt.default(5_000),
   POD_IP: z.string().optional(),
 });

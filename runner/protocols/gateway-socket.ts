@@ -57,6 +57,11 @@ export const GATEWAY_RELAY_ENV = 'KUBEGLUE_GATEWAY_RELAY';
 const ENV_RELAY = GATEWAY_RELAY_ENV;
 const ENV_TOKEN = 'KUBEGLUE_GATEWAY_RELAY_TOKEN';
 
+/** A relay address in settings: `host:port` or `[v6]:port`. */
+export const RelayAddressSetting = z
+  .string()
+  .refine((value) => parseRelayAddress(value) !== undefined, 'must be host:port ([v6]:port for IPv6)');
+
 /** `host:port` or `[v6]:port` as a host net.connect takes and a port; undefined when malformed. */
 export function parseRelayAddress(address: string): { host: string; port: number } | undefined {
   const colon = address.lastIndexOf(':');

@@ -135,8 +135,14 @@ describe('operator settings', () => {
         KUBEGLUE_RUNNER_MEMORY_LIMIT: 'lots',
         KUBEGLUE_MAX_ASYNC_RUNS: '0',
         KUBEGLUE_INTERNAL_URL: 'nope',
+        KUBEGLUE_RUNNER_GATEWAY_RELAY: 'relay.svc',
       }),
-    ).toThrow(/KUBEGLUE_RUNNER_MEMORY_LIMIT: .*KUBEGLUE_INTERNAL_URL: .*KUBEGLUE_MAX_ASYNC_RUNS: /s);
+    ).toThrow(
+      /KUBEGLUE_RUNNER_MEMORY_LIMIT: .*KUBEGLUE_INTERNAL_URL: .*KUBEGLUE_RUNNER_GATEWAY_RELAY: must be host:port.*KUBEGLUE_MAX_ASYNC_RUNS: /s,
+    );
+    expect(loadOperatorSettings({ KUBEGLUE_RUNNER_GATEWAY_RELAY: '[fd00::1]:8082' }).runnerGatewayRelay).toBe(
+      '[fd00::1]:8082',
+    );
   });
 
   it('document each one', () => {
