@@ -6,7 +6,7 @@ import {
   GATEWAY_RELAY_ENV,
   type GatewayRelayAddress,
   RelayAddressSetting,
-  runnerGatewayRelay,
+  relayForRun,
 } from './protocols/gateway-socket.ts';
 
 const positiveInt = z.coerce.number().int().positive();
@@ -77,6 +77,9 @@ export function loadPodRunnerConfig(env: NodeJS.ProcessEnv): PodRunnerConfig {
     sandboxMemoryMb: e.KUBEGLUE_SANDBOX_MEMORY_MB,
     sandboxTimeoutMs: e.KUBEGLUE_SANDBOX_TIMEOUT_MS,
     egress: egressPolicyFromEnv(env, 'deny'),
-    gatewayRelay: runnerGatewayRelay(env, { runId: e[RUNNER_ENV.runId], token: e[RUNNER_ENV.token] }),
+    gatewayRelay: relayForRun(e[GATEWAY_RELAY_ENV], {
+      runId: e[RUNNER_ENV.runId],
+      token: e[RUNNER_ENV.token],
+    }),
   };
 }

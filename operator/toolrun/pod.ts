@@ -62,7 +62,7 @@ export function activeDeadlineSeconds(
 const DEFAULT_RELAY_PORT = 8082;
 
 /** Where runner Pods dial the gateway relay: the setting, else the internal Service's host. */
-export function runnerGatewayRelay(s: Pick<PodSettings, 'internalUrl' | 'runnerGatewayRelay'>): string {
+export function runnerRelayAddress(s: Pick<PodSettings, 'internalUrl' | 'runnerGatewayRelay'>): string {
   return s.runnerGatewayRelay || `${new URL(s.internalUrl).hostname}:${DEFAULT_RELAY_PORT}`;
 }
 
@@ -79,7 +79,7 @@ function runnerEnv(toolRun: ToolRunResource, attempt: number, names: PodNames, s
     { name: 'KUBEGLUE_SANDBOX_MEMORY_MB', value: String(s.sandboxMemoryMb) },
     { name: 'KUBEGLUE_SANDBOX_TIMEOUT_MS', value: String(s.sandboxTimeoutMs) },
     { name: EGRESS_ENV.private, value: s.egressPrivate },
-    { name: GATEWAY_RELAY_ENV, value: runnerGatewayRelay(s) },
+    { name: GATEWAY_RELAY_ENV, value: runnerRelayAddress(s) },
   ];
   if (s.egressAllow) env.push({ name: EGRESS_ENV.allow, value: s.egressAllow });
   if (s.egressDeny) env.push({ name: EGRESS_ENV.deny, value: s.egressDeny });

@@ -54,7 +54,6 @@ export type RelayReply = z.infer<typeof RelayReply>;
 export const RELAY_MAX_LINE_BYTES = 4096;
 
 export const GATEWAY_RELAY_ENV = 'KUBEGLUE_GATEWAY_RELAY';
-const ENV_RELAY = GATEWAY_RELAY_ENV;
 const ENV_TOKEN = 'KUBEGLUE_GATEWAY_RELAY_TOKEN';
 
 /** A relay address in settings: `host:port` or `[v6]:port`. */
@@ -72,25 +71,25 @@ export function parseRelayAddress(address: string): { host: string; port: number
 }
 
 /** The relay of a runner Pod: the address the operator gave it, entered with the run's own token. */
-export function runnerGatewayRelay(
-  env: Readonly<Record<string, string | undefined>>,
+export function relayForRun(
+  address: string | undefined,
   run: { runId: string; token: string },
 ): GatewayRelayAddress | undefined {
-  const address = env[ENV_RELAY] ? parseRelayAddress(env[ENV_RELAY]) : undefined;
-  return address ? { ...address, token: run.token, runId: run.runId } : undefined;
+  const parsed = address ? parseRelayAddress(address) : undefined;
+  return parsed ? { ...parsed, token: run.token, runId: run.runId } : undefined;
 }
 
 /** The relay handed to pool workers through their environment (runner/pool.ts). */
 export function gatewayRelayToEnv(relay: GatewayRelayAddress | undefined): Record<string, string> {
   if (!relay) return {};
   const host = relay.host.includes(':') ? `[${relay.host}]` : relay.host;
-  return { [ENV_RELAY]: `${host}:${relay.port}`, [ENV_TOKEN]: relay.token };
+  return { [GATEWAY_RELAY_ENV]: `${host}:${relay.port}`, [ENV_TOKEN]: relay.token };
 }
 
 export function gatewayRelayFromEnv(
   env: Readonly<Record<string, string | undefined>>,
 ): GatewayRelayAddress | undefined {
-  const address = env[ENV_RELAY] ? parseRelayAddress(env[ENV_RELAY]) : undefined;
+  const address = env[GATEWAY_RELAY_ENV] ? parseRelayAddress(env[GATEWAY_RELAY_ENV]) : undefined;
   const token = env[ENV_TOKEN];
   if (!address || !token) return undefined;
   return { ...address, token };
@@ -125,7 +124,7 @@ export class TunnelSocket extends Socket {
         this.destroy(
           new Error(
             `gateway ${this.#route.tunnelId} cannot be reached from this process ` +
-              `(no gateway relay: ${ENV_RELAY} is not set)`,
+              `(no gateway relay: ${GATEWAY_RELAY_ENV} is not set)`,
           ),
         ),
       );
