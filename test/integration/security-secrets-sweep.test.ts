@@ -39,7 +39,7 @@ const S = {
   basicUser: 'sw.user-9e0f',
   basicPassword: 'pa$$ "w0rd"\\!-1b2c',
   customHeader: 'swCustom-3d4e',
-  /** Three characters: a credential only as a whole token (README "Redaction"). */
+  /** Three characters: a credential only as a whole token (docs/security.md "Redaction"). */
   shortHeader: 'Zq7',
   oauthAccessToken: 'swOauthAccess-5f6a',
   oauthClientId: 'swOauthClientId-7b8c',

@@ -28,7 +28,7 @@ export interface Finding {
   context: string;
 }
 
-/** Values this short are credentials only as a whole token (README "Redaction"), as the engine treats them. */
+/** Values this short are credentials only as a whole token (docs/security.md "Redaction"), as the engine treats them. */
 const SHORT = 4;
 const TOKEN_CHAR = /[\p{L}\p{N}_]/u;
 const CONTEXT_CHARS = 40;
