@@ -1,8 +1,10 @@
 /**
  * What kind of address an IP is, for the egress guard. Pure: no DNS, no sockets.
  *
- * IPv6 forms that embed an IPv4 address (mapped `::ffff:a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`)
- * are judged by the embedded address, because that is where a translating network delivers the packets.
+ * IPv6 forms that embed an IPv4 address are judged by the embedded address, because that is where a
+ * translating network delivers the packets: IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible `::a.b.c.d`,
+ * SIIT `::ffff:0:a.b.c.d`, NAT64 `64:ff9b::/96` and the local-use NAT64 prefix `64:ff9b:1::/48` (at every
+ * RFC 6052 position a /48–/96 prefix inside it can use), 6to4 `2002::/16` and Teredo `2001::/32`.
  */
 import { isIP, isIPv4 } from 'node:net';
 
@@ -105,9 +107,6 @@ const IPV4_NOT_PUBLIC: readonly Range[] = [
 const IPV6_NOT_PUBLIC: readonly Range[] = [
   v6('::/128', 'the unspecified address'),
   v6('::1/128', 'a loopback address'),
-  // IPv4-compatible addresses (deprecated); the IPv4-mapped and translated forms are checked as IPv4.
-  v6('::/96', 'a reserved address (IPv4-compatible IPv6)'),
-  v6('64:ff9b:1::/48', 'a local-use NAT64 address'),
   v6('100::/64', 'a discard-only address'),
   v6('2001:db8::/32', 'a reserved address (documentation)'),
   v6('fc00::/7', 'a private (unique local) address'),
@@ -116,11 +115,10 @@ const IPV6_NOT_PUBLIC: readonly Range[] = [
   v6('ff00::/8', 'a multicast address'),
 ];
 
+const IPV4_COMPATIBLE = v6('::/96', 'a reserved address (IPv4-compatible IPv6)');
+
 /** Everything public in IPv6 is inside 2000::/3; the rest is reserved or local. */
 const GLOBAL_UNICAST = v6('2000::/3', 'global unicast');
-const MAPPED_PREFIX = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff];
-const NAT64_PREFIX = [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0];
-const SIX_TO_FOUR_PREFIX = [0x20, 0x02];
 
 function startsWith(bytes: readonly number[], prefix: readonly number[]): boolean {
   return prefix.every((value, i) => bytes[i] === value);
@@ -134,8 +132,34 @@ function unbracket(ip: string): string {
 export interface AddressBytes {
   v4?: number[];
   v6?: number[];
+  /**
+   * Further IPv4 addresses the IPv6 address may carry where a prefix admits several layouts (the local-use
+   * NAT64 prefix); each is judged too, so the strictest reading wins.
+   */
+  alsoV4?: number[][];
   /** How the IPv4 address was embedded, for messages. */
-  embedding?: 'IPv6' | '6to4';
+  embedding?: 'IPv6' | '6to4' | 'Teredo';
+}
+
+const zeros = (n: number): number[] => Array<number>(n).fill(0);
+
+/** IPv6 prefixes whose last 32 bits are an IPv4 address: mapped, SIIT (translated), NAT64 well-known. */
+const LAST_32_PREFIXES: readonly number[][] = [
+  [...zeros(10), 0xff, 0xff],
+  [...zeros(8), 0xff, 0xff, 0, 0],
+  [0, 0x64, 0xff, 0x9b, ...zeros(8)],
+];
+const LOCAL_NAT64_PREFIX = [0, 0x64, 0xff, 0x9b, 0, 1];
+const SIX_TO_FOUR_PREFIX = [0x20, 0x02];
+const TEREDO_PREFIX = [0x20, 0x01, 0, 0];
+
+/**
+ * The IPv4 address at each RFC 6052 position for prefixes of 48, 56, 64 and 96 bits (bits 64–71 are the
+ * reserved "u" octet, skipped).
+ */
+function rfc6052Candidates(bytes: readonly number[]): number[][] {
+  const at = (...indexes: number[]) => indexes.map((i) => bytes[i] ?? 0);
+  return [at(12, 13, 14, 15), at(6, 7, 9, 10), at(7, 9, 10, 11), at(9, 10, 11, 12)];
 }
 
 /** Undefined when the text is not an IP address. */
@@ -144,10 +168,22 @@ export function addressBytes(ip: string): AddressBytes | undefined {
   if (isIPv4(text)) return { v4: parseIPv4(text) };
   const bytes = parseIPv6(text);
   if (!bytes) return undefined;
-  if (startsWith(bytes, MAPPED_PREFIX) || startsWith(bytes, NAT64_PREFIX)) {
+  if (LAST_32_PREFIXES.some((prefix) => startsWith(bytes, prefix))) {
     return { v6: bytes, v4: bytes.slice(12), embedding: 'IPv6' };
   }
+  // IPv4-compatible (deprecated, ::/96); `::` and `::1` are the unspecified and loopback addresses.
+  if (startsWith(bytes, zeros(12)) && !bytes.slice(12, 15).every((b) => b === 0)) {
+    return { v6: bytes, v4: bytes.slice(12), embedding: 'IPv6' };
+  }
+  if (startsWith(bytes, LOCAL_NAT64_PREFIX)) {
+    const [first = [], ...rest] = rfc6052Candidates(bytes);
+    return { v6: bytes, v4: first, alsoV4: rest, embedding: 'IPv6' };
+  }
   if (startsWith(bytes, SIX_TO_FOUR_PREFIX)) return { v6: bytes, v4: bytes.slice(2, 6), embedding: '6to4' };
+  // Teredo: the client's IPv4 address is the last 32 bits, inverted.
+  if (startsWith(bytes, TEREDO_PREFIX)) {
+    return { v6: bytes, v4: bytes.slice(12).map((b) => b ^ 0xff), embedding: 'Teredo' };
+  }
   return { v6: bytes };
 }
 
@@ -165,10 +201,11 @@ function embedded(reason: string | undefined, parsed: AddressBytes): string | un
 export function metadataReason(ip: string): string | undefined {
   const parsed = addressBytes(ip);
   if (!parsed) return undefined;
-  return (
-    embedded(firstMatch(parsed.v4, METADATA_RANGES), parsed) ??
-    firstMatch(parsed.v6 && !parsed.v4 ? parsed.v6 : undefined, METADATA_RANGES)
-  );
+  for (const v4 of [parsed.v4, ...(parsed.alsoV4 ?? [])]) {
+    const reason = embedded(firstMatch(v4, METADATA_RANGES), parsed);
+    if (reason) return reason;
+  }
+  return firstMatch(parsed.v6 && !parsed.v4 ? parsed.v6 : undefined, METADATA_RANGES);
 }
 
 /**
@@ -180,7 +217,16 @@ export function checkPublicAddress(ip: string): string | undefined {
   if (!parsed) return 'not an IP address';
   const metadata = metadataReason(ip);
   if (metadata) return metadata;
-  if (parsed.v4) return embedded(firstMatch(parsed.v4, IPV4_NOT_PUBLIC), parsed);
+  if (parsed.v4) {
+    for (const v4 of [parsed.v4, ...(parsed.alsoV4 ?? [])]) {
+      const reason = embedded(firstMatch(v4, IPV4_NOT_PUBLIC), parsed);
+      if (reason) return reason;
+    }
+    // Nothing routes IPv4-compatible addresses (deprecated), whatever public address they carry.
+    return parsed.v6 && inPrefix(parsed.v6, IPV4_COMPATIBLE.prefix, IPV4_COMPATIBLE.bits)
+      ? IPV4_COMPATIBLE.reason
+      : undefined;
+  }
   const bytes = parsed.v6 ?? [];
   const reason = firstMatch(bytes, IPV6_NOT_PUBLIC);
   if (reason) return reason;

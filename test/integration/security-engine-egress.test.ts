@@ -61,6 +61,17 @@ describe('HTTP steps', () => {
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
+  it.each(['[::169.254.169.254]', '[::ffff:0:169.254.169.254]', '[64:ff9b:1::a9fe:a9fe]'])(
+    'refuses the metadata address spelt %s (IPv4 embedded in IPv6)',
+    async (host) => {
+      const result = await engine.run({ steps: [{ id: 'meta', config: { url: `http://${host}/latest/` } }] });
+      expect(result.status).toBe('failed');
+      expect(errorOf(result)).toMatch(
+        /refused to connect to .*: the cloud metadata address \(IPv4 embedded in IPv6\)/,
+      );
+    },
+  );
+
   it('refuses a host name that resolves to the metadata address, naming host, address and class', async () => {
     const result = await engine.run(
       { steps: [{ id: 'meta', config: { url: 'http://metadata.internal/computeMetadata/v1/' } }] },

@@ -45,6 +45,16 @@ describe('egress policy: metadata addresses', () => {
     '::ffff:169.254.169.254',
     '64:ff9b::a9fe:a9fe',
     '2002:a9fe:a9fe::1',
+    // IPv4-compatible, SIIT and local-use NAT64 (RFC 8215) forms, at each RFC 6052 position.
+    '::169.254.169.254',
+    '[::169.254.169.254]',
+    '::ffff:0:169.254.169.254',
+    '[::ffff:0:169.254.169.254]',
+    '64:ff9b:1::a9fe:a9fe',
+    '[64:ff9b:1::a9fe:a9fe]',
+    '64:ff9b:1:a9fe:a9:fe00::',
+    // Teredo carries the client's IPv4 address inverted in the last 32 bits.
+    '2001:0:4136:e378:8000:63bf:5601:5601',
   ])('refuses %s under every policy, whatever the allow lists say', (address) => {
     const everything: EgressPolicy = {
       privateDefault: 'allow',
@@ -80,6 +90,9 @@ describe('egress policy: private addresses', () => {
     ['::ffff:10.0.0.1', 'a private address (IPv4 embedded in IPv6)'],
     ['64:ff9b::7f00:1', 'a loopback address (IPv4 embedded in IPv6)'],
     ['2002:c0a8:0101::1', 'a private address (IPv4 embedded in 6to4)'],
+    ['::10.0.0.1', 'a private address (IPv4 embedded in IPv6)'],
+    ['::ffff:0:7f00:1', 'a loopback address (IPv4 embedded in IPv6)'],
+    ['64:ff9b:1::a00:1', 'a private address (IPv4 embedded in IPv6)'],
     ['0.0.0.0', 'the unspecified address'],
   ])('refuses %s as %s when privateDefault is deny, allows it when allow', (address, reason) => {
     expect(verdict(deny, address, address)).toContain(`refused to connect to ${address}: ${reason}`);
