@@ -9,6 +9,7 @@ import type { JsonValue } from '../crds/json.ts';
 import type { Tool, ToolStep } from '../crds/tool.ts';
 import { checkJsonSchema } from '../runner/engine/output-schema.ts';
 import { PaginationError, parsePaginationSettings } from '../runner/engine/pagination.ts';
+import { literalScheme, STEP_URL_SCHEMES, UNSUPPORTED_SCHEME_HINT } from '../runner/engine/request-step.ts';
 import { isPostgresStep, sqlBodyTemplateProblems } from '../runner/engine/sql-templates.ts';
 import { compileTemplate, TemplateError, type TemplateExpression } from '../runner/engine/template.ts';
 import { checkSource } from '../runner/sandbox/sandbox.ts';
@@ -72,6 +73,7 @@ function checkStep(prefix: string, step: ToolStep, report: Report): void {
     return;
   }
   checkTemplate(`${prefix}.config.url`, config.url, report);
+  checkUrlScheme(`${prefix}.config.url`, config.url, config.systemId, report);
   for (const [name, value] of Object.entries(config.headers ?? {})) {
     checkTemplate(`${prefix}.config.headers${key(name)}`, value, report);
   }
@@ -98,6 +100,29 @@ function checkStep(prefix: string, step: ToolStep, report: Report): void {
   // Checked even when pagination is disabled: the code is stored and may be switched on later.
   if (pagination.stopCondition?.trim()) {
     checkFunction(`${prefix}.config.pagination.stopCondition`, pagination.stopCondition, report);
+  }
+}
+
+/**
+ * The scheme selects the protocol, so a step whose URL names none (and has no system to be relative to)
+ * or names one kubeglue cannot speak would fail every run: say so at save time. A URL that starts with an
+ * expression supplies its scheme when it runs.
+ */
+function checkUrlScheme(field: string, url: string, systemId: string | undefined, report: Report): void {
+  if (url.startsWith('<<')) return;
+  const scheme = literalScheme(url);
+  if (scheme === undefined) {
+    if (systemId === undefined) {
+      report(
+        field,
+        `'${url}' has no scheme and the step has no systemId: write a full URL (https://…, postgres://…, ` +
+          "sftp://…) or set config.systemId to make it relative to that system's base URL",
+      );
+    }
+    return;
+  }
+  if (!STEP_URL_SCHEMES.includes(scheme)) {
+    report(field, `unsupported URL scheme '${scheme}': ${UNSUPPORTED_SCHEME_HINT}`);
   }
 }
 

@@ -81,6 +81,8 @@ export interface Paginator {
   accept(response: PageResponse): Promise<AcceptResult>;
   /** The merged pages (null before the first page). The live accumulator: do not mutate. */
   result(): JsonValue;
+  /** Items fetched so far, as the stop condition's pageInfo.totalFetched counts them (object pages too). */
+  totalFetched(): number;
   /** Units of work done so far (values cloned, hashed, measured, merged); lets tests check linearity. */
   work(): number;
 }
@@ -240,6 +242,7 @@ export function createPaginator(config: PaginationConfig, deps: PaginatorDeps): 
     variables: () => ({ page, offset, cursor, limit: pageSize, pageSize }),
     accept,
     result: () => merged ?? null,
+    totalFetched: () => totalFetched,
     work: () => counter.work,
   };
 }

@@ -30,6 +30,23 @@ import { leadingExpression, renderStepUrl } from './url-template.ts';
 
 const SCHEME = /^[a-z][a-z0-9+.-]*:/i;
 
+/** The URL schemes a request step can use; the scheme selects the protocol. */
+export const STEP_URL_SCHEMES: readonly string[] = [
+  'http:',
+  'https:',
+  'postgres:',
+  'postgresql:',
+  'ftp:',
+  'ftps:',
+  'sftp:',
+];
+export const UNSUPPORTED_SCHEME_HINT = 'use http(s), postgres(ql), ftp(s) or sftp';
+
+/** The scheme written literally at the start of a step URL (lower case, with its colon), if any. */
+export function literalScheme(url: string): string | undefined {
+  return SCHEME.exec(url)?.[0].toLowerCase();
+}
+
 function withGateway(system: ResolvedSystem | undefined, url: string): { gateway?: GatewayRoute } {
   const gateway = gatewayRouteFor(system, url);
   return gateway ? { gateway } : {};
@@ -274,21 +291,20 @@ async function runHttp(input: RequestStepInput): Promise<JsonValue> {
     const variables = paginator.variables();
     const reply = await send(input, { ...input.sourceData, ...variables }, ctx);
     const outcome = await paginator.accept({ data: reply.data, headers: reply.headers });
-    const merged = paginator.result();
     input.onEvent({
       type: 'page_fetched',
       stepId: input.stepId,
       page: variables.page,
-      totalFetched: Array.isArray(merged) ? merged.length : 1,
+      totalFetched: paginator.totalFetched(),
     });
-    if (outcome.done) return merged;
+    if (outcome.done) return paginator.result();
   }
 }
 
 /** The scheme without rendering when it is literal text, so HTTP templates render once per request. */
 async function schemeOf(input: RequestStepInput): Promise<string> {
-  const literal = SCHEME.exec(input.config.url)?.[0];
-  if (literal) return literal.toLowerCase();
+  const literal = literalScheme(input.config.url);
+  if (literal) return literal;
   if (!input.config.url.startsWith('<<') && input.system?.url) return new URL(input.system.url).protocol;
   const target = await resolveTarget({ ...input, onNote: () => {} }, input.sourceData);
   return new URL(target.url).protocol;
@@ -300,10 +316,8 @@ export async function runRequestStep(input: RequestStepInput): Promise<JsonValue
   const scheme = await schemeOf(input);
   if (scheme === 'http:' || scheme === 'https:') return runHttp(input);
   const isPostgres = scheme === 'postgres:' || scheme === 'postgresql:';
-  if (!isPostgres && scheme !== 'ftp:' && scheme !== 'ftps:' && scheme !== 'sftp:') {
-    throw new Error(
-      `Unsupported URL scheme '${scheme}' in step ${input.stepId}: use http(s), postgres(ql), ftp(s) or sftp`,
-    );
+  if (!STEP_URL_SCHEMES.includes(scheme)) {
+    throw new Error(`Unsupported URL scheme '${scheme}' in step ${input.stepId}: ${UNSUPPORTED_SCHEME_HINT}`);
   }
   if (isPostgres) {
     const problems = sqlBodyTemplateProblems(config.body);

@@ -496,6 +496,33 @@ describe('engine: requests', () => {
     expect(result.data).toEqual([10, 11, 20, 21, 30]);
     expect(events.filter((e) => e.type === 'page_fetched')).toHaveLength(3);
   });
+
+  it('counts the items of object pages ({items, next_cursor}) in its page events', async () => {
+    const pages: Record<string, { items: number[]; next_cursor: string | null }> = {
+      start: { items: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], next_cursor: 'b' },
+      b: { items: [11, 12, 13, 14, 15, 16, 17, 18, 19, 20], next_cursor: 'c' },
+      c: { items: [21, 22, 23], next_cursor: null },
+    };
+    const { result, events } = await run(
+      {
+        id: 't',
+        steps: [
+          get('list', 'https://x.test/items?cursor=<<cursor>>', {
+            pagination: { type: 'cursorBased', pageSize: '10', cursorPath: 'next_cursor' },
+          }),
+        ],
+      },
+      {
+        http: (call) => {
+          const cursor = new URL(call.url).searchParams.get('cursor');
+          return pages[cursor && cursor !== 'null' ? cursor : 'start'] ?? { items: [] };
+        },
+      },
+    );
+    expect(result.stepResults[0]?.success).toBe(true);
+    const counts = events.flatMap((e) => (e.type === 'page_fetched' ? [[e.page, e.totalFetched]] : []));
+    expect(counts.map(([, total]) => total)).toEqual([10, 20, 23]);
+  });
 });
 
 describe('engine: redaction, deadline, cancellation', () => {
