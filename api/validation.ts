@@ -6,5 +6,5 @@ import { KG_ERR_VALIDATION } from '../runs/errors.ts';
 export function parseInput<T extends z.ZodType>(schema: T, value: unknown, what: string): z.infer<T> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  throw KG_ERR_VALIDATION(what, formatIssues(result.error));
+  throw KG_ERR_VALIDATION(what, formatIssues(result.error, undefined, schema));
 }

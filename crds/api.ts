@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageLimit } from './paging.ts';
 import { Run } from './run.ts';
 import { System } from './system.ts';
 import { Tool } from './tool.ts';
@@ -40,19 +41,19 @@ export const SystemList = listEnvelope(System).meta({ id: 'SystemList' });
 
 export const DeleteResult = z.object({ success: z.boolean() }).meta({ id: 'DeleteResult' });
 
+export const SystemDeleteResult = DeleteResult.extend({
+  brokenTools: z
+    .array(z.string())
+    .optional()
+    .describe('With force=true: the tools that still use the deleted system (they can no longer run).'),
+}).meta({ id: 'SystemDeleteResult' });
+
 export const TOOLS_PAGE_LIMIT_MAX = 100;
 
 /** Query of `GET /v1/tools` (not shown by the interface). */
 export const ListToolsQuery = z.strictObject({
   page: z.coerce.number().int().min(1).default(1),
-  // superglue's CLI asks for limit=1000 to search every tool: a larger limit means "as many as allowed".
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .default(50)
-    .transform((limit) => Math.min(limit, TOOLS_PAGE_LIMIT_MAX))
-    .describe(`Default 50; values above ${TOOLS_PAGE_LIMIT_MAX} are clamped to ${TOOLS_PAGE_LIMIT_MAX}.`),
+  limit: pageLimit(50, TOOLS_PAGE_LIMIT_MAX),
   includeArchived: z
     .enum(['true', 'false'])
     .default('false')

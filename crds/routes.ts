@@ -10,10 +10,12 @@ import {
   ListToolsQuery,
   Me,
   RunList,
+  SystemDeleteResult,
   SystemList,
   ToolList,
 } from './api.ts';
 import { OAuthAuthorization, OAuthAuthorizeQuery, OAuthCallbackQuery, OAuthCallbackResult } from './oauth.ts';
+import { pageLimit } from './paging.ts';
 import {
   DraftRunQuery,
   DraftRunRequest,
@@ -402,7 +404,7 @@ export const ROUTES: RouteSpec[] = [
     tag: 'Systems',
     query: z.strictObject({
       page: z.coerce.number().int().min(1).default(1),
-      limit: z.coerce.number().int().min(1).max(100).default(50),
+      limit: pageLimit(50, 100),
       token: z.string().optional(),
     }),
     responses: { 200: { description: 'Systems', schema: SystemList } },
@@ -460,10 +462,23 @@ export const ROUTES: RouteSpec[] = [
     method: 'DELETE',
     path: '/systems/{systemId}',
     operationId: 'deleteSystem',
-    summary: 'Delete a system',
+    summary: 'Delete a system (409 while tools use it, unless force=true)',
     tag: 'Systems',
-    query: envQuery,
-    responses: { 200: { description: 'Deleted', schema: DeleteResult }, 404: notFound },
+    query: envQuery.extend({
+      force: z
+        .enum(['true', 'false'])
+        .default('false')
+        .transform((v) => v === 'true')
+        .describe(
+          'Delete the last variant even though tools use it; the answer lists them in brokenTools ' +
+            '(their runs then fail: the system does not exist).',
+        ),
+    }),
+    responses: {
+      200: { description: 'Deleted', schema: SystemDeleteResult },
+      404: notFound,
+      409: { description: 'Tools still use the system (listed in the message)', schema: ErrorBody },
+    },
   },
   {
     method: 'GET',

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { JsonObject, JsonValue } from './json.ts';
+import { pageLimit } from './paging.ts';
 import { SystemIdsField, Tool, ToolDefinition, ToolId, ToolStep, unusedSystemIds } from './tool.ts';
 
 export const RunStatus = z.enum(['running', 'success', 'failed', 'aborted']);
@@ -351,7 +352,7 @@ export const ListRunsQuery = z
       .min(1)
       .optional()
       .describe(`Default 1. page × limit may not exceed ${RUNS_OFFSET_MAX}: page deeper with cursor.`),
-    limit: z.coerce.number().int().min(1).max(RUNS_PAGE_LIMIT_MAX).default(RUNS_PAGE_LIMIT_DEFAULT),
+    limit: pageLimit(RUNS_PAGE_LIMIT_DEFAULT, RUNS_PAGE_LIMIT_MAX),
     cursor: z
       .string()
       .min(1)

@@ -300,7 +300,11 @@ describe('runs', () => {
       `/v1/runs?userId=${encodeURIComponent(first.userId ?? '')}`,
     );
     expect(byUser.body.total).toBe(all.body.total);
-    expect((await api.call('GET', '/v1/runs?limit=101')).status).toBe(400);
+    // Above the maximum the limit is clamped, as for tools and systems (superglue's CLI asks for 1000).
+    const clamped = await api.call<List<Run>>('GET', '/v1/runs?limit=100000');
+    expect(clamped.status).toBe(200);
+    expect(clamped.body.limit).toBe(100);
+    expect((await api.call('GET', '/v1/runs?limit=0')).status).toBe(400);
     expect((await api.call('GET', '/v1/runs?status=done')).status).toBe(400);
   });
 

@@ -144,3 +144,30 @@ describe('system update schema', () => {
     expect(update.success).toBe(true);
   });
 });
+
+describe('unknown keys', () => {
+  function messageOf(
+    schema: Parameters<typeof formatIssues>[2] & { safeParse(v: unknown): unknown },
+    value: unknown,
+  ) {
+    const result = (schema as typeof RunRequest).safeParse(value);
+    expect(result.success).toBe(false);
+    return formatIssues((result as { error: Parameters<typeof formatIssues>[0] }).error, undefined, schema);
+  }
+
+  it('suggest the field a run request meant: payload → inputs, a misspelt option', () => {
+    expect(messageOf(RunRequest, { payload: { a: 1 } })).toContain("'payload': did you mean 'inputs'?");
+    expect(messageOf(RunRequest, { options: { asynch: true } })).toMatch(
+      /^options: .*'asynch': did you mean 'async'\?/,
+    );
+  });
+
+  it('suggest a near spelling inside nested tool fields, and nothing for a key unlike any', () => {
+    const misspelt = messageOf(ToolCreateBody, {
+      id: 't',
+      steps: [{ ...step, failureBehaviour: 'continue' }],
+    });
+    expect(misspelt).toContain("'failureBehaviour': did you mean 'failureBehavior'?");
+    expect(messageOf(RunRequest, { zzzzzz: 1 })).not.toContain('did you mean');
+  });
+});
