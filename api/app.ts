@@ -160,7 +160,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
   registerToolRoutes(app, { tools });
   registerRunRoutes(app, { runs, store, signer });
   registerHookRoutes(app, { runs, tools });
-  registerSystemRoutes(app, { systems, documentation });
+  registerSystemRoutes(app, { systems, tools, documentation });
   if (documentation) registerDocumentationRoutes(app, { systems, documentation });
   if (oauth) registerOAuthRoutes(app, { oauth });
   registerApiKeyRoutes(app, { store, auth });

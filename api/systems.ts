@@ -22,6 +22,7 @@ import {
   KG_ERR_SYSTEM_ENVIRONMENT_REQUIRED,
   KG_ERR_SYSTEM_EXISTS,
   KG_ERR_SYSTEM_ID_MISMATCH,
+  KG_ERR_SYSTEM_IN_USE,
   KG_ERR_SYSTEM_INVALID,
   KG_ERR_SYSTEM_NOT_FOUND,
 } from '../runs/errors.ts';
@@ -256,7 +257,16 @@ export class SystemService {
   }
 
   /** Without an environment: the only variant; when both exist the caller must choose. */
-  async delete(id: string, environment?: Environment): Promise<{ success: true }> {
+  /**
+   * Deletes one variant. Deleting the last one while tools use the system (`usedBy`) is refused with 409
+   * naming them, unless `force`: then the answer lists them as brokenTools. Deleting one of two variants
+   * breaks nothing (the other serves both modes).
+   */
+  async delete(
+    id: string,
+    environment?: Environment,
+    guard: { usedBy?: (systemId: string) => string[]; force?: boolean } = {},
+  ): Promise<{ success: true; brokenTools?: string[] }> {
     return this.#locks.run(id, async () => {
       const variants = await this.#variants(id);
       if (!variants) throw KG_ERR_SYSTEM_NOT_FOUND(id);
@@ -265,6 +275,8 @@ export class SystemService {
       }
       const target = environment ? variants.get(environment) : variantForRequest(variants, undefined);
       if (!target) throw KG_ERR_SYSTEM_NOT_FOUND(id, environment);
+      const users = variants.size === 1 ? (guard.usedBy?.(id) ?? []) : [];
+      if (users.length > 0 && !guard.force) throw KG_ERR_SYSTEM_IN_USE(id, users);
       try {
         await this.#resourceCall(id, () => this.#systems.delete(target.metadata.name));
       } finally {
@@ -276,7 +288,7 @@ export class SystemService {
         // The system is gone either way; what is left behind is unreachable and replaced on re-creation.
         this.#log(`could not clean up after system ${id}: ${(error as Error).message}`);
       });
-      return { success: true };
+      return users.length > 0 ? { success: true, brokenTools: users } : { success: true };
     });
   }
 

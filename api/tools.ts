@@ -83,6 +83,18 @@ export class ToolService {
     };
   }
 
+  /** Ids of the tools (archived ones included) whose steps use the system, sorted. */
+  usingSystem(systemId: string): string[] {
+    return this.#deps.informer
+      .values()
+      .map(toolFromResource)
+      .filter((tool) =>
+        tool.steps.some((step) => step.config.type === 'request' && step.config.systemId === systemId),
+      )
+      .map((tool) => tool.id)
+      .sort();
+  }
+
   async create(input: ToolInput): Promise<Tool> {
     const tool = this.#parse(input);
     await this.#deps.validate(tool);

@@ -7,6 +7,7 @@ import { KG_ERR_SYSTEM_URL_CREDENTIALS } from '../../runs/errors.ts';
 import { hasUrlCredentials } from '../../runs/url-credentials.ts';
 import { requireUnrestricted } from '../auth.ts';
 import type { SystemService } from '../systems.ts';
+import type { ToolService } from '../tools.ts';
 import { parseInput } from '../validation.ts';
 
 const SystemParams = z.object({ systemId: z.string().min(1) });
@@ -33,9 +34,13 @@ function queryOf(operationId: string): z.ZodType {
  */
 export function registerSystemRoutes(
   app: FastifyInstance,
-  deps: { systems: SystemService; documentation?: DocumentationService | undefined },
+  deps: {
+    systems: SystemService;
+    tools: Pick<ToolService, 'usingSystem'>;
+    documentation?: DocumentationService | undefined;
+  },
 ): void {
-  const { systems, documentation } = deps;
+  const { systems, tools, documentation } = deps;
   // Documentation state and the API-key placement decision join the answers when processing is on.
   const present = (system: System) => (documentation ? documentation.present(system) : system);
   const createQuery = queryOf('createSystem');
@@ -128,8 +133,13 @@ export function registerSystemRoutes(
   app.delete('/v1/systems/:systemId', async (request) => {
     requireUnrestricted(request);
     const { systemId } = parseInput(SystemParams, request.params, 'path');
-    const { environment } = EnvironmentQuery.parse(parseInput(deleteQuery, request.query, 'query'));
-    const deleted = await systems.delete(systemId, environment);
+    const { environment, force } = EnvironmentQuery.extend({ force: z.boolean() }).parse(
+      parseInput(deleteQuery, request.query, 'query'),
+    );
+    const deleted = await systems.delete(systemId, environment, {
+      force,
+      usedBy: (id) => tools.usingSystem(id),
+    });
     await documentation?.forget(systemId, environment);
     return deleted;
   });

@@ -4,7 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerSystemRoutes } from '../../api/routes/systems.ts';
 import { buildServer } from '../../api/server.ts';
 import { SystemService } from '../../api/systems.ts';
+import { ToolService } from '../../api/tools.ts';
 import { systemResourceName } from '../../crds/convert.ts';
+import type { ToolResource } from '../../crds/resources.ts';
+import { Informer } from '../../kube/informer.ts';
 import { createEmbeddedKubeglueResources, type KubeglueResources } from '../../kube/resources/index.ts';
 import { EmbeddedSecretStore } from '../../kube/secrets/embedded.ts';
 import { SecretUnreadableError } from '../../kube/secrets/interface.ts';
@@ -27,6 +30,8 @@ const SECRETS = {
 let store: Store;
 let resources: KubeglueResources;
 let systems: SystemService;
+let tools: ToolService;
+let toolInformer: Informer<ToolResource>;
 let app: FastifyInstance;
 let base: string;
 const bodies: string[] = [];
@@ -73,12 +78,21 @@ beforeAll(async () => {
     const restricted = request.headers['x-test-restricted'] === 'yes';
     request.principal = { id: 't', name: 't', admin: true, toolIds: restricted ? ['some-tool'] : null };
   });
-  registerSystemRoutes(app, { systems });
+  toolInformer = new Informer<ToolResource>(resources.tools, { log: () => {} });
+  await toolInformer.start();
+  tools = new ToolService({
+    resources,
+    informer: toolInformer,
+    namespace: NAMESPACE,
+    validate: async () => {},
+  });
+  registerSystemRoutes(app, { systems, tools });
   base = await app.listen({ host: '127.0.0.1', port: 0 });
 });
 
 afterAll(async () => {
   await app?.close();
+  await toolInformer?.stop();
   await systems?.close();
   await store?.close();
 });
@@ -174,7 +188,8 @@ describe('systems API', () => {
     ]);
     const second = await call('GET', '/v1/systems?page=2&limit=1');
     expect(second.body).toMatchObject({ page: 2, limit: 1, total: all.body.total, hasMore: true });
-    expect((await call('GET', '/v1/systems?limit=101')).status).toBe(400);
+    expect((await call<{ limit: number }>('GET', '/v1/systems?limit=100000')).body.limit).toBe(100);
+    expect((await call('GET', '/v1/systems?limit=0')).status).toBe(400);
     expect((await call('GET', '/v1/systems?color=blue')).status).toBe(400);
   });
 
@@ -379,6 +394,36 @@ describe('systems API', () => {
       ([system]) => system?.credentials.bearerToken === SECRETS.watched,
     );
     expect(after[0]?.credentials.bearerToken).toBe(SECRETS.watched);
+  });
+
+  it('refuses to delete the last variant of a system tools use, naming them, unless forced', async () => {
+    await call('POST', '/v1/systems', { id: 'billing', name: 'Billing', url: 'https://billing.example' });
+    await call('POST', '/v1/systems', {
+      id: 'billing',
+      environment: 'dev',
+      url: 'https://dev.billing.example',
+    });
+    const step = (systemId: string) => ({ id: 'get', config: { url: '/invoices', systemId } });
+    await tools.create({ id: 'invoices', steps: [step('billing')] });
+    await tools.create({ id: 'archived-report', archived: true, steps: [step('billing')] });
+
+    // One of two variants: the other serves both modes, nothing breaks.
+    expect((await call('DELETE', '/v1/systems/billing?environment=dev')).body).toEqual({ success: true });
+
+    const refused = await call('DELETE', '/v1/systems/billing');
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toEqual({
+      code: 'KG_ERR_SYSTEM_IN_USE',
+      message:
+        "system 'billing' is used by tools 'archived-report', 'invoices': change them to use another system " +
+        'first, or delete with ?force=true (they then fail to run)',
+    });
+    expect((await call('GET', '/v1/systems/billing')).status).toBe(200);
+
+    const forced = await call('DELETE', '/v1/systems/billing?force=true');
+    expect(forced.status).toBe(200);
+    expect(forced.body).toEqual({ success: true, brokenTools: ['archived-report', 'invoices'] });
+    expect((await call('GET', '/v1/systems/billing')).status).toBe(404);
   });
 
   it('validates input and refuses keys limited to some tools', async () => {
