@@ -27,6 +27,7 @@ import {
   KG_ERR_UNSUPPORTED_FIELD,
   KG_ERR_VALIDATION,
 } from './errors.ts';
+import { assertInputsMatchSchema } from './input-schema.ts';
 import type { RunEventHub, RunRef } from './run-events.ts';
 import { runView, type UrlForFile, withResult } from './run-view.ts';
 import type { RuntimeCredentialVault } from './runtime-credentials.ts';
@@ -370,6 +371,7 @@ export class RunService {
     const traceId = given.traceId ?? input.traceId;
     const options: RunOptions = { ...given, async, mode, requestSource, traceId };
     const inputs: JsonObject = input.request.inputs ?? {};
+    assertInputsMatchSchema(tool, inputs);
     const runId = input.request.runId ?? randomUUID();
     const systemIds = stepSystemIds(tool.steps);
     // Resolved before anything is stored: an unknown system is the caller's error, not a failed run.

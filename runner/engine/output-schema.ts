@@ -29,6 +29,30 @@ export function checkJsonSchema(schema: Record<string, JsonValue>): string | und
   }
 }
 
+/**
+ * Every way `data` breaks the schema, one line each, naming the field from `root` in dotted form
+ * (`inputs.user.id: must be integer`, `inputs: must have required property 'userId'`).
+ */
+export function schemaViolations(schema: Record<string, JsonValue>, data: JsonValue, root: string): string[] {
+  const validate = validatorFor(schema);
+  if (validate(data)) return [];
+  return (validate.errors ?? []).map((e) => {
+    const path = e.instancePath
+      .split('/')
+      .slice(1)
+      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .map((part) => (/^\d+$/.test(part) ? `[${part}]` : `.${part}`))
+      .join('');
+    const extra =
+      e.keyword === 'additionalProperties'
+        ? ` '${String((e.params as { additionalProperty?: unknown }).additionalProperty)}'`
+        : e.keyword === 'enum'
+          ? ` (${((e.params as { allowedValues?: unknown[] }).allowedValues ?? []).map((v) => JSON.stringify(v)).join(', ')})`
+          : '';
+    return `${root}${path}: ${e.message ?? 'is invalid'}${extra}`;
+  });
+}
+
 /** Returns undefined when data matches, else a message listing the failing JSON pointers. */
 export function validateOutput(schema: Record<string, JsonValue>, data: JsonValue): string | undefined {
   const validate = validatorFor(schema);

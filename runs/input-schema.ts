@@ -1,0 +1,34 @@
+import type { JsonObject, JsonValue } from '../crds/json.ts';
+import type { Tool } from '../crds/tool.ts';
+import { schemaViolations } from '../runner/engine/output-schema.ts';
+import { KG_ERR_INPUTS_INVALID } from './errors.ts';
+
+/** Keys the service itself adds to a run's inputs (webhook context), never part of what a caller sends. */
+const SERVICE_INPUT_KEYS = ['__webhook__'];
+
+/**
+ * The part of the inputSchema that describes the inputs. Tools written for superglue's older clients wrap
+ * it as `{properties: {payload: {…}, credentials: {…}}}`; when the inputs have no `payload` key themselves,
+ * the payload part is what applies (credentials travel separately and are never inputs).
+ */
+function effectiveSchema(schema: Record<string, JsonValue>, inputs: JsonObject): Record<string, JsonValue> {
+  const properties = schema.properties;
+  if (!properties || typeof properties !== 'object' || Array.isArray(properties)) return schema;
+  const payload = properties.payload;
+  const wrapped =
+    'credentials' in properties && payload && typeof payload === 'object' && !Array.isArray(payload);
+  return wrapped && !('payload' in inputs) ? payload : schema;
+}
+
+/**
+ * Refuses a run whose inputs do not match the tool's inputSchema, before anything is stored: 400 listing
+ * every violation by path. Every entrance (REST, webhooks, chains, …) starts runs through here.
+ */
+export function assertInputsMatchSchema(tool: Tool, inputs: JsonObject): void {
+  if (!tool.inputSchema) return;
+  const given = SERVICE_INPUT_KEYS.some((key) => key in inputs)
+    ? Object.fromEntries(Object.entries(inputs).filter(([key]) => !SERVICE_INPUT_KEYS.includes(key)))
+    : inputs;
+  const violations = schemaViolations(effectiveSchema(tool.inputSchema, given), given, 'inputs');
+  if (violations.length > 0) throw KG_ERR_INPUTS_INVALID(tool.id, violations);
+}
