@@ -1,11 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, LogController } from 'fastify';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import { openApiDocument } from '../crds/openapi.ts';
 import {
   ApiError,
   KG_ERR_BODY_TOO_LARGE,
   KG_ERR_INTERNAL,
   KG_ERR_MALFORMED_REQUEST,
+  KG_ERR_METHOD_NOT_ALLOWED,
   KG_ERR_NOT_READY,
   KG_ERR_ROUTE_NOT_FOUND,
   KG_ERR_SHUTTING_DOWN,
@@ -14,6 +21,8 @@ import {
 
 export interface ServerOptions {
   bodyLimitBytes: number;
+  /** The setting that raises bodyLimitBytes; KUBEGLUE_BODY_LIMIT_BYTES for the /v1 API. */
+  bodyLimitSetting?: string;
   logLevel: string;
   /** PEM certificate chain and key: the server speaks HTTPS (and wss:// for gateway agents). */
   tls?: { cert: Buffer; key: Buffer } | undefined;
@@ -23,21 +32,77 @@ export interface ServerOptions {
 
 const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/**
+ * How deep a JSON request body may nest. JSON.parse copes with any depth, but every recursive walk after it
+ * (validation, the sandbox copy, redaction) would overflow the stack and answer 500; no real payload comes
+ * close.
+ */
+export const MAX_JSON_DEPTH = 512;
+
+/** Whether the JSON text nests arrays and objects deeper than `max`: one pass, strings skipped. */
+export function jsonDeeperThan(text: string, max: number): boolean {
+  // A text this short cannot open that many brackets.
+  if (text.length <= max) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     traceId: string;
   }
+  interface FastifyContextConfig {
+    /** The setting that raises this route's own bodyLimit, named when a body is too large. */
+    bodyLimitSetting?: string;
+  }
 }
 
-/** The catalog error for anything a route, a hook or fastify itself raises. */
-export function toApiError(error: unknown): ApiError {
+/** Where a request's body limit comes from, to name it in a 413. */
+interface BodyLimitSource {
+  bytes: number;
+  setting: string;
+}
+
+function bodyLimitOf(request: FastifyRequest | undefined, server: BodyLimitSource): BodyLimitSource {
+  const routeLimit = request?.routeOptions.bodyLimit;
+  const routeSetting = request?.routeOptions.config?.bodyLimitSetting;
+  return routeLimit !== undefined && routeSetting !== undefined
+    ? { bytes: routeLimit, setting: routeSetting }
+    : server;
+}
+
+/**
+ * The catalog error for anything a route, a hook or fastify itself raises. The request and the server's
+ * body limit let fastify's own errors say what to do (the limit and its setting, the content type to send).
+ */
+export function toApiError(
+  error: unknown,
+  context?: { request?: FastifyRequest; bodyLimit: BodyLimitSource },
+): ApiError {
   if (error instanceof ApiError) return error;
   const fastifyError = error as FastifyError;
   switch (fastifyError.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return KG_ERR_BODY_TOO_LARGE();
+    case 'FST_ERR_CTP_BODY_TOO_LARGE': {
+      const limit = context ? bodyLimitOf(context.request, context.bodyLimit) : undefined;
+      return KG_ERR_BODY_TOO_LARGE(limit?.bytes ?? 0, limit?.setting ?? 'the server setting');
+    }
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return KG_ERR_UNSUPPORTED_MEDIA_TYPE(fastifyError.message);
+      return KG_ERR_UNSUPPORTED_MEDIA_TYPE(String(context?.request?.headers['content-type'] ?? ''));
   }
   if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
     // Malformed JSON, empty JSON body, bad Content-Length, bad URL: fastify's message names the
@@ -56,8 +121,46 @@ export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
     .send({ error: { message: apiError.message, code: apiError.code } });
 }
 
+/**
+ * The methods registered for each route pattern, so a request that matches a path under another method
+ * answers 405 with `Allow` instead of a 404 that suggests the path does not exist.
+ */
+class RouteMethods {
+  readonly #patterns: { match: RegExp; methods: Set<string> }[] = [];
+
+  add(method: string | readonly string[], url: string): void {
+    const source = url
+      .split('/')
+      .map((segment) =>
+        segment === '*'
+          ? '.*'
+          : segment.startsWith(':')
+            ? '[^/]+'
+            : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+      )
+      .join('/');
+    let entry = this.#patterns.find((p) => p.match.source === `^${source}$`);
+    if (!entry) {
+      entry = { match: new RegExp(`^${source}$`), methods: new Set() };
+      this.#patterns.push(entry);
+    }
+    for (const m of typeof method === 'string' ? [method] : method) entry.methods.add(m.toUpperCase());
+  }
+
+  /** Every method some route accepts on this path, sorted; empty when no route has the path. */
+  allowed(path: string): string[] {
+    const methods = new Set<string>();
+    for (const pattern of this.#patterns) {
+      if (pattern.match.test(path)) for (const m of pattern.methods) methods.add(m);
+    }
+    return [...methods].sort();
+  }
+}
+
 export interface BaseServerOptions {
   bodyLimitBytes: number;
+  /** The setting that raises bodyLimitBytes (named in a 413). */
+  bodyLimitSetting: string;
   logLevel: string;
   tls?: { cert: Buffer; key: Buffer } | undefined;
   /** Request headers never to log (credentials). */
@@ -70,6 +173,7 @@ export interface BaseServerOptions {
  * tells hooks whether the server drains.
  */
 export function buildBaseServer(options: BaseServerOptions): { app: FastifyInstance; closing(): boolean } {
+  const bodyLimit = { bytes: options.bodyLimitBytes, setting: options.bodyLimitSetting };
   const app = Fastify({
     // An HTTPS server is an http.Server to every route and hook we install (fastify types it apart).
     ...(options.tls ? { https: { cert: options.tls.cert, key: options.tls.key } } : {}),
@@ -87,29 +191,47 @@ export function buildBaseServer(options: BaseServerOptions): { app: FastifyInsta
     // File keys may be 255 characters, percent-encoded up to three times that.
     routerOptions: { maxParamLength: 1024 },
     // Malformed URLs are answered before routing: keep the error shape there too.
-    frameworkErrors: (error, _request, reply) => {
-      void sendError(reply as FastifyReply, error);
+    frameworkErrors: (error, request, reply) => {
+      const apiError = toApiError(error, { request: request as FastifyRequest, bodyLimit });
+      void sendError((reply as FastifyReply).header('X-Content-Type-Options', 'nosniff'), apiError);
     },
+  });
+  // No response is ever to be sniffed into another type (a webhook challenge echoed as text/plain must not
+  // become HTML in a browser).
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.header('X-Content-Type-Options', 'nosniff');
   });
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
   });
   app.setErrorHandler((error, request, reply) => {
-    const apiError = toApiError(error);
+    const apiError = toApiError(error, { request, bodyLimit });
     if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');
     return sendError(reply, apiError);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, KG_ERR_ROUTE_NOT_FOUND(request.method, request.url.split('?')[0] ?? '')),
-  );
+  const routes = new RouteMethods();
+  app.addHook('onRoute', (route) => routes.add(route.method, route.url));
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = routes.allowed(path);
+    return sendError(
+      reply,
+      allowed.length > 0
+        ? KG_ERR_METHOD_NOT_ALLOWED(request.method, path, allowed)
+        : KG_ERR_ROUTE_NOT_FOUND(request.method, path),
+    );
+  });
   app.get('/healthz', async () => ({ status: 'ok' }));
   return { app, closing: () => closing };
 }
 
 /** The HTTP server: every response carries X-Trace-Id, every error is `{ error: { message, code } }`. */
 export function buildServer(options: ServerOptions): FastifyInstance {
-  const { app, closing } = buildBaseServer(options);
+  const { app, closing } = buildBaseServer({
+    ...options,
+    bodyLimitSetting: options.bodyLimitSetting ?? 'KUBEGLUE_BODY_LIMIT_BYTES',
+  });
   app.decorateRequest('traceId', '');
   app.addHook('onRequest', async (request, reply) => {
     const given = request.headers['x-trace-id'];
@@ -129,6 +251,10 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     const text = body as string;
     if (text.trim() === '') {
       done(null, undefined);
+      return;
+    }
+    if (jsonDeeperThan(text, MAX_JSON_DEPTH)) {
+      done(KG_ERR_MALFORMED_REQUEST(`JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
       return;
     }
     parseJson(request, text, done);

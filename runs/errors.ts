@@ -39,12 +39,18 @@ function define<Args extends unknown[]>(
   code: string,
   statusCode: number,
   message: (...args: Args) => string,
-  headers?: Record<string, string>,
+  headers?: Record<string, string> | ((...args: Args) => Record<string, string>),
 ): ErrorDefinition<Args> {
   // A second declaration of a code would give one code two meanings: refuse it when the module loads.
   if (catalog.has(code)) throw new Error(`error code ${code} is declared twice`);
   catalog.set(code, { code, statusCode });
-  const raise = (...args: Args) => new ApiError(code, statusCode, message(...args), headers);
+  const raise = (...args: Args) =>
+    new ApiError(
+      code,
+      statusCode,
+      message(...args),
+      typeof headers === 'function' ? headers(...args) : headers,
+    );
   return Object.assign(raise, { code, statusCode });
 }
 
@@ -60,13 +66,32 @@ export const KG_ERR_VALIDATION = define(
   400,
   (what: string, issues: string) => `Invalid ${what}: ${issues}`,
 );
+export const KG_ERR_INPUTS_INVALID = define(
+  'KG_ERR_INPUTS_INVALID',
+  400,
+  (toolId: string, violations: readonly string[]) =>
+    `Inputs do not match the inputSchema of tool '${toolId}': ${violations.join('; ')}`,
+);
 /** Fastify refused the request before a route saw it (malformed JSON, bad URL, bad Content-Length). */
 export const KG_ERR_MALFORMED_REQUEST = define('KG_ERR_MALFORMED_REQUEST', 400, (detail: string) => detail);
-export const KG_ERR_BODY_TOO_LARGE = define('KG_ERR_BODY_TOO_LARGE', 413, () => 'Request body is too large');
+export const KG_ERR_BODY_TOO_LARGE = define(
+  'KG_ERR_BODY_TOO_LARGE',
+  413,
+  (limitBytes: number, setting: string) =>
+    `Request body is larger than the limit of ${limitBytes} bytes; ${setting} raises it`,
+);
 export const KG_ERR_UNSUPPORTED_MEDIA_TYPE = define(
   'KG_ERR_UNSUPPORTED_MEDIA_TYPE',
   415,
-  (detail: string) => detail,
+  (contentType: string) =>
+    `Unsupported Content-Type ${contentType || '(none)'}: send the body as JSON with Content-Type: application/json`,
+);
+export const KG_ERR_METHOD_NOT_ALLOWED = define(
+  'KG_ERR_METHOD_NOT_ALLOWED',
+  405,
+  (method: string, path: string, allowed: readonly string[]) =>
+    `Method ${method} is not allowed on ${path}; it accepts ${allowed.join(', ')}`,
+  (_method: string, _path: string, allowed: readonly string[]) => ({ Allow: allowed.join(', ') }),
 );
 export const KG_ERR_ROUTE_NOT_FOUND = define(
   'KG_ERR_ROUTE_NOT_FOUND',
@@ -311,6 +336,13 @@ export const KG_ERR_SYSTEM_ENVIRONMENT_MISMATCH = define(
   400,
   (bodyEnvironment: string, queryEnvironment: string) =>
     `environment in the body (${bodyEnvironment}) does not match ?environment=${queryEnvironment}`,
+);
+export const KG_ERR_SYSTEM_IN_USE = define(
+  'KG_ERR_SYSTEM_IN_USE',
+  409,
+  (systemId: string, toolIds: readonly string[]) =>
+    `system '${systemId}' is used by ${toolIds.length === 1 ? 'tool' : 'tools'} ${toolIds.map((t) => `'${t}'`).join(', ')}: ` +
+    'change them to use another system first, or delete with ?force=true (they then fail to run)',
 );
 export const KG_ERR_SYSTEM_ENVIRONMENT_REQUIRED = define(
   'KG_ERR_SYSTEM_ENVIRONMENT_REQUIRED',

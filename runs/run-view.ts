@@ -54,7 +54,21 @@ export function runView(run: StoredRun, view: { list?: boolean; urlFor?: UrlForF
   };
 }
 
-/** A synchronous response adds what is not stored in the run record. */
+/**
+ * A synchronous response adds what is not stored in the run record. `data` is left out where there is
+ * none (a failed run, a failed step), as the interface types it (an optional object): superglue's clients
+ * iterate it when present, and `null` crashed them instead of showing the run's error.
+ */
 export function withResult(run: Run, data: JsonValue, stepResults: Run['stepResults']): Run {
-  return { ...run, data, stepResults };
+  return {
+    ...run,
+    ...(data === null || data === undefined ? {} : { data }),
+    ...(stepResults ? { stepResults: stepResults.map(withoutNullData) } : {}),
+  };
+}
+
+function withoutNullData<T extends { data?: unknown }>(step: T): T {
+  if (step.data !== null) return step;
+  const { data: _none, ...rest } = step;
+  return rest as T;
 }

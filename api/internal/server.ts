@@ -21,6 +21,7 @@ export interface InternalServerDeps extends Omit<InternalRoutesDeps, 'log' | 'no
 export function buildInternalServer(deps: InternalServerDeps): FastifyInstance {
   const { app, closing } = buildBaseServer({
     bodyLimitBytes: deps.bodyLimitBytes ?? DEFAULT_INTERNAL_BODY_LIMIT_BYTES,
+    bodyLimitSetting: 'KUBEGLUE_INTERNAL_BODY_LIMIT_BYTES',
     logLevel: deps.logLevel ?? 'info',
     // Tokens travel in this header: never let a serializer or a debug line print it.
     redactHeaders: ['authorization'],

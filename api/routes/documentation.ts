@@ -54,7 +54,8 @@ export function registerDocumentationRoutes(
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) =>
       done(null, body),
     );
-    scope.put('/v1/systems/:systemId/documentation', { bodyLimit }, async (request, reply) => {
+    const config = { bodyLimitSetting: 'KUBEGLUE_DOCS_MAX_BYTES' };
+    scope.put('/v1/systems/:systemId/documentation', { bodyLimit, config }, async (request, reply) => {
       requireUnrestricted(request);
       const { systemId } = parseInput(SystemParams, request.params, 'path');
       const query = UploadQuery.parse(parseInput(uploadQuery, request.query, 'query'));

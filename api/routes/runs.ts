@@ -13,7 +13,7 @@ import {
 import { KG_ERR_FILE_NOT_FOUND, KG_ERR_PAGE_TOO_DEEP } from '../../runs/errors.ts';
 import { type FileUrlSigner, fileDownloadInfo, withDownloadUrls } from '../../runs/file-urls.ts';
 import { runView } from '../../runs/run-view.ts';
-import type { Caller, RunService } from '../../runs/service.ts';
+import type { Caller, RunService, StartedRun } from '../../runs/service.ts';
 import type { Store } from '../../store/index.ts';
 import { principalOf, requireUnrestricted } from '../auth.ts';
 import { decodeRunCursor, encodeRunCursor } from '../run-cursor.ts';
@@ -57,6 +57,15 @@ export interface RunRouteDeps {
   signer: FileUrlSigner;
 }
 
+/**
+ * A started run's answer. X-Trace-Id is the run's trace id, so a caller's `options.traceId` (which wins over
+ * the request header) is what both the header and the run say.
+ */
+function sendRun(reply: FastifyReply, started: StartedRun): FastifyReply {
+  if (started.run.traceId) reply.header('X-Trace-Id', started.run.traceId);
+  return reply.status(started.statusCode).send(started.run);
+}
+
 export function registerRunRoutes(app: FastifyInstance, deps: RunRouteDeps): void {
   const { runs, store, signer } = deps;
   const urlFor = (runId: string, fileKey: string) => signer.sign(runId, fileKey).url;
@@ -72,7 +81,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRouteDeps): voi
       caller: caller(request),
       traceId: request.traceId,
     });
-    return reply.status(started.statusCode).send(started.run);
+    return sendRun(reply, started);
   });
 
   // Static routes: they win over /v1/tools/:toolId/run, and `run` and `step` cannot be tool ids.
@@ -89,7 +98,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRouteDeps): voi
       traceId: request.traceId,
       signal: clientGone(reply),
     });
-    return reply.status(started.statusCode).send(started.run);
+    return sendRun(reply, started);
   });
 
   app.post('/v1/tools/step/run', async (request, reply) => {

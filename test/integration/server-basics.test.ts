@@ -61,8 +61,73 @@ describe('server basics', () => {
     });
     expect(huge.status).toBe(413);
     expect(await huge.json()).toEqual({
-      error: { message: 'Request body is too large', code: 'KG_ERR_BODY_TOO_LARGE' },
+      error: {
+        message: 'Request body is larger than the limit of 1024 bytes; KUBEGLUE_BODY_LIMIT_BYTES raises it',
+        code: 'KG_ERR_BODY_TOO_LARGE',
+      },
     });
+  });
+
+  it('answers a body of another content type with 415 saying to send JSON', async () => {
+    const response = await fetch(`${base}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/xml' },
+      body: '<a/>',
+    });
+    expect(response.status).toBe(415);
+    expect(await response.json()).toEqual({
+      error: {
+        message:
+          'Unsupported Content-Type application/xml: send the body as JSON with Content-Type: application/json',
+        code: 'KG_ERR_UNSUPPORTED_MEDIA_TYPE',
+      },
+    });
+  });
+
+  it('answers a JSON body nested deeper than the limit with 400, not 500', async () => {
+    const server = buildServer({ bodyLimitBytes: 1 << 20, logLevel: 'silent', ready: () => true });
+    server.post('/echo', async (request) => request.body);
+    try {
+      const depth = 150_000;
+      const deep = await server.inject({
+        method: 'POST',
+        url: '/echo',
+        headers: { 'content-type': 'application/json' },
+        payload: `${'['.repeat(depth)}${']'.repeat(depth)}`,
+      });
+      expect(deep.statusCode).toBe(400);
+      expect(deep.json()).toEqual({
+        error: { message: 'JSON body is nested deeper than 512 levels', code: 'KG_ERR_MALFORMED_REQUEST' },
+      });
+      // Brackets inside strings are text, not nesting.
+      const text = await server.inject({
+        method: 'POST',
+        url: '/echo',
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({ s: '['.repeat(5000) }),
+      });
+      expect(text.statusCode).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('answers a known path with another method 405 and Allow, not 404', async () => {
+    const response = await fetch(`${base}/echo`, { method: 'DELETE' });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+    expect(await response.json()).toEqual({
+      error: {
+        message: 'Method DELETE is not allowed on /echo; it accepts POST',
+        code: 'KG_ERR_METHOD_NOT_ALLOWED',
+      },
+    });
+  });
+
+  it('marks every response nosniff, errors and plain text included', async () => {
+    for (const path of ['/healthz', '/v1/nope']) {
+      expect((await fetch(`${base}${path}`)).headers.get('x-content-type-options')).toBe('nosniff');
+    }
   });
 
   it('serves the generated OpenAPI document', async () => {
