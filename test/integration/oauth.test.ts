@@ -279,8 +279,10 @@ describe('system lifecycle', () => {
     expect(started.status).toBe(200);
     const state = new URL(started.body.data.authorizationUrl).searchParams.get('state') ?? '';
 
-    const deleted = await api.call('DELETE', '/v1/systems/lifecycle');
+    // The tool whoami-lifecycle still uses it: deleted anyway, the answer says what that breaks.
+    const deleted = await api.call('DELETE', '/v1/systems/lifecycle?force=true');
     expect(deleted.status).toBe(200);
+    expect(deleted.body).toEqual({ success: true, brokenTools: ['whoami-lifecycle'] });
     expect(await store.oauth.getToken(keyOf('lifecycle'))).toBeUndefined();
     expect(await store.oauth.takeState(hashState(state))).toBeUndefined();
 
