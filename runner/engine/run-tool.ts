@@ -310,11 +310,12 @@ class ToolRun {
       data: JsonValue,
       error?: string,
       files: ProducedFile[] = [],
+      dataRedacted = false,
     ) => {
       const redactor = this.#scope.redactor;
       return {
         status,
-        data: redactor.value(data),
+        data: dataRedacted ? data : redactor.value(data),
         stepResults: stepResults.map((r) => this.redactStepResult(r)),
         ...(error !== undefined ? { error: redactor.string(error) } : {}),
         files: redactFiles(files, redactor),
@@ -322,6 +323,8 @@ class ToolRun {
     };
 
     let lastData: JsonValue = null;
+    /** lastData is a request step's, redacted already. */
+    let lastRedacted = false;
     for (const step of this.#request.tool.steps) {
       const interrupted = this.#abortError();
       if (interrupted) return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, interrupted);
@@ -331,6 +334,7 @@ class ToolRun {
         const outcome = await this.#step(step);
         this.#steps[step.id] = outcome.envelope;
         lastData = outcome.data;
+        lastRedacted = step.config.type === 'request';
         result = { stepId: step.id, success: true, data: outcome.data, ...this.#notesOf(step.id) };
         if (step.config.type === 'request') this.#redactedData.add(result);
       } catch (error) {
@@ -347,22 +351,25 @@ class ToolRun {
           return finish('failed', null, `Step ${step.id} failed: ${message}`);
         this.#steps[step.id] = { currentItem: {}, data: null, success: false, error: message };
         lastData = null;
+        lastRedacted = false;
         continue;
       }
       stepResults.push(result);
       this.#emit({ type: 'step_finished', result });
     }
 
-    return this.#output(lastData, finish);
+    return this.#output(lastData, lastRedacted, finish);
   }
 
   async #output(
     lastData: JsonValue,
+    lastRedacted: boolean,
     finish: (
       status: EngineResult['status'],
       data: JsonValue,
       error?: string,
       files?: ProducedFile[],
+      dataRedacted?: boolean,
     ) => EngineResult,
   ): Promise<EngineResult> {
     const tool = this.#request.tool;
@@ -388,7 +395,7 @@ class ToolRun {
       if (interrupted) return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, interrupted);
       return finish('failed', null, `outputTransform failed: ${messageOf(error)}`);
     }
-    return finish('success', data, undefined, files);
+    return finish('success', data, undefined, files, lastRedacted && !tool.outputTransform);
   }
 }
 
