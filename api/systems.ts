@@ -235,6 +235,7 @@ export class SystemService {
       documentationKeywords: body.documentationKeywords ?? spec.documentationKeywords,
       authType,
       gateway: body.gateway ?? spec.gateway,
+      codeAccess: body.codeAccess ?? spec.codeAccess,
       extraOrigins: body.extraOrigins ?? spec.extraOrigins,
       allowedNetworks: body.allowedNetworks ?? spec.allowedNetworks,
     });

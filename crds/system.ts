@@ -153,6 +153,15 @@ const Origin = z.string().superRefine((value, ctx) => {
 
 /** Fields a System carries besides its credentials, in the REST shapes and in the resource's spec. */
 export const systemSecurityFields = {
+  codeAccess: z
+    .boolean()
+    .optional()
+    .describe(
+      "Whether tool code may read this system's credentials: transforms (and template functions outside a " +
+        "request to the system's origins) get them only when true; otherwise reading one fails naming this " +
+        "setting. Request templates to the system's origins (<<id_key>>) work either way. Default false, " +
+        'also for systems stored before the setting existed. Turn it on for tools that sign requests in code.',
+    ),
   extraOrigins: z
     .array(Origin)
     .max(32)

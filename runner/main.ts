@@ -33,6 +33,7 @@ export const RunOrderSchema = z.object({
         authType: AuthType.optional(),
         credentials: z.record(z.string(), z.string()),
         extraOrigins: z.array(z.string()).optional(),
+        codeAccess: z.boolean().optional(),
         allowedNetworks: z.array(z.string()).optional(),
         apiKeyPlacement: ApiKeyPlacement.optional(),
         tokenManaged: z.boolean().optional(),

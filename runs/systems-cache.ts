@@ -41,6 +41,7 @@ export class SystemSnapshot {
         authType: resource.spec.authType,
         credentials: { ...credentials[index] },
         extraOrigins: resource.spec.extraOrigins,
+        codeAccess: resource.spec.codeAccess === true || undefined,
         allowedNetworks: resource.spec.allowedNetworks,
         tokenManaged: isManagedOAuth(resource.spec.authType, credentials[index] ?? {}) || undefined,
         gateway: resource.spec.gateway,

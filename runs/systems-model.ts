@@ -89,6 +89,8 @@ export function toApiSystem(resource: SystemResource, credentialKeys: Iterable<s
     documentationKeywords: spec.documentationKeywords,
     authType: spec.authType,
     gateway: spec.gateway,
+    // Shown also when off, so whoever reads a system learns whether its tools' code may read credentials.
+    codeAccess: spec.codeAccess === true,
     extraOrigins: spec.extraOrigins,
     allowedNetworks: spec.allowedNetworks,
     credentials,

@@ -14,7 +14,8 @@ export interface SystemCredentials {
  * The run's credential material, and the sourceData keys each kind of step may see
  * (semantics.md, "sourceData": a request step with a systemId sees that system only; other request
  * steps and transforms see all systems of the tool; selectors and outputTransform see none). Request
- * steps further see only the systems whose origin their URL has (see request-step.ts).
+ * steps further see only the systems whose origin their URL has (see request-step.ts), and transforms
+ * only the values of systems with codeAccess (credential-views.ts).
  */
 export interface CredentialScope {
   bySystem: Map<string, SystemCredentials>;
@@ -23,7 +24,6 @@ export interface CredentialScope {
   redactor: Redactor;
   /** Top-level keys plus `credentials` for the given systems (and the loose runtime credentials). */
   keysFor(systemIds: Iterable<string>): JsonObject;
-  all(): JsonObject;
   /** `<id>_url` of the given systems: where they are, which is no secret. */
   urlsFor(systemIds: Iterable<string>): JsonObject;
 }
@@ -151,5 +151,5 @@ export function buildCredentialScope(
     return { ...top, credentials: grouped };
   };
 
-  return { bySystem, loose, redactor, keysFor, urlsFor, all: () => keysFor(bySystem.keys()) };
+  return { bySystem, loose, redactor, keysFor, urlsFor };
 }

@@ -1,5 +1,6 @@
 import type { JsonObject, JsonValue } from '../../crds/json.ts';
 import type { RequestStepConfig } from '../../crds/tool.ts';
+import { type CredentialView, codeAccessMessage, hasCodeAccess, requestView } from './credential-views.ts';
 import type { CredentialScope } from './credentials.ts';
 import { gatewayRouteFor } from './gateway-route.ts';
 import type { TokenKeeper } from './managed-tokens.ts';
@@ -64,7 +65,10 @@ export interface RequestStepInput {
   scope: CredentialScope;
   /** Systems whose credentials this step may see at all (its own system, or all of the tool's). */
   candidates: readonly string[];
+  /** For functions that see no credentials (the stopCondition). */
   evaluate: TemplateEvaluate;
+  /** For template functions that see `view` of the credentials (guards, isolation: credential-views.ts). */
+  evaluateWith: (view: CredentialView) => TemplateEvaluate;
   protocols: Protocols;
   ctx: ProtocolContext;
   onEvent: (event: EngineEvent) => void;
@@ -101,6 +105,8 @@ interface Target {
   allowed: string[];
   /** sourceData for the rest of the request: the allowed systems' credentials added. */
   sourceData: JsonObject;
+  /** Evaluates the rest of the request's template functions with the allowed systems' credentials. */
+  evaluate: TemplateEvaluate;
 }
 
 function originsOf(input: RequestStepInput, id: string): Set<string> {
@@ -130,15 +136,20 @@ function explainWithheld(error: unknown, input: RequestStepInput, origin: string
 
 /**
  * Where the candidate systems are, for the expression that may supply a URL's origin: `<id>_url`, the
- * base URL, or for a system without one (a dataStore) its `url` credential, a connection URL.
+ * base URL, or for a system without one (a dataStore) its `url` credential, a connection URL. A function
+ * sees that credential only when the system has codeAccess (it decides where the request goes, before
+ * any origin is known); `<<db_url>>` as a name runs no code and always works.
  */
-function locations(input: RequestStepInput): JsonObject {
-  const out = input.scope.urlsFor(input.candidates);
+function locations(input: RequestStepInput, forCode: boolean): CredentialView {
+  const data = input.scope.urlsFor(input.candidates);
+  const guarded: CredentialView['guarded'] = [];
   for (const id of input.candidates) {
     const entry = input.scope.bySystem.get(id);
-    if (entry && !entry.system.url && entry.values.url) out[`${id}_url`] = entry.values.url;
+    if (!entry || entry.system.url || !entry.values.url) continue;
+    if (!forCode || hasCodeAccess(input.scope, id)) data[`${id}_url`] = entry.values.url;
+    else guarded.push({ path: [`${id}_url`], message: codeAccessMessage(id, 'url') });
   }
-  return out;
+  return { data, guarded, exposes: [] };
 }
 
 /** Whether `text` holds a credential value of the system (values too short to tell are not looked for). */
@@ -153,11 +164,15 @@ function carriesCredentialOf(input: RequestStepInput, id: string, text: string):
  * body may then use the credentials of the systems whose origins include it, and no others.
  */
 async function resolveTarget(input: RequestStepInput, data: JsonObject): Promise<Target> {
-  const { config, scope, evaluate, system, stepId } = input;
+  const { config, scope, system, stepId } = input;
   const lead = leadingExpression(config.url);
-  const leading = lead
-    ? renderScalar(await resolveExpression(lead, { ...data, ...locations(input) }, evaluate))
-    : undefined;
+  let leading: string | undefined;
+  if (lead) {
+    const where = locations(input, lead.kind === 'function');
+    leading = renderScalar(
+      await resolveExpression(lead, { ...data, ...where.data }, input.evaluateWith(where)),
+    );
+  }
   // Later expressions cannot change the authority (they are encoded, or refused inside it), so a
   // placeholder in their place shows the origin.
   const skeleton = compileTemplate(config.url)
@@ -176,7 +191,9 @@ async function resolveTarget(input: RequestStepInput, data: JsonObject): Promise
         `of its origins (${describeOrigins(originsOf(input, smuggled))})`,
     );
   }
-  const sourceData = { ...data, ...scope.urlsFor(input.candidates), ...scope.keysFor(allowed) };
+  const view = requestView(scope, input.candidates, allowed, origin ?? 'this URL');
+  const sourceData = { ...data, ...view.data };
+  const evaluate = input.evaluateWith(view);
   let url: string;
   try {
     url = absoluteUrl(await renderStepUrl(config.url, sourceData, evaluate, { leading }), system, stepId);
@@ -200,7 +217,7 @@ async function resolveTarget(input: RequestStepInput, data: JsonObject): Promise
         `(${describeOrigins(originsOf(input, system.id))}); list it in the system's extraOrigins to send them there`,
     );
   }
-  return { url, allowed, sourceData };
+  return { url, allowed, sourceData, evaluate };
 }
 
 function renderBodyText(body: JsonValue): string {
@@ -214,8 +231,9 @@ function carrying(entries: Iterable<[string, string]>, input: RequestStepInput):
 }
 
 async function httpCall(input: RequestStepInput, data: JsonObject): Promise<HttpCall> {
-  const { config, evaluate, system } = input;
+  const { config, system } = input;
   const target = await resolveTarget(input, data);
+  const evaluate = target.evaluate;
   const origin = originOf(target.url);
   let headers: Record<string, string>;
   let query: Array<[string, string]>;
@@ -278,9 +296,12 @@ async function runHttp(input: RequestStepInput): Promise<JsonValue> {
     ...input.ctx,
     onRetry: (retry) => input.onEvent({ type: 'retry', stepId: input.stepId, ...retry }),
   };
+  // What a server answers may echo a credential (an API that returns the request): it is redacted
+  // before anything else of the run sees it (stopCondition, cursors, later steps).
+  const redactor = input.scope.redactor;
   const pagination = config.pagination;
   if (!pagination || pagination.type === 'disabled') {
-    return (await send(input, input.sourceData, ctx)).data;
+    return redactor.value((await send(input, input.sourceData, ctx)).data);
   }
   const paginator = createPaginator(
     { ...pagination, type: pagination.type },
@@ -290,7 +311,10 @@ async function runHttp(input: RequestStepInput): Promise<JsonValue> {
     ctx.signal.throwIfAborted();
     const variables = paginator.variables();
     const reply = await send(input, { ...input.sourceData, ...variables }, ctx);
-    const outcome = await paginator.accept({ data: reply.data, headers: reply.headers });
+    const outcome = await paginator.accept({
+      data: redactor.value(reply.data),
+      headers: redactor.value(reply.headers),
+    });
     input.onEvent({
       type: 'page_fetched',
       stepId: input.stepId,
@@ -312,7 +336,7 @@ async function schemeOf(input: RequestStepInput): Promise<string> {
 
 /** Renders a request step and sends it through the protocol its URL scheme selects. */
 export async function runRequestStep(input: RequestStepInput): Promise<JsonValue> {
-  const { config, evaluate, protocols, ctx, system } = input;
+  const { config, protocols, ctx, system } = input;
   const scheme = await schemeOf(input);
   if (scheme === 'http:' || scheme === 'https:') return runHttp(input);
   const isPostgres = scheme === 'postgres:' || scheme === 'postgresql:';
@@ -329,7 +353,7 @@ export async function runRequestStep(input: RequestStepInput): Promise<JsonValue
     body =
       config.body === undefined
         ? undefined
-        : parseBody(await renderBody(config.body, target.sourceData, evaluate));
+        : parseBody(await renderBody(config.body, target.sourceData, target.evaluate));
   } catch (error) {
     throw explainWithheld(error, input, originOf(target.url));
   }
@@ -342,6 +366,7 @@ export async function runRequestStep(input: RequestStepInput): Promise<JsonValue
     ...(system?.allowedNetworks?.length ? { allowedNetworks: system.allowedNetworks } : {}),
     ...withGateway(system, target.url),
   };
-  if (isPostgres) return protocols.postgres({ ...call, modify: input.modify }, ctx);
-  return scheme === 'sftp:' ? protocols.sftp(call, ctx) : protocols.ftp(call, ctx);
+  const redactor = input.scope.redactor;
+  if (isPostgres) return redactor.value(await protocols.postgres({ ...call, modify: input.modify }, ctx));
+  return redactor.value(await (scheme === 'sftp:' ? protocols.sftp(call, ctx) : protocols.ftp(call, ctx)));
 }

@@ -1,5 +1,6 @@
 import type { JsonObject, JsonValue } from '../../crds/json.ts';
 import type { ToolStep } from '../../crds/tool.ts';
+import { type CredentialView, transformView, withheldFailure } from './credential-views.ts';
 import { buildCredentialScope, type CredentialScope, RuntimeCredentialError } from './credentials.ts';
 import { extractFiles, redactFiles } from './files.ts';
 import { isIdentitySource } from './identity-source.ts';
@@ -77,6 +78,8 @@ class ToolRun {
   readonly #notes = new Map<string, Set<string>>();
   /** The run's evaluations (one sandbox context per run). */
   readonly #sandbox: Evaluate;
+  /** Step results whose data is redacted already (request steps: see request-step.ts). */
+  readonly #redactedData = new WeakSet<EngineStepResult>();
   readonly #tokens: ManagedTokens;
 
   constructor(
@@ -118,10 +121,11 @@ class ToolRun {
 
   redactStepResult(result: EngineStepResult): EngineStepResult {
     const redactor = this.#scope.redactor;
+    const data = this.#redactedData.has(result) ? result.data : redactor.value(result.data);
     return {
       stepId: result.stepId,
       success: result.success,
-      ...(result.data !== undefined ? { data: redactor.value(result.data) } : {}),
+      ...(data !== undefined ? { data } : {}),
       ...(result.error !== undefined ? { error: redactor.string(result.error) } : {}),
       ...(result.notes?.length ? { notes: result.notes.map((note) => redactor.string(note)) } : {}),
     };
@@ -132,17 +136,27 @@ class ToolRun {
     return notes?.size ? { notes: [...notes] } : {};
   }
 
-  #evaluator(label: string): TemplateEvaluate {
-    return (source, args) => this.#evaluate(source, args, label);
+  #evaluator(label: string, view?: CredentialView): TemplateEvaluate {
+    return (source, args) => this.#evaluate(source, args, label, view);
   }
 
-  /** A user function over JSON arguments; one that returns its input unchanged needs no sandbox. */
-  #evaluate(source: string, args: JsonValue[], label: string): Promise<JsonValue> {
+  /**
+   * A user function over JSON arguments; one that returns its input unchanged needs no sandbox. With a
+   * view of the credentials, the first argument gets its guards; a function that can read credentials
+   * withheld from code runs in a sandbox context of its own (nothing it leaves in globals reaches the
+   * run's later code) and fails without its message (credential-views.ts).
+   */
+  #evaluate(source: string, args: JsonValue[], label: string, view?: CredentialView): Promise<JsonValue> {
     if (isIdentitySource(source)) return Promise.resolve(args[0] ?? null);
-    return this.#sandbox(source, args, {
+    const options = {
       label,
       signal: this.#signal,
       timeoutMs: Math.max(1, this.#deadline - this.#now()),
+      ...(view?.guarded.length ? { guarded: view.guarded } : {}),
+    };
+    if (!view?.exposes.length) return this.#sandbox(source, args, options);
+    return this.#deps.evaluate(source, args, options).catch((error: unknown) => {
+      throw withheldFailure(error, view, label);
     });
   }
 
@@ -165,18 +179,21 @@ class ToolRun {
   }
 
   /**
-   * Transforms see every system's credentials; request steps get them per request, by origin
-   * (request-step.ts), so here they get none.
+   * Transforms see the credentials of systems with codeAccess, and guards for the others
+   * (credential-views.ts); request steps get them per request, by origin (request-step.ts), so here they
+   * get none.
    */
-  #sourceDataFor(step: ToolStep): JsonObject {
+  #sourceDataFor(step: ToolStep): { sourceData: JsonObject; view?: CredentialView } {
     const base = this.#baseSourceData();
-    return step.config.type === 'request' ? base : { ...base, ...this.#scope.all() };
+    if (step.config.type === 'request') return { sourceData: base };
+    const view = transformView(this.#scope);
+    return { sourceData: { ...base, ...view.data }, view };
   }
 
-  async #executeOnce(step: ToolStep, sourceData: JsonObject): Promise<JsonValue> {
+  async #executeOnce(step: ToolStep, sourceData: JsonObject, view?: CredentialView): Promise<JsonValue> {
     const config = step.config;
     if (config.type === 'transform') {
-      return this.#evaluate(config.transformCode, [sourceData], `step ${step.id} transformCode`);
+      return this.#evaluate(config.transformCode, [sourceData], `step ${step.id} transformCode`, view);
     }
     const systemEntry = config.systemId ? this.#scope.bySystem.get(config.systemId) : undefined;
     if (config.systemId && !systemEntry) {
@@ -191,7 +208,8 @@ class ToolRun {
       system: systemEntry?.system,
       scope: this.#scope,
       candidates: config.systemId ? [config.systemId] : [...this.#scope.bySystem.keys()],
-      evaluate: this.#evaluator(`step ${step.id} template`),
+      evaluate: this.#evaluator(`step ${step.id} stopCondition`),
+      evaluateWith: (view) => this.#evaluator(`step ${step.id} template`, view),
       protocols: this.#deps.protocols,
       ctx: {
         signal: this.#signal,
@@ -209,13 +227,25 @@ class ToolRun {
     });
   }
 
-  async #item(step: ToolStep, sourceData: JsonObject, currentItem: JsonValue): Promise<Envelope> {
+  async #item(
+    step: ToolStep,
+    sourceData: JsonObject,
+    view: CredentialView | undefined,
+    currentItem: JsonValue,
+  ): Promise<Envelope> {
     try {
       this.#signal.throwIfAborted();
-      const data = await this.#executeOnce(step, { ...sourceData, currentItem });
+      const data = await this.#executeOnce(step, { ...sourceData, currentItem }, view);
       return { currentItem, data: data ?? null, success: true };
     } catch (error) {
-      return { currentItem, data: null, success: false, error: messageOf(error) };
+      // A request step's error may quote what a server echoed: later code sees it redacted, like its data.
+      const message = messageOf(error);
+      return {
+        currentItem,
+        data: null,
+        success: false,
+        error: step.config.type === 'request' ? this.#scope.redactor.string(message) : message,
+      };
     }
   }
 
@@ -223,9 +253,9 @@ class ToolRun {
   async #step(
     step: ToolStep,
   ): Promise<{ envelope: JsonValue; data: JsonValue; success: boolean; error?: string }> {
-    const sourceData = this.#sourceDataFor(step);
+    const { sourceData, view } = this.#sourceDataFor(step);
     if (!step.dataSelector) {
-      const envelope = await this.#item(step, sourceData, {});
+      const envelope = await this.#item(step, sourceData, view, {});
       if (!envelope.success) throw new StepFailure(envelope.error ?? 'failed', null);
       return { envelope: envelopeJson(envelope), data: envelope.data, success: true };
     }
@@ -235,7 +265,7 @@ class ToolRun {
       `step ${step.id} dataSelector`,
     );
     if (!Array.isArray(selected)) {
-      const envelope = await this.#item(step, sourceData, selected ?? null);
+      const envelope = await this.#item(step, sourceData, view, selected ?? null);
       if (!envelope.success) throw new StepFailure(envelope.error ?? 'failed', null);
       return { envelope: envelopeJson(envelope), data: envelope.data, success: true };
     }
@@ -249,7 +279,7 @@ class ToolRun {
     let firstFailure: { index: number; error: string } | undefined;
     const envelopes = await mapOrdered(selected, step.loopConcurrency ?? 1, async (item, index) => {
       if (stopOnFailure && firstFailure) return undefined;
-      const envelope = await this.#item(step, sourceData, item);
+      const envelope = await this.#item(step, sourceData, view, item);
       if (!envelope.success && (!firstFailure || index < firstFailure.index)) {
         firstFailure = { index, error: envelope.error ?? 'failed' };
       }
@@ -280,11 +310,12 @@ class ToolRun {
       data: JsonValue,
       error?: string,
       files: ProducedFile[] = [],
+      dataRedacted = false,
     ) => {
       const redactor = this.#scope.redactor;
       return {
         status,
-        data: redactor.value(data),
+        data: dataRedacted ? data : redactor.value(data),
         stepResults: stepResults.map((r) => this.redactStepResult(r)),
         ...(error !== undefined ? { error: redactor.string(error) } : {}),
         files: redactFiles(files, redactor),
@@ -292,6 +323,8 @@ class ToolRun {
     };
 
     let lastData: JsonValue = null;
+    /** lastData is a request step's, redacted already. */
+    let lastRedacted = false;
     for (const step of this.#request.tool.steps) {
       const interrupted = this.#abortError();
       if (interrupted) return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, interrupted);
@@ -301,11 +334,14 @@ class ToolRun {
         const outcome = await this.#step(step);
         this.#steps[step.id] = outcome.envelope;
         lastData = outcome.data;
+        lastRedacted = step.config.type === 'request';
         result = { stepId: step.id, success: true, data: outcome.data, ...this.#notesOf(step.id) };
+        if (step.config.type === 'request') this.#redactedData.add(result);
       } catch (error) {
         const message = this.#abortError() ?? messageOf(error);
         const data = error instanceof StepFailure ? error.envelopeData : null;
         result = { stepId: step.id, success: false, data, error: message, ...this.#notesOf(step.id) };
+        if (step.config.type === 'request') this.#redactedData.add(result);
         stepResults.push(result);
         this.#emit({ type: 'step_finished', result });
         if (this.#abortError()) {
@@ -315,22 +351,25 @@ class ToolRun {
           return finish('failed', null, `Step ${step.id} failed: ${message}`);
         this.#steps[step.id] = { currentItem: {}, data: null, success: false, error: message };
         lastData = null;
+        lastRedacted = false;
         continue;
       }
       stepResults.push(result);
       this.#emit({ type: 'step_finished', result });
     }
 
-    return this.#output(lastData, finish);
+    return this.#output(lastData, lastRedacted, finish);
   }
 
   async #output(
     lastData: JsonValue,
+    lastRedacted: boolean,
     finish: (
       status: EngineResult['status'],
       data: JsonValue,
       error?: string,
       files?: ProducedFile[],
+      dataRedacted?: boolean,
     ) => EngineResult,
   ): Promise<EngineResult> {
     const tool = this.#request.tool;
@@ -356,7 +395,7 @@ class ToolRun {
       if (interrupted) return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, interrupted);
       return finish('failed', null, `outputTransform failed: ${messageOf(error)}`);
     }
-    return finish('success', data, undefined, files);
+    return finish('success', data, undefined, files, lastRedacted && !tool.outputTransform);
   }
 }
 

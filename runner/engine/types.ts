@@ -19,6 +19,11 @@ export interface ResolvedSystem {
   tokenManaged?: boolean | undefined;
   /** The system is reached through a gateway agent's tunnel (System.gateway). */
   gateway?: { tunnelId: string; target: string } | undefined;
+  /**
+   * Code (transforms, and function templates outside a request to the system's origins) may read the
+   * system's credentials (System.codeAccess). Absent: it may not.
+   */
+  codeAccess?: boolean | undefined;
 }
 
 /**
@@ -46,10 +51,20 @@ export interface GrantedToken {
  */
 export type AccessTokenSource = (systemId: string, rejected?: string) => Promise<GrantedToken>;
 
+/**
+ * A property of the first argument that exists for code but throws `message` when read; its value
+ * never reaches the sandbox (a credential code may not see: credentials.ts).
+ */
+export interface GuardedProperty {
+  path: readonly string[];
+  message: string;
+}
+
 export interface EvaluateOptions {
   label?: string;
   signal?: AbortSignal;
   timeoutMs?: number;
+  guarded?: readonly GuardedProperty[] | undefined;
 }
 
 /** Runs a user function source in the sandbox with JSON arguments. */

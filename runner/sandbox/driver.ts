@@ -6,9 +6,10 @@
  *    which the host keeps as a Reference (no global names it, so user code cannot reach it);
  * 2. a user source is compiled once per isolate as `(() => (<source>))`; run in a context, it gives
  *    a thunk (evaluating it runs no user code), kept per context and source;
- * 3. the host calls `run(thunk, input)` with the JSON text of the argument array. `run` evaluates the
- *    source to a function, calls it with the parsed arguments, awaits a thenable, and answers a string
- *    (or a promise of one):
+ * 3. the host calls `run(thunk, input[, guarded])` with the JSON text of the argument array (and of the
+ *    guarded properties of the first argument, see GuardedProperty). `run` evaluates the source to a
+ *    function, installs the guards, calls it with the parsed arguments, awaits a thenable, and answers a
+ *    string (or a promise of one):
  *    - the result as JSON text (which never starts with `E`), or
  *    - `E` followed by a JSON failure record `{kind, name, message, line?, column?}`.
  * The driver captures the intrinsics it needs before any user code runs, so a source that
@@ -57,6 +58,9 @@ export const DRIVER_SOURCE = `(function () {
   const stringOf = String;
   const regExpExec = RegExp.prototype.exec;
   const stringSlice = String.prototype.slice;
+  const defineProperty = Object.defineProperty;
+  const hasOwn = Object.prototype.hasOwnProperty;
+  const ErrorCtor = Error;
   const userFrame = /\\n\\s*at [^\\n]*?${USER_FILENAME}:(\\d+):(\\d+)/;
   const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
@@ -161,11 +165,47 @@ export const DRIVER_SOURCE = `(function () {
     }
   }
 
+  // A guarded property exists (its name shows in Object.keys and in errors) but reading it throws the
+  // given message; the value never entered the context. Assigning replaces it with an ordinary value.
+  function defineGuard(holder, key, message) {
+    defineProperty(holder, key, {
+      get() {
+        throw new ErrorCtor(message);
+      },
+      set(value) {
+        defineProperty(holder, key, { value, writable: true, enumerable: true, configurable: true });
+      },
+      enumerable: true,
+      configurable: true,
+    });
+  }
+
+  // Objects missing on a guard's path are created; a path through a value that is not an object is
+  // left alone (nothing is there to read).
+  function installGuards(root, guards) {
+    for (let i = 0; i < guards.length; i++) {
+      const path = guards[i].path;
+      let holder = root;
+      for (let j = 0; j < path.length - 1 && holder !== undefined; j++) {
+        const key = path[j];
+        if (!apply(hasOwn, holder, [key])) {
+          const created = {};
+          defineProperty(holder, key, { value: created, writable: true, enumerable: true, configurable: true });
+          holder = created;
+        } else {
+          const next = holder[key];
+          holder = next !== null && typeof next === 'object' && !isArray(next) ? next : undefined;
+        }
+      }
+      if (holder !== undefined) defineGuard(holder, path[path.length - 1], guards[i].message);
+    }
+  }
+
   function isThenable(value) {
     return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof value.then === 'function';
   }
 
-  function run(thunk, input) {
+  function run(thunk, input, guarded) {
     let fn;
     try {
       fn = thunk();
@@ -177,7 +217,12 @@ export const DRIVER_SOURCE = `(function () {
         'the source must be a function expression such as (sourceData) => ..., but it evaluates to ' + describe(fn), 0, 0);
     }
     try {
-      const result = apply(fn, undefined, jsonParse(input));
+      const args = jsonParse(input);
+      const first = args[0];
+      if (guarded !== undefined && first !== null && typeof first === 'object' && !isArray(first)) {
+        installGuards(first, jsonParse(guarded));
+      }
+      const result = apply(fn, undefined, args);
       if (isThenable(result)) {
         return apply(promiseThen, apply(promiseResolve, PromiseCtor, [result]), [encodeResult, encodeThrown]);
       }

@@ -7,6 +7,8 @@ export class EvaluationJob {
   readonly source: string;
   /** JSON text of the argument array. */
   readonly input: string;
+  /** JSON text of the guarded properties of the first argument (see GuardedProperty), if any. */
+  readonly guarded: string | undefined;
   readonly timeoutMs: number;
   readonly label: string | undefined;
   /** The run whose context this evaluation uses; undefined: a fresh context of its own. */
@@ -35,9 +37,11 @@ export class EvaluationJob {
     label: string | undefined,
     signal: AbortSignal | undefined,
     run: RunContexts | undefined,
+    guarded?: string,
   ) {
     this.source = source;
     this.input = input;
+    this.guarded = guarded;
     this.timeoutMs = timeoutMs;
     this.label = label;
     this.run = run;

@@ -154,7 +154,11 @@ export class IsolateLane {
     driverRun: ivm.Reference,
     thunk: ivm.Reference,
   ): Promise<(() => void) | undefined> {
-    const running = driverRun.apply(undefined, [thunk.derefInto(), job.input], {
+    const args =
+      job.guarded === undefined
+        ? [thunk.derefInto(), job.input]
+        : [thunk.derefInto(), job.input, job.guarded];
+    const running = driverRun.apply(undefined, args, {
       timeout: job.timeoutMs,
       result: { promise: true },
     });

@@ -32,6 +32,17 @@ export const SandboxOptions = z.object({
 });
 export type SandboxOptions = z.input<typeof SandboxOptions>;
 
+/**
+ * A property of the first argument (an object) that code may know exists but not read: reading it
+ * throws an Error with `message`, and so does anything that reads every value (JSON.stringify, spread,
+ * Object.values). The value never enters the sandbox. Objects missing on the path are created.
+ * Used for credentials withheld from code (runner/engine/credentials.ts).
+ */
+export interface GuardedProperty {
+  path: readonly string[];
+  message: string;
+}
+
 export interface EvaluateOptions {
   /** Lowers the sandbox timeout for this call, e.g. to the time left before the run's deadline. */
   timeoutMs?: number | undefined;
@@ -39,6 +50,8 @@ export interface EvaluateOptions {
   signal?: AbortSignal | undefined;
   /** Names the source in error messages, e.g. `step fetchUsers transformCode`. */
   label?: string | undefined;
+  /** Properties of the first argument that throw when read (see GuardedProperty). */
+  guarded?: readonly GuardedProperty[] | undefined;
 }
 
 let sharedChecker: SourceChecker | undefined;
@@ -145,13 +158,15 @@ export class Sandbox {
       return Promise.reject(new SandboxError('timeout', 'no time left to run the function', { label }));
     }
     let input: string;
+    let guarded: string | undefined;
     try {
       input = JSON.stringify(args);
+      if (options.guarded?.length) guarded = JSON.stringify(options.guarded);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       return Promise.reject(new SandboxError('runtime', `the arguments are not JSON: ${reason}`, { label }));
     }
-    const job = new EvaluationJob(source, input, timeoutMs, label, signal, run);
+    const job = new EvaluationJob(source, input, timeoutMs, label, signal, run, guarded);
     this.#queue.push(job);
     this.#pump();
     return job.promise;

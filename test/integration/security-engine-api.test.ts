@@ -104,3 +104,55 @@ describe('what a caller can do', () => {
     expect(res.body.stepResults[0]?.notes?.[0]).toContain("the credentials of system 'crm' were not sent");
   });
 });
+
+describe('codeAccess: whether tool code may read a system credential (issue 19)', () => {
+  const reader = {
+    id: 'read-token',
+    steps: [
+      // A tool's systems are those its request steps name.
+      { id: 'call', config: { url: '/users', systemId: 'crm' } },
+      {
+        id: 'read',
+        config: { type: 'transform', transformCode: '(s) => ({ token: s.credentials.crm.bearerToken })' },
+      },
+    ],
+  };
+
+  it('is off for a new system: transform code that reads a credential fails with a message that says how to opt in', async () => {
+    const read = await api.call<{ data: { codeAccess: boolean } }>('GET', '/v1/systems/crm');
+    expect(read.body.data.codeAccess).toBe(false);
+    expect((await api.call('POST', '/v1/tools', { body: reader })).status).toBe(201);
+    const run = await api.call<RunWithNotes>('POST', '/v1/tools/read-token/run', { body: {} });
+    expect(run.body.status).toBe('failed');
+    expect(run.body.error).toContain(
+      "credential crm_bearerToken is not available to code: system 'crm' does not allow it (set codeAccess: " +
+        'true on the system if code must read its credentials, e.g. to sign requests: PATCH /v1/systems/crm ' +
+        '{"codeAccess": true}',
+    );
+    expect(JSON.stringify(run.body)).not.toContain(TOKEN);
+  });
+
+  it('lets code read it once the system is patched as the message says, and the value is still redacted', async () => {
+    const patched = await api.call<{ data: { codeAccess: boolean } }>('PATCH', '/v1/systems/crm', {
+      body: { codeAccess: true },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.data.codeAccess).toBe(true);
+    const run = await api.call<RunWithNotes>('POST', '/v1/tools/read-token/run', { body: {} });
+    expect(run.body.status).toBe('success');
+    expect(run.body.data).toEqual({ token: '<<crm_bearerToken>>' });
+
+    const off = await api.call('PATCH', '/v1/systems/crm', { body: { codeAccess: false } });
+    expect(off.status).toBe(200);
+    const again = await api.call<RunWithNotes>('POST', '/v1/tools/read-token/run', { body: {} });
+    expect(again.body.status).toBe('failed');
+  });
+
+  it('must be a boolean', async () => {
+    const bad = await api.call<{ error: { message: string } }>('PATCH', '/v1/systems/crm', {
+      body: { codeAccess: 'yes' },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toContain('codeAccess');
+  });
+});

@@ -1,8 +1,8 @@
 /**
  * Issue 7, the secrets sweep: tools whose systems use every auth type fail in every protocol (HTTP 500
  * that echoes the request, 401, a redirect to another origin, a dropped connection, Postgres auth and SQL
- * errors, FTP and SFTP failures), copy their credentials in a transform, write files, notify, run sync and
- * async, are cancelled, time out and chain. Then everything the deployment exposes (every API answer,
+ * errors, FTP and SFTP failures), copy in a transform every credential code may read, write files,
+ * notify, run sync and async, are cancelled, time out and chain. Then everything the deployment exposes (every API answer,
  * file contents, notifications, /metrics, and every line the process printed at trace level) is searched
  * for every credential value in every common encoding. The embedded deployment runs as its own process,
  * exactly as `kubeglue embedded` starts.
@@ -307,6 +307,13 @@ function pgUrl(): string {
   return url.toString();
 }
 
+/**
+ * Systems whose credentials tool code may not read (the default; issue 19): the copying transform is
+ * refused them. Every other system allows it (codeAccess), so code copies its credentials and the sweep
+ * shows that what code read is still redacted everywhere.
+ */
+const CLOSED_TO_CODE = new Set(['sw-bearer', 'sw-hdrkey', 'sw-custom', 'sw-pg-wrong', 'sw-ftp-wrong']);
+
 function systems() {
   const http = (id: string, authType: string, credentials: Record<string, string>) => ({
     id,
@@ -314,7 +321,7 @@ function systems() {
     authType,
     credentials,
   });
-  return [
+  return withCodeAccess([
     http('sw-bearer', 'bearer', { bearerToken: S.bearerToken }),
     http('sw-bot', 'botToken', { botToken: S.botToken }),
     http('sw-hdrkey', 'apiKey', { apiKey: S.headerApiKey, apiKeyHeader: 'X-Sweep-Key' }),
@@ -371,7 +378,11 @@ function systems() {
       authType: 'dataStore',
       credentials: { username: sftp.username, password: S.sftpWrongPassword },
     },
-  ];
+  ]);
+}
+
+function withCodeAccess<T extends { id: string }>(list: T[]): Array<T & { codeAccess: boolean }> {
+  return list.map((system) => ({ ...system, codeAccess: !CLOSED_TO_CODE.has(system.id) }));
 }
 
 type Config = Record<string, unknown>;
@@ -381,12 +392,21 @@ function step(id: string, systemId: string | undefined, config: Config) {
   return { id, failureBehavior: 'continue', config: { ...config, ...(systemId ? { systemId } : {}) } };
 }
 
-/** A transform sees every system's credentials: it copies them, also as JSON text. */
+/**
+ * A transform copies every credential code may read (systems with codeAccess, the caller's runtime
+ * credentials), also as JSON text; for the others it keeps the refusal it got.
+ */
 const copyCredentials = {
   id: 'creds',
   config: {
     type: 'transform',
-    transformCode: '(s) => ({ all: s.credentials, json: JSON.stringify(s.credentials) })',
+    transformCode: `(s) => {
+      const all = {};
+      for (const name of Object.keys(s.credentials)) {
+        try { all[name] = JSON.parse(JSON.stringify(s.credentials[name])); } catch (e) { all[name] = 'refused: ' + e.message; }
+      }
+      return { all, json: JSON.stringify(all) };
+    }`,
   },
 };
 
@@ -819,6 +839,10 @@ describe('the sweep exercised what it claims', () => {
     for (const label of ['http async', 'pg async', 'files async', 'runtime sync', 'runtime async'])
       expect(runs.get(label)?.status, label).toBe('success');
     expect(exposed.api.filter((e) => e.where.startsWith('download of')).length).toBeGreaterThanOrEqual(9);
+    // Code was refused the credentials of systems without codeAccess, and copied the others.
+    const answers = exposed.api.map((e) => e.text).join('\n');
+    expect(answers).toContain('refused: credential sw-bearer_bearerToken is not available to code');
+    expect(answers).toContain('<<sw-qrykey_apiKey>>');
   });
 });
 

@@ -351,6 +351,22 @@ describe('systems API', () => {
     expect(again?.credentials.bearerToken).toBe(SECRETS.crmTokenRotated);
   });
 
+  it('keeps codeAccess in the System resource (off unless set) and hands it to runs', async () => {
+    const created = await call('POST', '/v1/systems', { id: 'signer', url: 'https://sign.example' });
+    expect(created.body.data.codeAccess).toBe(false);
+    const name = systemResourceName('signer', 'prod');
+    expect((await resources.systems.get(name))?.spec.codeAccess).toBeUndefined();
+    expect((await systems.resolveForRun(['signer'], 'prod'))[0]?.codeAccess).toBeUndefined();
+
+    const patched = await call('PATCH', '/v1/systems/signer', { codeAccess: true });
+    expect(patched.body.data.codeAccess).toBe(true);
+    expect((await resources.systems.get(name))?.spec.codeAccess).toBe(true);
+    expect((await systems.resolveForRun(['signer'], 'prod'))[0]?.codeAccess).toBe(true);
+    // A change that does not name it keeps it.
+    await call('PATCH', '/v1/systems/signer', { name: 'Signer' });
+    expect((await call('GET', '/v1/systems/signer')).body.data.codeAccess).toBe(true);
+  });
+
   it('sees changes made directly to the System resources (kubectl, GitOps) through its watch', async () => {
     await call('POST', '/v1/systems', { id: 'watched', url: 'https://old.example' });
     const [before] = await systems.resolveForRun(['watched'], 'dev');

@@ -1,13 +1,39 @@
 import type { JsonValue } from '../../crds/json.ts';
-import type { Evaluate } from '../../runner/engine/types.ts';
+import type { Evaluate, GuardedProperty } from '../../runner/engine/types.ts';
+
+/** Guarded properties as the sandbox driver installs them (runner/sandbox/driver.ts): reading throws. */
+function guard(first: JsonValue | undefined, guarded: readonly GuardedProperty[]): void {
+  if (first === null || typeof first !== 'object' || Array.isArray(first)) return;
+  for (const { path, message } of guarded) {
+    let holder: Record<string, unknown> | undefined = first;
+    for (const key of path.slice(0, -1)) {
+      if (holder === undefined) break;
+      if (!Object.hasOwn(holder, key)) holder[key] = {};
+      const next: unknown = holder[key];
+      holder =
+        next !== null && typeof next === 'object' && !Array.isArray(next)
+          ? (next as Record<string, unknown>)
+          : undefined;
+    }
+    if (holder === undefined) continue;
+    Object.defineProperty(holder, path[path.length - 1] as string, {
+      get() {
+        throw new Error(message);
+      },
+      enumerable: true,
+      configurable: true,
+    });
+  }
+}
 
 /**
  * TEST-ONLY stand-in for the isolated-vm sandbox, for unit tests of pure engine logic.
  * It is not isolated at all: never use it outside tests.
  */
-export const unsafeTestEvaluate: Evaluate = async (source, args) => {
+export const unsafeTestEvaluate: Evaluate = async (source, args, options) => {
   const fn = new Function(`return (${source});`)() as (...a: JsonValue[]) => unknown;
   const copied = args.map((a) => JSON.parse(JSON.stringify(a)) as JsonValue);
+  guard(copied[0], options?.guarded ?? []);
   const result = await fn(...copied);
   return result === undefined ? null : (JSON.parse(JSON.stringify(result)) as JsonValue);
 };

@@ -1,6 +1,7 @@
 /**
  * The real engine (isolated-vm sandbox, undici, pg, basic-ftp, ssh2) under a chosen egress policy, for
- * the security-engine-* tests. One sandbox per test file; protocols are built per policy.
+ * the security-engine-* tests. One sandbox per test file, one sandbox context per run (as in
+ * production); protocols are built per policy.
  */
 import type { JsonObject } from '../../crds/json.ts';
 import type { RuntimeCredentials } from '../../crds/run.ts';
@@ -39,7 +40,12 @@ export function startTestEngine(): TestEngine {
         ...(options.resolve ? { http: { resolve: options.resolve } } : {}),
       });
       return runTool(
-        { evaluate: (source, args, opts) => sandbox.evaluate(source, args, opts), protocols },
+        {
+          evaluate: (source, args, opts) => sandbox.evaluate(source, args, opts),
+          // One sandbox context per run, as in production (runner/engine-deps.ts).
+          openScope: () => sandbox.openRun(),
+          protocols,
+        },
         {
           tool: Tool.parse({ id: 'security-engine-test', ...tool }),
           inputs: options.inputs ?? {},

@@ -539,7 +539,8 @@ describe('engine: redaction, deadline, cancellation', () => {
         ],
       },
       {
-        systems: [crm],
+        // codeAccess: the transform may read the system's token (and its result is still redacted).
+        systems: [{ ...crm, codeAccess: true }],
         runtimeCredentials: { extra: 'runtime-only-secret' },
         http: (call) => {
           throw new Error(`HTTP 401 GET ${call.url}: bad token ${call.headers.Authorization}`);

@@ -358,6 +358,53 @@ describe('Sandbox.evaluate', () => {
   });
 });
 
+describe('Sandbox.evaluate with guarded properties', () => {
+  let sandbox: Sandbox;
+  const guarded = [
+    { path: ['credentials', 'crm', 'apiKey'], message: 'credential crm_apiKey is not available to code' },
+    { path: ['crm_apiKey'], message: 'credential crm_apiKey is not available to code' },
+  ];
+
+  beforeAll(() => {
+    sandbox = new Sandbox({ timeoutMs: 5_000 });
+  });
+
+  afterAll(() => {
+    sandbox.dispose();
+  });
+
+  it('shows the names, and throws the message to code that reads one or reads every value', async () => {
+    expect(
+      await sandbox.evaluate(
+        '(s) => [Object.keys(s).sort(), Object.keys(s.credentials.crm), "apiKey" in s.credentials.crm]',
+        [{ other: 1, credentials: {} }],
+        { guarded },
+      ),
+    ).toEqual([['credentials', 'crm_apiKey', 'other'], ['apiKey'], true]);
+    for (const source of [
+      '(s) => s.crm_apiKey',
+      '(s) => JSON.stringify(s.credentials)',
+      '(s) => ({ ...s })',
+      '(s) => Object.values(s.credentials.crm)',
+      '(s) => s.credentials',
+    ]) {
+      const error = await expectKind(sandbox.evaluate(source, [{ credentials: {} }], { guarded }), 'runtime');
+      expect(error.detail, source).toBe('credential crm_apiKey is not available to code');
+    }
+  });
+
+  it('lets code assign its own value, and leaves a path through a non-object alone', async () => {
+    expect(
+      await sandbox.evaluate('(s) => { s.crm_apiKey = "mine"; return s.crm_apiKey; }', [{}], { guarded }),
+    ).toBe('mine');
+    expect(
+      await sandbox.evaluate('(s) => s.credentials', [{ credentials: 'text' }], {
+        guarded: [{ path: ['credentials', 'crm', 'apiKey'], message: 'no' }],
+      }),
+    ).toBe('text');
+  });
+});
+
 describe('Sandbox.check', () => {
   let sandbox: Sandbox;
 
