@@ -140,7 +140,7 @@ export class GatewayAgent {
           status === 401
             ? 'the api_key is not accepted'
             : status === 403
-              ? 'the api_key may not host gateways (use an admin key or one created with hostGateways: true)'
+              ? 'the api_key may not host gateways (it needs the scope gateways:host)'
               : `HTTP ${status}`;
         log(`the server refused the connection: ${why}`);
         response.resume();

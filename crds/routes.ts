@@ -10,6 +10,7 @@ import {
   ListToolsQuery,
   Me,
   RunList,
+  type Scope,
   SystemList,
   ToolList,
 } from './api.ts';
@@ -50,8 +51,7 @@ export interface RouteResponse {
   contentType?: string;
 }
 
-/** One operation of the /v1 API: the single description both the OpenAPI document and the server use. */
-export interface RouteSpec {
+interface RouteBase {
   method: HttpVerb;
   /** OpenAPI form, relative to /v1: `/tools/{toolId}`. */
   path: string;
@@ -62,16 +62,48 @@ export interface RouteSpec {
   body?: z.ZodType;
   /** Body content types other than JSON the route accepts. */
   bodyContentTypes?: string[];
-  /** Needs no API key (the URL itself is the credential). */
-  public?: boolean;
   responses: Record<number, RouteResponse>;
 }
+
+/**
+ * Who may call a route, declared here and nowhere else: the auth hook enforces it for every request, and
+ * a /v1 route registered without an entry here makes the server refuse to start (api/auth.ts).
+ */
+export type RouteAccess =
+  /** Needs no API key (the URL itself is the credential). */
+  | { public: true; scopes?: never; unrestricted?: never }
+  | {
+      public?: false;
+      /** Scopes the key needs, all of them; empty: any valid key. */
+      scopes: readonly Scope[];
+      /**
+       * Only for keys not limited to tools: the operation is not about one named tool (a definition that
+       * is not saved may carry any id), so a tool restriction could not be applied to it.
+       */
+      unrestricted?: true;
+    };
+
+/** One operation of the /v1 API: the single description both the OpenAPI document and the server use. */
+export type RouteSpec = RouteBase & RouteAccess;
+
+/**
+ * The gateway agents' WebSocket (`GET /v1/tunnel`, upgraded): not an OpenAPI operation, but its access
+ * is declared beside the others.
+ */
+export const TUNNEL_ROUTE = {
+  method: 'GET',
+  path: '/tunnel',
+  scopes: ['gateways:host'],
+} as const satisfies { method: HttpVerb; path: string; scopes: readonly Scope[] };
 
 const tokenQuery = z.strictObject({ token: z.string().optional() });
 const envQuery = z.strictObject({ environment: Environment.optional(), token: z.string().optional() });
 
 const notFound: RouteResponse = { description: 'Not found', schema: ErrorBody };
-const restricted: RouteResponse = { description: 'The API key is limited to some tools', schema: ErrorBody };
+const restricted: RouteResponse = {
+  description: 'The API key lacks the scope, or is limited to some tools',
+  schema: ErrorBody,
+};
 const badRequest: RouteResponse = { description: 'Invalid request', schema: ErrorBody };
 
 export const ROUTES: RouteSpec[] = [
@@ -81,6 +113,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'listRuns',
     summary: 'List runs',
     tag: 'Runs',
+    scopes: ['runs:read'],
     query: ListRunsQuery,
     responses: {
       200: { description: 'Runs, newest first', schema: RunList },
@@ -96,6 +129,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'getRun',
     summary: 'Run status and metadata',
     tag: 'Runs',
+    scopes: ['runs:read'],
     query: tokenQuery,
     responses: { 200: { description: 'The run, with fresh download URLs', schema: Run }, 404: notFound },
   },
@@ -105,6 +139,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'cancelRun',
     summary: 'Cancel a run',
     tag: 'Runs',
+    scopes: ['runs:execute'],
     query: tokenQuery,
     responses: {
       200: { description: 'Cancelled (or already aborted)', schema: Run },
@@ -118,6 +153,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'getRunResults',
     summary: 'Full run results',
     tag: 'Runs',
+    scopes: ['runs:read'],
     query: z.strictObject({ truncate: z.enum(['true', 'false']).optional(), token: z.string().optional() }),
     responses: { 200: { description: 'Stored results', schema: RunResults }, 404: notFound },
   },
@@ -127,6 +163,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'listRunFiles',
     summary: 'List file artifacts',
     tag: 'Runs',
+    scopes: ['runs:read'],
     query: tokenQuery,
     responses: { 200: { description: 'Files with fresh presigned URLs', schema: FileList }, 404: notFound },
   },
@@ -136,6 +173,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'getRunFileDownload',
     summary: 'Fresh download URL for one file',
     tag: 'Runs',
+    scopes: ['runs:read'],
     query: tokenQuery,
     responses: { 200: { description: 'Download info', schema: FileDownloadInfo }, 404: notFound },
   },
@@ -159,6 +197,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'listTools',
     summary: 'List tools',
     tag: 'Tools',
+    scopes: ['tools:read'],
     query: ListToolsQuery,
     responses: { 200: { description: 'Tools', schema: ToolList }, 400: badRequest },
   },
@@ -168,6 +207,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'createTool',
     summary: 'Create a tool',
     tag: 'Tools',
+    scopes: ['tools:write'],
     query: tokenQuery,
     body: ToolCreateBody,
     responses: {
@@ -183,6 +223,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'getTool',
     summary: 'Get a tool',
     tag: 'Tools',
+    scopes: ['tools:read'],
     query: tokenQuery,
     responses: { 200: { description: 'The tool', schema: Tool }, 404: notFound },
   },
@@ -192,6 +233,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'updateTool',
     summary: 'Update a tool',
     tag: 'Tools',
+    scopes: ['tools:write'],
     query: tokenQuery,
     body: ToolUpdateBody,
     responses: {
@@ -208,6 +250,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'deleteTool',
     summary: 'Delete a tool',
     tag: 'Tools',
+    scopes: ['tools:write'],
     query: tokenQuery,
     responses: { 200: { description: 'Deleted', schema: DeleteResult }, 404: notFound },
   },
@@ -217,6 +260,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'uploadSystemDocumentation',
     summary: 'Upload a documentation file (the body, any content type); processed in the background',
     tag: 'Systems',
+    scopes: ['systems:write'],
     query: z.strictObject({
       environment: Environment.optional(),
       filename: z
@@ -250,6 +294,7 @@ export const ROUTES: RouteSpec[] = [
     summary:
       'The processed documentation of a system: its state and the kept summary (format=text: plain text)',
     tag: 'Systems',
+    scopes: ['systems:read'],
     query: z.strictObject({
       environment: Environment.optional(),
       format: z.enum(['json', 'text']).optional(),
@@ -267,6 +312,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'runTool',
     summary: 'Run a tool',
     tag: 'Tools',
+    scopes: ['runs:execute'],
     query: tokenQuery,
     body: RunRequest,
     responses: {
@@ -291,6 +337,8 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'runToolDefinition',
     summary: 'Run a tool definition without saving it (keys not limited to tools)',
     tag: 'Tools',
+    scopes: ['tools:write', 'runs:execute'],
+    unrestricted: true,
     query: DraftRunQuery,
     body: DraftRunRequest,
     responses: {
@@ -311,6 +359,8 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'runToolStep',
     summary: 'Run one step with a payload and earlier step results (keys not limited to tools)',
     tag: 'Tools',
+    scopes: ['tools:write', 'runs:execute'],
+    unrestricted: true,
     query: StepRunQuery,
     body: StepRunRequest,
     responses: {
@@ -327,6 +377,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'streamLogs',
     summary: 'Live events of a run, or of the runs of a trace (Server-Sent Events)',
     tag: 'Logs',
+    scopes: ['runs:read'],
     query: LogStreamQuery,
     responses: {
       200: {
@@ -347,6 +398,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'triggerHook',
     summary: 'Incoming webhook',
     tag: 'Hooks',
+    scopes: ['runs:execute'],
     query: z.looseObject({
       token: z.string().optional(),
       mode: ExecutionMode.optional(),
@@ -367,6 +419,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'verifyHook',
     summary: 'Webhook challenge verification',
     tag: 'Hooks',
+    scopes: ['runs:execute'],
     query: z.looseObject({
       token: z.string().optional(),
       'hub.mode': z.string().optional(),
@@ -386,6 +439,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'createSystem',
     summary: 'Create a system',
     tag: 'Systems',
+    scopes: ['systems:write'],
     query: tokenQuery,
     body: SystemCreateBody,
     responses: {
@@ -400,6 +454,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'listSystems',
     summary: 'List systems',
     tag: 'Systems',
+    scopes: ['systems:read'],
     query: z.strictObject({
       page: z.coerce.number().int().min(1).default(1),
       limit: z.coerce.number().int().min(1).max(100).default(50),
@@ -413,6 +468,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'getSystem',
     summary: 'Get a system (prod unless environment=dev)',
     tag: 'Systems',
+    scopes: ['systems:read'],
     query: envQuery,
     responses: { 200: { description: 'The system', schema: SystemEnvelope }, 404: notFound },
   },
@@ -422,6 +478,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'updateSystem',
     summary: 'Update a system',
     tag: 'Systems',
+    scopes: ['systems:write'],
     query: envQuery,
     body: SystemUpdateBody,
     responses: {
@@ -436,6 +493,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'patchSystem',
     summary: 'Update a system (the same partial update as PUT)',
     tag: 'Systems',
+    scopes: ['systems:write'],
     query: envQuery,
     body: SystemUpdateBody,
     responses: {
@@ -450,6 +508,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'listCredentialSets',
     summary: "Each system variant's stored credential keys, read-only (superglue's credential sets)",
     tag: 'Systems',
+    scopes: ['systems:read'],
     query: z.strictObject({ systemId: z.string().min(1).optional(), token: z.string().optional() }),
     responses: {
       200: { description: 'Credential keys, never values', schema: CredentialSetList },
@@ -462,6 +521,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'deleteSystem',
     summary: 'Delete a system',
     tag: 'Systems',
+    scopes: ['systems:write'],
     query: envQuery,
     responses: { 200: { description: 'Deleted', schema: DeleteResult }, 404: notFound },
   },
@@ -471,6 +531,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'authorizeSystemOAuth',
     summary: "Start the OAuth authorization-code flow: the provider's URL (state and PKCE S256 included)",
     tag: 'Systems',
+    scopes: ['systems:write'],
     query: OAuthAuthorizeQuery,
     responses: {
       200: { description: 'The authorization URL', schema: OAuthAuthorization },
@@ -499,6 +560,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'getMe',
     summary: 'The calling API key (never the key itself)',
     tag: 'API keys',
+    scopes: [],
     query: tokenQuery,
     responses: { 200: { description: 'The key', schema: Me } },
   },
@@ -508,12 +570,13 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'createApiKey',
     summary: 'Create an API key (admin)',
     tag: 'API keys',
+    scopes: ['keys:admin'],
     query: tokenQuery,
     body: ApiKeyCreateBody,
     responses: {
       201: { description: 'Created; the key is shown once', schema: ApiKeyCreated },
       400: badRequest,
-      403: { description: 'Not an admin key', schema: ErrorBody },
+      403: { description: 'The key lacks keys:admin, or would grant more than it has', schema: ErrorBody },
     },
   },
   {
@@ -522,10 +585,11 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'listApiKeys',
     summary: 'List API keys without secrets (admin)',
     tag: 'API keys',
+    scopes: ['keys:admin'],
     query: tokenQuery,
     responses: {
       200: { description: 'Keys', schema: ApiKeyList },
-      403: { description: 'Not an admin key', schema: ErrorBody },
+      403: { description: 'The key lacks keys:admin', schema: ErrorBody },
     },
   },
   {
@@ -534,6 +598,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'revokeApiKey',
     summary: 'Revoke an API key (admin)',
     tag: 'API keys',
+    scopes: ['keys:admin'],
     query: tokenQuery,
     responses: { 200: { description: 'Revoked', schema: DeleteResult }, 404: notFound },
   },
@@ -543,6 +608,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'listGateways',
     summary: 'Connected gateway agents: targets, connected since, streams, bytes',
     tag: 'Gateways',
+    scopes: ['systems:read'],
     query: tokenQuery,
     responses: { 200: { description: 'Connected gateways', schema: GatewayList }, 403: restricted },
   },
@@ -552,6 +618,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'getGateway',
     summary: 'One connected gateway agent',
     tag: 'Gateways',
+    scopes: ['systems:read'],
     query: tokenQuery,
     responses: { 200: { description: 'The gateway', schema: Gateway }, 403: restricted, 404: notFound },
   },

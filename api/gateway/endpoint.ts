@@ -1,14 +1,15 @@
 /**
  * The tunnel endpoint: `GET /v1/tunnel` upgraded to a WebSocket on the public server. The key is checked
- * before the upgrade (401/403 with the API's error body), then the agent registers its tunnel id and
- * targets and the registry holds the connection until it closes. Server pings find dead agents.
+ * before the upgrade (401/403 with the API's error body; the scope is declared in crds/routes.ts), then
+ * the agent registers its tunnel id and targets and the registry holds the connection until it closes.
+ * Server pings find dead agents.
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { TUNNEL_ROUTE } from '../../crds/routes.ts';
 import {
   type ApiError,
-  KG_ERR_GATEWAY_HOST_REQUIRED,
   KG_ERR_INVALID_API_KEY,
   KG_ERR_MISSING_API_KEY,
   KG_ERR_ROUTE_NOT_FOUND,
@@ -17,6 +18,7 @@ import { TunnelMux } from '../../runs/tunnel-mux.ts';
 import { CLOSE, MAX_MESSAGE_BYTES, RegisterMessage, TUNNEL_PATH } from '../../runs/tunnel-protocol.ts';
 import type { StoredApiKey } from '../../store/index.ts';
 import { hashApiKey, isPlausibleApiKey } from '../api-keys.ts';
+import { accessProblem, toPrincipal } from '../auth.ts';
 import type { GatewayRegistry } from './registry.ts';
 
 export interface TunnelEndpointDeps {
@@ -44,8 +46,8 @@ function refuse(socket: Duplex, error: ApiError): void {
 }
 
 /**
- * Admin keys and keys created with hostGateways may host gateways: an agent receives the traffic (and
- * credentials) of private systems, so no other key may.
+ * Only keys with gateways:host may host gateways: an agent receives the traffic (and credentials) of
+ * private systems, so no other key may.
  */
 async function authorize(request: IncomingMessage, deps: TunnelEndpointDeps): Promise<StoredApiKey> {
   const match = BEARER.exec(request.headers.authorization ?? '');
@@ -53,7 +55,8 @@ async function authorize(request: IncomingMessage, deps: TunnelEndpointDeps): Pr
   if (!isPlausibleApiKey(match[1])) throw KG_ERR_INVALID_API_KEY();
   const key = await deps.findApiKeyByHash(hashApiKey(match[1]));
   if (!key) throw KG_ERR_INVALID_API_KEY();
-  if (!key.admin && key.hostGateways !== true) throw KG_ERR_GATEWAY_HOST_REQUIRED();
+  const problem = accessProblem(toPrincipal(key), TUNNEL_ROUTE, `GET /v1${TUNNEL_ROUTE.path}`);
+  if (problem) throw problem;
   return key;
 }
 

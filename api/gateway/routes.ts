@@ -3,7 +3,6 @@ import type { Gateway, GatewayList } from '../../crds/api.ts';
 import { ROUTES } from '../../crds/routes.ts';
 import { KG_ERR_GATEWAY_NOT_CONNECTED } from '../../runs/errors.ts';
 import type { GatewayTunnelRow } from '../../store/index.ts';
-import { requireUnrestricted } from '../auth.ts';
 import { parseInput } from '../validation.ts';
 import type { GatewayDirectory } from './directory.ts';
 import type { GatewayRegistry } from './registry.ts';
@@ -31,7 +30,6 @@ export function registerGatewayRoutes(
   const query = ROUTES.find((route) => route.operationId === 'listGateways')?.query;
   if (!query) throw new Error('route table has no query schema for listGateways');
   app.get('/v1/gateways', async (request): Promise<GatewayList> => {
-    requireUnrestricted(request);
     parseInput(query, request.query, 'query');
     const local = deps.registry.list();
     const others = (await deps.directory?.others()) ?? [];
@@ -43,7 +41,6 @@ export function registerGatewayRoutes(
     };
   });
   app.get<{ Params: { tunnelId: string } }>('/v1/gateways/:tunnelId', async (request): Promise<Gateway> => {
-    requireUnrestricted(request);
     parseInput(query, request.query, 'query');
     const held = deps.registry.get(request.params.tunnelId);
     const row = held ? undefined : await deps.directory?.remote(request.params.tunnelId);
