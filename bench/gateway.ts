@@ -60,13 +60,14 @@ function drain(stream: Duplex | Socket): Promise<number> {
 async function throughputFigure(): Promise<void> {
   const source = await startSource();
   const registry = new GatewayRegistry({ connectWaitMs: 5_000, openTimeoutMs: 10_000, streamLimit: 10 });
-  // The endpoint's key lookup comes from a real (in-memory) store.
+  // The endpoint's key lookup and tunnel ownership come from a real (in-memory) store.
   const store = await openStore({ driver: 'sqlite', path: ':memory:' });
   await ensureAdminKey(store, { presetKey: ADMIN_KEY, log: () => {} });
   const endpointServer = createHttpServer((_req, res) => res.writeHead(404).end());
   const closeEndpoint = installTunnelEndpoint(endpointServer, {
     registry,
     findApiKeyByHash: (hash) => store.findApiKeyByHash(hash),
+    owners: store.gatewayTunnelOwners,
     log: () => {},
   });
   await new Promise<void>((resolve) => endpointServer.listen(0, '127.0.0.1', resolve));

@@ -622,4 +622,22 @@ export const ROUTES: RouteSpec[] = [
     query: tokenQuery,
     responses: { 200: { description: 'The gateway', schema: Gateway }, 403: restricted, 404: notFound },
   },
+  {
+    method: 'DELETE',
+    path: '/gateways/{tunnelId}/owner',
+    operationId: 'releaseGatewayOwner',
+    summary:
+      'Release a tunnel id from the API key that owns it, so an agent with another key may register it (admin)',
+    tag: 'Gateways',
+    scopes: ['keys:admin'],
+    query: tokenQuery,
+    responses: {
+      200: {
+        description: 'Released; a connected agent stays connected until another registers',
+        schema: DeleteResult,
+      },
+      403: { description: 'The key lacks keys:admin', schema: ErrorBody },
+      404: { description: 'No API key owns this tunnel id', schema: ErrorBody },
+    },
+  },
 ];

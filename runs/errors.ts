@@ -427,6 +427,12 @@ export const KG_ERR_GATEWAY_NOT_CONNECTED = define(
   (tunnelId: string) => `gateway ${tunnelId} is not connected`,
 );
 
+export const KG_ERR_TUNNEL_OWNER_NOT_FOUND = define(
+  'KG_ERR_TUNNEL_OWNER_NOT_FOUND',
+  404,
+  (tunnelId: string) => `No API key owns tunnel id '${tunnelId}'`,
+);
+
 // --- OAuth (runs/oauth/) ---
 
 const authorizeHint = (systemId: string, environment: string) =>

@@ -16,12 +16,14 @@ import { type AgentProcess, startAgent } from '../support/gateway-agent.ts';
 const ADMIN_KEY = 'kg_gateway-admin-key-0123456789abcdefghij';
 const MEMBER_KEY = 'kg_gateway-member-key-0123456789abcdefghi';
 const HOST_KEY = 'kg_gateway-hosting-key-0123456789abcdefgh';
+const OTHER_HOST_KEY = 'kg_gateway-intruder-key-0123456789abcdef';
 
-/** The keys agents connect with, stored in a real (in-memory) store. */
+/** The keys agents connect with, stored in a real (in-memory) store that also keeps tunnel ownership. */
 const KEYS = [
   { key: ADMIN_KEY, id: 'admin', admin: true, scopes: ['gateways:host', 'keys:admin'] },
   { key: MEMBER_KEY, id: 'member', admin: false, scopes: ['tools:read', 'tools:write', 'runs:execute'] },
   { key: HOST_KEY, id: 'host', admin: false, scopes: ['gateways:host'] },
+  { key: OTHER_HOST_KEY, id: 'other-host', admin: false, scopes: ['gateways:host'] },
 ];
 let store: Store;
 let server: Server;
@@ -74,6 +76,7 @@ beforeAll(async () => {
   closeEndpoint = installTunnelEndpoint(server, {
     registry,
     findApiKeyByHash: (keyHash) => store.findApiKeyByHash(keyHash),
+    owners: store.gatewayTunnelOwners,
     log: () => {},
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -197,6 +200,22 @@ describe('the gateway tunnel', () => {
     expect(registry.get('shared')?.connectedSince).not.toBe(since);
     const stream = await registry.openStream('shared', 'echo');
     expect((await roundTrip(stream, Buffer.from('still here'))).toString()).toBe('still here');
+  }, 30_000);
+
+  it('refuses an agent with another key for a tunnel id a key owns; the owner stays connected', async () => {
+    const owner = await agentWith('owned', HOST_KEY);
+    await owner.waitFor("tunnel 'owned' registered");
+    const since = registry.get('owned')?.connectedSince;
+    const intruder = await agentWith('owned', OTHER_HOST_KEY);
+    await intruder.waitFor("the server refused tunnel 'owned': another API key owns this tunnel id");
+    expect(intruder.output()).not.toContain("tunnel 'owned' registered");
+    // The owner's registration is the same one: never replaced, never closed.
+    expect(registry.get('owned')?.connectedSince).toBe(since);
+    expect(owner.output()).not.toContain('took it over');
+    expect(owner.child.exitCode).toBeNull();
+    const stream = await registry.openStream('owned', 'echo');
+    expect((await roundTrip(stream, Buffer.from('owner'))).toString()).toBe('owner');
+    await intruder.kill();
   }, 30_000);
 
   it('exits with a message naming the key of an invalid configuration', async () => {

@@ -1,6 +1,6 @@
 /**
- * Issue 19, item 9 in the store: keys created before scopes existed get exactly what they could do
- * (migration 13).
+ * Issue 19, items 8 and 9 in the store: keys created before scopes existed get exactly what they could do
+ * (migration 13), and a gateway tunnel id belongs to the key that first registered it (migration 14).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,7 @@ import { createSqliteDriver } from '../../store/drivers/sqlite.ts';
 import { MIGRATIONS, openStore, type Store, type StoreConfig } from '../../store/index.ts';
 import { applyMigrations } from '../../store/migrate.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
-import { DRIVERS } from '../support/store.ts';
+import { DRIVERS, openTestStore } from '../support/store.ts';
 
 /** The keys a store could hold before migration 13, as the code of that time wrote them. */
 const OLD_KEYS = [
@@ -98,7 +98,7 @@ describe.each(DRIVERS)('api keys from before scopes, migrated on %s', (driver) =
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('applies the migrations after 12 to the old store', () => {
+  it('applies migrations 13 and 14 to the old store', () => {
     expect(store?.migrations.applied).toEqual(MIGRATIONS.filter((m) => m.id > 12).map((m) => m.id));
   });
 
@@ -111,5 +111,53 @@ describe.each(DRIVERS)('api keys from before scopes, migrated on %s', (driver) =
     expect(migrated.systemIds).toBeNull();
     expect(migrated.toolIds).toEqual(OLD_KEYS.find((key) => key.id === id)?.toolIds);
     expect(migrated.admin).toBe(id === 'admin');
+  });
+});
+
+describe.each(DRIVERS)('gateway tunnel owners on %s', (driver) => {
+  let store: Store;
+  let close: (() => Promise<void>) | undefined;
+
+  beforeAll(async () => {
+    ({ store, close } = await openTestStore(driver));
+    for (const id of ['key-a', 'key-b', 'key-c']) {
+      await store.insertApiKey({
+        id,
+        name: id,
+        keyHash: `hash-${id}`,
+        scopes: ['gateways:host'],
+        toolIds: null,
+        systemIds: null,
+        admin: false,
+        createdAt: '2026-03-01T10:00:00.000Z',
+      });
+    }
+  });
+  afterAll(async () => {
+    await close?.();
+  });
+
+  it('belong to the key that registered them first; the same key may register them again', async () => {
+    const owners = store.gatewayTunnelOwners;
+    expect(await owners.claim('corp-eu', 'key-a')).toBe('key-a');
+    expect(await owners.claim('corp-eu', 'key-b')).toBe('key-a');
+    expect(await owners.claim('corp-eu', 'key-a')).toBe('key-a');
+    expect(await owners.claim('corp-us', 'key-b')).toBe('key-b');
+  });
+
+  it('have exactly one owner when two keys register a free id at once', async () => {
+    const owners = store.gatewayTunnelOwners;
+    const answers = await Promise.all([owners.claim('race', 'key-a'), owners.claim('race', 'key-b')]);
+    expect(new Set(answers).size).toBe(1);
+  });
+
+  it('are free again once the owner key is revoked, or an admin released them', async () => {
+    const owners = store.gatewayTunnelOwners;
+    expect(await store.revokeApiKey('key-a')).toBe(true);
+    expect(await owners.claim('corp-eu', 'key-b')).toBe('key-b');
+    expect(await owners.claim('corp-eu', 'key-c')).toBe('key-b');
+    expect(await owners.release('corp-eu')).toBe(true);
+    expect(await owners.release('corp-eu')).toBe(false);
+    expect(await owners.claim('corp-eu', 'key-c')).toBe('key-c');
   });
 });
