@@ -3,6 +3,7 @@ import type { Scope } from '../crds/api.ts';
 import type { RouteAccess } from '../crds/routes.ts';
 import {
   type ApiError,
+  KG_ERR_INTERNAL,
   KG_ERR_INVALID_API_KEY,
   KG_ERR_KEY_RESTRICTED,
   KG_ERR_MISSING_API_KEY,
@@ -241,10 +242,16 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): Auth {
     if (!principal) return invalid();
     request.principal = principal;
     noteUse(principal.id);
-    // An unmatched request has no route (and answers 404 next); every matched one has its access.
+    // An unmatched request has no route (and answers 404 next); every matched one has its access, and
+    // one without (registered before this hook could check it) is refused rather than open to any key.
     const url = request.routeOptions.url;
-    const access = url === undefined ? undefined : accessOf(routes, request.method, url);
-    const problem = access && accessProblem(principal, access, `${request.method} ${url}`);
+    if (url === undefined) return;
+    const access = accessOf(routes, request.method, url);
+    if (!access) {
+      request.log.error(`route ${request.method} ${url} declares no access in crds/routes.ts`);
+      return sendError(reply, KG_ERR_INTERNAL());
+    }
+    const problem = accessProblem(principal, access, `${request.method} ${url}`);
     if (problem) return sendError(reply, problem);
   });
   app.addHook('onClose', async () => {
