@@ -140,7 +140,7 @@ export class GatewayAgent {
           status === 401
             ? 'the api_key is not accepted'
             : status === 403
-              ? 'the api_key may not host gateways (use an admin key or one created with hostGateways: true)'
+              ? 'the api_key may not host gateways (it needs the scope gateways:host)'
               : `HTTP ${status}`;
         log(`the server refused the connection: ${why}`);
         response.resume();
@@ -176,7 +176,15 @@ export class GatewayAgent {
         clearInterval(pinger);
         ended.replaced = code === CLOSE.replaced;
         const text = reason.toString('utf8');
-        if (ended.registered || code === CLOSE.invalidRegistration)
+        if (code === CLOSE.notOwner) {
+          // Retried with backoff like a refused key: an admin releasing the id (or revoking the owner
+          // key) lets this agent in without a restart.
+          log(
+            `the server refused tunnel '${this.#config.tunnelId}': another API key owns this tunnel id. ` +
+              'Only the key that first registered a tunnel id may register it again; use that key, or ask an ' +
+              'admin to release the id (DELETE /v1/gateways/{tunnelId}/owner) or revoke the old key',
+          );
+        } else if (ended.registered || code === CLOSE.invalidRegistration)
           log(`disconnected (code ${code}${text ? `: ${text}` : ''})`);
         mux.close(new Error('the tunnel connection closed'));
         if (this.#socket === socket) this.#socket = undefined;

@@ -1,4 +1,5 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto';
+import { SCOPES } from '../crds/api.ts';
 import type { StoreQueries } from '../store/index.ts';
 
 /** The store queries API-key code needs (the full Store satisfies it). */
@@ -104,7 +105,9 @@ function insertAdminKey(store: ApiKeyStore, name: string, key: string): Promise<
     id: newApiKeyId(),
     name,
     keyHash: hashApiKey(key),
+    scopes: [...SCOPES],
     toolIds: null,
+    systemIds: null,
     admin: true,
     createdAt: new Date().toISOString(),
   });

@@ -171,6 +171,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     installGateways(app, {
       gateways: deps.gateways,
       findApiKeyByHash: (keyHash) => store.findApiKeyByHash(keyHash),
+      owners: store.gatewayTunnelOwners,
       metrics: metrics.registry,
       log,
     });

@@ -1,22 +1,32 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Scope } from '../crds/api.ts';
+import type { RouteAccess } from '../crds/routes.ts';
 import {
-  KG_ERR_ADMIN_REQUIRED,
+  type ApiError,
+  KG_ERR_INTERNAL,
   KG_ERR_INVALID_API_KEY,
   KG_ERR_KEY_RESTRICTED,
   KG_ERR_MISSING_API_KEY,
+  KG_ERR_SCOPE_REQUIRED,
+  KG_ERR_SYSTEM_NOT_FOUND,
   KG_ERR_TOOL_NOT_FOUND,
 } from '../runs/errors.ts';
 import type { StoredApiKey } from '../store/index.ts';
 import { type ApiKeyStore, hashApiKey, isPlausibleApiKey } from './api-keys.ts';
+import { accessOf, type RouteAccessTable, routeAccessTable, scopesOfKey } from './scopes.ts';
 import { sendError } from './server.ts';
 
 /** Who made a request: the API key it carried, without the secret. */
 export interface Principal {
   id: string;
   name: string;
+  /** Every scope and no restriction. */
   admin: boolean;
+  scopes: Scope[];
   /** null = every tool. */
   toolIds: string[] | null;
+  /** The systems the key may use in tools and runs; null = every system. */
+  systemIds: string[] | null;
 }
 
 declare module 'fastify' {
@@ -30,6 +40,8 @@ export interface AuthOptions {
   store: Pick<ApiKeyStore, 'findApiKeyByHash' | 'touchApiKeys'>;
   /** Paths under /v1/ that need no key (matched as prefixes of the path). */
   publicPrefixes: readonly string[];
+  /** Who may call each route; default: the route table (crds/routes.ts). */
+  routes?: RouteAccessTable;
   /** How long a looked-up key is trusted before the store is asked again. */
   cacheTtlMs?: number;
   /** At most this many keys (and as many unknown hashes) are cached. */
@@ -44,6 +56,15 @@ export interface Auth {
   evict(keyId: string): void;
   /** Writes the pending lastUsedAt updates. */
   flush(): Promise<void>;
+  /** Every /v1 route that needs a key, as registered, with the access declared for it. */
+  guardedRoutes(): ReadonlyArray<GuardedRoute>;
+}
+
+export interface GuardedRoute {
+  method: string;
+  /** fastify's pattern: `/v1/tools/:toolId`. */
+  url: string;
+  access: RouteAccess;
 }
 
 /** The scheme name is case-insensitive (RFC 9110). */
@@ -74,8 +95,30 @@ function keyFromRequest(request: FastifyRequest): KeyFromRequest {
   return { kind: 'missing' };
 }
 
-function toPrincipal(key: StoredApiKey): Principal {
-  return { id: key.id, name: key.name, admin: key.admin, toolIds: key.toolIds };
+export function toPrincipal(key: StoredApiKey): Principal {
+  return {
+    id: key.id,
+    name: key.name,
+    admin: key.admin,
+    scopes: scopesOfKey(key),
+    toolIds: key.toolIds,
+    systemIds: key.systemIds,
+  };
+}
+
+/**
+ * Why the key may not call a route with this access (the error to answer), or undefined when it may. A
+ * tool restriction is named first: no scope would get a key limited to tools past it.
+ */
+export function accessProblem(
+  principal: Pick<Principal, 'scopes' | 'toolIds'>,
+  access: RouteAccess,
+  operation: string,
+): ApiError | undefined {
+  if (access.public) return undefined;
+  if (access.unrestricted && principal.toolIds !== null) return KG_ERR_KEY_RESTRICTED();
+  const missing = access.scopes.find((scope) => !principal.scopes.includes(scope));
+  return missing === undefined ? undefined : KG_ERR_SCOPE_REQUIRED(missing, operation);
 }
 
 /**
@@ -85,6 +128,7 @@ function toPrincipal(key: StoredApiKey): Principal {
  */
 export function installAuth(app: FastifyInstance, options: AuthOptions): Auth {
   const { store, publicPrefixes } = options;
+  const routes = options.routes ?? routeAccessTable();
   const ttlMs = options.cacheTtlMs ?? 10_000;
   const maxEntries = options.cacheSize ?? 10_000;
   const touchIntervalMs = options.touchIntervalMs ?? 5_000;
@@ -129,13 +173,34 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): Auth {
     return entry.lookup;
   }
 
-  function isPublic(request: FastifyRequest): boolean {
-    // The matched route's pattern decides, not the raw URL, so encodings cannot steer a request
-    // past the check; an unmatched request (404) falls back to its path.
-    const path = request.routeOptions.url ?? request.url.split('?', 1)[0] ?? '';
+  function isPublicPath(path: string): boolean {
     if (!path.startsWith('/v1/')) return true;
     return publicPrefixes.some((prefix) => path.startsWith(prefix));
   }
+
+  function isPublic(request: FastifyRequest): boolean {
+    // The matched route's pattern decides, not the raw URL, so encodings cannot steer a request
+    // past the check; an unmatched request (404) falls back to its path.
+    return isPublicPath(request.routeOptions.url ?? request.url.split('?', 1)[0] ?? '');
+  }
+
+  // A /v1 route nobody declared access for would be open to every key: the server refuses to start.
+  const guarded: GuardedRoute[] = [];
+  app.addHook('onRoute', (route) => {
+    if (isPublicPath(route.url)) return;
+    for (const method of [route.method].flat()) {
+      const access = accessOf(routes, method, route.url);
+      if (!access) {
+        throw new Error(
+          `route ${method} ${route.url} declares no access: add it with its scopes to crds/routes.ts`,
+        );
+      }
+      if (access.public) {
+        throw new Error(`route ${method} ${route.url} is public in crds/routes.ts but not in publicPrefixes`);
+      }
+      guarded.push({ method, url: route.url, access });
+    }
+  });
 
   const usedIds = new Set<string>();
   let touchTimer: NodeJS.Timeout | undefined;
@@ -177,6 +242,17 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): Auth {
     if (!principal) return invalid();
     request.principal = principal;
     noteUse(principal.id);
+    // An unmatched request has no route (and answers 404 next); every matched one has its access, and
+    // one without (registered before this hook could check it) is refused rather than open to any key.
+    const url = request.routeOptions.url;
+    if (url === undefined) return;
+    const access = accessOf(routes, request.method, url);
+    if (!access) {
+      request.log.error(`route ${request.method} ${url} declares no access in crds/routes.ts`);
+      return sendError(reply, KG_ERR_INTERNAL());
+    }
+    const problem = accessProblem(principal, access, `${request.method} ${url}`);
+    if (problem) return sendError(reply, problem);
   });
   app.addHook('onClose', async () => {
     await flush();
@@ -192,6 +268,7 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): Auth {
       }
     },
     flush,
+    guardedRoutes: () => [...guarded],
   };
 }
 
@@ -199,15 +276,6 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): Auth {
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw KG_ERR_MISSING_API_KEY();
   return request.principal;
-}
-
-export function requireAdmin(request: FastifyRequest): void {
-  if (!principalOf(request).admin) throw KG_ERR_ADMIN_REQUIRED();
-}
-
-/** For operations that are not about one tool (listing every run, managing systems). */
-export function requireUnrestricted(request: FastifyRequest): void {
-  if (principalOf(request).toolIds !== null) throw KG_ERR_KEY_RESTRICTED();
 }
 
 /** Whether the request's key may use (and so see) the tool. */
@@ -227,4 +295,35 @@ export function assertToolAccess(request: FastifyRequest, toolId: string): void 
 /** The tools the request's key may use; null = every tool. */
 export function allowedToolIds(request: FastifyRequest): string[] | null {
   return principalOf(request).toolIds;
+}
+
+/**
+ * A key limited to tools may create only tools it is limited to (decided before the id is looked up, so
+ * the answer does not tell whether a tool with it exists).
+ */
+export function assertMayCreateTool(request: FastifyRequest, toolId: string): void {
+  if (!canUseTool(request, toolId)) throw KG_ERR_KEY_RESTRICTED();
+}
+
+/** The systems the request's key may use in tools and runs; null = every system. */
+export function allowedSystemIds(request: FastifyRequest): string[] | null {
+  return principalOf(request).systemIds;
+}
+
+/** Whether the request's key may use (and so see) the system. */
+export function canUseSystem(request: FastifyRequest, systemId: string): boolean {
+  const { systemIds } = principalOf(request);
+  return systemIds === null || systemIds.includes(systemId);
+}
+
+/**
+ * A system the key may not use answers 404 exactly like one that does not exist (systems routes), decided
+ * before the lookup. `environment` as the route passes it on, so the message matches the unknown one's.
+ */
+export function assertSystemAccess(
+  request: FastifyRequest,
+  systemId: string,
+  environment?: 'dev' | 'prod' | undefined,
+): void {
+  if (!canUseSystem(request, systemId)) throw KG_ERR_SYSTEM_NOT_FOUND(systemId, environment);
 }

@@ -169,11 +169,17 @@ export class SystemService {
     }
   }
 
-  /** Every variant as its own entry, ordered by id, then dev before prod. */
-  async list(query: { page: number; limit: number }): Promise<SystemPage> {
-    const { page, limit } = query;
+  /** Every variant as its own entry, ordered by id, then dev before prod; `systemIds`: only those. */
+  async list(query: {
+    page: number;
+    limit: number;
+    systemIds?: readonly string[] | null;
+  }): Promise<SystemPage> {
+    const { page, limit, systemIds } = query;
     const listed = await this.#systems.list();
-    const all = [...new SystemsById(listed.items).all()].sort(compareVariants);
+    const all = [...new SystemsById(listed.items).all()]
+      .filter((resource) => !systemIds || systemIds.includes(resource.spec.id))
+      .sort(compareVariants);
     const slice = all.slice((page - 1) * limit, page * limit);
     const data = await Promise.all(slice.map((resource) => this.#present(resource)));
     return { data, page, limit, total: all.length, hasMore: page * limit < all.length };

@@ -17,6 +17,7 @@ import {
   KG_ERR_TOOL_NOT_FOUND,
   KG_ERR_VALIDATION,
 } from '../runs/errors.ts';
+import { assertSystemsGranted } from '../runs/system-grants.ts';
 
 export interface ToolListQuery {
   page: number;
@@ -33,6 +34,12 @@ export interface ToolServiceDeps {
   namespace: string;
   /** Semantic checks at save time (compiles code, checks systems); throws KG_ERR_TOOL_INVALID (422). */
   validate: (tool: Tool) => Promise<void>;
+}
+
+/** Which systems the key saving a tool may use (GitOps and kubectl write Tool resources without one). */
+export interface ToolSaveGrant {
+  /** null: every system. */
+  systemIds: readonly string[] | null;
 }
 
 const UPDATE_ATTEMPTS = 3;
@@ -95,8 +102,10 @@ export class ToolService {
       .sort();
   }
 
-  async create(input: ToolInput): Promise<Tool> {
+  /** `grant.systemIds`: the systems the saving key may use (null: every system). */
+  async create(input: ToolInput, grant: ToolSaveGrant): Promise<Tool> {
     const tool = this.#parse(input);
+    assertSystemsGranted(grant.systemIds, tool.steps);
     await this.#deps.validate(tool);
     const now = new Date().toISOString();
     try {
@@ -113,7 +122,8 @@ export class ToolService {
     }
   }
 
-  async update(id: string, body: ToolUpdateBody): Promise<Tool> {
+  /** The tool as it results from the update must use only systems in `grant.systemIds`. */
+  async update(id: string, body: ToolUpdateBody, grant: ToolSaveGrant): Promise<Tool> {
     if (body.id !== undefined && body.id !== id) throw KG_ERR_TOOL_ID_MISMATCH(body.id, id);
     // systemIds (superglue's clients) is checked against the resulting steps, never stored.
     const { id: _id, createdAt: _c, updatedAt: _u, systemIds, ...changes } = body;
@@ -122,6 +132,7 @@ export class ToolService {
       if (!existing || toolIdOf(existing) !== id) throw KG_ERR_TOOL_NOT_FOUND(id);
       const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
       const merged = this.#parse({ ...toolFromResource(existing), ...defined, id });
+      assertSystemsGranted(grant.systemIds, merged.steps);
       const unused = unusedSystemIds(systemIds, merged.steps);
       if (unused.length > 0) {
         throw KG_ERR_VALIDATION('tool update', `systemIds: ${systemIdsProblem(unused, merged.steps)}`);

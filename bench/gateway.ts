@@ -13,9 +13,10 @@ import { type AddressInfo, connect, createServer as createTcpServer, type Socket
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
-import { hashApiKey } from '../api/api-keys.ts';
+import { ensureAdminKey } from '../api/api-keys.ts';
 import { installTunnelEndpoint } from '../api/gateway/endpoint.ts';
 import { GatewayRegistry } from '../api/gateway/registry.ts';
+import { openStore } from '../store/index.ts';
 import { startAgent } from '../test/support/gateway-agent.ts';
 import { ADMIN_KEY, client, startServer } from './api.ts';
 import { emit, percentile, progress, round, timed } from './stats.ts';
@@ -59,22 +60,14 @@ function drain(stream: Duplex | Socket): Promise<number> {
 async function throughputFigure(): Promise<void> {
   const source = await startSource();
   const registry = new GatewayRegistry({ connectWaitMs: 5_000, openTimeoutMs: 10_000, streamLimit: 10 });
-  const keyHash = hashApiKey(ADMIN_KEY);
+  // The endpoint's key lookup and tunnel ownership come from a real (in-memory) store.
+  const store = await openStore({ driver: 'sqlite', path: ':memory:' });
+  await ensureAdminKey(store, { presetKey: ADMIN_KEY, log: () => {} });
   const endpointServer = createHttpServer((_req, res) => res.writeHead(404).end());
   const closeEndpoint = installTunnelEndpoint(endpointServer, {
     registry,
-    findApiKeyByHash: async (hash) =>
-      hash === keyHash
-        ? {
-            id: 'bench',
-            name: 'bench',
-            keyHash,
-            admin: true,
-            toolIds: null,
-            createdAt: new Date(0).toISOString(),
-            lastUsedAt: null,
-          }
-        : undefined,
+    findApiKeyByHash: (hash) => store.findApiKeyByHash(hash),
+    owners: store.gatewayTunnelOwners,
     log: () => {},
   });
   await new Promise<void>((resolve) => endpointServer.listen(0, '127.0.0.1', resolve));
@@ -114,6 +107,7 @@ async function throughputFigure(): Promise<void> {
     await agent.kill();
     closeEndpoint();
     await new Promise((resolve) => endpointServer.close(resolve));
+    await store.close();
     source.close();
   }
 }

@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import { ensureAdminKey } from '../api/api-keys.ts';
 import { createApi } from '../api/app.ts';
+import type { Auth } from '../api/auth.ts';
 import { startGateways } from '../api/gateway/index.ts';
 import { loadTls } from '../api/tls.ts';
 import { createEmbeddedKubeglueResources } from '../kube/resources/index.ts';
@@ -27,6 +28,8 @@ const RECOVERY_MESSAGE = 'The process executing this run stopped before it finis
 
 export interface EmbeddedApp {
   app: FastifyInstance;
+  /** The API key check (its guarded routes, for tests that walk them). */
+  auth: Pick<Auth, 'guardedRoutes'>;
   /** The base URL the server listens on. */
   url: string;
   store: Store;
@@ -191,5 +194,5 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     })();
     return closing;
   };
-  return { app: api.app, url, store, close };
+  return { app: api.app, auth: api.auth, url, store, close };
 }

@@ -62,20 +62,70 @@ export const ListToolsQuery = z.strictObject({
   token: z.string().optional(),
 });
 
+/**
+ * What an API key may do: a closed set, one scope per kind of access. Reading runs is its own scope (a
+ * dashboard or a monitor reads runs without running anything; a webhook sender runs a tool without
+ * reading other runs), and gateways:host grants nothing but hosting tunnels (an agent holds that key on a
+ * machine in a private network).
+ */
+export const SCOPES = [
+  'tools:read',
+  'tools:write',
+  'runs:read',
+  'runs:execute',
+  'systems:read',
+  'systems:write',
+  'keys:admin',
+  'gateways:host',
+] as const;
+
+export const Scope = z
+  .enum(SCOPES)
+  .describe(
+    'tools:read: list and read tools. tools:write: create, change and delete tools, run unsaved definitions. ' +
+      'runs:read: runs, their results, files and live events. runs:execute: run tools, webhooks, cancel runs. ' +
+      'systems:read: systems, their credential keys (never values), documentation, gateways. ' +
+      'systems:write: create, change and delete systems, OAuth authorization. keys:admin: manage API keys ' +
+      'and tunnel ownership. gateways:host: connect gateway agents (register tunnels).',
+  )
+  .meta({ id: 'Scope' });
+export type Scope = z.infer<typeof Scope>;
+
+const KeySystemIds = z
+  .array(z.string().min(1))
+  .min(1)
+  .describe(
+    'The systems the key may use in tools it saves and in the runs it starts (and the only systems it sees); ' +
+      'absent or null: every system.',
+  );
+
 export const ApiKeyCreateBody = z
   .strictObject({
     name: z.string().min(1).max(128),
+    scopes: z
+      .array(Scope)
+      .min(1)
+      .optional()
+      .describe(
+        'What the key may do. Absent: what such a key could do before scopes existed (every scope but ' +
+          'keys:admin and gateways:host; with toolIds only tools:read, runs:read and runs:execute). A key ' +
+          'can grant only scopes, tools and systems it has itself.',
+      ),
     toolIds: z
       .array(z.string().min(1))
       .min(1)
       .optional()
       .describe('Restrict the key to these tools (and their runs).'),
-    admin: z.boolean().default(false).describe('Admin keys may manage API keys.'),
+    systemIds: KeySystemIds.optional(),
+    admin: z
+      .boolean()
+      .default(false)
+      .describe('Every scope, no tool or system restriction (only an admin key may create one).'),
     hostGateways: z
       .boolean()
       .default(false)
       .describe(
-        'May connect gateway agents (register tunnels) without being an admin key; admin keys always may.',
+        'Deprecated spelling of scopes: ["gateways:host"]: a key that may connect gateway agents only.',
       ),
   })
   .meta({ id: 'ApiKeyCreateBody' });
@@ -84,9 +134,11 @@ export const ApiKey = z
   .object({
     id: z.string(),
     name: z.string(),
+    scopes: z.array(Scope).describe('What the key may do (admin keys: every scope).'),
     toolIds: z.array(z.string()).nullable(),
-    admin: z.boolean(),
-    hostGateways: z.boolean().describe('May connect gateway agents (admin keys always may).'),
+    systemIds: z.array(z.string()).nullable().describe('The systems the key may use; null: every system.'),
+    admin: z.boolean().describe('Every scope and no restriction.'),
+    hostGateways: z.boolean().describe('Whether scopes include gateways:host.'),
     createdAt: z.iso.datetime({ offset: true }),
     lastUsedAt: z.iso.datetime({ offset: true }).nullable(),
   })
@@ -104,7 +156,9 @@ export const Me = z
     id: z.string().describe("The key's id (runs started with it carry it as userId)."),
     name: z.string(),
     admin: z.boolean(),
+    scopes: z.array(Scope).describe('What the key may do.'),
     toolIds: z.array(z.string()).nullable().describe('The tools the key is limited to; null: every tool.'),
+    systemIds: z.array(z.string()).nullable().describe('The systems the key may use; null: every system.'),
     userId: z.string().describe("The same id, under the name superglue's clients show (sg whoami)."),
     roleIds: z
       .array(z.enum(['admin', 'member']))

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ErrorBody } from './api.ts';
 import { ROUTES, type RouteSpec } from './routes.ts';
 
 type Json = { [key: string]: unknown };
@@ -53,7 +54,18 @@ function parametersOf(route: RouteSpec): Json[] {
 
 function operationOf(route: RouteSpec): Json {
   const responses: Json = {};
-  for (const [status, response] of Object.entries(route.responses)) {
+  // Every operation that needs a scope can answer 403 KG_ERR_SCOPE_REQUIRED.
+  const declared =
+    route.public || route.scopes.length === 0 || route.responses[403]
+      ? route.responses
+      : {
+          ...route.responses,
+          403: {
+            description: `The API key lacks a scope it needs (${route.scopes.join(', ')})`,
+            schema: ErrorBody,
+          },
+        };
+  for (const [status, response] of Object.entries(declared)) {
     const content = response.schema
       ? { content: { [response.contentType ?? 'application/json']: { schema: schemaRef(response.schema) } } }
       : response.contentType
@@ -67,7 +79,8 @@ function operationOf(route: RouteSpec): Json {
     tags: [route.tag],
     parameters: parametersOf(route),
     responses,
-    ...(route.public ? { security: [] } : {}),
+    // OpenAPI 3.1 lets a bearer scheme name the roles an operation needs: here, the key's scopes.
+    security: route.public ? [] : [{ ApiKeyAuth: [...route.scopes] }],
   };
   if (route.body) {
     const bodySchema = idOf(route.body) ? schemaRef(route.body) : {};

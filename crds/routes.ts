@@ -10,6 +10,7 @@ import {
   ListToolsQuery,
   Me,
   RunList,
+  type Scope,
   SystemDeleteResult,
   SystemList,
   ToolList,
@@ -52,8 +53,7 @@ export interface RouteResponse {
   contentType?: string;
 }
 
-/** One operation of the /v1 API: the single description both the OpenAPI document and the server use. */
-export interface RouteSpec {
+interface RouteBase {
   method: HttpVerb;
   /** OpenAPI form, relative to /v1: `/tools/{toolId}`. */
   path: string;
@@ -64,16 +64,48 @@ export interface RouteSpec {
   body?: z.ZodType;
   /** Body content types other than JSON the route accepts. */
   bodyContentTypes?: string[];
-  /** Needs no API key (the URL itself is the credential). */
-  public?: boolean;
   responses: Record<number, RouteResponse>;
 }
+
+/**
+ * Who may call a route, declared here and nowhere else: the auth hook enforces it for every request, and
+ * a /v1 route registered without an entry here makes the server refuse to start (api/auth.ts).
+ */
+export type RouteAccess =
+  /** Needs no API key (the URL itself is the credential). */
+  | { public: true; scopes?: never; unrestricted?: never }
+  | {
+      public?: false;
+      /** Scopes the key needs, all of them; empty: any valid key. */
+      scopes: readonly Scope[];
+      /**
+       * Only for keys not limited to tools: the operation is not about one named tool (a definition that
+       * is not saved may carry any id), so a tool restriction could not be applied to it.
+       */
+      unrestricted?: true;
+    };
+
+/** One operation of the /v1 API: the single description both the OpenAPI document and the server use. */
+export type RouteSpec = RouteBase & RouteAccess;
+
+/**
+ * The gateway agents' WebSocket (`GET /v1/tunnel`, upgraded): not an OpenAPI operation, but its access
+ * is declared beside the others.
+ */
+export const TUNNEL_ROUTE = {
+  method: 'GET',
+  path: '/tunnel',
+  scopes: ['gateways:host'],
+} as const satisfies { method: HttpVerb; path: string; scopes: readonly Scope[] };
 
 const tokenQuery = z.strictObject({ token: z.string().optional() });
 const envQuery = z.strictObject({ environment: Environment.optional(), token: z.string().optional() });
 
 const notFound: RouteResponse = { description: 'Not found', schema: ErrorBody };
-const restricted: RouteResponse = { description: 'The API key is limited to some tools', schema: ErrorBody };
+const restricted: RouteResponse = {
+  description: 'The API key lacks the scope, or is limited to some tools',
+  schema: ErrorBody,
+};
 const badRequest: RouteResponse = { description: 'Invalid request', schema: ErrorBody };
 
 export const ROUTES: RouteSpec[] = [
@@ -83,6 +115,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'listRuns',
     summary: 'List runs',
     tag: 'Runs',
+    scopes: ['runs:read'],
     query: ListRunsQuery,
     responses: {
       200: { description: 'Runs, newest first', schema: RunList },
@@ -98,6 +131,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'getRun',
     summary: 'Run status and metadata',
     tag: 'Runs',
+    scopes: ['runs:read'],
     query: tokenQuery,
     responses: { 200: { description: 'The run, with fresh download URLs', schema: Run }, 404: notFound },
   },
@@ -107,6 +141,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'cancelRun',
     summary: 'Cancel a run',
     tag: 'Runs',
+    scopes: ['runs:execute'],
     query: tokenQuery,
     responses: {
       200: { description: 'Cancelled (or already aborted)', schema: Run },
@@ -120,6 +155,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'getRunResults',
     summary: 'Full run results',
     tag: 'Runs',
+    scopes: ['runs:read'],
     query: z.strictObject({ truncate: z.enum(['true', 'false']).optional(), token: z.string().optional() }),
     responses: { 200: { description: 'Stored results', schema: RunResults }, 404: notFound },
   },
@@ -129,6 +165,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'listRunFiles',
     summary: 'List file artifacts',
     tag: 'Runs',
+    scopes: ['runs:read'],
     query: tokenQuery,
     responses: { 200: { description: 'Files with fresh presigned URLs', schema: FileList }, 404: notFound },
   },
@@ -138,6 +175,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'getRunFileDownload',
     summary: 'Fresh download URL for one file',
     tag: 'Runs',
+    scopes: ['runs:read'],
     query: tokenQuery,
     responses: { 200: { description: 'Download info', schema: FileDownloadInfo }, 404: notFound },
   },
@@ -161,6 +199,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'listTools',
     summary: 'List tools',
     tag: 'Tools',
+    scopes: ['tools:read'],
     query: ListToolsQuery,
     responses: { 200: { description: 'Tools', schema: ToolList }, 400: badRequest },
   },
@@ -170,6 +209,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'createTool',
     summary: 'Create a tool',
     tag: 'Tools',
+    scopes: ['tools:write'],
     query: tokenQuery,
     body: ToolCreateBody,
     responses: {
@@ -185,6 +225,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'getTool',
     summary: 'Get a tool',
     tag: 'Tools',
+    scopes: ['tools:read'],
     query: tokenQuery,
     responses: { 200: { description: 'The tool', schema: Tool }, 404: notFound },
   },
@@ -194,6 +235,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'updateTool',
     summary: 'Update a tool',
     tag: 'Tools',
+    scopes: ['tools:write'],
     query: tokenQuery,
     body: ToolUpdateBody,
     responses: {
@@ -210,6 +252,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'deleteTool',
     summary: 'Delete a tool',
     tag: 'Tools',
+    scopes: ['tools:write'],
     query: tokenQuery,
     responses: { 200: { description: 'Deleted', schema: DeleteResult }, 404: notFound },
   },
@@ -219,6 +262,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'uploadSystemDocumentation',
     summary: 'Upload a documentation file (the body, any content type); processed in the background',
     tag: 'Systems',
+    scopes: ['systems:write'],
     query: z.strictObject({
       environment: Environment.optional(),
       filename: z
@@ -252,6 +296,7 @@ export const ROUTES: RouteSpec[] = [
     summary:
       'The processed documentation of a system: its state and the kept summary (format=text: plain text)',
     tag: 'Systems',
+    scopes: ['systems:read'],
     query: z.strictObject({
       environment: Environment.optional(),
       format: z.enum(['json', 'text']).optional(),
@@ -269,6 +314,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'runTool',
     summary: 'Run a tool',
     tag: 'Tools',
+    scopes: ['runs:execute'],
     query: tokenQuery,
     body: RunRequest,
     responses: {
@@ -293,6 +339,8 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'runToolDefinition',
     summary: 'Run a tool definition without saving it (keys not limited to tools)',
     tag: 'Tools',
+    scopes: ['tools:write', 'runs:execute'],
+    unrestricted: true,
     query: DraftRunQuery,
     body: DraftRunRequest,
     responses: {
@@ -313,6 +361,8 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'runToolStep',
     summary: 'Run one step with a payload and earlier step results (keys not limited to tools)',
     tag: 'Tools',
+    scopes: ['tools:write', 'runs:execute'],
+    unrestricted: true,
     query: StepRunQuery,
     body: StepRunRequest,
     responses: {
@@ -329,6 +379,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'streamLogs',
     summary: 'Live events of a run, or of the runs of a trace (Server-Sent Events)',
     tag: 'Logs',
+    scopes: ['runs:read'],
     query: LogStreamQuery,
     responses: {
       200: {
@@ -349,6 +400,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'triggerHook',
     summary: 'Incoming webhook',
     tag: 'Hooks',
+    scopes: ['runs:execute'],
     query: z.looseObject({
       token: z.string().optional(),
       mode: ExecutionMode.optional(),
@@ -369,6 +421,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'verifyHook',
     summary: 'Webhook challenge verification',
     tag: 'Hooks',
+    scopes: ['runs:execute'],
     query: z.looseObject({
       token: z.string().optional(),
       'hub.mode': z.string().optional(),
@@ -388,6 +441,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'createSystem',
     summary: 'Create a system',
     tag: 'Systems',
+    scopes: ['systems:write'],
     query: tokenQuery,
     body: SystemCreateBody,
     responses: {
@@ -402,6 +456,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'listSystems',
     summary: 'List systems',
     tag: 'Systems',
+    scopes: ['systems:read'],
     query: z.strictObject({
       page: z.coerce.number().int().min(1).default(1),
       limit: pageLimit(50, 100),
@@ -415,6 +470,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'getSystem',
     summary: 'Get a system (prod unless environment=dev)',
     tag: 'Systems',
+    scopes: ['systems:read'],
     query: envQuery,
     responses: { 200: { description: 'The system', schema: SystemEnvelope }, 404: notFound },
   },
@@ -424,6 +480,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'updateSystem',
     summary: 'Update a system',
     tag: 'Systems',
+    scopes: ['systems:write'],
     query: envQuery,
     body: SystemUpdateBody,
     responses: {
@@ -438,6 +495,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'patchSystem',
     summary: 'Update a system (the same partial update as PUT)',
     tag: 'Systems',
+    scopes: ['systems:write'],
     query: envQuery,
     body: SystemUpdateBody,
     responses: {
@@ -452,6 +510,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'listCredentialSets',
     summary: "Each system variant's stored credential keys, read-only (superglue's credential sets)",
     tag: 'Systems',
+    scopes: ['systems:read'],
     query: z.strictObject({ systemId: z.string().min(1).optional(), token: z.string().optional() }),
     responses: {
       200: { description: 'Credential keys, never values', schema: CredentialSetList },
@@ -464,6 +523,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'deleteSystem',
     summary: 'Delete a system (409 while tools use it, unless force=true)',
     tag: 'Systems',
+    scopes: ['systems:write'],
     query: envQuery.extend({
       force: z
         .enum(['true', 'false'])
@@ -486,6 +546,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'authorizeSystemOAuth',
     summary: "Start the OAuth authorization-code flow: the provider's URL (state and PKCE S256 included)",
     tag: 'Systems',
+    scopes: ['systems:write'],
     query: OAuthAuthorizeQuery,
     responses: {
       200: { description: 'The authorization URL', schema: OAuthAuthorization },
@@ -514,6 +575,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'getMe',
     summary: 'The calling API key (never the key itself)',
     tag: 'API keys',
+    scopes: [],
     query: tokenQuery,
     responses: { 200: { description: 'The key', schema: Me } },
   },
@@ -523,12 +585,13 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'createApiKey',
     summary: 'Create an API key (admin)',
     tag: 'API keys',
+    scopes: ['keys:admin'],
     query: tokenQuery,
     body: ApiKeyCreateBody,
     responses: {
       201: { description: 'Created; the key is shown once', schema: ApiKeyCreated },
       400: badRequest,
-      403: { description: 'Not an admin key', schema: ErrorBody },
+      403: { description: 'The key lacks keys:admin, or would grant more than it has', schema: ErrorBody },
     },
   },
   {
@@ -537,10 +600,11 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'listApiKeys',
     summary: 'List API keys without secrets (admin)',
     tag: 'API keys',
+    scopes: ['keys:admin'],
     query: tokenQuery,
     responses: {
       200: { description: 'Keys', schema: ApiKeyList },
-      403: { description: 'Not an admin key', schema: ErrorBody },
+      403: { description: 'The key lacks keys:admin', schema: ErrorBody },
     },
   },
   {
@@ -549,6 +613,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'revokeApiKey',
     summary: 'Revoke an API key (admin)',
     tag: 'API keys',
+    scopes: ['keys:admin'],
     query: tokenQuery,
     responses: { 200: { description: 'Revoked', schema: DeleteResult }, 404: notFound },
   },
@@ -558,6 +623,7 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'listGateways',
     summary: 'Connected gateway agents: targets, connected since, streams, bytes',
     tag: 'Gateways',
+    scopes: ['systems:read'],
     query: tokenQuery,
     responses: { 200: { description: 'Connected gateways', schema: GatewayList }, 403: restricted },
   },
@@ -567,7 +633,26 @@ export const ROUTES: RouteSpec[] = [
     operationId: 'getGateway',
     summary: 'One connected gateway agent',
     tag: 'Gateways',
+    scopes: ['systems:read'],
     query: tokenQuery,
     responses: { 200: { description: 'The gateway', schema: Gateway }, 403: restricted, 404: notFound },
+  },
+  {
+    method: 'DELETE',
+    path: '/gateways/{tunnelId}/owner',
+    operationId: 'releaseGatewayOwner',
+    summary:
+      'Release a tunnel id from the API key that owns it, so an agent with another key may register it (admin)',
+    tag: 'Gateways',
+    scopes: ['keys:admin'],
+    query: tokenQuery,
+    responses: {
+      200: {
+        description: 'Released; a connected agent stays connected until another registers',
+        schema: DeleteResult,
+      },
+      403: { description: 'The key lacks keys:admin', schema: ErrorBody },
+      404: { description: 'No API key owns this tunnel id', schema: ErrorBody },
+    },
   },
 ];

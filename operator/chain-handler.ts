@@ -7,9 +7,10 @@ export const MAX_CHAIN_DEPTH = 10;
 
 export interface ChainStarter {
   /**
-   * Starts `toolId` asynchronously as a chained run, with the parent's restriction (allowedToolIds) and
-   * user; resolves once it is durably queued. A refusal the request itself causes (unknown or archived
-   * tool, missing system) is thrown as the API error it would answer with.
+   * Starts `toolId` asynchronously as a chained run, with the parent's restrictions (allowedToolIds,
+   * allowedSystemIds) and user; resolves once it is durably queued. A refusal the request itself causes
+   * (unknown or archived tool, missing system, a system the parent's key may not use) is thrown as the
+   * API error it would answer with, and recorded as a refused chain.
    */
   startChained(input: {
     runId: string;

@@ -123,22 +123,42 @@ export const KG_ERR_INVALID_API_KEY = define(
   () => 'Invalid or revoked API key',
   { 'WWW-Authenticate': `${API_REALM}, error="invalid_token"` },
 );
-export const KG_ERR_ADMIN_REQUIRED = define(
-  'KG_ERR_ADMIN_REQUIRED',
+/** The key lacks a scope the route declares (crds/routes.ts). */
+export const KG_ERR_SCOPE_REQUIRED = define(
+  'KG_ERR_SCOPE_REQUIRED',
   403,
-  () => 'This operation needs an admin API key',
+  (scope: string, operation: string) =>
+    `This API key lacks the scope '${scope}' that ${operation} needs: use a key with it, or ask an admin to create one (POST /v1/api-keys with "scopes")`,
 );
-/** A key limited to some tools asked for something that spans every tool (systems, tool changes). */
+/** A key limited to some tools asked for something that is not about one of its tools. */
 export const KG_ERR_KEY_RESTRICTED = define(
   'KG_ERR_KEY_RESTRICTED',
   403,
   () => 'This API key is limited to specific tools',
 );
+/**
+ * A tool saved or run, or a system created, names a system outside the key's systemIds. Decided by name
+ * before the system is looked up, so the answer is the same whether the system exists or not.
+ */
+export const KG_ERR_SYSTEM_NOT_GRANTED = define(
+  'KG_ERR_SYSTEM_NOT_GRANTED',
+  403,
+  (systemId: string, where?: string) =>
+    `This API key may not use system '${systemId}'${where ? ` (${where})` : ''}: its systemIds do not include it; use a key that may, or ask an admin for one`,
+);
+/** A key tried to create a key with more than it has itself, or to revoke such a key. */
+export const KG_ERR_GRANT_EXCEEDS_KEY = define(
+  'KG_ERR_GRANT_EXCEEDS_KEY',
+  403,
+  (action: 'create' | 'revoke', problem: string) =>
+    `An API key can ${action} only keys with no more than it has itself, and this one ${problem}`,
+);
 export const KG_ERR_API_KEY_NOT_FOUND = define('KG_ERR_API_KEY_NOT_FOUND', 404, () => 'API key not found');
 export const KG_ERR_ADMIN_KEY_WITH_TOOLS = define(
   'KG_ERR_ADMIN_KEY_WITH_TOOLS',
   400,
-  () => 'An admin API key cannot be limited to tools (toolIds)',
+  () =>
+    'An admin API key has every scope and no restriction: give "scopes", "toolIds" or "systemIds" without "admin": true',
 );
 export const KG_ERR_LAST_ADMIN_KEY = define(
   'KG_ERR_LAST_ADMIN_KEY',
@@ -439,11 +459,10 @@ export const KG_ERR_GATEWAY_NOT_CONNECTED = define(
   (tunnelId: string) => `gateway ${tunnelId} is not connected`,
 );
 
-/** An agent connected with a key that is neither an admin key nor created with hostGateways. */
-export const KG_ERR_GATEWAY_HOST_REQUIRED = define(
-  'KG_ERR_GATEWAY_HOST_REQUIRED',
-  403,
-  () => 'This API key may not host gateways: use an admin key or a key created with "hostGateways": true',
+export const KG_ERR_TUNNEL_OWNER_NOT_FOUND = define(
+  'KG_ERR_TUNNEL_OWNER_NOT_FOUND',
+  404,
+  (tunnelId: string) => `No API key owns tunnel id '${tunnelId}'`,
 );
 
 // --- OAuth (runs/oauth/) ---

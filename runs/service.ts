@@ -31,6 +31,7 @@ import { assertInputsMatchSchema } from './input-schema.ts';
 import type { RunEventHub, RunRef } from './run-events.ts';
 import { runView, type UrlForFile, withResult } from './run-view.ts';
 import type { RuntimeCredentialVault } from './runtime-credentials.ts';
+import { assertSystemsGranted } from './system-grants.ts';
 import { checkWebhookUrl } from './webhook-url.ts';
 
 export type { RuntimeCredentialVault } from './runtime-credentials.ts';
@@ -82,6 +83,8 @@ export interface Caller {
   id: string;
   /** null: every tool. */
   toolIds: string[] | null;
+  /** The systems the caller's tools may use; null: every system. */
+  systemIds: string[] | null;
 }
 
 export interface StartRun {
@@ -358,6 +361,8 @@ export class RunService {
   async #launch(input: Launch): Promise<StartedRun> {
     const { store } = this.#deps;
     const { caller, tool, async } = input;
+    // First: a definition's unknown system must answer like a known one the key may not use.
+    assertSystemsGranted(caller.systemIds, tool.steps);
     if (input.validate) await this.#deps.validateTool?.(tool);
     const {
       pinnedCredentials: _pinned,
@@ -385,6 +390,7 @@ export class RunService {
       userId: caller.id,
       // Travels with the run: its chain is checked against it, and a chained run inherits it.
       ...(caller.toolIds !== null ? { allowedToolIds: [...caller.toolIds] } : {}),
+      ...(caller.systemIds !== null ? { allowedSystemIds: [...caller.systemIds] } : {}),
       systemIds,
       executionMode: mode,
       traceId,
@@ -576,8 +582,9 @@ export class RunService {
   }
 
   /**
-   * Starts a chained run (outbox `chain`) as the parent's key would: same user, same restriction, so a chain
-   * never runs with more rights than the request that started it.
+   * Starts a chained run (outbox `chain`) as the parent's key would: same user, same tool and system
+   * restrictions, so a chain never runs with more rights than the request that started it (a chained tool
+   * using a system the key may not use is refused here, before any step runs).
    */
   async startChained(input: {
     runId: string;
@@ -589,7 +596,11 @@ export class RunService {
     return this.start({
       toolId: input.toolId,
       request: { runId: input.runId, inputs: input.inputs },
-      caller: { id: parent.userId ?? 'tool-chain', toolIds: parent.allowedToolIds ?? null },
+      caller: {
+        id: parent.userId ?? 'tool-chain',
+        toolIds: parent.allowedToolIds ?? null,
+        systemIds: parent.allowedSystemIds ?? null,
+      },
       traceId: parent.traceId ?? parent.runId,
       requestSource: 'tool-chain',
       forceAsync: true,
@@ -615,6 +626,7 @@ export class RunService {
         requestSource: 'tool-chain',
         ...(input.parent.userId ? { userId: input.parent.userId } : {}),
         ...(input.parent.allowedToolIds ? { allowedToolIds: input.parent.allowedToolIds } : {}),
+        ...(input.parent.allowedSystemIds ? { allowedSystemIds: input.parent.allowedSystemIds } : {}),
         systemIds: [],
         executionMode: input.parent.executionMode ?? 'prod',
         ...(input.parent.traceId ? { traceId: input.parent.traceId } : {}),

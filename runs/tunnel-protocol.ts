@@ -39,8 +39,15 @@ export const CLOSE = {
   replaced: 4001,
   /** The registration was refused (malformed); retrying the same message will not help. */
   invalidRegistration: 4002,
+  /**
+   * Another API key owns the tunnel id (the key that first registered it); the owner's agent is left
+   * alone. The agent keeps retrying with backoff, so an admin releasing the id lets it in.
+   */
+  notOwner: 4003,
   /** The server shuts down; the agent reconnects (to another replica). */
   goingAway: 1001,
+  /** The server failed to register the tunnel (its store); the agent retries. */
+  tryAgain: 1011,
 } as const;
 
 const TARGET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;

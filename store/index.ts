@@ -14,6 +14,7 @@ export type {
   DocumentationState as StoredDocumentationState,
   DocumentationStore,
 } from './queries/documentation.ts';
+export type { GatewayTunnelOwnerQueries } from './queries/gateway-tunnel-owners.ts';
 export type { GatewayTunnelQueries, GatewayTunnelRow } from './queries/gateway-tunnels.ts';
 export type {
   OAuthQueries,

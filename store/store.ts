@@ -27,6 +27,10 @@ import {
   publishRunEvent,
   RUN_EVENTS_CHANNEL,
 } from './queries/executors.ts';
+import {
+  bindGatewayTunnelOwnerQueries,
+  type GatewayTunnelOwnerQueries,
+} from './queries/gateway-tunnel-owners.ts';
 import { bindGatewayTunnelQueries, type GatewayTunnelQueries } from './queries/gateway-tunnels.ts';
 import { bindOAuthQueries, type OAuthQueries } from './queries/oauth.ts';
 import {
@@ -224,6 +228,8 @@ export interface StoreQueries {
   oauth: OAuthQueries;
   /** Which API replica holds each gateway tunnel (store/queries/gateway-tunnels.ts). */
   gatewayTunnels: GatewayTunnelQueries;
+  /** Which API key owns each gateway tunnel id (store/queries/gateway-tunnel-owners.ts). */
+  gatewayTunnelOwners: GatewayTunnelOwnerQueries;
 
   resources: ResourceStore;
   /** System documentation and its processing (store/queries/documentation.ts). */
@@ -352,6 +358,7 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     documentation: documentationQueries(db),
     oauth: bindOAuthQueries(db),
     gatewayTunnels: bindGatewayTunnelQueries(db),
+    gatewayTunnelOwners: bindGatewayTunnelOwnerQueries(db),
     resources: {
       get: (key) => getResource(db, key),
       list: (kind, namespace, labels) => listResources(db, kind, namespace, labels),

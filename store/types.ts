@@ -37,6 +37,11 @@ export interface StoredRun {
    * A chain from this run is checked against it, and the chained run inherits it.
    */
   allowedToolIds?: string[];
+  /**
+   * The systems the API key that started the run (or its chain) may use; absent: every system. A chained
+   * run inherits it and is refused before its steps run when its tool uses another system.
+   */
+  allowedSystemIds?: string[];
   metadata: {
     startedAt: string;
     completedAt?: string;
@@ -138,11 +143,17 @@ export interface StoredApiKey {
   id: string;
   name: string;
   keyHash: string;
+  /**
+   * What the key may do, as stored (api/scopes.ts reads them: an admin key has every scope, also one
+   * added after it was created).
+   */
+  scopes: string[];
   /** null = every tool. */
   toolIds: string[] | null;
+  /** The systems the key may use in tools and runs; null = every system. */
+  systemIds: string[] | null;
+  /** Every scope and no restriction. */
   admin: boolean;
-  /** May connect gateway agents without being an admin key (admin keys always may). */
-  hostGateways?: boolean;
   createdAt: string;
   lastUsedAt: string | null;
 }

@@ -1,27 +1,33 @@
 /**
  * The tunnel endpoint: `GET /v1/tunnel` upgraded to a WebSocket on the public server. The key is checked
- * before the upgrade (401/403 with the API's error body), then the agent registers its tunnel id and
- * targets and the registry holds the connection until it closes. Server pings find dead agents.
+ * before the upgrade (401/403 with the API's error body; the scope is declared in crds/routes.ts), then
+ * the agent registers its tunnel id and targets and the registry holds the connection until it closes.
+ * A tunnel id belongs to the key that first registered it (store/queries/gateway-tunnel-owners.ts): an
+ * agent with another key is refused (CLOSE.notOwner) and the owner's connection is left alone.
+ * Server pings find dead agents.
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { TUNNEL_ROUTE } from '../../crds/routes.ts';
 import {
   type ApiError,
-  KG_ERR_GATEWAY_HOST_REQUIRED,
   KG_ERR_INVALID_API_KEY,
   KG_ERR_MISSING_API_KEY,
   KG_ERR_ROUTE_NOT_FOUND,
 } from '../../runs/errors.ts';
 import { TunnelMux } from '../../runs/tunnel-mux.ts';
 import { CLOSE, MAX_MESSAGE_BYTES, RegisterMessage, TUNNEL_PATH } from '../../runs/tunnel-protocol.ts';
-import type { StoredApiKey } from '../../store/index.ts';
+import type { GatewayTunnelOwnerQueries, StoredApiKey } from '../../store/index.ts';
 import { hashApiKey, isPlausibleApiKey } from '../api-keys.ts';
+import { accessProblem, toPrincipal } from '../auth.ts';
 import type { GatewayRegistry } from './registry.ts';
 
 export interface TunnelEndpointDeps {
   registry: GatewayRegistry;
   findApiKeyByHash(keyHash: string): Promise<StoredApiKey | undefined>;
+  /** Which key owns each tunnel id, shared by every replica. */
+  owners: Pick<GatewayTunnelOwnerQueries, 'claim'>;
   log(line: string): void;
   /** Server pings; an agent that misses one interval's pong is dropped. */
   pingIntervalMs?: number;
@@ -44,8 +50,8 @@ function refuse(socket: Duplex, error: ApiError): void {
 }
 
 /**
- * Admin keys and keys created with hostGateways may host gateways: an agent receives the traffic (and
- * credentials) of private systems, so no other key may.
+ * Only keys with gateways:host may host gateways: an agent receives the traffic (and credentials) of
+ * private systems, so no other key may.
  */
 async function authorize(request: IncomingMessage, deps: TunnelEndpointDeps): Promise<StoredApiKey> {
   const match = BEARER.exec(request.headers.authorization ?? '');
@@ -53,7 +59,8 @@ async function authorize(request: IncomingMessage, deps: TunnelEndpointDeps): Pr
   if (!isPlausibleApiKey(match[1])) throw KG_ERR_INVALID_API_KEY();
   const key = await deps.findApiKeyByHash(hashApiKey(match[1]));
   if (!key) throw KG_ERR_INVALID_API_KEY();
-  if (!key.admin && key.hostGateways !== true) throw KG_ERR_GATEWAY_HOST_REQUIRED();
+  const problem = accessProblem(toPrincipal(key), TUNNEL_ROUTE, `GET /v1${TUNNEL_ROUTE.path}`);
+  if (problem) throw problem;
   return key;
 }
 
@@ -93,6 +100,9 @@ export function installTunnelEndpoint(server: Server, deps: TunnelEndpointDeps):
       },
     });
     let registered: { tunnelId: string } | undefined;
+    /** A registration being checked against the tunnel's owner: later text messages are ignored. */
+    let registering = false;
+    let closed = false;
     const registerTimer = setTimeout(
       () => ws.close(CLOSE.invalidRegistration, 'no registration'),
       registerTimeoutMs,
@@ -120,7 +130,7 @@ export function installTunnelEndpoint(server: Server, deps: TunnelEndpointDeps):
         if (registered) mux.receive(buffer);
         return;
       }
-      if (registered) return;
+      if (registered || registering) return;
       let parsed: ReturnType<typeof RegisterMessage.safeParse>;
       try {
         parsed = RegisterMessage.safeParse(JSON.parse(buffer.toString('utf8')));
@@ -132,19 +142,36 @@ export function installTunnelEndpoint(server: Server, deps: TunnelEndpointDeps):
         return;
       }
       clearTimeout(registerTimer);
+      registering = true;
       const { tunnelId, targets } = parsed.data;
-      registered = { tunnelId };
-      const previous = registry.register({ ...connection, tunnelId, targets });
-      if (previous) {
-        log(`gateway ${tunnelId}: a new agent connection replaces the previous one`);
-        previous.close(CLOSE.replaced, 'replaced by a newer agent connection');
-      }
-      log(
-        `gateway ${tunnelId}: connected (targets ${targets.map((t) => t.name).join(', ')}; key ${key.name})`,
+      deps.owners.claim(tunnelId, key.id).then(
+        (owner) => {
+          if (closed) return;
+          if (owner !== key.id) {
+            // The owner's agent (if connected) keeps the tunnel: nothing about it changes.
+            log(`gateway ${tunnelId}: refused an agent with key ${key.name}; another key owns the tunnel id`);
+            ws.close(CLOSE.notOwner, 'tunnel id owned by another API key');
+            return;
+          }
+          registered = { tunnelId };
+          const previous = registry.register({ ...connection, tunnelId, targets });
+          if (previous) {
+            log(`gateway ${tunnelId}: a new agent connection replaces the previous one`);
+            previous.close(CLOSE.replaced, 'replaced by a newer agent connection');
+          }
+          log(
+            `gateway ${tunnelId}: connected (targets ${targets.map((t) => t.name).join(', ')}; key ${key.name})`,
+          );
+          ws.send(JSON.stringify({ type: 'registered', tunnelId }));
+        },
+        (error: unknown) => {
+          log(`gateway ${tunnelId}: could not check the tunnel's owner: ${(error as Error).message}`);
+          if (!closed) ws.close(CLOSE.tryAgain, 'the server could not register the tunnel; retry');
+        },
       );
-      ws.send(JSON.stringify({ type: 'registered', tunnelId }));
     });
     ws.on('close', (code) => {
+      closed = true;
       clearTimeout(registerTimer);
       clearInterval(pinger);
       mux.close(new Error(registered ? `gateway ${registered.tunnelId} disconnected` : 'tunnel closed'));

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
-import type { GatewayTunnelQueries, StoredApiKey } from '../../store/index.ts';
+import type { GatewayTunnelOwnerQueries, GatewayTunnelQueries, StoredApiKey } from '../../store/index.ts';
 import { GatewayDirectory } from './directory.ts';
 import { installTunnelEndpoint } from './endpoint.ts';
 import { installGatewayMetrics } from './metrics.ts';
@@ -69,6 +69,8 @@ export function installGateways(
   deps: {
     gateways: Gateways;
     findApiKeyByHash(keyHash: string): Promise<StoredApiKey | undefined>;
+    /** Which key owns each tunnel id (the store's, shared by every replica). */
+    owners: GatewayTunnelOwnerQueries;
     metrics: Registry;
     log(line: string): void;
   },
@@ -77,9 +79,10 @@ export function installGateways(
   const closeEndpoint = installTunnelEndpoint(app.server, {
     registry,
     findApiKeyByHash: deps.findApiKeyByHash,
+    owners: deps.owners,
     log: deps.log,
   });
-  registerGatewayRoutes(app, { registry, directory: deps.gateways.directory });
+  registerGatewayRoutes(app, { registry, directory: deps.gateways.directory, owners: deps.owners });
   installGatewayMetrics(deps.metrics, registry);
   // Agents are told to go away first (they reconnect to another replica), then the relay stops.
   app.addHook('preClose', async () => {

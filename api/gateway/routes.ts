@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Gateway, GatewayList } from '../../crds/api.ts';
 import { ROUTES } from '../../crds/routes.ts';
-import { KG_ERR_GATEWAY_NOT_CONNECTED } from '../../runs/errors.ts';
-import type { GatewayTunnelRow } from '../../store/index.ts';
-import { requireUnrestricted } from '../auth.ts';
+import { KG_ERR_GATEWAY_NOT_CONNECTED, KG_ERR_TUNNEL_OWNER_NOT_FOUND } from '../../runs/errors.ts';
+import type { GatewayTunnelOwnerQueries, GatewayTunnelRow } from '../../store/index.ts';
 import { parseInput } from '../validation.ts';
 import type { GatewayDirectory } from './directory.ts';
 import type { GatewayRegistry } from './registry.ts';
@@ -23,15 +22,23 @@ function remoteGateway(row: GatewayTunnelRow): Gateway {
   };
 }
 
-/** `GET /v1/gateways[/{tunnelId}]`: the connected tunnels of every replica, for choosing one for a private system. */
+/**
+ * `GET /v1/gateways[/{tunnelId}]`: the connected tunnels of every replica, for choosing one for a private
+ * system. `DELETE /v1/gateways/{tunnelId}/owner`: an admin releases a tunnel id from the key that owns it,
+ * so an agent with another key may register it (a connected agent is not disconnected: the next
+ * registration, by any key that may host gateways, takes the id and its connection over).
+ */
 export function registerGatewayRoutes(
   app: FastifyInstance,
-  deps: { registry: GatewayRegistry; directory?: GatewayDirectory | undefined },
+  deps: {
+    registry: GatewayRegistry;
+    directory?: GatewayDirectory | undefined;
+    owners: Pick<GatewayTunnelOwnerQueries, 'release'>;
+  },
 ): void {
   const query = ROUTES.find((route) => route.operationId === 'listGateways')?.query;
   if (!query) throw new Error('route table has no query schema for listGateways');
   app.get('/v1/gateways', async (request): Promise<GatewayList> => {
-    requireUnrestricted(request);
     parseInput(query, request.query, 'query');
     const local = deps.registry.list();
     const others = (await deps.directory?.others()) ?? [];
@@ -43,12 +50,17 @@ export function registerGatewayRoutes(
     };
   });
   app.get<{ Params: { tunnelId: string } }>('/v1/gateways/:tunnelId', async (request): Promise<Gateway> => {
-    requireUnrestricted(request);
     parseInput(query, request.query, 'query');
     const held = deps.registry.get(request.params.tunnelId);
     const row = held ? undefined : await deps.directory?.remote(request.params.tunnelId);
     const gateway = held ?? (row ? remoteGateway(row) : undefined);
     if (!gateway) throw KG_ERR_GATEWAY_NOT_CONNECTED(request.params.tunnelId);
     return gateway;
+  });
+  app.delete<{ Params: { tunnelId: string } }>('/v1/gateways/:tunnelId/owner', async (request) => {
+    parseInput(query, request.query, 'query');
+    const { tunnelId } = request.params;
+    if (!(await deps.owners.release(tunnelId))) throw KG_ERR_TUNNEL_OWNER_NOT_FOUND(tunnelId);
+    return { success: true };
   });
 }

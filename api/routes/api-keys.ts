@@ -9,11 +9,22 @@ import { ROUTES } from '../../crds/routes.ts';
 import {
   KG_ERR_ADMIN_KEY_WITH_TOOLS,
   KG_ERR_API_KEY_NOT_FOUND,
+  KG_ERR_GRANT_EXCEEDS_KEY,
   KG_ERR_LAST_ADMIN_KEY,
+  KG_ERR_VALIDATION,
 } from '../../runs/errors.ts';
 import type { StoredApiKey } from '../../store/index.ts';
 import { type ApiKeyStore, generateApiKey, hashApiKey, newApiKeyId } from '../api-keys.ts';
-import { type Auth, requireAdmin } from '../auth.ts';
+import { type Auth, principalOf } from '../auth.ts';
+import {
+  ALL_SCOPES,
+  defaultScopes,
+  type Grant,
+  grantProblem,
+  isFullGrant,
+  normalizeScopes,
+  scopesOfKey,
+} from '../scopes.ts';
 import { parseInput } from '../validation.ts';
 
 export interface ApiKeyRoutesDeps {
@@ -23,6 +34,7 @@ export interface ApiKeyRoutesDeps {
 
 type ApiKey = z.infer<typeof ApiKeySchema>;
 type ApiKeyCreated = z.infer<typeof ApiKeyCreatedSchema>;
+type CreateBody = z.infer<typeof ApiKeyCreateBody>;
 
 const KeyIdParams = z.object({ keyId: z.string().min(1) });
 
@@ -34,18 +46,51 @@ function queryOf(operationId: string): z.ZodType {
 
 /** The API shape of a key: never the secret, never its hash. */
 function toApiKey(key: StoredApiKey): ApiKey {
+  const scopes = scopesOfKey(key);
   return {
     id: key.id,
     name: key.name,
+    scopes,
     toolIds: key.toolIds,
+    systemIds: key.systemIds,
     admin: key.admin,
-    hostGateways: key.admin || key.hostGateways === true,
+    hostGateways: scopes.includes('gateways:host'),
     createdAt: new Date(key.createdAt).toISOString(),
     lastUsedAt: key.lastUsedAt === null ? null : new Date(key.lastUsedAt).toISOString(),
   };
 }
 
-/** POST/GET /v1/api-keys and DELETE /v1/api-keys/:keyId, all for admin keys only. */
+const unique = (ids: readonly string[] | undefined) => (ids ? [...new Set(ids)] : null);
+
+/**
+ * What the body asks for. `admin: true` is every scope without restriction; `hostGateways: true` (the
+ * agent key's older spelling) is gateways:host alone; no scopes at all keep the meaning a key created
+ * that way had before scopes existed.
+ */
+function requestedGrant(body: CreateBody): Grant {
+  const toolIds = unique(body.toolIds);
+  const systemIds = unique(body.systemIds);
+  if (body.admin) {
+    if (toolIds || systemIds || body.scopes) throw KG_ERR_ADMIN_KEY_WITH_TOOLS();
+    return { scopes: [...ALL_SCOPES], toolIds: null, systemIds: null };
+  }
+  if (body.hostGateways) {
+    if (body.scopes) {
+      throw KG_ERR_VALIDATION('API key', 'hostGateways: give "gateways:host" in scopes instead of both');
+    }
+    return { scopes: ['gateways:host'], toolIds, systemIds };
+  }
+  return {
+    scopes: body.scopes ? normalizeScopes(body.scopes) : defaultScopes(toolIds !== null),
+    toolIds,
+    systemIds,
+  };
+}
+
+/**
+ * POST/GET /v1/api-keys and DELETE /v1/api-keys/:keyId (scope keys:admin, crds/routes.ts). A key can
+ * grant only what it has, and revoke only keys it could have created.
+ */
 export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiKeyRoutesDeps): void {
   const { store, auth } = deps;
   const createQuery = queryOf('createApiKey');
@@ -56,19 +101,20 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiKeyRoutesDep
   let revoking: Promise<unknown> = Promise.resolve();
 
   app.post('/v1/api-keys', async (request, reply) => {
-    requireAdmin(request);
     parseInput(createQuery, request.query, 'query');
     const body = parseInput(ApiKeyCreateBody, request.body ?? {}, 'API key');
-    // An admin key can mint unrestricted keys, so limiting it to tools would restrict nothing.
-    if (body.admin && body.toolIds) throw KG_ERR_ADMIN_KEY_WITH_TOOLS();
+    const grant = requestedGrant(body);
+    const problem = grantProblem(principalOf(request), grant);
+    if (problem) throw KG_ERR_GRANT_EXCEEDS_KEY('create', problem);
     const key = generateApiKey();
     const row: Omit<StoredApiKey, 'lastUsedAt'> = {
       id: newApiKeyId(),
       name: body.name,
       keyHash: hashApiKey(key),
-      toolIds: body.toolIds ? [...new Set(body.toolIds)] : null,
-      admin: body.admin,
-      hostGateways: body.hostGateways,
+      scopes: [...grant.scopes],
+      toolIds: grant.toolIds && [...grant.toolIds],
+      systemIds: grant.systemIds && [...grant.systemIds],
+      admin: isFullGrant(grant),
       createdAt: new Date().toISOString(),
     };
     await store.insertApiKey(row);
@@ -77,19 +123,21 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiKeyRoutesDep
   });
 
   app.get('/v1/api-keys', async (request) => {
-    requireAdmin(request);
     parseInput(listQuery, request.query, 'query');
     const keys = await store.listApiKeys();
     return { data: keys.map(toApiKey) };
   });
 
   app.delete('/v1/api-keys/:keyId', async (request) => {
-    requireAdmin(request);
     parseInput(revokeQuery, request.query, 'query');
     const { keyId } = parseInput(KeyIdParams, request.params, 'path');
+    const revoker = principalOf(request);
     const revoke = async () => {
       const target = (await store.listApiKeys()).find((key) => key.id === keyId);
       if (!target) throw KG_ERR_API_KEY_NOT_FOUND();
+      // Revoking a more powerful key (an admin key) is for keys that could have created it.
+      const problem = grantProblem(revoker, { ...target, scopes: scopesOfKey(target) });
+      if (problem) throw KG_ERR_GRANT_EXCEEDS_KEY('revoke', problem);
       if (target.admin && (await store.countApiKeys({ admin: true })) <= 1) throw KG_ERR_LAST_ADMIN_KEY();
       if (!(await store.revokeApiKey(keyId))) throw KG_ERR_API_KEY_NOT_FOUND();
       auth.evict(keyId);

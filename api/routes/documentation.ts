@@ -8,7 +8,7 @@ import {
   KG_ERR_DOCUMENTATION_NOT_FOUND,
   KG_ERR_DOCUMENTATION_NOT_READY,
 } from '../../runs/errors.ts';
-import { requireUnrestricted } from '../auth.ts';
+import { assertSystemAccess } from '../auth.ts';
 import type { SystemService } from '../systems.ts';
 import { parseInput } from '../validation.ts';
 
@@ -36,8 +36,8 @@ function dispositionName(header: string | undefined): string | undefined {
 
 /**
  * PUT /v1/systems/:systemId/documentation (the file as the body, any content type, at most
- * KUBEGLUE_DOCS_MAX_BYTES) and GET …/documentation[?format=text]. Like every systems route, not for keys
- * limited to some tools.
+ * KUBEGLUE_DOCS_MAX_BYTES) and GET …/documentation[?format=text]. Like every systems route, a system
+ * outside the key's systemIds answers 404.
  */
 export function registerDocumentationRoutes(
   app: FastifyInstance,
@@ -56,9 +56,9 @@ export function registerDocumentationRoutes(
     );
     const config = { bodyLimitSetting: 'KUBEGLUE_DOCS_MAX_BYTES' };
     scope.put('/v1/systems/:systemId/documentation', { bodyLimit, config }, async (request, reply) => {
-      requireUnrestricted(request);
       const { systemId } = parseInput(SystemParams, request.params, 'path');
       const query = UploadQuery.parse(parseInput(uploadQuery, request.query, 'query'));
+      assertSystemAccess(request, systemId, query.environment);
       const system = await systems.get(systemId, query.environment);
       const body = request.body;
       if (!Buffer.isBuffer(body) || body.length === 0) throw KG_ERR_DOCUMENTATION_EMPTY();
@@ -72,9 +72,9 @@ export function registerDocumentationRoutes(
   });
 
   app.get('/v1/systems/:systemId/documentation', async (request, reply) => {
-    requireUnrestricted(request);
     const { systemId } = parseInput(SystemParams, request.params, 'path');
     const query = ReadQuery.parse(parseInput(readQuery, request.query, 'query'));
+    assertSystemAccess(request, systemId, query.environment);
     const system = await systems.get(systemId, query.environment);
     const key = { systemId: system.id, environment: system.environment };
     const state = await documentation.state(key);

@@ -4,13 +4,13 @@ import { ROUTES } from '../../crds/routes.ts';
 import { principalOf } from '../auth.ts';
 import { parseInput } from '../validation.ts';
 
-/** `GET /v1/me`: who the calling key is (superglue's `sg whoami` reads userId and roleIds). */
+/** `GET /v1/me`: who the calling key is and what it may do (superglue's `sg whoami` reads userId and roleIds). */
 export function registerMeRoute(app: FastifyInstance): void {
   const query = ROUTES.find((route) => route.operationId === 'getMe')?.query;
   if (!query) throw new Error('route table has no query schema for getMe');
   app.get('/v1/me', async (request): Promise<Me> => {
     parseInput(query, request.query, 'query');
-    const { id, name, admin, toolIds } = principalOf(request);
-    return { id, name, admin, toolIds, userId: id, roleIds: [admin ? 'admin' : 'member'] };
+    const { id, name, admin, scopes, toolIds, systemIds } = principalOf(request);
+    return { id, name, admin, scopes, toolIds, systemIds, userId: id, roleIds: [admin ? 'admin' : 'member'] };
   });
 }

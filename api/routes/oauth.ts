@@ -2,23 +2,23 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { OAuthAuthorizeQuery, OAuthCallbackQuery } from '../../crds/oauth.ts';
 import { KG_ERR_OAUTH_STATE_INVALID } from '../../runs/errors.ts';
-import { principalOf, requireUnrestricted } from '../auth.ts';
+import { assertSystemAccess, principalOf } from '../auth.ts';
 import type { SystemOAuth } from '../system-oauth.ts';
 import { parseInput } from '../validation.ts';
 
 const SystemParams = z.object({ systemId: z.string().min(1) });
 
 /**
- * GET /v1/systems/:systemId/oauth/authorize?environment= (an unrestricted key) and the provider's
+ * GET /v1/systems/:systemId/oauth/authorize?environment= (systems:write, a system the key may use) and the provider's
  * redirect target GET /v1/oauth/callback (no key: the single-use state is the credential).
  */
 export function registerOAuthRoutes(app: FastifyInstance, deps: { oauth: SystemOAuth }): void {
   const { oauth } = deps;
 
   app.get('/v1/systems/:systemId/oauth/authorize', async (request) => {
-    requireUnrestricted(request);
     const { systemId } = parseInput(SystemParams, request.params, 'path');
     const { environment } = parseInput(OAuthAuthorizeQuery, request.query, 'query');
+    assertSystemAccess(request, systemId, environment);
     return { success: true, data: await oauth.authorize(systemId, environment, principalOf(request).id) };
   });
 

@@ -3,9 +3,9 @@ import { z } from 'zod';
 import { ROUTES } from '../../crds/routes.ts';
 import { type System, SystemCreateBody, SystemUpdateBody } from '../../crds/system.ts';
 import type { DocumentationService } from '../../runs/documentation/service.ts';
-import { KG_ERR_SYSTEM_URL_CREDENTIALS } from '../../runs/errors.ts';
+import { KG_ERR_SYSTEM_NOT_GRANTED, KG_ERR_SYSTEM_URL_CREDENTIALS } from '../../runs/errors.ts';
 import { hasUrlCredentials } from '../../runs/url-credentials.ts';
-import { requireUnrestricted } from '../auth.ts';
+import { allowedSystemIds, assertSystemAccess, canUseSystem } from '../auth.ts';
 import type { SystemService } from '../systems.ts';
 import type { ToolService } from '../tools.ts';
 import { parseInput } from '../validation.ts';
@@ -29,8 +29,9 @@ function queryOf(operationId: string): z.ZodType {
 }
 
 /**
- * POST/GET /v1/systems and GET/PUT/DELETE /v1/systems/:systemId?environment=. Systems hold credentials for
- * every tool, so keys limited to some tools may not use these routes.
+ * POST/GET /v1/systems and GET/PUT/DELETE /v1/systems/:systemId?environment=. The scopes are declared in
+ * crds/routes.ts; a key limited to some systems (systemIds) sees only those: another answers 404 like a
+ * system that does not exist, and it may not create one outside its list.
  */
 export function registerSystemRoutes(
   app: FastifyInstance,
@@ -52,9 +53,10 @@ export function registerSystemRoutes(
 
   // Single-system answers use superglue's envelope `{ success, data }`: its clients read `data`.
   app.post('/v1/systems', async (request, reply) => {
-    requireUnrestricted(request);
     parseInput(createQuery, request.query, 'query');
     const body = parseInput(SystemCreateBody, request.body, 'system');
+    // Before the lookup: 409 (exists) against 201 would tell a limited key which ids exist.
+    if (!canUseSystem(request, body.id)) throw KG_ERR_SYSTEM_NOT_GRANTED(body.id);
     refuseUrlCredentials(body.url);
     const created = await systems.create(body);
     const data = documentation
@@ -64,24 +66,23 @@ export function registerSystemRoutes(
   });
 
   app.get('/v1/systems', async (request) => {
-    requireUnrestricted(request);
     const query = PageQuery.parse(parseInput(listQuery, request.query, 'query'));
-    const page = await systems.list(query);
+    const page = await systems.list({ ...query, systemIds: allowedSystemIds(request) });
     return documentation ? { ...page, data: await documentation.presentAll(page.data) } : page;
   });
 
   app.get('/v1/systems/:systemId', async (request) => {
-    requireUnrestricted(request);
     const { systemId } = parseInput(SystemParams, request.params, 'path');
     const { environment } = EnvironmentQuery.parse(parseInput(getQuery, request.query, 'query'));
+    assertSystemAccess(request, systemId, environment);
     return { success: true, data: await present(await systems.get(systemId, environment)) };
   });
 
   // PUT and PATCH are the same partial update: only the fields given change.
   const update = async (request: FastifyRequest) => {
-    requireUnrestricted(request);
     const { systemId } = parseInput(SystemParams, request.params, 'path');
     const { environment } = EnvironmentQuery.parse(parseInput(updateQuery, request.query, 'query'));
+    assertSystemAccess(request, systemId, environment);
     const body = parseInput(SystemUpdateBody, request.body ?? {}, 'system update');
     refuseUrlCredentials(body.url);
     const updated = await systems.update(systemId, environment, body);
@@ -99,11 +100,14 @@ export function registerSystemRoutes(
   // superglue's clients read a system's credential keys from its credential sets; kubeglue has one per
   // variant, shown here read-only (keys, never values).
   app.get('/v1/credentials', async (request) => {
-    requireUnrestricted(request);
     const { systemId } = z
       .object({ systemId: z.string().optional() })
       .parse(parseInput(credentialsQuery, request.query, 'query'));
-    const { data } = await systems.list({ page: 1, limit: Number.MAX_SAFE_INTEGER });
+    const { data } = await systems.list({
+      page: 1,
+      limit: Number.MAX_SAFE_INTEGER,
+      systemIds: allowedSystemIds(request),
+    });
     const listed = data.filter((system) => systemId === undefined || system.id === systemId);
     const items = listed.flatMap((system) => {
       const keys = Object.keys(system.credentials);
@@ -131,11 +135,12 @@ export function registerSystemRoutes(
   });
 
   app.delete('/v1/systems/:systemId', async (request) => {
-    requireUnrestricted(request);
     const { systemId } = parseInput(SystemParams, request.params, 'path');
     const { environment, force } = EnvironmentQuery.extend({ force: z.boolean() }).parse(
       parseInput(deleteQuery, request.query, 'query'),
     );
+    // As SystemService.delete answers an unknown id: without the environment.
+    assertSystemAccess(request, systemId);
     const deleted = await systems.delete(systemId, environment, {
       force,
       usedBy: (id) => tools.usingSystem(id),

@@ -3,13 +3,17 @@ import { z } from 'zod';
 import { ListToolsQuery } from '../../crds/api.ts';
 import { ToolCreateBody, ToolUpdateBody } from '../../crds/tool.ts';
 import { KG_ERR_TOOL_NOT_FOUND } from '../../runs/errors.ts';
-import { allowedToolIds, assertToolAccess, requireUnrestricted } from '../auth.ts';
+import { allowedSystemIds, allowedToolIds, assertMayCreateTool, assertToolAccess } from '../auth.ts';
 import type { ToolService } from '../tools.ts';
 import { parseInput } from '../validation.ts';
 
 const ToolParams = z.object({ toolId: z.string().min(1) });
 const TokenOnly = z.strictObject({ token: z.string().optional() });
 
+/**
+ * /v1/tools: the scopes each route needs are in crds/routes.ts; here the key's tool restriction (a tool it
+ * may not use answers 404 like a missing one) and its systems (a saved tool may use only those).
+ */
 export function registerToolRoutes(app: FastifyInstance, deps: { tools: ToolService }): void {
   const { tools } = deps;
 
@@ -19,10 +23,10 @@ export function registerToolRoutes(app: FastifyInstance, deps: { tools: ToolServ
   });
 
   app.post('/v1/tools', async (request, reply) => {
-    requireUnrestricted(request);
     parseInput(TokenOnly, request.query, 'query');
     const body = parseInput(ToolCreateBody, request.body, 'tool');
-    return reply.status(201).send(await tools.create(body));
+    assertMayCreateTool(request, body.id);
+    return reply.status(201).send(await tools.create(body, { systemIds: allowedSystemIds(request) }));
   });
 
   app.get('/v1/tools/:toolId', async (request) => {
@@ -35,18 +39,15 @@ export function registerToolRoutes(app: FastifyInstance, deps: { tools: ToolServ
 
   app.put('/v1/tools/:toolId', async (request) => {
     const { toolId } = parseInput(ToolParams, request.params, 'path');
-    // A tool the key may not see answers 404 like a missing one; its own tools it may not change (403).
     assertToolAccess(request, toolId);
-    requireUnrestricted(request);
     parseInput(TokenOnly, request.query, 'query');
     const body = parseInput(ToolUpdateBody, request.body ?? {}, 'tool update');
-    return tools.update(toolId, body);
+    return tools.update(toolId, body, { systemIds: allowedSystemIds(request) });
   });
 
   app.delete('/v1/tools/:toolId', async (request) => {
     const { toolId } = parseInput(ToolParams, request.params, 'path');
     assertToolAccess(request, toolId);
-    requireUnrestricted(request);
     await tools.delete(toolId);
     return { success: true };
   });

@@ -8,39 +8,46 @@ interface ApiKeyRow {
   id: string;
   name: string;
   key_hash: string;
+  scopes: string[];
   tool_ids: string[] | null;
+  system_ids: string[] | null;
   is_admin: boolean;
-  host_gateways: boolean | number;
   created_at: Date | string;
   last_used_at: Date | string | null;
 }
 
-const API_KEY_COLUMNS = 'id, name, key_hash, tool_ids, is_admin, host_gateways, created_at, last_used_at';
+const API_KEY_COLUMNS =
+  'id, name, key_hash, scopes, tool_ids, system_ids, is_admin, created_at, last_used_at';
 
 function apiKeyFromRow(row: ApiKeyRow): StoredApiKey {
   return {
     id: row.id,
     name: row.name,
     keyHash: row.key_hash,
+    scopes: row.scopes,
     toolIds: row.tool_ids,
+    systemIds: row.system_ids,
     admin: row.is_admin,
-    hostGateways: Boolean(row.host_gateways),
     createdAt: toIso(row.created_at),
     lastUsedAt: row.last_used_at === null ? null : toIso(row.last_used_at),
   };
 }
 
 export async function insertApiKey(db: Db, key: Omit<StoredApiKey, 'lastUsedAt'>): Promise<void> {
+  // host_gateways is written for a version from before scopes that may still read the store.
   await db.query(
-    `INSERT INTO api_keys (id, name, key_hash, tool_ids, is_admin, host_gateways, created_at)
-     VALUES ($1, $2, $3, ${db.dialect.textArray('$4')}, $5, $6, ${db.dialect.timestamp('$7')})`,
+    `INSERT INTO api_keys (id, name, key_hash, scopes, tool_ids, system_ids, is_admin, host_gateways, created_at)
+     VALUES ($1, $2, $3, ${db.dialect.textArray('$4')}, ${db.dialect.textArray('$5')},
+             ${db.dialect.textArray('$6')}, $7, $8, ${db.dialect.timestamp('$9')})`,
     [
       key.id,
       key.name,
       key.keyHash,
+      [...key.scopes],
       key.toolIds === null ? null : [...key.toolIds],
+      key.systemIds === null ? null : [...key.systemIds],
       key.admin,
-      key.hostGateways ?? false,
+      key.scopes.includes('gateways:host'),
       key.createdAt,
     ],
   );

@@ -14,7 +14,7 @@ import { optional, toIso, toNumber } from './values.ts';
 /** Column list of every query that returns runs, in the shape RunRow describes. */
 export const RUN_COLUMNS = `run_id, tool_id, status, request_source, user_id, system_ids, execution_mode, trace_id,
   parent_run_id, started_at, completed_at, duration_ms, error, tool, tool_payload, options, file_artifacts,
-  result_storage_uri, executor, allowed_tool_ids`;
+  result_storage_uri, executor, allowed_tool_ids, allowed_system_ids`;
 
 export interface RunRow {
   run_id: string;
@@ -37,6 +37,7 @@ export interface RunRow {
   result_storage_uri: string | null;
   executor: string | null;
   allowed_tool_ids: string[] | null;
+  allowed_system_ids: string[] | null;
 }
 
 export function runFromRow(row: RunRow): StoredRun {
@@ -62,6 +63,7 @@ export function runFromRow(row: RunRow): StoredRun {
   optional(run, 'resultStorageUri', row.result_storage_uri);
   optional(run, 'executor', row.executor);
   optional(run, 'allowedToolIds', row.allowed_tool_ids);
+  optional(run, 'allowedSystemIds', row.allowed_system_ids);
   return run;
 }
 
@@ -89,17 +91,18 @@ export function runRecord(run: StoredRun, inputHash: string | undefined): Record
     result_storage_uri: run.resultStorageUri ?? null,
     executor: run.executor ?? null,
     allowed_tool_ids: run.allowedToolIds ?? null,
+    allowed_system_ids: run.allowedSystemIds ?? null,
   };
 }
 
 export const RUN_RECORD_TYPES = `run_id text, tool_id text, status text, request_source text, user_id text, system_ids text[],
   execution_mode text, trace_id text, parent_run_id text, started_at timestamptz, completed_at timestamptz,
   duration_ms bigint, error text, tool jsonb, tool_payload jsonb, options jsonb, input_hash text,
-  file_artifacts jsonb, result_storage_uri text, executor text, allowed_tool_ids text[]`;
+  file_artifacts jsonb, result_storage_uri text, executor text, allowed_tool_ids text[], allowed_system_ids text[]`;
 
 export const RUN_INSERT_COLUMNS = `run_id, tool_id, status, request_source, user_id, system_ids, execution_mode, trace_id,
   parent_run_id, started_at, completed_at, duration_ms, error, tool, tool_payload, options, input_hash,
-  file_artifacts, result_storage_uri, executor, allowed_tool_ids`;
+  file_artifacts, result_storage_uri, executor, allowed_tool_ids, allowed_system_ids`;
 
 /**
  * One statement inserts any number of runs: the rows travel as one JSON array parameter ($1). `WHERE true`

@@ -7,11 +7,20 @@ import {
   allowedToolIds,
   assertToolAccess,
   installAuth,
-  requireUnrestricted,
 } from '../../api/auth.ts';
 import { registerApiKeyRoutes } from '../../api/routes/api-keys.ts';
+import { routeAccessTable } from '../../api/scopes.ts';
 import { buildServer } from '../../api/server.ts';
+import { ROUTES } from '../../crds/routes.ts';
 import { openStore, type Store } from '../../store/index.ts';
+
+/** The route table plus this file's own probe routes, declared the same way. */
+const TEST_ROUTES = routeAccessTable([
+  ...ROUTES,
+  { method: 'GET', path: '/ping', scopes: [] },
+  { method: 'GET', path: '/tools/{toolId}/ping', scopes: ['tools:read'] },
+  { method: 'GET', path: '/everything', scopes: [], unrestricted: true },
+]);
 
 interface Running {
   app: FastifyInstance;
@@ -29,17 +38,19 @@ const bodies: string[] = [];
 
 async function start(options: Partial<AuthOptions> = {}): Promise<Running> {
   const app = buildServer({ bodyLimitBytes: 1024 * 1024, logLevel: 'silent', ready: () => true });
-  const auth = installAuth(app, { store, publicPrefixes: ['/v1/openapi.json', '/v1/files/'], ...options });
+  const auth = installAuth(app, {
+    store,
+    publicPrefixes: ['/v1/openapi.json', '/v1/files/'],
+    routes: TEST_ROUTES,
+    ...options,
+  });
   registerApiKeyRoutes(app, { store, auth });
   app.get('/v1/ping', async (request) => ({ principal: request.principal }));
   app.get('/v1/tools/:toolId/ping', async (request) => {
     assertToolAccess(request, (request.params as { toolId: string }).toolId);
     return { ok: true };
   });
-  app.get('/v1/everything', async (request) => {
-    requireUnrestricted(request);
-    return { allowed: allowedToolIds(request) };
-  });
+  app.get('/v1/everything', async (request) => ({ allowed: allowedToolIds(request) }));
   app.get('/v1/files/:fileId', async () => ({ file: true }));
   const base = await app.listen({ host: '127.0.0.1', port: 0 });
   return { app, auth, base };
@@ -122,7 +133,23 @@ describe('API key authentication', () => {
 
   it('accepts the key as a Bearer token, with any case of the scheme name, and as ?token=', async () => {
     const expected = {
-      principal: { id: expect.any(String), name: expect.any(String), admin: true, toolIds: null },
+      principal: {
+        id: expect.any(String),
+        name: expect.any(String),
+        admin: true,
+        scopes: [
+          'tools:read',
+          'tools:write',
+          'runs:read',
+          'runs:execute',
+          'systems:read',
+          'systems:write',
+          'keys:admin',
+          'gateways:host',
+        ],
+        toolIds: null,
+        systemIds: null,
+      },
     };
     expect((await call('/v1/ping', { key: adminKey })).body).toEqual(expected);
     for (const scheme of ['bearer', 'BEARER', 'BeArEr']) {
@@ -195,7 +222,10 @@ describe('tool-restricted keys', () => {
       const answer = await call(path, { method, key, ...(method === 'POST' ? { body: { name: 'x' } } : {}) });
       expect(answer.status).toBe(403);
       expect(answer.body).toEqual({
-        error: { message: 'This operation needs an admin API key', code: 'KG_ERR_ADMIN_REQUIRED' },
+        error: {
+          message: expect.stringContaining("lacks the scope 'keys:admin'"),
+          code: 'KG_ERR_SCOPE_REQUIRED',
+        },
       });
     }
     const listed = (await call('/v1/api-keys', { key: adminKey })).body as { data: { toolIds: unknown }[] };
@@ -211,21 +241,83 @@ describe('tool-restricted keys', () => {
 });
 
 describe('API key management', () => {
-  it('creates a key that may host gateways without being an admin key; admin keys always may', async () => {
-    const created = await call('/v1/api-keys', {
-      method: 'POST',
-      key: adminKey,
-      body: { name: 'corp-eu agent', hostGateways: true },
-    });
-    expect(created.status).toBe(201);
-    const body = created.body as Record<string, unknown>;
-    secrets.add(body.key as string);
-    expect(body).toMatchObject({ admin: false, hostGateways: true });
-    expect((await call('/v1/api-keys', { key: body.key as string })).status).toBe(403);
+  it('creates an agent key that may host gateways and nothing else, however it is asked for', async () => {
+    for (const body of [
+      { name: 'corp-eu agent', scopes: ['gateways:host'] },
+      { name: 'corp-eu agent (older spelling)', hostGateways: true },
+    ]) {
+      const created = await call('/v1/api-keys', { method: 'POST', key: adminKey, body });
+      expect(created.status).toBe(201);
+      const answer = created.body as Record<string, unknown>;
+      secrets.add(answer.key as string);
+      expect(answer).toMatchObject({ admin: false, hostGateways: true, scopes: ['gateways:host'] });
+      const agentKey = answer.key as string;
+      expect((await call('/v1/api-keys', { key: agentKey })).status).toBe(403);
+      expect((await call('/v1/tools/anything/ping', { key: agentKey })).status).toBe(403);
+      expect((await call('/v1/ping', { key: agentKey })).status).toBe(200);
+    }
     const keys = ((await call('/v1/api-keys', { key: adminKey })).body as { data: Record<string, unknown>[] })
       .data;
-    expect(keys.find((k) => k.id === body.id)).toMatchObject({ hostGateways: true });
     expect(keys.filter((k) => k.admin === true).every((k) => k.hostGateways === true)).toBe(true);
+  });
+
+  it('lets a key grant only scopes, tools and systems it has itself', async () => {
+    const manager = await createKey({
+      name: 'crm key manager',
+      scopes: ['keys:admin', 'tools:read', 'runs:execute'],
+      toolIds: ['crm-sync', 'crm-export'],
+      systemIds: ['crm'],
+    });
+    const byManager = (body: Record<string, unknown>) =>
+      call('/v1/api-keys', { method: 'POST', key: manager.key, body });
+    const within = await byManager({
+      name: 'crm runner',
+      scopes: ['runs:execute'],
+      toolIds: ['crm-sync'],
+      systemIds: ['crm'],
+    });
+    expect(within.status).toBe(201);
+    secrets.add((within.body as { key: string }).key);
+    for (const [body, problem] of [
+      [{ name: 'x', scopes: ['tools:write'], toolIds: ['crm-sync'], systemIds: ['crm'] }, "'tools:write'"],
+      [{ name: 'x', scopes: ['tools:read'], systemIds: ['crm'] }, 'limited to some tools'],
+      [{ name: 'x', scopes: ['tools:read'], toolIds: ['billing'], systemIds: ['crm'] }, "'billing'"],
+      [{ name: 'x', scopes: ['tools:read'], toolIds: ['crm-sync'] }, 'limited to some systems'],
+      [{ name: 'x', scopes: ['tools:read'], toolIds: ['crm-sync'], systemIds: ['erp'] }, "'erp'"],
+      [{ name: 'x', admin: true }, "'tools:write'"],
+      [{ name: 'x', hostGateways: true, toolIds: ['crm-sync'], systemIds: ['crm'] }, "'gateways:host'"],
+    ] as const) {
+      const refused = await byManager(body);
+      expect(refused.status, JSON.stringify(body)).toBe(403);
+      const error = (refused.body as { error: { message: string; code: string } }).error;
+      expect(error.code).toBe('KG_ERR_GRANT_EXCEEDS_KEY');
+      expect(error.message).toContain(problem);
+    }
+    // Nor may it revoke a key with more than it has (the admin key).
+    const list = (await call('/v1/api-keys', { key: adminKey })).body as {
+      data: { id: string; admin: boolean }[];
+    };
+    const adminId = list.data.find((k) => k.admin)?.id ?? '';
+    const revoke = await call(`/v1/api-keys/${adminId}`, { method: 'DELETE', key: manager.key });
+    expect(revoke.status).toBe(403);
+    expect((revoke.body as { error: { code: string } }).error.code).toBe('KG_ERR_GRANT_EXCEEDS_KEY');
+    const own = await call(`/v1/api-keys/${(within.body as { id: string }).id}`, {
+      method: 'DELETE',
+      key: manager.key,
+    });
+    expect(own.status).toBe(200);
+  });
+
+  it('refuses to start with a /v1 route that declares no access', async () => {
+    const app = buildServer({ bodyLimitBytes: 1024, logLevel: 'silent', ready: () => true });
+    installAuth(app, { store, publicPrefixes: [] });
+    try {
+      expect(() => app.get('/v1/forgotten', async () => ({ open: true }))).toThrow(
+        'route GET /v1/forgotten declares no access',
+      );
+    } finally {
+      await app.close();
+    }
   });
 
   it('creates a key shown once and lists keys without secrets or hashes', async () => {
@@ -240,7 +332,9 @@ describe('API key management', () => {
     expect(body).toEqual({
       id: expect.any(String),
       name: 'deploy bot',
+      scopes: ['tools:read', 'tools:write', 'runs:read', 'runs:execute', 'systems:read', 'systems:write'],
       toolIds: null,
+      systemIds: null,
       admin: false,
       hostGateways: false,
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
@@ -262,6 +356,8 @@ describe('API key management', () => {
         'id',
         'lastUsedAt',
         'name',
+        'scopes',
+        'systemIds',
         'toolIds',
       ]);
     }
@@ -285,11 +381,15 @@ describe('API key management', () => {
     });
     expect(limitedAdmin.status).toBe(400);
     expect(limitedAdmin.body).toEqual({
-      error: {
-        message: 'An admin API key cannot be limited to tools (toolIds)',
-        code: 'KG_ERR_ADMIN_KEY_WITH_TOOLS',
-      },
+      error: { message: expect.stringContaining('every scope'), code: 'KG_ERR_ADMIN_KEY_WITH_TOOLS' },
     });
+    const unknownScope = await call('/v1/api-keys', {
+      method: 'POST',
+      key: adminKey,
+      body: { name: 'a', scopes: ['tools:everything'] },
+    });
+    expect(unknownScope.status).toBe(400);
+    expect(unknownScope.text).toContain('scopes');
   });
 
   it('stops accepting a revoked key at once in this process', async () => {
@@ -387,7 +487,7 @@ describe('key lookups', () => {
       },
     };
     const app = buildServer({ bodyLimitBytes: 1024, logLevel: 'silent', ready: () => true });
-    installAuth(app, { store: counting, publicPrefixes: [], cacheSize: 4 });
+    installAuth(app, { store: counting, publicPrefixes: [], cacheSize: 4, routes: TEST_ROUTES });
     app.get('/v1/ping', async () => ({ ok: true }));
     const base = await app.listen({ host: '127.0.0.1', port: 0 });
     const burst = (key: string) =>

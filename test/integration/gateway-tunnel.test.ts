@@ -10,31 +10,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../api/api-keys.ts';
 import { installTunnelEndpoint } from '../../api/gateway/endpoint.ts';
 import { GatewayRegistry } from '../../api/gateway/registry.ts';
-import type { StoredApiKey } from '../../store/index.ts';
+import { openStore, type Store } from '../../store/index.ts';
 import { type AgentProcess, startAgent } from '../support/gateway-agent.ts';
 
 const ADMIN_KEY = 'kg_gateway-admin-key-0123456789abcdefghij';
 const MEMBER_KEY = 'kg_gateway-member-key-0123456789abcdefghi';
 const HOST_KEY = 'kg_gateway-hosting-key-0123456789abcdefgh';
+const OTHER_HOST_KEY = 'kg_gateway-intruder-key-0123456789abcdef';
 
-function stored(key: string, admin: boolean, hostGateways = false): [string, StoredApiKey] {
-  const keyHash = hashApiKey(key);
-  return [
-    keyHash,
-    {
-      id: admin ? 'admin' : hostGateways ? 'host' : 'member',
-      name: admin ? 'admin' : hostGateways ? 'host' : 'member',
-      keyHash,
-      admin,
-      hostGateways,
-      toolIds: null,
-      createdAt: new Date(0).toISOString(),
-      lastUsedAt: null,
-    } satisfies StoredApiKey,
-  ];
-}
-
-const KEYS = new Map([stored(ADMIN_KEY, true), stored(MEMBER_KEY, false), stored(HOST_KEY, false, true)]);
+/** The keys agents connect with, stored in a real (in-memory) store that also keeps tunnel ownership. */
+const KEYS = [
+  { key: ADMIN_KEY, id: 'admin', admin: true, scopes: ['gateways:host', 'keys:admin'] },
+  { key: MEMBER_KEY, id: 'member', admin: false, scopes: ['tools:read', 'tools:write', 'runs:execute'] },
+  { key: HOST_KEY, id: 'host', admin: false, scopes: ['gateways:host'] },
+  { key: OTHER_HOST_KEY, id: 'other-host', admin: false, scopes: ['gateways:host'] },
+];
+let store: Store;
 let server: Server;
 let echo: TcpServer;
 let registry: GatewayRegistry;
@@ -68,10 +59,24 @@ beforeAll(async () => {
   echo = createTcpServer({ allowHalfOpen: true }, (socket) => socket.pipe(socket));
   await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
   registry = new GatewayRegistry({ connectWaitMs: 500, openTimeoutMs: 5_000, streamLimit: 150 });
+  store = await openStore({ driver: 'sqlite', path: ':memory:' });
+  for (const { key, id, admin, scopes } of KEYS) {
+    await store.insertApiKey({
+      id,
+      name: id,
+      keyHash: hashApiKey(key),
+      scopes,
+      toolIds: null,
+      systemIds: null,
+      admin,
+      createdAt: new Date(0).toISOString(),
+    });
+  }
   server = createHttpServer((_req, res) => res.writeHead(404).end());
   closeEndpoint = installTunnelEndpoint(server, {
     registry,
-    findApiKeyByHash: async (keyHash) => KEYS.get(keyHash),
+    findApiKeyByHash: (keyHash) => store.findApiKeyByHash(keyHash),
+    owners: store.gatewayTunnelOwners,
     log: () => {},
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -83,6 +88,7 @@ afterAll(async () => {
   closeEndpoint();
   await new Promise((resolve) => server.close(resolve));
   await new Promise((resolve) => echo.close(resolve));
+  await store?.close();
 });
 
 describe('the gateway tunnel', () => {
@@ -155,7 +161,7 @@ describe('the gateway tunnel', () => {
     expect(heldByUs).toBeLessThan(8 * 1024 * 1024);
   }, 120_000);
 
-  it('refuses a wrong key and a key that may not host gateways', async () => {
+  it('refuses a wrong key and a key without the scope gateways:host', async () => {
     const wrong = await agentWith('wrong', 'kg_not-a-key-that-exists-0123456789abc');
     await wrong.waitFor('the api_key is not accepted');
     const member = await agentWith('member', MEMBER_KEY);
@@ -175,7 +181,7 @@ describe('the gateway tunnel', () => {
     expect(agent.output()).toContain("a data port of 'echo'");
   });
 
-  it('takes an agent whose key is not an admin key but may host gateways', async () => {
+  it('takes an agent whose key has gateways:host and nothing else', async () => {
     const hosted = await agentWith('hosted', HOST_KEY);
     await hosted.waitFor("tunnel 'hosted' registered");
     const stream = await registry.openStream('hosted', 'echo');
@@ -194,6 +200,22 @@ describe('the gateway tunnel', () => {
     expect(registry.get('shared')?.connectedSince).not.toBe(since);
     const stream = await registry.openStream('shared', 'echo');
     expect((await roundTrip(stream, Buffer.from('still here'))).toString()).toBe('still here');
+  }, 30_000);
+
+  it('refuses an agent with another key for a tunnel id a key owns; the owner stays connected', async () => {
+    const owner = await agentWith('owned', HOST_KEY);
+    await owner.waitFor("tunnel 'owned' registered");
+    const since = registry.get('owned')?.connectedSince;
+    const intruder = await agentWith('owned', OTHER_HOST_KEY);
+    await intruder.waitFor("the server refused tunnel 'owned': another API key owns this tunnel id");
+    expect(intruder.output()).not.toContain("tunnel 'owned' registered");
+    // The owner's registration is the same one: never replaced, never closed.
+    expect(registry.get('owned')?.connectedSince).toBe(since);
+    expect(owner.output()).not.toContain('took it over');
+    expect(owner.child.exitCode).toBeNull();
+    const stream = await registry.openStream('owned', 'echo');
+    expect((await roundTrip(stream, Buffer.from('owner'))).toString()).toBe('owner');
+    await intruder.kill();
   }, 30_000);
 
   it('exits with a message naming the key of an invalid configuration', async () => {

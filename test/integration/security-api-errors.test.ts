@@ -42,10 +42,15 @@ describe('error responses', () => {
     expectError(
       await api.call('GET', '/v1/api-keys', { key: restricted.body.key }),
       403,
-      'KG_ERR_ADMIN_REQUIRED',
+      'KG_ERR_SCOPE_REQUIRED',
     );
     expectError(
       await api.call('GET', '/v1/systems', { key: restricted.body.key }),
+      403,
+      'KG_ERR_SCOPE_REQUIRED',
+    );
+    expectError(
+      await api.call('POST', '/v1/tools/run', { key: restricted.body.key, body: {} }),
       403,
       'KG_ERR_KEY_RESTRICTED',
     );

@@ -8,7 +8,10 @@ import { startTestApi, type TestApi } from '../support/embedded.ts';
 type ErrorAnswer = { error: { message: string; code: string } };
 
 let api: TestApi;
+/** Limited to tool a, with the default scopes of such a key: read and run, not write. */
 let onlyA: string;
+/** Limited to tool a, and may change it. */
+let writerOfA: string;
 let hiddenRunId: string;
 
 const transformTool = (id: string) => ({
@@ -26,6 +29,14 @@ beforeAll(async () => {
     body: { name: 'only a', toolIds: ['a'] },
   });
   onlyA = created.body.key;
+  const writer = await api.call<{ key: string }>('POST', '/v1/api-keys', {
+    body: {
+      name: 'writes a',
+      toolIds: ['a'],
+      scopes: ['tools:read', 'tools:write', 'runs:read', 'runs:execute'],
+    },
+  });
+  writerOfA = writer.body.key;
   const run = await api.call<{ runId: string }>('POST', '/v1/tools/hidden/run', { body: {} });
   expect(run.status).toBe(200);
   hiddenRunId = run.body.runId;
@@ -41,9 +52,10 @@ async function expectSameAnswer(
   hidden: string,
   unknown: string,
   body?: unknown,
+  key: string = onlyA,
 ): Promise<void> {
   const call = (id: string) =>
-    api.call<ErrorAnswer>(method, path(id), { key: onlyA, ...(body !== undefined ? { body } : {}) });
+    api.call<ErrorAnswer>(method, path(id), { key, ...(body !== undefined ? { body } : {}) });
   const forHidden = await call(hidden);
   const forUnknown = await call(unknown);
   expect({ route: `${method} ${path(hidden)}`, status: forHidden.status }).toEqual({
@@ -59,8 +71,8 @@ describe('a tool-restricted key', () => {
   it('gets 404 for a tool it may not use, exactly as for a tool that does not exist', async () => {
     const tool = (id: string) => `/v1/tools/${id}`;
     await expectSameAnswer('GET', tool, 'hidden', 'nothing');
-    await expectSameAnswer('PUT', tool, 'hidden', 'nothing', { description: 'x' });
-    await expectSameAnswer('DELETE', tool, 'hidden', 'nothing');
+    await expectSameAnswer('PUT', tool, 'hidden', 'nothing', { description: 'x' }, writerOfA);
+    await expectSameAnswer('DELETE', tool, 'hidden', 'nothing', undefined, writerOfA);
     await expectSameAnswer('POST', (id) => `${tool(id)}/run`, 'hidden', 'nothing', {});
     await expectSameAnswer('POST', (id) => `/v1/hooks/${id}`, 'hidden', 'nothing', { event: 1 });
     await expectSameAnswer('GET', (id) => `/v1/hooks/${id}?challenge=c`, 'hidden', 'nothing');
@@ -79,13 +91,28 @@ describe('a tool-restricted key', () => {
     await expectSameAnswer('POST', (id) => `/v1/runs/${id}/cancel`, hiddenRunId, unknown);
   });
 
-  it('still may not change its own tools (403), and may use them', async () => {
+  it('may not change its own tools without tools:write (403 naming it), and may use them', async () => {
     const put = await api.call<ErrorAnswer>('PUT', '/v1/tools/a', { key: onlyA, body: { description: 'x' } });
     expect(put.status).toBe(403);
-    expect(put.body.error.code).toBe('KG_ERR_KEY_RESTRICTED');
+    expect(put.body.error.code).toBe('KG_ERR_SCOPE_REQUIRED');
+    expect(put.body.error.message).toContain("'tools:write'");
     const del = await api.call<ErrorAnswer>('DELETE', '/v1/tools/a', { key: onlyA });
     expect(del.status).toBe(403);
     expect((await api.call('GET', '/v1/tools/a', { key: onlyA })).status).toBe(200);
     expect((await api.call('POST', '/v1/tools/a/run', { key: onlyA, body: {} })).status).toBe(200);
+  });
+
+  it('with tools:write changes its own tools, and creates only tools it is limited to', async () => {
+    const put = await api.call('PUT', '/v1/tools/a', { key: writerOfA, body: { instruction: 'changed' } });
+    expect(put.status).toBe(200);
+    // Refused before the id is looked up: the same answer for an existing and a new id.
+    for (const id of ['hidden', 'brand-new']) {
+      const created = await api.call<ErrorAnswer>('POST', '/v1/tools', {
+        key: writerOfA,
+        body: transformTool(id),
+      });
+      expect(created.status).toBe(403);
+      expect(created.body.error.code).toBe('KG_ERR_KEY_RESTRICTED');
+    }
   });
 });

@@ -309,7 +309,14 @@ async function bareStreamServer(hub: RunEventHub, runs: Map<string, StoredRun>) 
   });
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request) => {
-    request.principal = { id: 'k', name: 'k', admin: true, toolIds: null };
+    request.principal = {
+      id: 'k',
+      name: 'k',
+      admin: true,
+      scopes: ['runs:read'],
+      toolIds: null,
+      systemIds: null,
+    };
   });
   registerLogRoutes(app, {
     events: hub,

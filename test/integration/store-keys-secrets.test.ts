@@ -7,7 +7,9 @@ function key(id: string, overrides: Partial<StoredApiKey> = {}): Omit<StoredApiK
     id,
     name: `key ${id}`,
     keyHash: `hash-${id}`,
+    scopes: ['tools:read'],
     toolIds: null,
+    systemIds: null,
     admin: false,
     createdAt: '2026-03-01T10:00:00.000Z',
     ...overrides,
@@ -27,9 +29,18 @@ describe.each(DRIVERS)('api keys and secrets on %s', (driver) => {
   });
 
   describe('api keys', () => {
-    it('keeps whether a key may host gateways', async () => {
-      await store.insertApiKey(key('k-host', { hostGateways: true }));
-      expect(await store.findApiKeyByHash('hash-k-host')).toMatchObject({ admin: false, hostGateways: true });
+    it("keeps a key's scopes and the systems it may use", async () => {
+      await store.insertApiKey(key('k-host', { scopes: ['gateways:host'] }));
+      expect(await store.findApiKeyByHash('hash-k-host')).toMatchObject({
+        admin: false,
+        scopes: ['gateways:host'],
+        systemIds: null,
+      });
+      await store.insertApiKey(key('k-systems', { scopes: ['tools:write'], systemIds: ['crm', 'erp'] }));
+      expect(await store.findApiKeyByHash('hash-k-systems')).toMatchObject({
+        scopes: ['tools:write'],
+        systemIds: ['crm', 'erp'],
+      });
     });
 
     it('finds a key by its hash, with every field', async () => {
@@ -38,9 +49,10 @@ describe.each(DRIVERS)('api keys and secrets on %s', (driver) => {
         id: 'k-find',
         name: 'key k-find',
         keyHash: 'hash-k-find',
+        scopes: ['tools:read'],
         toolIds: ['tool-a', 'tool-b'],
+        systemIds: null,
         admin: true,
-        hostGateways: false,
         createdAt: '2026-03-01T10:00:00.000Z',
         lastUsedAt: null,
       });

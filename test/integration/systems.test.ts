@@ -75,8 +75,16 @@ beforeAll(async () => {
   app = buildServer({ bodyLimitBytes: 1 << 20, logLevel: 'silent', ready: () => true });
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request) => {
+    // Scopes are the auth hook's (not installed here); a restricted key is limited to another system.
     const restricted = request.headers['x-test-restricted'] === 'yes';
-    request.principal = { id: 't', name: 't', admin: true, toolIds: restricted ? ['some-tool'] : null };
+    request.principal = {
+      id: 't',
+      name: 't',
+      admin: !restricted,
+      scopes: ['systems:read', 'systems:write'],
+      toolIds: null,
+      systemIds: restricted ? ['some-other-system'] : null,
+    };
   });
   toolInformer = new Informer<ToolResource>(resources.tools, { log: () => {} });
   await toolInformer.start();
@@ -420,8 +428,9 @@ describe('systems API', () => {
       url: 'https://dev.billing.example',
     });
     const step = (systemId: string) => ({ id: 'get', config: { url: '/invoices', systemId } });
-    await tools.create({ id: 'invoices', steps: [step('billing')] });
-    await tools.create({ id: 'archived-report', archived: true, steps: [step('billing')] });
+    const everySystem = { systemIds: null };
+    await tools.create({ id: 'invoices', steps: [step('billing')] }, everySystem);
+    await tools.create({ id: 'archived-report', archived: true, steps: [step('billing')] }, everySystem);
 
     // One of two variants: the other serves both modes, nothing breaks.
     expect((await call('DELETE', '/v1/systems/billing?environment=dev')).body).toEqual({ success: true });
@@ -453,10 +462,15 @@ describe('systems API', () => {
     expect(shape.status).toBe(400);
     expect((shape.body as { error: { message: string } }).error.message).toContain('credentials.bearerToken');
     expect((await call('GET', '/v1/systems/x?environment=staging')).status).toBe(400);
+    // A key limited to other systems sees none of these, and may not create one outside its list.
     const restricted = await call('GET', '/v1/systems', undefined, { 'x-test-restricted': 'yes' });
-    expect(restricted.status).toBe(403);
+    expect(restricted.status).toBe(200);
+    expect((restricted.body as { total: number }).total).toBe(0);
     const restrictedCreate = await call('POST', '/v1/systems', { id: 'r' }, { 'x-test-restricted': 'yes' });
     expect(restrictedCreate.status).toBe(403);
+    expect((restrictedCreate.body as { error: { code: string } }).error.code).toBe(
+      'KG_ERR_SYSTEM_NOT_GRANTED',
+    );
   });
 
   // Declared last, so it sees the bodies of every test above (vitest runs a file's tests in order).
