@@ -74,6 +74,8 @@ import {
   getRun,
   insertRuns,
   listRuns,
+  listStartedRuns,
+  retryRun,
 } from './queries/runs.ts';
 import { deleteSecret, getSecret, putSecret } from './queries/secrets.ts';
 import { createRunWriteBatcher, type RunWriteBatcher } from './run-batcher.ts';
@@ -141,6 +143,17 @@ export interface StoreQueries {
    * executor has started are left alone); returns their ids.
    */
   failStartedRuns(opts: { exceptExecutor?: string; error: string; completedAt: string }): Promise<string[]>;
+  /** Running runs started by an executor other than exceptExecutor (startup recovery), oldest first. */
+  listStartedRuns(opts: { exceptExecutor?: string }): Promise<StoredRun[]>;
+  /**
+   * Hands a running run at attempt fromAttempt (held by fromExecutor, when given) back for another attempt:
+   * executor cleared, attempt + 1, step results dropped; refused (undefined) once a completion effect of the
+   * run is in the outbox.
+   */
+  retryRun(
+    runId: string,
+    opts: { fromAttempt: number; fromExecutor?: string },
+  ): Promise<StoredRun | undefined>;
   /** Sets the executor of a running, not yet started run; undefined when not running or already claimed. */
   claimRunExecution(runId: string, executor: string): Promise<StoredRun | undefined>;
   getRun(runId: string): Promise<StoredRun | undefined>;
@@ -318,6 +331,8 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     abortRun: (runId, opts) => abortRun(db, runId, opts),
     failRunningRuns: (opts) => failRunningRuns(db, opts),
     failStartedRuns: (opts) => failStartedRuns(db, opts),
+    listStartedRuns: (opts) => listStartedRuns(db, opts),
+    retryRun: (runId, opts) => retryRun(db, runId, opts),
     claimRunExecution: (runId, executor) => claimRunExecution(db, runId, executor),
     getRun: (runId) => getRun(db, runId),
     listRuns: (filter) => listRuns(db, filter),

@@ -42,6 +42,11 @@ export interface StoredRun {
    * run inherits it and is refused before its steps run when its tool uses another system.
    */
   allowedSystemIds?: string[];
+  /**
+   * Which execution of the run this is (1 unless a lost execution of a read-only async run was handed back
+   * to run again: runs/interrupted.ts); absent means 1.
+   */
+  attempt?: number;
   metadata: {
     startedAt: string;
     completedAt?: string;

@@ -14,7 +14,7 @@ import { optional, toIso, toNumber } from './values.ts';
 /** Column list of every query that returns runs, in the shape RunRow describes. */
 export const RUN_COLUMNS = `run_id, tool_id, status, request_source, user_id, system_ids, execution_mode, trace_id,
   parent_run_id, started_at, completed_at, duration_ms, error, tool, tool_payload, options, file_artifacts,
-  result_storage_uri, executor, allowed_tool_ids, allowed_system_ids`;
+  result_storage_uri, executor, allowed_tool_ids, allowed_system_ids, attempt`;
 
 export interface RunRow {
   run_id: string;
@@ -38,6 +38,7 @@ export interface RunRow {
   executor: string | null;
   allowed_tool_ids: string[] | null;
   allowed_system_ids: string[] | null;
+  attempt: number | string | bigint;
 }
 
 export function runFromRow(row: RunRow): StoredRun {
@@ -49,6 +50,9 @@ export function runFromRow(row: RunRow): StoredRun {
     systemIds: row.system_ids,
     metadata: { startedAt: toIso(row.started_at) },
   };
+  // Absent means the first attempt, as in what callers insert.
+  const attempt = toNumber(row.attempt);
+  if (attempt !== 1) run.attempt = attempt;
   if (row.completed_at !== null) run.metadata.completedAt = toIso(row.completed_at);
   if (row.duration_ms !== null) run.metadata.durationMs = toNumber(row.duration_ms);
   optional(run, 'userId', row.user_id);
@@ -92,17 +96,19 @@ export function runRecord(run: StoredRun, inputHash: string | undefined): Record
     executor: run.executor ?? null,
     allowed_tool_ids: run.allowedToolIds ?? null,
     allowed_system_ids: run.allowedSystemIds ?? null,
+    attempt: run.attempt ?? 1,
   };
 }
 
 export const RUN_RECORD_TYPES = `run_id text, tool_id text, status text, request_source text, user_id text, system_ids text[],
   execution_mode text, trace_id text, parent_run_id text, started_at timestamptz, completed_at timestamptz,
   duration_ms bigint, error text, tool jsonb, tool_payload jsonb, options jsonb, input_hash text,
-  file_artifacts jsonb, result_storage_uri text, executor text, allowed_tool_ids text[], allowed_system_ids text[]`;
+  file_artifacts jsonb, result_storage_uri text, executor text, allowed_tool_ids text[], allowed_system_ids text[],
+  attempt integer`;
 
 export const RUN_INSERT_COLUMNS = `run_id, tool_id, status, request_source, user_id, system_ids, execution_mode, trace_id,
   parent_run_id, started_at, completed_at, duration_ms, error, tool, tool_payload, options, input_hash,
-  file_artifacts, result_storage_uri, executor, allowed_tool_ids, allowed_system_ids`;
+  file_artifacts, result_storage_uri, executor, allowed_tool_ids, allowed_system_ids, attempt`;
 
 /**
  * One statement inserts any number of runs: the rows travel as one JSON array parameter ($1). `WHERE true`
@@ -188,6 +194,48 @@ export async function failStartedRuns(
     [opts.exceptExecutor ?? null, opts.error, opts.completedAt],
   );
   return rows.map((row) => row.run_id).sort();
+}
+
+/**
+ * The running runs some executor other than exceptExecutor had started (executor set), oldest first: what
+ * startup recovery decides about, one by one (retried or failed: runs/interrupted.ts).
+ */
+export async function listStartedRuns(db: Db, opts: { exceptExecutor?: string }): Promise<StoredRun[]> {
+  const { rows } = await db.query<RunRow>(
+    `SELECT ${RUN_COLUMNS} FROM runs
+      WHERE status = 'running' AND executor IS NOT NULL
+        AND (${db.dialect.typed('$1', 'text')} IS NULL OR executor <> $1)
+      ORDER BY started_at, run_id`,
+    [opts.exceptExecutor ?? null],
+  );
+  return rows.map(runFromRow);
+}
+
+/**
+ * Hands a running run back for another attempt: executor cleared (so the next launcher claims it), attempt
+ * + 1, and the lost attempt's step results dropped (the new attempt starts over and writes its own). Only
+ * while the run is running at attempt fromAttempt, still held by fromExecutor when given, and without any
+ * completion effect (notification, chain) in the outbox: a run whose outcome was announced never runs again.
+ * Its runtime credentials stay until the run is terminal. Returns the run as handed back, or undefined.
+ */
+export async function retryRun(
+  db: Db,
+  runId: string,
+  opts: { fromAttempt: number; fromExecutor?: string },
+): Promise<StoredRun | undefined> {
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query<RunRow>(
+      `UPDATE runs SET executor = NULL, attempt = attempt + 1
+        WHERE run_id = $1 AND status = 'running' AND attempt = $2
+          AND (${tx.dialect.typed('$3', 'text')} IS NULL OR executor = $3)
+          AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.run_id = $1 AND o.kind IN ('notify', 'chain'))
+        RETURNING ${RUN_COLUMNS}`,
+      [runId, opts.fromAttempt, opts.fromExecutor ?? null],
+    );
+    if (!rows[0]) return undefined;
+    await tx.query('DELETE FROM run_step_results WHERE run_id = $1', [runId]);
+    return runFromRow(rows[0]);
+  });
 }
 
 /**

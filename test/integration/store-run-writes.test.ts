@@ -164,6 +164,64 @@ describe.each(DRIVERS)('run writes on %s', (driver) => {
     });
   });
 
+  describe('listStartedRuns and retryRun', () => {
+    it('lists the runs other executors started, oldest first, with their tool and attempt', async () => {
+      const fresh = await openTestStore(driver);
+      try {
+        await fresh.store.insertRuns([
+          run('later', { executor: 'gone', metadata: { startedAt: '2026-03-01T10:00:05.000Z' } }),
+          run('earlier', { executor: 'gone', tool: { id: 't', steps: [] }, attempt: 2 }),
+          run('mine', { executor: 'me' }),
+          run('queued'),
+        ]);
+        const started = await fresh.store.listStartedRuns({ exceptExecutor: 'me' });
+        expect(started.map((r) => r.runId)).toEqual(['earlier', 'later']);
+        expect(started[0]).toMatchObject({ attempt: 2, tool: { id: 't' }, executor: 'gone' });
+        expect(started[1]?.attempt).toBeUndefined();
+      } finally {
+        await fresh.close();
+      }
+    });
+
+    it('hands a running run back: executor cleared, attempt + 1, step results dropped, credentials kept', async () => {
+      await store.insertRun(run('retry-1'), { sealedCredentials: new Uint8Array([1, 2, 3]) });
+      await store.claimRunExecution('retry-1', 'pool-gone');
+      await store.saveStepResult('retry-1', 0, { stepId: 'a', success: true, data: { partial: true } });
+      const handed = await store.retryRun('retry-1', { fromAttempt: 1, fromExecutor: 'pool-gone' });
+      expect(handed).toMatchObject({ runId: 'retry-1', status: 'running', attempt: 2 });
+      expect(handed?.executor).toBeUndefined();
+      expect(await store.getStepResults('retry-1')).toEqual([]);
+      expect(await store.getRunCredentials('retry-1')).toEqual(new Uint8Array([1, 2, 3]));
+      // The next launcher claims it as any run nobody started.
+      expect(await store.claimRunExecution('retry-1', 'pool-new')).toMatchObject({ attempt: 2 });
+    });
+
+    it('refuses a run held by another executor, at another attempt, or no longer running', async () => {
+      await store.insertRun(run('retry-held'));
+      await store.claimRunExecution('retry-held', 'pool-live');
+      expect(
+        await store.retryRun('retry-held', { fromAttempt: 1, fromExecutor: 'pool-gone' }),
+      ).toBeUndefined();
+      expect(await store.retryRun('retry-held', { fromAttempt: 2 })).toBeUndefined();
+      expect((await store.getRun('retry-held'))?.executor).toBe('pool-live');
+      await store.insertRun(run('retry-ended'));
+      await store.finishRun('retry-ended', success);
+      expect(await store.retryRun('retry-ended', { fromAttempt: 1 })).toBeUndefined();
+      expect((await store.getRun('retry-ended'))?.attempt).toBeUndefined();
+    });
+
+    it('never hands back a run whose notification or chain is in the outbox', async () => {
+      await store.insertRun(run('retry-announced'));
+      await store.enqueueOutbox([{ kind: 'notify', runId: 'retry-announced', payload: {} }]);
+      expect(await store.retryRun('retry-announced', { fromAttempt: 1 })).toBeUndefined();
+      // A start row is no completion effect.
+      await store.insertRun(run('retry-started'), {
+        outbox: [{ kind: 'start', runId: 'retry-started', payload: {} }],
+      });
+      expect(await store.retryRun('retry-started', { fromAttempt: 1 })).toMatchObject({ attempt: 2 });
+    });
+  });
+
   describe('claimRunExecution', () => {
     it('lets exactly one executor claim a running run that nobody has started', async () => {
       await store.insertRun(run('claim-1'));
