@@ -281,6 +281,16 @@ export const Run = z
       .string()
       .optional()
       .describe('Extension: the run whose completion started this chained run.'),
+    attempt: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'Extension: which execution of the run this is. 1, unless the execution of a read-only async run ' +
+          '(every step modify: false) was lost (a shutdown, a crash, a runner Pod gone) and the run started ' +
+          'over from its first step.',
+      ),
     metadata: RunMetadata,
     fileArtifacts: z.array(FileArtifact).optional(),
     important_notice: z.string().optional(),

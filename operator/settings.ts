@@ -151,6 +151,12 @@ export const SETTING_SPECS = {
     undefined,
     'asynchronous runs executing at once per namespace (unset: only the global limit)',
   ),
+  maxRunAttempts: setting(
+    'KUBEGLUE_MAX_RUN_ATTEMPTS',
+    positiveInt,
+    '3',
+    'executions a read-only run (every step modify: false) gets at most when its runner Pod is lost (deleted, evicted, node gone); a run that modifies data is never retried',
+  ),
   defaultRunTimeoutMs: setting(
     'KUBEGLUE_DEFAULT_RUN_TIMEOUT_MS',
     positiveInt,

@@ -33,6 +33,8 @@ export const ServerConfig = z.object({
   KUBEGLUE_SANDBOX_MEMORY_MB: positiveInt.default(128),
   KUBEGLUE_SANDBOX_TIMEOUT_MS: positiveInt.default(10_000),
   KUBEGLUE_SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
+  // A read-only async run whose execution was lost (shutdown, crash) runs again, up to this many times.
+  KUBEGLUE_MAX_RUN_ATTEMPTS: positiveInt.default(3),
   KUBEGLUE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   KUBEGLUE_ADMIN_KEY: z.string().optional(),
   KUBEGLUE_MASTER_KEY: z.string().optional(),
@@ -74,6 +76,8 @@ export interface Config {
   sandboxMemoryMb: number;
   sandboxTimeoutMs: number;
   shutdownGraceMs: number;
+  /** Executions a read-only async run gets at most when one is lost (runs/interrupted.ts). */
+  maxRunAttempts: number;
   logLevel: string;
   adminKey: string | undefined;
   masterKey: string | undefined;
@@ -131,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, role: ConfigRol
     sandboxMemoryMb: c.KUBEGLUE_SANDBOX_MEMORY_MB,
     sandboxTimeoutMs: c.KUBEGLUE_SANDBOX_TIMEOUT_MS,
     shutdownGraceMs: c.KUBEGLUE_SHUTDOWN_GRACE_MS,
+    maxRunAttempts: c.KUBEGLUE_MAX_RUN_ATTEMPTS,
     logLevel: c.KUBEGLUE_LOG_LEVEL,
     adminKey: c.KUBEGLUE_ADMIN_KEY,
     masterKey: c.KUBEGLUE_MASTER_KEY,
