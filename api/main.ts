@@ -133,7 +133,8 @@ export async function main(_args: string[]): Promise<void> {
     log(`${signal}: shutting down (in-flight runs get ${config.shutdownGraceMs} ms to finish)`);
     api.setReady(false);
     clearInterval(sweep);
-    const grace = setTimeout(() => api.runs.abortAll(), config.shutdownGraceMs);
+    // Sync runs still executing after the grace fail saying the server shut down (not "cancelled").
+    const grace = setTimeout(() => api.runs.interruptAll(), config.shutdownGraceMs);
     await Promise.all([api.app.close(), internal.close()]);
     clearTimeout(grace);
     await stopCancels();

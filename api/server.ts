@@ -205,6 +205,11 @@ export function buildBaseServer(options: BaseServerOptions): { app: FastifyInsta
   app.addHook('preClose', async () => {
     closing = true;
   });
+  // A response sent while the server drains (a sync run answered in the grace period) ends its connection:
+  // kept alive, it would hold the close until the keep-alive timeout (72 s).
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('Connection', 'close');
+  });
   app.setErrorHandler((error, request, reply) => {
     const apiError = toApiError(error, { request, bodyLimit });
     if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed');

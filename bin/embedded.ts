@@ -14,6 +14,7 @@ import { WorkerPool } from '../runner/pool.ts';
 import type { Config } from '../runs/config.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
 import { PoolLauncher } from '../runs/pool-launcher.ts';
+import { recoverStartedRuns } from '../runs/recovery.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
 import {
   embeddedStorePath,
@@ -24,8 +25,6 @@ import {
 } from '../store/index.ts';
 import { credentialsBox, deriveKey, loadMasterKey } from '../store/secret-box.ts';
 
-const RECOVERY_MESSAGE = 'The process executing this run stopped before it finished (kubeglue restarted)';
-
 export interface EmbeddedApp {
   app: FastifyInstance;
   /** The API key check (its guarded routes, for tests that walk them). */
@@ -33,7 +32,11 @@ export interface EmbeddedApp {
   /** The base URL the server listens on. */
   url: string;
   store: Store;
-  /** Stops accepting requests, lets in-flight runs finish for the grace period, then aborts the rest. */
+  /**
+   * Stops accepting requests and starting async runs, lets in-flight runs (sync and async) finish for the
+   * grace period, then interrupts the rest: read-only async runs are handed back to run again after the
+   * restart, the others fail saying the server shut down (runs/interrupted.ts).
+   */
   close(): Promise<void>;
 }
 
@@ -68,13 +71,17 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     store = await openStore({ driver: 'sqlite', path }, { onProgress: log });
   }
   const executor = `embedded/${hostname()}/${process.pid}/${Date.now()}`;
-  const recovered = await store.failStartedRuns({
+  const recovered = await recoverStartedRuns(store, {
     exceptExecutor: executor,
-    error: RECOVERY_MESSAGE,
-    completedAt: new Date().toISOString(),
+    maxAttempts: config.maxRunAttempts,
   });
-  if (recovered.length > 0)
-    log(`recovery: failed ${recovered.length} run(s) left running by a previous process`);
+  if (recovered.retried.length > 0) {
+    log(
+      `recovery: ${recovered.retried.length} read-only run(s) left running by a previous process will run again`,
+    );
+  }
+  if (recovered.failed.length > 0)
+    log(`recovery: failed ${recovered.failed.length} run(s) left running by a previous process`);
 
   const masterKey = await loadMasterKey({ masterKey: config.masterKey, dataDir: config.dataDir, log });
   await ensureAdminKey(store, { presetKey: config.adminKey, log });
@@ -151,6 +158,8 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     onFinished: (run, status, durationMs) => metrics.runFinished(status, run.requestSource, durationMs),
     events: api.events,
     ...(oauth ? { accessToken: (id, mode, rejected) => oauth.accessToken(id, mode, rejected) } : {}),
+    maxRunAttempts: config.maxRunAttempts,
+    log,
   });
   const operator = await startOperator({
     store,
@@ -170,6 +179,7 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     notifyAllowPrivate: config.notifyAllowPrivate,
     notifyRetryDelaysMs: config.notifyRetryDelaysMs,
     maxAsyncRuns: config.maxAsyncRuns,
+    settings: { maxRunAttempts: config.maxRunAttempts },
     toolRunRetentionMs: config.toolRunRetentionMs,
     outboxRetentionMs: config.outboxRetentionMs,
     runRetentionMs: config.runRetentionMs,
@@ -184,10 +194,12 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
   const close = () => {
     closing ??= (async () => {
       api.setReady(false);
-      const grace = setTimeout(() => runs.abortAll(), config.shutdownGraceMs);
-      await api.app.close();
-      await operator.close();
+      // Sync runs hold their requests open, so closing the server waits for them; async runs are the
+      // launcher's. Both get the grace period, then what still runs is interrupted (not cancelled).
+      const grace = setTimeout(() => runs.interruptAll(), config.shutdownGraceMs);
+      await Promise.all([api.app.close(), launcher.drain(config.shutdownGraceMs)]);
       clearTimeout(grace);
+      await operator.close();
       await api.close();
       await pool.close();
       await store.close();

@@ -6,6 +6,14 @@ import type { RunOrder } from '../runner/ipc.ts';
 import type { WorkerPool } from '../runner/pool.ts';
 import type { Store, StoredRun } from '../store/index.ts';
 import { finishFromResult } from './completion.ts';
+import {
+  afterInterruption,
+  DEFAULT_MAX_RUN_ATTEMPTS,
+  interruptedSteps,
+  SHUTDOWN_MESSAGE,
+  ShutdownInterrupt,
+  stoppedByShutdown,
+} from './interrupted.ts';
 import type { Execution, Launcher, LaunchResult } from './launcher.ts';
 import type { RunEventHub } from './run-events.ts';
 
@@ -25,6 +33,9 @@ export interface LaunchContext {
   events?: Pick<RunEventHub, 'emit'>;
   /** The current OAuth access token of a tokenManaged system. */
   accessToken?(systemId: string, mode: 'dev' | 'prod', rejected?: string): Promise<GrantedToken>;
+  /** Executions a read-only run gets at most when a shutdown interrupts it (KUBEGLUE_MAX_RUN_ATTEMPTS). */
+  maxRunAttempts?: number;
+  log?(line: string): void;
 }
 
 interface PoolExecution {
@@ -42,6 +53,8 @@ export class PoolLauncher implements Launcher {
   readonly #ctx: LaunchContext;
   readonly #executions = new Map<string, PoolExecution>();
   #changed: (toolRunName: string) => void = () => {};
+  /** False once shutting down: nothing new starts here (the run stays queued for the next process). */
+  #accepting = true;
 
   constructor(ctx: LaunchContext) {
     this.#ctx = ctx;
@@ -51,15 +64,47 @@ export class PoolLauncher implements Launcher {
     this.#changed = changed;
   }
 
-  /** Aborts the runs executing here and waits until each has recorded its outcome. */
+  /**
+   * Shutdown, first part: launches nothing new and gives the runs executing here up to graceMs to finish;
+   * those still executing then are interrupted (see close()).
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.#accepting = false;
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, graceMs);
+    });
+    try {
+      await Promise.race([this.#settled(), graceOver]);
+    } finally {
+      clearTimeout(timer);
+    }
+    await this.close();
+  }
+
+  /**
+   * Interrupts the runs executing here (a shutdown, not a cancel) and waits until each has recorded what
+   * becomes of it: a read-only run is handed back to run again, any other fails saying the server shut
+   * down (runs/interrupted.ts).
+   */
   async close(): Promise<void> {
-    for (const execution of this.#executions.values()) execution.controller.abort();
-    await Promise.allSettled([...this.#executions.values()].map((e) => e.done));
+    this.#accepting = false;
+    const reason = new ShutdownInterrupt();
+    for (const execution of this.#executions.values()) execution.controller.abort(reason);
+    await this.#settled();
+  }
+
+  /** Resolves once no execution is left (including any that ends while it waits). */
+  async #settled(): Promise<void> {
+    while (this.#executions.size > 0) {
+      await Promise.allSettled([...this.#executions.values()].map((e) => e.done));
+    }
   }
 
   async launch(toolRun: ToolRunResource): Promise<LaunchResult> {
     const name = toolRun.metadata.name;
     if (this.#executions.has(name)) return { launched: true };
+    if (!this.#accepting) return { launched: false };
     const run = await this.#ctx.store.claimRunExecution(toolRun.spec.runId, this.#ctx.executor);
     if (!run) return { launched: false };
     const controller = new AbortController();
@@ -132,6 +177,12 @@ export class PoolLauncher implements Launcher {
     } finally {
       untrack();
     }
+    // Stopped by this process's shutdown, not by a cancel (whose abort is stored already).
+    if (result.status === 'aborted' && stoppedByShutdown(controller.signal)) {
+      const failed = await this.#interrupted(run, result);
+      if (!failed) return;
+      result = failed;
+    }
     const finish = finishFromResult(run, result);
     const recorded = await store.batch.finishRun(runId, finish);
     await this.#ctx.dropCredentials(runId).catch(() => {});
@@ -144,6 +195,38 @@ export class PoolLauncher implements Launcher {
         durationMs: finish.durationMs,
       });
     }
+  }
+
+  /**
+   * A run the shutdown interrupted: handed back to the store to run again (a read-only run within its
+   * attempts; its runtime credentials stay), else the failed result to record.
+   */
+  async #interrupted(run: StoredRun, result: EngineResult): Promise<EngineResult | undefined> {
+    const attempt = run.attempt ?? 1;
+    const verdict = afterInterruption({
+      cause: SHUTDOWN_MESSAGE,
+      tool: run.tool,
+      async: true,
+      attempt,
+      maxAttempts: this.#ctx.maxRunAttempts ?? DEFAULT_MAX_RUN_ATTEMPTS,
+    });
+    if (verdict.retry) {
+      const handed = await this.#ctx.store.retryRun(run.runId, {
+        fromAttempt: attempt,
+        fromExecutor: this.#ctx.executor,
+      });
+      if (handed) {
+        this.#ctx.log?.(`shutdown: run ${run.runId} handed back to run again (attempt ${verdict.attempt})`);
+        return undefined;
+      }
+    }
+    return {
+      ...result,
+      status: 'failed',
+      data: null,
+      error: verdict.retry ? `${SHUTDOWN_MESSAGE} (it was not retried)` : verdict.error,
+      stepResults: interruptedSteps(result.stepResults),
+    };
   }
 }
 

@@ -13,7 +13,7 @@ import type {
   StepRunRequest,
 } from '../crds/run.ts';
 import { stepSystemIds, Tool, type ToolDefinition } from '../crds/tool.ts';
-import type { EngineEvent, GrantedToken, ResolvedSystem } from '../runner/engine/types.ts';
+import type { EngineEvent, EngineResult, GrantedToken, ResolvedSystem } from '../runner/engine/types.ts';
 import type { WorkerPool } from '../runner/pool.ts';
 import type { Store, StoredRun } from '../store/index.ts';
 import { CANCELLED_MESSAGE, completionEffects, finishFromResult, inputHash } from './completion.ts';
@@ -28,6 +28,13 @@ import {
   KG_ERR_VALIDATION,
 } from './errors.ts';
 import { assertInputsMatchSchema } from './input-schema.ts';
+import {
+  interruptedSteps,
+  SHUTDOWN_MESSAGE,
+  ShutdownInterrupt,
+  stoppedByShutdown,
+  syncRunError,
+} from './interrupted.ts';
 import type { RunEventHub, RunRef } from './run-events.ts';
 import { runView, type UrlForFile, withResult } from './run-view.ts';
 import type { RuntimeCredentialVault } from './runtime-credentials.ts';
@@ -212,6 +219,17 @@ export function stepResultsWithoutData(
       ...(timing?.durationMs !== undefined ? { durationMs: timing.durationMs } : {}),
     };
   });
+}
+
+/** A sync run's result once a shutdown stopped it: failed, with the steps that finished. */
+function shutDownSyncResult(result: EngineResult): EngineResult {
+  return {
+    ...result,
+    status: 'failed',
+    data: null,
+    error: syncRunError(SHUTDOWN_MESSAGE),
+    stepResults: interruptedSteps(result.stepResults),
+  };
 }
 
 /** Starts, cancels and reads runs; the one place the /v1 run endpoints, webhooks and chains go through. */
@@ -498,7 +516,7 @@ export class RunService {
       }
       events?.emit(ref, event);
     };
-    let result: Awaited<ReturnType<WorkerPool['run']>>;
+    let result: EngineResult;
     try {
       result = await pool.run(
         {
@@ -520,6 +538,11 @@ export class RunService {
     } finally {
       this.#running.delete(run.runId);
       opts.signal?.removeEventListener('abort', abort);
+    }
+    // Stopped because this process shuts down, not by a cancel: the caller is answered now, so the run is
+    // not executed again (runs/interrupted.ts); it fails saying why.
+    if (result.status === 'aborted' && stoppedByShutdown(controller.signal)) {
+      result = shutDownSyncResult(result);
     }
     // Throws (the request fails) when the start record could not be stored.
     await opts.startWrite;
@@ -576,9 +599,13 @@ export class RunService {
     };
   }
 
-  /** Shutdown after the grace period: every run still executing here ends as aborted. */
-  abortAll(): void {
-    for (const controller of this.#running.values()) controller.abort();
+  /**
+   * Shutdown after the grace period: every run still executing here is stopped. Not a cancel: a sync run
+   * fails saying the server shut down, and the pool launcher hands read-only async runs back.
+   */
+  interruptAll(): void {
+    const reason = new ShutdownInterrupt();
+    for (const controller of this.#running.values()) controller.abort(reason);
   }
 
   /**

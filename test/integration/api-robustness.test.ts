@@ -142,13 +142,20 @@ describe('a server killed with SIGKILL during runs', () => {
     return server;
   }
 
-  it('records runs in flight as aborted on SIGTERM after the grace period', async () => {
+  it('records runs in flight that modify data as failed on SIGTERM after the grace period, not as cancelled', async () => {
     const port = await freePort();
     const call = caller(port);
     child = await startServer(port, { KUBEGLUE_SHUTDOWN_GRACE_MS: '500' });
+    // Read-only async runs are handed back to run again instead (run-interruptions.test.ts).
     await call('POST', '/v1/tools', {
       id: 'hang-term',
-      steps: [{ id: 'wait', config: { url: `${target.url}/hold`, queryParams: { run: '<<kind>>' } } }],
+      steps: [
+        {
+          id: 'wait',
+          modify: true,
+          config: { url: `${target.url}/hold`, queryParams: { run: '<<kind>>' } },
+        },
+      ],
     });
     const asyncRun = (await (
       await call('POST', '/v1/tools/hang-term/run', {
@@ -166,11 +173,15 @@ describe('a server killed with SIGKILL during runs', () => {
     child.kill('SIGTERM');
     const exitCode = await new Promise((resolve) => child?.once('exit', resolve));
     expect(exitCode).toBe(0);
-    expect(await syncResponse).toMatchObject({ status: 'aborted' });
+    expect(await syncResponse).toMatchObject({ status: 'failed' });
     child = await startServer(port);
     for (const runId of [asyncRun.runId, 'sync-term']) {
-      const run = (await (await call('GET', `/v1/runs/${runId}`)).json()) as { status: string };
-      expect(run.status).toBe('aborted');
+      const run = (await (await call('GET', `/v1/runs/${runId}`)).json()) as {
+        status: string;
+        error: string;
+      };
+      expect(run.status).toBe('failed');
+      expect(run.error).toMatch(/^kubeglue shut down before this run finished/);
     }
     child.kill('SIGTERM');
     await new Promise((resolve) => child?.once('exit', resolve));
@@ -181,9 +192,16 @@ describe('a server killed with SIGKILL during runs', () => {
     const port = await freePort();
     const call = caller(port);
     child = await startServer(port);
+    // Modifying: read-only async runs run again after a restart (run-interruptions.test.ts).
     await call('POST', '/v1/tools', {
       id: 'hang',
-      steps: [{ id: 'wait', config: { url: `${target.url}/hold`, queryParams: { run: '<<kind>>' } } }],
+      steps: [
+        {
+          id: 'wait',
+          modify: true,
+          config: { url: `${target.url}/hold`, queryParams: { run: '<<kind>>' } },
+        },
+      ],
     });
     const asyncRun = (await (
       await call('POST', '/v1/tools/hang/run', { inputs: { kind: 'crash-async' }, options: { async: true } })

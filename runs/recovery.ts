@@ -1,0 +1,57 @@
+/**
+ * Startup recovery of the embedded deployment: runs left `running` by a process that is gone (killed,
+ * crashed) had their execution lost. A read-only async run is handed back to run again as its next
+ * attempt; any other run fails with the recovery message, its completion effects (notification) queued as
+ * with any terminal write. Runs no executor had started yet are left for their start.
+ */
+import type { Store } from '../store/index.ts';
+import { completionEffects } from './completion.ts';
+import { afterInterruption, isAsyncRun } from './interrupted.ts';
+
+/** What happened to a run recovery finds: the error begins with it, followed by why it was not retried. */
+export const RECOVERY_MESSAGE =
+  'kubeglue restarted: the process executing this run stopped before it finished';
+
+export interface RecoveryReport {
+  /** Handed back to run again, with their new attempt. */
+  retried: { runId: string; attempt: number }[];
+  failed: string[];
+}
+
+export async function recoverStartedRuns(
+  store: Pick<Store, 'listStartedRuns' | 'retryRun' | 'batch'>,
+  opts: { exceptExecutor: string; maxAttempts: number; now?: () => Date },
+): Promise<RecoveryReport> {
+  const report: RecoveryReport = { retried: [], failed: [] };
+  const now = opts.now ?? (() => new Date());
+  for (const run of await store.listStartedRuns({ exceptExecutor: opts.exceptExecutor })) {
+    const attempt = run.attempt ?? 1;
+    const verdict = afterInterruption({
+      cause: RECOVERY_MESSAGE,
+      tool: run.tool,
+      async: isAsyncRun(run.options),
+      attempt,
+      maxAttempts: opts.maxAttempts,
+    });
+    if (verdict.retry) {
+      // Guarded by the executor that held it: a run another live process took meanwhile stays its own.
+      const handed = await store.retryRun(run.runId, {
+        fromAttempt: attempt,
+        ...(run.executor ? { fromExecutor: run.executor } : {}),
+      });
+      // Refused: it ended, or another process holds it now; either way it is not this recovery's.
+      if (handed) report.retried.push({ runId: run.runId, attempt: verdict.attempt });
+      continue;
+    }
+    const at = now();
+    const recorded = await store.batch.finishRun(run.runId, {
+      status: 'failed',
+      error: verdict.error,
+      completedAt: at.toISOString(),
+      durationMs: Math.max(0, at.getTime() - Date.parse(run.metadata.startedAt)),
+      outbox: completionEffects(run, 'failed'),
+    });
+    if (recorded) report.failed.push(run.runId);
+  }
+  return report;
+}
