@@ -39,6 +39,33 @@ function failure(status: 'failed' | 'aborted', error: string): EngineResult {
   return { status, data: null, stepResults: [], error, files: [] };
 }
 
+/**
+ * The abort reason of a signal from outside: the Pod is being deleted, evicted or its node drained. Not a
+ * cancel (that comes in a heartbeat answer): the runner stores no result and leaves the outcome to the
+ * operator, which starts a read-only run over in a new Pod and fails any other (operator/toolrun/watch.ts).
+ */
+class StoppedBySignal extends Error {
+  constructor(signal: NodeJS.Signals) {
+    super(`The runner was stopped by ${signal} before the run finished`);
+    this.name = 'StoppedBySignal';
+  }
+}
+
+/** The summary of a run a signal interrupted: nothing stored, the operator decides. */
+function interruptedSummary(runId: string, reason: StoppedBySignal, result?: EngineResult): RunnerSummary {
+  return {
+    v: 1,
+    runId,
+    status: 'aborted',
+    resultStored: false,
+    interrupted: true,
+    error: reason.message,
+    ...(result
+      ? { steps: result.stepResults.map((step) => ({ id: step.stepId, success: step.success })) }
+      : {}),
+  };
+}
+
 /** One run in this process; answers the exit code. */
 export async function runPod(env: NodeJS.ProcessEnv): Promise<number> {
   let config: PodRunnerConfig;
@@ -56,8 +83,8 @@ export async function runPod(env: NodeJS.ProcessEnv): Promise<number> {
   });
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
-    log(`${signal}: aborting the run`);
-    stop.abort();
+    log(`${signal}: stopping the run; its outcome is left to the operator`);
+    stop.abort(new StoppedBySignal(signal));
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
@@ -66,13 +93,16 @@ export async function runPod(env: NodeJS.ProcessEnv): Promise<number> {
     summary = await new PodRun(config, client, stop).execute();
   } catch (error) {
     // A bug here must still leave a summary the operator can act on.
-    summary = {
-      v: 1,
-      runId: config.runId,
-      status: 'failed',
-      resultStored: false,
-      error: `Internal error in the runner: ${(error as Error).message}`,
-    };
+    summary =
+      stop.signal.reason instanceof StoppedBySignal
+        ? interruptedSummary(config.runId, stop.signal.reason)
+        : {
+            v: 1,
+            runId: config.runId,
+            status: 'failed',
+            resultStored: false,
+            error: `Internal error in the runner: ${(error as Error).message}`,
+          };
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
@@ -123,6 +153,11 @@ class PodRun {
         result = this.#stop.signal.aborted
           ? failure('aborted', 'The runner was stopped before the run started')
           : failure('failed', `Could not fetch the run order: ${error.message}`);
+      }
+      const signal = this.#stop.signal.reason;
+      if (result.status === 'aborted' && signal instanceof StoppedBySignal) {
+        log('stopped from outside: no result stored');
+        return interruptedSummary(runId, signal, result);
       }
       const ack = reachable ? await this.#putResult(result) : undefined;
       return summarize(runId, result, ack);

@@ -123,6 +123,11 @@ export const RunnerSummary = z.object({
   error: z.string().optional(),
   durationMs: z.number().int().min(0).optional(),
   steps: z.array(z.object({ id: z.string(), success: z.boolean() })).optional(),
+  /**
+   * The runner was stopped from outside (SIGTERM: its Pod deleted, evicted or its node drained) before the
+   * run finished, and left the outcome to the operator: nothing was stored as the run's result.
+   */
+  interrupted: z.boolean().optional(),
 });
 export type RunnerSummary = z.infer<typeof RunnerSummary>;
 

@@ -30,7 +30,7 @@ export type ToolRunControllerSettings = ReconcileSettings &
 
 export interface ToolRunControllerOptions {
   toolRuns: ResourceClient<ToolRunResource>;
-  store: Pick<Store, 'getRun' | 'getStepResults' | 'batch' | 'transaction'>;
+  store: Pick<Store, 'getRun' | 'getStepResults' | 'batch' | 'transaction' | 'retryRun'>;
   launcher: Launcher;
   events: EventRecorder;
   settings: ToolRunControllerSettings;

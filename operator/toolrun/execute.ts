@@ -14,7 +14,7 @@ import type { Action } from './reconcile.ts';
 
 export interface ExecuteDeps {
   toolRuns: Pick<ResourceClient<ToolRunResource>, 'patchStatus' | 'update' | 'delete'>;
-  store: Pick<Store, 'batch' | 'transaction'>;
+  store: Pick<Store, 'batch' | 'transaction' | 'retryRun' | 'getRun'>;
   launcher: Launcher;
   events: EventRecorder;
   /** Hands a written (or deleted) ToolRun to the informer at once (read-your-writes). */
@@ -57,6 +57,26 @@ export async function execute(
     deps.wrote?.(gone ? 'DELETED' : 'MODIFIED', updated);
   };
 
+  /** The operator's terminal write (the first one wins); the cause is noted only when this write won. */
+  const failRun = async (run: StoredRun, error: string, reason: string) => {
+    const at = now();
+    const recorded = await deps.store.batch.finishRun(run.runId, {
+      status: 'failed',
+      error,
+      completedAt: at.toISOString(),
+      durationMs: Math.max(0, at.getTime() - Date.parse(run.metadata.startedAt)),
+      outbox: completionEffects(run, 'failed'),
+    });
+    if (recorded) {
+      written(
+        await deps.toolRuns
+          .patchStatus(name, { reason }, versionOf(result.toolRun))
+          .catch(notFoundAsIs(result.toolRun)),
+      );
+    }
+    result.storeChanged = true;
+  };
+
   for (const action of actions) {
     switch (action.type) {
       case 'patchStatus':
@@ -83,24 +103,22 @@ export async function execute(
       }
       case 'finishRun': {
         if (!run) break;
-        const at = now();
-        const recorded = await deps.store.batch.finishRun(run.runId, {
-          status: action.status,
-          error: action.error,
-          completedAt: at.toISOString(),
-          durationMs: Math.max(0, at.getTime() - Date.parse(run.metadata.startedAt)),
-          outbox: completionEffects(run, action.status),
-        });
-        // The cause is noted only when this write won; the mirror then names it.
-        if (recorded) {
-          written(
-            await deps.toolRuns
-              .patchStatus(name, { reason: action.reason }, versionOf(result.toolRun))
-              .catch(notFoundAsIs(result.toolRun)),
-          );
-        }
-        result.storeChanged = true;
+        await failRun(run, action.error, action.reason);
         break;
+      }
+      case 'retryRun': {
+        if (!run) break;
+        const handed = await deps.store.retryRun(run.runId, { fromAttempt: action.fromAttempt });
+        result.storeChanged = true;
+        if (handed) break;
+        // Refused. Still running at that attempt: its completion effect is in the outbox, it must not run
+        // again. Otherwise it ended or moved on meanwhile: decide again from what the store says now.
+        const current = await deps.store.getRun(run.runId);
+        if (current?.status === 'running' && (current.attempt ?? 1) === action.fromAttempt) {
+          await failRun(run, action.otherwise.error, action.otherwise.reason);
+        }
+        result.interrupted = true;
+        return result;
       }
       case 'abortRun': {
         if (!run) break;

@@ -26,6 +26,7 @@ export type ReconcileSettings = Pick<
   | 'runnerTerminationGraceSeconds'
   | 'defaultRunTimeoutMs'
   | 'deadlineMarginSeconds'
+  | 'maxRunAttempts'
 >;
 
 export interface StepSummary {
@@ -38,7 +39,7 @@ export interface ToolRunObservation {
   now: Date;
   toolRun: ToolRunResource;
   /** The store's row of spec.runId; undefined: the store has no such run. */
-  run: Pick<StoredRun, 'status' | 'error' | 'metadata'> | undefined;
+  run: Pick<StoredRun, 'status' | 'error' | 'metadata' | 'attempt'> | undefined;
   /** Step results of a terminal run (read when the status still has to mirror them). */
   steps?: StepSummary[];
   /** The launcher's view of the current attempt. */
@@ -56,6 +57,12 @@ export type Action =
   | { type: 'launch'; attempt: number }
   /** The operator's own terminal write (only while the store has none; the first write wins). */
   | { type: 'finishRun'; status: 'failed'; error: string; reason: RunReason }
+  /**
+   * A lost execution of a read-only run: the store hands the run back for attempt fromAttempt + 1 (its
+   * step results dropped). When the store refuses because the run's completion was announced already, the
+   * run fails with `otherwise` instead; when it ended or moved on meanwhile, the batch ends.
+   */
+  | { type: 'retryRun'; fromAttempt: number; otherwise: { error: string; reason: RunReason } }
   /** Cancel: the store's run becomes aborted if still running, with its completion effects. */
   | { type: 'abortRun' }
   | { type: 'stop'; attempt: number; graceMs: number }
@@ -146,6 +153,11 @@ function same(a: unknown, b: unknown): boolean {
 
 export function attemptOf(toolRun: ToolRunResource): number {
   return toolRun.status?.attempt ?? 1;
+}
+
+/** The attempt to launch: the store's is ahead when a run was handed back to run again (a shutdown). */
+export function launchAttempt(o: ToolRunObservation): number {
+  return Math.max(attemptOf(o.toolRun), o.run?.attempt ?? 1);
 }
 
 export function elapsed(o: ToolRunObservation, since: string | undefined): number {

@@ -28,6 +28,8 @@ export const RunReason = {
   Pending: 'Pending',
   /** Live, executing. */
   Running: 'Running',
+  /** Live: the execution of a read-only run was lost, and it starts over as its next attempt. */
+  Retrying: 'Retrying',
   /** The run succeeded. */
   Succeeded: 'Succeeded',
   /** The run failed (its error says why). */
@@ -77,6 +79,8 @@ export const EventReason = {
   PodFailed: 'PodFailed',
   /** The in-process execution of a live run is gone (embedded). */
   ExecutionLost: 'ExecutionLost',
+  /** A read-only run's execution was lost (its runner Pod gone): the next attempt starts. */
+  Retrying: 'Retrying',
   /** A failed runner Pod is kept for inspection until the time in the message. */
   PodRetained: 'PodRetained',
   PodDeleted: 'PodDeleted',

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { JsonObject } from '../../crds/json.ts';
 import type { ToolRunResource } from '../../crds/resources.ts';
 import { loadKubeConfig } from '../../kube/kubeconfig.ts';
 import type { KubeglueKinds } from '../../kube/resources/index.ts';
@@ -96,6 +97,8 @@ switch (runId.split('-')[0]) {
     setInterval(() => {}, 1000);
     break;
   case 'hold': await beat(600000); break;
+  // Its first attempt runs until its Pod goes; a second one succeeds.
+  case 'lost': if (attempt === 1) await beat(600000); else { await beat(300); await succeed(); } break;
   case 'silent': setInterval(() => {}, 1000); break;
 }
 `;
@@ -103,6 +106,11 @@ switch (runId.split('-')[0]) {
 type Kinds = KubeglueKinds & { pods: Pod; secrets: Secret; events: Event };
 
 const TOOL = { id: 't', steps: [{ id: 'a', config: { type: 'transform', transformCode: '(s) => s' } }] };
+/** The same with a step that changes data on its system: never executed twice. */
+const MODIFYING_TOOL: JsonObject = {
+  id: 't',
+  steps: [{ id: 'a', modify: true, config: { type: 'transform', transformCode: '(s) => s' } }],
+};
 
 interface Operator {
   namespace: string;
@@ -169,8 +177,9 @@ describeKube('the ToolRun controller on Kubernetes', () => {
     op: Operator,
     runId: string,
     options: Record<string, unknown> = {},
+    tool: JsonObject = TOOL,
   ): Promise<ToolRunResource> {
-    const run = runningRun(runId, { toolId: 't', tool: TOOL, options: { async: true, ...options } });
+    const run = runningRun(runId, { toolId: 't', tool, options: { async: true, ...options } });
     await store.insertRun(run);
     return op.resources.toolRuns.create(toolRunFor(run, op.namespace));
   }
@@ -379,6 +388,49 @@ describeKube('the ToolRun controller on Kubernetes', () => {
     expect(condition(toolRun, ConditionType.Succeeded)?.reason).toBe('OOMKilled');
   });
 
+  it('gives a read-only run whose runner Pod is deleted before it reported a second Pod, which succeeds', async () => {
+    await startRun(main, 'lost-deleted');
+    await running(main, 'lost-deleted');
+    await main.resources.pods.delete(runnerPodName(toolRunName('lost-deleted'), 1));
+    const toolRun = await finished(main, 'lost-deleted');
+    expect(toolRun.status).toMatchObject({
+      status: 'success',
+      attempt: 2,
+      podName: runnerPodName(toolRunName('lost-deleted'), 2),
+    });
+    expect(await store.getRun('lost-deleted')).toMatchObject({ status: 'success', attempt: 2 });
+    const events = await eventsOf(main, 'lost-deleted');
+    expect(events.find((e) => e.reason === EventReason.Retrying)?.message).toMatch(
+      /runner Pod .*-a1 .*; the run is read-only, so it starts over: attempt 2 of at most 3/,
+    );
+  });
+
+  it('fails a modifying run whose runner Pod is deleted before it reported, naming the cause', async () => {
+    await startRun(main, 'lost-modifying', {}, MODIFYING_TOOL);
+    await running(main, 'lost-modifying');
+    await main.resources.pods.delete(runnerPodName(toolRunName('lost-modifying'), 1));
+    const toolRun = await finished(main, 'lost-modifying');
+    expect(toolRun.status).toMatchObject({ status: 'failed', reason: RunReason.PodLost, attempt: 1 });
+    expect(toolRun.status?.error).toMatch(
+      /^The runner Pod \S+-a1 (was deleted before the run finished|disappeared while the run was running .*) \(it modifies data, so it was not retried\)$/,
+    );
+    const run = await store.getRun('lost-modifying');
+    expect(run?.status).toBe('failed');
+    expect(run?.attempt ?? 1).toBe(1);
+    expect(await main.resources.pods.get(runnerPodName(toolRunName('lost-modifying'), 2))).toBeUndefined();
+  });
+
+  it('starts a read-only run over in a new Pod when its Pod is evicted', async () => {
+    await startRun(main, 'lost-evicted');
+    await running(main, 'lost-evicted');
+    await kubelet.evict(main.namespace, runnerPodName(toolRunName('lost-evicted'), 1));
+    const toolRun = await finished(main, 'lost-evicted');
+    expect(toolRun.status).toMatchObject({ status: 'success', attempt: 2 });
+    expect(
+      (await eventsOf(main, 'lost-evicted')).find((e) => e.reason === EventReason.Retrying)?.message,
+    ).toMatch(/^The runner Pod was evicted: The node was low on resource: memory\.; the run is read-only/);
+  });
+
   it('fails a run whose Pod never starts after the pending timeout, and deletes the Pod', async () => {
     kubelet.neverStart((pod) => pod.metadata.labels?.[RUN_ID_LABEL] === 'hold-pending');
     try {
@@ -411,8 +463,8 @@ describeKube('the ToolRun controller on Kubernetes', () => {
     expect(toolRun.status?.error).toContain('exceeded its deadline');
   });
 
-  it('fails a run whose runner stops sending heartbeats while its Pod is Running', async () => {
-    await startRun(main, 'silent-1');
+  it('fails a modifying run whose runner stops sending heartbeats while its Pod is Running', async () => {
+    await startRun(main, 'silent-1', {}, MODIFYING_TOOL);
     const toolRun = await finished(main, 'silent-1');
     expect(toolRun.status?.reason).toBe(RunReason.HeartbeatStale);
     await waitFor(

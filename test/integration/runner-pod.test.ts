@@ -170,7 +170,7 @@ describe('runner pod', () => {
     ]);
   });
 
-  it('aborts the run on SIGTERM and stores it as aborted', async () => {
+  it('on SIGTERM (its Pod deleted or evicted) stops, stores no result and leaves the outcome to the operator', async () => {
     const token = await api.startRun('pod-term', tool('/first', '/hang'), {
       inputs: { runId: 'pod-term', marker: 'm' },
     });
@@ -179,11 +179,18 @@ describe('runner pod', () => {
       target.requests.some((r) => r.path === '/hang' && r.query.some(([, v]) => v === 'pod-term')),
     );
     runner.child.kill('SIGTERM');
-    const { code, summary } = await runner.exited;
+    const { code, output, summary } = await runner.exited;
     expect(code).toBe(1);
-    expect(summary).toMatchObject({ status: 'aborted', resultStored: true });
-    expect(await store.getRun('pod-term')).toMatchObject({ status: 'aborted' });
-    expect((await store.getStepResults('pod-term')).map((step) => step.stepId)).toEqual(['first', 'second']);
+    // Nobody cancelled it: not "aborted" in the store; the operator starts a read-only run over, or fails it.
+    expect(summary).toMatchObject({
+      status: 'aborted',
+      resultStored: false,
+      interrupted: true,
+      error: 'The runner was stopped by SIGTERM before the run finished',
+    });
+    expect(output).toContain('stopped from outside: no result stored');
+    expect(resultPuts.get('pod-term')).toBeUndefined();
+    expect(await store.getRun('pod-term')).toMatchObject({ status: 'running' });
   });
 
   it('retries while the internal API is down at start', async () => {

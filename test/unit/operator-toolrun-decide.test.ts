@@ -30,7 +30,7 @@ const admitted: Condition = {
 
 function toolRun(
   status: ToolRunStatus | undefined,
-  opts: { cancel?: boolean; deleting?: boolean; finalizers?: string[] } = {},
+  opts: { cancel?: boolean; deleting?: boolean; finalizers?: string[]; modify?: boolean } = {},
 ): ToolRunResource {
   return {
     apiVersion: 'kubeglue.dev/v1alpha1',
@@ -45,7 +45,16 @@ function toolRun(
     },
     spec: {
       runId: 'r1',
-      tool: { id: 't', steps: [{ id: 'a', config: { type: 'transform', transformCode: '(s) => s' } }] },
+      tool: {
+        id: 't',
+        steps: [
+          {
+            id: 'a',
+            config: { type: 'transform', transformCode: '(s) => s' },
+            ...(opts.modify ? { modify: true } : {}),
+          },
+        ],
+      },
       requestSource: 'api',
       executionMode: 'prod',
       ...(opts.cancel ? { cancel: true } : {}),
@@ -198,11 +207,15 @@ describe('launch and execution', () => {
     ],
   ])('fails a Running Pod whose runner is silent (%s): HeartbeatStale, Pod stopped', (_case, e) => {
     const { actions } = decide(
-      observe({ toolRun: toolRun(launchedStatus), execution: pod({ phase: 'Running', podName: 'p', ...e }) }),
+      observe({
+        toolRun: toolRun(launchedStatus, { modify: true }),
+        execution: pod({ phase: 'Running', podName: 'p', ...e }),
+      }),
     );
     expect(finishOf(actions)).toMatchObject({ status: 'failed', reason: RunReason.HeartbeatStale });
     expect(finishOf(actions)?.error).toMatch(/no heartbeat for \d+ s while its Pod p was Running/);
-    expect(types(actions)).toEqual(['finishRun', 'event:PodFailed', 'stop']);
+    expect(finishOf(actions)?.error).toContain('(it modifies data, so it was not retried)');
+    expect(types(actions)).toEqual(['stop', 'finishRun', 'event:PodFailed']);
   });
 
   it('the pool launcher has no heartbeat watchdog', () => {
@@ -260,13 +273,185 @@ describe('launch and execution', () => {
     expect(requeueAfterMs).toBe(settings.pendingTimeoutMs - 10_000);
   });
 
-  it('a Pod gone while the run is live fails it as PodLost; an in-process execution as ExecutionLost', () => {
-    const lost = decide(observe({ toolRun: toolRun(launchedStatus), execution: pod({}) }));
+  it('a Pod gone while a modifying run is live fails it as PodLost; an in-process execution as ExecutionLost', () => {
+    const lost = decide(observe({ toolRun: toolRun(launchedStatus, { modify: true }), execution: pod({}) }));
     expect(finishOf(lost.actions)).toMatchObject({ reason: RunReason.PodLost });
     expect(finishOf(lost.actions)?.error).toContain('run-r1-0123456789-a1 disappeared');
     const gone = decide(observe({ toolRun: toolRun(launchedStatus), execution: pool({}) }));
     expect(finishOf(gone.actions)).toMatchObject({ reason: RunReason.ExecutionLost });
     expect(types(gone.actions)).toContain(`event:${EventReason.ExecutionLost}`);
+  });
+});
+
+describe('a lost runner Pod of a read-only run (every step modify: false)', () => {
+  const retryOf = (actions: Action[]) =>
+    actions.find((a) => a.type === 'retryRun') as Extract<Action, { type: 'retryRun' }> | undefined;
+  const launchOf = (actions: Action[]) =>
+    actions.find((a) => a.type === 'launch') as Extract<Action, { type: 'launch' }> | undefined;
+  const summary = (s: Parameters<typeof encodeSummary>[0]) => decodeSummary(encodeSummary(s));
+
+  it('a Pod gone before it reported: the store hands the run back and attempt 2 gets a new Pod', () => {
+    const { actions } = decide(observe({ toolRun: toolRun(launchedStatus), execution: pod({}) }));
+    expect(finishOf(actions)).toBeUndefined();
+    expect(types(actions)).toEqual([
+      'retryRun',
+      'patchStatus',
+      'event:Retrying',
+      'launch',
+      'patchStatus',
+      'event:PodCreated',
+    ]);
+    expect(retryOf(actions)).toMatchObject({ fromAttempt: 1, otherwise: { reason: RunReason.PodLost } });
+    expect(launchOf(actions)).toEqual({ type: 'launch', attempt: 2 });
+    expect(patches(actions).at(-1)?.patch).toMatchObject({
+      attempt: 2,
+      podName: 'run-r1-0123456789-a2',
+      executionPhase: 'Pending',
+    });
+    expect(condition(actions, ConditionType.Succeeded)).toMatchObject({
+      status: 'Unknown',
+      reason: RunReason.Retrying,
+    });
+    const event = actions.find((a) => a.type === 'event' && a.reason === EventReason.Retrying);
+    expect(event).toMatchObject({ eventType: 'Warning' });
+    expect((event as { message: string }).message).toMatch(
+      /run-r1-0123456789-a1 disappeared .*; the run is read-only, so it starts over: attempt 2 of at most 3/,
+    );
+  });
+
+  it('an evicted Pod: attempt 2 starts and the ended Pod of attempt 1 is removed', () => {
+    const execution = pod({
+      phase: 'Finished',
+      podName: 'run-r1-0123456789-a1',
+      since: ago(1000),
+      exit: { reason: 'Evicted', message: 'The node was low on resource: memory.' },
+    });
+    const { actions } = decide(observe({ toolRun: toolRun(launchedStatus), execution }));
+    expect(retryOf(actions)).toMatchObject({ fromAttempt: 1, otherwise: { reason: RunReason.Evicted } });
+    expect(launchOf(actions)?.attempt).toBe(2);
+    expect(actions).toContainEqual({ type: 'cleanup', attempt: 1, token: false, pod: true });
+  });
+
+  it('a runner stopped by SIGTERM (it says interrupted, stored nothing): read-only starts over, modifying fails', () => {
+    const execution = pod({
+      phase: 'Finished',
+      podName: 'run-r1-0123456789-a1',
+      since: ago(1000),
+      exit: {
+        exitCode: 1,
+        reason: 'Error',
+        summary: summary({
+          v: 1,
+          runId: 'r1',
+          status: 'aborted',
+          resultStored: false,
+          interrupted: true,
+          error: 'The runner was stopped by SIGTERM before the run finished',
+        }),
+      },
+    });
+    const readOnly = decide(observe({ toolRun: toolRun(launchedStatus), execution }));
+    expect(launchOf(readOnly.actions)?.attempt).toBe(2);
+    const modifying = decide(observe({ toolRun: toolRun(launchedStatus, { modify: true }), execution }));
+    expect(finishOf(modifying.actions)).toMatchObject({ status: 'failed', reason: RunReason.PodLost });
+    expect(finishOf(modifying.actions)?.error).toBe(
+      'The runner Pod run-r1-0123456789-a1 was stopped before the run finished (Pod deleted, evicted or ' +
+        'its node drained) (it modifies data, so it was not retried)',
+    );
+    expect(finishOf(modifying.actions)?.error).not.toMatch(/cancel/i);
+  });
+
+  it('a Pod being deleted whose runner ended without a summary: lost, not a runner failure', () => {
+    const execution = pod({
+      phase: 'Finished',
+      podName: 'run-r1-0123456789-a1',
+      terminating: true,
+      since: ago(1000),
+      exit: { exitCode: 143, reason: 'Error' },
+    });
+    expect(launchOf(decide(observe({ toolRun: toolRun(launchedStatus), execution })).actions)?.attempt).toBe(
+      2,
+    );
+    const modifying = decide(observe({ toolRun: toolRun(launchedStatus, { modify: true }), execution }));
+    expect(finishOf(modifying.actions)).toMatchObject({ reason: RunReason.PodLost });
+    expect(finishOf(modifying.actions)?.error).toBe(
+      'The runner Pod run-r1-0123456789-a1 was deleted before the run finished (it modifies data, so it was not retried)',
+    );
+  });
+
+  it('a silent runner (node lost): its Pod is stopped first, then attempt 2 starts', () => {
+    const execution = pod({
+      phase: 'Running',
+      podName: 'run-r1-0123456789-a1',
+      since: ago(settings.heartbeatStaleMs + 1),
+      heartbeatAt: null,
+    });
+    const { actions } = decide(observe({ toolRun: toolRun(launchedStatus), execution }));
+    expect(types(actions).slice(0, 2)).toEqual(['stop', 'retryRun']);
+    expect(actions[0]).toEqual({ type: 'stop', attempt: 1, graceMs: 0 });
+    expect(launchOf(actions)?.attempt).toBe(2);
+  });
+
+  it('attempts are bounded: the last allowed attempt lost fails the run, saying how many were made', () => {
+    const third = { ...launchedStatus, attempt: 3, podName: 'run-r1-0123456789-a3' };
+    const { actions } = decide(observe({ toolRun: toolRun(third), execution: pod({}) }));
+    expect(types(actions)).not.toContain('launch');
+    expect(finishOf(actions)).toMatchObject({ status: 'failed', reason: RunReason.PodLost });
+    expect(finishOf(actions)?.error).toContain(
+      'it was not retried again: 3 of at most 3 attempts were made, KUBEGLUE_MAX_RUN_ATTEMPTS',
+    );
+    const more = decide(
+      observe({
+        toolRun: toolRun(third),
+        execution: pod({}),
+        settings: { ...settings, maxRunAttempts: 5 },
+      }),
+    );
+    expect(launchOf(more.actions)?.attempt).toBe(4);
+  });
+
+  it('OOMKilled, a deadline or a failing runner are not lost Pods: no retry', () => {
+    for (const exit of [
+      { exitCode: 137, reason: 'OOMKilled' },
+      { reason: 'DeadlineExceeded', message: 'Pod was active too long' },
+      { exitCode: 1, reason: 'Error', message: 'TypeError' },
+    ]) {
+      const execution = pod({ phase: 'Finished', podName: 'p', since: ago(1000), exit });
+      const { actions } = decide(observe({ toolRun: toolRun(launchedStatus), execution }));
+      expect(types(actions)).toEqual(['finishRun', 'event:PodFailed']);
+    }
+  });
+});
+
+describe('a run the worker pool handed back at shutdown (embedded)', () => {
+  it('the store is at attempt 2, the ToolRun at 1: attempt 2 is launched, not failed as ExecutionLost', () => {
+    const { actions } = decide(
+      observe({ toolRun: toolRun(launchedStatus), run: { ...live, attempt: 2 }, execution: pool({}) }),
+    );
+    expect(finishOf(actions)).toBeUndefined();
+    expect(types(actions)).toEqual(['launch', 'patchStatus', 'event:Started']);
+    expect(actions[0]).toEqual({ type: 'launch', attempt: 2 });
+    expect(patches(actions)[0]?.patch).toMatchObject({ attempt: 2, executionPhase: 'Pending' });
+    const started = actions.find((a) => a.type === 'event') as { message: string };
+    expect(started.message).toBe('The run started in the worker pool (attempt 2)');
+  });
+
+  it('a ToolRun whose first launch was never recorded starts at the store’s attempt', () => {
+    const { actions } = decide(
+      observe({
+        toolRun: toolRun({ status: 'running', conditions: [admitted] }),
+        run: { ...live, attempt: 2 },
+        execution: pool({}),
+      }),
+    );
+    expect(actions[0]).toEqual({ type: 'launch', attempt: 2 });
+  });
+
+  it('an in-process execution gone at the same attempt is still ExecutionLost', () => {
+    const { actions } = decide(
+      observe({ toolRun: toolRun(launchedStatus), run: { ...live, attempt: 1 }, execution: pool({}) }),
+    );
+    expect(finishOf(actions)).toMatchObject({ reason: RunReason.ExecutionLost });
   });
 });
 
@@ -325,7 +510,7 @@ describe('outcome of a Pod that ended before the store had a terminal state', ()
     ],
   ])('%s', (_case, exit, reason, text) => {
     const execution = pod({ phase: 'Finished', podName: 'p', memoryLimit: '256Mi', exit, since: ago(1000) });
-    const { actions } = decide(observe({ toolRun: toolRun(launchedStatus), execution }));
+    const { actions } = decide(observe({ toolRun: toolRun(launchedStatus, { modify: true }), execution }));
     expect(finishOf(actions)).toMatchObject({ status: 'failed', reason });
     expect(finishOf(actions)?.error).toContain(text);
     expect(types(actions)).toEqual(['finishRun', 'event:PodFailed']);
