@@ -179,7 +179,7 @@ export const SETTING_SPECS = {
     'KUBEGLUE_RUNNER_HEARTBEAT_STALE_MS',
     positiveInt,
     '90000',
-    'a runner whose Pod is Running but that sent no heartbeat for this long fails its run',
+    'a runner whose Pod is Running but that sent no heartbeat for this long is given up (node lost or runner hung): its Pod is deleted, a read-only run starts over, any other fails',
   ),
   cancelGraceMs: setting(
     'KUBEGLUE_CANCEL_GRACE_MS',
