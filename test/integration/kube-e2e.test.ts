@@ -55,6 +55,7 @@ interface RunView {
   runId: string;
   status: string;
   error?: string;
+  attempt?: number;
 }
 
 /**
@@ -392,6 +393,35 @@ describeKube('Kubernetes mode end to end', () => {
     expect(run.status).toBe('failed');
     expect(run.error).toMatch(/OOMKilled/);
   });
+
+  it('runs a read-only run again in a second Pod when its runner Pod is deleted; a modifying one fails with the reason', async () => {
+    // The first request is held until its runner goes; every later one is answered.
+    let requests = 0;
+    target.route('GET', '/first-held', () =>
+      ++requests === 1 ? undefined : { body: { answered: requests } },
+    );
+    await createTool('first-held', `${target.url}/first-held`);
+    const runId = await startAsync('first-held');
+    await podRunning(runId);
+    await waitUntil(async () => requests === 1, 20_000, 'the first attempt to call the target');
+    await kubectl('delete', 'pod', runnerPodName(toolRunName(runId), 1), '--wait=false');
+    const run = await finished(runId);
+    expect(run).toMatchObject({ status: 'success', attempt: 2 });
+    const results = await call<{ data: { data: unknown } }>('GET', `/v1/runs/${runId}/results`);
+    expect(results.body.data.data).toEqual({ answered: 2 });
+
+    await createTool('slow-writer', `${target.url}/slow`, {
+      steps: [{ id: 'write', modify: true, config: { url: `${target.url}/slow` } }],
+    });
+    const writerId = await startAsync('slow-writer');
+    await podRunning(writerId);
+    await kubectl('delete', 'pod', runnerPodName(toolRunName(writerId), 1), '--wait=false');
+    const writer = await finished(writerId);
+    expect(writer).toMatchObject({ status: 'failed', attempt: 1 });
+    expect(writer.error).toMatch(
+      /^The runner Pod \S+-a1 (was stopped before the run finished|was deleted before the run finished|disappeared while the run was running).* \(it modifies data, so it was not retried\)$/,
+    );
+  }, 120_000);
 
   it('fails a run whose Pod never starts', async () => {
     kubelet.neverStart((pod) => pod.metadata?.labels?.['kubeglue.dev/tool-id'] === 'never');
