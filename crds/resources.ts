@@ -114,14 +114,16 @@ export const ToolRunStatus = z.object({
     .string()
     .optional()
     .describe(
-      'Why the run is where it is, as a named reason: Queued, Pending, Running; once ended Succeeded, Failed, Cancelled or the cause the operator found (OOMKilled, Evicted, DeadlineExceeded, ImagePullFailed, Unschedulable, PodPendingTimeout, PodLost, HeartbeatStale, RunnerFailed, ExecutionLost, RunNotFound).',
+      'Why the run is where it is, as a named reason: Queued, Pending, Running, Retrying (a read-only run whose runner Pod was lost starts over as its next attempt); once ended Succeeded, Failed, Cancelled or the cause the operator found (OOMKilled, Evicted, DeadlineExceeded, ImagePullFailed, Unschedulable, PodPendingTimeout, PodLost, HeartbeatStale, RunnerFailed, ExecutionLost, RunNotFound).',
     ),
   attempt: z
     .number()
     .int()
     .min(1)
     .optional()
-    .describe('The execution attempt launched for this run (its runner Pod is named after it).'),
+    .describe(
+      'The execution attempt launched for this run (its runner Pod is named after it); above 1 when a read-only run started over after a lost execution.',
+    ),
   executionPhase: z
     .enum(['Pending', 'Running', 'Finished'])
     .optional()
