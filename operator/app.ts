@@ -58,7 +58,7 @@ export interface OperatorDeps {
 export interface Operator {
   /** Informers and queues of the controllers, for /metrics. */
   health(): ControllerHealth;
-  /** Aborts the runs this process executes, waits for their outcome, stops the loops. */
+  /** Interrupts the runs this process still executes, waits until each is recorded, stops the loops. */
   close(): Promise<void>;
 }
 

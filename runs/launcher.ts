@@ -63,7 +63,10 @@ export interface Launcher {
    * have changed (a Pod event, an in-process run that ended). Resolves once its caches are filled.
    */
   open(changed: (toolRunName: string) => void): Promise<void>;
-  /** Stops watching; the pool launcher also aborts its executions and waits for their outcome. */
+  /**
+   * Stops watching; the pool launcher also interrupts its executions (a shutdown, not a cancel) and waits
+   * until each is handed back or failed (runs/interrupted.ts).
+   */
   close(): Promise<void>;
   /** Starts attempt `attempt` of the run; repeating it for the same attempt is harmless. */
   launch(toolRun: ToolRunResource, attempt: number): Promise<LaunchResult>;

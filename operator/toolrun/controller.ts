@@ -80,7 +80,10 @@ export class ToolRunController {
     await this.#informer.start();
   }
 
-  /** Stops the launcher (the pool's runs are aborted and record their outcome), then the loops. */
+  /**
+   * Stops the launcher (the pool's runs still executing are interrupted: handed back or failed, see
+   * runs/interrupted.ts), then the loops.
+   */
   async stop(): Promise<void> {
     await this.#opts.launcher.close();
     await this.#queue.idle();
