@@ -42,9 +42,15 @@ export function watch(o: ToolRunObservation, plan: Plan): void {
   const attempt = attemptOf(o.toolRun);
   const launched = o.toolRun.status?.attempt !== undefined;
 
+  // The store holds a newer attempt than the one launched: handed back by a shutdown, or a retry whose
+  // launch was not recorded. The execution seen is the old attempt's: launch the new one.
+  if (launched && launchAttempt(o) > attempt) {
+    launch(o, plan);
+    return;
+  }
+
   if (execution.phase === 'None') {
-    // Not launched yet, or handed back by the store (a shutdown) for an attempt not launched yet.
-    if (!launched || launchAttempt(o) > attempt) launch(o, plan);
+    if (!launched) launch(o, plan);
     else if (execution.launcher === 'pod') {
       const name = o.toolRun.status?.podName ?? runnerPodName(o.toolRun.metadata.name, attempt);
       lost(

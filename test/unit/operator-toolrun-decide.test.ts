@@ -410,6 +410,20 @@ describe('a lost runner Pod of a read-only run (every step modify: false)', () =
     expect(launchOf(more.actions)?.attempt).toBe(4);
   });
 
+  it('a retry whose launch was not recorded: the old attempt’s Pod is left, the store’s attempt launched', () => {
+    const execution = pod({
+      phase: 'Finished',
+      podName: 'run-r1-0123456789-a1',
+      since: ago(1000),
+      exit: { reason: 'Evicted' },
+    });
+    const { actions } = decide(
+      observe({ toolRun: toolRun(launchedStatus), run: { ...live, attempt: 2 }, execution }),
+    );
+    expect(types(actions)).toEqual(['launch', 'patchStatus', 'event:PodCreated']);
+    expect(launchOf(actions)?.attempt).toBe(2);
+  });
+
   it('OOMKilled, a deadline or a failing runner are not lost Pods: no retry', () => {
     for (const exit of [
       { exitCode: 137, reason: 'OOMKilled' },
