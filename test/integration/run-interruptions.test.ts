@@ -199,6 +199,14 @@ describe('SIGTERM', () => {
     const dir = await dataDir();
     let server = await startServer(dir, { KUBEGLUE_SHUTDOWN_GRACE_MS: '500' });
     await createTool(server, 'reader', '/hold-first');
+    // Its runtime credentials must survive the hand-back: the second attempt sends them too.
+    await call(server, 'POST', '/v1/systems', { id: 'crm', url: target.url, authType: 'bearer' });
+    await call(server, 'POST', '/v1/tools', {
+      id: 'crm-reader',
+      steps: [
+        { id: 'fetch', config: { url: '/hold-first', systemId: 'crm', queryParams: { run: '<<key>>' } } },
+      ],
+    });
     await call(server, 'POST', '/v1/tools', {
       id: 'writer',
       steps: [
@@ -211,10 +219,17 @@ describe('SIGTERM', () => {
     });
     const reader = await startAsync(server, 'reader', 'term-reader');
     const writer = await startAsync(server, 'writer', 'term-writer');
+    const crmReader = (
+      await call<RunView>(server, 'POST', '/v1/tools/crm-reader/run', {
+        inputs: { key: 'term-crm' },
+        credentials: { crm_bearerToken: 'runtime-token-0123456789' },
+        options: { async: true },
+      })
+    ).runId;
     // A sync run in flight too: its caller is answered when the grace is over.
     const sync = call<RunView>(server, 'POST', '/v1/tools/reader/run', { inputs: { key: 'term-sync' } });
     await expect
-      .poll(() => ['term-reader', 'term-writer', 'term-sync'].every((key) => held.has(key)), {
+      .poll(() => ['term-reader', 'term-writer', 'term-sync', 'term-crm'].every((key) => held.has(key)), {
         timeout: 30_000,
       })
       .toBe(true);
@@ -232,6 +247,15 @@ describe('SIGTERM', () => {
     expect(results.data.data).toEqual({ run: 'term-reader', answered: true });
     // The second attempt really executed: the target saw the run twice.
     expect(seen.filter((key) => key === 'term-reader')).toHaveLength(2);
+
+    expect(await finished(server, crmReader)).toMatchObject({ status: 'success', attempt: 2 });
+    const crmCalls = target.requests.filter(
+      (r) => r.path === '/hold-first' && runKey(r.query) === 'term-crm',
+    );
+    expect(crmCalls.map((r) => r.headers.authorization)).toEqual([
+      'Bearer runtime-token-0123456789',
+      'Bearer runtime-token-0123456789',
+    ]);
 
     const writerRun = await getRun(server, writer);
     expect(writerRun).toMatchObject({
