@@ -9,6 +9,7 @@ import { ClusterSecretStore } from '../kube/secrets/cluster.ts';
 import { WorkerPool } from '../runner/pool.ts';
 import { openClusterRole } from '../runs/cluster-role.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
+import { syncRunError } from '../runs/interrupted.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
 import { openStore } from '../store/index.ts';
 import { deriveKey } from '../store/secret-box.ts';
@@ -22,7 +23,8 @@ import type { SystemService } from './systems.ts';
 import { loadTls } from './tls.ts';
 
 const log = (line: string) => console.log(`kubeglue api: ${line}`);
-const RECOVERY_MESSAGE = 'The API replica executing this run stopped before it finished';
+// Only sync runs execute in an API replica: their caller's connection went with it (runs/interrupted.ts).
+const RECOVERY_MESSAGE = syncRunError('The API replica executing this run stopped before it finished');
 const RECOVERY_SWEEP_MS = 60_000;
 
 export async function main(_args: string[]): Promise<void> {
