@@ -4,6 +4,7 @@
  * processing's deadline. A doc site is crawled breadth-first over same-origin links, up to a page count.
  */
 import { Agent, request } from 'undici';
+import { discardBody } from '../../runner/protocols/discard-body.ts';
 import type { EgressGuard } from '../../runner/protocols/egress-policy.ts';
 import { egressConnector } from '../../runner/protocols/egress-socket.ts';
 
@@ -78,7 +79,7 @@ async function fetchOne(
     }
     const { statusCode, headers, body } = response;
     if (statusCode >= 300 && statusCode < 400 && headers.location) {
-      body.destroy();
+      discardBody(body);
       if (hop >= MAX_REDIRECTS)
         throw new DocumentationFetchError(
           `fetching ${displayUrl(start)}: more than ${MAX_REDIRECTS} redirects`,
@@ -87,7 +88,7 @@ async function fetchOne(
       continue;
     }
     if (statusCode < 200 || statusCode >= 300) {
-      body.destroy();
+      discardBody(body);
       throw new DocumentationFetchError(`fetching ${displayUrl(url)} answered HTTP ${statusCode}`);
     }
     const declared = Number(headers['content-length']);
@@ -97,7 +98,7 @@ async function fetchOne(
           'the download was stopped',
       );
     if (Number.isFinite(declared) && declared > maxBytes) {
-      body.destroy();
+      discardBody(body);
       throw tooLarge();
     }
     const chunks: Buffer[] = [];
@@ -106,7 +107,7 @@ async function fetchOne(
       for await (const chunk of body) {
         size += (chunk as Buffer).length;
         if (size > maxBytes) {
-          body.destroy();
+          discardBody(body);
           throw tooLarge();
         }
         chunks.push(chunk as Buffer);
