@@ -10,6 +10,7 @@ import { WorkerPool } from '../runner/pool.ts';
 import { openClusterRole } from '../runs/cluster-role.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
+import { JobSupervisor } from '../runs/supervisor.ts';
 import { openStore } from '../store/index.ts';
 import { deriveKey } from '../store/secret-box.ts';
 import { ensureAdminKey } from './api-keys.ts';
@@ -87,7 +88,10 @@ export async function main(_args: string[]): Promise<void> {
     baseUrl: publicUrl,
   });
   const vault = new StoreRuntimeCredentialVault({ store, masterKey });
+  // Documentation processing and its sweep: their failures are recorded, never fatal.
+  const jobs = new JobSupervisor({ settings: config.jobs, log });
   const api = await createApi({
+    jobs,
     store,
     resources,
     secrets: new ClusterSecretStore({ secrets: core.secrets, namespace }),
@@ -138,6 +142,7 @@ export async function main(_args: string[]): Promise<void> {
     clearTimeout(grace);
     await stopCancels();
     await api.close();
+    await jobs.stop();
     await pool.close();
     await liveness.release();
     await store.close();

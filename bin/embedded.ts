@@ -14,6 +14,7 @@ import type { Config } from '../runs/config.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
 import { PoolLauncher } from '../runs/pool-launcher.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
+import { JobSupervisor } from '../runs/supervisor.ts';
 import {
   embeddedStorePath,
   hasPgliteData,
@@ -116,8 +117,11 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     baseUrl: config.publicUrl ?? url,
   });
   const urlFor = (runId: string, fileKey: string) => signer.sign(runId, fileKey).url;
+  // Documentation, outbox delivery, retention and the sweeps: their failures are recorded, never fatal.
+  const jobs = new JobSupervisor({ settings: config.jobs, log });
 
   const api = await createApi({
+    jobs,
     store,
     resources,
     secrets,
@@ -150,6 +154,7 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     ...(oauth ? { accessToken: (id, mode, rejected) => oauth.accessToken(id, mode, rejected) } : {}),
   });
   const operator = await startOperator({
+    jobs,
     store,
     resources,
     namespace,
@@ -186,6 +191,7 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
       await operator.close();
       clearTimeout(grace);
       await api.close();
+      await jobs.stop();
       await pool.close();
       await store.close();
     })();

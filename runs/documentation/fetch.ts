@@ -11,9 +11,22 @@ import { egressConnector } from '../../runner/protocols/egress-socket.ts';
 const MAX_REDIRECTS = 5;
 const CONNECT_TIMEOUT_MS = 10_000;
 
-/** A fetch that failed; the message names the URL without its query (which may carry a token). */
+/**
+ * A fetch that failed; the message names the URL without its query (which may carry a token). `retryable`:
+ * the site may answer next time (a network error, a 5xx, 408, 429); the processing is tried again.
+ */
 export class DocumentationFetchError extends Error {
   override name = 'DocumentationFetchError';
+  readonly retryable: boolean;
+
+  constructor(message: string, options: { retryable?: boolean } = {}) {
+    super(message);
+    this.retryable = options.retryable ?? false;
+  }
+}
+
+function retryableStatus(status: number): boolean {
+  return status >= 500 || status === 408 || status === 429;
 }
 
 export interface FetchedFile {
@@ -75,7 +88,9 @@ async function fetchOne(
         throw new DocumentationFetchError(
           `fetching ${displayUrl(url)} ran past the time limit (KUBEGLUE_DOCS_TIMEOUT_MS)`,
         );
-      throw new DocumentationFetchError(`fetching ${displayUrl(url)} failed: ${(error as Error).message}`);
+      throw new DocumentationFetchError(`fetching ${displayUrl(url)} failed: ${(error as Error).message}`, {
+        retryable: true,
+      });
     }
     const { statusCode, headers, body } = response;
     if (statusCode >= 300 && statusCode < 400 && headers.location) {
@@ -89,7 +104,9 @@ async function fetchOne(
     }
     if (statusCode < 200 || statusCode >= 300) {
       discardBody(body);
-      throw new DocumentationFetchError(`fetching ${displayUrl(url)} answered HTTP ${statusCode}`);
+      throw new DocumentationFetchError(`fetching ${displayUrl(url)} answered HTTP ${statusCode}`, {
+        retryable: retryableStatus(statusCode),
+      });
     }
     const declared = Number(headers['content-length']);
     const tooLarge = () =>
@@ -118,7 +135,9 @@ async function fetchOne(
         throw new DocumentationFetchError(
           `fetching ${displayUrl(url)} ran past the time limit (KUBEGLUE_DOCS_TIMEOUT_MS)`,
         );
-      throw new DocumentationFetchError(`reading ${displayUrl(url)} failed: ${(error as Error).message}`);
+      throw new DocumentationFetchError(`reading ${displayUrl(url)} failed: ${(error as Error).message}`, {
+        retryable: true,
+      });
     }
     const type = headers['content-type'];
     return { url, bytes: Buffer.concat(chunks), contentType: Array.isArray(type) ? type[0] : type };

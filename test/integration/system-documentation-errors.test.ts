@@ -12,6 +12,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../support/embedded.ts';
 import { type KubeglueProcess, startKubeglue, waitUntil } from '../support/kube/kubeglue.ts';
 
+const MAX_FAILURES = 3;
+
 interface DocumentationState {
   status: 'pending' | 'ready' | 'failed';
   error?: string;
@@ -22,6 +24,9 @@ let siteUrl: string;
 /** Requests for /held wait here while `holding`; then /held redirects to /missing. */
 const held: ServerResponse[] = [];
 let holding = true;
+/** Requests for /unavailable, which answers 503 until `recovered`. */
+let unavailableRequests = 0;
+let recovered = false;
 let dataDir: string;
 let server: KubeglueProcess | undefined;
 let serverUrl: string;
@@ -31,6 +36,13 @@ beforeAll(async () => {
     if (request.url === '/moved') {
       response.writeHead(302, { location: '/missing', 'content-type': 'text/html' });
       response.end('<a href="/missing">moved</a>');
+    } else if (request.url === '/unavailable' && !recovered) {
+      unavailableRequests += 1;
+      response.writeHead(503, { 'content-type': 'text/plain' });
+      response.end('down for maintenance');
+    } else if (request.url === '/unavailable') {
+      response.writeHead(200, { 'content-type': 'text/markdown' });
+      response.end('# Inventory API\n\nSend the key in the X-Api-Key header.\n');
     } else if (request.url === '/held' && holding) {
       held.push(response);
     } else if (request.url === '/held') {
@@ -65,6 +77,8 @@ async function startServer(): Promise<void> {
     KUBEGLUE_WORKERS: '1',
     KUBEGLUE_LOG_LEVEL: 'silent',
     KUBEGLUE_SHUTDOWN_GRACE_MS: '1000',
+    KUBEGLUE_JOB_MAX_FAILURES: String(MAX_FAILURES),
+    KUBEGLUE_JOB_RETRY_DELAY_MS: '20',
   });
   await server.waitForOutput(/ready on http:\/\/\S+ /);
   serverUrl = /ready on (http:\/\/\S+) /.exec(server.output())?.[1] as string;
@@ -84,22 +98,22 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<{ 
 
 /** Polls the system until its documentation is no longer pending; fails at once if the server died. */
 async function settled(systemId: string): Promise<DocumentationState> {
-  let state: DocumentationState | undefined;
-  await waitUntil(
-    async () => {
-      if (server?.child.exitCode !== null || server.child.signalCode !== null)
-        throw new Error(`the server exited:\n${server?.output()}`);
-      const answer = await call<{ data: { documentation?: DocumentationState } }>(
-        'GET',
-        `/v1/systems/${systemId}`,
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (server?.child.exitCode !== null || server.child.signalCode !== null)
+      throw new Error(`the server exited:\n${server?.output()}`);
+    const answer = await call<{ data: { documentation?: DocumentationState } }>(
+      'GET',
+      `/v1/systems/${systemId}`,
+    );
+    const state = answer.body.data.documentation;
+    if (state && state.status !== 'pending') return state;
+    if (Date.now() > deadline)
+      throw new Error(
+        `the documentation of ${systemId} is still ${JSON.stringify(state)}:\n${server.output()}`,
       );
-      state = answer.body.data.documentation;
-      return state !== undefined && state.status !== 'pending';
-    },
-    20_000,
-    `the documentation of ${systemId} to settle`,
-  );
-  return state as DocumentationState;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 /** The server still runs and answers. */
@@ -155,4 +169,35 @@ it('stays up after a restart with that fetch still pending', async () => {
   const state = await settled('held-docs');
   expect(state).toMatchObject({ status: 'failed', error: `fetching ${siteUrl}/missing answered HTTP 404` });
   await expectAlive();
+});
+
+it('retries a documentation URL that answers 503, gives up after KUBEGLUE_JOB_MAX_FAILURES, and shows why', async () => {
+  await startServer();
+  const created = await call('POST', '/v1/systems', {
+    id: 'unavailable-docs',
+    url: `${siteUrl}/api`,
+    documentationUrl: `${siteUrl}/unavailable`,
+  });
+  expect(created.status).toBe(201);
+  const state = await settled('unavailable-docs');
+  expect(state).toEqual(
+    expect.objectContaining({
+      status: 'failed',
+      error:
+        `processing failed ${MAX_FAILURES} times in a row (KUBEGLUE_JOB_MAX_FAILURES), the last time: ` +
+        `fetching ${siteUrl}/unavailable answered HTTP 503. Update the system or upload the file again to retry`,
+    }),
+  );
+  expect(unavailableRequests).toBe(MAX_FAILURES);
+  await expectAlive();
+
+  // Given up: nothing asks the site again until a user acts.
+  await call('GET', '/v1/systems');
+  expect(unavailableRequests).toBe(MAX_FAILURES);
+  recovered = true;
+  const updated = await call('PUT', '/v1/systems/unavailable-docs', {
+    documentationUrl: `${siteUrl}/unavailable`,
+  });
+  expect(updated.status).toBe(200);
+  expect(await settled('unavailable-docs')).toMatchObject({ status: 'ready' });
 });
