@@ -385,7 +385,7 @@ export class DocumentationService {
       const name = source.slice(UPLOAD_PREFIX.length);
       const part = await (await loadSummarise()).summariseFile(
         { bytes: upload, name, contentType: uploadType, source },
-        this.#limits.zip,
+        { zip: this.#limits.zip, openapi: this.#limits.openapi, signal },
       );
       return { documents: part.documents, skipped: part.skipped, truncated: false };
     }
@@ -393,13 +393,13 @@ export class DocumentationService {
     if (source === POSTGRES_SCHEMA_SOURCE) return this.#readSchema(system, guard, signal);
     const fetcher = createFetcher(guard, signal);
     try {
-      return await this.#crawl(source, fetcher);
+      return await this.#crawl(source, fetcher, signal);
     } finally {
       await fetcher.close().catch(() => {});
     }
   }
 
-  async #crawl(start: string, fetcher: Fetcher): Promise<DocumentationSummary> {
+  async #crawl(start: string, fetcher: Fetcher, signal: AbortSignal): Promise<DocumentationSummary> {
     const documents: SummaryDocument[] = [];
     const skipped: SkippedPart[] = [];
     const queue = [start];
@@ -429,7 +429,7 @@ export class DocumentationService {
             source: displayUrl(file.url),
             baseUrl: file.url,
           },
-          this.#limits.zip,
+          { zip: this.#limits.zip, openapi: this.#limits.openapi, signal },
         );
         documents.push(...part.documents);
         skipped.push(...part.skipped);
