@@ -9,6 +9,7 @@ import { ClusterSecretStore } from '../kube/secrets/cluster.ts';
 import { WorkerPool } from '../runner/pool.ts';
 import { openClusterRole } from '../runs/cluster-role.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
+import { installLastResortHandlers } from '../runs/last-resort.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
 import { JobSupervisor } from '../runs/supervisor.ts';
 import { openStore } from '../store/index.ts';
@@ -157,6 +158,12 @@ export async function main(_args: string[]): Promise<void> {
       });
     });
   }
+  // What nothing caught: a rejection is logged, an exception shuts down (runs/last-resort.ts).
+  installLastResortHandlers({
+    log,
+    shutdown: () => stop('uncaught exception'),
+    hardExitMs: config.shutdownGraceMs + 10_000,
+  });
   // Only now: whoever waits for this line may signal at once, and must find the handlers installed.
   log(
     `ready on ${publicUrl} (namespace ${namespace}, internal runner port ${cluster.internalPort}, ${hostname()})`,

@@ -19,6 +19,7 @@ import { ClusterSecretStore } from '../kube/secrets/cluster.ts';
 import { openClusterRole } from '../runs/cluster-role.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
 import { registerJobMetrics } from '../runs/job-metrics.ts';
+import { installLastResortHandlers } from '../runs/last-resort.ts';
 import { JobSupervisor } from '../runs/supervisor.ts';
 import { openStore } from '../store/index.ts';
 import { deriveKey } from '../store/secret-box.ts';
@@ -156,6 +157,8 @@ export async function main(_args: string[]): Promise<void> {
       void shutdown(0);
     });
   }
+  // What nothing caught: a rejection is logged, an exception releases the Lease and exits 1.
+  installLastResortHandlers({ log, shutdown: () => shutdown(1), hardExitMs: 30_000 });
 }
 
 function serveMetrics(registry: Registry, host: string, port: number): Promise<Server> {

@@ -101,6 +101,10 @@ export interface SupervisorOptions {
 /** `scheme://user:password@` and `scheme://token@` in free text: the userinfo is masked. */
 const URL_USERINFO = /(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi;
 
+export function maskUrlUserinfo(text: string): string {
+  return text.replace(URL_USERINFO, '$1***@');
+}
+
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;
   return typeof error === 'string' ? error : 'unknown error';
@@ -275,7 +279,7 @@ export class JobSupervisor {
         text = 'the error message could not be redacted, so it is not shown';
       }
     }
-    text = text.replace(URL_USERINFO, '$1***@');
+    text = maskUrlUserinfo(text);
     return text.length > MESSAGE_CHARS ? `${text.slice(0, MESSAGE_CHARS)}…` : text;
   }
 }
