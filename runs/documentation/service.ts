@@ -9,10 +9,10 @@
  * is alive.
  *
  * Failures (runs/supervisor.ts): each claim is an attempt of the request. An answer that settles it (a 404, a
- * zip bomb, nothing usable, the time limit) fails it at once; a failure the site may not repeat (a network
- * error, a 5xx) keeps it pending with the error shown, to be tried again after a growing wait. A request whose
- * attempts failed or were interrupted KUBEGLUE_JOB_MAX_FAILURES times in a row is failed, with the count and
- * the last error, until the system is updated or a file uploaded.
+ * zip bomb, nothing usable, the time limit) fails it at once; a failure the next attempt may not meet (a
+ * network error, a 5xx, the database unreachable) keeps it pending with the error shown, to be tried again
+ * after a growing wait. A request whose attempts failed or were interrupted KUBEGLUE_JOB_MAX_FAILURES times
+ * in a row is failed, with the count and the last error, until the system is updated or a file uploaded.
  */
 import { randomUUID } from 'node:crypto';
 import type {
@@ -321,7 +321,7 @@ export class DocumentationService {
             throw new SettledFailure(
               `processing ran past the time limit of ${this.#limits.timeoutMs} ms (KUBEGLUE_DOCS_TIMEOUT_MS)`,
             );
-          if (error instanceof DocumentationFetchError && error.retryable) throw error;
+          if (mayPass(error)) throw error;
           throw error instanceof SettledFailure ? error : new SettledFailure((error as Error).message);
         }
         const placement = documentedApiKeyPlacement(made);
@@ -475,6 +475,16 @@ export class DocumentationService {
     });
     return { documents: [shapeSchema(rows, postgresLabel(url))], skipped: [], truncated: false };
   }
+}
+
+/**
+ * A failure the next attempt may not meet: the site's network error or 5xx, the database unreachable
+ * (PostgresStepError is matched by name: pg loads only with the first schema to read).
+ */
+function mayPass(error: unknown): boolean {
+  if (error instanceof DocumentationFetchError) return error.retryable;
+  const { name, kind } = error as { name?: unknown; kind?: unknown };
+  return name === 'PostgresStepError' && kind === 'connection';
 }
 
 function variantName(key: DocumentationKey): string {
