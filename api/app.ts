@@ -9,8 +9,10 @@ import type { EgressPolicy } from '../runner/protocols/egress-policy.ts';
 import type { DocumentationLimits } from '../runs/documentation/limits.ts';
 import { DocumentationService } from '../runs/documentation/service.ts';
 import type { FileUrlSigner } from '../runs/file-urls.ts';
+import { registerJobMetrics } from '../runs/job-metrics.ts';
 import { type RunEventBus, RunEventHub } from '../runs/run-events.ts';
 import { RunService, type RuntimeCredentialVault } from '../runs/service.ts';
+import { JobSupervisor } from '../runs/supervisor.ts';
 import { validateToolDefinition } from '../runs/tool-validation.ts';
 import type { Store } from '../store/index.ts';
 import { type Auth, installAuth } from './auth.ts';
@@ -59,6 +61,8 @@ export interface ApiDeps {
   eventBus?: RunEventBus;
   /** Documentation processing (runs/documentation); off without it. */
   documentation?: { egress: EgressPolicy; limits: DocumentationLimits; sweepMs?: number };
+  /** Runs the background jobs (documentation); one of its own with the defaults otherwise. */
+  jobs?: JobSupervisor;
   /** Gateway agents' tunnels and the relay the workers dial (started before the pool). */
   gateways?: Gateways;
   /** Timings of `GET /v1/logs/stream` (tests). */
@@ -88,6 +92,7 @@ export interface Api {
 /** Builds the API and fills its caches (systems, tools); listening is the caller's. */
 export async function createApi(deps: ApiDeps): Promise<Api> {
   const { store, resources, namespace, log } = deps;
+  const jobs = deps.jobs ?? new JobSupervisor({ log });
   let documentation: DocumentationService | undefined;
   const oauth = deps.oauth ? new SystemOAuth({ ...deps.oauth, store, namespace, log }) : undefined;
   const systems = new SystemService({
@@ -110,6 +115,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
       store: store.documentation,
       systems,
       log,
+      jobs,
       ...deps.documentation,
     });
     documentation.start();
@@ -140,6 +146,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     poolLoad: () => deps.pool.load(),
     outboxBacklog: () => store.outboxBacklog(),
   });
+  registerJobMetrics(metrics.registry, () => jobs.status());
   const signer = deps.signer;
   const runs = new RunService({
     store,
@@ -193,6 +200,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
       await events.close();
       await toolInformer.stop();
       await documentation?.close();
+      if (!deps.jobs) await jobs.stop();
       await systems.close();
       await oauth?.close();
       await auth.flush();

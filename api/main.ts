@@ -10,7 +10,9 @@ import { WorkerPool } from '../runner/pool.ts';
 import { openClusterRole } from '../runs/cluster-role.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
 import { syncRunError } from '../runs/interrupted.ts';
+import { installLastResortHandlers } from '../runs/last-resort.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
+import { JobSupervisor } from '../runs/supervisor.ts';
 import { openStore } from '../store/index.ts';
 import { deriveKey } from '../store/secret-box.ts';
 import { ensureAdminKey } from './api-keys.ts';
@@ -89,7 +91,10 @@ export async function main(_args: string[]): Promise<void> {
     baseUrl: publicUrl,
   });
   const vault = new StoreRuntimeCredentialVault({ store, masterKey });
+  // Documentation processing and its sweep: their failures are recorded, never fatal.
+  const jobs = new JobSupervisor({ settings: config.jobs, log });
   const api = await createApi({
+    jobs,
     store,
     resources,
     secrets: new ClusterSecretStore({ secrets: core.secrets, namespace }),
@@ -141,6 +146,7 @@ export async function main(_args: string[]): Promise<void> {
     clearTimeout(grace);
     await stopCancels();
     await api.close();
+    await jobs.stop();
     await pool.close();
     await liveness.release();
     await store.close();
@@ -155,6 +161,12 @@ export async function main(_args: string[]): Promise<void> {
       });
     });
   }
+  // What nothing caught: a rejection is logged, an exception shuts down (runs/last-resort.ts).
+  installLastResortHandlers({
+    log,
+    shutdown: () => stop('uncaught exception'),
+    hardExitMs: config.shutdownGraceMs + 10_000,
+  });
   // Only now: whoever waits for this line may signal at once, and must find the handlers installed.
   log(
     `ready on ${publicUrl} (namespace ${namespace}, internal runner port ${cluster.internalPort}, ${hostname()})`,

@@ -3,6 +3,7 @@
  * configured by KUBEGLUE_* environment variables. SIGINT/SIGTERM shut it down gracefully.
  */
 import { loadConfig } from '../runs/config.ts';
+import { installLastResortHandlers } from '../runs/last-resort.ts';
 import { startEmbedded } from './embedded.ts';
 
 const log = (line: string) => console.log(`kubeglue: ${line}`);
@@ -25,6 +26,12 @@ export async function main(_args: string[]): Promise<void> {
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
+  // What nothing caught: a rejection is logged, an exception shuts down (runs/last-resort.ts).
+  installLastResortHandlers({
+    log,
+    shutdown: () => embedded.close(),
+    hardExitMs: config.shutdownGraceMs + 10_000,
+  });
   // Only now: whoever waits for this line may signal at once, and must find the handlers installed.
   log(`ready on ${embedded.url} (OpenAPI: ${embedded.url}/v1/openapi.json)`);
 }

@@ -16,6 +16,7 @@ import { FileUrlSigner } from '../runs/file-urls.ts';
 import { PoolLauncher } from '../runs/pool-launcher.ts';
 import { recoverStartedRuns } from '../runs/recovery.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
+import { JobSupervisor } from '../runs/supervisor.ts';
 import {
   embeddedStorePath,
   hasPgliteData,
@@ -126,8 +127,11 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     baseUrl: config.publicUrl ?? url,
   });
   const urlFor = (runId: string, fileKey: string) => signer.sign(runId, fileKey).url;
+  // Documentation, outbox delivery, retention and the sweeps: their failures are recorded, never fatal.
+  const jobs = new JobSupervisor({ settings: config.jobs, log });
 
   const api = await createApi({
+    jobs,
     store,
     resources,
     secrets,
@@ -162,6 +166,7 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     log,
   });
   const operator = await startOperator({
+    jobs,
     store,
     resources,
     namespace,
@@ -201,6 +206,7 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
       clearTimeout(grace);
       await operator.close();
       await api.close();
+      await jobs.stop();
       await pool.close();
       await store.close();
     })();

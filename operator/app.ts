@@ -5,16 +5,17 @@ import type { Pod, Secret } from '../kube/types.ts';
 import type { Launcher } from '../runs/launcher.ts';
 import { type ExecutionReader, PodLauncher, type RunTokenIssuer } from '../runs/pod-launcher.ts';
 import { runView, type UrlForFile } from '../runs/run-view.ts';
+import { JobSupervisor, type RunningJob } from '../runs/supervisor.ts';
 import type { Store } from '../store/index.ts';
 import { deriveKey } from '../store/secret-box.ts';
-import { type ChainStarter, createChainHandler } from './chain-handler.ts';
+import { type ChainStarter, createChainDeadHandler, createChainHandler } from './chain-handler.ts';
 import { createEventRecorder, type EventSink } from './events.ts';
 import type { ControllerHealth } from './health.ts';
 import { createNotifyHandler } from './notify.ts';
 import { OutboxDelivery } from './outbox.ts';
 import { sweepRunRetention } from './run-retention.ts';
 import { defaultOperatorSettings, type OperatorSettings } from './settings.ts';
-import { createStartHandler } from './start-handler.ts';
+import { createStartDeadHandler, createStartHandler } from './start-handler.ts';
 import { SystemController } from './system/controller.ts';
 import { ToolController } from './tool/controller.ts';
 import { ToolRunController } from './toolrun/controller.ts';
@@ -52,6 +53,8 @@ export interface OperatorDeps {
   secrets?: SecretStore;
   /** Watch of the namespace's Secrets (Kubernetes): Systems are re-checked when theirs changes. */
   secretWatch?: Pick<ResourceClient<Secret>, 'list' | 'watch'>;
+  /** Runs outbox delivery, retention and the prunes (runs/supervisor.ts); one of its own otherwise. */
+  jobs?: JobSupervisor;
   log: (line: string) => void;
 }
 
@@ -156,34 +159,47 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
     allowPrivate: deps.notifyAllowPrivate,
     retryDelaysMs: deps.notifyRetryDelaysMs,
   });
+  const jobs = deps.jobs ?? new JobSupervisor({ log });
   const outbox = new OutboxDelivery({
     store,
     log,
+    jobs,
     handlers: {
       start: createStartHandler({ store, resources, namespace }),
       notify,
       chain: createChainHandler({ store, starter: deps.chains }),
     },
+    onDead: {
+      start: createStartDeadHandler({ store, resources }),
+      chain: createChainDeadHandler({ store, starter: deps.chains }),
+    },
   });
   await controller.start();
   for (const resourceController of resourceControllers) await resourceController.start();
   await outbox.start();
-  // Delivered and abandoned completion effects are kept a while for inspection, then dropped.
-  const pruneOutbox = setInterval(
-    () => {
-      store
-        .pruneOutbox(new Date(Date.now() - deps.outboxRetentionMs).toISOString())
-        .catch((error: unknown) => {
-          log(`outbox: pruning finished rows failed: ${(error as Error).message}`);
-        });
-      // Runtime credentials whose run ended without the executor removing them (it crashed, say).
-      store.pruneRunCredentials().catch((error: unknown) => {
-        log(`run credentials: pruning those of ended runs failed: ${(error as Error).message}`);
-      });
-    },
-    Math.min(60 * 60 * 1000, deps.outboxRetentionMs),
-  ).unref();
-  const retention = startRetentionSweeps(deps);
+  const pruneEvery = Math.min(60 * 60 * 1000, deps.outboxRetentionMs);
+  const periodic: RunningJob[] = [
+    // Delivered and abandoned completion effects are kept a while for inspection, then dropped.
+    jobs.every({
+      job: 'outbox-prune',
+      intervalMs: pruneEvery,
+      runAtStart: false,
+      run: async () => {
+        await store.pruneOutbox(new Date(Date.now() - deps.outboxRetentionMs).toISOString());
+      },
+    }),
+    // Runtime credentials whose run ended without the executor removing them (it crashed, say).
+    jobs.every({
+      job: 'run-credentials-prune',
+      intervalMs: pruneEvery,
+      runAtStart: false,
+      run: async () => {
+        await store.pruneRunCredentials();
+      },
+    }),
+  ];
+  const retention = startRetentionSweeps(deps, jobs);
+  if (retention) periodic.push(retention);
 
   return {
     health: () => {
@@ -194,8 +210,7 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
       };
     },
     close: async () => {
-      clearInterval(pruneOutbox);
-      await retention.stop();
+      await Promise.all(periodic.map((job) => job.stop()));
       await controller.stop();
       for (const resourceController of resourceControllers) await resourceController.stop();
       await outbox.stop();
@@ -205,36 +220,20 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
 }
 
 /** Run retention: a sweep at start, then every hour; one sweep at a time, stopped between batches on close. */
-function startRetentionSweeps(deps: OperatorDeps): { stop(): Promise<void> } {
+function startRetentionSweeps(deps: OperatorDeps, jobs: JobSupervisor): RunningJob | undefined {
   const runRetentionMs = deps.runRetentionMs;
-  if (runRetentionMs === undefined) return { stop: async () => {} };
-  const abort = new AbortController();
-  let running: Promise<void> | undefined;
-  const sweep = () => {
-    running ??= sweepRunRetention({
-      store: deps.store,
-      runRetentionMs,
-      resultRetentionMs: deps.resultRetentionMs ?? 0,
-      signal: abort.signal,
-    })
-      .then(
-        ({ runs, outputs }) => {
-          if (runs + outputs > 0) deps.log(`retention: deleted ${runs} runs, ${outputs} results and files`);
-        },
-        (error: unknown) => deps.log(`retention: sweep failed: ${(error as Error).message}`),
-      )
-      .finally(() => {
-        running = undefined;
+  if (runRetentionMs === undefined) return undefined;
+  return jobs.every({
+    job: 'retention',
+    intervalMs: 60 * 60 * 1000,
+    run: async (signal) => {
+      const { runs, outputs } = await sweepRunRetention({
+        store: deps.store,
+        runRetentionMs,
+        resultRetentionMs: deps.resultRetentionMs ?? 0,
+        signal,
       });
-  };
-  const first = setTimeout(sweep, 0);
-  const every = setInterval(sweep, 60 * 60 * 1000).unref();
-  return {
-    stop: async () => {
-      clearTimeout(first);
-      clearInterval(every);
-      abort.abort();
-      await running;
+      if (runs + outputs > 0) deps.log(`retention: deleted ${runs} runs, ${outputs} results and files`);
     },
-  };
+  });
 }

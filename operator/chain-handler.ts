@@ -84,3 +84,20 @@ export function createChainHandler(deps: { store: Store; starter: ChainStarter }
     return { done: true } as const;
   };
 }
+
+/**
+ * A dead `chain` row (its handler failed KUBEGLUE_JOB_MAX_FAILURES times in a row): the chained run is
+ * recorded as failed with the reason, as a refused chain is, so `GET /runs?requestSources=tool-chain` shows
+ * it. A chained run that started after all is left alone.
+ */
+export function createChainDeadHandler(deps: { store: Store; starter: ChainStarter }) {
+  return async (row: { runId: string | null; payload: JsonObject }, reason: string): Promise<void> => {
+    const toolId = row.payload.toolId;
+    if (!row.runId || typeof toolId !== 'string') return;
+    const parent = await deps.store.getRun(row.runId);
+    if (!parent) return;
+    const runId = chainedRunId(parent.runId, toolId);
+    if (await deps.store.getRun(runId)) return;
+    await deps.starter.recordRefused({ runId, toolId, parent, reason: `Chain failed to start: ${reason}` });
+  };
+}

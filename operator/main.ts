@@ -18,6 +18,9 @@ import {
 import { ClusterSecretStore } from '../kube/secrets/cluster.ts';
 import { openClusterRole } from '../runs/cluster-role.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
+import { registerJobMetrics } from '../runs/job-metrics.ts';
+import { installLastResortHandlers } from '../runs/last-resort.ts';
+import { JobSupervisor } from '../runs/supervisor.ts';
 import { openStore } from '../store/index.ts';
 import { deriveKey } from '../store/secret-box.ts';
 import { createPodLauncher, type Operator, startOperator } from './app.ts';
@@ -47,6 +50,9 @@ export async function main(_args: string[]): Promise<void> {
   let chains: Awaited<ReturnType<typeof createClusterChainStarter>> | undefined;
   const metricsServer = await serveMetrics(registry, cluster.metricsHost ?? config.host, cluster.metricsPort);
   const identity = `${cluster.podName}_${randomBytes(4).toString('hex')}`;
+  // Outbox delivery, retention and the prunes: their failures are recorded, never fatal.
+  const jobs = new JobSupervisor({ settings: config.jobs, log });
+  registerJobMetrics(registry, () => jobs.status());
 
   /** Leadership comes at most once per process (a lost Lease exits), so this runs once. */
   const lead = async (): Promise<Operator> => {
@@ -65,6 +71,7 @@ export async function main(_args: string[]): Promise<void> {
       executor: `operator/${identity}`,
     });
     const started = await startOperator({
+      jobs,
       store,
       resources,
       namespace,
@@ -100,6 +107,7 @@ export async function main(_args: string[]): Promise<void> {
       log(`stopping the controllers failed: ${(error as Error).message}`);
     });
     await chains?.close();
+    await jobs.stop();
     await elector.stop();
     await store.close();
     await transport.close();
@@ -149,6 +157,8 @@ export async function main(_args: string[]): Promise<void> {
       void shutdown(0);
     });
   }
+  // What nothing caught: a rejection is logged, an exception releases the Lease and exits 1.
+  installLastResortHandlers({ log, shutdown: () => shutdown(1), hardExitMs: 30_000 });
 }
 
 function serveMetrics(registry: Registry, host: string, port: number): Promise<Server> {

@@ -3,7 +3,14 @@
  * by a poll timer as a safety net), runs the handler for each row's kind with bounded concurrency and records
  * the outcome. A claim is a lease: if this process dies mid-delivery the row becomes due again when the lease
  * runs out, so nothing is lost (delivery is at least once; handlers must tolerate a repeat).
+ *
+ * Both run under the job supervisor (runs/supervisor.ts): a handler that throws is retried after a growing
+ * wait; a row whose handler threw (or whose process died during it) KUBEGLUE_JOB_MAX_FAILURES times in a row
+ * is dead: done, with the reason in last_error, and its kind's onDead tells the run (a start fails it).
+ * Outcomes a handler returns (a notification to retry later) are its own policy and reset that count.
  */
+
+import { type JobFailure, JobSupervisor, type RunningJob } from '../runs/supervisor.ts';
 import type { OutboxRow } from '../store/index.ts';
 
 export type { OutboxRow };
@@ -17,12 +24,19 @@ export type HandlerOutcome =
 
 export type OutboxHandler = (row: OutboxRow) => Promise<HandlerOutcome>;
 
+/** Told when a row of its kind is dead (given up after failures), with the reason kept on the row. */
+export type DeadRowHandler = (row: OutboxRow, reason: string) => Promise<void>;
+
 /** The part of the store the loop uses. */
 export interface OutboxQueue {
   /** Due rows, skipping rows locked by others; pushes their next attempt leaseMs ahead and counts the attempt. */
   claimOutbox(options: { limit: number; leaseMs: number }): Promise<OutboxRow[]>;
   completeOutbox(id: number): Promise<unknown>;
-  retryOutbox(id: number, retry: { nextAttemptAt: string; error: string }): Promise<unknown>;
+  /** `failed`: the handler threw (the row's failure count stays); otherwise the handler asked for it. */
+  retryOutbox(
+    id: number,
+    retry: { nextAttemptAt: string; error: string; failed?: boolean },
+  ): Promise<unknown>;
   abandonOutbox(id: number, error: string): Promise<unknown>;
   /** Calls listener whenever rows are enqueued (from any process). Resolves once listening. */
   onOutbox(listener: () => void): Promise<() => Promise<void>>;
@@ -31,14 +45,18 @@ export interface OutboxQueue {
 export interface OutboxDeliveryOptions {
   store: OutboxQueue;
   handlers: Record<string, OutboxHandler>;
+  /** By kind: what a dead row means for its run (a start that never happened fails the run). */
+  onDead?: Record<string, DeadRowHandler>;
+  /** Runs the claims and the handlers (one of its own with the defaults otherwise). */
+  jobs?: JobSupervisor;
   /** Rows handled at the same time (default 8). */
   concurrency?: number;
   /** How long a claimed row stays invisible to other claims (default 60 s). Handlers must finish well within it. */
   leaseMs?: number;
   /** Safety-net poll interval (default 1 s): picks up retries that come due and anything a lost wake-up missed. */
   pollMs?: number;
-  /** Delay before retrying a row whose handler threw, by attempts so far (default 1 s doubling, at most 5 min). */
-  retryDelayMs?: (attempts: number) => number;
+  /** Delay before retrying a row whose handler threw, by failures so far (default: the supervisor's). */
+  retryDelayMs?: (failures: number) => number;
   log?: (line: string) => void;
   now?: () => number;
 }
@@ -48,11 +66,6 @@ const DEFAULT_LEASE_MS = 60_000;
 const DEFAULT_POLL_MS = 1000;
 const ERROR_CHARS = 500;
 
-/** 1 s, 2 s, 4 s … capped at 5 min. */
-export function defaultRetryDelayMs(attempts: number): number {
-  return Math.min(1000 * 2 ** Math.max(attempts - 1, 0), 5 * 60_000);
-}
-
 function describeError(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   return message.length > ERROR_CHARS ? `${message.slice(0, ERROR_CHARS)}…` : message;
@@ -61,29 +74,31 @@ function describeError(error: unknown): string {
 export class OutboxDelivery {
   readonly #store: OutboxQueue;
   readonly #handlers: Record<string, OutboxHandler>;
+  readonly #onDead: Record<string, DeadRowHandler>;
+  readonly #jobs: JobSupervisor;
   readonly #concurrency: number;
   readonly #leaseMs: number;
   readonly #pollMs: number;
-  readonly #retryDelayMs: (attempts: number) => number;
+  readonly #retryDelayMs: ((failures: number) => number) | undefined;
   readonly #log: (line: string) => void;
   readonly #now: () => number;
   readonly #inFlight = new Set<Promise<void>>();
-  #claiming: Promise<void> | undefined;
-  /** A wake-up arrived while claiming: claim once more afterwards. */
-  #wakePending = false;
+  /** The claim loop: one claim at a time; a wake-up during one claims once more afterwards. */
+  #claims: RunningJob | undefined;
   #running = false;
-  #pollTimer: NodeJS.Timeout | undefined;
   #unlisten: (() => Promise<void>) | undefined;
 
   constructor(options: OutboxDeliveryOptions) {
     this.#store = options.store;
     this.#handlers = options.handlers;
+    this.#onDead = options.onDead ?? {};
     this.#concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY);
     this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.#pollMs = options.pollMs ?? DEFAULT_POLL_MS;
-    this.#retryDelayMs = options.retryDelayMs ?? defaultRetryDelayMs;
+    this.#retryDelayMs = options.retryDelayMs;
     this.#log = options.log ?? ((line) => console.log(line));
     this.#now = options.now ?? Date.now;
+    this.#jobs = options.jobs ?? new JobSupervisor({ log: this.#log, now: this.#now });
   }
 
   /** Starts listening and polling; resolves once listening, after a first claim has been started. */
@@ -96,53 +111,37 @@ export class OutboxDelivery {
       this.#running = false;
       throw error;
     }
-    this.#pollTimer = setInterval(() => this.#wake(), this.#pollMs);
-    this.#pollTimer.unref();
-    this.#wake();
+    this.#claims = this.#jobs.every({
+      job: 'outbox-claim',
+      intervalMs: this.#pollMs,
+      run: () => this.#claimWhileFree(),
+    });
   }
 
   /** Stops claiming and waits for the handlers in flight to finish and their outcomes to be recorded. */
   async stop(): Promise<void> {
     if (!this.#running) return;
     this.#running = false;
-    clearInterval(this.#pollTimer);
-    this.#pollTimer = undefined;
     const unlisten = this.#unlisten;
     this.#unlisten = undefined;
     await unlisten?.().catch((error: unknown) =>
       this.#log(`outbox: unlisten failed: ${describeError(error)}`),
     );
-    await this.#claiming;
+    await this.#claims?.stop();
+    this.#claims = undefined;
     await Promise.all(this.#inFlight);
   }
 
   #wake(): void {
-    if (!this.#running) return;
-    if (this.#claiming) {
-      this.#wakePending = true;
-      return;
-    }
-    this.#claiming = this.#claimWhileFree().finally(() => {
-      this.#claiming = undefined;
-      if (this.#wakePending) {
-        this.#wakePending = false;
-        this.#wake();
-      }
-    });
+    if (this.#running) this.#claims?.trigger();
   }
 
+  /** A claim that fails is the supervisor's to log; the poll tries again, leased rows come back. */
   async #claimWhileFree(): Promise<void> {
     while (this.#running) {
       const free = this.#concurrency - this.#inFlight.size;
       if (free <= 0) return; // a finishing handler wakes the loop again
-      let rows: OutboxRow[];
-      try {
-        rows = await this.#store.claimOutbox({ limit: free, leaseMs: this.#leaseMs });
-      } catch (error) {
-        // The poll timer tries again; claimed-but-unreported rows come back when their lease runs out.
-        this.#log(`outbox: claiming rows failed: ${describeError(error)}`);
-        return;
-      }
+      const rows = await this.#store.claimOutbox({ limit: free, leaseMs: this.#leaseMs });
       for (const row of rows) this.#track(this.#deliver(row));
       if (rows.length < free) return;
     }
@@ -157,7 +156,20 @@ export class OutboxDelivery {
   }
 
   async #deliver(row: OutboxRow): Promise<void> {
-    const outcome = await this.#runHandler(row);
+    const handler = Object.hasOwn(this.#handlers, row.kind) ? this.#handlers[row.kind] : undefined;
+    const attempt = handler
+      ? await this.#jobs.attempt({
+          job: 'outbox',
+          subject: this.#describeRow(row),
+          failuresBefore: row.failures - 1,
+          lastError: row.lastError ?? undefined,
+          // Never the payload: it may hold URLs with tokens or run data.
+          run: () => handler(row),
+          record: (failure) => this.#recordFailure(row, failure),
+        })
+      : ({ ok: true, value: { abandon: `no handler for outbox rows of kind "${row.kind}"` } } as const);
+    if (!attempt.ok) return;
+    const outcome = attempt.value;
     try {
       if ('done' in outcome) {
         await this.#store.completeOutbox(row.id);
@@ -178,21 +190,25 @@ export class OutboxDelivery {
     }
   }
 
-  async #runHandler(row: OutboxRow): Promise<HandlerOutcome> {
-    const handler = Object.hasOwn(this.#handlers, row.kind) ? this.#handlers[row.kind] : undefined;
-    if (!handler) return { abandon: `no handler for outbox rows of kind "${row.kind}"` };
-    try {
-      return await handler(row);
-    } catch (error) {
-      // Never the payload: it may hold URLs with tokens or run data.
-      const message = describeError(error);
-      const retryAt = new Date(this.#now() + this.#retryDelayMs(row.attempts));
-      this.#log(
-        `outbox: handler failed for ${this.#describeRow(row)} (attempt ${row.attempts}), retrying at ` +
-          `${retryAt.toISOString()}: ${message}`,
-      );
-      return { retryAt, error: message };
+  /** A handler that threw: the row is due again later, or dead. */
+  async #recordFailure(row: OutboxRow, failure: JobFailure): Promise<void> {
+    if (failure.terminal) {
+      const reason =
+        `dead after ${failure.failures} failed attempts in a row (KUBEGLUE_JOB_MAX_FAILURES): ` +
+        describeError(failure.message);
+      await this.#store.abandonOutbox(row.id, reason);
+      const onDead = Object.hasOwn(this.#onDead, row.kind) ? this.#onDead[row.kind] : undefined;
+      await onDead?.(row, reason);
+      return;
     }
+    const retryAt = this.#retryDelayMs
+      ? new Date(this.#now() + this.#retryDelayMs(failure.failures))
+      : (failure.retryAt ?? new Date(this.#now()));
+    await this.#store.retryOutbox(row.id, {
+      nextAttemptAt: retryAt.toISOString(),
+      error: describeError(failure.message),
+      failed: true,
+    });
   }
 
   #describeRow(row: OutboxRow): string {

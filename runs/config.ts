@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { formatIssues } from '../crds/errors.ts';
 import { type EgressPolicy, parseEgressList } from '../runner/protocols/egress-policy.ts';
 import { type DocumentationLimits, documentationLimitsFromEnv } from './documentation/limits.ts';
+import type { SupervisorSettings } from './supervisor.ts';
 
 const port = z.coerce.number().int().min(0).max(65_535);
 const positiveInt = z.coerce.number().int().positive();
@@ -62,6 +63,9 @@ export const ServerConfig = z.object({
   KUBEGLUE_EGRESS_PRIVATE: z.enum(['allow', 'deny']).optional(),
   KUBEGLUE_EGRESS_ALLOW: z.string().optional(),
   KUBEGLUE_EGRESS_DENY: z.string().optional(),
+  // Background jobs (runs/supervisor.ts): a subject failing this many times in a row is given up.
+  KUBEGLUE_JOB_MAX_FAILURES: positiveInt.default(5),
+  KUBEGLUE_JOB_RETRY_DELAY_MS: positiveInt.default(1000),
 });
 
 export interface Config {
@@ -100,6 +104,8 @@ export interface Config {
   egress: EgressPolicy;
   /** KUBEGLUE_DOCS_* (runs/documentation/limits.ts). */
   documentation: DocumentationLimits;
+  /** KUBEGLUE_JOB_*: retries of background jobs (runs/supervisor.ts). */
+  jobs: SupervisorSettings;
 }
 
 /** The process reading the settings: some defaults differ between the embedded and Kubernetes roles. */
@@ -156,5 +162,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, role: ConfigRol
     resultRetentionMs: c.KUBEGLUE_RESULT_RETENTION ?? 0,
     egress,
     documentation: documentationLimitsFromEnv(env),
+    jobs: { maxFailures: c.KUBEGLUE_JOB_MAX_FAILURES, retryDelayMs: c.KUBEGLUE_JOB_RETRY_DELAY_MS },
   };
 }

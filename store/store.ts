@@ -182,7 +182,7 @@ export interface StoreQueries {
   /** Due rows (FOR UPDATE SKIP LOCKED), each leased for leaseMs and its attempts counted. */
   claimOutbox(opts: { limit: number; leaseMs: number }): Promise<OutboxRow[]>;
   completeOutbox(id: number): Promise<void>;
-  retryOutbox(id: number, opts: { nextAttemptAt: string; error: string }): Promise<void>;
+  retryOutbox(id: number, opts: { nextAttemptAt: string; error: string; failed?: boolean }): Promise<void>;
   /** Done, with last_error. */
   abandonOutbox(id: number, error: string): Promise<void>;
   /** Rows not done. */

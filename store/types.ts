@@ -179,6 +179,8 @@ export interface OutboxRow {
   payload: JsonObject;
   /** Claims so far, this one included. */
   attempts: number;
+  /** Claims in a row that ended without an outcome from the handler (it threw, or the process died), this one included. */
+  failures: number;
   createdAt: string;
   lastError: string | null;
 }

@@ -8,6 +8,7 @@ import { Agent, type Dispatcher, interceptors, request } from 'undici';
 import type { JsonValue } from '../../crds/json.ts';
 import type { GatewayRoute } from '../engine/types.ts';
 import { AgentCache } from './agent-cache.ts';
+import { discardBody } from './discard-body.ts';
 import { EgressGuard, type EgressPolicy, PERMISSIVE_EGRESS } from './egress-policy.ts';
 import { egressConnector, type ResolveAll } from './egress-socket.ts';
 import { gatewayAgentFor } from './gateway-http.ts';
@@ -365,7 +366,7 @@ type AttemptResult =
 
 /** Reads at most `limit` bytes; `onOverflow` decides whether passing it is an error or a cut. */
 async function readBody(
-  body: AsyncIterable<Uint8Array> & { destroy(): unknown },
+  body: AsyncIterable<Uint8Array> & Parameters<typeof discardBody>[0],
   limit: number,
   onOverflow: 'throw' | 'truncate',
 ): Promise<Buffer | 'too-large'> {
@@ -374,7 +375,7 @@ async function readBody(
   for await (const chunk of body) {
     size += chunk.byteLength;
     if (size > limit) {
-      body.destroy();
+      discardBody(body);
       if (onOverflow === 'throw') return 'too-large';
       chunks.push(chunk.subarray(0, chunk.byteLength - (size - limit)));
       break;
@@ -522,7 +523,7 @@ async function attempt(ctx: AttemptContext): Promise<AttemptResult> {
       return { ok: false, error: wrapped, outcome: { kind: 'network' } };
     }
     if (bytes === 'too-large') {
-      response.body.destroy();
+      discardBody(response.body);
       throw new HttpRequestError(
         'too-large',
         `${describeHop(ctx, hop)}: the response body exceeds the limit of ${ctx.maxResponseBytes} bytes`,

@@ -4,7 +4,8 @@
  */
 import { detectFormat } from './detect.ts';
 import { parseHtml } from './html.ts';
-import { parseOpenApiText, summariseOpenApi } from './openapi.ts';
+import { looksLikeOpenApi } from './openapi.ts';
+import { type OpenApiLimits, summariseOpenApiInWorker } from './openapi-thread.ts';
 import { parsePdf } from './pdf.ts';
 import type { DocumentationSummary, SkippedPart, SummaryDocument } from './summary.ts';
 import { parseMarkdown, parsePlainText } from './text.ts';
@@ -30,9 +31,16 @@ export interface FileSummary {
 
 const decoder = new TextDecoder('utf-8');
 
+export interface SummariseOptions {
+  zip: ZipLimits;
+  openapi: OpenApiLimits;
+  /** The processing's deadline (and shutdown): an OpenAPI worker under way is stopped. */
+  signal?: AbortSignal | undefined;
+}
+
 export async function summariseFile(
   input: FileInput,
-  zipLimits: ZipLimits,
+  options: SummariseOptions,
   nested = false,
 ): Promise<FileSummary> {
   const format = detectFormat(input.bytes, input.name, input.contentType);
@@ -47,10 +55,10 @@ export async function summariseFile(
           links: [],
         };
       const result: FileSummary = { documents: [], skipped: [], links: [] };
-      for (const entry of unzipEntries(input.bytes, zipLimits)) {
+      for (const entry of unzipEntries(input.bytes, options.zip)) {
         const source = `${input.source}!/${entry.name}`;
         try {
-          const part = await summariseFile({ bytes: entry.bytes, name: entry.name, source }, zipLimits, true);
+          const part = await summariseFile({ bytes: entry.bytes, name: entry.name, source }, options, true);
           result.documents.push(...part.documents);
           result.skipped.push(...part.skipped);
         } catch (error) {
@@ -71,8 +79,10 @@ export async function summariseFile(
       };
     case 'openapi-or-text': {
       const text = decoder.decode(input.bytes);
-      const api = parseOpenApiText(text);
-      if (api) return { documents: [await summariseOpenApi(api, input.source)], skipped: [], links: [] };
+      const api = looksLikeOpenApi(text)
+        ? await summariseOpenApiInWorker(text, input.source, options.openapi, options.signal)
+        : undefined;
+      if (api) return { documents: [api], skipped: [], links: [] };
       return { documents: [parsePlainText(text, input.source)], skipped: [], links: [] };
     }
     case 'binary':

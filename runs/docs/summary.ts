@@ -45,6 +45,10 @@ export interface OpenApiDocument {
   /** Scheme ids of the document-wide security requirement, in order. */
   security: string[];
   operations: OpenApiOperation[];
+  /** Why the document failed validation (it is summarised all the same). */
+  validationError?: string;
+  /** Why it was not validated: a bound of KUBEGLUE_DOCS_OPENAPI_* (the summary does not need it). */
+  validationSkipped?: string;
 }
 
 export interface TextSection {

@@ -4,15 +4,29 @@
  * processing's deadline. A doc site is crawled breadth-first over same-origin links, up to a page count.
  */
 import { Agent, request } from 'undici';
+import { discardBody } from '../../runner/protocols/discard-body.ts';
 import type { EgressGuard } from '../../runner/protocols/egress-policy.ts';
 import { egressConnector } from '../../runner/protocols/egress-socket.ts';
 
 const MAX_REDIRECTS = 5;
 const CONNECT_TIMEOUT_MS = 10_000;
 
-/** A fetch that failed; the message names the URL without its query (which may carry a token). */
+/**
+ * A fetch that failed; the message names the URL without its query (which may carry a token). `retryable`:
+ * the site may answer next time (a network error, a 5xx, 408, 429); the processing is tried again.
+ */
 export class DocumentationFetchError extends Error {
   override name = 'DocumentationFetchError';
+  readonly retryable: boolean;
+
+  constructor(message: string, options: { retryable?: boolean } = {}) {
+    super(message);
+    this.retryable = options.retryable ?? false;
+  }
+}
+
+function retryableStatus(status: number): boolean {
+  return status >= 500 || status === 408 || status === 429;
 }
 
 export interface FetchedFile {
@@ -74,11 +88,13 @@ async function fetchOne(
         throw new DocumentationFetchError(
           `fetching ${displayUrl(url)} ran past the time limit (KUBEGLUE_DOCS_TIMEOUT_MS)`,
         );
-      throw new DocumentationFetchError(`fetching ${displayUrl(url)} failed: ${(error as Error).message}`);
+      throw new DocumentationFetchError(`fetching ${displayUrl(url)} failed: ${(error as Error).message}`, {
+        retryable: true,
+      });
     }
     const { statusCode, headers, body } = response;
     if (statusCode >= 300 && statusCode < 400 && headers.location) {
-      body.destroy();
+      discardBody(body);
       if (hop >= MAX_REDIRECTS)
         throw new DocumentationFetchError(
           `fetching ${displayUrl(start)}: more than ${MAX_REDIRECTS} redirects`,
@@ -87,8 +103,10 @@ async function fetchOne(
       continue;
     }
     if (statusCode < 200 || statusCode >= 300) {
-      body.destroy();
-      throw new DocumentationFetchError(`fetching ${displayUrl(url)} answered HTTP ${statusCode}`);
+      discardBody(body);
+      throw new DocumentationFetchError(`fetching ${displayUrl(url)} answered HTTP ${statusCode}`, {
+        retryable: retryableStatus(statusCode),
+      });
     }
     const declared = Number(headers['content-length']);
     const tooLarge = () =>
@@ -97,7 +115,7 @@ async function fetchOne(
           'the download was stopped',
       );
     if (Number.isFinite(declared) && declared > maxBytes) {
-      body.destroy();
+      discardBody(body);
       throw tooLarge();
     }
     const chunks: Buffer[] = [];
@@ -106,7 +124,7 @@ async function fetchOne(
       for await (const chunk of body) {
         size += (chunk as Buffer).length;
         if (size > maxBytes) {
-          body.destroy();
+          discardBody(body);
           throw tooLarge();
         }
         chunks.push(chunk as Buffer);
@@ -117,7 +135,9 @@ async function fetchOne(
         throw new DocumentationFetchError(
           `fetching ${displayUrl(url)} ran past the time limit (KUBEGLUE_DOCS_TIMEOUT_MS)`,
         );
-      throw new DocumentationFetchError(`reading ${displayUrl(url)} failed: ${(error as Error).message}`);
+      throw new DocumentationFetchError(`reading ${displayUrl(url)} failed: ${(error as Error).message}`, {
+        retryable: true,
+      });
     }
     const type = headers['content-type'];
     return { url, bytes: Buffer.concat(chunks), contentType: Array.isArray(type) ? type[0] : type };

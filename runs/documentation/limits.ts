@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { formatIssues } from '../../crds/errors.ts';
+import type { OpenApiLimits } from '../docs/openapi-thread.ts';
 import type { ZipLimits } from '../docs/zip.ts';
 
 /** Bounds of documentation processing, from `KUBEGLUE_DOCS_*` (README: "Documentation processing"). */
@@ -15,6 +16,7 @@ export interface DocumentationLimits {
   /** Characters of JSON kept as the summary. */
   maxRetainedChars: number;
   zip: ZipLimits;
+  openapi: OpenApiLimits;
 }
 
 const positiveInt = z.coerce.number().int().positive();
@@ -28,6 +30,10 @@ const DocsEnv = z.object({
   KUBEGLUE_DOCS_ZIP_MAX_ENTRIES: positiveInt.default(1000),
   KUBEGLUE_DOCS_ZIP_MAX_BYTES: positiveInt.default(100 * 1024 * 1024),
   KUBEGLUE_DOCS_ZIP_MAX_RATIO: positiveInt.default(100),
+  KUBEGLUE_DOCS_OPENAPI_MAX_EXPANDED_BYTES: positiveInt.default(16 * 1024 * 1024),
+  KUBEGLUE_DOCS_OPENAPI_MAX_DEPTH: positiveInt.default(128),
+  KUBEGLUE_DOCS_OPENAPI_TIMEOUT_MS: positiveInt.default(30_000),
+  KUBEGLUE_DOCS_OPENAPI_MEMORY_MB: positiveInt.default(512),
 });
 
 export function documentationLimitsFromEnv(
@@ -46,6 +52,12 @@ export function documentationLimitsFromEnv(
       maxEntries: c.KUBEGLUE_DOCS_ZIP_MAX_ENTRIES,
       maxTotalBytes: c.KUBEGLUE_DOCS_ZIP_MAX_BYTES,
       maxRatio: c.KUBEGLUE_DOCS_ZIP_MAX_RATIO,
+    },
+    openapi: {
+      maxExpandedBytes: c.KUBEGLUE_DOCS_OPENAPI_MAX_EXPANDED_BYTES,
+      maxDepth: c.KUBEGLUE_DOCS_OPENAPI_MAX_DEPTH,
+      timeoutMs: c.KUBEGLUE_DOCS_OPENAPI_TIMEOUT_MS,
+      memoryMb: c.KUBEGLUE_DOCS_OPENAPI_MEMORY_MB,
     },
   };
 }

@@ -6,7 +6,13 @@
  * Restarts: a request is claimed with a lease (the processing time limit plus a margin). A process that
  * shuts down releases its claims; one that dies leaves them to expire. Every API process sweeps for
  * unclaimed pending requests at start and then periodically, so pending work resumes on whichever process
- * is alive. A request interrupted MAX_ATTEMPTS times is marked failed with a message saying so.
+ * is alive.
+ *
+ * Failures (runs/supervisor.ts): each claim is an attempt of the request. An answer that settles it (a 404, a
+ * zip bomb, nothing usable, the time limit) fails it at once; a failure the next attempt may not meet (a
+ * network error, a 5xx, the database unreachable) keeps it pending with the error shown, to be tried again
+ * after a growing wait. A request whose attempts failed or were interrupted KUBEGLUE_JOB_MAX_FAILURES times
+ * in a row is failed, with the count and the last error, until the system is updated or a file uploaded.
  */
 import { randomUUID } from 'node:crypto';
 import type {
@@ -16,6 +22,7 @@ import type {
   Environment,
   System,
 } from '../../crds/system.ts';
+import { buildCredentialScope } from '../../runner/engine/credentials.ts';
 import type { ResolvedSystem } from '../../runner/engine/types.ts';
 import { EgressGuard, type EgressPolicy } from '../../runner/protocols/egress-policy.ts';
 import type { DocumentationKey, DocumentationStore, StoredDocumentationState } from '../../store/index.ts';
@@ -23,11 +30,10 @@ import { narrowToKeywords } from '../docs/keywords.ts';
 import { type DocumentedPlacement, documentedApiKeyPlacement } from '../docs/placement.ts';
 import { MAX_RELATIONS, SCHEMA_QUERY, shapeSchema } from '../docs/postgres-schema.ts';
 import type { DocumentationSummary, SkippedPart, SummaryDocument } from '../docs/summary.ts';
-import { crawlable, createFetcher, displayUrl, type Fetcher } from './fetch.ts';
+import { type JobFailure, JobSupervisor } from '../supervisor.ts';
+import { crawlable, createFetcher, DocumentationFetchError, displayUrl, type Fetcher } from './fetch.ts';
 import type { DocumentationLimits } from './limits.ts';
 
-/** Claims of one request before it is given up as failed (each restart mid-processing costs one). */
-export const MAX_ATTEMPTS = 3;
 export const POSTGRES_SCHEMA_SOURCE = 'postgres-schema';
 const UPLOAD_PREFIX = 'upload:';
 const LEASE_MARGIN_MS = 30_000;
@@ -48,7 +54,21 @@ export interface DocumentationServiceOptions {
   log?: (line: string) => void;
   /** How often pending requests nobody holds are looked for (default 30 s). */
   sweepMs?: number;
+  /** Runs the processing and the sweep (a supervisor of its own with the defaults otherwise). */
+  jobs?: JobSupervisor;
 }
+
+/** A failure no retry mends: the content is what it is (too large, a zip bomb, nothing usable, a 404). */
+class SettledFailure extends Error {
+  override name = 'SettledFailure';
+}
+
+/** A request to process; `notBefore` (epoch ms): a retry this process scheduled, due then. */
+type QueuedRequest = DocumentationKey & { requestId: string; notBefore?: number };
+
+const INTERRUPTED = 'processing was interrupted (the service stopped while processing)';
+/** What a pending request's error says after its message (#recordFailure). */
+const RETRY_NOTE = / \(attempt \d+ of \d+; retrying at [^)]*\)$/;
 
 export interface DocumentationUpload {
   bytes: Uint8Array;
@@ -84,9 +104,12 @@ export class DocumentationService {
   readonly #log: (line: string) => void;
   readonly #sweepMs: number;
   readonly #closing = new AbortController();
-  readonly #queue: Array<DocumentationKey & { requestId: string }> = [];
+  readonly #queue: QueuedRequest[] = [];
   readonly #inFlight = new Map<string, { requestId: string; done: Promise<void> }>();
-  #timer: NodeJS.Timeout | undefined;
+  readonly #jobs: JobSupervisor;
+  /** Retries due later in this process (the sweep of any process takes them up too). */
+  readonly #retries = new Set<NodeJS.Timeout>();
+  #sweeping: { stop(): Promise<void> } | undefined;
 
   constructor(options: DocumentationServiceOptions) {
     this.#store = options.store;
@@ -95,6 +118,7 @@ export class DocumentationService {
     this.#limits = options.limits;
     this.#log = options.log ?? (() => {});
     this.#sweepMs = options.sweepMs ?? 30_000;
+    this.#jobs = options.jobs ?? new JobSupervisor({ log: this.#log });
   }
 
   get limits(): DocumentationLimits {
@@ -103,20 +127,19 @@ export class DocumentationService {
 
   /** Resumes pending requests left by earlier processes, now and on every sweep. */
   start(): void {
-    if (this.#timer) return;
-    const sweep = () => {
-      this.#sweep().catch((error: unknown) =>
-        this.#log(`documentation sweep failed: ${(error as Error).message}`),
-      );
-    };
-    sweep();
-    this.#timer = setInterval(sweep, this.#sweepMs).unref();
+    this.#sweeping ??= this.#jobs.every({
+      job: 'documentation-sweep',
+      intervalMs: this.#sweepMs,
+      run: () => this.#sweep(),
+    });
   }
 
   /** Stops processing; requests in progress are released so the next process resumes them at once. */
   async close(): Promise<void> {
-    if (this.#timer) clearInterval(this.#timer);
     this.#closing.abort();
+    for (const timer of this.#retries) clearTimeout(timer);
+    this.#retries.clear();
+    await this.#sweeping?.stop();
     this.#queue.length = 0;
     await Promise.all([...this.#inFlight.values()].map((entry) => entry.done));
   }
@@ -212,7 +235,7 @@ export class DocumentationService {
       this.#enqueue(entry);
   }
 
-  #enqueue(entry: DocumentationKey & { requestId: string }): void {
+  #enqueue(entry: QueuedRequest): void {
     if (this.#closing.signal.aborted) return;
     const name = variantName(entry);
     if (this.#inFlight.get(name)?.requestId === entry.requestId) return;
@@ -226,11 +249,12 @@ export class DocumentationService {
       // One processing per variant at a time: a newer request waits for the older one (which will not store).
       const index = this.#queue.findIndex((queued) => !this.#inFlight.has(variantName(queued)));
       if (index < 0) return;
-      const [entry] = this.#queue.splice(index, 1) as [DocumentationKey & { requestId: string }];
+      const [entry] = this.#queue.splice(index, 1) as [QueuedRequest];
       const name = variantName(entry);
       const done = this.#process(entry)
         .catch((error: unknown) =>
-          this.#log(`documentation of ${entry.systemId}: ${(error as Error).message}`),
+          // Claiming failed (the store): the request stays unclaimed and the next sweep takes it up.
+          this.#log(`documentation of ${entry.systemId}: claiming failed: ${(error as Error).message}`),
         )
         .finally(() => {
           this.#inFlight.delete(name);
@@ -240,54 +264,109 @@ export class DocumentationService {
     }
   }
 
-  async #process(entry: DocumentationKey & { requestId: string }): Promise<void> {
+  async #process(entry: QueuedRequest): Promise<void> {
     const key = { systemId: entry.systemId, environment: entry.environment };
-    const now = Date.now();
+    // A timer may fire a millisecond before the wall clock reaches its time: the retry it brings is due.
+    const now = Math.max(Date.now(), (entry.notBefore ?? 0) + 1);
     const claimed = await this.#store.claim(key, {
       requestId: entry.requestId,
       now: new Date(now).toISOString(),
       leaseUntil: new Date(now + this.#limits.timeoutMs + LEASE_MARGIN_MS).toISOString(),
     });
     if (!claimed) return;
-    if (claimed.attempts > MAX_ATTEMPTS) {
+    const timeout = AbortSignal.timeout(this.#limits.timeoutMs);
+    const signal = AbortSignal.any([timeout, this.#closing.signal]);
+    // The system's credentials, once known, are taken out of every message (a postgres:// URL's password…).
+    let redact = (text: string) => text;
+    const failuresBefore = claimed.attempts - 1;
+    await this.#jobs.attempt({
+      job: 'documentation',
+      subject: `system ${key.systemId} (${key.environment})`,
+      failuresBefore,
+      // An attempt that left no error behind was interrupted: the process stopped or died during it.
+      lastError: failuresBefore > 0 ? (claimed.error?.replace(RETRY_NOTE, '') ?? INTERRUPTED) : undefined,
+      redact: (text) => redact(text),
+      permanent: (error) => error instanceof SettledFailure,
+      record: (failure) => this.#recordFailure(entry, failure),
+      run: async () => {
+        let made: DocumentationSummary;
+        try {
+          const keywords = claimed.keywords ? (JSON.parse(claimed.keywords) as string[]) : undefined;
+          const raw = await this.#make(
+            claimed.source,
+            key,
+            claimed.upload,
+            claimed.uploadType,
+            signal,
+            (system) => {
+              const { redactor } = buildCredentialScope([system], undefined);
+              redact = (text) => redactor.string(text);
+            },
+          );
+          const { limitRetained } = await loadSummarise();
+          made = limitRetained(narrowToKeywords(raw, keywords), this.#limits.maxRetainedChars);
+          if (made.documents.length === 0 && raw.documents.length === 0) {
+            const reasons = made.skipped.map((part) => `${part.source}: ${part.reason}`).join('; ');
+            throw new SettledFailure(
+              `nothing usable was found${reasons ? ` (${reasons.slice(0, 1000)})` : ''}`,
+            );
+          }
+        } catch (error) {
+          if (this.#closing.signal.aborted) {
+            // Shutting down: the next process takes the request up again, and the attempt does not count.
+            await this.#store.release(key, entry.requestId).catch(() => {});
+            return;
+          }
+          if (timeout.aborted)
+            throw new SettledFailure(
+              `processing ran past the time limit of ${this.#limits.timeoutMs} ms (KUBEGLUE_DOCS_TIMEOUT_MS)`,
+            );
+          if (mayPass(error)) throw error;
+          throw error instanceof SettledFailure ? error : new SettledFailure((error as Error).message);
+        }
+        const placement = documentedApiKeyPlacement(made);
+        // A failure to store is the store's, not the documentation's: retried like a network error.
+        const stored = await this.#store.complete(key, entry.requestId, {
+          summary: JSON.stringify(made),
+          apiKeyPlacement: placement ? JSON.stringify(placement) : undefined,
+          fetchedAt: new Date().toISOString(),
+        });
+        if (stored) this.#log(`documentation of ${key.systemId} (${key.environment}) is ready`);
+      },
+    });
+  }
+
+  /** A failed attempt, on the request: pending with the error until the retry, or failed for good. */
+  async #recordFailure(entry: QueuedRequest, failure: JobFailure): Promise<void> {
+    const key = { systemId: entry.systemId, environment: entry.environment };
+    if (failure.terminal === 'permanent') {
+      await this.#store.fail(key, entry.requestId, failure.message);
+      return;
+    }
+    if (failure.terminal === 'exhausted') {
       await this.#store.fail(
         key,
         entry.requestId,
-        `processing was interrupted ${MAX_ATTEMPTS} times (the service restarted while processing); ` +
-          'update the system or upload the file again to retry',
+        `processing failed ${failure.failures} times in a row (KUBEGLUE_JOB_MAX_FAILURES), the last time: ` +
+          `${failure.message}. Update the system or upload the file again to retry`,
       );
       return;
     }
-    const timeout = AbortSignal.timeout(this.#limits.timeoutMs);
-    const signal = AbortSignal.any([timeout, this.#closing.signal]);
-    try {
-      const keywords = claimed.keywords ? (JSON.parse(claimed.keywords) as string[]) : undefined;
-      const made = await this.#make(claimed.source, key, claimed.upload, claimed.uploadType, signal);
-      const { limitRetained } = await loadSummarise();
-      const summary = limitRetained(narrowToKeywords(made, keywords), this.#limits.maxRetainedChars);
-      if (summary.documents.length === 0 && made.documents.length === 0) {
-        const reasons = summary.skipped.map((part) => `${part.source}: ${part.reason}`).join('; ');
-        throw new Error(`nothing usable was found${reasons ? ` (${reasons.slice(0, 1000)})` : ''}`);
-      }
-      const placement = documentedApiKeyPlacement(summary);
-      const stored = await this.#store.complete(key, entry.requestId, {
-        summary: JSON.stringify(summary),
-        apiKeyPlacement: placement ? JSON.stringify(placement) : undefined,
-        fetchedAt: new Date().toISOString(),
-      });
-      if (stored) this.#log(`documentation of ${key.systemId} (${key.environment}) is ready`);
-    } catch (error) {
-      if (this.#closing.signal.aborted) {
-        // Shutting down: the next process takes the request up again.
-        await this.#store.release(key, entry.requestId).catch(() => {});
-        return;
-      }
-      const message = timeout.aborted
-        ? `processing ran past the time limit of ${this.#limits.timeoutMs} ms (KUBEGLUE_DOCS_TIMEOUT_MS)`
-        : (error as Error).message;
-      await this.#store.fail(key, entry.requestId, message.slice(0, 2000));
-      this.#log(`documentation of ${key.systemId} (${key.environment}) failed: ${message}`);
-    }
+    const retryAt = failure.retryAt ?? new Date();
+    await this.#store.retry(key, entry.requestId, {
+      error: `${failure.message} (attempt ${failure.failures} of ${this.#jobs.settings.maxFailures}; retrying at ${retryAt.toISOString()})`,
+      notBefore: retryAt.toISOString(),
+    });
+    if (this.#closing.signal.aborted) return;
+    const timer = setTimeout(
+      () => {
+        this.#retries.delete(timer);
+        this.#enqueue({ ...key, requestId: entry.requestId, notBefore: retryAt.getTime() });
+      },
+      Math.max(0, retryAt.getTime() - Date.now()),
+    );
+    timer.unref();
+    this.#retries.add(timer);
   }
 
   async #make(
@@ -296,15 +375,17 @@ export class DocumentationService {
     upload: Uint8Array | undefined,
     uploadType: string | undefined,
     signal: AbortSignal,
+    onSystem: (system: ResolvedSystem) => void,
   ): Promise<DocumentationSummary> {
     const [system] = await this.#systems.resolveForRun([key.systemId], key.environment as Environment);
     if (!system) throw new Error(`system '${key.systemId}' no longer exists`);
+    onSystem(system);
     if (source.startsWith(UPLOAD_PREFIX)) {
       if (!upload) throw new Error('the uploaded file is no longer stored; upload it again');
       const name = source.slice(UPLOAD_PREFIX.length);
       const part = await (await loadSummarise()).summariseFile(
         { bytes: upload, name, contentType: uploadType, source },
-        this.#limits.zip,
+        { zip: this.#limits.zip, openapi: this.#limits.openapi, signal },
       );
       return { documents: part.documents, skipped: part.skipped, truncated: false };
     }
@@ -312,13 +393,13 @@ export class DocumentationService {
     if (source === POSTGRES_SCHEMA_SOURCE) return this.#readSchema(system, guard, signal);
     const fetcher = createFetcher(guard, signal);
     try {
-      return await this.#crawl(source, fetcher);
+      return await this.#crawl(source, fetcher, signal);
     } finally {
       await fetcher.close().catch(() => {});
     }
   }
 
-  async #crawl(start: string, fetcher: Fetcher): Promise<DocumentationSummary> {
+  async #crawl(start: string, fetcher: Fetcher, signal: AbortSignal): Promise<DocumentationSummary> {
     const documents: SummaryDocument[] = [];
     const skipped: SkippedPart[] = [];
     const queue = [start];
@@ -348,7 +429,7 @@ export class DocumentationService {
             source: displayUrl(file.url),
             baseUrl: file.url,
           },
-          this.#limits.zip,
+          { zip: this.#limits.zip, openapi: this.#limits.openapi, signal },
         );
         documents.push(...part.documents);
         skipped.push(...part.skipped);
@@ -394,6 +475,16 @@ export class DocumentationService {
     });
     return { documents: [shapeSchema(rows, postgresLabel(url))], skipped: [], truncated: false };
   }
+}
+
+/**
+ * A failure the next attempt may not meet: the site's network error or 5xx, the database unreachable
+ * (PostgresStepError is matched by name: pg loads only with the first schema to read).
+ */
+function mayPass(error: unknown): boolean {
+  if (error instanceof DocumentationFetchError) return error.retryable;
+  const { name, kind } = error as { name?: unknown; kind?: unknown };
+  return name === 'PostgresStepError' && kind === 'connection';
 }
 
 function variantName(key: DocumentationKey): string {

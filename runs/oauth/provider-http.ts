@@ -3,6 +3,7 @@
  * limit and a size limit. Nothing here logs or throws a token: errors name the host and the RFC error only.
  */
 import { Agent, request } from 'undici';
+import { discardBody } from '../../runner/protocols/discard-body.ts';
 import { EgressGuard, type EgressPolicy } from '../../runner/protocols/egress-policy.ts';
 import { egressConnector } from '../../runner/protocols/egress-socket.ts';
 import type { OAuthSettings, TokenAuthMethod } from './config.ts';
@@ -81,7 +82,7 @@ export class ProviderHttp {
       for await (const chunk of response.body) {
         size += (chunk as Buffer).length;
         if (size > MAX_ANSWER_BYTES) {
-          response.body.destroy();
+          discardBody(response.body);
           throw new ProviderUnreachableError(
             `the answer of ${host} is larger than ${MAX_ANSWER_BYTES} bytes`,
           );

@@ -179,6 +179,24 @@ export async function completeDocumentation(
   return rowCount > 0;
 }
 
+/**
+ * A failed attempt that will be retried: the request stays pending with the error shown, and nobody claims it
+ * before `notBefore` (the lease column doubles as the earliest next attempt).
+ */
+export async function retryDocumentation(
+  db: Db,
+  key: DocumentationKey,
+  requestId: string,
+  retry: { error: string; notBefore: string },
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE system_documentation SET error = $4, lease_until = $5
+      WHERE system_id = $1 AND environment = $2 AND request_id = $3 AND status = 'pending'`,
+    [key.systemId, key.environment, requestId, retry.error, retry.notBefore],
+  );
+  return rowCount > 0;
+}
+
 /** Marks request `requestId` failed (the kept summary and placement of an earlier success stay). */
 export async function failDocumentation(
   db: Db,
@@ -241,6 +259,11 @@ export interface DocumentationStore {
     result: { summary: string; apiKeyPlacement?: string | undefined; fetchedAt: string },
   ): Promise<boolean>;
   fail(key: DocumentationKey, requestId: string, error: string): Promise<boolean>;
+  retry(
+    key: DocumentationKey,
+    requestId: string,
+    retry: { error: string; notBefore: string },
+  ): Promise<boolean>;
   state(key: DocumentationKey): Promise<DocumentationState | undefined>;
   states(): Promise<DocumentationState[]>;
   summary(key: DocumentationKey): Promise<string | undefined>;
@@ -255,6 +278,7 @@ export function documentationQueries(db: Db): DocumentationStore {
     unclaimed: (now, limit) => unclaimedDocumentation(db, now, limit),
     complete: (key, requestId, result) => completeDocumentation(db, key, requestId, result),
     fail: (key, requestId, error) => failDocumentation(db, key, requestId, error),
+    retry: (key, requestId, retry) => retryDocumentation(db, key, requestId, retry),
     state: (key) => getDocumentationState(db, key),
     states: () => listDocumentationStates(db),
     summary: (key) => getDocumentationSummary(db, key),

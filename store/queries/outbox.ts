@@ -76,6 +76,7 @@ interface OutboxDbRow {
   run_id: string | null;
   payload: JsonObject;
   attempts: number;
+  failures: number;
   created_at: Date | string;
   last_error: string | null;
 }
@@ -97,11 +98,12 @@ export async function claimOutbox(db: Db, opts: { limit: number; leaseMs: number
         LIMIT $1${d.forUpdateSkipLocked}
      )
      UPDATE outbox
-        SET attempts = outbox.attempts + 1, next_attempt_at = ${d.plusMs(d.now, '$2')}
+        SET attempts = outbox.attempts + 1, failures = outbox.failures + 1,
+            next_attempt_at = ${d.plusMs(d.now, '$2')}
        FROM due
       WHERE outbox.id = due.id
-      RETURNING outbox.id, outbox.kind, outbox.run_id, outbox.payload, outbox.attempts, outbox.created_at,
-                outbox.last_error`,
+      RETURNING outbox.id, outbox.kind, outbox.run_id, outbox.payload, outbox.attempts, outbox.failures,
+                outbox.created_at, outbox.last_error`,
     [opts.limit, opts.leaseMs],
   );
   return rows
@@ -111,6 +113,7 @@ export async function claimOutbox(db: Db, opts: { limit: number; leaseMs: number
       runId: row.run_id,
       payload: row.payload,
       attempts: row.attempts,
+      failures: Number(row.failures),
       createdAt: toIso(row.created_at),
       lastError: row.last_error,
     }))
@@ -121,16 +124,20 @@ export async function completeOutbox(db: Db, id: number): Promise<void> {
   await db.query(`UPDATE outbox SET done_at = ${db.dialect.now} WHERE id = $1 AND done_at IS NULL`, [id]);
 }
 
-/** Makes the row due again at nextAttemptAt, remembering why this attempt failed. */
+/**
+ * Makes the row due again at nextAttemptAt, remembering why this attempt failed. `failed`: the handler threw
+ * (the claim's failure stays counted); otherwise the handler asked for the retry, and the count restarts.
+ */
 export async function retryOutbox(
   db: Db,
   id: number,
-  opts: { nextAttemptAt: string; error: string },
+  opts: { nextAttemptAt: string; error: string; failed?: boolean },
 ): Promise<void> {
   await db.query(
-    `UPDATE outbox SET next_attempt_at = ${db.dialect.timestamp('$2')}, last_error = $3
+    `UPDATE outbox SET next_attempt_at = ${db.dialect.timestamp('$2')}, last_error = $3,
+            failures = CASE WHEN ${db.dialect.typed('$4', 'boolean')} THEN failures ELSE 0 END
       WHERE id = $1 AND done_at IS NULL`,
-    [id, opts.nextAttemptAt, opts.error],
+    [id, opts.nextAttemptAt, opts.error, opts.failed === true],
   );
 }
 

@@ -29,6 +29,7 @@ function notifyRow(url: string, overrides: Partial<OutboxRow> = {}): OutboxRow {
     runId: 'run-1',
     payload: { url },
     attempts: 1,
+    failures: 1,
     createdAt: new Date().toISOString(),
     lastError: null,
     ...overrides,

@@ -6,6 +6,7 @@ import {
   type OutboxQueue,
   type OutboxRow,
 } from '../../operator/outbox.ts';
+import { JobSupervisor } from '../../runs/supervisor.ts';
 import { openStore, type Store } from '../../store/index.ts';
 
 interface Recorded {
@@ -111,8 +112,52 @@ describe('outbox delivery loop', () => {
     expect(calls).toContainEqual({ n: 1, attempts: 1 });
     expect(calls).toContainEqual({ n: 1, attempts: 2 });
     expect(recorded.retried).toEqual([{ id: first, error: 'handler bug' }]);
-    expect(lines.some((line) => line.includes('handler failed') && line.includes('handler bug'))).toBe(true);
+    expect(lines.some((line) => line.includes('failed (1 in a row)') && line.includes('handler bug'))).toBe(
+      true,
+    );
     expect(lines.join('\n')).not.toContain('payload-secret-value');
+  });
+
+  it('gives a row up as dead after KUBEGLUE_JOB_MAX_FAILURES failures in a row, and tells its kind', async () => {
+    const lines: string[] = [];
+    const { queue, recorded } = recording(store);
+    const dead: Array<{ id: number; reason: string }> = [];
+    let calls = 0;
+    const loop = startLoop({
+      store: queue,
+      pollMs: 20,
+      jobs: new JobSupervisor({
+        settings: { maxFailures: 3, retryDelayMs: 1 },
+        log: (line) => lines.push(line),
+      }),
+      log: (line) => lines.push(line),
+      handlers: {
+        start: async () => {
+          calls += 1;
+          throw new Error('the API server refused the ToolRun');
+        },
+      },
+      onDead: {
+        start: async (row, reason) => {
+          dead.push({ id: row.id, reason });
+        },
+      },
+    });
+    const [id] = await store.enqueueOutbox([{ kind: 'start', runId: 'run-1', payload: {} }]);
+    await loop.start();
+    const reason =
+      'dead after 3 failed attempts in a row (KUBEGLUE_JOB_MAX_FAILURES): the API server refused the ToolRun';
+    await vi.waitFor(() => expect(dead).toEqual([{ id, reason }]), WAIT);
+    expect(recorded.abandoned).toEqual([{ id, error: reason }]);
+    expect(recorded.retried.map((retry) => retry.error)).toEqual([
+      'the API server refused the ToolRun',
+      'the API server refused the ToolRun',
+    ]);
+    expect(calls).toBe(3);
+    expect(await store.outboxBacklog()).toBe(0);
+    expect(lines).toContainEqual(
+      expect.stringContaining('failed 3 times in a row (KUBEGLUE_JOB_MAX_FAILURES); given up'),
+    );
   });
 
   it('abandons rows of a kind it has no handler for', async () => {

@@ -51,6 +51,7 @@ describe.each(DRIVERS)('outbox on %s', (driver) => {
       runId: 'run-1',
       payload: { url: 'https://example.test/hook' },
       attempts: 1,
+      failures: 1,
       createdAt: expect.any(String),
       lastError: null,
     });
@@ -107,6 +108,17 @@ describe.each(DRIVERS)('outbox on %s', (driver) => {
     await store.retryOutbox(id!, { nextAttemptAt: isoIn(-1_000), error: 'HTTP 502' });
     const [again] = await store.claimOutbox({ limit: 10, leaseMs: HOUR_MS });
     expect(again).toMatchObject({ id, attempts: 2, lastError: 'HTTP 502' });
+  });
+
+  it('counts claims that ended in a failure in a row, and starts over after a retry the handler asked for', async () => {
+    const [id] = await store.enqueueOutbox([{ kind: 'notify', payload: {} }]);
+    const claim = async () => (await store.claimOutbox({ limit: 10, leaseMs: HOUR_MS }))[0];
+    expect(await claim()).toMatchObject({ attempts: 1, failures: 1 });
+    await store.retryOutbox(id!, { nextAttemptAt: isoIn(-1_000), error: 'handler threw', failed: true });
+    expect(await claim()).toMatchObject({ attempts: 2, failures: 2, lastError: 'handler threw' });
+    // The handler answered "retry later" (a receiver's 503): its own policy, not a failure of the job.
+    await store.retryOutbox(id!, { nextAttemptAt: isoIn(-1_000), error: 'HTTP 503' });
+    expect(await claim()).toMatchObject({ attempts: 3, failures: 1, lastError: 'HTTP 503' });
   });
 
   it('never hands out a completed or abandoned row again', async () => {
