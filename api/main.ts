@@ -75,6 +75,7 @@ export async function main(_args: string[]): Promise<void> {
     idleTimeoutMs: config.workerIdleMs,
     sandboxMemoryMb: config.sandboxMemoryMb,
     sandboxTimeoutMs: config.sandboxTimeoutMs,
+    sandboxKeyConcurrency: config.sandboxKeyConcurrency,
     egress: config.egress,
     log,
   });

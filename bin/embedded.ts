@@ -102,6 +102,7 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     idleTimeoutMs: config.workerIdleMs,
     sandboxMemoryMb: config.sandboxMemoryMb,
     sandboxTimeoutMs: config.sandboxTimeoutMs,
+    sandboxKeyConcurrency: config.sandboxKeyConcurrency,
     egress: config.egress,
     log,
   });

@@ -7,6 +7,8 @@ import { Sandbox } from './sandbox/sandbox.ts';
 export interface RealDepsOptions {
   sandboxMemoryMb?: number | undefined;
   sandboxTimeoutMs?: number | undefined;
+  /** Sandbox evaluations one API key runs at once (the sandbox keeps one isolate more for other keys). */
+  sandboxKeyConcurrency?: number | undefined;
   /** What steps may connect to; default: everything but the cloud metadata addresses. */
   egress?: EgressPolicy | undefined;
   /** The API's gateway relay (pool workers, runner Pods), for steps on private systems. */
@@ -18,10 +20,11 @@ export function createEngineDeps(options: RealDepsOptions = {}): { deps: EngineD
   const sandbox = new Sandbox({
     ...(options.sandboxMemoryMb ? { memoryLimitMb: options.sandboxMemoryMb } : {}),
     ...(options.sandboxTimeoutMs ? { timeoutMs: options.sandboxTimeoutMs } : {}),
+    ...(options.sandboxKeyConcurrency ? { keyConcurrency: options.sandboxKeyConcurrency } : {}),
   });
   const deps: EngineDeps = {
     evaluate: (source, args, opts) => sandbox.evaluate(source, args, opts),
-    openScope: () => sandbox.openRun(),
+    openScope: (owner) => sandbox.openRun(owner),
     protocols: createProtocols({
       ...(options.egress ? { egress: options.egress } : {}),
       gatewayRelay: options.gatewayRelay,

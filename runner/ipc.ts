@@ -6,6 +6,8 @@ import type { EngineEvent, EngineResult, GrantedToken, ResolvedSystem } from './
 /** Everything a worker needs to execute one run; plain data, so it crosses process boundaries. */
 export interface RunOrder {
   runId: string;
+  /** The API key (id) that started the run (the run's userId): the worker shares its sandbox fairly between keys. */
+  keyId?: string | undefined;
   tool: Tool;
   inputs: JsonObject;
   systems: ResolvedSystem[];

@@ -18,6 +18,8 @@ export interface PoolOptions {
   /** Sandbox memory limit per isolate (MB) and CPU timeout per evaluation (ms). */
   sandboxMemoryMb?: number;
   sandboxTimeoutMs?: number;
+  /** Sandbox evaluations one API key runs at once in a worker (default 2; each worker has one isolate more). */
+  sandboxKeyConcurrency?: number;
   /** V8 heap cap of each worker process (MB); a worker past it dies and is replaced. */
   workerHeapMb?: number;
   /**
@@ -119,6 +121,7 @@ export class WorkerPool {
       idleTimeoutMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
       sandboxMemoryMb: options.sandboxMemoryMb ?? 128,
       sandboxTimeoutMs: options.sandboxTimeoutMs ?? 10_000,
+      sandboxKeyConcurrency: options.sandboxKeyConcurrency ?? 2,
       workerHeapMb: options.workerHeapMb ?? 1024,
       egress: options.egress ?? { privateDefault: 'allow', allow: [], deny: [] },
       log: options.log,
@@ -167,6 +170,7 @@ export class WorkerPool {
         MALLOC_ARENA_MAX: '2',
         KUBEGLUE_SANDBOX_MEMORY_MB: String(this.#options.sandboxMemoryMb),
         KUBEGLUE_SANDBOX_TIMEOUT_MS: String(this.#options.sandboxTimeoutMs),
+        KUBEGLUE_SANDBOX_KEY_CONCURRENCY: String(this.#options.sandboxKeyConcurrency),
         ...egressPolicyToEnv(this.#options.egress),
         ...gatewayRelayToEnv(this.#options.gatewayRelay),
       }),

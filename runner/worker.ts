@@ -22,6 +22,7 @@ function positive(value: string | undefined): number | undefined {
 const { deps, sandbox } = createEngineDeps({
   sandboxMemoryMb: positive(process.env.KUBEGLUE_SANDBOX_MEMORY_MB),
   sandboxTimeoutMs: positive(process.env.KUBEGLUE_SANDBOX_TIMEOUT_MS),
+  sandboxKeyConcurrency: positive(process.env.KUBEGLUE_SANDBOX_KEY_CONCURRENCY),
   egress: egressPolicyFromEnv(process.env, 'deny'),
   gatewayRelay: gatewayRelayFromEnv(process.env),
 });

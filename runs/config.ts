@@ -32,6 +32,8 @@ export const ServerConfig = z.object({
   KUBEGLUE_WORKER_IDLE_MS: positiveInt.default(60_000),
   KUBEGLUE_SANDBOX_MEMORY_MB: positiveInt.default(128),
   KUBEGLUE_SANDBOX_TIMEOUT_MS: positiveInt.default(10_000),
+  // Sandbox evaluations one API key runs at once per engine worker (runner/sandbox/fair-queue.ts).
+  KUBEGLUE_SANDBOX_KEY_CONCURRENCY: positiveInt.default(2),
   KUBEGLUE_SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
   KUBEGLUE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   KUBEGLUE_ADMIN_KEY: z.string().optional(),
@@ -73,6 +75,8 @@ export interface Config {
   workerIdleMs: number;
   sandboxMemoryMb: number;
   sandboxTimeoutMs: number;
+  /** Sandbox evaluations one API key runs at once per worker (KUBEGLUE_SANDBOX_KEY_CONCURRENCY). */
+  sandboxKeyConcurrency: number;
   shutdownGraceMs: number;
   logLevel: string;
   adminKey: string | undefined;
@@ -130,6 +134,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, role: ConfigRol
     workerIdleMs: c.KUBEGLUE_WORKER_IDLE_MS,
     sandboxMemoryMb: c.KUBEGLUE_SANDBOX_MEMORY_MB,
     sandboxTimeoutMs: c.KUBEGLUE_SANDBOX_TIMEOUT_MS,
+    sandboxKeyConcurrency: c.KUBEGLUE_SANDBOX_KEY_CONCURRENCY,
     shutdownGraceMs: c.KUBEGLUE_SHUTDOWN_GRACE_MS,
     logLevel: c.KUBEGLUE_LOG_LEVEL,
     adminKey: c.KUBEGLUE_ADMIN_KEY,

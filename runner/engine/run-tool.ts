@@ -372,7 +372,7 @@ export async function runTool(deps: EngineDeps, request: EngineRequest): Promise
   const deadline = now + timeoutMs;
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(new Error(`Run timed out after ${timeoutMs} ms`)), timeoutMs);
-  const scope = deps.openScope?.();
+  const scope = deps.openScope?.({ key: request.keyId ?? '', tool: request.tool.id });
   try {
     const signal = AbortSignal.any([request.signal, timeout.signal]);
     let run: ToolRun;

@@ -136,16 +136,25 @@ export interface EvaluationScope {
   close(): void;
 }
 
+/** Whose run it is, for sharing the sandbox fairly (runner/sandbox/fair-queue.ts). */
+export interface ScopeOwner {
+  /** The API key (id) that started the run; '' when unknown. */
+  key: string;
+  tool: string;
+}
+
 export interface EngineDeps {
   evaluate: Evaluate;
   /** One scope per run (the sandbox: one context per run); without it every run uses `evaluate`. */
-  openScope?: (() => EvaluationScope) | undefined;
+  openScope?: ((owner: ScopeOwner) => EvaluationScope) | undefined;
   protocols: Protocols;
   limits?: Partial<EngineLimits>;
   now?: () => number;
 }
 
 export interface EngineRequest {
+  /** The API key (id) that started the run: its evaluations share the sandbox fairly with other keys'. */
+  keyId?: string | undefined;
   tool: Tool;
   inputs: JsonObject;
   systems: ResolvedSystem[];

@@ -162,6 +162,7 @@ export class IsolateLane {
     this.#refill(state);
     job.interruptRunning = () => this.#kill(state);
     const backstop = setTimeout(() => {
+      job.timedOut = true;
       job.reject(
         new SandboxError(
           'timeout',
@@ -273,6 +274,7 @@ export class IsolateLane {
       });
     }
     if (/timed out/i.test(message)) {
+      job.timedOut = true;
       return new SandboxError('timeout', `timed out after ${job.timeoutMs} ms`, { label: job.label });
     }
     if (state.isolate.isDisposed) {

@@ -542,6 +542,50 @@ describe('Sandbox.dispose', () => {
   });
 });
 
+describe('Sandbox: sharing the isolates between API keys', () => {
+  it('runs another key’s evaluation while one key’s endless loops hold all that key may use', async () => {
+    const sandbox = new Sandbox({ timeoutMs: 1_000, keyConcurrency: 2 });
+    try {
+      const order: string[] = [];
+      const hog = Array.from({ length: 2 }, () => sandbox.openRun({ key: 'a', tool: 'spin' }));
+      const spinning = hog.flatMap((run, i) =>
+        [0, 1].map((j) => run.evaluate('() => { for (;;) {} }', []).catch(() => order.push(`a${i}.${j}`))),
+      );
+      const other = sandbox.openRun({ key: 'b', tool: 'quick' });
+      const quick = other.evaluate('(s) => s.n + 1', [{ n: 41 }]).then((value) => {
+        order.push('b');
+        return value;
+      });
+      expect(await quick).toBe(42);
+      await Promise.all(spinning);
+      // b's evaluation did not wait behind any of a's four.
+      expect(order[0]).toBe('b');
+      for (const run of [...hog, other]) run.close();
+    } finally {
+      sandbox.dispose();
+    }
+  });
+
+  it('lets a key use no more than keyConcurrency isolates: its third evaluation waits', async () => {
+    const sandbox = new Sandbox({ timeoutMs: 1_000, keyConcurrency: 2, maxIsolates: 4 });
+    try {
+      const order: string[] = [];
+      const run = sandbox.openRun({ key: 'a', tool: 't' });
+      const loops = [0, 1].map((i) =>
+        run.evaluate('() => { for (;;) {} }', []).catch(() => order.push(`loop${i}`)),
+      );
+      const third = run.evaluate('() => 3', []).then(() => order.push('third'));
+      await Promise.all([...loops, third]);
+      expect(order.indexOf('third')).toBeGreaterThan(
+        Math.min(order.indexOf('loop0'), order.indexOf('loop1')),
+      );
+      run.close();
+    } finally {
+      sandbox.dispose();
+    }
+  });
+});
+
 describe('Sandbox.openRun', () => {
   let sandbox: Sandbox;
 
