@@ -76,6 +76,8 @@ export async function main(_args: string[]): Promise<void> {
     sandboxMemoryMb: config.sandboxMemoryMb,
     sandboxTimeoutMs: config.sandboxTimeoutMs,
     sandboxKeyConcurrency: config.sandboxKeyConcurrency,
+    maxStepDataBytes: config.maxStepDataBytes,
+    maxResultBytes: config.maxResultBytes,
     egress: config.egress,
     log,
   });

@@ -103,6 +103,8 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     sandboxMemoryMb: config.sandboxMemoryMb,
     sandboxTimeoutMs: config.sandboxTimeoutMs,
     sandboxKeyConcurrency: config.sandboxKeyConcurrency,
+    maxStepDataBytes: config.maxStepDataBytes,
+    maxResultBytes: config.maxResultBytes,
     egress: config.egress,
     log,
   });

@@ -1,7 +1,12 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import type { AccessTokenSource, EngineEvent, EngineResult } from './engine/types.ts';
+import {
+  type AccessTokenSource,
+  DEFAULT_LIMITS,
+  type EngineEvent,
+  type EngineResult,
+} from './engine/types.ts';
 import type { FromWorker, RunOrder, ToWorker } from './ipc.ts';
 import { type EgressPolicy, egressPolicyToEnv } from './protocols/egress-policy.ts';
 import { type GatewayRelayAddress, gatewayRelayToEnv } from './protocols/gateway-socket.ts';
@@ -20,6 +25,9 @@ export interface PoolOptions {
   sandboxTimeoutMs?: number;
   /** Sandbox evaluations one API key runs at once in a worker (default 2; each worker has one isolate more). */
   sandboxKeyConcurrency?: number;
+  /** Largest data of a step and result of a run, as UTF-8 JSON (default: the engine's DEFAULT_LIMITS). */
+  maxStepDataBytes?: number;
+  maxResultBytes?: number;
   /** V8 heap cap of each worker process (MB); a worker past it dies and is replaced. */
   workerHeapMb?: number;
   /**
@@ -122,6 +130,8 @@ export class WorkerPool {
       sandboxMemoryMb: options.sandboxMemoryMb ?? 128,
       sandboxTimeoutMs: options.sandboxTimeoutMs ?? 10_000,
       sandboxKeyConcurrency: options.sandboxKeyConcurrency ?? 2,
+      maxStepDataBytes: options.maxStepDataBytes ?? DEFAULT_LIMITS.maxStepDataBytes,
+      maxResultBytes: options.maxResultBytes ?? DEFAULT_LIMITS.maxResultBytes,
       workerHeapMb: options.workerHeapMb ?? 1024,
       egress: options.egress ?? { privateDefault: 'allow', allow: [], deny: [] },
       log: options.log,
@@ -171,6 +181,8 @@ export class WorkerPool {
         KUBEGLUE_SANDBOX_MEMORY_MB: String(this.#options.sandboxMemoryMb),
         KUBEGLUE_SANDBOX_TIMEOUT_MS: String(this.#options.sandboxTimeoutMs),
         KUBEGLUE_SANDBOX_KEY_CONCURRENCY: String(this.#options.sandboxKeyConcurrency),
+        KUBEGLUE_MAX_STEP_DATA_BYTES: String(this.#options.maxStepDataBytes),
+        KUBEGLUE_MAX_RESULT_BYTES: String(this.#options.maxResultBytes),
         ...egressPolicyToEnv(this.#options.egress),
         ...gatewayRelayToEnv(this.#options.gatewayRelay),
       }),

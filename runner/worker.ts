@@ -23,6 +23,10 @@ const { deps, sandbox } = createEngineDeps({
   sandboxMemoryMb: positive(process.env.KUBEGLUE_SANDBOX_MEMORY_MB),
   sandboxTimeoutMs: positive(process.env.KUBEGLUE_SANDBOX_TIMEOUT_MS),
   sandboxKeyConcurrency: positive(process.env.KUBEGLUE_SANDBOX_KEY_CONCURRENCY),
+  limits: {
+    maxStepDataBytes: positive(process.env.KUBEGLUE_MAX_STEP_DATA_BYTES),
+    maxResultBytes: positive(process.env.KUBEGLUE_MAX_RESULT_BYTES),
+  },
   egress: egressPolicyFromEnv(process.env, 'deny'),
   gatewayRelay: gatewayRelayFromEnv(process.env),
 });

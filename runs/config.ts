@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { formatIssues } from '../crds/errors.ts';
+import { DEFAULT_LIMITS } from '../runner/engine/types.ts';
 import { type EgressPolicy, parseEgressList } from '../runner/protocols/egress-policy.ts';
 import { type DocumentationLimits, documentationLimitsFromEnv } from './documentation/limits.ts';
 
@@ -34,6 +35,9 @@ export const ServerConfig = z.object({
   KUBEGLUE_SANDBOX_TIMEOUT_MS: positiveInt.default(10_000),
   // Sandbox evaluations one API key runs at once per engine worker (runner/sandbox/fair-queue.ts).
   KUBEGLUE_SANDBOX_KEY_CONCURRENCY: positiveInt.default(2),
+  // What a run may carry, as UTF-8 JSON (runner/engine/data-size.ts).
+  KUBEGLUE_MAX_STEP_DATA_BYTES: positiveInt.default(DEFAULT_LIMITS.maxStepDataBytes),
+  KUBEGLUE_MAX_RESULT_BYTES: positiveInt.default(DEFAULT_LIMITS.maxResultBytes),
   KUBEGLUE_SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
   KUBEGLUE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   KUBEGLUE_ADMIN_KEY: z.string().optional(),
@@ -77,6 +81,9 @@ export interface Config {
   sandboxTimeoutMs: number;
   /** Sandbox evaluations one API key runs at once per worker (KUBEGLUE_SANDBOX_KEY_CONCURRENCY). */
   sandboxKeyConcurrency: number;
+  /** Largest data of one step, and result of one run, as UTF-8 JSON (KUBEGLUE_MAX_*_BYTES). */
+  maxStepDataBytes: number;
+  maxResultBytes: number;
   shutdownGraceMs: number;
   logLevel: string;
   adminKey: string | undefined;
@@ -135,6 +142,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, role: ConfigRol
     sandboxMemoryMb: c.KUBEGLUE_SANDBOX_MEMORY_MB,
     sandboxTimeoutMs: c.KUBEGLUE_SANDBOX_TIMEOUT_MS,
     sandboxKeyConcurrency: c.KUBEGLUE_SANDBOX_KEY_CONCURRENCY,
+    maxStepDataBytes: c.KUBEGLUE_MAX_STEP_DATA_BYTES,
+    maxResultBytes: c.KUBEGLUE_MAX_RESULT_BYTES,
     shutdownGraceMs: c.KUBEGLUE_SHUTDOWN_GRACE_MS,
     logLevel: c.KUBEGLUE_LOG_LEVEL,
     adminKey: c.KUBEGLUE_ADMIN_KEY,
