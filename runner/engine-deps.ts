@@ -11,6 +11,11 @@ export interface RealDepsOptions {
   sandboxKeyConcurrency?: number | undefined;
   /** The step data and result bounds (default: DEFAULT_LIMITS). */
   limits?: Partial<Pick<EngineLimits, 'maxStepDataBytes' | 'maxResultBytes'>> | undefined;
+  /**
+   * isolated-vm lost control of an isolate; its thread may stay stuck. Default: a process warning.
+   * Pool workers ask to be replaced.
+   */
+  onCatastrophicError?: ((message: string) => void) | undefined;
   /** What steps may connect to; default: everything but the cloud metadata addresses. */
   egress?: EgressPolicy | undefined;
   /** The API's gateway relay (pool workers, runner Pods), for steps on private systems. */
@@ -27,6 +32,7 @@ export function createEngineDeps(options: RealDepsOptions = {}): { deps: EngineD
     ...(options.sandboxMemoryMb ? { memoryLimitMb: options.sandboxMemoryMb } : {}),
     ...(options.sandboxTimeoutMs ? { timeoutMs: options.sandboxTimeoutMs } : {}),
     ...(options.sandboxKeyConcurrency ? { keyConcurrency: options.sandboxKeyConcurrency } : {}),
+    ...(options.onCatastrophicError ? { onCatastrophicError: options.onCatastrophicError } : {}),
   });
   const deps: EngineDeps = {
     evaluate: (source, args, opts) => sandbox.evaluate(source, args, opts),

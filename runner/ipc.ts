@@ -26,6 +26,8 @@ export type ToWorker =
 
 export type FromWorker =
   | { type: 'ready' }
+  /** The worker lost control of a sandbox isolate (its thread may stay stuck): replace it once its runs end. */
+  | { type: 'unhealthy'; reason: string }
   /** Engine events of runs, in order, batched (a run's events always precede its result). */
   | { type: 'events'; events: { id: number; event: EngineEvent }[] }
   | { type: 'result'; id: number; result: EngineResult }

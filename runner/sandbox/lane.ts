@@ -198,6 +198,14 @@ export class IsolateLane {
     const isolate: ivm.Isolate = new ivm.Isolate({
       memoryLimit: this.#options.memoryLimitMb,
       onCatastrophicError: (message) => {
+        // The evaluation running on it would only end at its timeout's backstop: it fails now.
+        if (created !== undefined && this.#state === created) {
+          this.#current?.reject(
+            new SandboxError('memory', `exceeded the memory limit of ${this.#options.memoryLimitMb} MB`, {
+              label: this.#current.label,
+            }),
+          );
+        }
         if (created) this.#kill(created);
         this.#options.onCatastrophicError(message);
       },
