@@ -168,8 +168,8 @@ process.on('message', (message: ToWorker) => {
   }
 });
 
-// The parent is gone: nobody will read results any more. (If this thread is stuck, the parent
-// watchdog ends the process instead.)
+// The parent is gone: nobody will read results any more. (If this thread is stuck, the watchdog
+// ends the process instead.)
 process.on('disconnect', () => void shutdown());
 // A signal to the whole process group (Ctrl-C in a terminal, kill -- -pid) reaches the workers too: the
 // parent decides when they stop (after its grace period for in-flight runs), by 'shutdown' or by leaving.
