@@ -79,6 +79,9 @@ export async function main(_args: string[]): Promise<void> {
     idleTimeoutMs: config.workerIdleMs,
     sandboxMemoryMb: config.sandboxMemoryMb,
     sandboxTimeoutMs: config.sandboxTimeoutMs,
+    sandboxKeyConcurrency: config.sandboxKeyConcurrency,
+    maxStepDataBytes: config.maxStepDataBytes,
+    maxResultBytes: config.maxResultBytes,
     egress: config.egress,
     log,
   });

@@ -113,6 +113,9 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     idleTimeoutMs: config.workerIdleMs,
     sandboxMemoryMb: config.sandboxMemoryMb,
     sandboxTimeoutMs: config.sandboxTimeoutMs,
+    sandboxKeyConcurrency: config.sandboxKeyConcurrency,
+    maxStepDataBytes: config.maxStepDataBytes,
+    maxResultBytes: config.maxResultBytes,
     egress: config.egress,
     log,
   });

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { formatIssues } from '../crds/errors.ts';
+import { DEFAULT_LIMITS } from '../runner/engine/types.ts';
 import { RelayAddressSetting } from '../runner/protocols/gateway-socket.ts';
 
 const positiveInt = z.coerce.number().int().positive();
@@ -120,6 +121,18 @@ export const SETTING_SPECS = {
     positiveInt,
     '10000',
     'CPU time limit of one transform evaluation (passed to runner Pods)',
+  ),
+  maxStepDataBytes: setting(
+    'KUBEGLUE_MAX_STEP_DATA_BYTES',
+    positiveInt,
+    String(DEFAULT_LIMITS.maxStepDataBytes),
+    'largest data of one step, as UTF-8 JSON; a step with more fails, naming its size (passed to runner Pods)',
+  ),
+  maxResultBytes: setting(
+    'KUBEGLUE_MAX_RESULT_BYTES',
+    positiveInt,
+    String(DEFAULT_LIMITS.maxResultBytes),
+    "largest result of a run, as UTF-8 JSON: its output data and every step's data together; a run with more fails (passed to runner Pods)",
   ),
   egressPrivate: setting(
     'KUBEGLUE_EGRESS_PRIVATE',

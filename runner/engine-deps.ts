@@ -1,4 +1,4 @@
-import type { EngineDeps } from './engine/types.ts';
+import type { EngineDeps, EngineLimits } from './engine/types.ts';
 import type { EgressPolicy } from './protocols/egress-policy.ts';
 import type { GatewayRelayAddress } from './protocols/gateway-socket.ts';
 import { createProtocols } from './protocols/index.ts';
@@ -7,10 +7,23 @@ import { Sandbox } from './sandbox/sandbox.ts';
 export interface RealDepsOptions {
   sandboxMemoryMb?: number | undefined;
   sandboxTimeoutMs?: number | undefined;
+  /** Sandbox evaluations one API key runs at once (the sandbox keeps one isolate more for other keys). */
+  sandboxKeyConcurrency?: number | undefined;
+  /** The step data and result bounds (default: DEFAULT_LIMITS). */
+  limits?: Partial<Pick<EngineLimits, 'maxStepDataBytes' | 'maxResultBytes'>> | undefined;
+  /**
+   * isolated-vm lost control of an isolate; its thread may stay stuck. Default: a process warning.
+   * Pool workers ask to be replaced.
+   */
+  onCatastrophicError?: ((message: string) => void) | undefined;
   /** What steps may connect to; default: everything but the cloud metadata addresses. */
   egress?: EgressPolicy | undefined;
   /** The API's gateway relay (pool workers, runner Pods), for steps on private systems. */
   gatewayRelay?: GatewayRelayAddress | undefined;
+}
+
+function definedOnly<T extends object>(values: T): Partial<T> {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
 /** The engine wired to the real sandbox and protocols, for workers and the runner Pod. */
@@ -18,10 +31,13 @@ export function createEngineDeps(options: RealDepsOptions = {}): { deps: EngineD
   const sandbox = new Sandbox({
     ...(options.sandboxMemoryMb ? { memoryLimitMb: options.sandboxMemoryMb } : {}),
     ...(options.sandboxTimeoutMs ? { timeoutMs: options.sandboxTimeoutMs } : {}),
+    ...(options.sandboxKeyConcurrency ? { keyConcurrency: options.sandboxKeyConcurrency } : {}),
+    ...(options.onCatastrophicError ? { onCatastrophicError: options.onCatastrophicError } : {}),
   });
   const deps: EngineDeps = {
     evaluate: (source, args, opts) => sandbox.evaluate(source, args, opts),
-    openScope: () => sandbox.openRun(),
+    openScope: (owner) => sandbox.openRun(owner),
+    ...(options.limits ? { limits: definedOnly(options.limits) } : {}),
     protocols: createProtocols({
       ...(options.egress ? { egress: options.egress } : {}),
       gatewayRelay: options.gatewayRelay,

@@ -6,6 +6,8 @@ import type { EngineEvent, EngineResult, GrantedToken, ResolvedSystem } from './
 /** Everything a worker needs to execute one run; plain data, so it crosses process boundaries. */
 export interface RunOrder {
   runId: string;
+  /** The API key (id) that started the run (the run's userId): the worker shares its sandbox fairly between keys. */
+  keyId?: string | undefined;
   tool: Tool;
   inputs: JsonObject;
   systems: ResolvedSystem[];
@@ -24,6 +26,8 @@ export type ToWorker =
 
 export type FromWorker =
   | { type: 'ready' }
+  /** The worker lost control of a sandbox isolate (its thread may stay stuck): replace it once its runs end. */
+  | { type: 'unhealthy'; reason: string }
   /** Engine events of runs, in order, batched (a run's events always precede its result). */
   | { type: 'events'; events: { id: number; event: EngineEvent }[] }
   | { type: 'result'; id: number; result: EngineResult }

@@ -23,6 +23,7 @@ import { closePostgresPools } from './protocols/index.ts';
 
 export const RunOrderSchema = z.object({
   runId: z.string().min(1),
+  keyId: z.string().optional(),
   tool: Tool,
   inputs: JsonObject.default({}),
   systems: z

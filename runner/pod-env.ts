@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { formatIssues } from '../crds/errors.ts';
 import { RUNNER_ENV } from '../runs/runner-protocol.ts';
+import { DEFAULT_LIMITS } from './engine/types.ts';
 import { type EgressPolicy, egressPolicyFromEnv } from './protocols/egress-policy.ts';
 import {
   GATEWAY_RELAY_ENV,
@@ -29,6 +30,8 @@ const PodRunnerEnv = z.object({
   KUBEGLUE_RUNNER_EVENT_BUFFER: positiveInt.default(1_000),
   KUBEGLUE_SANDBOX_MEMORY_MB: positiveInt.default(128),
   KUBEGLUE_SANDBOX_TIMEOUT_MS: positiveInt.default(10_000),
+  KUBEGLUE_MAX_STEP_DATA_BYTES: positiveInt.default(DEFAULT_LIMITS.maxStepDataBytes),
+  KUBEGLUE_MAX_RESULT_BYTES: positiveInt.default(DEFAULT_LIMITS.maxResultBytes),
   [GATEWAY_RELAY_ENV]: RelayAddressSetting.optional(),
 });
 
@@ -51,6 +54,9 @@ export interface PodRunnerConfig {
   eventBuffer: number;
   sandboxMemoryMb: number;
   sandboxTimeoutMs: number;
+  /** The step data and result bounds: the result the runner puts is never larger. */
+  maxStepDataBytes: number;
+  maxResultBytes: number;
   /** KUBEGLUE_EGRESS_*: a Pod runs in the cluster, so private addresses are refused unless allowed. */
   egress: EgressPolicy;
   /** The API's gateway relay (KUBEGLUE_GATEWAY_RELAY), entered with the run's token: steps on private systems. */
@@ -76,6 +82,8 @@ export function loadPodRunnerConfig(env: NodeJS.ProcessEnv): PodRunnerConfig {
     eventBuffer: e.KUBEGLUE_RUNNER_EVENT_BUFFER,
     sandboxMemoryMb: e.KUBEGLUE_SANDBOX_MEMORY_MB,
     sandboxTimeoutMs: e.KUBEGLUE_SANDBOX_TIMEOUT_MS,
+    maxStepDataBytes: e.KUBEGLUE_MAX_STEP_DATA_BYTES,
+    maxResultBytes: e.KUBEGLUE_MAX_RESULT_BYTES,
     egress: egressPolicyFromEnv(env, 'deny'),
     gatewayRelay: relayForRun(e[GATEWAY_RELAY_ENV], {
       runId: e[RUNNER_ENV.runId],

@@ -213,6 +213,10 @@ class PodRun {
     const { deps, sandbox } = createEngineDeps({
       sandboxMemoryMb: this.#config.sandboxMemoryMb,
       sandboxTimeoutMs: this.#config.sandboxTimeoutMs,
+      limits: {
+        maxStepDataBytes: this.#config.maxStepDataBytes,
+        maxResultBytes: this.#config.maxResultBytes,
+      },
       egress: this.#config.egress,
       gatewayRelay: this.#config.gatewayRelay,
     });

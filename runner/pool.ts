@@ -1,7 +1,12 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import type { AccessTokenSource, EngineEvent, EngineResult } from './engine/types.ts';
+import {
+  type AccessTokenSource,
+  DEFAULT_LIMITS,
+  type EngineEvent,
+  type EngineResult,
+} from './engine/types.ts';
 import type { FromWorker, RunOrder, ToWorker } from './ipc.ts';
 import { type EgressPolicy, egressPolicyToEnv } from './protocols/egress-policy.ts';
 import { type GatewayRelayAddress, gatewayRelayToEnv } from './protocols/gateway-socket.ts';
@@ -18,6 +23,11 @@ export interface PoolOptions {
   /** Sandbox memory limit per isolate (MB) and CPU timeout per evaluation (ms). */
   sandboxMemoryMb?: number;
   sandboxTimeoutMs?: number;
+  /** Sandbox evaluations one API key runs at once in a worker (default 2; each worker has one isolate more). */
+  sandboxKeyConcurrency?: number;
+  /** Largest data of a step and result of a run, as UTF-8 JSON (default: the engine's DEFAULT_LIMITS). */
+  maxStepDataBytes?: number;
+  maxResultBytes?: number;
   /** V8 heap cap of each worker process (MB); a worker past it dies and is replaced. */
   workerHeapMb?: number;
   /**
@@ -40,14 +50,21 @@ interface InFlight {
 
 interface Worker {
   child: ChildProcess;
+  /** Resolves once the process has exited. */
+  exited: Promise<void>;
   ready: Promise<void>;
   /** Set once the worker said it is ready: runs go to ready workers first. */
   isReady: boolean;
   inFlight: Map<number, InFlight>;
   /** Retires the worker once it has been without runs for idleTimeoutMs. */
   idleTimer: NodeJS.Timeout | undefined;
-  /** Asked to exit (idle): its exit is not a crash and it takes no new runs. */
+  /**
+   * Takes no new runs and is stopped once it has none (idle, or unhealthy); its exit is not a crash.
+   * Its slot may already hold its replacement.
+   */
   retiring: boolean;
+  /** Being stopped (#stop): asked to shut down, then SIGTERM, then SIGKILL. */
+  stopping: Promise<void> | undefined;
 }
 
 // Compiled (dist/, what `npm start` and bench run) or from source (tests, the image): the worker is
@@ -57,6 +74,13 @@ const WORKER_SCRIPT = fileURLToPath(
   import.meta.url.endsWith('.ts') ? WORKER_SOURCE : new URL('worker.js', import.meta.url),
 );
 const RESPAWN_DELAY_MS = 200;
+/**
+ * Stopping a worker: asked to shut down (it aborts its runs and exits at once), SIGTERM after
+ * STOP_GRACE_MS (a worker told to shut down exits on it without cleaning up), SIGKILL after
+ * KILL_GRACE_MS more (a worker whose main thread is stuck, e.g. in a dying isolate, handles nothing).
+ */
+const STOP_GRACE_MS = 3_000;
+const KILL_GRACE_MS = 2_000;
 const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 /** A worker is busy (another one is worth starting) from this many runs in flight. */
 const BUSY_AT = 1;
@@ -110,6 +134,8 @@ export class WorkerPool {
   readonly #options: Required<Omit<PoolOptions, 'log' | 'gatewayRelay'>> &
     Pick<PoolOptions, 'log' | 'gatewayRelay'>;
   readonly #workers: Array<Worker | undefined>;
+  /** Every worker process not known to have exited, retiring ones whose slot was reused included. */
+  readonly #live = new Set<Worker>();
   #nextId = 1;
   #closing = false;
 
@@ -119,6 +145,9 @@ export class WorkerPool {
       idleTimeoutMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
       sandboxMemoryMb: options.sandboxMemoryMb ?? 128,
       sandboxTimeoutMs: options.sandboxTimeoutMs ?? 10_000,
+      sandboxKeyConcurrency: options.sandboxKeyConcurrency ?? 2,
+      maxStepDataBytes: options.maxStepDataBytes ?? DEFAULT_LIMITS.maxStepDataBytes,
+      maxResultBytes: options.maxResultBytes ?? DEFAULT_LIMITS.maxResultBytes,
       workerHeapMb: options.workerHeapMb ?? 1024,
       egress: options.egress ?? { privateDefault: 'allow', allow: [], deny: [] },
       log: options.log,
@@ -167,6 +196,9 @@ export class WorkerPool {
         MALLOC_ARENA_MAX: '2',
         KUBEGLUE_SANDBOX_MEMORY_MB: String(this.#options.sandboxMemoryMb),
         KUBEGLUE_SANDBOX_TIMEOUT_MS: String(this.#options.sandboxTimeoutMs),
+        KUBEGLUE_SANDBOX_KEY_CONCURRENCY: String(this.#options.sandboxKeyConcurrency),
+        KUBEGLUE_MAX_STEP_DATA_BYTES: String(this.#options.maxStepDataBytes),
+        KUBEGLUE_MAX_RESULT_BYTES: String(this.#options.maxResultBytes),
         ...egressPolicyToEnv(this.#options.egress),
         ...gatewayRelayToEnv(this.#options.gatewayRelay),
       }),
@@ -181,13 +213,16 @@ export class WorkerPool {
     });
     const worker: Worker = {
       child,
+      exited: new Promise<void>((resolve) => child.once('exit', () => resolve())),
       ready,
       isReady: false,
       inFlight: new Map(),
       idleTimer: undefined,
       retiring: false,
+      stopping: undefined,
     };
     this.#workers[slot] = worker;
+    this.#live.add(worker);
     // A message sent to a worker that just died (killed with the whole process group, out of memory) fails
     // with EPIPE or ERR_IPC_CHANNEL_CLOSED on this emitter; unhandled, that would crash the API process.
     // The exit handler below fails the worker's runs and replaces it.
@@ -200,6 +235,11 @@ export class WorkerPool {
         if (worker.inFlight.size === 0) this.#armIdleTimer(worker);
         return markReady();
       }
+      if (message.type === 'unhealthy') {
+        this.#options.log?.(`worker ${slot}: ${message.reason}; replacing it once its runs have ended`);
+        this.#retire(worker);
+        return;
+      }
       if (message.type === 'events') {
         for (const { id, event } of message.events) worker.inFlight.get(id)?.onEvent?.(event);
         return;
@@ -211,11 +251,15 @@ export class WorkerPool {
       } else {
         worker.inFlight.delete(message.id);
         run.detach();
-        if (worker.inFlight.size === 0) this.#armIdleTimer(worker);
+        if (worker.inFlight.size === 0) {
+          if (worker.retiring) void this.#stop(worker);
+          else this.#armIdleTimer(worker);
+        }
         run.resolve(message.result);
       }
     });
     child.on('exit', (code, signal) => {
+      this.#live.delete(worker);
       clearTimeout(worker.idleTimer);
       failReady(new Error(`worker exited before it was ready (${signal ?? code})`));
       if (this.#workers[slot] === worker) this.#workers[slot] = undefined;
@@ -283,15 +327,46 @@ export class WorkerPool {
       worker.idleTimer = undefined;
       if (this.#closing || worker.retiring || worker.inFlight.size > 0) return;
       if (this.workerCount() <= 1) return;
-      worker.retiring = true;
       const slot = this.#workers.indexOf(worker);
       this.#options.log?.(`worker ${slot} idle for ${this.#options.idleTimeoutMs} ms; stopping it`);
-      sendTo(worker, { type: 'shutdown' });
-      const kill = setTimeout(() => worker.child.kill('SIGKILL'), 5_000);
-      kill.unref();
-      worker.child.once('exit', () => clearTimeout(kill));
+      this.#retire(worker);
     }, this.#options.idleTimeoutMs);
     worker.idleTimer.unref();
+  }
+
+  /** The worker takes no new runs; it is stopped now if it has none, else once its last one ends. */
+  #retire(worker: Worker): void {
+    worker.retiring = true;
+    clearTimeout(worker.idleTimer);
+    worker.idleTimer = undefined;
+    if (worker.inFlight.size === 0) void this.#stop(worker);
+  }
+
+  /**
+   * Stops a worker for good: asks it to shut down, then SIGTERM, then SIGKILL, each after a grace;
+   * resolves once the process has exited, whatever state it was in.
+   */
+  #stop(worker: Worker): Promise<void> {
+    if (worker.stopping) return worker.stopping;
+    const { child } = worker;
+    if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    worker.retiring = true;
+    // The worker may be dying already (a signal to the whole process group): a failed send is expected.
+    sendTo(worker, { type: 'shutdown' });
+    const signal = (name: NodeJS.Signals) => {
+      try {
+        child.kill(name);
+      } catch {
+        // Exited meanwhile.
+      }
+    };
+    const term = setTimeout(() => signal('SIGTERM'), STOP_GRACE_MS);
+    const kill = setTimeout(() => signal('SIGKILL'), STOP_GRACE_MS + KILL_GRACE_MS);
+    worker.stopping = worker.exited.then(() => {
+      clearTimeout(term);
+      clearTimeout(kill);
+    });
+    return worker.stopping;
   }
 
   /** Executes a run in a worker; resolves with its result (never rejects for a failing run). */
@@ -337,19 +412,12 @@ export class WorkerPool {
     });
   }
 
-  /** Stops the workers; runs still executing are failed by the exit handler. */
+  /**
+   * Stops every worker process, retiring ones included (shutdown, SIGTERM, SIGKILL: see #stop) and
+   * resolves once none is left; runs still executing are failed by the exit handler.
+   */
   async close(): Promise<void> {
     this.#closing = true;
-    await Promise.all(
-      this.#workers.map(async (worker) => {
-        if (!worker || worker.child.exitCode !== null || worker.child.signalCode !== null) return;
-        const exited = new Promise<void>((resolve) => worker.child.once('exit', () => resolve()));
-        // The worker may be dying already (a signal to the whole process group): a failed send is expected.
-        sendTo(worker, { type: 'shutdown' });
-        const timer = setTimeout(() => worker.child.kill('SIGKILL'), 5_000);
-        await exited;
-        clearTimeout(timer);
-      }),
-    );
+    await Promise.all([...this.#live].map((worker) => this.#stop(worker)));
   }
 }

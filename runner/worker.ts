@@ -12,16 +12,46 @@ import { closeGatewayAgents } from './protocols/gateway-http.ts';
 import { gatewayRelayFromEnv } from './protocols/gateway-socket.ts';
 import { closeHttpAgent } from './protocols/http.ts';
 import { closePostgresPools } from './protocols/index.ts';
+import { startWorkerWatchdog } from './worker-watchdog.ts';
+
+// First: whatever happens to this thread later, the process neither outlives the API process nor
+// stays stuck with runs the pool waits for.
+startWorkerWatchdog();
 
 function positive(value: string | undefined): number | undefined {
   const n = Number(value);
   return Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
+/**
+ * isolated-vm lost control of an isolate: its thread may stay stuck, and a normal exit would then hang
+ * for good (isolated-vm's thread pool joins its threads while the process exits).
+ */
+let unhealthy = false;
+
+/** Exits; without the normal exit's C++ clean-up once an isolate's thread may be stuck. */
+function exit(code: number): never {
+  if (unhealthy) process.kill(process.pid, 'SIGKILL');
+  process.exit(code);
+}
+
 // The pool sets every one of these explicitly; a worker started without them refuses private targets.
 const { deps, sandbox } = createEngineDeps({
   sandboxMemoryMb: positive(process.env.KUBEGLUE_SANDBOX_MEMORY_MB),
   sandboxTimeoutMs: positive(process.env.KUBEGLUE_SANDBOX_TIMEOUT_MS),
+  sandboxKeyConcurrency: positive(process.env.KUBEGLUE_SANDBOX_KEY_CONCURRENCY),
+  limits: {
+    maxStepDataBytes: positive(process.env.KUBEGLUE_MAX_STEP_DATA_BYTES),
+    maxResultBytes: positive(process.env.KUBEGLUE_MAX_RESULT_BYTES),
+  },
+  // An isolate's thread may stay stuck (isolated-vm could not stop a script): this process should
+  // end. The pool sends it no more runs and stops it once these have ended.
+  onCatastrophicError: (message) => {
+    process.emitWarning(`isolated-vm catastrophic error: ${message}`);
+    if (unhealthy) return;
+    unhealthy = true;
+    send({ type: 'unhealthy', reason: 'the sandbox lost control of an isolate' });
+  },
   egress: egressPolicyFromEnv(process.env, 'deny'),
   gatewayRelay: gatewayRelayFromEnv(process.env),
 });
@@ -92,11 +122,15 @@ function send(message: FromWorker): void {
   if (process.connected) process.send?.(message);
 }
 
+let stopping = false;
+
 async function shutdown(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
   for (const controller of running.values()) controller.abort();
   await Promise.allSettled([closeHttpAgent(), closeGatewayAgents(), closePostgresPools()]);
   sandbox.dispose();
-  process.exit(0);
+  exit(0);
 }
 
 process.on('message', (message: ToWorker) => {
@@ -134,10 +168,14 @@ process.on('message', (message: ToWorker) => {
   }
 });
 
-// The parent is gone: nobody will read results any more.
+// The parent is gone: nobody will read results any more. (If this thread is stuck, the watchdog
+// ends the process instead.)
 process.on('disconnect', () => void shutdown());
 // A signal to the whole process group (Ctrl-C in a terminal, kill -- -pid) reaches the workers too: the
 // parent decides when they stop (after its grace period for in-flight runs), by 'shutdown' or by leaving.
+// Once told to shut down, SIGTERM is the pool saying the shutdown took too long: exit at once.
 process.on('SIGINT', () => {});
-process.on('SIGTERM', () => {});
+process.on('SIGTERM', () => {
+  if (stopping) exit(1);
+});
 send({ type: 'ready' });

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { formatIssues } from '../crds/errors.ts';
+import { DEFAULT_LIMITS } from '../runner/engine/types.ts';
 import { type EgressPolicy, parseEgressList } from '../runner/protocols/egress-policy.ts';
 import { type DocumentationLimits, documentationLimitsFromEnv } from './documentation/limits.ts';
 import type { SupervisorSettings } from './supervisor.ts';
@@ -33,6 +34,11 @@ export const ServerConfig = z.object({
   KUBEGLUE_WORKER_IDLE_MS: positiveInt.default(60_000),
   KUBEGLUE_SANDBOX_MEMORY_MB: positiveInt.default(128),
   KUBEGLUE_SANDBOX_TIMEOUT_MS: positiveInt.default(10_000),
+  // Sandbox evaluations one API key runs at once per engine worker (runner/sandbox/fair-queue.ts).
+  KUBEGLUE_SANDBOX_KEY_CONCURRENCY: positiveInt.default(2),
+  // What a run may carry, as UTF-8 JSON (runner/engine/data-size.ts).
+  KUBEGLUE_MAX_STEP_DATA_BYTES: positiveInt.default(DEFAULT_LIMITS.maxStepDataBytes),
+  KUBEGLUE_MAX_RESULT_BYTES: positiveInt.default(DEFAULT_LIMITS.maxResultBytes),
   KUBEGLUE_SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
   // A read-only async run whose execution was lost (shutdown, crash) runs again, up to this many times.
   KUBEGLUE_MAX_RUN_ATTEMPTS: positiveInt.default(3),
@@ -79,6 +85,11 @@ export interface Config {
   workerIdleMs: number;
   sandboxMemoryMb: number;
   sandboxTimeoutMs: number;
+  /** Sandbox evaluations one API key runs at once per worker (KUBEGLUE_SANDBOX_KEY_CONCURRENCY). */
+  sandboxKeyConcurrency: number;
+  /** Largest data of one step, and result of one run, as UTF-8 JSON (KUBEGLUE_MAX_*_BYTES). */
+  maxStepDataBytes: number;
+  maxResultBytes: number;
   shutdownGraceMs: number;
   /** Executions a read-only async run gets at most when one is lost (runs/interrupted.ts). */
   maxRunAttempts: number;
@@ -140,6 +151,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, role: ConfigRol
     workerIdleMs: c.KUBEGLUE_WORKER_IDLE_MS,
     sandboxMemoryMb: c.KUBEGLUE_SANDBOX_MEMORY_MB,
     sandboxTimeoutMs: c.KUBEGLUE_SANDBOX_TIMEOUT_MS,
+    sandboxKeyConcurrency: c.KUBEGLUE_SANDBOX_KEY_CONCURRENCY,
+    maxStepDataBytes: c.KUBEGLUE_MAX_STEP_DATA_BYTES,
+    maxResultBytes: c.KUBEGLUE_MAX_RESULT_BYTES,
     shutdownGraceMs: c.KUBEGLUE_SHUTDOWN_GRACE_MS,
     maxRunAttempts: c.KUBEGLUE_MAX_RUN_ATTEMPTS,
     logLevel: c.KUBEGLUE_LOG_LEVEL,

@@ -158,6 +158,7 @@ export class PoolLauncher implements Launcher {
       result = await pool.run(
         {
           runId,
+          keyId: run.userId,
           tool: toolRun.spec.tool,
           inputs: run.toolPayload ?? {},
           systems,

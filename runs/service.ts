@@ -521,6 +521,7 @@ export class RunService {
       result = await pool.run(
         {
           runId: run.runId,
+          keyId: run.userId,
           tool,
           inputs: run.toolPayload ?? {},
           systems,

@@ -35,6 +35,8 @@ export type PodSettings = Pick<
   | 'runnerGatewayRelay'
   | 'sandboxMemoryMb'
   | 'sandboxTimeoutMs'
+  | 'maxStepDataBytes'
+  | 'maxResultBytes'
   | 'egressPrivate'
   | 'egressAllow'
   | 'egressDeny'
@@ -78,6 +80,8 @@ function runnerEnv(toolRun: ToolRunResource, attempt: number, names: PodNames, s
     { name: RUNNER_ENV.terminationMessagePath, value: TERMINATION_MESSAGE_PATH },
     { name: 'KUBEGLUE_SANDBOX_MEMORY_MB', value: String(s.sandboxMemoryMb) },
     { name: 'KUBEGLUE_SANDBOX_TIMEOUT_MS', value: String(s.sandboxTimeoutMs) },
+    { name: 'KUBEGLUE_MAX_STEP_DATA_BYTES', value: String(s.maxStepDataBytes) },
+    { name: 'KUBEGLUE_MAX_RESULT_BYTES', value: String(s.maxResultBytes) },
     { name: EGRESS_ENV.private, value: s.egressPrivate },
     { name: GATEWAY_RELAY_ENV, value: runnerRelayAddress(s) },
   ];

@@ -2,6 +2,7 @@ import type { JsonObject, JsonValue } from '../../crds/json.ts';
 import type { ToolStep } from '../../crds/tool.ts';
 import { type CredentialView, transformView, withheldFailure } from './credential-views.ts';
 import { buildCredentialScope, type CredentialScope, RuntimeCredentialError } from './credentials.ts';
+import { jsonBytes, RESULT_SETTING, STEP_DATA_SETTING, tooLargeMessage } from './data-size.ts';
 import { extractFiles, redactFiles } from './files.ts';
 import { isIdentitySource } from './identity-source.ts';
 import { ManagedTokens } from './managed-tokens.ts';
@@ -30,10 +31,20 @@ interface Envelope {
 
 class StepFailure extends Error {
   readonly envelopeData: JsonValue;
-  constructor(message: string, envelopeData: JsonValue) {
+  /** jsonBytes(envelopeData): it is stored with the step's result. */
+  readonly bytes: number;
+  constructor(message: string, envelopeData: JsonValue, bytes = 4) {
     super(message);
     this.envelopeData = envelopeData;
+    this.bytes = bytes;
   }
+}
+
+/** A step's outcome: its value in sourceData, its data, and the size of that data as JSON. */
+interface StepOutcome {
+  envelope: JsonValue;
+  data: JsonValue;
+  bytes: number;
 }
 
 function messageOf(error: unknown): string {
@@ -249,15 +260,22 @@ class ToolRun {
     }
   }
 
+  /** One execution's outcome, failed when its data is larger than the step data bound. */
+  #single(envelope: Envelope): StepOutcome {
+    if (!envelope.success) throw new StepFailure(envelope.error ?? 'failed', null);
+    const bytes = jsonBytes(envelope.data);
+    const limit = this.#limits.maxStepDataBytes;
+    if (bytes > limit) {
+      throw new StepFailure(tooLargeMessage("the step's data", bytes, limit, STEP_DATA_SETTING), null);
+    }
+    return { envelope: envelopeJson(envelope), data: envelope.data, bytes };
+  }
+
   /** Runs one step (with its loop) and returns the value sourceData[step.id] takes. */
-  async #step(
-    step: ToolStep,
-  ): Promise<{ envelope: JsonValue; data: JsonValue; success: boolean; error?: string }> {
+  async #step(step: ToolStep): Promise<StepOutcome> {
     const { sourceData, view } = this.#sourceDataFor(step);
     if (!step.dataSelector) {
-      const envelope = await this.#item(step, sourceData, view, {});
-      if (!envelope.success) throw new StepFailure(envelope.error ?? 'failed', null);
-      return { envelope: envelopeJson(envelope), data: envelope.data, success: true };
+      return this.#single(await this.#item(step, sourceData, view, {}));
     }
     const selected = await this.#evaluate(
       step.dataSelector,
@@ -265,9 +283,7 @@ class ToolRun {
       `step ${step.id} dataSelector`,
     );
     if (!Array.isArray(selected)) {
-      const envelope = await this.#item(step, sourceData, view, selected ?? null);
-      if (!envelope.success) throw new StepFailure(envelope.error ?? 'failed', null);
-      return { envelope: envelopeJson(envelope), data: envelope.data, success: true };
+      return this.#single(await this.#item(step, sourceData, view, selected ?? null));
     }
     if (selected.length > this.#limits.maxLoopItems) {
       throw new StepFailure(
@@ -277,21 +293,31 @@ class ToolRun {
     }
     const stopOnFailure = step.failureBehavior === 'fail';
     let firstFailure: { index: number; error: string } | undefined;
+    // The envelopes' size as a JSON array, counted as items finish: past the bound no more start.
+    const limit = this.#limits.maxStepDataBytes;
+    let bytes = 2;
+    let finished = 0;
     const envelopes = await mapOrdered(selected, step.loopConcurrency ?? 1, async (item, index) => {
-      if (stopOnFailure && firstFailure) return undefined;
+      if ((stopOnFailure && firstFailure) || bytes > limit) return undefined;
       const envelope = await this.#item(step, sourceData, view, item);
       if (!envelope.success && (!firstFailure || index < firstFailure.index)) {
         firstFailure = { index, error: envelope.error ?? 'failed' };
       }
-      return envelope;
+      const json = envelopeJson(envelope);
+      bytes += jsonBytes(json) + (finished++ > 0 ? 1 : 0);
+      return json;
     });
     // Items skipped by a cancel or timeout are not failures of the step: the interruption wins.
     this.#signal.throwIfAborted();
-    const done = envelopes.filter((e): e is Envelope => e !== undefined).map(envelopeJson);
-    if (stopOnFailure && firstFailure) {
-      throw new StepFailure(`item ${firstFailure.index}: ${firstFailure.error}`, done);
+    if (bytes > limit) {
+      const what = `the step's data (${finished} of ${selected.length} items so far)`;
+      throw new StepFailure(tooLargeMessage(what, bytes, limit, STEP_DATA_SETTING), null);
     }
-    return { envelope: done, data: done, success: true };
+    const done = envelopes.filter((e): e is JsonObject => e !== undefined);
+    if (stopOnFailure && firstFailure) {
+      throw new StepFailure(`item ${firstFailure.index}: ${firstFailure.error}`, done, bytes);
+    }
+    return { envelope: done, data: done, bytes };
   }
 
   #abortError(): string | undefined {
@@ -305,26 +331,30 @@ class ToolRun {
 
   async execute(): Promise<EngineResult> {
     const stepResults: EngineStepResult[] = [];
-    const finish = (
-      status: EngineResult['status'],
-      data: JsonValue,
-      error?: string,
-      files: ProducedFile[] = [],
-      dataRedacted = false,
-    ) => {
+    let withStepData = true;
+    const finish: Finish = (status, data, error, files = [], dataRedacted = false) => {
       const redactor = this.#scope.redactor;
       return {
         status,
         data: dataRedacted ? data : redactor.value(data),
-        stepResults: stepResults.map((r) => this.redactStepResult(r)),
+        stepResults: stepResults.map((r) => this.redactStepResult(withStepData ? r : withoutData(r))),
         ...(error !== undefined ? { error: redactor.string(error) } : {}),
         files: redactFiles(files, redactor),
       };
+    };
+    const limit = this.#limits.maxResultBytes;
+    /** What the run would store is larger than the result bound: it fails, and keeps no step data. */
+    const tooLarge = (what: string, bytes: number): EngineResult => {
+      withStepData = false;
+      return finish('failed', null, tooLargeMessage(what, bytes, limit, RESULT_SETTING));
     };
 
     let lastData: JsonValue = null;
     /** lastData is a request step's, redacted already. */
     let lastRedacted = false;
+    let lastBytes = jsonBytes(null);
+    /** The size of the step data the run has so far (stored with its result). */
+    let stepBytes = 0;
     for (const step of this.#request.tool.steps) {
       const interrupted = this.#abortError();
       if (interrupted) return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, interrupted);
@@ -335,11 +365,14 @@ class ToolRun {
         this.#steps[step.id] = outcome.envelope;
         lastData = outcome.data;
         lastRedacted = step.config.type === 'request';
+        lastBytes = outcome.bytes;
+        stepBytes += outcome.bytes;
         result = { stepId: step.id, success: true, data: outcome.data, ...this.#notesOf(step.id) };
         if (step.config.type === 'request') this.#redactedData.add(result);
       } catch (error) {
         const message = this.#abortError() ?? messageOf(error);
         const data = error instanceof StepFailure ? error.envelopeData : null;
+        stepBytes += error instanceof StepFailure ? error.bytes : jsonBytes(null);
         result = { stepId: step.id, success: false, data, error: message, ...this.#notesOf(step.id) };
         if (step.config.type === 'request') this.#redactedData.add(result);
         stepResults.push(result);
@@ -347,34 +380,39 @@ class ToolRun {
         if (this.#abortError()) {
           return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, message);
         }
+        if (stepBytes > limit) return tooLarge(`the data of the run's steps up to ${step.id}`, stepBytes);
         if (step.failureBehavior === 'fail')
           return finish('failed', null, `Step ${step.id} failed: ${message}`);
         this.#steps[step.id] = { currentItem: {}, data: null, success: false, error: message };
         lastData = null;
         lastRedacted = false;
+        lastBytes = jsonBytes(null);
         continue;
       }
       stepResults.push(result);
       this.#emit({ type: 'step_finished', result });
+      if (stepBytes > limit) return tooLarge(`the data of the run's steps up to ${step.id}`, stepBytes);
     }
 
-    return this.#output(lastData, lastRedacted, finish);
+    return this.#output(lastData, lastRedacted, stepBytes + lastBytes, stepBytes, finish, tooLarge);
   }
 
+  /**
+   * The output transform and schema. `resultBytes`: the size of the result without an output
+   * transform (every step's data, and the last one's again as the output).
+   */
   async #output(
     lastData: JsonValue,
     lastRedacted: boolean,
-    finish: (
-      status: EngineResult['status'],
-      data: JsonValue,
-      error?: string,
-      files?: ProducedFile[],
-      dataRedacted?: boolean,
-    ) => EngineResult,
+    resultBytes: number,
+    stepBytes: number,
+    finish: Finish,
+    tooLarge: (what: string, bytes: number) => EngineResult,
   ): Promise<EngineResult> {
     const tool = this.#request.tool;
     let data = lastData;
     let files: ProducedFile[] = [];
+    let bytes = resultBytes;
     const interrupted = this.#abortError();
     if (interrupted) return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, interrupted);
     try {
@@ -384,7 +422,11 @@ class ToolRun {
           [this.#redactedSourceData()],
           'outputTransform',
         );
-        ({ data, files } = extractFiles(transformed ?? null));
+        bytes = stepBytes + jsonBytes(transformed ?? null);
+        if (bytes <= this.#limits.maxResultBytes) ({ data, files } = extractFiles(transformed ?? null));
+      }
+      if (bytes > this.#limits.maxResultBytes) {
+        return tooLarge("the run's result (its output data, files included, and every step's data)", bytes);
       }
       if (tool.outputSchema) {
         const problem = validateOutput(tool.outputSchema, data);
@@ -399,6 +441,20 @@ class ToolRun {
   }
 }
 
+type Finish = (
+  status: EngineResult['status'],
+  data: JsonValue,
+  error?: string,
+  files?: ProducedFile[],
+  /** The data is a request step's, redacted when it arrived. */
+  dataRedacted?: boolean,
+) => EngineResult;
+
+function withoutData(result: EngineStepResult): EngineStepResult {
+  const { data: _data, ...rest } = result;
+  return rest;
+}
+
 /**
  * Executes a tool: every step in order, loops, pagination, output transform and schema, within the
  * run's deadline and until `signal` aborts. Performs no storage I/O; reports progress via onEvent.
@@ -411,7 +467,7 @@ export async function runTool(deps: EngineDeps, request: EngineRequest): Promise
   const deadline = now + timeoutMs;
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(new Error(`Run timed out after ${timeoutMs} ms`)), timeoutMs);
-  const scope = deps.openScope?.();
+  const scope = deps.openScope?.({ key: request.keyId ?? '', tool: request.tool.id });
   try {
     const signal = AbortSignal.any([request.signal, timeout.signal]);
     let run: ToolRun;

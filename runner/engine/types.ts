@@ -140,9 +140,21 @@ export interface Protocols {
 export interface EngineLimits {
   maxLoopItems: number;
   defaultTimeoutMs: number;
+  /** Largest data of one step, as UTF-8 JSON (KUBEGLUE_MAX_STEP_DATA_BYTES): above it the step fails. */
+  maxStepDataBytes: number;
+  /**
+   * Largest result of a run, as UTF-8 JSON: its output data (files included) and every step's data
+   * together, as they are stored (KUBEGLUE_MAX_RESULT_BYTES). Above it the run fails.
+   */
+  maxResultBytes: number;
 }
 
-export const DEFAULT_LIMITS: EngineLimits = { maxLoopItems: 10_000, defaultTimeoutMs: 5 * 60 * 1000 };
+export const DEFAULT_LIMITS: EngineLimits = {
+  maxLoopItems: 10_000,
+  defaultTimeoutMs: 5 * 60 * 1000,
+  maxStepDataBytes: 10 * 1024 * 1024,
+  maxResultBytes: 20 * 1024 * 1024,
+};
 
 /** The evaluations of one run: they may share state the run's other evaluations see, never another run's. */
 export interface EvaluationScope {
@@ -151,16 +163,25 @@ export interface EvaluationScope {
   close(): void;
 }
 
+/** Whose run it is, for sharing the sandbox fairly (runner/sandbox/fair-queue.ts). */
+export interface ScopeOwner {
+  /** The API key (id) that started the run; '' when unknown. */
+  key: string;
+  tool: string;
+}
+
 export interface EngineDeps {
   evaluate: Evaluate;
   /** One scope per run (the sandbox: one context per run); without it every run uses `evaluate`. */
-  openScope?: (() => EvaluationScope) | undefined;
+  openScope?: ((owner: ScopeOwner) => EvaluationScope) | undefined;
   protocols: Protocols;
   limits?: Partial<EngineLimits>;
   now?: () => number;
 }
 
 export interface EngineRequest {
+  /** The API key (id) that started the run: its evaluations share the sandbox fairly with other keys'. */
+  keyId?: string | undefined;
   tool: Tool;
   inputs: JsonObject;
   systems: ResolvedSystem[];

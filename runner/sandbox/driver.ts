@@ -43,8 +43,54 @@ export function normalizeSource(source: string): string {
   return trimmed.endsWith(';') ? trimmed.slice(0, -1) : trimmed;
 }
 
+/**
+ * Memory V8 commits outside the ArrayBuffer allocator is not counted by isolated-vm's memory limit:
+ * WebAssembly memories (`new WebAssembly.Memory({initial: 4096})`, 256 MB, got through a 128 MB
+ * limit) and resizable or growable buffers (`new ArrayBuffer(n, {maxByteLength})`,
+ * `new SharedArrayBuffer(n, {maxByteLength})`), which reserve address space and commit it as they
+ * grow. They cannot be counted from outside V8, so before any user code runs in a context:
+ * - `WebAssembly` is deleted. Nothing else refers to it, so nothing brings it back: not
+ *   `Function('return this')()` or indirect eval (the same global), and a script cannot create
+ *   another context. (A process-wide V8 flag would disable it in the host too, where undici
+ *   compiles its HTTP parser to WebAssembly.)
+ * - `ArrayBuffer` and `SharedArrayBuffer` become constructors that refuse `maxByteLength` and
+ *   otherwise construct through the original (fixed-length buffers are counted). Both references to
+ *   each original, the global and `prototype.constructor`, are replaced, so
+ *   `Object.getPrototypeOf(buffer).constructor`, `class extends ArrayBuffer` and `Reflect.construct`
+ *   meet the new one; `instanceof`, `isView` and species behave as before.
+ */
+const LOCKDOWN_SOURCE = `
+  delete globalThis.WebAssembly;
+  for (const name of ['ArrayBuffer', 'SharedArrayBuffer']) {
+    const Original = globalThis[name];
+    if (typeof Original !== 'function') continue;
+    const construct = Reflect.construct;
+    const Fixed = function (length, options) {
+      if (new.target === undefined) throw new TypeError("Constructor " + name + " requires 'new'");
+      if (options !== null && typeof options === 'object' && options.maxByteLength !== undefined) {
+        throw new RangeError('resizable ' + name + 's (maxByteLength) are not available in the sandbox: their memory would escape its memory limit');
+      }
+      return construct(Original, [length], new.target);
+    };
+    Object.defineProperty(Fixed, 'name', { value: name });
+    Object.defineProperty(Fixed, 'length', { value: 1 });
+    for (const key of Reflect.ownKeys(Original)) {
+      if (key === 'name' || key === 'length' || key === 'prototype') continue;
+      Object.defineProperty(Fixed, key, Object.getOwnPropertyDescriptor(Original, key));
+    }
+    Object.defineProperty(Fixed, 'prototype', { value: Original.prototype, writable: false, enumerable: false, configurable: false });
+    Object.defineProperty(Original.prototype, 'constructor', { value: Fixed, writable: true, enumerable: false, configurable: true });
+    Object.defineProperty(globalThis, name, { value: Fixed, writable: true, enumerable: false, configurable: true });
+  }
+`;
+
+/** What the sandbox tells about a missing WebAssembly (decodeReply adds it to the ReferenceError). */
+export const WEBASSEMBLY_UNAVAILABLE =
+  'WebAssembly is not available in the sandbox: its memory would escape the memory limit';
+
 export const DRIVER_SOURCE = `(function () {
   'use strict';
+  ${LOCKDOWN_SOURCE}
   const jsonParse = JSON.parse;
   const jsonStringify = JSON.stringify;
   const apply = Reflect.apply;

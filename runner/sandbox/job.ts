@@ -1,9 +1,20 @@
 import type { JsonValue } from '../../crds/json.ts';
 import { SandboxError } from './errors.ts';
+import type { FairJob } from './fair-queue.ts';
 import type { RunContexts } from './run-contexts.ts';
 
+/** Whose evaluation it is: it waits in this key's and tool's line (fair-queue.ts). */
+export interface EvaluationOwner {
+  /** The API key (id) that started the run; '' when there is none. */
+  key: string;
+  /** The run's tool; '' when there is none. */
+  tool: string;
+}
+
 /** One call of `Sandbox.evaluate`, from the queue to its outcome. It settles exactly once. */
-export class EvaluationJob {
+export class EvaluationJob implements FairJob {
+  readonly key: string;
+  readonly tool: string;
   readonly source: string;
   /** JSON text of the argument array. */
   readonly input: string;
@@ -18,6 +29,8 @@ export class EvaluationJob {
   readonly done: Promise<void>;
   /** Set by the lane while the job executes: stops the execution when the caller aborts. */
   interruptRunning: (() => void) | undefined;
+  /** Set by the lane when the evaluation ran out of time (its tool is slowed). */
+  timedOut = false;
 
   #settled = false;
   #resolve!: (value: JsonValue) => void;
@@ -31,6 +44,7 @@ export class EvaluationJob {
   };
 
   constructor(
+    owner: EvaluationOwner,
     source: string,
     input: string,
     timeoutMs: number,
@@ -39,6 +53,8 @@ export class EvaluationJob {
     run: RunContexts | undefined,
     guarded?: string,
   ) {
+    this.key = owner.key;
+    this.tool = owner.tool;
     this.source = source;
     this.input = input;
     this.guarded = guarded;

@@ -166,6 +166,7 @@ export class IsolateLane {
     this.#refill(state);
     job.interruptRunning = () => this.#kill(state);
     const backstop = setTimeout(() => {
+      job.timedOut = true;
       job.reject(
         new SandboxError(
           'timeout',
@@ -201,6 +202,14 @@ export class IsolateLane {
     const isolate: ivm.Isolate = new ivm.Isolate({
       memoryLimit: this.#options.memoryLimitMb,
       onCatastrophicError: (message) => {
+        // The evaluation running on it would only end at its timeout's backstop: it fails now.
+        if (created !== undefined && this.#state === created) {
+          this.#current?.reject(
+            new SandboxError('memory', `exceeded the memory limit of ${this.#options.memoryLimitMb} MB`, {
+              label: this.#current.label,
+            }),
+          );
+        }
         if (created) this.#kill(created);
         this.#options.onCatastrophicError(message);
       },
@@ -277,6 +286,7 @@ export class IsolateLane {
       });
     }
     if (/timed out/i.test(message)) {
+      job.timedOut = true;
       return new SandboxError('timeout', `timed out after ${job.timeoutMs} ms`, { label: job.label });
     }
     if (state.isolate.isDisposed) {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { JsonValue } from '../../crds/json.ts';
+import { WEBASSEMBLY_UNAVAILABLE } from './driver.ts';
 import { SandboxError } from './errors.ts';
 
 /** The failure record the driver writes after its `E` marker (see driver.ts). */
@@ -32,7 +33,10 @@ export function decodeReply(reply: unknown, label: string | undefined): JsonValu
   const failure = parsed.data;
   // isolated-vm's allocator refuses ArrayBuffers past the memory limit; the isolate survives that.
   const refusedMemory = failure.name === 'RangeError' && failure.message === 'Array buffer allocation failed';
-  throw new SandboxError(refusedMemory ? 'memory' : failure.kind, failure.message, {
+  // The driver deletes WebAssembly (driver.ts): say why it is missing.
+  const noWebAssembly = failure.name === 'ReferenceError' && failure.message === 'WebAssembly is not defined';
+  const message = noWebAssembly ? `${failure.message} (${WEBASSEMBLY_UNAVAILABLE})` : failure.message;
+  throw new SandboxError(refusedMemory ? 'memory' : failure.kind, message, {
     label,
     errorName: failure.name,
     line: failure.line,

@@ -3,12 +3,14 @@ import type { JsonValue } from '../../crds/json.ts';
 import { type CheckResult, SourceChecker } from './check.ts';
 import { EMPTY_SOURCE_MESSAGE, normalizeSource } from './driver.ts';
 import { SandboxError } from './errors.ts';
-import { EvaluationJob } from './job.ts';
+import { FairQueue } from './fair-queue.ts';
+import { EvaluationJob, type EvaluationOwner } from './job.ts';
 import { IsolateLane } from './lane.ts';
 import { RunContexts } from './run-contexts.ts';
 
 export type { CheckResult } from './check.ts';
 export { SandboxError, type SandboxErrorKind } from './errors.ts';
+export type { EvaluationOwner } from './job.ts';
 
 export const SandboxOptions = z.object({
   /** Per isolate, in MB (isolated-vm's minimum is 8). */
@@ -16,10 +18,15 @@ export const SandboxOptions = z.object({
   /** CPU time one evaluation may use; a call may ask for less, never more. */
   timeoutMs: z.number().int().positive().default(10_000),
   /**
-   * Isolates evaluating in parallel. A second one is created only while the first is busy, so one
-   * slow transform does not hold up every other run of the worker.
+   * Evaluations one API key runs at once (fair-queue.ts). Keys and their tools are served
+   * round-robin; a tool whose evaluation timed out is slowed to one at a time until it recovers.
    */
-  maxIsolates: z.number().int().positive().default(2),
+  keyConcurrency: z.number().int().positive().default(2),
+  /**
+   * Isolates evaluating in parallel; default `keyConcurrency + 1`, so whatever one key runs, another
+   * key finds an isolate. Each one past the first is created only while the others are busy.
+   */
+  maxIsolates: z.number().int().positive().optional(),
   /** Compiled sources kept per isolate. */
   scriptCacheSize: z.number().int().positive().default(256),
   /** Fresh contexts prepared ahead of use per isolate (each serves one evaluation, or one run). */
@@ -54,6 +61,9 @@ export interface EvaluateOptions {
   guarded?: readonly GuardedProperty[] | undefined;
 }
 
+/** Evaluations outside a run, or of a run opened without an owner, share one line. */
+const NO_OWNER: EvaluationOwner = { key: '', tool: '' };
+
 let sharedChecker: SourceChecker | undefined;
 
 /**
@@ -82,10 +92,12 @@ export interface SandboxRun {
  */
 export class Sandbox {
   readonly #options: z.output<typeof SandboxOptions>;
+  readonly #maxIsolates: number;
   readonly #lanes: IsolateLane[] = [];
   /** Lanes free to take a job; the most recently used first, as its caches are warm. */
   readonly #idle: IsolateLane[] = [];
-  readonly #queue: EvaluationJob[] = [];
+  /** Evaluations waiting for an isolate, per key and tool. */
+  readonly #queue: FairQueue<EvaluationJob>;
   readonly #checker = new SourceChecker();
   #disposed = false;
   /** Runs opened and not closed yet: their contexts live in the isolates. */
@@ -93,6 +105,8 @@ export class Sandbox {
 
   constructor(options: SandboxOptions = {}) {
     this.#options = SandboxOptions.parse(options);
+    this.#maxIsolates = this.#options.maxIsolates ?? this.#options.keyConcurrency + 1;
+    this.#queue = new FairQueue(this.#options.keyConcurrency);
     const lane = this.#addLane();
     lane.warm();
     this.#idle.push(lane);
@@ -103,18 +117,19 @@ export class Sandbox {
    * and returns a JSON copy of the result (`undefined` becomes null). Rejects with a SandboxError.
    */
   evaluate(source: string, args: JsonValue[], options: EvaluateOptions = {}): Promise<JsonValue> {
-    return this.#evaluate(source, args, options, undefined);
+    return this.#evaluate(source, args, options, undefined, NO_OWNER);
   }
 
   /**
    * A run's evaluator: its evaluations share one context (globals one sets are seen by the next ones
-   * of the same run, never by another run's). Close it when the run ends.
+   * of the same run, never by another run's). Close it when the run ends. `owner` (the run's API key
+   * and tool) decides in which line its evaluations wait for an isolate.
    */
-  openRun(): SandboxRun {
+  openRun(owner: EvaluationOwner = NO_OWNER): SandboxRun {
     const contexts = new RunContexts();
     this.#openRuns++;
     return {
-      evaluate: (source, args, options = {}) => this.#evaluate(source, args, options, contexts),
+      evaluate: (source, args, options = {}) => this.#evaluate(source, args, options, contexts, owner),
       close: () => {
         if (contexts.closed) return;
         this.#openRuns--;
@@ -129,7 +144,7 @@ export class Sandbox {
    * isolate's heap otherwise stays as large as its busiest moment made it. Answers the lanes trimmed.
    */
   trim(): number {
-    if (this.#disposed || this.#openRuns > 0 || this.#queue.length > 0) return 0;
+    if (this.#disposed || this.#openRuns > 0 || this.#queue.size > 0) return 0;
     if (this.#idle.length !== this.#lanes.length) return 0;
     let trimmed = 0;
     this.#lanes.forEach((lane, index) => {
@@ -143,6 +158,7 @@ export class Sandbox {
     args: JsonValue[],
     options: EvaluateOptions,
     run: RunContexts | undefined,
+    owner: EvaluationOwner,
   ): Promise<JsonValue> {
     const { label, signal } = options;
     if (this.#disposed)
@@ -166,7 +182,7 @@ export class Sandbox {
       const reason = error instanceof Error ? error.message : String(error);
       return Promise.reject(new SandboxError('runtime', `the arguments are not JSON: ${reason}`, { label }));
     }
-    const job = new EvaluationJob(source, input, timeoutMs, label, signal, run, guarded);
+    const job = new EvaluationJob(owner, source, input, timeoutMs, label, signal, run, guarded);
     this.#queue.push(job);
     this.#pump();
     return job.promise;
@@ -181,7 +197,7 @@ export class Sandbox {
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
-    for (const job of this.#queue.splice(0)) {
+    for (const job of this.#queue.clear()) {
       job.reject(new SandboxError('aborted', 'the sandbox was disposed', { label: job.label }));
     }
     for (const lane of this.#lanes) lane.dispose();
@@ -190,15 +206,12 @@ export class Sandbox {
 
   #pump(): void {
     while (!this.#disposed) {
-      while (this.#queue[0]?.settled) this.#queue.shift();
-      if (this.#queue.length === 0) return;
-      const lane =
-        this.#takeIdleLane(this.#queue[0]?.run) ??
-        (this.#lanes.length < this.#options.maxIsolates ? this.#addLane() : undefined);
-      if (lane === undefined) return;
-      const job = this.#queue.shift();
+      if (this.#idle.length === 0 && this.#lanes.length >= this.#maxIsolates) return;
+      const job = this.#queue.take();
       if (job === undefined) return;
+      const lane = this.#takeIdleLane(job.run) ?? this.#addLane();
       lane.run(job, () => {
+        this.#queue.finished(job, job.timedOut);
         if (this.#disposed) return;
         this.#idle.push(lane);
         this.#pump();

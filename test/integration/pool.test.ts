@@ -87,6 +87,24 @@ describe('worker pool', () => {
     }
   });
 
+  it('refuses the 256 MB WebAssembly memory of issue 19 with a clear error, and the worker serves on', async () => {
+    const pids = pool.workerPids();
+    const wasm = await pool.run(
+      order(
+        transform(
+          '() => { const m = new WebAssembly.Memory({ initial: 4096 }); new Uint8Array(m.buffer).fill(1); return m.buffer.byteLength; }',
+        ),
+      ),
+    );
+    expect(wasm.status).toBe('failed');
+    expect(wasm.error).toContain(
+      'WebAssembly is not defined (WebAssembly is not available in the sandbox: its memory would escape the memory limit)',
+    );
+    const next = await pool.run(order(transform('() => "still serving"')));
+    expect(next).toMatchObject({ status: 'success', data: 'still serving' });
+    expect(pool.workerPids()).toEqual(pids);
+  });
+
   it('keeps require, process and fetch out of reach of user code', async () => {
     const probe = await pool.run(
       order(transform('() => [typeof require, typeof process, typeof fetch, typeof setTimeout]')),

@@ -207,6 +207,116 @@ describe('Sandbox.evaluate', () => {
       }
     });
 
+    it('refuses the WebAssembly memory that escaped the memory limit, with a clear error', async () => {
+      // Issue 19: 256 MB of WebAssembly memory, fully touched, got through a 128 MB limit.
+      const touch = `() => {
+        const memory = new WebAssembly.Memory({ initial: 4096 });
+        const bytes = new Uint8Array(memory.buffer);
+        for (let i = 0; i < bytes.length; i += 4096) bytes[i] = 1;
+        return bytes.length;
+      }`;
+      const error = await expectKind(sandbox.evaluate(touch, [], { label: LABEL }), 'runtime');
+      expect(error.message).toBe(
+        `${LABEL}: ReferenceError at line 2, column 24: WebAssembly is not defined ` +
+          '(WebAssembly is not available in the sandbox: its memory would escape the memory limit)',
+      );
+      expect(await sandbox.evaluate('(s) => s.still', [{ still: 'serving' }])).toBe('serving');
+    });
+
+    it('leaves user code no way back to WebAssembly', async () => {
+      const probe = `() => ({
+        global: typeof WebAssembly,
+        viaGlobalThis: typeof globalThis.WebAssembly,
+        viaFunction: typeof Function('return this')().WebAssembly,
+        viaIndirectEval: (0, eval)('typeof WebAssembly'),
+        viaConstructor: typeof (() => {}).constructor('return this')().WebAssembly,
+        viaPrototypeChain: Object.getOwnPropertyNames(Object.getPrototypeOf(globalThis)).includes('WebAssembly'),
+        inGlobals: Reflect.ownKeys(globalThis).includes('WebAssembly'),
+      })`;
+      expect(await sandbox.evaluate(probe, [])).toEqual({
+        global: 'undefined',
+        viaGlobalThis: 'undefined',
+        viaFunction: 'undefined',
+        viaIndirectEval: 'undefined',
+        viaConstructor: 'undefined',
+        viaPrototypeChain: false,
+        inGlobals: false,
+      });
+    });
+
+    it('refuses resizable and growable buffers (their memory escaped the limit too), however reached', async () => {
+      const probe = `() => {
+        const big = { maxByteLength: 512 * 1024 * 1024 };
+        const attempts = {
+          arrayBuffer: () => new ArrayBuffer(256 * 1024 * 1024, big),
+          resized: () => new ArrayBuffer(0, big).resize(256 * 1024 * 1024),
+          shared: () => new SharedArrayBuffer(0, big).grow(256 * 1024 * 1024),
+          viaPrototype: () => new (Object.getPrototypeOf(new Uint8Array(1).buffer).constructor)(0, big),
+          viaConstructorProperty: () => new (new Uint8Array(1).buffer.constructor)(0, big),
+          viaSubclass: () => new (class extends ArrayBuffer {})(0, big),
+          viaReflect: () => Reflect.construct(SharedArrayBuffer, [0, big]),
+          viaGlobal: () => new (Function('return this')().ArrayBuffer)(0, big),
+        };
+        const outcome = {};
+        for (const [name, attempt] of Object.entries(attempts)) {
+          try {
+            attempt();
+            outcome[name] = 'allocated';
+          } catch (error) {
+            outcome[name] = error.name + ': ' + error.message;
+          }
+        }
+        return outcome;
+      }`;
+      const refused = (name: string) =>
+        `RangeError: resizable ${name}s (maxByteLength) are not available in the sandbox: their memory would escape its memory limit`;
+      expect(await sandbox.evaluate(probe, [])).toEqual({
+        arrayBuffer: refused('ArrayBuffer'),
+        resized: refused('ArrayBuffer'),
+        shared: refused('SharedArrayBuffer'),
+        viaPrototype: refused('ArrayBuffer'),
+        viaConstructorProperty: refused('ArrayBuffer'),
+        viaSubclass: refused('ArrayBuffer'),
+        viaReflect: refused('SharedArrayBuffer'),
+        viaGlobal: refused('ArrayBuffer'),
+      });
+    });
+
+    it('keeps fixed-length buffers working as before', async () => {
+      const probe = `() => {
+        const buffer = new ArrayBuffer(8, {});
+        const view = new Uint8Array(buffer);
+        view[0] = 7;
+        class Tagged extends ArrayBuffer {}
+        return {
+          length: buffer.byteLength,
+          resizable: buffer.resizable,
+          instance: buffer instanceof ArrayBuffer && view.buffer instanceof ArrayBuffer,
+          sameConstructor: view.buffer.constructor === ArrayBuffer,
+          isView: ArrayBuffer.isView(view),
+          slice: new Uint8Array(buffer.slice(0, 1))[0],
+          sliceInstance: buffer.slice(0, 1) instanceof ArrayBuffer,
+          subclass: new Tagged(4) instanceof ArrayBuffer,
+          shared: new SharedArrayBuffer(4).byteLength,
+          name: ArrayBuffer.name,
+          notCallable: (() => { try { ArrayBuffer(1); return 'called'; } catch (e) { return e.name; } })(),
+        };
+      }`;
+      expect(await sandbox.evaluate(probe, [])).toEqual({
+        length: 8,
+        resizable: false,
+        instance: true,
+        sameConstructor: true,
+        isView: true,
+        slice: 7,
+        sliceInstance: true,
+        subclass: true,
+        shared: 4,
+        name: 'ArrayBuffer',
+        notCallable: 'TypeError',
+      });
+    });
+
     it('reports a refused ArrayBuffer allocation as a memory error', async () => {
       const error = await expectKind(
         sandbox.evaluate('() => new ArrayBuffer(2 ** 31).byteLength', []),
@@ -476,6 +586,50 @@ describe('Sandbox.dispose', () => {
     await expectKind(running, 'aborted');
     await expectKind(queued, 'aborted');
     await expectKind(sandbox.evaluate('() => 1', []), 'aborted');
+  });
+});
+
+describe('Sandbox: sharing the isolates between API keys', () => {
+  it('runs another key’s evaluation while one key’s endless loops hold all that key may use', async () => {
+    const sandbox = new Sandbox({ timeoutMs: 1_000, keyConcurrency: 2 });
+    try {
+      const order: string[] = [];
+      const hog = Array.from({ length: 2 }, () => sandbox.openRun({ key: 'a', tool: 'spin' }));
+      const spinning = hog.flatMap((run, i) =>
+        [0, 1].map((j) => run.evaluate('() => { for (;;) {} }', []).catch(() => order.push(`a${i}.${j}`))),
+      );
+      const other = sandbox.openRun({ key: 'b', tool: 'quick' });
+      const quick = other.evaluate('(s) => s.n + 1', [{ n: 41 }]).then((value) => {
+        order.push('b');
+        return value;
+      });
+      expect(await quick).toBe(42);
+      await Promise.all(spinning);
+      // b's evaluation did not wait behind any of a's four.
+      expect(order[0]).toBe('b');
+      for (const run of [...hog, other]) run.close();
+    } finally {
+      sandbox.dispose();
+    }
+  });
+
+  it('lets a key use no more than keyConcurrency isolates: its third evaluation waits', async () => {
+    const sandbox = new Sandbox({ timeoutMs: 1_000, keyConcurrency: 2, maxIsolates: 4 });
+    try {
+      const order: string[] = [];
+      const run = sandbox.openRun({ key: 'a', tool: 't' });
+      const loops = [0, 1].map((i) =>
+        run.evaluate('() => { for (;;) {} }', []).catch(() => order.push(`loop${i}`)),
+      );
+      const third = run.evaluate('() => 3', []).then(() => order.push('third'));
+      await Promise.all([...loops, third]);
+      expect(order.indexOf('third')).toBeGreaterThan(
+        Math.min(order.indexOf('loop0'), order.indexOf('loop1')),
+      );
+      run.close();
+    } finally {
+      sandbox.dispose();
+    }
   });
 });
 
