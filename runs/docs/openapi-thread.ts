@@ -39,7 +39,7 @@ export class OpenApiLimitError extends Error {
 // Compiled (dist/) or from source: the worker is the same kind of file as this module.
 const WORKER = import.meta.url.endsWith('.ts')
   ? new URL('./openapi-worker.ts', import.meta.url)
-  : new URL('./openapi-worker.js', import.meta.url);
+  : new URL('openapi-worker.js', import.meta.url);
 
 /**
  * The document's summary, validated when that stays within the bounds; undefined when the text is no
