@@ -55,13 +55,17 @@ WORKDIR /app
 COPY package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY bin ./bin
-COPY api ./api
-COPY operator ./operator
+COPY contract ./contract
+COPY config ./config
+COPY engine ./engine
 COPY runner ./runner
 COPY runs ./runs
+COPY tools ./tools
+COPY systems ./systems
 COPY kube ./kube
 COPY store ./store
-COPY crds ./crds
+COPY api ./api
+COPY operator ./operator
 COPY agent ./agent
 
 # 8080 the /v1 API (api, embedded), 8081 the internal runner port (api), 9090 /metrics and /healthz

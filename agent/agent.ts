@@ -5,7 +5,6 @@
  */
 import { connect as netConnect, type Socket } from 'node:net';
 import WebSocket from 'ws';
-import { TunnelMux, type TunnelStream } from '../runs/tunnel-mux.ts';
 import {
   CLOSE,
   decodeOpen,
@@ -13,7 +12,8 @@ import {
   MAX_MESSAGE_BYTES,
   RegisteredMessage,
   type RegisterMessage,
-} from '../runs/tunnel-protocol.ts';
+} from '../contract/wire/tunnel.ts';
+import { TunnelMux, type TunnelStream } from '../contract/wire/tunnel-mux.ts';
 import type { AgentConfig, AgentTarget } from './config.ts';
 
 export interface AgentOptions {

@@ -5,8 +5,8 @@
 import { isIP } from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { formatIssues } from '../crds/errors.ts';
-import { TargetName, TargetProtocol, TUNNEL_PATH, TunnelId } from '../runs/tunnel-protocol.ts';
+import { formatIssues } from '../contract/format-issues.ts';
+import { TargetName, TargetProtocol, TUNNEL_PATH, TunnelId } from '../contract/wire/tunnel.ts';
 
 /** `host:port`, `[v6]:port`; the host is a name or an address in the private network. */
 const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$/;

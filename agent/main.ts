@@ -1,4 +1,8 @@
 /**
+ * agent/: the gateway agent program that runs in a private network.
+ *
+ * May import: contract, config.
+ *
  * `kubeglue agent -config <path> [-debug]`: the gateway agent in a private network (README "Reaching
  * private networks"). Exits 2 on a bad configuration, 0 after SIGTERM/SIGINT or when a newer agent took
  * its tunnel over.

@@ -1,5 +1,5 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto';
-import { SCOPES } from '../crds/api.ts';
+import { SCOPES } from '../contract/api/bodies.ts';
 import type { StoreQueries } from '../store/index.ts';
 
 /** The store queries API-key code needs (the full Store satisfies it). */

@@ -1,22 +1,31 @@
+/**
+ * api/: the /v1 API on fastify — server, authentication and key scopes, routes (routes/), the internal
+ * port for runner Pods (internal/), the gateway endpoint and relay (gateway/), metrics. Never the operator.
+ *
+ * May import: contract, config, engine, kube, store, runs, tools, systems.
+ */
 import type { FastifyInstance } from 'fastify';
-import type { ToolResource } from '../crds/resources.ts';
-import type { Tool } from '../crds/tool.ts';
+import type { DocumentationLimits } from '../config/documentation.ts';
+import type { Tool } from '../contract/api/tool.ts';
+import type { ToolResource } from '../contract/resources/kinds.ts';
+import type { EgressPolicy } from '../engine/protocols/egress-policy.ts';
+import type { WorkerPool } from '../engine/worker/pool.ts';
 import { Informer } from '../kube/informer.ts';
+import { registerJobMetrics } from '../kube/job-metrics.ts';
 import type { KubeglueResources } from '../kube/resources/index.ts';
 import type { SecretStore } from '../kube/secrets/interface.ts';
-import type { WorkerPool } from '../runner/pool.ts';
-import type { EgressPolicy } from '../runner/protocols/egress-policy.ts';
-import type { DocumentationLimits } from '../runs/documentation/limits.ts';
-import { DocumentationService } from '../runs/documentation/service.ts';
+import { JobSupervisor } from '../kube/supervisor.ts';
+import { propagateCancel } from '../runs/cancel.ts';
 import type { FileUrlSigner } from '../runs/file-urls.ts';
-import { registerJobMetrics } from '../runs/job-metrics.ts';
 import { type RunEventBus, RunEventHub } from '../runs/run-events.ts';
 import { RunService, type RuntimeCredentialVault } from '../runs/service.ts';
-import { JobSupervisor } from '../runs/supervisor.ts';
-import { validateToolDefinition } from '../runs/tool-validation.ts';
 import type { Store } from '../store/index.ts';
+import { DocumentationService } from '../systems/documentation/service.ts';
+import { OAUTH_CALLBACK_PATH, SystemOAuth, type SystemOAuthOptions } from '../systems/oauth/service.ts';
+import { SystemService } from '../systems/service.ts';
+import { ToolService } from '../tools/service.ts';
+import { validateToolDefinition } from '../tools/validation.ts';
 import { type Auth, installAuth } from './auth.ts';
-import { propagateCancel } from './cancel.ts';
 import { type Gateways, installGateways } from './gateway/index.ts';
 import { installMetrics, type Metrics } from './metrics.ts';
 import { registerApiKeyRoutes } from './routes/api-keys.ts';
@@ -30,9 +39,6 @@ import { registerRunRoutes } from './routes/runs.ts';
 import { registerSystemRoutes } from './routes/systems.ts';
 import { registerToolRoutes } from './routes/tools.ts';
 import { buildServer } from './server.ts';
-import { OAUTH_CALLBACK_PATH, SystemOAuth, type SystemOAuthOptions } from './system-oauth.ts';
-import { SystemService } from './systems.ts';
-import { ToolService } from './tools.ts';
 
 export interface ApiDeps {
   store: Store;

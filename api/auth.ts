@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Scope } from '../crds/api.ts';
-import type { RouteAccess } from '../crds/routes.ts';
+import type { Scope } from '../contract/api/bodies.ts';
 import {
   type ApiError,
   KG_ERR_INTERNAL,
@@ -10,7 +9,8 @@ import {
   KG_ERR_SCOPE_REQUIRED,
   KG_ERR_SYSTEM_NOT_FOUND,
   KG_ERR_TOOL_NOT_FOUND,
-} from '../runs/errors.ts';
+} from '../contract/api/errors.ts';
+import type { RouteAccess } from '../contract/api/routes.ts';
 import type { StoredApiKey } from '../store/index.ts';
 import { type ApiKeyStore, hashApiKey, isPlausibleApiKey } from './api-keys.ts';
 import { accessOf, type RouteAccessTable, routeAccessTable, scopesOfKey } from './scopes.ts';
@@ -40,7 +40,7 @@ export interface AuthOptions {
   store: Pick<ApiKeyStore, 'findApiKeyByHash' | 'touchApiKeys'>;
   /** Paths under /v1/ that need no key (matched as prefixes of the path). */
   publicPrefixes: readonly string[];
-  /** Who may call each route; default: the route table (crds/routes.ts). */
+  /** Who may call each route; default: the route table (contract/api/routes.ts). */
   routes?: RouteAccessTable;
   /** How long a looked-up key is trusted before the store is asked again. */
   cacheTtlMs?: number;
@@ -192,11 +192,13 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): Auth {
       const access = accessOf(routes, method, route.url);
       if (!access) {
         throw new Error(
-          `route ${method} ${route.url} declares no access: add it with its scopes to crds/routes.ts`,
+          `route ${method} ${route.url} declares no access: add it with its scopes to contract/api/routes.ts`,
         );
       }
       if (access.public) {
-        throw new Error(`route ${method} ${route.url} is public in crds/routes.ts but not in publicPrefixes`);
+        throw new Error(
+          `route ${method} ${route.url} is public in contract/api/routes.ts but not in publicPrefixes`,
+        );
       }
       guarded.push({ method, url: route.url, access });
     }
@@ -248,7 +250,7 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): Auth {
     if (url === undefined) return;
     const access = accessOf(routes, request.method, url);
     if (!access) {
-      request.log.error(`route ${request.method} ${url} declares no access in crds/routes.ts`);
+      request.log.error(`route ${request.method} ${url} declares no access in contract/api/routes.ts`);
       return sendError(reply, KG_ERR_INTERNAL());
     }
     const problem = accessProblem(principal, access, `${request.method} ${url}`);

@@ -4,24 +4,24 @@
  * runs execute in this process's worker pool, and runner Pods talk to the internal port.
  */
 import { hostname } from 'node:os';
+import { WorkerPool } from '../engine/worker/pool.ts';
+import { openClusterRole } from '../kube/cluster-process.ts';
+import { installLastResortHandlers } from '../kube/last-resort.ts';
 import { createClusterResources, SECRET_KIND } from '../kube/resources/index.ts';
 import { ClusterSecretStore } from '../kube/secrets/cluster.ts';
-import { WorkerPool } from '../runner/pool.ts';
-import { openClusterRole } from '../runs/cluster-role.ts';
+import { deriveKey } from '../kube/secrets/secret-box.ts';
+import { JobSupervisor } from '../kube/supervisor.ts';
+import { listenForCancels } from '../runs/cancel.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
 import { syncRunError } from '../runs/interrupted.ts';
-import { installLastResortHandlers } from '../runs/last-resort.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
-import { JobSupervisor } from '../runs/supervisor.ts';
 import { openStore } from '../store/index.ts';
-import { deriveKey } from '../store/secret-box.ts';
+import type { SystemService } from '../systems/service.ts';
 import { ensureAdminKey } from './api-keys.ts';
 import { createApi } from './app.ts';
-import { listenForCancels } from './cancel.ts';
 import { startGateways } from './gateway/index.ts';
 import { runnerStreamCheck } from './gateway/runner-access.ts';
 import { buildInternalServer } from './internal/server.ts';
-import type { SystemService } from './systems.ts';
 import { loadTls } from './tls.ts';
 
 const log = (line: string) => console.log(`kubeglue api: ${line}`);
@@ -164,7 +164,7 @@ export async function main(_args: string[]): Promise<void> {
       });
     });
   }
-  // What nothing caught: a rejection is logged, an exception shuts down (runs/last-resort.ts).
+  // What nothing caught: a rejection is logged, an exception shuts down (kube/last-resort.ts).
   installLastResortHandlers({
     log,
     shutdown: () => stop('uncaught exception'),

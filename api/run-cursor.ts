@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { KG_ERR_CURSOR_INVALID } from '../runs/errors.ts';
+import { KG_ERR_CURSOR_INVALID } from '../contract/api/errors.ts';
 import type { StoredRun } from '../store/index.ts';
 
 /**

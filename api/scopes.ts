@@ -1,10 +1,10 @@
 /**
- * What an API key may do: its scopes (crds/api.ts SCOPES), and on top of them the tools and systems it is
- * limited to. Which scope each route needs is declared in the route table (crds/routes.ts); this module
+ * What an API key may do: its scopes (contract/api/bodies.ts SCOPES), and on top of them the tools and systems it is
+ * limited to. Which scope each route needs is declared in the route table (contract/api/routes.ts); this module
  * turns a stored key into its effective grant and decides what a key may grant to a new one.
  */
-import { SCOPES, type Scope } from '../crds/api.ts';
-import { ROUTES, type RouteAccess, TUNNEL_ROUTE } from '../crds/routes.ts';
+import { SCOPES, type Scope } from '../contract/api/bodies.ts';
+import { ROUTES, type RouteAccess, TUNNEL_ROUTE } from '../contract/api/routes.ts';
 import type { StoredApiKey } from '../store/index.ts';
 
 export const ALL_SCOPES: readonly Scope[] = SCOPES;

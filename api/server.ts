@@ -6,7 +6,6 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
-import { openApiDocument } from '../crds/openapi.ts';
 import {
   ApiError,
   KG_ERR_BODY_TOO_LARGE,
@@ -17,7 +16,8 @@ import {
   KG_ERR_ROUTE_NOT_FOUND,
   KG_ERR_SHUTTING_DOWN,
   KG_ERR_UNSUPPORTED_MEDIA_TYPE,
-} from '../runs/errors.ts';
+} from '../contract/api/errors.ts';
+import { openApiDocument } from '../contract/api/openapi.ts';
 
 export interface ServerOptions {
   bodyLimitBytes: number;

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import { formatIssues } from '../crds/errors.ts';
-import { KG_ERR_VALIDATION } from '../runs/errors.ts';
+import { KG_ERR_VALIDATION } from '../contract/api/errors.ts';
+import { formatIssues } from '../contract/format-issues.ts';
 
 /** Parses external input with a zod schema; a failure is a 400 naming every bad field. */
 export function parseInput<T extends z.ZodType>(schema: T, value: unknown, what: string): z.infer<T> {

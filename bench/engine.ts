@@ -1,9 +1,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
-import { Tool } from '../crds/tool.ts';
-import type { RunOrder } from '../runner/ipc.ts';
-import { WorkerPool } from '../runner/pool.ts';
+import { Tool } from '../contract/api/tool.ts';
+import type { RunOrder } from '../engine/worker/ipc.ts';
+import { WorkerPool } from '../engine/worker/pool.ts';
 import { emit, percentile, progress, round, throughput, timed } from './stats.ts';
 
 const SEQUENTIAL_CALLS = 2_000;

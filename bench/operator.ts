@@ -9,7 +9,8 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ToolRunResource } from '../crds/resources.ts';
+import { defaultOperatorSettings } from '../config/operator.ts';
+import type { ToolRunResource } from '../contract/resources/kinds.ts';
 import { loadKubeConfig } from '../kube/kubeconfig.ts';
 import {
   ClusterTransport,
@@ -20,9 +21,8 @@ import {
   SECRET_KIND,
 } from '../kube/resources/index.ts';
 import { createPodLauncher, startOperator } from '../operator/app.ts';
-import { defaultOperatorSettings } from '../operator/settings.ts';
-import { RUN_ID_ANNOTATION } from '../runs/launcher.ts';
-import { toolRunFor } from '../runs/toolruns.ts';
+import { RUN_ID_ANNOTATION } from '../operator/launchers/launcher.ts';
+import { toolRunFor } from '../runs/toolrun.ts';
 import { openStore, type StoredRun } from '../store/index.ts';
 import { createTestNamespace } from '../test/support/kube/client.ts';
 import { type ControlPlane, startControlPlane } from '../test/support/kube/control-plane.ts';
@@ -35,7 +35,7 @@ import {
   TEST_RUNNER_IMAGE,
   waitUntil,
 } from '../test/support/kube/kubeglue.ts';
-import { startProcessKubelet } from '../test/support/kube/process-kubelet.ts';
+import { startProcessKubelet } from '../test/support/kube/process-kubelet/kubelet.ts';
 import { freeLoopbackPort } from '../test/support/kube/processes.ts';
 import { createTestDatabase, startTestPostgres, type TestPostgres } from '../test/support/postgres.ts';
 import { emit, percentile, progress, round } from './stats.ts';

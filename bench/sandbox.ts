@@ -1,5 +1,5 @@
-import type { JsonValue } from '../crds/json.ts';
-import { Sandbox } from '../runner/sandbox/sandbox.ts';
+import type { JsonValue } from '../contract/json.ts';
+import { Sandbox } from '../engine/sandbox/sandbox.ts';
 
 const WARMUP = 300;
 const SAMPLES = 2000;

@@ -2,8 +2,8 @@
  * `kubeglue embedded` (`npm start`): the embedded deployment in one process (bin/embedded.ts),
  * configured by KUBEGLUE_* environment variables. SIGINT/SIGTERM shut it down gracefully.
  */
-import { loadConfig } from '../runs/config.ts';
-import { installLastResortHandlers } from '../runs/last-resort.ts';
+import { loadConfig } from '../config/config.ts';
+import { installLastResortHandlers } from '../kube/last-resort.ts';
 import { startEmbedded } from './embedded.ts';
 
 const log = (line: string) => console.log(`kubeglue: ${line}`);
@@ -26,7 +26,7 @@ export async function main(_args: string[]): Promise<void> {
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
-  // What nothing caught: a rejection is logged, an exception shuts down (runs/last-resort.ts).
+  // What nothing caught: a rejection is logged, an exception shuts down (kube/last-resort.ts).
   installLastResortHandlers({
     log,
     shutdown: () => embedded.close(),

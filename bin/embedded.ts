@@ -7,16 +7,17 @@ import { createApi } from '../api/app.ts';
 import type { Auth } from '../api/auth.ts';
 import { startGateways } from '../api/gateway/index.ts';
 import { loadTls } from '../api/tls.ts';
+import type { Config } from '../config/config.ts';
+import { WorkerPool } from '../engine/worker/pool.ts';
 import { createEmbeddedKubeglueResources } from '../kube/resources/index.ts';
 import { EmbeddedSecretStore } from '../kube/secrets/embedded.ts';
+import { credentialsBox, deriveKey, loadMasterKey } from '../kube/secrets/secret-box.ts';
+import { JobSupervisor } from '../kube/supervisor.ts';
 import { startOperator } from '../operator/app.ts';
-import { WorkerPool } from '../runner/pool.ts';
-import type { Config } from '../runs/config.ts';
+import { PoolLauncher } from '../operator/launchers/pool.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
-import { PoolLauncher } from '../runs/pool-launcher.ts';
 import { recoverStartedRuns } from '../runs/recovery.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
-import { JobSupervisor } from '../runs/supervisor.ts';
 import {
   embeddedStorePath,
   hasPgliteData,
@@ -24,7 +25,6 @@ import {
   pgliteNotConvertedMessage,
   type Store,
 } from '../store/index.ts';
-import { credentialsBox, deriveKey, loadMasterKey } from '../store/secret-box.ts';
 
 export interface EmbeddedApp {
   app: FastifyInstance;

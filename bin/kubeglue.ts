@@ -1,5 +1,10 @@
 #!/usr/bin/env -S node --no-node-snapshot
 /**
+ * bin/: the CLI that starts a role (or talks to an API); the embedded deployment wires api and operator in
+ * one process.
+ *
+ * May import: every folder.
+ *
  * `kubeglue <role> [options]`: one program, one role per process. The role's module is loaded only
  * when chosen, so a runner Pod never loads the API server and the reverse.
  */

@@ -1,4 +1,4 @@
-import type { ObjectMeta } from '../crds/meta.ts';
+import type { ObjectMeta } from '../contract/resources/meta.ts';
 
 /**
  * Wire types of the core Kubernetes objects kubeglue reads and writes, in the API server's JSON form: only the

@@ -1,21 +1,28 @@
-import type { JsonObject } from '../crds/json.ts';
+/**
+ * operator/: the reconcilers (tool/, system/, toolrun/) as a pure decide plus an executor, the launchers of
+ * runs (launchers/: worker pool or runner Pods), outbox delivery (outbox/: starts, chains, notifications)
+ * and retention. Never the API.
+ *
+ * May import: contract, config, engine, kube, store, runs, tools, systems.
+ */
+import { defaultOperatorSettings, type OperatorSettings } from '../config/operator.ts';
+import type { JsonObject } from '../contract/json.ts';
 import type { KubeglueResources, ResourceClient } from '../kube/resources/index.ts';
 import type { SecretStore } from '../kube/secrets/interface.ts';
+import { deriveKey } from '../kube/secrets/secret-box.ts';
+import { JobSupervisor, type RunningJob } from '../kube/supervisor.ts';
 import type { Pod, Secret } from '../kube/types.ts';
-import type { Launcher } from '../runs/launcher.ts';
-import { type ExecutionReader, PodLauncher, type RunTokenIssuer } from '../runs/pod-launcher.ts';
 import { runView, type UrlForFile } from '../runs/run-view.ts';
-import { JobSupervisor, type RunningJob } from '../runs/supervisor.ts';
 import type { Store } from '../store/index.ts';
-import { deriveKey } from '../store/secret-box.ts';
-import { type ChainStarter, createChainDeadHandler, createChainHandler } from './chain-handler.ts';
 import { createEventRecorder, type EventSink } from './events.ts';
 import type { ControllerHealth } from './health.ts';
-import { createNotifyHandler } from './notify.ts';
-import { OutboxDelivery } from './outbox.ts';
-import { sweepRunRetention } from './run-retention.ts';
-import { defaultOperatorSettings, type OperatorSettings } from './settings.ts';
-import { createStartDeadHandler, createStartHandler } from './start-handler.ts';
+import type { Launcher } from './launchers/launcher.ts';
+import { type ExecutionReader, PodLauncher, type RunTokenIssuer } from './launchers/pod.ts';
+import { type ChainStarter, createChainDeadHandler, createChainHandler } from './outbox/chain.ts';
+import { createNotifyHandler } from './outbox/notify.ts';
+import { OutboxDelivery } from './outbox/outbox.ts';
+import { createStartDeadHandler, createStartHandler } from './outbox/start.ts';
+import { sweepRunRetention } from './retention.ts';
 import { SystemController } from './system/controller.ts';
 import { ToolController } from './tool/controller.ts';
 import { ToolRunController } from './toolrun/controller.ts';
@@ -40,12 +47,12 @@ export interface OperatorDeps {
   toolRunRetentionMs: number;
   outboxRetentionMs: number;
   /**
-   * Run retention (operator/run-retention.ts): ended runs, and earlier their results and files, are deleted
+   * Run retention (operator/retention.ts): ended runs, and earlier their results and files, are deleted
    * in small batches after these (0: kept). Without runRetentionMs nothing is swept.
    */
   runRetentionMs?: number;
   resultRetentionMs?: number;
-  /** The other operator settings (operator/settings.ts); their defaults otherwise. */
+  /** The other operator settings (config/operator.ts); their defaults otherwise. */
   settings?: Partial<OperatorSettings>;
   /** Where Kubernetes Events go; the embedded deployment has none. */
   events?: EventSink;
@@ -53,7 +60,7 @@ export interface OperatorDeps {
   secrets?: SecretStore;
   /** Watch of the namespace's Secrets (Kubernetes): Systems are re-checked when theirs changes. */
   secretWatch?: Pick<ResourceClient<Secret>, 'list' | 'watch'>;
-  /** Runs outbox delivery, retention and the prunes (runs/supervisor.ts); one of its own otherwise. */
+  /** Runs outbox delivery, retention and the prunes (kube/supervisor.ts); one of its own otherwise. */
   jobs?: JobSupervisor;
   log: (line: string) => void;
 }

@@ -1,4 +1,4 @@
-import type { Condition } from '../crds/meta.ts';
+import type { Condition } from '../contract/resources/meta.ts';
 
 /** Condition messages are capped like metav1.Condition's (32 768 characters). */
 export const CONDITION_MESSAGE_LIMIT = 32_768;

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { ObjectMeta } from '../crds/meta.ts';
+import type { ObjectMeta } from '../contract/resources/meta.ts';
 import { isResourceError, type ResourceClient } from '../kube/resources/index.ts';
 import type { Event } from '../kube/types.ts';
 import { kubeTime, truncateBytes } from './conditions.ts';

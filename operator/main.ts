@@ -6,6 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { loadOperatorSettings } from '../config/operator.ts';
+import { openClusterRole } from '../kube/cluster-process.ts';
+import { registerJobMetrics } from '../kube/job-metrics.ts';
+import { installLastResortHandlers } from '../kube/last-resort.ts';
 import { LeaderElector } from '../kube/lease.ts';
 import { registerInformerMetrics, registerWorkQueueMetrics } from '../kube/metrics.ts';
 import {
@@ -16,16 +20,12 @@ import {
   SECRET_KIND,
 } from '../kube/resources/index.ts';
 import { ClusterSecretStore } from '../kube/secrets/cluster.ts';
-import { openClusterRole } from '../runs/cluster-role.ts';
+import { deriveKey } from '../kube/secrets/secret-box.ts';
+import { JobSupervisor } from '../kube/supervisor.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
-import { registerJobMetrics } from '../runs/job-metrics.ts';
-import { installLastResortHandlers } from '../runs/last-resort.ts';
-import { JobSupervisor } from '../runs/supervisor.ts';
 import { openStore } from '../store/index.ts';
-import { deriveKey } from '../store/secret-box.ts';
 import { createPodLauncher, type Operator, startOperator } from './app.ts';
-import { createClusterChainStarter } from './cluster-chains.ts';
-import { loadOperatorSettings } from './settings.ts';
+import { createClusterChainStarter } from './outbox/cluster-chains.ts';
 
 const log = (line: string) => console.log(`kubeglue operator: ${line}`);
 

@@ -1,4 +1,9 @@
 /**
+ * runner/: the runner Pod program only — fetch the order from the internal API, run the engine, report,
+ * exit.
+ *
+ * May import: contract, config, engine.
+ *
  * Runs one run in this process, the same way a pool worker does: the runner Pod's entrypoint.
  * Usage: kubeglue runner [--order order.json] [--out result.json]
  * The order (a RunOrder) is read from the file or stdin; the EngineResult is written as JSON to the
@@ -9,17 +14,17 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { JsonObject } from '../crds/json.ts';
-import { RuntimeCredentials } from '../crds/run.ts';
-import { ApiKeyPlacement, AuthType } from '../crds/system.ts';
-import { Tool } from '../crds/tool.ts';
-import { RUNNER_ENV } from '../runs/runner-protocol.ts';
-import { runTool } from './engine/run-tool.ts';
-import { createEngineDeps } from './engine-deps.ts';
-import type { RunOrder } from './ipc.ts';
-import { egressPolicyFromEnv } from './protocols/egress-policy.ts';
-import { closeHttpAgent } from './protocols/http.ts';
-import { closePostgresPools } from './protocols/index.ts';
+import { RuntimeCredentials } from '../contract/api/run.ts';
+import { ApiKeyPlacement, AuthType } from '../contract/api/system.ts';
+import { Tool } from '../contract/api/tool.ts';
+import { JsonObject } from '../contract/json.ts';
+import { RUNNER_ENV } from '../contract/wire/runner.ts';
+import { createEngineDeps } from '../engine/deps.ts';
+import { egressPolicyFromEnv } from '../engine/protocols/egress-policy.ts';
+import { closeHttpAgent } from '../engine/protocols/http.ts';
+import { closePostgresPools } from '../engine/protocols/index.ts';
+import { runTool } from '../engine/run-tool.ts';
+import type { RunOrder } from '../engine/worker/ipc.ts';
 
 export const RunOrderSchema = z.object({
   runId: z.string().min(1),

@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import { formatIssues } from '../crds/errors.ts';
-import { RUNNER_ENV } from '../runs/runner-protocol.ts';
-import { DEFAULT_LIMITS } from './engine/types.ts';
-import { type EgressPolicy, egressPolicyFromEnv } from './protocols/egress-policy.ts';
+import { formatIssues } from '../contract/format-issues.ts';
+import { RUNNER_ENV } from '../contract/wire/runner.ts';
+import { type EgressPolicy, egressPolicyFromEnv } from '../engine/protocols/egress-policy.ts';
 import {
   GATEWAY_RELAY_ENV,
   type GatewayRelayAddress,
   RelayAddressSetting,
   relayForRun,
-} from './protocols/gateway-socket.ts';
+} from '../engine/protocols/gateway-socket.ts';
+import { DEFAULT_LIMITS } from '../engine/types.ts';
 
 const positiveInt = z.coerce.number().int().positive();
 

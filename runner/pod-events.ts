@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { EventBatch, RunnerAck } from '../runs/runner-protocol.ts';
-import type { EngineEvent } from './engine/types.ts';
+import type { EventBatch, RunnerAck } from '../contract/wire/runner.ts';
+import type { EngineEvent } from '../engine/types.ts';
 import type { InternalApiError } from './pod-client.ts';
 
 export interface EventShipperOptions {

@@ -7,7 +7,6 @@
  */
 import { writeFile } from 'node:fs/promises';
 import type { z } from 'zod';
-import { accessTokenHash } from '../runs/oauth/token-hash.ts';
 import {
   AccessTokenAnswer,
   encodeSummary,
@@ -15,18 +14,19 @@ import {
   ResultAck,
   RunnerAck,
   type RunnerSummary,
-} from '../runs/runner-protocol.ts';
-import { runTool } from './engine/run-tool.ts';
-import type { EngineEvent, EngineResult, GrantedToken } from './engine/types.ts';
-import { createEngineDeps } from './engine-deps.ts';
-import type { RunOrder } from './ipc.ts';
+} from '../contract/wire/runner.ts';
+import { accessTokenHash } from '../contract/wire/token-hash.ts';
+import { createEngineDeps } from '../engine/deps.ts';
+import { closeGatewayAgents } from '../engine/protocols/gateway-http.ts';
+import { closeHttpAgent } from '../engine/protocols/http.ts';
+import { closePostgresPools } from '../engine/protocols/index.ts';
+import { runTool } from '../engine/run-tool.ts';
+import type { EngineEvent, EngineResult, GrantedToken } from '../engine/types.ts';
+import type { RunOrder } from '../engine/worker/ipc.ts';
 import { RunOrderSchema } from './main.ts';
 import { InternalApiError, InternalClient, withRetry } from './pod-client.ts';
 import { loadPodRunnerConfig, type PodRunnerConfig } from './pod-env.ts';
 import { EventShipper } from './pod-events.ts';
-import { closeGatewayAgents } from './protocols/gateway-http.ts';
-import { closeHttpAgent } from './protocols/http.ts';
-import { closePostgresPools } from './protocols/index.ts';
 
 type Ack = z.infer<typeof ResultAck>;
 const TERMINAL = new Set<string>(['success', 'failed', 'aborted']);

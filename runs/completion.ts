@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { JsonObject } from '../crds/json.ts';
-import type { EngineResult } from '../runner/engine/types.ts';
+import type { JsonObject } from '../contract/json.ts';
+import type { EngineResult } from '../engine/types.ts';
 import type { FinishRun, OutboxInput, StoredRun } from '../store/index.ts';
 import { chainTarget } from './webhook-url.ts';
 

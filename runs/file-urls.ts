@@ -5,9 +5,9 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { z } from 'zod';
-import type { FileArtifact, FileDownloadInfo } from '../crds/run.ts';
-import type { StoredFileArtifact } from '../store/types.ts';
-import { KG_ERR_DOWNLOAD_LINK_EXPIRED, KG_ERR_DOWNLOAD_LINK_INVALID } from './errors.ts';
+import { KG_ERR_DOWNLOAD_LINK_EXPIRED, KG_ERR_DOWNLOAD_LINK_INVALID } from '../contract/api/errors.ts';
+import type { FileArtifact, FileDownloadInfo } from '../contract/api/run.ts';
+import type { StoredFileArtifact } from '../store/index.ts';
 
 /** The interface's presigned URL lifetime. */
 export const DOWNLOAD_URL_TTL_SECONDS = 3600;

@@ -12,10 +12,10 @@
  * A run whose completion effect (notification, chain) is in the outbox is never executed again; the store
  * enforces that when it hands the run back (store/queries/runs.ts retryRun).
  */
-import type { JsonObject } from '../crds/json.ts';
+import type { JsonObject } from '../contract/json.ts';
 import { CANCELLED_MESSAGE } from './completion.ts';
 
-/** The setting bounding the attempts (runs/config.ts, operator/settings.ts), and its default. */
+/** The setting bounding the attempts (config/config.ts, config/operator.ts), and its default. */
 export const MAX_RUN_ATTEMPTS_SETTING = 'KUBEGLUE_MAX_RUN_ATTEMPTS';
 export const DEFAULT_MAX_RUN_ATTEMPTS = 3;
 

@@ -7,8 +7,8 @@
  * another. Events carry ids, statuses, counts, timings and redacted errors: never step data or credentials.
  */
 import { randomBytes } from 'node:crypto';
-import type { RunLogEvent } from '../crds/run.ts';
-import type { EngineEvent } from '../runner/engine/types.ts';
+import type { RunLogEvent } from '../contract/api/run.ts';
+import type { EngineEvent } from '../engine/types.ts';
 
 /** Which run an event belongs to: what streams filter on and what access is checked against. */
 export interface RunRef {

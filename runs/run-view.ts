@@ -1,6 +1,6 @@
-import type { JsonObject, JsonValue } from '../crds/json.ts';
-import type { FileArtifact, Run, RunOptions } from '../crds/run.ts';
-import type { Tool } from '../crds/tool.ts';
+import type { FileArtifact, Run, RunOptions } from '../contract/api/run.ts';
+import type { Tool } from '../contract/api/tool.ts';
+import type { JsonObject, JsonValue } from '../contract/json.ts';
 import type { StoredFileArtifact, StoredRun } from '../store/index.ts';
 
 /** Payloads above this size are shown as a marker in list responses (the full payload stays stored). */

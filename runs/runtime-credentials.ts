@@ -5,9 +5,9 @@
  * itself, so no run id can name a system's Secret or another run's credentials, and only the request that
  * stored the run stores credentials for it. Both deployments use it: the store is the same Postgres.
  */
-import { RuntimeCredentials } from '../crds/run.ts';
+import { RuntimeCredentials } from '../contract/api/run.ts';
+import { deriveKey, SecretBox, SecretBoxError } from '../kube/secrets/secret-box.ts';
 import type { StoreQueries } from '../store/index.ts';
-import { deriveKey, SecretBox, SecretBoxError } from '../store/secret-box.ts';
 
 /** HKDF purpose of the key sealing runtime credentials (distinct from system credentials' key). */
 export const RUN_CREDENTIALS_KEY_PURPOSE = 'kubeglue/run-credentials/v1';

@@ -1,6 +1,20 @@
+/**
+ * runs/: the run lifecycle — accepting a run (idempotency, admission, input validation), sync execution,
+ * cancel, chains, completion effects, views, live events, the runtime-credential vault, recovery.
+ *
+ * May import: contract, config, engine, kube, store, tools, systems.
+ */
 import { randomUUID } from 'node:crypto';
-import { formatIssues } from '../crds/errors.ts';
-import type { JsonObject } from '../crds/json.ts';
+import {
+  KG_ERR_RUN_ID_CONFLICT,
+  KG_ERR_RUN_LIMIT,
+  KG_ERR_RUN_NOT_CANCELLABLE,
+  KG_ERR_RUN_NOT_FOUND,
+  KG_ERR_TOOL_ARCHIVED,
+  KG_ERR_TOOL_NOT_FOUND,
+  KG_ERR_UNSUPPORTED_FIELD,
+  KG_ERR_VALIDATION,
+} from '../contract/api/errors.ts';
 import type {
   DraftRunRequest,
   ExecutionMode,
@@ -11,22 +25,15 @@ import type {
   RuntimeCredentials,
   StepResult,
   StepRunRequest,
-} from '../crds/run.ts';
-import { stepSystemIds, Tool, type ToolDefinition } from '../crds/tool.ts';
-import type { EngineEvent, EngineResult, GrantedToken, ResolvedSystem } from '../runner/engine/types.ts';
-import type { WorkerPool } from '../runner/pool.ts';
+} from '../contract/api/run.ts';
+import { stepSystemIds, Tool, type ToolDefinition } from '../contract/api/tool.ts';
+import { formatIssues } from '../contract/format-issues.ts';
+import type { JsonObject } from '../contract/json.ts';
+import type { EngineEvent, EngineResult, GrantedToken, ResolvedSystem } from '../engine/types.ts';
+import type { WorkerPool } from '../engine/worker/pool.ts';
 import type { Store, StoredRun } from '../store/index.ts';
+import { assertSystemsGranted } from '../systems/grants.ts';
 import { CANCELLED_MESSAGE, completionEffects, finishFromResult, inputHash } from './completion.ts';
-import {
-  KG_ERR_RUN_ID_CONFLICT,
-  KG_ERR_RUN_LIMIT,
-  KG_ERR_RUN_NOT_CANCELLABLE,
-  KG_ERR_RUN_NOT_FOUND,
-  KG_ERR_TOOL_ARCHIVED,
-  KG_ERR_TOOL_NOT_FOUND,
-  KG_ERR_UNSUPPORTED_FIELD,
-  KG_ERR_VALIDATION,
-} from './errors.ts';
 import { assertInputsMatchSchema } from './input-schema.ts';
 import {
   interruptedSteps,
@@ -38,7 +45,6 @@ import {
 import type { RunEventHub, RunRef } from './run-events.ts';
 import { runView, type UrlForFile, withResult } from './run-view.ts';
 import type { RuntimeCredentialVault } from './runtime-credentials.ts';
-import { assertSystemsGranted } from './system-grants.ts';
 import { checkWebhookUrl } from './webhook-url.ts';
 
 export type { RuntimeCredentialVault } from './runtime-credentials.ts';
@@ -73,7 +79,7 @@ export interface RunServiceDeps {
   /** Identifies this process in `runs.executor`, so a restart can tell its dead runs apart. */
   executor: string;
   metrics?: RunMetrics;
-  /** After a cancel was stored: reach the process executing the run wherever it is (api/cancel.ts). */
+  /** After a cancel was stored: reach the process executing the run wherever it is (runs/cancel.ts). */
   onCancelled?: (run: StoredRun) => Promise<void>;
   /** Live progress for `GET /v1/logs/stream`. */
   events?: Pick<RunEventHub, 'emit'>;
@@ -82,7 +88,7 @@ export interface RunServiceDeps {
    * without being saved (`POST /v1/tools/run`, `/v1/tools/step/run`).
    */
   validateTool?: (tool: Tool) => Promise<void>;
-  /** The current OAuth access token of a tokenManaged system (api/system-oauth.ts). */
+  /** The current OAuth access token of a tokenManaged system (systems/oauth/service.ts). */
   accessToken?: (systemId: string, mode: ExecutionMode, rejected?: string) => Promise<GrantedToken>;
 }
 

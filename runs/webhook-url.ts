@@ -1,5 +1,5 @@
-import { KG_ERR_CHAIN_TARGET_FORBIDDEN, KG_ERR_WEBHOOK_URL_CREDENTIALS } from './errors.ts';
-import { hasUrlCredentials } from './url-credentials.ts';
+import { KG_ERR_CHAIN_TARGET_FORBIDDEN, KG_ERR_WEBHOOK_URL_CREDENTIALS } from '../contract/api/errors.ts';
+import { hasUrlCredentials } from '../systems/url-credentials.ts';
 
 /** `options.webhookUrl: "tool:<id>"` chains the tool instead of notifying a URL. */
 const CHAIN_PREFIX = 'tool:';

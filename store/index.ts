@@ -1,4 +1,9 @@
-/** The store's public surface: everything outside store/ imports from here. */
+/**
+ * store/: the schema, its migrations, the Postgres and SQLite drivers and the queries. This file is the
+ * store's public surface: everything outside store/ imports from here.
+ *
+ * May import: contract.
+ */
 export type { DriverName } from './driver.ts';
 export {
   EMBEDDED_STORE_FILE,

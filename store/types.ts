@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue } from '../crds/json.ts';
+import type { JsonObject, JsonValue } from '../contract/json.ts';
 
 export type RunStatus = 'running' | 'success' | 'failed' | 'aborted';
 export type TerminalRunStatus = Exclude<RunStatus, 'running'>;

@@ -5,7 +5,7 @@
  * replica takes a tunnel over (a newer agent connection with the same id), this replica sees it on its
  * next refresh and lets its own agent go, as one replica does with an older connection.
  */
-import { type AdvertisedTarget, CLOSE } from '../../runs/tunnel-protocol.ts';
+import { type AdvertisedTarget, CLOSE } from '../../contract/wire/tunnel.ts';
 import type { GatewayTunnelQueries, GatewayTunnelRow } from '../../store/index.ts';
 import type { GatewayRegistry } from './registry.ts';
 

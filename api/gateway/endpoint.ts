@@ -1,6 +1,6 @@
 /**
  * The tunnel endpoint: `GET /v1/tunnel` upgraded to a WebSocket on the public server. The key is checked
- * before the upgrade (401/403 with the API's error body; the scope is declared in crds/routes.ts), then
+ * before the upgrade (401/403 with the API's error body; the scope is declared in contract/api/routes.ts), then
  * the agent registers its tunnel id and targets and the registry holds the connection until it closes.
  * A tunnel id belongs to the key that first registered it (store/queries/gateway-tunnel-owners.ts): an
  * agent with another key is refused (CLOSE.notOwner) and the owner's connection is left alone.
@@ -9,15 +9,15 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { TUNNEL_ROUTE } from '../../crds/routes.ts';
 import {
   type ApiError,
   KG_ERR_INVALID_API_KEY,
   KG_ERR_MISSING_API_KEY,
   KG_ERR_ROUTE_NOT_FOUND,
-} from '../../runs/errors.ts';
-import { TunnelMux } from '../../runs/tunnel-mux.ts';
-import { CLOSE, MAX_MESSAGE_BYTES, RegisterMessage, TUNNEL_PATH } from '../../runs/tunnel-protocol.ts';
+} from '../../contract/api/errors.ts';
+import { TUNNEL_ROUTE } from '../../contract/api/routes.ts';
+import { CLOSE, MAX_MESSAGE_BYTES, RegisterMessage, TUNNEL_PATH } from '../../contract/wire/tunnel.ts';
+import { TunnelMux } from '../../contract/wire/tunnel-mux.ts';
 import type { GatewayTunnelOwnerQueries, StoredApiKey } from '../../store/index.ts';
 import { hashApiKey, isPlausibleApiKey } from '../api-keys.ts';
 import { accessProblem, toPrincipal } from '../auth.ts';

@@ -7,6 +7,11 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
+import {
+  gatewayRelaySettingsFromEnv,
+  gatewaySettingsFromEnv,
+  relayAdvertiseAddress,
+} from '../../config/gateway.ts';
 import type { GatewayTunnelOwnerQueries, GatewayTunnelQueries, StoredApiKey } from '../../store/index.ts';
 import { GatewayDirectory } from './directory.ts';
 import { installTunnelEndpoint } from './endpoint.ts';
@@ -15,7 +20,6 @@ import { GatewayRegistry } from './registry.ts';
 import { type GatewayRelay, startGatewayRelay } from './relay.ts';
 import { registerGatewayRoutes } from './routes.ts';
 import type { RunnerStreamCheck } from './runner-access.ts';
-import { gatewayRelaySettingsFromEnv, gatewaySettingsFromEnv, relayAdvertiseAddress } from './settings.ts';
 
 export { GatewayRegistry } from './registry.ts';
 

@@ -4,8 +4,8 @@
  * per-tunnel stream limit. Runs reach it through the relay (relay.ts); the listing and metrics read it.
  */
 import type { Duplex } from 'node:stream';
-import type { TunnelMux } from '../../runs/tunnel-mux.ts';
-import type { AdvertisedTarget } from '../../runs/tunnel-protocol.ts';
+import type { AdvertisedTarget } from '../../contract/wire/tunnel.ts';
+import type { TunnelMux } from '../../contract/wire/tunnel-mux.ts';
 
 export interface GatewaySettings {
   /** How long a stream waits for a tunnel that is not connected (an agent reconnecting). */

@@ -1,6 +1,6 @@
 /**
  * The gateway relay: a TCP port of the API process through which its engine workers and the runner Pods
- * reach the tunnels (runner/protocols/gateway-socket.ts has the client and the handshake). A connection
+ * reach the tunnels (engine/protocols/gateway-socket.ts has the client and the handshake). A connection
  * proves it comes from a worker with the relay token (random per process, handed to workers in their
  * environment), from a runner Pod with its run's token (runner-access.ts decides which tunnels that
  * opens), or from another replica with the peer token (derived from the master key all replicas share),
@@ -16,7 +16,7 @@ import {
   RELAY_MAX_LINE_BYTES,
   RelayReply,
   RelayRequest,
-} from '../../runner/protocols/gateway-socket.ts';
+} from '../../engine/protocols/gateway-socket.ts';
 import type { GatewayDirectory } from './directory.ts';
 import { type GatewayRegistry, GatewayStreamError } from './registry.ts';
 import type { RunnerStreamCheck } from './runner-access.ts';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import type { Gateway, GatewayList } from '../../crds/api.ts';
-import { ROUTES } from '../../crds/routes.ts';
-import { KG_ERR_GATEWAY_NOT_CONNECTED, KG_ERR_TUNNEL_OWNER_NOT_FOUND } from '../../runs/errors.ts';
+import type { Gateway, GatewayList } from '../../contract/api/bodies.ts';
+import { KG_ERR_GATEWAY_NOT_CONNECTED, KG_ERR_TUNNEL_OWNER_NOT_FOUND } from '../../contract/api/errors.ts';
+import { ROUTES } from '../../contract/api/routes.ts';
 import type { GatewayTunnelOwnerQueries, GatewayTunnelRow } from '../../store/index.ts';
 import { parseInput } from '../validation.ts';
 import type { GatewayDirectory } from './directory.ts';

@@ -4,7 +4,7 @@ import {
   KG_ERR_MISSING_RUN_TOKEN,
   KG_ERR_RUN_ATTEMPT_MISMATCH,
   KG_ERR_RUN_TOKEN_OTHER_RUN,
-} from '../../runs/errors.ts';
+} from '../../contract/api/errors.ts';
 import { hashRunToken } from '../../runs/run-token.ts';
 import type { StoreQueries, TerminalRunStatus } from '../../store/index.ts';
 

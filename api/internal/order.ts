@@ -1,9 +1,9 @@
-import { formatIssues } from '../../crds/errors.ts';
-import type { RunOptions, RuntimeCredentials } from '../../crds/run.ts';
-import { Tool } from '../../crds/tool.ts';
-import type { ResolvedSystem } from '../../runner/engine/types.ts';
-import type { RunOrder } from '../../runner/ipc.ts';
-import { ApiError } from '../../runs/errors.ts';
+import { ApiError } from '../../contract/api/errors.ts';
+import type { RunOptions, RuntimeCredentials } from '../../contract/api/run.ts';
+import { Tool } from '../../contract/api/tool.ts';
+import { formatIssues } from '../../contract/format-issues.ts';
+import type { ResolvedSystem } from '../../engine/types.ts';
+import type { RunOrder } from '../../engine/worker/ipc.ts';
 import type { ExecutionMode, StoredRun } from '../../store/index.ts';
 
 export interface OrderSources {

@@ -1,7 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import type { EngineResult, GrantedToken } from '../../runner/engine/types.ts';
-import type { RunOrder } from '../../runner/ipc.ts';
-import { finishFromResult } from '../../runs/completion.ts';
 import {
   KG_ERR_RUN_EVENTS_GAP,
   KG_ERR_RUN_NOT_FOUND,
@@ -9,8 +6,7 @@ import {
   KG_ERR_RUN_ORDER_REFUSED,
   KG_ERR_RUN_SYSTEM_NOT_USED,
   KG_ERR_RUN_TOKENS_UNAVAILABLE,
-} from '../../runs/errors.ts';
-import type { RunEventHub, RunRef } from '../../runs/run-events.ts';
+} from '../../contract/api/errors.ts';
 import {
   type AccessTokenAnswer,
   AccessTokenRequest,
@@ -19,7 +15,11 @@ import {
   INTERNAL_PATHS,
   ResultBody,
   type RunnerAck,
-} from '../../runs/runner-protocol.ts';
+} from '../../contract/wire/runner.ts';
+import type { EngineResult, GrantedToken } from '../../engine/types.ts';
+import type { RunOrder } from '../../engine/worker/ipc.ts';
+import { finishFromResult } from '../../runs/completion.ts';
+import type { RunEventHub, RunRef } from '../../runs/run-events.ts';
 import type { ExecutionMode, Store, StoredRun, TerminalRunStatus } from '../../store/index.ts';
 import { parseInput } from '../validation.ts';
 import { assertAttempt, identifyRunner } from './auth.ts';
@@ -34,7 +34,7 @@ export interface InternalRoutesDeps extends OrderSources {
   /** Live progress of runner Pods for `GET /v1/logs/stream` (never data: see runs/run-events.ts). */
   events?: Pick<RunEventHub, 'emit'>;
   /**
-   * The current OAuth access token of a tokenManaged system for a run in `mode` (api/system-oauth.ts, the
+   * The current OAuth access token of a tokenManaged system for a run in `mode` (systems/oauth/service.ts, the
    * source the worker pool uses too); without it runner Pods get no managed tokens.
    */
   accessToken?(systemId: string, mode: ExecutionMode, rejected?: { sha256: string }): Promise<GrantedToken>;
@@ -55,7 +55,7 @@ const KNOWN_RUNS = 10_000;
 const STOP: RunnerAck = { cancel: true };
 const GO_ON: RunnerAck = { cancel: false };
 
-/** The runner's side of an async run (runs/runner-protocol.ts): order, events, heartbeat, result. */
+/** The runner's side of an async run (contract/wire/runner.ts): order, events, heartbeat, result. */
 export function registerInternalRoutes(app: FastifyInstance, deps: InternalRoutesDeps): void {
   const { store, events } = deps;
   const known = new Map<string, RunRef>();

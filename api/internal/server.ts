@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { KG_ERR_SHUTTING_DOWN } from '../../runs/errors.ts';
+import { KG_ERR_SHUTTING_DOWN } from '../../contract/api/errors.ts';
 import { buildBaseServer, sendError } from '../server.ts';
 import { type InternalRoutesDeps, registerInternalRoutes } from './routes.ts';
 

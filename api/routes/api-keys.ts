@@ -4,15 +4,15 @@ import {
   ApiKeyCreateBody,
   type ApiKeyCreated as ApiKeyCreatedSchema,
   type ApiKey as ApiKeySchema,
-} from '../../crds/api.ts';
-import { ROUTES } from '../../crds/routes.ts';
+} from '../../contract/api/bodies.ts';
 import {
   KG_ERR_ADMIN_KEY_WITH_TOOLS,
   KG_ERR_API_KEY_NOT_FOUND,
   KG_ERR_GRANT_EXCEEDS_KEY,
   KG_ERR_LAST_ADMIN_KEY,
   KG_ERR_VALIDATION,
-} from '../../runs/errors.ts';
+} from '../../contract/api/errors.ts';
+import { ROUTES } from '../../contract/api/routes.ts';
 import type { StoredApiKey } from '../../store/index.ts';
 import { type ApiKeyStore, generateApiKey, hashApiKey, newApiKeyId } from '../api-keys.ts';
 import { type Auth, principalOf } from '../auth.ts';
@@ -88,7 +88,7 @@ function requestedGrant(body: CreateBody): Grant {
 }
 
 /**
- * POST/GET /v1/api-keys and DELETE /v1/api-keys/:keyId (scope keys:admin, crds/routes.ts). A key can
+ * POST/GET /v1/api-keys and DELETE /v1/api-keys/:keyId (scope keys:admin, contract/api/routes.ts). A key can
  * grant only what it has, and revoke only keys it could have created.
  */
 export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiKeyRoutesDeps): void {

@@ -1,15 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { ROUTES } from '../../crds/routes.ts';
-import { summaryToText } from '../../runs/docs/render.ts';
-import type { DocumentationService } from '../../runs/documentation/service.ts';
 import {
   KG_ERR_DOCUMENTATION_EMPTY,
   KG_ERR_DOCUMENTATION_NOT_FOUND,
   KG_ERR_DOCUMENTATION_NOT_READY,
-} from '../../runs/errors.ts';
+} from '../../contract/api/errors.ts';
+import { ROUTES } from '../../contract/api/routes.ts';
+import { summaryToText } from '../../systems/documentation/parsers/render.ts';
+import type { DocumentationService } from '../../systems/documentation/service.ts';
+import type { SystemService } from '../../systems/service.ts';
 import { assertSystemAccess } from '../auth.ts';
-import type { SystemService } from '../systems.ts';
 import { parseInput } from '../validation.ts';
 
 const SystemParams = z.object({ systemId: z.string().min(1) });

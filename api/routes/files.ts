@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { KG_ERR_DOWNLOAD_LINK_INVALID, KG_ERR_FILE_NOT_FOUND } from '../../runs/errors.ts';
+import { KG_ERR_DOWNLOAD_LINK_INVALID, KG_ERR_FILE_NOT_FOUND } from '../../contract/api/errors.ts';
 import type { FileUrlSigner } from '../../runs/file-urls.ts';
 import type { StoreQueries } from '../../store/index.ts';
 

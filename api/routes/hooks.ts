@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { JsonObject, JsonValue } from '../../crds/json.ts';
-import { ExecutionMode } from '../../crds/run.ts';
 import {
   KG_ERR_NO_CHALLENGE,
   KG_ERR_TOOL_NOT_FOUND,
   KG_ERR_WEBHOOK_BODY_INVALID,
-} from '../../runs/errors.ts';
+} from '../../contract/api/errors.ts';
+import { ExecutionMode } from '../../contract/api/run.ts';
+import type { JsonObject, JsonValue } from '../../contract/json.ts';
 import type { RunService, ToolLookup } from '../../runs/service.ts';
 import { assertToolAccess, principalOf } from '../auth.ts';
 import { parseInput } from '../validation.ts';

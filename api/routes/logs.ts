@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { LogStreamQuery, type RunLogEvent } from '../../crds/run.ts';
-import { KG_ERR_RUN_NOT_FOUND } from '../../runs/errors.ts';
+import { KG_ERR_RUN_NOT_FOUND } from '../../contract/api/errors.ts';
+import { LogStreamQuery, type RunLogEvent } from '../../contract/api/run.ts';
 import { type RunEventHub, type RunRef, runLogEvent } from '../../runs/run-events.ts';
 import type { Caller } from '../../runs/service.ts';
 import type { StoredRun } from '../../store/index.ts';

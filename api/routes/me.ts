@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { Me } from '../../crds/api.ts';
-import { ROUTES } from '../../crds/routes.ts';
+import type { Me } from '../../contract/api/bodies.ts';
+import { ROUTES } from '../../contract/api/routes.ts';
 import { principalOf } from '../auth.ts';
 import { parseInput } from '../validation.ts';
 

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { OAuthAuthorizeQuery, OAuthCallbackQuery } from '../../crds/oauth.ts';
-import { KG_ERR_OAUTH_STATE_INVALID } from '../../runs/errors.ts';
+import { KG_ERR_OAUTH_STATE_INVALID } from '../../contract/api/errors.ts';
+import { OAuthAuthorizeQuery, OAuthCallbackQuery } from '../../contract/api/oauth.ts';
+import type { SystemOAuth } from '../../systems/oauth/service.ts';
 import { assertSystemAccess, principalOf } from '../auth.ts';
-import type { SystemOAuth } from '../system-oauth.ts';
 import { parseInput } from '../validation.ts';
 
 const SystemParams = z.object({ systemId: z.string().min(1) });

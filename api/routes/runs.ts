@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { JsonValue } from '../../crds/json.ts';
+import { KG_ERR_FILE_NOT_FOUND, KG_ERR_PAGE_TOO_DEEP } from '../../contract/api/errors.ts';
 import {
   DraftRunQuery,
   DraftRunRequest,
@@ -9,8 +9,8 @@ import {
   RunRequest,
   StepRunQuery,
   StepRunRequest,
-} from '../../crds/run.ts';
-import { KG_ERR_FILE_NOT_FOUND, KG_ERR_PAGE_TOO_DEEP } from '../../runs/errors.ts';
+} from '../../contract/api/run.ts';
+import type { JsonValue } from '../../contract/json.ts';
 import { type FileUrlSigner, fileDownloadInfo, withDownloadUrls } from '../../runs/file-urls.ts';
 import { runView } from '../../runs/run-view.ts';
 import type { Caller, RunService, StartedRun } from '../../runs/service.ts';
@@ -86,7 +86,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: RunRouteDeps): voi
 
   // Static routes: they win over /v1/tools/:toolId/run, and `run` and `step` cannot be tool ids.
   app.post('/v1/tools/run', async (request, reply) => {
-    // Only for keys not limited to tools (crds/routes.ts): a definition may carry any tool id. Its systems
+    // Only for keys not limited to tools (contract/api/routes.ts): a definition may carry any tool id. Its systems
     // are checked against the key's when it launches.
     const { createRun } = parseInput(DraftRunQuery, request.query, 'query');
     const body = parseInput(DraftRunRequest, request.body ?? {}, 'run request');

@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { ROUTES } from '../../crds/routes.ts';
-import { type System, SystemCreateBody, SystemUpdateBody } from '../../crds/system.ts';
-import type { DocumentationService } from '../../runs/documentation/service.ts';
-import { KG_ERR_SYSTEM_NOT_GRANTED, KG_ERR_SYSTEM_URL_CREDENTIALS } from '../../runs/errors.ts';
-import { hasUrlCredentials } from '../../runs/url-credentials.ts';
+import { KG_ERR_SYSTEM_NOT_GRANTED, KG_ERR_SYSTEM_URL_CREDENTIALS } from '../../contract/api/errors.ts';
+import { ROUTES } from '../../contract/api/routes.ts';
+import { type System, SystemCreateBody, SystemUpdateBody } from '../../contract/api/system.ts';
+import type { DocumentationService } from '../../systems/documentation/service.ts';
+import type { SystemService } from '../../systems/service.ts';
+import { hasUrlCredentials } from '../../systems/url-credentials.ts';
+import type { ToolService } from '../../tools/service.ts';
 import { allowedSystemIds, assertSystemAccess, canUseSystem } from '../auth.ts';
-import type { SystemService } from '../systems.ts';
-import type { ToolService } from '../tools.ts';
 import { parseInput } from '../validation.ts';
 
 const SystemParams = z.object({ systemId: z.string().min(1) });
@@ -30,7 +30,7 @@ function queryOf(operationId: string): z.ZodType {
 
 /**
  * POST/GET /v1/systems and GET/PUT/DELETE /v1/systems/:systemId?environment=. The scopes are declared in
- * crds/routes.ts; a key limited to some systems (systemIds) sees only those: another answers 404 like a
+ * contract/api/routes.ts; a key limited to some systems (systemIds) sees only those: another answers 404 like a
  * system that does not exist, and it may not create one outside its list.
  */
 export function registerSystemRoutes(

@@ -1,17 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { ListToolsQuery } from '../../crds/api.ts';
-import { ToolCreateBody, ToolUpdateBody } from '../../crds/tool.ts';
-import { KG_ERR_TOOL_NOT_FOUND } from '../../runs/errors.ts';
+import { ListToolsQuery } from '../../contract/api/bodies.ts';
+import { KG_ERR_TOOL_NOT_FOUND } from '../../contract/api/errors.ts';
+import { ToolCreateBody, ToolUpdateBody } from '../../contract/api/tool.ts';
+import type { ToolService } from '../../tools/service.ts';
 import { allowedSystemIds, allowedToolIds, assertMayCreateTool, assertToolAccess } from '../auth.ts';
-import type { ToolService } from '../tools.ts';
 import { parseInput } from '../validation.ts';
 
 const ToolParams = z.object({ toolId: z.string().min(1) });
 const TokenOnly = z.strictObject({ token: z.string().optional() });
 
 /**
- * /v1/tools: the scopes each route needs are in crds/routes.ts; here the key's tool restriction (a tool it
+ * /v1/tools: the scopes each route needs are in contract/api/routes.ts; here the key's tool restriction (a tool it
  * may not use answers 404 like a missing one) and its systems (a saved tool may use only those).
  */
 export function registerToolRoutes(app: FastifyInstance, deps: { tools: ToolService }): void {

@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue } from '../../crds/json.ts';
+import type { JsonObject, JsonValue } from '../../contract/json.ts';
 import type { ClusterTransport } from './cluster-transport.ts';
 import { checkCreatable, checkUpdatable } from './identity.ts';
 import {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { JsonObject, JsonValue } from '../../crds/json.ts';
-import type { ObjectMeta } from '../../crds/meta.ts';
+import type { JsonObject, JsonValue } from '../../contract/json.ts';
+import type { ObjectMeta } from '../../contract/resources/meta.ts';
 import type { ResourceRecord, ResourceStore, ResourceWriter } from '../../store/index.ts';
 import { checkCreatable, checkUpdatable, invalid } from './identity.ts';
 import type {

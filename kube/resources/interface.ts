@@ -1,4 +1,4 @@
-import type { KubeObject, ObjectMeta } from '../../crds/meta.ts';
+import type { KubeObject, ObjectMeta } from '../../contract/resources/meta.ts';
 
 /**
  * How reconcilers and API handlers read and write resources, whether they live in Kubernetes or in the

@@ -1,4 +1,4 @@
-import { API_VERSION } from '../../crds/meta.ts';
+import { API_VERSION } from '../../contract/resources/meta.ts';
 import type { Event, Lease, Pod, Secret } from '../types.ts';
 import type { CoreKinds, KindMap, WireObject } from './interface.ts';
 

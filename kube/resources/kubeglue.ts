@@ -1,4 +1,4 @@
-import { SystemResource, ToolResource, ToolRunResource } from '../../crds/resources.ts';
+import { SystemResource, ToolResource, ToolRunResource } from '../../contract/resources/kinds.ts';
 import type { ResourceStore } from '../../store/index.ts';
 import { createClusterResources } from './cluster.ts';
 import type { ClusterTransport } from './cluster-transport.ts';

@@ -1,5 +1,5 @@
-import type { JsonObject, JsonValue } from '../../crds/json.ts';
-import type { ObjectMeta } from '../../crds/meta.ts';
+import type { JsonObject, JsonValue } from '../../contract/json.ts';
+import type { ObjectMeta } from '../../contract/resources/meta.ts';
 import type { WireObject } from './interface.ts';
 
 /** The JSON form of an object, as stored and served: undefined properties are gone. */

@@ -1,5 +1,5 @@
-import type { OwnerReference } from '../../crds/meta.ts';
-import { isResourceError, type ResourceClient } from '../resources/interface.ts';
+import type { OwnerReference } from '../../contract/resources/meta.ts';
+import { isResourceError, type ResourceClient } from '../resources/index.ts';
 import type { Secret } from '../types.ts';
 import { type SecretPutOptions, type SecretStore, SecretUnreadableError } from './interface.ts';
 

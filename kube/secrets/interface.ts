@@ -1,4 +1,4 @@
-import type { OwnerReference } from '../../crds/meta.ts';
+import type { OwnerReference } from '../../contract/resources/meta.ts';
 
 export interface SecretPutOptions {
   /** The object the set belongs to; Kubernetes deletes the Secret with it. Ignored where there is no GC. */

@@ -3,8 +3,9 @@
  * operator keeps no credential values in this cache) and a work queue. A System is checked when it
  * changes, when a sibling of the same id changes (the dev/prod link), and when its Secret changes.
  */
-import type { SystemResource } from '../../crds/resources.ts';
-import { CREDENTIAL_SHAPES } from '../../crds/system.ts';
+
+import { CREDENTIAL_SHAPES } from '../../contract/api/system.ts';
+import type { SystemResource } from '../../contract/resources/kinds.ts';
 import { Informer } from '../../kube/informer.ts';
 import {
   isResourceError,

@@ -3,12 +3,12 @@
  * (key names and problems only, never a value) and its sibling objects (the same system id), to its
  * Ready and EnvironmentsLinked conditions, patched only when they differ.
  */
-import type { SystemResource, SystemStatus } from '../../crds/resources.ts';
+import type { SystemResource, SystemStatus } from '../../contract/resources/kinds.ts';
 import {
   authorizeRoute,
   OAUTH_NEEDS_REAUTHORIZATION,
   OAUTH_STATUS_ANNOTATION,
-} from '../../runs/oauth/config.ts';
+} from '../../systems/oauth/config.ts';
 import { conditionIs, type DesiredCondition, setCondition } from '../conditions.ts';
 import { SystemConditionType, SystemReason } from './reasons.ts';
 

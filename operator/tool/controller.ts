@@ -5,12 +5,12 @@ import type { ControllerHealth } from '../health.ts';
  * /status only when it differs.
  */
 
-import { toolFromResource } from '../../crds/convert.ts';
-import type { SystemResource, ToolResource } from '../../crds/resources.ts';
+import { toolFromResource } from '../../contract/resources/convert.ts';
+import type { SystemResource, ToolResource } from '../../contract/resources/kinds.ts';
 import { Informer } from '../../kube/informer.ts';
 import { isResourceError, type ResourceClient } from '../../kube/resources/index.ts';
 import { WorkQueue } from '../../kube/work-queue.ts';
-import { findToolProblems } from '../../runs/tool-validation.ts';
+import { findToolProblems } from '../../tools/validation.ts';
 import { decideTool, type ToolObservation } from './reconcile.ts';
 
 export interface ToolControllerOptions {

@@ -3,7 +3,7 @@
  * the sandbox, schemas, systems resolved) to the status the Tool should show, and a patch only when
  * that differs from what it shows.
  */
-import type { ToolResource, ToolStatus } from '../../crds/resources.ts';
+import type { ToolResource, ToolStatus } from '../../contract/resources/kinds.ts';
 import { conditionIs, type DesiredCondition, setCondition } from '../conditions.ts';
 import { ToolConditionType, ToolReason } from './reasons.ts';
 

@@ -3,7 +3,7 @@
  * the controller knows, it says which waiting ones get a slot now, in creation order, and where the
  * others stand in the queue.
  */
-import type { ToolRunResource } from '../../crds/resources.ts';
+import type { ToolRunResource } from '../../contract/resources/kinds.ts';
 import { ConditionType } from './reasons.ts';
 
 export interface AdmissionLimits {

@@ -4,15 +4,16 @@
  * world (launcher first, then the store, so an execution that ended has its outcome stored), decides
  * (reconcile.ts) and acts (execute.ts).
  */
-import type { ToolRunResource } from '../../crds/resources.ts';
+
+import type { OperatorSettings } from '../../config/operator.ts';
+import type { ToolRunResource } from '../../contract/resources/kinds.ts';
 import { Informer } from '../../kube/informer.ts';
 import type { ResourceClient } from '../../kube/resources/index.ts';
 import { WorkQueue } from '../../kube/work-queue.ts';
-import type { Launcher } from '../../runs/launcher.ts';
 import type { Store } from '../../store/index.ts';
 import type { EventRecorder } from '../events.ts';
 import type { ControllerHealth } from '../health.ts';
-import type { OperatorSettings } from '../settings.ts';
+import type { Launcher } from '../launchers/launcher.ts';
 import {
   type AdmissionEntry,
   type AdmissionVerdict,

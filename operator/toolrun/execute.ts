@@ -3,13 +3,13 @@
  * launcher and the Event recorder. It decides nothing beyond what an action's result forces: a launch
  * that launched nothing ends the batch.
  */
-import type { ToolRunResource } from '../../crds/resources.ts';
+import type { ToolRunResource } from '../../contract/resources/kinds.ts';
 import { isResourceError, type ResourceClient } from '../../kube/resources/index.ts';
 import { CANCELLED_MESSAGE, completionEffects } from '../../runs/completion.ts';
-import type { Launcher } from '../../runs/launcher.ts';
-import { RECORDED_FINALIZER } from '../../runs/toolruns.ts';
+import { RECORDED_FINALIZER } from '../../runs/toolrun.ts';
 import type { Store, StoredRun } from '../../store/index.ts';
 import type { EventRecorder } from '../events.ts';
+import type { Launcher } from '../launchers/launcher.ts';
 import type { Action } from './reconcile.ts';
 
 export interface ExecuteDeps {

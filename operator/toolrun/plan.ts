@@ -2,11 +2,12 @@
  * What the ToolRun reconciler's phases share: the observation they read, the actions they return, and
  * the Plan that accumulates both (status patches computed against the status as already patched).
  */
-import type { ToolRunResource, ToolRunStatus } from '../../crds/resources.ts';
-import type { Execution } from '../../runs/launcher.ts';
+
+import type { OperatorSettings } from '../../config/operator.ts';
+import type { ToolRunResource, ToolRunStatus } from '../../contract/resources/kinds.ts';
 import type { StoredRun } from '../../store/index.ts';
 import { conditionIs, type DesiredCondition, setCondition, truncateBytes } from '../conditions.ts';
-import type { OperatorSettings } from '../settings.ts';
+import type { Execution } from '../launchers/launcher.ts';
 import type { AdmissionVerdict } from './admission.ts';
 import type { EventReason, RunReason } from './reasons.ts';
 

@@ -4,14 +4,15 @@
  * escalation, every capability dropped, RuntimeDefault seccomp, read-only root filesystem with an
  * emptyDir at /tmp, no service-account token and no Service links.
  */
-import type { ToolRunResource } from '../../crds/resources.ts';
+
+import type { OperatorSettings } from '../../config/operator.ts';
+import type { ToolRunResource } from '../../contract/resources/kinds.ts';
+import { RUN_TOKEN_SECRET_KEY, RUNNER_ENV } from '../../contract/wire/runner.ts';
+import { EGRESS_ENV } from '../../engine/protocols/egress-policy.ts';
+import { GATEWAY_RELAY_ENV } from '../../engine/protocols/gateway-socket.ts';
 import type { EnvVar, Pod } from '../../kube/types.ts';
-import { EGRESS_ENV } from '../../runner/protocols/egress-policy.ts';
-import { GATEWAY_RELAY_ENV } from '../../runner/protocols/gateway-socket.ts';
-import { RUN_ID_ANNOTATION, runnerLabels, toolRunOwner } from '../../runs/launcher.ts';
-import type { PodNames } from '../../runs/pod-launcher.ts';
-import { RUN_TOKEN_SECRET_KEY, RUNNER_ENV } from '../../runs/runner-protocol.ts';
-import type { OperatorSettings } from '../settings.ts';
+import { RUN_ID_ANNOTATION, runnerLabels, toolRunOwner } from '../launchers/launcher.ts';
+import type { PodNames } from '../launchers/pod.ts';
 
 export const RUNNER_CONTAINER = 'runner';
 export const TERMINATION_MESSAGE_PATH = '/dev/termination-log';

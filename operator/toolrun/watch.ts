@@ -5,8 +5,8 @@
  * Pod's state.
  */
 import { afterInterruption } from '../../runs/interrupted.ts';
-import { runnerPodName } from '../../runs/launcher.ts';
 import { truncateBytes } from '../conditions.ts';
+import { runnerPodName } from '../launchers/launcher.ts';
 import { attemptOf, elapsed, launchAttempt, type Plan, seconds, type ToolRunObservation } from './plan.ts';
 import { activeDeadlineSeconds, runTimeoutMs } from './pod.ts';
 import { ConditionType, EventReason, RunReason } from './reasons.ts';

@@ -3,7 +3,7 @@ import { toBytes, toNumber } from './values.ts';
 
 /**
  * OAuth token cache and authorization states (migration 8). Tokens and PKCE verifiers are opaque sealed
- * bytes: the caller seals and opens (runs/oauth/). Plain SQL that also runs on SQLite (3.35+: RETURNING,
+ * bytes: the caller seals and opens (systems/oauth/). Plain SQL that also runs on SQLite (3.35+: RETURNING,
  * ON CONFLICT); times are epoch milliseconds passed in by the caller, never the database's clock.
  */
 

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../../crds/json.ts';
+import type { JsonObject } from '../../contract/json.ts';
 import type { Db } from '../driver.ts';
 import { toNumber } from './values.ts';
 

@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue } from '../../crds/json.ts';
+import type { JsonObject, JsonValue } from '../../contract/json.ts';
 import type { Dialect } from '../dialect.ts';
 import type { Db } from '../driver.ts';
 import type { StoredFileArtifact, StoredRunFile, StoredRunResult, StoredStepResult } from '../types.ts';

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../../crds/json.ts';
+import type { JsonObject } from '../../contract/json.ts';
 import { type Dialect, PG_DIALECT } from '../dialect.ts';
 import type { Db } from '../driver.ts';
 import type {

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EmbeddedApp, startEmbedded } from '../../bin/embedded.ts';
-import { loadConfig } from '../../runs/config.ts';
+import { loadConfig } from '../../config/config.ts';
 
 export const TEST_ADMIN_KEY = 'kg_test-admin-key-0123456789abcdefghijklmnop';
 /** 32 bytes as hex: the master key of test servers, so tests can derive signing keys. */

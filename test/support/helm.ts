@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
-import { helmBinary } from '../../crds/generate.ts';
+import { helmBinary } from '../../contract/generate.ts';
 
 const run = promisify(execFile);
 

@@ -8,10 +8,10 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { buildInternalServer, type InternalServerDeps } from '../../api/internal/server.ts';
-import type { JsonObject } from '../../crds/json.ts';
-import type { RuntimeCredentials } from '../../crds/run.ts';
-import type { ResolvedSystem } from '../../runner/engine/types.ts';
-import { KG_ERR_RUN_SYSTEM_MISSING } from '../../runs/errors.ts';
+import { KG_ERR_RUN_SYSTEM_MISSING } from '../../contract/api/errors.ts';
+import type { RuntimeCredentials } from '../../contract/api/run.ts';
+import type { JsonObject } from '../../contract/json.ts';
+import type { ResolvedSystem } from '../../engine/types.ts';
 import { hashRunToken, newRunToken } from '../../runs/run-token.ts';
 import type { ExecutionMode, Store } from '../../store/index.ts';
 import { runningRun } from './store.ts';

@@ -1,7 +1,7 @@
-import type { JsonValue } from '../../crds/json.ts';
-import type { Evaluate, GuardedProperty } from '../../runner/engine/types.ts';
+import type { JsonValue } from '../../contract/json.ts';
+import type { Evaluate, GuardedProperty } from '../../engine/types.ts';
 
-/** Guarded properties as the sandbox driver installs them (runner/sandbox/driver.ts): reading throws. */
+/** Guarded properties as the sandbox driver installs them (engine/sandbox/driver.ts): reading throws. */
 function guard(first: JsonValue | undefined, guarded: readonly GuardedProperty[]): void {
   if (first === null || typeof first !== 'object' || Array.isArray(first)) return;
   for (const { path, message } of guarded) {

@@ -4,8 +4,8 @@
  * `{"status": …, "error": …}`, then waits to be killed (pool-stop.test.ts SIGKILLs it).
  *   node pool-host.ts [transformCode]
  */
-import { Tool } from '../../crds/tool.ts';
-import { WorkerPool } from '../../runner/pool.ts';
+import { Tool } from '../../contract/api/tool.ts';
+import { WorkerPool } from '../../engine/worker/pool.ts';
 
 const transformCode = process.argv[2];
 const pool = new WorkerPool({ size: 1, workerHeapMb: 256, sandboxMemoryMb: 32, sandboxTimeoutMs: 60_000 });

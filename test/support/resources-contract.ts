@@ -2,8 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { API_VERSION, type OwnerReference } from '../../crds/meta.ts';
-import type { ToolResource, ToolRunResource } from '../../crds/resources.ts';
+import type { ToolResource, ToolRunResource } from '../../contract/resources/kinds.ts';
+import { API_VERSION, type OwnerReference } from '../../contract/resources/meta.ts';
 import {
   type BookmarkEvent,
   type CoordinationKinds,
@@ -170,9 +170,9 @@ export function summary(events: AnyEvent<WireObject>[]): string[] {
 
 const names = (items: WireObject[]) => items.map((item) => item.metadata.name);
 
-/** Applies crds/kubeglue.dev_*.yaml as admin (idempotent) and waits until the API server serves them. */
+/** Applies charts/kubeglue/crds/kubeglue.dev_*.yaml as admin (idempotent) and waits until the API server serves them. */
 export async function applyKubeglueCrds(kube: KubeHandle): Promise<void> {
-  const root = join(import.meta.dirname, '../../crds');
+  const root = join(import.meta.dirname, '../../charts/kubeglue/crds');
   for (const plural of ['tools', 'systems', 'toolruns']) {
     const crd = parse(await readFile(join(root, `kubeglue.dev_${plural}.yaml`), 'utf8')) as {
       metadata: { name: string };

@@ -6,7 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { decodeSummary, RUNNER_ENV, type RunnerSummary } from '../../runs/runner-protocol.ts';
+import { decodeSummary, RUNNER_ENV, type RunnerSummary } from '../../contract/wire/runner.ts';
 
 const KUBEGLUE = join(import.meta.dirname, '../../bin/kubeglue.ts');
 

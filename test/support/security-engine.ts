@@ -3,17 +3,18 @@
  * the security-engine-* tests. One sandbox per test file, one sandbox context per run (as in
  * production); protocols are built per policy.
  */
-import type { JsonObject } from '../../crds/json.ts';
-import type { RuntimeCredentials } from '../../crds/run.ts';
-import { Tool, type ToolInput } from '../../crds/tool.ts';
-import { runTool } from '../../runner/engine/run-tool.ts';
-import type { EngineEvent, EngineResult, ResolvedSystem } from '../../runner/engine/types.ts';
-import { type EgressPolicy, PERMISSIVE_EGRESS } from '../../runner/protocols/egress-policy.ts';
-import type { ResolveAll } from '../../runner/protocols/egress-socket.ts';
-import { closeHttpAgent } from '../../runner/protocols/http.ts';
-import { createProtocols } from '../../runner/protocols/index.ts';
-import { closePostgresPools } from '../../runner/protocols/postgres.ts';
-import { Sandbox } from '../../runner/sandbox/sandbox.ts';
+
+import type { RuntimeCredentials } from '../../contract/api/run.ts';
+import { Tool, type ToolInput } from '../../contract/api/tool.ts';
+import type { JsonObject } from '../../contract/json.ts';
+import { type EgressPolicy, PERMISSIVE_EGRESS } from '../../engine/protocols/egress-policy.ts';
+import type { ResolveAll } from '../../engine/protocols/egress-socket.ts';
+import { closeHttpAgent } from '../../engine/protocols/http.ts';
+import { createProtocols } from '../../engine/protocols/index.ts';
+import { closePostgresPools } from '../../engine/protocols/postgres.ts';
+import { runTool } from '../../engine/run-tool.ts';
+import { Sandbox } from '../../engine/sandbox/sandbox.ts';
+import type { EngineEvent, EngineResult, ResolvedSystem } from '../../engine/types.ts';
 
 export interface EngineRunOptions {
   inputs?: JsonObject;
@@ -42,7 +43,7 @@ export function startTestEngine(): TestEngine {
       return runTool(
         {
           evaluate: (source, args, opts) => sandbox.evaluate(source, args, opts),
-          // One sandbox context per run, as in production (runner/engine-deps.ts).
+          // One sandbox context per run, as in production (engine/deps.ts).
           openScope: () => sandbox.openRun(),
           protocols,
         },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonObject } from '../../crds/json.ts';
-import { type ChainStarter, chainedRunId, createChainHandler } from '../../operator/chain-handler.ts';
-import { KG_ERR_INTERNAL, KG_ERR_TOOL_NOT_FOUND } from '../../runs/errors.ts';
+import { KG_ERR_INTERNAL, KG_ERR_TOOL_NOT_FOUND } from '../../contract/api/errors.ts';
+import type { JsonObject } from '../../contract/json.ts';
+import { type ChainStarter, chainedRunId, createChainHandler } from '../../operator/outbox/chain.ts';
 import type { Store, StoredRun } from '../../store/index.ts';
 
 function parentRun(overrides: Partial<StoredRun> = {}): StoredRun {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PLAIN_MANIFESTS, renderPlainManifests } from '../../crds/generate.ts';
-import { RBAC } from '../../crds/rbac.ts';
+import { PLAIN_MANIFESTS, renderPlainManifests } from '../../contract/generate.ts';
+import { RBAC } from '../../contract/rbac.ts';
 import { find, parseObjects, REPO } from '../support/helm.ts';
 
 const committed = () => readFileSync(join(REPO, PLAIN_MANIFESTS), 'utf8');

@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { generatedFiles } from '../../crds/generate.ts';
-import { RBAC, type RbacRole } from '../../crds/rbac.ts';
+import { generatedFiles } from '../../contract/generate.ts';
+import { RBAC, type RbacRole } from '../../contract/rbac.ts';
 import { CHART_DIR, find, REPO, renderChart } from '../support/helm.ts';
 
 const ROLES = Object.keys(RBAC) as RbacRole[];
 
 describe('the chart RBAC', () => {
-  it('renders the rules of crds/rbac.ts into a Role per role, bound to that role`s ServiceAccount', async () => {
+  it('renders the rules of contract/rbac.ts into a Role per role, bound to that role`s ServiceAccount', async () => {
     const objects = await renderChart({ namespace: 'team-a' });
     for (const role of ROLES) {
       const rendered = find(objects, 'Role', `kubeglue-${role}`);
@@ -46,7 +46,7 @@ describe('the chart RBAC', () => {
     expect(objects.filter((o) => /Role/.test(o.kind))).toEqual([]);
   });
 
-  it('keeps the generated rules template identical to crds/rbac.ts (run `npm run generate`)', () => {
+  it('keeps the generated rules template identical to contract/rbac.ts (run `npm run generate`)', () => {
     const path = join('charts', 'kubeglue', 'templates', '_rbac-rules.tpl');
     expect(readFileSync(join(REPO, path), 'utf8')).toBe(generatedFiles().get(path));
     expect(readFileSync(join(CHART_DIR, 'templates', 'rbac.yaml'), 'utf8')).toContain('kubeglue.rbacRules.');

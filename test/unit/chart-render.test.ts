@@ -3,13 +3,13 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { isPlausibleApiKey } from '../../api/api-keys.ts';
+import { loadClusterConfig } from '../../config/cluster.ts';
+import { loadConfig } from '../../config/config.ts';
+import { loadOperatorSettings } from '../../config/operator.ts';
+import { parseMasterKey } from '../../kube/secrets/secret-box.ts';
 import type { Pod } from '../../kube/types.ts';
-import { loadOperatorSettings } from '../../operator/settings.ts';
+import { RUNNER_SELECTOR } from '../../operator/launchers/launcher.ts';
 import { buildRunnerPod } from '../../operator/toolrun/pod.ts';
-import { loadClusterConfig } from '../../runs/cluster-config.ts';
-import { loadConfig } from '../../runs/config.ts';
-import { RUNNER_SELECTOR } from '../../runs/launcher.ts';
-import { parseMasterKey } from '../../store/secret-box.ts';
 import {
   CHART_DIR,
   EVERYTHING_VALUES,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { Tool } from '../../contract/api/tool.ts';
 import {
   isDns1123Subdomain,
   labelValueForId,
@@ -8,9 +9,8 @@ import {
   systemToResource,
   toolFromResource,
   toolToResource,
-} from '../../crds/convert.ts';
-import { ToolResource } from '../../crds/resources.ts';
-import { Tool } from '../../crds/tool.ts';
+} from '../../contract/resources/convert.ts';
+import { ToolResource } from '../../contract/resources/kinds.ts';
 
 const tool = Tool.parse({
   id: 'fetch-users',

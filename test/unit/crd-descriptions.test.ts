@@ -29,7 +29,10 @@ describe('CRD schemas', () => {
   for (const plural of ['tools', 'systems', 'toolruns']) {
     it(`document every field of ${plural}, so kubectl explain describes it`, () => {
       const crd = parse(
-        readFileSync(join(import.meta.dirname, `../../crds/kubeglue.dev_${plural}.yaml`), 'utf8'),
+        readFileSync(
+          join(import.meta.dirname, `../../charts/kubeglue/crds/kubeglue.dev_${plural}.yaml`),
+          'utf8',
+        ),
       );
       const root = crd.spec.versions[0].schema.openAPIV3Schema as SchemaNode;
       // apiVersion, kind and metadata are the API server's own, documented by it.

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { writeGeneratedFiles } from '../../crds/generate.ts';
+import { writeGeneratedFiles } from '../../contract/generate.ts';
 import { startDiscoveryServer } from '../support/kube-discovery.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -66,7 +66,7 @@ describe('generated CRDs and OpenAPI document', () => {
     await rm(outDir, { recursive: true, force: true });
   });
 
-  it('match the committed files (run `npm run generate` after changing crds/*.ts)', async () => {
+  it('match the committed files (run `npm run generate` after changing contract/)', async () => {
     expect(generated.length).toBeGreaterThan(0);
     for (const path of generated) {
       const committed = await readFile(join(root, path), 'utf8').catch(() => '<missing>');
@@ -75,14 +75,16 @@ describe('generated CRDs and OpenAPI document', () => {
   });
 
   it('emit one structural CRD per kind with status subresource, columns, short names and category', async () => {
-    const files = (await readdir(join(outDir, 'crds'))).filter((f) => f.endsWith('.yaml')).sort();
+    const files = (await readdir(join(outDir, 'charts', 'kubeglue', 'crds')))
+      .filter((f) => f.endsWith('.yaml'))
+      .sort();
     expect(files).toEqual([
       'kubeglue.dev_systems.yaml',
       'kubeglue.dev_toolruns.yaml',
       'kubeglue.dev_tools.yaml',
     ]);
     for (const file of files) {
-      const crd = parse(await readFile(join(outDir, 'crds', file), 'utf8')) as Node;
+      const crd = parse(await readFile(join(outDir, 'charts', 'kubeglue', 'crds', file), 'utf8')) as Node;
       const spec = crd.spec as Node;
       const version = (spec.versions as Node[])[0] as Node;
       expect(spec.group).toBe('kubeglue.dev');
@@ -98,7 +100,10 @@ describe('generated CRDs and OpenAPI document', () => {
   });
 
   it('carry CEL rules for the refinements zod checks in code', async () => {
-    const tools = await readFile(join(outDir, 'crds', 'kubeglue.dev_tools.yaml'), 'utf8');
+    const tools = await readFile(
+      join(outDir, 'charts', 'kubeglue', 'crds', 'kubeglue.dev_tools.yaml'),
+      'utf8',
+    );
     const schema = crdSchema(parse(tools) as Node);
     const steps = ((schema.properties as Node).spec as Node).properties as Node;
     const stepsNode = steps.steps as Node;
@@ -116,7 +121,7 @@ describe('generated CRDs and OpenAPI document', () => {
   });
 
   it('describe every /v1 route in the OpenAPI document with resolvable references', async () => {
-    const doc = JSON.parse(await readFile(join(outDir, 'api', 'openapi.json'), 'utf8')) as Node;
+    const doc = JSON.parse(await readFile(join(outDir, 'docs', 'openapi.json'), 'utf8')) as Node;
     expect(doc.openapi).toBe('3.1.0');
     const paths = doc.paths as Record<string, Node>;
     expect(Object.keys(paths)).toEqual(
@@ -149,7 +154,7 @@ describe('generated CRDs and OpenAPI document', () => {
         '-o',
         'name',
         '-f',
-        join(outDir, 'crds'),
+        join(outDir, 'charts', 'kubeglue', 'crds'),
       ]);
       expect(stdout.trim().split('\n').sort()).toEqual([
         'customresourcedefinition.apiextensions.k8s.io/systems.kubeglue.dev',

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { applySystemAuth } from '../../runner/engine/system-auth.ts';
-import type { ResolvedSystem } from '../../runner/engine/types.ts';
-import { documentedApiKeyPlacement } from '../../runs/docs/placement.ts';
-import type { DocumentationSummary, OpenApiDocument } from '../../runs/docs/summary.ts';
+import { applySystemAuth } from '../../engine/system-auth.ts';
+import type { ResolvedSystem } from '../../engine/types.ts';
+import { documentedApiKeyPlacement } from '../../systems/documentation/parsers/placement.ts';
+import type { DocumentationSummary, OpenApiDocument } from '../../systems/documentation/parsers/summary.ts';
 
 function summaryWith(doc: Partial<OpenApiDocument>): DocumentationSummary {
   const base: OpenApiDocument = {

@@ -10,8 +10,8 @@ import {
   egressPolicyFromEnv,
   egressPolicyToEnv,
   SsrfBlockedError,
-} from '../../runner/protocols/egress-policy.ts';
-import { GuardedSocket, guardedLookup, type ResolveAll } from '../../runner/protocols/egress-socket.ts';
+} from '../../engine/protocols/egress-policy.ts';
+import { GuardedSocket, guardedLookup, type ResolveAll } from '../../engine/protocols/egress-socket.ts';
 
 const deny: EgressPolicy = { privateDefault: 'deny', allow: [], deny: [] };
 const allow: EgressPolicy = { privateDefault: 'allow', allow: [], deny: [] };

@@ -3,10 +3,10 @@
  * (KUBEGLUE_MAX_RESULT_BYTES) before anything leaves the worker.
  */
 import { describe, expect, it } from 'vitest';
-import type { JsonValue } from '../../crds/json.ts';
-import { Tool } from '../../crds/tool.ts';
-import { runTool } from '../../runner/engine/run-tool.ts';
-import type { EngineLimits, HttpCall, Protocols } from '../../runner/engine/types.ts';
+import { Tool } from '../../contract/api/tool.ts';
+import type { JsonValue } from '../../contract/json.ts';
+import { runTool } from '../../engine/run-tool.ts';
+import type { EngineLimits, HttpCall, Protocols } from '../../engine/types.ts';
 import { unsafeTestEvaluate } from '../support/js-evaluator.ts';
 
 /** Runs a tool whose HTTP steps answer `reply(call)`; answers the result and the URLs called. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonValue } from '../../crds/json.ts';
-import { Tool } from '../../crds/tool.ts';
-import { runTool } from '../../runner/engine/run-tool.ts';
+import { Tool } from '../../contract/api/tool.ts';
+import type { JsonValue } from '../../contract/json.ts';
+import { runTool } from '../../engine/run-tool.ts';
 import type {
   EngineEvent,
   EngineRequest,
@@ -10,7 +10,7 @@ import type {
   ProtocolContext,
   Protocols,
   ResolvedSystem,
-} from '../../runner/engine/types.ts';
+} from '../../engine/types.ts';
 import { unsafeTestEvaluate } from '../support/js-evaluator.ts';
 
 type HttpHandler = (call: HttpCall, ctx: ProtocolContext) => JsonValue | Promise<JsonValue>;

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import * as errors from '../../runs/errors.ts';
+import * as errors from '../../contract/api/errors.ts';
 import {
   ApiError,
   ERROR_CATALOG,
   isApiError,
   KG_ERR_RUN_LIMIT,
   KG_ERR_TOOL_NOT_FOUND,
-} from '../../runs/errors.ts';
+} from '../../contract/api/errors.ts';
 
 /** Every `KG_ERR_*` export of the catalog module. */
 const definitions = Object.entries(errors).filter(([name]) => name.startsWith('KG_ERR_')) as Array<

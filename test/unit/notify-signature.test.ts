@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { signNotification, verifySignature } from '../../operator/notify.ts';
+import { signNotification, verifySignature } from '../../operator/outbox/notify.ts';
 
 // The test vector published with the Standard Webhooks specification (secret whsec_MfKQ9r8G…).
 const SPEC_KEY = Buffer.from('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'base64');

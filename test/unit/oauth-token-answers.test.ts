@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { needsRefresh, settingsFingerprint } from '../../runs/oauth/config.ts';
-import { codeChallengeS256 } from '../../runs/oauth/pkce.ts';
-import { buildTokenRequest, chooseAuthMethod } from '../../runs/oauth/token-request.ts';
-import { parseTokenAnswer } from '../../runs/oauth/token-response.ts';
+import { needsRefresh, settingsFingerprint } from '../../systems/oauth/config.ts';
+import { codeChallengeS256 } from '../../systems/oauth/pkce.ts';
+import { buildTokenRequest, chooseAuthMethod } from '../../systems/oauth/token-request.ts';
+import { parseTokenAnswer } from '../../systems/oauth/token-response.ts';
 
 const settings = { clientId: 'my client', clientSecret: 's:e+cret', tokenUrl: 'https://idp.example/token' };
 

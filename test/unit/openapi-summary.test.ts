@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { measureExpansion, summariseOpenApiDocument } from '../../runs/docs/openapi.ts';
+import { measureExpansion, summariseOpenApiDocument } from '../../systems/documentation/parsers/openapi.ts';
 
 describe('the OpenAPI summary', () => {
   it('follows the local $refs where it reads: path items, parameters, schemas, bodies, security schemes', () => {

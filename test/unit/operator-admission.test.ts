@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ToolRunResource } from '../../crds/resources.ts';
+import type { ToolRunResource } from '../../contract/resources/kinds.ts';
 import {
   type AdmissionEntry,
   admissionQueue,

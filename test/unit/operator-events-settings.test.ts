@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { loadOperatorSettings, SETTINGS_TABLE } from '../../config/operator.ts';
 import { ResourceError } from '../../kube/resources/index.ts';
 import type { Event } from '../../kube/types.ts';
 import { createEventRecorder, type EventSink } from '../../operator/events.ts';
-import { loadOperatorSettings, SETTINGS_TABLE } from '../../operator/settings.ts';
 
 function memorySink() {
   const events = new Map<string, Event>();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { encodeSummary } from '../../contract/wire/runner.ts';
 import type { Pod } from '../../kube/types.ts';
-import { executionFromPod } from '../../runs/pod-launcher.ts';
-import { encodeSummary } from '../../runs/runner-protocol.ts';
+import { executionFromPod } from '../../operator/launchers/pod.ts';
 
 function pod(status: Pod['status'], extra: Partial<Pod['metadata']> = {}): Pod {
   return {

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { ToolRunResource } from '../../crds/resources.ts';
+import { defaultOperatorSettings } from '../../config/operator.ts';
+import type { ToolRunResource } from '../../contract/resources/kinds.ts';
+import { RUN_TOKEN_SECRET_KEY, RUNNER_ENV } from '../../contract/wire/runner.ts';
 import type { Pod } from '../../kube/types.ts';
-import { defaultOperatorSettings } from '../../operator/settings.ts';
 import {
   activeDeadlineSeconds,
   buildRunnerPod,
   TERMINATION_MESSAGE_PATH,
 } from '../../operator/toolrun/pod.ts';
-import { RUN_TOKEN_SECRET_KEY, RUNNER_ENV } from '../../runs/runner-protocol.ts';
 import { restrictedViolations } from '../support/pod-security.ts';
 
 function toolRun(overrides: Partial<ToolRunResource['spec']> = {}): ToolRunResource {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Condition } from '../../crds/meta.ts';
-import type { SystemResource, ToolResource } from '../../crds/resources.ts';
+import type { SystemResource, ToolResource } from '../../contract/resources/kinds.ts';
+import type { Condition } from '../../contract/resources/meta.ts';
 import { SystemReason } from '../../operator/system/reasons.ts';
 import { decideSystem, type SystemObservation } from '../../operator/system/reconcile.ts';
 import { ToolReason } from '../../operator/tool/reasons.ts';

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { Condition } from '../../crds/meta.ts';
-import type { ToolRunResource, ToolRunStatus } from '../../crds/resources.ts';
-import { defaultOperatorSettings } from '../../operator/settings.ts';
+import { defaultOperatorSettings } from '../../config/operator.ts';
+import type { ToolRunResource, ToolRunStatus } from '../../contract/resources/kinds.ts';
+import type { Condition } from '../../contract/resources/meta.ts';
+import { decodeSummary, encodeSummary } from '../../contract/wire/runner.ts';
+import type { Execution } from '../../operator/launchers/launcher.ts';
 import { AdmissionReason, ConditionType, EventReason, RunReason } from '../../operator/toolrun/reasons.ts';
 import {
   type Action,
@@ -11,9 +13,7 @@ import {
   statusError,
   type ToolRunObservation,
 } from '../../operator/toolrun/reconcile.ts';
-import type { Execution } from '../../runs/launcher.ts';
-import { decodeSummary, encodeSummary } from '../../runs/runner-protocol.ts';
-import { RECORDED_FINALIZER } from '../../runs/toolruns.ts';
+import { RECORDED_FINALIZER } from '../../runs/toolrun.ts';
 import type { StoredRun } from '../../store/index.ts';
 
 const NOW = new Date('2026-03-01T10:10:00.000Z');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonObject, JsonValue } from '../../crds/json.ts';
+import type { JsonObject, JsonValue } from '../../contract/json.ts';
 import {
   type AcceptResult,
   createPaginator,
@@ -8,9 +8,9 @@ import {
   PaginationError,
   type PaginationVariables,
   parsePaginationSettings,
-} from '../../runner/engine/pagination.ts';
-import { getByPath } from '../../runner/engine/paths.ts';
-import type { Evaluate } from '../../runner/engine/template.ts';
+} from '../../engine/pagination.ts';
+import { getByPath } from '../../engine/paths.ts';
+import type { Evaluate } from '../../engine/template.ts';
 
 /**
  * TEST-ONLY stand-in for the isolated-vm sandbox: runs the (trusted, test-authored) function

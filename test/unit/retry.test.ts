@@ -6,7 +6,7 @@ import {
   isRetryableStatus,
   parseRetryAfter,
   type RetryContext,
-} from '../../runner/protocols/retry.ts';
+} from '../../engine/protocols/retry.ts';
 
 const NOW = Date.UTC(2025, 0, 1, 12, 0, 0);
 const FAR = NOW + 3_600_000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RunLogEvent } from '../../crds/run.ts';
+import type { RunLogEvent } from '../../contract/api/run.ts';
 import { type RunEventBus, RunEventHub, type RunRef, runLogEvent } from '../../runs/run-events.ts';
 
 const ref: RunRef = { runId: 'r1', toolId: 'crm-sync', traceId: 't1' };

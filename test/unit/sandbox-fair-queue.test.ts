@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FairQueue, RECOVERY_EVALUATIONS } from '../../runner/sandbox/fair-queue.ts';
+import { FairQueue, RECOVERY_EVALUATIONS } from '../../engine/sandbox/fair-queue.ts';
 
 interface TestJob {
   key: string;

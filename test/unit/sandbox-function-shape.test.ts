@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkFunctionShape } from '../../runner/sandbox/function-shape.ts';
-import { LruCache } from '../../runner/sandbox/lru.ts';
+import { checkFunctionShape } from '../../engine/sandbox/function-shape.ts';
+import { LruCache } from '../../engine/sandbox/lru.ts';
 
 describe('checkFunctionShape', () => {
   it.each([

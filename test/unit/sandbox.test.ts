@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JsonValue } from '../../crds/json.ts';
-import { checkSource, Sandbox, SandboxError, type SandboxErrorKind } from '../../runner/sandbox/sandbox.ts';
+import type { JsonValue } from '../../contract/json.ts';
+import { checkSource, Sandbox, SandboxError, type SandboxErrorKind } from '../../engine/sandbox/sandbox.ts';
 
 const LABEL = 'step fetchUsers transformCode';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { formatIssues } from '../../crds/errors.ts';
-import { RunOptions, RunRequest } from '../../crds/run.ts';
-import { SystemCreateBody, SystemUpdateBody } from '../../crds/system.ts';
-import { StepConfig, Tool, ToolCreateBody, ToolUpdateBody } from '../../crds/tool.ts';
+import { RunOptions, RunRequest } from '../../contract/api/run.ts';
+import { SystemCreateBody, SystemUpdateBody } from '../../contract/api/system.ts';
+import { StepConfig, Tool, ToolCreateBody, ToolUpdateBody } from '../../contract/api/tool.ts';
+import { formatIssues } from '../../contract/format-issues.ts';
 
 const step = { id: 'fetch', config: { url: 'https://example.test/users' } };
 

@@ -10,7 +10,7 @@ import {
   parseMasterKey,
   SecretBox,
   SecretBoxError,
-} from '../../store/secret-box.ts';
+} from '../../kube/secrets/secret-box.ts';
 
 const PLAIN = Buffer.from('{"apiKey":"sk-live-very-secret"}');
 

@@ -3,9 +3,9 @@
  * validation), the redactor's rules, and the redirect rules of HTTP steps.
  */
 import { describe, expect, it } from 'vitest';
-import { Redactor } from '../../runner/engine/redact.ts';
-import { renderStepUrl, urlTemplateProblems } from '../../runner/engine/url-template.ts';
-import { nextHop } from '../../runner/protocols/http-redirect.ts';
+import { nextHop } from '../../engine/protocols/http-redirect.ts';
+import { Redactor } from '../../engine/redact.ts';
+import { renderStepUrl, urlTemplateProblems } from '../../engine/url-template.ts';
 
 const noEvaluate = async () => {
   throw new Error('no functions here');

@@ -1,16 +1,16 @@
 /** The schema rules behind superglue-client compatibility: ids, systemIds, limits, request and system fields. */
 import { describe, expect, it } from 'vitest';
-import { ListToolsQuery } from '../../crds/api.ts';
-import { resourceNameForId } from '../../crds/convert.ts';
-import { DraftRunRequest, RunRequest, StepRunRequest } from '../../crds/run.ts';
+import { ListToolsQuery } from '../../contract/api/bodies.ts';
+import { isApiError, KG_ERR_UNSUPPORTED_FIELD } from '../../contract/api/errors.ts';
+import { DraftRunRequest, RunRequest, StepRunRequest } from '../../contract/api/run.ts';
 import {
   authTypeFromSuperglue,
   SystemCreateBody,
   SystemUpdateBody,
   superglueAuthenticationType,
-} from '../../crds/system.ts';
-import { ToolCreateBody, ToolDefinition, ToolId, unusedSystemIds } from '../../crds/tool.ts';
-import { isApiError, KG_ERR_UNSUPPORTED_FIELD } from '../../runs/errors.ts';
+} from '../../contract/api/system.ts';
+import { ToolCreateBody, ToolDefinition, ToolId, unusedSystemIds } from '../../contract/api/tool.ts';
+import { resourceNameForId } from '../../contract/resources/convert.ts';
 import { refuseUnsupportedFields, stepResultsWithoutData } from '../../runs/service.ts';
 
 const step = { id: 'a', config: { url: '/x', systemId: 'crm' } };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonValue } from '../../crds/json.ts';
-import type { RequestStepConfig } from '../../crds/tool.ts';
-import { isPostgresStep, sqlBodyTemplateProblems } from '../../runner/engine/sql-templates.ts';
+import type { RequestStepConfig } from '../../contract/api/tool.ts';
+import type { JsonValue } from '../../contract/json.ts';
+import { isPostgresStep, sqlBodyTemplateProblems } from '../../engine/sql-templates.ts';
 
 const step = (url: string): RequestStepConfig => ({ type: 'request', url, method: 'GET' });
 const fields = (body: JsonValue | undefined) => sqlBodyTemplateProblems(body).map((p) => p.field);

@@ -5,7 +5,7 @@ import {
   checkPublicAddress,
   guardedDispatcher,
   SsrfBlockedError,
-} from '../../runner/protocols/egress.ts';
+} from '../../engine/protocols/egress.ts';
 import { type HttpTarget, startHttpTarget } from '../support/http-target.ts';
 
 describe('checkPublicAddress', () => {

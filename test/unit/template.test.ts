@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonObject, JsonValue } from '../../crds/json.ts';
+import type { JsonObject, JsonValue } from '../../contract/json.ts';
 import {
   compileTemplate,
   type Evaluate,
@@ -11,8 +11,8 @@ import {
   renderString,
   renderValue,
   TemplateError,
-} from '../../runner/engine/template.ts';
-import { renderStepUrl as renderUrl } from '../../runner/engine/url-template.ts';
+} from '../../engine/template.ts';
+import { renderStepUrl as renderUrl } from '../../engine/url-template.ts';
 
 /**
  * TEST-ONLY stand-in for the isolated-vm sandbox: runs the (trusted, test-authored) function

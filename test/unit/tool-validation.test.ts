@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Tool, type ToolInput } from '../../crds/tool.ts';
-import { ApiError } from '../../runs/errors.ts';
-import { findToolProblems, validateToolDefinition } from '../../runs/tool-validation.ts';
+import { ApiError } from '../../contract/api/errors.ts';
+import { Tool, type ToolInput } from '../../contract/api/tool.ts';
+import { findToolProblems, validateToolDefinition } from '../../tools/validation.ts';
 
 const knownSystems = new Set(['crm', 'billing']);
 const opts = { systemExists: async (id: string) => knownSystems.has(id) };

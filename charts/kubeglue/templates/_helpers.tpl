@@ -36,7 +36,7 @@ helm.sh/chart: {{ printf "%s-%s" .ctx.Chart.Name .ctx.Chart.Version | replace "+
 {{- end }}
 {{- end -}}
 
-{{/* What selects runner Pods: the labels the operator gives them (runs/launcher.ts RUNNER_SELECTOR). */}}
+{{/* What selects runner Pods: the labels the operator gives them (operator/launchers/launcher.ts RUNNER_SELECTOR). */}}
 {{- define "kubeglue.runnerSelector" -}}
 app.kubernetes.io/component: runner
 app.kubernetes.io/managed-by: kubeglue-operator

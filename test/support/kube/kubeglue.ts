@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { RBAC, type RbacRole } from '../../../crds/rbac.ts';
+import { RBAC, type RbacRole } from '../../../contract/rbac.ts';
 import type { KubeHandle } from './client.ts';
 
 const REPO = join(import.meta.dirname, '../../..');
@@ -11,9 +11,9 @@ export const KUBEGLUE_CLI = join(REPO, 'bin/kubeglue.ts');
 export const TEST_RUNNER_IMAGE = 'kubeglue/kubeglue:test';
 export const RUNNER_ENTRYPOINT = [process.execPath, '--no-node-snapshot', KUBEGLUE_CLI];
 
-/** Creates or replaces kubeglue's CRDs (crds/*.yaml) and waits until the API server serves them. */
+/** Creates or replaces kubeglue's CRDs (charts/kubeglue/crds/*.yaml) and waits until the API server serves them. */
 export async function installCrds(kube: KubeHandle): Promise<void> {
-  const dir = join(REPO, 'crds');
+  const dir = join(REPO, 'charts', 'kubeglue', 'crds');
   const files = (await readdir(dir)).filter((name) => name.endsWith('.yaml'));
   for (const file of files) {
     for (const document of parseAllDocuments(await readFile(join(dir, file), 'utf8'))) {
@@ -43,7 +43,7 @@ export async function installCrds(kube: KubeHandle): Promise<void> {
   }
 }
 
-/** Binds the Roles of crds/rbac.ts in namespace to the harness users kubeglue-api and kubeglue-operator. */
+/** Binds the Roles of contract/rbac.ts in namespace to the harness users kubeglue-api and kubeglue-operator. */
 export async function grantKubeglueRoles(kube: KubeHandle, namespace: string): Promise<void> {
   for (const role of Object.keys(RBAC) as RbacRole[]) {
     const name = `kubeglue-${role}`;

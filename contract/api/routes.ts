@@ -1,0 +1,666 @@
+/**
+ * contract/: the one source of truth for shapes — the /v1 bodies, the route table and the error catalog
+ * (api/), the Tool, System and ToolRun resources and their keys (resources/), the wire protocols between
+ * processes (wire/: runner ↔ internal API, gateway tunnel frames) and the RBAC rules; `npm run generate`
+ * turns them into the CRD YAML, the OpenAPI document and the chart's rules. This file is the /v1 route table.
+ *
+ * May import: nothing of kubeglue's (zod only).
+ */
+import { z } from 'zod';
+import {
+  ApiKeyCreateBody,
+  ApiKeyCreated,
+  ApiKeyList,
+  DeleteResult,
+  ErrorBody,
+  Gateway,
+  GatewayList,
+  ListToolsQuery,
+  Me,
+  RunList,
+  type Scope,
+  SystemDeleteResult,
+  SystemList,
+  ToolList,
+} from './bodies.ts';
+import { OAuthAuthorization, OAuthAuthorizeQuery, OAuthCallbackQuery, OAuthCallbackResult } from './oauth.ts';
+import { pageLimit } from './paging.ts';
+import {
+  DraftRunQuery,
+  DraftRunRequest,
+  ExecutionMode,
+  FileDownloadInfo,
+  FileList,
+  ListRunsQuery,
+  LogStreamQuery,
+  Run,
+  RunLogEvent,
+  RunRequest,
+  RunResults,
+  StepRunQuery,
+  StepRunRequest,
+  StepRunResult,
+  WebhookAccepted,
+} from './run.ts';
+import {
+  CredentialSetList,
+  Environment,
+  SystemCreateBody,
+  SystemDocumentationEnvelope,
+  SystemDocumentationStateEnvelope,
+  SystemEnvelope,
+  SystemUpdateBody,
+} from './system.ts';
+import { Tool, ToolCreateBody, ToolUpdateBody } from './tool.ts';
+
+export type HttpVerb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface RouteResponse {
+  description: string;
+  schema?: z.ZodType;
+  contentType?: string;
+}
+
+interface RouteBase {
+  method: HttpVerb;
+  /** OpenAPI form, relative to /v1: `/tools/{toolId}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: 'Runs' | 'Tools' | 'Hooks' | 'Systems' | 'API keys' | 'Files' | 'Logs' | 'Gateways';
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  /** Body content types other than JSON the route accepts. */
+  bodyContentTypes?: string[];
+  responses: Record<number, RouteResponse>;
+}
+
+/**
+ * Who may call a route, declared here and nowhere else: the auth hook enforces it for every request, and
+ * a /v1 route registered without an entry here makes the server refuse to start (api/auth.ts).
+ */
+export type RouteAccess =
+  /** Needs no API key (the URL itself is the credential). */
+  | { public: true; scopes?: never; unrestricted?: never }
+  | {
+      public?: false;
+      /** Scopes the key needs, all of them; empty: any valid key. */
+      scopes: readonly Scope[];
+      /**
+       * Only for keys not limited to tools: the operation is not about one named tool (a definition that
+       * is not saved may carry any id), so a tool restriction could not be applied to it.
+       */
+      unrestricted?: true;
+    };
+
+/** One operation of the /v1 API: the single description both the OpenAPI document and the server use. */
+export type RouteSpec = RouteBase & RouteAccess;
+
+/**
+ * The gateway agents' WebSocket (`GET /v1/tunnel`, upgraded): not an OpenAPI operation, but its access
+ * is declared beside the others.
+ */
+export const TUNNEL_ROUTE = {
+  method: 'GET',
+  path: '/tunnel',
+  scopes: ['gateways:host'],
+} as const satisfies { method: HttpVerb; path: string; scopes: readonly Scope[] };
+
+const tokenQuery = z.strictObject({ token: z.string().optional() });
+const envQuery = z.strictObject({ environment: Environment.optional(), token: z.string().optional() });
+
+const notFound: RouteResponse = { description: 'Not found', schema: ErrorBody };
+const restricted: RouteResponse = {
+  description: 'The API key lacks the scope, or is limited to some tools',
+  schema: ErrorBody,
+};
+const badRequest: RouteResponse = { description: 'Invalid request', schema: ErrorBody };
+
+export const ROUTES: RouteSpec[] = [
+  {
+    method: 'GET',
+    path: '/runs',
+    operationId: 'listRuns',
+    summary: 'List runs',
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    query: ListRunsQuery,
+    responses: {
+      200: { description: 'Runs, newest first', schema: RunList },
+      400: {
+        description: 'Invalid query, a page past the first 10 000 runs, or a bad cursor',
+        schema: ErrorBody,
+      },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{runId}',
+    operationId: 'getRun',
+    summary: 'Run status and metadata',
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    query: tokenQuery,
+    responses: { 200: { description: 'The run, with fresh download URLs', schema: Run }, 404: notFound },
+  },
+  {
+    method: 'POST',
+    path: '/runs/{runId}/cancel',
+    operationId: 'cancelRun',
+    summary: 'Cancel a run',
+    tag: 'Runs',
+    scopes: ['runs:execute'],
+    query: tokenQuery,
+    responses: {
+      200: { description: 'Cancelled (or already aborted)', schema: Run },
+      400: { description: 'The run already succeeded or failed', schema: ErrorBody },
+      404: notFound,
+    },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{runId}/results',
+    operationId: 'getRunResults',
+    summary: 'Full run results',
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    query: z.strictObject({ truncate: z.enum(['true', 'false']).optional(), token: z.string().optional() }),
+    responses: { 200: { description: 'Stored results', schema: RunResults }, 404: notFound },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{runId}/files',
+    operationId: 'listRunFiles',
+    summary: 'List file artifacts',
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    query: tokenQuery,
+    responses: { 200: { description: 'Files with fresh presigned URLs', schema: FileList }, 404: notFound },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{runId}/files/{fileKey}/download',
+    operationId: 'getRunFileDownload',
+    summary: 'Fresh download URL for one file',
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    query: tokenQuery,
+    responses: { 200: { description: 'Download info', schema: FileDownloadInfo }, 404: notFound },
+  },
+  {
+    method: 'GET',
+    path: '/files/{runId}/{fileKey}',
+    operationId: 'downloadFile',
+    summary: 'Download a file artifact through its presigned URL (no API key)',
+    tag: 'Files',
+    public: true,
+    query: z.strictObject({ expires: z.string().optional(), signature: z.string().optional() }),
+    responses: {
+      200: { description: 'The file', contentType: 'application/octet-stream' },
+      403: { description: 'The link expired or was altered', schema: ErrorBody },
+      404: notFound,
+    },
+  },
+  {
+    method: 'GET',
+    path: '/tools',
+    operationId: 'listTools',
+    summary: 'List tools',
+    tag: 'Tools',
+    scopes: ['tools:read'],
+    query: ListToolsQuery,
+    responses: { 200: { description: 'Tools', schema: ToolList }, 400: badRequest },
+  },
+  {
+    method: 'POST',
+    path: '/tools',
+    operationId: 'createTool',
+    summary: 'Create a tool',
+    tag: 'Tools',
+    scopes: ['tools:write'],
+    query: tokenQuery,
+    body: ToolCreateBody,
+    responses: {
+      201: { description: 'Created', schema: Tool },
+      400: badRequest,
+      409: { description: 'A tool with this id exists', schema: ErrorBody },
+      422: { description: 'A transform, selector or template does not compile', schema: ErrorBody },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/tools/{toolId}',
+    operationId: 'getTool',
+    summary: 'Get a tool',
+    tag: 'Tools',
+    scopes: ['tools:read'],
+    query: tokenQuery,
+    responses: { 200: { description: 'The tool', schema: Tool }, 404: notFound },
+  },
+  {
+    method: 'PUT',
+    path: '/tools/{toolId}',
+    operationId: 'updateTool',
+    summary: 'Update a tool',
+    tag: 'Tools',
+    scopes: ['tools:write'],
+    query: tokenQuery,
+    body: ToolUpdateBody,
+    responses: {
+      200: { description: 'The updated tool', schema: Tool },
+      400: badRequest,
+      404: notFound,
+      409: { description: 'Concurrent update; retry', schema: ErrorBody },
+      422: { description: 'A transform, selector or template does not compile', schema: ErrorBody },
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/tools/{toolId}',
+    operationId: 'deleteTool',
+    summary: 'Delete a tool',
+    tag: 'Tools',
+    scopes: ['tools:write'],
+    query: tokenQuery,
+    responses: { 200: { description: 'Deleted', schema: DeleteResult }, 404: notFound },
+  },
+  {
+    method: 'PUT',
+    path: '/systems/{systemId}/documentation',
+    operationId: 'uploadSystemDocumentation',
+    summary: 'Upload a documentation file (the body, any content type); processed in the background',
+    tag: 'Systems',
+    scopes: ['systems:write'],
+    query: z.strictObject({
+      environment: Environment.optional(),
+      filename: z
+        .string()
+        .max(200)
+        .optional()
+        .describe('The file name (its extension helps detect the format).'),
+      token: z.string().optional(),
+    }),
+    bodyContentTypes: [
+      'application/octet-stream',
+      'application/json',
+      'application/yaml',
+      'text/html',
+      'application/pdf',
+      'application/zip',
+      'text/markdown',
+      'text/plain',
+    ],
+    responses: {
+      202: { description: 'Accepted; the state is pending', schema: SystemDocumentationStateEnvelope },
+      400: badRequest,
+      404: notFound,
+      413: { description: 'The file is larger than KUBEGLUE_DOCS_MAX_BYTES', schema: ErrorBody },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/systems/{systemId}/documentation',
+    operationId: 'getSystemDocumentation',
+    summary:
+      'The processed documentation of a system: its state and the kept summary (format=text: plain text)',
+    tag: 'Systems',
+    scopes: ['systems:read'],
+    query: z.strictObject({
+      environment: Environment.optional(),
+      format: z.enum(['json', 'text']).optional(),
+      token: z.string().optional(),
+    }),
+    responses: {
+      200: { description: 'The state and summary (or plain text)', schema: SystemDocumentationEnvelope },
+      404: notFound,
+      409: { description: 'format=text while no summary is kept yet', schema: ErrorBody },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/tools/{toolId}/run',
+    operationId: 'runTool',
+    summary: 'Run a tool',
+    tag: 'Tools',
+    scopes: ['runs:execute'],
+    query: tokenQuery,
+    body: RunRequest,
+    responses: {
+      200: { description: 'Synchronous run finished; includes data and stepResults', schema: Run },
+      202: { description: 'Asynchronous run accepted', schema: Run },
+      400: {
+        description: 'Invalid request, archived tool, or credentials in options.webhookUrl',
+        schema: ErrorBody,
+      },
+      403: { description: 'options.webhookUrl chains to a tool this API key may not use', schema: ErrorBody },
+      404: { description: 'No such tool, or one this API key may not use', schema: ErrorBody },
+      409: { description: 'runId reused with a different tool or inputs', schema: ErrorBody },
+      429: {
+        description: 'Too many synchronous runs at once (KUBEGLUE_MAX_SYNC_RUNS); see Retry-After',
+        schema: ErrorBody,
+      },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/tools/run',
+    operationId: 'runToolDefinition',
+    summary: 'Run a tool definition without saving it (keys not limited to tools)',
+    tag: 'Tools',
+    scopes: ['tools:write', 'runs:execute'],
+    unrestricted: true,
+    query: DraftRunQuery,
+    body: DraftRunRequest,
+    responses: {
+      200: { description: 'Synchronous run finished; includes data and stepResults', schema: Run },
+      202: { description: 'Asynchronous run accepted (createRun=true only)', schema: Run },
+      400: { description: 'Invalid definition or request', schema: ErrorBody },
+      403: restricted,
+      422: {
+        description: 'A transform, selector or template does not compile, or a system is unknown',
+        schema: ErrorBody,
+      },
+      429: { description: 'Too many synchronous runs at once; see Retry-After', schema: ErrorBody },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/tools/step/run',
+    operationId: 'runToolStep',
+    summary: 'Run one step with a payload and earlier step results (keys not limited to tools)',
+    tag: 'Tools',
+    scopes: ['tools:write', 'runs:execute'],
+    unrestricted: true,
+    query: StepRunQuery,
+    body: StepRunRequest,
+    responses: {
+      200: { description: "The step's result", schema: StepRunResult },
+      400: { description: 'Invalid step or request', schema: ErrorBody },
+      403: restricted,
+      422: { description: 'The step does not compile, or its system is unknown', schema: ErrorBody },
+      429: { description: 'Too many synchronous runs at once; see Retry-After', schema: ErrorBody },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/logs/stream',
+    operationId: 'streamLogs',
+    summary: 'Live events of a run, or of the runs of a trace (Server-Sent Events)',
+    tag: 'Logs',
+    scopes: ['runs:read'],
+    query: LogStreamQuery,
+    responses: {
+      200: {
+        description:
+          'text/event-stream: one event per line pair (`id:` and `data:` with a RunLogEvent), `: ping` ' +
+          'comments every 15 s; ends when the run ends',
+        schema: RunLogEvent,
+        contentType: 'text/event-stream',
+      },
+      204: { description: 'Reconnect (Last-Event-ID) after the final event: nothing more will come' },
+      400: badRequest,
+      404: notFound,
+    },
+  },
+  {
+    method: 'POST',
+    path: '/hooks/{toolId}',
+    operationId: 'triggerHook',
+    summary: 'Incoming webhook',
+    tag: 'Hooks',
+    scopes: ['runs:execute'],
+    query: z.looseObject({
+      token: z.string().optional(),
+      mode: ExecutionMode.optional(),
+      validationToken: z.string().optional(),
+    }),
+    body: z.unknown(),
+    bodyContentTypes: ['application/x-www-form-urlencoded', 'text/plain'],
+    responses: {
+      200: { description: 'Challenge echoed; the tool did not run' },
+      202: { description: 'Accepted; the tool runs asynchronously', schema: WebhookAccepted },
+      400: { description: 'Archived tool or bad body', schema: ErrorBody },
+      404: notFound,
+    },
+  },
+  {
+    method: 'GET',
+    path: '/hooks/{toolId}',
+    operationId: 'verifyHook',
+    summary: 'Webhook challenge verification',
+    tag: 'Hooks',
+    scopes: ['runs:execute'],
+    query: z.looseObject({
+      token: z.string().optional(),
+      'hub.mode': z.string().optional(),
+      'hub.challenge': z.string().optional(),
+      validationToken: z.string().optional(),
+      challenge: z.string().optional(),
+    }),
+    responses: {
+      200: { description: 'The challenge, as plain text', contentType: 'text/plain' },
+      400: { description: 'No recognised challenge', schema: ErrorBody },
+      404: notFound,
+    },
+  },
+  {
+    method: 'POST',
+    path: '/systems',
+    operationId: 'createSystem',
+    summary: 'Create a system',
+    tag: 'Systems',
+    scopes: ['systems:write'],
+    query: tokenQuery,
+    body: SystemCreateBody,
+    responses: {
+      201: { description: 'Created; credentials shown as placeholders', schema: SystemEnvelope },
+      400: badRequest,
+      409: { description: 'This id already exists in this environment', schema: ErrorBody },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/systems',
+    operationId: 'listSystems',
+    summary: 'List systems',
+    tag: 'Systems',
+    scopes: ['systems:read'],
+    query: z.strictObject({
+      page: z.coerce.number().int().min(1).default(1),
+      limit: pageLimit(50, 100),
+      token: z.string().optional(),
+    }),
+    responses: { 200: { description: 'Systems', schema: SystemList } },
+  },
+  {
+    method: 'GET',
+    path: '/systems/{systemId}',
+    operationId: 'getSystem',
+    summary: 'Get a system (prod unless environment=dev)',
+    tag: 'Systems',
+    scopes: ['systems:read'],
+    query: envQuery,
+    responses: { 200: { description: 'The system', schema: SystemEnvelope }, 404: notFound },
+  },
+  {
+    method: 'PUT',
+    path: '/systems/{systemId}',
+    operationId: 'updateSystem',
+    summary: 'Update a system',
+    tag: 'Systems',
+    scopes: ['systems:write'],
+    query: envQuery,
+    body: SystemUpdateBody,
+    responses: {
+      200: { description: 'The updated system', schema: SystemEnvelope },
+      400: badRequest,
+      404: notFound,
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/systems/{systemId}',
+    operationId: 'patchSystem',
+    summary: 'Update a system (the same partial update as PUT)',
+    tag: 'Systems',
+    scopes: ['systems:write'],
+    query: envQuery,
+    body: SystemUpdateBody,
+    responses: {
+      200: { description: 'The updated system', schema: SystemEnvelope },
+      400: badRequest,
+      404: notFound,
+    },
+  },
+  {
+    method: 'GET',
+    path: '/credentials',
+    operationId: 'listCredentialSets',
+    summary: "Each system variant's stored credential keys, read-only (superglue's credential sets)",
+    tag: 'Systems',
+    scopes: ['systems:read'],
+    query: z.strictObject({ systemId: z.string().min(1).optional(), token: z.string().optional() }),
+    responses: {
+      200: { description: 'Credential keys, never values', schema: CredentialSetList },
+      403: restricted,
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/systems/{systemId}',
+    operationId: 'deleteSystem',
+    summary: 'Delete a system (409 while tools use it, unless force=true)',
+    tag: 'Systems',
+    scopes: ['systems:write'],
+    query: envQuery.extend({
+      force: z
+        .enum(['true', 'false'])
+        .default('false')
+        .transform((v) => v === 'true')
+        .describe(
+          'Delete the last variant even though tools use it; the answer lists them in brokenTools ' +
+            '(their runs then fail: the system does not exist).',
+        ),
+    }),
+    responses: {
+      200: { description: 'Deleted', schema: SystemDeleteResult },
+      404: notFound,
+      409: { description: 'Tools still use the system (listed in the message)', schema: ErrorBody },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/systems/{systemId}/oauth/authorize',
+    operationId: 'authorizeSystemOAuth',
+    summary: "Start the OAuth authorization-code flow: the provider's URL (state and PKCE S256 included)",
+    tag: 'Systems',
+    scopes: ['systems:write'],
+    query: OAuthAuthorizeQuery,
+    responses: {
+      200: { description: 'The authorization URL', schema: OAuthAuthorization },
+      400: badRequest,
+      403: restricted,
+      404: notFound,
+    },
+  },
+  {
+    method: 'GET',
+    path: '/oauth/callback',
+    operationId: 'oauthCallback',
+    summary:
+      'Where the provider sends the browser back: exchanges the code (no API key; the state is the credential)',
+    tag: 'Systems',
+    public: true,
+    query: OAuthCallbackQuery,
+    responses: {
+      200: { description: 'The system is authorized', schema: OAuthCallbackResult },
+      400: badRequest,
+    },
+  },
+  {
+    method: 'GET',
+    path: '/me',
+    operationId: 'getMe',
+    summary: 'The calling API key (never the key itself)',
+    tag: 'API keys',
+    scopes: [],
+    query: tokenQuery,
+    responses: { 200: { description: 'The key', schema: Me } },
+  },
+  {
+    method: 'POST',
+    path: '/api-keys',
+    operationId: 'createApiKey',
+    summary: 'Create an API key (admin)',
+    tag: 'API keys',
+    scopes: ['keys:admin'],
+    query: tokenQuery,
+    body: ApiKeyCreateBody,
+    responses: {
+      201: { description: 'Created; the key is shown once', schema: ApiKeyCreated },
+      400: badRequest,
+      403: { description: 'The key lacks keys:admin, or would grant more than it has', schema: ErrorBody },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/api-keys',
+    operationId: 'listApiKeys',
+    summary: 'List API keys without secrets (admin)',
+    tag: 'API keys',
+    scopes: ['keys:admin'],
+    query: tokenQuery,
+    responses: {
+      200: { description: 'Keys', schema: ApiKeyList },
+      403: { description: 'The key lacks keys:admin', schema: ErrorBody },
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/api-keys/{keyId}',
+    operationId: 'revokeApiKey',
+    summary: 'Revoke an API key (admin)',
+    tag: 'API keys',
+    scopes: ['keys:admin'],
+    query: tokenQuery,
+    responses: { 200: { description: 'Revoked', schema: DeleteResult }, 404: notFound },
+  },
+  {
+    method: 'GET',
+    path: '/gateways',
+    operationId: 'listGateways',
+    summary: 'Connected gateway agents: targets, connected since, streams, bytes',
+    tag: 'Gateways',
+    scopes: ['systems:read'],
+    query: tokenQuery,
+    responses: { 200: { description: 'Connected gateways', schema: GatewayList }, 403: restricted },
+  },
+  {
+    method: 'GET',
+    path: '/gateways/{tunnelId}',
+    operationId: 'getGateway',
+    summary: 'One connected gateway agent',
+    tag: 'Gateways',
+    scopes: ['systems:read'],
+    query: tokenQuery,
+    responses: { 200: { description: 'The gateway', schema: Gateway }, 403: restricted, 404: notFound },
+  },
+  {
+    method: 'DELETE',
+    path: '/gateways/{tunnelId}/owner',
+    operationId: 'releaseGatewayOwner',
+    summary:
+      'Release a tunnel id from the API key that owns it, so an agent with another key may register it (admin)',
+    tag: 'Gateways',
+    scopes: ['keys:admin'],
+    query: tokenQuery,
+    responses: {
+      200: {
+        description: 'Released; a connected agent stays connected until another registers',
+        schema: DeleteResult,
+      },
+      403: { description: 'The key lacks keys:admin', schema: ErrorBody },
+      404: { description: 'No API key owns this tunnel id', schema: ErrorBody },
+    },
+  },
+];

@@ -1,0 +1,434 @@
+import { z } from 'zod';
+import { JsonObject, JsonValue } from '../json.ts';
+import { pageLimit } from './paging.ts';
+import { SystemIdsField, Tool, ToolDefinition, ToolId, ToolStep, unusedSystemIds } from './tool.ts';
+
+export const RunStatus = z.enum(['running', 'success', 'failed', 'aborted']);
+export type RunStatus = z.infer<typeof RunStatus>;
+export const TERMINAL_STATUSES = ['success', 'failed', 'aborted'] as const satisfies readonly RunStatus[];
+
+export const RequestSource = z.enum(['api', 'frontend', 'scheduler', 'mcp', 'tool-chain', 'webhook', 'cli']);
+export type RequestSource = z.infer<typeof RequestSource>;
+/** Sources a client may declare; `webhook`, `tool-chain` and `scheduler` are set by the server only. */
+export const ClientRequestSource = z.enum(['api', 'frontend', 'mcp', 'cli'], {
+  error:
+    'requestSource must be one of api, frontend, mcp, cli (webhook, tool-chain and scheduler are set by the server)',
+});
+
+export const ExecutionMode = z.enum(['prod', 'dev']);
+export type ExecutionMode = z.infer<typeof ExecutionMode>;
+
+export const RunId = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, 'may contain only letters, digits, ".", "_", ":" and "-"');
+
+export const MAX_RUN_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+
+/** `tool:<toolId>` chains a tool; anything else must be an http(s) URL. */
+export const WebhookUrl = z.string().refine((value) => {
+  if (value.startsWith('tool:')) return ToolId.safeParse(value.slice('tool:'.length)).success;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}, 'must be an http(s) URL or tool:<toolId>');
+
+export const RunOptions = z
+  .strictObject({
+    async: z
+      .boolean()
+      .optional()
+      .describe('true: answer 202 at once and run in the background (default false).'),
+    timeout: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_RUN_TIMEOUT_MS)
+      .optional()
+      .describe('Milliseconds; bounds the whole run.'),
+    webhookUrl: WebhookUrl.optional().describe(
+      'An http(s) URL notified on completion (signed), or tool:<toolId> to start that tool with the data.',
+    ),
+    mode: ExecutionMode.optional().describe('Which system credentials to use: prod (default) or dev.'),
+    requestSource: RequestSource.optional().describe(
+      'Who starts the run: api (default), frontend, mcp, cli.',
+    ),
+    traceId: z.string().min(1).max(128).optional().describe('Trace id for logs and outbound traceparent.'),
+  })
+  .meta({ id: 'RunOptions' });
+export type RunOptions = z.infer<typeof RunOptions>;
+
+/** Runtime credentials: by their own names, or grouped per system id. */
+export const RuntimeCredentials = z.record(
+  z.string(),
+  z.union([z.string(), z.record(z.string(), z.string())]),
+);
+export type RuntimeCredentials = z.infer<typeof RuntimeCredentials>;
+
+/**
+ * Options of a run request: the stored RunOptions plus fields superglue's clients send, which are
+ * accepted and not stored (see each).
+ */
+export const RunRequestOptions = RunOptions.extend({
+  requestSource: ClientRequestSource.optional(),
+  clientInfo: z
+    .strictObject({
+      name: z.string().max(256).optional(),
+      version: z.string().max(256).optional(),
+      userAgent: z.string().max(1024).optional(),
+    })
+    .optional()
+    .describe("Sent by superglue's clients (their name and version); accepted and ignored."),
+  pinnedCredentials: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe(
+      "superglue's credential sets per system. kubeglue has one credential set per system variant: " +
+        'accepted when empty; a non-empty map is refused (give runtime credentials instead).',
+    ),
+  credentialsList: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe('Older name of pinnedCredentials; the same rule.'),
+}).meta({ id: 'RunRequestOptions' });
+export type RunRequestOptions = z.infer<typeof RunRequestOptions>;
+
+/** Fields of every run request body (saved tools, unsaved definitions). */
+const runRequestFields = {
+  runId: RunId.optional(),
+  credentials: RuntimeCredentials.optional(),
+  options: RunRequestOptions.optional(),
+  includeStepResultData: z
+    .boolean()
+    .optional()
+    .describe(
+      'false: the step results of a synchronous answer carry stepId, success, error, notes and timing ' +
+        '(startedAt, durationMs), not data. Default true (the full step results).',
+    ),
+  files: z
+    .record(z.string(), JsonValue)
+    .optional()
+    .describe(
+      "superglue's file inputs. kubeglue has none (put file content in the inputs): accepted when empty, " +
+        'refused otherwise.',
+    ),
+  stateFixture: JsonObject.optional().describe(
+    "superglue's seed for sourceData.persistedState. kubeglue has no tool state: accepted when empty, " +
+      'refused otherwise.',
+  ),
+};
+
+export const RunRequest = z
+  .strictObject({ inputs: JsonObject.optional(), ...runRequestFields })
+  .meta({ id: 'RunRequest' });
+export type RunRequest = z.infer<typeof RunRequest>;
+
+/** Body of `POST /v1/tools/run`: a tool definition run without saving it. */
+export const DraftRunRequest = z
+  .strictObject({
+    tool: ToolDefinition.describe('The definition to run; it is not saved, and any id may be used.'),
+    payload: JsonObject.optional().describe('The inputs (superglue names them payload).'),
+    inputs: JsonObject.optional().describe('The inputs, as POST /v1/tools/{id}/run names them.'),
+    ...runRequestFields,
+    executionKind: z
+      .enum(['full', 'draft', 'single-step'])
+      .optional()
+      .describe("Sent by superglue's clients; accepted and ignored."),
+    parentToolId: z
+      .string()
+      .max(256)
+      .optional()
+      .describe("Sent by superglue's clients; accepted and ignored."),
+    draftId: z.string().max(256).optional().describe("Sent by superglue's clients; accepted and ignored."),
+  })
+  .refine((body) => body.payload === undefined || body.inputs === undefined, {
+    message: 'give the inputs as payload or as inputs, not both',
+    path: ['inputs'],
+  })
+  .meta({ id: 'DraftRunRequest' });
+export type DraftRunRequest = z.infer<typeof DraftRunRequest>;
+
+export const DraftRunQuery = z.strictObject({
+  createRun: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true')
+    .describe('true: the run is recorded like any other (GET /v1/runs); false (default): nothing is stored.'),
+  token: z.string().optional(),
+});
+
+/** Body of `POST /v1/tools/step/run`: one step of a tool, with the inputs and earlier step results. */
+export const StepRunRequest = z
+  .strictObject({
+    step: ToolStep,
+    payload: JsonObject.optional().describe('The inputs.'),
+    previousResults: JsonObject.optional().describe(
+      'Results of earlier steps by step id, as sourceData holds them ({ "<stepId>": { "data": … } }).',
+    ),
+    credentials: RuntimeCredentials.optional(),
+    options: z
+      .strictObject({ timeout: RunOptions.shape.timeout })
+      .optional()
+      .describe('timeout: milliseconds, bounds the step.'),
+    runId: RunId.optional(),
+    systemIds: SystemIdsField,
+    createRun: z.boolean().optional().describe('true: record the step run like any other run.'),
+    parentToolId: ToolId.optional().describe(
+      'The tool the step belongs to: the recorded run carries it as toolId (default: the step id).',
+    ),
+    files: runRequestFields.files,
+    stepIndex: z.number().int().min(0).optional().describe("Sent by superglue's clients; ignored."),
+    stepId: z.string().optional().describe("Sent by superglue's clients; must equal step.id when given."),
+  })
+  .refine((body) => body.stepId === undefined || body.stepId === body.step.id, {
+    message: 'must equal step.id',
+    path: ['stepId'],
+  })
+  .refine((body) => unusedSystemIds(body.systemIds, [body.step]).length === 0, {
+    message: "lists a system the step does not use (kubeglue takes the step's config.systemId)",
+    path: ['systemIds'],
+  })
+  .meta({ id: 'StepRunRequest' });
+export type StepRunRequest = z.infer<typeof StepRunRequest>;
+
+export const StepRunQuery = z.strictObject({
+  stream: z
+    .enum(['true', 'false'])
+    .optional()
+    .describe("Sent by superglue's clients; kubeglue always answers JSON (they accept that)."),
+  token: z.string().optional(),
+});
+
+/** Answer of `POST /v1/tools/step/run`. */
+export const StepRunResult = z
+  .object({
+    stepId: z.string(),
+    success: z.boolean(),
+    data: JsonValue.optional(),
+    error: z.string().optional(),
+    notes: z.array(z.string()).optional(),
+    runId: z.string().describe('Extension: the run id (recorded only with createRun).'),
+  })
+  .meta({ id: 'StepRunResult' });
+
+export const StepResult = z
+  .object({
+    stepId: z.string(),
+    success: z.boolean(),
+    data: JsonValue.optional(),
+    error: z.string().optional(),
+    notes: z
+      .array(z.string())
+      .optional()
+      .describe(
+        'kubeglue extension: what the step did differently than written, e.g. system credentials withheld ' +
+          "from a URL outside the system's origins.",
+      ),
+    startedAt: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .describe('Extension, in synchronous answers with includeStepResultData false: when the step started.'),
+    durationMs: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe(
+        'Extension, in synchronous answers with includeStepResultData false: how long the step took.',
+      ),
+  })
+  .meta({ id: 'StepResult' });
+export type StepResult = z.infer<typeof StepResult>;
+
+export const FileArtifact = z
+  .object({
+    fileKey: z.string(),
+    filename: z.string(),
+    contentType: z.string(),
+    size: z.number().int().nonnegative(),
+    downloadUrl: z.url().optional(),
+  })
+  .meta({ id: 'FileArtifact' });
+export type FileArtifact = z.infer<typeof FileArtifact>;
+
+export const RunMetadata = z.object({
+  startedAt: z.iso.datetime({ offset: true }),
+  completedAt: z.iso.datetime({ offset: true }).optional(),
+  durationMs: z.number().int().nonnegative().optional(),
+});
+
+export const Run = z
+  .object({
+    runId: z.string(),
+    toolId: z.string(),
+    tool: Tool.optional(),
+    status: RunStatus,
+    toolPayload: JsonObject.optional(),
+    data: JsonValue.optional(),
+    error: z.string().optional(),
+    stepResults: z.array(StepResult).optional(),
+    options: RunOptions.optional(),
+    requestSource: RequestSource.optional(),
+    traceId: z.string().optional(),
+    resultStorageUri: z.string().optional(),
+    userId: z.string().optional(),
+    executionMode: ExecutionMode.optional(),
+    parentRunId: z
+      .string()
+      .optional()
+      .describe('Extension: the run whose completion started this chained run.'),
+    attempt: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'Extension: which execution of the run this is. 1, unless the execution of a read-only async run ' +
+          '(every step modify: false) was lost (a shutdown, a crash, a runner Pod gone) and the run started ' +
+          'over from its first step.',
+      ),
+    metadata: RunMetadata,
+    fileArtifacts: z.array(FileArtifact).optional(),
+    important_notice: z.string().optional(),
+  })
+  .meta({ id: 'Run' });
+export type Run = z.infer<typeof Run>;
+
+export const RunResults = z
+  .object({
+    success: z.boolean(),
+    data: z
+      .object({
+        runId: z.string(),
+        success: z.boolean(),
+        data: JsonValue.nullable(),
+        stepResults: z.array(StepResult),
+        toolPayload: JsonObject.nullable(),
+        error: z.string().nullable(),
+        storedAt: z.iso.datetime({ offset: true }),
+      })
+      .nullable(),
+    message: z.string(),
+  })
+  .meta({ id: 'RunResults' });
+export type RunResults = z.infer<typeof RunResults>;
+
+export const FileDownloadInfo = z
+  .object({
+    success: z.boolean(),
+    fileKey: z.string(),
+    filename: z.string(),
+    contentType: z.string(),
+    size: z.number().int().nonnegative(),
+    downloadUrl: z.url(),
+    expiresIn: z.number().int(),
+  })
+  .meta({ id: 'FileDownloadInfo' });
+
+export const FileList = z.object({ fileArtifacts: z.array(FileArtifact) }).meta({ id: 'FileList' });
+
+export const WebhookAccepted = z
+  .object({ runId: z.string(), status: z.literal('accepted'), toolId: z.string() })
+  .meta({ id: 'WebhookAccepted' });
+
+export const RUNS_PAGE_LIMIT_DEFAULT = 50;
+export const RUNS_PAGE_LIMIT_MAX = 100;
+
+const commaList = z.string().transform((value) =>
+  value
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part.length > 0),
+);
+
+/** Offset paging reaches at most this many runs deep (page × limit); deeper lists use the cursor. */
+export const RUNS_OFFSET_MAX = 10_000;
+
+/** Query of `GET /v1/runs`. */
+export const ListRunsQuery = z
+  .strictObject({
+    toolId: z.string().min(1).optional(),
+    status: RunStatus.optional(),
+    requestSources: commaList.pipe(z.array(RequestSource)).optional(),
+    userId: z.string().min(1).optional(),
+    systemId: z.string().min(1).optional(),
+    page: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(`Default 1. page × limit may not exceed ${RUNS_OFFSET_MAX}: page deeper with cursor.`),
+    limit: pageLimit(RUNS_PAGE_LIMIT_DEFAULT, RUNS_PAGE_LIMIT_MAX),
+    cursor: z
+      .string()
+      .min(1)
+      .max(512)
+      .optional()
+      .describe('Extension: the nextCursor of the previous page; continues right after it, at any depth.'),
+    token: z.string().optional(),
+  })
+  .refine((query) => query.page === undefined || query.cursor === undefined, {
+    message: 'give either page or cursor, not both',
+    path: ['cursor'],
+  });
+export type ListRunsQuery = z.infer<typeof ListRunsQuery>;
+
+export const RUN_LOG_EVENT_TYPES = [
+  'run_started',
+  'step_started',
+  'page_fetched',
+  'retry',
+  'step_finished',
+  'run_finished',
+] as const;
+
+/**
+ * One event of `GET /v1/logs/stream` (the `data:` of a Server-Sent Event, one JSON line). Ids, statuses,
+ * counts, timings and redacted errors only: never step data, inputs or credentials.
+ */
+export const RunLogEvent = z
+  .object({
+    id: z
+      .string()
+      .describe('Unique per run and event (also the SSE id): <runId>:<n>, <runId>:start, <runId>:end.'),
+    type: z.enum(RUN_LOG_EVENT_TYPES),
+    level: z.enum(['INFO', 'WARN', 'ERROR']),
+    message: z.string().describe('One human-readable line.'),
+    timestamp: z.iso.datetime({ offset: true }),
+    traceId: z.string(),
+    runId: z.string(),
+    toolId: z.string(),
+    stepId: z.string().optional(),
+    status: z
+      .enum(['running', 'success', 'failed', 'aborted'])
+      .optional()
+      .describe('run_started: running; step_finished: success or failed; run_finished: the final status.'),
+    page: z.number().int().optional().describe('page_fetched: the page number (from 1).'),
+    totalFetched: z.number().int().optional().describe('page_fetched: items merged so far.'),
+    attempt: z.number().int().optional().describe('retry: the attempt about to be made (2, 3, …).'),
+    delayMs: z.number().int().optional().describe('retry: the wait before it.'),
+    httpStatus: z
+      .number()
+      .int()
+      .optional()
+      .describe('retry: the status that is retried (absent: a network error).'),
+    durationMs: z.number().int().optional().describe('step_finished and run_finished.'),
+    error: z.string().optional().describe('The redacted error (at most 1 000 characters).'),
+  })
+  .meta({ id: 'RunLogEvent' });
+export type RunLogEvent = z.infer<typeof RunLogEvent>;
+
+export const LogStreamQuery = z
+  .strictObject({
+    traceId: z.string().min(1).max(128).optional().describe('Follow the runs with this trace id.'),
+    runId: z.string().min(1).max(128).optional().describe('Follow this run.'),
+    token: z.string().optional(),
+  })
+  .refine((query) => query.traceId !== undefined || query.runId !== undefined, {
+    message: 'give traceId or runId: the stream follows one run (or the runs of one trace)',
+    path: ['traceId'],
+  });

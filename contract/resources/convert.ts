@@ -1,0 +1,123 @@
+import { createHash } from 'node:crypto';
+import type { Environment } from '../api/system.ts';
+import type { Tool } from '../api/tool.ts';
+import type { SystemResource, SystemSpec, ToolResource, ToolSpec } from './kinds.ts';
+import { API_VERSION } from './meta.ts';
+
+/** Annotation that carries `updatedAt`, which Kubernetes metadata has no field for. */
+export const UPDATED_AT_ANNOTATION = 'kubeglue.dev/updated-at';
+/** Label shared by the dev and prod objects of one system id. */
+export const SYSTEM_ID_LABEL = 'kubeglue.dev/system-id';
+export const ENVIRONMENT_LABEL = 'kubeglue.dev/environment';
+
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+const DERIVED_SLUG_MAX = 40;
+
+export function isDns1123Subdomain(value: string): boolean {
+  return value.length <= 253 && DNS1123_SUBDOMAIN.test(value);
+}
+
+/** 10 hex digits of the value's SHA-256: keeps derived names of distinct ids apart. */
+export function shortHash(value: string): string {
+  return createHash('sha256').update(value).digest('hex').slice(0, 10);
+}
+
+/** A readable, DNS-safe fragment of any id (lower-case, `-` for the rest, at most 40 characters). */
+export function slug(value: string): string {
+  return value
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .slice(0, DERIVED_SLUG_MAX)
+    .replace(/^-+|-+$/g, '');
+}
+
+/**
+ * The metadata.name for an id: the id itself when it is a DNS-1123 subdomain, else a readable slug
+ * plus a hash of the id, so distinct ids never share a name by accident. The id then lives in spec.id.
+ */
+export function resourceNameForId(id: string): string {
+  if (isDns1123Subdomain(id)) return id;
+  return `${slug(id) || 'id'}-${shortHash(id)}`;
+}
+
+/** A label value naming an id: the id when it is a valid label value, else slug + hash. */
+export function labelValueForId(id: string): string {
+  if (id.length <= 63 && LABEL_VALUE.test(id)) return id;
+  return `${slug(id).slice(0, 40) || 'id'}-${shortHash(id)}`;
+}
+
+export function toolIdOf(resource: Pick<ToolResource, 'metadata' | 'spec'>): string {
+  return resource.spec.id ?? resource.metadata.name;
+}
+
+/** REST Tool → Tool resource. Server fields become metadata; unchanged metadata of `existing` is kept. */
+export function toolToResource(tool: Tool, namespace: string, existing?: ToolResource): ToolResource {
+  const { id, createdAt: _c, updatedAt, ...fields } = tool;
+  const name = resourceNameForId(id);
+  const spec: ToolSpec = name === id ? fields : { id, ...fields };
+  const annotations = { ...existing?.metadata.annotations };
+  annotations[UPDATED_AT_ANNOTATION] = updatedAt ?? new Date().toISOString();
+  return {
+    apiVersion: API_VERSION,
+    kind: 'Tool',
+    metadata: { ...existing?.metadata, name, namespace, annotations },
+    spec,
+    ...(existing?.status ? { status: existing.status } : {}),
+  };
+}
+
+/** Tool resource → REST Tool. */
+export function toolFromResource(resource: ToolResource): Tool {
+  const { id: _id, ...fields } = resource.spec;
+  const createdAt = resource.metadata.creationTimestamp;
+  const updatedAt = resource.metadata.annotations?.[UPDATED_AT_ANNOTATION] ?? createdAt;
+  return {
+    id: toolIdOf(resource),
+    ...fields,
+    ...(createdAt ? { createdAt } : {}),
+    ...(updatedAt ? { updatedAt } : {}),
+  };
+}
+
+/** One object per (id, environment): `<name>-prod`, `<name>-dev`, sharing the system-id label. */
+export function systemResourceName(id: string, environment: Environment): string {
+  return `${resourceNameForId(id).slice(0, 240)}-${environment}`;
+}
+
+export interface SystemFields extends Omit<SystemSpec, 'credentialsSecretRef'> {
+  updatedAt?: string;
+}
+
+export function systemToResource(
+  system: SystemFields,
+  namespace: string,
+  credentialsSecretName: string | undefined,
+  existing?: SystemResource,
+): SystemResource {
+  const { updatedAt, ...fields } = system;
+  const spec: SystemSpec = {
+    ...fields,
+    ...(credentialsSecretName ? { credentialsSecretRef: { name: credentialsSecretName } } : {}),
+  };
+  return {
+    apiVersion: API_VERSION,
+    kind: 'System',
+    metadata: {
+      ...existing?.metadata,
+      name: systemResourceName(system.id, system.environment),
+      namespace,
+      labels: {
+        ...existing?.metadata.labels,
+        [SYSTEM_ID_LABEL]: labelValueForId(system.id),
+        [ENVIRONMENT_LABEL]: system.environment,
+      },
+      annotations: {
+        ...existing?.metadata.annotations,
+        [UPDATED_AT_ANNOTATION]: updatedAt ?? new Date().toISOString(),
+      },
+    },
+    spec,
+    ...(existing?.status ? { status: existing.status } : {}),
+  };
+}

@@ -1,0 +1,217 @@
+import { z } from 'zod';
+import { ExecutionMode, RequestSource, RunOptions, RunStatus } from '../api/run.ts';
+import { Environment, SystemId, systemFields } from '../api/system.ts';
+import { checkSteps, ToolId, ToolSteps, toolFields } from '../api/tool.ts';
+import { API_VERSION, Condition, ObjectMeta } from './meta.ts';
+
+const conditions = z.array(Condition).optional().describe("The latest observations of the object's state.");
+const observedGeneration = z
+  .number()
+  .int()
+  .optional()
+  .describe('The generation of the spec the status describes.');
+
+export const ToolSpec = z
+  .strictObject({
+    id: ToolId.optional().describe(
+      'The tool id when it is not a valid resource name; else metadata.name is the id.',
+    ),
+    steps: ToolSteps,
+    ...toolFields,
+  })
+  .superRefine(checkSteps);
+export type ToolSpec = z.infer<typeof ToolSpec>;
+
+export const ToolStatus = z.object({
+  conditions,
+  observedGeneration,
+  stepCount: z.number().int().optional().describe('How many steps the tool has.'),
+});
+export type ToolStatus = z.infer<typeof ToolStatus>;
+
+export const ToolResource = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal('Tool'),
+  metadata: ObjectMeta,
+  spec: ToolSpec,
+  status: ToolStatus.optional(),
+});
+export type ToolResource = z.infer<typeof ToolResource>;
+
+export const SystemSpec = z.strictObject({
+  id: SystemId.describe('The system id steps use as systemId (dev and prod objects share it).'),
+  ...systemFields,
+  environment: Environment.default('prod').describe(
+    'dev or prod: a run in mode dev uses the dev object of the id, else the only one.',
+  ),
+  credentialsSecretRef: z
+    .strictObject({ name: z.string().min(1).describe('Name of the Secret.') })
+    .optional()
+    .describe('Secret in the same namespace whose keys are the credential names.'),
+});
+export type SystemSpec = z.infer<typeof SystemSpec>;
+
+export const SystemStatus = z.object({
+  conditions,
+  observedGeneration,
+  oauth: z
+    .object({ expiresAt: z.string().optional().describe('When the current access token expires.') })
+    .optional()
+    .describe('Token expiry; never a token.'),
+});
+export type SystemStatus = z.infer<typeof SystemStatus>;
+
+export const SystemResource = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal('System'),
+  metadata: ObjectMeta,
+  spec: SystemSpec,
+  status: SystemStatus.optional(),
+});
+export type SystemResource = z.infer<typeof SystemResource>;
+
+/** The tool as it was when the run was ordered; the run executes this, not later edits. */
+export const ToolSnapshot = z
+  .strictObject({ id: ToolId.describe('The tool id.'), steps: ToolSteps, ...toolFields })
+  .superRefine(checkSteps);
+export type ToolSnapshot = z.infer<typeof ToolSnapshot>;
+
+/** Work order of an async run. Inputs and runtime credentials stay out of it (they live in the store). */
+export const ToolRunSpec = z.strictObject({
+  runId: z.string().min(1).describe('The run this object orders; GET /v1/runs/{runId} is its record.'),
+  tool: ToolSnapshot.describe('The tool as it was when the run was accepted; later edits do not apply.'),
+  options: RunOptions.optional().describe('The run options of the request.'),
+  requestSource: RequestSource.describe('Who started the run: api, webhook, tool-chain, …'),
+  executionMode: ExecutionMode.default('prod').describe(
+    'Which system credentials the run uses: prod or dev.',
+  ),
+  parentRunId: z.string().optional().describe('The run whose success started this one (tool chaining).'),
+  traceId: z.string().optional().describe('Trace id, propagated to outbound HTTP as traceparent.'),
+  userId: z.string().optional().describe('The API key that started the run.'),
+  cancel: z
+    .boolean()
+    .optional()
+    .describe(
+      'true cancels the run: the runner stops at its next heartbeat, its Pod is deleted after a grace period.',
+    ),
+});
+export type ToolRunSpec = z.infer<typeof ToolRunSpec>;
+
+export const ToolRunStepSummary = z.object({
+  id: z.string().describe('Step id.'),
+  success: z.boolean().describe('Whether the step succeeded.'),
+  error: z.string().max(1024).optional().describe('Why it failed: redacted and truncated.'),
+});
+
+export const ToolRunStatus = z.object({
+  status: RunStatus.optional().describe('running, success, failed or aborted, as in the run record.'),
+  startedAt: z.string().optional().describe('When the run was admitted.'),
+  completedAt: z.string().optional().describe('When the run ended.'),
+  durationMs: z.number().int().optional().describe("Milliseconds from the run's start to its end."),
+  error: z.string().max(1024).optional().describe('Redacted and truncated; never payload data.'),
+  steps: z.array(ToolRunStepSummary).optional().describe('One summary per step run: never its data.'),
+  reason: z
+    .string()
+    .optional()
+    .describe(
+      'Why the run is where it is, as a named reason: Queued, Pending, Running, Retrying (a read-only run whose runner Pod was lost starts over as its next attempt); once ended Succeeded, Failed, Cancelled or the cause the operator found (OOMKilled, Evicted, DeadlineExceeded, ImagePullFailed, Unschedulable, PodPendingTimeout, PodLost, HeartbeatStale, RunnerFailed, ExecutionLost, RunNotFound).',
+    ),
+  attempt: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(
+      'The execution attempt launched for this run (its runner Pod is named after it); above 1 when a read-only run started over after a lost execution.',
+    ),
+  executionPhase: z
+    .enum(['Pending', 'Running', 'Finished'])
+    .optional()
+    .describe('Where the execution is: Pending (launched, not started), Running, Finished.'),
+  podName: z.string().optional().describe('The runner Pod of the current attempt (Kubernetes deployment).'),
+  conditions,
+  observedGeneration,
+});
+export type ToolRunStatus = z.infer<typeof ToolRunStatus>;
+
+export const ToolRunResource = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal('ToolRun'),
+  metadata: ObjectMeta,
+  spec: ToolRunSpec,
+  status: ToolRunStatus.optional(),
+});
+export type ToolRunResource = z.infer<typeof ToolRunResource>;
+
+export interface PrinterColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  jsonPath: string;
+  description?: string;
+  priority?: number;
+}
+
+export interface ResourceDefinition {
+  kind: 'Tool' | 'System' | 'ToolRun';
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  spec: z.ZodType;
+  status: z.ZodType;
+  printerColumns: PrinterColumn[];
+  description: string;
+}
+
+const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+const ready: PrinterColumn = {
+  name: 'Ready',
+  type: 'string',
+  jsonPath: '.status.conditions[?(@.type=="Ready")].status',
+};
+
+/** Everything the CRD generator needs, per kind. */
+export const RESOURCE_DEFINITIONS: ResourceDefinition[] = [
+  {
+    kind: 'Tool',
+    plural: 'tools',
+    singular: 'tool',
+    shortNames: ['kgtool'],
+    spec: ToolSpec,
+    status: ToolStatus,
+    description: 'A stored, ordered workflow of request and transform steps.',
+    printerColumns: [ready, { name: 'Steps', type: 'integer', jsonPath: '.status.stepCount' }, age],
+  },
+  {
+    kind: 'System',
+    plural: 'systems',
+    singular: 'system',
+    shortNames: ['kgsys'],
+    spec: SystemSpec,
+    status: SystemStatus,
+    description: 'A reusable connection to an external system; credentials live in the referenced Secret.',
+    printerColumns: [
+      { name: 'Environment', type: 'string', jsonPath: '.spec.environment' },
+      { name: 'URL', type: 'string', jsonPath: '.spec.url' },
+      ready,
+      age,
+    ],
+  },
+  {
+    kind: 'ToolRun',
+    plural: 'toolruns',
+    singular: 'toolrun',
+    shortNames: ['kgrun'],
+    spec: ToolRunSpec,
+    status: ToolRunStatus,
+    description: 'The work order of one asynchronous run; the run record itself lives in the store.',
+    printerColumns: [
+      { name: 'Tool', type: 'string', jsonPath: '.spec.tool.id' },
+      { name: 'Status', type: 'string', jsonPath: '.status.status' },
+      { name: 'Source', type: 'string', jsonPath: '.spec.requestSource' },
+      { name: 'Duration', type: 'integer', jsonPath: '.status.durationMs', description: 'Milliseconds' },
+      { name: 'Reason', type: 'string', jsonPath: '.status.reason', priority: 1 },
+      { name: 'Pod', type: 'string', jsonPath: '.status.podName', priority: 1 },
+      age,
+    ],
+  },
+];

@@ -1,0 +1,393 @@
+/**
+ * The pagination state machine of an HTTP step. It performs no requests: the step asks
+ * `variables()` for the next request's counters, sends it, and hands the parsed page to
+ * `accept()`, which merges it and says whether to go on. `result()` is the merged data.
+ *
+ * Rules beyond semantics.md, decided here:
+ * - Page items: a root array is the page's item list; for an object page it is the longest array
+ *   found by walking its nested objects (not inside arrays), e.g. `data` in `{data: [...], meta}`.
+ *   An object page without any array has no item count.
+ * - Empty page: null, "", [], {}, or an object page whose item list is empty.
+ * - Short page (item count < pageSize) stops offsetBased and pageBased pagination, and cursorBased
+ *   pagination only for root-array pages: for cursor APIs the cursor is authoritative, and many of
+ *   them return fewer items than asked while a next cursor exists.
+ * - A cursor that was already sent stops cursorBased pagination (the next page would repeat one
+ *   already seen). Empty cursor: undefined, null, "", false, [] or {}.
+ * - The cursor is extracted whenever `cursorPath` is set, whatever the type; page and offset
+ *   advance for every type.
+ * - pageInfo's page/offset/cursor are the values the page was requested with; totalFetched and
+ *   mergedResult include the page. totalFetched is the number of items fetched so far: the sum of
+ *   the pages' item counts (see above; a non-empty page without any array counts as one item),
+ *   which for root arrays is the merged array's length. Summing per page keeps it linear.
+ * - The stopCondition stops on a truthy result. `pageInfo.mergedResult` is passed only when the
+ *   stopCondition's source mentions `mergedResult`: the sandbox copies its arguments, and copying
+ *   the whole accumulated result on every page would make pagination quadratic.
+ * - Repeated pages are detected by a SHA-256 of a canonical (key-sorted) serialization of each
+ *   page. With a stopCondition only the first two pages are hashed (for the "parameters not
+ *   applied" check), since the repeated-page stop rule applies without a stopCondition only.
+ * - Merge conflicts at the root: an empty page of another kind than the accumulated array/object
+ *   (a closing `[]`, null or "") is not merged; a non-empty one (an error object after array
+ *   pages) fails the step rather than silently dropping data. Inside objects, null never replaces
+ *   an accumulated array or object; any other kind mismatch takes the newest value.
+ * - maxPages: the step fails only when a page beyond the cap would be needed; a last page that is
+ *   exactly the cap-th succeeds.
+ */
+import { createHash } from 'node:crypto';
+import type { JsonObject, JsonValue } from '../contract/json.ts';
+import { getByPath, isJsonObject, setOwnKey } from './paths.ts';
+import type { Evaluate } from './template.ts';
+
+export type PaginationType = 'offsetBased' | 'pageBased' | 'cursorBased';
+
+export interface PaginationConfig {
+  type: PaginationType;
+  pageSize?: string | number;
+  cursorPath?: string;
+  stopCondition?: string;
+  maxPages?: number;
+}
+
+export interface PaginatorDeps {
+  evaluate: Evaluate;
+  sourceData: JsonObject;
+}
+
+/** The counters for the next request; the HTTP step merges them into sourceData. */
+export type PaginationVariables = {
+  page: number;
+  offset: number;
+  cursor: JsonValue;
+  limit: number;
+  pageSize: number;
+};
+
+export interface PageResponse {
+  data: JsonValue;
+  headers: Readonly<Record<string, string | readonly string[] | undefined>>;
+}
+
+export type StopReason =
+  | 'stopCondition'
+  | 'emptyPage'
+  | 'shortPage'
+  | 'missingCursor'
+  | 'repeatedCursor'
+  | 'repeatedPage';
+
+export type AcceptResult = { done: false } | { done: true; reason: StopReason };
+
+export interface Paginator {
+  variables(): PaginationVariables;
+  accept(response: PageResponse): Promise<AcceptResult>;
+  /** The merged pages (null before the first page). The live accumulator: do not mutate. */
+  result(): JsonValue;
+  /** Items fetched so far, as the stop condition's pageInfo.totalFetched counts them (object pages too). */
+  totalFetched(): number;
+  /** Units of work done so far (values cloned, hashed, measured, merged); lets tests check linearity. */
+  work(): number;
+}
+
+export type PaginationErrorCode =
+  | 'config'
+  | 'parametersNotApplied'
+  | 'maxPages'
+  | 'shapeMismatch'
+  | 'stopCondition'
+  | 'finished';
+
+export class PaginationError extends Error {
+  readonly code: PaginationErrorCode;
+
+  constructor(code: PaginationErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'PaginationError';
+    this.code = code;
+  }
+}
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const DEFAULT_MAX_PAGES = 1000;
+
+export interface PaginationSettings {
+  type: PaginationType;
+  pageSize: number;
+  cursorPath: string | null;
+  stopCondition: string | null;
+  maxPages: number;
+}
+
+/** Validates and normalises a config; usable at save time. Throws PaginationError `config`. */
+export function parsePaginationSettings(config: PaginationConfig): PaginationSettings {
+  const types: readonly string[] = ['offsetBased', 'pageBased', 'cursorBased'];
+  if (!types.includes(config.type)) {
+    throw new PaginationError('config', `Unsupported pagination type '${String(config.type)}'`);
+  }
+  const pageSize = parsePositiveInteger(config.pageSize, DEFAULT_PAGE_SIZE, 'pageSize');
+  const maxPages = parsePositiveInteger(config.maxPages, DEFAULT_MAX_PAGES, 'maxPages');
+  const cursorPath = config.cursorPath?.trim() ? config.cursorPath.trim() : null;
+  if (config.type === 'cursorBased' && cursorPath === null) {
+    throw new PaginationError('config', 'cursorBased pagination needs a cursorPath');
+  }
+  const stopCondition = config.stopCondition?.trim() ? config.stopCondition.trim() : null;
+  return { type: config.type, pageSize, cursorPath, stopCondition, maxPages };
+}
+
+function parsePositiveInteger(raw: string | number | undefined, fallback: number, field: string): number {
+  if (raw === undefined || (typeof raw === 'string' && raw.trim() === '')) return fallback;
+  const value = typeof raw === 'number' ? raw : Number(raw.trim());
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new PaginationError(
+      'config',
+      `Pagination ${field} must be a positive integer, got '${String(raw)}'`,
+    );
+  }
+  return value;
+}
+
+export function createPaginator(config: PaginationConfig, deps: PaginatorDeps): Paginator {
+  const settings = parsePaginationSettings(config);
+  const { pageSize, cursorPath, stopCondition, maxPages } = settings;
+  const passMergedResult = stopCondition?.includes('mergedResult') ?? false;
+  const counter = { work: 0 };
+
+  let page = 1;
+  let offset = 0;
+  let cursor: JsonValue = null;
+  let pagesMerged = 0;
+  let pagesReceived = 0;
+  let totalFetched = 0;
+  let merged: JsonValue | undefined;
+  let finished = false;
+  let firstPageHash: string | null = null;
+  const seenPages = new Set<string>();
+  const sentCursors = new Set<string>();
+
+  const finish = (reason: StopReason): AcceptResult => {
+    finished = true;
+    return { done: true, reason };
+  };
+
+  async function accept(response: PageResponse): Promise<AcceptResult> {
+    if (finished) throw new PaginationError('finished', 'Pagination already finished');
+    pagesReceived += 1;
+    const data = response.data;
+    const items = pageItemCount(data, counter);
+    const empty = isEmptyPage(data, items);
+
+    if (stopCondition === null || pagesReceived <= 2) {
+      const hash = hashPage(data, counter);
+      if (pagesReceived === 2 && hash === firstPageHash && !empty) {
+        finished = true;
+        throw new PaginationError(
+          'parametersNotApplied',
+          'Pagination parameters are not being applied: the first two pages are identical. ' +
+            'Use <<page>>, <<offset>>, <<cursor>> or <<limit>> in the request so each page differs.',
+        );
+      }
+      if (pagesReceived === 1) firstPageHash = hash;
+      if (stopCondition === null && seenPages.has(hash)) return finish('repeatedPage');
+      seenPages.add(hash);
+    }
+
+    merged = mergePage(merged, data, empty, pagesMerged, counter);
+    pagesMerged += 1;
+    totalFetched += items ?? (empty ? 0 : 1);
+    const nextCursor = cursorPath === null ? null : (getByPath(data, cursorPath) ?? null);
+
+    if (stopCondition !== null) {
+      const pageInfo: JsonObject = { page, offset, cursor, totalFetched };
+      if (passMergedResult) pageInfo.mergedResult = merged;
+      const stopResponse: JsonObject = { data, headers: lowerCaseHeaders(response.headers) };
+      let verdict: JsonValue | undefined;
+      try {
+        verdict = await deps.evaluate(stopCondition, [stopResponse, pageInfo, deps.sourceData]);
+      } catch (error) {
+        finished = true;
+        const message = error instanceof Error ? error.message : String(error);
+        throw new PaginationError(
+          'stopCondition',
+          `Pagination stopCondition failed on page ${page}: ${message}`,
+          {
+            cause: error,
+          },
+        );
+      }
+      if (verdict) return finish('stopCondition');
+    } else {
+      if (empty) return finish('emptyPage');
+      const shortRuleApplies = settings.type !== 'cursorBased' || Array.isArray(data);
+      if (shortRuleApplies && items !== null && items < pageSize) return finish('shortPage');
+      if (settings.type === 'cursorBased') {
+        if (isEmptyCursor(nextCursor)) return finish('missingCursor');
+        if (sentCursors.has(canonicalJson(nextCursor, counter))) return finish('repeatedCursor');
+      }
+    }
+
+    if (pagesReceived >= maxPages) {
+      finished = true;
+      throw new PaginationError(
+        'maxPages',
+        `Pagination hit the maxPages cap of ${maxPages} pages before reaching the last page; ` +
+          'raise maxPages or add a stopCondition',
+      );
+    }
+    page += 1;
+    offset += pageSize;
+    cursor = nextCursor;
+    if (cursor !== null) sentCursors.add(canonicalJson(cursor, counter));
+    return { done: false };
+  }
+
+  return {
+    variables: () => ({ page, offset, cursor, limit: pageSize, pageSize }),
+    accept,
+    result: () => merged ?? null,
+    totalFetched: () => totalFetched,
+    work: () => counter.work,
+  };
+}
+
+type WorkCounter = { work: number };
+
+/** The root array's length, or the longest array reachable through an object page's nested objects. */
+function pageItemCount(data: JsonValue, counter: WorkCounter): number | null {
+  if (Array.isArray(data)) return data.length;
+  if (!isJsonObject(data)) return null;
+  let longest: number | null = null;
+  const pending: JsonObject[] = [data];
+  for (let object = pending.pop(); object !== undefined; object = pending.pop()) {
+    for (const key of Object.keys(object)) {
+      counter.work += 1;
+      const child = object[key];
+      if (Array.isArray(child)) longest = Math.max(longest ?? 0, child.length);
+      else if (isJsonObject(child)) pending.push(child);
+    }
+  }
+  return longest;
+}
+
+function isEmptyPage(data: JsonValue, items: number | null): boolean {
+  if (data === null || data === '') return true;
+  if (isJsonObject(data) && Object.keys(data).length === 0) return true;
+  return items === 0;
+}
+
+function isEmptyCursor(value: JsonValue): boolean {
+  if (value === null || value === '' || value === false) return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return isJsonObject(value) && Object.keys(value).length === 0;
+}
+
+function lowerCaseHeaders(headers: PageResponse['headers']): JsonObject {
+  const out: JsonObject = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    const key = name.toLowerCase();
+    const incoming: JsonValue = typeof value === 'string' ? value : [...value];
+    const existing = Object.hasOwn(out, key) ? out[key] : undefined;
+    const combined: JsonValue =
+      existing === undefined ? incoming : [existing, incoming].flat().filter((v) => typeof v === 'string');
+    setOwnKey(out, key, combined);
+  }
+  return out;
+}
+
+function hashPage(data: JsonValue, counter: WorkCounter): string {
+  return createHash('sha256').update(canonicalJson(data, counter)).digest('base64');
+}
+
+/**
+ * JSON with object keys sorted, so equal values serialize equally whatever their key order. Built by
+ * concatenation (no per-node arrays): it runs over every page of a pagination without stop condition.
+ */
+function canonicalJson(value: JsonValue, counter: WorkCounter): string {
+  counter.work += 1;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out += ',';
+      out += canonicalJson(value[i]!, counter);
+    }
+    return `${out}]`;
+  }
+  const keys = Object.keys(value);
+  if (!isSorted(keys)) keys.sort();
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (i > 0) out += ',';
+    out += `${JSON.stringify(key)}:${canonicalJson(value[key]!, counter)}`;
+  }
+  return `${out}}`;
+}
+
+function isSorted(keys: readonly string[]): boolean {
+  for (let i = 1; i < keys.length; i++) if (keys[i - 1]! > keys[i]!) return false;
+  return true;
+}
+
+/** A deep copy, so later mutation of the caller's page cannot reach into the accumulator. */
+function cloneJson(value: JsonValue, counter: WorkCounter): JsonValue {
+  counter.work += 1;
+  if (Array.isArray(value)) return value.map((item) => cloneJson(item, counter));
+  if (isJsonObject(value)) {
+    const out: JsonObject = {};
+    for (const key of Object.keys(value)) setOwnKey(out, key, cloneJson(value[key]!, counter));
+    return out;
+  }
+  return value;
+}
+
+/**
+ * Merges one page into the accumulator in place: the page is copied once (linear in its size)
+ * and its parts are then moved in, never re-copying what was accumulated.
+ */
+function mergePage(
+  merged: JsonValue | undefined,
+  page: JsonValue,
+  empty: boolean,
+  pagesMerged: number,
+  counter: WorkCounter,
+): JsonValue {
+  if (merged !== undefined && kindOf(merged) !== kindOf(page) && kindOf(merged) !== 'scalar') {
+    // A closing `[]`, null or "" must not wipe what was accumulated; any other page of another
+    // kind (an error object after array pages) would silently drop data, so it fails instead.
+    if (empty) return merged;
+    throw new PaginationError(
+      'shapeMismatch',
+      `Pagination page ${pagesMerged + 1} is ${describeKind(page)} but earlier pages were ${describeKind(merged)}; ` +
+        'the pages cannot be merged',
+    );
+  }
+  return mergeValue(merged, cloneJson(page, counter), counter);
+}
+
+function describeKind(value: JsonValue): string {
+  const kind = kindOf(value);
+  return kind === 'array' ? 'an array' : kind === 'object' ? 'an object' : 'a scalar';
+}
+
+function kindOf(value: JsonValue): 'array' | 'object' | 'scalar' {
+  if (Array.isArray(value)) return 'array';
+  return isJsonObject(value) ? 'object' : 'scalar';
+}
+
+function mergeValue(current: JsonValue | undefined, incoming: JsonValue, counter: WorkCounter): JsonValue {
+  counter.work += 1;
+  if (current === undefined) return incoming;
+  if (Array.isArray(current) && Array.isArray(incoming)) {
+    for (const item of incoming) current.push(item);
+    counter.work += incoming.length;
+    return current;
+  }
+  if (isJsonObject(current) && isJsonObject(incoming)) {
+    for (const key of Object.keys(incoming)) {
+      const existing = Object.hasOwn(current, key) ? current[key] : undefined;
+      setOwnKey(current, key, mergeValue(existing, incoming[key]!, counter));
+    }
+    return current;
+  }
+  if (incoming === null && (Array.isArray(current) || isJsonObject(current))) return current;
+  return incoming;
+}

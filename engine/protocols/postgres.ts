@@ -1,0 +1,570 @@
+/**
+ * Postgres request steps over `pg`: one parameterised statement per step inside a transaction
+ * (READ ONLY unless the step may modify), bounded by the run's deadline via statement_timeout,
+ * cancelled on abort, on pooled connections kept per connection string.
+ */
+import pg from 'pg';
+import { z } from 'zod';
+import type { JsonValue } from '../../contract/json.ts';
+import { EgressGuard, PERMISSIVE_EGRESS } from './egress-policy.ts';
+import { GuardedSocket } from './egress-socket.ts';
+import type { GatewayDial } from './gateway-socket.ts';
+
+export interface PostgresStepRequest {
+  /** `postgres://` or `postgresql://` URL; may carry userinfo, `sslmode`, `host`, `options`, `application_name`. */
+  url: string;
+  /** `{ query, params }` (`values` accepted for `params`), that object as a JSON string, or plain SQL. */
+  body: unknown;
+  /** The step's credentials: `username` (or `user`) and `password` when the URL has none. */
+  credentials: Record<string, string>;
+  modify: boolean;
+  signal: AbortSignal;
+  /** Epoch ms: the statement may not run past it. */
+  deadline: number;
+  /** Judges every connection (TCP host, `?host=`, unix socket); default: only metadata refused. */
+  egress?: EgressGuard | undefined;
+  /** The system is behind a gateway: connections go through its tunnel instead (no egress guard). */
+  gateway?: GatewayDial | undefined;
+}
+
+export type PostgresErrorKind =
+  | 'sql'
+  | 'read-only'
+  | 'timeout'
+  | 'aborted'
+  | 'connection'
+  | 'invalid-request';
+
+export class PostgresStepError extends Error {
+  readonly kind: PostgresErrorKind;
+  /** SQLSTATE for server errors, the system error code (ECONNREFUSED…) for connection failures. */
+  readonly code: string | undefined;
+
+  constructor(kind: PostgresErrorKind, message: string, code?: string) {
+    super(message);
+    this.name = 'PostgresStepError';
+    this.kind = kind;
+    this.code = code;
+  }
+}
+
+export const MAX_POOLS = 32;
+export const MAX_CLIENTS_PER_POOL = 5;
+const IDLE_TIMEOUT_MS = 30_000;
+const CONNECT_TIMEOUT_MS = 30_000;
+
+// ---------------------------------------------------------------------------------------------
+// Request body
+
+const QueryBody = z
+  .object({
+    query: z.string().trim().min(1, 'query must not be empty'),
+    params: z.array(z.json()).optional(),
+    values: z.array(z.json()).optional(),
+  })
+  .refine((body) => body.params === undefined || body.values === undefined, {
+    message: 'give either params or values, not both',
+  });
+
+export interface PostgresQuery {
+  text: string;
+  params: JsonValue[];
+}
+
+function invalid(message: string): PostgresStepError {
+  return new PostgresStepError('invalid-request', `Invalid Postgres step body: ${message}`);
+}
+
+function fromObject(value: unknown): PostgresQuery {
+  const parsed = QueryBody.safeParse(value);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`);
+    throw invalid(`expected { "query": "...", "params": [...] }; ${issues.join('; ')}`);
+  }
+  return { text: parsed.data.query, params: parsed.data.params ?? parsed.data.values ?? [] };
+}
+
+/** `{query, params|values}` as an object or JSON text, or a plain SQL string (no params). */
+export function parsePostgresBody(body: unknown): PostgresQuery {
+  if (typeof body === 'string') {
+    const trimmed = body.trim();
+    if (trimmed === '') throw invalid('the SQL text is empty');
+    if (trimmed.startsWith('{')) {
+      let json: unknown;
+      try {
+        json = JSON.parse(trimmed);
+      } catch {
+        throw invalid('it starts with "{" but is not valid JSON');
+      }
+      return fromObject(json);
+    }
+    return { text: trimmed, params: [] };
+  }
+  if (typeof body === 'object' && body !== null && !Array.isArray(body)) return fromObject(body);
+  throw invalid('expected an object with "query" or an SQL string');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Connection settings
+
+type SslMode = 'disable' | 'allow' | 'prefer' | 'require' | 'verify-ca' | 'verify-full';
+const SSL_MODES: readonly string[] = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'];
+
+export interface ResolvedConnection {
+  config: pg.PoolConfig;
+  /** `prefer`: TLS first, plain connection when the server does not offer TLS. */
+  plainFallback: boolean;
+  /** Text that must never appear in an error (the password). */
+  secrets: string[];
+  /** host:port/database, for messages. */
+  label: string;
+}
+
+function isLoopback(host: string): boolean {
+  return (
+    host === 'localhost' ||
+    host.startsWith('/') ||
+    /^127\.\d+\.\d+\.\d+$/.test(host) ||
+    host === '::1' ||
+    host === ''
+  );
+}
+
+function sslFor(mode: SslMode): pg.PoolConfig['ssl'] {
+  switch (mode) {
+    case 'disable':
+    case 'allow':
+      return false;
+    case 'prefer':
+    case 'require':
+      // libpq semantics: encrypted, certificate not checked.
+      return { rejectUnauthorized: false };
+    case 'verify-ca':
+      // Chain checked against the trusted CAs, host name not.
+      return { rejectUnauthorized: true, checkServerIdentity: () => undefined };
+    case 'verify-full':
+      return { rejectUnauthorized: true };
+  }
+}
+
+function sslModeFrom(params: URLSearchParams, host: string): SslMode {
+  const explicit = params.get('sslmode');
+  if (explicit !== null) {
+    if (!SSL_MODES.includes(explicit)) {
+      throw new PostgresStepError(
+        'invalid-request',
+        `Unsupported sslmode '${explicit}' (use ${SSL_MODES.join(', ')})`,
+      );
+    }
+    return explicit as SslMode;
+  }
+  const ssl = params.get('ssl');
+  if (ssl === 'true' || ssl === '1') return 'require';
+  if (ssl === 'false' || ssl === '0') return 'disable';
+  return isLoopback(host) ? 'disable' : 'prefer';
+}
+
+const TYPE_PARSERS = jsonSafeTypeParsers();
+
+/**
+ * Connection settings from the URL, credentials filling in what the URL lacks. Only the parameters
+ * listed on PostgresStepRequest.url are read; file-based ones (sslrootcert, sslcert…) are not.
+ */
+export function resolvePostgresConnection(
+  url: string,
+  credentials: Record<string, string>,
+): ResolvedConnection {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new PostgresStepError('invalid-request', 'Invalid Postgres URL');
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+    throw new PostgresStepError('invalid-request', `Not a Postgres URL (scheme ${parsed.protocol})`);
+  }
+  const params = parsed.searchParams;
+  const host = params.get('host') ?? decodeURIComponent(parsed.hostname).replace(/^\[(.*)\]$/, '$1');
+  const user = decodeURIComponent(parsed.username) || credentials.username || credentials.user || undefined;
+  const password = parsed.password ? decodeURIComponent(parsed.password) : credentials.password;
+  const database = decodeURIComponent(parsed.pathname.replace(/^\//, '')) || user;
+  const port = parsed.port ? Number(parsed.port) : Number(params.get('port') ?? 5432);
+  const mode = sslModeFrom(params, host);
+
+  const config: pg.PoolConfig = {
+    host: host || 'localhost',
+    port,
+    ...(user !== undefined && { user }),
+    ...(password !== undefined && { password }),
+    ...(database !== undefined && { database }),
+    ssl: sslFor(mode),
+    application_name: params.get('application_name') ?? 'kubeglue',
+    ...(params.get('options') !== null && { options: params.get('options') ?? '' }),
+    types: TYPE_PARSERS,
+    max: MAX_CLIENTS_PER_POOL,
+    idleTimeoutMillis: IDLE_TIMEOUT_MS,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    allowExitOnIdle: true,
+  };
+  return {
+    config,
+    plainFallback: mode === 'prefer',
+    secrets: password ? [password, encodeURIComponent(password)] : [],
+    label: `${config.host}:${port}/${database ?? ''}`,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON-safe values
+
+const MAX_EXACT_DIGITS = 15;
+
+/** bigint as a number when it is a safe integer, else the exact decimal text. */
+function parseInt8(text: string): number | string {
+  const value = Number(text);
+  return Number.isSafeInteger(value) ? value : text;
+}
+
+/** numeric as a number when at most 15 significant digits (exact in a double), else the exact text. */
+function parseNumeric(text: string): number | string {
+  const digits = text
+    .replace(/^[-+]?0*/, '')
+    .replace('.', '')
+    .replace(/^0+/, '')
+    .replace(/0+$/, '');
+  const value = Number(text);
+  return Number.isFinite(value) && digits.length <= MAX_EXACT_DIGITS ? value : text;
+}
+
+function jsonSafeTypeParsers(): pg.CustomTypesConfig {
+  // pg-types' TypeId enum lists only scalar builtins; array OIDs are registered too.
+  const baseParser = pg.types.getTypeParser as (oid: number, format: 'text' | 'binary') => unknown;
+  const textArray = baseParser(1009, 'text') as (text: string) => Array<string | null>;
+  const parseTimestamptz = baseParser(1184, 'text') as (text: string) => unknown;
+  const asArray =
+    (element: (text: string) => unknown) =>
+    (text: string): unknown[] =>
+      textArray(text).map((item) => (item === null ? null : element(item)));
+  const identity = (text: string): string => text;
+  // An instant: ISO 8601 in UTC (millisecond precision); infinity and BC dates keep Postgres' text.
+  const timestamptz = (text: string): string => {
+    const value = parseTimestamptz(text);
+    return value instanceof Date && !Number.isNaN(value.getTime()) ? value.toISOString() : text;
+  };
+  // No zone: ISO 8601 local date-time, not shifted by the runner's time zone.
+  const timestamp = (text: string): string => text.replace(' ', 'T');
+
+  const overrides = new Map<number, (text: string) => unknown>([
+    [20, parseInt8],
+    [1016, asArray(parseInt8)],
+    [1700, parseNumeric],
+    [1231, asArray(parseNumeric)],
+    [1082, identity],
+    [1182, asArray(identity)],
+    [1114, timestamp],
+    [1115, asArray(timestamp)],
+    [1184, timestamptz],
+    [1185, asArray(timestamptz)],
+    [1186, identity],
+    [1187, asArray(identity)],
+  ]);
+  return {
+    getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+      const override = format === 'binary' ? undefined : overrides.get(oid);
+      return override ?? baseParser(oid, format ?? 'text');
+    }) as pg.CustomTypesConfig['getTypeParser'],
+  };
+}
+
+/** Last-resort conversion of what the type parsers leave: Dates, bytea Buffers, bigints. */
+function toJson(value: unknown): JsonValue {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
+  if (typeof value === 'bigint')
+    return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
+  if (value instanceof Uint8Array)
+    return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64');
+  if (Array.isArray(value)) return value.map(toJson);
+  if (typeof value === 'object') {
+    const out: Record<string, JsonValue> = {};
+    for (const [key, item] of Object.entries(value)) out[key] = toJson(item);
+    return out;
+  }
+  return String(value);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pools
+
+interface PoolEntry {
+  pool: pg.Pool;
+  config: pg.PoolConfig;
+  plainFallback: boolean;
+}
+
+/** Insertion order = recency: a used entry is re-inserted at the end; the first one is evicted. */
+const pools = new Map<string, PoolEntry>();
+
+function poolKey(resolved: ResolvedConnection, guard: EgressGuard, gateway: GatewayDial | undefined): string {
+  const { types: _types, stream: _stream, ...rest } = resolved.config;
+  const settings = JSON.stringify(rest, (_key, value: unknown) =>
+    typeof value === 'function' ? String(value) : value,
+  );
+  // Connections judged under other egress rules (another system's allowlist) are never shared.
+  return `${resolved.plainFallback ? 'prefer' : 'fixed'} ${gateway?.key ?? guard.key} ${settings}`;
+}
+
+/**
+ * pg connects through this socket (its `stream` option), so the egress guard judges the address pg really
+ * connects to, whatever picked it (URL host, `?host=`, a unix socket path), while pg keeps doing TLS itself
+ * with the host name as the server name.
+ */
+function guardedStream(guard: EgressGuard): () => GuardedSocket {
+  return () => new GuardedSocket(guard);
+}
+
+function newPool(config: pg.PoolConfig): pg.Pool {
+  const pool = new pg.Pool(config);
+  // An idle client losing its connection must not crash the process; the pool drops it.
+  pool.on('error', () => {});
+  return pool;
+}
+
+function poolFor(resolved: ResolvedConnection, guard: EgressGuard, gateway?: GatewayDial): PoolEntry {
+  const key = poolKey(resolved, guard, gateway);
+  const existing = pools.get(key);
+  if (existing) {
+    pools.delete(key);
+    pools.set(key, existing);
+    return existing;
+  }
+  const config: pg.PoolConfig = {
+    ...resolved.config,
+    stream: gateway ? gateway.socket : guardedStream(guard),
+  };
+  const entry: PoolEntry = { pool: newPool(config), config, plainFallback: resolved.plainFallback };
+  pools.set(key, entry);
+  while (pools.size > MAX_POOLS) {
+    const [oldestKey, oldest] = pools.entries().next().value as [string, PoolEntry];
+    pools.delete(oldestKey);
+    // end() waits for checked-out clients to come back, so a running step is not cut off.
+    void oldest.pool.end().catch(() => {});
+  }
+  return entry;
+}
+
+/** Ends every pool (shutdown, tests). */
+export async function closePostgresPools(): Promise<void> {
+  const entries = [...pools.values()];
+  pools.clear();
+  await Promise.all(entries.map((entry) => entry.pool.end().catch(() => {})));
+}
+
+/** Number of pools currently open (for tests and metrics). */
+export function openPostgresPoolCount(): number {
+  return pools.size;
+}
+
+function isNoTlsError(error: unknown): boolean {
+  return error instanceof Error && /does not support SSL/i.test(error.message);
+}
+
+async function connect(entry: PoolEntry): Promise<pg.PoolClient> {
+  try {
+    return await entry.pool.connect();
+  } catch (error) {
+    if (!entry.plainFallback || !isNoTlsError(error)) throw error;
+    // sslmode=prefer against a server without TLS: switch this pool to plain connections for good.
+    const old = entry.pool;
+    entry.config = { ...entry.config, ssl: false };
+    entry.pool = newPool(entry.config);
+    entry.plainFallback = false;
+    void old.end().catch(() => {});
+    return entry.pool.connect();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+function scrub(text: string, secrets: string[]): string {
+  let out = text.replace(/(postgres(?:ql)?:\/\/[^:/@\s]*):[^@\s]*@/gi, '$1:***@');
+  // Very short passwords would mangle ordinary words; those are left to the engine's redaction.
+  for (const secret of secrets) if (secret.length >= 4) out = out.replaceAll(secret, '***');
+  return out;
+}
+
+function describeError(error: unknown, resolved: ResolvedConnection): PostgresStepError {
+  if (error instanceof PostgresStepError) return error;
+  if (error instanceof pg.DatabaseError) {
+    const detail = error.detail ? ` (${error.detail})` : '';
+    if (error.code === '25006') {
+      return new PostgresStepError(
+        'read-only',
+        scrub(
+          `Postgres error ${error.code}: ${error.message}${detail}; the step has modify: false, so it runs in a READ ONLY transaction (set modify: true to allow writes)`,
+          resolved.secrets,
+        ),
+        error.code,
+      );
+    }
+    const hint = error.hint ? ` Hint: ${error.hint}` : '';
+    return new PostgresStepError(
+      'sql',
+      scrub(`Postgres error ${error.code ?? ''}: ${error.message}${detail}${hint}`, resolved.secrets),
+      error.code,
+    );
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: unknown } | null)?.code;
+  return new PostgresStepError(
+    'connection',
+    scrub(`Postgres connection to ${resolved.label} failed: ${message}`, resolved.secrets),
+    typeof code === 'string' ? code : undefined,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Execution
+
+/** Rejects when the signal aborts or the deadline passes, whichever first; `dispose` stops watching. */
+function watchdog(signal: AbortSignal, deadline: number): { fired: Promise<never>; dispose(): void } {
+  let dispose = (): void => {};
+  const fired = new Promise<never>((_, reject) => {
+    const onAbort = (): void => reject(new PostgresStepError('aborted', 'Postgres query was aborted'));
+    const timer = setTimeout(
+      () =>
+        reject(new PostgresStepError('timeout', 'Postgres query timed out: the run deadline was reached')),
+      Math.max(0, deadline - Date.now()),
+    );
+    signal.addEventListener('abort', onAbort, { once: true });
+    dispose = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    };
+  });
+  fired.catch(() => {});
+  return { fired, dispose: () => dispose() };
+}
+
+/** Asks the server to cancel the statement running on `pid`, over a separate short connection. */
+async function cancelBackend(config: pg.PoolConfig, pid: number): Promise<void> {
+  const { max: _max, idleTimeoutMillis: _idle, allowExitOnIdle: _exit, ...clientConfig } = config;
+  const client = new pg.Client({ ...clientConfig, connectionTimeoutMillis: 10_000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.query('SELECT pg_cancel_backend($1)', [pid]);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+function backendPid(client: pg.PoolClient): number | undefined {
+  const pid = (client as unknown as { processID?: unknown }).processID;
+  return typeof pid === 'number' ? pid : undefined;
+}
+
+async function runTransaction(
+  client: pg.PoolClient,
+  query: PostgresQuery,
+  modify: boolean,
+  deadline: number,
+): Promise<unknown[]> {
+  const timeoutMs = Math.max(1, Math.floor(deadline - Date.now()));
+  // The SELECT takes the transaction's snapshot, after which the user's statement can no longer
+  // switch a READ ONLY transaction to read-write (SET TRANSACTION READ WRITE is refused).
+  await client.query(
+    `${modify ? 'BEGIN' : 'BEGIN READ ONLY'}; SET LOCAL statement_timeout = ${timeoutMs}; SELECT 1`,
+  );
+  let result: pg.QueryResult;
+  try {
+    // The extended protocol admits exactly one statement, so no `COMMIT; INSERT …` smuggling.
+    result = await client.query({
+      text: query.text,
+      values: query.params,
+      queryMode: 'extended',
+    } as pg.QueryConfig);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    // Session state a statement may have changed (SET, temp tables, prepared statements) must not
+    // leak into the next step that borrows this connection.
+    await client.query('DISCARD ALL').catch(() => {});
+  }
+  return result.rows;
+}
+
+/**
+ * Runs one Postgres step and resolves with its rows as JSON values: bigint as a number when safe
+ * (else a string), numeric as a number up to 15 significant digits (else a string), timestamptz as
+ * ISO 8601 UTC, timestamp as ISO 8601 without zone, date/interval as Postgres text, bytea as base64.
+ */
+export async function executePostgresStep(req: PostgresStepRequest): Promise<JsonValue> {
+  const query = parsePostgresBody(req.body);
+  const resolved = resolvePostgresConnection(req.url, req.credentials);
+  if (req.signal.aborted) throw new PostgresStepError('aborted', 'Postgres query was aborted');
+  if (Date.now() >= req.deadline) {
+    throw new PostgresStepError('timeout', 'Postgres query timed out: the run deadline was reached');
+  }
+
+  const entry = poolFor(resolved, req.egress ?? new EgressGuard(PERMISSIVE_EGRESS), req.gateway);
+  const guard = watchdog(req.signal, req.deadline);
+  try {
+    const connecting = connect(entry);
+    let client: pg.PoolClient;
+    try {
+      client = await Promise.race([connecting, guard.fired]);
+    } catch (error) {
+      // A connection that arrives after we gave up goes straight back to the pool.
+      connecting.then((late) => late.release()).catch(() => {});
+      throw describeError(error, resolved);
+    }
+
+    let released = false;
+    const release = (destroy: boolean): void => {
+      if (released) return;
+      released = true;
+      client.off('error', onClientError);
+      client.release(destroy);
+    };
+    const onClientError = (): void => release(true);
+    client.on('error', onClientError);
+
+    const work = runTransaction(client, query, req.modify, req.deadline);
+    work.then(
+      () => release(false),
+      (error: unknown) => release(!(error instanceof pg.DatabaseError)),
+    );
+    try {
+      const rows = await Promise.race([work, guard.fired]);
+      return toJson(rows);
+    } catch (error) {
+      if (error instanceof PostgresStepError && (error.kind === 'aborted' || error.kind === 'timeout')) {
+        // Stop the statement on the server; if that fails, the connection is closed instead.
+        const pid = backendPid(client);
+        if (pid === undefined) release(true);
+        else void cancelBackend(entry.config, pid).catch(() => release(true));
+        throw error;
+      }
+      if (
+        error instanceof pg.DatabaseError &&
+        error.code === '57014' &&
+        /statement timeout/.test(error.message)
+      ) {
+        throw new PostgresStepError(
+          'timeout',
+          `Postgres query timed out: the run deadline was reached (${error.message})`,
+          error.code,
+        );
+      }
+      throw describeError(error, resolved);
+    }
+  } finally {
+    guard.dispose();
+  }
+}

@@ -1,0 +1,136 @@
+import type { JsonValue } from '../contract/json.ts';
+import { isFileRef } from './file-ref.ts';
+import { secretForms } from './secret-forms.ts';
+
+/**
+ * Values at least this long are replaced wherever they occur, also inside longer strings. Shorter ones
+ * would mangle ordinary text if treated the same way ("ab" inside "table"), so they are replaced only
+ * where they stand as a whole token (see below).
+ */
+const MIN_SUBSTRING_LENGTH = 4;
+
+/** Characters that continue a token: a short secret next to one of them is part of a longer word. */
+const TOKEN_CHAR = '[\\p{L}\\p{N}_]';
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The text of file bytes when they are UTF-8 without NUL bytes; undefined for binary content. */
+function textOf(bytes: Buffer): string | undefined {
+  if (bytes.includes(0)) return undefined;
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Replaces every known credential value by its placeholder (`<<systemId_key>>`) wherever it occurs, also in
+ * the forms URLs and JSON text carry it in (percent-encoded, form-encoded, JSON-escaped: secret-forms.ts).
+ * Callers add derived values (e.g. a Basic auth header value) as secrets of their own.
+ *
+ * - Values of 4+ characters are replaced anywhere, longest first (a secret containing another is replaced
+ *   whole).
+ * - Values of 1-3 characters are replaced where they are a whole token: not preceded or followed by a
+ *   letter, digit or `_` (a whole string value is such a token). `pw1` is scrubbed from `token=pw1` and
+ *   from `"pw1"`, but `pw1x` and `apw1` stay as they are. Object keys are left to the first rule.
+ * - File references in the data (`__file__` objects) have their text content scrubbed too (decoded,
+ *   replaced, encoded again, size updated). Binary content cannot be scrubbed: a secret inside an image
+ *   or a zip stays in it.
+ */
+export class Redactor {
+  readonly #replacements: Array<[string, string]> = [];
+  readonly #short = new Map<string, string>();
+  #shortPattern: RegExp | undefined;
+  #placeholders: RegExp | undefined;
+  readonly #placeholderSet = new Set<string>();
+
+  add(value: string, placeholder: string): void {
+    if (value.length === 0) return;
+    this.#placeholderSet.add(placeholder);
+    this.#placeholders = undefined;
+    for (const form of secretForms(value)) {
+      if (form.length >= MIN_SUBSTRING_LENGTH) this.#replacements.push([form, placeholder]);
+      else {
+        this.#short.set(form, placeholder);
+        this.#shortPattern = undefined;
+      }
+    }
+    // Longest first, so a secret that contains another is replaced whole.
+    this.#replacements.sort((a, b) => b[0].length - a[0].length);
+  }
+
+  get size(): number {
+    return this.#replacements.length + this.#short.size;
+  }
+
+  string(text: string): string {
+    return this.#shortTokens(this.#substrings(text));
+  }
+
+  #substrings(text: string): string {
+    let out = text;
+    for (const [secret, placeholder] of this.#replacements) {
+      if (out.includes(secret)) out = out.split(secret).join(placeholder);
+    }
+    return out;
+  }
+
+  #shortTokens(text: string): string {
+    if (this.#short.size === 0) return text;
+    this.#shortPattern ??= new RegExp(
+      `(?<!${TOKEN_CHAR})(?:${[...this.#short.keys()]
+        .sort((a, b) => b.length - a.length)
+        .map(escapeRegExp)
+        .join('|')})(?!${TOKEN_CHAR})`,
+      'gu',
+    );
+    const pattern = this.#shortPattern;
+    const replace = (segment: string) => segment.replace(pattern, (match) => this.#short.get(match) ?? match);
+    // Placeholders put in by the first rule stay intact (`<<db_pw>>` must not lose its `pw`).
+    this.#placeholders ??= new RegExp(`(${[...this.#placeholderSet].map(escapeRegExp).join('|')})`, 'u');
+    return text
+      .split(this.#placeholders)
+      .map((segment) => (this.#placeholderSet.has(segment) ? segment : replace(segment)))
+      .join('');
+  }
+
+  value<T extends JsonValue | undefined>(value: T): T {
+    if (this.size === 0) return value;
+    return this.#walk(value) as T;
+  }
+
+  #walk(value: JsonValue | undefined): JsonValue | undefined {
+    if (typeof value === 'string') return this.string(value);
+    if (Array.isArray(value)) return value.map((item) => this.#walk(item) as JsonValue);
+    if (value && typeof value === 'object') {
+      const file = isFileRef(value);
+      const out: { [key: string]: JsonValue } = {};
+      for (const [key, child] of Object.entries(value)) {
+        // The bytes of a file are scrubbed decoded, never as base64 text.
+        out[this.#substrings(key)] =
+          file && key === 'contentBase64' ? child : (this.#walk(child) as JsonValue);
+      }
+      if (file) this.#fileContent(out);
+      return out;
+    }
+    return value;
+  }
+
+  /** Scrubs a file reference's text content in place (binary content is left alone). */
+  #fileContent(ref: { [key: string]: JsonValue }): void {
+    if (typeof ref.contentBase64 !== 'string') return;
+    const bytes = Buffer.from(ref.contentBase64, 'base64');
+    const text = textOf(bytes);
+    if (text === undefined) return;
+    const scrubbed = this.string(text);
+    if (scrubbed === text) return;
+    const encoded = Buffer.from(scrubbed, 'utf8');
+    ref.contentBase64 = encoded.toString('base64');
+    ref.size = encoded.byteLength;
+  }
+}

@@ -1,0 +1,499 @@
+/**
+ * engine/: pure execution of a tool — templates, steps, pagination, loops, files, the protocols (protocols/:
+ * HTTP, Postgres, FTP/FTPS, SFTP, the egress guard), the sandbox (sandbox/: isolated-vm) and the worker pool
+ * that runs it in child processes (worker/). No storage, no Kubernetes, no HTTP server. This file runs a tool.
+ *
+ * May import: contract.
+ */
+import type { ToolStep } from '../contract/api/tool.ts';
+import type { JsonObject, JsonValue } from '../contract/json.ts';
+import { type CredentialView, transformView, withheldFailure } from './credential-views.ts';
+import { buildCredentialScope, type CredentialScope, RuntimeCredentialError } from './credentials.ts';
+import { jsonBytes, RESULT_SETTING, STEP_DATA_SETTING, tooLargeMessage } from './data-size.ts';
+import { extractFiles, redactFiles } from './files.ts';
+import { isIdentitySource } from './identity-source.ts';
+import { ManagedTokens } from './managed-tokens.ts';
+import { validateOutput } from './output-schema.ts';
+import { runRequestStep } from './request-step.ts';
+import type { Evaluate as TemplateEvaluate } from './template.ts';
+import {
+  DEFAULT_LIMITS,
+  type EngineDeps,
+  type EngineEvent,
+  type EngineLimits,
+  type EngineRequest,
+  type EngineResult,
+  type EngineStepResult,
+  type Evaluate,
+  type ProducedFile,
+} from './types.ts';
+
+/** A step's value in sourceData (semantics.md, "Step envelope"). */
+interface Envelope {
+  currentItem: JsonValue;
+  data: JsonValue;
+  success: boolean;
+  error?: string;
+}
+
+class StepFailure extends Error {
+  readonly envelopeData: JsonValue;
+  /** jsonBytes(envelopeData): it is stored with the step's result. */
+  readonly bytes: number;
+  constructor(message: string, envelopeData: JsonValue, bytes = 4) {
+    super(message);
+    this.envelopeData = envelopeData;
+    this.bytes = bytes;
+  }
+}
+
+/** A step's outcome: its value in sourceData, its data, and the size of that data as JSON. */
+interface StepOutcome {
+  envelope: JsonValue;
+  data: JsonValue;
+  bytes: number;
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+function envelopeJson(envelope: Envelope): JsonObject {
+  const out: JsonObject = {
+    currentItem: envelope.currentItem,
+    data: envelope.data,
+    success: envelope.success,
+  };
+  if (envelope.error !== undefined) out.error = envelope.error;
+  return out;
+}
+
+/** Runs `fn` over items with at most `concurrency` at once, results in item order. */
+async function mapOrdered<T, R>(items: T[], concurrency: number, fn: (item: T, index: number) => Promise<R>) {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index] as T, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  return results;
+}
+
+class ToolRun {
+  readonly #deps: EngineDeps;
+  readonly #request: EngineRequest;
+  readonly #limits: EngineLimits;
+  readonly #scope: CredentialScope;
+  readonly #signal: AbortSignal;
+  readonly #deadline: number;
+  readonly #timeoutMs: number;
+  readonly #steps: JsonObject = {};
+  /** Notes per step id (see EngineStepResult), without repeats across loop items and pages. */
+  readonly #notes = new Map<string, Set<string>>();
+  /** The run's evaluations (one sandbox context per run). */
+  readonly #sandbox: Evaluate;
+  /** Step results whose data is redacted already (request steps: see request-step.ts). */
+  readonly #redactedData = new WeakSet<EngineStepResult>();
+  readonly #tokens: ManagedTokens;
+
+  constructor(
+    deps: EngineDeps,
+    request: EngineRequest,
+    signal: AbortSignal,
+    deadline: number,
+    timeoutMs: number,
+    evaluate: Evaluate,
+  ) {
+    this.#deps = deps;
+    this.#sandbox = evaluate;
+    this.#request = request;
+    this.#limits = { ...DEFAULT_LIMITS, ...deps.limits };
+    // Throws RuntimeCredentialError for a refused runtime credential; runTool fails the run with it.
+    this.#scope = buildCredentialScope(request.systems, request.runtimeCredentials, {
+      inputs: request.inputs,
+      stepIds: request.tool.steps.map((step) => step.id),
+    });
+    this.#tokens = new ManagedTokens(this.#scope, request.accessToken, () => this.#now());
+    this.#signal = signal;
+    this.#deadline = deadline;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  get redactor() {
+    return this.#scope.redactor;
+  }
+
+  #emit(event: EngineEvent): void {
+    const onEvent = this.#request.onEvent;
+    if (!onEvent) return;
+    if (event.type === 'step_finished') {
+      onEvent({ type: 'step_finished', result: this.redactStepResult(event.result) });
+    } else {
+      onEvent(event);
+    }
+  }
+
+  redactStepResult(result: EngineStepResult): EngineStepResult {
+    const redactor = this.#scope.redactor;
+    const data = this.#redactedData.has(result) ? result.data : redactor.value(result.data);
+    return {
+      stepId: result.stepId,
+      success: result.success,
+      ...(data !== undefined ? { data } : {}),
+      ...(result.error !== undefined ? { error: redactor.string(result.error) } : {}),
+      ...(result.notes?.length ? { notes: result.notes.map((note) => redactor.string(note)) } : {}),
+    };
+  }
+
+  #notesOf(stepId: string): { notes?: string[] } {
+    const notes = this.#notes.get(stepId);
+    return notes?.size ? { notes: [...notes] } : {};
+  }
+
+  #evaluator(label: string, view?: CredentialView): TemplateEvaluate {
+    return (source, args) => this.#evaluate(source, args, label, view);
+  }
+
+  /**
+   * A user function over JSON arguments; one that returns its input unchanged needs no sandbox. With a
+   * view of the credentials, the first argument gets its guards; a function that can read credentials
+   * withheld from code runs in a sandbox context of its own (nothing it leaves in globals reaches the
+   * run's later code) and fails without its message (credential-views.ts).
+   */
+  #evaluate(source: string, args: JsonValue[], label: string, view?: CredentialView): Promise<JsonValue> {
+    if (isIdentitySource(source)) return Promise.resolve(args[0] ?? null);
+    const options = {
+      label,
+      signal: this.#signal,
+      timeoutMs: Math.max(1, this.#deadline - this.#now()),
+      ...(view?.guarded.length ? { guarded: view.guarded } : {}),
+    };
+    if (!view?.exposes.length) return this.#sandbox(source, args, options);
+    return this.#deps.evaluate(source, args, options).catch((error: unknown) => {
+      throw withheldFailure(error, view, label);
+    });
+  }
+
+  #now(): number {
+    return (this.#deps.now ?? Date.now)();
+  }
+
+  /** Payload at the root, then the envelopes of finished steps (a step id shadows an input). */
+  #baseSourceData(): JsonObject {
+    return { ...this.#request.inputs, ...this.#steps };
+  }
+
+  /**
+   * What code that must see no credentials gets (dataSelector, outputTransform): the base sourceData with
+   * every credential value replaced by its placeholder, so a response that echoed one cannot be passed on
+   * disguised (encoded, split) past the redaction of the run's results.
+   */
+  #redactedSourceData(): JsonObject {
+    return this.#scope.redactor.value(this.#baseSourceData());
+  }
+
+  /**
+   * Transforms see the credentials of systems with codeAccess, and guards for the others
+   * (credential-views.ts); request steps get them per request, by origin (request-step.ts), so here they
+   * get none.
+   */
+  #sourceDataFor(step: ToolStep): { sourceData: JsonObject; view?: CredentialView } {
+    const base = this.#baseSourceData();
+    if (step.config.type === 'request') return { sourceData: base };
+    const view = transformView(this.#scope);
+    return { sourceData: { ...base, ...view.data }, view };
+  }
+
+  async #executeOnce(step: ToolStep, sourceData: JsonObject, view?: CredentialView): Promise<JsonValue> {
+    const config = step.config;
+    if (config.type === 'transform') {
+      return this.#evaluate(config.transformCode, [sourceData], `step ${step.id} transformCode`, view);
+    }
+    const systemEntry = config.systemId ? this.#scope.bySystem.get(config.systemId) : undefined;
+    if (config.systemId && !systemEntry) {
+      throw new Error(`system '${config.systemId}' is not available in this run`);
+    }
+    const redactor = this.#scope.redactor;
+    return runRequestStep({
+      stepId: step.id,
+      config,
+      modify: step.modify,
+      sourceData,
+      system: systemEntry?.system,
+      scope: this.#scope,
+      candidates: config.systemId ? [config.systemId] : [...this.#scope.bySystem.keys()],
+      evaluate: this.#evaluator(`step ${step.id} stopCondition`),
+      evaluateWith: (view) => this.#evaluator(`step ${step.id} template`, view),
+      protocols: this.#deps.protocols,
+      ctx: {
+        signal: this.#signal,
+        deadline: this.#deadline,
+        traceId: this.#request.traceId,
+        redact: (text) => redactor.string(text),
+      },
+      onEvent: (event) => this.#emit(event),
+      tokens: this.#tokens,
+      onNote: (note) => {
+        const notes = this.#notes.get(step.id) ?? new Set<string>();
+        notes.add(note);
+        this.#notes.set(step.id, notes);
+      },
+    });
+  }
+
+  async #item(
+    step: ToolStep,
+    sourceData: JsonObject,
+    view: CredentialView | undefined,
+    currentItem: JsonValue,
+  ): Promise<Envelope> {
+    try {
+      this.#signal.throwIfAborted();
+      const data = await this.#executeOnce(step, { ...sourceData, currentItem }, view);
+      return { currentItem, data: data ?? null, success: true };
+    } catch (error) {
+      // A request step's error may quote what a server echoed: later code sees it redacted, like its data.
+      const message = messageOf(error);
+      return {
+        currentItem,
+        data: null,
+        success: false,
+        error: step.config.type === 'request' ? this.#scope.redactor.string(message) : message,
+      };
+    }
+  }
+
+  /** One execution's outcome, failed when its data is larger than the step data bound. */
+  #single(envelope: Envelope): StepOutcome {
+    if (!envelope.success) throw new StepFailure(envelope.error ?? 'failed', null);
+    const bytes = jsonBytes(envelope.data);
+    const limit = this.#limits.maxStepDataBytes;
+    if (bytes > limit) {
+      throw new StepFailure(tooLargeMessage("the step's data", bytes, limit, STEP_DATA_SETTING), null);
+    }
+    return { envelope: envelopeJson(envelope), data: envelope.data, bytes };
+  }
+
+  /** Runs one step (with its loop) and returns the value sourceData[step.id] takes. */
+  async #step(step: ToolStep): Promise<StepOutcome> {
+    const { sourceData, view } = this.#sourceDataFor(step);
+    if (!step.dataSelector) {
+      return this.#single(await this.#item(step, sourceData, view, {}));
+    }
+    const selected = await this.#evaluate(
+      step.dataSelector,
+      [this.#redactedSourceData()],
+      `step ${step.id} dataSelector`,
+    );
+    if (!Array.isArray(selected)) {
+      return this.#single(await this.#item(step, sourceData, view, selected ?? null));
+    }
+    if (selected.length > this.#limits.maxLoopItems) {
+      throw new StepFailure(
+        `dataSelector returned ${selected.length} items; the limit is ${this.#limits.maxLoopItems}`,
+        null,
+      );
+    }
+    const stopOnFailure = step.failureBehavior === 'fail';
+    let firstFailure: { index: number; error: string } | undefined;
+    // The envelopes' size as a JSON array, counted as items finish: past the bound no more start.
+    const limit = this.#limits.maxStepDataBytes;
+    let bytes = 2;
+    let finished = 0;
+    const envelopes = await mapOrdered(selected, step.loopConcurrency ?? 1, async (item, index) => {
+      if ((stopOnFailure && firstFailure) || bytes > limit) return undefined;
+      const envelope = await this.#item(step, sourceData, view, item);
+      if (!envelope.success && (!firstFailure || index < firstFailure.index)) {
+        firstFailure = { index, error: envelope.error ?? 'failed' };
+      }
+      const json = envelopeJson(envelope);
+      bytes += jsonBytes(json) + (finished++ > 0 ? 1 : 0);
+      return json;
+    });
+    // Items skipped by a cancel or timeout are not failures of the step: the interruption wins.
+    this.#signal.throwIfAborted();
+    if (bytes > limit) {
+      const what = `the step's data (${finished} of ${selected.length} items so far)`;
+      throw new StepFailure(tooLargeMessage(what, bytes, limit, STEP_DATA_SETTING), null);
+    }
+    const done = envelopes.filter((e): e is JsonObject => e !== undefined);
+    if (stopOnFailure && firstFailure) {
+      throw new StepFailure(`item ${firstFailure.index}: ${firstFailure.error}`, done, bytes);
+    }
+    return { envelope: done, data: done, bytes };
+  }
+
+  #abortError(): string | undefined {
+    if (this.#request.signal.aborted) return 'Run was cancelled';
+    // A step bounded by the deadline (an HTTP request's own timer) may fail a moment before the run's
+    // timer fires: past the deadline the run has timed out, whichever timer was first.
+    if (this.#signal.aborted || this.#now() >= this.#deadline)
+      return `Run timed out after ${this.#timeoutMs} ms`;
+    return undefined;
+  }
+
+  async execute(): Promise<EngineResult> {
+    const stepResults: EngineStepResult[] = [];
+    let withStepData = true;
+    const finish: Finish = (status, data, error, files = [], dataRedacted = false) => {
+      const redactor = this.#scope.redactor;
+      return {
+        status,
+        data: dataRedacted ? data : redactor.value(data),
+        stepResults: stepResults.map((r) => this.redactStepResult(withStepData ? r : withoutData(r))),
+        ...(error !== undefined ? { error: redactor.string(error) } : {}),
+        files: redactFiles(files, redactor),
+      };
+    };
+    const limit = this.#limits.maxResultBytes;
+    /** What the run would store is larger than the result bound: it fails, and keeps no step data. */
+    const tooLarge = (what: string, bytes: number): EngineResult => {
+      withStepData = false;
+      return finish('failed', null, tooLargeMessage(what, bytes, limit, RESULT_SETTING));
+    };
+
+    let lastData: JsonValue = null;
+    /** lastData is a request step's, redacted already. */
+    let lastRedacted = false;
+    let lastBytes = jsonBytes(null);
+    /** The size of the step data the run has so far (stored with its result). */
+    let stepBytes = 0;
+    for (const step of this.#request.tool.steps) {
+      const interrupted = this.#abortError();
+      if (interrupted) return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, interrupted);
+      this.#emit({ type: 'step_started', stepId: step.id });
+      let result: EngineStepResult;
+      try {
+        const outcome = await this.#step(step);
+        this.#steps[step.id] = outcome.envelope;
+        lastData = outcome.data;
+        lastRedacted = step.config.type === 'request';
+        lastBytes = outcome.bytes;
+        stepBytes += outcome.bytes;
+        result = { stepId: step.id, success: true, data: outcome.data, ...this.#notesOf(step.id) };
+        if (step.config.type === 'request') this.#redactedData.add(result);
+      } catch (error) {
+        const message = this.#abortError() ?? messageOf(error);
+        const data = error instanceof StepFailure ? error.envelopeData : null;
+        stepBytes += error instanceof StepFailure ? error.bytes : jsonBytes(null);
+        result = { stepId: step.id, success: false, data, error: message, ...this.#notesOf(step.id) };
+        if (step.config.type === 'request') this.#redactedData.add(result);
+        stepResults.push(result);
+        this.#emit({ type: 'step_finished', result });
+        if (this.#abortError()) {
+          return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, message);
+        }
+        if (stepBytes > limit) return tooLarge(`the data of the run's steps up to ${step.id}`, stepBytes);
+        if (step.failureBehavior === 'fail')
+          return finish('failed', null, `Step ${step.id} failed: ${message}`);
+        this.#steps[step.id] = { currentItem: {}, data: null, success: false, error: message };
+        lastData = null;
+        lastRedacted = false;
+        lastBytes = jsonBytes(null);
+        continue;
+      }
+      stepResults.push(result);
+      this.#emit({ type: 'step_finished', result });
+      if (stepBytes > limit) return tooLarge(`the data of the run's steps up to ${step.id}`, stepBytes);
+    }
+
+    return this.#output(lastData, lastRedacted, stepBytes + lastBytes, stepBytes, finish, tooLarge);
+  }
+
+  /**
+   * The output transform and schema. `resultBytes`: the size of the result without an output
+   * transform (every step's data, and the last one's again as the output).
+   */
+  async #output(
+    lastData: JsonValue,
+    lastRedacted: boolean,
+    resultBytes: number,
+    stepBytes: number,
+    finish: Finish,
+    tooLarge: (what: string, bytes: number) => EngineResult,
+  ): Promise<EngineResult> {
+    const tool = this.#request.tool;
+    let data = lastData;
+    let files: ProducedFile[] = [];
+    let bytes = resultBytes;
+    const interrupted = this.#abortError();
+    if (interrupted) return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, interrupted);
+    try {
+      if (tool.outputTransform) {
+        const transformed = await this.#evaluate(
+          tool.outputTransform,
+          [this.#redactedSourceData()],
+          'outputTransform',
+        );
+        bytes = stepBytes + jsonBytes(transformed ?? null);
+        if (bytes <= this.#limits.maxResultBytes) ({ data, files } = extractFiles(transformed ?? null));
+      }
+      if (bytes > this.#limits.maxResultBytes) {
+        return tooLarge("the run's result (its output data, files included, and every step's data)", bytes);
+      }
+      if (tool.outputSchema) {
+        const problem = validateOutput(tool.outputSchema, data);
+        if (problem) return finish('failed', null, problem);
+      }
+    } catch (error) {
+      const interrupted = this.#abortError();
+      if (interrupted) return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, interrupted);
+      return finish('failed', null, `outputTransform failed: ${messageOf(error)}`);
+    }
+    return finish('success', data, undefined, files, lastRedacted && !tool.outputTransform);
+  }
+}
+
+type Finish = (
+  status: EngineResult['status'],
+  data: JsonValue,
+  error?: string,
+  files?: ProducedFile[],
+  /** The data is a request step's, redacted when it arrived. */
+  dataRedacted?: boolean,
+) => EngineResult;
+
+function withoutData(result: EngineStepResult): EngineStepResult {
+  const { data: _data, ...rest } = result;
+  return rest;
+}
+
+/**
+ * Executes a tool: every step in order, loops, pagination, output transform and schema, within the
+ * run's deadline and until `signal` aborts. Performs no storage I/O; reports progress via onEvent.
+ * Every credential value is replaced by its placeholder in what it returns and emits.
+ */
+export async function runTool(deps: EngineDeps, request: EngineRequest): Promise<EngineResult> {
+  const limits = { ...DEFAULT_LIMITS, ...deps.limits };
+  const timeoutMs = request.timeoutMs ?? limits.defaultTimeoutMs;
+  const now = (deps.now ?? Date.now)();
+  const deadline = now + timeoutMs;
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(new Error(`Run timed out after ${timeoutMs} ms`)), timeoutMs);
+  const scope = deps.openScope?.({ key: request.keyId ?? '', tool: request.tool.id });
+  try {
+    const signal = AbortSignal.any([request.signal, timeout.signal]);
+    let run: ToolRun;
+    try {
+      run = new ToolRun(deps, request, signal, deadline, timeoutMs, scope?.evaluate ?? deps.evaluate);
+    } catch (error) {
+      if (!(error instanceof RuntimeCredentialError)) throw error;
+      // Names only: the message never holds a credential value.
+      return { status: 'failed', data: null, stepResults: [], error: error.message, files: [] };
+    }
+    try {
+      return await run.execute();
+    } catch (error) {
+      // A bug in the engine must still end the run cleanly and without leaking a credential.
+      const message = run.redactor.string(`Internal error in the run engine: ${messageOf(error)}`);
+      return { status: 'failed', data: null, stepResults: [], error: message, files: [] };
+    }
+  } finally {
+    clearTimeout(timer);
+    scope?.close();
+  }
+}

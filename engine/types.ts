@@ -1,0 +1,224 @@
+import type { RuntimeCredentials, StepResult } from '../contract/api/run.ts';
+import type { ApiKeyPlacement, AuthType } from '../contract/api/system.ts';
+import type { Tool } from '../contract/api/tool.ts';
+import type { JsonObject, JsonValue } from '../contract/json.ts';
+
+/** A system as the engine needs it: where it is and its credentials for the run's mode. */
+export interface ResolvedSystem {
+  id: string;
+  url?: string | undefined;
+  authType?: AuthType | undefined;
+  credentials: Record<string, string>;
+  /** Origins besides the base URL's that may receive this system's credentials (System.extraOrigins). */
+  extraOrigins?: string[] | undefined;
+  /** Networks steps using this system may reach although the egress policy refuses private ones (System.allowedNetworks). */
+  allowedNetworks?: string[] | undefined;
+  /** authType apiKey without apiKeyHeader/apiKeyQueryParam: where the system's documentation says the key goes. */
+  apiKeyPlacement?: ApiKeyPlacement | undefined;
+  /** An OAuth system whose access token the engine asks for (EngineRequest.accessToken), not a stored one. */
+  tokenManaged?: boolean | undefined;
+  /** The system is reached through a gateway agent's tunnel (System.gateway). */
+  gateway?: { tunnelId: string; target: string } | undefined;
+  /**
+   * Code (transforms, and function templates outside a request to the system's origins) may read the
+   * system's credentials (System.codeAccess). Absent: it may not.
+   */
+  codeAccess?: boolean | undefined;
+}
+
+/**
+ * A connection to a private system: the bytes go to the gateway target, whatever the URL says; `host`
+ * and `port` are the system URL's (lower-case host), for the Host header, TLS SNI and certificate checks,
+ * and to tell the system's origin from other origins a redirect may lead to.
+ */
+export interface GatewayRoute {
+  tunnelId: string;
+  target: string;
+  host: string;
+  port: number;
+}
+
+/** A current OAuth access token, as the run's process hands it to the engine. */
+export interface GrantedToken {
+  accessToken: string;
+  /** Epoch ms; the engine asks for a new token once it is this close to expiry. */
+  expiresAt?: number | undefined;
+}
+
+/**
+ * Asks the process that owns the store for a system's current access token; `rejected` is a token the
+ * target answered 401 to. Throws with a message safe to show (it becomes the step's error).
+ */
+export type AccessTokenSource = (systemId: string, rejected?: string) => Promise<GrantedToken>;
+
+/**
+ * A property of the first argument that exists for code but throws `message` when read; its value
+ * never reaches the sandbox (a credential code may not see: credentials.ts).
+ */
+export interface GuardedProperty {
+  path: readonly string[];
+  message: string;
+}
+
+export interface EvaluateOptions {
+  label?: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  guarded?: readonly GuardedProperty[] | undefined;
+}
+
+/** Runs a user function source in the sandbox with JSON arguments. */
+export type Evaluate = (source: string, args: JsonValue[], options?: EvaluateOptions) => Promise<JsonValue>;
+
+/** What a protocol receives once templates are rendered. */
+export interface ProtocolContext {
+  signal: AbortSignal;
+  /** Epoch ms; every outbound call must finish before it. */
+  deadline: number;
+  traceId: string;
+  /** Replaces the run's credential values; protocols apply it to text before they cut it short. */
+  redact?: ((text: string) => string) | undefined;
+  /** Told before a failed attempt is retried (HTTP): progress for live logs, never data. */
+  onRetry?: ((retry: RetryInfo) => void) | undefined;
+}
+
+export interface RetryInfo {
+  /** The attempt about to be made (2 for the first retry). */
+  attempt: number;
+  delayMs: number;
+  /** The HTTP status being retried; absent for a network error. */
+  status?: number | undefined;
+}
+
+export interface HttpCall {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  query: Array<[string, string]>;
+  body?: string | JsonValue | undefined;
+  retry: boolean;
+  /** Headers that carry a credential (system auth, or a value containing one): never sent to another origin by a redirect. */
+  credentialHeaders?: string[] | undefined;
+  /** Query parameters that carry a credential: removed on a redirect to another origin. */
+  credentialQueryParams?: string[] | undefined;
+  /** The body carries a credential: not re-sent to another origin by a 307/308 redirect. */
+  credentialBody?: boolean | undefined;
+  /** The step system's allowedNetworks. */
+  allowedNetworks?: string[] | undefined;
+  /** Set when the step's system is behind a gateway. */
+  gateway?: GatewayRoute | undefined;
+}
+
+export interface HttpReply {
+  status: number;
+  headers: Record<string, string>;
+  data: JsonValue;
+}
+
+export interface FileCall {
+  url: string;
+  body: unknown;
+  credentials: Record<string, string>;
+  /** The step system's allowedNetworks. */
+  allowedNetworks?: string[] | undefined;
+  /** Set when the step's system is behind a gateway: the connection goes through its tunnel. */
+  gateway?: GatewayRoute | undefined;
+}
+
+export interface PostgresCall extends FileCall {
+  modify: boolean;
+}
+
+/** The outbound side of the engine, injected so the engine itself performs no I/O. */
+export interface Protocols {
+  http(call: HttpCall, ctx: ProtocolContext): Promise<HttpReply>;
+  postgres(call: PostgresCall, ctx: ProtocolContext): Promise<JsonValue>;
+  ftp(call: FileCall, ctx: ProtocolContext): Promise<JsonValue>;
+  sftp(call: FileCall, ctx: ProtocolContext): Promise<JsonValue>;
+}
+
+export interface EngineLimits {
+  maxLoopItems: number;
+  defaultTimeoutMs: number;
+  /** Largest data of one step, as UTF-8 JSON (KUBEGLUE_MAX_STEP_DATA_BYTES): above it the step fails. */
+  maxStepDataBytes: number;
+  /**
+   * Largest result of a run, as UTF-8 JSON: its output data (files included) and every step's data
+   * together, as they are stored (KUBEGLUE_MAX_RESULT_BYTES). Above it the run fails.
+   */
+  maxResultBytes: number;
+}
+
+export const DEFAULT_LIMITS: EngineLimits = {
+  maxLoopItems: 10_000,
+  defaultTimeoutMs: 5 * 60 * 1000,
+  maxStepDataBytes: 10 * 1024 * 1024,
+  maxResultBytes: 20 * 1024 * 1024,
+};
+
+/** The evaluations of one run: they may share state the run's other evaluations see, never another run's. */
+export interface EvaluationScope {
+  evaluate: Evaluate;
+  /** The run ended. */
+  close(): void;
+}
+
+/** Whose run it is, for sharing the sandbox fairly (engine/sandbox/fair-queue.ts). */
+export interface ScopeOwner {
+  /** The API key (id) that started the run; '' when unknown. */
+  key: string;
+  tool: string;
+}
+
+export interface EngineDeps {
+  evaluate: Evaluate;
+  /** One scope per run (the sandbox: one context per run); without it every run uses `evaluate`. */
+  openScope?: ((owner: ScopeOwner) => EvaluationScope) | undefined;
+  protocols: Protocols;
+  limits?: Partial<EngineLimits>;
+  now?: () => number;
+}
+
+export interface EngineRequest {
+  /** The API key (id) that started the run: its evaluations share the sandbox fairly with other keys'. */
+  keyId?: string | undefined;
+  tool: Tool;
+  inputs: JsonObject;
+  systems: ResolvedSystem[];
+  runtimeCredentials?: RuntimeCredentials | undefined;
+  timeoutMs?: number | undefined;
+  traceId: string;
+  signal: AbortSignal;
+  onEvent?: ((event: EngineEvent) => void) | undefined;
+  /** Where tokenManaged systems get their access token; without it their steps fail with a clear error. */
+  accessToken?: AccessTokenSource | undefined;
+}
+
+/**
+ * A step result with `notes`: things the user should know about a step that did not fail it (credentials
+ * withheld from a request to another origin). Optional and additive, so StepResult readers are unaffected.
+ */
+/** A step's result as the engine reports it (notes included: see StepResult). */
+export type EngineStepResult = StepResult;
+
+export type EngineEvent =
+  | { type: 'step_started'; stepId: string }
+  | { type: 'step_finished'; result: EngineStepResult }
+  | { type: 'page_fetched'; stepId: string; page: number; totalFetched: number }
+  | ({ type: 'retry'; stepId: string } & RetryInfo);
+
+export interface ProducedFile {
+  fileKey: string;
+  filename: string;
+  contentType: string;
+  size: number;
+  contentBase64: string;
+}
+
+export interface EngineResult {
+  status: 'success' | 'failed' | 'aborted';
+  data: JsonValue;
+  stepResults: EngineStepResult[];
+  error?: string;
+  files: ProducedFile[];
+}

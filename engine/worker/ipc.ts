@@ -1,0 +1,35 @@
+import type { RuntimeCredentials } from '../../contract/api/run.ts';
+import type { Tool } from '../../contract/api/tool.ts';
+import type { JsonObject } from '../../contract/json.ts';
+import type { EngineEvent, EngineResult, GrantedToken, ResolvedSystem } from '../types.ts';
+
+/** Everything a worker needs to execute one run; plain data, so it crosses process boundaries. */
+export interface RunOrder {
+  runId: string;
+  /** The API key (id) that started the run (the run's userId): the worker shares its sandbox fairly between keys. */
+  keyId?: string | undefined;
+  tool: Tool;
+  inputs: JsonObject;
+  systems: ResolvedSystem[];
+  runtimeCredentials?: RuntimeCredentials | undefined;
+  timeoutMs?: number | undefined;
+  traceId: string;
+}
+
+export type ToWorker =
+  /** events: true sends every engine event, 'progress' the same without step data (false: none). */
+  | { type: 'run'; id: number; order: RunOrder; events: boolean | 'progress' }
+  | { type: 'cancel'; id: number }
+  /** The answer to a token request of run `id`: a token, or the error message to fail the step with. */
+  | { type: 'token'; id: number; requestId: number; token?: GrantedToken; error?: string }
+  | { type: 'shutdown' };
+
+export type FromWorker =
+  | { type: 'ready' }
+  /** The worker lost control of a sandbox isolate (its thread may stay stuck): replace it once its runs end. */
+  | { type: 'unhealthy'; reason: string }
+  /** Engine events of runs, in order, batched (a run's events always precede its result). */
+  | { type: 'events'; events: { id: number; event: EngineEvent }[] }
+  | { type: 'result'; id: number; result: EngineResult }
+  /** Run `id` needs a system's current OAuth access token (rejected: the one its target refused). */
+  | { type: 'token_request'; id: number; requestId: number; systemId: string; rejected?: string };

@@ -1,0 +1,181 @@
+/**
+ * Pool worker: a long-lived child process that executes many runs at once for the API process,
+ * over IPC. User code runs in its sandbox; a crash here fails only this worker's runs.
+ */
+
+import { createEngineDeps } from '../deps.ts';
+import { egressPolicyFromEnv } from '../protocols/egress-policy.ts';
+import { closeGatewayAgents } from '../protocols/gateway-http.ts';
+import { gatewayRelayFromEnv } from '../protocols/gateway-socket.ts';
+import { closeHttpAgent } from '../protocols/http.ts';
+import { closePostgresPools } from '../protocols/index.ts';
+import { runTool } from '../run-tool.ts';
+import type { EngineEvent, GrantedToken } from '../types.ts';
+import type { FromWorker, ToWorker } from './ipc.ts';
+import { startWorkerWatchdog } from './watchdog.ts';
+
+// First: whatever happens to this thread later, the process neither outlives the API process nor
+// stays stuck with runs the pool waits for.
+startWorkerWatchdog();
+
+function positive(value: string | undefined): number | undefined {
+  const n = Number(value);
+  return Number.isFinite(n) && n > 0 ? n : undefined;
+}
+
+/**
+ * isolated-vm lost control of an isolate: its thread may stay stuck, and a normal exit would then hang
+ * for good (isolated-vm's thread pool joins its threads while the process exits).
+ */
+let unhealthy = false;
+
+/** Exits; without the normal exit's C++ clean-up once an isolate's thread may be stuck. */
+function exit(code: number): never {
+  if (unhealthy) process.kill(process.pid, 'SIGKILL');
+  process.exit(code);
+}
+
+// The pool sets every one of these explicitly; a worker started without them refuses private targets.
+const { deps, sandbox } = createEngineDeps({
+  sandboxMemoryMb: positive(process.env.KUBEGLUE_SANDBOX_MEMORY_MB),
+  sandboxTimeoutMs: positive(process.env.KUBEGLUE_SANDBOX_TIMEOUT_MS),
+  sandboxKeyConcurrency: positive(process.env.KUBEGLUE_SANDBOX_KEY_CONCURRENCY),
+  limits: {
+    maxStepDataBytes: positive(process.env.KUBEGLUE_MAX_STEP_DATA_BYTES),
+    maxResultBytes: positive(process.env.KUBEGLUE_MAX_RESULT_BYTES),
+  },
+  // An isolate's thread may stay stuck (isolated-vm could not stop a script): this process should
+  // end. The pool sends it no more runs and stops it once these have ended.
+  onCatastrophicError: (message) => {
+    process.emitWarning(`isolated-vm catastrophic error: ${message}`);
+    if (unhealthy) return;
+    unhealthy = true;
+    send({ type: 'unhealthy', reason: 'the sandbox lost control of an isolate' });
+  },
+  egress: egressPolicyFromEnv(process.env, 'deny'),
+  gatewayRelay: gatewayRelayFromEnv(process.env),
+});
+const running = new Map<number, AbortController>();
+/**
+ * How long the worker waits with no run in flight before giving back the sandbox's memory (a burst
+ * grows the isolates' heaps; they would keep that size). Short enough to matter, long enough that
+ * steady traffic with small gaps never pays for a fresh isolate.
+ */
+const TRIM_AFTER_IDLE_MS = 2_000;
+let trimTimer: NodeJS.Timeout | undefined;
+
+function runFinished(id: number): void {
+  running.delete(id);
+  if (running.size > 0) return;
+  clearTimeout(trimTimer);
+  trimTimer = setTimeout(() => sandbox.trim(), TRIM_AFTER_IDLE_MS);
+  trimTimer.unref();
+}
+/** Token requests waiting for the parent's answer, by request id. */
+const tokenRequests = new Map<
+  number,
+  { resolve: (token: GrantedToken) => void; reject: (error: Error) => void }
+>();
+let nextTokenRequest = 1;
+
+/** The parent process owns the store: it answers with the system's current token (or why there is none). */
+function askToken(runId: number, systemId: string, rejected: string | undefined): Promise<GrantedToken> {
+  const requestId = nextTokenRequest++;
+  return new Promise((resolve, reject) => {
+    tokenRequests.set(requestId, { resolve, reject });
+    send({ type: 'token_request', id: runId, requestId, systemId, ...(rejected ? { rejected } : {}) });
+  });
+}
+
+/** 'progress': step_finished without its data, so a listener that wants progress only copies no results. */
+function eventFor(mode: boolean | 'progress', event: EngineEvent): EngineEvent {
+  if (mode !== 'progress' || event.type !== 'step_finished') return event;
+  const { data: _data, ...result } = event.result;
+  return { type: 'step_finished', result };
+}
+
+/**
+ * Engine events wait here for a few milliseconds and cross to the parent in one message: a paginated
+ * run has a dozen, and one IPC message each cost more than the pages themselves. Any other message
+ * sends them first, so a run's events always arrive before its result.
+ */
+const EVENT_BATCH_MS = 10;
+let pendingEvents: { id: number; event: EngineEvent }[] = [];
+let eventTimer: NodeJS.Timeout | undefined;
+
+function flushEvents(): void {
+  clearTimeout(eventTimer);
+  eventTimer = undefined;
+  if (pendingEvents.length === 0) return;
+  const events = pendingEvents;
+  pendingEvents = [];
+  if (process.connected) process.send?.({ type: 'events', events } satisfies FromWorker);
+}
+
+function sendEvent(id: number, event: EngineEvent): void {
+  pendingEvents.push({ id, event });
+  eventTimer ??= setTimeout(flushEvents, EVENT_BATCH_MS);
+}
+
+function send(message: FromWorker): void {
+  flushEvents();
+  if (process.connected) process.send?.(message);
+}
+
+let stopping = false;
+
+async function shutdown(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  for (const controller of running.values()) controller.abort();
+  await Promise.allSettled([closeHttpAgent(), closeGatewayAgents(), closePostgresPools()]);
+  sandbox.dispose();
+  exit(0);
+}
+
+process.on('message', (message: ToWorker) => {
+  switch (message.type) {
+    case 'run': {
+      const controller = new AbortController();
+      clearTimeout(trimTimer);
+      running.set(message.id, controller);
+      runTool(deps, {
+        ...message.order,
+        signal: controller.signal,
+        accessToken: (systemId, rejected) => askToken(message.id, systemId, rejected),
+        onEvent: message.events
+          ? (event) => sendEvent(message.id, eventFor(message.events, event))
+          : undefined,
+      }).then((result) => {
+        runFinished(message.id);
+        send({ type: 'result', id: message.id, result });
+      });
+      break;
+    }
+    case 'cancel':
+      running.get(message.id)?.abort();
+      break;
+    case 'token': {
+      const waiting = tokenRequests.get(message.requestId);
+      tokenRequests.delete(message.requestId);
+      if (message.token) waiting?.resolve(message.token);
+      else waiting?.reject(new Error(message.error ?? 'no access token'));
+      break;
+    }
+    case 'shutdown':
+      void shutdown();
+      break;
+  }
+});
+
+// The parent is gone: nobody will read results any more. (If this thread is stuck, the watchdog
+// ends the process instead.)
+process.on('disconnect', () => void shutdown());
+// A signal to the whole process group (Ctrl-C in a terminal, kill -- -pid) reaches the workers too: the
+// parent decides when they stop (after its grace period for in-flight runs), by 'shutdown' or by leaving.
+// Once told to shut down, SIGTERM is the pool saying the shutdown took too long: exit at once.
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => {
+  if (stopping) exit(1);
+});
+send({ type: 'ready' });

@@ -1,0 +1,235 @@
+/** The embedded launcher: admitted ToolRuns execute in this process's worker pool. */
+
+import type { RunOptions } from '../../contract/api/run.ts';
+import type { ToolRunResource } from '../../contract/resources/kinds.ts';
+import type { EngineResult, GrantedToken, ResolvedSystem } from '../../engine/types.ts';
+import type { RunOrder } from '../../engine/worker/ipc.ts';
+import type { WorkerPool } from '../../engine/worker/pool.ts';
+import { finishFromResult } from '../../runs/completion.ts';
+import {
+  afterInterruption,
+  DEFAULT_MAX_RUN_ATTEMPTS,
+  interruptedSteps,
+  SHUTDOWN_MESSAGE,
+  ShutdownInterrupt,
+  stoppedByShutdown,
+} from '../../runs/interrupted.ts';
+import type { RunEventHub } from '../../runs/run-events.ts';
+import type { Store, StoredRun } from '../../store/index.ts';
+import type { Execution, Launcher, LaunchResult } from './launcher.ts';
+
+/** What the pool launcher needs besides the pool: the run's inputs and credentials, resolved at launch. */
+export interface LaunchContext {
+  store: Store;
+  pool: WorkerPool;
+  executor: string;
+  resolveSystems(systemIds: string[], mode: 'dev' | 'prod'): Promise<ResolvedSystem[]>;
+  /** Runtime credentials of the run (and their removal once it ran). */
+  takeCredentials(runId: string): Promise<RunOrder['runtimeCredentials']>;
+  dropCredentials(runId: string): Promise<void>;
+  /** Registers the execution for cancellation; returns the unregister function. */
+  track(runId: string, controller: AbortController): () => void;
+  onFinished?(run: StoredRun, status: string, durationMs: number): void;
+  /** Live progress of the runs for `GET /v1/logs/stream`. */
+  events?: Pick<RunEventHub, 'emit'>;
+  /** The current OAuth access token of a tokenManaged system. */
+  accessToken?(systemId: string, mode: 'dev' | 'prod', rejected?: string): Promise<GrantedToken>;
+  /** Executions a read-only run gets at most when a shutdown interrupts it (KUBEGLUE_MAX_RUN_ATTEMPTS). */
+  maxRunAttempts?: number;
+  log?(line: string): void;
+}
+
+interface PoolExecution {
+  controller: AbortController;
+  startedAt: string;
+  done: Promise<void>;
+}
+
+/**
+ * Executes admitted ToolRuns in the worker pool and records their outcome in the store: the embedded
+ * counterpart of the runner Pod. Only one executor can claim a run.
+ */
+export class PoolLauncher implements Launcher {
+  readonly kind = 'pool';
+  readonly #ctx: LaunchContext;
+  readonly #executions = new Map<string, PoolExecution>();
+  #changed: (toolRunName: string) => void = () => {};
+  /** False once shutting down: nothing new starts here (the run stays queued for the next process). */
+  #accepting = true;
+
+  constructor(ctx: LaunchContext) {
+    this.#ctx = ctx;
+  }
+
+  async open(changed: (toolRunName: string) => void): Promise<void> {
+    this.#changed = changed;
+  }
+
+  /**
+   * Shutdown, first part: launches nothing new and gives the runs executing here up to graceMs to finish;
+   * those still executing then are interrupted (see close()).
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.#accepting = false;
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, graceMs);
+    });
+    try {
+      await Promise.race([this.#settled(), graceOver]);
+    } finally {
+      clearTimeout(timer);
+    }
+    await this.close();
+  }
+
+  /**
+   * Interrupts the runs executing here (a shutdown, not a cancel) and waits until each has recorded what
+   * becomes of it: a read-only run is handed back to run again, any other fails saying the server shut
+   * down (runs/interrupted.ts).
+   */
+  async close(): Promise<void> {
+    this.#accepting = false;
+    const reason = new ShutdownInterrupt();
+    for (const execution of this.#executions.values()) execution.controller.abort(reason);
+    await this.#settled();
+  }
+
+  /** Resolves once no execution is left (including any that ends while it waits). */
+  async #settled(): Promise<void> {
+    while (this.#executions.size > 0) {
+      await Promise.allSettled([...this.#executions.values()].map((e) => e.done));
+    }
+  }
+
+  async launch(toolRun: ToolRunResource): Promise<LaunchResult> {
+    const name = toolRun.metadata.name;
+    if (this.#executions.has(name)) return { launched: true };
+    if (!this.#accepting) return { launched: false };
+    const run = await this.#ctx.store.claimRunExecution(toolRun.spec.runId, this.#ctx.executor);
+    if (!run) return { launched: false };
+    const controller = new AbortController();
+    const execution: PoolExecution = {
+      controller,
+      startedAt: new Date().toISOString(),
+      done: Promise.resolve(),
+    };
+    this.#executions.set(name, execution);
+    execution.done = this.#execute(toolRun, run, controller).finally(() => {
+      // The outcome is in the store before the execution disappears (observe, then read the store).
+      this.#executions.delete(name);
+      this.#changed(name);
+    });
+    return { launched: true };
+  }
+
+  async observe(toolRun: ToolRunResource): Promise<Execution> {
+    const execution = this.#executions.get(toolRun.metadata.name);
+    return execution
+      ? { launcher: 'pool', phase: 'Running', since: execution.startedAt, cooperativeCancel: false }
+      : { launcher: 'pool', phase: 'None', cooperativeCancel: false };
+  }
+
+  async stop(toolRun: ToolRunResource): Promise<void> {
+    this.#executions.get(toolRun.metadata.name)?.controller.abort();
+  }
+
+  async cleanup(): Promise<void> {
+    // Nothing outlives an in-process execution.
+  }
+
+  #tokenSource(run: StoredRun) {
+    const mode = run.executionMode ?? 'prod';
+    return (systemId: string, rejected?: string) => {
+      const source = this.#ctx.accessToken;
+      if (!source) return Promise.reject(new Error('no OAuth token source'));
+      return source.call(this.#ctx, systemId, mode, rejected);
+    };
+  }
+
+  async #execute(toolRun: ToolRunResource, run: StoredRun, controller: AbortController): Promise<void> {
+    const { store, pool } = this.#ctx;
+    const runId = run.runId;
+    const untrack = this.#ctx.track(runId, controller);
+    const events = this.#ctx.events;
+    const ref = { runId, toolId: run.toolId, traceId: run.traceId ?? runId };
+    let result: EngineResult;
+    try {
+      const systems = await this.#ctx.resolveSystems(run.systemIds, run.executionMode ?? 'prod');
+      result = await pool.run(
+        {
+          runId,
+          keyId: run.userId,
+          tool: toolRun.spec.tool,
+          inputs: run.toolPayload ?? {},
+          systems,
+          runtimeCredentials: await this.#ctx.takeCredentials(runId),
+          timeoutMs: (run.options as RunOptions | undefined)?.timeout,
+          traceId: run.traceId ?? runId,
+        },
+        {
+          signal: controller.signal,
+          ...(events ? { onEvent: (event) => events.emit(ref, event), progressOnly: true } : {}),
+          ...(this.#ctx.accessToken ? { accessToken: this.#tokenSource(run) } : {}),
+        },
+      );
+    } catch (error) {
+      // E.g. a system deleted after the run was accepted: the run fails, the process carries on.
+      result = { status: 'failed', data: null, stepResults: [], error: (error as Error).message, files: [] };
+    } finally {
+      untrack();
+    }
+    // Stopped by this process's shutdown, not by a cancel (whose abort is stored already).
+    if (result.status === 'aborted' && stoppedByShutdown(controller.signal)) {
+      const failed = await this.#interrupted(run, result);
+      if (!failed) return;
+      result = failed;
+    }
+    const finish = finishFromResult(run, result);
+    const recorded = await store.batch.finishRun(runId, finish);
+    await this.#ctx.dropCredentials(runId).catch(() => {});
+    if (recorded) {
+      this.#ctx.onFinished?.(run, finish.status, finish.durationMs);
+      events?.emit(ref, {
+        type: 'run_finished',
+        status: finish.status,
+        ...(finish.error !== undefined ? { error: finish.error } : {}),
+        durationMs: finish.durationMs,
+      });
+    }
+  }
+
+  /**
+   * A run the shutdown interrupted: handed back to the store to run again (a read-only run within its
+   * attempts; its runtime credentials stay), else the failed result to record.
+   */
+  async #interrupted(run: StoredRun, result: EngineResult): Promise<EngineResult | undefined> {
+    const attempt = run.attempt ?? 1;
+    const verdict = afterInterruption({
+      cause: SHUTDOWN_MESSAGE,
+      tool: run.tool,
+      async: true,
+      attempt,
+      maxAttempts: this.#ctx.maxRunAttempts ?? DEFAULT_MAX_RUN_ATTEMPTS,
+    });
+    if (verdict.retry) {
+      const handed = await this.#ctx.store.retryRun(run.runId, {
+        fromAttempt: attempt,
+        fromExecutor: this.#ctx.executor,
+      });
+      if (handed) {
+        this.#ctx.log?.(`shutdown: run ${run.runId} handed back to run again (attempt ${verdict.attempt})`);
+        return undefined;
+      }
+    }
+    return {
+      ...result,
+      status: 'failed',
+      data: null,
+      error: verdict.retry ? `${SHUTDOWN_MESSAGE} (it was not retried)` : verdict.error,
+      stepResults: interruptedSteps(result.stepResults),
+    };
+  }
+}
+
+// --- PodLauncher ---

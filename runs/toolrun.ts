@@ -1,0 +1,44 @@
+import type { ExecutionMode, RequestSource, RunOptions } from '../contract/api/run.ts';
+import type { Tool } from '../contract/api/tool.ts';
+import { labelValueForId, shortHash, slug } from '../contract/resources/convert.ts';
+import type { ToolRunResource } from '../contract/resources/kinds.ts';
+import { API_VERSION, type OwnerReference } from '../contract/resources/meta.ts';
+import type { StoredRun } from '../store/index.ts';
+
+export const RUN_ID_LABEL = 'kubeglue.dev/run-id';
+export const TOOL_ID_LABEL = 'kubeglue.dev/tool-id';
+/** Held until the store has the run's terminal state, so the ToolRun never disappears first. */
+export const RECORDED_FINALIZER = 'kubeglue.dev/run-recorded';
+
+/** A DNS-1123 name per run id: `run-<slug>-<hash>` (run ids may be any string the API accepts). */
+export function toolRunName(runId: string): string {
+  const readable = slug(runId);
+  return `run-${readable ? `${readable}-` : ''}${shortHash(runId)}`;
+}
+
+/** The work order of a stored async run. Inputs and runtime credentials stay out of it. */
+export function toolRunFor(run: StoredRun, namespace: string, owner?: OwnerReference): ToolRunResource {
+  const tool = run.tool as unknown as Tool;
+  const { createdAt: _c, updatedAt: _u, ...snapshot } = tool;
+  return {
+    apiVersion: API_VERSION,
+    kind: 'ToolRun',
+    metadata: {
+      name: toolRunName(run.runId),
+      namespace,
+      labels: { [RUN_ID_LABEL]: labelValueForId(run.runId), [TOOL_ID_LABEL]: labelValueForId(run.toolId) },
+      finalizers: [RECORDED_FINALIZER],
+      ...(owner ? { ownerReferences: [owner] } : {}),
+    },
+    spec: {
+      runId: run.runId,
+      tool: snapshot,
+      ...(run.options ? { options: run.options as RunOptions } : {}),
+      requestSource: run.requestSource as RequestSource,
+      executionMode: (run.executionMode ?? 'prod') as ExecutionMode,
+      ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}),
+      ...(run.traceId ? { traceId: run.traceId } : {}),
+      ...(run.userId ? { userId: run.userId } : {}),
+    },
+  };
+}

@@ -1,0 +1,158 @@
+/**
+ * Fetching documentation: every connection through the egress guard (judged at connect time, each redirect
+ * hop too), each response read as a stream and cut off at the size limit (never buffered whole), within the
+ * processing's deadline. A doc site is crawled breadth-first over same-origin links, up to a page count.
+ */
+import { Agent, request } from 'undici';
+import { discardBody } from '../../engine/protocols/discard-body.ts';
+import type { EgressGuard } from '../../engine/protocols/egress-policy.ts';
+import { egressConnector } from '../../engine/protocols/egress-socket.ts';
+
+const MAX_REDIRECTS = 5;
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * A fetch that failed; the message names the URL without its query (which may carry a token). `retryable`:
+ * the site may answer next time (a network error, a 5xx, 408, 429); the processing is tried again.
+ */
+export class DocumentationFetchError extends Error {
+  override name = 'DocumentationFetchError';
+  readonly retryable: boolean;
+
+  constructor(message: string, options: { retryable?: boolean } = {}) {
+    super(message);
+    this.retryable = options.retryable ?? false;
+  }
+}
+
+function retryableStatus(status: number): boolean {
+  return status >= 500 || status === 408 || status === 429;
+}
+
+export interface FetchedFile {
+  url: string;
+  bytes: Uint8Array;
+  contentType: string | undefined;
+}
+
+export function displayUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return '(an invalid URL)';
+  }
+}
+
+export interface Fetcher {
+  fetch(url: string, maxBytes: number): Promise<FetchedFile>;
+  close(): Promise<void>;
+}
+
+/** One dispatcher per processing: its guard carries the system's allowedNetworks. */
+export function createFetcher(guard: EgressGuard, signal: AbortSignal): Fetcher {
+  const dispatcher = new Agent({
+    connect: egressConnector(guard, { timeoutMs: CONNECT_TIMEOUT_MS }),
+    keepAliveTimeout: 5_000,
+  });
+  return {
+    fetch: (url, maxBytes) => fetchOne(url, maxBytes, dispatcher, signal),
+    close: () => dispatcher.destroy(),
+  };
+}
+
+async function fetchOne(
+  start: string,
+  maxBytes: number,
+  dispatcher: Agent,
+  signal: AbortSignal,
+): Promise<FetchedFile> {
+  let url = start;
+  for (let hop = 0; ; hop++) {
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      throw new DocumentationFetchError(
+        `documentation URL ${displayUrl(url)}: only http and https can be fetched`,
+      );
+    }
+    let response: Awaited<ReturnType<typeof request>>;
+    try {
+      response = await request(url, {
+        method: 'GET',
+        dispatcher,
+        signal,
+        headers: { accept: '*/*', 'user-agent': 'kubeglue-documentation' },
+      });
+    } catch (error) {
+      if (signal.aborted)
+        throw new DocumentationFetchError(
+          `fetching ${displayUrl(url)} ran past the time limit (KUBEGLUE_DOCS_TIMEOUT_MS)`,
+        );
+      throw new DocumentationFetchError(`fetching ${displayUrl(url)} failed: ${(error as Error).message}`, {
+        retryable: true,
+      });
+    }
+    const { statusCode, headers, body } = response;
+    if (statusCode >= 300 && statusCode < 400 && headers.location) {
+      discardBody(body);
+      if (hop >= MAX_REDIRECTS)
+        throw new DocumentationFetchError(
+          `fetching ${displayUrl(start)}: more than ${MAX_REDIRECTS} redirects`,
+        );
+      url = new URL(String(headers.location), url).toString();
+      continue;
+    }
+    if (statusCode < 200 || statusCode >= 300) {
+      discardBody(body);
+      throw new DocumentationFetchError(`fetching ${displayUrl(url)} answered HTTP ${statusCode}`, {
+        retryable: retryableStatus(statusCode),
+      });
+    }
+    const declared = Number(headers['content-length']);
+    const tooLarge = () =>
+      new DocumentationFetchError(
+        `documentation at ${displayUrl(url)} is larger than the limit of ${maxBytes} bytes (KUBEGLUE_DOCS_MAX_BYTES); ` +
+          'the download was stopped',
+      );
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      discardBody(body);
+      throw tooLarge();
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of body) {
+        size += (chunk as Buffer).length;
+        if (size > maxBytes) {
+          discardBody(body);
+          throw tooLarge();
+        }
+        chunks.push(chunk as Buffer);
+      }
+    } catch (error) {
+      if (error instanceof DocumentationFetchError) throw error;
+      if (signal.aborted)
+        throw new DocumentationFetchError(
+          `fetching ${displayUrl(url)} ran past the time limit (KUBEGLUE_DOCS_TIMEOUT_MS)`,
+        );
+      throw new DocumentationFetchError(`reading ${displayUrl(url)} failed: ${(error as Error).message}`, {
+        retryable: true,
+      });
+    }
+    const type = headers['content-type'];
+    return { url, bytes: Buffer.concat(chunks), contentType: Array.isArray(type) ? type[0] : type };
+  }
+}
+
+/** Links a crawl does not follow: assets, not documentation. */
+const ASSET = /\.(png|jpe?g|gif|svg|ico|webp|css|js|mjs|map|woff2?|ttf|eot|mp4|mp3|webm)$/i;
+
+/** Whether a crawl that started at `start` follows `link`: same origin, not an asset. */
+export function crawlable(start: string, link: string): boolean {
+  try {
+    const target = new URL(link);
+    return target.origin === new URL(start).origin && !ASSET.test(target.pathname);
+  } catch {
+    return false;
+  }
+}

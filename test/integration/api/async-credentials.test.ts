@@ -1,0 +1,63 @@
+import type { ServerResponse } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, type TestApi, waitForRun } from '../../support/embedded.ts';
+import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
+
+let api: TestApi;
+let target: HttpTarget;
+const held: ServerResponse[] = [];
+
+beforeAll(async () => {
+  target = await startHttpTarget();
+  target.route('GET', '/hold', (_req, res) => {
+    held.push(res);
+    return undefined;
+  });
+  target.route('GET', '/whoami', (req) => ({ body: { auth: req.headers.authorization ?? null } }));
+  // One async run at a time: a second one waits, queued, with its credentials not read yet.
+  api = await startTestApi({ KUBEGLUE_MAX_ASYNC_RUNS: '1' });
+  await api.call('POST', '/v1/systems', { body: { id: 'crm', url: target.url, authType: 'bearer' } });
+  await api.call('POST', '/v1/tools', {
+    body: { id: 'block', steps: [{ id: 'w', config: { url: `${target.url}/hold` } }] },
+  });
+  await api.call('POST', '/v1/tools', {
+    body: { id: 'whoami', steps: [{ id: 'w', config: { url: '/whoami', systemId: 'crm' } }] },
+  });
+});
+afterAll(async () => {
+  for (const res of held) res.destroy();
+  await api?.stop();
+  await target?.stop();
+});
+
+describe('runtime credentials of a queued async run', () => {
+  it('are not replaced by a conflicting request that reuses its runId', async () => {
+    await api.call('POST', '/v1/tools/block/run', { body: { options: { async: true } } });
+    await expect.poll(() => held.length, { timeout: 10_000 }).toBe(1);
+    const queued = await api.call('POST', '/v1/tools/whoami/run', {
+      body: {
+        runId: 'creds-x',
+        inputs: { n: 1 },
+        credentials: { crm_bearerToken: 'first-token' },
+        options: { async: true },
+      },
+    });
+    expect(queued.status).toBe(202);
+    const conflicting = await api.call('POST', '/v1/tools/whoami/run', {
+      body: {
+        runId: 'creds-x',
+        inputs: { n: 2 },
+        credentials: { crm_bearerToken: 'other-token' },
+        options: { async: true },
+      },
+    });
+    expect(conflicting.status).toBe(409);
+    (held[0] as ServerResponse).end('"done"');
+    await waitForRun(api, 'creds-x');
+    const results = await api.call<{ data: { data: { auth: string } } }>('GET', '/v1/runs/creds-x/results');
+    expect(results.body.data.data.auth).toBe('Bearer <<crm_bearerToken>>');
+    expect(target.requests.find((r) => r.path === '/whoami')?.headers.authorization).toBe(
+      'Bearer first-token',
+    );
+  });
+});

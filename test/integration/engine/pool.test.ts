@@ -1,0 +1,323 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Tool } from '../../../contract/api/tool.ts';
+import type { EngineEvent } from '../../../engine/types.ts';
+import type { RunOrder } from '../../../engine/worker/ipc.ts';
+import { WorkerPool } from '../../../engine/worker/pool.ts';
+import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
+
+let target: HttpTarget;
+let pool: WorkerPool;
+let nextRun = 1;
+
+function order(tool: Record<string, unknown>, extra: Partial<RunOrder> = {}): RunOrder {
+  return {
+    runId: `run-${nextRun++}`,
+    tool: Tool.parse({ id: 'tool', ...tool }),
+    inputs: {},
+    systems: [],
+    traceId: '0af7651916cd43dd8448eb211c80319c',
+    ...extra,
+  };
+}
+
+const transform = (code: string) => ({
+  steps: [{ id: 't', config: { type: 'transform', transformCode: code } }],
+});
+
+beforeAll(async () => {
+  target = await startHttpTarget();
+  target.route('GET', '/hello', { body: { hello: 'world' } });
+  pool = new WorkerPool({ size: 2, sandboxTimeoutMs: 1_000, sandboxMemoryMb: 64, workerHeapMb: 256 });
+  await pool.start();
+});
+
+afterAll(async () => {
+  await pool?.close();
+  await target?.stop();
+});
+
+describe('worker pool', () => {
+  it('runs a one-step GET tool in a worker process and returns its data', async () => {
+    const result = await pool.run(order({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] }));
+    expect(result).toMatchObject({ status: 'success', data: { hello: 'world' } });
+  });
+
+  it('sends a W3C traceparent derived from the run trace id', async () => {
+    target.reset();
+    await pool.run(order({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] }));
+    expect(target.requests[0]?.headers.traceparent).toMatch(
+      /^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/,
+    );
+  });
+
+  it('stops while(true){} at the sandbox timeout and the worker keeps serving', async () => {
+    const looping = await pool.run(order(transform('() => { while (true) {} }')));
+    expect(looping.status).toBe('failed');
+    expect(looping.error).toMatch(/Step t failed: .*timed out/i);
+    const next = await pool.run(order(transform('() => 42')));
+    expect(next).toMatchObject({ status: 'success', data: 42 });
+  });
+
+  it('stops a 1 GB allocation at the memory limit without touching this process', async () => {
+    // A CPU limit far above what the allocation needs: near the memory limit V8's collections count as
+    // CPU time, and on a loaded machine the 1 s limit of the shared pool could stop the script first.
+    const roomy = new WorkerPool({
+      size: 1,
+      sandboxTimeoutMs: 60_000,
+      sandboxMemoryMb: 64,
+      workerHeapMb: 256,
+    });
+    await roomy.start();
+    try {
+      const before = process.memoryUsage().rss;
+      const bomb = await roomy.run(
+        order(transform('() => { const a = []; for (;;) a.push("x".repeat(8 * 1024 * 1024) + a.length); }')),
+      );
+      expect(bomb.status).toBe('failed');
+      expect(bomb.error).toMatch(/memory|worker process/i);
+      expect(process.memoryUsage().rss - before).toBeLessThan(200 * 1024 * 1024);
+      const next = await roomy.run(order(transform('() => "still serving"')));
+      expect(next).toMatchObject({ status: 'success', data: 'still serving' });
+    } finally {
+      await roomy.close();
+    }
+  });
+
+  it('refuses the 256 MB WebAssembly memory of issue 19 with a clear error, and the worker serves on', async () => {
+    const pids = pool.workerPids();
+    const wasm = await pool.run(
+      order(
+        transform(
+          '() => { const m = new WebAssembly.Memory({ initial: 4096 }); new Uint8Array(m.buffer).fill(1); return m.buffer.byteLength; }',
+        ),
+      ),
+    );
+    expect(wasm.status).toBe('failed');
+    expect(wasm.error).toContain(
+      'WebAssembly is not defined (WebAssembly is not available in the sandbox: its memory would escape the memory limit)',
+    );
+    const next = await pool.run(order(transform('() => "still serving"')));
+    expect(next).toMatchObject({ status: 'success', data: 'still serving' });
+    expect(pool.workerPids()).toEqual(pids);
+  });
+
+  it('keeps require, process and fetch out of reach of user code', async () => {
+    const probe = await pool.run(
+      order(transform('() => [typeof require, typeof process, typeof fetch, typeof setTimeout]')),
+    );
+    expect(probe).toMatchObject({
+      status: 'success',
+      data: ['undefined', 'undefined', 'undefined', 'undefined'],
+    });
+  });
+
+  it('fails the runs of a worker that dies and replaces the worker', async () => {
+    target.route('GET', '/hang', (_req, _res) => undefined);
+    const victimLoad = pool.load();
+    const hanging = pool.run(order({ steps: [{ id: 'hang', config: { url: `${target.url}/hang` } }] }));
+    await new Promise((r) => setTimeout(r, 100));
+    const busy = pool.load().findIndex((n, i) => n > (victimLoad[i] ?? 0));
+    const pids = pool.workerPids();
+    expect(busy).toBeGreaterThanOrEqual(0);
+    process.kill(pids[busy] as number, 'SIGKILL');
+    const result = await hanging;
+    expect(result.status).toBe('failed');
+    expect(result.error).toMatch(/worker process .* was killed by SIGKILL/);
+    const next = await pool.run(order(transform('() => "replaced"')));
+    expect(next).toMatchObject({ status: 'success', data: 'replaced' });
+  });
+
+  it('cancels a run mid-pagination: no further requests reach the target', async () => {
+    target.route('GET', '/pages', (req) => {
+      const page = Number(req.query.find(([k]) => k === 'page')?.[1]);
+      return { delayMs: 20, body: Array.from({ length: 10 }, (_, i) => ({ id: page * 10 + i })) };
+    });
+    target.reset();
+    const controller = new AbortController();
+    const events: EngineEvent[] = [];
+    const run = pool.run(
+      order({
+        steps: [
+          {
+            id: 'list',
+            config: {
+              url: `${target.url}/pages`,
+              queryParams: { page: '<<page>>' },
+              pagination: { type: 'pageBased', pageSize: '10', maxPages: 1000 },
+            },
+          },
+        ],
+      }),
+      {
+        signal: controller.signal,
+        onEvent: (event) => {
+          events.push(event);
+          if (event.type === 'page_fetched' && event.page === 3) controller.abort();
+        },
+      },
+    );
+    const result = await run;
+    const countAtEnd = target.count('/pages');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(result.status).toBe('aborted');
+    expect(result.error).toBe('Run was cancelled');
+    expect(countAtEnd).toBeLessThanOrEqual(4);
+    expect(target.count('/pages')).toBe(countAtEnd);
+  });
+
+  it('never shows a credential in the result of a failing step', async () => {
+    target.route('GET', '/secret-echo', (req) => ({
+      status: 401,
+      body: `denied for ${req.headers.authorization} at ${req.path}?${new URLSearchParams(req.query).toString()}`,
+    }));
+    const result = await pool.run(
+      order(
+        {
+          steps: [
+            {
+              id: 'call',
+              config: {
+                url: `${target.url}/secret-echo`,
+                systemId: 'crm',
+                queryParams: { key: '<<crm_apiKey>>' },
+                headers: { Authorization: 'Bearer <<crm_apiKey>>' },
+              },
+            },
+          ],
+        },
+        // Credentials go only to the system's own origin, so the system lives where the step calls.
+        { systems: [{ id: 'crm', url: target.url, credentials: { apiKey: 'sk-live-very-secret-1234' } }] },
+      ),
+    );
+    const everything = JSON.stringify(result);
+    expect(result.status).toBe('failed');
+    expect(everything).not.toContain('sk-live-very-secret-1234');
+    expect(result.error).toContain('<<crm_apiKey>>');
+  });
+});
+
+describe('worker pool size', () => {
+  let lean: WorkerPool;
+
+  beforeAll(async () => {
+    lean = new WorkerPool({ size: 3, idleTimeoutMs: 300, sandboxMemoryMb: 64, workerHeapMb: 256 });
+    await lean.start();
+  });
+
+  afterAll(async () => {
+    await lean?.close();
+  });
+
+  const live = () => lean.workerPids().filter((pid) => pid !== undefined).length;
+
+  it('starts with one worker', () => {
+    expect(live()).toBe(1);
+    expect(lean.workerCount()).toBe(1);
+  });
+
+  it('grows under concurrent load to at most its limit, and shrinks back to one when idle', async () => {
+    const held: Array<() => void> = [];
+    let holding = true;
+    target.route('GET', '/lean-hold', (_req, res) => {
+      if (holding) held.push(() => res.end('"released"'));
+      else res.end('"released"');
+      return undefined;
+    });
+    const hold = order({ steps: [{ id: 'wait', config: { url: `${target.url}/lean-hold` } }] });
+    const runs: Array<Promise<unknown>> = [];
+    try {
+      // Runs keep arriving while the workers they made start, until each of 3 has some: the pool stops at 3.
+      while (live() < 3 || Math.min(...lean.load()) < 1) {
+        runs.push(lean.run({ ...hold, runId: `run-${nextRun++}` }));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(live()).toBeLessThanOrEqual(3);
+      }
+      for (let i = 0; i < 10; i++) runs.push(lean.run({ ...hold, runId: `run-${nextRun++}` }));
+      expect(live()).toBe(3);
+    } finally {
+      holding = false;
+      for (const release of held) release();
+    }
+    const results = (await Promise.all(runs)) as Array<{ status: string }>;
+    expect(results.every((result) => result.status === 'success')).toBe(true);
+    await expect.poll(live, { timeout: 10_000 }).toBe(1);
+    const after = await lean.run(order(transform('() => "one worker serves"')));
+    expect(after).toMatchObject({ status: 'success', data: 'one worker serves' });
+  });
+
+  it('replaces a crashed worker, failing only its runs', async () => {
+    const [pid] = lean.workerPids().filter((p) => p !== undefined);
+    target.route('GET', '/lean-hang', () => undefined);
+    const hanging = lean.run(order({ steps: [{ id: 'hang', config: { url: `${target.url}/lean-hang` } }] }));
+    await expect.poll(() => target.count('/lean-hang')).toBe(1);
+    process.kill(pid as number, 'SIGKILL');
+    const result = await hanging;
+    expect(result).toMatchObject({ status: 'failed' });
+    expect(result.error).toMatch(/worker process .* was killed by SIGKILL/);
+    await expect.poll(live).toBe(1);
+    expect(lean.workerPids()).not.toContain(pid);
+    const next = await lean.run(order(transform('() => "replaced"')));
+    expect(next).toMatchObject({ status: 'success', data: 'replaced' });
+  });
+});
+
+describe('runner main (single run, the Pod entrypoint)', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kubeglue-runner-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('executes one run order and writes the result as JSON', async () => {
+    const file = join(dir, 'order.json');
+    await writeFile(
+      file,
+      JSON.stringify(order({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] })),
+    );
+    const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) => {
+      execFile(
+        process.execPath,
+        [
+          '--no-node-snapshot',
+          join(import.meta.dirname, '../../../bin/kubeglue.ts'),
+          'runner',
+          '--order',
+          file,
+        ],
+        // A runner refuses private addresses unless told otherwise; the target is on 127.0.0.1.
+        { env: { ...process.env, KUBEGLUE_EGRESS_PRIVATE: 'allow' } },
+        (error, out) => (error ? reject(error) : resolve({ stdout: out })),
+      );
+    });
+    expect(JSON.parse(stdout)).toMatchObject({ status: 'success', data: { hello: 'world' } });
+  });
+
+  it('exits 2 for a failed run and 1 for an invalid order', async () => {
+    const failing = join(dir, 'failing.json');
+    await writeFile(failing, JSON.stringify(order(transform('() => { throw new Error("no") }'))));
+    const invalid = join(dir, 'invalid.json');
+    await writeFile(invalid, JSON.stringify({ runId: 'x' }));
+    const exitCode = (file: string) =>
+      new Promise<number>((resolve) => {
+        execFile(
+          process.execPath,
+          [
+            '--no-node-snapshot',
+            join(import.meta.dirname, '../../../bin/kubeglue.ts'),
+            'runner',
+            '--order',
+            file,
+          ],
+          (error) => resolve(error ? (error.code as number) : 0),
+        );
+      });
+    expect(await exitCode(failing)).toBe(2);
+    expect(await exitCode(invalid)).toBe(1);
+  });
+});

@@ -1,0 +1,628 @@
+import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { allows, type RbacRole } from '../../../contract/rbac.ts';
+import { runnerPodName, runTokenSecretName } from '../../../operator/launchers/launcher.ts';
+import { toolRunName } from '../../../runs/toolrun.ts';
+import { TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded.ts';
+import { type AgentProcess, startAgent } from '../../support/gateway-agent.ts';
+import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
+import { startFaultProxy } from '../../support/kube/fault-proxy.ts';
+import {
+  grantKubeglueRoles,
+  installCrds,
+  type KubeglueProcess,
+  RUNNER_ENTRYPOINT,
+  startKubeglue,
+  TEST_RUNNER_IMAGE,
+  waitUntil,
+} from '../../support/kube/kubeglue.ts';
+import { type ProcessKubelet, startProcessKubelet } from '../../support/kube/process-kubelet/kubelet.ts';
+import { freeLoopbackPort } from '../../support/kube/processes.ts';
+import {
+  createTestNamespace,
+  describeKube,
+  type KubeHandle,
+  requireKube,
+  type TestNamespace,
+} from '../../support/kube/provided.ts';
+import { CC_CLIENT, startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.ts';
+import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
+import { findSecrets, summarise } from '../../support/secret-scan.ts';
+
+const exec = promisify(execFile);
+
+/** One handshake with the gateway relay as a runner Pod makes it; the relay's answer line. */
+async function relayAnswer(port: number, request: Record<string, unknown>): Promise<unknown> {
+  const socket = connect({ host: '127.0.0.1', port });
+  await once(socket, 'connect');
+  socket.write(`${JSON.stringify(request)}\n`);
+  let text = '';
+  for await (const chunk of socket) {
+    text += String(chunk);
+    if (text.includes('\n')) break;
+  }
+  socket.destroy();
+  return JSON.parse(text.slice(0, text.indexOf('\n')));
+}
+
+interface RunView {
+  runId: string;
+  status: string;
+  error?: string;
+  attempt?: number;
+}
+
+/**
+ * The Kubernetes deployment as users run it: `kubeglue api` and `kubeglue operator` as processes with
+ * RBAC-limited identities against a real kube-apiserver, runner Pods run by the process kubelet, a real
+ * Postgres, and a local HTTP target.
+ */
+describeKube('Kubernetes mode end to end', () => {
+  let kube: KubeHandle;
+  let namespace: TestNamespace;
+  let db: TestDatabase;
+  let target: HttpTarget;
+  let kubelet: ProcessKubelet;
+  let dir: string;
+  let api: KubeglueProcess;
+  let operator: KubeglueProcess;
+  let apiUrl: string;
+  let relayPort: number;
+  let baseEnv: Record<string, string>;
+  let operatorEnv: Record<string, string>;
+
+  const call = async <T>(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: T }> => {
+    const response = await fetch(`${apiUrl}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${TEST_ADMIN_KEY}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await response.text();
+    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
+  };
+  const kubectl = async (...args: string[]) =>
+    (await exec('kubectl', ['--kubeconfig', kube.kubeconfigPath, '-n', namespace.name, ...args])).stdout;
+  const finished = async (runId: string, timeoutMs = 60_000): Promise<RunView> => {
+    let run: RunView | undefined;
+    await waitUntil(
+      async () => {
+        run = (await call<RunView>('GET', `/v1/runs/${runId}`)).body;
+        return run.status !== 'running';
+      },
+      timeoutMs,
+      `run ${runId} to finish`,
+    );
+    return run as RunView;
+  };
+  const toolRun = (runId: string) =>
+    kube.request(`/apis/kubeglue.dev/v1alpha1/namespaces/${namespace.name}/toolruns/${toolRunName(runId)}`);
+  const podRunning = (runId: string) =>
+    kubelet.waitFor(
+      namespace.name,
+      runnerPodName(toolRunName(runId), 1),
+      (pod) => pod?.status?.phase === 'Running',
+      30_000,
+    );
+  const createTool = async (id: string, url: string, extra: Record<string, unknown> = {}) => {
+    const created = await call('POST', '/v1/tools', {
+      id,
+      steps: [{ id: 'fetch', config: { url } }],
+      ...extra,
+    });
+    expect(created.status).toBe(201);
+  };
+  const startAsync = async (toolId: string, options: Record<string, unknown> = {}) => {
+    const started = await call<RunView>('POST', `/v1/tools/${toolId}/run`, {
+      options: { async: true, ...options },
+    });
+    expect(started.status).toBe(202);
+    return started.body.runId;
+  };
+
+  beforeAll(async () => {
+    kube = requireKube();
+    await installCrds(kube);
+    namespace = await createTestNamespace(kube, 'e2e');
+    await grantKubeglueRoles(kube, namespace.name);
+    db = await createTestDatabase(inject('databaseUrl'));
+    target = await startHttpTarget();
+    target.route('GET', '/items', { body: [{ id: 1 }, { id: 2 }] });
+    target.route('GET', '/broken', { status: 500, body: { message: 'the target is down' } });
+    target.route('GET', '/slow', { delayMs: 60_000, body: { late: true } });
+    dir = await mkdtemp(join(tmpdir(), 'kubeglue-e2e-'));
+    kubelet = await startProcessKubelet({
+      url: kube.url,
+      caPem: kube.caPem,
+      token: kube.tokens['kubeglue-kubelet'] as string,
+      nodeName: `node-${namespace.name}`,
+      namespaces: [namespace.name],
+      images: { [TEST_RUNNER_IMAGE]: RUNNER_ENTRYPOINT },
+    });
+    const [port, internalPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
+    relayPort = await freeLoopbackPort();
+    apiUrl = `http://127.0.0.1:${port}`;
+    baseEnv = {
+      KUBEGLUE_NAMESPACE: namespace.name,
+      KUBEGLUE_DATABASE_URL: db.url,
+      KUBEGLUE_MASTER_KEY: TEST_MASTER_KEY,
+      KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
+      KUBEGLUE_PORT: String(port),
+      KUBEGLUE_INTERNAL_PORT: String(internalPort),
+      KUBEGLUE_GATEWAY_RELAY_PORT: String(relayPort),
+      // The HTTP target is on loopback; the deployment's default would refuse it.
+      KUBEGLUE_EGRESS_PRIVATE: 'allow',
+      KUBEGLUE_WORKERS: '1',
+      KUBEGLUE_LOG_LEVEL: 'warn',
+    };
+    api = startKubeglue('api', {
+      ...baseEnv,
+      KUBEGLUE_KUBECONFIG: await kube.writeKubeconfig(join(dir, 'api.kubeconfig'), 'kubeglue-api'),
+    });
+    await api.waitForOutput(/ready on/);
+    operatorEnv = {
+      ...baseEnv,
+      KUBEGLUE_KUBECONFIG: await kube.writeKubeconfig(join(dir, 'operator.kubeconfig'), 'kubeglue-operator'),
+      KUBEGLUE_METRICS_PORT: '0',
+      KUBEGLUE_RUNNER_IMAGE: TEST_RUNNER_IMAGE,
+      KUBEGLUE_INTERNAL_URL: `http://127.0.0.1:${internalPort}`,
+      KUBEGLUE_RUNNER_GATEWAY_RELAY: `127.0.0.1:${relayPort}`,
+      KUBEGLUE_RUNNER_PENDING_TIMEOUT_MS: '4000',
+      KUBEGLUE_CANCEL_GRACE_MS: '3000',
+      KUBEGLUE_LEASE_DURATION_MS: '3000',
+      KUBEGLUE_LEASE_RENEW_DEADLINE_MS: '2000',
+      KUBEGLUE_LEASE_RETRY_MS: '500',
+    };
+    operator = startKubeglue('operator', operatorEnv);
+    await operator.waitForOutput(/reconciling Tools/);
+  }, 120_000);
+
+  afterAll(async () => {
+    await operator?.stop();
+    await api?.stop();
+    await kubelet?.stop();
+    await target?.stop();
+    await namespace?.delete();
+    await db?.drop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('runs an async run in a runner Pod and kubectl wait sees it succeed', async () => {
+    await createTool('items', `${target.url}/items`);
+    const runId = await startAsync('items');
+    await exec('kubectl', [
+      '--kubeconfig',
+      kube.kubeconfigPath,
+      '-n',
+      namespace.name,
+      'wait',
+      '--for=condition=Succeeded',
+      `toolrun/${toolRunName(runId)}`,
+      '--timeout=60s',
+    ]);
+    expect((await finished(runId)).status).toBe('success');
+    const results = await call<{ data: { data: unknown } }>('GET', `/v1/runs/${runId}/results`);
+    expect(results.body.data.data).toEqual([{ id: 1 }, { id: 2 }]);
+    // A sync run executes in the API's own worker pool.
+    const sync = await call<{ status: string; data: unknown }>('POST', '/v1/tools/items/run', {});
+    expect(sync.body).toMatchObject({ status: 'success', data: [{ id: 1 }, { id: 2 }] });
+  });
+
+  it('fails a run whose step fails, with the step error in the run and the ToolRun', async () => {
+    await createTool('broken', `${target.url}/broken`);
+    const runId = await startAsync('broken');
+    const run = await finished(runId);
+    expect(run.status).toBe('failed');
+    expect(run.error).toContain('HTTP 500');
+    await waitUntil(async () => {
+      const status = ((await toolRun(runId)).body as { status?: { status?: string } }).status;
+      return status?.status === 'failed';
+    }, 20_000);
+  });
+
+  it('runs an OAuth client-credentials system in a runner Pod with a token from the internal API, which it never shows', async () => {
+    const idp: TestOAuthProvider = await startOAuthProvider({ redirectUris: [] });
+    try {
+      const system = await call('POST', '/v1/systems', {
+        id: 'oauth-cc',
+        url: idp.apiUrl,
+        authType: 'oauth',
+        credentials: {
+          clientId: CC_CLIENT.id,
+          clientSecret: CC_CLIENT.secret,
+          tokenUrl: idp.tokenUrl,
+          scopes: 'api:read',
+          tokenAuthMethod: 'client_secret_post',
+        },
+      });
+      expect(system.status, JSON.stringify(system.body)).toBe(201);
+      const tool = await call('POST', '/v1/tools', {
+        id: 'oauth-whoami',
+        steps: [
+          { id: 'first', config: { url: '/api/whoami', systemId: 'oauth-cc' } },
+          { id: 'second', config: { url: '/api/whoami', systemId: 'oauth-cc' } },
+        ],
+      });
+      expect(tool.status).toBe(201);
+      const runId = await startAsync('oauth-whoami');
+      const run = await finished(runId);
+      expect(run.status, run.error).toBe('success');
+      expect(idp.tokenRequests.client_credentials).toBe(1);
+      expect(idp.apiCalls.ok).toBe(2);
+      const [accessToken] = [...idp.acceptedTokens];
+      expect(accessToken).toBeDefined();
+      let object: unknown;
+      await waitUntil(async () => {
+        object = (await toolRun(runId)).body;
+        return (object as { status?: { status?: string } }).status?.status === 'success';
+      }, 20_000);
+      // Everything Kubernetes users and the API show about the run, in every form a secret takes in text.
+      const exposed = [
+        { where: 'GET run', text: JSON.stringify((await call('GET', `/v1/runs/${runId}`)).body) },
+        { where: 'GET results', text: JSON.stringify((await call('GET', `/v1/runs/${runId}/results`)).body) },
+        { where: 'GET system', text: JSON.stringify((await call('GET', '/v1/systems/oauth-cc')).body) },
+        { where: 'ToolRun', text: JSON.stringify(object) },
+        { where: 'Tools and Systems', text: await kubectl('get', 'tools,systems', '-o', 'json') },
+        { where: 'Events', text: await kubectl('get', 'events', '-o', 'json') },
+        {
+          where: 'runner Pod log',
+          text: await kubelet.logs(namespace.name, runnerPodName(toolRunName(runId), 1)).catch(() => ''),
+        },
+        { where: 'api output', text: api.output() },
+        { where: 'operator output', text: operator.output() },
+      ];
+      const secrets = [
+        { name: 'access token', value: accessToken as string },
+        { name: 'client secret', value: CC_CLIENT.secret },
+      ];
+      expect(summarise(findSecrets(secrets, exposed))).toEqual([]);
+    } finally {
+      await idp.stop();
+    }
+  });
+
+  it('reaches a private system through a gateway agent from a runner Pod, with its run token only', async () => {
+    target.route('GET', '/private', (req) => ({ body: { private: true, host: req.headers.host ?? null } }));
+    let agent: AgentProcess | undefined;
+    try {
+      agent = await startAgent({
+        tunnel_id: 'office',
+        server_url: apiUrl.replace('http://127.0.0.1', 'ws://localhost'),
+        api_key: TEST_ADMIN_KEY,
+        targets: { web: new URL(target.url).host },
+      });
+      await agent.waitFor("tunnel 'office' registered");
+      const system = await call('POST', '/v1/systems', {
+        id: 'office-web',
+        url: 'http://billing.corp.internal',
+        gateway: { tunnelId: 'office', target: 'web' },
+      });
+      expect(system.status).toBe(201);
+      await createTool('office-private', '/private', {
+        steps: [{ id: 'fetch', config: { url: '/private', systemId: 'office-web' } }],
+      });
+      const runId = await startAsync('office-private');
+      const run = await finished(runId);
+      expect(run, run.error).toMatchObject({ status: 'success' });
+      const results = await call<{ data: { data: unknown } }>('GET', `/v1/runs/${runId}/results`);
+      // The Host header names the system, not the address the agent dialled.
+      expect(results.body.data.data).toEqual({ private: true, host: 'billing.corp.internal' });
+
+      // A live runner's token opens its own run's gateways and nothing else.
+      await createTool('office-slow', '/slow', {
+        steps: [{ id: 'fetch', config: { url: '/slow', systemId: 'office-web' } }],
+      });
+      const slowId = await startAsync('office-slow');
+      await podRunning(slowId);
+      const secret = await kube.request(
+        `/api/v1/namespaces/${namespace.name}/secrets/${runTokenSecretName(toolRunName(slowId))}`,
+      );
+      const token = Buffer.from((secret.body as { data: { token: string } }).data.token, 'base64').toString();
+      const ask = (request: Record<string, unknown>) =>
+        relayAnswer(relayPort, { token, runId: slowId, tunnelId: 'office', target: 'web', ...request });
+      expect(await ask({})).toEqual({ ok: true });
+      expect(await ask({ tunnelId: 'elsewhere' })).toEqual({
+        ok: false,
+        error: `gateway elsewhere: run ${slowId} has no system behind gateway elsewhere, target 'web'`,
+      });
+      expect(await ask({ runId: runId })).toMatchObject({
+        ok: false,
+        error: expect.stringContaining('is not valid'),
+      });
+      expect(await ask({ token: 'x'.repeat(43) })).toMatchObject({ ok: false });
+      await call('POST', `/v1/runs/${slowId}/cancel`);
+      expect((await finished(slowId, 30_000)).status).toBe('aborted');
+      // The token of an ended run opens nothing.
+      expect(await ask({})).toMatchObject({ ok: false, error: expect.stringContaining('has ended') });
+      expect(agent.output()).not.toContain(TEST_ADMIN_KEY);
+    } finally {
+      await agent?.kill();
+    }
+  });
+
+  it('cancels a run in its Pod through the API', async () => {
+    await createTool('slow', `${target.url}/slow`);
+    const runId = await startAsync('slow');
+    await podRunning(runId);
+    const cancelled = await call<RunView>('POST', `/v1/runs/${runId}/cancel`);
+    expect(cancelled.body.status).toBe('aborted');
+    // The runner hears it from its heartbeat, or the operator deletes the Pod after the grace period.
+    await kubelet.waitFor(
+      namespace.name,
+      runnerPodName(toolRunName(runId), 1),
+      (pod) => pod === undefined || ['Succeeded', 'Failed'].includes(pod.status?.phase ?? ''),
+      30_000,
+    );
+    expect((await finished(runId)).status).toBe('aborted');
+  });
+
+  it('cancels a live run when its ToolRun is deleted with kubectl', async () => {
+    const runId = await startAsync('slow');
+    await podRunning(runId);
+    await kubectl('delete', 'toolrun', toolRunName(runId), '--wait=false');
+    const run = await finished(runId, 30_000);
+    expect(run.status).toBe('aborted');
+    // The finalizer is released once the store holds the outcome, then the object goes.
+    await waitUntil(async () => (await toolRun(runId)).status === 404, 30_000, 'the ToolRun to go');
+  });
+
+  it('fails a run that exceeds its timeout', async () => {
+    const runId = await startAsync('slow', { timeout: 1500 });
+    const run = await finished(runId, 30_000);
+    expect(run.status).toBe('failed');
+    expect(run.error).toMatch(/timed out/);
+  });
+
+  it('fails a run whose Pod is OOMKilled, naming the cause', async () => {
+    const runId = await startAsync('slow');
+    await podRunning(runId);
+    await kubelet.oomKill(namespace.name, runnerPodName(toolRunName(runId), 1));
+    const run = await finished(runId, 30_000);
+    expect(run.status).toBe('failed');
+    expect(run.error).toMatch(/OOMKilled/);
+  });
+
+  it('runs a read-only run again in a second Pod when its runner Pod is deleted; a modifying one fails with the reason', async () => {
+    // The first request is held until its runner goes; every later one is answered.
+    let requests = 0;
+    target.route('GET', '/first-held', () =>
+      ++requests === 1 ? undefined : { body: { answered: requests } },
+    );
+    await createTool('first-held', `${target.url}/first-held`);
+    const runId = await startAsync('first-held');
+    await podRunning(runId);
+    await waitUntil(async () => requests === 1, 20_000, 'the first attempt to call the target');
+    await kubectl('delete', 'pod', runnerPodName(toolRunName(runId), 1), '--wait=false');
+    const run = await finished(runId);
+    expect(run).toMatchObject({ status: 'success', attempt: 2 });
+    const results = await call<{ data: { data: unknown } }>('GET', `/v1/runs/${runId}/results`);
+    expect(results.body.data.data).toEqual({ answered: 2 });
+
+    await createTool('slow-writer', `${target.url}/slow`, {
+      steps: [{ id: 'write', modify: true, config: { url: `${target.url}/slow` } }],
+    });
+    const writerId = await startAsync('slow-writer');
+    await podRunning(writerId);
+    await kubectl('delete', 'pod', runnerPodName(toolRunName(writerId), 1), '--wait=false');
+    const writer = await finished(writerId);
+    expect(writer).toMatchObject({ status: 'failed', attempt: 1 });
+    expect(writer.error).toMatch(
+      /^The runner Pod \S+-a1 (was stopped before the run finished|was deleted before the run finished|disappeared while the run was running).* \(it modifies data, so it was not retried\)$/,
+    );
+  }, 120_000);
+
+  it('fails a run whose Pod never starts', async () => {
+    kubelet.neverStart((pod) => pod.metadata?.labels?.['kubeglue.dev/tool-id'] === 'never');
+    try {
+      await createTool('never', `${target.url}/items`);
+      const runId = await startAsync('never');
+      const run = await finished(runId, 30_000);
+      expect(run.status).toBe('failed');
+      expect(run.error).toMatch(/ImagePull|did not start|pending/i);
+    } finally {
+      kubelet.neverStart(null);
+    }
+  });
+
+  it('lists Tools applied with kubectl, shows Ready and the step count, and explains the fields', async () => {
+    await kubectl('apply', '-f', join(import.meta.dirname, '../../../examples'));
+    await waitUntil(
+      async () => (await kubectl('get', 'tools')).match(/list-posts\s+True\s+1/) !== null,
+      20_000,
+      'list-posts Ready',
+    );
+    const listed = await call<{ data: { id: string }[] }>('GET', '/v1/tools');
+    expect(listed.body.data.map((tool) => tool.id)).toContain('list-posts');
+    await waitUntil(
+      async () => (await kubectl('get', 'systems')).includes('True'),
+      20_000,
+      'the System Ready',
+    );
+
+    const broken = {
+      apiVersion: 'kubeglue.dev/v1alpha1',
+      kind: 'Tool',
+      metadata: { name: 'broken-transform', namespace: namespace.name },
+      spec: { steps: [{ id: 'x', config: { type: 'transform', transformCode: '(s) => {' } }] },
+    };
+    await kube.request(`/apis/kubeglue.dev/v1alpha1/namespaces/${namespace.name}/tools`, {
+      method: 'POST',
+      body: broken,
+    });
+    await waitUntil(
+      async () => (await kubectl('get', 'tools', 'broken-transform')).includes('False'),
+      20_000,
+    );
+    const described = await kubectl('describe', 'tool', 'broken-transform');
+    expect(described).toMatch(/steps\[0\]|step x/i);
+
+    const explained = await kubectl('explain', 'tool.spec.steps');
+    expect(explained).toContain('each one');
+  });
+
+  it('finishes a run after the operator is killed and a new one takes the Lease', async () => {
+    target.route('GET', '/wait', { delayMs: 4000, body: { waited: true } });
+    await createTool('waits', `${target.url}/wait`);
+    const runId = await startAsync('waits');
+    await podRunning(runId);
+    operator.child.kill('SIGKILL');
+    await operator.exited;
+    operator = startKubeglue('operator', operatorEnv);
+    await operator.waitForOutput(/reconciling Tools/, 30_000);
+    expect((await finished(runId, 60_000)).status).toBe('success');
+    await waitUntil(
+      async () => {
+        const object = (await toolRun(runId)).body as {
+          status?: { status?: string };
+          metadata?: { finalizers?: string[] };
+        };
+        return object.status?.status === 'success' && !object.metadata?.finalizers?.length;
+      },
+      30_000,
+      'the ToolRun to show success and release its finalizer',
+    );
+  }, 120_000);
+
+  it('ends in the same store and resource state with the fault proxy between components and API server', async () => {
+    // Outcome of each scenario, as a user sees it in the API and with kubectl.
+    const scenarios = async (label: string) => {
+      const outcome: Record<string, unknown> = {};
+      for (const [name, toolId, cancel] of [
+        ['success', 'items', false],
+        ['failure', 'broken', false],
+        ['cancel', 'slow', true],
+      ] as const) {
+        const runId = await startAsync(toolId, { traceId: `${label}-${name}` });
+        if (cancel) {
+          await podRunning(runId);
+          await call('POST', `/v1/runs/${runId}/cancel`);
+        }
+        const run = await finished(runId, 60_000).catch(async (error: unknown) => {
+          const podName = runnerPodName(toolRunName(runId), 1);
+          const logs = await Promise.resolve()
+            .then(() => kubelet.logs(namespace.name, podName))
+            .catch(() => '(no logs)');
+          throw new Error(
+            `${label} ${name}: ${(error as Error).message}\nToolRun: ${JSON.stringify((await toolRun(runId)).body)}\n` +
+              `Pod: ${JSON.stringify(kubelet.pod(namespace.name, podName)?.status)}\nrunner logs:\n${logs}`,
+          );
+        });
+        let object: {
+          status?: { status?: string; conditions?: { type: string; status: string }[] };
+          metadata?: { finalizers?: string[] };
+        } = {};
+        await waitUntil(
+          async () => {
+            object = (await toolRun(runId)).body as typeof object;
+            return object.status?.status === run.status && !object.metadata?.finalizers?.length;
+          },
+          60_000,
+          `ToolRun of ${label} ${name} to settle`,
+        );
+        const steps = await call<{ data: { stepResults: { success: boolean }[] } | null }>(
+          'GET',
+          `/v1/runs/${runId}/results`,
+        );
+        outcome[name] = {
+          status: run.status,
+          error: run.error?.split(':')[0],
+          steps: steps.body.data?.stepResults.map((step) => step.success) ?? null,
+          toolRunStatus: object.status?.status,
+          succeeded: object.status?.conditions?.find((c) => c.type === 'Succeeded')?.status,
+        };
+      }
+      return outcome;
+    };
+    const direct = await scenarios('direct');
+
+    const proxy = await startFaultProxy({
+      target: kube.url,
+      caPem: kube.caPem,
+      tls: kube.loopbackTls,
+      tokens: kube.tokens,
+      faults: {
+        conflictEveryNthWrite: 3,
+        tooManyRequestsEveryNth: 11,
+        retryAfterSeconds: 1,
+        latencyMs: 5,
+        dropWatchesEveryMs: 3000,
+      },
+    });
+    try {
+      await operator.stop();
+      await api.stop();
+      api = startKubeglue('api', {
+        ...baseEnv,
+        KUBEGLUE_KUBECONFIG: await kube.writeKubeconfig(
+          join(dir, 'api-proxy.kubeconfig'),
+          'kubeglue-api',
+          proxy.url,
+        ),
+      });
+      await api.waitForOutput(/ready on/, 60_000);
+      operator = startKubeglue('operator', {
+        ...operatorEnv,
+        KUBEGLUE_KUBECONFIG: await kube.writeKubeconfig(
+          join(dir, 'operator-proxy.kubeconfig'),
+          'kubeglue-operator',
+          proxy.url,
+        ),
+        // The production timings: the short ones of the kill test leave no room for throttled renewals.
+        KUBEGLUE_LEASE_DURATION_MS: '15000',
+        KUBEGLUE_LEASE_RENEW_DEADLINE_MS: '10000',
+        KUBEGLUE_LEASE_RETRY_MS: '2000',
+      });
+      await operator.waitForOutput(/reconciling Tools/, 60_000);
+      const faulty = await scenarios('proxied').catch((error: unknown) => {
+        throw new Error(
+          `${(error as Error).message}\n--- operator:\n${operator.output().slice(-6000)}\n--- api:\n${api.output().slice(-3000)}`,
+        );
+      });
+      expect(proxy.requests.filter((r) => r.injected).length).toBeGreaterThan(0);
+      expect(faulty).toEqual(direct);
+    } finally {
+      await proxy.stop();
+    }
+  }, 240_000);
+
+  it('used only what the RBAC module grants each role', async () => {
+    const events = await kube.auditEvents();
+    for (const role of ['api', 'operator'] as RbacRole[]) {
+      const used = events.filter((event) => event.user === `kubeglue-${role}` && event.resource);
+      expect(used.length).toBeGreaterThan(0);
+      const denied = used.filter((event) => event.code === 403);
+      expect(denied).toEqual([]);
+      for (const event of used) {
+        const resource = event.subresource ? `${event.resource}/${event.subresource}` : event.resource;
+        expect({
+          role,
+          verb: event.verb,
+          resource,
+          allowed: allows(role, event.apiGroup, resource, event.verb),
+        }).toMatchObject({
+          allowed: true,
+        });
+      }
+    }
+  });
+});
+
+describe('Kubernetes roles without a cluster', () => {
+  it('refuse to start without a database URL, naming the setting', async () => {
+    const api = startKubeglue('api', { KUBEGLUE_MASTER_KEY: TEST_MASTER_KEY });
+    expect(await api.exited).toBe(1);
+    expect(api.output()).toContain('KUBEGLUE_DATABASE_URL is required');
+  });
+});

@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { EVERYTHING_VALUES, type K8sObject, renderChart } from '../../support/helm.ts';
+import { installCrds, waitUntil } from '../../support/kube/kubeglue.ts';
+import {
+  createTestNamespace,
+  describeKube,
+  type KubeHandle,
+  requireKube,
+  type TestNamespace,
+} from '../../support/kube/provided.ts';
+
+type Node = Record<string, unknown>;
+
+const CLUSTER_SCOPED = new Set([
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'CustomResourceDefinition',
+  'Namespace',
+]);
+
+function plural(kind: string): string {
+  const lower = kind.toLowerCase();
+  if (lower.endsWith('y')) return `${lower.slice(0, -1)}ies`;
+  if (lower.endsWith('ss')) return `${lower}es`;
+  return `${lower}s`;
+}
+
+function collectionPath(object: K8sObject): string {
+  const base = object.apiVersion.includes('/') ? `/apis/${object.apiVersion}` : `/api/${object.apiVersion}`;
+  const namespace = CLUSTER_SCOPED.has(object.kind) ? '' : `/namespaces/${object.metadata.namespace}`;
+  return `${base}${namespace}/${plural(object.kind)}`;
+}
+
+/**
+ * Fields we sent that the stored object lacks: v1.20 drops unknown fields silently (strict field
+ * validation came in 1.25), so a misspelt or misplaced field shows up only this way. Empty values
+ * are skipped (the server omits them).
+ */
+function droppedFields(sent: unknown, stored: unknown, path: string, out: string[]): void {
+  if (Array.isArray(sent)) {
+    sent.forEach((item, i) => {
+      droppedFields(item, (stored as unknown[] | undefined)?.[i], `${path}[${i}]`, out);
+    });
+    return;
+  }
+  if (!sent || typeof sent !== 'object') return;
+  for (const [key, value] of Object.entries(sent as Node)) {
+    const empty =
+      value === '' ||
+      value === null ||
+      (Array.isArray(value) && value.length === 0) ||
+      (typeof value === 'object' && value !== null && Object.keys(value).length === 0);
+    const storedNode = stored as Node | undefined;
+    if (!empty && (storedNode === undefined || !(key in storedNode))) out.push(`${path}.${key}`);
+    else droppedFields(value, storedNode?.[key], `${path}.${key}`, out);
+  }
+}
+
+/** A minimal structural ServiceMonitor CRD: what the Prometheus Operator installs, reduced to a shell. */
+const SERVICE_MONITOR_CRD = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'servicemonitors.monitoring.coreos.com' },
+  spec: {
+    group: 'monitoring.coreos.com',
+    scope: 'Namespaced',
+    names: {
+      kind: 'ServiceMonitor',
+      listKind: 'ServiceMonitorList',
+      plural: 'servicemonitors',
+      singular: 'servicemonitor',
+    },
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        },
+      },
+    ],
+  },
+};
+
+/**
+ * Every object the chart renders, with default values and with every option on, is accepted by a
+ * real API server (server-side dry run: admission and validation run, nothing is stored).
+ */
+describeKube('the Helm chart against the API server', () => {
+  let kube: KubeHandle;
+  let namespace: TestNamespace;
+
+  beforeAll(async () => {
+    kube = requireKube();
+    await installCrds(kube);
+    const crds = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+    const created = await kube.request(crds, { body: SERVICE_MONITOR_CRD });
+    if (created.status >= 300 && created.status !== 409) throw new Error(JSON.stringify(created.body));
+    await waitUntil(async () => {
+      const crd = await kube.request(`${crds}/${SERVICE_MONITOR_CRD.metadata.name}`);
+      const conditions = (crd.body as { status?: { conditions?: Node[] } }).status?.conditions ?? [];
+      return conditions.some((c) => c.type === 'Established' && c.status === 'True');
+    }, 20_000);
+    namespace = await createTestNamespace(kube, 'helm-dry-run');
+  });
+
+  afterAll(async () => {
+    await namespace?.delete();
+  });
+
+  /** Dry-run create, or dry-run replace for what exists already (the CRDs). Returns the problems. */
+  async function dryRun(object: K8sObject): Promise<string[]> {
+    const what = `${object.kind}/${object.metadata.name}`;
+    const path = collectionPath(object);
+    let answer = await kube.request(`${path}?dryRun=All`, { body: object });
+    if (answer.status === 409) {
+      const current = await kube.request(`${path}/${object.metadata.name}`);
+      const resourceVersion = (current.body as { metadata: { resourceVersion: string } }).metadata
+        .resourceVersion;
+      answer = await kube.request(`${path}/${object.metadata.name}?dryRun=All`, {
+        method: 'PUT',
+        body: { ...object, metadata: { ...object.metadata, resourceVersion } },
+      });
+    }
+    if (answer.status >= 300) return [`${what}: HTTP ${answer.status} ${JSON.stringify(answer.body)}`];
+    if (object.kind === 'CustomResourceDefinition') return []; // v1.20 drops the CEL rules by design
+    const dropped: string[] = [];
+    droppedFields(object, answer.body, what, dropped);
+    return dropped.map((field) => `${field}: dropped by the API server (unknown field)`);
+  }
+
+  it.each([
+    ['default values', [] as string[]],
+    ['every option on', [EVERYTHING_VALUES]],
+  ])('accepts every object rendered with %s', async (_name, valuesFiles) => {
+    const objects = await renderChart({
+      namespace: namespace.name,
+      valuesFiles,
+      extraArgs: ['--include-crds', '--kube-version', kube.serverVersion],
+    });
+    expect(objects.length).toBeGreaterThan(10);
+    const problems: string[] = [];
+    for (const object of objects) problems.push(...(await dryRun(object)));
+    expect(problems).toEqual([]);
+    const kinds = objects.map((o) => o.kind);
+    expect(kinds).toContain('CustomResourceDefinition');
+    if (valuesFiles.length > 0) {
+      for (const kind of ['StatefulSet', 'ServiceMonitor', 'Ingress', 'ClusterRole'])
+        expect(kinds).toContain(kind);
+    }
+  });
+
+  it('catches a field the API server does not know', async () => {
+    const objects = await renderChart({ namespace: namespace.name });
+    const service = objects.find((o) => o.kind === 'Service') as K8sObject;
+    const typo = { ...service, spec: { ...(service.spec as Node), selectr: { a: 'b' } } };
+    expect(await dryRun(typo)).toEqual([
+      `Service/${service.metadata.name}.spec.selectr: dropped by the API server (unknown field)`,
+    ]);
+  });
+});

@@ -1,0 +1,435 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { parseAllDocuments, stringify } from 'yaml';
+import { CHART_DIR, helm, REPO } from '../../support/helm.ts';
+import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
+import { RUNNER_ENTRYPOINT, TEST_RUNNER_IMAGE, waitUntil } from '../../support/kube/kubeglue.ts';
+import {
+  type Pod,
+  type ProcessKubelet,
+  startProcessKubelet,
+} from '../../support/kube/process-kubelet/kubelet.ts';
+import { freeLoopbackPort } from '../../support/kube/processes.ts';
+import {
+  createTestNamespace,
+  describeKube,
+  type KubeHandle,
+  requireKube,
+  type TestNamespace,
+} from '../../support/kube/provided.ts';
+import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
+
+const exec = promisify(execFile);
+const RELEASE = 'kubeglue';
+type Node = Record<string, unknown>;
+
+interface RunView {
+  runId: string;
+  status: string;
+  data?: unknown;
+  error?: string;
+}
+
+/**
+ * `helm install` of charts/kubeglue into the test control plane, as a user would: the chart's
+ * Deployments become Pods (kube-controller-manager), which the process kubelet runs from this
+ * checkout instead of the image (`kubeglue/kubeglue:test` → bin/kubeglue.ts with the Pod's args),
+ * with the chart's ServiceAccounts and RBAC against the API server and the test Postgres through a
+ * DSN Secret. Without a kubelet there is no Service proxy and no port-forward: the processes share
+ * the host network, so the test reaches the api on 127.0.0.1:<port> and tells runner Pods the same
+ * (operator.internalUrl), and runs one api replica so that ports do not collide.
+ */
+describeKube('helm install, upgrade and uninstall of the chart', () => {
+  let kube: KubeHandle;
+  let namespace: TestNamespace;
+  let db: TestDatabase;
+  let target: HttpTarget;
+  let kubelet: ProcessKubelet;
+  let dir: string;
+  let valuesFile: string;
+  let apiUrl: string;
+  let adminKey: string;
+  let installNotes: string;
+  let installed = false;
+
+  const kubectl = async (...args: string[]) =>
+    (await exec('kubectl', ['--kubeconfig', kube.kubeconfigPath, '-n', namespace.name, ...args])).stdout;
+  const helmCli = (...args: string[]) =>
+    helm([...args, '--namespace', namespace.name], { kubeconfig: kube.kubeconfigPath, timeoutMs: 120_000 });
+  const call = async <T>(method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${apiUrl}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${adminKey}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await response.text();
+    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
+  };
+  const get = async <T = Node>(path: string) => (await kube.request(path)).body as T;
+  const ns = () => `/api/v1/namespaces/${namespace.name}`;
+  const pods = async (component: string) =>
+    (
+      await get<{ items: Pod[] }>(
+        `${ns()}/pods?labelSelector=app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/component=${component}`,
+      )
+    ).items;
+  const running = async (component: string) =>
+    (await pods(component)).filter(
+      (pod) => pod.status?.phase === 'Running' && !pod.metadata.deletionTimestamp,
+    );
+  const secretData = async (name: string) =>
+    (await get<{ data?: Record<string, string> }>(`${ns()}/secrets/${name}`)).data;
+  const apiReady = async () => {
+    try {
+      return (await fetch(`${apiUrl}/readyz`)).status === 200;
+    } catch {
+      return false;
+    }
+  };
+
+  /** A kubeconfig for a chart ServiceAccount: the identity, and so the RBAC, the role runs with. */
+  const serviceAccountKubeconfig = async (account: string): Promise<string> => {
+    const requested = await kube.request(`${ns()}/serviceaccounts/${account}/token`, {
+      body: {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { expirationSeconds: 3600 },
+      },
+    });
+    const token = (requested.body as { status?: { token?: string } }).status?.token;
+    if (!token) throw new Error(`no token for ${account}: ${JSON.stringify(requested.body)}`);
+    return stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [
+        {
+          name: 'test',
+          cluster: {
+            server: kube.url,
+            'certificate-authority-data': Buffer.from(kube.caPem).toString('base64'),
+          },
+        },
+      ],
+      users: [{ name: account, user: { token } }],
+      contexts: [{ name: account, context: { cluster: 'test', user: account, namespace: namespace.name } }],
+      'current-context': account,
+    });
+  };
+
+  beforeAll(async () => {
+    kube = requireKube();
+    namespace = await createTestNamespace(kube, 'helm-install');
+    db = await createTestDatabase(inject('databaseUrl'));
+    target = await startHttpTarget();
+    target.route('GET', '/posts', {
+      body: [
+        { id: 1, title: 'first', body: 'x', userId: 7 },
+        { id: 2, title: 'second', body: 'y', userId: 7 },
+      ],
+    });
+    dir = await mkdtemp(join(tmpdir(), 'kubeglue-helm-'));
+    const [port, internalPort, metricsPort, gatewayRelayPort] = [
+      await freeLoopbackPort(),
+      await freeLoopbackPort(),
+      await freeLoopbackPort(),
+      await freeLoopbackPort(),
+    ];
+    apiUrl = `http://127.0.0.1:${port}`;
+    kubelet = await startProcessKubelet({
+      url: kube.url,
+      caPem: kube.caPem,
+      token: kube.tokens['kubeglue-kubelet'] as string,
+      nodeName: `node-${namespace.name}`,
+      namespaces: [namespace.name],
+      images: { [TEST_RUNNER_IMAGE]: RUNNER_ENTRYPOINT },
+    });
+
+    // The database: an existing Secret holding the DSN, as production installs do.
+    await kube.request(`${ns()}/secrets`, {
+      body: {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: `${RELEASE}-database` },
+        stringData: { url: db.url },
+      },
+    });
+    // The kubeconfig of each role, mounted where KUBEGLUE_KUBECONFIG points: a process cannot read
+    // the in-cluster token path, which the process kubelet does not own.
+    const kubeconfigMount = (role: string) => ({
+      extraEnv: [{ name: 'KUBEGLUE_KUBECONFIG', value: '/etc/kubeglue/kube/config' }],
+      extraVolumes: [{ name: 'kube', secret: { secretName: `test-kubeconfig-${role}` } }],
+      extraVolumeMounts: [{ name: 'kube', mountPath: '/etc/kubeglue/kube', readOnly: true }],
+    });
+    const [repository, tag] = TEST_RUNNER_IMAGE.split(':') as [string, string];
+    valuesFile = join(dir, 'values.yaml');
+    await writeFile(
+      valuesFile,
+      stringify({
+        image: { repository, tag },
+        logLevel: 'warn',
+        // The HTTP target is on loopback, which the deployment refuses by default.
+        egress: { allow: ['127.0.0.1'] },
+        api: {
+          replicas: 1,
+          workers: 1,
+          port,
+          internalPort,
+          gatewayRelayPort,
+          strategy: { type: 'Recreate' },
+          ...kubeconfigMount('api'),
+        },
+        operator: {
+          metricsPort,
+          internalUrl: `http://127.0.0.1:${internalPort}`,
+          strategy: { type: 'Recreate' },
+          ...kubeconfigMount('operator'),
+          extraEnv: [
+            ...kubeconfigMount('operator').extraEnv,
+            { name: 'KUBEGLUE_LEASE_DURATION_MS', value: '3000' },
+            { name: 'KUBEGLUE_LEASE_RENEW_DEADLINE_MS', value: '2000' },
+            { name: 'KUBEGLUE_LEASE_RETRY_MS', value: '500' },
+          ],
+        },
+      }),
+    );
+
+    installNotes = await helmCli('install', RELEASE, CHART_DIR, '--values', valuesFile);
+    installed = true;
+    for (const role of ['api', 'operator']) {
+      await kube.request(`${ns()}/secrets`, {
+        body: {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: `test-kubeconfig-${role}` },
+          stringData: { config: await serviceAccountKubeconfig(`${RELEASE}-${role}`) },
+        },
+      });
+    }
+    await waitUntil(apiReady, 90_000, 'the api Pod to serve /readyz');
+    await waitUntil(
+      async () => {
+        const lease = await kube.request(
+          `/apis/coordination.k8s.io/v1/namespaces/${namespace.name}/leases/${RELEASE}-operator`,
+        );
+        return lease.status === 200 && Boolean((lease.body as { spec?: Node }).spec?.holderIdentity);
+      },
+      60_000,
+      'the operator to lead',
+    );
+    // As NOTES.txt says: the admin key from the generated Secret.
+    adminKey = Buffer.from(
+      await kubectl('get', 'secret', `${RELEASE}-keys`, '-o', 'jsonpath={.data.admin-key}'),
+      'base64',
+    ).toString('utf8');
+  }, 240_000);
+
+  afterAll(async () => {
+    if (installed) await helmCli('uninstall', RELEASE).catch(() => undefined);
+    await kubelet?.stop();
+    await target?.stop();
+    await namespace?.delete();
+    await db?.drop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('installs CRDs, api and operator Pods of the chart, and prints how to reach them', async () => {
+    expect(installNotes).toContain(`kubectl -n ${namespace.name} get secret ${RELEASE}-keys`);
+    expect(installNotes).toContain(`port-forward svc/${RELEASE}`);
+    expect(installNotes).toContain('tools/list-posts/run');
+    for (const crd of ['tools', 'systems', 'toolruns']) {
+      const got = await kube.request(
+        `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}.kubeglue.dev`,
+      );
+      expect(got.status).toBe(200);
+    }
+    const [api] = await running('api');
+    const [operator] = await running('operator');
+    expect(api?.spec.serviceAccountName).toBe(`${RELEASE}-api`);
+    expect(operator?.spec.serviceAccountName).toBe(`${RELEASE}-operator`);
+    expect(adminKey).toMatch(/^kg_/);
+    expect((await call('GET', '/v1/tools')).status).toBe(200);
+  });
+
+  it('runs the example Tool applied with kubectl, sync and async, through the public API', async () => {
+    await kubectl('apply', '-f', join(REPO, 'examples'));
+    // The example's System points at the internet; here it is the local target.
+    await kubectl(
+      'patch',
+      'system',
+      'jsonplaceholder-prod',
+      '--type',
+      'merge',
+      '-p',
+      JSON.stringify({ spec: { url: target.url } }),
+    );
+    await kubectl('wait', '--for=condition=Ready', 'tool/list-posts', '--timeout=60s');
+    await kubectl('wait', '--for=condition=Ready', 'system/jsonplaceholder-prod', '--timeout=60s');
+
+    const sync = await call<RunView>('POST', '/v1/tools/list-posts/run', {});
+    expect(sync.status).toBe(200);
+    expect(sync.body).toMatchObject({
+      status: 'success',
+      data: [
+        { id: 1, title: 'first' },
+        { id: 2, title: 'second' },
+      ],
+    });
+
+    const started = await call<RunView>('POST', '/v1/tools/list-posts/run', { options: { async: true } });
+    expect(started.status).toBe(202);
+    let run: RunView | undefined;
+    await waitUntil(
+      async () => {
+        run = (await call<RunView>('GET', `/v1/runs/${started.body.runId}`)).body;
+        return run.status !== 'running';
+      },
+      90_000,
+      'the async run to finish',
+    );
+    expect(run).toMatchObject({ status: 'success' });
+    const results = await call<{ data: { data: unknown } }>('GET', `/v1/runs/${started.body.runId}/results`);
+    expect(results.body.data.data).toEqual([
+      { id: 1, title: 'first' },
+      { id: 2, title: 'second' },
+    ]);
+    // It ran in a runner Pod the operator built from the chart's settings, which the ToolRun names.
+    const toolRunsPath = `/apis/kubeglue.dev/v1alpha1/namespaces/${namespace.name}/toolruns`;
+    let podName: string | undefined;
+    await waitUntil(
+      async () => {
+        const toolRuns = await get<{ items: { status?: { podName?: string; status?: string } }[] }>(
+          toolRunsPath,
+        );
+        podName = toolRuns.items.find((t) => t.status?.status === 'success')?.status?.podName;
+        return podName !== undefined;
+      },
+      30_000,
+      'the ToolRun to mirror the success',
+    );
+    await expect(kubelet.logs(namespace.name, podName as string)).resolves.toBeTypeOf('string');
+    // The Pods worked as the chart's ServiceAccounts and used only what the chart's RBAC grants.
+    const prefix = `system:serviceaccount:${namespace.name}:`;
+    const events = (await kube.auditEvents()).filter((event) => event.user.startsWith(prefix));
+    expect(new Set(events.map((event) => event.user.slice(prefix.length)))).toEqual(
+      new Set([`${RELEASE}-api`, `${RELEASE}-operator`]),
+    );
+    expect(events.filter((event) => event.code === 403)).toEqual([]);
+  }, 150_000);
+
+  it('serves Tools and Systems applied from the GitOps example once they are Ready', async () => {
+    const { stdout } = await exec('kubectl', ['kustomize', join(REPO, 'examples', 'gitops')]);
+    const objects = parseAllDocuments(stdout).map(
+      (document) => document.toJS() as { kind: string; metadata: Node; spec?: Node },
+    );
+    // Credentials never in Git: Systems only name their Secrets.
+    expect(objects.filter((object) => object.kind === 'Secret')).toEqual([]);
+    for (const system of objects.filter((object) => object.kind === 'System')) {
+      expect(Object.keys(system.spec ?? {})).not.toContain('credentials');
+      expect(system.spec?.credentialsSecretRef).toBeDefined();
+    }
+    for (const object of objects) object.metadata.namespace = namespace.name;
+    const file = join(dir, 'gitops.yaml');
+    await writeFile(file, objects.map((object) => stringify(object)).join('---\n'));
+    await kubectl('apply', '-f', file);
+    // What External Secrets Operator would create for crm-prod; crm-dev's Secret stays missing.
+    await kubectl(
+      'create',
+      'secret',
+      'generic',
+      'crm-prod-credentials',
+      '--from-literal=apiKey=test-key-0123',
+    );
+    await kubectl(
+      'wait',
+      '--for=condition=Ready',
+      'tool/crm-recent-contacts',
+      'tool/list-posts',
+      '--timeout=60s',
+    );
+    await kubectl('wait', '--for=condition=Ready', 'system/crm-prod', '--timeout=60s');
+    await waitUntil(
+      async () =>
+        (await kubectl(
+          'get',
+          'system',
+          'crm-dev',
+          '-o',
+          'jsonpath={.status.conditions[?(@.type=="Ready")].reason}',
+        )) === 'SecretNotFound',
+      30_000,
+      'crm-dev to report its missing Secret',
+    );
+    const tool = await call<{ id: string; steps: unknown[] }>('GET', '/v1/tools/crm-recent-contacts');
+    expect(tool.status).toBe(200);
+    expect(tool.body.id).toBe('crm-recent-contacts');
+    const systems = await call<{ data: { id: string }[] }>('GET', '/v1/systems');
+    expect(systems.body.data.map((system) => system.id)).toEqual(
+      expect.arrayContaining(['crm', 'jsonplaceholder']),
+    );
+  }, 120_000);
+
+  it('rolls out a changed value with helm upgrade and keeps the generated keys', async () => {
+    const keysBefore = await secretData(`${RELEASE}-keys`);
+    const [before] = await running('operator');
+    await helmCli('upgrade', RELEASE, CHART_DIR, '--values', valuesFile, '--set', 'operator.maxAsyncRuns=8');
+    await waitUntil(
+      async () => {
+        const now = await running('operator');
+        const env = now[0]?.spec.containers[0]?.env ?? [];
+        return (
+          now.length === 1 &&
+          now[0]?.metadata.name !== before?.metadata.name &&
+          env.some((e) => e.name === 'KUBEGLUE_MAX_ASYNC_RUNS' && e.value === '8')
+        );
+      },
+      90_000,
+      'a new operator Pod with the new setting',
+    );
+    const [after] = await running('operator');
+    expect(after?.metadata.labels?.['pod-template-hash']).not.toBe(
+      before?.metadata.labels?.['pod-template-hash'],
+    );
+    // The new Pod leads once the old one released the Lease.
+    await waitUntil(
+      async () => {
+        const lease = await get<{ spec?: { holderIdentity?: string } }>(
+          `/apis/coordination.k8s.io/v1/namespaces/${namespace.name}/leases/${RELEASE}-operator`,
+        );
+        return lease.spec?.holderIdentity?.startsWith(`${after?.metadata.name}_`) ?? false;
+      },
+      60_000,
+      'the new operator to lead',
+    );
+    expect(await secretData(`${RELEASE}-keys`)).toEqual(keysBefore);
+    expect(await apiReady()).toBe(true);
+  }, 150_000);
+
+  it('uninstalls everything but the CRDs and the keys', async () => {
+    await helmCli('uninstall', RELEASE);
+    installed = false;
+    const apps = `/apis/apps/v1/namespaces/${namespace.name}/deployments`;
+    expect(((await get<{ items: unknown[] }>(apps)).items ?? []).length).toBe(0);
+    await waitUntil(
+      async () => (await pods('api')).length + (await pods('operator')).length === 0,
+      60_000,
+      'the Pods to go',
+    );
+    expect(await secretData(`${RELEASE}-keys`)).toHaveProperty('master-key');
+    const crd = await kube.request(
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/tools.kubeglue.dev',
+    );
+    expect(crd.status).toBe(200);
+    // Resources written through kubeglue stay too: the CRDs were not removed.
+    expect(
+      (await kube.request(`/apis/kubeglue.dev/v1alpha1/namespaces/${namespace.name}/tools/list-posts`))
+        .status,
+    ).toBe(200);
+  }, 120_000);
+});

@@ -1,0 +1,211 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadKubeConfig } from '../../../kube/kubeconfig.ts';
+import { LeaderElector } from '../../../kube/lease.ts';
+import {
+  ClusterTransport,
+  createClusterResources,
+  createEmbeddedResources,
+  LEASE_KIND,
+  type ResourceClient,
+} from '../../../kube/resources/index.ts';
+import { type Lease, microTime } from '../../../kube/types.ts';
+import { openStore, type Store } from '../../../store/index.ts';
+import {
+  createTestNamespace,
+  describeKube,
+  requireKube,
+  type TestNamespace,
+} from '../../support/kube/provided.ts';
+
+/** Short enough for a test, in client-go's proportions: renew deadline < lease duration, retry ≪ both. */
+const TIMING = { leaseDurationMs: 3_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 };
+
+/** A client that can be cut off (calls fail) or hung (calls never answer), like a partitioned leader. */
+function severable(client: ResourceClient<Lease>) {
+  let cut: 'no' | 'fail' | 'hang' = 'no';
+  const guard =
+    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    async (...args: A) => {
+      if (cut === 'fail') throw new Error('partitioned');
+      if (cut === 'hang') return new Promise<R>(() => {});
+      return fn(...args);
+    };
+  const wrapped = {
+    get: guard((name: string) => client.get(name)),
+    create: guard((lease: Lease) => client.create(lease)),
+    update: guard((lease: Lease) => client.update(lease)),
+  } as unknown as ResourceClient<Lease>;
+  return {
+    client: wrapped,
+    sever: () => {
+      cut = 'fail';
+    },
+    hang: () => {
+      cut = 'hang';
+    },
+  };
+}
+
+interface Timeline {
+  events: string[];
+  at: Map<string, number>;
+}
+
+function elector(name: string, identity: string, leases: ResourceClient<Lease>, timeline: Timeline) {
+  const record = (what: string) => {
+    timeline.events.push(`${identity} ${what}`);
+    timeline.at.set(`${identity} ${what}`, Date.now());
+  };
+  return new LeaderElector({
+    leases,
+    name,
+    identity,
+    ...TIMING,
+    onStartedLeading: () => record('started'),
+    onStoppedLeading: (reason) => record(`stopped ${reason}`),
+  });
+}
+
+function describeLeaderElection(implementation: string, leasesIn: () => Promise<ResourceClient<Lease>>) {
+  describe(`leader election on ${implementation}`, () => {
+    let leases: ResourceClient<Lease>;
+
+    beforeAll(async () => {
+      leases = await leasesIn();
+    });
+
+    it('elects exactly one; takes over within the lease duration after the leader dies, at once after a release', async () => {
+      const name = `lease-${randomUUID().slice(0, 8)}`;
+      const timeline: Timeline = { events: [], at: new Map() };
+      const first = severable(leases);
+      const a = elector(name, 'a', first.client, timeline);
+      const b = elector(name, 'b', leases, timeline);
+      a.start();
+      await expect.poll(() => a.isLeader, { timeout: 10_000 }).toBe(true);
+      b.start();
+      // b keeps trying (and watching a renew) without ever leading.
+      await new Promise((resolve) => setTimeout(resolve, TIMING.leaseDurationMs));
+      expect([a.isLeader, b.isLeader]).toEqual([true, false]);
+      expect(b.leader).toBe('a');
+      expect((await leases.get(name))?.spec).toMatchObject({ holderIdentity: 'a', leaseTransitions: 0 });
+
+      // a stops abruptly: no release. It gives up after its renew deadline; b takes over once the lease lapsed.
+      const severedAt = Date.now();
+      first.sever();
+      await expect.poll(() => b.isLeader, { timeout: 15_000, interval: 50 }).toBe(true);
+      const takeoverMs = (timeline.at.get('b started') ?? 0) - severedAt;
+      expect(timeline.events).toEqual(['a started', 'a stopped lost', 'b started']);
+      expect(takeoverMs).toBeGreaterThan(TIMING.leaseDurationMs - 2 * TIMING.retryPeriodMs);
+      expect(takeoverMs).toBeLessThan(3 * TIMING.leaseDurationMs);
+      await a.done;
+      expect((await leases.get(name))?.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+
+      // b stops cleanly: it releases, and c does not wait for the lease to lapse.
+      const c = elector(name, 'c', leases, timeline);
+      c.start();
+      await new Promise((resolve) => setTimeout(resolve, 2 * TIMING.retryPeriodMs));
+      expect(c.isLeader).toBe(false);
+      const releasedAt = Date.now();
+      await b.stop();
+      await expect.poll(() => c.isLeader, { timeout: 15_000, interval: 20 }).toBe(true);
+      expect(Date.now() - releasedAt).toBeLessThan(TIMING.leaseDurationMs);
+      expect(timeline.events).toEqual([
+        'a started',
+        'a stopped lost',
+        'b started',
+        'b stopped released',
+        'c started',
+      ]);
+      expect((await leases.get(name))?.spec).toMatchObject({ holderIdentity: 'c', leaseTransitions: 2 });
+      await c.stop();
+      expect((await leases.get(name))?.spec.holderIdentity).toBe('');
+    }, 60_000);
+
+    it('stops leading at the renew deadline when renewals hang, before anyone else can lead', async () => {
+      const name = `hung-${randomUUID().slice(0, 8)}`;
+      const timeline: Timeline = { events: [], at: new Map() };
+      const first = severable(leases);
+      const a = elector(name, 'a', first.client, timeline);
+      const b = elector(name, 'b', leases, timeline);
+      a.start();
+      await expect.poll(() => a.isLeader, { timeout: 10_000 }).toBe(true);
+      b.start();
+      first.hang();
+      await expect.poll(() => b.isLeader, { timeout: 15_000, interval: 50 }).toBe(true);
+      expect(timeline.events).toEqual(['a started', 'a stopped lost', 'b started']);
+      await a.done;
+      await b.stop();
+    }, 30_000);
+
+    it('judges expiry by its own clock, not the renewTime another host wrote', async () => {
+      const name = `skewed-${randomUUID().slice(0, 8)}`;
+      // A live holder whose clock runs an hour behind: its renewTime looks long expired.
+      const hourAgo = () => microTime(new Date(Date.now() - 3_600_000));
+      const created = await leases.create({
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name },
+        spec: {
+          holderIdentity: 'slow-clock',
+          leaseDurationSeconds: 3,
+          renewTime: hourAgo(),
+          acquireTime: hourAgo(),
+        },
+      });
+      const timeline: Timeline = { events: [], at: new Map() };
+      const candidate = elector(name, 'candidate', leases, timeline);
+      candidate.start();
+      // The holder keeps renewing (with its wrong clock); the candidate must not take over.
+      let current = created;
+      for (let i = 0; i < 8; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        current = await leases.update({ ...current, spec: { ...current.spec, renewTime: hourAgo() } });
+      }
+      expect(candidate.isLeader).toBe(false);
+      // It stops renewing: now the candidate takes over.
+      await expect.poll(() => candidate.isLeader, { timeout: 15_000 }).toBe(true);
+      await candidate.stop();
+    }, 60_000);
+  });
+}
+
+describe('on the embedded store', () => {
+  let store: Store;
+  afterAll(async () => {
+    await store?.close();
+  });
+  describeLeaderElection('the embedded store', async () => {
+    store = await openStore({ driver: 'sqlite', path: ':memory:' });
+    return createEmbeddedResources<{ leases: Lease }>(store.resources, {
+      namespace: 'kubeglue',
+      kinds: { leases: LEASE_KIND },
+    }).leases;
+  });
+});
+
+describeKube('on a real API server', () => {
+  let namespace: TestNamespace;
+  let transport: ClusterTransport;
+  let dir: string;
+  afterAll(async () => {
+    await transport?.close();
+    await namespace?.delete();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+  describeLeaderElection('a real API server', async () => {
+    const kube = requireKube();
+    dir = await mkdtemp(join(tmpdir(), 'kube-kit-lease-'));
+    namespace = await createTestNamespace(kube, 'kit-lease');
+    transport = new ClusterTransport(
+      loadKubeConfig({ path: await kube.writeKubeconfig(join(dir, 'admin')) }),
+    );
+    return createClusterResources<{ leases: Lease }>(transport, {
+      namespace: namespace.name,
+      kinds: { leases: LEASE_KIND },
+    }).leases;
+  });
+});

@@ -1,0 +1,257 @@
+/**
+ * The Tool and System controllers on a real API server: Ready conditions written through /status,
+ * re-checks when a System a Tool uses appears or goes, and when a System's credentials Secret changes.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { SystemResource, ToolResource } from '../../../contract/resources/kinds.ts';
+import type { Condition } from '../../../contract/resources/meta.ts';
+import { loadKubeConfig } from '../../../kube/kubeconfig.ts';
+import {
+  ClusterTransport,
+  createClusterResources,
+  KUBEGLUE_KIND_SPECS,
+  type KubeglueKinds,
+  type ResourceClients,
+  SECRET_KIND,
+} from '../../../kube/resources/index.ts';
+import { ClusterSecretStore } from '../../../kube/secrets/cluster.ts';
+import type { Secret } from '../../../kube/types.ts';
+import { SystemController } from '../../../operator/system/controller.ts';
+import { SystemConditionType, SystemReason } from '../../../operator/system/reasons.ts';
+import { ToolController } from '../../../operator/tool/controller.ts';
+import { ToolReason } from '../../../operator/tool/reasons.ts';
+import {
+  createTestNamespace,
+  describeKube,
+  type KubeHandle,
+  requireKube,
+  type TestNamespace,
+} from '../../support/kube/provided.ts';
+import { applyKubeglueCrds } from '../../support/resources-contract.ts';
+
+type Kinds = KubeglueKinds & { secrets: Secret };
+
+describeKube('the Tool and System controllers on Kubernetes', () => {
+  let kube: KubeHandle;
+  let dir: string;
+  let transport: ClusterTransport;
+  let namespace: TestNamespace;
+  let resources: ResourceClients<Kinds>;
+  let tools: ToolController;
+  let systems: SystemController;
+
+  beforeAll(async () => {
+    kube = requireKube();
+    await applyKubeglueCrds(kube);
+    dir = await mkdtemp(join(tmpdir(), 'operator-resources-'));
+    transport = new ClusterTransport(
+      loadKubeConfig({ path: await kube.writeKubeconfig(join(dir, 'admin.kubeconfig')) }),
+    );
+    namespace = await createTestNamespace(kube, 'operator-resources');
+    resources = createClusterResources<Kinds>(transport, {
+      namespace: namespace.name,
+      kinds: { ...KUBEGLUE_KIND_SPECS, secrets: SECRET_KIND },
+    });
+    tools = new ToolController({ tools: resources.tools, systems: resources.systems });
+    systems = new SystemController({
+      systems: resources.systems,
+      secrets: new ClusterSecretStore({ secrets: resources.secrets, namespace: namespace.name }),
+      secretWatch: resources.secrets,
+    });
+    await tools.start();
+    await systems.start();
+  });
+
+  afterAll(async () => {
+    await tools?.stop();
+    await systems?.stop();
+    await namespace?.delete();
+    await transport?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  async function waitFor<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const value = await read();
+      if (ok(value)) return value;
+      if (Date.now() > deadline)
+        throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  const ready = (object: { status?: { conditions?: Condition[] | undefined } } | undefined, type = 'Ready') =>
+    object?.status?.conditions?.find((c) => c.type === type);
+
+  function tool(name: string, steps: unknown[], extra: Record<string, unknown> = {}): ToolResource {
+    return {
+      apiVersion: 'kubeglue.dev/v1alpha1',
+      kind: 'Tool',
+      metadata: { name },
+      spec: { steps, ...extra } as ToolResource['spec'],
+    };
+  }
+
+  function system(name: string, spec: Partial<SystemResource['spec']>): SystemResource {
+    return {
+      apiVersion: 'kubeglue.dev/v1alpha1',
+      kind: 'System',
+      metadata: { name },
+      spec: { id: 'crm', environment: 'prod', ...spec } as SystemResource['spec'],
+    };
+  }
+
+  const secret = (name: string, data: Record<string, string>): Secret => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name },
+    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+  });
+
+  it('a valid Tool is Ready with its step count and observedGeneration', async () => {
+    await resources.tools.create(
+      tool('shape', [{ id: 'a', config: { type: 'transform', transformCode: '(s) => s' } }]),
+    );
+    const got = await waitFor(
+      'Ready',
+      () => resources.tools.get('shape'),
+      (t) => ready(t) !== undefined,
+    );
+    expect(ready(got)).toMatchObject({ status: 'True', reason: ToolReason.Valid, observedGeneration: 1 });
+    expect(got?.status).toMatchObject({ observedGeneration: 1, stepCount: 1 });
+  });
+
+  it('lists every problem of an invalid Tool, and becomes Ready when fixed', async () => {
+    const created = await resources.tools.create(
+      tool(
+        'broken',
+        [
+          { id: 'a', config: { type: 'transform', transformCode: '(s) => {' } },
+          { id: 'b', config: { type: 'request', url: '/x', systemId: 'nowhere' } },
+        ],
+        { outputSchema: { type: 'nonsense' } },
+      ),
+    );
+    const got = await waitFor(
+      'Ready=False',
+      () => resources.tools.get('broken'),
+      (t) => ready(t)?.status === 'False',
+    );
+    expect(ready(got)?.reason).toBe(ToolReason.InvalidTool);
+    expect(ready(got)?.message).toMatch(/^3 problems: /);
+    expect(ready(got)?.message).toContain('steps[0] (a).config.transformCode');
+    expect(ready(got)?.message).toContain("steps[1] (b).config.systemId: system 'nowhere' does not exist");
+    expect(ready(got)?.message).toContain('outputSchema: not a valid JSON Schema');
+    const { status: _status, ...rest } = got ?? created;
+    await resources.tools.update({
+      ...rest,
+      spec: {
+        steps: [{ id: 'a', config: { type: 'transform', transformCode: '(s) => 1' } }],
+      } as ToolResource['spec'],
+    });
+    const fixed = await waitFor(
+      'Ready',
+      () => resources.tools.get('broken'),
+      (t) => ready(t)?.status === 'True',
+    );
+    expect(fixed?.status).toMatchObject({ observedGeneration: 2, stepCount: 1 });
+  });
+
+  it('re-checks a Tool when the System it uses appears and goes', async () => {
+    await resources.tools.create(
+      tool('uses-billing', [{ id: 'a', config: { url: '/x', systemId: 'billing' } }]),
+    );
+    const missing = await waitFor(
+      'UnknownSystem',
+      () => resources.tools.get('uses-billing'),
+      (t) => ready(t) !== undefined,
+    );
+    expect(ready(missing)).toMatchObject({ status: 'False', reason: ToolReason.UnknownSystem });
+    await resources.systems.create(system('billing-prod', { id: 'billing', url: 'https://billing.example' }));
+    await waitFor(
+      'Ready',
+      () => resources.tools.get('uses-billing'),
+      (t) => ready(t)?.status === 'True',
+    );
+    await resources.systems.delete('billing-prod');
+    await waitFor(
+      'not Ready',
+      () => resources.tools.get('uses-billing'),
+      (t) => ready(t)?.reason === ToolReason.UnknownSystem,
+    );
+  });
+
+  it('a System is Ready when its Secret fits the auth type, and follows the Secret', async () => {
+    await resources.systems.create(
+      system('crm-prod', {
+        authType: 'basic',
+        credentialsSecretRef: { name: 'crm-creds' },
+        url: 'https://crm.example',
+      }),
+    );
+    const missing = await waitFor(
+      'SecretNotFound',
+      () => resources.systems.get('crm-prod'),
+      (s) => ready(s) !== undefined,
+    );
+    expect(ready(missing)).toMatchObject({ status: 'False', reason: SystemReason.SecretNotFound });
+
+    await resources.secrets.create(secret('crm-creds', { username: 'svc', passwort: 'hunter2-typo' }));
+    const invalid = await waitFor(
+      'CredentialsInvalid',
+      () => resources.systems.get('crm-prod'),
+      (s) => ready(s)?.reason === SystemReason.CredentialsInvalid,
+    );
+    expect(ready(invalid)?.message).toContain('password: missing');
+    expect(JSON.stringify(invalid?.status)).not.toContain('hunter2');
+    expect(JSON.stringify(invalid?.status)).not.toContain('svc');
+
+    const current = await resources.secrets.get('crm-creds');
+    await resources.secrets.update({
+      ...(current as Secret),
+      data: secret('x', { username: 'svc', password: 'hunter2' }).data ?? {},
+    });
+    const fixed = await waitFor(
+      'Ready',
+      () => resources.systems.get('crm-prod'),
+      (s) => ready(s)?.status === 'True',
+    );
+    expect(ready(fixed)?.reason).toBe(SystemReason.CredentialsReady);
+    expect(ready(fixed, SystemConditionType.EnvironmentsLinked)).toMatchObject({
+      status: 'False',
+      reason: SystemReason.SingleEnvironment,
+    });
+  });
+
+  it('links the dev and prod objects of one system id', async () => {
+    await resources.systems.create(system('crm-dev', { environment: 'dev', url: 'https://dev.crm.example' }));
+    const dev = await waitFor(
+      'linked',
+      () => resources.systems.get('crm-dev'),
+      (s) => ready(s, SystemConditionType.EnvironmentsLinked)?.status === 'True',
+    );
+    expect(ready(dev, SystemConditionType.EnvironmentsLinked)?.message).toBe(
+      "The prod environment of system 'crm' is System crm-prod",
+    );
+    expect(ready(dev)).toMatchObject({ status: 'True', reason: SystemReason.NoCredentialsNeeded });
+    const prod = await waitFor(
+      'linked',
+      () => resources.systems.get('crm-prod'),
+      (s) => ready(s, SystemConditionType.EnvironmentsLinked)?.status === 'True',
+    );
+    expect(ready(prod, SystemConditionType.EnvironmentsLinked)?.message).toContain('is System crm-dev');
+  });
+
+  it('writes status only when something changed', async () => {
+    const before = await resources.tools.get('shape');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await tools.idle();
+    expect((await resources.tools.get('shape'))?.metadata.resourceVersion).toBe(
+      before?.metadata.resourceVersion,
+    );
+  });
+});

@@ -1,0 +1,604 @@
+/**
+ * The ToolRun controller with the PodLauncher on a real API server: runner Pods run by the process
+ * kubelet as a tiny script standing in for the runner (it talks to the real internal API, with the
+ * per-run token it gets from its Secret), outcomes decided from the store and the Pod.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { defaultOperatorSettings, type OperatorSettings } from '../../../config/operator.ts';
+import type { JsonObject } from '../../../contract/json.ts';
+import type { ToolRunResource } from '../../../contract/resources/kinds.ts';
+import { loadKubeConfig } from '../../../kube/kubeconfig.ts';
+import type { KubeglueKinds } from '../../../kube/resources/index.ts';
+import {
+  ClusterTransport,
+  createClusterResources,
+  EVENT_KIND,
+  KUBEGLUE_KIND_SPECS,
+  POD_KIND,
+  type ResourceClients,
+  ResourceError,
+  SECRET_KIND,
+} from '../../../kube/resources/index.ts';
+import type { Event, Pod, Secret } from '../../../kube/types.ts';
+import { createPodLauncher } from '../../../operator/app.ts';
+import { createEventRecorder } from '../../../operator/events.ts';
+import { runnerPodName, runTokenSecretName } from '../../../operator/launchers/launcher.ts';
+import { ToolRunController } from '../../../operator/toolrun/controller.ts';
+import { ConditionType, EventReason, RunReason } from '../../../operator/toolrun/reasons.ts';
+import { hashRunToken } from '../../../runs/run-token.ts';
+import { RECORDED_FINALIZER, RUN_ID_LABEL, toolRunFor, toolRunName } from '../../../runs/toolrun.ts';
+import { openStore, type Store } from '../../../store/index.ts';
+import { createInternalApi, type InternalApiHarness } from '../../support/internal-api.ts';
+import { type ProcessKubelet, startProcessKubelet } from '../../support/kube/process-kubelet/kubelet.ts';
+import {
+  createTestNamespace,
+  describeKube,
+  type KubeHandle,
+  requireKube,
+  type TestNamespace,
+} from '../../support/kube/provided.ts';
+import { applyKubeglueCrds } from '../../support/resources-contract.ts';
+import { runningRun } from '../../support/store.ts';
+
+const IMAGE = 'kubeglue-test/fake-runner:1';
+
+/** Stands in for `kubeglue runner`: the run id's first word picks what it does. */
+const SCRIPT = (protocolModule: string) => `
+import { writeFileSync } from 'node:fs';
+import { encodeSummary } from ${JSON.stringify(protocolModule)};
+const env = process.env;
+const runId = env.KUBEGLUE_RUN_ID;
+const attempt = Number(env.KUBEGLUE_RUN_ATTEMPT);
+const base = env.KUBEGLUE_INTERNAL_URL + '/internal/v1/runs/' + encodeURIComponent(runId);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const call = async (method, path, body) => {
+  const response = await fetch(base + path, {
+    method,
+    headers: { authorization: 'Bearer ' + env.KUBEGLUE_RUN_TOKEN, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(method + ' ' + path + ': HTTP ' + response.status + ' ' + (await response.text()));
+  return response.json();
+};
+const summary = (status, extra = {}) =>
+  writeFileSync(env.KUBEGLUE_TERMINATION_MESSAGE_PATH, encodeSummary({ v: 1, runId, status, resultStored: false, ...extra }));
+/** Heartbeats for ms; true when the answer says cancel. */
+async function beat(ms) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if ((await call('POST', '/heartbeat', { attempt })).cancel) return true;
+    await sleep(200);
+  }
+  return false;
+}
+async function succeed() {
+  const ack = await call('PUT', '/result', {
+    attempt,
+    result: { status: 'success', data: { ok: true }, stepResults: [{ stepId: 'a', success: true }], files: [] },
+  });
+  summary('success', { resultStored: ack.recorded });
+  process.exit(0);
+}
+switch (runId.split('-')[0]) {
+  case 'succeed': await beat(1200); await succeed(); break;
+  case 'slow': await beat(4000); await succeed(); break;
+  case 'summary': summary('failed', { error: 'step a: boom' }); process.exit(2);
+  case 'crash': console.error('TypeError: boom in the runner'); process.exit(1);
+  case 'cancel':
+    if (await beat(60000)) { summary('aborted', { error: 'Run was cancelled' }); process.exit(0); }
+    process.exit(3);
+  case 'stubborn':
+    process.on('SIGTERM', () => console.log('ignoring SIGTERM'));
+    setInterval(() => {}, 1000);
+    break;
+  case 'hold': await beat(600000); break;
+  // Its first attempt runs until its Pod goes; a second one succeeds.
+  case 'lost': if (attempt === 1) await beat(600000); else { await beat(300); await succeed(); } break;
+  case 'silent': setInterval(() => {}, 1000); break;
+}
+`;
+
+type Kinds = KubeglueKinds & { pods: Pod; secrets: Secret; events: Event };
+
+const TOOL = { id: 't', steps: [{ id: 'a', config: { type: 'transform', transformCode: '(s) => s' } }] };
+/** The same with a step that changes data on its system: never executed twice. */
+const MODIFYING_TOOL: JsonObject = {
+  id: 't',
+  steps: [{ id: 'a', modify: true, config: { type: 'transform', transformCode: '(s) => s' } }],
+};
+
+interface Operator {
+  namespace: string;
+  resources: ResourceClients<Kinds>;
+  controller: ToolRunController;
+  settings: OperatorSettings;
+}
+
+describeKube('the ToolRun controller on Kubernetes', () => {
+  let kube: KubeHandle;
+  let dir: string;
+  let transport: ClusterTransport;
+  let store: Store;
+  let internal: InternalApiHarness;
+  let kubelet: ProcessKubelet;
+  const namespaces: TestNamespace[] = [];
+  const operators: Operator[] = [];
+  let main: Operator;
+  /** Namespaces of the scenarios that need their own operator (the kubelet serves a fixed list). */
+  const spare: Record<'limit' | 'restart' | 'retention', string> = { limit: '', restart: '', retention: '' };
+
+  async function startOperator(
+    namespace: string,
+    overrides: Partial<OperatorSettings> = {},
+  ): Promise<Operator> {
+    const resources = createClusterResources<Kinds>(transport, {
+      namespace,
+      kinds: { ...KUBEGLUE_KIND_SPECS, pods: POD_KIND, secrets: SECRET_KIND, events: EVENT_KIND },
+    });
+    const settings = defaultOperatorSettings({
+      runnerImage: IMAGE,
+      internalUrl: internal.url,
+      runnerTerminationGraceSeconds: 1,
+      pendingTimeoutMs: 4_000,
+      heartbeatStaleMs: 4_000,
+      cancelGraceMs: 2_000,
+      deadlineMarginSeconds: 1,
+      resyncMs: 60_000,
+      ...overrides,
+    });
+    const launcher = createPodLauncher({ pods: resources.pods, secrets: resources.secrets, store, settings });
+    const controller = new ToolRunController({
+      toolRuns: resources.toolRuns,
+      store,
+      launcher,
+      events: createEventRecorder({ sink: resources.events }),
+      settings,
+      log: (line) => console.log(line),
+    });
+    await controller.start();
+    const operator = { namespace, resources, controller, settings };
+    operators.push(operator);
+    return operator;
+  }
+
+  async function newNamespace(prefix: string): Promise<string> {
+    const namespace = await createTestNamespace(kube, prefix);
+    namespaces.push(namespace);
+    return namespace.name;
+  }
+
+  /** A running run in the store and its ToolRun, as the outbox's start handler creates it. */
+  async function startRun(
+    op: Operator,
+    runId: string,
+    options: Record<string, unknown> = {},
+    tool: JsonObject = TOOL,
+  ): Promise<ToolRunResource> {
+    const run = runningRun(runId, { toolId: 't', tool, options: { async: true, ...options } });
+    await store.insertRun(run);
+    return op.resources.toolRuns.create(toolRunFor(run, op.namespace));
+  }
+
+  const toolRunOf = (op: Operator, runId: string) => op.resources.toolRuns.get(toolRunName(runId));
+
+  /** Sets spec.cancel as `kubectl edit` would: read, change, write; again when the operator wrote between. */
+  async function requestCancel(op: Operator, runId: string): Promise<void> {
+    for (;;) {
+      const current = (await toolRunOf(op, runId)) as ToolRunResource;
+      try {
+        await op.resources.toolRuns.update({ ...current, spec: { ...current.spec, cancel: true } });
+        return;
+      } catch (error) {
+        if (!(error instanceof ResourceError && error.reason === 'Conflict')) throw error;
+      }
+    }
+  }
+
+  async function waitFor<T>(
+    what: string,
+    read: () => Promise<T>,
+    ok: (value: T) => boolean,
+    timeoutMs = 20_000,
+  ): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await read();
+      if (ok(value)) return value;
+      if (Date.now() > deadline)
+        throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  /** The ToolRun once its status mirrors a terminal state and its finalizer is gone. */
+  const finished = (op: Operator, runId: string, timeoutMs?: number) =>
+    waitFor(
+      `ToolRun of ${runId} to finish`,
+      () => toolRunOf(op, runId),
+      (toolRun) =>
+        ['success', 'failed', 'aborted'].includes(toolRun?.status?.status ?? '') &&
+        !toolRun?.metadata.finalizers?.includes(RECORDED_FINALIZER),
+      timeoutMs,
+    ) as Promise<ToolRunResource>;
+
+  const running = (op: Operator, runId: string) =>
+    waitFor(
+      `ToolRun of ${runId} to run`,
+      () => toolRunOf(op, runId),
+      (toolRun) => toolRun?.status?.executionPhase === 'Running',
+    );
+
+  async function eventsOf(op: Operator, runId: string): Promise<Event[]> {
+    const { items } = await op.resources.events.list();
+    return items
+      .filter((e) => e.involvedObject.name === toolRunName(runId))
+      .sort((a, b) => (a.firstTimestamp ?? '').localeCompare(b.firstTimestamp ?? ''));
+  }
+  const reasons = (events: Event[]) => events.map((e) => e.reason);
+  const condition = (toolRun: ToolRunResource | undefined, type: string) =>
+    toolRun?.status?.conditions?.find((c) => c.type === type);
+
+  beforeAll(async () => {
+    kube = requireKube();
+    await applyKubeglueCrds(kube);
+    dir = await mkdtemp(join(tmpdir(), 'operator-toolrun-'));
+    const script = join(dir, 'fake-runner.mjs');
+    await writeFile(
+      script,
+      SCRIPT(pathToFileURL(join(import.meta.dirname, '../../../contract/wire/runner.ts')).href),
+    );
+    transport = new ClusterTransport(
+      loadKubeConfig({ path: await kube.writeKubeconfig(join(dir, 'admin.kubeconfig')) }),
+    );
+    store = await openStore({ driver: 'sqlite', path: ':memory:' });
+    internal = createInternalApi(store);
+    await internal.listen();
+    const mainNs = await newNamespace('operator-toolrun');
+    for (const key of Object.keys(spare) as (keyof typeof spare)[]) {
+      spare[key] = await newNamespace(`operator-${key}`);
+    }
+    kubelet = await startProcessKubelet({
+      url: kube.url,
+      caPem: kube.caPem,
+      token: kube.adminToken,
+      nodeName: `operator-kubelet-${randomBytes(3).toString('hex')}`,
+      namespaces: [mainNs, ...Object.values(spare)],
+      images: { [IMAGE]: [process.execPath, script] },
+      heartbeatMs: 1_000,
+      stopGraceSeconds: 1,
+    });
+    main = await startOperator(mainNs);
+  });
+
+  afterAll(async () => {
+    for (const op of operators) await op.controller.stop().catch(() => {});
+    await kubelet?.stop();
+    if (kube && kubelet) await kube.request(`/api/v1/nodes/${kubelet.nodeName}`, { method: 'DELETE' });
+    await Promise.allSettled(namespaces.map((namespace) => namespace.delete()));
+    await internal?.close();
+    await store?.close();
+    await transport?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('runs a run to success: token Secret and Pod, status and conditions, events, cleanup', async () => {
+    await startRun(main, 'succeed-1');
+    const podName = runnerPodName(toolRunName('succeed-1'), 1);
+    const pod = await waitFor(
+      'the runner Pod',
+      () => main.resources.pods.get(podName),
+      (p) => p !== undefined,
+    );
+    expect(pod?.metadata.labels).toMatchObject({
+      [RUN_ID_LABEL]: 'succeed-1',
+      'app.kubernetes.io/component': 'runner',
+    });
+    expect(pod?.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'ToolRun', controller: true });
+    // The token: plain in a Secret the ToolRun owns, only its hash in the store.
+    const secret = await main.resources.secrets.get(runTokenSecretName(toolRunName('succeed-1')));
+    const token = Buffer.from(secret?.data?.token ?? '', 'base64').toString();
+    expect(token.length).toBeGreaterThan(30);
+    expect(await store.findExecutionByToken(hashRunToken(token))).toEqual({ runId: 'succeed-1', attempt: 1 });
+
+    const toolRun = await finished(main, 'succeed-1');
+    expect(toolRun.status).toMatchObject({
+      status: 'success',
+      reason: RunReason.Succeeded,
+      attempt: 1,
+      podName,
+      steps: [{ id: 'a', success: true }],
+    });
+    expect(toolRun.status?.error).toBeUndefined();
+    expect(condition(toolRun, ConditionType.Succeeded)).toMatchObject({
+      status: 'True',
+      reason: 'Succeeded',
+    });
+    expect(condition(toolRun, ConditionType.Admitted)).toMatchObject({ status: 'True', reason: 'Admitted' });
+    expect((await store.getRun('succeed-1'))?.status).toBe('success');
+    // A succeeded runner Pod goes at once; the token Secret when the run ends.
+    await waitFor(
+      'the Pod to go',
+      () => main.resources.pods.get(podName),
+      (p) => p === undefined,
+    );
+    await waitFor(
+      'the token Secret to go',
+      () => main.resources.secrets.get(runTokenSecretName(toolRunName('succeed-1'))),
+      (s) => s === undefined,
+    );
+    const events = await waitFor(
+      'the events',
+      () => eventsOf(main, 'succeed-1'),
+      (e) => reasons(e).includes(EventReason.PodDeleted),
+    );
+    expect(reasons(events)).toEqual(
+      expect.arrayContaining(['Admitted', 'PodCreated', 'Running', 'Succeeded', 'Retained', 'PodDeleted']),
+    );
+    expect(events.every((e) => e.source?.component === 'kubeglue-operator')).toBe(true);
+    expect(events.find((e) => e.reason === 'Succeeded')?.type).toBe('Normal');
+  });
+
+  it('fails a run from the runner’s termination summary and keeps the failed Pod', async () => {
+    await startRun(main, 'summary-1');
+    const toolRun = await finished(main, 'summary-1');
+    expect(toolRun.status).toMatchObject({
+      status: 'failed',
+      reason: RunReason.RunnerFailed,
+      error: 'step a: boom',
+    });
+    expect(condition(toolRun, ConditionType.Succeeded)).toMatchObject({
+      status: 'False',
+      reason: 'RunnerFailed',
+    });
+    expect(await store.getRun('summary-1')).toMatchObject({ status: 'failed', error: 'step a: boom' });
+    const events = await waitFor(
+      'events',
+      () => eventsOf(main, 'summary-1'),
+      (e) => reasons(e).includes('PodRetained'),
+    );
+    expect(events.find((e) => e.reason === EventReason.PodFailed)).toMatchObject({
+      type: 'Warning',
+      message: 'step a: boom',
+    });
+    expect(await main.resources.pods.get(runnerPodName(toolRunName('summary-1'), 1))).toBeDefined();
+  });
+
+  it('fails a crashed runner with its exit code and the log tail', async () => {
+    await startRun(main, 'crash-1');
+    const toolRun = await finished(main, 'crash-1');
+    expect(toolRun.status?.reason).toBe(RunReason.RunnerFailed);
+    expect(toolRun.status?.error).toMatch(/^The runner exited with code 1: .*TypeError: boom in the runner/s);
+  });
+
+  it('fails an OOMKilled runner naming its memory limit', async () => {
+    await startRun(main, 'hold-oom');
+    await running(main, 'hold-oom');
+    await kubelet.oomKill(main.namespace, runnerPodName(toolRunName('hold-oom'), 1));
+    const toolRun = await finished(main, 'hold-oom');
+    expect(toolRun.status).toMatchObject({
+      status: 'failed',
+      reason: RunReason.OOMKilled,
+      error: 'The runner Pod was OOMKilled (memory limit 512Mi)',
+    });
+    expect(condition(toolRun, ConditionType.Succeeded)?.reason).toBe('OOMKilled');
+  });
+
+  it('gives a read-only run whose runner Pod is deleted before it reported a second Pod, which succeeds', async () => {
+    await startRun(main, 'lost-deleted');
+    await running(main, 'lost-deleted');
+    await main.resources.pods.delete(runnerPodName(toolRunName('lost-deleted'), 1));
+    const toolRun = await finished(main, 'lost-deleted');
+    expect(toolRun.status).toMatchObject({
+      status: 'success',
+      attempt: 2,
+      podName: runnerPodName(toolRunName('lost-deleted'), 2),
+    });
+    expect(await store.getRun('lost-deleted')).toMatchObject({ status: 'success', attempt: 2 });
+    const events = await eventsOf(main, 'lost-deleted');
+    expect(events.find((e) => e.reason === EventReason.Retrying)?.message).toMatch(
+      /runner Pod .*-a1 .*; the run is read-only, so it starts over: attempt 2 of at most 3/,
+    );
+  });
+
+  it('fails a modifying run whose runner Pod is deleted before it reported, naming the cause', async () => {
+    await startRun(main, 'lost-modifying', {}, MODIFYING_TOOL);
+    await running(main, 'lost-modifying');
+    await main.resources.pods.delete(runnerPodName(toolRunName('lost-modifying'), 1));
+    const toolRun = await finished(main, 'lost-modifying');
+    expect(toolRun.status).toMatchObject({ status: 'failed', reason: RunReason.PodLost, attempt: 1 });
+    expect(toolRun.status?.error).toMatch(
+      /^The runner Pod \S+-a1 (was deleted before the run finished|disappeared while the run was running .*) \(it modifies data, so it was not retried\)$/,
+    );
+    const run = await store.getRun('lost-modifying');
+    expect(run?.status).toBe('failed');
+    expect(run?.attempt ?? 1).toBe(1);
+    expect(await main.resources.pods.get(runnerPodName(toolRunName('lost-modifying'), 2))).toBeUndefined();
+  });
+
+  it('starts a read-only run over in a new Pod when its Pod is evicted', async () => {
+    await startRun(main, 'lost-evicted');
+    await running(main, 'lost-evicted');
+    await kubelet.evict(main.namespace, runnerPodName(toolRunName('lost-evicted'), 1));
+    const toolRun = await finished(main, 'lost-evicted');
+    expect(toolRun.status).toMatchObject({ status: 'success', attempt: 2 });
+    expect(
+      (await eventsOf(main, 'lost-evicted')).find((e) => e.reason === EventReason.Retrying)?.message,
+    ).toMatch(/^The runner Pod was evicted: The node was low on resource: memory\.; the run is read-only/);
+  });
+
+  it('fails a run whose Pod never starts after the pending timeout, and deletes the Pod', async () => {
+    kubelet.neverStart((pod) => pod.metadata.labels?.[RUN_ID_LABEL] === 'hold-pending');
+    try {
+      await startRun(main, 'hold-pending');
+      const toolRun = await finished(main, 'hold-pending');
+      expect(toolRun.status?.reason).toBe(RunReason.ImagePullFailed);
+      expect(toolRun.status?.error).toMatch(
+        /was pending for \d+ s: its image could not be pulled: ImagePullBackOff/,
+      );
+      await waitFor(
+        'the Pod to go',
+        () => main.resources.pods.get(runnerPodName(toolRunName('hold-pending'), 1)),
+        (p) => p === undefined,
+      );
+    } finally {
+      kubelet.neverStart(null);
+    }
+  });
+
+  it('fails a run past its deadline (activeDeadlineSeconds = timeout + margin)', async () => {
+    await startRun(main, 'hold-deadline', { timeout: 1_000 });
+    const pod = await waitFor(
+      'the Pod',
+      () => main.resources.pods.get(runnerPodName(toolRunName('hold-deadline'), 1)),
+      (p) => p !== undefined,
+    );
+    expect(pod?.spec.activeDeadlineSeconds).toBe(2);
+    const toolRun = await finished(main, 'hold-deadline');
+    expect(toolRun.status?.reason).toBe(RunReason.DeadlineExceeded);
+    expect(toolRun.status?.error).toContain('exceeded its deadline');
+  });
+
+  it('fails a modifying run whose runner stops sending heartbeats while its Pod is Running', async () => {
+    await startRun(main, 'silent-1', {}, MODIFYING_TOOL);
+    const toolRun = await finished(main, 'silent-1');
+    expect(toolRun.status?.reason).toBe(RunReason.HeartbeatStale);
+    await waitFor(
+      'the Pod to go',
+      () => main.resources.pods.get(runnerPodName(toolRunName('silent-1'), 1)),
+      (p) => p === undefined,
+    );
+  });
+
+  it('cancels through spec.cancel: aborted in the store, the runner stops by itself', async () => {
+    await startRun(main, 'cancel-1');
+    await running(main, 'cancel-1');
+    await requestCancel(main, 'cancel-1');
+    const toolRun = await finished(main, 'cancel-1');
+    expect(toolRun.status).toMatchObject({
+      status: 'aborted',
+      reason: RunReason.Cancelled,
+      error: 'Run was cancelled',
+    });
+    expect(condition(toolRun, ConditionType.Succeeded)).toMatchObject({
+      status: 'False',
+      reason: 'Cancelled',
+    });
+    expect(await store.getRun('cancel-1')).toMatchObject({ status: 'aborted', error: 'Run was cancelled' });
+    // Cooperative: the runner learnt it from its heartbeat answer and exited 0 within the grace period.
+    const pod = await kubelet.waitFor(
+      main.namespace,
+      runnerPodName(toolRunName('cancel-1'), 1),
+      (p) => p === undefined || p.status?.phase === 'Succeeded',
+    );
+    if (pod) expect(pod.status?.containerStatuses?.[0]?.state.terminated?.exitCode).toBe(0);
+    expect(reasons(await eventsOf(main, 'cancel-1'))).toContain('Cancelled');
+  });
+
+  it('deletes the Pod of a runner that ignores the cancel once the grace period is over', async () => {
+    await startRun(main, 'stubborn-1');
+    const podName = runnerPodName(toolRunName('stubborn-1'), 1);
+    await waitFor(
+      'the Pod to run',
+      async () => kubelet.pod(main.namespace, podName),
+      (p) => p?.status?.phase === 'Running',
+    );
+    await requestCancel(main, 'stubborn-1');
+    await finished(main, 'stubborn-1');
+    await waitFor(
+      'the Pod to go',
+      () => main.resources.pods.get(podName),
+      (p) => p === undefined,
+      15_000,
+    );
+    const events = await eventsOf(main, 'stubborn-1');
+    expect(reasons(events)).toContain(EventReason.Stopping);
+  });
+
+  it('treats `kubectl delete toolrun` of a live run as a cancel; the finalizer holds until the store is terminal', async () => {
+    await startRun(main, 'cancel-delete');
+    await running(main, 'cancel-delete');
+    await main.resources.toolRuns.delete(toolRunName('cancel-delete'));
+    await waitFor(
+      'the ToolRun to go',
+      () => toolRunOf(main, 'cancel-delete'),
+      (t) => t === undefined,
+    );
+    expect(await store.getRun('cancel-delete')).toMatchObject({
+      status: 'aborted',
+      error: 'Run was cancelled',
+    });
+  });
+
+  it('admits runs up to the limit, in creation order; the others wait with their position', async () => {
+    const op = await startOperator(spare.limit, { maxAsyncRuns: 1 });
+    await startRun(op, 'slow-a');
+    await running(op, 'slow-a');
+    await startRun(op, 'succeed-b');
+    const queued = await waitFor(
+      'b to be queued',
+      () => toolRunOf(op, 'succeed-b'),
+      (t) => condition(t, ConditionType.Admitted)?.reason === 'AdmissionLimit',
+    );
+    expect(condition(queued, ConditionType.Admitted)).toMatchObject({ status: 'False' });
+    expect(condition(queued, ConditionType.Admitted)?.message).toContain(
+      'position 1 in the queue; 1 of 1 runs executing',
+    );
+    expect(await op.resources.pods.get(runnerPodName(toolRunName('succeed-b'), 1))).toBeUndefined();
+    const a = await finished(op, 'slow-a');
+    const b = await finished(op, 'succeed-b');
+    expect(b.status?.status).toBe('success');
+    expect(Date.parse(b.status?.startedAt ?? '')).toBeGreaterThanOrEqual(
+      Date.parse(a.status?.completedAt ?? '') - 1000,
+    );
+    expect(reasons(await eventsOf(op, 'succeed-b'))).toEqual(expect.arrayContaining(['Queued', 'Admitted']));
+  });
+
+  it('a restarted operator picks up the runs the old one left: Pods found, or created when missing', async () => {
+    const op = await startOperator(spare.restart);
+    await startRun(op, 'slow-restart');
+    await running(op, 'slow-restart');
+    await op.controller.stop();
+    // Admitted by the old operator, which stopped before it created the Pod.
+    const orphan = await startRun(op, 'succeed-orphan');
+    await op.resources.toolRuns.patchStatus(orphan.metadata.name, {
+      status: 'running',
+      conditions: [
+        {
+          type: ConditionType.Admitted,
+          status: 'True',
+          reason: 'Admitted',
+          message: 'The run holds an execution slot',
+          lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+        },
+      ],
+    });
+    const restarted = await startOperator(op.namespace);
+    // The running Pod is adopted, not created again (its name is fixed per attempt).
+    const pods = await restarted.resources.pods.list({ labelSelector: { [RUN_ID_LABEL]: 'slow-restart' } });
+    expect(pods.items.map((p) => p.metadata.name)).toEqual([runnerPodName(toolRunName('slow-restart'), 1)]);
+    expect((await finished(restarted, 'slow-restart')).status?.status).toBe('success');
+    expect((await finished(restarted, 'succeed-orphan')).status).toMatchObject({
+      status: 'success',
+      attempt: 1,
+    });
+  });
+
+  it('deletes finished ToolRuns after the retention', async () => {
+    const op = await startOperator(spare.retention, { toolRunRetentionMs: 2_000 });
+    await startRun(op, 'succeed-ttl');
+    await finished(op, 'succeed-ttl');
+    await waitFor(
+      'the ToolRun to go',
+      () => toolRunOf(op, 'succeed-ttl'),
+      (t) => t === undefined,
+      15_000,
+    );
+    expect((await store.getRun('succeed-ttl'))?.status).toBe('success');
+    expect(reasons(await eventsOf(op, 'succeed-ttl'))).toContain(EventReason.Deleted);
+  });
+});

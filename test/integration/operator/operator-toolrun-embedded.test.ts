@@ -1,0 +1,113 @@
+/**
+ * The same ToolRun controller in the embedded deployment: the PoolLauncher executes runs in the worker
+ * pool; admission, spec.cancel, the finalizer and the status mirror behave as with runner Pods.
+ */
+import type { ServerResponse } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultOperatorSettings } from '../../../config/operator.ts';
+import type { JsonObject } from '../../../contract/json.ts';
+import type { ToolRunResource } from '../../../contract/resources/kinds.ts';
+import { WorkerPool } from '../../../engine/worker/pool.ts';
+import { createEmbeddedKubeglueResources, type KubeglueResources } from '../../../kube/resources/index.ts';
+import { NO_EVENTS } from '../../../operator/events.ts';
+import { PoolLauncher } from '../../../operator/launchers/pool.ts';
+import { ToolRunController } from '../../../operator/toolrun/controller.ts';
+import { ConditionType, RunReason } from '../../../operator/toolrun/reasons.ts';
+import { RECORDED_FINALIZER, toolRunFor, toolRunName } from '../../../runs/toolrun.ts';
+import { openStore, type Store } from '../../../store/index.ts';
+import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
+import { runningRun } from '../../support/store.ts';
+
+let store: Store;
+let pool: WorkerPool;
+let target: HttpTarget;
+let resources: KubeglueResources;
+let controller: ToolRunController;
+const held: ServerResponse[] = [];
+
+beforeAll(async () => {
+  target = await startHttpTarget();
+  target.route('GET', '/hold', (_req, res) => {
+    held.push(res);
+    return undefined;
+  });
+  store = await openStore({ driver: 'sqlite', path: ':memory:' });
+  resources = createEmbeddedKubeglueResources(store.resources, 'default');
+  pool = new WorkerPool({ size: 1 });
+  await pool.start();
+  const launcher = new PoolLauncher({
+    store,
+    pool,
+    executor: 'test-executor',
+    resolveSystems: async () => [],
+    takeCredentials: async () => undefined,
+    dropCredentials: async () => {},
+    track: () => () => {},
+  });
+  controller = new ToolRunController({
+    toolRuns: resources.toolRuns,
+    store,
+    launcher,
+    events: NO_EVENTS,
+    settings: defaultOperatorSettings({ maxAsyncRuns: 1 }),
+  });
+  await controller.start();
+});
+
+afterAll(async () => {
+  for (const res of held) res.destroy();
+  await controller?.stop();
+  await pool?.close();
+  await store?.close();
+  await target?.stop();
+});
+
+async function startRun(runId: string, step: JsonObject): Promise<void> {
+  const tool = { id: 't', steps: [{ id: 'a', config: step }] };
+  const run = runningRun(runId, { toolId: 't', tool, options: { async: true } });
+  await store.insertRun(run);
+  await resources.toolRuns.create(toolRunFor(run, 'default'));
+}
+
+const get = (runId: string) => resources.toolRuns.get(toolRunName(runId));
+const condition = (toolRun: ToolRunResource | undefined, type: string) =>
+  toolRun?.status?.conditions?.find((c) => c.type === type);
+
+describe('the ToolRun controller with the PoolLauncher', () => {
+  it('executes a run in the pool, mirrors the outcome and releases the finalizer', async () => {
+    await startRun('pool-ok', { type: 'transform', transformCode: '(s) => ({ n: 42 })' });
+    await expect
+      .poll(async () => (await get('pool-ok'))?.status?.status, { timeout: 15_000 })
+      .toBe('success');
+    const toolRun = await get('pool-ok');
+    expect(toolRun?.metadata.finalizers ?? []).not.toContain(RECORDED_FINALIZER);
+    expect(toolRun?.status).toMatchObject({
+      reason: RunReason.Succeeded,
+      attempt: 1,
+      steps: [{ id: 'a', success: true }],
+    });
+    expect(toolRun?.status?.podName).toBeUndefined();
+    expect((await store.getRunResult('pool-ok'))?.data).toEqual({ n: 42 });
+  });
+
+  it('queues a second run behind the limit, and cancels through spec.cancel at once', async () => {
+    await startRun('pool-hold', { url: `${target.url}/hold` });
+    await expect.poll(() => held.length, { timeout: 15_000 }).toBe(1);
+    await startRun('pool-queued', { type: 'transform', transformCode: '(s) => 1' });
+    await expect
+      .poll(async () => condition(await get('pool-queued'), ConditionType.Admitted)?.reason, {
+        timeout: 10_000,
+      })
+      .toBe('AdmissionLimit');
+    const holding = (await get('pool-hold')) as ToolRunResource;
+    await resources.toolRuns.update({ ...holding, spec: { ...holding.spec, cancel: true } });
+    await expect
+      .poll(async () => (await get('pool-hold'))?.status?.status, { timeout: 10_000 })
+      .toBe('aborted');
+    expect(await store.getRun('pool-hold')).toMatchObject({ status: 'aborted', error: 'Run was cancelled' });
+    // The slot freed: the queued run is admitted and runs.
+    await expect
+      .poll(async () => (await get('pool-queued'))?.status?.status, { timeout: 15_000 })
+      .toBe('success');
+  });
+});

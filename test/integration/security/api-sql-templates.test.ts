@@ -1,0 +1,140 @@
+/**
+ * Issue 7, item 3 (save-time half): a template inside the SQL text of a Postgres step would paste
+ * request data into SQL (injection). Such tools are refused when saved; values belong in `params`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, type TestApi } from '../../support/embedded.ts';
+
+type ErrorAnswer = { error: { message: string; code: string } };
+
+let api: TestApi;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  const system = await api.call('POST', '/v1/systems', {
+    body: { id: 'warehouse', url: 'postgresql://db.internal:5432/warehouse', authType: 'dataStore' },
+  });
+  expect(system.status).toBe(201);
+  const web = await api.call('POST', '/v1/systems', { body: { id: 'web', url: 'https://api.example' } });
+  expect(web.status).toBe(201);
+});
+afterAll(async () => {
+  await api?.stop();
+});
+
+const postgresTool = (id: string, config: Record<string, unknown>) => ({
+  id,
+  steps: [{ id: 'lookup', config }],
+});
+
+function expectSqlTemplateRefusal(answer: { status: number; body: ErrorAnswer }, expression: string) {
+  expect(answer.status).toBe(422);
+  expect(answer.body.error.code).toBe('KG_ERR_TOOL_INVALID');
+  const message = answer.body.error.message;
+  expect(message).toContain('steps[0] (lookup)');
+  expect(message).toContain(expression);
+  expect(message).toContain('$1');
+  expect(message).toContain('params');
+}
+
+describe('templates in the SQL text of Postgres steps', () => {
+  it('are refused in body.query of a step whose URL is postgres://', async () => {
+    const answer = await api.call<ErrorAnswer>('POST', '/v1/tools', {
+      body: postgresTool('by-url', {
+        url: 'postgres://db.internal/app',
+        body: { query: "SELECT * FROM users WHERE name = '<<name>>'" },
+      }),
+    });
+    expectSqlTemplateRefusal(answer, '<<name>>');
+    expect((await api.call('GET', '/v1/tools/by-url')).status).toBe(404);
+  });
+
+  it('are refused for a step of a system whose URL is postgresql://, and in plain SQL bodies', async () => {
+    const viaSystem = await api.call<ErrorAnswer>('POST', '/v1/tools', {
+      body: postgresTool('by-system', {
+        url: '/',
+        systemId: 'warehouse',
+        body: { query: 'SELECT * FROM orders WHERE id = <<(s) => s.orderId>>', params: [] },
+      }),
+    });
+    expectSqlTemplateRefusal(viaSystem, '<<(s) => s.orderId>>');
+    const plainSql = await api.call<ErrorAnswer>('POST', '/v1/tools', {
+      body: postgresTool('plain', {
+        url: 'postgresql://db.internal/app',
+        body: 'DELETE FROM sessions WHERE user_id = <<userId>>',
+      }),
+    });
+    expectSqlTemplateRefusal(plainSql, '<<userId>>');
+    const jsonText = await api.call<ErrorAnswer>('POST', '/v1/tools', {
+      body: postgresTool('json-text', {
+        url: 'postgresql://db.internal/app',
+        body: '{"query": "SELECT <<col>> FROM t", "params": []}',
+      }),
+    });
+    expectSqlTemplateRefusal(jsonText, '<<col>>');
+    // JSON text is rendered by text substitution: a value in params could close its string and add a
+    // "query" of its own, so a text body holds no expression at all; the object form is the safe one.
+    const jsonTextParams = await api.call<ErrorAnswer>('POST', '/v1/tools', {
+      body: postgresTool('json-text-params', {
+        url: 'postgresql://db.internal/app',
+        body: '{"query": "SELECT $1::int", "params": ["<<n>>"]}',
+      }),
+    });
+    expectSqlTemplateRefusal(jsonTextParams, '<<n>>');
+    const wholeBody = await api.call<ErrorAnswer>('POST', '/v1/tools', {
+      body: postgresTool('whole', { url: 'postgresql://db.internal/app', body: '<<sql>>' }),
+    });
+    expectSqlTemplateRefusal(wholeBody, '<<sql>>');
+  });
+
+  it('are refused on update too', async () => {
+    const created = await api.call('POST', '/v1/tools', {
+      body: postgresTool('safe', {
+        url: 'postgres://db.internal/app',
+        body: { query: 'SELECT * FROM users WHERE name = $1', params: ['<<name>>'] },
+      }),
+    });
+    expect(created.status).toBe(201);
+    const updated = await api.call<ErrorAnswer>('PUT', '/v1/tools/safe', {
+      body: {
+        steps: [
+          {
+            id: 'lookup',
+            config: { url: 'postgres://db.internal/app', body: { query: 'SELECT <<name>>' } },
+          },
+        ],
+      },
+    });
+    expectSqlTemplateRefusal(updated, '<<name>>');
+  });
+
+  it('stay allowed in the params of an object body, and in HTTP bodies', async () => {
+    const params = await api.call('POST', '/v1/tools', {
+      body: postgresTool('params-ok', {
+        url: '/',
+        systemId: 'warehouse',
+        body: {
+          query: 'SELECT * FROM orders WHERE id = $1 AND owner = $2',
+          params: ['<<id>>', '<<(s) => s.o>>'],
+        },
+      }),
+    });
+    expect(params.status).toBe(201);
+    const plainText = await api.call('POST', '/v1/tools', {
+      body: postgresTool('text-ok', {
+        url: 'postgresql://db.internal/app',
+        body: 'SELECT count(*) FROM orders',
+      }),
+    });
+    expect(plainText.status).toBe(201);
+    const http = await api.call('POST', '/v1/tools', {
+      body: postgresTool('http-ok', {
+        url: '/search',
+        systemId: 'web',
+        method: 'POST',
+        body: { query: 'name = <<name>>' },
+      }),
+    });
+    expect(http.status).toBe(201);
+  });
+});

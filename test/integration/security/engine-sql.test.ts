@@ -1,0 +1,156 @@
+/**
+ * Issue 7, item 6 (run-time half): a Postgres step whose SQL text contains a template fails before it
+ * reaches the database; templates in params keep working. Real engine, the throwaway Postgres.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
+import { startTestEngine, type TestEngine } from '../../support/security-engine.ts';
+
+let engine: TestEngine;
+let database: TestDatabase;
+let admin: pg.Client;
+
+beforeAll(async () => {
+  engine = startTestEngine();
+  database = await createTestDatabase(inject('databaseUrl'));
+  admin = new pg.Client({ connectionString: database.url });
+  await admin.connect();
+  await admin.query('CREATE TABLE accounts (id text PRIMARY KEY, owner text NOT NULL)');
+  await admin.query("INSERT INTO accounts VALUES ('a1', 'ada'), ('a2', 'linus')");
+});
+
+afterAll(async () => {
+  await engine.close();
+  await admin?.end();
+  await database?.drop();
+});
+
+const injection = "nobody' OR '1'='1";
+
+describe('SQL templates at run time', () => {
+  it('refuses <<…>> in the query text, naming the step and the expression, with the $1 hint', async () => {
+    const result = await engine.run(
+      {
+        steps: [
+          {
+            id: 'lookup',
+            config: {
+              url: database.url,
+              method: 'POST',
+              body: { query: "SELECT id FROM accounts WHERE owner = '<<owner>>'" },
+            },
+          },
+        ],
+      },
+      { inputs: { owner: injection } },
+    );
+    expect(result.status).toBe('failed');
+    expect(result.data).toBeNull();
+    expect(result.error).toBe(
+      'Step lookup failed: config.body.query: template expressions are not allowed in SQL text (<<owner>>): ' +
+        'the value would become part of the SQL (SQL injection); write $1, $2, … in the query and give the ' +
+        'values in "params" of an object body, e.g. {"query": "SELECT … WHERE id = $1", "params": ["<<owner>>"]}',
+    );
+  });
+
+  it('refuses templates anywhere in a body given as text: plain SQL or JSON text', async () => {
+    const plain = await engine.run(
+      {
+        steps: [
+          {
+            id: 'plain',
+            config: {
+              url: database.url,
+              method: 'POST',
+              body: 'SELECT * FROM accounts WHERE id = <<(s) => s.id>>',
+            },
+          },
+        ],
+      },
+      { inputs: { id: "'a1'" } },
+    );
+    expect(plain.error).toContain(
+      'Step plain failed: config.body: template expressions are not allowed in a Postgres body given as text (<<(s) => s.id>>)',
+    );
+
+    const jsonText = await engine.run(
+      {
+        steps: [
+          {
+            id: 'text',
+            config: {
+              url: database.url,
+              method: 'POST',
+              body: '{"query": "SELECT * FROM <<table>> WHERE id = $1", "params": ["<<id>>"]}',
+            },
+          },
+        ],
+      },
+      { inputs: { id: 'a1', table: 'accounts' } },
+    );
+    // Text substitution into JSON text could close a params string and add its own "query".
+    expect(jsonText.error).toContain(
+      'config.body: template expressions are not allowed in a Postgres body given as text (<<table>>, <<id>>)',
+    );
+  });
+
+  it('keeps templates in params of an object body working, and the value stays a value', async () => {
+    const result = await engine.run(
+      {
+        steps: [
+          {
+            id: 'lookup',
+            config: {
+              url: database.url,
+              method: 'POST',
+              body: { query: 'SELECT id FROM accounts WHERE owner = $1', params: ['<<owner>>'] },
+            },
+          },
+        ],
+      },
+      { inputs: { owner: 'ada' } },
+    );
+    expect(result.status).toBe('success');
+    expect(result.data).toEqual([{ id: 'a1' }]);
+
+    const injected = await engine.run(
+      {
+        steps: [
+          {
+            id: 'lookup',
+            config: {
+              url: database.url,
+              method: 'POST',
+              body: { query: 'SELECT id FROM accounts WHERE owner = $1', params: ['<<owner>>'] },
+            },
+          },
+        ],
+      },
+      { inputs: { owner: injection } },
+    );
+    expect(injected.status).toBe('success');
+    expect(injected.data).toEqual([]);
+  });
+
+  it('lets a dataStore system keep its connection URL in the url credential, used as <<db_url>>', async () => {
+    const result = await engine.run(
+      {
+        steps: [
+          {
+            id: 'lookup',
+            config: {
+              url: '<<db_url>>',
+              systemId: 'db',
+              method: 'POST',
+              body: { query: 'SELECT count(*)::int AS n FROM accounts' },
+            },
+          },
+        ],
+      },
+      { systems: [{ id: 'db', authType: 'dataStore', credentials: { url: database.url } }] },
+    );
+    expect(result.status).toBe('success');
+    expect(result.data).toEqual([{ n: 2 }]);
+  });
+});

@@ -1,0 +1,90 @@
+/**
+ * Issue 7, item 9: pool workers run user code; they start with only the environment they need, never the
+ * server's secrets, and get the sandbox and egress settings as explicit values.
+ */
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Tool } from '../../../contract/api/tool.ts';
+import { WorkerPool } from '../../../engine/worker/pool.ts';
+import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
+
+const SECRETS = {
+  KUBEGLUE_MASTER_KEY: 'aa'.repeat(32),
+  KUBEGLUE_ADMIN_KEY: 'kg_admin-key-that-must-stay-in-the-server',
+  KUBEGLUE_DATABASE_URL: 'postgres://kubeglue:db-password@db/kubeglue',
+  AWS_SECRET_ACCESS_KEY: 'aws-secret-of-the-node',
+};
+
+let pool: WorkerPool;
+let target: HttpTarget;
+const saved: Record<string, string | undefined> = {};
+
+beforeAll(async () => {
+  for (const [name, value] of Object.entries(SECRETS)) {
+    saved[name] = process.env[name];
+    process.env[name] = value;
+  }
+  target = await startHttpTarget();
+  target.route('GET', '/hello', { body: { hello: 'world' } });
+  pool = new WorkerPool({
+    size: 1,
+    sandboxMemoryMb: 64,
+    sandboxTimeoutMs: 2000,
+    egress: { privateDefault: 'deny', allow: [], deny: ['10.96.0.0/12'] },
+  });
+  await pool.start();
+});
+
+afterAll(async () => {
+  await pool.close();
+  await target.stop();
+  for (const [name, value] of Object.entries(saved)) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+});
+
+async function workerEnvironment(): Promise<Record<string, string>> {
+  const pid = pool.workerPids()[0];
+  if (pid === undefined) throw new Error('no worker');
+  const raw = await readFile(`/proc/${pid}/environ`, 'utf8');
+  return Object.fromEntries(
+    raw
+      .split('\0')
+      .filter(Boolean)
+      .map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]),
+  );
+}
+
+describe('pool worker environment', () => {
+  it.skipIf(process.platform !== 'linux')('holds none of the server secrets', async () => {
+    const env = await workerEnvironment();
+    for (const name of Object.keys(SECRETS)) expect(env[name]).toBeUndefined();
+    expect(JSON.stringify(env)).not.toContain('db-password');
+    expect(env.PATH).toBe(process.env.PATH);
+  });
+
+  it.skipIf(process.platform !== 'linux')('gets the sandbox and egress settings explicitly', async () => {
+    const env = await workerEnvironment();
+    expect(env).toMatchObject({
+      KUBEGLUE_SANDBOX_MEMORY_MB: '64',
+      KUBEGLUE_SANDBOX_TIMEOUT_MS: '2000',
+      KUBEGLUE_EGRESS_PRIVATE: 'deny',
+      KUBEGLUE_EGRESS_ALLOW: '',
+      KUBEGLUE_EGRESS_DENY: '10.96.0.0/12',
+    });
+  });
+
+  it('applies the egress policy it was given', async () => {
+    const result = await pool.run({
+      runId: 'env-1',
+      tool: Tool.parse({ id: 't', steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] }),
+      inputs: {},
+      systems: [],
+      traceId: 'env-1',
+    });
+    expect(result.status).toBe('failed');
+    expect(result.error).toContain('refused to connect to 127.0.0.1: a loopback address');
+    expect(target.count('/hello')).toBe(0);
+  });
+});

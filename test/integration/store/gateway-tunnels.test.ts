@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../../../store/index.ts';
+import { DRIVERS, openTestStore } from '../../support/store.ts';
+
+const row = (holderId: string, expiresAt: number) => ({
+  tunnelId: 'corp-eu',
+  holderId,
+  relayAddress: `${holderId}.internal:8082`,
+  targets: '[{"name":"crm","protocol":"https"}]',
+  connectedAt: 1_000,
+  expiresAt,
+});
+
+describe.each(DRIVERS)('the gateway tunnel directory on %s', (driver) => {
+  let store: Store;
+  let close: (() => Promise<void>) | undefined;
+
+  beforeAll(async () => {
+    ({ store, close } = await openTestStore(driver));
+  });
+
+  afterAll(async () => {
+    await close?.();
+  });
+
+  it('names the replica holding a tunnel until its lease expires', async () => {
+    await store.gatewayTunnels.claim(row('replica-a', 5_000));
+    expect(await store.gatewayTunnels.find('corp-eu', 4_999)).toMatchObject({
+      holderId: 'replica-a',
+      relayAddress: 'replica-a.internal:8082',
+    });
+    expect(await store.gatewayTunnels.find('corp-eu', 5_000)).toBeUndefined();
+    expect(await store.gatewayTunnels.refresh('corp-eu', 'replica-a', 9_000)).toBe(true);
+    expect((await store.gatewayTunnels.list(8_000)).map((t) => t.tunnelId)).toEqual(['corp-eu']);
+  });
+
+  it('lets a newer holder take the tunnel over: the older one can neither refresh nor release it', async () => {
+    await store.gatewayTunnels.claim(row('replica-b', 20_000));
+    expect(await store.gatewayTunnels.refresh('corp-eu', 'replica-a', 30_000)).toBe(false);
+    await store.gatewayTunnels.release('corp-eu', 'replica-a');
+    expect(await store.gatewayTunnels.find('corp-eu', 10_000)).toMatchObject({ holderId: 'replica-b' });
+    await store.gatewayTunnels.release('corp-eu', 'replica-b');
+    expect(await store.gatewayTunnels.find('corp-eu', 10_000)).toBeUndefined();
+  });
+});

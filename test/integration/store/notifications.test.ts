@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../../../store/index.ts';
+import { DRIVERS, openTestStore } from '../../support/store.ts';
+
+/** Resolves on the next call of the returned listener. */
+function nextCall(): { listener: () => void; called: Promise<void> } {
+  let resolve: () => void = () => {};
+  const called = new Promise<void>((done) => {
+    resolve = done;
+  });
+  return { listener: () => resolve(), called };
+}
+
+describe.each(DRIVERS)('notifications on %s', (driver) => {
+  let store: Store;
+  let close: (() => Promise<void>) | undefined;
+
+  beforeAll(async () => {
+    ({ store, close } = await openTestStore(driver));
+  });
+
+  afterAll(async () => {
+    await close?.();
+  });
+
+  it('delivers cancels and run events to every listener, in the order they were published', async () => {
+    const cancels: string[][] = [[], []];
+    const events: string[] = [];
+    const stops = await Promise.all([
+      store.onCancel((runId) => cancels[0]!.push(runId)),
+      store.onCancel((runId) => cancels[1]!.push(runId)),
+      store.onRunEvent((payload) => events.push(payload)),
+    ]);
+    try {
+      await store.publishCancel('run-1');
+      await store.publishRunEvent('{"n":1}');
+      await store.publishCancel('run-2');
+      await store.publishRunEvent('{"n":2}');
+      await expect
+        .poll(() => cancels, { timeout: 5000 })
+        .toEqual([
+          ['run-1', 'run-2'],
+          ['run-1', 'run-2'],
+        ]);
+      await expect.poll(() => events, { timeout: 5000 }).toEqual(['{"n":1}', '{"n":2}']);
+    } finally {
+      for (const stop of stops) await stop();
+    }
+  });
+
+  it('stops delivering to a listener once it unsubscribes', async () => {
+    const heard: string[] = [];
+    const stop = await store.onCancel((runId) => heard.push(runId));
+    const marker = nextCall();
+    const stopMarker = await store.onRunEvent(marker.listener);
+    await stop();
+    await store.publishCancel('after-stop');
+    await store.publishRunEvent('marker');
+    await marker.called;
+    await stopMarker();
+    expect(heard).toEqual([]);
+  });
+
+  it('wakes outbox listeners when the enqueuing transaction commits, not before', async () => {
+    let wakes = 0;
+    const woken = nextCall();
+    const stop = await store.onOutbox(() => {
+      wakes++;
+      woken.listener();
+    });
+    try {
+      await store.transaction(async (tx) => {
+        await tx.enqueueOutbox([{ kind: 'notify', payload: {} }]);
+        // Round trips inside the transaction give an early notification every chance to arrive.
+        await tx.outboxBacklog();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        await tx.outboxBacklog();
+        expect(wakes).toBe(0);
+      });
+      await woken.called;
+      expect(wakes).toBe(1);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('never wakes outbox listeners for a transaction that rolls back', async () => {
+    let wakes = 0;
+    const committed = nextCall();
+    const stop = await store.onOutbox(() => {
+      wakes++;
+      committed.listener();
+    });
+    try {
+      await expect(
+        store.transaction(async (tx) => {
+          await tx.enqueueOutbox([{ kind: 'notify', payload: {} }]);
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
+      // A later commit's wake arrives after anything the rolled back transaction could have sent.
+      await store.transaction((tx) => tx.enqueueOutbox([{ kind: 'notify', payload: {} }]));
+      await committed.called;
+      expect(wakes).toBe(1);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('wakes resource listeners after a committed write only', async () => {
+    const revisions: number[] = [];
+    const woken = nextCall();
+    const stop = await store.resources.onChange(() => {
+      revisions.push(revisions.length);
+      woken.listener();
+    });
+    const key = { kind: 'Tool', namespace: 'default', name: `notified-${driver}` };
+    const record = (revision: number) => ({
+      ...key,
+      uid: `uid-${driver}-${revision}`,
+      resourceVersion: revision,
+      generation: 1,
+      ownerUids: [],
+      object: { metadata: { name: key.name } },
+    });
+    try {
+      await expect(
+        store.resources.write(async (writer) => {
+          await writer.put(record(await writer.nextRevision()), 'ADDED');
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
+      await store.resources.write(async (writer) => {
+        await writer.put(record(await writer.nextRevision()), 'ADDED');
+      });
+      await woken.called;
+      expect(revisions).toHaveLength(1);
+    } finally {
+      await stop();
+    }
+  });
+});

@@ -1,0 +1,108 @@
+/**
+ * The layout's rules, read from the code itself: each folder's main file opens with a paragraph that ends
+ * in `May import: <folders>.`; every import of the folder's files must stay inside those folders (and the
+ * folder itself). A folder's internals are reached only through its public file where it has one: store/
+ * through store/index.ts, kube/resources/ through kube/resources/index.ts.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, posix, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const REPO = join(import.meta.dirname, '..', '..');
+
+/** Each folder and the file whose header states its rule. */
+const MAIN_FILES: Record<string, string> = {
+  contract: 'contract/api/routes.ts',
+  config: 'config/config.ts',
+  engine: 'engine/run-tool.ts',
+  store: 'store/index.ts',
+  kube: 'kube/informer.ts',
+  runs: 'runs/service.ts',
+  tools: 'tools/service.ts',
+  systems: 'systems/service.ts',
+  api: 'api/app.ts',
+  operator: 'operator/app.ts',
+  runner: 'runner/main.ts',
+  agent: 'agent/main.ts',
+  bin: 'bin/kubeglue.ts',
+};
+const FOLDERS = Object.keys(MAIN_FILES);
+
+/** Reached from outside only through this file. */
+const PUBLIC_FILES: Record<string, string> = {
+  'store/': 'store/index.ts',
+  'kube/resources/': 'kube/resources/index.ts',
+};
+
+function sourceFiles(folder: string): string[] {
+  return readdirSync(join(REPO, folder), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts'))
+    .map((entry) => relative(REPO, join(entry.parentPath, entry.name)).split('\\').join('/'));
+}
+
+const IMPORT =
+  /(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]|\bimport\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
+
+function importsOf(file: string): string[] {
+  const source = readFileSync(join(REPO, file), 'utf8');
+  return [...source.matchAll(IMPORT)].map((m) =>
+    posix.normalize(posix.join(posix.dirname(file), (m[1] ?? m[2]) as string)),
+  );
+}
+
+/** The folders named by the main file's `May import:` line; `every folder` allows all. */
+function allowedBy(folder: string): string[] {
+  const header = readFileSync(join(REPO, MAIN_FILES[folder] as string), 'utf8').match(
+    /^(?:#!.*\n)?\/\*\*[\s\S]*?\*\//,
+  );
+  const line = header?.[0].match(/May import: ([^.]*)\./)?.[1];
+  if (line === undefined) throw new Error(`${MAIN_FILES[folder]} does not open with a "May import:" line`);
+  if (line === 'every folder') return FOLDERS;
+  return line
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => FOLDERS.includes(name));
+}
+
+describe('the layout', () => {
+  it.each(FOLDERS)('%s/ opens its main file with what it holds and what it may import', (folder) => {
+    const header = readFileSync(join(REPO, MAIN_FILES[folder] as string), 'utf8').match(
+      /^(?:#!.*\n)?\/\*\*[\s\S]*?\*\//,
+    );
+    expect(header?.[0]).toMatch(new RegExp(`^(?:#!.*\\n)?/\\*\\*\\n \\* ${folder}/: `));
+    expect(header?.[0]).toMatch(/May import: [^.]+\./);
+  });
+
+  it.each(FOLDERS)('%s/ imports only what its header allows', (folder) => {
+    const allowed = new Set([folder, ...allowedBy(folder)]);
+    const forbidden = sourceFiles(folder).flatMap((file) =>
+      importsOf(file)
+        .filter((target) => !allowed.has(target.split('/')[0] as string))
+        .map((target) => `${file} → ${target}`),
+    );
+    expect(forbidden).toEqual([]);
+  });
+
+  it('reaches store/ and kube/resources/ only through their public files', () => {
+    const reaching = FOLDERS.flatMap((folder) => sourceFiles(folder)).flatMap((file) =>
+      importsOf(file).flatMap((target) =>
+        Object.entries(PUBLIC_FILES)
+          .filter(
+            ([inside, entry]) => target.startsWith(inside) && !file.startsWith(inside) && target !== entry,
+          )
+          .map(() => `${file} → ${target}`),
+      ),
+    );
+    expect(reaching).toEqual([]);
+  });
+
+  it('has every folder of the tree in the table, and nothing else at the top beside tests and tooling', () => {
+    const top = readdirSync(REPO, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && !entry.name.startsWith('.') && entry.name !== 'node_modules')
+      .map((entry) => entry.name)
+      .filter((name) =>
+        readdirSync(join(REPO, name), { recursive: true }).some((f) => String(f).endsWith('.ts')),
+      );
+    expect(top.filter((name) => !FOLDERS.includes(name)).sort()).toEqual(['bench', 'test']);
+  });
+});

@@ -1,0 +1,185 @@
+/**
+ * tools/: the ToolService (tools as Tool resources, read through an informer) and tool validation (one
+ * function for REST and for applied resources).
+ *
+ * May import: contract, config, engine, kube, store, systems.
+ */
+import {
+  KG_ERR_TOOL_CHANGED_CONCURRENTLY,
+  KG_ERR_TOOL_EXISTS,
+  KG_ERR_TOOL_ID_MISMATCH,
+  KG_ERR_TOOL_NOT_FOUND,
+  KG_ERR_VALIDATION,
+} from '../contract/api/errors.ts';
+import {
+  systemIdsProblem,
+  Tool,
+  type ToolInput,
+  type ToolUpdateBody,
+  unusedSystemIds,
+} from '../contract/api/tool.ts';
+import { formatIssues } from '../contract/format-issues.ts';
+import {
+  resourceNameForId,
+  toolFromResource,
+  toolIdOf,
+  toolToResource,
+} from '../contract/resources/convert.ts';
+import type { ToolResource } from '../contract/resources/kinds.ts';
+import type { Informer } from '../kube/informer.ts';
+import { isResourceError, type KubeglueResources } from '../kube/resources/index.ts';
+import { assertSystemsGranted } from '../systems/grants.ts';
+
+export interface ToolListQuery {
+  page: number;
+  limit: number;
+  includeArchived: boolean;
+  folder?: string | undefined;
+  /** null: every tool. */
+  toolIds: string[] | null;
+}
+
+export interface ToolServiceDeps {
+  resources: KubeglueResources;
+  informer: Informer<ToolResource>;
+  namespace: string;
+  /** Semantic checks at save time (compiles code, checks systems); throws KG_ERR_TOOL_INVALID (422). */
+  validate: (tool: Tool) => Promise<void>;
+}
+
+/** Which systems the key saving a tool may use (GitOps and kubectl write Tool resources without one). */
+export interface ToolSaveGrant {
+  /** null: every system. */
+  systemIds: readonly string[] | null;
+}
+
+const UPDATE_ATTEMPTS = 3;
+
+/** `folder=a/b` matches tools in `a/b` and below it. */
+function inFolder(tool: Tool, folder: string | undefined): boolean {
+  if (folder === undefined) return true;
+  const wanted = folder.replace(/\/+$/, '');
+  return tool.folder === wanted || (tool.folder ?? '').startsWith(`${wanted}/`);
+}
+
+/** Tools as the REST API sees them, stored as Tool resources (the same objects kubectl and GitOps see). */
+export class ToolService {
+  readonly #deps: ToolServiceDeps;
+
+  constructor(deps: ToolServiceDeps) {
+    this.#deps = deps;
+  }
+
+  #fromCache(id: string): ToolResource | undefined {
+    const cached = this.#deps.informer.get(resourceNameForId(id));
+    return cached && toolIdOf(cached) === id ? cached : undefined;
+  }
+
+  /** The tool by id: from memory, else from the store (a tool written a moment ago by another process). */
+  async get(id: string): Promise<Tool | undefined> {
+    const resource = this.#fromCache(id) ?? (await this.#deps.resources.tools.get(resourceNameForId(id)));
+    if (!resource || toolIdOf(resource) !== id) return undefined;
+    return toolFromResource(resource);
+  }
+
+  list(query: ToolListQuery) {
+    const all = this.#deps.informer
+      .values()
+      .map(toolFromResource)
+      .filter((tool) => query.includeArchived || !tool.archived)
+      .filter((tool) => inFolder(tool, query.folder))
+      .filter((tool) => query.toolIds === null || query.toolIds.includes(tool.id))
+      .sort((a, b) => a.id.localeCompare(b.id));
+    const start = (query.page - 1) * query.limit;
+    const data = all.slice(start, start + query.limit);
+    return {
+      data,
+      page: query.page,
+      limit: query.limit,
+      total: all.length,
+      hasMore: start + data.length < all.length,
+    };
+  }
+
+  /** Ids of the tools (archived ones included) whose steps use the system, sorted. */
+  usingSystem(systemId: string): string[] {
+    return this.#deps.informer
+      .values()
+      .map(toolFromResource)
+      .filter((tool) =>
+        tool.steps.some((step) => step.config.type === 'request' && step.config.systemId === systemId),
+      )
+      .map((tool) => tool.id)
+      .sort();
+  }
+
+  /** `grant.systemIds`: the systems the saving key may use (null: every system). */
+  async create(input: ToolInput, grant: ToolSaveGrant): Promise<Tool> {
+    const tool = this.#parse(input);
+    assertSystemsGranted(grant.systemIds, tool.steps);
+    await this.#deps.validate(tool);
+    const now = new Date().toISOString();
+    try {
+      const created = await this.#deps.resources.tools.create(
+        toolToResource({ ...tool, updatedAt: now }, this.#deps.namespace),
+      );
+      this.#deps.informer.observe('ADDED', created);
+      return toolFromResource(created);
+    } catch (error) {
+      if (isResourceError(error, 'AlreadyExists')) throw KG_ERR_TOOL_EXISTS(tool.id);
+      // A busy API server may refuse a write with a conflict even on create: the caller may retry.
+      if (isResourceError(error, 'Conflict')) throw KG_ERR_TOOL_CHANGED_CONCURRENTLY(tool.id);
+      throw error;
+    }
+  }
+
+  /** The tool as it results from the update must use only systems in `grant.systemIds`. */
+  async update(id: string, body: ToolUpdateBody, grant: ToolSaveGrant): Promise<Tool> {
+    if (body.id !== undefined && body.id !== id) throw KG_ERR_TOOL_ID_MISMATCH(body.id, id);
+    // systemIds (superglue's clients) is checked against the resulting steps, never stored.
+    const { id: _id, createdAt: _c, updatedAt: _u, systemIds, ...changes } = body;
+    for (let attempt = 1; ; attempt++) {
+      const existing = await this.#deps.resources.tools.get(resourceNameForId(id));
+      if (!existing || toolIdOf(existing) !== id) throw KG_ERR_TOOL_NOT_FOUND(id);
+      const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
+      const merged = this.#parse({ ...toolFromResource(existing), ...defined, id });
+      assertSystemsGranted(grant.systemIds, merged.steps);
+      const unused = unusedSystemIds(systemIds, merged.steps);
+      if (unused.length > 0) {
+        throw KG_ERR_VALIDATION('tool update', `systemIds: ${systemIdsProblem(unused, merged.steps)}`);
+      }
+      await this.#deps.validate(merged);
+      try {
+        const updated = await this.#deps.resources.tools.update(
+          toolToResource({ ...merged, updatedAt: new Date().toISOString() }, this.#deps.namespace, existing),
+        );
+        this.#deps.informer.observe('MODIFIED', updated);
+        return toolFromResource(updated);
+      } catch (error) {
+        // Someone else wrote in between: apply the same changes to their version.
+        if (isResourceError(error) && error.code === 409 && attempt < UPDATE_ATTEMPTS) continue;
+        if (isResourceError(error) && error.code === 409) throw KG_ERR_TOOL_CHANGED_CONCURRENTLY(id);
+        if (isResourceError(error) && error.code === 404) throw KG_ERR_TOOL_NOT_FOUND(id);
+        throw error;
+      }
+    }
+  }
+
+  async delete(id: string): Promise<void> {
+    const existing = await this.#deps.resources.tools.get(resourceNameForId(id));
+    if (!existing || toolIdOf(existing) !== id) throw KG_ERR_TOOL_NOT_FOUND(id);
+    try {
+      await this.#deps.resources.tools.delete(existing.metadata.name);
+      this.#deps.informer.observe('DELETED', existing);
+    } catch (error) {
+      if (isResourceError(error) && error.code === 404) throw KG_ERR_TOOL_NOT_FOUND(id);
+      throw error;
+    }
+  }
+
+  #parse(input: unknown): Tool {
+    const parsed = Tool.safeParse(input);
+    if (!parsed.success) throw KG_ERR_VALIDATION('tool', formatIssues(parsed.error));
+    return parsed.data;
+  }
+}
