@@ -1,25 +1,89 @@
-import { inject } from 'vitest';
-import { type DriverName, openStore, type Store, type StoredRun } from '../../store/index.ts';
+import { afterAll, beforeAll, describe, inject } from 'vitest';
+import {
+  type DriverName,
+  openStore,
+  type Store,
+  type StoreConfig,
+  type StoredRun,
+} from '../../store/index.ts';
 import { createTestDatabase } from './postgres.ts';
 
 /** Every store test runs on both backends: the embedded SQLite store and Postgres. */
 export const DRIVERS: DriverName[] = ['sqlite', 'pg'];
 
+export interface TestStore {
+  store: Store;
+  /** How it was opened: for pg, a second store on the same database (another process's view). */
+  config: StoreConfig;
+  close(): Promise<void>;
+}
+
 /** A fresh store on the driver: SQLite in memory, or a new database on the test run's Postgres. */
-export async function openTestStore(driver: DriverName): Promise<{ store: Store; close(): Promise<void> }> {
+export async function openTestStore(driver: DriverName): Promise<TestStore> {
   if (driver === 'sqlite') {
-    const store = await openStore({ driver: 'sqlite', path: ':memory:' });
-    return { store, close: () => store.close() };
+    const config: StoreConfig = { driver: 'sqlite', path: ':memory:' };
+    const store = await openStore(config);
+    return { store, config, close: () => store.close() };
   }
   const database = await createTestDatabase(inject('databaseUrl'));
-  const store = await openStore({ driver: 'pg', url: database.url });
+  const config: StoreConfig = { driver: 'pg', url: database.url };
+  const store = await openStore(config);
   return {
     store,
+    config,
     close: async () => {
       await store.close();
       await database.drop();
     },
   };
+}
+
+/**
+ * A fresh store on the driver for the tests of the enclosing block: opened before them, closed after them.
+ * The block is declared before the store exists, so what this returns stands for it: every property read
+ * goes to the store opened for the block (methods bound to it). `config()` is how it was opened.
+ */
+export function useTestStore(driver: DriverName): { store: Store; config(): StoreConfig } {
+  let opened: TestStore | undefined;
+  beforeAll(async () => {
+    opened = await openTestStore(driver);
+  });
+  afterAll(async () => {
+    await opened?.close();
+  });
+  const current = (): TestStore => {
+    if (!opened) throw new Error('the test store is opened in beforeAll: use it in hooks and tests');
+    return opened;
+  };
+  const store = new Proxy({} as Store, {
+    get(_target, property) {
+      const target = current().store;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+    has: (_target, property) => Reflect.has(current().store, property),
+  });
+  return { store, config: () => current().config };
+}
+
+/**
+ * `describe` once per driver (titled "<title> on sqlite" and "<title> on pg"), the suite given a fresh store
+ * of that driver (see useTestStore), the driver's name, and how the store was opened.
+ */
+export function describeStore(
+  title: string,
+  suite: (store: Store, driver: DriverName, config: () => StoreConfig) => void,
+): void {
+  describe.each(DRIVERS)(`${title} on %s`, (driver) => {
+    const { store, config } = useTestStore(driver);
+    suite(store, driver, config);
+  });
+}
+
+/** The database URL of a store opened on Postgres, for a plain client reading its plans or rows. */
+export function postgresUrl(config: StoreConfig): string {
+  if (config.driver !== 'pg') throw new Error(`a Postgres store was expected, not ${config.driver}`);
+  return config.url;
 }
 
 /** A run row in `running` state, for store tests; fields can be overridden. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   COORDINATION_KIND_SPECS,
   createEmbeddedResources,
@@ -7,8 +7,7 @@ import {
   type WatchEvent,
   type WireObject,
 } from '../../../kube/resources/index.ts';
-import { openStore, type Store, type StoreConfig } from '../../../store/index.ts';
-import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
+import { openStore, type Store } from '../../../store/index.ts';
 import {
   type ContractKinds,
   type ContractNamespace,
@@ -19,13 +18,9 @@ import {
   tool,
   toolRun,
 } from '../../support/resources-contract.ts';
-import { DRIVERS } from '../../support/store.ts';
+import { describeStore } from '../../support/store.ts';
 
-describe.each(DRIVERS)('embedded resources on %s', (driver) => {
-  let database: TestDatabase | undefined;
-  let config: StoreConfig;
-  let store: Store;
-
+describeStore('embedded resources', (store, driver, config) => {
   function open(
     prefix: string,
     options: { eventRetention?: number; compactEvery?: number } = {},
@@ -39,21 +34,6 @@ describe.each(DRIVERS)('embedded resources on %s', (driver) => {
     });
     return { name, resources };
   }
-
-  beforeAll(async () => {
-    if (driver === 'pg') {
-      database = await createTestDatabase(inject('databaseUrl'));
-      config = { driver: 'pg', url: database.url };
-    } else {
-      config = { driver: 'sqlite', path: ':memory:' };
-    }
-    store = await openStore(config);
-  });
-
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
-  });
 
   describeResourcesContract(() => ({
     open: async (prefix) => open(prefix),
@@ -148,7 +128,7 @@ describe.each(DRIVERS)('embedded resources on %s', (driver) => {
     });
 
     it.runIf(driver === 'pg')('wakes watchers in another process on the same database', async () => {
-      const otherStore = await openStore(config);
+      const otherStore = await openStore(config());
       try {
         const local = open('remote');
         const remote = open('remote', {}, otherStore, local.name);

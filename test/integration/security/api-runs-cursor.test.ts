@@ -3,16 +3,9 @@
  * list, with every filter, and on Postgres they are read from the list indexes without sorting, however deep.
  */
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import {
-  buildListRunsQuery,
-  type ListRunsFilter,
-  openStore,
-  type Store,
-  type StoredRun,
-} from '../../../store/index.ts';
-import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
-import { DRIVERS, openTestStore } from '../../support/store.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildListRunsQuery, type ListRunsFilter, type StoredRun } from '../../../store/index.ts';
+import { describeStore, postgresUrl, useTestStore } from '../../support/store.ts';
 
 const RUN_COUNT = 3_000;
 
@@ -42,16 +35,9 @@ const FILTERS: Record<string, Omit<ListRunsFilter, 'page' | 'limit'>> = {
   combination: { toolId: 'tool-1', status: 'success', requestSources: ['api'] },
 };
 
-describe.each(DRIVERS)('keyset paging of runs on %s', (driver) => {
-  let store: Store;
-  let close: () => Promise<void>;
-
+describeStore('keyset paging of runs', (store) => {
   beforeAll(async () => {
-    ({ store, close } = await openTestStore(driver));
     await store.insertRuns(seedRuns());
-  });
-  afterAll(async () => {
-    await close?.();
   });
 
   it('lists with a cursor exactly what offset pages list, with every filter', async () => {
@@ -78,23 +64,16 @@ describe.each(DRIVERS)('keyset paging of runs on %s', (driver) => {
 });
 
 describe('keyset page plans on Postgres', () => {
-  let database: TestDatabase;
-  let store: Store;
+  const { store, config } = useTestStore('pg');
 
   beforeAll(async () => {
-    database = await createTestDatabase(inject('databaseUrl'));
-    store = await openStore({ driver: 'pg', url: database.url });
     await store.insertRuns(seedRuns());
-  });
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
   });
 
   it('reads a deep keyset page through the list index, starting at the cursor', async () => {
     const [deep] = (await store.listRuns({ page: 25, limit: 100 })).runs;
     const after = { startedAt: deep!.metadata.startedAt, runId: deep!.runId };
-    const client = new pg.Client({ connectionString: database.url });
+    const client = new pg.Client({ connectionString: postgresUrl(config()) });
     await client.connect();
     try {
       await client.query('ANALYZE runs');

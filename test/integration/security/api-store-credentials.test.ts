@@ -3,25 +3,14 @@
  * included) and only when that insert stored the run, on both drivers; the vault binds them to the run id.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { StoreRuntimeCredentialVault } from '../../../runs/runtime-credentials.ts';
-import type { Store } from '../../../store/index.ts';
-import { DRIVERS, openTestStore, runningRun } from '../../support/store.ts';
+import { describeStore, runningRun } from '../../support/store.ts';
 
 const bytes = (text: string) => new Uint8Array(Buffer.from(text));
 const text = (value: Uint8Array | undefined) => (value ? Buffer.from(value).toString() : undefined);
 
-describe.each(DRIVERS)('run credentials on %s', (driver) => {
-  let store: Store;
-  let close: () => Promise<void>;
-
-  beforeAll(async () => {
-    ({ store, close } = await openTestStore(driver));
-  });
-  afterAll(async () => {
-    await close?.();
-  });
-
+describeStore('run credentials', (store) => {
   it('are written with the run, by the first of several calls for a new run id in one batch', async () => {
     const [first, second] = await Promise.all([
       store.batch.insertRun(runningRun('batch-1'), { inputHash: 'h1', sealedCredentials: bytes('first') }),

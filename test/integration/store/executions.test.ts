@@ -1,21 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../../store/index.ts';
-import { DRIVERS, openTestStore, runningRun } from '../../support/store.ts';
+import { expect, it } from 'vitest';
+import { describeStore, runningRun } from '../../support/store.ts';
 
 const ended = { completedAt: '2026-03-01T10:00:02.000Z', durationMs: 2000 };
 
-describe.each(DRIVERS)('runner executions on %s', (driver) => {
-  let store: Store;
-  let close: (() => Promise<void>) | undefined;
-
-  beforeAll(async () => {
-    ({ store, close } = await openTestStore(driver));
-  });
-
-  afterAll(async () => {
-    await close?.();
-  });
-
+describeStore('runner executions', (store) => {
   async function running(runId: string, attempt = 1): Promise<string> {
     await store.insertRun(runningRun(runId));
     const tokenHash = `hash-${runId}-${attempt}`;

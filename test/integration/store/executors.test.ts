@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openStore, type Store } from '../../../store/index.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
-import { openTestStore, runningRun } from '../../support/store.ts';
+import { runningRun, useTestStore } from '../../support/store.ts';
 
 /** Two processes' views of one Postgres, as two API replicas have. */
 describe('executors across API replicas (Postgres)', () => {
@@ -53,15 +53,7 @@ describe('executors across API replicas (Postgres)', () => {
 
 /** The embedded store has one process: executor locks live in it, and a released one means a gone executor. */
 describe('executors on the embedded store (SQLite)', () => {
-  let store: Store;
-  let close: (() => Promise<void>) | undefined;
-
-  beforeAll(async () => {
-    ({ store, close } = await openTestStore('sqlite'));
-  });
-  afterAll(async () => {
-    await close?.();
-  });
+  const { store } = useTestStore('sqlite');
 
   it('fails the runs of an executor whose lock was released and leaves a held one alone', async () => {
     const live = await store.holdExecutorLock('embedded/a/1/1');

@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../../store/index.ts';
-import { DRIVERS, openTestStore } from '../../support/store.ts';
+import { expect, it } from 'vitest';
+import { describeStore } from '../../support/store.ts';
 
 const row = (holderId: string, expiresAt: number) => ({
   tunnelId: 'corp-eu',
@@ -11,18 +10,7 @@ const row = (holderId: string, expiresAt: number) => ({
   expiresAt,
 });
 
-describe.each(DRIVERS)('the gateway tunnel directory on %s', (driver) => {
-  let store: Store;
-  let close: (() => Promise<void>) | undefined;
-
-  beforeAll(async () => {
-    ({ store, close } = await openTestStore(driver));
-  });
-
-  afterAll(async () => {
-    await close?.();
-  });
-
+describeStore('the gateway tunnel directory', (store) => {
   it('names the replica holding a tunnel until its lease expires', async () => {
     await store.gatewayTunnels.claim(row('replica-a', 5_000));
     expect(await store.gatewayTunnels.find('corp-eu', 4_999)).toMatchObject({

@@ -2,11 +2,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'v
 import type { Db, Driver } from '../../../store/driver.ts';
 import { createPgDriver } from '../../../store/drivers/pg.ts';
 import { createSqliteDriver } from '../../../store/drivers/sqlite.ts';
-import { type FinishRun, type InsertRunResult, MIGRATIONS, type Store } from '../../../store/index.ts';
+import { type FinishRun, type InsertRunResult, MIGRATIONS } from '../../../store/index.ts';
 import { applyMigrations } from '../../../store/migrate.ts';
 import { createRunWriteBatcher } from '../../../store/run-batcher.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
-import { DRIVERS, openTestStore, runningRun } from '../../support/store.ts';
+import { describeStore, openTestStore, runningRun } from '../../support/store.ts';
 
 const HOUR_MS = 3_600_000;
 
@@ -61,18 +61,7 @@ function counting(db: Db, counts: WriteCounts): Db {
   return wrap(db, false);
 }
 
-describe.each(DRIVERS)('group commit on %s', (driver) => {
-  let store: Store;
-  let close: (() => Promise<void>) | undefined;
-
-  beforeAll(async () => {
-    ({ store, close } = await openTestStore(driver));
-  });
-
-  afterAll(async () => {
-    await close?.();
-  });
-
+describeStore('group commit', (store, driver) => {
   // Outbox rows left by an earlier test are claimed away, so each test sees only its own.
   beforeEach(async () => {
     await store.claimOutbox({ limit: 10_000, leaseMs: HOUR_MS });

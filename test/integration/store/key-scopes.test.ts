@@ -13,7 +13,7 @@ import { createSqliteDriver } from '../../../store/drivers/sqlite.ts';
 import { MIGRATIONS, openStore, type Store, type StoreConfig } from '../../../store/index.ts';
 import { applyMigrations } from '../../../store/migrate.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
-import { DRIVERS, openTestStore } from '../../support/store.ts';
+import { DRIVERS, describeStore } from '../../support/store.ts';
 
 /** The keys a store could hold before migration 13, as the code of that time wrote them. */
 const OLD_KEYS = [
@@ -114,12 +114,8 @@ describe.each(DRIVERS)('api keys from before scopes, migrated on %s', (driver) =
   });
 });
 
-describe.each(DRIVERS)('gateway tunnel owners on %s', (driver) => {
-  let store: Store;
-  let close: (() => Promise<void>) | undefined;
-
+describeStore('gateway tunnel owners', (store) => {
   beforeAll(async () => {
-    ({ store, close } = await openTestStore(driver));
     for (const id of ['key-a', 'key-b', 'key-c']) {
       await store.insertApiKey({
         id,
@@ -132,9 +128,6 @@ describe.each(DRIVERS)('gateway tunnel owners on %s', (driver) => {
         createdAt: '2026-03-01T10:00:00.000Z',
       });
     }
-  });
-  afterAll(async () => {
-    await close?.();
   });
 
   it('belong to the key that registered them first; the same key may register them again', async () => {

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store, StoredApiKey } from '../../../store/index.ts';
-import { DRIVERS, openTestStore } from '../../support/store.ts';
+import { describe, expect, it } from 'vitest';
+import type { StoredApiKey } from '../../../store/index.ts';
+import { describeStore, openTestStore } from '../../support/store.ts';
 
 function key(id: string, overrides: Partial<StoredApiKey> = {}): Omit<StoredApiKey, 'lastUsedAt'> {
   return {
@@ -16,18 +16,7 @@ function key(id: string, overrides: Partial<StoredApiKey> = {}): Omit<StoredApiK
   };
 }
 
-describe.each(DRIVERS)('api keys and secrets on %s', (driver) => {
-  let store: Store;
-  let close: (() => Promise<void>) | undefined;
-
-  beforeAll(async () => {
-    ({ store, close } = await openTestStore(driver));
-  });
-
-  afterAll(async () => {
-    await close?.();
-  });
-
+describeStore('api keys and secrets', (store, driver) => {
   describe('api keys', () => {
     it("keeps a key's scopes and the systems it may use", async () => {
       await store.insertApiKey(key('k-host', { scopes: ['gateways:host'] }));

@@ -1,15 +1,12 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import {
   buildListRunsQuery,
   type ListRunsFilter,
-  openStore,
   type RunStatus,
-  type Store,
   type StoredRun,
 } from '../../../store/index.ts';
-import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
-import { DRIVERS } from '../../support/store.ts';
+import { describeStore, postgresUrl } from '../../support/store.ts';
 
 const RUN_COUNT = 100_000;
 
@@ -115,23 +112,12 @@ const FILTERS: Record<string, ListRunsFilter> = {
   },
 };
 
-describe.each(DRIVERS)('listing 100 000 runs on %s', (driver) => {
+describeStore('listing 100 000 runs', (store, driver, config) => {
   const seeded = seedRuns(RUN_COUNT);
   const ordered = [...seeded].sort(newestFirst);
-  let database: TestDatabase | undefined;
-  let store: Store;
 
   beforeAll(async () => {
-    if (driver === 'pg') database = await createTestDatabase(inject('databaseUrl'));
-    store = await openStore(
-      database ? { driver: 'pg', url: database.url } : { driver: 'sqlite', path: ':memory:' },
-    );
     expect(await store.insertRuns(seeded)).toBe(RUN_COUNT);
-  });
-
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
   });
 
   it.each(Object.entries(FILTERS))('pages correctly with %s', async (_name, filter) => {
@@ -156,7 +142,7 @@ describe.each(DRIVERS)('listing 100 000 runs on %s', (driver) => {
   });
 
   it.runIf(driver === 'pg')('reads each filtered page through an index, not a table scan', async () => {
-    const client = new pg.Client({ connectionString: database!.url });
+    const client = new pg.Client({ connectionString: postgresUrl(config()) });
     await client.connect();
     try {
       await client.query('ANALYZE runs');

@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../../store/index.ts';
-import { DRIVERS, openTestStore } from '../../support/store.ts';
+import { expect, it } from 'vitest';
+import { describeStore } from '../../support/store.ts';
 
 /** Resolves on the next call of the returned listener. */
 function nextCall(): { listener: () => void; called: Promise<void> } {
@@ -11,18 +10,7 @@ function nextCall(): { listener: () => void; called: Promise<void> } {
   return { listener: () => resolve(), called };
 }
 
-describe.each(DRIVERS)('notifications on %s', (driver) => {
-  let store: Store;
-  let close: (() => Promise<void>) | undefined;
-
-  beforeAll(async () => {
-    ({ store, close } = await openTestStore(driver));
-  });
-
-  afterAll(async () => {
-    await close?.();
-  });
-
+describeStore('notifications', (store, driver) => {
   it('delivers cancels and run events to every listener, in the order they were published', async () => {
     const cancels: string[][] = [[], []];
     const events: string[] = [];

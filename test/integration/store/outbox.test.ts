@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Store } from '../../../store/index.ts';
-import { DRIVERS, openTestStore } from '../../support/store.ts';
+import { beforeEach, expect, it } from 'vitest';
+import { describeStore } from '../../support/store.ts';
 
 const HOUR_MS = 3_600_000;
 
@@ -8,18 +7,7 @@ function isoIn(ms: number): string {
   return new Date(Date.now() + ms).toISOString();
 }
 
-describe.each(DRIVERS)('outbox on %s', (driver) => {
-  let store: Store;
-  let close: (() => Promise<void>) | undefined;
-
-  beforeAll(async () => {
-    ({ store, close } = await openTestStore(driver));
-  });
-
-  afterAll(async () => {
-    await close?.();
-  });
-
+describeStore('outbox', (store, driver) => {
   // Every test starts with nothing due: rows earlier tests left due are finished off. (Rows they left leased
   // or scheduled for later stay in the backlog, so tests compare the backlog with its value at their start.)
   let backlogAtStart = 0;

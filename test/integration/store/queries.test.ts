@@ -2,48 +2,23 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import {
-  embeddedStorePath,
-  MIGRATIONS,
-  openStore,
-  type Store,
-  type StoreConfig,
-} from '../../../store/index.ts';
-import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
-import { DRIVERS, runningRun } from '../../support/store.ts';
+import { expect, inject, it } from 'vitest';
+import { embeddedStorePath, MIGRATIONS, openStore } from '../../../store/index.ts';
+import { createTestDatabase } from '../../support/postgres.ts';
+import { describeStore, runningRun } from '../../support/store.ts';
 
 const run = runningRun;
 
 const finished = { completedAt: '2026-03-01T10:00:01.500Z', durationMs: 1500 };
 
-describe.each(DRIVERS)('store on %s', (driver) => {
-  let database: TestDatabase | undefined;
-  let config: StoreConfig;
-  let store: Store;
-
-  beforeAll(async () => {
-    if (driver === 'pg') {
-      database = await createTestDatabase(inject('databaseUrl'));
-      config = { driver: 'pg', url: database.url };
-    } else {
-      config = { driver: 'sqlite', path: ':memory:' };
-    }
-    store = await openStore(config);
-  });
-
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
-  });
-
+describeStore('store', (store, driver, config) => {
   it('applies every migration on an empty database and reports each one', async () => {
     const lines: string[] = [];
     const fresh =
       driver === 'pg'
         ? await createTestDatabase(inject('databaseUrl'))
         : { url: ':memory:', drop: async () => {} };
-    const opened = await openStore(driver === 'pg' ? { driver, url: fresh.url } : config, {
+    const opened = await openStore(driver === 'pg' ? { driver, url: fresh.url } : config(), {
       onProgress: (line) => lines.push(line),
     });
     try {
@@ -58,7 +33,7 @@ describe.each(DRIVERS)('store on %s', (driver) => {
 
   it('applies nothing when the database is already migrated', async () => {
     if (driver === 'pg') {
-      const again = await openStore(config);
+      const again = await openStore(config());
       expect(again.migrations).toEqual({ applied: [], unknown: [] });
       await again.close();
       return;

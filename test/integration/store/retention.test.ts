@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../config/config.ts';
 import { sweepRunRetention } from '../../../operator/retention.ts';
-import type { FinishRun, Store } from '../../../store/index.ts';
-import { DRIVERS, openTestStore, runningRun } from '../../support/store.ts';
+import type { FinishRun } from '../../../store/index.ts';
+import { describeStore, runningRun } from '../../support/store.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -23,18 +23,7 @@ function finished(startedAt: string): FinishRun {
   };
 }
 
-describe.each(DRIVERS)('run retention on %s', (driver) => {
-  let store: Store;
-  let close: (() => Promise<void>) | undefined;
-
-  beforeAll(async () => {
-    ({ store, close } = await openTestStore(driver));
-  });
-
-  afterAll(async () => {
-    await close?.();
-  });
-
+describeStore('run retention', (store) => {
   async function seedEnded(runId: string, startedAt: string): Promise<void> {
     await store.insertRun(runningRun(runId, { metadata: { startedAt } }));
     expect(await store.finishRun(runId, finished(startedAt))).toBe(true);

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { FinishRun, Store } from '../../../store/index.ts';
-import { DRIVERS, openTestStore, runningRun } from '../../support/store.ts';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { FinishRun } from '../../../store/index.ts';
+import { describeStore, openTestStore, runningRun } from '../../support/store.ts';
 
 const HOUR_MS = 3_600_000;
 
@@ -8,18 +8,7 @@ const run = runningRun;
 
 const success: FinishRun = { status: 'success', completedAt: '2026-03-01T10:00:01.500Z', durationMs: 1500 };
 
-describe.each(DRIVERS)('run writes on %s', (driver) => {
-  let store: Store;
-  let close: (() => Promise<void>) | undefined;
-
-  beforeAll(async () => {
-    ({ store, close } = await openTestStore(driver));
-  });
-
-  afterAll(async () => {
-    await close?.();
-  });
-
+describeStore('run writes', (store, driver) => {
   /** Outbox rows written since the test started (claimed with a long lease, so each is seen once). */
   async function newOutbox(): Promise<Array<{ kind: string; runId: string | null }>> {
     const rows = await store.claimOutbox({ limit: 1000, leaseMs: HOUR_MS });
