@@ -1,7 +1,4 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import type { ToolResource, ToolRunResource } from '../../contract/resources/kinds.ts';
 import { API_VERSION, type OwnerReference } from '../../contract/resources/meta.ts';
 import {
@@ -17,7 +14,6 @@ import {
   type WireObject,
 } from '../../kube/resources/index.ts';
 import type { Event, Lease } from '../../kube/types.ts';
-import type { KubeHandle } from './kube/provided.ts';
 
 /**
  * The behaviour every Resources implementation shares with the Kubernetes API server, as one suite: run
@@ -169,42 +165,6 @@ export function summary(events: AnyEvent<WireObject>[]): string[] {
 }
 
 const names = (items: WireObject[]) => items.map((item) => item.metadata.name);
-
-/** Applies charts/kubeglue/crds/kubeglue.dev_*.yaml as admin (idempotent) and waits until the API server serves them. */
-export async function applyKubeglueCrds(kube: KubeHandle): Promise<void> {
-  const root = join(import.meta.dirname, '../../charts/kubeglue/crds');
-  for (const plural of ['tools', 'systems', 'toolruns']) {
-    const crd = parse(await readFile(join(root, `kubeglue.dev_${plural}.yaml`), 'utf8')) as {
-      metadata: { name: string };
-    };
-    const created = await kube.request('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
-      body: crd,
-    });
-    if (created.status !== 201 && created.status !== 409) {
-      throw new Error(
-        `applying CRD ${crd.metadata.name}: HTTP ${created.status} ${JSON.stringify(created.body)}`,
-      );
-    }
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const got = await kube.request(
-        `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
-      );
-      const conditions =
-        (got.body as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions ??
-        [];
-      if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata.name} not established after 30 s`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-  // Established can precede the first successful list by a moment.
-  const deadline = Date.now() + 30_000;
-  while ((await kube.request('/apis/kubeglue.dev/v1alpha1/toolruns')).status !== 200) {
-    if (Date.now() > deadline) throw new Error('kubeglue.dev/v1alpha1 is not served');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 // --- the suite ---
 

@@ -1,8 +1,6 @@
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -12,10 +10,9 @@ import { toolRunName } from '../../../runs/toolrun.ts';
 import { TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded.ts';
 import { type AgentProcess, startAgent } from '../../support/gateway-agent.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
-import { startFaultProxy } from '../../support/kube/fault-proxy.ts';
+import { startKubeFaultProxy } from '../../support/kube/fault-proxy.ts';
 import {
   grantKubeglueRoles,
-  installCrds,
   type KubeglueProcess,
   RUNNER_ENTRYPOINT,
   startKubeglue,
@@ -24,13 +21,7 @@ import {
 } from '../../support/kube/kubeglue.ts';
 import { type ProcessKubelet, startProcessKubelet } from '../../support/kube/process-kubelet/kubelet.ts';
 import { freeLoopbackPort } from '../../support/kube/processes.ts';
-import {
-  createTestNamespace,
-  describeKube,
-  type KubeHandle,
-  requireKube,
-  type TestNamespace,
-} from '../../support/kube/provided.ts';
+import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 import { CC_CLIENT, startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
 import { findSecrets, summarise } from '../../support/secret-scan.ts';
@@ -64,12 +55,10 @@ interface RunView {
  * Postgres, and a local HTTP target.
  */
 describeKube('Kubernetes mode end to end', () => {
-  let kube: KubeHandle;
-  let namespace: TestNamespace;
+  const bed = useKubeTestBed('e2e', { crds: true });
   let db: TestDatabase;
   let target: HttpTarget;
   let kubelet: ProcessKubelet;
-  let dir: string;
   let api: KubeglueProcess;
   let operator: KubeglueProcess;
   let apiUrl: string;
@@ -94,7 +83,8 @@ describeKube('Kubernetes mode end to end', () => {
     return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
   };
   const kubectl = async (...args: string[]) =>
-    (await exec('kubectl', ['--kubeconfig', kube.kubeconfigPath, '-n', namespace.name, ...args])).stdout;
+    (await exec('kubectl', ['--kubeconfig', bed.kube.kubeconfigPath, '-n', bed.namespace.name, ...args]))
+      .stdout;
   const finished = async (runId: string, timeoutMs = 60_000): Promise<RunView> => {
     let run: RunView | undefined;
     await waitUntil(
@@ -108,10 +98,12 @@ describeKube('Kubernetes mode end to end', () => {
     return run as RunView;
   };
   const toolRun = (runId: string) =>
-    kube.request(`/apis/kubeglue.dev/v1alpha1/namespaces/${namespace.name}/toolruns/${toolRunName(runId)}`);
+    bed.kube.request(
+      `/apis/kubeglue.dev/v1alpha1/namespaces/${bed.namespace.name}/toolruns/${toolRunName(runId)}`,
+    );
   const podRunning = (runId: string) =>
     kubelet.waitFor(
-      namespace.name,
+      bed.namespace.name,
       runnerPodName(toolRunName(runId), 1),
       (pod) => pod?.status?.phase === 'Running',
       30_000,
@@ -133,29 +125,25 @@ describeKube('Kubernetes mode end to end', () => {
   };
 
   beforeAll(async () => {
-    kube = requireKube();
-    await installCrds(kube);
-    namespace = await createTestNamespace(kube, 'e2e');
-    await grantKubeglueRoles(kube, namespace.name);
+    await grantKubeglueRoles(bed.kube, bed.namespace.name);
     db = await createTestDatabase(inject('databaseUrl'));
     target = await startHttpTarget();
     target.route('GET', '/items', { body: [{ id: 1 }, { id: 2 }] });
     target.route('GET', '/broken', { status: 500, body: { message: 'the target is down' } });
     target.route('GET', '/slow', { delayMs: 60_000, body: { late: true } });
-    dir = await mkdtemp(join(tmpdir(), 'kubeglue-e2e-'));
     kubelet = await startProcessKubelet({
-      url: kube.url,
-      caPem: kube.caPem,
-      token: kube.tokens['kubeglue-kubelet'] as string,
-      nodeName: `node-${namespace.name}`,
-      namespaces: [namespace.name],
+      url: bed.kube.url,
+      caPem: bed.kube.caPem,
+      token: bed.kube.tokens['kubeglue-kubelet'] as string,
+      nodeName: `node-${bed.namespace.name}`,
+      namespaces: [bed.namespace.name],
       images: { [TEST_RUNNER_IMAGE]: RUNNER_ENTRYPOINT },
     });
     const [port, internalPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
     relayPort = await freeLoopbackPort();
     apiUrl = `http://127.0.0.1:${port}`;
     baseEnv = {
-      KUBEGLUE_NAMESPACE: namespace.name,
+      KUBEGLUE_NAMESPACE: bed.namespace.name,
       KUBEGLUE_DATABASE_URL: db.url,
       KUBEGLUE_MASTER_KEY: TEST_MASTER_KEY,
       KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
@@ -169,12 +157,15 @@ describeKube('Kubernetes mode end to end', () => {
     };
     api = startKubeglue('api', {
       ...baseEnv,
-      KUBEGLUE_KUBECONFIG: await kube.writeKubeconfig(join(dir, 'api.kubeconfig'), 'kubeglue-api'),
+      KUBEGLUE_KUBECONFIG: await bed.kube.writeKubeconfig(join(bed.dir, 'api.kubeconfig'), 'kubeglue-api'),
     });
     await api.waitForOutput(/ready on/);
     operatorEnv = {
       ...baseEnv,
-      KUBEGLUE_KUBECONFIG: await kube.writeKubeconfig(join(dir, 'operator.kubeconfig'), 'kubeglue-operator'),
+      KUBEGLUE_KUBECONFIG: await bed.kube.writeKubeconfig(
+        join(bed.dir, 'operator.kubeconfig'),
+        'kubeglue-operator',
+      ),
       KUBEGLUE_METRICS_PORT: '0',
       KUBEGLUE_RUNNER_IMAGE: TEST_RUNNER_IMAGE,
       KUBEGLUE_INTERNAL_URL: `http://127.0.0.1:${internalPort}`,
@@ -194,9 +185,7 @@ describeKube('Kubernetes mode end to end', () => {
     await api?.stop();
     await kubelet?.stop();
     await target?.stop();
-    await namespace?.delete();
     await db?.drop();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('runs an async run in a runner Pod and kubectl wait sees it succeed', async () => {
@@ -204,9 +193,9 @@ describeKube('Kubernetes mode end to end', () => {
     const runId = await startAsync('items');
     await exec('kubectl', [
       '--kubeconfig',
-      kube.kubeconfigPath,
+      bed.kube.kubeconfigPath,
       '-n',
-      namespace.name,
+      bed.namespace.name,
       'wait',
       '--for=condition=Succeeded',
       `toolrun/${toolRunName(runId)}`,
@@ -278,7 +267,7 @@ describeKube('Kubernetes mode end to end', () => {
         { where: 'Events', text: await kubectl('get', 'events', '-o', 'json') },
         {
           where: 'runner Pod log',
-          text: await kubelet.logs(namespace.name, runnerPodName(toolRunName(runId), 1)).catch(() => ''),
+          text: await kubelet.logs(bed.namespace.name, runnerPodName(toolRunName(runId), 1)).catch(() => ''),
         },
         { where: 'api output', text: api.output() },
         { where: 'operator output', text: operator.output() },
@@ -326,8 +315,8 @@ describeKube('Kubernetes mode end to end', () => {
       });
       const slowId = await startAsync('office-slow');
       await podRunning(slowId);
-      const secret = await kube.request(
-        `/api/v1/namespaces/${namespace.name}/secrets/${runTokenSecretName(toolRunName(slowId))}`,
+      const secret = await bed.kube.request(
+        `/api/v1/namespaces/${bed.namespace.name}/secrets/${runTokenSecretName(toolRunName(slowId))}`,
       );
       const token = Buffer.from((secret.body as { data: { token: string } }).data.token, 'base64').toString();
       const ask = (request: Record<string, unknown>) =>
@@ -360,7 +349,7 @@ describeKube('Kubernetes mode end to end', () => {
     expect(cancelled.body.status).toBe('aborted');
     // The runner hears it from its heartbeat, or the operator deletes the Pod after the grace period.
     await kubelet.waitFor(
-      namespace.name,
+      bed.namespace.name,
       runnerPodName(toolRunName(runId), 1),
       (pod) => pod === undefined || ['Succeeded', 'Failed'].includes(pod.status?.phase ?? ''),
       30_000,
@@ -388,7 +377,7 @@ describeKube('Kubernetes mode end to end', () => {
   it('fails a run whose Pod is OOMKilled, naming the cause', async () => {
     const runId = await startAsync('slow');
     await podRunning(runId);
-    await kubelet.oomKill(namespace.name, runnerPodName(toolRunName(runId), 1));
+    await kubelet.oomKill(bed.namespace.name, runnerPodName(toolRunName(runId), 1));
     const run = await finished(runId, 30_000);
     expect(run.status).toBe('failed');
     expect(run.error).toMatch(/OOMKilled/);
@@ -454,10 +443,10 @@ describeKube('Kubernetes mode end to end', () => {
     const broken = {
       apiVersion: 'kubeglue.dev/v1alpha1',
       kind: 'Tool',
-      metadata: { name: 'broken-transform', namespace: namespace.name },
+      metadata: { name: 'broken-transform', namespace: bed.namespace.name },
       spec: { steps: [{ id: 'x', config: { type: 'transform', transformCode: '(s) => {' } }] },
     };
-    await kube.request(`/apis/kubeglue.dev/v1alpha1/namespaces/${namespace.name}/tools`, {
+    await bed.kube.request(`/apis/kubeglue.dev/v1alpha1/namespaces/${bed.namespace.name}/tools`, {
       method: 'POST',
       body: broken,
     });
@@ -512,11 +501,11 @@ describeKube('Kubernetes mode end to end', () => {
         const run = await finished(runId, 60_000).catch(async (error: unknown) => {
           const podName = runnerPodName(toolRunName(runId), 1);
           const logs = await Promise.resolve()
-            .then(() => kubelet.logs(namespace.name, podName))
+            .then(() => kubelet.logs(bed.namespace.name, podName))
             .catch(() => '(no logs)');
           throw new Error(
             `${label} ${name}: ${(error as Error).message}\nToolRun: ${JSON.stringify((await toolRun(runId)).body)}\n` +
-              `Pod: ${JSON.stringify(kubelet.pod(namespace.name, podName)?.status)}\nrunner logs:\n${logs}`,
+              `Pod: ${JSON.stringify(kubelet.pod(bed.namespace.name, podName)?.status)}\nrunner logs:\n${logs}`,
           );
         });
         let object: {
@@ -547,26 +536,20 @@ describeKube('Kubernetes mode end to end', () => {
     };
     const direct = await scenarios('direct');
 
-    const proxy = await startFaultProxy({
-      target: kube.url,
-      caPem: kube.caPem,
-      tls: kube.loopbackTls,
-      tokens: kube.tokens,
-      faults: {
-        conflictEveryNthWrite: 3,
-        tooManyRequestsEveryNth: 11,
-        retryAfterSeconds: 1,
-        latencyMs: 5,
-        dropWatchesEveryMs: 3000,
-      },
+    const proxy = await startKubeFaultProxy(bed.kube, {
+      conflictEveryNthWrite: 3,
+      tooManyRequestsEveryNth: 11,
+      retryAfterSeconds: 1,
+      latencyMs: 5,
+      dropWatchesEveryMs: 3000,
     });
     try {
       await operator.stop();
       await api.stop();
       api = startKubeglue('api', {
         ...baseEnv,
-        KUBEGLUE_KUBECONFIG: await kube.writeKubeconfig(
-          join(dir, 'api-proxy.kubeconfig'),
+        KUBEGLUE_KUBECONFIG: await bed.kube.writeKubeconfig(
+          join(bed.dir, 'api-proxy.kubeconfig'),
           'kubeglue-api',
           proxy.url,
         ),
@@ -574,8 +557,8 @@ describeKube('Kubernetes mode end to end', () => {
       await api.waitForOutput(/ready on/, 60_000);
       operator = startKubeglue('operator', {
         ...operatorEnv,
-        KUBEGLUE_KUBECONFIG: await kube.writeKubeconfig(
-          join(dir, 'operator-proxy.kubeconfig'),
+        KUBEGLUE_KUBECONFIG: await bed.kube.writeKubeconfig(
+          join(bed.dir, 'operator-proxy.kubeconfig'),
           'kubeglue-operator',
           proxy.url,
         ),
@@ -598,7 +581,7 @@ describeKube('Kubernetes mode end to end', () => {
   }, 240_000);
 
   it('used only what the RBAC module grants each role', async () => {
-    const events = await kube.auditEvents();
+    const events = await bed.kube.auditEvents();
     for (const role of ['api', 'operator'] as RbacRole[]) {
       const used = events.filter((event) => event.user === `kubeglue-${role}` && event.resource);
       expect(used.length).toBeGreaterThan(0);

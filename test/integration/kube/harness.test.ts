@@ -1,17 +1,13 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiException, CoreV1Api, KubeConfig, type V1ConfigMap, Watch } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type FaultProxy, startFaultProxy } from '../../support/kube/fault-proxy.ts';
+import { type FaultProxy, startKubeFaultProxy } from '../../support/kube/fault-proxy.ts';
 import {
   createTestNamespace,
   describeKube,
-  type KubeHandle,
   providedKube,
-  requireKube,
-  type TestNamespace,
+  useKubeTestBed,
 } from '../../support/kube/provided.ts';
 
 const hasControllerManager = providedKube()?.controllerManager ?? false;
@@ -23,42 +19,30 @@ interface WatchEnd {
 }
 
 describeKube('the Kubernetes test harness', () => {
-  let kube: KubeHandle;
-  let namespace: TestNamespace;
+  const bed = useKubeTestBed('harness');
   let proxy: FaultProxy;
-  let dir: string;
   let admin: CoreV1Api;
   let adminConfig: KubeConfig;
 
   beforeAll(async () => {
-    kube = requireKube();
-    dir = await mkdtemp(join(tmpdir(), 'kube-harness-'));
-    namespace = await createTestNamespace(kube, 'harness');
-    proxy = await startFaultProxy({
-      target: kube.url,
-      caPem: kube.caPem,
-      tls: kube.loopbackTls,
-      tokens: kube.tokens,
-    });
+    proxy = await startKubeFaultProxy(bed.kube);
     adminConfig = await kubeConfig('admin');
     admin = adminConfig.makeApiClient(CoreV1Api);
   });
 
   afterAll(async () => {
     await proxy?.stop();
-    await namespace?.delete();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   /** A client-node config for user that talks to the API server through the fault proxy. */
   async function kubeConfig(user: string): Promise<KubeConfig> {
     const config = new KubeConfig();
-    config.loadFromFile(await kube.writeKubeconfig(join(dir, `${user}.kubeconfig`), user, proxy.url));
+    config.loadFromFile(await bed.kube.writeKubeconfig(join(bed.dir, `${user}.kubeconfig`), user, proxy.url));
     return config;
   }
 
   const configMap = (name: string, data: Record<string, string> = {}): V1ConfigMap => ({
-    metadata: { name, namespace: namespace.name },
+    metadata: { name, namespace: bed.namespace.name },
     data,
   });
 
@@ -89,26 +73,29 @@ describeKube('the Kubernetes test harness', () => {
   }
 
   it('runs an API server that answers /readyz', async () => {
-    const ready = await kube.request('/readyz');
+    const ready = await bed.kube.request('/readyz');
     expect(ready).toMatchObject({ status: 200, body: 'ok' });
-    expect(kube.serverVersion).toMatch(/^v1\.\d+/);
+    expect(bed.kube.serverVersion).toMatch(/^v1\.\d+/);
   });
 
   it('refuses an RBAC-less user until a Role allows it, and the audit log shows who did what', async () => {
     const api = (await kubeConfig('kubeglue-api')).makeApiClient(CoreV1Api);
     const create = () =>
-      api.createNamespacedConfigMap({ namespace: namespace.name, body: configMap('rbac-check', { a: '1' }) });
+      api.createNamespacedConfigMap({
+        namespace: bed.namespace.name,
+        body: configMap('rbac-check', { a: '1' }),
+      });
     await expect(create()).rejects.toMatchObject({ code: 403 });
 
-    const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace.name}`;
-    const role = await kube.request(`${rbac}/roles`, {
+    const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${bed.namespace.name}`;
+    const role = await bed.kube.request(`${rbac}/roles`, {
       body: {
         metadata: { name: 'configmap-writer' },
         rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'get', 'list'] }],
       },
     });
     expect(role.status).toBe(201);
-    const binding = await kube.request(`${rbac}/rolebindings`, {
+    const binding = await bed.kube.request(`${rbac}/rolebindings`, {
       body: {
         metadata: { name: 'configmap-writer' },
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'configmap-writer' },
@@ -122,25 +109,28 @@ describeKube('the Kubernetes test harness', () => {
     expect(created.metadata?.name).toBe('rbac-check');
 
     const proxied = proxy.requests.filter((r) => r.user === 'kubeglue-api' && r.resource === 'configmaps');
-    expect(proxied[0]).toMatchObject({ verb: 'create', namespace: namespace.name, status: 403 });
+    expect(proxied[0]).toMatchObject({ verb: 'create', namespace: bed.namespace.name, status: 403 });
     expect(proxied.at(-1)).toMatchObject({ verb: 'create', status: 201 });
-    const audited = await kube.waitForAuditEvent(
+    const audited = await bed.kube.waitForAuditEvent(
       (e) =>
-        e.user === 'kubeglue-api' && e.verb === 'create' && e.namespace === namespace.name && e.code === 201,
+        e.user === 'kubeglue-api' &&
+        e.verb === 'create' &&
+        e.namespace === bed.namespace.name &&
+        e.code === 201,
     );
     expect(audited).toMatchObject({ resource: 'configmaps', apiGroup: '', name: 'rbac-check' });
-    const refused = (await kube.auditEvents()).filter(
-      (e) => e.user === 'kubeglue-api' && e.namespace === namespace.name && e.code === 403,
+    const refused = (await bed.kube.auditEvents()).filter(
+      (e) => e.user === 'kubeglue-api' && e.namespace === bed.namespace.name && e.code === 403,
     );
     expect(refused.length).toBeGreaterThan(0);
   });
 
   it('answers writes with 409 Conflict while conflictEveryNthWrite is set, without forwarding them', async () => {
-    await admin.createNamespacedConfigMap({ namespace: namespace.name, body: configMap('conflicted') });
+    await admin.createNamespacedConfigMap({ namespace: bed.namespace.name, body: configMap('conflicted') });
     const replace = (value: string) =>
       admin.replaceNamespacedConfigMap({
         name: 'conflicted',
-        namespace: namespace.name,
+        namespace: bed.namespace.name,
         body: configMap('conflicted', { value }),
       });
 
@@ -159,14 +149,14 @@ describeKube('the Kubernetes test harness', () => {
 
     proxy.faults.conflictEveryNthWrite = 0;
     expect((await replace('two')).data).toEqual({ value: 'two' });
-    const stored = await admin.readNamespacedConfigMap({ name: 'conflicted', namespace: namespace.name });
+    const stored = await admin.readNamespacedConfigMap({ name: 'conflicted', namespace: bed.namespace.name });
     expect(stored.data).toEqual({ value: 'two' });
   });
 
   it('streams watch events through the proxy until dropWatches cuts the connection', async () => {
-    const watch = startWatch(adminConfig, `/api/v1/namespaces/${namespace.name}/configmaps`);
+    const watch = startWatch(adminConfig, `/api/v1/namespaces/${bed.namespace.name}/configmaps`);
     await until(() => proxy.openWatches() === 1);
-    await admin.createNamespacedConfigMap({ namespace: namespace.name, body: configMap('watched') });
+    await admin.createNamespacedConfigMap({ namespace: bed.namespace.name, body: configMap('watched') });
     const added = await until(() =>
       watch.events.find((e) => e.type === 'ADDED' && e.object.metadata?.name === 'watched'),
     );
@@ -182,7 +172,7 @@ describeKube('the Kubernetes test harness', () => {
     expect(ended).toBeInstanceOf(Error); // a reset, not a clean end of the stream
     expect(proxy.openWatches()).toBe(0);
 
-    const clean = startWatch(adminConfig, `/api/v1/namespaces/${namespace.name}/configmaps`);
+    const clean = startWatch(adminConfig, `/api/v1/namespaces/${bed.namespace.name}/configmaps`);
     await until(() => proxy.openWatches() === 1);
     proxy.dropWatches('end');
     expect(await clean.ended).toBeNull();
@@ -191,7 +181,7 @@ describeKube('the Kubernetes test harness', () => {
   it('drops watches periodically with dropWatchesEveryMs', async () => {
     proxy.faults.dropWatchesEveryMs = 200;
     try {
-      const watch = startWatch(adminConfig, `/api/v1/namespaces/${namespace.name}/configmaps`);
+      const watch = startWatch(adminConfig, `/api/v1/namespaces/${bed.namespace.name}/configmaps`);
       expect(await watch.ended).toBeInstanceOf(Error);
     } finally {
       proxy.faults.dropWatchesEveryMs = 0;
@@ -199,10 +189,10 @@ describeKube('the Kubernetes test harness', () => {
   });
 
   it('answers a watch from an old resourceVersion as expired: an ERROR 410 event, or plain HTTP 410', async () => {
-    const list = await admin.listNamespacedConfigMap({ namespace: namespace.name });
+    const list = await admin.listNamespacedConfigMap({ namespace: bed.namespace.name });
     const resourceVersion = list.metadata?.resourceVersion ?? '';
     expect(resourceVersion).not.toBe('');
-    const path = `/api/v1/namespaces/${namespace.name}/configmaps`;
+    const path = `/api/v1/namespaces/${bed.namespace.name}/configmaps`;
 
     proxy.faults.goneOnWatch = 1;
     const expired = startWatch(adminConfig, path, { resourceVersion });
@@ -228,7 +218,7 @@ describeKube('the Kubernetes test harness', () => {
     proxy.faults.tooManyRequestsEveryNth = 1;
     proxy.faults.retryAfterSeconds = 7;
     try {
-      const answer = await kube.request(`/api/v1/namespaces/${namespace.name}/configmaps`, {
+      const answer = await bed.kube.request(`/api/v1/namespaces/${bed.namespace.name}/configmaps`, {
         server: proxy.url,
       });
       expect(answer.status).toBe(429);
@@ -241,7 +231,7 @@ describeKube('the Kubernetes test harness', () => {
     } finally {
       proxy.faults.tooManyRequestsEveryNth = 0;
     }
-    const after = await kube.request(`/api/v1/namespaces/${namespace.name}/configmaps`, {
+    const after = await bed.kube.request(`/api/v1/namespaces/${bed.namespace.name}/configmaps`, {
       server: proxy.url,
     });
     expect(after.status).toBe(200);
@@ -251,7 +241,7 @@ describeKube('the Kubernetes test harness', () => {
     proxy.faults.latencyMs = 300;
     try {
       const started = Date.now();
-      expect((await kube.request('/readyz', { server: proxy.url })).status).toBe(200);
+      expect((await bed.kube.request('/readyz', { server: proxy.url })).status).toBe(200);
       expect(Date.now() - started).toBeGreaterThanOrEqual(290);
     } finally {
       proxy.faults.latencyMs = 0;
@@ -259,7 +249,7 @@ describeKube('the Kubernetes test harness', () => {
   });
 
   it('derives verb, resource and names like the API server does (checked against its audit log)', async () => {
-    const ns = namespace.name;
+    const ns = bed.namespace.name;
     const calls: Array<[string, string, unknown?]> = [
       // The field manager only makes this URI unique in the audit log.
       ['POST', `/api/v1/namespaces/${ns}/configmaps?fieldManager=verbs`, { metadata: { name: 'verbs' } }],
@@ -281,11 +271,11 @@ describeKube('the Kubernetes test harness', () => {
     ];
     const uris = new Set(calls.map(([, path]) => path));
     const ours = async () =>
-      (await kube.auditEvents()).filter((e) => e.user === 'admin' && uris.has(e.requestURI));
+      (await bed.kube.auditEvents()).filter((e) => e.user === 'admin' && uris.has(e.requestURI));
     const auditedBefore = (await ours()).length;
     const before = proxy.requests.length;
     for (const [method, path, body] of calls) {
-      await kube.request(path, {
+      await bed.kube.request(path, {
         method,
         body,
         server: proxy.url,
@@ -319,12 +309,12 @@ describeKube('the Kubernetes test harness', () => {
   });
 
   it('forwards WebSocket upgrades (a watch over WebSocket), which dropWatches also cuts', async () => {
-    const url = `${proxy.url.replace(/^http/, 'ws')}/api/v1/namespaces/${namespace.name}/configmaps?watch=true`;
+    const url = `${proxy.url.replace(/^http/, 'ws')}/api/v1/namespaces/${bed.namespace.name}/configmaps?watch=true`;
     // The API server's WebSocket handler (golang.org/x/net/websocket) insists on an Origin header.
     const socket = new WebSocket(url, {
-      ca: kube.caPem,
+      ca: bed.kube.caPem,
       origin: proxy.url,
-      headers: { authorization: `Bearer ${kube.adminToken}` },
+      headers: { authorization: `Bearer ${bed.kube.adminToken}` },
     });
     const names: string[] = [];
     socket.on('message', (data) => {
@@ -332,7 +322,10 @@ describeKube('the Kubernetes test harness', () => {
       if (event.type === 'ADDED') names.push(event.object.metadata?.name ?? '');
     });
     await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
-    await admin.createNamespacedConfigMap({ namespace: namespace.name, body: configMap('over-websocket') });
+    await admin.createNamespacedConfigMap({
+      namespace: bed.namespace.name,
+      body: configMap('over-websocket'),
+    });
     await until(() => names.includes('over-websocket'));
     const closed = new Promise((resolve) => socket.once('close', resolve));
     expect(proxy.dropWatches()).toBe(1);
@@ -346,11 +339,11 @@ describeKube('the Kubernetes test harness', () => {
   it.runIf(hasControllerManager)(
     'admits a Pod in a fresh namespace: the default ServiceAccount exists',
     async () => {
-      const fresh = await createTestNamespace(kube, 'pods');
+      const fresh = await createTestNamespace(bed.kube, 'pods');
       try {
-        const account = await kube.request(`/api/v1/namespaces/${fresh.name}/serviceaccounts/default`);
+        const account = await bed.kube.request(`/api/v1/namespaces/${fresh.name}/serviceaccounts/default`);
         expect(account.status).toBe(200);
-        const pod = await kube.request(`/api/v1/namespaces/${fresh.name}/pods`, {
+        const pod = await bed.kube.request(`/api/v1/namespaces/${fresh.name}/pods`, {
           body: {
             metadata: { name: 'runner' },
             spec: { containers: [{ name: 'main', image: 'registry.invalid/runner:1' }] },
@@ -370,23 +363,23 @@ describeKube('the Kubernetes test harness', () => {
   it.runIf(hasControllerManager)(
     'garbage-collects a ConfigMap whose owner was deleted',
     async () => {
-      const base = `/api/v1/namespaces/${namespace.name}/configmaps`;
-      const owner = await kube.request(base, { body: { metadata: { name: 'owner' } } });
+      const base = `/api/v1/namespaces/${bed.namespace.name}/configmaps`;
+      const owner = await bed.kube.request(base, { body: { metadata: { name: 'owner' } } });
       expect(owner.status).toBe(201);
       const uid = (owner.body as { metadata: { uid: string } }).metadata.uid;
       const ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid }];
       expect(
-        (await kube.request(base, { body: { metadata: { name: 'owned', ownerReferences } } })).status,
+        (await bed.kube.request(base, { body: { metadata: { name: 'owned', ownerReferences } } })).status,
       ).toBe(201);
       // Orphan propagation would keep the dependent; Background hands it to the garbage collector.
-      const deleted = await kube.request(`${base}/owner`, {
+      const deleted = await bed.kube.request(`${base}/owner`, {
         method: 'DELETE',
         body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' },
       });
       expect(deleted.status).toBe(200);
-      await until(async () => (await kube.request(`${base}/owned`)).status === 404 || undefined, 45_000);
-      const collected = await kube.waitForAuditEvent(
-        (e) => e.verb === 'delete' && e.namespace === namespace.name && e.name === 'owned',
+      await until(async () => (await bed.kube.request(`${base}/owned`)).status === 404 || undefined, 45_000);
+      const collected = await bed.kube.waitForAuditEvent(
+        (e) => e.verb === 'delete' && e.namespace === bed.namespace.name && e.name === 'owned',
       );
       expect(collected.user).toBe('system:serviceaccount:kube-system:generic-garbage-collector');
     },

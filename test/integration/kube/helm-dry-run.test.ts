@@ -1,13 +1,7 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { EVERYTHING_VALUES, type K8sObject, renderChart } from '../../support/helm.ts';
-import { installCrds, waitUntil } from '../../support/kube/kubeglue.ts';
-import {
-  createTestNamespace,
-  describeKube,
-  type KubeHandle,
-  requireKube,
-  type TestNamespace,
-} from '../../support/kube/provided.ts';
+import { waitUntil } from '../../support/kube/kubeglue.ts';
+import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 
 type Node = Record<string, unknown>;
 
@@ -91,37 +85,29 @@ const SERVICE_MONITOR_CRD = {
  * real API server (server-side dry run: admission and validation run, nothing is stored).
  */
 describeKube('the Helm chart against the API server', () => {
-  let kube: KubeHandle;
-  let namespace: TestNamespace;
+  const bed = useKubeTestBed('helm-dry-run', { crds: true });
 
   beforeAll(async () => {
-    kube = requireKube();
-    await installCrds(kube);
     const crds = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
-    const created = await kube.request(crds, { body: SERVICE_MONITOR_CRD });
+    const created = await bed.kube.request(crds, { body: SERVICE_MONITOR_CRD });
     if (created.status >= 300 && created.status !== 409) throw new Error(JSON.stringify(created.body));
     await waitUntil(async () => {
-      const crd = await kube.request(`${crds}/${SERVICE_MONITOR_CRD.metadata.name}`);
+      const crd = await bed.kube.request(`${crds}/${SERVICE_MONITOR_CRD.metadata.name}`);
       const conditions = (crd.body as { status?: { conditions?: Node[] } }).status?.conditions ?? [];
       return conditions.some((c) => c.type === 'Established' && c.status === 'True');
     }, 20_000);
-    namespace = await createTestNamespace(kube, 'helm-dry-run');
-  });
-
-  afterAll(async () => {
-    await namespace?.delete();
   });
 
   /** Dry-run create, or dry-run replace for what exists already (the CRDs). Returns the problems. */
   async function dryRun(object: K8sObject): Promise<string[]> {
     const what = `${object.kind}/${object.metadata.name}`;
     const path = collectionPath(object);
-    let answer = await kube.request(`${path}?dryRun=All`, { body: object });
+    let answer = await bed.kube.request(`${path}?dryRun=All`, { body: object });
     if (answer.status === 409) {
-      const current = await kube.request(`${path}/${object.metadata.name}`);
+      const current = await bed.kube.request(`${path}/${object.metadata.name}`);
       const resourceVersion = (current.body as { metadata: { resourceVersion: string } }).metadata
         .resourceVersion;
-      answer = await kube.request(`${path}/${object.metadata.name}?dryRun=All`, {
+      answer = await bed.kube.request(`${path}/${object.metadata.name}?dryRun=All`, {
         method: 'PUT',
         body: { ...object, metadata: { ...object.metadata, resourceVersion } },
       });
@@ -138,9 +124,9 @@ describeKube('the Helm chart against the API server', () => {
     ['every option on', [EVERYTHING_VALUES]],
   ])('accepts every object rendered with %s', async (_name, valuesFiles) => {
     const objects = await renderChart({
-      namespace: namespace.name,
+      namespace: bed.namespace.name,
       valuesFiles,
-      extraArgs: ['--include-crds', '--kube-version', kube.serverVersion],
+      extraArgs: ['--include-crds', '--kube-version', bed.kube.serverVersion],
     });
     expect(objects.length).toBeGreaterThan(10);
     const problems: string[] = [];
@@ -155,7 +141,7 @@ describeKube('the Helm chart against the API server', () => {
   });
 
   it('catches a field the API server does not know', async () => {
-    const objects = await renderChart({ namespace: namespace.name });
+    const objects = await renderChart({ namespace: bed.namespace.name });
     const service = objects.find((o) => o.kind === 'Service') as K8sObject;
     const typo = { ...service, spec: { ...(service.spec as Node), selectr: { a: 'b' } } };
     expect(await dryRun(typo)).toEqual([

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
@@ -14,13 +13,7 @@ import {
   startProcessKubelet,
 } from '../../support/kube/process-kubelet/kubelet.ts';
 import { freeLoopbackPort } from '../../support/kube/processes.ts';
-import {
-  createTestNamespace,
-  describeKube,
-  type KubeHandle,
-  requireKube,
-  type TestNamespace,
-} from '../../support/kube/provided.ts';
+import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
 
 const exec = promisify(execFile);
@@ -44,12 +37,10 @@ interface RunView {
  * (operator.internalUrl), and runs one api replica so that ports do not collide.
  */
 describeKube('helm install, upgrade and uninstall of the chart', () => {
-  let kube: KubeHandle;
-  let namespace: TestNamespace;
+  const bed = useKubeTestBed('helm-install');
   let db: TestDatabase;
   let target: HttpTarget;
   let kubelet: ProcessKubelet;
-  let dir: string;
   let valuesFile: string;
   let apiUrl: string;
   let adminKey: string;
@@ -57,9 +48,13 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
   let installed = false;
 
   const kubectl = async (...args: string[]) =>
-    (await exec('kubectl', ['--kubeconfig', kube.kubeconfigPath, '-n', namespace.name, ...args])).stdout;
+    (await exec('kubectl', ['--kubeconfig', bed.kube.kubeconfigPath, '-n', bed.namespace.name, ...args]))
+      .stdout;
   const helmCli = (...args: string[]) =>
-    helm([...args, '--namespace', namespace.name], { kubeconfig: kube.kubeconfigPath, timeoutMs: 120_000 });
+    helm([...args, '--namespace', bed.namespace.name], {
+      kubeconfig: bed.kube.kubeconfigPath,
+      timeoutMs: 120_000,
+    });
   const call = async <T>(method: string, path: string, body?: unknown) => {
     const response = await fetch(`${apiUrl}${path}`, {
       method,
@@ -72,8 +67,8 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
     const text = await response.text();
     return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
   };
-  const get = async <T = Node>(path: string) => (await kube.request(path)).body as T;
-  const ns = () => `/api/v1/namespaces/${namespace.name}`;
+  const get = async <T = Node>(path: string) => (await bed.kube.request(path)).body as T;
+  const ns = () => `/api/v1/namespaces/${bed.namespace.name}`;
   const pods = async (component: string) =>
     (
       await get<{ items: Pod[] }>(
@@ -96,7 +91,7 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
 
   /** A kubeconfig for a chart ServiceAccount: the identity, and so the RBAC, the role runs with. */
   const serviceAccountKubeconfig = async (account: string): Promise<string> => {
-    const requested = await kube.request(`${ns()}/serviceaccounts/${account}/token`, {
+    const requested = await bed.kube.request(`${ns()}/serviceaccounts/${account}/token`, {
       body: {
         apiVersion: 'authentication.k8s.io/v1',
         kind: 'TokenRequest',
@@ -112,20 +107,20 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
         {
           name: 'test',
           cluster: {
-            server: kube.url,
-            'certificate-authority-data': Buffer.from(kube.caPem).toString('base64'),
+            server: bed.kube.url,
+            'certificate-authority-data': Buffer.from(bed.kube.caPem).toString('base64'),
           },
         },
       ],
       users: [{ name: account, user: { token } }],
-      contexts: [{ name: account, context: { cluster: 'test', user: account, namespace: namespace.name } }],
+      contexts: [
+        { name: account, context: { cluster: 'test', user: account, namespace: bed.namespace.name } },
+      ],
       'current-context': account,
     });
   };
 
   beforeAll(async () => {
-    kube = requireKube();
-    namespace = await createTestNamespace(kube, 'helm-install');
     db = await createTestDatabase(inject('databaseUrl'));
     target = await startHttpTarget();
     target.route('GET', '/posts', {
@@ -134,7 +129,6 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
         { id: 2, title: 'second', body: 'y', userId: 7 },
       ],
     });
-    dir = await mkdtemp(join(tmpdir(), 'kubeglue-helm-'));
     const [port, internalPort, metricsPort, gatewayRelayPort] = [
       await freeLoopbackPort(),
       await freeLoopbackPort(),
@@ -143,16 +137,16 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
     ];
     apiUrl = `http://127.0.0.1:${port}`;
     kubelet = await startProcessKubelet({
-      url: kube.url,
-      caPem: kube.caPem,
-      token: kube.tokens['kubeglue-kubelet'] as string,
-      nodeName: `node-${namespace.name}`,
-      namespaces: [namespace.name],
+      url: bed.kube.url,
+      caPem: bed.kube.caPem,
+      token: bed.kube.tokens['kubeglue-kubelet'] as string,
+      nodeName: `node-${bed.namespace.name}`,
+      namespaces: [bed.namespace.name],
       images: { [TEST_RUNNER_IMAGE]: RUNNER_ENTRYPOINT },
     });
 
     // The database: an existing Secret holding the DSN, as production installs do.
-    await kube.request(`${ns()}/secrets`, {
+    await bed.kube.request(`${ns()}/secrets`, {
       body: {
         apiVersion: 'v1',
         kind: 'Secret',
@@ -168,7 +162,7 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
       extraVolumeMounts: [{ name: 'kube', mountPath: '/etc/kubeglue/kube', readOnly: true }],
     });
     const [repository, tag] = TEST_RUNNER_IMAGE.split(':') as [string, string];
-    valuesFile = join(dir, 'values.yaml');
+    valuesFile = join(bed.dir, 'values.yaml');
     await writeFile(
       valuesFile,
       stringify({
@@ -203,7 +197,7 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
     installNotes = await helmCli('install', RELEASE, CHART_DIR, '--values', valuesFile);
     installed = true;
     for (const role of ['api', 'operator']) {
-      await kube.request(`${ns()}/secrets`, {
+      await bed.kube.request(`${ns()}/secrets`, {
         body: {
           apiVersion: 'v1',
           kind: 'Secret',
@@ -215,8 +209,8 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
     await waitUntil(apiReady, 90_000, 'the api Pod to serve /readyz');
     await waitUntil(
       async () => {
-        const lease = await kube.request(
-          `/apis/coordination.k8s.io/v1/namespaces/${namespace.name}/leases/${RELEASE}-operator`,
+        const lease = await bed.kube.request(
+          `/apis/coordination.k8s.io/v1/namespaces/${bed.namespace.name}/leases/${RELEASE}-operator`,
         );
         return lease.status === 200 && Boolean((lease.body as { spec?: Node }).spec?.holderIdentity);
       },
@@ -234,17 +228,15 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
     if (installed) await helmCli('uninstall', RELEASE).catch(() => undefined);
     await kubelet?.stop();
     await target?.stop();
-    await namespace?.delete();
     await db?.drop();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('installs CRDs, api and operator Pods of the chart, and prints how to reach them', async () => {
-    expect(installNotes).toContain(`kubectl -n ${namespace.name} get secret ${RELEASE}-keys`);
+    expect(installNotes).toContain(`kubectl -n ${bed.namespace.name} get secret ${RELEASE}-keys`);
     expect(installNotes).toContain(`port-forward svc/${RELEASE}`);
     expect(installNotes).toContain('tools/list-posts/run');
     for (const crd of ['tools', 'systems', 'toolruns']) {
-      const got = await kube.request(
+      const got = await bed.kube.request(
         `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}.kubeglue.dev`,
       );
       expect(got.status).toBe(200);
@@ -300,7 +292,7 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
       { id: 2, title: 'second' },
     ]);
     // It ran in a runner Pod the operator built from the chart's settings, which the ToolRun names.
-    const toolRunsPath = `/apis/kubeglue.dev/v1alpha1/namespaces/${namespace.name}/toolruns`;
+    const toolRunsPath = `/apis/kubeglue.dev/v1alpha1/namespaces/${bed.namespace.name}/toolruns`;
     let podName: string | undefined;
     await waitUntil(
       async () => {
@@ -313,10 +305,10 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
       30_000,
       'the ToolRun to mirror the success',
     );
-    await expect(kubelet.logs(namespace.name, podName as string)).resolves.toBeTypeOf('string');
+    await expect(kubelet.logs(bed.namespace.name, podName as string)).resolves.toBeTypeOf('string');
     // The Pods worked as the chart's ServiceAccounts and used only what the chart's RBAC grants.
-    const prefix = `system:serviceaccount:${namespace.name}:`;
-    const events = (await kube.auditEvents()).filter((event) => event.user.startsWith(prefix));
+    const prefix = `system:serviceaccount:${bed.namespace.name}:`;
+    const events = (await bed.kube.auditEvents()).filter((event) => event.user.startsWith(prefix));
     expect(new Set(events.map((event) => event.user.slice(prefix.length)))).toEqual(
       new Set([`${RELEASE}-api`, `${RELEASE}-operator`]),
     );
@@ -334,8 +326,8 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
       expect(Object.keys(system.spec ?? {})).not.toContain('credentials');
       expect(system.spec?.credentialsSecretRef).toBeDefined();
     }
-    for (const object of objects) object.metadata.namespace = namespace.name;
-    const file = join(dir, 'gitops.yaml');
+    for (const object of objects) object.metadata.namespace = bed.namespace.name;
+    const file = join(bed.dir, 'gitops.yaml');
     await writeFile(file, objects.map((object) => stringify(object)).join('---\n'));
     await kubectl('apply', '-f', file);
     // What External Secrets Operator would create for crm-prod; crm-dev's Secret stays missing.
@@ -400,7 +392,7 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
     await waitUntil(
       async () => {
         const lease = await get<{ spec?: { holderIdentity?: string } }>(
-          `/apis/coordination.k8s.io/v1/namespaces/${namespace.name}/leases/${RELEASE}-operator`,
+          `/apis/coordination.k8s.io/v1/namespaces/${bed.namespace.name}/leases/${RELEASE}-operator`,
         );
         return lease.spec?.holderIdentity?.startsWith(`${after?.metadata.name}_`) ?? false;
       },
@@ -414,7 +406,7 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
   it('uninstalls everything but the CRDs and the keys', async () => {
     await helmCli('uninstall', RELEASE);
     installed = false;
-    const apps = `/apis/apps/v1/namespaces/${namespace.name}/deployments`;
+    const apps = `/apis/apps/v1/namespaces/${bed.namespace.name}/deployments`;
     expect(((await get<{ items: unknown[] }>(apps)).items ?? []).length).toBe(0);
     await waitUntil(
       async () => (await pods('api')).length + (await pods('operator')).length === 0,
@@ -422,14 +414,17 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
       'the Pods to go',
     );
     expect(await secretData(`${RELEASE}-keys`)).toHaveProperty('master-key');
-    const crd = await kube.request(
+    const crd = await bed.kube.request(
       '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/tools.kubeglue.dev',
     );
     expect(crd.status).toBe(200);
     // Resources written through kubeglue stay too: the CRDs were not removed.
     expect(
-      (await kube.request(`/apis/kubeglue.dev/v1alpha1/namespaces/${namespace.name}/tools/list-posts`))
-        .status,
+      (
+        await bed.kube.request(
+          `/apis/kubeglue.dev/v1alpha1/namespaces/${bed.namespace.name}/tools/list-posts`,
+        )
+      ).status,
     ).toBe(200);
   }, 120_000);
 });

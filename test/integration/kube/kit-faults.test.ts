@@ -1,5 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { ToolResource } from '../../../contract/resources/kinds.ts';
@@ -12,24 +10,16 @@ import {
   KUBEGLUE_KIND_SPECS,
 } from '../../../kube/resources/index.ts';
 import { updateStatus } from '../../../kube/update-status.ts';
-import { type FaultProxy, startFaultProxy } from '../../support/kube/fault-proxy.ts';
-import {
-  createTestNamespace,
-  describeKube,
-  type KubeHandle,
-  requireKube,
-  type TestNamespace,
-} from '../../support/kube/provided.ts';
-import { applyKubeglueCrds, type ContractResources, tool } from '../../support/resources-contract.ts';
+import { type FaultProxy, startKubeFaultProxy } from '../../support/kube/fault-proxy.ts';
+import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
+import { type ContractResources, tool } from '../../support/resources-contract.ts';
 
 /**
  * The kit on a real API server behind the fault proxy: what production sees when the API server restarts,
  * compacts, throttles or is far away.
  */
 describeKube('the Kubernetes kit through a faulty connection', () => {
-  let kube: KubeHandle;
-  let dir: string;
-  let namespace: TestNamespace;
+  const bed = useKubeTestBed('kit-faults', { crds: true });
   let proxy: FaultProxy;
   let direct: ClusterTransport;
   let faulty: ClusterTransport;
@@ -40,16 +30,8 @@ describeKube('the Kubernetes kit through a faulty connection', () => {
   const logs: string[] = [];
 
   beforeAll(async () => {
-    kube = requireKube();
-    await applyKubeglueCrds(kube);
-    dir = await mkdtemp(join(tmpdir(), 'kube-kit-faults-'));
-    namespace = await createTestNamespace(kube, 'kit-faults');
-    proxy = await startFaultProxy({
-      target: kube.url,
-      caPem: kube.caPem,
-      tls: kube.loopbackTls,
-      tokens: kube.tokens,
-    });
+    const { kube, dir, namespace } = bed;
+    proxy = await startKubeFaultProxy(kube);
     direct = new ClusterTransport(loadKubeConfig({ path: await kube.writeKubeconfig(join(dir, 'direct')) }));
     faulty = new ClusterTransport(
       loadKubeConfig({ path: await kube.writeKubeconfig(join(dir, 'faulty'), 'admin', proxy.url) }),
@@ -67,8 +49,6 @@ describeKube('the Kubernetes kit through a faulty connection', () => {
   afterAll(async () => {
     await proxy?.stop();
     await Promise.all([direct?.close(), faulty?.close()]);
-    await namespace?.delete();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   /** name@resourceVersion of every Tool, sorted. */

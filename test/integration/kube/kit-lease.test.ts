@@ -1,25 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadKubeConfig } from '../../../kube/kubeconfig.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { LeaderElector } from '../../../kube/lease.ts';
 import {
-  ClusterTransport,
   createClusterResources,
   createEmbeddedResources,
   LEASE_KIND,
   type ResourceClient,
 } from '../../../kube/resources/index.ts';
 import { type Lease, microTime } from '../../../kube/types.ts';
-import { openStore, type Store } from '../../../store/index.ts';
-import {
-  createTestNamespace,
-  describeKube,
-  requireKube,
-  type TestNamespace,
-} from '../../support/kube/provided.ts';
+import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
+import { useTestStore } from '../../support/store.ts';
 
 /** Short enough for a test, in client-go's proportions: renew deadline < lease duration, retry ≪ both. */
 const TIMING = { leaseDurationMs: 3_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 };
@@ -174,38 +164,25 @@ function describeLeaderElection(implementation: string, leasesIn: () => Promise<
 }
 
 describe('on the embedded store', () => {
-  let store: Store;
-  afterAll(async () => {
-    await store?.close();
-  });
-  describeLeaderElection('the embedded store', async () => {
-    store = await openStore({ driver: 'sqlite', path: ':memory:' });
-    return createEmbeddedResources<{ leases: Lease }>(store.resources, {
-      namespace: 'kubeglue',
-      kinds: { leases: LEASE_KIND },
-    }).leases;
-  });
+  const { store } = useTestStore('sqlite');
+  describeLeaderElection(
+    'the embedded store',
+    async () =>
+      createEmbeddedResources<{ leases: Lease }>(store.resources, {
+        namespace: 'kubeglue',
+        kinds: { leases: LEASE_KIND },
+      }).leases,
+  );
 });
 
 describeKube('on a real API server', () => {
-  let namespace: TestNamespace;
-  let transport: ClusterTransport;
-  let dir: string;
-  afterAll(async () => {
-    await transport?.close();
-    await namespace?.delete();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
-  describeLeaderElection('a real API server', async () => {
-    const kube = requireKube();
-    dir = await mkdtemp(join(tmpdir(), 'kube-kit-lease-'));
-    namespace = await createTestNamespace(kube, 'kit-lease');
-    transport = new ClusterTransport(
-      loadKubeConfig({ path: await kube.writeKubeconfig(join(dir, 'admin')) }),
-    );
-    return createClusterResources<{ leases: Lease }>(transport, {
-      namespace: namespace.name,
-      kinds: { leases: LEASE_KIND },
-    }).leases;
-  });
+  const bed = useKubeTestBed('kit-lease');
+  describeLeaderElection(
+    'a real API server',
+    async () =>
+      createClusterResources<{ leases: Lease }>(bed.transport, {
+        namespace: bed.namespace.name,
+        kinds: { leases: LEASE_KIND },
+      }).leases,
+  );
 });

@@ -1,16 +1,7 @@
-/**
- * The Tool and System controllers on a real API server: Ready conditions written through /status,
- * re-checks when a System a Tool uses appears or goes, and when a System's credentials Secret changes.
- */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { SystemResource, ToolResource } from '../../../contract/resources/kinds.ts';
 import type { Condition } from '../../../contract/resources/meta.ts';
-import { loadKubeConfig } from '../../../kube/kubeconfig.ts';
 import {
-  ClusterTransport,
   createClusterResources,
   KUBEGLUE_KIND_SPECS,
   type KubeglueKinds,
@@ -23,42 +14,25 @@ import { SystemController } from '../../../operator/system/controller.ts';
 import { SystemConditionType, SystemReason } from '../../../operator/system/reasons.ts';
 import { ToolController } from '../../../operator/tool/controller.ts';
 import { ToolReason } from '../../../operator/tool/reasons.ts';
-import {
-  createTestNamespace,
-  describeKube,
-  type KubeHandle,
-  requireKube,
-  type TestNamespace,
-} from '../../support/kube/provided.ts';
-import { applyKubeglueCrds } from '../../support/resources-contract.ts';
+import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 
 type Kinds = KubeglueKinds & { secrets: Secret };
 
 describeKube('the Tool and System controllers on Kubernetes', () => {
-  let kube: KubeHandle;
-  let dir: string;
-  let transport: ClusterTransport;
-  let namespace: TestNamespace;
+  const bed = useKubeTestBed('operator-resources', { crds: true });
   let resources: ResourceClients<Kinds>;
   let tools: ToolController;
   let systems: SystemController;
 
   beforeAll(async () => {
-    kube = requireKube();
-    await applyKubeglueCrds(kube);
-    dir = await mkdtemp(join(tmpdir(), 'operator-resources-'));
-    transport = new ClusterTransport(
-      loadKubeConfig({ path: await kube.writeKubeconfig(join(dir, 'admin.kubeconfig')) }),
-    );
-    namespace = await createTestNamespace(kube, 'operator-resources');
-    resources = createClusterResources<Kinds>(transport, {
-      namespace: namespace.name,
+    resources = createClusterResources<Kinds>(bed.transport, {
+      namespace: bed.namespace.name,
       kinds: { ...KUBEGLUE_KIND_SPECS, secrets: SECRET_KIND },
     });
     tools = new ToolController({ tools: resources.tools, systems: resources.systems });
     systems = new SystemController({
       systems: resources.systems,
-      secrets: new ClusterSecretStore({ secrets: resources.secrets, namespace: namespace.name }),
+      secrets: new ClusterSecretStore({ secrets: resources.secrets, namespace: bed.namespace.name }),
       secretWatch: resources.secrets,
     });
     await tools.start();
@@ -68,9 +42,6 @@ describeKube('the Tool and System controllers on Kubernetes', () => {
   afterAll(async () => {
     await tools?.stop();
     await systems?.stop();
-    await namespace?.delete();
-    await transport?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   async function waitFor<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {

@@ -4,18 +4,15 @@
  * per-run token it gets from its Secret), outcomes decided from the store and the Pod.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { defaultOperatorSettings, type OperatorSettings } from '../../../config/operator.ts';
 import type { JsonObject } from '../../../contract/json.ts';
 import type { ToolRunResource } from '../../../contract/resources/kinds.ts';
-import { loadKubeConfig } from '../../../kube/kubeconfig.ts';
 import type { KubeglueKinds } from '../../../kube/resources/index.ts';
 import {
-  ClusterTransport,
   createClusterResources,
   EVENT_KIND,
   KUBEGLUE_KIND_SPECS,
@@ -32,18 +29,10 @@ import { ToolRunController } from '../../../operator/toolrun/controller.ts';
 import { ConditionType, EventReason, RunReason } from '../../../operator/toolrun/reasons.ts';
 import { hashRunToken } from '../../../runs/run-token.ts';
 import { RECORDED_FINALIZER, RUN_ID_LABEL, toolRunFor, toolRunName } from '../../../runs/toolrun.ts';
-import { openStore, type Store } from '../../../store/index.ts';
 import { createInternalApi, type InternalApiHarness } from '../../support/internal-api.ts';
 import { type ProcessKubelet, startProcessKubelet } from '../../support/kube/process-kubelet/kubelet.ts';
-import {
-  createTestNamespace,
-  describeKube,
-  type KubeHandle,
-  requireKube,
-  type TestNamespace,
-} from '../../support/kube/provided.ts';
-import { applyKubeglueCrds } from '../../support/resources-contract.ts';
-import { runningRun } from '../../support/store.ts';
+import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
+import { runningRun, useTestStore } from '../../support/store.ts';
 
 const IMAGE = 'kubeglue-test/fake-runner:1';
 
@@ -120,13 +109,10 @@ interface Operator {
 }
 
 describeKube('the ToolRun controller on Kubernetes', () => {
-  let kube: KubeHandle;
-  let dir: string;
-  let transport: ClusterTransport;
-  let store: Store;
+  const bed = useKubeTestBed('operator-toolrun', { crds: true, namespace: false });
+  const { store } = useTestStore('sqlite');
   let internal: InternalApiHarness;
   let kubelet: ProcessKubelet;
-  const namespaces: TestNamespace[] = [];
   const operators: Operator[] = [];
   let main: Operator;
   /** Namespaces of the scenarios that need their own operator (the kubelet serves a fixed list). */
@@ -136,7 +122,7 @@ describeKube('the ToolRun controller on Kubernetes', () => {
     namespace: string,
     overrides: Partial<OperatorSettings> = {},
   ): Promise<Operator> {
-    const resources = createClusterResources<Kinds>(transport, {
+    const resources = createClusterResources<Kinds>(bed.transport, {
       namespace,
       kinds: { ...KUBEGLUE_KIND_SPECS, pods: POD_KIND, secrets: SECRET_KIND, events: EVENT_KIND },
     });
@@ -167,9 +153,7 @@ describeKube('the ToolRun controller on Kubernetes', () => {
   }
 
   async function newNamespace(prefix: string): Promise<string> {
-    const namespace = await createTestNamespace(kube, prefix);
-    namespaces.push(namespace);
-    return namespace.name;
+    return (await bed.createNamespace(prefix)).name;
   }
 
   /** A running run in the store and its ToolRun, as the outbox's start handler creates it. */
@@ -244,18 +228,11 @@ describeKube('the ToolRun controller on Kubernetes', () => {
     toolRun?.status?.conditions?.find((c) => c.type === type);
 
   beforeAll(async () => {
-    kube = requireKube();
-    await applyKubeglueCrds(kube);
-    dir = await mkdtemp(join(tmpdir(), 'operator-toolrun-'));
-    const script = join(dir, 'fake-runner.mjs');
+    const script = join(bed.dir, 'fake-runner.mjs');
     await writeFile(
       script,
       SCRIPT(pathToFileURL(join(import.meta.dirname, '../../../contract/wire/runner.ts')).href),
     );
-    transport = new ClusterTransport(
-      loadKubeConfig({ path: await kube.writeKubeconfig(join(dir, 'admin.kubeconfig')) }),
-    );
-    store = await openStore({ driver: 'sqlite', path: ':memory:' });
     internal = createInternalApi(store);
     await internal.listen();
     const mainNs = await newNamespace('operator-toolrun');
@@ -263,9 +240,9 @@ describeKube('the ToolRun controller on Kubernetes', () => {
       spare[key] = await newNamespace(`operator-${key}`);
     }
     kubelet = await startProcessKubelet({
-      url: kube.url,
-      caPem: kube.caPem,
-      token: kube.adminToken,
+      url: bed.kube.url,
+      caPem: bed.kube.caPem,
+      token: bed.kube.adminToken,
       nodeName: `operator-kubelet-${randomBytes(3).toString('hex')}`,
       namespaces: [mainNs, ...Object.values(spare)],
       images: { [IMAGE]: [process.execPath, script] },
@@ -278,12 +255,8 @@ describeKube('the ToolRun controller on Kubernetes', () => {
   afterAll(async () => {
     for (const op of operators) await op.controller.stop().catch(() => {});
     await kubelet?.stop();
-    if (kube && kubelet) await kube.request(`/api/v1/nodes/${kubelet.nodeName}`, { method: 'DELETE' });
-    await Promise.allSettled(namespaces.map((namespace) => namespace.delete()));
+    if (kubelet) await bed.kube.request(`/api/v1/nodes/${kubelet.nodeName}`, { method: 'DELETE' });
     await internal?.close();
-    await store?.close();
-    await transport?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('runs a run to success: token Secret and Pod, status and conditions, events, cleanup', async () => {

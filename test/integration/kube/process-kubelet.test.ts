@@ -1,22 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFaultProxy } from '../../support/kube/fault-proxy.ts';
+import { startKubeFaultProxy } from '../../support/kube/fault-proxy.ts';
 import {
   type Pod,
   type ProcessKubelet,
   startProcessKubelet,
 } from '../../support/kube/process-kubelet/kubelet.ts';
 import { expandVariables, pathMapper } from '../../support/kube/process-kubelet/paths.ts';
-import {
-  createTestNamespace,
-  describeKube,
-  type KubeHandle,
-  requireKube,
-  type TestNamespace,
-} from '../../support/kube/provided.ts';
+import { createTestNamespace, describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 
 /**
  * The test image: one script whose first argument picks a behaviour. Each mode prints what the test
@@ -124,23 +117,18 @@ describe('process kubelet path mapping', () => {
 });
 
 describeKube('the process kubelet', () => {
-  let kube: KubeHandle;
-  let namespace: TestNamespace;
+  const bed = useKubeTestBed('process-kubelet');
   let kubelet: ProcessKubelet;
-  let dir: string;
   let ns: string;
 
   beforeAll(async () => {
-    kube = requireKube();
-    dir = await mkdtemp(join(tmpdir(), 'process-kubelet-test-'));
-    const script = join(dir, 'script.mjs');
+    const script = join(bed.dir, 'script.mjs');
     await writeFile(script, SCRIPT);
-    namespace = await createTestNamespace(kube, 'process-kubelet');
-    ns = namespace.name;
+    ns = bed.namespace.name;
     kubelet = await startProcessKubelet({
-      url: kube.url,
-      caPem: kube.caPem,
-      token: kube.adminToken,
+      url: bed.kube.url,
+      caPem: bed.kube.caPem,
+      token: bed.kube.adminToken,
       nodeName: `process-kubelet-${randomBytes(3).toString('hex')}`,
       namespaces: [ns],
       images: { [IMAGE]: [process.execPath, script] },
@@ -152,13 +140,11 @@ describeKube('the process kubelet', () => {
 
   afterAll(async () => {
     await kubelet?.stop();
-    if (kube && kubelet) await kube.request(`/api/v1/nodes/${kubelet.nodeName}`, { method: 'DELETE' });
-    await namespace?.delete();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    if (kubelet) await bed.kube.request(`/api/v1/nodes/${kubelet.nodeName}`, { method: 'DELETE' });
   });
 
   async function createPod(name: string, spec: Record<string, unknown>): Promise<void> {
-    const response = await kube.request(`/api/v1/namespaces/${ns}/pods`, {
+    const response = await bed.kube.request(`/api/v1/namespaces/${ns}/pods`, {
       body: { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { restartPolicy: 'Never', ...spec } },
     });
     expect(response.status, JSON.stringify(response.body)).toBe(201);
@@ -169,13 +155,13 @@ describeKube('the process kubelet', () => {
   const running = (pod: Pod | undefined) => container(pod)?.state.running !== undefined;
 
   it('registers a Ready node', async () => {
-    const node = await kube.request(`/api/v1/nodes/${kubelet.nodeName}`);
+    const node = await bed.kube.request(`/api/v1/nodes/${kubelet.nodeName}`);
     const status = (node.body as { status: { conditions: { type: string; status: string }[] } }).status;
     expect(status.conditions.find((c) => c.type === 'Ready')?.status).toBe('True');
   });
 
   it('runs a Pod with its env, Secret key and Secret volume, and reports Succeeded/Completed', async () => {
-    const secret = await kube.request(`/api/v1/namespaces/${ns}/secrets`, {
+    const secret = await bed.kube.request(`/api/v1/namespaces/${ns}/secrets`, {
       body: {
         apiVersion: 'v1',
         kind: 'Secret',
@@ -292,7 +278,7 @@ describeKube('the process kubelet', () => {
     const podDir = kubelet.pods().find((p) => p.name === 'graceful')?.dir ?? '';
     // The process must have installed its handler: wait for its first output.
     await expect.poll(() => kubelet.logs(ns, 'graceful')).toBe('ready\n');
-    const deleted = await kube.request(`/api/v1/namespaces/${ns}/pods/graceful`, {
+    const deleted = await bed.kube.request(`/api/v1/namespaces/${ns}/pods/graceful`, {
       method: 'DELETE',
       body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 10 },
     });
@@ -390,7 +376,7 @@ describeKube('the process kubelet', () => {
     );
     expect(container(waiting)?.state.waiting?.message).toBe('secret "late" not found');
     expect(waiting?.status?.phase).toBe('Pending');
-    await kube.request(`/api/v1/namespaces/${ns}/secrets`, {
+    await bed.kube.request(`/api/v1/namespaces/${ns}/secrets`, {
       body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'late' }, stringData: { api: 'finally' } },
     });
     await kubelet.waitFor(ns, 'late-secret', phase('Succeeded'));
@@ -398,7 +384,7 @@ describeKube('the process kubelet', () => {
   });
 
   it('runs init containers first and shares emptyDir and ConfigMap volumes, also for a Pod created bound', async () => {
-    const configMap = await kube.request(`/api/v1/namespaces/${ns}/configmaps`, {
+    const configMap = await bed.kube.request(`/api/v1/namespaces/${ns}/configmaps`, {
       body: {
         apiVersion: 'v1',
         kind: 'ConfigMap',
@@ -447,7 +433,7 @@ describeKube('the process kubelet', () => {
     await kubelet.waitFor(ns, 'stubborn', running);
     await expect.poll(() => kubelet.logs(ns, 'stubborn')).toBe('ready\n');
     const started = Date.now();
-    await kube.request(`/api/v1/namespaces/${ns}/pods/stubborn`, {
+    await bed.kube.request(`/api/v1/namespaces/${ns}/pods/stubborn`, {
       method: 'DELETE',
       body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 1 },
     });
@@ -463,7 +449,7 @@ describeKube('the process kubelet', () => {
     await kubelet.waitFor(ns, 'lost', running);
     const pid = kubelet.pods().find((p) => p.name === 'lost')?.pids.main ?? 0;
     const heartbeat = async () => {
-      const node = await kube.request(`/api/v1/nodes/${kubelet.nodeName}`);
+      const node = await bed.kube.request(`/api/v1/nodes/${kubelet.nodeName}`);
       const conditions = (
         node.body as { status: { conditions: { type: string; lastHeartbeatTime: string }[] } }
       ).status.conditions;
@@ -525,15 +511,15 @@ describeKube('the process kubelet', () => {
   });
 
   it('keeps working through conflicts, expired and dropped watches', async () => {
-    const other = await createTestNamespace(kube, 'process-kubelet-faults');
-    const proxy = await startFaultProxy({ target: kube.url, caPem: kube.caPem, tls: kube.loopbackTls });
+    const other = await createTestNamespace(bed.kube, 'process-kubelet-faults');
+    const proxy = await startKubeFaultProxy(bed.kube);
     const flaky = await startProcessKubelet({
       url: proxy.url,
-      caPem: kube.caPem,
-      token: kube.tokens['kubeglue-kubelet'] ?? kube.adminToken,
+      caPem: bed.kube.caPem,
+      token: bed.kube.tokens['kubeglue-kubelet'] ?? bed.kube.adminToken,
       nodeName: `process-kubelet-faults-${randomBytes(3).toString('hex')}`,
       namespaces: [other.name],
-      images: { [IMAGE]: [process.execPath, join(dir, 'script.mjs')] },
+      images: { [IMAGE]: [process.execPath, join(bed.dir, 'script.mjs')] },
       heartbeatMs: 1_000,
       log: debugLog,
     });
@@ -543,7 +529,7 @@ describeKube('the process kubelet', () => {
       proxy.faults.dropWatchesEveryMs = 300;
       const names = ['one', 'two', 'three'];
       for (const [index, name] of names.entries()) {
-        const response = await kube.request(`/api/v1/namespaces/${other.name}/pods`, {
+        const response = await bed.kube.request(`/api/v1/namespaces/${other.name}/pods`, {
           body: {
             apiVersion: 'v1',
             kind: 'Pod',
@@ -576,7 +562,7 @@ describeKube('the process kubelet', () => {
     } finally {
       await flaky.stop();
       await proxy.stop();
-      await kube.request(`/api/v1/nodes/${flaky.nodeName}`, { method: 'DELETE' });
+      await bed.kube.request(`/api/v1/nodes/${flaky.nodeName}`, { method: 'DELETE' });
       await other.delete();
     }
   });

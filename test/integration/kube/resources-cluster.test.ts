@@ -1,8 +1,6 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadKubeConfig } from '../../../kube/kubeconfig.ts';
 import {
   ClusterTransport,
@@ -13,15 +11,8 @@ import {
   SECRET_KIND,
 } from '../../../kube/resources/index.ts';
 import type { Pod, Secret } from '../../../kube/types.ts';
+import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 import {
-  createTestNamespace,
-  describeKube,
-  type KubeHandle,
-  requireKube,
-  type TestNamespace,
-} from '../../support/kube/provided.ts';
-import {
-  applyKubeglueCrds,
   type ContractKinds,
   type ContractNamespace,
   describeResourcesContract,
@@ -30,41 +21,22 @@ import {
 } from '../../support/resources-contract.ts';
 
 describeKube('cluster resources on a real API server', () => {
-  let kube: KubeHandle;
-  let dir: string;
-  let transport: ClusterTransport;
-  const namespaces: TestNamespace[] = [];
+  const bed = useKubeTestBed('resources-cluster', { crds: true, namespace: false });
 
   async function open(prefix: string): Promise<ContractNamespace> {
-    const namespace = await createTestNamespace(kube, prefix);
-    namespaces.push(namespace);
-    const resources = createClusterResources<ContractKinds>(transport, {
+    const namespace = await bed.createNamespace(prefix);
+    const resources = createClusterResources<ContractKinds>(bed.transport, {
       namespace: namespace.name,
       kinds: { ...KUBEGLUE_KIND_SPECS, ...COORDINATION_KIND_SPECS },
     });
     return { name: namespace.name, resources };
   }
 
-  beforeAll(async () => {
-    kube = requireKube();
-    await applyKubeglueCrds(kube);
-    dir = await mkdtemp(join(tmpdir(), 'resources-cluster-'));
-    transport = new ClusterTransport(
-      loadKubeConfig({ path: await kube.writeKubeconfig(join(dir, 'admin.kubeconfig')) }),
-    );
-  });
-
-  afterAll(async () => {
-    await Promise.allSettled(namespaces.map((namespace) => namespace.delete()));
-    await transport?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
-
   describeResourcesContract(() => ({
     open,
     // The watch cache starts at the CRD's first list: "1" is far older than anything it holds.
     expiredVersion: async () => '1',
-    garbageCollection: kube.controllerManager ? 'eventual' : 'none',
+    garbageCollection: bed.kube.controllerManager ? 'eventual' : 'none',
   }));
 
   describe('specific to the API server', () => {
@@ -99,9 +71,8 @@ describeKube('cluster resources on a real API server', () => {
     });
 
     it('reads and writes Secrets and Pods in their wire form', async () => {
-      const namespace = await createTestNamespace(kube, 'core');
-      namespaces.push(namespace);
-      const core = createClusterResources<{ secrets: Secret; pods: Pod }>(transport, {
+      const namespace = await bed.createNamespace('core');
+      const core = createClusterResources<{ secrets: Secret; pods: Pod }>(bed.transport, {
         namespace: namespace.name,
         kinds: { secrets: SECRET_KIND, pods: POD_KIND },
       });
@@ -135,7 +106,9 @@ describeKube('cluster resources on a real API server', () => {
     it('refuses Unauthorized and Forbidden with their reasons', async () => {
       const { name } = await open('auth');
       const bad = new ClusterTransport(
-        loadKubeConfig({ path: await kube.writeKubeconfig(join(dir, 'api.kubeconfig'), 'kubeglue-api') }),
+        loadKubeConfig({
+          path: await bed.kube.writeKubeconfig(join(bed.dir, 'api.kubeconfig'), 'kubeglue-api'),
+        }),
       );
       try {
         const forbidden = createClusterResources<ContractKinds>(bad, {
@@ -151,8 +124,8 @@ describeKube('cluster resources on a real API server', () => {
       stranger.loadFromClusterAndUser(
         {
           name: 'test',
-          server: kube.url,
-          caData: Buffer.from(kube.caPem).toString('base64'),
+          server: bed.kube.url,
+          caData: Buffer.from(bed.kube.caPem).toString('base64'),
           skipTLSVerify: false,
         },
         { name: 'stranger', token: 'not-a-token' },

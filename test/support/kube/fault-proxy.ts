@@ -8,6 +8,7 @@ import {
 import { Agent, createServer as createHttpsServer, request as httpsRequest } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { KubeConnection } from './client.ts';
 import { type RequestInfo, requestInfo } from './request-info.ts';
 
 /** Knobs read on every request, so a test may change them at any time. 0 / undefined means off. */
@@ -90,6 +91,17 @@ const HOP_BY_HOP = new Set([
 /** An open watch, streamed or over WebSocket, and how to cut it. */
 interface OpenWatch {
   cut(mode: DropMode): void;
+}
+
+/** The proxy in front of the test control plane: serves with its loopback cert and tells its users apart. */
+export function startKubeFaultProxy(kube: KubeConnection, faults?: Faults): Promise<FaultProxy> {
+  return startFaultProxy({
+    target: kube.url,
+    caPem: kube.caPem,
+    tls: kube.loopbackTls,
+    tokens: kube.tokens,
+    faults,
+  });
 }
 
 /**

@@ -41,6 +41,11 @@ export async function installCrds(kube: KubeHandle): Promise<void> {
       }, 20_000);
     }
   }
+  // Established can precede the first successful list by a moment.
+  await waitUntil(
+    async () => (await kube.request('/apis/kubeglue.dev/v1alpha1/toolruns')).status === 200,
+    30_000,
+  );
 }
 
 /** Binds the Roles of contract/rbac.ts in namespace to the harness users kubeglue-api and kubeglue-operator. */
