@@ -82,20 +82,26 @@ export interface RunOptions {
 
 export type ExecuteFileStep = typeof executeFtpStep;
 
-/** Runs one step body with the protocol's executor, with a fresh signal and a 20 s deadline unless told. */
-export function runFileStep(
+/**
+ * Runs step bodies with the protocol's executor: with the options given, else the defaults (read at each
+ * call), else no credentials, a fresh signal and a 20 s deadline.
+ */
+export function fileStepRunner(
   execute: ExecuteFileStep,
-  body: unknown,
-  options: RunOptions,
-): Promise<JsonValue> {
-  return execute({
-    url: options.url,
-    body,
-    credentials: options.credentials ?? {},
-    signal: options.signal ?? new AbortController().signal,
-    deadline: options.deadline ?? Date.now() + 20_000,
-    ...(options.maxDownloadBytes !== undefined ? { maxDownloadBytes: options.maxDownloadBytes } : {}),
-  });
+  defaults: () => Partial<RunOptions> = () => ({}),
+): (body: unknown, options?: Partial<RunOptions>) => Promise<JsonValue> {
+  return (body, given = {}) => {
+    const options = { ...defaults(), ...given };
+    if (options.url === undefined) throw new Error('a file step needs a URL');
+    return execute({
+      url: options.url,
+      body,
+      credentials: options.credentials ?? {},
+      signal: options.signal ?? new AbortController().signal,
+      deadline: options.deadline ?? Date.now() + 20_000,
+      ...(options.maxDownloadBytes !== undefined ? { maxDownloadBytes: options.maxDownloadBytes } : {}),
+    });
+  };
 }
 
 /** What the shared tests need of a protocol's test server. */

@@ -10,10 +10,9 @@ import { fileRefFromBytes } from '../../../engine/file-ref.ts';
 import {
   BINARY,
   failure,
+  fileStepRunner,
   gate,
   PASSWORD,
-  type RunOptions,
-  runFileStep,
   seed,
   TRANSFER_PROTOCOLS,
   type TransferServer,
@@ -31,9 +30,8 @@ describe.each(TRANSFER_PROTOCOLS)('$name operations', (protocol) => {
   let server: TransferServer;
   let baseUrl: string;
 
-  const run = (body: unknown, options: RunOptions) => runFileStep(protocol.execute, body, options);
-  const call = (body: unknown, options: Partial<RunOptions> = {}) =>
-    run(body, { url: baseUrl, credentials: server.credentials, ...options });
+  const run = fileStepRunner(protocol.execute);
+  const call = fileStepRunner(protocol.execute, () => ({ url: baseUrl, credentials: server.credentials }));
 
   beforeAll(async () => {
     server = await protocol.start();

@@ -1,17 +1,10 @@
 /** What only FTP and FTPS do; the operations all file protocols share are in file-transfer.test.ts. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeFtpStep, parseListDate } from '../../../engine/protocols/ftp.ts';
-import {
-  failure,
-  PASSWORD,
-  type RunOptions,
-  runFileStep,
-  seed,
-  withUser,
-} from '../../support/file-transfer.ts';
+import { failure, fileStepRunner, PASSWORD, seed, withUser } from '../../support/file-transfer.ts';
 import { type FtpTestServer, startFtpServer } from '../../support/ftp-server.ts';
 
-const run = (body: unknown, options: RunOptions) => runFileStep(executeFtpStep, body, options);
+const run = fileStepRunner(executeFtpStep);
 
 describe('FTP credentials', () => {
   let server: FtpTestServer;

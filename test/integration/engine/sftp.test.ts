@@ -4,24 +4,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonValue } from '../../../contract/json.ts';
 import { executeSftpStep } from '../../../engine/protocols/sftp.ts';
-import {
-  failure,
-  gate,
-  PASSWORD,
-  type RunOptions,
-  runFileStep,
-  seed,
-  withUser,
-} from '../../support/file-transfer.ts';
+import { failure, fileStepRunner, gate, PASSWORD, seed, withUser } from '../../support/file-transfer.ts';
 import { generateTestKeyPair, type SftpTestServer, startSftpServer } from '../../support/sftp-server.ts';
 
 const userKey = generateTestKeyPair('key-passphrase');
 
 let server: SftpTestServer;
 
-function run(body: unknown, options: Partial<RunOptions> = {}): Promise<JsonValue> {
-  return runFileStep(executeSftpStep, body, { url: `${withUser(server.url)}/data/`, ...options });
-}
+const run = fileStepRunner(executeSftpStep, () => ({ url: `${withUser(server.url)}/data/` }));
 
 beforeAll(async () => {
   server = await startSftpServer({ password: PASSWORD, publicKey: userKey.publicKey });
