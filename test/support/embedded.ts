@@ -29,20 +29,59 @@ export interface TestApi {
   stop(): Promise<void>;
 }
 
-/** Starts the embedded deployment on a free port with a fresh data dir and a known admin key. */
-export async function startTestApi(env: Record<string, string> = {}): Promise<TestApi> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-api-'));
-  const config = loadConfig({
+/**
+ * One call of the /v1 API at baseUrl as the key's holder, with a JSON body when one is given. The answer's
+ * body is parsed as JSON when it is JSON, else left as text (undefined when empty).
+ */
+export async function callApi<T = unknown>(
+  baseUrl: string,
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T; text: string }> {
+  const response = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = text;
+  }
+  return { status: response.status, body: parsed as T, text };
+}
+
+/** The settings of an embedded test server on dataDir: a free port, the known keys, one worker, no log. */
+export function testServerEnv(dataDir: string, env: Record<string, string> = {}): Record<string, string> {
+  return {
     KUBEGLUE_PORT: '0',
     KUBEGLUE_DATA_DIR: dataDir,
     KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
     KUBEGLUE_MASTER_KEY: TEST_MASTER_KEY,
-    KUBEGLUE_NOTIFY_ALLOW_PRIVATE: 'true',
-    KUBEGLUE_WORKERS: '2',
+    KUBEGLUE_WORKERS: '1',
     KUBEGLUE_LOG_LEVEL: 'silent',
-    KUBEGLUE_SHUTDOWN_GRACE_MS: '2000',
     ...env,
-  });
+  };
+}
+
+/** Starts the embedded deployment on a free port with a fresh data dir and a known admin key. */
+export async function startTestApi(env: Record<string, string> = {}): Promise<TestApi> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-api-'));
+  const config = loadConfig(
+    testServerEnv(dataDir, {
+      KUBEGLUE_NOTIFY_ALLOW_PRIVATE: 'true',
+      KUBEGLUE_WORKERS: '2',
+      KUBEGLUE_SHUTDOWN_GRACE_MS: '2000',
+      ...env,
+    }),
+  );
   const embedded = await startEmbedded(config, () => {});
   const bodies: string[] = [];
   const call: TestApi['call'] = async (method, path, opts = {}) => {

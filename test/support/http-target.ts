@@ -10,8 +10,10 @@
  *
  * Unrouted requests get 404 `{"error":"no route for GET /x"}`.
  */
+
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { useStarted } from './fixture.ts';
 
 export interface TargetRequest {
   method: string;
@@ -59,6 +61,11 @@ export interface HttpTarget {
   requests: TargetRequest[];
   /** Adds or replaces the route for `method` (`*` = any method) and exact `path`. */
   route(method: string, path: string, handler: TargetHandler | TargetResponse): void;
+  /**
+   * Answers nothing to GET `path`: each request's response is added to the returned list, for the test to
+   * end or destroy (stop() closes what is left).
+   */
+  hold(path: string): ServerResponse[];
   /** Requests received for `path`, any method. */
   count(path: string): number;
   /** Forgets logged requests and counters; routes stay. */
@@ -164,11 +171,20 @@ export async function startHttpTarget(): Promise<HttpTarget> {
   });
   const { port } = server.address() as AddressInfo;
 
+  const route: HttpTarget['route'] = (method, path, handler) => {
+    routes.set(routeKey(method, path), typeof handler === 'function' ? handler : () => handler);
+  };
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    route(method, path, handler) {
-      routes.set(routeKey(method, path), typeof handler === 'function' ? handler : () => handler);
+    route,
+    hold(path) {
+      const held: ServerResponse[] = [];
+      route('GET', path, (_req, res) => {
+        held.push(res);
+        return undefined;
+      });
+      return held;
     },
     count(path) {
       return counts.get(path) ?? 0;
@@ -185,4 +201,9 @@ export async function startHttpTarget(): Promise<HttpTarget> {
       await closed;
     },
   };
+}
+
+/** A target for the tests of the enclosing block, started before them and stopped after them. */
+export function useHttpTarget(): HttpTarget {
+  return useStarted(startHttpTarget, (target) => target.stop());
 }

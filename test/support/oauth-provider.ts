@@ -35,7 +35,18 @@ export interface TestOAuthProvider {
   revokeRefreshTokens(): Promise<void>;
   /** Refresh tokens issued so far (rotation issues a new one with each refresh). */
   refreshTokensIssued(): number;
+  /** A System (POST /v1/systems body) calling the protected API with the client-credentials client. */
+  clientCredentialsSystem(id: string, credentials?: Record<string, string>): OAuthSystem;
+  /** A System calling the protected API with the authorization-code client, once a user connected it. */
+  authorizationCodeSystem(id: string, credentials?: Record<string, string>): OAuthSystem;
   stop(): Promise<void>;
+}
+
+export interface OAuthSystem {
+  id: string;
+  url: string;
+  authType: 'oauth';
+  credentials: Record<string, string>;
 }
 
 interface Destroyable {
@@ -152,6 +163,31 @@ export async function startOAuthProvider(opts: { redirectUris: string[] }): Prom
       await Promise.all(refreshTokens.map((token) => token.destroy()));
     },
     refreshTokensIssued: () => refreshTokens.length,
+    clientCredentialsSystem: (id, credentials = {}) => ({
+      id,
+      url: issuer,
+      authType: 'oauth',
+      credentials: {
+        clientId: CC_CLIENT.id,
+        clientSecret: CC_CLIENT.secret,
+        tokenUrl: `${issuer}/token`,
+        tokenAuthMethod: 'client_secret_post',
+        ...credentials,
+      },
+    }),
+    authorizationCodeSystem: (id, credentials = {}) => ({
+      id,
+      url: issuer,
+      authType: 'oauth',
+      credentials: {
+        clientId: AC_CLIENT.id,
+        clientSecret: AC_CLIENT.secret,
+        authorizationUrl: `${issuer}/auth`,
+        tokenUrl: `${issuer}/token`,
+        grantType: 'authorization_code',
+        ...credentials,
+      },
+    }),
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, inject } from 'vitest';
+import { describe, inject } from 'vitest';
 import {
   type DriverName,
   openStore,
@@ -6,6 +6,7 @@ import {
   type StoreConfig,
   type StoredRun,
 } from '../../store/index.ts';
+import { standIn, useStarted } from './fixture.ts';
 import { createTestDatabase } from './postgres.ts';
 
 /** Every store test runs on both backends: the embedded SQLite store and Postgres. */
@@ -39,31 +40,15 @@ export async function openTestStore(driver: DriverName): Promise<TestStore> {
 }
 
 /**
- * A fresh store on the driver for the tests of the enclosing block: opened before them, closed after them.
- * The block is declared before the store exists, so what this returns stands for it: every property read
- * goes to the store opened for the block (methods bound to it). `config()` is how it was opened.
+ * A fresh store on the driver for the tests of the enclosing block: opened before them, closed after them
+ * (see useStarted). `config()` is how it was opened.
  */
 export function useTestStore(driver: DriverName): { store: Store; config(): StoreConfig } {
-  let opened: TestStore | undefined;
-  beforeAll(async () => {
-    opened = await openTestStore(driver);
-  });
-  afterAll(async () => {
-    await opened?.close();
-  });
-  const current = (): TestStore => {
-    if (!opened) throw new Error('the test store is opened in beforeAll: use it in hooks and tests');
-    return opened;
-  };
-  const store = new Proxy({} as Store, {
-    get(_target, property) {
-      const target = current().store;
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-    has: (_target, property) => Reflect.has(current().store, property),
-  });
-  return { store, config: () => current().config };
+  const opened = useStarted(
+    () => openTestStore(driver),
+    (test) => test.close(),
+  );
+  return { store: standIn(() => opened.store), config: () => opened.config };
 }
 
 /**

@@ -5,14 +5,11 @@ import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 
 let api: TestApi;
 let target: HttpTarget;
-const held: ServerResponse[] = [];
+let held: ServerResponse[] = [];
 
 beforeAll(async () => {
   target = await startHttpTarget();
-  target.route('GET', '/hold', (_req, res) => {
-    held.push(res);
-    return undefined;
-  });
+  held = target.hold('/hold');
   target.route('GET', '/whoami', (req) => ({ body: { auth: req.headers.authorization ?? null } }));
   // One async run at a time: a second one waits, queued, with its credentials not read yet.
   api = await startTestApi({ KUBEGLUE_MAX_ASYNC_RUNS: '1' });

@@ -11,6 +11,7 @@ import {
 import { registerApiKeyRoutes } from '../../../api/routes/api-keys.ts';
 import { routeAccessTable } from '../../../api/scopes.ts';
 import { buildServer } from '../../../api/server.ts';
+import { SCOPES } from '../../../contract/api/bodies.ts';
 import { ROUTES } from '../../../contract/api/routes.ts';
 import { openStore, type Store } from '../../../store/index.ts';
 
@@ -137,16 +138,7 @@ describe('API key authentication', () => {
         id: expect.any(String),
         name: expect.any(String),
         admin: true,
-        scopes: [
-          'tools:read',
-          'tools:write',
-          'runs:read',
-          'runs:execute',
-          'systems:read',
-          'systems:write',
-          'keys:admin',
-          'gateways:host',
-        ],
+        scopes: [...SCOPES],
         toolIds: null,
         systemIds: null,
       },

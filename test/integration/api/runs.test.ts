@@ -1,4 +1,3 @@
-import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi, waitForRun } from '../../support/embedded.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
@@ -196,11 +195,7 @@ describe('runs', () => {
   });
 
   it('cancels a synchronous run in flight, and answers 400 for finished and 200 for aborted runs', async () => {
-    const held: ServerResponse[] = [];
-    target.route('GET', '/hold', (_req, res) => {
-      held.push(res);
-      return undefined;
-    });
+    const held = target.hold('/hold');
     await api.call('POST', '/v1/tools', {
       body: { id: 'slow', steps: [{ id: 'wait', config: { url: `${target.url}/hold` } }] },
     });
@@ -224,11 +219,7 @@ describe('runs', () => {
   });
 
   it('records a sync run as running while it executes and answers only once its outcome is stored', async () => {
-    const held: ServerResponse[] = [];
-    target.route('GET', '/hold-recorded', (_req, res) => {
-      held.push(res);
-      return undefined;
-    });
+    const held = target.hold('/hold-recorded');
     await api.call('POST', '/v1/tools', {
       body: { id: 'held-sync', steps: [{ id: 'wait', config: { url: `${target.url}/hold-recorded` } }] },
     });
@@ -257,11 +248,7 @@ describe('runs', () => {
   });
 
   it('cancels an asynchronous run', async () => {
-    const held: ServerResponse[] = [];
-    target.route('GET', '/hold-async', (_req, res) => {
-      held.push(res);
-      return undefined;
-    });
+    const held = target.hold('/hold-async');
     await api.call('POST', '/v1/tools', {
       body: { id: 'slow-async', steps: [{ id: 'wait', config: { url: `${target.url}/hold-async` } }] },
     });

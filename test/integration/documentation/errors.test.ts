@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded.ts';
+import { TEST_ADMIN_KEY, testServerEnv } from '../../support/embedded.ts';
 import { type KubeglueProcess, startKubeglue, waitUntil } from '../../support/kube/kubeglue.ts';
 
 const MAX_FAILURES = 3;
@@ -68,18 +68,15 @@ afterAll(async () => {
 /** Starts the server unless it runs (each test starts one if an earlier test left none). */
 async function startServer(): Promise<void> {
   if (server && server.child.exitCode === null && server.child.signalCode === null) return;
-  server = startKubeglue('embedded', {
-    KUBEGLUE_HOST: '127.0.0.1',
-    KUBEGLUE_PORT: '0',
-    KUBEGLUE_DATA_DIR: dataDir,
-    KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
-    KUBEGLUE_MASTER_KEY: TEST_MASTER_KEY,
-    KUBEGLUE_WORKERS: '1',
-    KUBEGLUE_LOG_LEVEL: 'silent',
-    KUBEGLUE_SHUTDOWN_GRACE_MS: '1000',
-    KUBEGLUE_JOB_MAX_FAILURES: String(MAX_FAILURES),
-    KUBEGLUE_JOB_RETRY_DELAY_MS: '20',
-  });
+  server = startKubeglue(
+    'embedded',
+    testServerEnv(dataDir, {
+      KUBEGLUE_HOST: '127.0.0.1',
+      KUBEGLUE_SHUTDOWN_GRACE_MS: '1000',
+      KUBEGLUE_JOB_MAX_FAILURES: String(MAX_FAILURES),
+      KUBEGLUE_JOB_RETRY_DELAY_MS: '20',
+    }),
+  );
   await server.waitForOutput(/ready on http:\/\/\S+ /);
   serverUrl = /ready on (http:\/\/\S+) /.exec(server.output())?.[1] as string;
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type EmbeddedApp, startEmbedded } from '../../../bin/embedded.ts';
 import { loadConfig } from '../../../config/config.ts';
 import { type DocSite, startDocSite } from '../../support/doc-site.ts';
-import { TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded.ts';
+import { TEST_ADMIN_KEY, testServerEnv } from '../../support/embedded.ts';
 
 let site: DocSite;
 let dataDir: string;
@@ -21,15 +21,7 @@ afterAll(async () => {
 });
 
 function start(): Promise<EmbeddedApp> {
-  const config = loadConfig({
-    KUBEGLUE_PORT: '0',
-    KUBEGLUE_DATA_DIR: dataDir,
-    KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
-    KUBEGLUE_MASTER_KEY: TEST_MASTER_KEY,
-    KUBEGLUE_WORKERS: '1',
-    KUBEGLUE_LOG_LEVEL: 'silent',
-    KUBEGLUE_SHUTDOWN_GRACE_MS: '1000',
-  });
+  const config = loadConfig(testServerEnv(dataDir, { KUBEGLUE_SHUTDOWN_GRACE_MS: '1000' }));
   return startEmbedded(config, () => {});
 }
 

@@ -4,30 +4,16 @@
  * on the run result. Every test uses its own route paths, so the shared request log needs no reset.
  */
 import type { ServerResponse } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Tool, type ToolInput } from '../../../contract/api/tool.ts';
 import type { JsonObject } from '../../../contract/json.ts';
-import { createEngineDeps } from '../../../engine/deps.ts';
-import { closeHttpAgent } from '../../../engine/protocols/http.ts';
 import { runTool } from '../../../engine/run-tool.ts';
-import type { Sandbox } from '../../../engine/sandbox/sandbox.ts';
-import type { EngineDeps, EngineResult } from '../../../engine/types.ts';
-import { type HttpTarget, startHttpTarget, type TargetRequest } from '../../support/http-target.ts';
+import type { EngineResult } from '../../../engine/types.ts';
+import { useEngineDeps } from '../../support/engine.ts';
+import { type TargetRequest, useHttpTarget } from '../../support/http-target.ts';
 
-let target: HttpTarget;
-let deps: EngineDeps;
-let sandbox: Sandbox;
-
-beforeAll(async () => {
-  target = await startHttpTarget();
-  ({ deps, sandbox } = createEngineDeps());
-});
-
-afterAll(async () => {
-  sandbox.dispose();
-  await closeHttpAgent();
-  await target.stop();
-});
+const target = useHttpTarget();
+const engine = useEngineDeps();
 
 interface RunOptions {
   inputs?: JsonObject;
@@ -36,7 +22,7 @@ interface RunOptions {
 }
 
 function run(tool: Omit<ToolInput, 'id'>, options: RunOptions = {}): Promise<EngineResult> {
-  return runTool(deps, {
+  return runTool(engine.deps, {
     tool: Tool.parse({ id: 'engine-http-test', ...tool }),
     inputs: options.inputs ?? {},
     systems: [],

@@ -3,37 +3,23 @@
  * query like real APIs do, with stopConditions and cursor expressions evaluated in isolated-vm.
  * Every test uses its own route paths, so the shared request log needs no reset.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Tool, type ToolInput } from '../../../contract/api/tool.ts';
 import type { JsonObject, JsonValue } from '../../../contract/json.ts';
-import { createEngineDeps } from '../../../engine/deps.ts';
-import { closeHttpAgent } from '../../../engine/protocols/http.ts';
 import { runTool } from '../../../engine/run-tool.ts';
-import type { Sandbox } from '../../../engine/sandbox/sandbox.ts';
-import type { EngineDeps, EngineResult } from '../../../engine/types.ts';
-import { type HttpTarget, startHttpTarget, type TargetRequest } from '../../support/http-target.ts';
+import type { EngineResult } from '../../../engine/types.ts';
+import { useEngineDeps } from '../../support/engine.ts';
+import { type TargetRequest, useHttpTarget } from '../../support/http-target.ts';
 
-let target: HttpTarget;
-let deps: EngineDeps;
-let sandbox: Sandbox;
-
-beforeAll(async () => {
-  target = await startHttpTarget();
-  ({ deps, sandbox } = createEngineDeps());
-});
-
-afterAll(async () => {
-  sandbox.dispose();
-  await closeHttpAgent();
-  await target.stop();
-});
+const target = useHttpTarget();
+const engine = useEngineDeps();
 
 type RequestConfig = Extract<ToolInput['steps'][number]['config'], { url: string }>;
 
 /** Runs a tool of one paginated GET step `list`. */
 function runPaged(config: RequestConfig, inputs: JsonObject = {}): Promise<EngineResult> {
   const tool: ToolInput = { id: 'engine-pagination-test', steps: [{ id: 'list', config }] };
-  return runTool(deps, {
+  return runTool(engine.deps, {
     tool: Tool.parse(tool),
     inputs,
     systems: [],

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { allows, type RbacRole } from '../../../contract/rbac.ts';
 import { runnerPodName, runTokenSecretName } from '../../../operator/launchers/launcher.ts';
 import { toolRunName } from '../../../runs/toolrun.ts';
-import { TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded.ts';
+import { callApi, TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded.ts';
 import { type AgentProcess, startAgent } from '../../support/gateway-agent.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 import { startKubeFaultProxy } from '../../support/kube/fault-proxy.ts';
@@ -66,22 +66,8 @@ describeKube('Kubernetes mode end to end', () => {
   let baseEnv: Record<string, string>;
   let operatorEnv: Record<string, string>;
 
-  const call = async <T>(
-    method: string,
-    path: string,
-    body?: unknown,
-  ): Promise<{ status: number; body: T }> => {
-    const response = await fetch(`${apiUrl}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${TEST_ADMIN_KEY}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
-  };
+  const call = <T>(method: string, path: string, body?: unknown) =>
+    callApi<T>(apiUrl, TEST_ADMIN_KEY, method, path, body);
   const kubectl = async (...args: string[]) =>
     (await exec('kubectl', ['--kubeconfig', bed.kube.kubeconfigPath, '-n', bed.namespace.name, ...args]))
       .stdout;
@@ -224,18 +210,11 @@ describeKube('Kubernetes mode end to end', () => {
   it('runs an OAuth client-credentials system in a runner Pod with a token from the internal API, which it never shows', async () => {
     const idp: TestOAuthProvider = await startOAuthProvider({ redirectUris: [] });
     try {
-      const system = await call('POST', '/v1/systems', {
-        id: 'oauth-cc',
-        url: idp.apiUrl,
-        authType: 'oauth',
-        credentials: {
-          clientId: CC_CLIENT.id,
-          clientSecret: CC_CLIENT.secret,
-          tokenUrl: idp.tokenUrl,
-          scopes: 'api:read',
-          tokenAuthMethod: 'client_secret_post',
-        },
-      });
+      const system = await call(
+        'POST',
+        '/v1/systems',
+        idp.clientCredentialsSystem('oauth-cc', { scopes: 'api:read' }),
+      );
       expect(system.status, JSON.stringify(system.body)).toBe(201);
       const tool = await call('POST', '/v1/tools', {
         id: 'oauth-whoami',

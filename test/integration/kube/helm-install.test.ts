@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
+import { callApi } from '../../support/embedded.ts';
 import { CHART_DIR, helm, REPO } from '../../support/helm.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 import { RUNNER_ENTRYPOINT, TEST_RUNNER_IMAGE, waitUntil } from '../../support/kube/kubeglue.ts';
@@ -55,18 +56,8 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
       kubeconfig: bed.kube.kubeconfigPath,
       timeoutMs: 120_000,
     });
-  const call = async <T>(method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${apiUrl}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${adminKey}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
-  };
+  const call = <T>(method: string, path: string, body?: unknown) =>
+    callApi<T>(apiUrl, adminKey, method, path, body);
   const get = async <T = Node>(path: string) => (await bed.kube.request(path)).body as T;
   const ns = () => `/api/v1/namespaces/${bed.namespace.name}`;
   const pods = async (component: string) =>

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../support/embedded.ts';
-import { CC_CLIENT, startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.ts';
+import { startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
 
 let database: TestDatabase;
@@ -18,18 +18,7 @@ beforeAll(async () => {
   idp = await startOAuthProvider({ redirectUris: [] });
   first = await startTestApi({ KUBEGLUE_DATABASE_URL: database.url });
   await first.call('POST', '/v1/systems', {
-    body: {
-      id: 'shared',
-      url: idp.apiUrl,
-      authType: 'oauth',
-      credentials: {
-        clientId: CC_CLIENT.id,
-        clientSecret: CC_CLIENT.secret,
-        tokenUrl: idp.tokenUrl,
-        scopes: 'api:read',
-        tokenAuthMethod: 'client_secret_post',
-      },
-    },
+    body: idp.clientCredentialsSystem('shared', { scopes: 'api:read' }),
   });
   await first.call('POST', '/v1/tools', {
     body: { id: 'whoami', steps: [{ id: 'me', config: { url: '/api/whoami', systemId: 'shared' } }] },

@@ -29,34 +29,9 @@ interface RunBody {
 beforeAll(async () => {
   api = await startTestApi();
   idp = await startOAuthProvider({ redirectUris: [`${api.url}/v1/oauth/callback`] });
+  await api.call('POST', '/v1/systems', { body: idp.clientCredentialsSystem('cc', { scopes: 'api:read' }) });
   await api.call('POST', '/v1/systems', {
-    body: {
-      id: 'cc',
-      url: idp.apiUrl,
-      authType: 'oauth',
-      credentials: {
-        clientId: CC_CLIENT.id,
-        clientSecret: CC_CLIENT.secret,
-        tokenUrl: idp.tokenUrl,
-        scopes: 'api:read',
-        tokenAuthMethod: 'client_secret_post',
-      },
-    },
-  });
-  await api.call('POST', '/v1/systems', {
-    body: {
-      id: 'ac',
-      url: idp.apiUrl,
-      authType: 'oauth',
-      credentials: {
-        clientId: AC_CLIENT.id,
-        clientSecret: AC_CLIENT.secret,
-        authorizationUrl: idp.authorizationUrl,
-        tokenUrl: idp.tokenUrl,
-        scopes: 'openid offline_access api:read',
-        grantType: 'authorization_code',
-      },
-    },
+    body: idp.authorizationCodeSystem('ac', { scopes: 'openid offline_access api:read' }),
   });
   for (const id of ['cc', 'ac']) {
     await api.call('POST', '/v1/tools', {
@@ -229,18 +204,8 @@ describe('authorization code with PKCE', () => {
 });
 
 describe('system lifecycle', () => {
-  const ccSystem = (id: string) => ({
-    id,
-    url: idp.apiUrl,
-    authType: 'oauth',
-    credentials: {
-      clientId: CC_CLIENT.id,
-      clientSecret: CC_CLIENT.secret,
-      tokenUrl: idp.tokenUrl,
-      authorizationUrl: idp.authorizationUrl,
-      tokenAuthMethod: 'client_secret_post',
-    },
-  });
+  const ccSystem = (id: string) =>
+    idp.clientCredentialsSystem(id, { authorizationUrl: idp.authorizationUrl });
   const keyOf = (id: string) => `default/${systemResourceName(id, 'prod')}`;
 
   it('create and update answers carry the oauth status like GET does', async () => {

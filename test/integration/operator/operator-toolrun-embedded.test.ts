@@ -23,14 +23,11 @@ let pool: WorkerPool;
 let target: HttpTarget;
 let resources: KubeglueResources;
 let controller: ToolRunController;
-const held: ServerResponse[] = [];
+let held: ServerResponse[] = [];
 
 beforeAll(async () => {
   target = await startHttpTarget();
-  target.route('GET', '/hold', (_req, res) => {
-    held.push(res);
-    return undefined;
-  });
+  held = target.hold('/hold');
   store = await openStore({ driver: 'sqlite', path: ':memory:' });
   resources = createEmbeddedKubeglueResources(store.resources, 'default');
   pool = new WorkerPool({ size: 1 });

@@ -18,12 +18,7 @@ import type { Store } from '../../../store/index.ts';
 import { SystemOAuth } from '../../../systems/oauth/service.ts';
 import { SystemService } from '../../../systems/service.ts';
 import { createInternalApi, type InternalApiHarness } from '../../support/internal-api.ts';
-import {
-  AC_CLIENT,
-  CC_CLIENT,
-  startOAuthProvider,
-  type TestOAuthProvider,
-} from '../../support/oauth-provider.ts';
+import { CC_CLIENT, startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.ts';
 import { startRunnerProcess } from '../../support/runner-process.ts';
 import { openTestStore } from '../../support/store.ts';
 
@@ -59,32 +54,8 @@ beforeAll(async () => {
   });
   oauth.attach(systems);
   await systems.start();
-  await systems.create({
-    id: 'cc',
-    environment: 'prod',
-    url: idp.apiUrl,
-    authType: 'oauth',
-    credentials: {
-      clientId: CC_CLIENT.id,
-      clientSecret: CC_CLIENT.secret,
-      tokenUrl: idp.tokenUrl,
-      scopes: 'api:read',
-      tokenAuthMethod: 'client_secret_post',
-    },
-  });
-  await systems.create({
-    id: 'ac',
-    environment: 'prod',
-    url: idp.apiUrl,
-    authType: 'oauth',
-    credentials: {
-      clientId: AC_CLIENT.id,
-      clientSecret: AC_CLIENT.secret,
-      authorizationUrl: idp.authorizationUrl,
-      tokenUrl: idp.tokenUrl,
-      grantType: 'authorization_code',
-    },
-  });
+  await systems.create({ ...idp.clientCredentialsSystem('cc', { scopes: 'api:read' }), environment: 'prod' });
+  await systems.create({ ...idp.authorizationCodeSystem('ac'), environment: 'prod' });
   api = createInternalApi(store, {
     resolveSystems: (ids, mode) => systems.resolveForRun(ids, mode),
     accessToken: (systemId, mode, rejected) => oauth.accessToken(systemId, mode, rejected),

@@ -12,16 +12,13 @@ const SYSTEM_TOKEN = 'system-token-5e1f0a77';
 
 let api: TestApi;
 let target: HttpTarget;
-const held: ServerResponse[] = [];
+let held: ServerResponse[] = [];
 
 type Results = { data: { data: { auth: string | null } } };
 
 beforeAll(async () => {
   target = await startHttpTarget();
-  target.route('GET', '/hold', (_req, res) => {
-    held.push(res);
-    return undefined;
-  });
+  held = target.hold('/hold');
   target.route('GET', '/whoami', (req) => ({ body: { auth: req.headers.authorization ?? null } }));
   // One async run at a time: runs queued behind the blocker wait with their credentials not read yet.
   api = await startTestApi({ KUBEGLUE_MAX_ASYNC_RUNS: '1' });

@@ -22,14 +22,11 @@ const MAX_SYNC_RUNS = 2;
 
 let api: TestApi;
 let target: HttpTarget;
-const held: ServerResponse[] = [];
+let held: ServerResponse[] = [];
 
 beforeAll(async () => {
   target = await startHttpTarget();
-  target.route('GET', '/hold', (_req, res) => {
-    held.push(res);
-    return undefined;
-  });
+  held = target.hold('/hold');
   api = await startTestApi({ KUBEGLUE_MAX_SYNC_RUNS: String(MAX_SYNC_RUNS) });
   const tools = [
     { id: 'quick', steps: [{ id: 'k', config: { type: 'transform', transformCode: '() => 1' } }] },

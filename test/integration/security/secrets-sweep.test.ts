@@ -17,7 +17,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded.ts';
+import { callApi, TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded.ts';
 import { type FtpTestServer, startFtpServer } from '../../support/ftp-server.ts';
 import { type HttpTarget, startHttpTarget, type TargetRequest } from '../../support/http-target.ts';
 import {
@@ -172,23 +172,9 @@ async function api<T = unknown>(
   path: string,
   body?: unknown,
 ): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${TEST_ADMIN_KEY}`,
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await response.text();
-  exposed.api.push({ where: `${method} ${path}`, text });
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // /metrics and file contents are not JSON
-  }
-  return { status: response.status, body: parsed as T };
+  const answer = await callApi<T>(server.url, TEST_ADMIN_KEY, method, path, body);
+  exposed.api.push({ where: `${method} ${path}`, text: answer.text });
+  return answer;
 }
 
 async function created(path: string, body: unknown): Promise<void> {

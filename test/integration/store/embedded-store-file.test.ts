@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startEmbedded } from '../../../bin/embedded.ts';
 import { loadConfig } from '../../../config/config.ts';
 import { EMBEDDED_STORE_FILE } from '../../../store/index.ts';
-import { TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded.ts';
+import { TEST_ADMIN_KEY, testServerEnv } from '../../support/embedded.ts';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -14,14 +14,7 @@ afterEach(async () => {
 
 async function start(dataDir: string): Promise<{ lines: string[]; close(): Promise<void>; url: string }> {
   const lines: string[] = [];
-  const config = loadConfig({
-    KUBEGLUE_PORT: '0',
-    KUBEGLUE_DATA_DIR: dataDir,
-    KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
-    KUBEGLUE_MASTER_KEY: TEST_MASTER_KEY,
-    KUBEGLUE_WORKERS: '1',
-    KUBEGLUE_LOG_LEVEL: 'silent',
-  });
+  const config = loadConfig(testServerEnv(dataDir));
   const embedded = await startEmbedded(config, (line) => lines.push(line));
   return { lines, close: () => embedded.close(), url: embedded.url };
 }

@@ -24,29 +24,22 @@ const OLD_KEYS = [
   { id: 'tool-limited-agent', toolIds: ['crm-sync'], admin: false, hostGateways: true },
 ] as const;
 
+/** What a key without restrictions could do then (an admin key or an agent's more). */
+const UNRESTRICTED = [
+  'tools:read',
+  'tools:write',
+  'runs:read',
+  'runs:execute',
+  'systems:read',
+  'systems:write',
+];
+
 /** What each of them could do then, as scopes. */
 const EXPECTED_SCOPES: Record<(typeof OLD_KEYS)[number]['id'], string[]> = {
-  admin: [
-    'tools:read',
-    'tools:write',
-    'runs:read',
-    'runs:execute',
-    'systems:read',
-    'systems:write',
-    'keys:admin',
-    'gateways:host',
-  ],
-  unrestricted: ['tools:read', 'tools:write', 'runs:read', 'runs:execute', 'systems:read', 'systems:write'],
+  admin: [...UNRESTRICTED, 'keys:admin', 'gateways:host'],
+  unrestricted: UNRESTRICTED,
   'tool-limited': ['tools:read', 'runs:read', 'runs:execute'],
-  agent: [
-    'tools:read',
-    'tools:write',
-    'runs:read',
-    'runs:execute',
-    'systems:read',
-    'systems:write',
-    'gateways:host',
-  ],
+  agent: [...UNRESTRICTED, 'gateways:host'],
   'tool-limited-agent': ['tools:read', 'runs:read', 'runs:execute', 'gateways:host'],
 };
 

@@ -1,0 +1,35 @@
+import { afterAll, beforeAll } from 'vitest';
+
+/** An object that stands for what `current()` returns at each use: property reads go there, methods bound. */
+export function standIn<T extends object>(current: () => T): T {
+  return new Proxy({} as T, {
+    get(_target, property) {
+      const target = current();
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+    has: (_target, property) => Reflect.has(current(), property),
+  });
+}
+
+/**
+ * Something the tests of the enclosing block share: started before them, stopped after them. A block is
+ * declared before its hooks run, so what this returns stands for the started thing (see standIn). Call it
+ * before the block's own hooks, so those run after the start and before the stop.
+ */
+export function useStarted<T extends object>(
+  start: () => Promise<T> | T,
+  stop: (started: T) => Promise<void> | void,
+): T {
+  let started: T | undefined;
+  beforeAll(async () => {
+    started = await start();
+  });
+  afterAll(async () => {
+    if (started) await stop(started);
+  });
+  return standIn(() => {
+    if (!started) throw new Error('started in beforeAll: use it in hooks and tests');
+    return started;
+  });
+}
