@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EmbeddedApp, startEmbedded } from '../../bin/embedded.ts';
 import { loadConfig } from '../../config/config.ts';
+import { useStarted } from './fixture.ts';
 
 export const TEST_ADMIN_KEY = 'kg_test-admin-key-0123456789abcdefghijklmnop';
 /** 32 bytes as hex: the master key of test servers, so tests can derive signing keys. */
@@ -119,6 +120,14 @@ export async function startTestApi(env: Record<string, string> = {}): Promise<Te
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A test API (see startTestApi) for the tests of the enclosing block, stopped after them. */
+export function useTestApi(env: Record<string, string> | (() => Record<string, string>) = {}): TestApi {
+  return useStarted(
+    () => startTestApi(typeof env === 'function' ? env() : env),
+    (api) => api.stop(),
+  );
 }
 
 /** Polls GET /v1/runs/:id until the run is no longer running. */

@@ -53,7 +53,8 @@ export interface FtpTestServer {
   stop(): Promise<void>;
 }
 
-function silentLogger(): object {
+/** A bunyan-shaped logger that drops everything, for ftp-srv. */
+export function silentLogger(): object {
   const noop = () => {};
   const logger: Record<string, unknown> = {
     trace: noop,

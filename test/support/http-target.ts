@@ -13,6 +13,7 @@
 
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { beforeEach } from 'vitest';
 import { useStarted } from './fixture.ts';
 
 export interface TargetRequest {
@@ -203,7 +204,12 @@ export async function startHttpTarget(): Promise<HttpTarget> {
   };
 }
 
-/** A target for the tests of the enclosing block, started before them and stopped after them. */
-export function useHttpTarget(): HttpTarget {
-  return useStarted(startHttpTarget, (target) => target.stop());
+/**
+ * A target for the tests of the enclosing block, started before them and stopped after them; with
+ * resetBeforeEach, each test sees only its own requests.
+ */
+export function useHttpTarget(options: { resetBeforeEach?: boolean } = {}): HttpTarget {
+  const target = useStarted(startHttpTarget, (started) => started.stop());
+  if (options.resetBeforeEach) beforeEach(() => target.reset());
+  return target;
 }

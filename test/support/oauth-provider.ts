@@ -10,6 +10,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
+import { useStarted } from './fixture.ts';
 
 export const CC_CLIENT = { id: 'kg-cc-client', secret: 'kg-cc-secret-0123456789abcdef' };
 export const AC_CLIENT = { id: 'kg-ac-client', secret: 'kg-ac-secret-0123456789abcdef' };
@@ -51,6 +52,14 @@ export interface OAuthSystem {
 
 interface Destroyable {
   destroy(): Promise<void>;
+}
+
+/** A provider for the tests of the enclosing block, stopped after them. */
+export function useOAuthProvider(opts: { redirectUris: string[] }): TestOAuthProvider {
+  return useStarted(
+    () => startOAuthProvider(opts),
+    (idp) => idp.stop(),
+  );
 }
 
 export async function startOAuthProvider(opts: { redirectUris: string[] }): Promise<TestOAuthProvider> {

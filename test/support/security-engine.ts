@@ -15,6 +15,7 @@ import { closePostgresPools } from '../../engine/protocols/postgres.ts';
 import { runTool } from '../../engine/run-tool.ts';
 import { Sandbox } from '../../engine/sandbox/sandbox.ts';
 import type { EngineEvent, EngineResult, ResolvedSystem } from '../../engine/types.ts';
+import { useStarted } from './fixture.ts';
 
 export interface EngineRunOptions {
   inputs?: JsonObject;
@@ -30,6 +31,11 @@ export interface EngineRunOptions {
 export interface TestEngine {
   run(tool: Omit<ToolInput, 'id'>, options?: EngineRunOptions): Promise<EngineResult>;
   close(): Promise<void>;
+}
+
+/** A test engine for the tests of the enclosing block, closed after them. */
+export function useTestEngine(): TestEngine {
+  return useStarted(startTestEngine, (engine) => engine.close());
 }
 
 export function startTestEngine(): TestEngine {

@@ -2,8 +2,8 @@
  * Answers a client can act on: what a failed run carries, which trace id it reports, what a wrong method,
  * an unknown field or a step URL that cannot work are told, and that nothing is sniffed.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../../support/embedded.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApi } from '../../support/embedded.ts';
 
 type Run = {
   runId: string;
@@ -15,10 +15,9 @@ type Run = {
 };
 type ErrorBody = { error: { message: string; code: string } };
 
-let api: TestApi;
+const api = useTestApi();
 
 beforeAll(async () => {
-  api = await startTestApi();
   const tool = {
     id: 'fails-second',
     steps: [
@@ -27,9 +26,6 @@ beforeAll(async () => {
     ],
   };
   expect((await api.call('POST', '/v1/tools', { body: tool })).status).toBe(201);
-});
-afterAll(async () => {
-  await api?.stop();
 });
 
 describe('answers', () => {

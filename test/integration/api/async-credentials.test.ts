@@ -1,18 +1,16 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi, waitForRun } from '../../support/embedded.ts';
-import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
+import { useTestApi, waitForRun } from '../../support/embedded.ts';
+import { useHttpTarget } from '../../support/http-target.ts';
 
-let api: TestApi;
-let target: HttpTarget;
+const target = useHttpTarget();
+const api = useTestApi({ KUBEGLUE_MAX_ASYNC_RUNS: '1' });
 let held: ServerResponse[] = [];
 
 beforeAll(async () => {
-  target = await startHttpTarget();
   held = target.hold('/hold');
   target.route('GET', '/whoami', (req) => ({ body: { auth: req.headers.authorization ?? null } }));
   // One async run at a time: a second one waits, queued, with its credentials not read yet.
-  api = await startTestApi({ KUBEGLUE_MAX_ASYNC_RUNS: '1' });
   await api.call('POST', '/v1/systems', { body: { id: 'crm', url: target.url, authType: 'bearer' } });
   await api.call('POST', '/v1/tools', {
     body: { id: 'block', steps: [{ id: 'w', config: { url: `${target.url}/hold` } }] },
@@ -23,8 +21,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const res of held) res.destroy();
-  await api?.stop();
-  await target?.stop();
 });
 
 describe('runtime credentials of a queued async run', () => {

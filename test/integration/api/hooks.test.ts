@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseMasterKey } from '../../../kube/secrets/secret-box.ts';
 import { notificationSigningKey } from '../../../operator/app.ts';
 import { verifySignature } from '../../../operator/outbox/notify.ts';
-import {
-  startTestApi,
-  TEST_ADMIN_KEY,
-  TEST_MASTER_KEY,
-  type TestApi,
-  waitForRun,
-} from '../../support/embedded.ts';
-import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
+import { TEST_ADMIN_KEY, TEST_MASTER_KEY, useTestApi, waitForRun } from '../../support/embedded.ts';
+import { useHttpTarget } from '../../support/http-target.ts';
 
 type Run = {
   runId: string;
@@ -21,8 +15,8 @@ type Run = {
 };
 type List<T> = { data: T[]; total: number };
 
-let api: TestApi;
-let target: HttpTarget;
+const target = useHttpTarget();
+const api = useTestApi({ KUBEGLUE_NOTIFY_RETRY_DELAYS_MS: '200' });
 const echoTool = {
   id: 'echo',
   steps: [{ id: 'keep', config: { type: 'transform', transformCode: '(s) => s' } }],
@@ -30,13 +24,7 @@ const echoTool = {
 };
 
 beforeAll(async () => {
-  target = await startHttpTarget();
-  api = await startTestApi({ KUBEGLUE_NOTIFY_RETRY_DELAYS_MS: '200' });
   expect((await api.call('POST', '/v1/tools', { body: echoTool })).status).toBe(201);
-});
-afterAll(async () => {
-  await api?.stop();
-  await target?.stop();
 });
 
 const resultOf = async (runId: string) =>

@@ -2,14 +2,14 @@
  * A tool's inputSchema is enforced before a run exists, at every entrance: REST (sync and async), webhooks
  * and chains. A refused run is never stored.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../../support/embedded.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApi } from '../../support/embedded.ts';
 
 type Run = { runId: string; status: string; error?: string; parentRunId?: string; data?: unknown };
 type List<T> = { data: T[]; total: number };
 type ErrorBody = { error: { message: string; code: string } };
 
-let api: TestApi;
+const api = useTestApi();
 
 const userTool = {
   id: 'get-user',
@@ -22,11 +22,7 @@ const userTool = {
 };
 
 beforeAll(async () => {
-  api = await startTestApi();
   expect((await api.call('POST', '/v1/tools', { body: userTool })).status).toBe(201);
-});
-afterAll(async () => {
-  await api?.stop();
 });
 
 async function runsOf(toolId: string): Promise<Run[]> {

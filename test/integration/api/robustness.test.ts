@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { ERROR_CATALOG } from '../../../contract/api/errors.ts';
 import { ROUTES } from '../../../contract/api/routes.ts';
 import { startTestApi, TEST_ADMIN_KEY, TEST_MASTER_KEY, type TestApi } from '../../support/embedded.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
+import { freeLoopbackPort } from '../../support/ports.ts';
 
 describe('every route under malformed input', () => {
   let api: TestApi;
@@ -79,16 +79,6 @@ function caller(port: number) {
     });
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
 describe('a server killed with SIGKILL during runs', () => {
   let target: HttpTarget;
   let dataDir: string;
@@ -143,7 +133,7 @@ describe('a server killed with SIGKILL during runs', () => {
   }
 
   it('records runs in flight that modify data as failed on SIGTERM after the grace period, not as cancelled', async () => {
-    const port = await freePort();
+    const port = await freeLoopbackPort();
     const call = caller(port);
     child = await startServer(port, { KUBEGLUE_SHUTDOWN_GRACE_MS: '500' });
     // Read-only async runs are handed back to run again instead (run-interruptions.test.ts).
@@ -189,7 +179,7 @@ describe('a server killed with SIGKILL during runs', () => {
   }, 90_000);
 
   it('leaves no run running after a restart', async () => {
-    const port = await freePort();
+    const port = await freeLoopbackPort();
     const call = caller(port);
     child = await startServer(port);
     // Modifying: read-only async runs run again after a restart (run-interruptions.test.ts).

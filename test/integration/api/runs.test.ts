@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi, waitForRun } from '../../support/embedded.ts';
-import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApi, waitForRun } from '../../support/embedded.ts';
+import { useHttpTarget } from '../../support/http-target.ts';
 
 const STORED_SECRET = 'stored-secret-token-7f3a9c';
 const RUNTIME_SECRET = 'runtime-secret-token-c41d2e';
@@ -19,15 +19,13 @@ type Run = {
 };
 type List<T> = { data: T[]; page: number; limit: number; total: number; hasMore: boolean };
 
-let api: TestApi;
-let target: HttpTarget;
+const target = useHttpTarget();
+const api = useTestApi();
 
 beforeAll(async () => {
-  target = await startHttpTarget();
   target.route('GET', '/users', (req) => ({
     body: { users: ['ada', 'linus'], auth: req.headers.authorization ?? null },
   }));
-  api = await startTestApi();
   const system = await api.call('POST', '/v1/systems', {
     body: {
       id: 'crm',
@@ -46,11 +44,6 @@ beforeAll(async () => {
     },
   });
   expect(tool.status).toBe(201);
-});
-
-afterAll(async () => {
-  await api?.stop();
-  await target?.stop();
 });
 
 describe('tools', () => {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_ADMIN_KEY } from '../../support/embedded.ts';
+import { callApi, TEST_ADMIN_KEY } from '../../support/embedded.ts';
 
 const REPO = resolve(import.meta.dirname, '../../..');
 const run = promisify(execFile);
@@ -97,14 +97,8 @@ describe('the compiled build (what npm start runs)', () => {
       child.stderr?.on('data', onData);
       child.once('exit', (code) => fail(new Error(`kubeglue embedded exited (${code}):\n${output}`)));
     });
-    const call = async (path: string, body: unknown) => {
-      const response = await fetch(`${url}${path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-    };
+    const call = (path: string, body: unknown) =>
+      callApi<Record<string, unknown>>(url, TEST_ADMIN_KEY, 'POST', path, body);
     const tool = await call('/v1/tools', {
       id: 'compiled-check',
       steps: [{ id: 'ping', config: { url: `${targetUrl}/ping`, method: 'GET' } }],

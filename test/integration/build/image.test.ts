@@ -13,7 +13,7 @@ import { dirname, join, posix, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadClusterConfig } from '../../../config/cluster.ts';
 import { loadConfig } from '../../../config/config.ts';
-import { TEST_ADMIN_KEY } from '../../support/embedded.ts';
+import { callApi, TEST_ADMIN_KEY } from '../../support/embedded.ts';
 
 const REPO = resolve(import.meta.dirname, '../../..');
 const ROLE_MAINS = ['bin/embedded-main.ts', 'api/main.ts', 'operator/main.ts', 'runner/main.ts'];
@@ -599,14 +599,8 @@ describe('the roles from a production-only install', () => {
 
     const ready = await fetch(`${url}/readyz`);
     expect(ready.status).toBe(200);
-    const call = async (path: string, body: unknown) => {
-      const response = await fetch(`${url}${path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-    };
+    const call = (path: string, body: unknown) =>
+      callApi<Record<string, unknown>>(url, TEST_ADMIN_KEY, 'POST', path, body);
     const tool = await call('/v1/tools', {
       id: 'image-check',
       steps: [{ id: 'answer', config: { type: 'transform', transformCode: '() => ({ answer: 6 * 7 })' } }],

@@ -8,9 +8,9 @@
  * test, not copied.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, TEST_ADMIN_KEY, type TestApi, waitForRun } from '../../support/embedded.ts';
-import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { TEST_ADMIN_KEY, useTestApi, waitForRun } from '../../support/embedded.ts';
+import { useHttpTarget } from '../../support/http-target.ts';
 
 const CRM_KEY = 'crm-api-key-6c1f0e93b2';
 const CRM_KEY_ROTATED = 'crm-api-key-rotated-44d0a1';
@@ -129,26 +129,19 @@ async function eventually(check: () => boolean, timeoutMs = 5_000): Promise<void
   }
 }
 
-let api: TestApi;
-let target: HttpTarget;
+const target = useHttpTarget();
+const api = useTestApi();
 let sg: SuperglueLikeClient;
 
 beforeAll(async () => {
-  target = await startHttpTarget();
   target.route('GET', '/contacts', (req) => ({
     body: {
       contacts: [{ name: 'ada' }, { name: 'linus' }],
       sawKey: req.headers['x-api-key'] === CRM_KEY || req.headers['x-api-key'] === CRM_KEY_ROTATED,
     },
   }));
-  api = await startTestApi();
   // SUPERGLUE_API_ENDPOINT is the server's base URL without /v1: the client adds /v1 to every path.
   sg = new SuperglueLikeClient(api.url, TEST_ADMIN_KEY);
-});
-
-afterAll(async () => {
-  await api?.stop();
-  await target?.stop();
 });
 
 /** A draft as `sg tool build --config` writes it: the config plus inputSchema, timestamps and systemIds. */

@@ -3,9 +3,9 @@
  * with `createRun=true`), `POST /v1/tools/step/run` runs one step with a payload and earlier results. Same
  * auth, checks, limits, sandbox and egress rules as saved tools; keys limited to tools may not use them.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, TEST_ADMIN_KEY, type TestApi, waitForRun } from '../../support/embedded.ts';
-import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { TEST_ADMIN_KEY, useTestApi, waitForRun } from '../../support/embedded.ts';
+import { useHttpTarget } from '../../support/http-target.ts';
 
 const TOKEN = 'draft-bearer-token-0a7d93c1';
 
@@ -20,8 +20,8 @@ type Run = {
 };
 type ErrorBody = { error: { code: string; message: string } };
 
-let api: TestApi;
-let target: HttpTarget;
+const target = useHttpTarget();
+const api = useTestApi({ KUBEGLUE_SANDBOX_TIMEOUT_MS: '300' });
 
 async function eventually(check: () => boolean, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -37,19 +37,12 @@ const transformTool = (id: string, code: string) => ({
 });
 
 beforeAll(async () => {
-  target = await startHttpTarget();
   target.route('GET', '/orders', (req) => ({
     body: { orders: [{ id: 1 }, { id: 2 }], auth: req.headers.authorization ?? null },
   }));
-  api = await startTestApi({ KUBEGLUE_SANDBOX_TIMEOUT_MS: '300' });
   await api.call('POST', '/v1/systems', {
     body: { id: 'shop', url: target.url, authType: 'bearer', credentials: { bearerToken: TOKEN } },
   });
-});
-
-afterAll(async () => {
-  await api?.stop();
-  await target?.stop();
 });
 
 describe('POST /v1/tools/run (an unsaved definition)', () => {

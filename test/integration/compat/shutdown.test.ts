@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Tool } from '../../../contract/api/tool.ts';
 import { WorkerPool } from '../../../engine/worker/pool.ts';
-import { TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded.ts';
+import { testServerEnv } from '../../support/embedded.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
 
 const REPO = join(import.meta.dirname, '..', '..', '..');
@@ -38,14 +38,11 @@ describe('SIGTERM to the whole process group', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         PATH: process.env.PATH ?? '',
-        KUBEGLUE_HOST: '127.0.0.1',
-        KUBEGLUE_PORT: '0',
-        KUBEGLUE_DATA_DIR: dataDir,
-        KUBEGLUE_DATABASE_URL: database.url,
-        KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
-        KUBEGLUE_MASTER_KEY: TEST_MASTER_KEY,
-        KUBEGLUE_WORKERS: '2',
-        KUBEGLUE_LOG_LEVEL: 'silent',
+        ...testServerEnv(dataDir, {
+          KUBEGLUE_HOST: '127.0.0.1',
+          KUBEGLUE_DATABASE_URL: database.url,
+          KUBEGLUE_WORKERS: '2',
+        }),
       },
     });
     let output = '';

@@ -8,7 +8,7 @@ import {
   PDF_TEXT,
   startDocSite,
 } from '../../support/doc-site.ts';
-import { startTestApi, TEST_ADMIN_KEY, type TestApi } from '../../support/embedded.ts';
+import { TEST_ADMIN_KEY, useTestApi } from '../../support/embedded.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
 
 const API_KEY = 'inventory-key-5f2c9e81d4';
@@ -29,18 +29,16 @@ interface SystemAnswer {
 // biome-ignore lint/suspicious/noExplicitAny: summaries are read field by field
 type Summary = { documents: any[]; skipped: Array<{ source: string; reason: string }>; truncated: boolean };
 
-let api: TestApi;
+const api = useTestApi({ KUBEGLUE_DOCS_MAX_BYTES: String(MAX_BYTES) });
 let site: DocSite;
 let database: TestDatabase;
 
 beforeAll(async () => {
   site = await startDocSite();
-  api = await startTestApi({ KUBEGLUE_DOCS_MAX_BYTES: String(MAX_BYTES) });
   database = await createTestDatabase(inject('databaseUrl'));
 });
 
 afterAll(async () => {
-  await api?.stop();
   await site?.stop();
   await database?.drop();
 });

@@ -192,25 +192,25 @@ describe('pagination types', () => {
 });
 
 describe('pagination stop rules', () => {
-  it('stops on a page shorter than pageSize without asking for another', async () => {
-    target.route('GET', '/pg/short', pageEndpoint(records(7)));
-    const result = await runPaged({
-      url: url('/pg/short'),
+  /** Pages of 3 through `count` records at path. */
+  function pagesOf(path: string, count: number): Promise<EngineResult> {
+    target.route('GET', path, pageEndpoint(records(count)));
+    return runPaged({
+      url: url(path),
       queryParams: { page: '<<page>>', per_page: '<<pageSize>>' },
       pagination: { type: 'pageBased', pageSize: '3' },
     });
+  }
+
+  it('stops on a page shorter than pageSize without asking for another', async () => {
+    const result = await pagesOf('/pg/short', 7);
     expect(result.status).toBe('success');
     expect(result.data).toEqual(records(7));
     expect(target.count('/pg/short')).toBe(3);
   });
 
   it('stops on an empty page', async () => {
-    target.route('GET', '/pg/empty', pageEndpoint(records(6)));
-    const result = await runPaged({
-      url: url('/pg/empty'),
-      queryParams: { page: '<<page>>', per_page: '<<pageSize>>' },
-      pagination: { type: 'pageBased', pageSize: '3' },
-    });
+    const result = await pagesOf('/pg/empty', 6);
     expect(result.status).toBe('success');
     expect(result.data).toEqual(records(6));
     expect(queries('/pg/empty').map((q) => q[0])).toEqual([

@@ -274,27 +274,31 @@ describe('runner main (single run, the Pod entrypoint)', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  /** `kubeglue runner --order file`: its exit code and what it printed. */
+  function runner(
+    file: string,
+    env: NodeJS.ProcessEnv = process.env,
+  ): Promise<{ code: number; stdout: string }> {
+    const cli = join(import.meta.dirname, '../../../bin/kubeglue.ts');
+    return new Promise((resolve) => {
+      execFile(
+        process.execPath,
+        ['--no-node-snapshot', cli, 'runner', '--order', file],
+        { env },
+        (error, stdout) => resolve({ code: error ? (error.code as number) : 0, stdout }),
+      );
+    });
+  }
+
   it('executes one run order and writes the result as JSON', async () => {
     const file = join(dir, 'order.json');
     await writeFile(
       file,
       JSON.stringify(order({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] })),
     );
-    const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) => {
-      execFile(
-        process.execPath,
-        [
-          '--no-node-snapshot',
-          join(import.meta.dirname, '../../../bin/kubeglue.ts'),
-          'runner',
-          '--order',
-          file,
-        ],
-        // A runner refuses private addresses unless told otherwise; the target is on 127.0.0.1.
-        { env: { ...process.env, KUBEGLUE_EGRESS_PRIVATE: 'allow' } },
-        (error, out) => (error ? reject(error) : resolve({ stdout: out })),
-      );
-    });
+    // A runner refuses private addresses unless told otherwise; the target is on 127.0.0.1.
+    const { code, stdout } = await runner(file, { ...process.env, KUBEGLUE_EGRESS_PRIVATE: 'allow' });
+    expect(code).toBe(0);
     expect(JSON.parse(stdout)).toMatchObject({ status: 'success', data: { hello: 'world' } });
   });
 
@@ -303,21 +307,7 @@ describe('runner main (single run, the Pod entrypoint)', () => {
     await writeFile(failing, JSON.stringify(order(transform('() => { throw new Error("no") }'))));
     const invalid = join(dir, 'invalid.json');
     await writeFile(invalid, JSON.stringify({ runId: 'x' }));
-    const exitCode = (file: string) =>
-      new Promise<number>((resolve) => {
-        execFile(
-          process.execPath,
-          [
-            '--no-node-snapshot',
-            join(import.meta.dirname, '../../../bin/kubeglue.ts'),
-            'runner',
-            '--order',
-            file,
-          ],
-          (error) => resolve(error ? (error.code as number) : 0),
-        );
-      });
-    expect(await exitCode(failing)).toBe(2);
-    expect(await exitCode(invalid)).toBe(1);
+    expect((await runner(failing)).code).toBe(2);
+    expect((await runner(invalid)).code).toBe(1);
   });
 });

@@ -1,5 +1,4 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   closePostgresPools,
   executePostgresStep,
@@ -7,15 +6,13 @@ import {
   PostgresStepError,
   type PostgresStepRequest,
 } from '../../../engine/protocols/postgres.ts';
-import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
+import { useTestDatabase } from '../../support/database.ts';
+import { standIn } from '../../support/fixture.ts';
 
-let database: TestDatabase;
-let admin: pg.Client;
+const database = useTestDatabase();
+const admin = standIn(() => database.client);
 
 beforeAll(async () => {
-  database = await createTestDatabase(inject('databaseUrl'));
-  admin = new pg.Client({ connectionString: database.url });
-  await admin.connect();
   await admin.query('CREATE TABLE items (id serial PRIMARY KEY, name text NOT NULL)');
   await admin.query("INSERT INTO items (name) VALUES ('first')");
   await admin.query(
@@ -26,8 +23,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await closePostgresPools();
-  await admin?.end();
-  await database?.drop();
 });
 
 function step(body: unknown, overrides: Partial<PostgresStepRequest> = {}): Promise<unknown> {

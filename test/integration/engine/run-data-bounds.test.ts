@@ -3,8 +3,8 @@
  * 631 MB and `/healthz` stalled). Runs now fail clearly above KUBEGLUE_MAX_STEP_DATA_BYTES, in the
  * worker, before the data reaches the API process; the API keeps answering.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi, waitForRun } from '../../support/embedded.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApi, waitForRun } from '../../support/embedded.ts';
 
 interface Run {
   runId: string;
@@ -14,12 +14,11 @@ interface Run {
   stepResults?: { stepId: string; success: boolean; data?: unknown; error?: string }[];
 }
 
-let api: TestApi;
+const api = useTestApi({ KUBEGLUE_SANDBOX_TIMEOUT_MS: '60000' });
 const SIXTY_MB = 60 * 1024 * 1024;
 
 beforeAll(async () => {
   // A CPU limit that a 60 MB string comfortably fits in on a loaded machine.
-  api = await startTestApi({ KUBEGLUE_SANDBOX_TIMEOUT_MS: '60000' });
   const tools = [
     {
       id: 'huge',
@@ -34,10 +33,6 @@ beforeAll(async () => {
   ];
   for (const tool of tools) expect((await api.call('POST', '/v1/tools', { body: tool })).status).toBe(201);
 }, 60_000);
-
-afterAll(async () => {
-  await api?.stop();
-});
 
 const TOO_LARGE =
   "Step blob failed: the step's data is 62914562 bytes (60.0 MiB) of JSON, more than the limit of " +

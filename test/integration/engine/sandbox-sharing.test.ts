@@ -2,9 +2,9 @@
  * Issue 19, item 3: one key's endless transforms must not starve another key's. Through the real API
  * (embedded app, one engine worker so that every run shares one sandbox), with two API keys.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi, waitForRun } from '../../support/embedded.ts';
-import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApi, waitForRun } from '../../support/embedded.ts';
+import { useHttpTarget } from '../../support/http-target.ts';
 
 interface Run {
   runId: string;
@@ -13,8 +13,8 @@ interface Run {
   error?: string;
 }
 
-let api: TestApi;
-let target: HttpTarget;
+const target = useHttpTarget();
+const api = useTestApi({ KUBEGLUE_WORKERS: '1', KUBEGLUE_SANDBOX_TIMEOUT_MS: '300' });
 let keyA: string;
 let keyB: string;
 
@@ -27,9 +27,7 @@ async function createKey(name: string, toolId: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  target = await startHttpTarget();
   target.route('GET', '/reached-the-loop', { body: { ok: true } });
-  api = await startTestApi({ KUBEGLUE_WORKERS: '1', KUBEGLUE_SANDBOX_TIMEOUT_MS: '300' });
   const spin = {
     id: 'spin',
     steps: [
@@ -51,11 +49,6 @@ beforeAll(async () => {
   keyA = await createKey('a', 'spin');
   keyB = await createKey('b', 'quick');
 }, 60_000);
-
-afterAll(async () => {
-  await api?.stop();
-  await target?.stop();
-});
 
 describe('sandbox capacity shared between API keys', () => {
   it('runs key B’s one-line transform to success while all four of key A’s endless loop runs are still running', async () => {

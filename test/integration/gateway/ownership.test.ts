@@ -5,14 +5,14 @@
  * admin can release the id.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../../support/embedded.ts';
+import { useTestApi } from '../../support/embedded.ts';
 import { type AgentProcess, startAgent } from '../../support/gateway-agent.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 
 const TUNNEL = 'corp-eu';
 const TOKEN = 'private-crm-bearer-token-0123456789';
 
-let api: TestApi;
+const api = useTestApi({ KUBEGLUE_EGRESS_PRIVATE: 'deny', KUBEGLUE_GATEWAY_CONNECT_WAIT_MS: '1000' });
 /** The private system's real server, behind the owner's agent. */
 let owned: HttpTarget;
 /** What the intruder's agent would send the traffic to. */
@@ -46,7 +46,6 @@ async function runWho(): Promise<Run> {
 
 beforeAll(async () => {
   // The system's host name does not resolve and private addresses are refused: only the tunnel reaches it.
-  api = await startTestApi({ KUBEGLUE_EGRESS_PRIVATE: 'deny', KUBEGLUE_GATEWAY_CONNECT_WAIT_MS: '1000' });
   owned = await startHttpTarget();
   intruding = await startHttpTarget();
   owned.route('GET', '/who', { body: { reached: 'owner' } });
@@ -69,7 +68,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(agents.map((agent) => agent.kill()));
-  await api?.stop();
   await owned?.stop();
   await intruding?.stop();
 });

@@ -14,15 +14,15 @@ import { startKubeFaultProxy } from '../../support/kube/fault-proxy.ts';
 import {
   grantKubeglueRoles,
   type KubeglueProcess,
-  RUNNER_ENTRYPOINT,
   startKubeglue,
+  startKubegluePodRunner,
   TEST_RUNNER_IMAGE,
   waitUntil,
 } from '../../support/kube/kubeglue.ts';
-import { type ProcessKubelet, startProcessKubelet } from '../../support/kube/process-kubelet/kubelet.ts';
-import { freeLoopbackPort } from '../../support/kube/processes.ts';
+import type { ProcessKubelet } from '../../support/kube/process-kubelet/kubelet.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 import { CC_CLIENT, startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.ts';
+import { freeLoopbackPort } from '../../support/ports.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
 import { findSecrets, summarise } from '../../support/secret-scan.ts';
 
@@ -117,14 +117,7 @@ describeKube('Kubernetes mode end to end', () => {
     target.route('GET', '/items', { body: [{ id: 1 }, { id: 2 }] });
     target.route('GET', '/broken', { status: 500, body: { message: 'the target is down' } });
     target.route('GET', '/slow', { delayMs: 60_000, body: { late: true } });
-    kubelet = await startProcessKubelet({
-      url: bed.kube.url,
-      caPem: bed.kube.caPem,
-      token: bed.kube.tokens['kubeglue-kubelet'] as string,
-      nodeName: `node-${bed.namespace.name}`,
-      namespaces: [bed.namespace.name],
-      images: { [TEST_RUNNER_IMAGE]: RUNNER_ENTRYPOINT },
-    });
+    kubelet = await startKubegluePodRunner(bed.kube, bed.namespace.name);
     const [port, internalPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
     relayPort = await freeLoopbackPort();
     apiUrl = `http://127.0.0.1:${port}`;

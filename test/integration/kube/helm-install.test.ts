@@ -7,14 +7,10 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { callApi } from '../../support/embedded.ts';
 import { CHART_DIR, helm, REPO } from '../../support/helm.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
-import { RUNNER_ENTRYPOINT, TEST_RUNNER_IMAGE, waitUntil } from '../../support/kube/kubeglue.ts';
-import {
-  type Pod,
-  type ProcessKubelet,
-  startProcessKubelet,
-} from '../../support/kube/process-kubelet/kubelet.ts';
-import { freeLoopbackPort } from '../../support/kube/processes.ts';
+import { startKubegluePodRunner, TEST_RUNNER_IMAGE, waitUntil } from '../../support/kube/kubeglue.ts';
+import type { Pod, ProcessKubelet } from '../../support/kube/process-kubelet/kubelet.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
+import { freeLoopbackPort } from '../../support/ports.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
 
 const exec = promisify(execFile);
@@ -127,14 +123,7 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
       await freeLoopbackPort(),
     ];
     apiUrl = `http://127.0.0.1:${port}`;
-    kubelet = await startProcessKubelet({
-      url: bed.kube.url,
-      caPem: bed.kube.caPem,
-      token: bed.kube.tokens['kubeglue-kubelet'] as string,
-      nodeName: `node-${bed.namespace.name}`,
-      namespaces: [bed.namespace.name],
-      images: { [TEST_RUNNER_IMAGE]: RUNNER_ENTRYPOINT },
-    });
+    kubelet = await startKubegluePodRunner(bed.kube, bed.namespace.name);
 
     // The database: an existing Secret holding the DSN, as production installs do.
     await bed.kube.request(`${ns()}/secrets`, {

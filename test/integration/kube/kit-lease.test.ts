@@ -68,8 +68,9 @@ function describeLeaderElection(implementation: string, leasesIn: () => Promise<
       leases = await leasesIn();
     });
 
-    it('elects exactly one; takes over within the lease duration after the leader dies, at once after a release', async () => {
-      const name = `lease-${randomUUID().slice(0, 8)}`;
+    /** a leads over a connection the test can cut or hang; b then tries too. */
+    async function aLeadsThenBTries(prefix: string) {
+      const name = `${prefix}-${randomUUID().slice(0, 8)}`;
       const timeline: Timeline = { events: [], at: new Map() };
       const first = severable(leases);
       const a = elector(name, 'a', first.client, timeline);
@@ -77,6 +78,11 @@ function describeLeaderElection(implementation: string, leasesIn: () => Promise<
       a.start();
       await expect.poll(() => a.isLeader, { timeout: 10_000 }).toBe(true);
       b.start();
+      return { name, timeline, first, a, b };
+    }
+
+    it('elects exactly one; takes over within the lease duration after the leader dies, at once after a release', async () => {
+      const { name, timeline, first, a, b } = await aLeadsThenBTries('lease');
       // b keeps trying (and watching a renew) without ever leading.
       await new Promise((resolve) => setTimeout(resolve, TIMING.leaseDurationMs));
       expect([a.isLeader, b.isLeader]).toEqual([true, false]);
@@ -116,14 +122,7 @@ function describeLeaderElection(implementation: string, leasesIn: () => Promise<
     }, 60_000);
 
     it('stops leading at the renew deadline when renewals hang, before anyone else can lead', async () => {
-      const name = `hung-${randomUUID().slice(0, 8)}`;
-      const timeline: Timeline = { events: [], at: new Map() };
-      const first = severable(leases);
-      const a = elector(name, 'a', first.client, timeline);
-      const b = elector(name, 'b', leases, timeline);
-      a.start();
-      await expect.poll(() => a.isLeader, { timeout: 10_000 }).toBe(true);
-      b.start();
+      const { timeline, first, a, b } = await aLeadsThenBTries('hung');
       first.hang();
       await expect.poll(() => b.isLeader, { timeout: 15_000, interval: 50 }).toBe(true);
       expect(timeline.events).toEqual(['a started', 'a stopped lost', 'b started']);

@@ -2,14 +2,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ClusterTransport,
-  createClusterResources,
-  isResourceError,
-  LEASE_KIND,
-  type ResourceError,
-} from '../../../kube/resources/index.ts';
+import { ClusterTransport, createClusterResources, LEASE_KIND } from '../../../kube/resources/index.ts';
 import type { Lease } from '../../../kube/types.ts';
+import { failure } from '../../support/resources-contract.ts';
 
 /**
  * The cluster client against a scripted stand-in for the API server: the answers a real one gives rarely
@@ -72,16 +67,6 @@ function clients(options: ConstructorParameters<typeof ClusterTransport>[1] = {}
       pageSize: 2,
     }).leases,
   };
-}
-
-async function failure(promise: Promise<unknown>): Promise<ResourceError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isResourceError(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a ResourceError');
 }
 
 beforeAll(async () => {

@@ -14,6 +14,7 @@ import { SystemController } from '../../../operator/system/controller.ts';
 import { SystemConditionType, SystemReason } from '../../../operator/system/reasons.ts';
 import { ToolController } from '../../../operator/tool/controller.ts';
 import { ToolReason } from '../../../operator/tool/reasons.ts';
+import { waitFor } from '../../support/kube/kubeglue.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 
 type Kinds = KubeglueKinds & { secrets: Secret };
@@ -43,17 +44,6 @@ describeKube('the Tool and System controllers on Kubernetes', () => {
     await tools?.stop();
     await systems?.stop();
   });
-
-  async function waitFor<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const value = await read();
-      if (ok(value)) return value;
-      if (Date.now() > deadline)
-        throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
 
   const ready = (object: { status?: { conditions?: Condition[] | undefined } } | undefined, type = 'Ready') =>
     object?.status?.conditions?.find((c) => c.type === type);

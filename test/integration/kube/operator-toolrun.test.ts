@@ -30,6 +30,7 @@ import { ConditionType, EventReason, RunReason } from '../../../operator/toolrun
 import { hashRunToken } from '../../../runs/run-token.ts';
 import { RECORDED_FINALIZER, RUN_ID_LABEL, toolRunFor, toolRunName } from '../../../runs/toolrun.ts';
 import { createInternalApi, type InternalApiHarness } from '../../support/internal-api.ts';
+import { waitFor } from '../../support/kube/kubeglue.ts';
 import { type ProcessKubelet, startProcessKubelet } from '../../support/kube/process-kubelet/kubelet.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 import { runningRun, useTestStore } from '../../support/store.ts';
@@ -183,22 +184,6 @@ describeKube('the ToolRun controller on Kubernetes', () => {
     }
   }
 
-  async function waitFor<T>(
-    what: string,
-    read: () => Promise<T>,
-    ok: (value: T) => boolean,
-    timeoutMs = 20_000,
-  ): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await read();
-      if (ok(value)) return value;
-      if (Date.now() > deadline)
-        throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-
   /** The ToolRun once its status mirrors a terminal state and its finalizer is gone. */
   const finished = (op: Operator, runId: string, timeoutMs?: number) =>
     waitFor(
@@ -226,6 +211,13 @@ describeKube('the ToolRun controller on Kubernetes', () => {
   const reasons = (events: Event[]) => events.map((e) => e.reason);
   const condition = (toolRun: ToolRunResource | undefined, type: string) =>
     toolRun?.status?.conditions?.find((c) => c.type === type);
+  /** Waits for the run to end, then checks how its ToolRun, its Succeeded condition and the store say it ended. */
+  async function endsAs(runId: string, status: string, reason: string, error: string): Promise<void> {
+    const toolRun = await finished(main, runId);
+    expect(toolRun.status).toMatchObject({ status, reason, error });
+    expect(condition(toolRun, ConditionType.Succeeded)).toMatchObject({ status: 'False', reason });
+    expect(await store.getRun(runId)).toMatchObject({ status, error });
+  }
 
   beforeAll(async () => {
     const script = join(bed.dir, 'fake-runner.mjs');
@@ -318,17 +310,7 @@ describeKube('the ToolRun controller on Kubernetes', () => {
 
   it('fails a run from the runner’s termination summary and keeps the failed Pod', async () => {
     await startRun(main, 'summary-1');
-    const toolRun = await finished(main, 'summary-1');
-    expect(toolRun.status).toMatchObject({
-      status: 'failed',
-      reason: RunReason.RunnerFailed,
-      error: 'step a: boom',
-    });
-    expect(condition(toolRun, ConditionType.Succeeded)).toMatchObject({
-      status: 'False',
-      reason: 'RunnerFailed',
-    });
-    expect(await store.getRun('summary-1')).toMatchObject({ status: 'failed', error: 'step a: boom' });
+    await endsAs('summary-1', 'failed', RunReason.RunnerFailed, 'step a: boom');
     const events = await waitFor(
       'events',
       () => eventsOf(main, 'summary-1'),
@@ -451,17 +433,7 @@ describeKube('the ToolRun controller on Kubernetes', () => {
     await startRun(main, 'cancel-1');
     await running(main, 'cancel-1');
     await requestCancel(main, 'cancel-1');
-    const toolRun = await finished(main, 'cancel-1');
-    expect(toolRun.status).toMatchObject({
-      status: 'aborted',
-      reason: RunReason.Cancelled,
-      error: 'Run was cancelled',
-    });
-    expect(condition(toolRun, ConditionType.Succeeded)).toMatchObject({
-      status: 'False',
-      reason: 'Cancelled',
-    });
-    expect(await store.getRun('cancel-1')).toMatchObject({ status: 'aborted', error: 'Run was cancelled' });
+    await endsAs('cancel-1', 'aborted', RunReason.Cancelled, 'Run was cancelled');
     // Cooperative: the runner learnt it from its heartbeat answer and exited 0 within the grace period.
     const pod = await kubelet.waitFor(
       main.namespace,

@@ -3,20 +3,17 @@
  * token cache: runs of the same system on both at once cause one token request, because the refresh lease
  * lives in the store and the process that does not hold it waits for the holder's token.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startTestApi, type TestApi } from '../../support/embedded.ts';
-import { startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.ts';
-import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../../support/database.ts';
+import { startTestApi, type TestApi, useTestApi } from '../../support/embedded.ts';
+import { useOAuthProvider } from '../../support/oauth-provider.ts';
 
-let database: TestDatabase;
-let idp: TestOAuthProvider;
-let first: TestApi;
+const database = useTestDatabase();
+const idp = useOAuthProvider({ redirectUris: [] });
+const first = useTestApi(() => ({ KUBEGLUE_DATABASE_URL: database.url }));
 let second: TestApi;
 
 beforeAll(async () => {
-  database = await createTestDatabase(inject('databaseUrl'));
-  idp = await startOAuthProvider({ redirectUris: [] });
-  first = await startTestApi({ KUBEGLUE_DATABASE_URL: database.url });
   await first.call('POST', '/v1/systems', {
     body: idp.clientCredentialsSystem('shared', { scopes: 'api:read' }),
   });
@@ -29,9 +26,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await second?.stop();
-  await first?.stop();
-  await idp?.stop();
-  await database?.drop();
 });
 
 describe('two API processes on one Postgres', () => {

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemResourceName } from '../../../contract/resources/convert.ts';
 import { hashState } from '../../../systems/oauth/pkce.ts';
-import { startTestApi, type TestApi, waitForRun } from '../../support/embedded.ts';
+import { useTestApi, waitForRun } from '../../support/embedded.ts';
 import {
   AC_CLIENT,
   authorizeInBrowser,
@@ -16,7 +16,7 @@ import {
   type TestOAuthProvider,
 } from '../../support/oauth-provider.ts';
 
-let api: TestApi;
+const api = useTestApi();
 let idp: TestOAuthProvider;
 
 interface RunBody {
@@ -27,7 +27,6 @@ interface RunBody {
 }
 
 beforeAll(async () => {
-  api = await startTestApi();
   idp = await startOAuthProvider({ redirectUris: [`${api.url}/v1/oauth/callback`] });
   await api.call('POST', '/v1/systems', { body: idp.clientCredentialsSystem('cc', { scopes: 'api:read' }) });
   await api.call('POST', '/v1/systems', {
@@ -50,7 +49,6 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await api?.stop();
   await idp?.stop();
 });
 

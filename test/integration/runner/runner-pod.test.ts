@@ -1,6 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,6 +9,7 @@ import { INTERNAL_PATHS, RUNNER_ENV } from '../../../contract/wire/runner.ts';
 import type { Store } from '../../../store/index.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 import { createInternalApi, type InternalApiHarness } from '../../support/internal-api.ts';
+import { freeLoopbackPort } from '../../support/ports.ts';
 import { type RunnerProcess, startRunnerProcess } from '../../support/runner-process.ts';
 import { openTestStore } from '../../support/store.ts';
 
@@ -88,17 +88,6 @@ function startRunner(
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   for (const start = Date.now(); Date.now() - start < timeoutMs; await sleep(50)) if (await check()) return;
   throw new Error(`timed out waiting until ${what}`);
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 describe('runner pod', () => {
@@ -197,7 +186,7 @@ describe('runner pod', () => {
     const token = await api.startRun('pod-late-api', tool('/first'), {
       inputs: { runId: 'pod-late-api', marker: 'm' },
     });
-    const port = await freePort();
+    const port = await freeLoopbackPort();
     const late = createInternalApi(store);
     const runner = startRunner('pod-late-api', token, {}, `http://127.0.0.1:${port}`);
     try {

@@ -2,14 +2,14 @@
  * Issue 7, item 1: a key limited to some tools cannot reach another tool by chaining
  * (`options.webhookUrl: "tool:<id>"`), and the runs it starts, chained ones included, keep its restriction.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi, waitForRun } from '../../support/embedded.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApi, waitForRun } from '../../support/embedded.ts';
 
 type Run = { runId: string; status: string; toolId: string; parentRunId?: string; error?: string };
 type List<T> = { data: T[]; total: number };
 type ErrorAnswer = { error: { message: string; code: string } };
 
-let api: TestApi;
+const api = useTestApi();
 let onlyA: string;
 let aAndB: string;
 
@@ -30,7 +30,6 @@ async function runsOf(toolId: string): Promise<Run[]> {
 }
 
 beforeAll(async () => {
-  api = await startTestApi();
   for (const tool of [
     transformTool('a', '() => ({ n: 1 })'),
     transformTool('b', '(s) => ({ got: s.n })'),
@@ -40,9 +39,6 @@ beforeAll(async () => {
   }
   onlyA = await createKey('only a', ['a']);
   aAndB = await createKey('a and b', ['a', 'b']);
-});
-afterAll(async () => {
-  await api?.stop();
 });
 
 describe('chaining with a tool-restricted key', () => {

@@ -5,23 +5,21 @@
  */
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi, waitForRun } from '../../support/embedded.ts';
-import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
+import { useTestApi, waitForRun } from '../../support/embedded.ts';
+import { useHttpTarget } from '../../support/http-target.ts';
 
 const SYSTEM_TOKEN = 'system-token-5e1f0a77';
 
-let api: TestApi;
-let target: HttpTarget;
+const target = useHttpTarget();
+const api = useTestApi({ KUBEGLUE_MAX_ASYNC_RUNS: '1' });
 let held: ServerResponse[] = [];
 
 type Results = { data: { data: { auth: string | null } } };
 
 beforeAll(async () => {
-  target = await startHttpTarget();
   held = target.hold('/hold');
   target.route('GET', '/whoami', (req) => ({ body: { auth: req.headers.authorization ?? null } }));
   // One async run at a time: runs queued behind the blocker wait with their credentials not read yet.
-  api = await startTestApi({ KUBEGLUE_MAX_ASYNC_RUNS: '1' });
   const calls = [
     api.call('POST', '/v1/systems', { body: { id: 'crm', url: target.url, authType: 'bearer' } }),
     // Its credentials Secret is `run-reports-prod-credentials`: the name run id `reports-prod` used to get.
@@ -47,8 +45,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const res of held) res.destroy();
-  await api?.stop();
-  await target?.stop();
 });
 
 /** Occupies the only async slot until release() is called. */

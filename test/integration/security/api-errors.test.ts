@@ -2,19 +2,15 @@
  * Issue 7, error catalog: every error response is `{ error: { message, code } }`, the code naming one
  * entry of the catalog (contract/api/errors.ts), whether a route, the auth hook or fastify itself raised it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../../contract/api/errors.ts';
-import { startTestApi, type TestApi } from '../../support/embedded.ts';
+import { useTestApi } from '../../support/embedded.ts';
 
-let api: TestApi;
+const api = useTestApi({ KUBEGLUE_BODY_LIMIT_BYTES: '2048' });
 
 beforeAll(async () => {
-  api = await startTestApi({ KUBEGLUE_BODY_LIMIT_BYTES: '2048' });
   const tool = { id: 't', steps: [{ id: 'k', config: { type: 'transform', transformCode: '() => 1' } }] };
   expect((await api.call('POST', '/v1/tools', { body: tool })).status).toBe(201);
-});
-afterAll(async () => {
-  await api?.stop();
 });
 
 function expectError(answer: { status: number; body: unknown }, status: number, code: string): void {

@@ -4,8 +4,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../../support/embedded.ts';
-import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
+import { useTestApi } from '../../support/embedded.ts';
+import { useHttpTarget } from '../../support/http-target.ts';
 
 type ErrorAnswer = { error: { message: string; code: string } };
 type Run = { runId: string; status: string; fileArtifacts?: Array<{ downloadUrl?: string }> };
@@ -20,14 +20,12 @@ type RunList = {
 
 const MAX_SYNC_RUNS = 2;
 
-let api: TestApi;
-let target: HttpTarget;
+const target = useHttpTarget();
+const api = useTestApi({ KUBEGLUE_MAX_SYNC_RUNS: String(MAX_SYNC_RUNS) });
 let held: ServerResponse[] = [];
 
 beforeAll(async () => {
-  target = await startHttpTarget();
   held = target.hold('/hold');
-  api = await startTestApi({ KUBEGLUE_MAX_SYNC_RUNS: String(MAX_SYNC_RUNS) });
   const tools = [
     { id: 'quick', steps: [{ id: 'k', config: { type: 'transform', transformCode: '() => 1' } }] },
     { id: 'slow', steps: [{ id: 'w', config: { url: `${target.url}/hold` } }] },
@@ -42,8 +40,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const res of held) res.destroy();
-  await api?.stop();
-  await target?.stop();
 });
 
 describe('credentials in URLs', () => {

@@ -7,14 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeKey } from '../../../api/scopes.ts';
 import { SCOPES, type Scope } from '../../../contract/api/bodies.ts';
 import { ROUTES, type RouteSpec } from '../../../contract/api/routes.ts';
-import { startTestApi, type TestApi, waitForRun } from '../../support/embedded.ts';
+import { useTestApi, waitForRun } from '../../support/embedded.ts';
 import { startAgent } from '../../support/gateway-agent.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 
 type ErrorAnswer = { error: { message: string; code: string } };
 type Run = { runId: string; status: string; toolId: string; error?: string; data?: unknown };
 
-let api: TestApi;
+const api = useTestApi();
 let crm: HttpTarget;
 let erp: HttpTarget;
 
@@ -45,7 +45,6 @@ const tool = (id: string, systemId: string) => ({
 });
 
 beforeAll(async () => {
-  api = await startTestApi();
   crm = await startHttpTarget();
   erp = await startHttpTarget();
   crm.route('GET', '/who', { body: { system: 'crm' } });
@@ -65,7 +64,6 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  await api?.stop();
   await crm?.stop();
   await erp?.stop();
 });

@@ -2,24 +2,20 @@
  * Issue 7, item 3 (save-time half): a template inside the SQL text of a Postgres step would paste
  * request data into SQL (injection). Such tools are refused when saved; values belong in `params`.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../../support/embedded.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApi } from '../../support/embedded.ts';
 
 type ErrorAnswer = { error: { message: string; code: string } };
 
-let api: TestApi;
+const api = useTestApi();
 
 beforeAll(async () => {
-  api = await startTestApi();
   const system = await api.call('POST', '/v1/systems', {
     body: { id: 'warehouse', url: 'postgresql://db.internal:5432/warehouse', authType: 'dataStore' },
   });
   expect(system.status).toBe(201);
   const web = await api.call('POST', '/v1/systems', { body: { id: 'web', url: 'https://api.example' } });
   expect(web.status).toBe(201);
-});
-afterAll(async () => {
-  await api?.stop();
 });
 
 const postgresTool = (id: string, config: Record<string, unknown>) => ({

@@ -2,12 +2,12 @@
  * Issue 7, item 9: a key limited to some tools learns nothing about the others. "Exists but not yours"
  * answers exactly like "does not exist" (404), on every route that names a tool or a run.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../../support/embedded.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApi } from '../../support/embedded.ts';
 
 type ErrorAnswer = { error: { message: string; code: string } };
 
-let api: TestApi;
+const api = useTestApi();
 /** Limited to tool a, with the default scopes of such a key: read and run, not write. */
 let onlyA: string;
 /** Limited to tool a, and may change it. */
@@ -21,7 +21,6 @@ const transformTool = (id: string) => ({
 });
 
 beforeAll(async () => {
-  api = await startTestApi();
   for (const id of ['a', 'hidden']) {
     expect((await api.call('POST', '/v1/tools', { body: transformTool(id) })).status).toBe(201);
   }
@@ -40,9 +39,6 @@ beforeAll(async () => {
   const run = await api.call<{ runId: string }>('POST', '/v1/tools/hidden/run', { body: {} });
   expect(run.status).toBe(200);
   hiddenRunId = run.body.runId;
-});
-afterAll(async () => {
-  await api?.stop();
 });
 
 /** The answers for an existing-but-hidden id and for an unknown id must not differ (up to the id itself). */

@@ -5,10 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../../contract/api/run.ts';
-import { startTestApi, type TestApi } from '../../support/embedded.ts';
+import { useTestApi } from '../../support/embedded.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 
-let api: TestApi;
+const api = useTestApi({ KUBEGLUE_EGRESS_PRIVATE: 'deny', KUBEGLUE_EGRESS_DENY: '10.96.0.0/12' });
 let crm: HttpTarget;
 let other: HttpTarget;
 const TOKEN = 'crm-api-token-0123456789';
@@ -21,7 +21,6 @@ beforeAll(async () => {
     target.route('GET', '/users', (req) => ({ body: { auth: req.headers.authorization ?? null } }));
   }
   // The Kubernetes default: private addresses refused unless allowed.
-  api = await startTestApi({ KUBEGLUE_EGRESS_PRIVATE: 'deny', KUBEGLUE_EGRESS_DENY: '10.96.0.0/12' });
   const system = await api.call('POST', '/v1/systems', {
     body: {
       id: 'crm',
@@ -46,7 +45,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await api?.stop();
   await Promise.all([crm?.stop(), other?.stop()]);
 });
 

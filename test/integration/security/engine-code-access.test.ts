@@ -6,14 +6,14 @@
  * system's server, `evil` a host of the author's choosing.
  */
 import { createHmac } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { ResolvedSystem } from '../../../engine/types.ts';
-import { type HttpTarget, startHttpTarget, type TargetRequest } from '../../support/http-target.ts';
-import { startTestEngine, type TestEngine } from '../../support/security-engine.ts';
+import { type HttpTarget, type TargetRequest, useHttpTarget } from '../../support/http-target.ts';
+import { useTestEngine } from '../../support/security-engine.ts';
 
-let engine: TestEngine;
-let crm: HttpTarget;
-let evil: HttpTarget;
+const crm = useHttpTarget({ resetBeforeEach: true });
+const evil = useHttpTarget({ resetBeforeEach: true });
+const engine = useTestEngine();
 
 const TOKEN = 'crm-bearer-token-0123456789';
 const REVERSED = TOKEN.split('').reverse().join('');
@@ -83,8 +83,6 @@ const NOT_FOR_CODE =
   'can use <<crm_bearerToken>> without it)';
 
 beforeAll(async () => {
-  engine = startTestEngine();
-  [crm, evil] = await Promise.all([startHttpTarget(), startHttpTarget()]);
   for (const target of [crm, evil]) {
     // httpbin's /anything: the request as the server got it.
     for (const path of ['/anything', `/anything/${TOKEN}`]) {
@@ -93,16 +91,6 @@ beforeAll(async () => {
       }));
     }
   }
-});
-
-afterAll(async () => {
-  await engine.close();
-  await Promise.all([crm.stop(), evil.stop()]);
-});
-
-beforeEach(() => {
-  crm.reset();
-  evil.reset();
 });
 
 describe('transform code and a system without codeAccess (the default)', () => {

@@ -3,33 +3,21 @@
  * go only to the system's own origins. Real engine against two local servers that record what they get:
  * `crm` is the system's server, `evil` any other origin.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { EngineEvent, EngineStepResult, ResolvedSystem } from '../../../engine/types.ts';
-import { type HttpTarget, startHttpTarget, type TargetRequest } from '../../support/http-target.ts';
-import { startTestEngine, type TestEngine } from '../../support/security-engine.ts';
+import { type HttpTarget, type TargetRequest, useHttpTarget } from '../../support/http-target.ts';
+import { useTestEngine } from '../../support/security-engine.ts';
 
-let engine: TestEngine;
-let crm: HttpTarget;
-let evil: HttpTarget;
+const crm = useHttpTarget({ resetBeforeEach: true });
+const evil = useHttpTarget({ resetBeforeEach: true });
+const engine = useTestEngine();
 let system: ResolvedSystem;
 
 const TOKEN = 'crm-stored-token-0123456789';
 
 beforeAll(async () => {
-  engine = startTestEngine();
-  [crm, evil] = await Promise.all([startHttpTarget(), startHttpTarget()]);
   for (const target of [crm, evil]) target.route('*', '/users', { body: [{ id: 1 }] });
   system = { id: 'crm', url: `${crm.url}/`, authType: 'bearer', credentials: { bearerToken: TOKEN } };
-});
-
-afterAll(async () => {
-  await engine.close();
-  await Promise.all([crm.stop(), evil.stop()]);
-});
-
-beforeEach(() => {
-  crm.reset();
-  evil.reset();
 });
 
 function all(target: HttpTarget): TargetRequest[] {

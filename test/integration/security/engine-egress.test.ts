@@ -14,25 +14,15 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EgressPolicy } from '../../../engine/protocols/egress-policy.ts';
 import type { ResolveAll } from '../../../engine/protocols/egress-socket.ts';
 import type { EngineResult } from '../../../engine/types.ts';
-import { type FtpTestServer, startFtpServer } from '../../support/ftp-server.ts';
-import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
+import { type FtpTestServer, silentLogger, startFtpServer } from '../../support/ftp-server.ts';
+import { useHttpTarget } from '../../support/http-target.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
-import { DENY_PRIVATE, startTestEngine, type TestEngine } from '../../support/security-engine.ts';
+import { DENY_PRIVATE, useTestEngine } from '../../support/security-engine.ts';
 import { type SftpTestServer, startSftpServer } from '../../support/sftp-server.ts';
 
-let engine: TestEngine;
-let first: HttpTarget;
-let second: HttpTarget;
-
-beforeAll(async () => {
-  engine = startTestEngine();
-  [first, second] = await Promise.all([startHttpTarget(), startHttpTarget()]);
-});
-
-afterAll(async () => {
-  await engine.close();
-  await Promise.all([first.stop(), second.stop()]);
-});
+const first = useHttpTarget();
+const second = useHttpTarget();
+const engine = useTestEngine();
 
 function errorOf(result: EngineResult): string {
   return result.stepResults[0]?.error ?? `(no step error; run: ${result.status} ${result.error ?? ''})`;
@@ -355,17 +345,3 @@ describe('SFTP steps', () => {
     expect(allowed.status).toBe('success');
   });
 });
-
-function silentLogger(): object {
-  const noop = () => {};
-  const logger: Record<string, unknown> = {
-    trace: noop,
-    debug: noop,
-    info: noop,
-    warn: noop,
-    error: noop,
-    fatal: noop,
-  };
-  logger.child = () => logger;
-  return logger;
-}

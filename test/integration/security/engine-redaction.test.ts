@@ -10,23 +10,21 @@ import type { JsonValue } from '../../../contract/json.ts';
 import { type FileRef, isFileRef } from '../../../engine/file-ref.ts';
 import type { ResolvedSystem } from '../../../engine/types.ts';
 import { type FtpTestServer, startFtpServer } from '../../support/ftp-server.ts';
-import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
-import { startTestEngine, type TestEngine } from '../../support/security-engine.ts';
+import { useHttpTarget } from '../../support/http-target.ts';
+import { useTestEngine } from '../../support/security-engine.ts';
 
-let engine: TestEngine;
-let target: HttpTarget;
+const target = useHttpTarget();
+const engine = useTestEngine();
 let ftp: FtpTestServer;
 
 const TOKEN = 'tok-Straddle-0123456789ABCDEF';
 
 beforeAll(async () => {
-  engine = startTestEngine();
-  [target, ftp] = await Promise.all([startHttpTarget(), startFtpServer()]);
+  ftp = await startFtpServer();
 });
 
 afterAll(async () => {
-  await engine.close();
-  await Promise.all([target.stop(), ftp.stop()]);
+  await ftp.stop();
 });
 
 function bearer(): ResolvedSystem {

@@ -2,30 +2,18 @@
  * Issue 7, item 4: credentials do not follow a redirect to another origin, whichever header or query
  * parameter carries them. `api` redirects, `other` (another port: another origin) records what it gets.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { ResolvedSystem } from '../../../engine/types.ts';
-import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
-import { startTestEngine, type TestEngine } from '../../support/security-engine.ts';
+import { useHttpTarget } from '../../support/http-target.ts';
+import { useTestEngine } from '../../support/security-engine.ts';
 
-let engine: TestEngine;
-let api: HttpTarget;
-let other: HttpTarget;
+const api = useHttpTarget({ resetBeforeEach: true });
+const other = useHttpTarget({ resetBeforeEach: true });
+const engine = useTestEngine();
 
 beforeAll(async () => {
-  engine = startTestEngine();
-  [api, other] = await Promise.all([startHttpTarget(), startHttpTarget()]);
   other.route('*', '/landing', (req) => ({ body: { method: req.method, body: req.text } }));
   api.route('*', '/landing', (req) => ({ body: { method: req.method, body: req.text } }));
-});
-
-afterAll(async () => {
-  await engine.close();
-  await Promise.all([api.stop(), other.stop()]);
-});
-
-beforeEach(() => {
-  api.reset();
-  other.reset();
 });
 
 const KEY = 'ak-live-0123456789abcdef';

@@ -1,29 +1,13 @@
-/**
- * Issue 7, item 6 (run-time half): a Postgres step whose SQL text contains a template fails before it
- * reaches the database; templates in params keep working. Real engine, the throwaway Postgres.
- */
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
-import { startTestEngine, type TestEngine } from '../../support/security-engine.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../../support/database.ts';
+import { useTestEngine } from '../../support/security-engine.ts';
 
-let engine: TestEngine;
-let database: TestDatabase;
-let admin: pg.Client;
+const engine = useTestEngine();
+const database = useTestDatabase();
 
 beforeAll(async () => {
-  engine = startTestEngine();
-  database = await createTestDatabase(inject('databaseUrl'));
-  admin = new pg.Client({ connectionString: database.url });
-  await admin.connect();
-  await admin.query('CREATE TABLE accounts (id text PRIMARY KEY, owner text NOT NULL)');
-  await admin.query("INSERT INTO accounts VALUES ('a1', 'ada'), ('a2', 'linus')");
-});
-
-afterAll(async () => {
-  await engine.close();
-  await admin?.end();
-  await database?.drop();
+  await database.client.query('CREATE TABLE accounts (id text PRIMARY KEY, owner text NOT NULL)');
+  await database.client.query("INSERT INTO accounts VALUES ('a1', 'ada'), ('a2', 'linus')");
 });
 
 const injection = "nobody' OR '1'='1";

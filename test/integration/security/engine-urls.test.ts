@@ -2,25 +2,16 @@
  * Issue 7, item 7: values substituted into a step URL are encoded for where they stand, so a value
  * cannot reach another path, add query parameters, or pick the host. Real engine and HTTP target.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
-import { startTestEngine, type TestEngine } from '../../support/security-engine.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useHttpTarget } from '../../support/http-target.ts';
+import { useTestEngine } from '../../support/security-engine.ts';
 
-let engine: TestEngine;
-let target: HttpTarget;
+const target = useHttpTarget({ resetBeforeEach: true });
+const engine = useTestEngine();
 
 beforeAll(async () => {
-  engine = startTestEngine();
-  target = await startHttpTarget();
   target.route('GET', '/admin', { body: { admin: true } });
 });
-
-afterAll(async () => {
-  await engine.close();
-  await target.stop();
-});
-
-beforeEach(() => target.reset());
 
 describe('URL templates', () => {
   it('encodes a path value as one segment: ../admin?x=# stays inside /users/…', async () => {

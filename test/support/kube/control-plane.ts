@@ -6,13 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
+import { freeLoopbackPort } from '../ports.ts';
 import { type KubeConnection, type KubeHandle, kubeHandle, kubeRequest, writeKubeconfig } from './client.ts';
 import { type ControlPlanePki, generatePki } from './pki.ts';
 import {
   type Component,
   ComponentStartError,
   claimDirs,
-  freeLoopbackPort,
   removeOnExit,
   startComponent,
   sweepAbandonedDirs,

@@ -4,12 +4,25 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { RBAC, type RbacRole } from '../../../contract/rbac.ts';
 import type { KubeHandle } from './client.ts';
+import { type ProcessKubelet, startProcessKubelet } from './process-kubelet/kubelet.ts';
 
 const REPO = join(import.meta.dirname, '../../..');
 export const KUBEGLUE_CLI = join(REPO, 'bin/kubeglue.ts');
 /** The image runner Pods name in the tests; the process kubelet maps it to the local CLI. */
 export const TEST_RUNNER_IMAGE = 'kubeglue/kubeglue:test';
 export const RUNNER_ENTRYPOINT = [process.execPath, '--no-node-snapshot', KUBEGLUE_CLI];
+
+/** A process kubelet serving the namespace that runs kubeglue's image from this checkout, as user kubeglue-kubelet. */
+export function startKubegluePodRunner(kube: KubeHandle, namespace: string): Promise<ProcessKubelet> {
+  return startProcessKubelet({
+    url: kube.url,
+    caPem: kube.caPem,
+    token: kube.tokens['kubeglue-kubelet'] as string,
+    nodeName: `node-${namespace}`,
+    namespaces: [namespace],
+    images: { [TEST_RUNNER_IMAGE]: RUNNER_ENTRYPOINT },
+  });
+}
 
 /** Creates or replaces kubeglue's CRDs (charts/kubeglue/crds/*.yaml) and waits until the API server serves them. */
 export async function installCrds(kube: KubeHandle): Promise<void> {
@@ -75,6 +88,23 @@ export async function grantKubeglueRoles(kube: KubeHandle, namespace: string): P
         throw new Error(`RBAC ${path}: ${response.status} ${JSON.stringify(response.body)}`);
       }
     }
+  }
+}
+
+/** Reads until ok(value) or timeoutMs; the value, or an error naming what and the last value read. */
+export async function waitFor<T>(
+  what: string,
+  read: () => Promise<T>,
+  ok: (value: T) => boolean,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (ok(value)) return value;
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 

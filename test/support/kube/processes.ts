@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { closeSync, openSync, rmSync } from 'node:fs';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 /** A child process whose stdout and stderr go to a log file. */
@@ -133,18 +132,6 @@ export function startComponent(name: string, binary: string, args: string[], log
 export async function logTail(path: string, lines = 30): Promise<string> {
   const text = await readFile(path, 'utf8').catch(() => '');
   return text.trimEnd().split('\n').slice(-lines).join('\n');
-}
-
-export async function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**
