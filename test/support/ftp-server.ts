@@ -14,6 +14,7 @@ import type { AddressInfo, Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileSystem, FtpSrv } from 'ftp-srv';
+import { useStarted } from './fixture.ts';
 import { testTlsMaterial } from './tls.ts';
 
 export interface FtpServerOptions {
@@ -161,4 +162,12 @@ export async function startFtpServer(options: FtpServerOptions = {}): Promise<Ft
       if (ownsRoot) await rm(root, { recursive: true, force: true });
     },
   };
+}
+
+/** A server for the tests of the enclosing block, stopped after them. */
+export function useFtpServer(options: FtpServerOptions = {}): FtpTestServer {
+  return useStarted(
+    () => startFtpServer(options),
+    (server) => server.stop(),
+  );
 }

@@ -30,6 +30,7 @@ import ssh2, {
   type FileEntry,
   type SFTPWrapper,
 } from 'ssh2';
+import { useStarted } from './fixture.ts';
 
 const { Server, utils } = ssh2;
 const { STATUS_CODE, flagsToString } = utils.sftp;
@@ -425,4 +426,12 @@ export async function startSftpServer(options: SftpServerOptions = {}): Promise<
       if (ownsRoot) await rm(root, { recursive: true, force: true });
     },
   };
+}
+
+/** A server for the tests of the enclosing block, stopped after them. */
+export function useSftpServer(options: SftpServerOptions = {}): SftpTestServer {
+  return useStarted(
+    () => startSftpServer(options),
+    (server) => server.stop(),
+  );
 }

@@ -4,12 +4,12 @@
  * relays forward one hop). A newer agent on the other replica takes the tunnel over; a holder whose
  * agent left leaves nothing behind.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startTestApi, TEST_ADMIN_KEY, type TestApi } from '../../support/embedded.ts';
-import { type FtpTestServer, startFtpServer } from '../../support/ftp-server.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../../support/database.ts';
+import { startTestApi, TEST_ADMIN_KEY, type TestApi, useTestApi } from '../../support/embedded.ts';
+import { useFtpServer } from '../../support/ftp-server.ts';
 import { type AgentProcess, startAgent } from '../../support/gateway-agent.ts';
-import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
-import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
+import { useHttpTarget } from '../../support/http-target.ts';
 
 const TUNNEL = 'two-replicas';
 
@@ -23,10 +23,18 @@ interface GatewayList {
   data: { tunnelId: string; heldHere: boolean; targets: { name: string }[] }[];
 }
 
-let database: TestDatabase;
-let http: HttpTarget;
-let ftp: FtpTestServer;
-let first: TestApi;
+const env = (url: string) => ({
+  KUBEGLUE_DATABASE_URL: url,
+  // The target listens on loopback: only the agent may reach it.
+  KUBEGLUE_EGRESS_PRIVATE: 'deny',
+  KUBEGLUE_GATEWAY_HEARTBEAT_MS: '300',
+  KUBEGLUE_GATEWAY_CONNECT_WAIT_MS: '1500',
+});
+
+const database = useTestDatabase();
+const http = useHttpTarget();
+const ftp = useFtpServer({ username: 'ftp-user', password: 'ftp-secret-password' });
+const first = useTestApi(() => env(database.url));
 let second: TestApi;
 const agents: AgentProcess[] = [];
 
@@ -50,20 +58,8 @@ async function gateways(api: TestApi): Promise<GatewayList['data']> {
   return (await api.call<GatewayList>('GET', '/v1/gateways')).body.data;
 }
 
-const env = (url: string) => ({
-  KUBEGLUE_DATABASE_URL: url,
-  // The target listens on loopback: only the agent may reach it.
-  KUBEGLUE_EGRESS_PRIVATE: 'deny',
-  KUBEGLUE_GATEWAY_HEARTBEAT_MS: '300',
-  KUBEGLUE_GATEWAY_CONNECT_WAIT_MS: '1500',
-});
-
 beforeAll(async () => {
-  database = await createTestDatabase(inject('databaseUrl'));
-  http = await startHttpTarget();
   http.route('GET', '/hello', (req) => ({ body: { hello: 'private', host: req.headers.host ?? null } }));
-  ftp = await startFtpServer({ username: 'ftp-user', password: 'ftp-secret-password' });
-  first = await startTestApi(env(database.url));
   await first.call('POST', '/v1/systems', {
     body: {
       id: 'private-ftp',
@@ -110,10 +106,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(agents.map((agent) => agent.kill()));
   await second?.stop();
-  await first?.stop();
-  await http?.stop();
-  await ftp?.stop();
-  await database?.drop();
 });
 
 describe('a gateway tunnel and two API replicas', () => {

@@ -6,23 +6,29 @@
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startTestApi, TEST_ADMIN_KEY, type TestApi } from '../../support/embedded.ts';
-import { type FtpTestServer, startFtpServer } from '../../support/ftp-server.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../../support/database.ts';
+import { TEST_ADMIN_KEY, useTestApi } from '../../support/embedded.ts';
+import { useFtpServer } from '../../support/ftp-server.ts';
 import { type AgentProcess, startAgent } from '../../support/gateway-agent.ts';
-import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
-import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
-import { type SftpTestServer, startSftpServer } from '../../support/sftp-server.ts';
+import { useHttpTarget } from '../../support/http-target.ts';
+import { useSftpServer } from '../../support/sftp-server.ts';
 import { testTlsMaterial } from '../../support/tls.ts';
 
 const TUNNEL = 'corp';
-let api: TestApi;
-let http: HttpTarget;
+// Pool workers read NODE_EXTRA_CA_CERTS at start: the HTTPS target's certificate is then trusted.
+beforeAll(() => {
+  process.env.NODE_EXTRA_CA_CERTS = fileURLToPath(
+    new URL('../../support/fixtures/test-only-tls.cert.pem', import.meta.url),
+  );
+});
+const api = useTestApi({ KUBEGLUE_EGRESS_PRIVATE: 'deny', KUBEGLUE_GATEWAY_CONNECT_WAIT_MS: '1000' });
+const http = useHttpTarget();
+const database = useTestDatabase();
+const sftp = useSftpServer({ password: 'sftp-secret-password' });
+const ftp = useFtpServer({ username: 'ftp-user', password: 'ftp-secret-password' });
+const ftps = useFtpServer({ username: 'ftp-user', password: 'ftp-secret-password', tls: 'explicit' });
 let https: HttpsServer;
-let database: TestDatabase;
-let sftp: SftpTestServer;
-let ftp: FtpTestServer;
-let ftps: FtpTestServer;
 let agent: AgentProcess;
 let targets: Record<string, unknown>;
 
@@ -54,12 +60,6 @@ async function run(toolId: string): Promise<Run> {
 }
 
 beforeAll(async () => {
-  // Pool workers read NODE_EXTRA_CA_CERTS at start: the HTTPS target's certificate is then trusted.
-  process.env.NODE_EXTRA_CA_CERTS = fileURLToPath(
-    new URL('../../support/fixtures/test-only-tls.cert.pem', import.meta.url),
-  );
-  api = await startTestApi({ KUBEGLUE_EGRESS_PRIVATE: 'deny', KUBEGLUE_GATEWAY_CONNECT_WAIT_MS: '1000' });
-  http = await startHttpTarget();
   http.route('GET', '/hello', (req) => ({ body: { host: req.headers.host ?? null } }));
   http.route('GET', '/slow', async () => {
     await new Promise((resolve) => setTimeout(resolve, 3_000));
@@ -71,10 +71,6 @@ beforeAll(async () => {
     res.end(JSON.stringify({ secure: true, host: req.headers.host }));
   });
   await new Promise<void>((resolve) => https.listen(0, '127.0.0.1', resolve));
-  database = await createTestDatabase(inject('databaseUrl'));
-  sftp = await startSftpServer({ password: 'sftp-secret-password' });
-  ftp = await startFtpServer({ username: 'ftp-user', password: 'ftp-secret-password' });
-  ftps = await startFtpServer({ username: 'ftp-user', password: 'ftp-secret-password', tls: 'explicit' });
   targets = {
     web: hostPort(http.url),
     secure: { address: `127.0.0.1:${(https.address() as AddressInfo).port}`, protocol: 'https' },
@@ -175,13 +171,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await agent?.kill();
-  await api?.stop();
-  await http?.stop();
   await new Promise((resolve) => https?.close(resolve));
-  await database?.drop();
-  await sftp?.stop();
-  await ftp?.stop();
-  await ftps?.stop();
 });
 
 describe('a private system behind a gateway agent', () => {
