@@ -2,15 +2,23 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { embeddedStorePath, openStore, type StoredRun } from '../store/index.ts';
 import { startTestPostgres } from '../test/support/postgres.ts';
 import { processTree, samplePeakPss, treePss } from './pss.ts';
-import { emit, percentile, progress, round, throughput, timed } from './stats.ts';
+import {
+  emit,
+  interleaved,
+  overheadFigures,
+  percentile,
+  progress,
+  round,
+  throughput,
+  timed,
+} from './stats.ts';
+import { startJsonTarget } from './target.ts';
 
 export const ADMIN_KEY = 'kg_bench-admin-key-000000000000000000000000';
 const SEQUENTIAL = 2_000;
@@ -25,26 +33,17 @@ const PAGES = Math.ceil(LISTING_ITEMS / PAGE_SIZE);
 /** How long to wait after the load for idle engine workers to retire (KUBEGLUE_WORKER_IDLE_MS + margin). */
 const SETTLE_MS = Number(process.env.KUBEGLUE_BENCH_SETTLE_MS ?? 75_000);
 
-export async function startTarget() {
-  const server = createServer((req, res) => {
-    res.setHeader('content-type', 'application/json');
-    const url = new URL(req.url ?? '/', 'http://x');
-    if (url.pathname === '/items') {
-      const offset = Number(url.searchParams.get('offset') ?? 0);
-      const limit = Number(url.searchParams.get('limit') ?? PAGE_SIZE);
-      const items = [];
-      for (let i = offset; i < Math.min(LISTING_ITEMS, offset + limit); i++) {
-        items.push({ id: i, name: `item ${i}`, email: `user${i}@example.com` });
-      }
-      res.end(JSON.stringify({ items, total: LISTING_ITEMS }));
-      return;
+/** The bench target: `/items?offset=&limit=` pages through LISTING_ITEMS items. */
+export function startTarget() {
+  return startJsonTarget((url) => {
+    const offset = Number(url.searchParams.get('offset') ?? 0);
+    const limit = Number(url.searchParams.get('limit') ?? PAGE_SIZE);
+    const items = [];
+    for (let i = offset; i < Math.min(LISTING_ITEMS, offset + limit); i++) {
+      items.push({ id: i, name: `item ${i}`, email: `user${i}@example.com` });
     }
-    res.end('{"ok":true}');
+    return JSON.stringify({ items, total: LISTING_ITEMS });
   });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, stop: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
 interface Server {
@@ -208,48 +207,23 @@ async function benchDriver(
 
     if (driver === 'embedded') {
       progress(`api: ${SEQUENTIAL} sequential sync runs vs direct GETs, interleaved`);
-      const viaApi: number[] = [];
-      const viaDirect: number[] = [];
-      for (let i = 0; i < SEQUENTIAL; i++) {
-        viaApi.push(await timed(run));
-        viaDirect.push(await timed(direct));
-      }
-      const apiP50 = percentile(viaApi, 50);
-      const directP50 = percentile(viaDirect, 50);
       emit({
         bench: 'api.sync_run_overhead',
         driver,
         calls: SEQUENTIAL,
-        apiP50Ms: round(apiP50),
-        apiP99Ms: round(percentile(viaApi, 99)),
-        directP50Ms: round(directP50),
-        directP99Ms: round(percentile(viaDirect, 99)),
-        overheadP50Ms: round(apiP50 - directP50),
-        ratioP50: round(apiP50 / directP50, 2),
+        ...overheadFigures('api', await interleaved(SEQUENTIAL, run, direct)),
         targetOverheadP50Ms: 2,
       });
 
       progress(
         `api: ${SEQUENTIAL / 2} sequential ${PAGES}-page pagination + transform runs vs ${PAGES} direct GETs`,
       );
-      const pagesApi: number[] = [];
-      const pagesDirect: number[] = [];
-      for (let i = 0; i < SEQUENTIAL / 2; i++) {
-        pagesApi.push(await timed(runPages));
-        pagesDirect.push(await timed(directPages));
-      }
-      const pagesApiP50 = percentile(pagesApi, 50);
-      const pagesDirectP50 = percentile(pagesDirect, 50);
       emit({
         bench: 'api.pagination_overhead',
         driver,
         pages: PAGES,
         calls: SEQUENTIAL / 2,
-        apiP50Ms: round(pagesApiP50),
-        apiP99Ms: round(percentile(pagesApi, 99)),
-        directP50Ms: round(pagesDirectP50),
-        overheadP50Ms: round(pagesApiP50 - pagesDirectP50),
-        ratioP50: round(pagesApiP50 / pagesDirectP50, 2),
+        ...overheadFigures('api', await interleaved(SEQUENTIAL / 2, runPages, directPages)),
         targetOverheadP50Ms: 3,
       });
 

@@ -1,33 +1,22 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import { Tool } from '../contract/api/tool.ts';
 import type { RunOrder } from '../engine/worker/ipc.ts';
 import { WorkerPool } from '../engine/worker/pool.ts';
-import { emit, percentile, progress, round, throughput, timed } from './stats.ts';
+import { emit, interleaved, overheadFigures, progress, round, throughput, timed } from './stats.ts';
+import { startJsonTarget } from './target.ts';
 
 const SEQUENTIAL_CALLS = 2_000;
 const THROUGHPUT_MS = 10_000;
 const CONCURRENCY = 32;
 
-async function startTarget() {
+/** The bench target: `/items?page=&pages=` answers pages of 100 items, then an empty page. */
+function startTarget() {
   const page = (n: number) =>
     JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ id: n * 100 + i, name: `item ${i}` })));
-  const server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://x');
-    res.setHeader('content-type', 'application/json');
-    if (url.pathname === '/items') {
-      const pageNo = Number(url.searchParams.get('page'));
-      const pages = Number(url.searchParams.get('pages'));
-      res.end(pageNo <= pages ? page(pageNo) : '[]');
-      return;
-    }
-    res.end('{"ok":true}');
+  return startJsonTarget((url) => {
+    const pageNo = Number(url.searchParams.get('page'));
+    return pageNo <= Number(url.searchParams.get('pages')) ? page(pageNo) : '[]';
   });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, stop: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
 let runNo = 0;
@@ -61,28 +50,14 @@ export async function benchEngine(): Promise<void> {
     }
 
     progress(`engine: ${SEQUENTIAL_CALLS} sequential one-step runs vs direct GETs, interleaved`);
-    const viaPool: number[] = [];
-    const direct: number[] = [];
-    for (let i = 0; i < SEQUENTIAL_CALLS; i++) {
-      viaPool.push(
-        await timed(async () => {
-          const result = await pool.run(getOrder(url));
-          if (result.status !== 'success') throw new Error(`bench run failed: ${result.error}`);
-        }),
-      );
-      direct.push(await timed(() => directGet(agent, url)));
-    }
-    const poolP50 = percentile(viaPool, 50);
-    const directP50 = percentile(direct, 50);
+    const viaPool = async () => {
+      const result = await pool.run(getOrder(url));
+      if (result.status !== 'success') throw new Error(`bench run failed: ${result.error}`);
+    };
     emit({
       bench: 'engine.http_step_overhead',
       calls: SEQUENTIAL_CALLS,
-      poolP50Ms: round(poolP50),
-      poolP99Ms: round(percentile(viaPool, 99)),
-      directP50Ms: round(directP50),
-      directP99Ms: round(percentile(direct, 99)),
-      overheadP50Ms: round(poolP50 - directP50),
-      ratioP50: round(poolP50 / directP50, 2),
+      ...overheadFigures('pool', await interleaved(SEQUENTIAL_CALLS, viaPool, () => directGet(agent, url))),
       targetOverheadP50Ms: 0.5,
     });
 

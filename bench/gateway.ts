@@ -19,7 +19,7 @@ import { GatewayRegistry } from '../api/gateway/registry.ts';
 import { openStore } from '../store/index.ts';
 import { startAgent } from '../test/support/gateway-agent.ts';
 import { ADMIN_KEY, client, startServer } from './api.ts';
-import { emit, percentile, progress, round, timed } from './stats.ts';
+import { emit, interleaved, overheadFigures, progress, round, timed } from './stats.ts';
 
 const SEQUENTIAL = Number(process.env.KUBEGLUE_BENCH_GATEWAY_CALLS ?? 1_000);
 const DOWNLOAD_MIB = Number(process.env.KUBEGLUE_BENCH_GATEWAY_MIB ?? 256);
@@ -154,23 +154,12 @@ async function stepOverheadFigure(): Promise<void> {
       await run('direct');
     }
     progress(`gateway: ${SEQUENTIAL} sequential runs through the tunnel vs direct, interleaved`);
-    const viaGateway: number[] = [];
-    const direct: number[] = [];
-    for (let i = 0; i < SEQUENTIAL; i++) {
-      viaGateway.push(await timed(() => run('via-gateway')));
-      direct.push(await timed(() => run('direct')));
-    }
-    const gatewayP50 = percentile(viaGateway, 50);
-    const directP50 = percentile(direct, 50);
-    emit({
-      bench: 'gateway.http_step_overhead',
-      calls: SEQUENTIAL,
-      gatewayP50Ms: round(gatewayP50),
-      gatewayP99Ms: round(percentile(viaGateway, 99)),
-      directP50Ms: round(directP50),
-      directP99Ms: round(percentile(direct, 99)),
-      overheadP50Ms: round(gatewayP50 - directP50),
-    });
+    const samples = await interleaved(
+      SEQUENTIAL,
+      () => run('via-gateway'),
+      () => run('direct'),
+    );
+    emit({ bench: 'gateway.http_step_overhead', calls: SEQUENTIAL, ...overheadFigures('gateway', samples) });
   } finally {
     await agent.kill();
     await http.close();

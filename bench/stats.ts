@@ -17,6 +17,40 @@ export function progress(line: string): void {
   process.stderr.write(`bench: ${line}\n`);
 }
 
+/** `count` pairs of samples taken in turn, so that load from elsewhere falls on both alike. */
+export async function interleaved(
+  count: number,
+  via: () => Promise<unknown>,
+  direct: () => Promise<unknown>,
+): Promise<{ via: number[]; direct: number[] }> {
+  const samples = { via: [] as number[], direct: [] as number[] };
+  for (let i = 0; i < count; i++) {
+    samples.via.push(await timed(via));
+    samples.direct.push(await timed(direct));
+  }
+  return samples;
+}
+
+/**
+ * What a path costs over the direct one, from interleaved samples: `<name>P50Ms` and `<name>P99Ms`,
+ * `directP50Ms` and `directP99Ms`, `overheadP50Ms` and `ratioP50`.
+ */
+export function overheadFigures(
+  name: string,
+  samples: { via: number[]; direct: number[] },
+): Record<string, number> {
+  const viaP50 = percentile(samples.via, 50);
+  const directP50 = percentile(samples.direct, 50);
+  return {
+    [`${name}P50Ms`]: round(viaP50),
+    [`${name}P99Ms`]: round(percentile(samples.via, 99)),
+    directP50Ms: round(directP50),
+    directP99Ms: round(percentile(samples.direct, 99)),
+    overheadP50Ms: round(viaP50 - directP50),
+    ratioP50: round(viaP50 / directP50, 2),
+  };
+}
+
 export async function timed(fn: () => Promise<unknown>): Promise<number> {
   const start = performance.now();
   await fn();
