@@ -106,6 +106,20 @@ export async function lockOAuthToken(
   return rows.length > 0;
 }
 
+/** The written token as the columns grant_type … updated_at take it, in that order. */
+function tokenValues(write: OAuthTokenWrite): unknown[] {
+  return [
+    write.grantType,
+    write.fingerprint,
+    write.sealed,
+    write.tokenHash,
+    write.expiresAt ?? null,
+    write.scopes ?? null,
+    write.status,
+    write.updatedAt,
+  ];
+}
+
 /** Stores a refreshed token and releases the lease, only while `owner` still holds it; whether it did. */
 export async function saveLockedOAuthToken(
   db: Db,
@@ -119,18 +133,7 @@ export async function saveLockedOAuthToken(
             status = $9, updated_at = $10, lock_owner = NULL, lock_until = 0
       WHERE system_key = $1 AND lock_owner = $2
       RETURNING system_key`,
-    [
-      systemKey,
-      owner,
-      write.grantType,
-      write.fingerprint,
-      write.sealed,
-      write.tokenHash,
-      write.expiresAt ?? null,
-      write.scopes ?? null,
-      write.status,
-      write.updatedAt,
-    ],
+    [systemKey, owner, ...tokenValues(write)],
   );
   return rows.length > 0;
 }
@@ -149,17 +152,7 @@ export async function putOAuthToken(db: Db, systemKey: string, write: OAuthToken
         SET grant_type = EXCLUDED.grant_type, fingerprint = EXCLUDED.fingerprint, sealed = EXCLUDED.sealed,
             token_hash = EXCLUDED.token_hash, expires_at = EXCLUDED.expires_at, scopes = EXCLUDED.scopes,
             status = EXCLUDED.status, updated_at = EXCLUDED.updated_at, lock_owner = NULL, lock_until = 0`,
-    [
-      systemKey,
-      write.grantType,
-      write.fingerprint,
-      write.sealed,
-      write.tokenHash,
-      write.expiresAt ?? null,
-      write.scopes ?? null,
-      write.status,
-      write.updatedAt,
-    ],
+    [systemKey, ...tokenValues(write)],
   );
 }
 
