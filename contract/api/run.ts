@@ -18,6 +18,9 @@ export const ClientRequestSource = z.enum(['api', 'frontend', 'mcp', 'cli'], {
 export const ExecutionMode = z.enum(['prod', 'dev']);
 export type ExecutionMode = z.infer<typeof ExecutionMode>;
 
+/** Which execution of a run: 1, and one more each time a lost execution of a read-only run starts over. */
+export const Attempt = z.number().int().min(1);
+
 export const RunId = z
   .string()
   .min(1)
@@ -281,16 +284,11 @@ export const Run = z
       .string()
       .optional()
       .describe('Extension: the run whose completion started this chained run.'),
-    attempt: z
-      .number()
-      .int()
-      .min(1)
-      .optional()
-      .describe(
-        'Extension: which execution of the run this is. 1, unless the execution of a read-only async run ' +
-          '(every step modify: false) was lost (a shutdown, a crash, a runner Pod gone) and the run started ' +
-          'over from its first step.',
-      ),
+    attempt: Attempt.optional().describe(
+      'Extension: which execution of the run this is. 1, unless the execution of a read-only async run ' +
+        '(every step modify: false) was lost (a shutdown, a crash, a runner Pod gone) and the run started ' +
+        'over from its first step.',
+    ),
     metadata: RunMetadata,
     fileArtifacts: z.array(FileArtifact).optional(),
     important_notice: z.string().optional(),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ExecutionMode, RequestSource, RunOptions, RunStatus } from '../api/run.ts';
+import { Attempt, ExecutionMode, RequestSource, RunOptions, RunStatus } from '../api/run.ts';
 import { Environment, SystemId, systemFields } from '../api/system.ts';
 import { checkSteps, ToolId, ToolSteps, toolFields } from '../api/tool.ts';
 import { API_VERSION, Condition, ObjectMeta } from './meta.ts';
@@ -116,14 +116,9 @@ export const ToolRunStatus = z.object({
     .describe(
       'Why the run is where it is, as a named reason: Queued, Pending, Running, Retrying (a read-only run whose runner Pod was lost starts over as its next attempt); once ended Succeeded, Failed, Cancelled or the cause the operator found (OOMKilled, Evicted, DeadlineExceeded, ImagePullFailed, Unschedulable, PodPendingTimeout, PodLost, HeartbeatStale, RunnerFailed, ExecutionLost, RunNotFound).',
     ),
-  attempt: z
-    .number()
-    .int()
-    .min(1)
-    .optional()
-    .describe(
-      'The execution attempt launched for this run (its runner Pod is named after it); above 1 when a read-only run started over after a lost execution.',
-    ),
+  attempt: Attempt.optional().describe(
+    'The execution attempt launched for this run (its runner Pod is named after it); above 1 when a read-only run started over after a lost execution.',
+  ),
   executionPhase: z
     .enum(['Pending', 'Running', 'Finished'])
     .optional()
