@@ -43,30 +43,18 @@ export class StoreRuntimeCredentialVault implements RuntimeCredentialVault {
   }
 
   seal(runId: string, credentials: RuntimeCredentials): Uint8Array {
-    return this.#box.seal(Buffer.from(JSON.stringify(credentials), 'utf8'), context(runId));
+    return this.#box.sealJson(credentials, context(runId));
   }
 
   async get(runId: string): Promise<RuntimeCredentials | undefined> {
     const sealed = await this.#store.getRunCredentials(runId);
     if (!sealed) return undefined;
-    let plain: Buffer;
     try {
-      plain = this.#box.open(sealed, context(runId));
+      return this.#box.openJson(sealed, context(runId), RuntimeCredentials, 'a credentials map');
     } catch (error) {
       if (error instanceof SecretBoxError) throw new RuntimeCredentialsUnreadableError(runId, error.message);
       throw error;
     }
-    let json: unknown;
-    try {
-      json = JSON.parse(plain.toString('utf8'));
-    } catch {
-      throw new RuntimeCredentialsUnreadableError(runId, 'the decrypted content is not JSON');
-    }
-    const parsed = RuntimeCredentials.safeParse(json);
-    if (!parsed.success) {
-      throw new RuntimeCredentialsUnreadableError(runId, 'the decrypted content is not a credentials map');
-    }
-    return parsed.data;
   }
 
   async delete(runId: string): Promise<void> {

@@ -60,7 +60,7 @@ export class EmbeddedSecretStore implements SecretStore {
   }
 
   async put(name: string, data: Record<string, string>): Promise<void> {
-    const sealed = this.#box.seal(Buffer.from(JSON.stringify(data), 'utf8'), this.#context(name));
+    const sealed = this.#box.sealJson(data, this.#context(name));
     try {
       await this.#store.putSecret(this.#namespace, name, sealed);
     } finally {
@@ -89,23 +89,12 @@ export class EmbeddedSecretStore implements SecretStore {
   async #read(name: string): Promise<Readonly<Record<string, string>> | undefined> {
     const sealed = await this.#store.getSecret(this.#namespace, name);
     if (!sealed) return undefined;
-    let plain: Buffer;
     try {
-      plain = this.#box.open(sealed, this.#context(name));
+      return Object.freeze(this.#box.openJson(sealed, this.#context(name), SecretData, 'a map of strings'));
     } catch (error) {
       if (error instanceof SecretBoxError) throw new SecretUnreadableError(name, error.message);
       throw error;
     }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(plain.toString('utf8'));
-    } catch {
-      throw new SecretUnreadableError(name, 'the decrypted content is not JSON');
-    }
-    const result = SecretData.safeParse(parsed);
-    if (!result.success)
-      throw new SecretUnreadableError(name, 'the decrypted content is not a map of strings');
-    return Object.freeze(result.data);
   }
 
   #context(name: string): string {

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { chmod, link, mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { z } from 'zod';
 
 const FORMAT_VERSION = 1;
 const KEY_BYTES = 32;
@@ -38,6 +39,28 @@ export class SecretBox {
     cipher.setAAD(additionalData(FORMAT_VERSION, context));
     const ciphertext = Buffer.concat([cipher.update(plain), cipher.final()]);
     return Buffer.concat([Buffer.of(FORMAT_VERSION), iv, cipher.getAuthTag(), ciphertext]);
+  }
+
+  /** Seals the JSON text of a value. */
+  sealJson(value: unknown, context?: string): Buffer {
+    return this.seal(Buffer.from(JSON.stringify(value), 'utf8'), context);
+  }
+
+  /**
+   * Opens what sealJson sealed and checks it against the schema. Whatever fails (opening, JSON, the shape,
+   * which `shape` names) is a SecretBoxError that says which, never with any of the data.
+   */
+  openJson<T>(sealed: Uint8Array, context: string, schema: z.ZodType<T>, shape: string): T {
+    const plain = this.open(sealed, context);
+    let json: unknown;
+    try {
+      json = JSON.parse(plain.toString('utf8'));
+    } catch {
+      throw new SecretBoxError('the decrypted content is not JSON');
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) throw new SecretBoxError(`the decrypted content is not ${shape}`);
+    return parsed.data;
   }
 
   open(sealed: Uint8Array, context?: string): Buffer {
