@@ -28,3 +28,15 @@ export function isFileRef(value: unknown): value is FileRef {
 export function fileRefBytes(ref: FileRef): Buffer {
   return Buffer.from(ref.contentBase64, 'base64');
 }
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A file's bytes as text when they are valid UTF-8 without NUL bytes; null means binary. A UTF-8 BOM is dropped. */
+export function fileText(bytes: Uint8Array): string | null {
+  if (bytes.includes(0)) return null;
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}

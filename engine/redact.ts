@@ -1,5 +1,5 @@
 import type { JsonValue } from '../contract/json.ts';
-import { isFileRef } from './file-ref.ts';
+import { fileText, isFileRef } from './file-ref.ts';
 import { secretForms } from './secret-forms.ts';
 
 /**
@@ -14,18 +14,6 @@ const TOKEN_CHAR = '[\\p{L}\\p{N}_]';
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** The text of file bytes when they are UTF-8 without NUL bytes; undefined for binary content. */
-function textOf(bytes: Buffer): string | undefined {
-  if (bytes.includes(0)) return undefined;
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -125,8 +113,8 @@ export class Redactor {
   #fileContent(ref: { [key: string]: JsonValue }): void {
     if (typeof ref.contentBase64 !== 'string') return;
     const bytes = Buffer.from(ref.contentBase64, 'base64');
-    const text = textOf(bytes);
-    if (text === undefined) return;
+    const text = fileText(bytes);
+    if (text === null) return;
     const scrubbed = this.string(text);
     if (scrubbed === text) return;
     const encoded = Buffer.from(scrubbed, 'utf8');

@@ -9,7 +9,7 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import mime from 'mime-types';
 import { z } from 'zod';
 import { JsonValue } from '../../contract/json.ts';
-import { type FileRef, fileRefBytes, fileRefFromBytes, isFileRef } from '../file-ref.ts';
+import { type FileRef, fileRefBytes, fileRefFromBytes, fileText, isFileRef } from '../file-ref.ts';
 import { EgressGuard, PERMISSIVE_EGRESS } from './egress-policy.ts';
 import type { GatewayDial } from './gateway-socket.ts';
 
@@ -226,18 +226,6 @@ export function encodePutContent(content: JsonValue, encoding: 'utf8' | 'base64'
   return Buffer.from(JSON.stringify(content), 'utf8');
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** Text when the bytes are valid UTF-8 without NUL bytes; null means binary. A UTF-8 BOM is dropped. */
-function decodeText(bytes: Uint8Array): string | null {
-  if (bytes.includes(0)) return null;
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return null;
-  }
-}
-
 function isJsonType(contentType: string): boolean {
   return contentType === 'application/json' || contentType.endsWith('+json');
 }
@@ -281,7 +269,7 @@ export interface DecodedContent {
  */
 export function decodeFileContent(path: string, bytes: Uint8Array): DecodedContent {
   const byExtension = mime.lookup(path);
-  const text = decodeText(bytes);
+  const text = fileText(bytes);
   if (text === null) return { contentType: byExtension || 'application/octet-stream', content: null };
   const contentType = byExtension || 'text/plain';
   const extension = posix.extname(path).toLowerCase();
