@@ -27,24 +27,18 @@ describe('runtime credentials of a queued async run', () => {
   it('are not replaced by a conflicting request that reuses its runId', async () => {
     await api.call('POST', '/v1/tools/block/run', { body: { options: { async: true } } });
     await expect.poll(() => held.length, { timeout: 10_000 }).toBe(1);
-    const queued = await api.call('POST', '/v1/tools/whoami/run', {
-      body: {
-        runId: 'creds-x',
-        inputs: { n: 1 },
-        credentials: { crm_bearerToken: 'first-token' },
-        options: { async: true },
-      },
-    });
-    expect(queued.status).toBe(202);
-    const conflicting = await api.call('POST', '/v1/tools/whoami/run', {
-      body: {
-        runId: 'creds-x',
-        inputs: { n: 2 },
-        credentials: { crm_bearerToken: 'other-token' },
-        options: { async: true },
-      },
-    });
-    expect(conflicting.status).toBe(409);
+    /** An async run `creds-x` of whoami with input n and the system's bearer token given at run time. */
+    const whoami = (n: number, token: string) =>
+      api.call('POST', '/v1/tools/whoami/run', {
+        body: {
+          runId: 'creds-x',
+          inputs: { n },
+          credentials: { crm_bearerToken: token },
+          options: { async: true },
+        },
+      });
+    expect((await whoami(1, 'first-token')).status).toBe(202);
+    expect((await whoami(2, 'other-token')).status).toBe(409);
     (held[0] as ServerResponse).end('"done"');
     await waitForRun(api, 'creds-x');
     const results = await api.call<{ data: { data: { auth: string } } }>('GET', '/v1/runs/creds-x/results');

@@ -44,21 +44,17 @@ describe('server basics', () => {
     });
   });
 
+  /** POST /echo with the body as the content type. */
+  const echo = (contentType: string, body: string) =>
+    fetch(`${base}/echo`, { method: 'POST', headers: { 'content-type': contentType }, body });
+
   it('answers malformed JSON with 400 and a body over the limit with 413, both in the error shape', async () => {
-    const malformed = await fetch(`${base}/echo`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{"a":',
-    });
+    const malformed = await echo('application/json', '{"a":');
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toEqual({
       error: { message: expect.stringMatching(/JSON/), code: 'KG_ERR_MALFORMED_REQUEST' },
     });
-    const huge = await fetch(`${base}/echo`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ a: 'x'.repeat(5000) }),
-    });
+    const huge = await echo('application/json', JSON.stringify({ a: 'x'.repeat(5000) }));
     expect(huge.status).toBe(413);
     expect(await huge.json()).toEqual({
       error: {
@@ -69,11 +65,7 @@ describe('server basics', () => {
   });
 
   it('answers a body of another content type with 415 saying to send JSON', async () => {
-    const response = await fetch(`${base}/echo`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/xml' },
-      body: '<a/>',
-    });
+    const response = await echo('application/xml', '<a/>');
     expect(response.status).toBe(415);
     expect(await response.json()).toEqual({
       error: {

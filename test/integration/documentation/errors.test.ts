@@ -121,40 +121,36 @@ async function expectAlive(): Promise<void> {
   expect(server?.output()).not.toMatch(/Unhandled|RequestAbortedError|uncaught/i);
 }
 
-it('stays up when a documentation URL answers 404, and shows the error on the system', async () => {
+/** Starts the server unless it runs and creates system `id` with its documentation at `${siteUrl}${path}`. */
+async function systemWithDocs(id: string, path: string): Promise<void> {
   await startServer();
   const created = await call('POST', '/v1/systems', {
-    id: 'missing-docs',
+    id,
     url: `${siteUrl}/api`,
-    documentationUrl: `${siteUrl}/missing`,
+    documentationUrl: `${siteUrl}${path}`,
   });
   expect(created.status).toBe(201);
-  const state = await settled('missing-docs');
+}
+
+/** The documentation of `id` failed on the page that answers 404, and the server is still up. */
+async function failedOnMissingPage(id: string): Promise<void> {
+  const state = await settled(id);
   expect(state).toMatchObject({ status: 'failed', error: `fetching ${siteUrl}/missing answered HTTP 404` });
   await expectAlive();
+}
+
+it('stays up when a documentation URL answers 404, and shows the error on the system', async () => {
+  await systemWithDocs('missing-docs', '/missing');
+  await failedOnMissingPage('missing-docs');
 });
 
 it('stays up when a documentation URL redirects to a page that answers 404', async () => {
-  await startServer();
-  const created = await call('POST', '/v1/systems', {
-    id: 'moved-docs',
-    url: `${siteUrl}/api`,
-    documentationUrl: `${siteUrl}/moved`,
-  });
-  expect(created.status).toBe(201);
-  const state = await settled('moved-docs');
-  expect(state).toMatchObject({ status: 'failed', error: `fetching ${siteUrl}/missing answered HTTP 404` });
-  await expectAlive();
+  await systemWithDocs('moved-docs', '/moved');
+  await failedOnMissingPage('moved-docs');
 });
 
 it('stays up after a restart with that fetch still pending', async () => {
-  await startServer();
-  const created = await call('POST', '/v1/systems', {
-    id: 'held-docs',
-    url: `${siteUrl}/api`,
-    documentationUrl: `${siteUrl}/held`,
-  });
-  expect(created.status).toBe(201);
+  await systemWithDocs('held-docs', '/held');
   // The fetch is under way when the server stops: its request stays pending for the next process.
   await waitUntil(() => held.length > 0, 20_000, 'the documentation fetch to arrive');
   expect(await server?.stop()).toBe(0);
@@ -163,19 +159,11 @@ it('stays up after a restart with that fetch still pending', async () => {
   holding = false;
 
   await startServer();
-  const state = await settled('held-docs');
-  expect(state).toMatchObject({ status: 'failed', error: `fetching ${siteUrl}/missing answered HTTP 404` });
-  await expectAlive();
+  await failedOnMissingPage('held-docs');
 });
 
 it('retries a documentation URL that answers 503, gives up after KUBEGLUE_JOB_MAX_FAILURES, and shows why', async () => {
-  await startServer();
-  const created = await call('POST', '/v1/systems', {
-    id: 'unavailable-docs',
-    url: `${siteUrl}/api`,
-    documentationUrl: `${siteUrl}/unavailable`,
-  });
-  expect(created.status).toBe(201);
+  await systemWithDocs('unavailable-docs', '/unavailable');
   const state = await settled('unavailable-docs');
   expect(state).toEqual(
     expect.objectContaining({

@@ -49,6 +49,19 @@ function url(path: string): string {
 
 const ok = { body: { ok: true } };
 
+/** Runs one step `send` with the config against `path` on the target, which answers ok; the run succeeds. */
+async function send(
+  method: string,
+  path: string,
+  config: Record<string, unknown>,
+  options: RunOptions = {},
+): Promise<EngineResult> {
+  target.route(method, path, ok);
+  const result = await run({ steps: [{ id: 'send', config: { url: url(path), ...config } }] }, options);
+  expect(result.status).toBe('success');
+  return result;
+}
+
 /** A 1×1 transparent PNG: bytes that are not UTF-8 text. */
 const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
@@ -83,27 +96,19 @@ describe('templates in a real request', () => {
   });
 
   it('evaluates arrow, bare-parameter, async and function expressions in the sandbox', async () => {
-    target.route('GET', '/tpl/functions', ok);
-    const result = await run(
+    await send(
+      'GET',
+      '/tpl/functions',
       {
-        steps: [
-          {
-            id: 'send',
-            config: {
-              url: url('/tpl/functions'),
-              queryParams: {
-                arrow: '<<(sourceData) => sourceData.user.name.toUpperCase()>>',
-                bare: '<<s => s.user.id * 2>>',
-                async: '<<async (s) => { const v = await Promise.resolve(s.user.id); return v + 1; }>>',
-                fn: '<<function (s) { return s.user.tags.join("+"); }>>',
-              },
-            },
-          },
-        ],
+        queryParams: {
+          arrow: '<<(sourceData) => sourceData.user.name.toUpperCase()>>',
+          bare: '<<s => s.user.id * 2>>',
+          async: '<<async (s) => { const v = await Promise.resolve(s.user.id); return v + 1; }>>',
+          fn: '<<function (s) { return s.user.tags.join("+"); }>>',
+        },
       },
       { inputs: { user: { name: 'ada', id: 21, tags: ['x', 'y'] } } },
     );
-    expect(result.status).toBe('success');
     expect(only('/tpl/functions').query).toEqual([
       ['arrow', 'ADA'],
       ['bare', '42'],
@@ -113,53 +118,37 @@ describe('templates in a real request', () => {
   });
 
   it('renders strings as is, numbers and booleans with String(), objects, arrays and null as JSON, undefined as null', async () => {
-    target.route('POST', '/tpl/rendering', ok);
-    const result = await run(
+    await send(
+      'POST',
+      '/tpl/rendering',
       {
-        steps: [
-          {
-            id: 'send',
-            config: {
-              url: url('/tpl/rendering'),
-              method: 'POST',
-              headers: { 'Content-Type': 'text/plain' },
-              body: 'str=<<str>>|num=<<num>>|bool=<<bool>>|obj=<<obj>>|arr=<<arr>>|nil=<<nil>>|undef=<<(s) => s.absent>>',
-            },
-          },
-        ],
+        method: 'POST',
+        headers: { 'Content-Type': 'text/plain' },
+        body: 'str=<<str>>|num=<<num>>|bool=<<bool>>|obj=<<obj>>|arr=<<arr>>|nil=<<nil>>|undef=<<(s) => s.absent>>',
       },
       {
         inputs: { str: 'hi there', num: 3.5, bool: false, obj: { a: 1, b: 'x' }, arr: [1, 'two'], nil: null },
       },
     );
-    expect(result.status).toBe('success');
     expect(only('/tpl/rendering').text).toBe(
       'str=hi there|num=3.5|bool=false|obj={"a":1,"b":"x"}|arr=[1,"two"]|nil=null|undef=null',
     );
   });
 
   it('does not end an expression at a >> inside quotes, template literals or brackets', async () => {
-    target.route('GET', '/tpl/scanner', ok);
-    const result = await run(
+    await send(
+      'GET',
+      '/tpl/scanner',
       {
-        steps: [
-          {
-            id: 'send',
-            config: {
-              url: url('/tpl/scanner'),
-              queryParams: {
-                shift: '<<(s) => s.items.map(x => x.id).filter(id => (id >> 1) > 0).join(",")>>',
-                quoted: '<<(s) => ["x>>y", s.tag].join("|")>>',
-                // biome-ignore lint/suspicious/noTemplateCurlyInString: user code, evaluated in the sandbox
-                literal: '<<(s) => `${s.tag}>>end`>>',
-              },
-            },
-          },
-        ],
+        queryParams: {
+          shift: '<<(s) => s.items.map(x => x.id).filter(id => (id >> 1) > 0).join(",")>>',
+          quoted: '<<(s) => ["x>>y", s.tag].join("|")>>',
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: user code, evaluated in the sandbox
+          literal: '<<(s) => `${s.tag}>>end`>>',
+        },
       },
       { inputs: { items: [{ id: 1 }, { id: 2 }, { id: 3 }, { id: 4 }], tag: 't' } },
     );
-    expect(result.status).toBe('success');
     expect(only('/tpl/scanner').query).toEqual([
       ['shift', '2,3,4'],
       ['quoted', 'x>>y|t'],
@@ -168,47 +157,31 @@ describe('templates in a real request', () => {
   });
 
   it('sends \\<< as a literal <<', async () => {
-    target.route('POST', '/tpl/escape', ok);
-    const result = await run(
+    await send(
+      'POST',
+      '/tpl/escape',
       {
-        steps: [
-          {
-            id: 'send',
-            config: {
-              url: url('/tpl/escape'),
-              method: 'POST',
-              headers: { 'Content-Type': 'text/plain' },
-              body: 'write \\<<name>> to get <<name>>',
-            },
-          },
-        ],
+        method: 'POST',
+        headers: { 'Content-Type': 'text/plain' },
+        body: 'write \\<<name>> to get <<name>>',
       },
       { inputs: { name: 'Ada' } },
     );
-    expect(result.status).toBe('success');
     expect(only('/tpl/escape').text).toBe('write <<name>> to get Ada');
   });
 
   it('never scans substituted text again, so an input containing <<secret>> arrives literally', async () => {
-    target.route('POST', '/tpl/no-rescan', ok);
-    const result = await run(
+    await send(
+      'POST',
+      '/tpl/no-rescan',
       {
-        steps: [
-          {
-            id: 'send',
-            config: {
-              url: url('/tpl/no-rescan'),
-              method: 'POST',
-              headers: { 'X-Note': '<<note>>' },
-              queryParams: { note: '<<note>>', viaFunction: '<<(s) => s.note>>' },
-              body: { text: '<<note>>', framed: '[<<note>>]' },
-            },
-          },
-        ],
+        method: 'POST',
+        headers: { 'X-Note': '<<note>>' },
+        queryParams: { note: '<<note>>', viaFunction: '<<(s) => s.note>>' },
+        body: { text: '<<note>>', framed: '[<<note>>]' },
       },
       { inputs: { note: 'keep <<secret>> as is', secret: 'hunter2-value' } },
     );
-    expect(result.status).toBe('success');
     const request = only('/tpl/no-rescan');
     expect(request.headers['x-note']).toBe('keep <<secret>> as is');
     expect(request.query).toEqual([
@@ -232,35 +205,27 @@ describe('templates in a real request', () => {
   });
 
   it('drops a header or query parameter whose value resolves to null, undefined or ""', async () => {
-    target.route('GET', '/tpl/drop', ok);
-    const result = await run(
+    await send(
+      'GET',
+      '/tpl/drop',
       {
-        steps: [
-          {
-            id: 'send',
-            config: {
-              url: url('/tpl/drop'),
-              headers: {
-                'X-Null': '<<nil>>',
-                'X-Undefined': '<<(s) => s.absent>>',
-                'X-Empty': '<<empty>>',
-                'X-Kept': '<<str>>',
-              },
-              queryParams: {
-                nil: '<<nil>>',
-                undef: '<<(s) => s.absent>>',
-                empty: '<<empty>>',
-                kept: '<<str>>',
-                zero: '<<zero>>',
-                no: '<<no>>',
-              },
-            },
-          },
-        ],
+        headers: {
+          'X-Null': '<<nil>>',
+          'X-Undefined': '<<(s) => s.absent>>',
+          'X-Empty': '<<empty>>',
+          'X-Kept': '<<str>>',
+        },
+        queryParams: {
+          nil: '<<nil>>',
+          undef: '<<(s) => s.absent>>',
+          empty: '<<empty>>',
+          kept: '<<str>>',
+          zero: '<<zero>>',
+          no: '<<no>>',
+        },
       },
       { inputs: { nil: null, empty: '', str: 'hi', zero: 0, no: false } },
     );
-    expect(result.status).toBe('success');
     const request = only('/tpl/drop');
     expect(request.headers['x-kept']).toBe('hi');
     expect(request.headers).not.toHaveProperty('x-null');
@@ -274,22 +239,14 @@ describe('templates in a real request', () => {
   });
 
   it('sends an array query value as repeated keys', async () => {
-    target.route('GET', '/tpl/array-query', ok);
-    const result = await run(
+    await send(
+      'GET',
+      '/tpl/array-query',
       {
-        steps: [
-          {
-            id: 'send',
-            config: {
-              url: url('/tpl/array-query'),
-              queryParams: { id: '<<ids>>', tag: ['fixed', '<<tag>>'] },
-            },
-          },
-        ],
+        queryParams: { id: '<<ids>>', tag: ['fixed', '<<tag>>'] },
       },
       { inputs: { ids: [1, 2, 3], tag: 't' } },
     );
-    expect(result.status).toBe('success');
     expect(only('/tpl/array-query').query).toEqual([
       ['id', '1'],
       ['id', '2'],
@@ -300,32 +257,24 @@ describe('templates in a real request', () => {
   });
 
   it('keeps the JSON type of a body leaf that is exactly one expression', async () => {
-    target.route('POST', '/tpl/json-leaves', ok);
-    const result = await run(
+    await send(
+      'POST',
+      '/tpl/json-leaves',
       {
-        steps: [
-          {
-            id: 'send',
-            config: {
-              url: url('/tpl/json-leaves'),
-              method: 'POST',
-              body: {
-                num: '<<num>>',
-                bool: '<<bool>>',
-                obj: '<<obj>>',
-                nil: '<<nil>>',
-                undef: '<<(s) => s.absent>>',
-                ids: '<<(s) => s.obj.ids>>',
-                mixed: 'n=<<num>>',
-                nested: { list: ['<<num>>', 'literal'] },
-              },
-            },
-          },
-        ],
+        method: 'POST',
+        body: {
+          num: '<<num>>',
+          bool: '<<bool>>',
+          obj: '<<obj>>',
+          nil: '<<nil>>',
+          undef: '<<(s) => s.absent>>',
+          ids: '<<(s) => s.obj.ids>>',
+          mixed: 'n=<<num>>',
+          nested: { list: ['<<num>>', 'literal'] },
+        },
       },
       { inputs: { num: 42, bool: true, obj: { ids: [1, 2] }, nil: null } },
     );
-    expect(result.status).toBe('success');
     expect(only('/tpl/json-leaves').json).toEqual({
       num: 42,
       bool: true,

@@ -44,6 +44,13 @@ async function agentWith(tunnelId: string, apiKey: string): Promise<AgentProcess
   return agent;
 }
 
+/** An agent for the tunnel with the key, once the server has registered its tunnel. */
+async function registeredAgent(tunnelId: string, apiKey: string): Promise<AgentProcess> {
+  const agent = await agentWith(tunnelId, apiKey);
+  await agent.waitFor(`tunnel '${tunnelId}' registered`);
+  return agent;
+}
+
 /** Writes `payload`, ends, and collects what comes back. */
 function roundTrip(stream: Duplex, payload: Buffer): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -93,8 +100,7 @@ afterAll(async () => {
 
 describe('the gateway tunnel', () => {
   it('carries 100 concurrent streams through one agent with every byte intact', async () => {
-    const agent = await agentWith('bulk', ADMIN_KEY);
-    await agent.waitFor("tunnel 'bulk' registered");
+    const agent = await registeredAgent('bulk', ADMIN_KEY);
     const payloads = Array.from({ length: 100 }, (_, index) =>
       Buffer.alloc(200_000 + index * 1_000, index % 251),
     );
@@ -182,19 +188,16 @@ describe('the gateway tunnel', () => {
   });
 
   it('takes an agent whose key has gateways:host and nothing else', async () => {
-    const hosted = await agentWith('hosted', HOST_KEY);
-    await hosted.waitFor("tunnel 'hosted' registered");
+    const hosted = await registeredAgent('hosted', HOST_KEY);
     const stream = await registry.openStream('hosted', 'echo');
     expect((await roundTrip(stream, Buffer.from('hosted'))).toString()).toBe('hosted');
     expect(hosted.output()).not.toContain(HOST_KEY);
   }, 30_000);
 
   it('lets a newer agent with the same tunnel id replace the older, which stops', async () => {
-    const first = await agentWith('shared', ADMIN_KEY);
-    await first.waitFor("tunnel 'shared' registered");
+    const first = await registeredAgent('shared', ADMIN_KEY);
     const since = registry.get('shared')?.connectedSince;
-    const second = await agentWith('shared', ADMIN_KEY);
-    await second.waitFor("tunnel 'shared' registered");
+    const second = await registeredAgent('shared', ADMIN_KEY);
     await first.waitFor('took it over; this agent stops');
     expect(await first.exited).toBe(0);
     expect(registry.get('shared')?.connectedSince).not.toBe(since);
@@ -203,8 +206,7 @@ describe('the gateway tunnel', () => {
   }, 30_000);
 
   it('refuses an agent with another key for a tunnel id a key owns; the owner stays connected', async () => {
-    const owner = await agentWith('owned', HOST_KEY);
-    await owner.waitFor("tunnel 'owned' registered");
+    const owner = await registeredAgent('owned', HOST_KEY);
     const since = registry.get('owned')?.connectedSince;
     const intruder = await agentWith('owned', OTHER_HOST_KEY);
     await intruder.waitFor("the server refused tunnel 'owned': another API key owns this tunnel id");

@@ -518,22 +518,14 @@ describeKube('Kubernetes mode end to end', () => {
     try {
       await operator.stop();
       await api.stop();
-      api = startKubeglue('api', {
-        ...baseEnv,
-        KUBEGLUE_KUBECONFIG: await bed.kube.writeKubeconfig(
-          join(bed.dir, 'api-proxy.kubeconfig'),
-          'kubeglue-api',
-          proxy.url,
-        ),
-      });
+      /** The role's kubeconfig, through the proxy. */
+      const proxied = (role: 'api' | 'operator') =>
+        bed.kube.writeKubeconfig(join(bed.dir, `${role}-proxy.kubeconfig`), `kubeglue-${role}`, proxy.url);
+      api = startKubeglue('api', { ...baseEnv, KUBEGLUE_KUBECONFIG: await proxied('api') });
       await api.waitForOutput(/ready on/, 60_000);
       operator = startKubeglue('operator', {
         ...operatorEnv,
-        KUBEGLUE_KUBECONFIG: await bed.kube.writeKubeconfig(
-          join(bed.dir, 'operator-proxy.kubeconfig'),
-          'kubeglue-operator',
-          proxy.url,
-        ),
+        KUBEGLUE_KUBECONFIG: await proxied('operator'),
         // The production timings: the short ones of the kill test leave no room for throttled renewals.
         KUBEGLUE_LEASE_DURATION_MS: '15000',
         KUBEGLUE_LEASE_RENEW_DEADLINE_MS: '10000',

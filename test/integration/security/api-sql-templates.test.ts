@@ -54,33 +54,20 @@ describe('templates in the SQL text of Postgres steps', () => {
       }),
     });
     expectSqlTemplateRefusal(viaSystem, '<<(s) => s.orderId>>');
-    const plainSql = await api.call<ErrorAnswer>('POST', '/v1/tools', {
-      body: postgresTool('plain', {
-        url: 'postgresql://db.internal/app',
-        body: 'DELETE FROM sessions WHERE user_id = <<userId>>',
-      }),
-    });
-    expectSqlTemplateRefusal(plainSql, '<<userId>>');
-    const jsonText = await api.call<ErrorAnswer>('POST', '/v1/tools', {
-      body: postgresTool('json-text', {
-        url: 'postgresql://db.internal/app',
-        body: '{"query": "SELECT <<col>> FROM t", "params": []}',
-      }),
-    });
-    expectSqlTemplateRefusal(jsonText, '<<col>>');
+    /** A tool whose step sends `body` as text to a postgresql:// URL is refused, naming the expression. */
+    const textBodyRefused = async (id: string, body: string, expression: string) =>
+      expectSqlTemplateRefusal(
+        await api.call<ErrorAnswer>('POST', '/v1/tools', {
+          body: postgresTool(id, { url: 'postgresql://db.internal/app', body }),
+        }),
+        expression,
+      );
+    await textBodyRefused('plain', 'DELETE FROM sessions WHERE user_id = <<userId>>', '<<userId>>');
+    await textBodyRefused('json-text', '{"query": "SELECT <<col>> FROM t", "params": []}', '<<col>>');
     // JSON text is rendered by text substitution: a value in params could close its string and add a
     // "query" of its own, so a text body holds no expression at all; the object form is the safe one.
-    const jsonTextParams = await api.call<ErrorAnswer>('POST', '/v1/tools', {
-      body: postgresTool('json-text-params', {
-        url: 'postgresql://db.internal/app',
-        body: '{"query": "SELECT $1::int", "params": ["<<n>>"]}',
-      }),
-    });
-    expectSqlTemplateRefusal(jsonTextParams, '<<n>>');
-    const wholeBody = await api.call<ErrorAnswer>('POST', '/v1/tools', {
-      body: postgresTool('whole', { url: 'postgresql://db.internal/app', body: '<<sql>>' }),
-    });
-    expectSqlTemplateRefusal(wholeBody, '<<sql>>');
+    await textBodyRefused('json-text-params', '{"query": "SELECT $1::int", "params": ["<<n>>"]}', '<<n>>');
+    await textBodyRefused('whole', '<<sql>>', '<<sql>>');
   });
 
   it('are refused on update too', async () => {

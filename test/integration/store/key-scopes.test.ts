@@ -25,21 +25,14 @@ const OLD_KEYS = [
 ] as const;
 
 /** What a key without restrictions could do then (an admin key or an agent's more). */
-const UNRESTRICTED = [
-  'tools:read',
-  'tools:write',
-  'runs:read',
-  'runs:execute',
-  'systems:read',
-  'systems:write',
-];
+const FULL = ['tools:read', 'tools:write', 'runs:read', 'runs:execute', 'systems:read', 'systems:write'];
 
 /** What each of them could do then, as scopes. */
 const EXPECTED_SCOPES: Record<(typeof OLD_KEYS)[number]['id'], string[]> = {
-  admin: [...UNRESTRICTED, 'keys:admin', 'gateways:host'],
-  unrestricted: UNRESTRICTED,
+  admin: [...FULL, 'keys:admin', 'gateways:host'],
+  unrestricted: FULL,
   'tool-limited': ['tools:read', 'runs:read', 'runs:execute'],
-  agent: [...UNRESTRICTED, 'gateways:host'],
+  agent: [...FULL, 'gateways:host'],
   'tool-limited-agent': ['tools:read', 'runs:read', 'runs:execute', 'gateways:host'],
 };
 

@@ -49,13 +49,19 @@ describeStore('notifications', (store, driver) => {
     expect(heard).toEqual([]);
   });
 
-  it('wakes outbox listeners when the enqueuing transaction commits, not before', async () => {
+  /** Counts the wakes of an onOutbox listener; `woken` resolves on the first. */
+  async function outboxWakes() {
     let wakes = 0;
-    const woken = nextCall();
+    const first = nextCall();
     const stop = await store.onOutbox(() => {
       wakes++;
-      woken.listener();
+      first.listener();
     });
+    return { count: () => wakes, woken: first.called, stop };
+  }
+
+  it('wakes outbox listeners when the enqueuing transaction commits, not before', async () => {
+    const wakes = await outboxWakes();
     try {
       await store.transaction(async (tx) => {
         await tx.enqueueOutbox([{ kind: 'notify', payload: {} }]);
@@ -63,22 +69,17 @@ describeStore('notifications', (store, driver) => {
         await tx.outboxBacklog();
         await new Promise((resolve) => setTimeout(resolve, 20));
         await tx.outboxBacklog();
-        expect(wakes).toBe(0);
+        expect(wakes.count()).toBe(0);
       });
-      await woken.called;
-      expect(wakes).toBe(1);
+      await wakes.woken;
+      expect(wakes.count()).toBe(1);
     } finally {
-      await stop();
+      await wakes.stop();
     }
   });
 
   it('never wakes outbox listeners for a transaction that rolls back', async () => {
-    let wakes = 0;
-    const committed = nextCall();
-    const stop = await store.onOutbox(() => {
-      wakes++;
-      committed.listener();
-    });
+    const wakes = await outboxWakes();
     try {
       await expect(
         store.transaction(async (tx) => {
@@ -88,10 +89,10 @@ describeStore('notifications', (store, driver) => {
       ).rejects.toThrow('rolled back');
       // A later commit's wake arrives after anything the rolled back transaction could have sent.
       await store.transaction((tx) => tx.enqueueOutbox([{ kind: 'notify', payload: {} }]));
-      await committed.called;
-      expect(wakes).toBe(1);
+      await wakes.woken;
+      expect(wakes.count()).toBe(1);
     } finally {
-      await stop();
+      await wakes.stop();
     }
   });
 
