@@ -100,7 +100,7 @@ afterAll(async () => {
 
 describe('the gateway tunnel', () => {
   it('carries 100 concurrent streams through one agent with every byte intact', async () => {
-    const agent = await registeredAgent('bulk', ADMIN_KEY);
+    await registeredAgent('bulk', ADMIN_KEY);
     const payloads = Array.from({ length: 100 }, (_, index) =>
       Buffer.alloc(200_000 + index * 1_000, index % 251),
     );
@@ -197,7 +197,7 @@ describe('the gateway tunnel', () => {
   it('lets a newer agent with the same tunnel id replace the older, which stops', async () => {
     const first = await registeredAgent('shared', ADMIN_KEY);
     const since = registry.get('shared')?.connectedSince;
-    const second = await registeredAgent('shared', ADMIN_KEY);
+    await registeredAgent('shared', ADMIN_KEY);
     await first.waitFor('took it over; this agent stops');
     expect(await first.exited).toBe(0);
     expect(registry.get('shared')?.connectedSince).not.toBe(since);
