@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,6 +58,24 @@ export async function callApi<T = unknown>(
     parsed = text;
   }
   return { status: response.status, body: parsed as T, text };
+}
+
+/**
+ * The URL a kubeglue server process prints once it is ready, and everything it has printed (read at each
+ * call); rejects with what it printed if it exits first.
+ */
+export function readyUrl(child: ChildProcess): Promise<{ url: string; output: () => string }> {
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      const ready = /ready on (http:\/\/\S+) /.exec(output);
+      if (ready) resolve({ url: ready[1]!, output: () => output });
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`kubeglue embedded exited (${code}):\n${output}`)));
+  });
 }
 
 /** The settings of an embedded test server on dataDir: a free port, the known keys, one worker, no log. */

@@ -1,6 +1,7 @@
 import { createEngineDeps } from '../../engine/deps.ts';
 import { closeHttpAgent } from '../../engine/protocols/http.ts';
 import type { EngineDeps } from '../../engine/types.ts';
+import { type PoolOptions, WorkerPool } from '../../engine/worker/pool.ts';
 import { useStarted } from './fixture.ts';
 
 /** The real engine's dependencies (sandbox, protocols) for the tests of the enclosing block, closed after them. */
@@ -11,5 +12,17 @@ export function useEngineDeps(): { deps: EngineDeps } {
       sandbox.dispose();
       await closeHttpAgent();
     },
+  );
+}
+
+/** A started worker pool for the tests of the enclosing block, closed after them. */
+export function useWorkerPool(options: PoolOptions = {}): WorkerPool {
+  return useStarted(
+    async () => {
+      const pool = new WorkerPool(options);
+      await pool.start();
+      return pool;
+    },
+    (pool) => pool.close(),
   );
 }

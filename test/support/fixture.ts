@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 
 /** An object that stands for what `current()` returns at each use: property reads go there, methods bound. */
@@ -32,4 +35,12 @@ export function useStarted<T extends object>(
     if (!started) throw new Error('started in beforeAll: use it in hooks and tests');
     return started;
   });
+}
+
+/** A fresh temporary folder for the tests of the enclosing block, removed after them. */
+export function useTempDir(prefix: string): { readonly path: string } {
+  return useStarted(
+    async () => ({ path: await mkdtemp(join(tmpdir(), prefix)) }),
+    (dir) => rm(dir.path, { recursive: true, force: true }),
+  );
 }

@@ -3,16 +3,9 @@
  * an unknown field or a step URL that cannot work are told, and that nothing is sniffed.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { Run } from '../../../contract/api/run.ts';
 import { useTestApi } from '../../support/embedded.ts';
 
-type Run = {
-  runId: string;
-  status: string;
-  error?: string;
-  traceId?: string;
-  data?: unknown;
-  stepResults?: Array<{ stepId: string; success: boolean; data?: unknown; error?: string }>;
-};
 type ErrorBody = { error: { message: string; code: string } };
 
 const api = useTestApi();

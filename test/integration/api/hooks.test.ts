@@ -1,18 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { Run } from '../../../contract/api/run.ts';
 import { parseMasterKey } from '../../../kube/secrets/secret-box.ts';
 import { notificationSigningKey } from '../../../operator/app.ts';
 import { verifySignature } from '../../../operator/outbox/notify.ts';
 import { TEST_ADMIN_KEY, TEST_MASTER_KEY, useTestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
-type Run = {
-  runId: string;
-  status: string;
-  toolId: string;
-  error?: string;
-  requestSource?: string;
-  parentRunId?: string;
-};
 type List<T> = { data: T[]; total: number };
 
 const target = useHttpTarget();

@@ -3,9 +3,9 @@
  * and chains. A refused run is never stored.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { Run } from '../../../contract/api/run.ts';
 import { useTestApi } from '../../support/embedded.ts';
 
-type Run = { runId: string; status: string; error?: string; parentRunId?: string; data?: unknown };
 type List<T> = { data: T[]; total: number };
 type ErrorBody = { error: { message: string; code: string } };
 

@@ -11,15 +11,9 @@ import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Run } from '../../../contract/api/run.ts';
 import { TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
-
-interface RunView {
-  runId: string;
-  status: string;
-  error?: string;
-  attempt?: number;
-}
 
 interface Server {
   child: ChildProcess;
@@ -151,17 +145,17 @@ async function createTool(server: Server, id: string, path: string, extra: Recor
 }
 
 async function startAsync(server: Server, toolId: string, key: string): Promise<string> {
-  const run = await call<RunView>(server, 'POST', `/v1/tools/${toolId}/run`, {
+  const run = await call<Run>(server, 'POST', `/v1/tools/${toolId}/run`, {
     inputs: { key },
     options: { async: true },
   });
   return run.runId;
 }
 
-const getRun = (server: Server, runId: string) => call<RunView>(server, 'GET', `/v1/runs/${runId}`);
+const getRun = (server: Server, runId: string) => call<Run>(server, 'GET', `/v1/runs/${runId}`);
 
-async function finished(server: Server, runId: string, timeoutMs = 60_000): Promise<RunView> {
-  let run: RunView | undefined;
+async function finished(server: Server, runId: string, timeoutMs = 60_000): Promise<Run> {
+  let run: Run | undefined;
   await expect
     .poll(
       async () => {
@@ -171,7 +165,7 @@ async function finished(server: Server, runId: string, timeoutMs = 60_000): Prom
       { timeout: timeoutMs, interval: 100 },
     )
     .not.toBe('running');
-  return run as RunView;
+  return run as Run;
 }
 
 async function stop(server: Server, signal: NodeJS.Signals): Promise<{ code: number | null }> {
@@ -220,14 +214,14 @@ describe('SIGTERM', () => {
     const reader = await startAsync(server, 'reader', 'term-reader');
     const writer = await startAsync(server, 'writer', 'term-writer');
     const crmReader = (
-      await call<RunView>(server, 'POST', '/v1/tools/crm-reader/run', {
+      await call<Run>(server, 'POST', '/v1/tools/crm-reader/run', {
         inputs: { key: 'term-crm' },
         credentials: { crm_bearerToken: 'runtime-token-0123456789' },
         options: { async: true },
       })
     ).runId;
     // A sync run in flight too: its caller is answered when the grace is over.
-    const sync = call<RunView>(server, 'POST', '/v1/tools/reader/run', { inputs: { key: 'term-sync' } });
+    const sync = call<Run>(server, 'POST', '/v1/tools/reader/run', { inputs: { key: 'term-sync' } });
     await expect
       .poll(() => ['term-reader', 'term-writer', 'term-sync', 'term-crm'].every((key) => held.has(key)), {
         timeout: 30_000,

@@ -1,22 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { Run } from '../../../contract/api/run.ts';
 import { useTestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
 const STORED_SECRET = 'stored-secret-token-7f3a9c';
 const RUNTIME_SECRET = 'runtime-secret-token-c41d2e';
 
-type Run = {
-  runId: string;
-  status: string;
-  toolId: string;
-  data?: unknown;
-  error?: string;
-  stepResults?: Array<{ stepId: string; success: boolean; data?: unknown; error?: string }>;
-  requestSource?: string;
-  userId?: string;
-  fileArtifacts?: Array<{ fileKey: string; downloadUrl?: string }>;
-  metadata: { startedAt: string; completedAt?: string; durationMs?: number };
-};
 type List<T> = { data: T[]; page: number; limit: number; total: number; hasMore: boolean };
 
 const target = useHttpTarget();

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callApi, TEST_ADMIN_KEY } from '../../support/embedded.ts';
+import { callApi, readyUrl, TEST_ADMIN_KEY } from '../../support/embedded.ts';
 
 const REPO = resolve(import.meta.dirname, '../../..');
 const run = promisify(execFile);
@@ -86,17 +86,7 @@ describe('the compiled build (what npm start runs)', () => {
       },
     });
     server = child;
-    let output = '';
-    const url = await new Promise<string>((done, fail) => {
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString('utf8');
-        const ready = /ready on (http:\/\/\S+) /.exec(output);
-        if (ready) done(ready[1]!);
-      };
-      child.stdout?.on('data', onData);
-      child.stderr?.on('data', onData);
-      child.once('exit', (code) => fail(new Error(`kubeglue embedded exited (${code}):\n${output}`)));
-    });
+    const { url, output } = await readyUrl(child);
     const call = (path: string, body: unknown) =>
       callApi<Record<string, unknown>>(url, TEST_ADMIN_KEY, 'POST', path, body);
     const tool = await call('/v1/tools', {
@@ -106,7 +96,7 @@ describe('the compiled build (what npm start runs)', () => {
     });
     expect(tool.status, JSON.stringify(tool.body)).toBe(201);
     const result = await call('/v1/tools/compiled-check/run', {});
-    expect(result.status, `${JSON.stringify(result.body)}\n${output}`).toBe(200);
+    expect(result.status, `${JSON.stringify(result.body)}\n${output()}`).toBe(200);
     expect(result.body).toMatchObject({ status: 'success', data: { pong: true, answer: 42 } });
 
     const workers = await childPids(child.pid!);
@@ -118,6 +108,6 @@ describe('the compiled build (what npm start runs)', () => {
     ).toBe(true);
     expect(commands.flat().some((arg) => arg.endsWith('.ts'))).toBe(false);
     // The worker's first HTTP step leaves the log clean (undici's experimental decompress interceptor).
-    expect(output).not.toMatch(/Warning/);
+    expect(output()).not.toMatch(/Warning/);
   }, 120_000);
 });

@@ -13,7 +13,7 @@ import { dirname, join, posix, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadClusterConfig } from '../../../config/cluster.ts';
 import { loadConfig } from '../../../config/config.ts';
-import { callApi, TEST_ADMIN_KEY } from '../../support/embedded.ts';
+import { callApi, readyUrl, TEST_ADMIN_KEY } from '../../support/embedded.ts';
 
 const REPO = resolve(import.meta.dirname, '../../..');
 const ROLE_MAINS = ['bin/embedded-main.ts', 'api/main.ts', 'operator/main.ts', 'runner/main.ts'];
@@ -584,17 +584,7 @@ describe('the roles from a production-only install', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(child);
-    let output = '';
-    const url = await new Promise<string>((resolveUrl, reject) => {
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString('utf8');
-        const ready = /ready on (http:\/\/\S+) /.exec(output);
-        if (ready) resolveUrl(ready[1]!);
-      };
-      child.stdout.on('data', onData);
-      child.stderr.on('data', onData);
-      child.once('exit', (code) => reject(new Error(`kubeglue embedded exited (${code}):\n${output}`)));
-    });
+    const { url, output } = await readyUrl(child);
     const exited = new Promise<number | null>((resolveCode) => child.once('exit', resolveCode));
 
     const ready = await fetch(`${url}/readyz`);
@@ -611,7 +601,7 @@ describe('the roles from a production-only install', () => {
     expect(result.body).toMatchObject({ status: 'success', data: { answer: 42 } });
 
     child.kill('SIGTERM');
-    expect(await exited, output).toBe(0);
+    expect(await exited, output()).toBe(0);
     expect(existsSync(join(roleEnv.KUBEGLUE_DATA_DIR!, 'master.key'))).toBe(true);
   }, 120_000);
 

@@ -33,6 +33,10 @@ describe.each(TRANSFER_PROTOCOLS)('$name operations', (protocol) => {
   const run = fileStepRunner(protocol.execute);
   const call = fileStepRunner(protocol.execute, () => ({ url: baseUrl, credentials: server.credentials }));
 
+  /** What `get` gives for each path, in one body. */
+  const getAll = async (...paths: string[]) =>
+    (await call(paths.map((path) => ({ operation: 'get', path })))) as Record<string, JsonValue>[];
+
   beforeAll(async () => {
     server = await protocol.start();
     await seed(server.root);
@@ -74,10 +78,7 @@ describe.each(TRANSFER_PROTOCOLS)('$name operations', (protocol) => {
     });
 
     it('parses .csv and .tsv files into row objects keyed by the header row', async () => {
-      const [csv, tsv] = (await call([
-        { operation: 'get', path: 'in/rows.csv' },
-        { operation: 'get', path: 'in/tabs.tsv' },
-      ])) as Record<string, JsonValue>[];
+      const [csv, tsv] = await getAll('in/rows.csv', 'in/tabs.tsv');
       expect(csv?.contentType).toBe('text/csv');
       expect(csv?.content).toEqual([
         { id: '1', name: 'Ada' },
@@ -87,10 +88,7 @@ describe.each(TRANSFER_PROTOCOLS)('$name operations', (protocol) => {
     });
 
     it('returns text files as text and JSON-looking text as parsed JSON', async () => {
-      const [notes, sniffed] = (await call([
-        { operation: 'get', path: 'in/notes.txt' },
-        { operation: 'get', path: 'in/sniffed.log' },
-      ])) as Record<string, JsonValue>[];
+      const [notes, sniffed] = await getAll('in/notes.txt', 'in/sniffed.log');
       expect(notes?.content).toBe('hello\nworld');
       expect(notes?.contentType).toBe('text/plain');
       expect(sniffed?.content).toEqual([{ a: 1 }]);

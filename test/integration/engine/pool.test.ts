@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Tool } from '../../../contract/api/tool.ts';
 import type { EngineEvent } from '../../../engine/types.ts';
 import type { RunOrder } from '../../../engine/worker/ipc.ts';
 import { WorkerPool } from '../../../engine/worker/pool.ts';
+import { useTempDir } from '../../support/fixture.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 
 let target: HttpTarget;
@@ -266,13 +266,7 @@ describe('worker pool size', () => {
 });
 
 describe('runner main (single run, the Pod entrypoint)', () => {
-  let dir: string;
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'kubeglue-runner-'));
-  });
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  const dir = useTempDir('kubeglue-runner-');
 
   /** `kubeglue runner --order file`: its exit code and what it printed. */
   function runner(
@@ -291,7 +285,7 @@ describe('runner main (single run, the Pod entrypoint)', () => {
   }
 
   it('executes one run order and writes the result as JSON', async () => {
-    const file = join(dir, 'order.json');
+    const file = join(dir.path, 'order.json');
     await writeFile(
       file,
       JSON.stringify(order({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] })),
@@ -303,9 +297,9 @@ describe('runner main (single run, the Pod entrypoint)', () => {
   });
 
   it('exits 2 for a failed run and 1 for an invalid order', async () => {
-    const failing = join(dir, 'failing.json');
+    const failing = join(dir.path, 'failing.json');
     await writeFile(failing, JSON.stringify(order(transform('() => { throw new Error("no") }'))));
-    const invalid = join(dir, 'invalid.json');
+    const invalid = join(dir.path, 'invalid.json');
     await writeFile(invalid, JSON.stringify({ runId: 'x' }));
     expect((await runner(failing)).code).toBe(2);
     expect((await runner(invalid)).code).toBe(1);

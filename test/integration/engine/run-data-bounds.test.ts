@@ -4,15 +4,8 @@
  * worker, before the data reaches the API process; the API keeps answering.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { Run } from '../../../contract/api/run.ts';
 import { useTestApi, waitForRun } from '../../support/embedded.ts';
-
-interface Run {
-  runId: string;
-  status: string;
-  data?: unknown;
-  error?: string;
-  stepResults?: { stepId: string; success: boolean; data?: unknown; error?: string }[];
-}
 
 const api = useTestApi({ KUBEGLUE_SANDBOX_TIMEOUT_MS: '60000' });
 const SIXTY_MB = 60 * 1024 * 1024;

@@ -3,15 +3,9 @@
  * (embedded app, one engine worker so that every run shares one sandbox), with two API keys.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { Run } from '../../../contract/api/run.ts';
 import { useTestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
-
-interface Run {
-  runId: string;
-  status: string;
-  data?: unknown;
-  error?: string;
-}
 
 const target = useHttpTarget();
 const api = useTestApi({ KUBEGLUE_WORKERS: '1', KUBEGLUE_SANDBOX_TIMEOUT_MS: '300' });

@@ -1,26 +1,21 @@
 /** What only SFTP does; the operations all file protocols share are in file-transfer.test.ts. */
 import { symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { JsonValue } from '../../../contract/json.ts';
 import { executeSftpStep } from '../../../engine/protocols/sftp.ts';
 import { failure, fileStepRunner, gate, PASSWORD, seed, withUser } from '../../support/file-transfer.ts';
-import { generateTestKeyPair, type SftpTestServer, startSftpServer } from '../../support/sftp-server.ts';
+import { generateTestKeyPair, startSftpServer, useSftpServer } from '../../support/sftp-server.ts';
 
 const userKey = generateTestKeyPair('key-passphrase');
 
-let server: SftpTestServer;
-
 const run = fileStepRunner(executeSftpStep, () => ({ url: `${withUser(server.url)}/data/` }));
 
+const server = useSftpServer({ password: PASSWORD, publicKey: userKey.publicKey });
+
 beforeAll(async () => {
-  server = await startSftpServer({ password: PASSWORD, publicKey: userKey.publicKey });
   await seed(server.root);
   await symlink('notes.txt', join(server.root, 'data/in/link-to-notes'));
-});
-
-afterAll(async () => {
-  await server?.stop();
 });
 
 describe('SFTP list', () => {

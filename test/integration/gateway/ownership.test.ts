@@ -5,6 +5,7 @@
  * admin can release the id.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Run } from '../../../contract/api/run.ts';
 import { useTestApi } from '../../support/embedded.ts';
 import { type AgentProcess, startAgent } from '../../support/gateway-agent.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
@@ -18,8 +19,6 @@ let owned: HttpTarget;
 /** What the intruder's agent would send the traffic to. */
 let intruding: HttpTarget;
 const agents: AgentProcess[] = [];
-
-type Run = { status: string; data?: unknown; error?: string };
 
 async function agentFor(apiKey: string, target: HttpTarget): Promise<AgentProcess> {
   const agent = await startAgent({

@@ -5,6 +5,7 @@
  * agent left leaves nothing behind.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Run } from '../../../contract/api/run.ts';
 import { useTestDatabase } from '../../support/database.ts';
 import { startTestApi, TEST_ADMIN_KEY, type TestApi, useTestApi } from '../../support/embedded.ts';
 import { useFtpServer } from '../../support/ftp-server.ts';
@@ -12,12 +13,6 @@ import { type AgentProcess, startAgent } from '../../support/gateway-agent.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
 const TUNNEL = 'two-replicas';
-
-interface Run {
-  status: string;
-  error?: string;
-  data?: unknown;
-}
 
 interface GatewayList {
   data: { tunnelId: string; heldHere: boolean; targets: { name: string }[] }[];

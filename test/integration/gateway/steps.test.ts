@@ -7,6 +7,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Run } from '../../../contract/api/run.ts';
 import { useTestDatabase } from '../../support/database.ts';
 import { TEST_ADMIN_KEY, useTestApi } from '../../support/embedded.ts';
 import { useFtpServer } from '../../support/ftp-server.ts';
@@ -31,12 +32,6 @@ const ftps = useFtpServer({ username: 'ftp-user', password: 'ftp-secret-password
 let https: HttpsServer;
 let agent: AgentProcess;
 let targets: Record<string, unknown>;
-
-interface Run {
-  status: string;
-  error?: string;
-  data?: unknown;
-}
 
 function hostPort(url: string): string {
   const parsed = new URL(url);

@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Run } from '../../../contract/api/run.ts';
 import { allows, type RbacRole } from '../../../contract/rbac.ts';
 import { runnerPodName, runTokenSecretName } from '../../../operator/launchers/launcher.ts';
 import { toolRunName } from '../../../runs/toolrun.ts';
@@ -42,13 +43,6 @@ async function relayAnswer(port: number, request: Record<string, unknown>): Prom
   return JSON.parse(text.slice(0, text.indexOf('\n')));
 }
 
-interface RunView {
-  runId: string;
-  status: string;
-  error?: string;
-  attempt?: number;
-}
-
 /**
  * The Kubernetes deployment as users run it: `kubeglue api` and `kubeglue operator` as processes with
  * RBAC-limited identities against a real kube-apiserver, runner Pods run by the process kubelet, a real
@@ -71,17 +65,17 @@ describeKube('Kubernetes mode end to end', () => {
   const kubectl = async (...args: string[]) =>
     (await exec('kubectl', ['--kubeconfig', bed.kube.kubeconfigPath, '-n', bed.namespace.name, ...args]))
       .stdout;
-  const finished = async (runId: string, timeoutMs = 60_000): Promise<RunView> => {
-    let run: RunView | undefined;
+  const finished = async (runId: string, timeoutMs = 60_000): Promise<Run> => {
+    let run: Run | undefined;
     await waitUntil(
       async () => {
-        run = (await call<RunView>('GET', `/v1/runs/${runId}`)).body;
+        run = (await call<Run>('GET', `/v1/runs/${runId}`)).body;
         return run.status !== 'running';
       },
       timeoutMs,
       `run ${runId} to finish`,
     );
-    return run as RunView;
+    return run as Run;
   };
   const toolRun = (runId: string) =>
     bed.kube.request(
@@ -103,7 +97,7 @@ describeKube('Kubernetes mode end to end', () => {
     expect(created.status).toBe(201);
   };
   const startAsync = async (toolId: string, options: Record<string, unknown> = {}) => {
-    const started = await call<RunView>('POST', `/v1/tools/${toolId}/run`, {
+    const started = await call<Run>('POST', `/v1/tools/${toolId}/run`, {
       options: { async: true, ...options },
     });
     expect(started.status).toBe(202);
@@ -317,7 +311,7 @@ describeKube('Kubernetes mode end to end', () => {
     await createTool('slow', `${target.url}/slow`);
     const runId = await startAsync('slow');
     await podRunning(runId);
-    const cancelled = await call<RunView>('POST', `/v1/runs/${runId}/cancel`);
+    const cancelled = await call<Run>('POST', `/v1/runs/${runId}/cancel`);
     expect(cancelled.body.status).toBe('aborted');
     // The runner hears it from its heartbeat, or the operator deletes the Pod after the grace period.
     await kubelet.waitFor(

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
+import type { Run } from '../../../contract/api/run.ts';
 import { callApi } from '../../support/embedded.ts';
 import { CHART_DIR, helm, REPO } from '../../support/helm.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
@@ -16,13 +17,6 @@ import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts
 const exec = promisify(execFile);
 const RELEASE = 'kubeglue';
 type Node = Record<string, unknown>;
-
-interface RunView {
-  runId: string;
-  status: string;
-  data?: unknown;
-  error?: string;
-}
 
 /**
  * `helm install` of charts/kubeglue into the test control plane, as a user would: the chart's
@@ -244,7 +238,7 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
     await kubectl('wait', '--for=condition=Ready', 'tool/list-posts', '--timeout=60s');
     await kubectl('wait', '--for=condition=Ready', 'system/jsonplaceholder-prod', '--timeout=60s');
 
-    const sync = await call<RunView>('POST', '/v1/tools/list-posts/run', {});
+    const sync = await call<Run>('POST', '/v1/tools/list-posts/run', {});
     expect(sync.status).toBe(200);
     expect(sync.body).toMatchObject({
       status: 'success',
@@ -254,12 +248,12 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
       ],
     });
 
-    const started = await call<RunView>('POST', '/v1/tools/list-posts/run', { options: { async: true } });
+    const started = await call<Run>('POST', '/v1/tools/list-posts/run', { options: { async: true } });
     expect(started.status).toBe(202);
-    let run: RunView | undefined;
+    let run: Run | undefined;
     await waitUntil(
       async () => {
-        run = (await call<RunView>('GET', `/v1/runs/${started.body.runId}`)).body;
+        run = (await call<Run>('GET', `/v1/runs/${started.body.runId}`)).body;
         return run.status !== 'running';
       },
       90_000,

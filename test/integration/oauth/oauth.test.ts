@@ -5,6 +5,7 @@
  * for many concurrent runs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Run } from '../../../contract/api/run.ts';
 import { systemResourceName } from '../../../contract/resources/convert.ts';
 import { hashState } from '../../../systems/oauth/pkce.ts';
 import { useTestApi, waitForRun } from '../../support/embedded.ts';
@@ -18,13 +19,6 @@ import {
 
 const api = useTestApi();
 let idp: TestOAuthProvider;
-
-interface RunBody {
-  status: string;
-  error?: string;
-  data?: { clientId?: string };
-  stepResults?: Array<{ success: boolean; error?: string }>;
-}
 
 beforeAll(async () => {
   idp = await startOAuthProvider({ redirectUris: [`${api.url}/v1/oauth/callback`] });
@@ -52,8 +46,7 @@ afterAll(async () => {
   await idp?.stop();
 });
 
-const run = (toolId: string, body: object = {}) =>
-  api.call<RunBody>('POST', `/v1/tools/${toolId}/run`, { body });
+const run = (toolId: string, body: object = {}) => api.call<Run>('POST', `/v1/tools/${toolId}/run`, { body });
 
 describe('client credentials', () => {
   it('50 concurrent runs of a new system cause one token request, and every run is authorized', async () => {
@@ -196,7 +189,7 @@ describe('authorization code with PKCE', () => {
     const done = await authorizeInBrowser(started.body.data.authorizationUrl);
     expect(done.status, JSON.stringify(done.body)).toBe(200);
     const ok = await run('whoami-ac', { options: { async: true } });
-    const finished = await waitForRun<RunBody>(api, (ok.body as unknown as { runId: string }).runId);
+    const finished = await waitForRun<Run>(api, (ok.body as unknown as { runId: string }).runId);
     expect(finished.status, finished.error).toBe('success');
   });
 });

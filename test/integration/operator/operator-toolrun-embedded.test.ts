@@ -7,31 +7,26 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultOperatorSettings } from '../../../config/operator.ts';
 import type { JsonObject } from '../../../contract/json.ts';
 import type { ToolRunResource } from '../../../contract/resources/kinds.ts';
-import { WorkerPool } from '../../../engine/worker/pool.ts';
 import { createEmbeddedKubeglueResources, type KubeglueResources } from '../../../kube/resources/index.ts';
 import { NO_EVENTS } from '../../../operator/events.ts';
 import { PoolLauncher } from '../../../operator/launchers/pool.ts';
 import { ToolRunController } from '../../../operator/toolrun/controller.ts';
 import { ConditionType, RunReason } from '../../../operator/toolrun/reasons.ts';
 import { RECORDED_FINALIZER, toolRunFor, toolRunName } from '../../../runs/toolrun.ts';
-import { openStore, type Store } from '../../../store/index.ts';
-import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
-import { runningRun } from '../../support/store.ts';
+import { useWorkerPool } from '../../support/engine.ts';
+import { useHttpTarget } from '../../support/http-target.ts';
+import { runningRun, useTestStore } from '../../support/store.ts';
 
-let store: Store;
-let pool: WorkerPool;
-let target: HttpTarget;
+const target = useHttpTarget();
+const { store } = useTestStore('sqlite');
+const pool = useWorkerPool({ size: 1 });
 let resources: KubeglueResources;
 let controller: ToolRunController;
 let held: ServerResponse[] = [];
 
 beforeAll(async () => {
-  target = await startHttpTarget();
   held = target.hold('/hold');
-  store = await openStore({ driver: 'sqlite', path: ':memory:' });
   resources = createEmbeddedKubeglueResources(store.resources, 'default');
-  pool = new WorkerPool({ size: 1 });
-  await pool.start();
   const launcher = new PoolLauncher({
     store,
     pool,
@@ -54,9 +49,6 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const res of held) res.destroy();
   await controller?.stop();
-  await pool?.close();
-  await store?.close();
-  await target?.stop();
 });
 
 async function startRun(runId: string, step: JsonObject): Promise<void> {

@@ -1,11 +1,3 @@
-/**
- * OAuth systems in runner Pods (Kubernetes-mode async runs): a `kubeglue runner` process gets its
- * managed access token from the internal API, which serves it from the same token service as the worker
- * pool (systems/oauth/service.ts over real System resources, Secrets and store), against a real provider.
- */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../../contract/json.ts';
 import { INTERNAL_PATHS } from '../../../contract/wire/runner.ts';
@@ -14,31 +6,27 @@ import { PERMISSIVE_EGRESS } from '../../../engine/protocols/egress-policy.ts';
 import { createEmbeddedKubeglueResources } from '../../../kube/resources/index.ts';
 import { EmbeddedSecretStore } from '../../../kube/secrets/embedded.ts';
 import { credentialsBox } from '../../../kube/secrets/secret-box.ts';
-import type { Store } from '../../../store/index.ts';
 import { SystemOAuth } from '../../../systems/oauth/service.ts';
 import { SystemService } from '../../../systems/service.ts';
+import { useTempDir } from '../../support/fixture.ts';
 import { createInternalApi, type InternalApiHarness } from '../../support/internal-api.ts';
-import { CC_CLIENT, startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.ts';
+import { CC_CLIENT, useOAuthProvider } from '../../support/oauth-provider.ts';
 import { startRunnerProcess } from '../../support/runner-process.ts';
-import { openTestStore } from '../../support/store.ts';
+import { useTestStore } from '../../support/store.ts';
 
 const NAMESPACE = 'default';
 const MASTER_KEY = Buffer.alloc(32, 7);
 
-let store: Store;
-let closeStore: () => Promise<void>;
-let idp: TestOAuthProvider;
+const { store } = useTestStore('sqlite');
+const dir = useTempDir('kubeglue-runner-oauth-');
+const idp = useOAuthProvider({ redirectUris: ['http://127.0.0.1:9/v1/oauth/callback'] });
 let oauth: SystemOAuth;
 let systems: SystemService;
 let api: InternalApiHarness;
-let dir: string;
 /** Every answer body of the internal API except the access-token route's (which carries the token). */
 const answers: string[] = [];
 
 beforeAll(async () => {
-  ({ store, close: closeStore } = await openTestStore('sqlite'));
-  dir = await mkdtemp(join(tmpdir(), 'kubeglue-runner-oauth-'));
-  idp = await startOAuthProvider({ redirectUris: ['http://127.0.0.1:9/v1/oauth/callback'] });
   oauth = new SystemOAuth({
     store,
     masterKey: MASTER_KEY,
@@ -71,9 +59,6 @@ afterAll(async () => {
   await api?.close();
   await systems?.close();
   await oauth?.close();
-  await idp?.stop();
-  await closeStore?.();
-  await rm(dir, { recursive: true, force: true });
 });
 
 function whoami(systemId: string, steps = 1): JsonObject {
@@ -87,7 +72,7 @@ function whoami(systemId: string, steps = 1): JsonObject {
 }
 
 const runner = (runId: string, token: string) =>
-  startRunnerProcess({ url: api.url, runId, token, dir }).exited;
+  startRunnerProcess({ url: api.url, runId, token, dir: dir.path }).exited;
 
 /** Everything of a run a user or the cluster can see: its record, step results and result. */
 async function recordOf(runId: string): Promise<string> {

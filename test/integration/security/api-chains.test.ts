@@ -3,9 +3,9 @@
  * (`options.webhookUrl: "tool:<id>"`), and the runs it starts, chained ones included, keep its restriction.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { Run } from '../../../contract/api/run.ts';
 import { useTestApi, waitForRun } from '../../support/embedded.ts';
 
-type Run = { runId: string; status: string; toolId: string; parentRunId?: string; error?: string };
 type List<T> = { data: T[]; total: number };
 type ErrorAnswer = { error: { message: string; code: string } };
 

@@ -4,11 +4,11 @@
  */
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Run } from '../../../contract/api/run.ts';
 import { useTestApi } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
 type ErrorAnswer = { error: { message: string; code: string } };
-type Run = { runId: string; status: string; fileArtifacts?: Array<{ downloadUrl?: string }> };
 type RunList = {
   data: Run[];
   page: number;

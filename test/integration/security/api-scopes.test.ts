@@ -7,12 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeKey } from '../../../api/scopes.ts';
 import { SCOPES, type Scope } from '../../../contract/api/bodies.ts';
 import { ROUTES, type RouteSpec } from '../../../contract/api/routes.ts';
+import type { Run } from '../../../contract/api/run.ts';
 import { useTestApi, waitForRun } from '../../support/embedded.ts';
 import { startAgent } from '../../support/gateway-agent.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 
 type ErrorAnswer = { error: { message: string; code: string } };
-type Run = { runId: string; status: string; toolId: string; error?: string; data?: unknown };
 
 const api = useTestApi();
 let crm: HttpTarget;

@@ -17,6 +17,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Run } from '../../../contract/api/run.ts';
 import { callApi, TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded.ts';
 import { type FtpTestServer, startFtpServer } from '../../support/ftp-server.ts';
 import { type HttpTarget, startHttpTarget, type TargetRequest } from '../../support/http-target.ts';
@@ -89,16 +90,7 @@ const exposed: { api: Exposed[]; notifications: Exposed[]; metrics: Exposed[]; o
   output: [],
 };
 /** Runs of the sweep by label, as they ended. */
-const runs = new Map<string, RunView>();
-
-interface RunView {
-  runId: string;
-  status: string;
-  error?: string;
-  requestSource?: string;
-  stepResults?: Array<{ stepId: string; success: boolean; error?: string }>;
-  fileArtifacts?: Array<{ fileKey: string; downloadUrl?: string }>;
-}
+const runs = new Map<string, Run>();
 
 // --- the deployment as a process ---
 
@@ -195,10 +187,10 @@ async function waitFor(
   }
 }
 
-async function finished(runId: string): Promise<RunView> {
+async function finished(runId: string): Promise<Run> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const { body } = await api<RunView>('GET', `/v1/runs/${encodeURIComponent(runId)}`);
+    const { body } = await api<Run>('GET', `/v1/runs/${encodeURIComponent(runId)}`);
     if (body.status !== 'running') return body;
     if (Date.now() > deadline) throw new Error(`run ${runId} still running after 30 s`);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -577,14 +569,14 @@ function tools() {
 const notifyOptions = () => ({ webhookUrl: `${receiver.url}/notify` });
 
 async function runSync(label: string, toolId: string, request: Config): Promise<void> {
-  const answer = await api<RunView>('POST', `/v1/tools/${toolId}/run`, request);
+  const answer = await api<Run>('POST', `/v1/tools/${toolId}/run`, request);
   expect(answer.status, `${label}: ${JSON.stringify(answer.body)}`).toBe(200);
   runs.set(label, answer.body);
 }
 
 async function runAsync(label: string, toolId: string, request: Config): Promise<string> {
   const options = { ...(request.options as Config | undefined), async: true };
-  const answer = await api<RunView>('POST', `/v1/tools/${toolId}/run`, { ...request, options });
+  const answer = await api<Run>('POST', `/v1/tools/${toolId}/run`, { ...request, options });
   expect(answer.status, `${label}: ${JSON.stringify(answer.body)}`).toBe(202);
   return answer.body.runId;
 }
@@ -634,9 +626,9 @@ async function runEverything(): Promise<void> {
   asyncRuns.set('cancelled', cancelled);
 
   for (const [label, runId] of asyncRuns) runs.set(label, await finished(runId));
-  let child: RunView | undefined;
+  let child: Run | undefined;
   await waitFor('the chained run', async () => {
-    const list = await api<{ data: RunView[] }>('GET', '/v1/runs?requestSources=tool-chain&limit=10');
+    const list = await api<{ data: Run[] }>('GET', '/v1/runs?requestSources=tool-chain&limit=10');
     child = list.body.data[0];
     return child !== undefined;
   });
@@ -672,18 +664,15 @@ async function sendRefused(): Promise<number[]> {
 
 /** Reads every run through every run endpoint, the files through their presigned URLs, and the rest. */
 async function readEverything(): Promise<void> {
-  const listed: RunView[] = [];
+  const listed: Run[] = [];
   for (let page = 1; ; page++) {
-    const { body } = await api<{ data: RunView[]; hasMore: boolean }>(
-      'GET',
-      `/v1/runs?limit=100&page=${page}`,
-    );
+    const { body } = await api<{ data: Run[]; hasMore: boolean }>('GET', `/v1/runs?limit=100&page=${page}`);
     listed.push(...body.data);
     if (!body.hasMore) break;
   }
   for (const { runId } of listed) {
     const id = encodeURIComponent(runId);
-    const { body: run } = await api<RunView>('GET', `/v1/runs/${id}`);
+    const { body: run } = await api<Run>('GET', `/v1/runs/${id}`);
     await api('GET', `/v1/runs/${id}/results`);
     await api('GET', `/v1/runs/${id}/results?truncate=true`);
     await api('GET', `/v1/runs/${id}/files`);
