@@ -73,3 +73,8 @@ export function startTestEngine(): TestEngine {
 }
 
 export const DENY_PRIVATE: EgressPolicy = { privateDefault: 'deny', allow: [], deny: [] };
+
+/** A transform step. */
+export function transform(id: string, transformCode: string): ToolInput['steps'][number] {
+  return { id, config: { type: 'transform', transformCode } };
+}

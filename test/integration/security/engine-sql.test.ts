@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { JsonObject, JsonValue } from '../../../contract/json.ts';
 import { useTestDatabase } from '../../support/database.ts';
 import { useTestEngine } from '../../support/security-engine.ts';
 
@@ -12,22 +13,17 @@ beforeAll(async () => {
 
 const injection = "nobody' OR '1'='1";
 
+/** Runs one step `id` that sends `body` to the test database, with the inputs. */
+function postgresStep(id: string, body: JsonValue, inputs: JsonObject) {
+  return engine.run({ steps: [{ id, config: { url: database.url, method: 'POST', body } }] }, { inputs });
+}
+
 describe('SQL templates at run time', () => {
   it('refuses <<…>> in the query text, naming the step and the expression, with the $1 hint', async () => {
-    const result = await engine.run(
-      {
-        steps: [
-          {
-            id: 'lookup',
-            config: {
-              url: database.url,
-              method: 'POST',
-              body: { query: "SELECT id FROM accounts WHERE owner = '<<owner>>'" },
-            },
-          },
-        ],
-      },
-      { inputs: { owner: injection } },
+    const result = await postgresStep(
+      'lookup',
+      { query: "SELECT id FROM accounts WHERE owner = '<<owner>>'" },
+      { owner: injection },
     );
     expect(result.status).toBe('failed');
     expect(result.data).toBeNull();
@@ -39,39 +35,17 @@ describe('SQL templates at run time', () => {
   });
 
   it('refuses templates anywhere in a body given as text: plain SQL or JSON text', async () => {
-    const plain = await engine.run(
-      {
-        steps: [
-          {
-            id: 'plain',
-            config: {
-              url: database.url,
-              method: 'POST',
-              body: 'SELECT * FROM accounts WHERE id = <<(s) => s.id>>',
-            },
-          },
-        ],
-      },
-      { inputs: { id: "'a1'" } },
-    );
+    const plain = await postgresStep('plain', 'SELECT * FROM accounts WHERE id = <<(s) => s.id>>', {
+      id: "'a1'",
+    });
     expect(plain.error).toContain(
       'Step plain failed: config.body: template expressions are not allowed in a Postgres body given as text (<<(s) => s.id>>)',
     );
 
-    const jsonText = await engine.run(
-      {
-        steps: [
-          {
-            id: 'text',
-            config: {
-              url: database.url,
-              method: 'POST',
-              body: '{"query": "SELECT * FROM <<table>> WHERE id = $1", "params": ["<<id>>"]}',
-            },
-          },
-        ],
-      },
-      { inputs: { id: 'a1', table: 'accounts' } },
+    const jsonText = await postgresStep(
+      'text',
+      '{"query": "SELECT * FROM <<table>> WHERE id = $1", "params": ["<<id>>"]}',
+      { id: 'a1', table: 'accounts' },
     );
     // Text substitution into JSON text could close a params string and add its own "query".
     expect(jsonText.error).toContain(
@@ -80,38 +54,18 @@ describe('SQL templates at run time', () => {
   });
 
   it('keeps templates in params of an object body working, and the value stays a value', async () => {
-    const result = await engine.run(
-      {
-        steps: [
-          {
-            id: 'lookup',
-            config: {
-              url: database.url,
-              method: 'POST',
-              body: { query: 'SELECT id FROM accounts WHERE owner = $1', params: ['<<owner>>'] },
-            },
-          },
-        ],
-      },
-      { inputs: { owner: 'ada' } },
+    const result = await postgresStep(
+      'lookup',
+      { query: 'SELECT id FROM accounts WHERE owner = $1', params: ['<<owner>>'] },
+      { owner: 'ada' },
     );
     expect(result.status).toBe('success');
     expect(result.data).toEqual([{ id: 'a1' }]);
 
-    const injected = await engine.run(
-      {
-        steps: [
-          {
-            id: 'lookup',
-            config: {
-              url: database.url,
-              method: 'POST',
-              body: { query: 'SELECT id FROM accounts WHERE owner = $1', params: ['<<owner>>'] },
-            },
-          },
-        ],
-      },
-      { inputs: { owner: injection } },
+    const injected = await postgresStep(
+      'lookup',
+      { query: 'SELECT id FROM accounts WHERE owner = $1', params: ['<<owner>>'] },
+      { owner: injection },
     );
     expect(injected.status).toBe('success');
     expect(injected.data).toEqual([]);
