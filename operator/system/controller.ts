@@ -7,17 +7,12 @@
 import { CREDENTIAL_SHAPES } from '../../contract/api/system.ts';
 import type { SystemResource } from '../../contract/resources/kinds.ts';
 import { Informer } from '../../kube/informer.ts';
-import {
-  isResourceError,
-  type ListOptions,
-  type ResourceClient,
-  type WatchEvent,
-  type WatchOptions,
-} from '../../kube/resources/index.ts';
+import type { ListOptions, ResourceClient, WatchEvent, WatchOptions } from '../../kube/resources/index.ts';
 import { type SecretStore, SecretUnreadableError } from '../../kube/secrets/interface.ts';
 import type { Secret } from '../../kube/types.ts';
 import { WorkQueue } from '../../kube/work-queue.ts';
 import type { ControllerHealth } from '../health.ts';
+import { writeDecidedStatus } from '../status.ts';
 import { type CredentialCheck, decideSystem } from './reconcile.ts';
 
 export interface SystemControllerOptions {
@@ -153,18 +148,6 @@ export class SystemController {
       credentials,
       siblings: this.#siblings(system),
     });
-    if (!patch) return;
-    try {
-      // Judged on this version: a newer object gets judged again (a Conflict requeues).
-      const version = system.metadata.resourceVersion;
-      const updated = await this.#opts.systems.patchStatus(
-        name,
-        patch,
-        version ? { resourceVersion: version } : {},
-      );
-      this.#systems.observe('MODIFIED', updated);
-    } catch (error) {
-      if (!isResourceError(error, 'NotFound')) throw error;
-    }
+    if (patch) await writeDecidedStatus(this.#opts.systems, this.#systems, system, patch);
   }
 }

@@ -1,4 +1,5 @@
 import type { ControllerHealth } from '../health.ts';
+import { writeDecidedStatus } from '../status.ts';
 /**
  * The Tool controller's wiring: Tools and Systems informers and a work queue. A Tool is checked when it
  * changes and whenever a System it uses is added, changed or removed; the status is written through
@@ -8,7 +9,7 @@ import type { ControllerHealth } from '../health.ts';
 import { toolFromResource } from '../../contract/resources/convert.ts';
 import type { SystemResource, ToolResource } from '../../contract/resources/kinds.ts';
 import { Informer } from '../../kube/informer.ts';
-import { isResourceError, type ResourceClient } from '../../kube/resources/index.ts';
+import type { ResourceClient } from '../../kube/resources/index.ts';
 import { WorkQueue } from '../../kube/work-queue.ts';
 import { findToolProblems } from '../../tools/validation.ts';
 import { decideTool, type ToolObservation } from './reconcile.ts';
@@ -87,19 +88,7 @@ export class ToolController {
     if (!tool) return;
     const observation = await this.#observe(tool);
     const { patch } = decideTool(observation);
-    if (!patch) return;
-    try {
-      // Judged on this version: a newer spec gets judged again (a Conflict requeues).
-      const version = tool.metadata.resourceVersion;
-      const updated = await this.#opts.tools.patchStatus(
-        name,
-        patch,
-        version ? { resourceVersion: version } : {},
-      );
-      this.#tools.observe('MODIFIED', updated);
-    } catch (error) {
-      if (!isResourceError(error, 'NotFound')) throw error;
-    }
+    if (patch) await writeDecidedStatus(this.#opts.tools, this.#tools, tool, patch);
   }
 
   async #observe(tool: ToolResource): Promise<ToolObservation> {

@@ -10,6 +10,7 @@ import { RECORDED_FINALIZER } from '../../runs/toolrun.ts';
 import type { Store, StoredRun } from '../../store/index.ts';
 import type { EventRecorder } from '../events.ts';
 import type { Launcher } from '../launchers/launcher.ts';
+import { versionOf } from '../status.ts';
 import type { Action } from './reconcile.ts';
 
 export interface ExecuteDeps {
@@ -174,7 +175,3 @@ export async function execute(
 }
 
 /** The precondition of a status write: the object's version as this reconcile saw it. */
-function versionOf(toolRun: ToolRunResource): { resourceVersion?: string } {
-  const version = toolRun.metadata.resourceVersion;
-  return version ? { resourceVersion: version } : {};
-}
