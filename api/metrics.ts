@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { scrapedGauge } from '../kube/metrics.ts';
 
 const PREFIX = 'kubeglue_';
 
@@ -67,19 +68,16 @@ export function installMetrics(app: FastifyInstance, opts: MetricsOptions): Metr
     buckets: RUN_DURATION_BUCKETS,
     registers: [registry],
   });
-  new Gauge({
-    name: `${PREFIX}worker_inflight_runs`,
-    help: 'Runs executing in each worker process',
-    labelNames: ['worker'],
-    registers: [registry],
-    collect() {
-      // Reset first so a worker that went away does not keep reporting its last value.
-      this.reset();
-      opts.poolLoad().forEach((inFlight, worker) => {
-        this.set({ worker: String(worker) }, inFlight);
-      });
+  // Read at scrape time: a worker that went away does not keep reporting its last value.
+  scrapedGauge(
+    registry,
+    {
+      name: `${PREFIX}worker_inflight_runs`,
+      help: 'Runs executing in each worker process',
+      labelNames: ['worker'],
     },
-  });
+    () => opts.poolLoad().map((inFlight, worker) => [{ worker: String(worker) }, inFlight]),
+  );
   const { outboxBacklog } = opts;
   if (outboxBacklog) {
     let lastBacklog = 0;

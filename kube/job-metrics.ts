@@ -1,4 +1,5 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { type Sample, scrapedCounter, scrapedGauge } from './metrics.ts';
 import type { JobStatus } from './supervisor.ts';
 
 /**
@@ -11,34 +12,33 @@ export function registerJobMetrics(
   status: () => JobStatus[],
   prefix = 'kubeglue_',
 ): void {
-  new Counter({
-    name: `${prefix}background_job_failures_total`,
-    help: 'Failed attempts of background jobs (documentation, outbox, retention, sweeps), by job',
-    labelNames: ['job'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const job of status()) this.inc({ job: job.job }, job.failures);
+  const perJob = (value: (job: JobStatus) => number) => () =>
+    status().map((job): Sample<'job'> => [{ job: job.job }, value(job)]);
+  scrapedCounter(
+    registry,
+    {
+      name: `${prefix}background_job_failures_total`,
+      help: 'Failed attempts of background jobs (documentation, outbox, retention, sweeps), by job',
+      labelNames: ['job'],
     },
-  });
-  new Counter({
-    name: `${prefix}background_job_given_up_total`,
-    help: 'Subjects given up after KUBEGLUE_JOB_MAX_FAILURES failures in a row or a permanent failure, by job',
-    labelNames: ['job'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const job of status()) this.inc({ job: job.job }, job.givenUp);
+    perJob((job) => job.failures),
+  );
+  scrapedCounter(
+    registry,
+    {
+      name: `${prefix}background_job_given_up_total`,
+      help: 'Subjects given up after KUBEGLUE_JOB_MAX_FAILURES failures in a row or a permanent failure, by job',
+      labelNames: ['job'],
     },
-  });
-  new Gauge({
-    name: `${prefix}background_job_consecutive_failures`,
-    help: 'Periodic jobs: failed runs in a row (0 once a run succeeds)',
-    labelNames: ['job'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const job of status()) this.set({ job: job.job }, job.consecutiveFailures);
+    perJob((job) => job.givenUp),
+  );
+  scrapedGauge(
+    registry,
+    {
+      name: `${prefix}background_job_consecutive_failures`,
+      help: 'Periodic jobs: failed runs in a row (0 once a run succeeds)',
+      labelNames: ['job'],
     },
-  });
+    perJob((job) => job.consecutiveFailures),
+  );
 }

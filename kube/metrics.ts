@@ -1,5 +1,50 @@
-import { Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { WorkQueueStats } from './work-queue.ts';
+
+/** A metric to register: its full name, its help text and the names of its labels. */
+export interface MetricDefinition<L extends string> {
+  name: string;
+  help: string;
+  labelNames: readonly L[];
+}
+
+/** Label values and the value of one series. */
+export type Sample<L extends string> = [labels: Partial<Record<L, string>>, value: number];
+
+/**
+ * A gauge whose series are read at scrape time: cleared first, so a series that went away is not reported
+ * again, then set to what `read` gives.
+ */
+export function scrapedGauge<L extends string>(
+  registry: Registry,
+  definition: MetricDefinition<L>,
+  read: () => Iterable<Sample<L>>,
+): Gauge<L> {
+  return new Gauge({
+    ...definition,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [labels, value] of read()) this.set(labels, value);
+    },
+  });
+}
+
+/** A counter whose series are read at scrape time from counts kept elsewhere (see scrapedGauge). */
+export function scrapedCounter<L extends string>(
+  registry: Registry,
+  definition: MetricDefinition<L>,
+  read: () => Iterable<Sample<L>>,
+): Counter<L> {
+  return new Counter({
+    ...definition,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [labels, value] of read()) this.inc(labels, value);
+    },
+  });
+}
 
 /** What the gauges read from an informer (Informer has it). */
 export interface InformerHealth {
@@ -22,20 +67,20 @@ export function registerInformerMetrics(
   const byKind: [string, InformerHealth][] = isIterable(informers)
     ? [...informers].map((informer) => [informer.kind ?? 'unknown', informer])
     : Object.entries(informers);
-  return new Gauge({
-    name: 'kubeglue_informer_last_event_age_seconds',
-    help: 'Seconds since the API server last sent a list, event or bookmark to the informer of a kind',
-    labelNames: ['kind'],
-    registers: [registry],
-    collect() {
-      this.reset();
+  return scrapedGauge(
+    registry,
+    {
+      name: 'kubeglue_informer_last_event_age_seconds',
+      help: 'Seconds since the API server last sent a list, event or bookmark to the informer of a kind',
+      labelNames: ['kind'],
+    },
+    function* () {
       for (const [kind, informer] of byKind) {
-        if (informer.lastEventAt !== undefined) {
-          this.set({ kind }, Math.max(0, (now() - informer.lastEventAt) / 1000));
-        }
+        if (informer.lastEventAt !== undefined)
+          yield [{ kind }, Math.max(0, (now() - informer.lastEventAt) / 1000)];
       }
     },
-  });
+  );
 }
 
 /**
@@ -46,18 +91,19 @@ export function registerWorkQueueMetrics(
   registry: Registry,
   queues: Record<string, { stats(): WorkQueueStats }>,
 ): Gauge<'queue' | 'state'> {
-  return new Gauge({
-    name: 'kubeglue_workqueue_keys',
-    help: 'Keys of a controller work queue, by state: queued, processing, delayed (addAfter or retry), failing',
-    labelNames: ['queue', 'state'],
-    registers: [registry],
-    collect() {
-      this.reset();
+  return scrapedGauge(
+    registry,
+    {
+      name: 'kubeglue_workqueue_keys',
+      help: 'Keys of a controller work queue, by state: queued, processing, delayed (addAfter or retry), failing',
+      labelNames: ['queue', 'state'],
+    },
+    function* () {
       for (const [queue, work] of Object.entries(queues)) {
-        for (const [state, count] of Object.entries(work.stats())) this.set({ queue, state }, count);
+        for (const [state, count] of Object.entries(work.stats())) yield [{ queue, state }, count];
       }
     },
-  });
+  );
 }
 
 function isIterable<T>(value: object): value is Iterable<T> {
