@@ -132,21 +132,20 @@ describe('a server killed with SIGKILL during runs', () => {
     return server;
   }
 
+  /** A tool whose one step modifies data and waits at the target's /hold, which notes the run's `kind`. */
+  const holdingTool = (id: string) => ({
+    id,
+    steps: [
+      { id: 'wait', modify: true, config: { url: `${target.url}/hold`, queryParams: { run: '<<kind>>' } } },
+    ],
+  });
+
   it('records runs in flight that modify data as failed on SIGTERM after the grace period, not as cancelled', async () => {
     const port = await freeLoopbackPort();
     const call = caller(port);
     child = await startServer(port, { KUBEGLUE_SHUTDOWN_GRACE_MS: '500' });
     // Read-only async runs are handed back to run again instead (run-interruptions.test.ts).
-    await call('POST', '/v1/tools', {
-      id: 'hang-term',
-      steps: [
-        {
-          id: 'wait',
-          modify: true,
-          config: { url: `${target.url}/hold`, queryParams: { run: '<<kind>>' } },
-        },
-      ],
-    });
+    await call('POST', '/v1/tools', holdingTool('hang-term'));
     const asyncRun = (await (
       await call('POST', '/v1/tools/hang-term/run', {
         inputs: { kind: 'term-async' },
@@ -183,16 +182,7 @@ describe('a server killed with SIGKILL during runs', () => {
     const call = caller(port);
     child = await startServer(port);
     // Modifying: read-only async runs run again after a restart (run-interruptions.test.ts).
-    await call('POST', '/v1/tools', {
-      id: 'hang',
-      steps: [
-        {
-          id: 'wait',
-          modify: true,
-          config: { url: `${target.url}/hold`, queryParams: { run: '<<kind>>' } },
-        },
-      ],
-    });
+    await call('POST', '/v1/tools', holdingTool('hang'));
     const asyncRun = (await (
       await call('POST', '/v1/tools/hang/run', { inputs: { kind: 'crash-async' }, options: { async: true } })
     ).json()) as { runId: string };

@@ -342,14 +342,19 @@ describe('systems API', () => {
     await expect(service.resolveForRun(['wrong-key'], 'prod')).rejects.toMatchObject({ statusCode: 500 });
   });
 
-  it('resolves runs with the new credentials right after an update through the API', async () => {
+  /** Creates system `id` with the CRM bearer token through the API; runs resolve it with that token. */
+  async function bearerSystemResolved(id: string): Promise<void> {
     await call('POST', '/v1/systems', {
-      id: 'rotate',
+      id,
       authType: 'bearer',
       credentials: { bearerToken: SECRETS.crmToken },
     });
-    const [before] = await systems.resolveForRun(['rotate'], 'prod');
-    expect(before?.credentials.bearerToken).toBe(SECRETS.crmToken);
+    const [resolved] = await systems.resolveForRun([id], 'prod');
+    expect(resolved?.credentials.bearerToken).toBe(SECRETS.crmToken);
+  }
+
+  it('resolves runs with the new credentials right after an update through the API', async () => {
+    await bearerSystemResolved('rotate');
     await call('PUT', '/v1/systems/rotate', { credentials: { bearerToken: SECRETS.crmTokenRotated } });
     const [after] = await systems.resolveForRun(['rotate'], 'prod');
     expect(after?.credentials.bearerToken).toBe(SECRETS.crmTokenRotated);
@@ -399,13 +404,7 @@ describe('systems API', () => {
   });
 
   it('picks up credentials another replica changed, once its write reaches the watch', async () => {
-    await call('POST', '/v1/systems', {
-      id: 'replicated',
-      authType: 'bearer',
-      credentials: { bearerToken: SECRETS.crmToken },
-    });
-    const [before] = await systems.resolveForRun(['replicated'], 'prod');
-    expect(before?.credentials.bearerToken).toBe(SECRETS.crmToken);
+    await bearerSystemResolved('replicated');
     // Warm this process's secret cache too, so a stale copy would be served if nothing invalidated it.
     expect((await systems.get('replicated')).credentials).toEqual({
       bearerToken: '<<replicated_bearerToken>>',

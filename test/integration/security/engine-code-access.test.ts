@@ -274,10 +274,7 @@ describe('request templates', () => {
   it("resolve a credential (function templates too) in a request to the system's origin: URL, headers, query, body", async () => {
     for (const [where, config] of Object.entries(shapes)) {
       const url = `${crm.url}${config.url}`;
-      const result = await engine.run(
-        { steps: [{ id: 'call', config: { ...config, url } }] },
-        { systems: [bearer()] },
-      );
+      const result = await crmRun({ id: 'call', config: { ...config, url } });
       expect(result.status, where).toBe('success');
     }
     expect(crm.requests).toHaveLength(4);
@@ -287,10 +284,7 @@ describe('request templates', () => {
   it('fail before sending anything when the same templates aim at another origin', async () => {
     for (const [where, config] of Object.entries(shapes)) {
       const url = `${evil.url}${config.url}`;
-      const result = await engine.run(
-        { steps: [{ id: 'call', config: { ...config, url } }] },
-        { systems: [bearer()] },
-      );
+      const result = await crmRun({ id: 'call', config: { ...config, url } });
       expect(result.status, where).toBe('failed');
       expect(result.stepResults[0]?.error, where).toContain(
         `credential crm_bearerToken is not sent to ${origin(evil)}: it is not one of the origins of system 'crm' (${origin(crm)}); list it in the system's extraOrigins to allow it`,

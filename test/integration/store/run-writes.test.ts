@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { FinishRun } from '../../../store/index.ts';
+import type { FinishRun, Store } from '../../../store/index.ts';
 import { describeStore, openTestStore, runningRun } from '../../support/store.ts';
 
 const HOUR_MS = 3_600_000;
@@ -17,6 +17,16 @@ describeStore('run writes', (store, driver) => {
   beforeEach(async () => {
     await newOutbox();
   });
+
+  /** Runs fn on a store of its own, for writes that touch every running run. */
+  async function onFreshStore(fn: (fresh: Store) => Promise<void>): Promise<void> {
+    const fresh = await openTestStore(driver);
+    try {
+      await fn(fresh.store);
+    } finally {
+      await fresh.close();
+    }
+  }
 
   describe('abortRun', () => {
     it('aborts a running run, computing its duration from its start', async () => {
@@ -78,9 +88,8 @@ describeStore('run writes', (store, driver) => {
 
   describe('failRunningRuns', () => {
     it('fails only the running runs of the executor given, then all running runs', async () => {
-      const fresh = await openTestStore(driver);
-      try {
-        await fresh.store.insertRuns([
+      await onFreshStore(async (fresh) => {
+        await fresh.insertRuns([
           run('a-1', { executor: 'pod-a' }),
           run('a-2', { executor: 'pod-a' }),
           run('a-done', {
@@ -92,39 +101,34 @@ describeStore('run writes', (store, driver) => {
           run('none-1'),
         ]);
         const completedAt = '2026-03-01T10:00:05.000Z';
-        const failed = await fresh.store.failRunningRuns({
+        const failed = await fresh.failRunningRuns({
           executor: 'pod-a',
           error: 'The process running this run stopped',
           completedAt,
         });
         expect(failed).toEqual(['a-1', 'a-2']);
-        expect(await fresh.store.getRun('a-1')).toMatchObject({
+        expect(await fresh.getRun('a-1')).toMatchObject({
           status: 'failed',
           error: 'The process running this run stopped',
           metadata: { completedAt, durationMs: 5000 },
         });
-        expect((await fresh.store.getRun('a-done'))?.status).toBe('success');
-        expect((await fresh.store.getRun('b-1'))?.status).toBe('running');
+        expect((await fresh.getRun('a-done'))?.status).toBe('success');
+        expect((await fresh.getRun('b-1'))?.status).toBe('running');
 
-        expect(await fresh.store.failRunningRuns({ executor: 'pod-gone', error: 'x', completedAt })).toEqual(
-          [],
-        );
-        expect(await fresh.store.failRunningRuns({ error: 'The server restarted', completedAt })).toEqual([
+        expect(await fresh.failRunningRuns({ executor: 'pod-gone', error: 'x', completedAt })).toEqual([]);
+        expect(await fresh.failRunningRuns({ error: 'The server restarted', completedAt })).toEqual([
           'b-1',
           'none-1',
         ]);
-        expect((await fresh.store.getRun('none-1'))?.error).toBe('The server restarted');
-      } finally {
-        await fresh.close();
-      }
+        expect((await fresh.getRun('none-1'))?.error).toBe('The server restarted');
+      });
     });
   });
 
   describe('failStartedRuns', () => {
     it('fails running runs started by other executors and leaves unstarted and own runs alone', async () => {
-      const fresh = await openTestStore(driver);
-      try {
-        await fresh.store.insertRuns([
+      await onFreshStore(async (fresh) => {
+        await fresh.insertRuns([
           run('old-1', { executor: 'process-old' }),
           run('other-1', { executor: 'process-other' }),
           run('mine-1', { executor: 'process-new' }),
@@ -132,44 +136,39 @@ describeStore('run writes', (store, driver) => {
         ]);
         const completedAt = '2026-03-01T10:00:03.000Z';
         expect(
-          await fresh.store.failStartedRuns({
+          await fresh.failStartedRuns({
             exceptExecutor: 'process-new',
             error: 'restarted',
             completedAt,
           }),
         ).toEqual(['old-1', 'other-1']);
-        expect(await fresh.store.getRun('old-1')).toMatchObject({
+        expect(await fresh.getRun('old-1')).toMatchObject({
           status: 'failed',
           error: 'restarted',
           metadata: { completedAt, durationMs: 3000 },
         });
-        expect((await fresh.store.getRun('mine-1'))?.status).toBe('running');
-        expect((await fresh.store.getRun('accepted-1'))?.status).toBe('running');
-        expect(await fresh.store.failStartedRuns({ error: 'all', completedAt })).toEqual(['mine-1']);
-        expect((await fresh.store.getRun('accepted-1'))?.status).toBe('running');
-      } finally {
-        await fresh.close();
-      }
+        expect((await fresh.getRun('mine-1'))?.status).toBe('running');
+        expect((await fresh.getRun('accepted-1'))?.status).toBe('running');
+        expect(await fresh.failStartedRuns({ error: 'all', completedAt })).toEqual(['mine-1']);
+        expect((await fresh.getRun('accepted-1'))?.status).toBe('running');
+      });
     });
   });
 
   describe('listStartedRuns and retryRun', () => {
     it('lists the runs other executors started, oldest first, with their tool and attempt', async () => {
-      const fresh = await openTestStore(driver);
-      try {
-        await fresh.store.insertRuns([
+      await onFreshStore(async (fresh) => {
+        await fresh.insertRuns([
           run('later', { executor: 'gone', metadata: { startedAt: '2026-03-01T10:00:05.000Z' } }),
           run('earlier', { executor: 'gone', tool: { id: 't', steps: [] }, attempt: 2 }),
           run('mine', { executor: 'me' }),
           run('queued'),
         ]);
-        const started = await fresh.store.listStartedRuns({ exceptExecutor: 'me' });
+        const started = await fresh.listStartedRuns({ exceptExecutor: 'me' });
         expect(started.map((r) => r.runId)).toEqual(['earlier', 'later']);
         expect(started[0]).toMatchObject({ attempt: 2, tool: { id: 't' }, executor: 'gone' });
         expect(started[1]?.attempt).toBeUndefined();
-      } finally {
-        await fresh.close();
-      }
+      });
     });
 
     it('hands a running run back: executor cleared, attempt + 1, step results dropped, credentials kept', async () => {
