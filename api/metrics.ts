@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { scrapedGauge } from '../kube/metrics.ts';
+import { scrapedMetric } from '../kube/metrics.ts';
 
 const PREFIX = 'kubeglue_';
 
@@ -69,8 +69,9 @@ export function installMetrics(app: FastifyInstance, opts: MetricsOptions): Metr
     registers: [registry],
   });
   // Read at scrape time: a worker that went away does not keep reporting its last value.
-  scrapedGauge(
+  scrapedMetric(
     registry,
+    'gauge',
     {
       name: `${PREFIX}worker_inflight_runs`,
       help: 'Runs executing in each worker process',

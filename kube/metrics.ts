@@ -12,36 +12,31 @@ export interface MetricDefinition<L extends string> {
 export type Sample<L extends string> = [labels: Partial<Record<L, string>>, value: number];
 
 /**
- * A gauge whose series are read at scrape time: cleared first, so a series that went away is not reported
- * again, then set to what `read` gives.
+ * A gauge or counter whose series are read at scrape time (a counter from counts kept elsewhere): cleared
+ * first, so a series that went away is not reported again, then set to what `read` gives.
  */
-export function scrapedGauge<L extends string>(
+export function scrapedMetric<L extends string>(
   registry: Registry,
+  kind: 'gauge' | 'counter',
   definition: MetricDefinition<L>,
   read: () => Iterable<Sample<L>>,
-): Gauge<L> {
-  return new Gauge({
-    ...definition,
-    registers: [registry],
+): void {
+  const configuration = { ...definition, registers: [registry] };
+  if (kind === 'counter') {
+    new Counter({
+      ...configuration,
+      collect() {
+        this.reset();
+        for (const [labels, value] of read()) this.inc(labels, value);
+      },
+    });
+    return;
+  }
+  new Gauge({
+    ...configuration,
     collect() {
       this.reset();
       for (const [labels, value] of read()) this.set(labels, value);
-    },
-  });
-}
-
-/** A counter whose series are read at scrape time from counts kept elsewhere (see scrapedGauge). */
-export function scrapedCounter<L extends string>(
-  registry: Registry,
-  definition: MetricDefinition<L>,
-  read: () => Iterable<Sample<L>>,
-): Counter<L> {
-  return new Counter({
-    ...definition,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const [labels, value] of read()) this.inc(labels, value);
     },
   });
 }
@@ -63,12 +58,13 @@ export function registerInformerMetrics(
   registry: Registry,
   informers: Record<string, InformerHealth> | Iterable<InformerHealth>,
   now: () => number = Date.now,
-): Gauge<'kind'> {
+): void {
   const byKind: [string, InformerHealth][] = isIterable(informers)
     ? [...informers].map((informer) => [informer.kind ?? 'unknown', informer])
     : Object.entries(informers);
-  return scrapedGauge(
+  scrapedMetric(
     registry,
+    'gauge',
     {
       name: 'kubeglue_informer_last_event_age_seconds',
       help: 'Seconds since the API server last sent a list, event or bookmark to the informer of a kind',
@@ -90,9 +86,10 @@ export function registerInformerMetrics(
 export function registerWorkQueueMetrics(
   registry: Registry,
   queues: Record<string, { stats(): WorkQueueStats }>,
-): Gauge<'queue' | 'state'> {
-  return scrapedGauge(
+): void {
+  scrapedMetric(
     registry,
+    'gauge',
     {
       name: 'kubeglue_workqueue_keys',
       help: 'Keys of a controller work queue, by state: queued, processing, delayed (addAfter or retry), failing',
