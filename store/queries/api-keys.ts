@@ -1,6 +1,6 @@
 import type { Db } from '../driver.ts';
 import type { StoredApiKey } from '../types.ts';
-import { toIso, toNumber } from './values.ts';
+import { camelRow, toIso, toNumber } from './values.ts';
 
 /** API keys: only hashes are stored. Revoked keys stay as rows (revoked_at set) and are invisible here. */
 
@@ -19,17 +19,12 @@ interface ApiKeyRow {
 const API_KEY_COLUMNS =
   'id, name, key_hash, scopes, tool_ids, system_ids, is_admin, created_at, last_used_at';
 
-function apiKeyFromRow(row: ApiKeyRow): StoredApiKey {
+function apiKeyFromRow({ is_admin, created_at, last_used_at, ...row }: ApiKeyRow): StoredApiKey {
   return {
-    id: row.id,
-    name: row.name,
-    keyHash: row.key_hash,
-    scopes: row.scopes,
-    toolIds: row.tool_ids,
-    systemIds: row.system_ids,
-    admin: row.is_admin,
-    createdAt: toIso(row.created_at),
-    lastUsedAt: row.last_used_at === null ? null : toIso(row.last_used_at),
+    ...camelRow(row),
+    admin: is_admin,
+    createdAt: toIso(created_at),
+    lastUsedAt: last_used_at === null ? null : toIso(last_used_at),
   };
 }
 

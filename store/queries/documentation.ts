@@ -1,5 +1,5 @@
 import type { Db } from '../driver.ts';
-import { toBytes, toIso } from './values.ts';
+import { camelRow, toBytes, toIso } from './values.ts';
 
 /**
  * System documentation (migration 8): one row per system variant. Plain SQL with ISO-string timestamps and
@@ -55,17 +55,19 @@ interface StateRow {
 const STATE_COLUMNS =
   'system_id, environment, request_id, status, source, requested_at, fetched_at, error, api_key_placement';
 
-function toState(row: StateRow): DocumentationState {
+function toState({
+  requested_at,
+  fetched_at,
+  error,
+  api_key_placement,
+  ...row
+}: StateRow): DocumentationState {
   return {
-    systemId: row.system_id,
-    environment: row.environment,
-    requestId: row.request_id,
-    status: row.status,
-    source: row.source,
-    requestedAt: toIso(row.requested_at),
-    ...(row.fetched_at !== null ? { fetchedAt: toIso(row.fetched_at) } : {}),
-    ...(row.error !== null ? { error: row.error } : {}),
-    ...(row.api_key_placement !== null ? { apiKeyPlacement: row.api_key_placement } : {}),
+    ...camelRow(row),
+    requestedAt: toIso(requested_at),
+    ...(fetched_at !== null ? { fetchedAt: toIso(fetched_at) } : {}),
+    ...(error !== null ? { error } : {}),
+    ...(api_key_placement !== null ? { apiKeyPlacement: api_key_placement } : {}),
   };
 }
 
@@ -118,12 +120,13 @@ export async function claimDocumentation(
   );
   const row = rows[0];
   if (!row) return undefined;
+  const { keywords, upload, upload_type, attempts, ...state } = row;
   return {
-    ...toState(row),
-    attempts: Number(row.attempts),
-    ...(row.keywords !== null ? { keywords: row.keywords } : {}),
-    ...(row.upload !== null ? { upload: toBytes(row.upload) } : {}),
-    ...(row.upload_type !== null ? { uploadType: row.upload_type } : {}),
+    ...toState(state),
+    attempts: Number(attempts),
+    ...(keywords !== null ? { keywords } : {}),
+    ...(upload !== null ? { upload: toBytes(upload) } : {}),
+    ...(upload_type !== null ? { uploadType: upload_type } : {}),
   };
 }
 

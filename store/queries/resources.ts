@@ -1,6 +1,6 @@
 import type { JsonObject } from '../../contract/json.ts';
 import type { Db } from '../driver.ts';
-import { toNumber } from './values.ts';
+import { camelRow, toNumber } from './values.ts';
 
 /**
  * Storage for the embedded resource server: objects plus an ordered change feed. The API-server rules
@@ -62,17 +62,8 @@ interface RecordRow {
 
 const RECORD_COLUMNS = 'kind, namespace, name, uid, resource_version, generation, owner_uids, object';
 
-function recordFromRow(row: RecordRow): ResourceRecord {
-  return {
-    kind: row.kind,
-    namespace: row.namespace,
-    name: row.name,
-    uid: row.uid,
-    resourceVersion: toNumber(row.resource_version),
-    generation: toNumber(row.generation),
-    ownerUids: row.owner_uids,
-    object: row.object,
-  };
+function recordFromRow({ resource_version, generation, ...row }: RecordRow): ResourceRecord {
+  return { ...camelRow(row), resourceVersion: toNumber(resource_version), generation: toNumber(generation) };
 }
 
 export async function getResource(db: Db, key: ResourceKey): Promise<ResourceRecord | undefined> {
@@ -107,7 +98,7 @@ export async function listResources(
   const revision = toNumber(rows[0]?.revision ?? 0);
   const records = rows
     .filter((row): row is RecordRow & { revision: number } => row.uid != null)
-    .map(recordFromRow);
+    .map(({ revision: _, ...row }) => recordFromRow(row));
   return { records, revision };
 }
 

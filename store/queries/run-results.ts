@@ -2,7 +2,7 @@ import type { JsonObject, JsonValue } from '../../contract/json.ts';
 import type { Dialect } from '../dialect.ts';
 import type { Db } from '../driver.ts';
 import type { StoredFileArtifact, StoredRunFile, StoredRunResult, StoredStepResult } from '../types.ts';
-import { toBytes, toIso, toNumber } from './values.ts';
+import { camelRow, toBytes, toIso, toNumber } from './values.ts';
 
 function upsertStepResults(d: Dialect): string {
   return `
@@ -66,15 +66,8 @@ export async function getRunResult(db: Db, runId: string): Promise<StoredRunResu
   );
   const row = rows[0];
   if (!row) return undefined;
-  return {
-    runId: row.run_id,
-    success: row.success,
-    data: row.data,
-    stepResults: row.step_results,
-    toolPayload: row.tool_payload,
-    error: row.error,
-    storedAt: toIso(row.stored_at),
-  };
+  const { stored_at, ...result } = row;
+  return { ...camelRow(result), storedAt: toIso(stored_at) };
 }
 
 export async function getRunFile(db: Db, runId: string, fileKey: string): Promise<StoredRunFile | undefined> {
@@ -90,13 +83,8 @@ export async function getRunFile(db: Db, runId: string, fileKey: string): Promis
   );
   const row = rows[0];
   if (!row) return undefined;
-  return {
-    fileKey: row.file_key,
-    filename: row.filename,
-    contentType: row.content_type,
-    size: toNumber(row.size),
-    content: toBytes(row.content),
-  };
+  const { size, content, ...file } = row;
+  return { ...camelRow(file), size: toNumber(size), content: toBytes(content) };
 }
 
 /** Metadata of every file a run produced (no content), by file key. */
