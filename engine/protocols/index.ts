@@ -1,4 +1,4 @@
-import type { GatewayRoute, Protocols } from '../types.ts';
+import type { FileCall, ProtocolContext, Protocols } from '../types.ts';
 import { EgressGuard, type EgressPolicy, PERMISSIVE_EGRESS } from './egress-policy.ts';
 import { type GatewayRelayAddress, gatewayDial } from './gateway-socket.ts';
 import { type HttpClientOptions, httpRequest } from './http.ts';
@@ -33,7 +33,16 @@ export function createProtocols(options: ProtocolOptions = {}): Protocols {
   const guard = new EgressGuard(egress);
   const relay = options.gatewayRelay;
   const http: HttpClientOptions = { ...options.http, egress, gatewayRelay: relay };
-  const dial = (route: GatewayRoute | undefined) => (route ? { gateway: gatewayDial(relay, route) } : {});
+  /** How a Postgres, FTP or SFTP step connects (through its gateway, or past the egress guard) and when it stops. */
+  const connection = (
+    { allowedNetworks, gateway }: Pick<FileCall, 'allowedNetworks' | 'gateway'>,
+    ctx: ProtocolContext,
+  ) => ({
+    ...(gateway ? { gateway: gatewayDial(relay, gateway) } : {}),
+    signal: ctx.signal,
+    deadline: ctx.deadline,
+    egress: guard.withAllow(allowedNetworks),
+  });
   return {
     async http(call, ctx) {
       const { retry, ...rest } = call;
@@ -52,33 +61,15 @@ export function createProtocols(options: ProtocolOptions = {}): Protocols {
     },
     postgres: ({ allowedNetworks, gateway, ...call }, ctx) =>
       loadPostgres().then(({ executePostgresStep }) =>
-        executePostgresStep({
-          ...call,
-          ...dial(gateway),
-          signal: ctx.signal,
-          deadline: ctx.deadline,
-          egress: guard.withAllow(allowedNetworks),
-        }),
+        executePostgresStep({ ...call, ...connection({ allowedNetworks, gateway }, ctx) }),
       ),
     ftp: ({ allowedNetworks, gateway, ...call }, ctx) =>
       loadFtp().then(({ executeFtpStep }) =>
-        executeFtpStep({
-          ...call,
-          ...dial(gateway),
-          signal: ctx.signal,
-          deadline: ctx.deadline,
-          egress: guard.withAllow(allowedNetworks),
-        }),
+        executeFtpStep({ ...call, ...connection({ allowedNetworks, gateway }, ctx) }),
       ),
     sftp: ({ allowedNetworks, gateway, ...call }, ctx) =>
       loadSftp().then(({ executeSftpStep }) =>
-        executeSftpStep({
-          ...call,
-          ...dial(gateway),
-          signal: ctx.signal,
-          deadline: ctx.deadline,
-          egress: guard.withAllow(allowedNetworks),
-        }),
+        executeSftpStep({ ...call, ...connection({ allowedNetworks, gateway }, ctx) }),
       ),
   };
 }

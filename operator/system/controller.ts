@@ -12,6 +12,7 @@ import { type SecretStore, SecretUnreadableError } from '../../kube/secrets/inte
 import type { Secret } from '../../kube/types.ts';
 import { WorkQueue } from '../../kube/work-queue.ts';
 import type { ControllerHealth } from '../health.ts';
+import { informerOptions } from '../informer-options.ts';
 import { writeDecidedStatus } from '../status.ts';
 import { type CredentialCheck, decideSystem } from './reconcile.ts';
 
@@ -82,14 +83,9 @@ export class SystemController {
 
   constructor(opts: SystemControllerOptions) {
     this.#opts = opts;
-    const informerOptions = {
-      ...(opts.resyncMs ? { resyncMs: opts.resyncMs } : {}),
-      ...(opts.log ? { log: opts.log } : {}),
-    };
-    this.#systems = new Informer(opts.systems, informerOptions);
-    this.#secrets = opts.secretWatch
-      ? new Informer(metadataOnly(opts.secretWatch), informerOptions)
-      : undefined;
+    const informers = informerOptions(opts);
+    this.#systems = new Informer(opts.systems, informers);
+    this.#secrets = opts.secretWatch ? new Informer(metadataOnly(opts.secretWatch), informers) : undefined;
     this.#queue = new WorkQueue(
       (name) => this.#reconcile(name),
       (name, error, retryInMs) =>

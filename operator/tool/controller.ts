@@ -1,4 +1,5 @@
 import type { ControllerHealth } from '../health.ts';
+import { informerOptions } from '../informer-options.ts';
 import { writeDecidedStatus } from '../status.ts';
 /**
  * The Tool controller's wiring: Tools and Systems informers and a work queue. A Tool is checked when it
@@ -40,13 +41,10 @@ export class ToolController {
 
   constructor(opts: ToolControllerOptions) {
     this.#opts = opts;
-    const informerOptions = {
-      ...(opts.resyncMs ? { resyncMs: opts.resyncMs } : {}),
-      ...(opts.log ? { log: opts.log } : {}),
-    };
-    this.#tools = new Informer(opts.tools, { kind: 'Tool', ...informerOptions });
+    const informers = informerOptions(opts);
+    this.#tools = new Informer(opts.tools, { kind: 'Tool', ...informers });
     // Only ids matter here; the System controller resyncs Systems.
-    this.#systems = new Informer(opts.systems, { kind: 'System', ...informerOptions, resyncMs: 0 });
+    this.#systems = new Informer(opts.systems, { kind: 'System', ...informers, resyncMs: 0 });
     this.#queue = new WorkQueue(
       (name) => this.#reconcile(name),
       (name, error, retryInMs) =>
