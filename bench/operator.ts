@@ -36,7 +36,7 @@ import {
   waitUntil,
 } from '../test/support/kube/kubeglue.ts';
 import { startProcessKubelet } from '../test/support/kube/process-kubelet/kubelet.ts';
-import { freeLoopbackPort } from '../test/support/ports.ts';
+import { freeLoopbackPort } from '../test/support/os.ts';
 import { createTestDatabase, startTestPostgres, type TestPostgres } from '../test/support/postgres.ts';
 import { emit, percentile, progress, round } from './stats.ts';
 

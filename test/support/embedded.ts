@@ -1,4 +1,4 @@
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,6 +76,29 @@ export function readyUrl(child: ChildProcess): Promise<{ url: string; output: ()
     child.stderr?.on('data', onData);
     child.once('exit', (code) => reject(new Error(`kubeglue embedded exited (${code}):\n${output}`)));
   });
+}
+
+export interface ServerProcess {
+  child: ChildProcess;
+  /** What the server printed as the address it is ready on. */
+  url: string;
+  /** Everything it has printed so far. */
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** `kubeglue embedded` in a process of its own, with PATH and the environment given, once it is ready. */
+export async function startServerProcess(env: Record<string, string | undefined>): Promise<ServerProcess> {
+  const child = spawn(
+    process.execPath,
+    ['--no-node-snapshot', join(import.meta.dirname, '../../bin/kubeglue.ts'), 'embedded'],
+    { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const exited = new Promise<ServerProcess['exited'] extends Promise<infer E> ? E : never>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const { url, output } = await readyUrl(child);
+  return { child, url, output, exited };
 }
 
 /** The settings of an embedded test server on dataDir: a free port, the known keys, one worker, no log. */

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { freeLoopbackPort } from './ports.ts';
+import { freeLoopbackPort } from './os.ts';
 
 const run = promisify(execFile);
 

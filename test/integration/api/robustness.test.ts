@@ -8,7 +8,7 @@ import { ERROR_CATALOG } from '../../../contract/api/errors.ts';
 import { ROUTES } from '../../../contract/api/routes.ts';
 import { startTestApi, TEST_ADMIN_KEY, TEST_MASTER_KEY, type TestApi } from '../../support/embedded.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
-import { freeLoopbackPort } from '../../support/ports.ts';
+import { freeLoopbackPort } from '../../support/os.ts';
 
 describe('every route under malformed input', () => {
   let api: TestApi;

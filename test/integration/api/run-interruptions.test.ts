@@ -5,14 +5,14 @@
  * KUBEGLUE_MAX_RUN_ATTEMPTS, and fails the rest). The server runs as a child process, restarted on the
  * same data dir; its steps call a real HTTP target.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../../contract/api/run.ts';
-import { TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded.ts';
+import { startServerProcess, TEST_ADMIN_KEY, testServerEnv } from '../../support/embedded.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 
 interface Server {
@@ -83,43 +83,9 @@ async function dataDir(): Promise<string> {
 
 /** `kubeglue embedded` on `dir`, resolved once it listens. */
 async function startServer(dir: string, env: Record<string, string> = {}): Promise<Server> {
-  const child = spawn(
-    process.execPath,
-    ['--no-node-snapshot', join(import.meta.dirname, '../../../bin/kubeglue.ts'), 'embedded'],
-    {
-      env: {
-        PATH: process.env.PATH ?? '',
-        KUBEGLUE_HOST: '127.0.0.1',
-        KUBEGLUE_PORT: '0',
-        KUBEGLUE_DATA_DIR: dir,
-        KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
-        KUBEGLUE_MASTER_KEY: TEST_MASTER_KEY,
-        KUBEGLUE_WORKERS: '2',
-        KUBEGLUE_LOG_LEVEL: 'silent',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
+  const server = await startServerProcess(
+    testServerEnv(dir, { KUBEGLUE_HOST: '127.0.0.1', KUBEGLUE_WORKERS: '2', ...env }),
   );
-  let out = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    const check = () => {
-      const ready = /ready on (http:\/\/\S+)/.exec(out);
-      if (ready?.[1]) resolve(ready[1]);
-    };
-    child.stdout?.on('data', check);
-    void exited.then(({ code }) => reject(new Error(`the server exited with ${code}:\n${out}`)));
-  });
-  const server = { child, url, output: () => out, exited };
   servers.push(server);
   return server;
 }

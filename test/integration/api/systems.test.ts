@@ -202,20 +202,18 @@ describe('systems API', () => {
   });
 
   it('links dev and prod variants of one id and resolves runs by mode; an unlinked system serves both', async () => {
-    await call('POST', '/v1/systems', {
-      id: 'pay',
-      url: 'https://pay.example',
-      environment: 'prod',
-      authType: 'bearer',
-      credentials: { bearerToken: SECRETS.prodToken },
-    });
-    await call('POST', '/v1/systems', {
-      id: 'pay',
-      url: 'https://sandbox.pay.example',
-      environment: 'dev',
-      authType: 'bearer',
-      credentials: { bearerToken: SECRETS.devToken },
-    });
+    for (const [environment, url, bearerToken] of [
+      ['prod', 'https://pay.example', SECRETS.prodToken],
+      ['dev', 'https://sandbox.pay.example', SECRETS.devToken],
+    ]) {
+      await call('POST', '/v1/systems', {
+        id: 'pay',
+        url,
+        environment,
+        authType: 'bearer',
+        credentials: { bearerToken },
+      });
+    }
     await call('POST', '/v1/systems', { id: 'solo', url: 'https://solo.example', environment: 'dev' });
 
     expect((await call('GET', '/v1/systems/pay')).body.data).toMatchObject({ environment: 'prod' });

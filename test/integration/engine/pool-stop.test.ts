@@ -4,6 +4,7 @@
  * test/support/stuck-worker.ts) must still be gone after the pool closes, and after the API process
  * is SIGKILLed.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -15,6 +16,7 @@ import { Tool } from '../../../contract/api/tool.ts';
 import type { RunOrder } from '../../../engine/worker/ipc.ts';
 import { WorkerPool } from '../../../engine/worker/pool.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
+import { isAlive } from '../../support/os.ts';
 import { stuckWorkerImport } from '../../support/stuck-worker.ts';
 
 const POOL_HOST = new URL('../../support/pool-host.ts', import.meta.url).pathname;
@@ -55,19 +57,10 @@ beforeAll(async () => {
 afterAll(async () => {
   if (savedNodeOptions === undefined) delete process.env.NODE_OPTIONS;
   else process.env.NODE_OPTIONS = savedNodeOptions;
-  for (const pid of leftovers) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  for (const pid of leftovers) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
   await target?.stop();
   await rm(markers, { recursive: true, force: true });
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function until(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
   for (const start = Date.now(); !check(); await sleep(25)) {
@@ -143,7 +136,7 @@ describe('stopping workers that do not stop', () => {
         error: 'Step t failed: step t transformCode: exceeded the memory limit of 32 MB',
       });
       // The worker (an isolate's thread may stay stuck in it) is stopped; a new one serves the next run.
-      await until('the worker that lost an isolate exited', () => !alive(pid));
+      await until('the worker that lost an isolate exited', () => !isAlive(pid));
       expect((await pool.run(get('/quick'))).status).toBe('success');
       expect(pool.workerPids()[0]).not.toBe(pid);
     } finally {
@@ -176,10 +169,10 @@ describe('stopping workers that do not stop', () => {
     release();
     expect((await held).status).toBe('success');
     expect((await next).status).toBe('success');
-    expect(alive(second)).toBe(true);
+    expect(isAlive(second)).toBe(true);
 
     await pool.close();
-    expect({ first: alive(first), stuck: alive(second), replacement: alive(third) }).toEqual({
+    expect({ first: isAlive(first), stuck: isAlive(second), replacement: isAlive(third) }).toEqual({
       first: false,
       stuck: false,
       replacement: false,
@@ -193,7 +186,7 @@ describe('stopping workers that do not stop', () => {
     await until('the worker is ready', () => marked(pid, 'ready'));
     await block(pid);
     await pool.close();
-    expect(alive(pid)).toBe(false);
+    expect(isAlive(pid)).toBe(false);
   }, 60_000);
 
   it('ends a worker whose main thread is stuck while its API is alive: its run fails instead of hanging', async () => {
@@ -208,7 +201,7 @@ describe('stopping workers that do not stop', () => {
       const result = await hanging;
       expect(result.status).toBe('failed');
       expect(result.error).toMatch(/^The worker process executing this run was killed by SIGKILL/);
-      expect(alive(pid)).toBe(false);
+      expect(isAlive(pid)).toBe(false);
     } finally {
       await pool.close();
     }
@@ -221,8 +214,8 @@ describe('stopping workers that do not stop', () => {
     await block(workerPid);
 
     host.child.kill('SIGKILL');
-    await until('the orphaned worker exited', () => !alive(workerPid), 30_000);
-    expect(alive(workerPid)).toBe(false);
+    await until('the orphaned worker exited', () => !isAlive(workerPid), 30_000);
+    expect(isAlive(workerPid)).toBe(false);
   }, 60_000);
 
   it('a worker whose sandbox lost control of an isolate exits once its API process was SIGKILLed', async () => {
@@ -233,7 +226,7 @@ describe('stopping workers that do not stop', () => {
       error: 'Step t failed: step t transformCode: exceeded the memory limit of 32 MB',
     });
     host.child.kill('SIGKILL');
-    await until('the orphaned worker exited', () => !alive(workerPid), 30_000);
-    expect(alive(workerPid)).toBe(false);
+    await until('the orphaned worker exited', () => !isAlive(workerPid), 30_000);
+    expect(isAlive(workerPid)).toBe(false);
   }, 90_000);
 });

@@ -3,14 +3,15 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../../contract/api/run.ts';
 import { allows, type RbacRole } from '../../../contract/rbac.ts';
 import { runnerPodName, runTokenSecretName } from '../../../operator/launchers/launcher.ts';
 import { toolRunName } from '../../../runs/toolrun.ts';
+import { useTestDatabase } from '../../support/database.ts';
 import { callApi, TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded.ts';
 import { type AgentProcess, startAgent } from '../../support/gateway-agent.ts';
-import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
+import { useHttpTarget } from '../../support/http-target.ts';
 import { startKubeFaultProxy } from '../../support/kube/fault-proxy.ts';
 import {
   grantKubeglueRoles,
@@ -23,8 +24,7 @@ import {
 import type { ProcessKubelet } from '../../support/kube/process-kubelet/kubelet.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 import { CC_CLIENT, startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.ts';
-import { freeLoopbackPort } from '../../support/ports.ts';
-import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
+import { freeLoopbackPort } from '../../support/os.ts';
 import { findSecrets, summarise } from '../../support/secret-scan.ts';
 
 const exec = promisify(execFile);
@@ -50,8 +50,8 @@ async function relayAnswer(port: number, request: Record<string, unknown>): Prom
  */
 describeKube('Kubernetes mode end to end', () => {
   const bed = useKubeTestBed('e2e', { crds: true });
-  let db: TestDatabase;
-  let target: HttpTarget;
+  const db = useTestDatabase();
+  const target = useHttpTarget();
   let kubelet: ProcessKubelet;
   let api: KubeglueProcess;
   let operator: KubeglueProcess;
@@ -106,8 +106,6 @@ describeKube('Kubernetes mode end to end', () => {
 
   beforeAll(async () => {
     await grantKubeglueRoles(bed.kube, bed.namespace.name);
-    db = await createTestDatabase(inject('databaseUrl'));
-    target = await startHttpTarget();
     target.route('GET', '/items', { body: [{ id: 1 }, { id: 2 }] });
     target.route('GET', '/broken', { status: 500, body: { message: 'the target is down' } });
     target.route('GET', '/slow', { delayMs: 60_000, body: { late: true } });
@@ -157,8 +155,6 @@ describeKube('Kubernetes mode end to end', () => {
     await operator?.stop();
     await api?.stop();
     await kubelet?.stop();
-    await target?.stop();
-    await db?.drop();
   });
 
   it('runs an async run in a runner Pod and kubectl wait sees it succeed', async () => {

@@ -11,7 +11,7 @@ import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 import { startKubegluePodRunner, TEST_RUNNER_IMAGE, waitUntil } from '../../support/kube/kubeglue.ts';
 import type { Pod, ProcessKubelet } from '../../support/kube/process-kubelet/kubelet.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
-import { freeLoopbackPort } from '../../support/ports.ts';
+import { freeLoopbackPort } from '../../support/os.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
 
 const exec = promisify(execFile);

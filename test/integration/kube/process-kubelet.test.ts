@@ -10,6 +10,7 @@ import {
 } from '../../support/kube/process-kubelet/kubelet.ts';
 import { expandVariables, pathMapper } from '../../support/kube/process-kubelet/paths.ts';
 import { createTestNamespace, describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
+import { isAlive } from '../../support/os.ts';
 
 /**
  * The test image: one script whose first argument picks a behaviour. Each mode prints what the test
@@ -567,12 +568,3 @@ describeKube('the process kubelet', () => {
     }
   });
 });
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

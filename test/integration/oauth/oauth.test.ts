@@ -95,13 +95,18 @@ describe('client credentials', () => {
 });
 
 describe('authorization code with PKCE', () => {
-  it('a run before authorization fails naming the system and the authorize route', async () => {
+  /** A run of the authorization-code system fails saying `why` and where to authorize; the system shows `status`. */
+  async function expectRunNeedsAuthorization(why: string, status: string): Promise<void> {
     const result = await run('whoami-ac');
     expect(result.body.status).toBe('failed');
-    expect(result.body.error).toContain("System 'ac' (prod)");
-    expect(result.body.error).toContain('/v1/systems/ac/oauth/authorize?environment=prod');
+    expect(result.body.error).toContain(why);
+    expect(result.body.error).toContain('GET /v1/systems/ac/oauth/authorize?environment=prod');
     const system = await api.call<{ data: { oauth: { status: string } } }>('GET', '/v1/systems/ac');
-    expect(system.body.data.oauth.status).toBe('not_authorized');
+    expect(system.body.data.oauth.status).toBe(status);
+  }
+
+  it('a run before authorization fails naming the system and the authorize route', async () => {
+    await expectRunNeedsAuthorization("System 'ac' (prod)", 'not_authorized');
   });
 
   it('the authorize URL carries the state and an S256 challenge; login and consent end in stored tokens', async () => {
@@ -171,12 +176,7 @@ describe('authorization code with PKCE', () => {
     await idp.revokeRefreshTokens();
     await idp.revokeAccessTokens();
     const refreshesBefore = idp.tokenRequests.refresh_token ?? 0;
-    const failed = await run('whoami-ac');
-    expect(failed.body.status).toBe('failed');
-    expect(failed.body.error).toContain("System 'ac' (prod) needs re-authorization");
-    expect(failed.body.error).toContain('GET /v1/systems/ac/oauth/authorize?environment=prod');
-    const system = await api.call<{ data: { oauth: { status: string } } }>('GET', '/v1/systems/ac');
-    expect(system.body.data.oauth.status).toBe('needs_reauthorization');
+    await expectRunNeedsAuthorization("System 'ac' (prod) needs re-authorization", 'needs_reauthorization');
     // Further runs fail at once: no request reaches the provider until the user authorizes again.
     const next = await run('whoami-ac');
     expect(next.body.status).toBe('failed');

@@ -9,7 +9,7 @@ import { INTERNAL_PATHS, RUNNER_ENV } from '../../../contract/wire/runner.ts';
 import type { Store } from '../../../store/index.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 import { createInternalApi, type InternalApiHarness } from '../../support/internal-api.ts';
-import { freeLoopbackPort } from '../../support/ports.ts';
+import { freeLoopbackPort } from '../../support/os.ts';
 import { type RunnerProcess, startRunnerProcess } from '../../support/runner-process.ts';
 import { openTestStore } from '../../support/store.ts';
 

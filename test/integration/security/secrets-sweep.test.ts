@@ -1,26 +1,13 @@
-/**
- * Issue 7, the secrets sweep: tools whose systems use every auth type fail in every protocol (HTTP 500
- * that echoes the request, 401, a redirect to another origin, a dropped connection, Postgres auth and SQL
- * errors, FTP and SFTP failures), copy in a transform every credential code may read, write files,
- * notify, run sync and async, are cancelled, time out and chain. Then everything the deployment exposes (every API answer,
- * file contents, notifications, /metrics, and every line the process printed at trace level) is searched
- * for every credential value in every common encoding. The embedded deployment runs as its own process,
- * exactly as `kubeglue embedded` starts.
- *
- * Secret values carry quotes, backslashes, spaces and reserved URL characters on purpose: they are what
- * makes JSON escaping and URL encoding produce forms other than the value itself.
- */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Run } from '../../../contract/api/run.ts';
-import { callApi, TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded.ts';
+import { callApi, startServerProcess, TEST_ADMIN_KEY, testServerEnv } from '../../support/embedded.ts';
 import { type FtpTestServer, startFtpServer } from '../../support/ftp-server.ts';
 import { type HttpTarget, startHttpTarget, type TargetRequest } from '../../support/http-target.ts';
+import { freeLoopbackPort } from '../../support/os.ts';
 import {
   createPasswordRole,
   createTestDatabase,
@@ -78,7 +65,7 @@ let ftp: FtpTestServer;
 let sftp: SftpTestServer;
 let database: TestDatabase;
 let role: TestRole;
-let server: ServerProcess;
+let server: SweptServer;
 const held: ServerResponse[] = [];
 /** The `run` query value of each held request: which run reached the target. */
 const heldRuns: string[] = [];
@@ -94,63 +81,29 @@ const runs = new Map<string, Run>();
 
 // --- the deployment as a process ---
 
-interface ServerProcess {
+interface SweptServer {
   url: string;
   /** stdout and stderr as printed so far. */
   output(): string;
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-async function startServerProcess(dataDir: string): Promise<ServerProcess> {
-  const port = await freePort();
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--no-node-snapshot', join(import.meta.dirname, '../../../bin/kubeglue.ts'), 'embedded'],
-    {
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        KUBEGLUE_PORT: String(port),
-        KUBEGLUE_DATA_DIR: dataDir,
-        KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
-        KUBEGLUE_MASTER_KEY: TEST_MASTER_KEY,
-        KUBEGLUE_WORKERS: '2',
-        KUBEGLUE_LOG_LEVEL: 'trace',
-        KUBEGLUE_NOTIFY_ALLOW_PRIVATE: 'true',
-        KUBEGLUE_NOTIFY_RETRY_DELAYS_MS: '200',
-        KUBEGLUE_SHUTDOWN_GRACE_MS: '1000',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    const ready = () => {
-      if (output.includes('ready on')) resolve();
-    };
-    child.stdout?.on('data', ready);
-    child.once('exit', (code) => reject(new Error(`kubeglue embedded exited with ${code}:\n${output}`)));
+async function startSweptServer(dataDir: string): Promise<SweptServer> {
+  const port = await freeLoopbackPort();
+  const { child, output, exited } = await startServerProcess({
+    HOME: process.env.HOME,
+    ...testServerEnv(dataDir, {
+      KUBEGLUE_PORT: String(port),
+      KUBEGLUE_WORKERS: '2',
+      KUBEGLUE_LOG_LEVEL: 'trace',
+      KUBEGLUE_NOTIFY_ALLOW_PRIVATE: 'true',
+      KUBEGLUE_NOTIFY_RETRY_DELAYS_MS: '200',
+      KUBEGLUE_SHUTDOWN_GRACE_MS: '1000',
+    }),
   });
   return {
     url: `http://127.0.0.1:${port}`,
-    output: () => output,
+    output,
     stop: async () => {
       child.kill('SIGTERM');
       await exited;
@@ -724,7 +677,7 @@ beforeAll(async () => {
   await startTargets();
   await startDataServers();
   dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-sweep-'));
-  server = await startServerProcess(dataDir);
+  server = await startSweptServer(dataDir);
   for (const system of systems()) await created('/v1/systems', system);
   for (const tool of tools()) await created('/v1/tools', tool);
   refusedStatuses = await sendRefused();

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
-import { freeLoopbackPort } from '../ports.ts';
+import { freeLoopbackPort } from '../os.ts';
 import { type KubeConnection, type KubeHandle, kubeHandle, kubeRequest, writeKubeconfig } from './client.ts';
 import { type ControlPlanePki, generatePki } from './pki.ts';
 import {

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { closeSync, openSync, rmSync } from 'node:fs';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isAlive } from '../os.ts';
 
 /** A child process whose stdout and stderr go to a log file. */
 export interface Component {
@@ -74,15 +75,6 @@ export async function sweepAbandonedDirs(parent: string, prefix: string): Promis
       ? owner.dirs.filter((d): d is string => typeof d === 'string')
       : [];
     await Promise.all([dir, ...others].map((d) => rm(d, { recursive: true, force: true })));
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
