@@ -132,6 +132,22 @@ describe('a server killed with SIGKILL during runs', () => {
     return server;
   }
 
+  /** Each run failed, with an error that matches. */
+  async function expectFailed(
+    call: ReturnType<typeof caller>,
+    runIds: string[],
+    error: RegExp,
+  ): Promise<void> {
+    for (const runId of runIds) {
+      const run = (await (await call('GET', `/v1/runs/${runId}`)).json()) as {
+        status: string;
+        error: string;
+      };
+      expect(run.status).toBe('failed');
+      expect(run.error).toMatch(error);
+    }
+  }
+
   /** A tool whose one step modifies data and waits at the target's /hold, which notes the run's `kind`. */
   const holdingTool = (id: string) => ({
     id,
@@ -164,14 +180,7 @@ describe('a server killed with SIGKILL during runs', () => {
     expect(exitCode).toBe(0);
     expect(await syncResponse).toMatchObject({ status: 'failed' });
     child = await startServer(port);
-    for (const runId of [asyncRun.runId, 'sync-term']) {
-      const run = (await (await call('GET', `/v1/runs/${runId}`)).json()) as {
-        status: string;
-        error: string;
-      };
-      expect(run.status).toBe('failed');
-      expect(run.error).toMatch(/^kubeglue shut down before this run finished/);
-    }
+    await expectFailed(call, [asyncRun.runId, 'sync-term'], /^kubeglue shut down before this run finished/);
     child.kill('SIGTERM');
     await new Promise((resolve) => child?.once('exit', resolve));
     child = undefined;
@@ -196,14 +205,7 @@ describe('a server killed with SIGKILL during runs', () => {
     await new Promise((resolve) => child?.once('exit', resolve));
 
     child = await startServer(port);
-    for (const runId of [asyncRun.runId, 'sync-crash']) {
-      const run = (await (await call('GET', `/v1/runs/${runId}`)).json()) as {
-        status: string;
-        error: string;
-      };
-      expect(run.status).toBe('failed');
-      expect(run.error).toMatch(/stopped before it finished/);
-    }
+    await expectFailed(call, [asyncRun.runId, 'sync-crash'], /stopped before it finished/);
     const running = (await (await call('GET', '/v1/runs?status=running')).json()) as { total: number };
     expect(running.total).toBe(0);
     child.kill('SIGTERM');

@@ -71,6 +71,11 @@ function seen(requests: TargetRequest[]): string {
   return JSON.stringify(requests.map((r) => ({ url: r.url, headers: r.headers, body: r.text })));
 }
 
+/** A request step to the crm system's /anything (httpbin's echo), with more config. */
+function crmCall(id: string, config: Record<string, unknown> = {}): ToolInput['steps'][number] {
+  return { id, config: { url: '/anything', systemId: 'crm', ...config } };
+}
+
 /** Runs the steps with the system crm (bearer token, no codeAccess). */
 function crmRun(...steps: ToolInput['steps']) {
   return engine.run({ steps }, { systems: [bearer()] });
@@ -295,14 +300,9 @@ describe('request templates', () => {
 
   it('cannot keep a credential for later code: what a template function leaves in globals is gone', async () => {
     const result = await crmRun(
-      {
-        id: 'call',
-        config: {
-          url: '/anything',
-          systemId: 'crm',
-          headers: { 'X-Kept': '<<(s) => { globalThis.kept = s.crm_bearerToken; return "x"; }>>' },
-        },
-      },
+      crmCall('call', {
+        headers: { 'X-Kept': '<<(s) => { globalThis.kept = s.crm_bearerToken; return "x"; }>>' },
+      }),
       transform('later', '(s) => globalThis.kept ?? "nothing"'),
     );
     expect(result.status).toBe('success');
@@ -310,16 +310,13 @@ describe('request templates', () => {
   });
 
   it('cannot pass a credential out through the message of an error it throws', async () => {
-    const result = await crmRun({
-      id: 'call',
-      config: {
-        url: '/anything',
-        systemId: 'crm',
+    const result = await crmRun(
+      crmCall('call', {
         headers: {
           'X-Leak': `<<(s) => { const e = new Error(s.crm_bearerToken.split('').reverse().join('')); e.name = s.crm_bearerToken.slice(0, 9); throw e; }>>`,
         },
-      },
-    });
+      }),
+    );
     expect(result.status).toBe('failed');
     expect(result.stepResults[0]?.error).toBe(
       "Template expression '<<(s) => { const e = new Error(s.crm_bearerToken.split('')....>>' failed: step call " +
@@ -371,19 +368,16 @@ describe('data a server echoed back', () => {
   });
 
   it('is redacted before a pagination stopCondition sees it', async () => {
-    const result = await crmRun({
-      id: 'pages',
-      config: {
-        url: '/anything',
-        systemId: 'crm',
+    const result = await crmRun(
+      crmCall('pages', {
         queryParams: { page: '<<page>>' },
         pagination: {
           type: 'pageBased',
           pageSize: '10',
           stopCondition: `(response) => { if (response.data.headers.authorization.split('').reverse().join('').length) throw new Error(response.data.headers.authorization.split('').reverse().join('')); return true; }`,
         },
-      },
-    });
+      }),
+    );
     expect(result.status).toBe('failed');
     expect(result.stepResults[0]?.error).toContain('>>nekoTreraeb_mrc<< reraeB');
     expect(JSON.stringify(result)).not.toContain(REVERSED);

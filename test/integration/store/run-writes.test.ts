@@ -18,6 +18,13 @@ describeStore('run writes', (store, driver) => {
     await newOutbox();
   });
 
+  /** How a run that failed at completedAt, durationMs after its start, with the error, is stored. */
+  const failedAt = (completedAt: string, durationMs: number, error: string) => ({
+    status: 'failed',
+    error,
+    metadata: { completedAt, durationMs },
+  });
+
   /** Runs fn on a store of its own, for writes that touch every running run. */
   async function onFreshStore(fn: (fresh: Store) => Promise<void>): Promise<void> {
     const fresh = await openTestStore(driver);
@@ -107,11 +114,9 @@ describeStore('run writes', (store, driver) => {
           completedAt,
         });
         expect(failed).toEqual(['a-1', 'a-2']);
-        expect(await fresh.getRun('a-1')).toMatchObject({
-          status: 'failed',
-          error: 'The process running this run stopped',
-          metadata: { completedAt, durationMs: 5000 },
-        });
+        expect(await fresh.getRun('a-1')).toMatchObject(
+          failedAt(completedAt, 5000, 'The process running this run stopped'),
+        );
         expect((await fresh.getRun('a-done'))?.status).toBe('success');
         expect((await fresh.getRun('b-1'))?.status).toBe('running');
 
@@ -142,11 +147,7 @@ describeStore('run writes', (store, driver) => {
             completedAt,
           }),
         ).toEqual(['old-1', 'other-1']);
-        expect(await fresh.getRun('old-1')).toMatchObject({
-          status: 'failed',
-          error: 'restarted',
-          metadata: { completedAt, durationMs: 3000 },
-        });
+        expect(await fresh.getRun('old-1')).toMatchObject(failedAt(completedAt, 3000, 'restarted'));
         expect((await fresh.getRun('mine-1'))?.status).toBe('running');
         expect((await fresh.getRun('accepted-1'))?.status).toBe('running');
         expect(await fresh.failStartedRuns({ error: 'all', completedAt })).toEqual(['mine-1']);
