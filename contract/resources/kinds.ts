@@ -11,6 +11,21 @@ const observedGeneration = z
   .optional()
   .describe('The generation of the spec the status describes.');
 
+/** A kubeglue resource of the kind: apiVersion, kind, metadata, its spec and, once written, its status. */
+function resourceSchema<K extends string, Spec extends z.ZodType, Status extends z.ZodType>(
+  kind: K,
+  spec: Spec,
+  status: Status,
+) {
+  return z.object({
+    apiVersion: z.literal(API_VERSION),
+    kind: z.literal(kind),
+    metadata: ObjectMeta,
+    spec,
+    status: status.optional(),
+  });
+}
+
 export const ToolSpec = z
   .strictObject({
     id: ToolId.optional().describe(
@@ -29,13 +44,7 @@ export const ToolStatus = z.object({
 });
 export type ToolStatus = z.infer<typeof ToolStatus>;
 
-export const ToolResource = z.object({
-  apiVersion: z.literal(API_VERSION),
-  kind: z.literal('Tool'),
-  metadata: ObjectMeta,
-  spec: ToolSpec,
-  status: ToolStatus.optional(),
-});
+export const ToolResource = resourceSchema('Tool', ToolSpec, ToolStatus);
 export type ToolResource = z.infer<typeof ToolResource>;
 
 export const SystemSpec = z.strictObject({
@@ -61,13 +70,7 @@ export const SystemStatus = z.object({
 });
 export type SystemStatus = z.infer<typeof SystemStatus>;
 
-export const SystemResource = z.object({
-  apiVersion: z.literal(API_VERSION),
-  kind: z.literal('System'),
-  metadata: ObjectMeta,
-  spec: SystemSpec,
-  status: SystemStatus.optional(),
-});
+export const SystemResource = resourceSchema('System', SystemSpec, SystemStatus);
 export type SystemResource = z.infer<typeof SystemResource>;
 
 /** The tool as it was when the run was ordered; the run executes this, not later edits. */
@@ -129,13 +132,7 @@ export const ToolRunStatus = z.object({
 });
 export type ToolRunStatus = z.infer<typeof ToolRunStatus>;
 
-export const ToolRunResource = z.object({
-  apiVersion: z.literal(API_VERSION),
-  kind: z.literal('ToolRun'),
-  metadata: ObjectMeta,
-  spec: ToolRunSpec,
-  status: ToolRunStatus.optional(),
-});
+export const ToolRunResource = resourceSchema('ToolRun', ToolRunSpec, ToolRunStatus);
 export type ToolRunResource = z.infer<typeof ToolRunResource>;
 
 export interface PrinterColumn {
