@@ -73,15 +73,17 @@ describeKube('the Tool and System controllers on Kubernetes', () => {
     data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
   });
 
+  /** The Tool (or System) once `ok` says it is, waiting for `what`. */
+  const toolWhen = (name: string, what: string, ok: (tool: ToolResource | undefined) => boolean) =>
+    waitFor(what, () => resources.tools.get(name), ok);
+  const systemWhen = (name: string, what: string, ok: (system: SystemResource | undefined) => boolean) =>
+    waitFor(what, () => resources.systems.get(name), ok);
+
   it('a valid Tool is Ready with its step count and observedGeneration', async () => {
     await resources.tools.create(
       tool('shape', [{ id: 'a', config: { type: 'transform', transformCode: '(s) => s' } }]),
     );
-    const got = await waitFor(
-      'Ready',
-      () => resources.tools.get('shape'),
-      (t) => ready(t) !== undefined,
-    );
+    const got = await toolWhen('shape', 'Ready', (t) => ready(t) !== undefined);
     expect(ready(got)).toMatchObject({ status: 'True', reason: ToolReason.Valid, observedGeneration: 1 });
     expect(got?.status).toMatchObject({ observedGeneration: 1, stepCount: 1 });
   });
@@ -97,11 +99,7 @@ describeKube('the Tool and System controllers on Kubernetes', () => {
         { outputSchema: { type: 'nonsense' } },
       ),
     );
-    const got = await waitFor(
-      'Ready=False',
-      () => resources.tools.get('broken'),
-      (t) => ready(t)?.status === 'False',
-    );
+    const got = await toolWhen('broken', 'Ready=False', (t) => ready(t)?.status === 'False');
     expect(ready(got)?.reason).toBe(ToolReason.InvalidTool);
     expect(ready(got)?.message).toMatch(/^3 problems: /);
     expect(ready(got)?.message).toContain('steps[0] (a).config.transformCode');
@@ -114,11 +112,7 @@ describeKube('the Tool and System controllers on Kubernetes', () => {
         steps: [{ id: 'a', config: { type: 'transform', transformCode: '(s) => 1' } }],
       } as ToolResource['spec'],
     });
-    const fixed = await waitFor(
-      'Ready',
-      () => resources.tools.get('broken'),
-      (t) => ready(t)?.status === 'True',
-    );
+    const fixed = await toolWhen('broken', 'Ready', (t) => ready(t)?.status === 'True');
     expect(fixed?.status).toMatchObject({ observedGeneration: 2, stepCount: 1 });
   });
 
@@ -126,24 +120,12 @@ describeKube('the Tool and System controllers on Kubernetes', () => {
     await resources.tools.create(
       tool('uses-billing', [{ id: 'a', config: { url: '/x', systemId: 'billing' } }]),
     );
-    const missing = await waitFor(
-      'UnknownSystem',
-      () => resources.tools.get('uses-billing'),
-      (t) => ready(t) !== undefined,
-    );
+    const missing = await toolWhen('uses-billing', 'UnknownSystem', (t) => ready(t) !== undefined);
     expect(ready(missing)).toMatchObject({ status: 'False', reason: ToolReason.UnknownSystem });
     await resources.systems.create(system('billing-prod', { id: 'billing', url: 'https://billing.example' }));
-    await waitFor(
-      'Ready',
-      () => resources.tools.get('uses-billing'),
-      (t) => ready(t)?.status === 'True',
-    );
+    await toolWhen('uses-billing', 'Ready', (t) => ready(t)?.status === 'True');
     await resources.systems.delete('billing-prod');
-    await waitFor(
-      'not Ready',
-      () => resources.tools.get('uses-billing'),
-      (t) => ready(t)?.reason === ToolReason.UnknownSystem,
-    );
+    await toolWhen('uses-billing', 'not Ready', (t) => ready(t)?.reason === ToolReason.UnknownSystem);
   });
 
   it('a System is Ready when its Secret fits the auth type, and follows the Secret', async () => {
@@ -154,17 +136,13 @@ describeKube('the Tool and System controllers on Kubernetes', () => {
         url: 'https://crm.example',
       }),
     );
-    const missing = await waitFor(
-      'SecretNotFound',
-      () => resources.systems.get('crm-prod'),
-      (s) => ready(s) !== undefined,
-    );
+    const missing = await systemWhen('crm-prod', 'SecretNotFound', (s) => ready(s) !== undefined);
     expect(ready(missing)).toMatchObject({ status: 'False', reason: SystemReason.SecretNotFound });
 
     await resources.secrets.create(secret('crm-creds', { username: 'svc', passwort: 'hunter2-typo' }));
-    const invalid = await waitFor(
+    const invalid = await systemWhen(
+      'crm-prod',
       'CredentialsInvalid',
-      () => resources.systems.get('crm-prod'),
       (s) => ready(s)?.reason === SystemReason.CredentialsInvalid,
     );
     expect(ready(invalid)?.message).toContain('password: missing');
@@ -176,11 +154,7 @@ describeKube('the Tool and System controllers on Kubernetes', () => {
       ...(current as Secret),
       data: secret('x', { username: 'svc', password: 'hunter2' }).data ?? {},
     });
-    const fixed = await waitFor(
-      'Ready',
-      () => resources.systems.get('crm-prod'),
-      (s) => ready(s)?.status === 'True',
-    );
+    const fixed = await systemWhen('crm-prod', 'Ready', (s) => ready(s)?.status === 'True');
     expect(ready(fixed)?.reason).toBe(SystemReason.CredentialsReady);
     expect(ready(fixed, SystemConditionType.EnvironmentsLinked)).toMatchObject({
       status: 'False',
@@ -190,18 +164,18 @@ describeKube('the Tool and System controllers on Kubernetes', () => {
 
   it('links the dev and prod objects of one system id', async () => {
     await resources.systems.create(system('crm-dev', { environment: 'dev', url: 'https://dev.crm.example' }));
-    const dev = await waitFor(
+    const dev = await systemWhen(
+      'crm-dev',
       'linked',
-      () => resources.systems.get('crm-dev'),
       (s) => ready(s, SystemConditionType.EnvironmentsLinked)?.status === 'True',
     );
     expect(ready(dev, SystemConditionType.EnvironmentsLinked)?.message).toBe(
       "The prod environment of system 'crm' is System crm-prod",
     );
     expect(ready(dev)).toMatchObject({ status: 'True', reason: SystemReason.NoCredentialsNeeded });
-    const prod = await waitFor(
+    const prod = await systemWhen(
+      'crm-prod',
       'linked',
-      () => resources.systems.get('crm-prod'),
       (s) => ready(s, SystemConditionType.EnvironmentsLinked)?.status === 'True',
     );
     expect(ready(prod, SystemConditionType.EnvironmentsLinked)?.message).toContain('is System crm-dev');
