@@ -48,7 +48,9 @@ const MASTER_KEY = '6b75626567c0e9e0d1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6
 export async function benchOperator(): Promise<void> {
   const assets = process.env.KUBEBUILDER_ASSETS;
   if (!assets) {
-    progress('operator: skipped (set KUBEBUILDER_ASSETS to etcd and kube-apiserver, see the README)');
+    progress(
+      'operator: skipped (set KUBEBUILDER_ASSETS to etcd and kube-apiserver, see docs/developers/testing.md)',
+    );
     return;
   }
   progress('operator: starting a control plane and Postgres');

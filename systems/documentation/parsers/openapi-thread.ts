@@ -1,7 +1,7 @@
 /**
  * OpenAPI documents are parsed, summarised and validated in a worker thread (openapi-worker.ts), one per
  * document, never on the event loop that answers the API: a document can be cheap to send and expensive to
- * expand (README, "Documentation processing"). The worker has its own heap limit and a time limit; what it
+ * expand (docs/system-documentation.md). The worker has its own heap limit and a time limit; what it
  * does past them is dropped, and the message names the setting that bounds it.
  */
 import { Worker } from 'node:worker_threads';
