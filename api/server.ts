@@ -18,6 +18,7 @@ import {
   KG_ERR_UNSUPPORTED_MEDIA_TYPE,
 } from '../contract/api/errors.ts';
 import { openApiDocument } from '../contract/api/openapi.ts';
+import { OPENAPI_ROUTE } from '../contract/api/routes.ts';
 
 export interface ServerOptions {
   bodyLimitBytes: number;
@@ -269,6 +270,6 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.get('/readyz', async (_request, reply) =>
     options.ready() ? { status: 'ready' } : sendError(reply, KG_ERR_NOT_READY()),
   );
-  app.get('/v1/openapi.json', async () => openApi);
+  app.route({ method: OPENAPI_ROUTE.method, url: `/v1${OPENAPI_ROUTE.path}`, handler: async () => openApi });
   return app;
 }

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import { ensureAdminKey } from '../api/api-keys.ts';
-import { createApi } from '../api/app.ts';
+import { type Api, createApi } from '../api/app.ts';
 import type { Auth } from '../api/auth.ts';
 import { startGateways } from '../api/gateway/index.ts';
 import { loadTls } from '../api/tls.ts';
@@ -30,6 +30,8 @@ export interface EmbeddedApp {
   app: FastifyInstance;
   /** The API key check (its guarded routes, for tests that walk them). */
   auth: Pick<Auth, 'guardedRoutes'>;
+  /** The routes the API registered (for the test that holds them to the route table). */
+  routes: Api['routes'];
   /** The base URL the server listens on. */
   url: string;
   store: Store;
@@ -215,5 +217,5 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     })();
     return closing;
   };
-  return { app: api.app, auth: api.auth, url, store, close };
+  return { app: api.app, auth: api.auth, routes: api.routes, url, store, close };
 }

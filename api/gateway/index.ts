@@ -1,7 +1,7 @@
 /**
  * Gateways on the API server: the registry of live tunnels, the relay the engine workers dial, the
- * tunnel endpoint, `GET /v1/gateways` and the metrics. `startGateways` runs before the worker pool
- * starts (the workers learn the relay's address); `installGateways` once the app exists.
+ * tunnel endpoint, the handlers of `/v1/gateways` (routes.ts) and the metrics. `startGateways` runs before
+ * the worker pool starts (the workers learn the relay's address); `installGateways` once the app exists.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -18,10 +18,10 @@ import { installTunnelEndpoint } from './endpoint.ts';
 import { installGatewayMetrics } from './metrics.ts';
 import { GatewayRegistry } from './registry.ts';
 import { type GatewayRelay, startGatewayRelay } from './relay.ts';
-import { registerGatewayRoutes } from './routes.ts';
 import type { RunnerStreamCheck } from './runner-access.ts';
 
 export { GatewayRegistry } from './registry.ts';
+export { gatewayHandlers } from './routes.ts';
 
 export interface Gateways {
   registry: GatewayRegistry;
@@ -86,7 +86,6 @@ export function installGateways(
     owners: deps.owners,
     log: deps.log,
   });
-  registerGatewayRoutes(app, { registry, directory: deps.gateways.directory, owners: deps.owners });
   installGatewayMetrics(deps.metrics, registry);
   // Agents are told to go away first (they reconnect to another replica), then the relay stops.
   app.addHook('preClose', async () => {

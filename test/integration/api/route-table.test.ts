@@ -1,0 +1,73 @@
+/**
+ * Issue 20, item 3: the server registers its /v1 routes from the route table (contract/api/routes.ts), so the
+ * router, the validation and the OpenAPI document cannot disagree.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fastifyPath } from '../../../api/scopes.ts';
+import { OPENAPI_ROUTE, ROUTES } from '../../../contract/api/routes.ts';
+import { startTestApi, type TestApi } from '../../support/embedded.ts';
+
+let api: TestApi;
+
+beforeAll(async () => {
+  api = await startTestApi();
+});
+
+afterAll(async () => {
+  await api?.stop();
+});
+
+describe('the /v1 routes', () => {
+  it('are the operations of the route table, each once, and no other', () => {
+    const registered = api.embedded
+      .routes()
+      // fastify answers HEAD with the GET route.
+      .filter((route) => route.method !== 'HEAD' && route.url.startsWith('/v1/'))
+      .map((route) => `${route.method} ${route.url}`)
+      .sort();
+    const table = ROUTES.map((route) => `${route.method} ${fastifyPath(route.path)}`).sort();
+    expect(new Set(table).size).toBe(ROUTES.length);
+    expect(registered).toEqual(table);
+  });
+
+  it('serve the OpenAPI document of the table beside them, without a key', async () => {
+    const answer = await api.call<{ paths: Record<string, Record<string, { operationId: string }>> }>(
+      OPENAPI_ROUTE.method,
+      `/v1${OPENAPI_ROUTE.path}`,
+      { key: null },
+    );
+    expect(answer.status).toBe(200);
+    const operations = Object.entries(answer.body.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(
+        ([method, operation]) => `${method.toUpperCase()} ${path} ${operation.operationId}`,
+      ),
+    );
+    expect(operations.sort()).toEqual(
+      ROUTES.map((route) => `${route.method} ${route.path} ${route.operationId}`).sort(),
+    );
+  });
+
+  it("check the input against the table's schemas: each bad field named, unknown keys with a suggestion", async () => {
+    const answer = await api.call<{ error: { message: string; code: string } }>(
+      'POST',
+      '/v1/tools/nope/run?limit=3',
+      { body: { payload: {}, options: { timeout: 'soon' } } },
+    );
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toEqual({
+      code: 'KG_ERR_VALIDATION',
+      message: 'Invalid query: Unrecognized key: "limit"',
+    });
+    const body = await api.call<{ error: { message: string; code: string } }>('POST', '/v1/tools/nope/run', {
+      body: { payload: {}, options: { timeout: 'soon' } },
+    });
+    expect(body.status).toBe(400);
+    expect(body.body.error.code).toBe('KG_ERR_VALIDATION');
+    expect(body.body.error.message).toContain('Invalid run request: ');
+    expect(body.body.error.message).toContain("'payload': did you mean 'inputs'?");
+    expect(body.body.error.message).toContain('options.timeout: ');
+    const path = await api.call<{ error: { message: string } }>('GET', '/v1/runs/r1/files//download');
+    expect(path.status).toBe(400);
+    expect(path.body.error.message).toMatch(/^Invalid path: fileKey: /);
+  });
+});
