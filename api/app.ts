@@ -1,6 +1,8 @@
 /**
- * api/: the /v1 API on fastify — server, authentication and key scopes, routes (routes/), the internal
- * port for runner Pods (internal/), the gateway endpoint and relay (gateway/), metrics. Never the operator.
+ * api/: the /v1 API on fastify — server, authentication and key scopes, routes (routes/: a handler per
+ * operation of the route table in contract/api/routes.ts, registered from it by routes/register.ts), the
+ * internal port for runner Pods (internal/), the gateway endpoint and relay (gateway/), metrics. Never the
+ * operator.
  *
  * May import: contract, config, engine, kube, store, runs, tools, systems.
  */

@@ -136,8 +136,11 @@ export function queryOf(route: Pick<RouteSpec, 'query'>): z.ZodObject {
 /** GET and DELETE of one tool have never checked their query: other parameters are ignored there. */
 const lenientTokenQuery = z.looseObject({ token: z.string().optional() });
 const envQuery = z.strictObject({ environment: Environment.optional(), token: z.string().optional() });
-/** A challenge parameter given twice is no challenge (400 KG_ERR_NO_CHALLENGE), not an invalid query. */
-const challengeParameter = z.string().optional().catch(undefined);
+/**
+ * The hook routes never refused a parameter given twice (it arrives as an array): it reads as absent (a
+ * challenge given twice is no challenge: 400 KG_ERR_NO_CHALLENGE).
+ */
+const hookParameter = z.string().optional().catch(undefined);
 
 const failure = (description: string): RouteResponse => ({ description, schema: ErrorBody });
 const notFound = failure('Not found');
@@ -445,7 +448,7 @@ export const ROUTE_TABLE = [
     tag: 'Hooks',
     scopes: ['runs:execute'],
     query: z.looseObject({
-      token: z.string().optional(),
+      token: hookParameter,
       mode: ExecutionMode.optional(),
       validationToken: z.string().optional(),
     }),
@@ -467,11 +470,11 @@ export const ROUTE_TABLE = [
     tag: 'Hooks',
     scopes: ['runs:execute'],
     query: z.looseObject({
-      token: z.string().optional(),
-      'hub.mode': challengeParameter,
-      'hub.challenge': challengeParameter,
-      validationToken: challengeParameter,
-      challenge: challengeParameter,
+      token: hookParameter,
+      'hub.mode': hookParameter,
+      'hub.challenge': hookParameter,
+      validationToken: hookParameter,
+      challenge: hookParameter,
     }),
     responses: {
       200: { description: 'The challenge, as plain text', contentType: 'text/plain' },

@@ -11,6 +11,10 @@ let api: TestApi;
 
 beforeAll(async () => {
   api = await startTestApi();
+  const created = await api.call('POST', '/v1/tools', {
+    body: { id: 'hooked', steps: [{ id: 'a', config: { type: 'transform', transformCode: '() => 1' } }] },
+  });
+  expect(created.status, created.text).toBe(201);
 });
 
 afterAll(async () => {
@@ -69,5 +73,19 @@ describe('the /v1 routes', () => {
     const path = await api.call<{ error: { message: string } }>('GET', '/v1/runs/r1/files//download');
     expect(path.status).toBe(400);
     expect(path.body.error.message).toMatch(/^Invalid path: fileKey: /);
+  });
+
+  it('read a hook parameter given twice as absent, as the hook routes always did', async () => {
+    const twice = await api.call<{ error: { code: string } }>(
+      'GET',
+      '/v1/hooks/hooked?challenge=a&challenge=b',
+    );
+    expect(twice.status).toBe(400);
+    expect(twice.body.error.code).toBe('KG_ERR_NO_CHALLENGE');
+    // The key in the header; a token parameter given twice beside it is the sender's business.
+    const echoed = await api.call('GET', '/v1/hooks/hooked?token=x&token=y&validationToken=v-1');
+    expect({ status: echoed.status, text: echoed.text }).toEqual({ status: 200, text: 'v-1' });
+    const accepted = await api.call('POST', '/v1/hooks/hooked?token=x&token=y', { body: { event: 1 } });
+    expect(accepted.status).toBe(202);
   });
 });
