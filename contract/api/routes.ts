@@ -133,14 +133,14 @@ export function queryOf(route: Pick<RouteSpec, 'query'>): z.ZodObject {
   return route.query ?? tokenQuery;
 }
 
-/** GET and DELETE of one tool have never checked their query: other parameters are ignored there. */
-const lenientTokenQuery = z.looseObject({ token: z.string().optional() });
 const envQuery = z.strictObject({ environment: Environment.optional(), token: z.string().optional() });
 /**
- * The hook routes never refused a parameter given twice (it arrives as an array): it reads as absent (a
- * challenge given twice is no challenge: 400 KG_ERR_NO_CHALLENGE).
+ * A parameter of a route that never refused one given twice (it arrives as an array): it reads as absent
+ * (a webhook challenge given twice is no challenge: 400 KG_ERR_NO_CHALLENGE).
  */
-const hookParameter = z.string().optional().catch(undefined);
+const lenientParameter = z.string().optional().catch(undefined);
+/** GET and DELETE of one tool have never checked their query: other parameters are ignored there. */
+const lenientTokenQuery = z.looseObject({ token: lenientParameter });
 
 const failure = (description: string): RouteResponse => ({ description, schema: ErrorBody });
 const notFound = failure('Not found');
@@ -448,7 +448,7 @@ export const ROUTE_TABLE = [
     tag: 'Hooks',
     scopes: ['runs:execute'],
     query: z.looseObject({
-      token: hookParameter,
+      token: lenientParameter,
       mode: ExecutionMode.optional(),
       validationToken: z.string().optional(),
     }),
@@ -470,11 +470,11 @@ export const ROUTE_TABLE = [
     tag: 'Hooks',
     scopes: ['runs:execute'],
     query: z.looseObject({
-      token: hookParameter,
-      'hub.mode': hookParameter,
-      'hub.challenge': hookParameter,
-      validationToken: hookParameter,
-      challenge: hookParameter,
+      token: lenientParameter,
+      'hub.mode': lenientParameter,
+      'hub.challenge': lenientParameter,
+      validationToken: lenientParameter,
+      challenge: lenientParameter,
     }),
     responses: {
       200: { description: 'The challenge, as plain text', contentType: 'text/plain' },

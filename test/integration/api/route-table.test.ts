@@ -75,7 +75,7 @@ describe('the /v1 routes', () => {
     expect(path.body.error.message).toMatch(/^Invalid path: fileKey: /);
   });
 
-  it('read a hook parameter given twice as absent, as the hook routes always did', async () => {
+  it('read a parameter given twice as absent where the routes never checked it (hooks, one tool)', async () => {
     const twice = await api.call<{ error: { code: string } }>(
       'GET',
       '/v1/hooks/hooked?challenge=a&challenge=b',
@@ -87,5 +87,6 @@ describe('the /v1 routes', () => {
     expect({ status: echoed.status, text: echoed.text }).toEqual({ status: 200, text: 'v-1' });
     const accepted = await api.call('POST', '/v1/hooks/hooked?token=x&token=y', { body: { event: 1 } });
     expect(accepted.status).toBe(202);
+    expect((await api.call('GET', '/v1/tools/hooked?token=x&token=y&unknown=1')).status).toBe(200);
   });
 });
