@@ -7,7 +7,7 @@
  * May import: contract, config, engine, kube, store, runs, tools, systems.
  */
 import type { FastifyInstance } from 'fastify';
-import type { DocumentationLimits } from '../config/documentation.ts';
+import type { DocumentationLimits } from '../config/config.ts';
 import type { Tool } from '../contract/api/tool.ts';
 import type { ToolResource } from '../contract/resources/kinds.ts';
 import type { EgressPolicy } from '../engine/protocols/egress-policy.ts';

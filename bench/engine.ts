@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
+import { defaultPoolSettings } from '../config/config.ts';
 import { Tool } from '../contract/api/tool.ts';
 import type { RunOrder } from '../engine/worker/ipc.ts';
 import { WorkerPool } from '../engine/worker/pool.ts';
@@ -50,7 +51,7 @@ async function directGet(agent: Agent, url: string): Promise<void> {
 export async function benchEngine(): Promise<void> {
   const target = await startTarget();
   const agent = new Agent({ connections: 64 });
-  const pool = new WorkerPool();
+  const pool = new WorkerPool(defaultPoolSettings());
   await pool.start();
   try {
     const url = `${target.url}/ok`;

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EmbeddedApp, startEmbedded } from '../../bin/embedded.ts';
-import { loadConfig } from '../../config/config.ts';
+import { loadSettings } from '../../config/config.ts';
 
 export const TEST_ADMIN_KEY = 'kg_test-admin-key-0123456789abcdefghijklmnop';
 /** 32 bytes as hex: the master key of test servers, so tests can derive signing keys. */
@@ -32,7 +32,7 @@ export interface TestApi {
 /** Starts the embedded deployment on a free port with a fresh data dir and a known admin key. */
 export async function startTestApi(env: Record<string, string> = {}): Promise<TestApi> {
   const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-api-'));
-  const config = loadConfig({
+  const config = loadSettings('embedded', {
     KUBEGLUE_PORT: '0',
     KUBEGLUE_DATA_DIR: dataDir,
     KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,

@@ -5,19 +5,15 @@
  * does past them is dropped, and the message names the setting that bounds it.
  */
 import { Worker } from 'node:worker_threads';
+import type { DocumentationLimits } from '../../../config/config.ts';
 import type { OpenApiDocument } from './summary.ts';
 
-/** KUBEGLUE_DOCS_OPENAPI_* (config/documentation.ts). */
-export interface OpenApiLimits {
-  /** Validation is skipped when the document with its `$ref`s expanded would be larger (JSON characters). */
-  maxExpandedBytes: number;
-  /** … or nest deeper than this. */
-  maxDepth: number;
-  /** The worker is stopped after this long. */
-  timeoutMs: number;
-  /** The worker's heap limit. */
-  memoryMb: number;
-}
+/**
+ * KUBEGLUE_DOCS_OPENAPI_* (config/documentation.ts): validation is skipped when the document with its
+ * `$ref`s expanded would be larger (JSON characters) or nest deeper; the worker is stopped after its time
+ * limit and has its own heap limit.
+ */
+export type OpenApiLimits = DocumentationLimits['openapi'];
 
 export interface OpenApiJob {
   text: string;

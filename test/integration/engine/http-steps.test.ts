@@ -5,6 +5,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultEngineSettings } from '../../../config/config.ts';
 import { Tool, type ToolInput } from '../../../contract/api/tool.ts';
 import type { JsonObject } from '../../../contract/json.ts';
 import { createEngineDeps } from '../../../engine/deps.ts';
@@ -20,7 +21,7 @@ let sandbox: Sandbox;
 
 beforeAll(async () => {
   target = await startHttpTarget();
-  ({ deps, sandbox } = createEngineDeps());
+  ({ deps, sandbox } = createEngineDeps(defaultEngineSettings()));
 });
 
 afterAll(async () => {

@@ -4,6 +4,7 @@
  * Every test uses its own route paths, so the shared request log needs no reset.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultEngineSettings } from '../../../config/config.ts';
 import { Tool, type ToolInput } from '../../../contract/api/tool.ts';
 import type { JsonObject, JsonValue } from '../../../contract/json.ts';
 import { createEngineDeps } from '../../../engine/deps.ts';
@@ -19,7 +20,7 @@ let sandbox: Sandbox;
 
 beforeAll(async () => {
   target = await startHttpTarget();
-  ({ deps, sandbox } = createEngineDeps());
+  ({ deps, sandbox } = createEngineDeps(defaultEngineSettings()));
 });
 
 afterAll(async () => {

@@ -4,7 +4,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultOperatorSettings } from '../../../config/operator.ts';
+import { defaultOperatorSettings, defaultPoolSettings } from '../../../config/config.ts';
 import type { JsonObject } from '../../../contract/json.ts';
 import type { ToolRunResource } from '../../../contract/resources/kinds.ts';
 import { WorkerPool } from '../../../engine/worker/pool.ts';
@@ -33,7 +33,7 @@ beforeAll(async () => {
   });
   store = await openStore({ driver: 'sqlite', path: ':memory:' });
   resources = createEmbeddedKubeglueResources(store.resources, 'default');
-  pool = new WorkerPool({ size: 1 });
+  pool = new WorkerPool({ ...defaultPoolSettings(), workers: 1 });
   await pool.start();
   const launcher = new PoolLauncher({
     store,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmbedded } from '../../../bin/embedded.ts';
-import { loadConfig } from '../../../config/config.ts';
+import { loadSettings } from '../../../config/config.ts';
 import { EMBEDDED_STORE_FILE } from '../../../store/index.ts';
 import { TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded.ts';
 
@@ -14,7 +14,7 @@ afterEach(async () => {
 
 async function start(dataDir: string): Promise<{ lines: string[]; close(): Promise<void>; url: string }> {
   const lines: string[] = [];
-  const config = loadConfig({
+  const config = loadSettings('embedded', {
     KUBEGLUE_PORT: '0',
     KUBEGLUE_DATA_DIR: dataDir,
     KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
