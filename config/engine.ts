@@ -9,7 +9,9 @@ export const ENGINE = section(
   'The engine',
   'How runs execute: the engine worker processes of the embedded and api roles, the sandbox of transforms, ' +
     "the bounds of a run's data and what steps may connect to. The operator reads the sandbox, bound and " +
-    'egress settings only to hand them to runner Pods (see the security page for the egress rules).',
+    'egress settings only to hand them to runner Pods. How the sandbox shares its isolates between API ' +
+    'keys: [engine/sandbox/README.md](../engine/sandbox/README.md); the egress rules: ' +
+    '[the security model](security.md).',
   {
     workers: setting(
       'KUBEGLUE_WORKERS',

@@ -10,7 +10,9 @@ export const RUNS = section(
   'Async runs, completion and retention',
   'Admission of async runs, what happens when one is lost, completion notifications, how long records ' +
     'are kept, and the supervisor of background jobs (documentation processing, outbox delivery, ' +
-    'retention, the sweeps and prunes), whose failures are recorded, never fatal.',
+    'retention, the sweeps and prunes), whose failures are recorded, never fatal ' +
+    '([background jobs](security.md#background-jobs)). What a shutdown does to runs in flight: ' +
+    '[the decisions](api-decisions.md).',
   {
     maxAsyncRuns: setting(
       'KUBEGLUE_MAX_ASYNC_RUNS',

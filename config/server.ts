@@ -14,14 +14,14 @@ export const SERVER = section(
       text,
       '127.0.0.1',
       ['embedded', 'api', 'operator'],
-      'address the /v1 API listens on (the operator: of its metrics port, unless KUBEGLUE_METRICS_HOST is set)',
+      "address the /v1 API listens on (the operator's metrics port too, unless KUBEGLUE_METRICS_HOST is set)",
     ),
     port: setting(
       'KUBEGLUE_PORT',
       port,
       '8080',
       ['embedded', 'api', 'operator'],
-      'port of the /v1 API (`0`: any free port)',
+      'port of the /v1 API (`0`: any free port); the operator builds links with it when KUBEGLUE_PUBLIC_URL is unset',
     ),
     publicUrl: setting(
       'KUBEGLUE_PUBLIC_URL',
