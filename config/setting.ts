@@ -170,12 +170,14 @@ export function parseSettings<T, R extends Role>(
  * variable declared for another role is not reported: one environment often serves several roles.
  */
 export function unknownVariables(settings: Registry<unknown>, env: Environment): string[] {
-  const known = [...settings.byName.keys()];
+  // Compared without the common prefix, which would make any two names look alike.
+  const bare = (name: string) => name.replace(/^KUBEGLUE_/, '');
+  const known = new Map([...settings.byName.keys()].map((name) => [bare(name), name]));
   return Object.keys(env)
     .filter((name) => name.startsWith('KUBEGLUE_') && !settings.byName.has(name))
     .sort()
     .map((name) => {
-      const closest = suggestKey(name, known);
+      const closest = known.get(suggestKey(bare(name), [...known.keys()]) ?? '');
       return `${name} is not a kubeglue setting${closest ? ` (did you mean ${closest}?)` : ''}; it is ignored`;
     });
 }
