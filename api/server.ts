@@ -6,6 +6,7 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
+import { SETTINGS } from '../config/config.ts';
 import {
   ApiError,
   KG_ERR_BODY_TOO_LARGE,
@@ -236,7 +237,7 @@ export function buildBaseServer(options: BaseServerOptions): { app: FastifyInsta
 export function buildServer(options: ServerOptions): FastifyInstance {
   const { app, closing } = buildBaseServer({
     ...options,
-    bodyLimitSetting: options.bodyLimitSetting ?? 'KUBEGLUE_BODY_LIMIT_BYTES',
+    bodyLimitSetting: options.bodyLimitSetting ?? SETTINGS.tree.bodyLimitBytes.name,
   });
   app.decorateRequest('traceId', '');
   app.addHook('onRequest', async (request, reply) => {
