@@ -46,6 +46,7 @@ export type ApiSettings = Settings<'api'>;
 /** The operator's default internal URL makes it always set (a runner Pod, which has none, requires it). */
 export type OperatorSettings = Omit<Settings<'operator'>, 'internalUrl'> & { internalUrl: string };
 export type RunnerSettings = Settings<'runner'>;
+
 const ENGINE_FIELDS = [
   'sandboxMemoryMb',
   'sandboxTimeoutMs',

@@ -68,7 +68,7 @@ export const ENGINE = section(
         egressPrivate,
         { embedded: 'allow', otherwise: 'deny' },
         EXECUTING,
-        'whether steps may reach loopback, private, link-local, CGNAT and unique-local addresses (`allow` or `deny`); cloud metadata addresses are always refused',
+        'whether steps may reach loopback, private, link-local, CGNAT and unique-local addresses; cloud metadata addresses are always refused',
       ),
       allow: setting(
         'KUBEGLUE_EGRESS_ALLOW',

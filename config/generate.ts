@@ -95,6 +95,9 @@ export function configurationPage(): string {
     '- **Roles**, the programs that read settings:',
     ...ROLES.map((role) => `  - \`${role}\`: ${ROLE_NOTES[role]}`),
     '',
+    'Engine worker processes read no variable: the api or embedded process that starts them hands them',
+    'its settings (and none of its secrets).',
+    '',
     ...SETTINGS.sections.map((part) => `- [${part.title}](#${anchor(part.title)})`),
   ];
   for (const part of SETTINGS.sections) {

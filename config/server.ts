@@ -93,7 +93,7 @@ export const SERVER = section(
       z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
       'info',
       ['embedded', 'api'],
-      'level of the request log: fatal … trace, or silent',
+      "level of the API server's log (requests, errors)",
     ),
     shutdownGraceMs: setting(
       'KUBEGLUE_SHUTDOWN_GRACE_MS',
