@@ -187,21 +187,19 @@ export class WorkerPool {
     };
     this.#workers[slot] = worker;
     this.#live.add(worker);
-    // Its settings come as the first message, not through its environment: values, where the worker's
-    // environment has none of the server's variables (env.ts).
-    const { sandboxMemoryMb, sandboxTimeoutMs, sandboxKeyConcurrency, maxStepDataBytes, maxResultBytes } =
-      this.#options;
-    const { egress, gatewayRelay } = this.#options;
+    // Its settings come as the first message, not through its environment, which holds none of the
+    // server's variables (env.ts); named one by one, so nothing else of the options reaches it.
+    const o = this.#options;
     sendTo(worker, {
       type: 'init',
       settings: {
-        sandboxMemoryMb,
-        sandboxTimeoutMs,
-        sandboxKeyConcurrency,
-        maxStepDataBytes,
-        maxResultBytes,
-        egress,
-        gatewayRelay,
+        sandboxMemoryMb: o.sandboxMemoryMb,
+        sandboxTimeoutMs: o.sandboxTimeoutMs,
+        sandboxKeyConcurrency: o.sandboxKeyConcurrency,
+        maxStepDataBytes: o.maxStepDataBytes,
+        maxResultBytes: o.maxResultBytes,
+        egress: o.egress,
+        gatewayRelay: o.gatewayRelay,
       },
     });
     // A message sent to a worker that just died (killed with the whole process group, out of memory) fails
