@@ -3,7 +3,7 @@
 # kubeglue: one image, every role. The entrypoint is the kubeglue CLI, the role is the argument:
 #   docker build -t kubeglue:dev .
 #   docker run --rm --read-only --tmpfs /tmp -p 8080:8080 kubeglue:dev embedded
-#   docker run … kubeglue:dev api | operator | runner   (see README, "Container image")
+#   docker run … kubeglue:dev api | operator | runner   (see docs/kubernetes.md, "Container image")
 #
 # The official Node 24 slim image, at the Node version the `node` devDependency pins for the tests
 # (package-lock.json). Pin the digest too where builds must be reproducible:
@@ -73,6 +73,6 @@ COPY agent ./agent
 EXPOSE 8080 8081 9090
 USER 65532:65532
 # --heap-growing-percent=50: the old space grows by 1.5x after a major GC instead of up to 4x, which
-# kept the API's footprint under load ~20 % lower at the same throughput (README "Performance").
+# kept the API's footprint under load ~20 % lower at the same throughput (bench/README.md).
 ENTRYPOINT ["node", "--no-node-snapshot", "--heap-growing-percent=50", "/app/bin/kubeglue.ts"]
 CMD ["--help"]

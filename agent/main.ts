@@ -3,9 +3,8 @@
  *
  * May import: contract, config.
  *
- * `kubeglue agent -config <path> [-debug]`: the gateway agent in a private network (README "Reaching
- * private networks"). Exits 2 on a bad configuration, 0 after SIGTERM/SIGINT or when a newer agent took
- * its tunnel over.
+ * `kubeglue agent -config <path> [-debug]`: the gateway agent in a private network (docs/gateway.md).
+ * Exits 2 on a bad configuration, 0 after SIGTERM/SIGINT or when a newer agent took its tunnel over.
  */
 import { readFile } from 'node:fs/promises';
 import { GatewayAgent } from './agent.ts';

@@ -1,11 +1,13 @@
 /**
- * api/: the /v1 API on fastify — server, authentication and key scopes, routes (routes/), the internal
- * port for runner Pods (internal/), the gateway endpoint and relay (gateway/), metrics. Never the operator.
+ * api/: the /v1 API on fastify — server, authentication and key scopes, routes (routes/: a handler per
+ * operation of the route table in contract/api/routes.ts, registered from it by routes/register.ts), the
+ * internal port for runner Pods (internal/), the gateway endpoint and relay (gateway/), metrics. Never the
+ * operator.
  *
  * May import: contract, config, engine, kube, store, runs, tools, systems.
  */
 import type { FastifyInstance } from 'fastify';
-import type { DocumentationLimits } from '../config/documentation.ts';
+import type { DocumentationLimits } from '../config/config.ts';
 import type { Tool } from '../contract/api/tool.ts';
 import type { ToolResource } from '../contract/resources/kinds.ts';
 import type { EgressPolicy } from '../engine/protocols/egress-policy.ts';
@@ -21,23 +23,25 @@ import { type RunEventBus, RunEventHub } from '../runs/run-events.ts';
 import { RunService, type RuntimeCredentialVault } from '../runs/service.ts';
 import type { Store } from '../store/index.ts';
 import { DocumentationService } from '../systems/documentation/service.ts';
-import { OAUTH_CALLBACK_PATH, SystemOAuth, type SystemOAuthOptions } from '../systems/oauth/service.ts';
+import { SystemOAuth, type SystemOAuthOptions } from '../systems/oauth/service.ts';
 import { SystemService } from '../systems/service.ts';
 import { ToolService } from '../tools/service.ts';
 import { validateToolDefinition } from '../tools/validation.ts';
 import { type Auth, installAuth } from './auth.ts';
-import { type Gateways, installGateways } from './gateway/index.ts';
+import { type Gateways, gatewayHandlers, installGateways } from './gateway/index.ts';
 import { installMetrics, type Metrics } from './metrics.ts';
-import { registerApiKeyRoutes } from './routes/api-keys.ts';
-import { registerDocumentationRoutes } from './routes/documentation.ts';
-import { registerFileDownloadRoute } from './routes/files.ts';
-import { registerHookRoutes } from './routes/hooks.ts';
-import { type LogStreamTimings, registerLogRoutes } from './routes/logs.ts';
-import { registerMeRoute } from './routes/me.ts';
-import { registerOAuthRoutes } from './routes/oauth.ts';
-import { registerRunRoutes } from './routes/runs.ts';
-import { registerSystemRoutes } from './routes/systems.ts';
-import { registerToolRoutes } from './routes/tools.ts';
+import { apiKeyHandlers } from './routes/api-keys.ts';
+import { documentationHandlers } from './routes/documentation.ts';
+import { fileDownloadHandlers } from './routes/files.ts';
+import { hookHandlers } from './routes/hooks.ts';
+import { type LogStreamTimings, logHandlers } from './routes/logs.ts';
+import { meHandlers } from './routes/me.ts';
+import { oauthHandlers } from './routes/oauth.ts';
+import { combineHandlers, notOffered, registerRoutes } from './routes/register.ts';
+import { runHandlers } from './routes/runs.ts';
+import { systemHandlers } from './routes/systems.ts';
+import { toolHandlers } from './routes/tools.ts';
+import { publicPrefixes } from './scopes.ts';
 import { buildServer } from './server.ts';
 
 export interface ApiDeps {
@@ -89,6 +93,8 @@ export interface Api {
   auth: Auth;
   /** Live run events: runs executing in this process report here (pool launcher, internal API). */
   events: RunEventHub;
+  /** Every route registered after the server's own (probes, OpenAPI document): the table's, by method. */
+  routes(): ReadonlyArray<{ method: string; url: string }>;
   /** Marks the server ready for traffic (readiness probe). */
   setReady(ready: boolean): void;
   /** Stops the caches the API reads from (after the HTTP server closed). */
@@ -144,10 +150,11 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     tls: deps.tls,
     ready: () => ready,
   });
-  const auth = installAuth(app, {
-    store,
-    publicPrefixes: ['/v1/openapi.json', '/v1/files/', OAUTH_CALLBACK_PATH],
+  const routes: { method: string; url: string }[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
   });
+  const auth = installAuth(app, { store, publicPrefixes: publicPrefixes() });
   const metrics = installMetrics(app, {
     poolLoad: () => deps.pool.load(),
     outboxBacklog: () => store.outboxBacklog(),
@@ -170,16 +177,30 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     ...(oauth ? { accessToken: (id, mode, rejected) => oauth.accessToken(id, mode, rejected) } : {}),
   });
 
-  registerToolRoutes(app, { tools });
-  registerRunRoutes(app, { runs, store, signer });
-  registerHookRoutes(app, { runs, tools });
-  registerSystemRoutes(app, { systems, tools, documentation });
-  if (documentation) registerDocumentationRoutes(app, { systems, documentation });
-  if (oauth) registerOAuthRoutes(app, { oauth });
-  registerApiKeyRoutes(app, { store, auth });
-  registerMeRoute(app);
-  registerLogRoutes(app, { events, runs, ...(deps.logStream ? { timings: deps.logStream } : {}) });
-  registerFileDownloadRoute(app, { signer, store });
+  registerRoutes(
+    app,
+    combineHandlers(
+      toolHandlers({ tools }),
+      runHandlers({ runs, store, signer }),
+      hookHandlers({ runs, tools }),
+      systemHandlers({ systems, tools, documentation }),
+      documentation
+        ? documentationHandlers({ systems, documentation })
+        : notOffered('uploadSystemDocumentation', 'getSystemDocumentation'),
+      oauth ? oauthHandlers({ oauth }) : notOffered('authorizeSystemOAuth', 'oauthCallback'),
+      apiKeyHandlers({ store, auth }),
+      meHandlers,
+      logHandlers(app, { events, runs, ...(deps.logStream ? { timings: deps.logStream } : {}) }),
+      fileDownloadHandlers({ signer, store }),
+      deps.gateways
+        ? gatewayHandlers({
+            registry: deps.gateways.registry,
+            directory: deps.gateways.directory,
+            owners: store.gatewayTunnelOwners,
+          })
+        : notOffered('listGateways', 'getGateway', 'releaseGatewayOwner'),
+    ),
+  );
   if (deps.gateways) {
     installGateways(app, {
       gateways: deps.gateways,
@@ -199,6 +220,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     metrics,
     auth,
     events,
+    routes: () => [...routes],
     setReady: (value) => {
       ready = value;
     },

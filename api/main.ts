@@ -4,6 +4,7 @@
  * runs execute in this process's worker pool, and runner Pods talk to the internal port.
  */
 import { hostname } from 'node:os';
+import { poolSettings } from '../config/config.ts';
 import { WorkerPool } from '../engine/worker/pool.ts';
 import { openClusterRole } from '../kube/cluster-process.ts';
 import { installLastResortHandlers } from '../kube/last-resort.ts';
@@ -30,14 +31,14 @@ const RECOVERY_MESSAGE = syncRunError('The API replica executing this run stoppe
 const RECOVERY_SWEEP_MS = 60_000;
 
 export async function main(_args: string[]): Promise<void> {
-  const { config, cluster, databaseUrl, masterKey, transport, resources } = openClusterRole('api');
-  const namespace = config.namespace;
+  const { settings, databaseUrl, masterKey, transport, resources } = openClusterRole('api');
+  const namespace = settings.namespace;
   const core = createClusterResources(transport, { namespace, kinds: { secrets: SECRET_KIND } });
   const store = await openStore({ driver: 'pg', url: databaseUrl }, { onProgress: log });
-  await ensureAdminKey(store, { presetKey: config.adminKey, log });
+  await ensureAdminKey(store, { presetKey: settings.adminKey, log });
 
   // Sync runs of this replica are failed by the next replica that finds this executor gone.
-  const executor = `api/${cluster.podName}/${process.pid}/${Date.now()}`;
+  const executor = `api/${settings.podName}/${process.pid}/${Date.now()}`;
   const liveness = await store.holdExecutorLock(executor);
   const recover = async () => {
     const recovered = await store.failRunsOfDeadExecutors({
@@ -58,7 +59,7 @@ export async function main(_args: string[]): Promise<void> {
   // relay starts before the API, which knows the systems: until then a runner's stream is refused.
   let gatewaysOfSystems: SystemService['gatewaysForRun'] | undefined;
   const gateways = await startGateways({
-    env: process.env,
+    settings,
     log,
     runners: runnerStreamCheck({
       findExecutionByToken: (tokenHash) => store.findExecutionByToken(tokenHash),
@@ -73,29 +74,18 @@ export async function main(_args: string[]): Promise<void> {
       peerToken: deriveKey(masterKey, 'kubeglue/gateway-peers/v1').toString('base64url'),
     },
   });
-  const pool = new WorkerPool({
-    gatewayRelay: gateways.relay.address,
-    ...(config.workers ? { size: config.workers } : {}),
-    idleTimeoutMs: config.workerIdleMs,
-    sandboxMemoryMb: config.sandboxMemoryMb,
-    sandboxTimeoutMs: config.sandboxTimeoutMs,
-    sandboxKeyConcurrency: config.sandboxKeyConcurrency,
-    maxStepDataBytes: config.maxStepDataBytes,
-    maxResultBytes: config.maxResultBytes,
-    egress: config.egress,
-    log,
-  });
+  const pool = new WorkerPool({ ...poolSettings(settings), gatewayRelay: gateways.relay.address, log });
   await pool.start();
 
-  const tls = await loadTls(config.tls);
-  const publicUrl = config.publicUrl ?? `${tls ? 'https' : 'http'}://${config.host}:${config.port}`;
+  const tls = await loadTls(settings.tls);
+  const publicUrl = settings.publicUrl ?? `${tls ? 'https' : 'http'}://${settings.host}:${settings.port}`;
   const signer = new FileUrlSigner({
     key: deriveKey(masterKey, 'kubeglue/file-urls/v1'),
     baseUrl: publicUrl,
   });
   const vault = new StoreRuntimeCredentialVault({ store, masterKey });
   // Documentation processing and its sweep: their failures are recorded, never fatal.
-  const jobs = new JobSupervisor({ settings: config.jobs, log });
+  const jobs = new JobSupervisor({ settings: settings.jobs, log });
   const api = await createApi({
     jobs,
     store,
@@ -106,12 +96,12 @@ export async function main(_args: string[]): Promise<void> {
     signer,
     namespace,
     executor,
-    maxSyncRuns: config.maxSyncRuns,
-    bodyLimitBytes: config.bodyLimitBytes,
-    logLevel: config.logLevel,
+    maxSyncRuns: settings.maxSyncRuns,
+    bodyLimitBytes: settings.bodyLimitBytes,
+    logLevel: settings.logLevel,
     log,
-    documentation: { egress: config.egress, limits: config.documentation },
-    oauth: { masterKey, publicUrl, egress: config.egress },
+    documentation: { egress: settings.egress, limits: settings.documentation },
+    oauth: { masterKey, publicUrl, egress: settings.egress },
     gateways,
     tls,
     // Live run events reach a log stream on any replica.
@@ -127,24 +117,24 @@ export async function main(_args: string[]): Promise<void> {
     onFinished: (run, status, durationMs) => api.metrics.runFinished(status, run.requestSource, durationMs),
     events: api.events,
     ...(api.oauth ? { accessToken: api.oauth.accessToken.bind(api.oauth) } : {}),
-    bodyLimitBytes: cluster.internalBodyLimitBytes,
-    logLevel: config.logLevel,
+    bodyLimitBytes: settings.internalBodyLimitBytes,
+    logLevel: settings.logLevel,
     log,
   });
 
-  await api.app.listen({ host: config.host, port: config.port });
-  await internal.listen({ host: cluster.internalHost ?? config.host, port: cluster.internalPort });
+  await api.app.listen({ host: settings.host, port: settings.port });
+  await internal.listen({ host: settings.internalHost ?? settings.host, port: settings.internalPort });
   api.setReady(true);
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log(`${signal}: shutting down (in-flight runs get ${config.shutdownGraceMs} ms to finish)`);
+    log(`${signal}: shutting down (in-flight runs get ${settings.shutdownGraceMs} ms to finish)`);
     api.setReady(false);
     clearInterval(sweep);
     // Sync runs still executing after the grace fail saying the server shut down (not "cancelled").
-    const grace = setTimeout(() => api.runs.interruptAll(), config.shutdownGraceMs);
+    const grace = setTimeout(() => api.runs.interruptAll(), settings.shutdownGraceMs);
     await Promise.all([api.app.close(), internal.close()]);
     clearTimeout(grace);
     await stopCancels();
@@ -168,10 +158,10 @@ export async function main(_args: string[]): Promise<void> {
   installLastResortHandlers({
     log,
     shutdown: () => stop('uncaught exception'),
-    hardExitMs: config.shutdownGraceMs + 10_000,
+    hardExitMs: settings.shutdownGraceMs + 10_000,
   });
   // Only now: whoever waits for this line may signal at once, and must find the handlers installed.
   log(
-    `ready on ${publicUrl} (namespace ${namespace}, internal runner port ${cluster.internalPort}, ${hostname()})`,
+    `ready on ${publicUrl} (namespace ${namespace}, internal runner port ${settings.internalPort}, ${hostname()})`,
   );
 }

@@ -4,7 +4,7 @@
  * turns a stored key into its effective grant and decides what a key may grant to a new one.
  */
 import { SCOPES, type Scope } from '../contract/api/bodies.ts';
-import { ROUTES, type RouteAccess, TUNNEL_ROUTE } from '../contract/api/routes.ts';
+import { OPENAPI_ROUTE, ROUTES, type RouteAccess, TUNNEL_ROUTE } from '../contract/api/routes.ts';
 import type { StoredApiKey } from '../store/index.ts';
 
 export const ALL_SCOPES: readonly Scope[] = SCOPES;
@@ -79,9 +79,14 @@ export function grantProblem(granter: Grant, wanted: Grant): string | undefined 
 /** Route access by `METHOD /v1/path` in fastify's form (`:param`). */
 export type RouteAccessTable = ReadonlyMap<string, RouteAccess>;
 
-/** `GET /tools/{toolId}` → `GET /v1/tools/:toolId`, the form fastify reports a matched route in. */
+/** `/tools/{toolId}` → `/v1/tools/:toolId`, the form fastify registers and reports a route in. */
+export function fastifyPath(openApiPath: string): string {
+  return `/v1${openApiPath.replace(/\{(\w+)\}/g, ':$1')}`;
+}
+
+/** `GET /tools/{toolId}` → `GET /v1/tools/:toolId`. */
 export function routeKey(method: string, openApiPath: string): string {
-  return `${method.toUpperCase()} /v1${openApiPath.replace(/\{(\w+)\}/g, ':$1')}`;
+  return `${method.toUpperCase()} ${fastifyPath(openApiPath)}`;
 }
 
 /** The access table of the route table (and the tunnel), or of routes a test declares. */
@@ -98,6 +103,16 @@ export function routeAccessTable(
     table.set(routeKey(route.method, route.path), access);
   }
   return table;
+}
+
+/**
+ * The path prefixes under which a request needs no key: the public routes' paths up to their first
+ * parameter (an unmatched path under them answers 404, not 401).
+ */
+export function publicPrefixes(
+  routes: ReadonlyArray<RouteAccess & { path: string }> = [...ROUTES, OPENAPI_ROUTE],
+): string[] {
+  return routes.filter((route) => route.public).map((route) => `/v1${route.path.split('{', 1)[0]}`);
 }
 
 /** A HEAD request is answered by its GET route, and needs what that route needs. */

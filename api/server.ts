@@ -6,6 +6,7 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
+import { SETTINGS } from '../config/config.ts';
 import {
   ApiError,
   KG_ERR_BODY_TOO_LARGE,
@@ -18,6 +19,7 @@ import {
   KG_ERR_UNSUPPORTED_MEDIA_TYPE,
 } from '../contract/api/errors.ts';
 import { openApiDocument } from '../contract/api/openapi.ts';
+import { OPENAPI_ROUTE } from '../contract/api/routes.ts';
 
 export interface ServerOptions {
   bodyLimitBytes: number;
@@ -235,7 +237,7 @@ export function buildBaseServer(options: BaseServerOptions): { app: FastifyInsta
 export function buildServer(options: ServerOptions): FastifyInstance {
   const { app, closing } = buildBaseServer({
     ...options,
-    bodyLimitSetting: options.bodyLimitSetting ?? 'KUBEGLUE_BODY_LIMIT_BYTES',
+    bodyLimitSetting: options.bodyLimitSetting ?? SETTINGS.tree.bodyLimitBytes.name,
   });
   app.decorateRequest('traceId', '');
   app.addHook('onRequest', async (request, reply) => {
@@ -269,6 +271,6 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.get('/readyz', async (_request, reply) =>
     options.ready() ? { status: 'ready' } : sendError(reply, KG_ERR_NOT_READY()),
   );
-  app.get('/v1/openapi.json', async () => openApi);
+  app.route({ method: OPENAPI_ROUTE.method, url: `/v1${OPENAPI_ROUTE.path}`, handler: async () => openApi });
   return app;
 }

@@ -4,11 +4,10 @@
  * a pair that does not match is refused by Node when the server is built.
  */
 import { readFile } from 'node:fs/promises';
+import { type ApiSettings, SETTINGS } from '../config/config.ts';
 
-export interface TlsFiles {
-  certFile: string;
-  keyFile: string;
-}
+/** KUBEGLUE_TLS_CERT_FILE and KUBEGLUE_TLS_KEY_FILE (config/server.ts): both or neither. */
+export type TlsFiles = ApiSettings['tls'];
 
 export interface TlsMaterial {
   cert: Buffer;
@@ -23,11 +22,12 @@ async function read(variable: string, path: string): Promise<Buffer> {
   }
 }
 
-export async function loadTls(files: TlsFiles | undefined): Promise<TlsMaterial | undefined> {
-  if (!files) return undefined;
+export async function loadTls(files: TlsFiles): Promise<TlsMaterial | undefined> {
+  if (!files.certFile || !files.keyFile) return undefined;
+  const { tls } = SETTINGS.tree;
   const [cert, key] = await Promise.all([
-    read('KUBEGLUE_TLS_CERT_FILE', files.certFile),
-    read('KUBEGLUE_TLS_KEY_FILE', files.keyFile),
+    read(tls.certFile.name, files.certFile),
+    read(tls.keyFile.name, files.keyFile),
   ]);
   return { cert, key };
 }

@@ -5,6 +5,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
+import { loadSettings } from '../config/config.ts';
 import { embeddedStorePath, openStore, type StoredRun } from '../store/index.ts';
 import { startTestPostgres } from '../test/support/postgres.ts';
 import { processTree, samplePeakPss, treePss } from './pss.ts';
@@ -22,16 +23,17 @@ import { startJsonTarget } from './target.ts';
 
 export const ADMIN_KEY = 'kg_bench-admin-key-000000000000000000000000';
 const SEQUENTIAL = 2_000;
-const THROUGHPUT_MS = Number(process.env.KUBEGLUE_BENCH_THROUGHPUT_MS ?? 20_000);
+const { bench } = loadSettings('bench');
+const THROUGHPUT_MS = bench.throughputMs;
 const CONCURRENCY = 32;
 /** Runs seeded for api.list_runs (KUBEGLUE_BENCH_LIST_RUNS; 0 skips it: seeding takes minutes). */
-const LIST_RUNS = Number(process.env.KUBEGLUE_BENCH_LIST_RUNS ?? 1_000_000);
+const LIST_RUNS = bench.listRuns;
 /** The paginated listing: 45 items served 10 per page, so a run fetches 5 pages (the last one short). */
 const LISTING_ITEMS = 45;
 const PAGE_SIZE = 10;
 const PAGES = Math.ceil(LISTING_ITEMS / PAGE_SIZE);
 /** How long to wait after the load for idle engine workers to retire (KUBEGLUE_WORKER_IDLE_MS + margin). */
-const SETTLE_MS = Number(process.env.KUBEGLUE_BENCH_SETTLE_MS ?? 75_000);
+const SETTLE_MS = bench.settleMs;
 
 /** The bench target: `/items?offset=&limit=` pages through LISTING_ITEMS items. */
 export function startTarget() {

@@ -8,6 +8,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadSettings } from '../config/config.ts';
 import { client, createBenchTools, startServer, startTarget } from './api.ts';
 import { cpuPerRun } from './cpu.ts';
 import { emit, progress } from './stats.ts';
@@ -27,7 +28,7 @@ async function loop(fn: () => Promise<unknown>, runs: number): Promise<number> {
   return runs;
 }
 
-const profileDir = process.env.KUBEGLUE_BENCH_PROFILE_DIR;
+const { profileDir } = loadSettings('bench').bench;
 const target = await startTarget();
 const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-bench-cpu-'));
 const server = await startServer({

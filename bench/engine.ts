@@ -1,4 +1,5 @@
 import { Agent, request } from 'undici';
+import { defaultPoolSettings } from '../config/config.ts';
 import { Tool } from '../contract/api/tool.ts';
 import type { RunOrder } from '../engine/worker/ipc.ts';
 import { WorkerPool } from '../engine/worker/pool.ts';
@@ -39,7 +40,7 @@ async function directGet(agent: Agent, url: string): Promise<void> {
 export async function benchEngine(): Promise<void> {
   const target = await startTarget();
   const agent = new Agent({ connections: 64 });
-  const pool = new WorkerPool();
+  const pool = new WorkerPool(defaultPoolSettings());
   await pool.start();
   try {
     const url = `${target.url}/ok`;

@@ -16,13 +16,15 @@ import type { Duplex } from 'node:stream';
 import { ensureAdminKey } from '../api/api-keys.ts';
 import { installTunnelEndpoint } from '../api/gateway/endpoint.ts';
 import { GatewayRegistry } from '../api/gateway/registry.ts';
+import { loadSettings } from '../config/config.ts';
 import { openStore } from '../store/index.ts';
 import { startAgent } from '../test/support/gateway-agent.ts';
 import { ADMIN_KEY, client, startServer } from './api.ts';
 import { emit, interleaved, overheadFigures, progress, round, timed } from './stats.ts';
 
-const SEQUENTIAL = Number(process.env.KUBEGLUE_BENCH_GATEWAY_CALLS ?? 1_000);
-const DOWNLOAD_MIB = Number(process.env.KUBEGLUE_BENCH_GATEWAY_MIB ?? 256);
+const { bench } = loadSettings('bench');
+const SEQUENTIAL = bench.gatewayCalls;
+const DOWNLOAD_MIB = bench.gatewayMib;
 const TUNNEL = 'bench';
 
 /** A TCP server that sends DOWNLOAD_MIB MiB to whoever connects, then closes. */

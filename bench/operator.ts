@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defaultOperatorSettings } from '../config/operator.ts';
+import { defaultOperatorSettings, loadSettings } from '../config/config.ts';
 import type { ToolRunResource } from '../contract/resources/kinds.ts';
 import { loadKubeConfig } from '../kube/kubeconfig.ts';
 import {
@@ -40,7 +40,7 @@ import { freeLoopbackPort } from '../test/support/os.ts';
 import { createTestDatabase, startTestPostgres, type TestPostgres } from '../test/support/postgres.ts';
 import { emit, percentile, progress, round } from './stats.ts';
 
-const DISPATCH_RUNS = Number(process.env.KUBEGLUE_BENCH_DISPATCH_RUNS ?? 200);
+const DISPATCH_RUNS = loadSettings('bench').bench.dispatchRuns;
 const QUEUED = 1_000;
 const ADMIN_KEY = 'kg_bench-admin-key-000000000000000000000000';
 const MASTER_KEY = '6b75626567c0e9e0d1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708';
@@ -48,7 +48,9 @@ const MASTER_KEY = '6b75626567c0e9e0d1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6
 export async function benchOperator(): Promise<void> {
   const assets = process.env.KUBEBUILDER_ASSETS;
   if (!assets) {
-    progress('operator: skipped (set KUBEBUILDER_ASSETS to etcd and kube-apiserver, see the README)');
+    progress(
+      'operator: skipped (set KUBEBUILDER_ASSETS to etcd and kube-apiserver, see docs/developers/testing.md)',
+    );
     return;
   }
   progress('operator: starting a control plane and Postgres');

@@ -1,4 +1,6 @@
+import { defaultEngineSettings } from '../config/config.ts';
 import type { JsonValue } from '../contract/json.ts';
+import { sandboxOptions } from '../engine/deps.ts';
 import { Sandbox } from '../engine/sandbox/sandbox.ts';
 
 const WARMUP = 300;
@@ -32,7 +34,7 @@ function input(items: number): JsonValue[] {
  * - freshContextP50Us: the same evaluation with a fresh context each time (Sandbox.evaluate).
  */
 export async function benchSandbox(): Promise<void> {
-  const sandbox = new Sandbox();
+  const sandbox = new Sandbox(sandboxOptions(defaultEngineSettings()));
   try {
     for (const items of [8, 1000]) {
       const args = input(items);

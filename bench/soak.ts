@@ -1,12 +1,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadSettings } from '../config/config.ts';
 import { client, startServer, startTarget } from './api.ts';
 import { treePss } from './pss.ts';
 import { emit, progress, round } from './stats.ts';
 
 /** Runs in the soak (KUBEGLUE_BENCH_SOAK_RUNS); the figure is for 200 000. */
-const RUNS = Number(process.env.KUBEGLUE_BENCH_SOAK_RUNS ?? 20_000);
+const RUNS = loadSettings('bench').bench.soakRuns;
 const CONCURRENCY = 32;
 
 /**

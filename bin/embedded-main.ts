@@ -2,14 +2,14 @@
  * `kubeglue embedded` (`npm start`): the embedded deployment in one process (bin/embedded.ts),
  * configured by KUBEGLUE_* environment variables. SIGINT/SIGTERM shut it down gracefully.
  */
-import { loadConfig } from '../config/config.ts';
+import { loadSettings } from '../config/config.ts';
 import { installLastResortHandlers } from '../kube/last-resort.ts';
 import { startEmbedded } from './embedded.ts';
 
 const log = (line: string) => console.log(`kubeglue: ${line}`);
 
 export async function main(_args: string[]): Promise<void> {
-  const config = loadConfig();
+  const config = loadSettings('embedded');
   const embedded = await startEmbedded(config, log);
   let stopping = false;
   const stop = (signal: string) => {

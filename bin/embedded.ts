@@ -3,11 +3,11 @@ import { createServer } from 'node:net';
 import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import { ensureAdminKey } from '../api/api-keys.ts';
-import { createApi } from '../api/app.ts';
+import { type Api, createApi } from '../api/app.ts';
 import type { Auth } from '../api/auth.ts';
 import { startGateways } from '../api/gateway/index.ts';
 import { loadTls } from '../api/tls.ts';
-import type { Config } from '../config/config.ts';
+import { type EmbeddedSettings, poolSettings } from '../config/config.ts';
 import { WorkerPool } from '../engine/worker/pool.ts';
 import { createEmbeddedKubeglueResources } from '../kube/resources/index.ts';
 import { EmbeddedSecretStore } from '../kube/secrets/embedded.ts';
@@ -30,6 +30,8 @@ export interface EmbeddedApp {
   app: FastifyInstance;
   /** The API key check (its guarded routes, for tests that walk them). */
   auth: Pick<Auth, 'guardedRoutes'>;
+  /** The routes the API registered (for the test that holds them to the route table). */
+  routes: Api['routes'];
   /** The base URL the server listens on. */
   url: string;
   store: Store;
@@ -58,7 +60,10 @@ async function freePort(host: string): Promise<number> {
  * /v1 API and the operator loops, wired as the Kubernetes deployment splits them, with async runs
  * launched into the worker pool instead of runner Pods.
  */
-export async function startEmbedded(config: Config, log: (line: string) => void): Promise<EmbeddedApp> {
+export async function startEmbedded(
+  config: EmbeddedSettings,
+  log: (line: string) => void,
+): Promise<EmbeddedApp> {
   // Holds the embedded store's file and, without KUBEGLUE_MASTER_KEY, the master key file (Postgres mode too).
   await mkdir(config.dataDir, { recursive: true });
   let store: Store;
@@ -96,7 +101,7 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
 
   // On a shared Postgres store several processes may serve one API: tunnels are reachable from each.
   const gateways = await startGateways({
-    env: process.env,
+    settings: config,
     log,
     ...(config.databaseUrl
       ? {
@@ -107,18 +112,7 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
         }
       : {}),
   });
-  const pool = new WorkerPool({
-    gatewayRelay: gateways.relay.address,
-    ...(config.workers ? { size: config.workers } : {}),
-    idleTimeoutMs: config.workerIdleMs,
-    sandboxMemoryMb: config.sandboxMemoryMb,
-    sandboxTimeoutMs: config.sandboxTimeoutMs,
-    sandboxKeyConcurrency: config.sandboxKeyConcurrency,
-    maxStepDataBytes: config.maxStepDataBytes,
-    maxResultBytes: config.maxResultBytes,
-    egress: config.egress,
-    log,
-  });
+  const pool = new WorkerPool({ ...poolSettings(config), gatewayRelay: gateways.relay.address, log });
   log(`starting 1 engine worker (up to ${pool.size} under load)`);
   await pool.start();
 
@@ -215,5 +209,5 @@ export async function startEmbedded(config: Config, log: (line: string) => void)
     })();
     return closing;
   };
-  return { app: api.app, auth: api.auth, url, store, close };
+  return { app: api.app, auth: api.auth, routes: api.routes, url, store, close };
 }

@@ -6,8 +6,11 @@
  * May import: every folder.
  *
  * `kubeglue <role> [options]`: one program, one role per process. The role's module is loaded only
- * when chosen, so a runner Pod never loads the API server and the reverse.
+ * when chosen, so a runner Pod never loads the API server and the reverse. Before the role starts, every
+ * KUBEGLUE_* variable no setting declares is reported (config/config.ts, unknownSettings).
  */
+import { unknownSettings } from '../config/config.ts';
+
 const ROLES: Record<
   string,
   { describe: string; load: () => Promise<{ main(args: string[]): Promise<void> }> }
@@ -48,6 +51,7 @@ if (!chosen) {
   process.stderr.write(usage());
   process.exitCode = role === '--help' || role === '-h' ? 0 : 2;
 } else {
+  for (const warning of unknownSettings()) console.error(`kubeglue ${role}: warning: ${warning}`);
   chosen
     .load()
     .then((module) => module.main(args))

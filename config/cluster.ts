@@ -1,68 +1,100 @@
+/** Settings only the Kubernetes roles (`kubeglue api`, `kubeglue operator`) read. */
 import { hostname } from 'node:os';
-import { z } from 'zod';
-import { formatIssues } from '../contract/format-issues.ts';
+import { port, positiveInt, text } from './schemas.ts';
+import { section, setting } from './setting.ts';
 
-const port = z.coerce.number().int().min(0).max(65_535);
-const positiveInt = z.coerce.number().int().positive();
+const BOTH = ['api', 'operator'] as const;
 
-/**
- * Settings only the Kubernetes roles (`kubeglue api`, `kubeglue operator`) read, beside the shared
- * ones of config/config.ts (documented in the README, "Run on Kubernetes").
- */
-const ClusterSettings = z.object({
-  KUBEGLUE_KUBECONFIG: z.string().min(1).optional(),
-  KUBEGLUE_KUBE_CONTEXT: z.string().min(1).optional(),
-  KUBEGLUE_INTERNAL_HOST: z.string().min(1).optional(),
-  KUBEGLUE_INTERNAL_PORT: port.default(8081),
-  KUBEGLUE_INTERNAL_BODY_LIMIT_BYTES: positiveInt.default(64 * 1024 * 1024),
-  KUBEGLUE_METRICS_HOST: z.string().min(1).optional(),
-  KUBEGLUE_METRICS_PORT: port.default(9090),
-  KUBEGLUE_POD_NAME: z.string().min(1).optional(),
-  KUBEGLUE_LEASE_NAME: z.string().min(1).default('kubeglue-operator'),
-  KUBEGLUE_LEASE_DURATION_MS: positiveInt.default(15_000),
-  KUBEGLUE_LEASE_RENEW_DEADLINE_MS: positiveInt.default(10_000),
-  KUBEGLUE_LEASE_RETRY_MS: positiveInt.default(2_000),
-});
-
-export interface ClusterConfig {
-  /** A kubeconfig file; else in-cluster (service account), else $KUBECONFIG or ~/.kube/config. */
-  kubeconfig: string | undefined;
-  kubeContext: string | undefined;
-  /** The internal runner port of `kubeglue api` (per-run tokens only). */
-  internalHost: string | undefined;
-  internalPort: number;
-  internalBodyLimitBytes: number;
-  /** `/metrics` and `/healthz` of `kubeglue operator`. */
-  metricsHost: string | undefined;
-  metricsPort: number;
-  /** Who this process is: in executor ids and the leader Lease's holderIdentity. */
-  podName: string;
-  lease: { name: string; durationMs: number; renewDeadlineMs: number; retryMs: number };
-}
-
-export function loadClusterConfig(env: NodeJS.ProcessEnv = process.env): ClusterConfig {
-  const parsed = ClusterSettings.safeParse(env);
-  if (!parsed.success) throw new Error(`invalid configuration: ${formatIssues(parsed.error)}`);
-  const c = parsed.data;
-  if (c.KUBEGLUE_LEASE_RENEW_DEADLINE_MS >= c.KUBEGLUE_LEASE_DURATION_MS) {
-    throw new Error(
-      'invalid configuration: KUBEGLUE_LEASE_RENEW_DEADLINE_MS must be shorter than KUBEGLUE_LEASE_DURATION_MS',
-    );
-  }
-  return {
-    kubeconfig: c.KUBEGLUE_KUBECONFIG,
-    kubeContext: c.KUBEGLUE_KUBE_CONTEXT,
-    internalHost: c.KUBEGLUE_INTERNAL_HOST,
-    internalPort: c.KUBEGLUE_INTERNAL_PORT,
-    internalBodyLimitBytes: c.KUBEGLUE_INTERNAL_BODY_LIMIT_BYTES,
-    metricsHost: c.KUBEGLUE_METRICS_HOST,
-    metricsPort: c.KUBEGLUE_METRICS_PORT,
-    podName: c.KUBEGLUE_POD_NAME ?? hostname(),
+export const CLUSTER = section(
+  'Kubernetes roles',
+  'How `kubeglue api` and `kubeglue operator` reach the API server, the ports beside the /v1 API, who ' +
+    'they are and how the operator replicas elect their leader.',
+  {
+    kubeconfig: setting(
+      'KUBEGLUE_KUBECONFIG',
+      text.optional(),
+      undefined,
+      BOTH,
+      'a kubeconfig file (unset: in-cluster, else $KUBECONFIG or ~/.kube/config)',
+    ),
+    kubeContext: setting(
+      'KUBEGLUE_KUBE_CONTEXT',
+      text.optional(),
+      undefined,
+      BOTH,
+      'the kubeconfig context to use',
+    ),
+    podName: setting(
+      'KUBEGLUE_POD_NAME',
+      text.optional().transform((value) => value ?? hostname()),
+      undefined,
+      BOTH,
+      "this process's identity in executor ids and the leader Lease; set it from the downward API (unset: the host name)",
+    ),
+    internalHost: setting(
+      'KUBEGLUE_INTERNAL_HOST',
+      text.optional(),
+      undefined,
+      ['api'],
+      'address of the internal runner port (per-run tokens only; expose it to runner Pods, nothing else; unset: KUBEGLUE_HOST)',
+    ),
+    internalPort: setting(
+      'KUBEGLUE_INTERNAL_PORT',
+      port,
+      '8081',
+      ['api'],
+      'port of the internal runner port',
+    ),
+    internalBodyLimitBytes: setting(
+      'KUBEGLUE_INTERNAL_BODY_LIMIT_BYTES',
+      positiveInt,
+      String(64 * 1024 * 1024),
+      ['api'],
+      'largest result a runner may put',
+    ),
+    metricsHost: setting(
+      'KUBEGLUE_METRICS_HOST',
+      text.optional(),
+      undefined,
+      ['operator'],
+      "address of the operator's /metrics and /healthz (unset: KUBEGLUE_HOST)",
+    ),
+    metricsPort: setting(
+      'KUBEGLUE_METRICS_PORT',
+      port,
+      '9090',
+      ['operator'],
+      "port of the operator's /metrics and /healthz",
+    ),
     lease: {
-      name: c.KUBEGLUE_LEASE_NAME,
-      durationMs: c.KUBEGLUE_LEASE_DURATION_MS,
-      renewDeadlineMs: c.KUBEGLUE_LEASE_RENEW_DEADLINE_MS,
-      retryMs: c.KUBEGLUE_LEASE_RETRY_MS,
+      name: setting(
+        'KUBEGLUE_LEASE_NAME',
+        text,
+        'kubeglue-operator',
+        ['operator'],
+        'name of the leader Lease',
+      ),
+      durationMs: setting(
+        'KUBEGLUE_LEASE_DURATION_MS',
+        positiveInt,
+        '15000',
+        ['operator'],
+        'how long a leader holds the Lease without renewing it (as client-go)',
+      ),
+      renewDeadlineMs: setting(
+        'KUBEGLUE_LEASE_RENEW_DEADLINE_MS',
+        positiveInt,
+        '10000',
+        ['operator'],
+        'a leader that could not renew for this long steps down; shorter than KUBEGLUE_LEASE_DURATION_MS',
+      ),
+      retryMs: setting(
+        'KUBEGLUE_LEASE_RETRY_MS',
+        positiveInt,
+        '2000',
+        ['operator'],
+        'how often candidates try to acquire, and the leader to renew, the Lease',
+      ),
     },
-  };
-}
+  },
+);

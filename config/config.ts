@@ -1,186 +1,150 @@
 /**
- * config/: the settings of every role, read from KUBEGLUE_* environment variables and validated once.
+ * config/: the one settings registry. Every environment variable kubeglue reads is declared once, with its
+ * type, default, the roles that read it and one line of documentation (setting.ts; one file per section
+ * of docs/configuration.md, which config/generate.ts writes from here). A role selects its settings with
+ * `loadSettings(role)` and hands the values on: no other folder reads the environment.
  *
- * May import: contract, engine, kube, systems, api. (Until the one settings registry lands: then contract only.)
+ * May import: contract.
  */
-import { resolve } from 'node:path';
-import { z } from 'zod';
-import { formatIssues } from '../contract/format-issues.ts';
-import { type EgressPolicy, parseEgressList } from '../engine/protocols/egress-policy.ts';
-import { DEFAULT_LIMITS } from '../engine/types.ts';
-import type { SupervisorSettings } from '../kube/supervisor.ts';
-import { type DocumentationLimits, documentationLimitsFromEnv } from './documentation.ts';
+import { CLUSTER } from './cluster.ts';
+import { DEVELOPMENT } from './development.ts';
+import { DOCUMENTATION } from './documentation.ts';
+import { ENGINE } from './engine.ts';
+import { GATEWAY } from './gateway.ts';
+import { OPERATOR } from './operator.ts';
+import { RUNNER } from './runner.ts';
+import { RUNS } from './runs.ts';
+import { SERVER } from './server.ts';
+import {
+  type Environment,
+  parseSettings,
+  type Role,
+  registry,
+  type Select,
+  unknownVariables,
+} from './setting.ts';
 
-const port = z.coerce.number().int().min(0).max(65_535);
-const positiveInt = z.coerce.number().int().positive();
+export { ROLES, type Role, Setting, settingText } from './setting.ts';
 
-const DURATION_UNITS_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+/** Every setting, in the order of docs/configuration.md. */
+export const SETTINGS = registry(
+  SERVER,
+  ENGINE,
+  CLUSTER,
+  OPERATOR,
+  RUNS,
+  RUNNER,
+  GATEWAY,
+  DOCUMENTATION,
+  DEVELOPMENT,
+);
 
-/** A duration such as `30d`, `12h`, `90m`, `45s`, `500ms`, or `0` (off); in milliseconds. */
-const duration = z
-  .string()
-  .trim()
-  .regex(/^(0|\d+(ms|s|m|h|d))$/, 'a duration such as 30d, 12h, 90m, 45s or 500ms, or 0 for off')
-  .transform((text) => {
-    const match = /^(\d+)(ms|s|m|h|d)?$/.exec(text);
-    const unit = (match?.[2] ?? 'ms') as keyof typeof DURATION_UNITS_MS;
-    return Number(match?.[1] ?? 0) * DURATION_UNITS_MS[unit];
-  });
+/** What role R reads, parsed: the registry's nesting, only R's settings. */
+export type Settings<R extends Role> = Select<typeof SETTINGS.tree, R>;
+export type EmbeddedSettings = Settings<'embedded'>;
+export type ApiSettings = Settings<'api'>;
+/** The operator's default internal URL makes it always set (a runner Pod, which has none, requires it). */
+export type OperatorSettings = Omit<Settings<'operator'>, 'internalUrl'> & { internalUrl: string };
+export type RunnerSettings = Settings<'runner'>;
 
-/** Every knob of the server, read from `KUBEGLUE_*` environment variables (documented in the README). */
-export const ServerConfig = z.object({
-  KUBEGLUE_HOST: z.string().min(1).default('127.0.0.1'),
-  KUBEGLUE_PORT: port.default(8080),
-  KUBEGLUE_DATA_DIR: z.string().min(1).default('./.kubeglue'),
-  KUBEGLUE_DATABASE_URL: z.url().optional(),
-  KUBEGLUE_BODY_LIMIT_BYTES: positiveInt.default(10 * 1024 * 1024),
-  KUBEGLUE_WORKERS: positiveInt.optional(),
-  // An engine worker without runs for this long exits (one always stays); more start on demand.
-  KUBEGLUE_WORKER_IDLE_MS: positiveInt.default(60_000),
-  KUBEGLUE_SANDBOX_MEMORY_MB: positiveInt.default(128),
-  KUBEGLUE_SANDBOX_TIMEOUT_MS: positiveInt.default(10_000),
-  // Sandbox evaluations one API key runs at once per engine worker (engine/sandbox/fair-queue.ts).
-  KUBEGLUE_SANDBOX_KEY_CONCURRENCY: positiveInt.default(2),
-  // What a run may carry, as UTF-8 JSON (engine/data-size.ts).
-  KUBEGLUE_MAX_STEP_DATA_BYTES: positiveInt.default(DEFAULT_LIMITS.maxStepDataBytes),
-  KUBEGLUE_MAX_RESULT_BYTES: positiveInt.default(DEFAULT_LIMITS.maxResultBytes),
-  KUBEGLUE_SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
-  // A read-only async run whose execution was lost (shutdown, crash) runs again, up to this many times.
-  KUBEGLUE_MAX_RUN_ATTEMPTS: positiveInt.default(3),
-  KUBEGLUE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  KUBEGLUE_ADMIN_KEY: z.string().optional(),
-  KUBEGLUE_MASTER_KEY: z.string().optional(),
-  KUBEGLUE_PUBLIC_URL: z.url().optional(),
-  // TLS on the /v1 port (and so wss:// for gateway agents): PEM files, both or neither.
-  KUBEGLUE_TLS_CERT_FILE: z.string().min(1).optional(),
-  KUBEGLUE_TLS_KEY_FILE: z.string().min(1).optional(),
-  KUBEGLUE_NOTIFY_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false'),
-  KUBEGLUE_NOTIFY_RETRY_DELAYS_MS: z
-    .string()
-    .regex(/^\d+(,\d+)*$/, 'a comma-separated list of milliseconds')
-    .default('5000,30000,120000,600000,3600000'),
-  KUBEGLUE_NOTIFY_SECRET: z.string().min(24, 'must be at least 24 characters').optional(),
-  KUBEGLUE_NAMESPACE: z.string().min(1).default('default'),
-  KUBEGLUE_MAX_ASYNC_RUNS: positiveInt.default(64),
-  // Sync runs one API process executes at once; more are refused with 429 at once, not held.
-  KUBEGLUE_MAX_SYNC_RUNS: positiveInt.default(256),
-  KUBEGLUE_TOOLRUN_RETENTION_MS: positiveInt.default(60 * 60 * 1000),
-  KUBEGLUE_OUTBOX_RETENTION_MS: positiveInt.default(7 * 24 * 60 * 60 * 1000),
-  // Ended runs are deleted after this; their results and files may go earlier (operator/retention.ts).
-  KUBEGLUE_RUN_RETENTION: duration.default(30 * DURATION_UNITS_MS.d),
-  KUBEGLUE_RESULT_RETENTION: duration.optional(),
-  // Steps' outbound connections (engine/protocols/egress-policy.ts). The embedded deployment allows
-  // private addresses by default (on a laptop the systems are on localhost); Kubernetes roles do not.
-  KUBEGLUE_EGRESS_PRIVATE: z.enum(['allow', 'deny']).optional(),
-  KUBEGLUE_EGRESS_ALLOW: z.string().optional(),
-  KUBEGLUE_EGRESS_DENY: z.string().optional(),
-  // Background jobs (kube/supervisor.ts): a subject failing this many times in a row is given up.
-  KUBEGLUE_JOB_MAX_FAILURES: positiveInt.default(5),
-  KUBEGLUE_JOB_RETRY_DELAY_MS: positiveInt.default(1000),
-});
+const ENGINE_FIELDS = [
+  'sandboxMemoryMb',
+  'sandboxTimeoutMs',
+  'sandboxKeyConcurrency',
+  'maxStepDataBytes',
+  'maxResultBytes',
+  'egress',
+] as const;
+/** What the engine of a role runs with: handed to its worker pool or runner (engine/deps.ts). */
+export type EngineSettings = Pick<Settings<'runner'>, (typeof ENGINE_FIELDS)[number]>;
+/** What a role's worker pool runs with (engine/worker/pool.ts). */
+export type PoolSettings = EngineSettings & Pick<Settings<'api'>, 'workers' | 'workerIdleMs'>;
+export type DocumentationLimits = Settings<'api'>['documentation'];
 
-export interface Config {
-  host: string;
-  port: number;
-  dataDir: string;
-  databaseUrl: string | undefined;
-  bodyLimitBytes: number;
-  workers: number | undefined;
-  /** An engine worker idle this long exits, down to one (KUBEGLUE_WORKER_IDLE_MS). */
-  workerIdleMs: number;
-  sandboxMemoryMb: number;
-  sandboxTimeoutMs: number;
-  /** Sandbox evaluations one API key runs at once per worker (KUBEGLUE_SANDBOX_KEY_CONCURRENCY). */
-  sandboxKeyConcurrency: number;
-  /** Largest data of one step, and result of one run, as UTF-8 JSON (KUBEGLUE_MAX_*_BYTES). */
-  maxStepDataBytes: number;
-  maxResultBytes: number;
-  shutdownGraceMs: number;
-  /** Executions a read-only async run gets at most when one is lost (runs/interrupted.ts). */
-  maxRunAttempts: number;
-  logLevel: string;
-  adminKey: string | undefined;
-  masterKey: string | undefined;
-  publicUrl: string | undefined;
-  /** PEM files of the /v1 port's certificate chain and key (KUBEGLUE_TLS_CERT_FILE/KEY_FILE). */
-  tls: { certFile: string; keyFile: string } | undefined;
-  notifyAllowPrivate: boolean;
-  notifyRetryDelaysMs: number[];
-  notifySecret: string | undefined;
-  namespace: string;
-  maxAsyncRuns: number;
-  maxSyncRuns: number;
-  toolRunRetentionMs: number;
-  outboxRetentionMs: number;
-  /** Ended runs are deleted after this (0: kept forever). */
-  runRetentionMs: number;
-  /** Results and files are deleted after this (0: as long as their run). */
-  resultRetentionMs: number;
-  /** What steps may connect to; handed to the worker pool. */
-  egress: EgressPolicy;
-  /** KUBEGLUE_DOCS_* (config/documentation.ts). */
-  documentation: DocumentationLimits;
-  /** KUBEGLUE_JOB_*: retries of background jobs (kube/supervisor.ts). */
-  jobs: SupervisorSettings;
+const { tree } = SETTINGS;
+
+/** Rules between settings, for the roles that read both. */
+function crossProblems(values: {
+  tls?: { certFile?: string; keyFile?: string };
+  lease?: Settings<'operator'>['lease'];
+}): string[] {
+  const problems: string[] = [];
+  const { tls, lease } = values;
+  if (tls && Boolean(tls.certFile) !== Boolean(tls.keyFile)) {
+    problems.push(`${tree.tls.certFile.name} and ${tree.tls.keyFile.name} go together (set both or neither)`);
+  }
+  if (lease && lease.renewDeadlineMs >= lease.durationMs) {
+    problems.push(`${tree.lease.renewDeadlineMs.name} must be shorter than ${tree.lease.durationMs.name}`);
+  }
+  return problems;
 }
 
-/** The process reading the settings: some defaults differ between the embedded and Kubernetes roles. */
-export type ConfigRole = 'embedded' | 'api' | 'operator';
+/** How a role's start fails on a bad value: the runner speaks of its (Pod's) environment. */
+function problemPrefix(role: Role): string {
+  return role === 'runner' ? 'invalid runner environment' : 'invalid configuration';
+}
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, role: ConfigRole = 'embedded'): Config {
-  const parsed = ServerConfig.safeParse(env);
-  if (!parsed.success) throw new Error(`invalid configuration: ${formatIssues(parsed.error)}`);
-  const c = parsed.data;
-  let egress: EgressPolicy;
-  try {
-    egress = {
-      privateDefault: c.KUBEGLUE_EGRESS_PRIVATE ?? (role === 'embedded' ? 'allow' : 'deny'),
-      allow: parseEgressList(c.KUBEGLUE_EGRESS_ALLOW, 'KUBEGLUE_EGRESS_ALLOW'),
-      deny: parseEgressList(c.KUBEGLUE_EGRESS_DENY, 'KUBEGLUE_EGRESS_DENY'),
-    };
-  } catch (error) {
-    throw new Error(`invalid configuration: ${(error as Error).message}`);
-  }
-  if (Boolean(c.KUBEGLUE_TLS_CERT_FILE) !== Boolean(c.KUBEGLUE_TLS_KEY_FILE)) {
-    throw new Error(
-      'invalid configuration: KUBEGLUE_TLS_CERT_FILE and KUBEGLUE_TLS_KEY_FILE go together (set both or neither)',
-    );
-  }
-  return {
-    host: c.KUBEGLUE_HOST,
-    port: c.KUBEGLUE_PORT,
-    dataDir: resolve(c.KUBEGLUE_DATA_DIR),
-    databaseUrl: c.KUBEGLUE_DATABASE_URL,
-    bodyLimitBytes: c.KUBEGLUE_BODY_LIMIT_BYTES,
-    workers: c.KUBEGLUE_WORKERS,
-    workerIdleMs: c.KUBEGLUE_WORKER_IDLE_MS,
-    sandboxMemoryMb: c.KUBEGLUE_SANDBOX_MEMORY_MB,
-    sandboxTimeoutMs: c.KUBEGLUE_SANDBOX_TIMEOUT_MS,
-    sandboxKeyConcurrency: c.KUBEGLUE_SANDBOX_KEY_CONCURRENCY,
-    maxStepDataBytes: c.KUBEGLUE_MAX_STEP_DATA_BYTES,
-    maxResultBytes: c.KUBEGLUE_MAX_RESULT_BYTES,
-    shutdownGraceMs: c.KUBEGLUE_SHUTDOWN_GRACE_MS,
-    maxRunAttempts: c.KUBEGLUE_MAX_RUN_ATTEMPTS,
-    logLevel: c.KUBEGLUE_LOG_LEVEL,
-    adminKey: c.KUBEGLUE_ADMIN_KEY,
-    masterKey: c.KUBEGLUE_MASTER_KEY,
-    publicUrl: c.KUBEGLUE_PUBLIC_URL?.replace(/\/+$/, ''),
-    tls:
-      c.KUBEGLUE_TLS_CERT_FILE && c.KUBEGLUE_TLS_KEY_FILE
-        ? { certFile: resolve(c.KUBEGLUE_TLS_CERT_FILE), keyFile: resolve(c.KUBEGLUE_TLS_KEY_FILE) }
-        : undefined,
-    notifyAllowPrivate: c.KUBEGLUE_NOTIFY_ALLOW_PRIVATE === 'true',
-    notifyRetryDelaysMs: c.KUBEGLUE_NOTIFY_RETRY_DELAYS_MS.split(',').map(Number),
-    notifySecret: c.KUBEGLUE_NOTIFY_SECRET,
-    namespace: c.KUBEGLUE_NAMESPACE,
-    maxAsyncRuns: c.KUBEGLUE_MAX_ASYNC_RUNS,
-    maxSyncRuns: c.KUBEGLUE_MAX_SYNC_RUNS,
-    toolRunRetentionMs: c.KUBEGLUE_TOOLRUN_RETENTION_MS,
-    outboxRetentionMs: c.KUBEGLUE_OUTBOX_RETENTION_MS,
-    runRetentionMs: c.KUBEGLUE_RUN_RETENTION,
-    resultRetentionMs: c.KUBEGLUE_RESULT_RETENTION ?? 0,
-    egress,
-    documentation: documentationLimitsFromEnv(env),
-    jobs: { maxFailures: c.KUBEGLUE_JOB_MAX_FAILURES, retryDelayMs: c.KUBEGLUE_JOB_RETRY_DELAY_MS },
-  };
+/**
+ * The settings `role` reads from `env`. Throws naming every invalid variable (never its value: some are
+ * secrets), so a role fails at start rather than at first use.
+ */
+export function loadSettings<R extends Role>(role: R, env: Environment = process.env): Settings<R> {
+  const prefix = problemPrefix(role);
+  const values = parseSettings(SETTINGS, role, env, prefix);
+  const problems = crossProblems(values);
+  if (problems.length > 0) throw new Error(`${prefix}: ${problems.join('; ')}`);
+  return values;
+}
+
+/** The operator's settings with the internal URL its default always sets. */
+export function operatorSettings(settings: Settings<'operator'>): OperatorSettings {
+  const { internalUrl } = settings;
+  if (internalUrl === undefined) throw new Error(`${tree.internalUrl.name} has no default for the operator`);
+  return { ...settings, internalUrl };
+}
+
+export function loadOperatorSettings(env: Environment = process.env): OperatorSettings {
+  return operatorSettings(loadSettings('operator', env));
+}
+
+const defaults = new Map<Role, unknown>();
+
+/** What `role` runs with when no variable is set: for parts built in code (tests, the embedded loops). */
+export function defaultSettings<R extends Role>(role: R): Settings<R> {
+  if (!defaults.has(role)) defaults.set(role, loadSettings(role, {}));
+  return structuredClone(defaults.get(role)) as Settings<R>;
+}
+
+/** The operator's settings as it runs without any variable set, with `overrides`. */
+export function defaultOperatorSettings(overrides: Partial<OperatorSettings> = {}): OperatorSettings {
+  return { ...operatorSettings(defaultSettings('operator')), ...overrides };
+}
+
+/** The engine's settings among a role's. */
+export function engineSettings(settings: EngineSettings): EngineSettings {
+  return Object.fromEntries(ENGINE_FIELDS.map((field) => [field, settings[field]])) as EngineSettings;
+}
+
+/** The worker pool's settings among a role's. */
+export function poolSettings(settings: PoolSettings): PoolSettings {
+  return { ...engineSettings(settings), workers: settings.workers, workerIdleMs: settings.workerIdleMs };
+}
+
+/** The engine's settings of the embedded deployment without any variable set: for engines built in code. */
+export function defaultEngineSettings(): EngineSettings {
+  return engineSettings(defaultSettings('embedded'));
+}
+
+/** The pool's settings of the embedded deployment without any variable set: for pools built in code. */
+export function defaultPoolSettings(): PoolSettings {
+  return poolSettings(defaultSettings('embedded'));
+}
+
+/**
+ * A warning for each KUBEGLUE_* variable of `env` no setting declares, naming the closest one: a typo
+ * must not pass silently. A variable of another role is not reported: one environment (a .env file, a
+ * ConfigMap) often serves several roles.
+ */
+export function unknownSettings(env: Environment = process.env): string[] {
+  return unknownVariables(SETTINGS, env);
 }

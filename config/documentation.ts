@@ -1,63 +1,98 @@
-import { z } from 'zod';
-import { formatIssues } from '../contract/format-issues.ts';
-import type { OpenApiLimits } from '../systems/documentation/parsers/openapi-thread.ts';
-import type { ZipLimits } from '../systems/documentation/parsers/zip.ts';
+/** Bounds of documentation processing (fetching, crawling, unpacking and parsing a system's documentation). */
+import { positiveInt } from './schemas.ts';
+import { section, setting } from './setting.ts';
 
-/** Bounds of documentation processing, from `KUBEGLUE_DOCS_*` (README: "Documentation processing"). */
-export interface DocumentationLimits {
-  /** One fetched file or one upload, in bytes. */
-  maxBytes: number;
-  /** Pages of one doc site crawl (the first URL included). */
-  maxPages: number;
-  /** Bytes fetched by one crawl in total. */
-  maxTotalBytes: number;
-  /** One processing, fetches and parsing included. */
-  timeoutMs: number;
-  /** Characters of JSON kept as the summary. */
-  maxRetainedChars: number;
-  zip: ZipLimits;
-  openapi: OpenApiLimits;
-}
+const API = ['embedded', 'api'] as const;
+const MIB = 1024 * 1024;
 
-const positiveInt = z.coerce.number().int().positive();
-
-const DocsEnv = z.object({
-  KUBEGLUE_DOCS_MAX_BYTES: positiveInt.default(20 * 1024 * 1024),
-  KUBEGLUE_DOCS_MAX_PAGES: positiveInt.default(20),
-  KUBEGLUE_DOCS_MAX_TOTAL_BYTES: positiveInt.default(100 * 1024 * 1024),
-  KUBEGLUE_DOCS_TIMEOUT_MS: positiveInt.default(120_000),
-  KUBEGLUE_DOCS_MAX_RETAINED_CHARS: positiveInt.default(2_000_000),
-  KUBEGLUE_DOCS_ZIP_MAX_ENTRIES: positiveInt.default(1000),
-  KUBEGLUE_DOCS_ZIP_MAX_BYTES: positiveInt.default(100 * 1024 * 1024),
-  KUBEGLUE_DOCS_ZIP_MAX_RATIO: positiveInt.default(100),
-  KUBEGLUE_DOCS_OPENAPI_MAX_EXPANDED_BYTES: positiveInt.default(16 * 1024 * 1024),
-  KUBEGLUE_DOCS_OPENAPI_MAX_DEPTH: positiveInt.default(128),
-  KUBEGLUE_DOCS_OPENAPI_TIMEOUT_MS: positiveInt.default(30_000),
-  KUBEGLUE_DOCS_OPENAPI_MEMORY_MB: positiveInt.default(512),
-});
-
-export function documentationLimitsFromEnv(
-  env: Readonly<Record<string, string | undefined>>,
-): DocumentationLimits {
-  const parsed = DocsEnv.safeParse(env);
-  if (!parsed.success) throw new Error(`invalid configuration: ${formatIssues(parsed.error)}`);
-  const c = parsed.data;
-  return {
-    maxBytes: c.KUBEGLUE_DOCS_MAX_BYTES,
-    maxPages: c.KUBEGLUE_DOCS_MAX_PAGES,
-    maxTotalBytes: c.KUBEGLUE_DOCS_MAX_TOTAL_BYTES,
-    timeoutMs: c.KUBEGLUE_DOCS_TIMEOUT_MS,
-    maxRetainedChars: c.KUBEGLUE_DOCS_MAX_RETAINED_CHARS,
-    zip: {
-      maxEntries: c.KUBEGLUE_DOCS_ZIP_MAX_ENTRIES,
-      maxTotalBytes: c.KUBEGLUE_DOCS_ZIP_MAX_BYTES,
-      maxRatio: c.KUBEGLUE_DOCS_ZIP_MAX_RATIO,
+export const DOCUMENTATION = section(
+  'Documentation processing',
+  "Bounds of fetching, crawling, unpacking and parsing a system's documentation, which runs in the API " +
+    'process; a document past a bound is refused or cut with a message naming the setting.',
+  {
+    documentation: {
+      maxBytes: setting(
+        'KUBEGLUE_DOCS_MAX_BYTES',
+        positiveInt,
+        String(20 * MIB),
+        API,
+        'one fetched file, and the largest upload (larger: 413)',
+      ),
+      maxPages: setting(
+        'KUBEGLUE_DOCS_MAX_PAGES',
+        positiveInt,
+        '20',
+        API,
+        'fetches of one crawl (the first URL included)',
+      ),
+      maxTotalBytes: setting(
+        'KUBEGLUE_DOCS_MAX_TOTAL_BYTES',
+        positiveInt,
+        String(100 * MIB),
+        API,
+        'bytes fetched by one crawl',
+      ),
+      timeoutMs: setting(
+        'KUBEGLUE_DOCS_TIMEOUT_MS',
+        positiveInt,
+        '120000',
+        API,
+        'one processing, fetches and parsing included',
+      ),
+      maxRetainedChars: setting(
+        'KUBEGLUE_DOCS_MAX_RETAINED_CHARS',
+        positiveInt,
+        '2000000',
+        API,
+        'size of the kept summary (JSON characters); beyond it documents are cut and `truncated` is true',
+      ),
+      zip: {
+        maxEntries: setting('KUBEGLUE_DOCS_ZIP_MAX_ENTRIES', positiveInt, '1000', API, 'entries of one zip'),
+        maxTotalBytes: setting(
+          'KUBEGLUE_DOCS_ZIP_MAX_BYTES',
+          positiveInt,
+          String(100 * MIB),
+          API,
+          'unpacked bytes of one zip',
+        ),
+        maxRatio: setting(
+          'KUBEGLUE_DOCS_ZIP_MAX_RATIO',
+          positiveInt,
+          '100',
+          API,
+          'unpacked bytes per packed byte (judged from 1 MiB unpacked on)',
+        ),
+      },
+      openapi: {
+        maxExpandedBytes: setting(
+          'KUBEGLUE_DOCS_OPENAPI_MAX_EXPANDED_BYTES',
+          positiveInt,
+          String(16 * MIB),
+          API,
+          'an OpenAPI document whose $refs expanded would make more JSON than this is not validated',
+        ),
+        maxDepth: setting(
+          'KUBEGLUE_DOCS_OPENAPI_MAX_DEPTH',
+          positiveInt,
+          '128',
+          API,
+          '… nor one whose $refs expanded would nest deeper than this',
+        ),
+        timeoutMs: setting(
+          'KUBEGLUE_DOCS_OPENAPI_TIMEOUT_MS',
+          positiveInt,
+          '30000',
+          API,
+          'the worker thread that parses, summarises and validates one OpenAPI document is stopped after this',
+        ),
+        memoryMb: setting(
+          'KUBEGLUE_DOCS_OPENAPI_MEMORY_MB',
+          positiveInt,
+          '512',
+          API,
+          'heap limit of that worker thread',
+        ),
+      },
     },
-    openapi: {
-      maxExpandedBytes: c.KUBEGLUE_DOCS_OPENAPI_MAX_EXPANDED_BYTES,
-      maxDepth: c.KUBEGLUE_DOCS_OPENAPI_MAX_DEPTH,
-      timeoutMs: c.KUBEGLUE_DOCS_OPENAPI_TIMEOUT_MS,
-      memoryMb: c.KUBEGLUE_DOCS_OPENAPI_MEMORY_MB,
-    },
-  };
-}
+  },
+);

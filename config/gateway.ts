@@ -1,64 +1,75 @@
+/** Settings of the gateway endpoint and relay of the API processes (tunnels to private networks). */
 import { z } from 'zod';
-import { DEFAULT_GATEWAY_SETTINGS, type GatewaySettings } from '../api/gateway/registry.ts';
-import { formatIssues } from '../contract/format-issues.ts';
-import { RelayAddressSetting } from '../engine/protocols/gateway-socket.ts';
+import { hostPort, port, positiveInt, text } from './schemas.ts';
+import { section, setting } from './setting.ts';
 
-const positiveInt = z.coerce.number().int().positive();
+const API = ['embedded', 'api'] as const;
 
-const GatewayEnv = z.object({
-  KUBEGLUE_GATEWAY_CONNECT_WAIT_MS: positiveInt.default(DEFAULT_GATEWAY_SETTINGS.connectWaitMs),
-  KUBEGLUE_GATEWAY_OPEN_TIMEOUT_MS: positiveInt.default(DEFAULT_GATEWAY_SETTINGS.openTimeoutMs),
-  KUBEGLUE_GATEWAY_STREAM_LIMIT: positiveInt.default(DEFAULT_GATEWAY_SETTINGS.streamLimit),
-  KUBEGLUE_GATEWAY_RELAY_HOST: z.string().min(1).default('127.0.0.1'),
-  KUBEGLUE_GATEWAY_RELAY_PORT: z.coerce.number().int().min(0).max(65535).default(0),
-  KUBEGLUE_GATEWAY_RELAY_ADVERTISE: RelayAddressSetting.optional(),
-  KUBEGLUE_GATEWAY_HEARTBEAT_MS: positiveInt.default(5_000),
-  POD_IP: z.string().optional(),
-});
-
-/** Where the gateway relay listens, how the other replicas reach it, how often tunnels are refreshed. */
-export interface GatewayRelaySettings {
-  host: string;
-  port: number;
-  /** host:port the other replicas dial; derived from the listen address when not set. */
-  advertise: string | undefined;
-  heartbeatMs: number;
-}
-
-/** The relay knobs from `KUBEGLUE_GATEWAY_RELAY_*` (README "Reaching private networks"). */
-export function gatewayRelaySettingsFromEnv(
-  env: Readonly<Record<string, string | undefined>>,
-): GatewayRelaySettings {
-  const parsed = GatewayEnv.safeParse(env);
-  if (!parsed.success) throw new Error(`invalid configuration: ${formatIssues(parsed.error)}`);
-  const d = parsed.data;
-  return {
-    host: d.KUBEGLUE_GATEWAY_RELAY_HOST,
-    port: d.KUBEGLUE_GATEWAY_RELAY_PORT,
-    advertise: d.KUBEGLUE_GATEWAY_RELAY_ADVERTISE,
-    heartbeatMs: d.KUBEGLUE_GATEWAY_HEARTBEAT_MS,
-  };
-}
-
-/** The address other replicas dial: the setting, else the Pod's IP, else the listen address. */
-export function relayAdvertiseAddress(
-  settings: GatewayRelaySettings,
-  port: number,
-  env: Readonly<Record<string, string | undefined>>,
-): string {
-  if (settings.advertise) return settings.advertise;
-  const wildcard = settings.host === '0.0.0.0' || settings.host === '::';
-  const host = wildcard ? env.POD_IP || '127.0.0.1' : settings.host;
-  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-}
-
-/** The gateway knobs from `KUBEGLUE_GATEWAY_*` (README "Reaching private networks"). */
-export function gatewaySettingsFromEnv(env: Readonly<Record<string, string | undefined>>): GatewaySettings {
-  const parsed = GatewayEnv.safeParse(env);
-  if (!parsed.success) throw new Error(`invalid configuration: ${formatIssues(parsed.error)}`);
-  return {
-    connectWaitMs: parsed.data.KUBEGLUE_GATEWAY_CONNECT_WAIT_MS,
-    openTimeoutMs: parsed.data.KUBEGLUE_GATEWAY_OPEN_TIMEOUT_MS,
-    streamLimit: parsed.data.KUBEGLUE_GATEWAY_STREAM_LIMIT,
-  };
-}
+export const GATEWAY = section(
+  'Gateways',
+  'Tunnels from gateway agents in private networks: how steps wait for them, and the relay through which ' +
+    'engine workers, runner Pods and the other api replicas reach the replica that holds a tunnel. The ' +
+    'agent itself reads only its configuration file.',
+  {
+    gateway: {
+      connectWaitMs: setting(
+        'KUBEGLUE_GATEWAY_CONNECT_WAIT_MS',
+        positiveInt,
+        '5000',
+        API,
+        'how long a step waits for a tunnel that is not connected (an agent reconnecting) before failing with `gateway <id> is not connected`; the step is not retried after that wait',
+      ),
+      openTimeoutMs: setting(
+        'KUBEGLUE_GATEWAY_OPEN_TIMEOUT_MS',
+        positiveInt,
+        '10000',
+        API,
+        'how long the agent may take to connect a stream to its target',
+      ),
+      streamLimit: setting(
+        'KUBEGLUE_GATEWAY_STREAM_LIMIT',
+        positiveInt,
+        '1000',
+        API,
+        'streams open at once per tunnel; more fail the step',
+      ),
+    },
+    relay: {
+      host: setting(
+        'KUBEGLUE_GATEWAY_RELAY_HOST',
+        text,
+        '127.0.0.1',
+        API,
+        "where the relay listens; loopback serves this process's engine workers only (the chart: 0.0.0.0)",
+      ),
+      port: setting(
+        'KUBEGLUE_GATEWAY_RELAY_PORT',
+        port,
+        '0',
+        API,
+        "the relay's port (0: a free port; the chart: 8082)",
+      ),
+      advertise: setting(
+        'KUBEGLUE_GATEWAY_RELAY_ADVERTISE',
+        hostPort.optional(),
+        undefined,
+        API,
+        'host:port the other replicas dial (unset: $POD_IP:<port>, else the listen address)',
+      ),
+      heartbeatMs: setting(
+        'KUBEGLUE_GATEWAY_HEARTBEAT_MS',
+        positiveInt,
+        '5000',
+        API,
+        'how often a holder refreshes its tunnels in the store (their lease: three times this)',
+      ),
+      podIp: setting(
+        'POD_IP',
+        z.string().optional(),
+        undefined,
+        API,
+        "the Pod's IP from the downward API (the chart sets it): advertised when the relay listens on a wildcard address",
+      ),
+    },
+  },
+);

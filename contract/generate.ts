@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { parse, stringify } from 'yaml';
+import { errorsPage } from './api/errors-page.ts';
 import { openApiDocument } from './api/openapi.ts';
 import { RBAC, type RbacRole } from './rbac.ts';
 import { customResourceDefinition } from './resources/crd.ts';
@@ -38,6 +39,7 @@ export function generatedFiles(): Map<string, string> {
     files.set(join('charts', 'kubeglue', 'crds', name), yaml);
   }
   files.set(join('docs', 'openapi.json'), `${JSON.stringify(openApiDocument(), null, 2)}\n`);
+  files.set(join('docs', 'errors.md'), errorsPage());
   files.set(join(CHART, 'templates', '_rbac-rules.tpl'), chartRbacRules());
   files.set(join(CHART, 'README.md'), chartReadme());
   return files;

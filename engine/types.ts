@@ -1,4 +1,4 @@
-import type { RuntimeCredentials, StepResult } from '../contract/api/run.ts';
+import { DEFAULT_RUN_TIMEOUT_MS, type RuntimeCredentials, type StepResult } from '../contract/api/run.ts';
 import type { ApiKeyPlacement, AuthType } from '../contract/api/system.ts';
 import type { Tool } from '../contract/api/tool.ts';
 import type { JsonObject, JsonValue } from '../contract/json.ts';
@@ -149,11 +149,15 @@ export interface EngineLimits {
   maxResultBytes: number;
 }
 
+/**
+ * The engine's own bounds. The data bounds are the role's (KUBEGLUE_MAX_*_BYTES, config/engine.ts, through
+ * createEngineDeps); an engine built in code without them does not bound data.
+ */
 export const DEFAULT_LIMITS: EngineLimits = {
   maxLoopItems: 10_000,
-  defaultTimeoutMs: 5 * 60 * 1000,
-  maxStepDataBytes: 10 * 1024 * 1024,
-  maxResultBytes: 20 * 1024 * 1024,
+  defaultTimeoutMs: DEFAULT_RUN_TIMEOUT_MS,
+  maxStepDataBytes: Number.POSITIVE_INFINITY,
+  maxResultBytes: Number.POSITIVE_INFINITY,
 };
 
 /** The evaluations of one run: they may share state the run's other evaluations see, never another run's. */

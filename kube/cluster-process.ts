@@ -1,5 +1,4 @@
-import { type ClusterConfig, loadClusterConfig } from '../config/cluster.ts';
-import { type Config, loadConfig } from '../config/config.ts';
+import { loadSettings, type Settings } from '../config/config.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
 import {
   ClusterTransport,
@@ -8,9 +7,8 @@ import {
 } from './resources/index.ts';
 import { requireMasterKey } from './secrets/secret-box.ts';
 
-export interface ClusterRole {
-  config: Config;
-  cluster: ClusterConfig;
+export interface ClusterRole<R extends 'api' | 'operator'> {
+  settings: Settings<R>;
   /** Postgres: the Kubernetes deployment keeps runs there. */
   databaseUrl: string;
   masterKey: Buffer;
@@ -23,26 +21,32 @@ export interface ClusterRole {
  * without Postgres or a master key), the API server connection and kubeglue's resources in the
  * namespace.
  */
-export function openClusterRole(role: 'api' | 'operator'): ClusterRole {
-  const config = loadConfig(process.env, role);
-  const cluster = loadClusterConfig();
-  if (!config.databaseUrl) {
+export function openClusterRole<R extends 'api' | 'operator'>(role: R): ClusterRole<R> {
+  const settings = loadSettings(role);
+  // What both roles read.
+  const {
+    databaseUrl,
+    masterKey: key,
+    kubeconfig,
+    kubeContext,
+    namespace,
+  } = settings as Settings<'api' | 'operator'>;
+  if (!databaseUrl) {
     throw new Error('KUBEGLUE_DATABASE_URL is required: the Kubernetes deployment keeps runs in Postgres');
   }
-  const masterKey = requireMasterKey(config.masterKey);
+  const masterKey = requireMasterKey(key);
   const transport = new ClusterTransport(
     loadKubeConfig({
-      ...(cluster.kubeconfig ? { path: cluster.kubeconfig } : {}),
-      ...(cluster.kubeContext ? { context: cluster.kubeContext } : {}),
+      ...(kubeconfig ? { path: kubeconfig } : {}),
+      ...(kubeContext ? { context: kubeContext } : {}),
     }),
     { userAgent: `kubeglue-${role}` },
   );
   return {
-    config,
-    cluster,
-    databaseUrl: config.databaseUrl,
+    settings,
+    databaseUrl,
     masterKey,
     transport,
-    resources: createClusterKubeglueResources(transport, config.namespace),
+    resources: createClusterKubeglueResources(transport, namespace),
   };
 }

@@ -14,15 +14,15 @@
  *   failures are counted in memory; there are no quick retries, the next run is the next tick.
  */
 
-/** KUBEGLUE_JOB_MAX_FAILURES and KUBEGLUE_JOB_RETRY_DELAY_MS (config/config.ts). */
-export interface SupervisorSettings {
-  /** Failed attempts in a row after which a subject is given up. */
-  maxFailures: number;
-  /** Wait before the first retry; each further failure waits 4× longer, at most MAX_RETRY_DELAY_MS. */
-  retryDelayMs: number;
-}
+import { defaultSettings, type Settings } from '../config/config.ts';
 
-export const DEFAULT_SUPERVISOR_SETTINGS: SupervisorSettings = { maxFailures: 5, retryDelayMs: 1000 };
+/**
+ * KUBEGLUE_JOB_MAX_FAILURES: failed attempts in a row after which a subject is given up, and
+ * KUBEGLUE_JOB_RETRY_DELAY_MS: the wait before the first retry; each further failure waits 4× longer, at
+ * most MAX_RETRY_DELAY_MS (config/runs.ts).
+ */
+export type SupervisorSettings = Settings<'api'>['jobs'];
+
 export const MAX_RETRY_DELAY_MS = 5 * 60_000;
 const MESSAGE_CHARS = 2000;
 
@@ -119,7 +119,7 @@ export class JobSupervisor {
   readonly #stopping = new AbortController();
 
   constructor(options: SupervisorOptions) {
-    this.settings = { ...DEFAULT_SUPERVISOR_SETTINGS, ...options.settings };
+    this.settings = { ...defaultSettings('api').jobs, ...options.settings };
     this.#log = options.log;
     this.#now = options.now ?? Date.now;
   }

@@ -5,7 +5,7 @@
  *
  * May import: contract, config, engine, kube, store, runs, tools, systems.
  */
-import { defaultOperatorSettings, type OperatorSettings } from '../config/operator.ts';
+import { defaultOperatorSettings, type OperatorSettings } from '../config/config.ts';
 import type { JsonObject } from '../contract/json.ts';
 import type { KubeglueResources, ResourceClient } from '../kube/resources/index.ts';
 import type { SecretStore } from '../kube/secrets/interface.ts';
@@ -52,7 +52,7 @@ export interface OperatorDeps {
    */
   runRetentionMs?: number;
   resultRetentionMs?: number;
-  /** The other operator settings (config/operator.ts); their defaults otherwise. */
+  /** The other operator settings (config/); their defaults otherwise. */
   settings?: Partial<OperatorSettings>;
   /** Where Kubernetes Events go; the embedded deployment has none. */
   events?: EventSink;

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import { loadOperatorSettings } from '../config/operator.ts';
+import { operatorSettings } from '../config/config.ts';
 import { openClusterRole } from '../kube/cluster-process.ts';
 import { registerJobMetrics } from '../kube/job-metrics.ts';
 import { installLastResortHandlers } from '../kube/last-resort.ts';
@@ -30,9 +30,10 @@ import { createClusterChainStarter } from './outbox/cluster-chains.ts';
 const log = (line: string) => console.log(`kubeglue operator: ${line}`);
 
 export async function main(_args: string[]): Promise<void> {
-  const { config, cluster, databaseUrl, masterKey, transport, resources } = openClusterRole('operator');
-  const settings = loadOperatorSettings();
-  const namespace = config.namespace;
+  const role = openClusterRole('operator');
+  const { databaseUrl, masterKey, transport, resources } = role;
+  const settings = operatorSettings(role.settings);
+  const namespace = settings.namespace;
   const core = createClusterResources(transport, {
     namespace,
     kinds: { secrets: SECRET_KIND, pods: POD_KIND, leases: LEASE_KIND, events: EVENT_KIND },
@@ -48,17 +49,21 @@ export async function main(_args: string[]): Promise<void> {
   });
   let operator: Operator | undefined;
   let chains: Awaited<ReturnType<typeof createClusterChainStarter>> | undefined;
-  const metricsServer = await serveMetrics(registry, cluster.metricsHost ?? config.host, cluster.metricsPort);
-  const identity = `${cluster.podName}_${randomBytes(4).toString('hex')}`;
+  const metricsServer = await serveMetrics(
+    registry,
+    settings.metricsHost ?? settings.host,
+    settings.metricsPort,
+  );
+  const identity = `${settings.podName}_${randomBytes(4).toString('hex')}`;
   // Outbox delivery, retention and the prunes: their failures are recorded, never fatal.
-  const jobs = new JobSupervisor({ settings: config.jobs, log });
+  const jobs = new JobSupervisor({ settings: settings.jobs, log });
   registerJobMetrics(registry, () => jobs.status());
 
   /** Leadership comes at most once per process (a lost Lease exits), so this runs once. */
   const lead = async (): Promise<Operator> => {
     const signer = new FileUrlSigner({
       key: deriveKey(masterKey, 'kubeglue/file-urls/v1'),
-      baseUrl: config.publicUrl ?? `http://${config.host}:${config.port}`,
+      baseUrl: settings.publicUrl ?? `http://${settings.host}:${settings.port}`,
     });
     const urlFor = (runId: string, fileKey: string) => signer.sign(runId, fileKey).url;
     const secrets = new ClusterSecretStore({ secrets: core.secrets, namespace });
@@ -79,14 +84,14 @@ export async function main(_args: string[]): Promise<void> {
       chains,
       urlFor,
       masterKey,
-      notifySecret: config.notifySecret,
-      notifyAllowPrivate: config.notifyAllowPrivate,
-      notifyRetryDelaysMs: config.notifyRetryDelaysMs,
+      notifySecret: settings.notifySecret,
+      notifyAllowPrivate: settings.notifyAllowPrivate,
+      notifyRetryDelaysMs: settings.notifyRetryDelaysMs,
       maxAsyncRuns: settings.maxAsyncRuns,
       toolRunRetentionMs: settings.toolRunRetentionMs,
-      outboxRetentionMs: config.outboxRetentionMs,
-      runRetentionMs: config.runRetentionMs,
-      resultRetentionMs: config.resultRetentionMs,
+      outboxRetentionMs: settings.outboxRetentionMs,
+      runRetentionMs: settings.runRetentionMs,
+      resultRetentionMs: settings.resultRetentionMs,
       settings,
       events: core.events,
       secrets,
@@ -117,11 +122,11 @@ export async function main(_args: string[]): Promise<void> {
 
   const elector = new LeaderElector({
     leases: core.leases,
-    name: cluster.lease.name,
+    name: settings.lease.name,
     identity,
-    leaseDurationMs: cluster.lease.durationMs,
-    renewDeadlineMs: cluster.lease.renewDeadlineMs,
-    retryPeriodMs: cluster.lease.retryMs,
+    leaseDurationMs: settings.lease.durationMs,
+    renewDeadlineMs: settings.lease.renewDeadlineMs,
+    retryPeriodMs: settings.lease.retryMs,
     log,
     onNewLeader: (holder) =>
       log(holder === identity ? 'this replica leads' : `the leader is ${holder || 'nobody'}`),
@@ -149,7 +154,7 @@ export async function main(_args: string[]): Promise<void> {
     },
   });
   elector.start();
-  log(`waiting for the leader Lease ${cluster.lease.name} as ${identity}`);
+  log(`waiting for the leader Lease ${settings.lease.name} as ${identity}`);
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {

@@ -14,13 +14,12 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { engineSettings, loadSettings, type RunnerSettings } from '../config/config.ts';
 import { RuntimeCredentials } from '../contract/api/run.ts';
 import { ApiKeyPlacement, AuthType } from '../contract/api/system.ts';
 import { Tool } from '../contract/api/tool.ts';
 import { JsonObject } from '../contract/json.ts';
-import { RUNNER_ENV } from '../contract/wire/runner.ts';
 import { createEngineDeps } from '../engine/deps.ts';
-import { egressPolicyFromEnv } from '../engine/protocols/egress-policy.ts';
 import { closeHttpAgent } from '../engine/protocols/http.ts';
 import { closePostgresPools } from '../engine/protocols/index.ts';
 import { runTool } from '../engine/run-tool.ts';
@@ -52,7 +51,7 @@ export const RunOrderSchema = z.object({
   traceId: z.string().min(1),
 }) satisfies z.ZodType<RunOrder, unknown>;
 
-async function runOrder(args: string[]): Promise<number> {
+async function runOrder(args: string[], settings: RunnerSettings): Promise<number> {
   const { values } = parseArgs({ args, options: { order: { type: 'string' }, out: { type: 'string' } } });
   const raw = values.order ? await readFile(values.order, 'utf8') : await text(process.stdin);
   const parsed = RunOrderSchema.safeParse(JSON.parse(raw));
@@ -64,9 +63,8 @@ async function runOrder(args: string[]): Promise<number> {
   }
   const controller = new AbortController();
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => controller.abort());
-  // A runner Pod runs in the cluster: private addresses are refused unless the deployment allows them.
-  const egress = egressPolicyFromEnv(process.env, 'deny');
-  const { deps, sandbox } = createEngineDeps({ egress });
+  // Private addresses are refused unless the deployment allows them (the runner's egress default).
+  const { deps, sandbox } = createEngineDeps(engineSettings(settings));
   try {
     const result = await runTool(deps, { ...parsed.data, signal: controller.signal });
     const json = `${JSON.stringify(result)}\n`;
@@ -80,14 +78,22 @@ async function runOrder(args: string[]): Promise<number> {
 }
 
 export async function main(args: string[]): Promise<void> {
+  let settings: RunnerSettings;
+  try {
+    settings = loadSettings('runner');
+  } catch (error) {
+    process.stdout.write(`runner: ${(error as Error).message}\n`);
+    process.exitCode = 1;
+    return;
+  }
   // In a runner Pod the operator gives the run's id and token instead of an order: fetch it (pod-runner.ts).
-  if (process.env[RUNNER_ENV.runId] && !args.some((arg) => arg === '--order' || arg.startsWith('--order='))) {
+  if (settings.runId && !args.some((arg) => arg === '--order' || arg.startsWith('--order='))) {
     const { runPod } = await import('./pod-runner.ts');
-    process.exitCode = await runPod(process.env);
+    process.exitCode = await runPod(settings);
     return;
   }
   try {
-    process.exitCode = await runOrder(args);
+    process.exitCode = await runOrder(args, settings);
   } catch (error) {
     console.error(`runner: ${(error as Error).message}`);
     process.exitCode = 1;

@@ -1,41 +1,9 @@
-import { z } from 'zod';
-import { formatIssues } from '../contract/format-issues.ts';
-import { RUNNER_ENV } from '../contract/wire/runner.ts';
-import { type EgressPolicy, egressPolicyFromEnv } from '../engine/protocols/egress-policy.ts';
-import {
-  GATEWAY_RELAY_ENV,
-  type GatewayRelayAddress,
-  RelayAddressSetting,
-  relayForRun,
-} from '../engine/protocols/gateway-socket.ts';
-import { DEFAULT_LIMITS } from '../engine/types.ts';
+import type { EngineSettings, RunnerSettings } from '../config/config.ts';
+import { engineSettings, SETTINGS } from '../config/config.ts';
+import { type GatewayRelayAddress, relayForRun } from '../engine/protocols/gateway-socket.ts';
 
-const positiveInt = z.coerce.number().int().positive();
-
-/**
- * The runner Pod's environment: the contract's names (RUNNER_ENV, set by the operator) plus the runner's
- * own knobs, each with a default that suits a Pod (documented in the README).
- */
-const PodRunnerEnv = z.object({
-  [RUNNER_ENV.internalUrl]: z.url(),
-  [RUNNER_ENV.runId]: z.string().min(1),
-  [RUNNER_ENV.token]: z.string().min(1),
-  [RUNNER_ENV.attempt]: positiveInt.default(1),
-  [RUNNER_ENV.terminationMessagePath]: z.string().min(1).default('/dev/termination-log'),
-  KUBEGLUE_RUNNER_HEARTBEAT_MS: positiveInt.default(5_000),
-  KUBEGLUE_RUNNER_REQUEST_TIMEOUT_MS: positiveInt.default(10_000),
-  KUBEGLUE_RUNNER_ORDER_RETRY_MS: positiveInt.default(60_000),
-  KUBEGLUE_RUNNER_RESULT_RETRY_MS: positiveInt.default(60_000),
-  KUBEGLUE_RUNNER_EVENT_FLUSH_MS: positiveInt.default(10_000),
-  KUBEGLUE_RUNNER_EVENT_BUFFER: positiveInt.default(1_000),
-  KUBEGLUE_SANDBOX_MEMORY_MB: positiveInt.default(128),
-  KUBEGLUE_SANDBOX_TIMEOUT_MS: positiveInt.default(10_000),
-  KUBEGLUE_MAX_STEP_DATA_BYTES: positiveInt.default(DEFAULT_LIMITS.maxStepDataBytes),
-  KUBEGLUE_MAX_RESULT_BYTES: positiveInt.default(DEFAULT_LIMITS.maxResultBytes),
-  [GATEWAY_RELAY_ENV]: RelayAddressSetting.optional(),
-});
-
-export interface PodRunnerConfig {
+/** What a runner Pod runs with: its run (from the operator), the runner's knobs and the engine's settings. */
+export interface PodRunnerConfig extends EngineSettings {
   internalUrl: string;
   runId: string;
   token: string;
@@ -52,42 +20,33 @@ export interface PodRunnerConfig {
   eventFlushMs: number;
   /** Progress events (step started, page fetched) kept while the API lags; step results are always kept. */
   eventBuffer: number;
-  sandboxMemoryMb: number;
-  sandboxTimeoutMs: number;
-  /** The step data and result bounds: the result the runner puts is never larger. */
-  maxStepDataBytes: number;
-  maxResultBytes: number;
-  /** KUBEGLUE_EGRESS_*: a Pod runs in the cluster, so private addresses are refused unless allowed. */
-  egress: EgressPolicy;
   /** The API's gateway relay (KUBEGLUE_GATEWAY_RELAY), entered with the run's token: steps on private systems. */
   gatewayRelay: GatewayRelayAddress | undefined;
 }
 
-/** Throws with the names of the bad variables, never their values (one of them is the token). */
-export function loadPodRunnerConfig(env: NodeJS.ProcessEnv): PodRunnerConfig {
-  const parsed = PodRunnerEnv.safeParse(env);
-  if (!parsed.success) throw new Error(`invalid runner environment: ${formatIssues(parsed.error)}`);
-  const e = parsed.data;
+/**
+ * The runner Pod's configuration from the runner's settings; throws naming the variables the operator
+ * should have set and did not (never their values: one of them is the token).
+ */
+export function podRunnerConfig(settings: RunnerSettings): PodRunnerConfig {
+  const { internalUrl, runId, runToken } = settings;
+  if (!internalUrl || !runId || !runToken) {
+    const { tree } = SETTINGS;
+    const missing = [
+      [internalUrl, tree.internalUrl.name],
+      [runId, tree.runId.name],
+      [runToken, tree.runToken.name],
+    ].flatMap(([value, name]) => (value ? [] : [`${name}: required in a runner Pod`]));
+    throw new Error(`invalid runner environment: ${missing.join('; ')}`);
+  }
   return {
-    internalUrl: e[RUNNER_ENV.internalUrl].replace(/\/+$/, ''),
-    runId: e[RUNNER_ENV.runId],
-    token: e[RUNNER_ENV.token],
-    attempt: e[RUNNER_ENV.attempt],
-    terminationMessagePath: e[RUNNER_ENV.terminationMessagePath],
-    heartbeatMs: e.KUBEGLUE_RUNNER_HEARTBEAT_MS,
-    requestTimeoutMs: e.KUBEGLUE_RUNNER_REQUEST_TIMEOUT_MS,
-    orderRetryMs: e.KUBEGLUE_RUNNER_ORDER_RETRY_MS,
-    resultRetryMs: e.KUBEGLUE_RUNNER_RESULT_RETRY_MS,
-    eventFlushMs: e.KUBEGLUE_RUNNER_EVENT_FLUSH_MS,
-    eventBuffer: e.KUBEGLUE_RUNNER_EVENT_BUFFER,
-    sandboxMemoryMb: e.KUBEGLUE_SANDBOX_MEMORY_MB,
-    sandboxTimeoutMs: e.KUBEGLUE_SANDBOX_TIMEOUT_MS,
-    maxStepDataBytes: e.KUBEGLUE_MAX_STEP_DATA_BYTES,
-    maxResultBytes: e.KUBEGLUE_MAX_RESULT_BYTES,
-    egress: egressPolicyFromEnv(env, 'deny'),
-    gatewayRelay: relayForRun(e[GATEWAY_RELAY_ENV], {
-      runId: e[RUNNER_ENV.runId],
-      token: e[RUNNER_ENV.token],
-    }),
+    internalUrl,
+    runId,
+    token: runToken,
+    attempt: settings.runAttempt,
+    terminationMessagePath: settings.terminationMessagePath,
+    ...settings.runner,
+    ...engineSettings(settings),
+    gatewayRelay: relayForRun(settings.gatewayRelay, { runId, token: runToken }),
   };
 }

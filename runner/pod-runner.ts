@@ -7,6 +7,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import type { z } from 'zod';
+import type { RunnerSettings } from '../config/config.ts';
 import {
   AccessTokenAnswer,
   encodeSummary,
@@ -25,7 +26,7 @@ import type { EngineEvent, EngineResult, GrantedToken } from '../engine/types.ts
 import type { RunOrder } from '../engine/worker/ipc.ts';
 import { RunOrderSchema } from './main.ts';
 import { InternalApiError, InternalClient, withRetry } from './pod-client.ts';
-import { loadPodRunnerConfig, type PodRunnerConfig } from './pod-env.ts';
+import { type PodRunnerConfig, podRunnerConfig } from './pod-env.ts';
 import { EventShipper } from './pod-events.ts';
 
 type Ack = z.infer<typeof ResultAck>;
@@ -67,10 +68,10 @@ function interruptedSummary(runId: string, reason: StoppedBySignal, result?: Eng
 }
 
 /** One run in this process; answers the exit code. */
-export async function runPod(env: NodeJS.ProcessEnv): Promise<number> {
+export async function runPod(settings: RunnerSettings): Promise<number> {
   let config: PodRunnerConfig;
   try {
-    config = loadPodRunnerConfig(env);
+    config = podRunnerConfig(settings);
   } catch (error) {
     log((error as Error).message);
     return 1;
@@ -210,16 +211,7 @@ class PodRun {
       shipper.push(event);
     };
     const started = Date.now();
-    const { deps, sandbox } = createEngineDeps({
-      sandboxMemoryMb: this.#config.sandboxMemoryMb,
-      sandboxTimeoutMs: this.#config.sandboxTimeoutMs,
-      limits: {
-        maxStepDataBytes: this.#config.maxStepDataBytes,
-        maxResultBytes: this.#config.maxResultBytes,
-      },
-      egress: this.#config.egress,
-      gatewayRelay: this.#config.gatewayRelay,
-    });
+    const { deps, sandbox } = createEngineDeps(this.#config);
     let result: EngineResult;
     try {
       result = await runTool(deps, {

@@ -12,12 +12,12 @@
  * A run whose completion effect (notification, chain) is in the outbox is never executed again; the store
  * enforces that when it hands the run back (store/queries/runs.ts retryRun).
  */
+import { SETTINGS } from '../config/config.ts';
 import type { JsonObject } from '../contract/json.ts';
 import { CANCELLED_MESSAGE } from './completion.ts';
 
-/** The setting bounding the attempts (config/config.ts, config/operator.ts), and its default. */
-export const MAX_RUN_ATTEMPTS_SETTING = 'KUBEGLUE_MAX_RUN_ATTEMPTS';
-export const DEFAULT_MAX_RUN_ATTEMPTS = 3;
+/** The setting bounding the attempts (config/runs.ts). */
+const MAX_RUN_ATTEMPTS_SETTING = SETTINGS.tree.maxRunAttempts.name;
 
 /** The error of a run failed because this process shut down while it executed. */
 export const SHUTDOWN_MESSAGE = 'kubeglue shut down before this run finished';

@@ -1,27 +1,23 @@
 /**
  * Gateways on the API server: the registry of live tunnels, the relay the engine workers dial, the
- * tunnel endpoint, `GET /v1/gateways` and the metrics. `startGateways` runs before the worker pool
- * starts (the workers learn the relay's address); `installGateways` once the app exists.
+ * tunnel endpoint, the handlers of `/v1/gateways` (routes.ts) and the metrics. `startGateways` runs before
+ * the worker pool starts (the workers learn the relay's address); `installGateways` once the app exists.
  */
 
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
-import {
-  gatewayRelaySettingsFromEnv,
-  gatewaySettingsFromEnv,
-  relayAdvertiseAddress,
-} from '../../config/gateway.ts';
+import type { ApiSettings } from '../../config/config.ts';
 import type { GatewayTunnelOwnerQueries, GatewayTunnelQueries, StoredApiKey } from '../../store/index.ts';
 import { GatewayDirectory } from './directory.ts';
 import { installTunnelEndpoint } from './endpoint.ts';
 import { installGatewayMetrics } from './metrics.ts';
 import { GatewayRegistry } from './registry.ts';
 import { type GatewayRelay, startGatewayRelay } from './relay.ts';
-import { registerGatewayRoutes } from './routes.ts';
 import type { RunnerStreamCheck } from './runner-access.ts';
 
 export { GatewayRegistry } from './registry.ts';
+export { gatewayHandlers } from './routes.ts';
 
 export interface Gateways {
   registry: GatewayRegistry;
@@ -30,16 +26,27 @@ export interface Gateways {
   directory?: GatewayDirectory | undefined;
 }
 
+/** The gateway settings of an API process (KUBEGLUE_GATEWAY_*: config/gateway.ts). */
+export type GatewaysSettings = Pick<ApiSettings, 'gateway' | 'relay'>;
+
+/** The address other replicas dial: the setting, else the Pod's IP, else the listen address. */
+function relayAdvertiseAddress(relay: GatewaysSettings['relay'], port: number): string {
+  if (relay.advertise) return relay.advertise;
+  const wildcard = relay.host === '0.0.0.0' || relay.host === '::';
+  const host = wildcard ? relay.podIp || '127.0.0.1' : relay.host;
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
 export async function startGateways(options: {
-  env: Readonly<Record<string, string | undefined>>;
+  settings: GatewaysSettings;
   log(line: string): void;
   /** The store's tunnel directory and the peer token: tunnels are reachable from every replica. */
   shared?: { tunnels: GatewayTunnelQueries; peerToken: string };
   /** Kubernetes mode: which streams runner Pods may open with their run's token. */
   runners?: RunnerStreamCheck;
 }): Promise<Gateways> {
-  const registry = new GatewayRegistry(gatewaySettingsFromEnv(options.env));
-  const settings = gatewayRelaySettingsFromEnv(options.env);
+  const registry = new GatewayRegistry(options.settings.gateway);
+  const settings = options.settings.relay;
   const shared = options.shared;
   // The relay learns its port before the directory knows where to advertise it.
   let directory: GatewayDirectory | undefined;
@@ -59,7 +66,7 @@ export async function startGateways(options: {
     directory = new GatewayDirectory({
       tunnels: shared.tunnels,
       holderId: randomUUID(),
-      relayAddress: relayAdvertiseAddress(settings, relay.port, options.env),
+      relayAddress: relayAdvertiseAddress(settings, relay.port),
       heartbeatMs: settings.heartbeatMs,
       log: options.log,
     });
@@ -86,7 +93,6 @@ export function installGateways(
     owners: deps.owners,
     log: deps.log,
   });
-  registerGatewayRoutes(app, { registry, directory: deps.gateways.directory, owners: deps.owners });
   installGatewayMetrics(deps.metrics, registry);
   // Agents are told to go away first (they reconnect to another replica), then the relay stops.
   app.addHook('preClose', async () => {

@@ -4,23 +4,12 @@
  * per-tunnel stream limit. Runs reach it through the relay (relay.ts); the listing and metrics read it.
  */
 import type { Duplex } from 'node:stream';
+import type { ApiSettings } from '../../config/config.ts';
 import type { AdvertisedTarget } from '../../contract/wire/tunnel.ts';
 import type { TunnelMux } from '../../contract/wire/tunnel-mux.ts';
 
-export interface GatewaySettings {
-  /** How long a stream waits for a tunnel that is not connected (an agent reconnecting). */
-  connectWaitMs: number;
-  /** How long the agent may take to connect a stream to its target. */
-  openTimeoutMs: number;
-  /** Streams open at once per tunnel. */
-  streamLimit: number;
-}
-
-export const DEFAULT_GATEWAY_SETTINGS: GatewaySettings = {
-  connectWaitMs: 5_000,
-  openTimeoutMs: 10_000,
-  streamLimit: 1_000,
-};
+/** KUBEGLUE_GATEWAY_CONNECT_WAIT_MS, _OPEN_TIMEOUT_MS and _STREAM_LIMIT (config/gateway.ts). */
+export type GatewaySettings = ApiSettings['gateway'];
 
 /** What a registration hands the registry. */
 export interface TunnelConnection {
@@ -69,8 +58,8 @@ export class GatewayRegistry {
   readonly #now: () => Date;
   readonly #listeners: RegistryListener[] = [];
 
-  constructor(settings: Partial<GatewaySettings> = {}, now: () => Date = () => new Date()) {
-    this.settings = { ...DEFAULT_GATEWAY_SETTINGS, ...settings };
+  constructor(settings: GatewaySettings, now: () => Date = () => new Date()) {
+    this.settings = settings;
     this.#now = now;
   }
 

@@ -1,12 +1,11 @@
 import type { FastifyInstance } from 'fastify';
+import { defaultSettings, SETTINGS } from '../../config/config.ts';
 import { KG_ERR_SHUTTING_DOWN } from '../../contract/api/errors.ts';
 import { buildBaseServer, sendError } from '../server.ts';
 import { type InternalRoutesDeps, registerInternalRoutes } from './routes.ts';
 
-/** Results carry step data and files as base64: the same default as the public API's body limit. */
-export const DEFAULT_INTERNAL_BODY_LIMIT_BYTES = 10 * 1024 * 1024;
-
 export interface InternalServerDeps extends Omit<InternalRoutesDeps, 'log' | 'now'> {
+  /** Results carry step data and files as base64 (KUBEGLUE_INTERNAL_BODY_LIMIT_BYTES). */
   bodyLimitBytes?: number;
   logLevel?: string;
   log?: (line: string) => void;
@@ -20,8 +19,8 @@ export interface InternalServerDeps extends Omit<InternalRoutesDeps, 'log' | 'no
  */
 export function buildInternalServer(deps: InternalServerDeps): FastifyInstance {
   const { app, closing } = buildBaseServer({
-    bodyLimitBytes: deps.bodyLimitBytes ?? DEFAULT_INTERNAL_BODY_LIMIT_BYTES,
-    bodyLimitSetting: 'KUBEGLUE_INTERNAL_BODY_LIMIT_BYTES',
+    bodyLimitBytes: deps.bodyLimitBytes ?? defaultSettings('api').internalBodyLimitBytes,
+    bodyLimitSetting: SETTINGS.tree.internalBodyLimitBytes.name,
     logLevel: deps.logLevel ?? 'info',
     // Tokens travel in this header: never let a serializer or a debug line print it.
     redactHeaders: ['authorization'],

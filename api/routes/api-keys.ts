@@ -1,9 +1,8 @@
-import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
-import {
+import type { z } from 'zod';
+import type {
   ApiKeyCreateBody,
-  type ApiKeyCreated as ApiKeyCreatedSchema,
-  type ApiKey as ApiKeySchema,
+  ApiKeyCreated as ApiKeyCreatedSchema,
+  ApiKey as ApiKeySchema,
 } from '../../contract/api/bodies.ts';
 import {
   KG_ERR_ADMIN_KEY_WITH_TOOLS,
@@ -12,7 +11,6 @@ import {
   KG_ERR_LAST_ADMIN_KEY,
   KG_ERR_VALIDATION,
 } from '../../contract/api/errors.ts';
-import { ROUTES } from '../../contract/api/routes.ts';
 import type { StoredApiKey } from '../../store/index.ts';
 import { type ApiKeyStore, generateApiKey, hashApiKey, newApiKeyId } from '../api-keys.ts';
 import { type Auth, principalOf } from '../auth.ts';
@@ -25,7 +23,7 @@ import {
   normalizeScopes,
   scopesOfKey,
 } from '../scopes.ts';
-import { parseInput } from '../validation.ts';
+import type { HandlersOf } from './register.ts';
 
 export interface ApiKeyRoutesDeps {
   store: ApiKeyStore;
@@ -35,14 +33,6 @@ export interface ApiKeyRoutesDeps {
 type ApiKey = z.infer<typeof ApiKeySchema>;
 type ApiKeyCreated = z.infer<typeof ApiKeyCreatedSchema>;
 type CreateBody = z.infer<typeof ApiKeyCreateBody>;
-
-const KeyIdParams = z.object({ keyId: z.string().min(1) });
-
-function queryOf(operationId: string): z.ZodType {
-  const query = ROUTES.find((route) => route.operationId === operationId)?.query;
-  if (!query) throw new Error(`route table has no query schema for ${operationId}`);
-  return query;
-}
 
 /** The API shape of a key: never the secret, never its hash. */
 function toApiKey(key: StoredApiKey): ApiKey {
@@ -91,60 +81,56 @@ function requestedGrant(body: CreateBody): Grant {
  * POST/GET /v1/api-keys and DELETE /v1/api-keys/:keyId (scope keys:admin, contract/api/routes.ts). A key can
  * grant only what it has, and revoke only keys it could have created.
  */
-export function registerApiKeyRoutes(app: FastifyInstance, deps: ApiKeyRoutesDeps): void {
+export function apiKeyHandlers(
+  deps: ApiKeyRoutesDeps,
+): HandlersOf<'createApiKey' | 'listApiKeys' | 'revokeApiKey'> {
   const { store, auth } = deps;
-  const createQuery = queryOf('createApiKey');
-  const listQuery = queryOf('listApiKeys');
-  const revokeQuery = queryOf('revokeApiKey');
   // Revocations in this process run one at a time, so two concurrent requests cannot each revoke
   // one of the last two admin keys.
   let revoking: Promise<unknown> = Promise.resolve();
 
-  app.post('/v1/api-keys', async (request, reply) => {
-    parseInput(createQuery, request.query, 'query');
-    const body = parseInput(ApiKeyCreateBody, request.body ?? {}, 'API key');
-    const grant = requestedGrant(body);
-    const problem = grantProblem(principalOf(request), grant);
-    if (problem) throw KG_ERR_GRANT_EXCEEDS_KEY('create', problem);
-    const key = generateApiKey();
-    const row: Omit<StoredApiKey, 'lastUsedAt'> = {
-      id: newApiKeyId(),
-      name: body.name,
-      keyHash: hashApiKey(key),
-      scopes: [...grant.scopes],
-      toolIds: grant.toolIds && [...grant.toolIds],
-      systemIds: grant.systemIds && [...grant.systemIds],
-      admin: isFullGrant(grant),
-      createdAt: new Date().toISOString(),
-    };
-    await store.insertApiKey(row);
-    const created: ApiKeyCreated = { ...toApiKey({ ...row, lastUsedAt: null }), key };
-    return reply.status(201).send(created);
-  });
+  return {
+    createApiKey: async ({ body }, request, reply) => {
+      const grant = requestedGrant(body);
+      const problem = grantProblem(principalOf(request), grant);
+      if (problem) throw KG_ERR_GRANT_EXCEEDS_KEY('create', problem);
+      const key = generateApiKey();
+      const row: Omit<StoredApiKey, 'lastUsedAt'> = {
+        id: newApiKeyId(),
+        name: body.name,
+        keyHash: hashApiKey(key),
+        scopes: [...grant.scopes],
+        toolIds: grant.toolIds && [...grant.toolIds],
+        systemIds: grant.systemIds && [...grant.systemIds],
+        admin: isFullGrant(grant),
+        createdAt: new Date().toISOString(),
+      };
+      await store.insertApiKey(row);
+      const created: ApiKeyCreated = { ...toApiKey({ ...row, lastUsedAt: null }), key };
+      return reply.status(201).send(created);
+    },
 
-  app.get('/v1/api-keys', async (request) => {
-    parseInput(listQuery, request.query, 'query');
-    const keys = await store.listApiKeys();
-    return { data: keys.map(toApiKey) };
-  });
+    listApiKeys: async () => {
+      const keys = await store.listApiKeys();
+      return { data: keys.map(toApiKey) };
+    },
 
-  app.delete('/v1/api-keys/:keyId', async (request) => {
-    parseInput(revokeQuery, request.query, 'query');
-    const { keyId } = parseInput(KeyIdParams, request.params, 'path');
-    const revoker = principalOf(request);
-    const revoke = async () => {
-      const target = (await store.listApiKeys()).find((key) => key.id === keyId);
-      if (!target) throw KG_ERR_API_KEY_NOT_FOUND();
-      // Revoking a more powerful key (an admin key) is for keys that could have created it.
-      const problem = grantProblem(revoker, { ...target, scopes: scopesOfKey(target) });
-      if (problem) throw KG_ERR_GRANT_EXCEEDS_KEY('revoke', problem);
-      if (target.admin && (await store.countApiKeys({ admin: true })) <= 1) throw KG_ERR_LAST_ADMIN_KEY();
-      if (!(await store.revokeApiKey(keyId))) throw KG_ERR_API_KEY_NOT_FOUND();
-      auth.evict(keyId);
-      return { success: true };
-    };
-    const result = revoking.then(revoke);
-    revoking = result.catch(() => {});
-    return result;
-  });
+    revokeApiKey: async ({ params: { keyId } }, request) => {
+      const revoker = principalOf(request);
+      const revoke = async () => {
+        const target = (await store.listApiKeys()).find((key) => key.id === keyId);
+        if (!target) throw KG_ERR_API_KEY_NOT_FOUND();
+        // Revoking a more powerful key (an admin key) is for keys that could have created it.
+        const problem = grantProblem(revoker, { ...target, scopes: scopesOfKey(target) });
+        if (problem) throw KG_ERR_GRANT_EXCEEDS_KEY('revoke', problem);
+        if (target.admin && (await store.countApiKeys({ admin: true })) <= 1) throw KG_ERR_LAST_ADMIN_KEY();
+        if (!(await store.revokeApiKey(keyId))) throw KG_ERR_API_KEY_NOT_FOUND();
+        auth.evict(keyId);
+        return { success: true };
+      };
+      const result = revoking.then(revoke);
+      revoking = result.catch(() => {});
+      return result;
+    },
+  };
 }

@@ -1,17 +1,12 @@
-import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import { KG_ERR_DOWNLOAD_LINK_INVALID, KG_ERR_FILE_NOT_FOUND } from '../../contract/api/errors.ts';
 import type { FileUrlSigner } from '../../runs/file-urls.ts';
 import type { StoreQueries } from '../../store/index.ts';
+import type { HandlersOf } from './register.ts';
 
 export interface FileDownloadRouteDeps {
   signer: FileUrlSigner;
   store: Pick<StoreQueries, 'getRunFile'>;
 }
-
-const Params = z.object({ runId: z.string(), fileKey: z.string() });
-// A repeated parameter arrives as an array: such a URL was not made by the signer.
-const Query = z.object({ expires: z.string().optional(), signature: z.string().optional() });
 
 /** A MIME type safe to echo in a header; anything else (it came from a user's transform) is served as bytes. */
 const MIME_TYPE =
@@ -21,33 +16,34 @@ const MIME_TYPE =
  * `GET /v1/files/:runId/:fileKey?expires=…&signature=…`: the presigned download. It needs no API
  * key (the signature is the authorisation), so the signature is checked before the store is read.
  */
-export function registerFileDownloadRoute(app: FastifyInstance, deps: FileDownloadRouteDeps): void {
-  app.get('/v1/files/:runId/:fileKey', async (request, reply) => {
-    const params = Params.safeParse(request.params);
-    const query = Query.safeParse(request.query);
-    if (!params.success || !query.success) throw KG_ERR_DOWNLOAD_LINK_INVALID();
-    const { runId, fileKey } = params.data;
-    deps.signer.verify(runId, fileKey, query.data);
-
-    const file = await deps.store.getRunFile(runId, fileKey);
-    if (file === undefined) throw KG_ERR_FILE_NOT_FOUND(fileKey, runId);
-    return (
-      reply
-        .header(
-          'Content-Type',
-          MIME_TYPE.test(file.contentType) ? file.contentType : 'application/octet-stream',
-        )
-        .header('Content-Length', String(file.content.byteLength))
-        .header('Content-Disposition', contentDisposition(file.filename))
-        .header('Cache-Control', 'private, max-age=0')
-        // The bytes come from a user's transform and are served from the API's origin: should a browser
-        // render them anyway (an old one ignoring attachment, a user opening the link), they run in a
-        // sandbox without scripts, forms or the origin's cookies, and their type is never guessed.
-        .header('Content-Security-Policy', 'sandbox')
-        .header('X-Content-Type-Options', 'nosniff')
-        .send(Buffer.from(file.content.buffer, file.content.byteOffset, file.content.byteLength))
-    );
-  });
+export function fileDownloadHandlers(deps: FileDownloadRouteDeps): HandlersOf<'downloadFile'> {
+  return {
+    downloadFile: {
+      // A repeated parameter arrives as an array: such a URL was not made by the signer.
+      invalid: () => KG_ERR_DOWNLOAD_LINK_INVALID(),
+      handle: async ({ params: { runId, fileKey }, query }, _request, reply) => {
+        deps.signer.verify(runId, fileKey, query);
+        const file = await deps.store.getRunFile(runId, fileKey);
+        if (file === undefined) throw KG_ERR_FILE_NOT_FOUND(fileKey, runId);
+        return (
+          reply
+            .header(
+              'Content-Type',
+              MIME_TYPE.test(file.contentType) ? file.contentType : 'application/octet-stream',
+            )
+            .header('Content-Length', String(file.content.byteLength))
+            .header('Content-Disposition', contentDisposition(file.filename))
+            .header('Cache-Control', 'private, max-age=0')
+            // The bytes come from a user's transform and are served from the API's origin: should a browser
+            // render them anyway (an old one ignoring attachment, a user opening the link), they run in a
+            // sandbox without scripts, forms or the origin's cookies, and their type is never guessed.
+            .header('Content-Security-Policy', 'sandbox')
+            .header('X-Content-Type-Options', 'nosniff')
+            .send(Buffer.from(file.content.buffer, file.content.byteOffset, file.content.byteLength))
+        );
+      },
+    },
+  };
 }
 
 /** `attachment` with an ASCII fallback name and the exact name in RFC 8187 form. */

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { KG_ERR_RUN_NOT_FOUND } from '../../contract/api/errors.ts';
-import { LogStreamQuery, type RunLogEvent } from '../../contract/api/run.ts';
+import type { RunLogEvent } from '../../contract/api/run.ts';
 import { type RunEventHub, type RunRef, runLogEvent } from '../../runs/run-events.ts';
 import type { Caller } from '../../runs/service.ts';
 import type { StoredRun } from '../../store/index.ts';
 import { principalOf } from '../auth.ts';
-import { parseInput } from '../validation.ts';
+import type { HandlersOf } from './register.ts';
 
 export interface LogStreamTimings {
   /** A `: ping` comment this often keeps proxies and clients from timing the stream out. */
@@ -60,7 +60,7 @@ function finishedEvent(run: StoredRun): RunLogEvent {
  * its tools for a key limited to tools), ending when the followed runs end. Each event is `id:` and one
  * `data:` line of JSON (a RunLogEvent), so EventSource clients and superglue's log client both read it.
  */
-export function registerLogRoutes(app: FastifyInstance, deps: LogRouteDeps): void {
+export function logHandlers(app: FastifyInstance, deps: LogRouteDeps): HandlersOf<'streamLogs'> {
   const timings = { ...DEFAULT_LOG_STREAM_TIMINGS, ...deps.timings };
   const open = new Set<() => void>();
   // Streams never end by themselves while runs go on: the server's close would wait for them.
@@ -68,8 +68,7 @@ export function registerLogRoutes(app: FastifyInstance, deps: LogRouteDeps): voi
     for (const end of [...open]) end();
   });
 
-  app.get('/v1/logs/stream', async (request, reply) => {
-    const query = parseInput(LogStreamQuery, request.query, 'query');
+  const streamLogs: HandlersOf<'streamLogs'>['streamLogs'] = async ({ query }, request, reply) => {
     const caller = principalOf(request);
     // An EventSource reconnecting after the final event: nothing more will come, and 204 stops it.
     const lastEventId = request.headers['last-event-id'];
@@ -178,5 +177,6 @@ export function registerLogRoutes(app: FastifyInstance, deps: LogRouteDeps): voi
         end();
       }
     }
-  });
+  };
+  return { streamLogs };
 }

@@ -1,15 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { KG_ERR_FILE_NOT_FOUND, KG_ERR_PAGE_TOO_DEEP } from '../../contract/api/errors.ts';
-import {
-  DraftRunQuery,
-  DraftRunRequest,
-  ListRunsQuery,
-  RUNS_OFFSET_MAX,
-  RunRequest,
-  StepRunQuery,
-  StepRunRequest,
-} from '../../contract/api/run.ts';
+import { RUNS_OFFSET_MAX } from '../../contract/api/run.ts';
 import type { JsonValue } from '../../contract/json.ts';
 import { type FileUrlSigner, fileDownloadInfo, withDownloadUrls } from '../../runs/file-urls.ts';
 import { runView } from '../../runs/run-view.ts';
@@ -17,16 +8,7 @@ import type { Caller, RunService, StartedRun } from '../../runs/service.ts';
 import type { Store } from '../../store/index.ts';
 import { principalOf } from '../auth.ts';
 import { decodeRunCursor, encodeRunCursor } from '../run-cursor.ts';
-import { parseInput } from '../validation.ts';
-
-const RunParams = z.object({ runId: z.string().min(1) });
-const FileParams = z.object({ runId: z.string().min(1), fileKey: z.string().min(1) });
-const ToolParams = z.object({ toolId: z.string().min(1) });
-const TokenOnly = z.strictObject({ token: z.string().optional() });
-const ResultsQuery = z.strictObject({
-  truncate: z.enum(['true', 'false']).default('false'),
-  token: z.string().optional(),
-});
+import type { HandlersOf } from './register.ts';
 
 const PREVIEW_ITEMS = 100;
 const PREVIEW_STRING = 1000;
@@ -66,139 +48,129 @@ function sendRun(reply: FastifyReply, started: StartedRun): FastifyReply {
   return reply.status(started.statusCode).send(started.run);
 }
 
-export function registerRunRoutes(app: FastifyInstance, deps: RunRouteDeps): void {
+type RunOperation =
+  | 'runTool'
+  | 'runToolDefinition'
+  | 'runToolStep'
+  | 'listRuns'
+  | 'getRun'
+  | 'cancelRun'
+  | 'getRunResults'
+  | 'listRunFiles'
+  | 'getRunFileDownload';
+
+export function runHandlers(deps: RunRouteDeps): HandlersOf<RunOperation> {
   const { runs, store, signer } = deps;
   const urlFor = (runId: string, fileKey: string) => signer.sign(runId, fileKey).url;
   const caller = (request: FastifyRequest): Caller => principalOf(request);
 
-  app.post('/v1/tools/:toolId/run', async (request, reply) => {
-    const { toolId } = parseInput(ToolParams, request.params, 'path');
-    parseInput(TokenOnly, request.query, 'query');
-    const body = parseInput(RunRequest, request.body ?? {}, 'run request');
-    const started = await runs.start({
-      toolId,
-      request: body,
-      caller: caller(request),
-      traceId: request.traceId,
-    });
-    return sendRun(reply, started);
-  });
+  return {
+    runTool: async ({ params, body }, request, reply) => {
+      const started = await runs.start({
+        toolId: params.toolId,
+        request: body,
+        caller: caller(request),
+        traceId: request.traceId,
+      });
+      return sendRun(reply, started);
+    },
 
-  // Static routes: they win over /v1/tools/:toolId/run, and `run` and `step` cannot be tool ids.
-  app.post('/v1/tools/run', async (request, reply) => {
-    // Only for keys not limited to tools (contract/api/routes.ts): a definition may carry any tool id. Its systems
-    // are checked against the key's when it launches.
-    const { createRun } = parseInput(DraftRunQuery, request.query, 'query');
-    const body = parseInput(DraftRunRequest, request.body ?? {}, 'run request');
-    const started = await runs.startDraft({
-      definition: body.tool,
-      request: body,
-      createRun,
-      caller: caller(request),
-      traceId: request.traceId,
-      signal: clientGone(reply),
-    });
-    return sendRun(reply, started);
-  });
+    // Only for keys not limited to tools (contract/api/routes.ts): a definition may carry any tool id. Its
+    // systems are checked against the key's when it launches. `/v1/tools/run` and `/v1/tools/step/run` are
+    // static routes: they win over /v1/tools/:toolId/run, and `run` and `step` cannot be tool ids.
+    runToolDefinition: async ({ query, body }, request, reply) => {
+      const started = await runs.startDraft({
+        definition: body.tool,
+        request: body,
+        createRun: query.createRun,
+        caller: caller(request),
+        traceId: request.traceId,
+        signal: clientGone(reply),
+      });
+      return sendRun(reply, started);
+    },
 
-  app.post('/v1/tools/step/run', async (request, reply) => {
-    parseInput(StepRunQuery, request.query, 'query');
-    const body = parseInput(StepRunRequest, request.body ?? {}, 'step run request');
-    return runs.runStep({
-      request: body,
-      caller: caller(request),
-      traceId: request.traceId,
-      signal: clientGone(reply),
-    });
-  });
+    runToolStep: async ({ body }, request, reply) =>
+      runs.runStep({
+        request: body,
+        caller: caller(request),
+        traceId: request.traceId,
+        signal: clientGone(reply),
+      }),
 
-  app.get('/v1/runs', async (request) => {
-    const query = parseInput(ListRunsQuery, request.query, 'query');
-    const { toolIds } = caller(request);
-    const cursor = query.cursor === undefined ? undefined : decodeRunCursor(query.cursor);
-    const pageNumber = cursor?.page ?? query.page ?? 1;
-    // OFFSET reads and drops every row before the page: deep offsets cost the database a full scan.
-    if (!cursor && pageNumber * query.limit > RUNS_OFFSET_MAX) {
-      throw KG_ERR_PAGE_TOO_DEEP(pageNumber, query.limit, RUNS_OFFSET_MAX);
-    }
-    const page = await store.listRuns({
-      ...(query.toolId ? { toolId: query.toolId } : {}),
-      ...(query.status ? { status: query.status } : {}),
-      ...(query.requestSources ? { requestSources: query.requestSources } : {}),
-      ...(query.userId ? { userId: query.userId } : {}),
-      ...(query.systemId ? { systemId: query.systemId } : {}),
-      ...(toolIds !== null ? { toolIds } : {}),
-      ...(cursor ? { after: { startedAt: cursor.startedAt, runId: cursor.runId } } : {}),
-      page: pageNumber,
-      limit: query.limit,
-    });
-    const last = page.runs.at(-1);
-    return {
-      data: page.runs.map((run) => runView(run, { list: true })),
-      page: pageNumber,
-      limit: query.limit,
-      total: page.total,
-      hasMore: page.hasMore,
-      nextCursor: page.hasMore && last ? encodeRunCursor(last, pageNumber + 1) : null,
-    };
-  });
-
-  app.get('/v1/runs/:runId', async (request) => {
-    const { runId } = parseInput(RunParams, request.params, 'path');
-    parseInput(TokenOnly, request.query, 'query');
-    return runView(await runs.get(runId, caller(request)), { urlFor });
-  });
-
-  app.post('/v1/runs/:runId/cancel', async (request) => {
-    const { runId } = parseInput(RunParams, request.params, 'path');
-    parseInput(TokenOnly, request.query, 'query');
-    return runs.cancel(runId, caller(request));
-  });
-
-  app.get('/v1/runs/:runId/results', async (request) => {
-    const { runId } = parseInput(RunParams, request.params, 'path');
-    const { truncate } = parseInput(ResultsQuery, request.query, 'query');
-    const run = await runs.get(runId, caller(request));
-    if (run.status === 'running') {
+    listRuns: async ({ query }, request) => {
+      const { toolIds } = caller(request);
+      const cursor = query.cursor === undefined ? undefined : decodeRunCursor(query.cursor);
+      const pageNumber = cursor?.page ?? query.page ?? 1;
+      // OFFSET reads and drops every row before the page: deep offsets cost the database a full scan.
+      if (!cursor && pageNumber * query.limit > RUNS_OFFSET_MAX) {
+        throw KG_ERR_PAGE_TOO_DEEP(pageNumber, query.limit, RUNS_OFFSET_MAX);
+      }
+      const page = await store.listRuns({
+        ...(query.toolId ? { toolId: query.toolId } : {}),
+        ...(query.status ? { status: query.status } : {}),
+        ...(query.requestSources ? { requestSources: query.requestSources } : {}),
+        ...(query.userId ? { userId: query.userId } : {}),
+        ...(query.systemId ? { systemId: query.systemId } : {}),
+        ...(toolIds !== null ? { toolIds } : {}),
+        ...(cursor ? { after: { startedAt: cursor.startedAt, runId: cursor.runId } } : {}),
+        page: pageNumber,
+        limit: query.limit,
+      });
+      const last = page.runs.at(-1);
       return {
-        success: false,
-        data: null,
-        message: 'The run is still running; results are stored once it finishes',
+        data: page.runs.map((run) => runView(run, { list: true })),
+        page: pageNumber,
+        limit: query.limit,
+        total: page.total,
+        hasMore: page.hasMore,
+        nextCursor: page.hasMore && last ? encodeRunCursor(last, pageNumber + 1) : null,
       };
-    }
-    const result = await store.getRunResult(runId);
-    if (!result) return { success: false, data: null, message: 'No results were stored for this run' };
-    const truncated = truncate === 'true';
-    return {
-      success: true,
-      data: {
-        runId,
-        success: result.success,
-        data: truncated && result.data !== null ? preview(result.data) : result.data,
-        stepResults: truncated
-          ? result.stepResults.map((s) => (s.data === undefined ? s : { ...s, data: preview(s.data) }))
-          : result.stepResults,
-        toolPayload: result.toolPayload,
-        error: result.error,
-        storedAt: result.storedAt,
-      },
-      message: truncated ? 'Results (truncated preview)' : 'Results',
-    };
-  });
+    },
 
-  app.get('/v1/runs/:runId/files', async (request) => {
-    const { runId } = parseInput(RunParams, request.params, 'path');
-    parseInput(TokenOnly, request.query, 'query');
-    const run = await runs.get(runId, caller(request));
-    return { fileArtifacts: withDownloadUrls(signer, runId, run.fileArtifacts ?? []) };
-  });
+    getRun: async ({ params }, request) => runView(await runs.get(params.runId, caller(request)), { urlFor }),
 
-  app.get('/v1/runs/:runId/files/:fileKey/download', async (request) => {
-    const { runId, fileKey } = parseInput(FileParams, request.params, 'path');
-    parseInput(TokenOnly, request.query, 'query');
-    const run = await runs.get(runId, caller(request));
-    const file = run.fileArtifacts?.find((f) => f.fileKey === fileKey);
-    if (!file) throw KG_ERR_FILE_NOT_FOUND(fileKey, runId);
-    return fileDownloadInfo(signer, runId, file);
-  });
+    cancelRun: async ({ params }, request) => runs.cancel(params.runId, caller(request)),
+
+    getRunResults: async ({ params: { runId }, query }, request) => {
+      const run = await runs.get(runId, caller(request));
+      if (run.status === 'running') {
+        return {
+          success: false,
+          data: null,
+          message: 'The run is still running; results are stored once it finishes',
+        };
+      }
+      const result = await store.getRunResult(runId);
+      if (!result) return { success: false, data: null, message: 'No results were stored for this run' };
+      const truncated = query.truncate === 'true';
+      return {
+        success: true,
+        data: {
+          runId,
+          success: result.success,
+          data: truncated && result.data !== null ? preview(result.data) : result.data,
+          stepResults: truncated
+            ? result.stepResults.map((s) => (s.data === undefined ? s : { ...s, data: preview(s.data) }))
+            : result.stepResults,
+          toolPayload: result.toolPayload,
+          error: result.error,
+          storedAt: result.storedAt,
+        },
+        message: truncated ? 'Results (truncated preview)' : 'Results',
+      };
+    },
+
+    listRunFiles: async ({ params: { runId } }, request) => {
+      const run = await runs.get(runId, caller(request));
+      return { fileArtifacts: withDownloadUrls(signer, runId, run.fileArtifacts ?? []) };
+    },
+
+    getRunFileDownload: async ({ params: { runId, fileKey } }, request) => {
+      const run = await runs.get(runId, caller(request));
+      const file = run.fileArtifacts?.find((f) => f.fileKey === fileKey);
+      if (!file) throw KG_ERR_FILE_NOT_FOUND(fileKey, runId);
+      return fileDownloadInfo(signer, runId, file);
+    },
+  };
 }

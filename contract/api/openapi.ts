@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ErrorBody } from './bodies.ts';
-import { ROUTES, type RouteSpec } from './routes.ts';
+import { queryOf, ROUTES, type RouteSpec } from './routes.ts';
 
 type Json = { [key: string]: unknown };
 
@@ -35,8 +35,7 @@ function parametersOf(route: RouteSpec): Json[] {
     required: true,
     schema: { type: 'string' },
   }));
-  if (!route.query) return params;
-  const json = z.toJSONSchema(route.query, { io: 'input' }) as Json;
+  const json = z.toJSONSchema(queryOf(route), { io: 'input' }) as Json;
   const properties = (json.properties ?? {}) as Record<string, Json>;
   const required = new Set((json.required as string[] | undefined) ?? []);
   for (const [name, schema] of Object.entries(properties)) {
@@ -83,7 +82,7 @@ function operationOf(route: RouteSpec): Json {
     security: route.public ? [] : [{ ApiKeyAuth: [...route.scopes] }],
   };
   if (route.body) {
-    const bodySchema = idOf(route.body) ? schemaRef(route.body) : {};
+    const bodySchema = idOf(route.body.schema) ? schemaRef(route.body.schema) : {};
     const content: Json = { 'application/json': { schema: bodySchema } };
     for (const type of route.bodyContentTypes ?? []) content[type] = { schema: {} };
     operation.requestBody = { required: true, content };

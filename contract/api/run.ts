@@ -28,6 +28,8 @@ export const RunId = z
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, 'may contain only letters, digits, ".", "_", ":" and "-"');
 
 export const MAX_RUN_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+/** What bounds a run without options.timeout (the engine's default; KUBEGLUE_DEFAULT_RUN_TIMEOUT_MS for runner Pods). */
+export const DEFAULT_RUN_TIMEOUT_MS = 5 * 60 * 1000;
 
 /** `tool:<toolId>` chains a tool; anything else must be an http(s) URL. */
 export const WebhookUrl = z.string().refine((value) => {

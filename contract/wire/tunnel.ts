@@ -1,6 +1,6 @@
 /**
- * The contract between the gateway agent and the API's tunnel endpoint (README "Reaching private
- * networks"). One WebSocket per agent carries every TCP stream:
+ * The contract between the gateway agent and the API's tunnel endpoint (docs/gateway.md). One WebSocket
+ * per agent carries every TCP stream:
  *
  * - Text frames are control messages (JSON): the agent's `register`, the server's `registered`.
  * - Binary frames are stream frames: 1 byte type, 4 bytes stream id (big-endian), then the payload.

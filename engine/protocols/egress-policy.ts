@@ -68,17 +68,6 @@ export function parseEgressRule(raw: string): Rule | string {
     : { kind: 'host', text, name, wildcard: false };
 }
 
-/** Rules from a comma-separated setting; throws naming the setting and the bad entry. */
-export function parseEgressList(value: string | undefined, setting: string): string[] {
-  if (value === undefined || value.trim() === '') return [];
-  const entries = value.split(',').map((entry) => entry.trim());
-  for (const entry of entries) {
-    const rule = parseEgressRule(entry);
-    if (typeof rule === 'string') throw new Error(`${setting}: ${rule}`);
-  }
-  return entries;
-}
-
 /** Problems of a list of rules (a System's `allowedNetworks`), one message per bad entry. */
 export function egressRuleProblems(entries: readonly string[]): string[] {
   return entries.flatMap((entry) => {
@@ -170,36 +159,4 @@ export class EgressGuard {
     if (this.#allow.some((rule) => matches(rule, name, address))) return undefined;
     return new SsrfBlockedError(`refused to connect to ${target}: ${reason} (${this.#hint})`);
   }
-}
-
-/** Names of the settings, shared by the server configuration, the worker pool and the runner Pod. */
-export const EGRESS_ENV = {
-  allow: 'KUBEGLUE_EGRESS_ALLOW',
-  deny: 'KUBEGLUE_EGRESS_DENY',
-  private: 'KUBEGLUE_EGRESS_PRIVATE',
-} as const;
-
-/** Reads the three settings; an unset KUBEGLUE_EGRESS_PRIVATE means `fallback` (the deployment's default). */
-export function egressPolicyFromEnv(
-  env: Readonly<Record<string, string | undefined>>,
-  fallback: PrivateDefault,
-): EgressPolicy {
-  const privateSetting = env[EGRESS_ENV.private]?.trim();
-  if (privateSetting && privateSetting !== 'allow' && privateSetting !== 'deny') {
-    throw new Error(`${EGRESS_ENV.private}: must be 'allow' or 'deny', not '${privateSetting}'`);
-  }
-  return {
-    privateDefault: (privateSetting as PrivateDefault | undefined) || fallback,
-    allow: parseEgressList(env[EGRESS_ENV.allow], EGRESS_ENV.allow),
-    deny: parseEgressList(env[EGRESS_ENV.deny], EGRESS_ENV.deny),
-  };
-}
-
-/** The policy as the three settings, so a child process gets exactly it (not what it would inherit). */
-export function egressPolicyToEnv(policy: EgressPolicy): Record<string, string> {
-  return {
-    [EGRESS_ENV.private]: policy.privateDefault,
-    [EGRESS_ENV.allow]: policy.allow.join(','),
-    [EGRESS_ENV.deny]: policy.deny.join(','),
-  };
 }

@@ -53,14 +53,6 @@ export type RelayReply = z.infer<typeof RelayReply>;
 /** The longest handshake line either side accepts. */
 export const RELAY_MAX_LINE_BYTES = 4096;
 
-export const GATEWAY_RELAY_ENV = 'KUBEGLUE_GATEWAY_RELAY';
-const ENV_TOKEN = 'KUBEGLUE_GATEWAY_RELAY_TOKEN';
-
-/** A relay address in settings: `host:port` or `[v6]:port`. */
-export const RelayAddressSetting = z
-  .string()
-  .refine((value) => parseRelayAddress(value) !== undefined, 'must be host:port ([v6]:port for IPv6)');
-
 /** `host:port` or `[v6]:port` as a host net.connect takes and a port; undefined when malformed. */
 export function parseRelayAddress(address: string): { host: string; port: number } | undefined {
   const colon = address.lastIndexOf(':');
@@ -77,22 +69,6 @@ export function relayForRun(
 ): GatewayRelayAddress | undefined {
   const parsed = address ? parseRelayAddress(address) : undefined;
   return parsed ? { ...parsed, token: run.token, runId: run.runId } : undefined;
-}
-
-/** The relay handed to pool workers through their environment (engine/worker/pool.ts). */
-export function gatewayRelayToEnv(relay: GatewayRelayAddress | undefined): Record<string, string> {
-  if (!relay) return {};
-  const host = relay.host.includes(':') ? `[${relay.host}]` : relay.host;
-  return { [GATEWAY_RELAY_ENV]: `${host}:${relay.port}`, [ENV_TOKEN]: relay.token };
-}
-
-export function gatewayRelayFromEnv(
-  env: Readonly<Record<string, string | undefined>>,
-): GatewayRelayAddress | undefined {
-  const address = env[GATEWAY_RELAY_ENV] ? parseRelayAddress(env[GATEWAY_RELAY_ENV]) : undefined;
-  const token = env[ENV_TOKEN];
-  if (!address || !token) return undefined;
-  return { ...address, token };
 }
 
 /**
@@ -124,7 +100,7 @@ export class TunnelSocket extends Socket {
         this.destroy(
           new Error(
             `gateway ${this.#route.tunnelId} cannot be reached from this process ` +
-              `(no gateway relay: ${GATEWAY_RELAY_ENV} is not set)`,
+              '(no gateway relay: KUBEGLUE_GATEWAY_RELAY is not set)',
           ),
         ),
       );

@@ -13,15 +13,16 @@ export { SandboxError, type SandboxErrorKind } from './errors.ts';
 export type { EvaluationOwner } from './job.ts';
 
 export const SandboxOptions = z.object({
-  /** Per isolate, in MB (isolated-vm's minimum is 8). */
-  memoryLimitMb: z.number().int().min(8).default(128),
-  /** CPU time one evaluation may use; a call may ask for less, never more. */
-  timeoutMs: z.number().int().positive().default(10_000),
+  /** Per isolate, in MB (isolated-vm's minimum is 8; KUBEGLUE_SANDBOX_MEMORY_MB). */
+  memoryLimitMb: z.number().int().min(8),
+  /** CPU time one evaluation may use; a call may ask for less, never more (KUBEGLUE_SANDBOX_TIMEOUT_MS). */
+  timeoutMs: z.number().int().positive(),
   /**
-   * Evaluations one API key runs at once (fair-queue.ts). Keys and their tools are served
-   * round-robin; a tool whose evaluation timed out is slowed to one at a time until it recovers.
+   * Evaluations one API key runs at once (fair-queue.ts; KUBEGLUE_SANDBOX_KEY_CONCURRENCY). Keys and their
+   * tools are served round-robin; a tool whose evaluation timed out is slowed to one at a time until it
+   * recovers.
    */
-  keyConcurrency: z.number().int().positive().default(2),
+  keyConcurrency: z.number().int().positive(),
   /**
    * Isolates evaluating in parallel; default `keyConcurrency + 1`, so whatever one key runs, another
    * key finds an isolate. Each one past the first is created only while the others are busy.
@@ -103,7 +104,7 @@ export class Sandbox {
   /** Runs opened and not closed yet: their contexts live in the isolates. */
   #openRuns = 0;
 
-  constructor(options: SandboxOptions = {}) {
+  constructor(options: SandboxOptions) {
     this.#options = SandboxOptions.parse(options);
     this.#maxIsolates = this.#options.maxIsolates ?? this.#options.keyConcurrency + 1;
     this.#queue = new FairQueue(this.#options.keyConcurrency);

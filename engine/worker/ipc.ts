@@ -1,6 +1,8 @@
 import type { RuntimeCredentials } from '../../contract/api/run.ts';
 import type { Tool } from '../../contract/api/tool.ts';
 import type { JsonObject } from '../../contract/json.ts';
+import type { EngineSettings } from '../deps.ts';
+import type { GatewayRelayAddress } from '../protocols/gateway-socket.ts';
 import type { EngineEvent, EngineResult, GrantedToken, ResolvedSystem } from '../types.ts';
 
 /** Everything a worker needs to execute one run; plain data, so it crosses process boundaries. */
@@ -16,7 +18,14 @@ export interface RunOrder {
   traceId: string;
 }
 
+/** What a worker runs with, sent as its first message. */
+export interface WorkerSettings extends EngineSettings {
+  /** The API's gateway relay and the token this process enters it with (steps on private systems). */
+  gatewayRelay: GatewayRelayAddress | undefined;
+}
+
 export type ToWorker =
+  | { type: 'init'; settings: WorkerSettings }
   /** events: true sends every engine event, 'progress' the same without step data (false: none). */
   | { type: 'run'; id: number; order: RunOrder; events: boolean | 'progress' }
   | { type: 'cancel'; id: number }

@@ -1,39 +1,27 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { type EgressPolicy, egressPolicyToEnv } from '../protocols/egress-policy.ts';
-import { type GatewayRelayAddress, gatewayRelayToEnv } from '../protocols/gateway-socket.ts';
-import { type AccessTokenSource, DEFAULT_LIMITS, type EngineEvent, type EngineResult } from '../types.ts';
+import type { EngineSettings } from '../deps.ts';
+import type { GatewayRelayAddress } from '../protocols/gateway-socket.ts';
+import type { AccessTokenSource, EngineEvent, EngineResult } from '../types.ts';
 import { workerEnvironment } from './env.ts';
 import type { FromWorker, RunOrder, ToWorker } from './ipc.ts';
 
-export interface PoolOptions {
-  /** Most worker processes at once; default: CPU count. One starts with the pool, more on demand. */
-  size?: number;
+/** The engine settings every worker gets (its sandbox, data bounds and egress policy), and the pool's own. */
+export interface PoolOptions extends EngineSettings {
+  /** Most worker processes at once (KUBEGLUE_WORKERS); unset: the CPU count. One starts with the pool. */
+  workers?: number | undefined;
   /**
-   * A worker without runs for this long exits (the last one stays); default 60 000 ms. Another
+   * A worker without runs for this long exits, the last one stays (KUBEGLUE_WORKER_IDLE_MS). Another
    * starts again when every live worker is busy.
    */
-  idleTimeoutMs?: number;
-  /** Sandbox memory limit per isolate (MB) and CPU timeout per evaluation (ms). */
-  sandboxMemoryMb?: number;
-  sandboxTimeoutMs?: number;
-  /** Sandbox evaluations one API key runs at once in a worker (default 2; each worker has one isolate more). */
-  sandboxKeyConcurrency?: number;
-  /** Largest data of a step and result of a run, as UTF-8 JSON (default: the engine's DEFAULT_LIMITS). */
-  maxStepDataBytes?: number;
-  maxResultBytes?: number;
+  workerIdleMs: number;
   /** V8 heap cap of each worker process (MB); a worker past it dies and is replaced. */
   workerHeapMb?: number;
-  /**
-   * What steps may connect to. Default: private addresses allowed (the embedded deployment: a laptop
-   * talks to localhost), metadata addresses refused.
-   */
-  egress?: EgressPolicy;
   /** The API's gateway relay: workers reach private systems through it (api/gateway/relay.ts). */
   gatewayRelay?: GatewayRelayAddress | undefined;
   /** Called with one line per worker crash or restart (never with run data). */
-  log?: (line: string) => void;
+  log?: ((line: string) => void) | undefined;
 }
 
 interface InFlight {
@@ -76,7 +64,6 @@ const RESPAWN_DELAY_MS = 200;
  */
 const STOP_GRACE_MS = 3_000;
 const KILL_GRACE_MS = 2_000;
-const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 /** A worker is busy (another one is worth starting) from this many runs in flight. */
 const BUSY_AT = 1;
 
@@ -126,29 +113,20 @@ function crashMessage(code: number | null, signal: NodeJS.Signals | null): strin
  * worker that dies (a V8 abort in its sandbox, out of memory) fails its in-flight runs and is replaced.
  */
 export class WorkerPool {
-  readonly #options: Required<Omit<PoolOptions, 'log' | 'gatewayRelay'>> &
-    Pick<PoolOptions, 'log' | 'gatewayRelay'>;
+  readonly #options: PoolOptions & { workers: number; workerHeapMb: number };
   readonly #workers: Array<Worker | undefined>;
   /** Every worker process not known to have exited, retiring ones whose slot was reused included. */
   readonly #live = new Set<Worker>();
   #nextId = 1;
   #closing = false;
 
-  constructor(options: PoolOptions = {}) {
+  constructor(options: PoolOptions) {
     this.#options = {
-      size: options.size ?? availableParallelism(),
-      idleTimeoutMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
-      sandboxMemoryMb: options.sandboxMemoryMb ?? 128,
-      sandboxTimeoutMs: options.sandboxTimeoutMs ?? 10_000,
-      sandboxKeyConcurrency: options.sandboxKeyConcurrency ?? 2,
-      maxStepDataBytes: options.maxStepDataBytes ?? DEFAULT_LIMITS.maxStepDataBytes,
-      maxResultBytes: options.maxResultBytes ?? DEFAULT_LIMITS.maxResultBytes,
+      ...options,
+      workers: options.workers ?? availableParallelism(),
       workerHeapMb: options.workerHeapMb ?? 1024,
-      egress: options.egress ?? { privateDefault: 'allow', allow: [], deny: [] },
-      log: options.log,
-      gatewayRelay: options.gatewayRelay,
     };
-    this.#workers = Array.from({ length: this.#options.size }, () => undefined);
+    this.#workers = Array.from({ length: this.#options.workers }, () => undefined);
   }
 
   /** The most workers the pool runs at once. */
@@ -187,16 +165,7 @@ export class WorkerPool {
         '--disable-warning=ExperimentalWarning',
       ],
       // Not the parent's environment: it holds the master key, admin key and database URL.
-      env: workerEnvironment(process.env, {
-        MALLOC_ARENA_MAX: '2',
-        KUBEGLUE_SANDBOX_MEMORY_MB: String(this.#options.sandboxMemoryMb),
-        KUBEGLUE_SANDBOX_TIMEOUT_MS: String(this.#options.sandboxTimeoutMs),
-        KUBEGLUE_SANDBOX_KEY_CONCURRENCY: String(this.#options.sandboxKeyConcurrency),
-        KUBEGLUE_MAX_STEP_DATA_BYTES: String(this.#options.maxStepDataBytes),
-        KUBEGLUE_MAX_RESULT_BYTES: String(this.#options.maxResultBytes),
-        ...egressPolicyToEnv(this.#options.egress),
-        ...gatewayRelayToEnv(this.#options.gatewayRelay),
-      }),
+      env: workerEnvironment(process.env, { MALLOC_ARENA_MAX: '2' }),
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
@@ -218,6 +187,21 @@ export class WorkerPool {
     };
     this.#workers[slot] = worker;
     this.#live.add(worker);
+    // Its settings come as the first message, not through its environment, which holds none of the
+    // server's variables (env.ts); named one by one, so nothing else of the options reaches it.
+    const o = this.#options;
+    sendTo(worker, {
+      type: 'init',
+      settings: {
+        sandboxMemoryMb: o.sandboxMemoryMb,
+        sandboxTimeoutMs: o.sandboxTimeoutMs,
+        sandboxKeyConcurrency: o.sandboxKeyConcurrency,
+        maxStepDataBytes: o.maxStepDataBytes,
+        maxResultBytes: o.maxResultBytes,
+        egress: o.egress,
+        gatewayRelay: o.gatewayRelay,
+      },
+    });
     // A message sent to a worker that just died (killed with the whole process group, out of memory) fails
     // with EPIPE or ERR_IPC_CHANNEL_CLOSED on this emitter; unhandled, that would crash the API process.
     // The exit handler below fails the worker's runs and replaces it.
@@ -323,9 +307,9 @@ export class WorkerPool {
       if (this.#closing || worker.retiring || worker.inFlight.size > 0) return;
       if (this.workerCount() <= 1) return;
       const slot = this.#workers.indexOf(worker);
-      this.#options.log?.(`worker ${slot} idle for ${this.#options.idleTimeoutMs} ms; stopping it`);
+      this.#options.log?.(`worker ${slot} idle for ${this.#options.workerIdleMs} ms; stopping it`);
       this.#retire(worker);
-    }, this.#options.idleTimeoutMs);
+    }, this.#options.workerIdleMs);
     worker.idleTimer.unref();
   }
 

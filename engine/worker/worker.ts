@@ -4,24 +4,17 @@
  */
 
 import { createEngineDeps } from '../deps.ts';
-import { egressPolicyFromEnv } from '../protocols/egress-policy.ts';
 import { closeGatewayAgents } from '../protocols/gateway-http.ts';
-import { gatewayRelayFromEnv } from '../protocols/gateway-socket.ts';
 import { closeHttpAgent } from '../protocols/http.ts';
 import { closePostgresPools } from '../protocols/index.ts';
 import { runTool } from '../run-tool.ts';
 import type { EngineEvent, GrantedToken } from '../types.ts';
-import type { FromWorker, ToWorker } from './ipc.ts';
+import type { FromWorker, ToWorker, WorkerSettings } from './ipc.ts';
 import { startWorkerWatchdog } from './watchdog.ts';
 
 // First: whatever happens to this thread later, the process neither outlives the API process nor
 // stays stuck with runs the pool waits for.
 startWorkerWatchdog();
-
-function positive(value: string | undefined): number | undefined {
-  const n = Number(value);
-  return Number.isFinite(n) && n > 0 ? n : undefined;
-}
 
 /**
  * isolated-vm lost control of an isolate: its thread may stay stuck, and a normal exit would then hang
@@ -35,26 +28,24 @@ function exit(code: number): never {
   process.exit(code);
 }
 
-// The pool sets every one of these explicitly; a worker started without them refuses private targets.
-const { deps, sandbox } = createEngineDeps({
-  sandboxMemoryMb: positive(process.env.KUBEGLUE_SANDBOX_MEMORY_MB),
-  sandboxTimeoutMs: positive(process.env.KUBEGLUE_SANDBOX_TIMEOUT_MS),
-  sandboxKeyConcurrency: positive(process.env.KUBEGLUE_SANDBOX_KEY_CONCURRENCY),
-  limits: {
-    maxStepDataBytes: positive(process.env.KUBEGLUE_MAX_STEP_DATA_BYTES),
-    maxResultBytes: positive(process.env.KUBEGLUE_MAX_RESULT_BYTES),
-  },
-  // An isolate's thread may stay stuck (isolated-vm could not stop a script): this process should
-  // end. The pool sends it no more runs and stops it once these have ended.
-  onCatastrophicError: (message) => {
-    process.emitWarning(`isolated-vm catastrophic error: ${message}`);
-    if (unhealthy) return;
-    unhealthy = true;
-    send({ type: 'unhealthy', reason: 'the sandbox lost control of an isolate' });
-  },
-  egress: egressPolicyFromEnv(process.env, 'deny'),
-  gatewayRelay: gatewayRelayFromEnv(process.env),
-});
+/** The engine, built from the settings the pool sends first (the 'init' message). */
+let engine: ReturnType<typeof createEngineDeps> | undefined;
+
+function start(settings: WorkerSettings): void {
+  engine = createEngineDeps({
+    ...settings,
+    // An isolate's thread may stay stuck (isolated-vm could not stop a script): this process should
+    // end. The pool sends it no more runs and stops it once these have ended.
+    onCatastrophicError: (message) => {
+      process.emitWarning(`isolated-vm catastrophic error: ${message}`);
+      if (unhealthy) return;
+      unhealthy = true;
+      send({ type: 'unhealthy', reason: 'the sandbox lost control of an isolate' });
+    },
+  });
+  send({ type: 'ready' });
+}
+
 const running = new Map<number, AbortController>();
 /**
  * How long the worker waits with no run in flight before giving back the sandbox's memory (a burst
@@ -68,7 +59,7 @@ function runFinished(id: number): void {
   running.delete(id);
   if (running.size > 0) return;
   clearTimeout(trimTimer);
-  trimTimer = setTimeout(() => sandbox.trim(), TRIM_AFTER_IDLE_MS);
+  trimTimer = setTimeout(() => engine?.sandbox.trim(), TRIM_AFTER_IDLE_MS);
   trimTimer.unref();
 }
 /** Token requests waiting for the parent's answer, by request id. */
@@ -129,13 +120,18 @@ async function shutdown(): Promise<void> {
   stopping = true;
   for (const controller of running.values()) controller.abort();
   await Promise.allSettled([closeHttpAgent(), closeGatewayAgents(), closePostgresPools()]);
-  sandbox.dispose();
+  engine?.sandbox.dispose();
   exit(0);
 }
 
 process.on('message', (message: ToWorker) => {
   switch (message.type) {
+    case 'init':
+      start(message.settings);
+      break;
     case 'run': {
+      // The pool sends 'init' first, on the same ordered channel.
+      const { deps } = engine!;
       const controller = new AbortController();
       clearTimeout(trimTimer);
       running.set(message.id, controller);
@@ -178,4 +174,3 @@ process.on('SIGINT', () => {});
 process.on('SIGTERM', () => {
   if (stopping) exit(1);
 });
-send({ type: 'ready' });

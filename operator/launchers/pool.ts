@@ -1,5 +1,6 @@
 /** The embedded launcher: admitted ToolRuns execute in this process's worker pool. */
 
+import { defaultSettings } from '../../config/config.ts';
 import type { RunOptions } from '../../contract/api/run.ts';
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
 import type { EngineResult, GrantedToken, ResolvedSystem } from '../../engine/types.ts';
@@ -8,7 +9,6 @@ import type { WorkerPool } from '../../engine/worker/pool.ts';
 import { finishFromResult } from '../../runs/completion.ts';
 import {
   afterInterruption,
-  DEFAULT_MAX_RUN_ATTEMPTS,
   interruptedSteps,
   SHUTDOWN_MESSAGE,
   ShutdownInterrupt,
@@ -210,7 +210,7 @@ export class PoolLauncher implements Launcher {
       tool: run.tool,
       async: true,
       attempt,
-      maxAttempts: this.#ctx.maxRunAttempts ?? DEFAULT_MAX_RUN_ATTEMPTS,
+      maxAttempts: this.#ctx.maxRunAttempts ?? defaultSettings('embedded').maxRunAttempts,
     });
     if (verdict.retry) {
       const handed = await this.#ctx.store.retryRun(run.runId, {

@@ -9,6 +9,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { type Dispatcher, request } from 'undici';
 import { z } from 'zod';
+import { defaultSettings } from '../../config/config.ts';
 import type { JsonObject } from '../../contract/json.ts';
 import { assertPublicUrl, guardedDispatcher, SsrfBlockedError } from '../../engine/protocols/egress.ts';
 import type { HandlerOutcome, OutboxRow } from './outbox.ts';
@@ -37,7 +38,6 @@ export type NotifyHandler = ((row: OutboxRow) => Promise<HandlerOutcome>) & {
   close(): Promise<void>;
 };
 
-export const DEFAULT_NOTIFY_RETRY_DELAYS_MS: readonly number[] = [5_000, 30_000, 120_000, 600_000, 3_600_000];
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_AGE_MS = 24 * 3_600_000;
 /** Longest Retry-After honoured. */
@@ -135,7 +135,9 @@ export function createNotifyHandler(deps: NotifyDeps): NotifyHandler {
   const now = deps.now ?? Date.now;
   const timeoutMs = deps.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxAgeMs = deps.maxAgeMs ?? DEFAULT_MAX_AGE_MS;
-  const delays = deps.retryDelaysMs?.length ? deps.retryDelaysMs : DEFAULT_NOTIFY_RETRY_DELAYS_MS;
+  const delays = deps.retryDelaysMs?.length
+    ? deps.retryDelaysMs
+    : defaultSettings('operator').notifyRetryDelaysMs;
   const ownDispatcher = deps.fetchDispatcher
     ? undefined
     : guardedDispatcher({ allowPrivate: deps.allowPrivate, connectTimeoutMs: timeoutMs });

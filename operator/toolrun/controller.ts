@@ -5,7 +5,7 @@
  * (reconcile.ts) and acts (execute.ts).
  */
 
-import type { OperatorSettings } from '../../config/operator.ts';
+import type { OperatorSettings } from '../../config/config.ts';
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
 import { Informer } from '../../kube/informer.ts';
 import type { ResourceClient } from '../../kube/resources/index.ts';

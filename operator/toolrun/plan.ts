@@ -3,7 +3,7 @@
  * the Plan that accumulates both (status patches computed against the status as already patched).
  */
 
-import type { OperatorSettings } from '../../config/operator.ts';
+import type { OperatorSettings } from '../../config/config.ts';
 import type { ToolRunResource, ToolRunStatus } from '../../contract/resources/kinds.ts';
 import type { StoredRun } from '../../store/index.ts';
 import { conditionIs, type DesiredCondition, setCondition, truncateBytes } from '../conditions.ts';

@@ -5,11 +5,9 @@
  * emptyDir at /tmp, no service-account token and no Service links.
  */
 
-import type { OperatorSettings } from '../../config/operator.ts';
+import { type OperatorSettings, SETTINGS, type Setting, settingText } from '../../config/config.ts';
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
 import { RUN_TOKEN_SECRET_KEY, RUNNER_ENV } from '../../contract/wire/runner.ts';
-import { EGRESS_ENV } from '../../engine/protocols/egress-policy.ts';
-import { GATEWAY_RELAY_ENV } from '../../engine/protocols/gateway-socket.ts';
 import type { EnvVar, Pod } from '../../kube/types.ts';
 import { RUN_ID_ANNOTATION, runnerLabels, toolRunOwner } from '../launchers/launcher.ts';
 import type { PodNames } from '../launchers/pod.ts';
@@ -38,9 +36,7 @@ export type PodSettings = Pick<
   | 'sandboxTimeoutMs'
   | 'maxStepDataBytes'
   | 'maxResultBytes'
-  | 'egressPrivate'
-  | 'egressAllow'
-  | 'egressDeny'
+  | 'egress'
   | 'defaultRunTimeoutMs'
   | 'deadlineMarginSeconds'
 >;
@@ -69,6 +65,13 @@ export function runnerRelayAddress(s: Pick<PodSettings, 'internalUrl' | 'runnerG
   return s.runnerGatewayRelay || `${new URL(s.internalUrl).hostname}:${DEFAULT_RELAY_PORT}`;
 }
 
+const { tree } = SETTINGS;
+
+/** A setting handed to the runner Pod, as its environment variable. */
+function passed(setting: Setting, value: unknown): EnvVar {
+  return { name: setting.name, value: settingText(value) };
+}
+
 function runnerEnv(toolRun: ToolRunResource, attempt: number, names: PodNames, s: PodSettings): EnvVar[] {
   const env: EnvVar[] = [
     { name: RUNNER_ENV.internalUrl, value: s.internalUrl },
@@ -79,15 +82,16 @@ function runnerEnv(toolRun: ToolRunResource, attempt: number, names: PodNames, s
       valueFrom: { secretKeyRef: { name: names.tokenSecretName, key: RUN_TOKEN_SECRET_KEY } },
     },
     { name: RUNNER_ENV.terminationMessagePath, value: TERMINATION_MESSAGE_PATH },
-    { name: 'KUBEGLUE_SANDBOX_MEMORY_MB', value: String(s.sandboxMemoryMb) },
-    { name: 'KUBEGLUE_SANDBOX_TIMEOUT_MS', value: String(s.sandboxTimeoutMs) },
-    { name: 'KUBEGLUE_MAX_STEP_DATA_BYTES', value: String(s.maxStepDataBytes) },
-    { name: 'KUBEGLUE_MAX_RESULT_BYTES', value: String(s.maxResultBytes) },
-    { name: EGRESS_ENV.private, value: s.egressPrivate },
-    { name: GATEWAY_RELAY_ENV, value: runnerRelayAddress(s) },
+    // The engine's settings, as the operator has them (config/engine.ts).
+    passed(tree.sandboxMemoryMb, s.sandboxMemoryMb),
+    passed(tree.sandboxTimeoutMs, s.sandboxTimeoutMs),
+    passed(tree.maxStepDataBytes, s.maxStepDataBytes),
+    passed(tree.maxResultBytes, s.maxResultBytes),
+    passed(tree.egress.privateDefault, s.egress.privateDefault),
+    passed(tree.gatewayRelay, runnerRelayAddress(s)),
   ];
-  if (s.egressAllow) env.push({ name: EGRESS_ENV.allow, value: s.egressAllow });
-  if (s.egressDeny) env.push({ name: EGRESS_ENV.deny, value: s.egressDeny });
+  if (s.egress.allow.length > 0) env.push(passed(tree.egress.allow, s.egress.allow));
+  if (s.egress.deny.length > 0) env.push(passed(tree.egress.deny, s.egress.deny));
   return env;
 }
 

@@ -15,7 +15,7 @@
  * in a row is failed, with the count and the last error, until the system is updated or a file uploaded.
  */
 import { randomUUID } from 'node:crypto';
-import type { DocumentationLimits } from '../../config/documentation.ts';
+import type { DocumentationLimits } from '../../config/config.ts';
 import type {
   ApiKeyPlacement,
   ApiKeyPlacementDecision,

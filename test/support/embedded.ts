@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EmbeddedApp, startEmbedded } from '../../bin/embedded.ts';
-import { loadConfig } from '../../config/config.ts';
+import { loadSettings } from '../../config/config.ts';
 import { useStarted } from './fixture.ts';
 
 export const TEST_ADMIN_KEY = 'kg_test-admin-key-0123456789abcdefghijklmnop';
@@ -117,7 +117,8 @@ export function testServerEnv(dataDir: string, env: Record<string, string> = {})
 /** Starts the embedded deployment on a free port with a fresh data dir and a known admin key. */
 export async function startTestApi(env: Record<string, string> = {}): Promise<TestApi> {
   const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-api-'));
-  const config = loadConfig(
+  const config = loadSettings(
+    'embedded',
     testServerEnv(dataDir, {
       KUBEGLUE_NOTIFY_ALLOW_PRIVATE: 'true',
       KUBEGLUE_WORKERS: '2',

@@ -1,3 +1,4 @@
+import { defaultEngineSettings, defaultPoolSettings } from '../../config/config.ts';
 import { createEngineDeps } from '../../engine/deps.ts';
 import { closeHttpAgent } from '../../engine/protocols/http.ts';
 import type { EngineDeps } from '../../engine/types.ts';
@@ -7,7 +8,7 @@ import { useStarted } from './fixture.ts';
 /** The real engine's dependencies (sandbox, protocols) for the tests of the enclosing block, closed after them. */
 export function useEngineDeps(): { deps: EngineDeps } {
   return useStarted(
-    () => createEngineDeps(),
+    () => createEngineDeps(defaultEngineSettings()),
     async ({ sandbox }) => {
       sandbox.dispose();
       await closeHttpAgent();
@@ -15,11 +16,11 @@ export function useEngineDeps(): { deps: EngineDeps } {
   );
 }
 
-/** A started worker pool for the tests of the enclosing block, closed after them. */
-export function useWorkerPool(options: PoolOptions = {}): WorkerPool {
+/** A started worker pool (the default settings, changed by `options`) for the tests of the block, closed after them. */
+export function useWorkerPool(options: Partial<PoolOptions> = {}): WorkerPool {
   return useStarted(
     async () => {
-      const pool = new WorkerPool(options);
+      const pool = new WorkerPool({ ...defaultPoolSettings(), ...options });
       await pool.start();
       return pool;
     },

@@ -4,11 +4,18 @@
  * `{"status": …, "error": …}`, then waits to be killed (pool-stop.test.ts SIGKILLs it).
  *   node pool-host.ts [transformCode]
  */
+import { defaultPoolSettings } from '../../config/config.ts';
 import { Tool } from '../../contract/api/tool.ts';
 import { WorkerPool } from '../../engine/worker/pool.ts';
 
 const transformCode = process.argv[2];
-const pool = new WorkerPool({ size: 1, workerHeapMb: 256, sandboxMemoryMb: 32, sandboxTimeoutMs: 60_000 });
+const pool = new WorkerPool({
+  ...defaultPoolSettings(),
+  workers: 1,
+  workerHeapMb: 256,
+  sandboxMemoryMb: 32,
+  sandboxTimeoutMs: 60_000,
+});
 await pool.start();
 process.stdout.write(`${JSON.stringify({ workerPid: pool.workerPids()[0] })}\n`);
 if (transformCode !== undefined) {

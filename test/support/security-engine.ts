@@ -4,9 +4,11 @@
  * production); protocols are built per policy.
  */
 
+import { defaultEngineSettings } from '../../config/config.ts';
 import type { RuntimeCredentials } from '../../contract/api/run.ts';
 import { Tool, type ToolInput } from '../../contract/api/tool.ts';
 import type { JsonObject } from '../../contract/json.ts';
+import { sandboxOptions } from '../../engine/deps.ts';
 import { type EgressPolicy, PERMISSIVE_EGRESS } from '../../engine/protocols/egress-policy.ts';
 import type { ResolveAll } from '../../engine/protocols/egress-socket.ts';
 import { closeHttpAgent } from '../../engine/protocols/http.ts';
@@ -39,7 +41,7 @@ export function useTestEngine(): TestEngine {
 }
 
 export function startTestEngine(): TestEngine {
-  const sandbox = new Sandbox();
+  const sandbox = new Sandbox(sandboxOptions(defaultEngineSettings()));
   return {
     run(tool, options = {}) {
       const protocols = createProtocols({

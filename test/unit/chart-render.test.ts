@@ -3,9 +3,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { isPlausibleApiKey } from '../../api/api-keys.ts';
-import { loadClusterConfig } from '../../config/cluster.ts';
-import { loadConfig } from '../../config/config.ts';
-import { loadOperatorSettings } from '../../config/operator.ts';
+import { loadOperatorSettings, loadSettings } from '../../config/config.ts';
 import { parseMasterKey } from '../../kube/secrets/secret-box.ts';
 import type { Pod } from '../../kube/types.ts';
 import { RUNNER_SELECTOR } from '../../operator/launchers/launcher.ts';
@@ -162,13 +160,16 @@ describe('the chart with default values', () => {
       toolRunRetentionMs: 3_600_000,
       deleteSucceededPods: true,
       failedPodRetentionMs: 900_000,
-      egressPrivate: 'deny',
+      egress: { privateDefault: 'deny' },
       runnerImagePullPolicy: 'IfNotPresent',
     });
   });
 
   it('gives api and operator namespace, Pod name, host, database and keys, and their settings load', () => {
-    for (const workload of [api, operator]) {
+    for (const [role, workload] of [
+      ['api', api],
+      ['operator', operator],
+    ] as const) {
       const env = envOf(containerOf(workload));
       expect(env.KUBEGLUE_NAMESPACE?.valueFrom).toEqual({ fieldRef: { fieldPath: 'metadata.namespace' } });
       expect(env.KUBEGLUE_POD_NAME?.valueFrom).toEqual({ fieldRef: { fieldPath: 'metadata.name' } });
@@ -180,8 +181,7 @@ describe('the chart with default values', () => {
         secretKeyRef: { name: 'kubeglue-keys', key: 'master-key' },
       });
       const literal = literalEnv(containerOf(workload));
-      expect(() => loadConfig(literal, 'api')).not.toThrow();
-      expect(() => loadClusterConfig(literal)).not.toThrow();
+      expect(() => loadSettings(role, literal)).not.toThrow();
     }
     expect(envOf(containerOf(api)).KUBEGLUE_ADMIN_KEY?.valueFrom).toEqual({
       secretKeyRef: { name: 'kubeglue-keys', key: 'admin-key', optional: true },
@@ -315,8 +315,7 @@ describe('the chart with every option on', () => {
     });
     const settings = loadOperatorSettings(literalEnv(containerOf(operator)));
     expect(settings).toMatchObject({
-      egressAllow: '10.20.0.0/16,db.internal',
-      egressDeny: 'blocked.example.com',
+      egress: { allow: ['10.20.0.0/16', 'db.internal'], deny: ['blocked.example.com'] },
       runnerImagePullSecrets: ['registry-credentials', 'mirror-credentials'],
       maxAsyncRunsPerNamespace: 8,
       internalUrl: 'http://kg-internal.integrations.svc.cluster.local:9081',

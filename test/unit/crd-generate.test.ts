@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { writeConfigurationFiles } from '../../config/generate.ts';
 import { writeGeneratedFiles } from '../../contract/generate.ts';
 import { startDiscoveryServer } from '../support/kube-discovery.ts';
 
@@ -60,13 +61,16 @@ describe('generated CRDs and OpenAPI document', () => {
 
   beforeAll(async () => {
     outDir = await mkdtemp(join(tmpdir(), 'kubeglue-generate-'));
-    generated = await writeGeneratedFiles(outDir);
+    // The settings registry's pages come second: the chart README carries a table of each.
+    generated = [
+      ...new Set([...(await writeGeneratedFiles(outDir)), ...(await writeConfigurationFiles(outDir))]),
+    ];
   });
   afterAll(async () => {
     await rm(outDir, { recursive: true, force: true });
   });
 
-  it('match the committed files (run `npm run generate` after changing contract/)', async () => {
+  it('match the committed files (run `npm run generate` after changing contract/ or config/)', async () => {
     expect(generated.length).toBeGreaterThan(0);
     for (const path of generated) {
       const committed = await readFile(join(root, path), 'utf8').catch(() => '<missing>');

@@ -4,13 +4,8 @@
  */
 import type { LookupAddress } from 'node:dns';
 import { describe, expect, it } from 'vitest';
-import {
-  EgressGuard,
-  type EgressPolicy,
-  egressPolicyFromEnv,
-  egressPolicyToEnv,
-  SsrfBlockedError,
-} from '../../engine/protocols/egress-policy.ts';
+import { loadSettings } from '../../config/config.ts';
+import { EgressGuard, type EgressPolicy, SsrfBlockedError } from '../../engine/protocols/egress-policy.ts';
 import { GuardedSocket, guardedLookup, type ResolveAll } from '../../engine/protocols/egress-socket.ts';
 
 const deny: EgressPolicy = { privateDefault: 'deny', allow: [], deny: [] };
@@ -152,16 +147,14 @@ describe('egress policy: private addresses', () => {
 
 describe('egress policy: settings', () => {
   it('reads the three settings, with the deployment default for the private flag', () => {
-    expect(egressPolicyFromEnv({}, 'deny')).toEqual({ privateDefault: 'deny', allow: [], deny: [] });
+    expect(loadSettings('runner', {}).egress).toEqual({ privateDefault: 'deny', allow: [], deny: [] });
+    expect(loadSettings('embedded', {}).egress).toEqual({ privateDefault: 'allow', allow: [], deny: [] });
     expect(
-      egressPolicyFromEnv(
-        {
-          KUBEGLUE_EGRESS_PRIVATE: 'allow',
-          KUBEGLUE_EGRESS_ALLOW: '10.0.0.0/8, db.internal',
-          KUBEGLUE_EGRESS_DENY: '*.svc.cluster.local',
-        },
-        'deny',
-      ),
+      loadSettings('runner', {
+        KUBEGLUE_EGRESS_PRIVATE: 'allow',
+        KUBEGLUE_EGRESS_ALLOW: '10.0.0.0/8, db.internal',
+        KUBEGLUE_EGRESS_DENY: '*.svc.cluster.local',
+      }).egress,
     ).toEqual({
       privateDefault: 'allow',
       allow: ['10.0.0.0/8', 'db.internal'],
@@ -170,20 +163,15 @@ describe('egress policy: settings', () => {
   });
 
   it('refuses an invalid entry naming the setting and the entry', () => {
-    expect(() => egressPolicyFromEnv({ KUBEGLUE_EGRESS_ALLOW: '10.0.0.0/40' }, 'allow')).toThrow(
+    expect(() => loadSettings('embedded', { KUBEGLUE_EGRESS_ALLOW: '10.0.0.0/40' })).toThrow(
       "KUBEGLUE_EGRESS_ALLOW: '10.0.0.0/40' has an invalid prefix length (0-32)",
     );
-    expect(() => egressPolicyFromEnv({ KUBEGLUE_EGRESS_DENY: 'http://x' }, 'allow')).toThrow(
+    expect(() => loadSettings('embedded', { KUBEGLUE_EGRESS_DENY: 'http://x' })).toThrow(
       'KUBEGLUE_EGRESS_DENY',
     );
-    expect(() => egressPolicyFromEnv({ KUBEGLUE_EGRESS_PRIVATE: 'maybe' }, 'allow')).toThrow(
+    expect(() => loadSettings('embedded', { KUBEGLUE_EGRESS_PRIVATE: 'maybe' })).toThrow(
       "KUBEGLUE_EGRESS_PRIVATE: must be 'allow' or 'deny'",
     );
-  });
-
-  it('round-trips through the environment a worker gets', () => {
-    const policy: EgressPolicy = { privateDefault: 'deny', allow: ['10.0.0.0/8'], deny: ['10.96.0.0/12'] };
-    expect(egressPolicyFromEnv(egressPolicyToEnv(policy), 'allow')).toEqual(policy);
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadOperatorSettings, SETTINGS_TABLE } from '../../config/operator.ts';
+import { loadOperatorSettings, SETTINGS } from '../../config/config.ts';
 import { ResourceError } from '../../kube/resources/index.ts';
 import type { Event } from '../../kube/types.ts';
 import { createEventRecorder, type EventSink } from '../../operator/events.ts';
@@ -109,7 +109,7 @@ describe('operator settings', () => {
       deleteSucceededPods: true,
       failedPodRetentionMs: 900_000,
       toolRunRetentionMs: 3_600_000,
-      egressPrivate: 'deny',
+      egress: { privateDefault: 'deny' },
       runnerImagePullSecrets: [],
     });
   });
@@ -146,10 +146,11 @@ describe('operator settings', () => {
   });
 
   it('document each one', () => {
-    for (const row of SETTINGS_TABLE) {
-      expect(row.env).toMatch(/^KUBEGLUE_[A-Z_]+$/);
+    const read = [...SETTINGS.byName.values()].filter((setting) => setting.roles.includes('operator'));
+    for (const row of read) {
+      expect(row.name).toMatch(/^KUBEGLUE_[A-Z_]+$/);
       expect(row.doc.length).toBeGreaterThan(10);
     }
-    expect(new Set(SETTINGS_TABLE.map((r) => r.env)).size).toBe(SETTINGS_TABLE.length);
+    expect(new Set(read.map((r) => r.name)).size).toBe(read.length);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultOperatorSettings } from '../../config/operator.ts';
+import { defaultOperatorSettings } from '../../config/config.ts';
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
 import { RUN_TOKEN_SECRET_KEY, RUNNER_ENV } from '../../contract/wire/runner.ts';
 import type { Pod } from '../../kube/types.ts';
@@ -143,8 +143,7 @@ describe('the runner Pod', () => {
         runnerImagePullSecrets: ['regcred'],
         runnerUserId: 4242,
         runnerServiceAccount: 'runner',
-        egressAllow: '10.1.0.0/16',
-        egressDeny: 'internal.example',
+        egress: { ...settings.egress, allow: ['10.1.0.0/16'], deny: ['internal.example'] },
         runnerGatewayRelay: 'relay.kubeglue.svc:9000',
       },
     );

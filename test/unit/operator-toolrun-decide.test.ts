@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultOperatorSettings } from '../../config/operator.ts';
+import { defaultOperatorSettings } from '../../config/config.ts';
 import type { ToolRunResource, ToolRunStatus } from '../../contract/resources/kinds.ts';
 import type { Condition } from '../../contract/resources/meta.ts';
 import { decodeSummary, encodeSummary } from '../../contract/wire/runner.ts';

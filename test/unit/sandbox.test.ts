@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultEngineSettings } from '../../config/config.ts';
 import type { JsonValue } from '../../contract/json.ts';
+import { sandboxOptions } from '../../engine/deps.ts';
 import { checkSource, Sandbox, SandboxError, type SandboxErrorKind } from '../../engine/sandbox/sandbox.ts';
 
+/** The sandbox as a role runs it without any variable set. */
+const DEFAULTS = sandboxOptions(defaultEngineSettings());
 const LABEL = 'step fetchUsers transformCode';
 
 async function failure(promise: Promise<unknown>): Promise<SandboxError> {
@@ -24,7 +28,7 @@ describe('Sandbox.evaluate', () => {
   let sandbox: Sandbox;
 
   beforeAll(() => {
-    sandbox = new Sandbox({ timeoutMs: 5_000 });
+    sandbox = new Sandbox({ ...DEFAULTS, timeoutMs: 5_000 });
   });
 
   afterAll(() => {
@@ -159,7 +163,7 @@ describe('Sandbox.evaluate', () => {
     });
 
     it('never lets a call raise the timeout above the sandbox limit', async () => {
-      const strict = new Sandbox({ timeoutMs: 200 });
+      const strict = new Sandbox({ ...DEFAULTS, timeoutMs: 200 });
       try {
         const error = await expectKind(
           strict.evaluate('() => { for (;;) {} }', [], { timeoutMs: 600_000 }),
@@ -193,7 +197,7 @@ describe('Sandbox.evaluate', () => {
     });
 
     it('kills an isolate that allocates past the memory limit, reports it, and keeps serving', async () => {
-      const small = new Sandbox({ memoryLimitMb: 32, timeoutMs: 60_000 });
+      const small = new Sandbox({ ...DEFAULTS, memoryLimitMb: 32, timeoutMs: 60_000 });
       try {
         const hostHeapBefore = process.memoryUsage().heapUsed;
         const bomb = '() => { const parts = []; for (;;) parts.push("x".repeat(1 << 20) + parts.length); }';
@@ -344,7 +348,7 @@ describe('Sandbox.evaluate', () => {
     });
 
     it('drops a queued evaluation whose signal aborts before it starts', async () => {
-      const single = new Sandbox({ maxIsolates: 1, timeoutMs: 5_000 });
+      const single = new Sandbox({ ...DEFAULTS, maxIsolates: 1, timeoutMs: 5_000 });
       try {
         const settled: string[] = [];
         const blocker = single.evaluate('() => { for (;;) {} }', [], { timeoutMs: 300 });
@@ -476,7 +480,7 @@ describe('Sandbox.evaluate with guarded properties', () => {
   ];
 
   beforeAll(() => {
-    sandbox = new Sandbox({ timeoutMs: 5_000 });
+    sandbox = new Sandbox({ ...DEFAULTS, timeoutMs: 5_000 });
   });
 
   afterAll(() => {
@@ -519,7 +523,7 @@ describe('Sandbox.check', () => {
   let sandbox: Sandbox;
 
   beforeAll(() => {
-    sandbox = new Sandbox();
+    sandbox = new Sandbox(DEFAULTS);
   });
 
   afterAll(() => {
@@ -578,7 +582,7 @@ describe('Sandbox.check', () => {
 
 describe('Sandbox.dispose', () => {
   it('fails running and queued evaluations and refuses new ones', async () => {
-    const sandbox = new Sandbox({ maxIsolates: 1 });
+    const sandbox = new Sandbox({ ...DEFAULTS, maxIsolates: 1 });
     const running = sandbox.evaluate('() => { for (;;) {} }', []);
     const queued = sandbox.evaluate('() => 1', []);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -591,7 +595,7 @@ describe('Sandbox.dispose', () => {
 
 describe('Sandbox: sharing the isolates between API keys', () => {
   it('runs another key’s evaluation while one key’s endless loops hold all that key may use', async () => {
-    const sandbox = new Sandbox({ timeoutMs: 1_000, keyConcurrency: 2 });
+    const sandbox = new Sandbox({ ...DEFAULTS, timeoutMs: 1_000, keyConcurrency: 2 });
     try {
       const order: string[] = [];
       const hog = Array.from({ length: 2 }, () => sandbox.openRun({ key: 'a', tool: 'spin' }));
@@ -614,7 +618,7 @@ describe('Sandbox: sharing the isolates between API keys', () => {
   });
 
   it('lets a key use no more than keyConcurrency isolates: its third evaluation waits', async () => {
-    const sandbox = new Sandbox({ timeoutMs: 1_000, keyConcurrency: 2, maxIsolates: 4 });
+    const sandbox = new Sandbox({ ...DEFAULTS, timeoutMs: 1_000, keyConcurrency: 2, maxIsolates: 4 });
     try {
       const order: string[] = [];
       const run = sandbox.openRun({ key: 'a', tool: 't' });
@@ -637,7 +641,7 @@ describe('Sandbox.openRun', () => {
   let sandbox: Sandbox;
 
   beforeAll(() => {
-    sandbox = new Sandbox({ timeoutMs: 5_000, memoryLimitMb: 32 });
+    sandbox = new Sandbox({ ...DEFAULTS, timeoutMs: 5_000, memoryLimitMb: 32 });
   });
 
   afterAll(() => {
@@ -748,7 +752,7 @@ describe('Sandbox.openRun', () => {
 
 describe('Sandbox.trim', () => {
   it('replaces the isolates of a busy period once nothing is open, and evaluates on afterwards', async () => {
-    const sandbox = new Sandbox({ timeoutMs: 5_000, memoryLimitMb: 32, maxIsolates: 2 });
+    const sandbox = new Sandbox({ ...DEFAULTS, timeoutMs: 5_000, memoryLimitMb: 32, maxIsolates: 2 });
     try {
       // Two evaluations at once: the second isolate is created for the second one.
       const slow = '(s) => { const until = Date.now() + 50; while (Date.now() < until); return s.n * 2; }';
@@ -763,7 +767,7 @@ describe('Sandbox.trim', () => {
   });
 
   it('leaves the isolates alone while a run is open: its context and globals survive', async () => {
-    const sandbox = new Sandbox({ timeoutMs: 5_000, memoryLimitMb: 32 });
+    const sandbox = new Sandbox({ ...DEFAULTS, timeoutMs: 5_000, memoryLimitMb: 32 });
     try {
       const run = sandbox.openRun();
       await run.evaluate('() => { globalThis.kept = 7; return null; }', []);

@@ -16,7 +16,7 @@ import { refuseUnsupportedFields, stepResultsWithoutData } from '../../runs/serv
 const step = { id: 'a', config: { url: '/x', systemId: 'crm' } };
 
 describe('tool ids', () => {
-  it('allow inner spaces (the README example My Tool), nothing else that breaks paths or names', () => {
+  it('allow inner spaces (the example My Tool of docs/api-decisions.md), nothing else that breaks paths or names', () => {
     for (const id of ['My Tool', 'a b  c', 'crm-sync', 'x.y', 'ünï cödé'])
       expect(ToolId.safeParse(id).success).toBe(true);
     for (const id of [

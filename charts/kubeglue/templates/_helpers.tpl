@@ -184,8 +184,6 @@ affinity:
       key: {{ .Values.keys.masterKeyKey }}
 - name: KUBEGLUE_PUBLIC_URL
   value: {{ include "kubeglue.publicUrl" . | quote }}
-- name: KUBEGLUE_LOG_LEVEL
-  value: {{ .Values.logLevel | quote }}
 - name: KUBEGLUE_SANDBOX_MEMORY_MB
   value: {{ .Values.sandbox.memoryMb | int64 | quote }}
 - name: KUBEGLUE_SANDBOX_TIMEOUT_MS

@@ -1,23 +1,19 @@
 /**
  * OpenAPI documents are parsed, summarised and validated in a worker thread (openapi-worker.ts), one per
  * document, never on the event loop that answers the API: a document can be cheap to send and expensive to
- * expand (README, "Documentation processing"). The worker has its own heap limit and a time limit; what it
+ * expand (docs/system-documentation.md). The worker has its own heap limit and a time limit; what it
  * does past them is dropped, and the message names the setting that bounds it.
  */
 import { Worker } from 'node:worker_threads';
+import type { DocumentationLimits } from '../../../config/config.ts';
 import type { OpenApiDocument } from './summary.ts';
 
-/** KUBEGLUE_DOCS_OPENAPI_* (config/documentation.ts). */
-export interface OpenApiLimits {
-  /** Validation is skipped when the document with its `$ref`s expanded would be larger (JSON characters). */
-  maxExpandedBytes: number;
-  /** … or nest deeper than this. */
-  maxDepth: number;
-  /** The worker is stopped after this long. */
-  timeoutMs: number;
-  /** The worker's heap limit. */
-  memoryMb: number;
-}
+/**
+ * KUBEGLUE_DOCS_OPENAPI_* (config/documentation.ts): validation is skipped when the document with its
+ * `$ref`s expanded would be larger (JSON characters) or nest deeper; the worker is stopped after its time
+ * limit and has its own heap limit.
+ */
+export type OpenApiLimits = DocumentationLimits['openapi'];
 
 export interface OpenApiJob {
   text: string;

@@ -4,20 +4,13 @@
  * declares can lie). Nested archives are not opened. Pure; fflate's streaming unzip.
  */
 import { Unzip, type UnzipFile, UnzipInflate } from 'fflate';
+import type { DocumentationLimits } from '../../../config/config.ts';
 
-export interface ZipLimits {
-  maxEntries: number;
-  /** Total unpacked bytes of the archive. */
-  maxTotalBytes: number;
-  /** Unpacked bytes / archive bytes; above it the archive is refused as a likely bomb. */
-  maxRatio: number;
-}
-
-export const DEFAULT_ZIP_LIMITS: ZipLimits = {
-  maxEntries: 1000,
-  maxTotalBytes: 100 * 1024 * 1024,
-  maxRatio: 100,
-};
+/**
+ * KUBEGLUE_DOCS_ZIP_*: entries, total unpacked bytes, and unpacked bytes per archive byte above which the
+ * archive is refused as a likely bomb (config/documentation.ts).
+ */
+export type ZipLimits = DocumentationLimits['zip'];
 
 export interface ZipEntry {
   name: string;
@@ -32,7 +25,7 @@ export class ZipRefusedError extends Error {
 /** Below this many unpacked bytes the ratio is not judged: tiny archives of text compress well. */
 const RATIO_FLOOR_BYTES = 1024 * 1024;
 
-export function unzipEntries(archive: Uint8Array, limits: ZipLimits = DEFAULT_ZIP_LIMITS): ZipEntry[] {
+export function unzipEntries(archive: Uint8Array, limits: ZipLimits): ZipEntry[] {
   const entries: ZipEntry[] = [];
   let total = 0;
   let count = 0;

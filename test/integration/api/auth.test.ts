@@ -8,7 +8,8 @@ import {
   assertToolAccess,
   installAuth,
 } from '../../../api/auth.ts';
-import { registerApiKeyRoutes } from '../../../api/routes/api-keys.ts';
+import { apiKeyHandlers } from '../../../api/routes/api-keys.ts';
+import { registerOperations } from '../../../api/routes/register.ts';
 import { routeAccessTable } from '../../../api/scopes.ts';
 import { buildServer } from '../../../api/server.ts';
 import { SCOPES } from '../../../contract/api/bodies.ts';
@@ -45,7 +46,7 @@ async function start(options: Partial<AuthOptions> = {}): Promise<Running> {
     routes: TEST_ROUTES,
     ...options,
   });
-  registerApiKeyRoutes(app, { store, auth });
+  registerOperations(app, apiKeyHandlers({ store, auth }));
   app.get('/v1/ping', async (request) => ({ principal: request.principal }));
   app.get('/v1/tools/:toolId/ping', async (request) => {
     assertToolAccess(request, (request.params as { toolId: string }).toolId);

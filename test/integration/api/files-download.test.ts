@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerFileDownloadRoute } from '../../../api/routes/files.ts';
+import { fileDownloadHandlers } from '../../../api/routes/files.ts';
+import { registerOperations } from '../../../api/routes/register.ts';
 import { buildServer } from '../../../api/server.ts';
 import { FileUrlSigner, fileDownloadInfo, withDownloadUrls } from '../../../runs/file-urls.ts';
 import { openStore, type RunFileInput, type Store } from '../../../store/index.ts';
@@ -55,7 +56,7 @@ beforeAll(async () => {
     files,
   });
   app = buildServer({ bodyLimitBytes: 1024, logLevel: 'silent', ready: () => true });
-  registerFileDownloadRoute(app, { signer, store });
+  registerOperations(app, fileDownloadHandlers({ signer, store }));
   base = await app.listen({ host: '127.0.0.1', port: 0 });
 });
 

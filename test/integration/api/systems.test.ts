@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerSystemRoutes } from '../../../api/routes/systems.ts';
+import { registerOperations } from '../../../api/routes/register.ts';
+import { systemHandlers } from '../../../api/routes/systems.ts';
 import { buildServer } from '../../../api/server.ts';
 import { systemResourceName } from '../../../contract/resources/convert.ts';
 import type { ToolResource } from '../../../contract/resources/kinds.ts';
@@ -94,7 +95,7 @@ beforeAll(async () => {
     namespace: NAMESPACE,
     validate: async () => {},
   });
-  registerSystemRoutes(app, { systems, tools });
+  registerOperations(app, systemHandlers({ systems, tools }));
   base = await app.listen({ host: '127.0.0.1', port: 0 });
 });
 

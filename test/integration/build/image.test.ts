@@ -11,8 +11,7 @@ import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadClusterConfig } from '../../../config/cluster.ts';
-import { loadConfig } from '../../../config/config.ts';
+import { loadSettings } from '../../../config/config.ts';
 import { callApi, readyUrl, TEST_ADMIN_KEY } from '../../support/embedded.ts';
 
 const REPO = resolve(import.meta.dirname, '../../..');
@@ -373,17 +372,21 @@ describe('Dockerfile', () => {
     expect(imageEnv.NODE_DISABLE_COMPILE_CACHE).toBe('1');
     for (const name of ['HOME', 'KUBEGLUE_DATA_DIR']) expect(imageEnv[name]).toMatch(/^\/tmp(\/|$)/);
     // The image's settings are valid for the roles, and listen on every interface of the container.
-    const config = loadConfig(imageEnv, 'api');
-    expect(config.host).toBe('0.0.0.0');
-    expect(config.dataDir.startsWith('/tmp/')).toBe(true);
+    expect(loadSettings('api', imageEnv).host).toBe('0.0.0.0');
+    const embedded = loadSettings('embedded', imageEnv);
+    expect(embedded.host).toBe('0.0.0.0');
+    expect(embedded.dataDir.startsWith('/tmp/')).toBe(true);
   });
 
   it('exposes the default ports of the roles', () => {
     const exposed = all(finalStage, 'EXPOSE').flatMap(({ args }) => words(args).map((port) => Number(port)));
-    const cluster = loadClusterConfig({});
     const byNumber = (a: number, b: number) => a - b;
     expect(exposed.sort(byNumber)).toEqual(
-      [loadConfig({}).port, cluster.internalPort, cluster.metricsPort].sort(byNumber),
+      [
+        loadSettings('embedded', {}).port,
+        loadSettings('api', {}).internalPort,
+        loadSettings('operator', {}).metricsPort,
+      ].sort(byNumber),
     );
   });
 

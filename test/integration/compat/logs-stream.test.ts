@@ -7,7 +7,8 @@
 import type { FastifyInstance } from 'fastify';
 import { EventSource } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { registerLogRoutes } from '../../../api/routes/logs.ts';
+import { logHandlers } from '../../../api/routes/logs.ts';
+import { registerOperations } from '../../../api/routes/register.ts';
 import { buildServer } from '../../../api/server.ts';
 import { KG_ERR_RUN_NOT_FOUND } from '../../../contract/api/errors.ts';
 import type { RunLogEvent } from '../../../contract/api/run.ts';
@@ -318,17 +319,20 @@ async function bareStreamServer(hub: RunEventHub, runs: Map<string, StoredRun>) 
       systemIds: null,
     };
   });
-  registerLogRoutes(app, {
-    events: hub,
-    runs: {
-      get: async (runId) => {
-        const run = runs.get(runId);
-        if (!run) throw KG_ERR_RUN_NOT_FOUND(runId);
-        return run;
+  registerOperations(
+    app,
+    logHandlers(app, {
+      events: hub,
+      runs: {
+        get: async (runId) => {
+          const run = runs.get(runId);
+          if (!run) throw KG_ERR_RUN_NOT_FOUND(runId);
+          return run;
+        },
       },
-    },
-    timings: { heartbeatMs: 50, pollMs: 50, waitMs: 400, lingerMs: 100 },
-  });
+      timings: { heartbeatMs: 50, pollMs: 50, waitMs: 400, lingerMs: 100 },
+    }),
+  );
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return { app, url, open: (query: string) => fetch(`${url}/v1/logs/stream?${query}`).then(readSse) };
 }

@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { defaultPoolSettings } from '../../../config/config.ts';
 import { Tool } from '../../../contract/api/tool.ts';
 import { WorkerPool } from '../../../engine/worker/pool.ts';
 import { testServerEnv } from '../../support/embedded.ts';
@@ -99,7 +100,12 @@ describe('the worker pool closing while its workers die', () => {
     process.on('uncaughtException', onError);
     try {
       for (let round = 0; round < 3; round++) {
-        pool = new WorkerPool({ size: 2, sandboxMemoryMb: 64, workerHeapMb: 256 });
+        pool = new WorkerPool({
+          ...defaultPoolSettings(),
+          workers: 2,
+          sandboxMemoryMb: 64,
+          workerHeapMb: 256,
+        });
         await pool.start();
         // Both workers die at once, as with a signal to the process group, and close() runs before this
         // process has noticed (its event loop is held until they are surely gone).
@@ -132,7 +138,7 @@ describe('the worker pool closing while its workers die', () => {
   });
 
   it('fails the runs of a worker killed mid-run and replaces the worker', async () => {
-    pool = new WorkerPool({ size: 1, sandboxMemoryMb: 64, workerHeapMb: 256 });
+    pool = new WorkerPool({ ...defaultPoolSettings(), workers: 1, sandboxMemoryMb: 64, workerHeapMb: 256 });
     await pool.start();
     const [pid] = pool.workerPids();
     const running = pool.run({

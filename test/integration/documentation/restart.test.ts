@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type EmbeddedApp, startEmbedded } from '../../../bin/embedded.ts';
-import { loadConfig } from '../../../config/config.ts';
+import { loadSettings } from '../../../config/config.ts';
 import { type DocSite, startDocSite } from '../../support/doc-site.ts';
 import { TEST_ADMIN_KEY, testServerEnv } from '../../support/embedded.ts';
 
@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 
 function start(): Promise<EmbeddedApp> {
-  const config = loadConfig(testServerEnv(dataDir, { KUBEGLUE_SHUTDOWN_GRACE_MS: '1000' }));
+  const config = loadSettings('embedded', testServerEnv(dataDir, { KUBEGLUE_SHUTDOWN_GRACE_MS: '1000' }));
   return startEmbedded(config, () => {});
 }
 

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultPoolSettings } from '../../../config/config.ts';
 import { Tool } from '../../../contract/api/tool.ts';
 import type { RunOrder } from '../../../engine/worker/ipc.ts';
 import { WorkerPool } from '../../../engine/worker/pool.ts';
@@ -115,7 +116,8 @@ function get(path: string): RunOrder {
 describe('stopping workers that do not stop', () => {
   it('fails the run whose transform made the sandbox lose control of an isolate, then replaces that worker', async () => {
     const pool = new WorkerPool({
-      size: 1,
+      ...defaultPoolSettings(),
+      workers: 1,
       sandboxMemoryMb: 32,
       sandboxTimeoutMs: 60_000,
       workerHeapMb: 256,
@@ -145,7 +147,12 @@ describe('stopping workers that do not stop', () => {
   }, 90_000);
 
   it('close() leaves no worker process behind, a stuck retiring one whose slot was reused included', async () => {
-    const pool = new WorkerPool({ size: 2, idleTimeoutMs: 300, workerHeapMb: 256 });
+    const pool = new WorkerPool({
+      ...defaultPoolSettings(),
+      workers: 2,
+      workerIdleMs: 300,
+      workerHeapMb: 256,
+    });
     await pool.start();
     const first = pool.workerPids()[0] as number;
     leftovers.add(first);
@@ -180,7 +187,7 @@ describe('stopping workers that do not stop', () => {
   }, 60_000);
 
   it('close() ends a worker whose main thread is stuck', async () => {
-    const pool = new WorkerPool({ size: 1, workerHeapMb: 256 });
+    const pool = new WorkerPool({ ...defaultPoolSettings(), workers: 1, workerHeapMb: 256 });
     await pool.start();
     const pid = pool.workerPids()[0] as number;
     await until('the worker is ready', () => marked(pid, 'ready'));
@@ -190,7 +197,7 @@ describe('stopping workers that do not stop', () => {
   }, 60_000);
 
   it('ends a worker whose main thread is stuck while its API is alive: its run fails instead of hanging', async () => {
-    const pool = new WorkerPool({ size: 1, workerHeapMb: 256 });
+    const pool = new WorkerPool({ ...defaultPoolSettings(), workers: 1, workerHeapMb: 256 });
     try {
       await pool.start();
       const pid = pool.workerPids()[0] as number;

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultPoolSettings } from '../../../config/config.ts';
 import { Tool } from '../../../contract/api/tool.ts';
 import type { EngineEvent } from '../../../engine/types.ts';
 import type { RunOrder } from '../../../engine/worker/ipc.ts';
@@ -31,7 +32,13 @@ const transform = (code: string) => ({
 beforeAll(async () => {
   target = await startHttpTarget();
   target.route('GET', '/hello', { body: { hello: 'world' } });
-  pool = new WorkerPool({ size: 2, sandboxTimeoutMs: 1_000, sandboxMemoryMb: 64, workerHeapMb: 256 });
+  pool = new WorkerPool({
+    ...defaultPoolSettings(),
+    workers: 2,
+    sandboxTimeoutMs: 1_000,
+    sandboxMemoryMb: 64,
+    workerHeapMb: 256,
+  });
   await pool.start();
 });
 
@@ -66,7 +73,8 @@ describe('worker pool', () => {
     // A CPU limit far above what the allocation needs: near the memory limit V8's collections count as
     // CPU time, and on a loaded machine the 1 s limit of the shared pool could stop the script first.
     const roomy = new WorkerPool({
-      size: 1,
+      ...defaultPoolSettings(),
+      workers: 1,
       sandboxTimeoutMs: 60_000,
       sandboxMemoryMb: 64,
       workerHeapMb: 256,
@@ -204,7 +212,13 @@ describe('worker pool size', () => {
   let lean: WorkerPool;
 
   beforeAll(async () => {
-    lean = new WorkerPool({ size: 3, idleTimeoutMs: 300, sandboxMemoryMb: 64, workerHeapMb: 256 });
+    lean = new WorkerPool({
+      ...defaultPoolSettings(),
+      workers: 3,
+      workerIdleMs: 300,
+      sandboxMemoryMb: 64,
+      workerHeapMb: 256,
+    });
     await lean.start();
   });
 

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../config/config.ts';
+import { loadSettings } from '../../../config/config.ts';
 import { startTestApi, TEST_ADMIN_KEY, type TestApi } from '../../support/embedded.ts';
 import { type AgentProcess, startAgent } from '../../support/gateway-agent.ts';
 import { testTlsMaterial } from '../../support/tls.ts';
@@ -103,7 +103,7 @@ describe('TLS on the API port', () => {
 
 describe('TLS configuration', () => {
   it('refuses a certificate without its key, naming both variables', () => {
-    expect(() => loadConfig({ KUBEGLUE_TLS_CERT_FILE: CERT_FILE })).toThrow(
+    expect(() => loadSettings('embedded', { KUBEGLUE_TLS_CERT_FILE: CERT_FILE })).toThrow(
       'KUBEGLUE_TLS_CERT_FILE and KUBEGLUE_TLS_KEY_FILE go together',
     );
   });

@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { defaultOperatorSettings, type OperatorSettings } from '../../../config/operator.ts';
+import { defaultOperatorSettings, type OperatorSettings } from '../../../config/config.ts';
 import type { JsonObject } from '../../../contract/json.ts';
 import type { ToolRunResource } from '../../../contract/resources/kinds.ts';
 import type { KubeglueKinds } from '../../../kube/resources/index.ts';

@@ -4,7 +4,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultOperatorSettings } from '../../../config/operator.ts';
+import { defaultOperatorSettings } from '../../../config/config.ts';
 import type { JsonObject } from '../../../contract/json.ts';
 import type { ToolRunResource } from '../../../contract/resources/kinds.ts';
 import { createEmbeddedKubeglueResources, type KubeglueResources } from '../../../kube/resources/index.ts';
@@ -19,7 +19,7 @@ import { runningRun, useTestStore } from '../../support/store.ts';
 
 const target = useHttpTarget();
 const { store } = useTestStore('sqlite');
-const pool = useWorkerPool({ size: 1 });
+const pool = useWorkerPool({ workers: 1 });
 let resources: KubeglueResources;
 let controller: ToolRunController;
 let held: ServerResponse[] = [];

@@ -1,9 +1,10 @@
 /**
  * Issue 7, item 9: pool workers run user code; they start with only the environment they need, never the
- * server's secrets, and get the sandbox and egress settings as explicit values.
+ * server's secrets, and get the sandbox and egress settings as explicit values (the pool's first message).
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultPoolSettings } from '../../../config/config.ts';
 import { Tool } from '../../../contract/api/tool.ts';
 import { WorkerPool } from '../../../engine/worker/pool.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
@@ -27,7 +28,8 @@ beforeAll(async () => {
   target = await startHttpTarget();
   target.route('GET', '/hello', { body: { hello: 'world' } });
   pool = new WorkerPool({
-    size: 1,
+    ...defaultPoolSettings(),
+    workers: 1,
     sandboxMemoryMb: 64,
     sandboxTimeoutMs: 2000,
     egress: { privateDefault: 'deny', allow: [], deny: ['10.96.0.0/12'] },
@@ -65,14 +67,24 @@ describe('pool worker environment', () => {
   });
 
   it.skipIf(process.platform !== 'linux')('gets the sandbox and egress settings explicitly', async () => {
+    // As values over its IPC channel (the 'init' message), never through its environment.
     const env = await workerEnvironment();
-    expect(env).toMatchObject({
-      KUBEGLUE_SANDBOX_MEMORY_MB: '64',
-      KUBEGLUE_SANDBOX_TIMEOUT_MS: '2000',
-      KUBEGLUE_EGRESS_PRIVATE: 'deny',
-      KUBEGLUE_EGRESS_ALLOW: '',
-      KUBEGLUE_EGRESS_DENY: '10.96.0.0/12',
+    expect(Object.keys(env).filter((name) => name.startsWith('KUBEGLUE_'))).toEqual([]);
+  });
+
+  it('runs transforms with the sandbox settings it was given', async () => {
+    const result = await pool.run({
+      runId: 'env-2',
+      tool: Tool.parse({
+        id: 't',
+        steps: [{ id: 'spin', config: { type: 'transform', transformCode: '() => { while (true) {} }' } }],
+      }),
+      inputs: {},
+      systems: [],
+      traceId: 'env-2',
     });
+    expect(result.status).toBe('failed');
+    expect(result.error).toContain('timed out after 2000 ms');
   });
 
   it('applies the egress policy it was given', async () => {

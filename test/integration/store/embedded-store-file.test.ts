@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmbedded } from '../../../bin/embedded.ts';
-import { loadConfig } from '../../../config/config.ts';
+import { loadSettings } from '../../../config/config.ts';
 import { EMBEDDED_STORE_FILE } from '../../../store/index.ts';
 import { TEST_ADMIN_KEY, testServerEnv } from '../../support/embedded.ts';
 
@@ -14,7 +14,7 @@ afterEach(async () => {
 
 async function start(dataDir: string): Promise<{ lines: string[]; close(): Promise<void>; url: string }> {
   const lines: string[] = [];
-  const config = loadConfig(testServerEnv(dataDir));
+  const config = loadSettings('embedded', testServerEnv(dataDir));
   const embedded = await startEmbedded(config, (line) => lines.push(line));
   return { lines, close: () => embedded.close(), url: embedded.url };
 }

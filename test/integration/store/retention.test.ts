@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../config/config.ts';
+import { loadSettings } from '../../../config/config.ts';
 import { sweepRunRetention } from '../../../operator/retention.ts';
 import type { FinishRun } from '../../../store/index.ts';
 import { describeStore, runningRun } from '../../support/store.ts';
@@ -115,12 +115,16 @@ describeStore('run retention', (store) => {
 
 describe('retention settings', () => {
   it('reads durations with units, defaults to 30 days for runs and to the run retention for results', () => {
-    expect(loadConfig({})).toMatchObject({ runRetentionMs: 30 * DAY_MS, resultRetentionMs: 0 });
-    expect(loadConfig({ KUBEGLUE_RUN_RETENTION: '12h', KUBEGLUE_RESULT_RETENTION: '90m' })).toMatchObject({
+    expect(loadSettings('embedded', {})).toMatchObject({ runRetentionMs: 30 * DAY_MS, resultRetentionMs: 0 });
+    expect(
+      loadSettings('embedded', { KUBEGLUE_RUN_RETENTION: '12h', KUBEGLUE_RESULT_RETENTION: '90m' }),
+    ).toMatchObject({
       runRetentionMs: 12 * 3_600_000,
       resultRetentionMs: 90 * 60_000,
     });
-    expect(loadConfig({ KUBEGLUE_RUN_RETENTION: '0' }).runRetentionMs).toBe(0);
-    expect(() => loadConfig({ KUBEGLUE_RUN_RETENTION: '30 days' })).toThrow(/KUBEGLUE_RUN_RETENTION/);
+    expect(loadSettings('embedded', { KUBEGLUE_RUN_RETENTION: '0' }).runRetentionMs).toBe(0);
+    expect(() => loadSettings('embedded', { KUBEGLUE_RUN_RETENTION: '30 days' })).toThrow(
+      /KUBEGLUE_RUN_RETENTION/,
+    );
   });
 });

@@ -1,0 +1,79 @@
+/** Settings of the repository's own tools: the benchmarks (`npm run bench`) and the CI entrypoint. */
+import { z } from 'zod';
+import { nonNegativeInt, positiveInt } from './schemas.ts';
+import { section, setting } from './setting.ts';
+
+export const DEVELOPMENT = section(
+  'Benchmarks and CI',
+  'Read by `npm run bench` and `.ci/run`, never by a kubeglue role; they make a measurement shorter or ' +
+    'longer, or say where the CI keeps its Kubernetes binaries.',
+  {
+    bench: {
+      throughputMs: setting(
+        'KUBEGLUE_BENCH_THROUGHPUT_MS',
+        positiveInt,
+        '20000',
+        ['bench'],
+        'how long each throughput measurement of the api benchmark runs',
+      ),
+      listRuns: setting(
+        'KUBEGLUE_BENCH_LIST_RUNS',
+        nonNegativeInt,
+        '1000000',
+        ['bench'],
+        'runs seeded for api.list_runs (0 skips it: seeding takes minutes)',
+      ),
+      settleMs: setting(
+        'KUBEGLUE_BENCH_SETTLE_MS',
+        positiveInt,
+        '75000',
+        ['bench'],
+        'how long to wait after the load for idle engine workers to retire (KUBEGLUE_WORKER_IDLE_MS and a margin)',
+      ),
+      profileDir: setting(
+        'KUBEGLUE_BENCH_PROFILE_DIR',
+        z.string().min(1).optional(),
+        undefined,
+        ['bench'],
+        'bench/cpu-probe.ts: the server and its workers write V8 CPU profiles (.cpuprofile) into this directory',
+      ),
+      soakRuns: setting(
+        'KUBEGLUE_BENCH_SOAK_RUNS',
+        positiveInt,
+        '20000',
+        ['bench'],
+        'runs of the soak benchmark',
+      ),
+      gatewayCalls: setting(
+        'KUBEGLUE_BENCH_GATEWAY_CALLS',
+        positiveInt,
+        '1000',
+        ['bench'],
+        'sequential calls through a tunnel in the gateway benchmark',
+      ),
+      gatewayMib: setting(
+        'KUBEGLUE_BENCH_GATEWAY_MIB',
+        positiveInt,
+        '256',
+        ['bench'],
+        'MiB downloaded through a tunnel in the gateway benchmark',
+      ),
+      dispatchRuns: setting(
+        'KUBEGLUE_BENCH_DISPATCH_RUNS',
+        positiveInt,
+        '200',
+        ['bench'],
+        'async runs the operator benchmark dispatches one at a time (operator.async_dispatch)',
+      ),
+    },
+    ci: {
+      kubeCache: setting(
+        'KUBEGLUE_KUBE_CACHE',
+        z.string().optional(),
+        undefined,
+        ['ci'],
+        '.ci/run: where the kube-apiserver and etcd built for the tests are cached, when KUBEBUILDER_ASSETS is unset (unset: ~/.cache/kubeglue-kube)',
+      ),
+    },
+  },
+);

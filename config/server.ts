@@ -1,0 +1,113 @@
+/** Settings of the /v1 server and the store. */
+import { z } from 'zod';
+import { baseUrl, path, port, positiveInt, text } from './schemas.ts';
+import { section, setting } from './setting.ts';
+
+export const SERVER = section(
+  'The server and the store',
+  'Where the /v1 API listens, where runs are stored and the keys that protect them. The Kubernetes roles ' +
+    'keep runs in Postgres (`KUBEGLUE_DATABASE_URL` and `KUBEGLUE_MASTER_KEY` are required there); the ' +
+    'operator reads the address settings only to build links.',
+  {
+    host: setting(
+      'KUBEGLUE_HOST',
+      text,
+      '127.0.0.1',
+      ['embedded', 'api', 'operator'],
+      "address the /v1 API listens on (the operator's metrics port too, unless KUBEGLUE_METRICS_HOST is set)",
+    ),
+    port: setting(
+      'KUBEGLUE_PORT',
+      port,
+      '8080',
+      ['embedded', 'api', 'operator'],
+      'port of the /v1 API (`0`: any free port); the operator builds links with it when KUBEGLUE_PUBLIC_URL is unset',
+    ),
+    publicUrl: setting(
+      'KUBEGLUE_PUBLIC_URL',
+      baseUrl.optional(),
+      undefined,
+      ['embedded', 'api', 'operator'],
+      'base URL of the API as clients reach it, used in presigned download links and the OAuth callback (unset: http(s)://<host>:<port>)',
+    ),
+    tls: {
+      certFile: setting(
+        'KUBEGLUE_TLS_CERT_FILE',
+        path.optional(),
+        undefined,
+        ['embedded', 'api'],
+        'PEM certificate chain of the /v1 port, which then speaks HTTPS only (gateway agents connect with wss://); with KUBEGLUE_TLS_KEY_FILE, both or neither. The internal runner port stays plain HTTP; behind a TLS-terminating ingress leave both unset',
+      ),
+      keyFile: setting(
+        'KUBEGLUE_TLS_KEY_FILE',
+        path.optional(),
+        undefined,
+        ['embedded', 'api'],
+        'PEM private key of the /v1 port (see KUBEGLUE_TLS_CERT_FILE); a file that cannot be read stops the start naming the variable',
+      ),
+    },
+    dataDir: setting(
+      'KUBEGLUE_DATA_DIR',
+      path,
+      './.kubeglue',
+      ['embedded'],
+      'holds the embedded store (kubeglue.sqlite and its -wal file) and, without KUBEGLUE_MASTER_KEY, the generated master key file',
+    ),
+    databaseUrl: setting(
+      'KUBEGLUE_DATABASE_URL',
+      z.url().optional(),
+      undefined,
+      ['embedded', 'api', 'operator'],
+      'Postgres to keep runs in (embedded: instead of the embedded store; required by the Kubernetes roles)',
+    ),
+    adminKey: setting(
+      'KUBEGLUE_ADMIN_KEY',
+      z.string().optional(),
+      undefined,
+      ['embedded', 'api'],
+      'admin API key to create at start, at least 24 characters (unset: one is generated at the first start and logged once)',
+    ),
+    masterKey: setting(
+      'KUBEGLUE_MASTER_KEY',
+      z.string().optional(),
+      undefined,
+      ['embedded', 'api', 'operator'],
+      '32 bytes as 64 hex characters or base64: encrypts stored credentials and signs links. Embedded without it, <data dir>/master.key is created (mode 0600), and losing it makes stored credentials unreadable; the Kubernetes roles require it',
+    ),
+    bodyLimitBytes: setting(
+      'KUBEGLUE_BODY_LIMIT_BYTES',
+      positiveInt,
+      String(10 * 1024 * 1024),
+      ['embedded', 'api'],
+      'largest request body (larger: 413)',
+    ),
+    namespace: setting(
+      'KUBEGLUE_NAMESPACE',
+      text,
+      'default',
+      ['embedded', 'api', 'operator'],
+      'namespace of the Tool, System and ToolRun objects',
+    ),
+    logLevel: setting(
+      'KUBEGLUE_LOG_LEVEL',
+      z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+      'info',
+      ['embedded', 'api'],
+      "level of the API server's log (requests, errors)",
+    ),
+    shutdownGraceMs: setting(
+      'KUBEGLUE_SHUTDOWN_GRACE_MS',
+      positiveInt,
+      '10000',
+      ['embedded', 'api'],
+      'on SIGTERM/SIGINT the server stops accepting requests and starting async runs; in-flight runs, sync and async, get this long to finish. Then read-only async runs are handed back to run again after the restart, the others fail saying the server shut down',
+    ),
+    maxSyncRuns: setting(
+      'KUBEGLUE_MAX_SYNC_RUNS',
+      positiveInt,
+      '256',
+      ['embedded', 'api'],
+      'synchronous runs one API process executes at once; more are refused at once with 429 and Retry-After',
+    ),
+  },
+);

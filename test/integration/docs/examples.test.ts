@@ -1,0 +1,106 @@
+/**
+ * The documentation's examples run as written. Every fenced block whose info string is `sh runnable` in
+ * README.md and docs/tools.md runs, in page order, in `sh` against a started server (the embedded
+ * deployment, fresh for each page) and the example target (examples/target.ts), with `$KEY` and `$API`
+ * set as the walkthrough sets them. What it prints must match the next fenced block, whose info string
+ * holds `output`: there `…` stands for any text and whitespace is free (outputs are shown formatted, curl
+ * prints them compact). The target's documented address, http://127.0.0.1:8090, is replaced by the one
+ * it got. The conventions are described in docs/developers/testing.md.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startExampleTarget } from '../../../examples/target.ts';
+import { startTestApi, TEST_ADMIN_KEY, type TestApi } from '../../support/embedded.ts';
+
+const REPO = join(import.meta.dirname, '..', '..', '..');
+const PAGES = ['README.md', 'docs/tools.md'];
+const DOCUMENTED_TARGET = 'http://127.0.0.1:8090';
+
+interface Fence {
+  info: string;
+  body: string;
+  line: number;
+}
+
+interface Example {
+  line: number;
+  script: string;
+  output: string;
+}
+
+function fences(markdown: string): Fence[] {
+  const found: Fence[] = [];
+  const lines = markdown.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const open = lines[i]?.match(/^```(.*)$/);
+    if (!open) continue;
+    const start = i;
+    const body: string[] = [];
+    for (i++; i < lines.length && lines[i] !== '```'; i++) body.push(lines[i] as string);
+    found.push({ info: (open[1] ?? '').trim(), body: body.join('\n'), line: start + 1 });
+  }
+  return found;
+}
+
+function examples(page: string): Example[] {
+  const all = fences(readFileSync(join(REPO, page), 'utf8'));
+  const words = (fence: Fence | undefined) => fence?.info.split(/\s+/) ?? [];
+  return all.flatMap((fence, index) => {
+    if (!words(fence).includes('runnable')) return [];
+    const next = all[index + 1];
+    if (!words(next).includes('output')) {
+      throw new Error(`${page}:${fence.line}: a runnable block must be followed by its output block`);
+    }
+    return [{ line: fence.line, script: fence.body, output: (next as Fence).body }];
+  });
+}
+
+/** `…` matches any text, a run of whitespace any whitespace or none; the rest literally. */
+function outputPattern(expected: string): RegExp {
+  const parts = expected
+    .trim()
+    .split(/(…|\s+)/)
+    .map((part) => {
+      if (part === '…') return '[\\s\\S]*?';
+      if (/^\s+$/.test(part)) return '\\s*';
+      return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    });
+  return new RegExp(`^${parts.join('')}$`);
+}
+
+describe.each(PAGES)('the runnable examples of %s', (page) => {
+  const list = examples(page);
+  let api: TestApi;
+  let target: Awaited<ReturnType<typeof startExampleTarget>>;
+
+  beforeAll(async () => {
+    [api, target] = await Promise.all([startTestApi(), startExampleTarget(0)]);
+  });
+  afterAll(async () => {
+    await Promise.all([api?.stop(), new Promise((resolve) => target?.server.close(resolve))]);
+  });
+
+  it('has examples', () => {
+    expect(list.length).toBeGreaterThan(3);
+  });
+
+  it.each(list.map((example) => [`${page}:${example.line}`, example] as const))(
+    '%s prints what the page says',
+    async (_where, example) => {
+      const here = (text: string) => text.replaceAll(DOCUMENTED_TARGET, target.url);
+      const { stdout } = await promisify(execFile)('sh', ['-e', '-c', here(example.script)], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '',
+          KEY: TEST_ADMIN_KEY,
+          API: `${api.url}/v1`,
+        },
+        timeout: 25_000,
+      });
+      expect(stdout.trim()).toMatch(outputPattern(here(example.output)));
+    },
+  );
+});
