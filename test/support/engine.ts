@@ -16,14 +16,17 @@ export function useEngineDeps(): { deps: EngineDeps } {
   );
 }
 
-/** A started worker pool (the default settings, changed by `options`) for the tests of the block, closed after them. */
+/** A started worker pool: the default settings, changed by `options`. */
+export async function startWorkerPool(options: Partial<PoolOptions> = {}): Promise<WorkerPool> {
+  const pool = new WorkerPool({ ...defaultPoolSettings(), ...options });
+  await pool.start();
+  return pool;
+}
+
+/** A started worker pool (see startWorkerPool) for the tests of the enclosing block, closed after them. */
 export function useWorkerPool(options: Partial<PoolOptions> = {}): WorkerPool {
   return useStarted(
-    async () => {
-      const pool = new WorkerPool({ ...defaultPoolSettings(), ...options });
-      await pool.start();
-      return pool;
-    },
+    () => startWorkerPool(options),
     (pool) => pool.close(),
   );
 }

@@ -16,6 +16,7 @@ import { defaultPoolSettings } from '../../../config/config.ts';
 import { Tool } from '../../../contract/api/tool.ts';
 import type { RunOrder } from '../../../engine/worker/ipc.ts';
 import { WorkerPool } from '../../../engine/worker/pool.ts';
+import { startWorkerPool } from '../../support/engine.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 import { isAlive } from '../../support/os.ts';
 import { stuckWorkerImport } from '../../support/stuck-worker.ts';
@@ -115,15 +116,13 @@ function get(path: string): RunOrder {
 
 describe('stopping workers that do not stop', () => {
   it('fails the run whose transform made the sandbox lose control of an isolate, then replaces that worker', async () => {
-    const pool = new WorkerPool({
-      ...defaultPoolSettings(),
+    const pool = await startWorkerPool({
       workers: 1,
       sandboxMemoryMb: 32,
       sandboxTimeoutMs: 60_000,
       workerHeapMb: 256,
     });
     try {
-      await pool.start();
       const pid = pool.workerPids()[0] as number;
       leftovers.add(pid);
       const result = await pool.run({
@@ -147,13 +146,11 @@ describe('stopping workers that do not stop', () => {
   }, 90_000);
 
   it('close() leaves no worker process behind, a stuck retiring one whose slot was reused included', async () => {
-    const pool = new WorkerPool({
-      ...defaultPoolSettings(),
+    const pool = await startWorkerPool({
       workers: 2,
       workerIdleMs: 300,
       workerHeapMb: 256,
     });
-    await pool.start();
     const first = pool.workerPids()[0] as number;
     leftovers.add(first);
     // A run arriving while worker 0 is busy starts worker 1 (and still goes to worker 0, the ready

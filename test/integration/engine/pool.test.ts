@@ -2,11 +2,11 @@ import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultPoolSettings } from '../../../config/config.ts';
 import { Tool } from '../../../contract/api/tool.ts';
 import type { EngineEvent } from '../../../engine/types.ts';
 import type { RunOrder } from '../../../engine/worker/ipc.ts';
-import { WorkerPool } from '../../../engine/worker/pool.ts';
+import type { WorkerPool } from '../../../engine/worker/pool.ts';
+import { startWorkerPool } from '../../support/engine.ts';
 import { useTempDir } from '../../support/fixture.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 
@@ -32,14 +32,12 @@ const transform = (code: string) => ({
 beforeAll(async () => {
   target = await startHttpTarget();
   target.route('GET', '/hello', { body: { hello: 'world' } });
-  pool = new WorkerPool({
-    ...defaultPoolSettings(),
+  pool = await startWorkerPool({
     workers: 2,
     sandboxTimeoutMs: 1_000,
     sandboxMemoryMb: 64,
     workerHeapMb: 256,
   });
-  await pool.start();
 });
 
 afterAll(async () => {
@@ -72,14 +70,12 @@ describe('worker pool', () => {
   it('stops a 1 GB allocation at the memory limit without touching this process', async () => {
     // A CPU limit far above what the allocation needs: near the memory limit V8's collections count as
     // CPU time, and on a loaded machine the 1 s limit of the shared pool could stop the script first.
-    const roomy = new WorkerPool({
-      ...defaultPoolSettings(),
+    const roomy = await startWorkerPool({
       workers: 1,
       sandboxTimeoutMs: 60_000,
       sandboxMemoryMb: 64,
       workerHeapMb: 256,
     });
-    await roomy.start();
     try {
       const before = process.memoryUsage().rss;
       const bomb = await roomy.run(
@@ -212,14 +208,12 @@ describe('worker pool size', () => {
   let lean: WorkerPool;
 
   beforeAll(async () => {
-    lean = new WorkerPool({
-      ...defaultPoolSettings(),
+    lean = await startWorkerPool({
       workers: 3,
       workerIdleMs: 300,
       sandboxMemoryMb: 64,
       workerHeapMb: 256,
     });
-    await lean.start();
   });
 
   afterAll(async () => {

@@ -2,11 +2,12 @@
  * Issue 7, item 9: pool workers run user code; they start with only the environment they need, never the
  * server's secrets, and get the sandbox and egress settings as explicit values (the pool's first message).
  */
+
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultPoolSettings } from '../../../config/config.ts';
 import { Tool } from '../../../contract/api/tool.ts';
-import { WorkerPool } from '../../../engine/worker/pool.ts';
+import type { WorkerPool } from '../../../engine/worker/pool.ts';
+import { startWorkerPool } from '../../support/engine.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 
 const SECRETS = {
@@ -27,14 +28,12 @@ beforeAll(async () => {
   }
   target = await startHttpTarget();
   target.route('GET', '/hello', { body: { hello: 'world' } });
-  pool = new WorkerPool({
-    ...defaultPoolSettings(),
+  pool = await startWorkerPool({
     workers: 1,
     sandboxMemoryMb: 64,
     sandboxTimeoutMs: 2000,
     egress: { privateDefault: 'deny', allow: [], deny: ['10.96.0.0/12'] },
   });
-  await pool.start();
 });
 
 afterAll(async () => {
