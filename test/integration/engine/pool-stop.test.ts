@@ -146,11 +146,7 @@ describe('stopping workers that do not stop', () => {
   }, 90_000);
 
   it('close() leaves no worker process behind, a stuck retiring one whose slot was reused included', async () => {
-    const pool = await startWorkerPool({
-      workers: 2,
-      workerIdleMs: 300,
-      workerHeapMb: 256,
-    });
+    const pool = await startWorkerPool({ workers: 2, workerIdleMs: 300, workerHeapMb: 256 });
     const first = pool.workerPids()[0] as number;
     leftovers.add(first);
     // A run arriving while worker 0 is busy starts worker 1 (and still goes to worker 0, the ready

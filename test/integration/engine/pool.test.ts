@@ -208,12 +208,7 @@ describe('worker pool size', () => {
   let lean: WorkerPool;
 
   beforeAll(async () => {
-    lean = await startWorkerPool({
-      workers: 3,
-      workerIdleMs: 300,
-      sandboxMemoryMb: 64,
-      workerHeapMb: 256,
-    });
+    lean = await startWorkerPool({ workers: 3, workerIdleMs: 300, sandboxMemoryMb: 64, workerHeapMb: 256 });
   });
 
   afterAll(async () => {
