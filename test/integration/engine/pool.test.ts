@@ -6,12 +6,12 @@ import { Tool } from '../../../contract/api/tool.ts';
 import type { EngineEvent } from '../../../engine/types.ts';
 import type { RunOrder } from '../../../engine/worker/ipc.ts';
 import type { WorkerPool } from '../../../engine/worker/pool.ts';
-import { startWorkerPool } from '../../support/engine.ts';
+import { startWorkerPool, useWorkerPool } from '../../support/engine.ts';
 import { useTempDir } from '../../support/fixture.ts';
-import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
+import { useHttpTarget } from '../../support/http-target.ts';
 
-let target: HttpTarget;
-let pool: WorkerPool;
+const target = useHttpTarget();
+const pool = useWorkerPool({ workers: 2, sandboxTimeoutMs: 1_000, sandboxMemoryMb: 64, workerHeapMb: 256 });
 let nextRun = 1;
 
 function order(tool: Record<string, unknown>, extra: Partial<RunOrder> = {}): RunOrder {
@@ -29,20 +29,8 @@ const transform = (code: string) => ({
   steps: [{ id: 't', config: { type: 'transform', transformCode: code } }],
 });
 
-beforeAll(async () => {
-  target = await startHttpTarget();
+beforeAll(() => {
   target.route('GET', '/hello', { body: { hello: 'world' } });
-  pool = await startWorkerPool({
-    workers: 2,
-    sandboxTimeoutMs: 1_000,
-    sandboxMemoryMb: 64,
-    workerHeapMb: 256,
-  });
-});
-
-afterAll(async () => {
-  await pool?.close();
-  await target?.stop();
 });
 
 describe('worker pool', () => {

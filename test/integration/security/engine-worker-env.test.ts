@@ -6,9 +6,8 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Tool } from '../../../contract/api/tool.ts';
-import type { WorkerPool } from '../../../engine/worker/pool.ts';
-import { startWorkerPool } from '../../support/engine.ts';
-import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
+import { useWorkerPool } from '../../support/engine.ts';
+import { useHttpTarget } from '../../support/http-target.ts';
 
 const SECRETS = {
   KUBEGLUE_MASTER_KEY: 'aa'.repeat(32),
@@ -17,32 +16,33 @@ const SECRETS = {
   AWS_SECRET_ACCESS_KEY: 'aws-secret-of-the-node',
 };
 
-let pool: WorkerPool;
-let target: HttpTarget;
 const saved: Record<string, string | undefined> = {};
 
-beforeAll(async () => {
+// The server's secrets are in this process's environment before the pool starts its workers, and
+// restored after the pool has stopped (hooks of the fixtures below run inside these).
+beforeAll(() => {
   for (const [name, value] of Object.entries(SECRETS)) {
     saved[name] = process.env[name];
     process.env[name] = value;
   }
-  target = await startHttpTarget();
-  target.route('GET', '/hello', { body: { hello: 'world' } });
-  pool = await startWorkerPool({
-    workers: 1,
-    sandboxMemoryMb: 64,
-    sandboxTimeoutMs: 2000,
-    egress: { privateDefault: 'deny', allow: [], deny: ['10.96.0.0/12'] },
-  });
 });
-
-afterAll(async () => {
-  await pool.close();
-  await target.stop();
+afterAll(() => {
   for (const [name, value] of Object.entries(saved)) {
     if (value === undefined) delete process.env[name];
     else process.env[name] = value;
   }
+});
+
+const target = useHttpTarget();
+const pool = useWorkerPool({
+  workers: 1,
+  sandboxMemoryMb: 64,
+  sandboxTimeoutMs: 2000,
+  egress: { privateDefault: 'deny', allow: [], deny: ['10.96.0.0/12'] },
+});
+
+beforeAll(() => {
+  target.route('GET', '/hello', { body: { hello: 'world' } });
 });
 
 async function workerEnvironment(): Promise<Record<string, string>> {
