@@ -130,12 +130,13 @@ export interface TransferProtocol {
   label: 'FTP' | 'FTPS' | 'SFTP';
   execute: ExecuteFileStep;
   start(options?: TransferServerOptions): Promise<TransferServer>;
-  /** Resolution of the modify times a listing gives: LIST (without MLSD) has minutes, SFTP seconds. */
-  listTimeResolutionMs: number;
+  /**
+   * Resolution of modify times: of a listing (LIST without MLSD has minutes, SFTP seconds) and of a stat
+   * (MDTM is precise, SFTP has seconds).
+   */
+  timeResolutionMs: { list: number; stat: number };
   /** The time a listing gives the seeded file of 2020-03-04 10:30 UTC: LIST shows only the date of an earlier year. */
   oldFileListTime: string;
-  /** Resolution of the modify time of a stat: MDTM is precise, SFTP has seconds. */
-  statTimeResolutionMs: number;
   /**
    * Whether the server sees a client leave while it holds a read: ftp-srv pauses the control socket
    * during RETR, so it notices only once the read is released.
@@ -148,9 +149,8 @@ function ftp(name: string, tls: 'none' | 'explicit' | 'implicit'): TransferProto
     name,
     label: tls === 'none' ? 'FTP' : 'FTPS',
     execute: executeFtpStep,
-    listTimeResolutionMs: 60_000,
+    timeResolutionMs: { list: 60_000, stat: 1 },
     oldFileListTime: '2020-03-04T00:00:00.000Z',
-    statTimeResolutionMs: 1,
     seesDisconnectDuringRead: false,
     async start({ home, beforeRead } = {}) {
       const server = await startFtpServer({
@@ -183,10 +183,6 @@ export const TRANSFER_PROTOCOLS: TransferProtocol[] = [
     name: 'SFTP',
     label: 'SFTP',
     execute: executeSftpStep,
-    listTimeResolutionMs: 1000,
-    oldFileListTime: '2020-03-04T10:30:00.000Z',
-    statTimeResolutionMs: 1000,
-    seesDisconnectDuringRead: true,
     async start({ home, beforeRead } = {}) {
       const server = await startSftpServer({
         password: PASSWORD,
@@ -197,5 +193,9 @@ export const TRANSFER_PROTOCOLS: TransferProtocol[] = [
       });
       return { ...server, credentials: {} };
     },
+    // SFTP has times to the second, also of old files, and sees a client leave at once.
+    timeResolutionMs: { list: 1000, stat: 1000 },
+    oldFileListTime: '2020-03-04T10:30:00.000Z',
+    seesDisconnectDuringRead: true,
   },
 ];

@@ -57,7 +57,7 @@ describe.each(TRANSFER_PROTOCOLS)('$name operations', (protocol) => {
         path: '/data/in/notes.txt',
         size: 11,
         type: 'file',
-        modifyTime: at(mtime, protocol.listTimeResolutionMs),
+        modifyTime: at(mtime, protocol.timeResolutionMs.list),
       });
       expect(byName.get('old.txt')?.modifyTime).toBe(protocol.oldFileListTime);
       expect(byName.get('sub')?.type).toBe('directory');
@@ -179,7 +179,7 @@ describe.each(TRANSFER_PROTOCOLS)('$name operations', (protocol) => {
         path: '/data/in/rows.csv',
         size: 22,
         type: 'file',
-        modifyTime: at(mtime, protocol.statTimeResolutionMs),
+        modifyTime: at(mtime, protocol.timeResolutionMs.stat),
       });
       await expect(call({ operation: 'stat', path: 'in/nope' })).rejects.toThrow(
         `${label} stat /data/in/nope failed: no such file or directory`,
