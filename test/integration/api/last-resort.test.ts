@@ -24,27 +24,31 @@ function run(mode: 'reject' | 'throw'): Promise<{ code: number | null; output: s
 }
 
 it.each([
-  {
-    behaviour: 'logs a promise nobody handled and keeps the process running',
-    mode: 'reject',
-    logged: [
-      'a promise was rejected and nothing handled it (the process goes on): Error: connecting to postgres://***@db.internal:5432/crm failed',
-      'still serving',
-    ],
-    notLogged: [],
-    exitCode: 0,
-  },
-  {
-    behaviour: 'shuts down gracefully with exit code 1 when an exception escapes',
-    mode: 'throw',
-    logged: [
-      'an exception escaped (shutting down, exit code 1): TypeError: cannot read postgres://***@db.internal:5432/crm',
-      'graceful shutdown ran',
-    ],
-    notLogged: ['still serving'],
-    exitCode: 1,
-  },
-] as const)('$behaviour', async ({ mode, logged, notLogged, exitCode }) => {
+  [
+    'logs a promise nobody handled and keeps the process running',
+    {
+      mode: 'reject',
+      logged: [
+        'a promise was rejected and nothing handled it (the process goes on): Error: connecting to postgres://***@db.internal:5432/crm failed',
+        'still serving',
+      ],
+      notLogged: [],
+      exitCode: 0,
+    },
+  ],
+  [
+    'shuts down gracefully with exit code 1 when an exception escapes',
+    {
+      mode: 'throw',
+      logged: [
+        'an exception escaped (shutting down, exit code 1): TypeError: cannot read postgres://***@db.internal:5432/crm',
+        'graceful shutdown ran',
+      ],
+      notLogged: ['still serving'],
+      exitCode: 1,
+    },
+  ],
+] as const)('%s', async (_behaviour, { mode, logged, notLogged, exitCode }) => {
   const { code, output } = await run(mode);
   for (const line of logged) expect(output).toContain(line);
   // The password of the URL in the error never shows.
