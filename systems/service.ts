@@ -29,6 +29,7 @@ import {
 } from '../contract/api/system.ts';
 import { type SystemFields, systemToResource } from '../contract/resources/convert.ts';
 import type { SystemResource } from '../contract/resources/kinds.ts';
+import { CREDENTIALS_REVISION_ANNOTATION } from '../contract/resources/labels.ts';
 import type { ResolvedSystem } from '../engine/types.ts';
 import { isResourceError, type KubeglueResources } from '../kube/resources/index.ts';
 import { type SecretStore, SecretUnreadableError } from '../kube/secrets/interface.ts';
@@ -45,12 +46,6 @@ import {
   variantForRequest,
   withoutUndefined,
 } from './model.ts';
-
-/**
- * Changes whenever a variant's credentials are rewritten, so the System object itself changes and every
- * watcher (other replicas) drops its cached copy, even when nothing else in the object differs.
- */
-export const CREDENTIALS_REVISION_ANNOTATION = 'kubeglue.dev/credentials-revision';
 
 const MAX_UPDATE_ATTEMPTS = 5;
 

@@ -3,6 +3,7 @@
  * runner Pod; the outcome is observed from the store and the Pod, never decided here.
  */
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
+import { RUN_ID_KEY, TOOLRUN_LABEL } from '../../contract/resources/labels.ts';
 import { decodeSummary, RUN_TOKEN_SECRET_KEY } from '../../contract/wire/runner.ts';
 import { Informer } from '../../kube/informer.ts';
 import { isResourceError, type ResourceClient } from '../../kube/resources/index.ts';
@@ -14,12 +15,10 @@ import {
   type ExecutionExit,
   type Launcher,
   type LaunchResult,
-  RUN_ID_ANNOTATION,
   RUNNER_SELECTOR,
   runnerLabels,
   runnerPodName,
   runTokenSecretName,
-  TOOLRUN_LABEL,
   toolRunOwner,
 } from './launcher.ts';
 
@@ -182,7 +181,7 @@ export class PodLauncher implements Launcher {
         name: secretName,
         ...(toolRun.metadata.namespace ? { namespace: toolRun.metadata.namespace } : {}),
         labels: runnerLabels(toolRun, attempt),
-        annotations: { [RUN_ID_ANNOTATION]: toolRun.spec.runId },
+        annotations: { [RUN_ID_KEY]: toolRun.spec.runId },
         ownerReferences: [toolRunOwner(toolRun)],
       },
       type: 'Opaque',

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { defaultOperatorSettings, type OperatorSettings } from '../../../config/config.ts';
 import type { JsonObject } from '../../../contract/json.ts';
 import type { ToolRunResource } from '../../../contract/resources/kinds.ts';
+import { RECORDED_FINALIZER, RUN_ID_KEY } from '../../../contract/resources/labels.ts';
 import { loadKubeConfig } from '../../../kube/kubeconfig.ts';
 import type { KubeglueKinds } from '../../../kube/resources/index.ts';
 import {
@@ -31,7 +32,7 @@ import { runnerPodName, runTokenSecretName } from '../../../operator/launchers/l
 import { ToolRunController } from '../../../operator/toolrun/controller.ts';
 import { ConditionType, EventReason, RunReason } from '../../../operator/toolrun/reasons.ts';
 import { hashRunToken } from '../../../runs/run-token.ts';
-import { RECORDED_FINALIZER, RUN_ID_LABEL, toolRunFor, toolRunName } from '../../../runs/toolrun.ts';
+import { toolRunFor, toolRunName } from '../../../runs/toolrun.ts';
 import { openStore, type Store } from '../../../store/index.ts';
 import { createInternalApi, type InternalApiHarness } from '../../support/internal-api.ts';
 import { type ProcessKubelet, startProcessKubelet } from '../../support/kube/process-kubelet/kubelet.ts';
@@ -295,7 +296,7 @@ describeKube('the ToolRun controller on Kubernetes', () => {
       (p) => p !== undefined,
     );
     expect(pod?.metadata.labels).toMatchObject({
-      [RUN_ID_LABEL]: 'succeed-1',
+      [RUN_ID_KEY]: 'succeed-1',
       'app.kubernetes.io/component': 'runner',
     });
     expect(pod?.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'ToolRun', controller: true });
@@ -432,7 +433,7 @@ describeKube('the ToolRun controller on Kubernetes', () => {
   });
 
   it('fails a run whose Pod never starts after the pending timeout, and deletes the Pod', async () => {
-    kubelet.neverStart((pod) => pod.metadata.labels?.[RUN_ID_LABEL] === 'hold-pending');
+    kubelet.neverStart((pod) => pod.metadata.labels?.[RUN_ID_KEY] === 'hold-pending');
     try {
       await startRun(main, 'hold-pending');
       const toolRun = await finished(main, 'hold-pending');
@@ -579,7 +580,7 @@ describeKube('the ToolRun controller on Kubernetes', () => {
     });
     const restarted = await startOperator(op.namespace);
     // The running Pod is adopted, not created again (its name is fixed per attempt).
-    const pods = await restarted.resources.pods.list({ labelSelector: { [RUN_ID_LABEL]: 'slow-restart' } });
+    const pods = await restarted.resources.pods.list({ labelSelector: { [RUN_ID_KEY]: 'slow-restart' } });
     expect(pods.items.map((p) => p.metadata.name)).toEqual([runnerPodName(toolRunName('slow-restart'), 1)]);
     expect((await finished(restarted, 'slow-restart')).status?.status).toBe('success');
     expect((await finished(restarted, 'succeed-orphan')).status).toMatchObject({
