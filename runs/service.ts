@@ -29,7 +29,8 @@ import type {
 import { stepSystemIds, Tool, type ToolDefinition } from '../contract/api/tool.ts';
 import { formatIssues } from '../contract/format-issues.ts';
 import type { JsonObject } from '../contract/json.ts';
-import type { EngineEvent, EngineResult, GrantedToken, ResolvedSystem } from '../engine/types.ts';
+import type { ResolvedSystem } from '../contract/wire/run-order.ts';
+import type { EngineEvent, EngineResult, GrantedToken } from '../engine/types.ts';
 import type { WorkerPool } from '../engine/worker/pool.ts';
 import type { Store, StoredRun } from '../store/index.ts';
 import { assertSystemsGranted } from '../systems/grants.ts';

@@ -1,7 +1,7 @@
 import { KG_ERR_RUN_SYSTEM_MISSING } from '../contract/api/errors.ts';
 import type { Environment } from '../contract/api/system.ts';
 import type { SystemResource } from '../contract/resources/kinds.ts';
-import type { ResolvedSystem } from '../engine/types.ts';
+import type { ResolvedSystem } from '../contract/wire/run-order.ts';
 import { isResourceError, type ListResult, type ResourceClient } from '../kube/resources/index.ts';
 import type { SecretStore } from '../kube/secrets/interface.ts';
 import { credentialsSecretName, groupVariants, variantForMode, withoutUndefined } from './model.ts';

@@ -30,7 +30,7 @@ import {
 import { type SystemFields, systemToResource } from '../contract/resources/convert.ts';
 import type { SystemResource } from '../contract/resources/kinds.ts';
 import { CREDENTIALS_REVISION_ANNOTATION } from '../contract/resources/labels.ts';
-import type { ResolvedSystem } from '../engine/types.ts';
+import type { ResolvedSystem } from '../contract/wire/run-order.ts';
 import { isResourceError, type KubeglueResources } from '../kube/resources/index.ts';
 import { type SecretStore, SecretUnreadableError } from '../kube/secrets/interface.ts';
 import { readCredentials, SystemCache } from './cache.ts';

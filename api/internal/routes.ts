@@ -7,6 +7,7 @@ import {
   KG_ERR_RUN_SYSTEM_NOT_USED,
   KG_ERR_RUN_TOKENS_UNAVAILABLE,
 } from '../../contract/api/errors.ts';
+import type { RunOrder } from '../../contract/wire/run-order.ts';
 import {
   type AccessTokenAnswer,
   AccessTokenRequest,
@@ -17,7 +18,6 @@ import {
   type RunnerAck,
 } from '../../contract/wire/runner.ts';
 import type { EngineResult, GrantedToken } from '../../engine/types.ts';
-import type { RunOrder } from '../../engine/worker/ipc.ts';
 import { finishFromResult } from '../../runs/completion.ts';
 import type { RunEventHub, RunRef } from '../../runs/run-events.ts';
 import type { ExecutionMode, Store, StoredRun, TerminalRunStatus } from '../../store/index.ts';

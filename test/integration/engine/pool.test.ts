@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultPoolSettings } from '../../../config/config.ts';
 import { Tool } from '../../../contract/api/tool.ts';
+import type { RunOrder } from '../../../contract/wire/run-order.ts';
 import type { EngineEvent } from '../../../engine/types.ts';
-import type { RunOrder } from '../../../engine/worker/ipc.ts';
 import { WorkerPool } from '../../../engine/worker/pool.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 

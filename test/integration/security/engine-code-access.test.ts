@@ -7,7 +7,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { ResolvedSystem } from '../../../engine/types.ts';
+import type { ResolvedSystem } from '../../../contract/wire/run-order.ts';
 import { type HttpTarget, startHttpTarget, type TargetRequest } from '../../support/http-target.ts';
 import { startTestEngine, type TestEngine } from '../../support/security-engine.ts';
 

@@ -4,7 +4,8 @@
  * `crm` is the system's server, `evil` any other origin.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { EngineEvent, EngineStepResult, ResolvedSystem } from '../../../engine/types.ts';
+import type { ResolvedSystem } from '../../../contract/wire/run-order.ts';
+import type { EngineEvent, EngineStepResult } from '../../../engine/types.ts';
 import { type HttpTarget, startHttpTarget, type TargetRequest } from '../../support/http-target.ts';
 import { startTestEngine, type TestEngine } from '../../support/security-engine.ts';
 

@@ -3,7 +3,7 @@
  * parameter carries them. `api` redirects, `other` (another port: another origin) records what it gets.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { ResolvedSystem } from '../../../engine/types.ts';
+import type { ResolvedSystem } from '../../../contract/wire/run-order.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 import { startTestEngine, type TestEngine } from '../../support/security-engine.ts';
 
