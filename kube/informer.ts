@@ -1,7 +1,7 @@
 /**
  * kube/: the Kubernetes kit — Resources (cluster and embedded), Secrets, informers, the work queue, leases,
- * backoff — and the supervisor of background jobs; it knows nothing of tools or runs. This file is the
- * informer (list+watch, resume, relist on 410, backoff, resync).
+ * backoff, a keyed lock — and the supervisor of background jobs; it knows nothing of tools or runs. This
+ * file is the informer (list+watch, resume, relist on 410, backoff, resync).
  *
  * May import: contract, config, store.
  */

@@ -31,6 +31,7 @@ import { type SystemFields, systemToResource } from '../contract/resources/conve
 import type { SystemResource } from '../contract/resources/kinds.ts';
 import { CREDENTIALS_REVISION_ANNOTATION } from '../contract/resources/labels.ts';
 import type { ResolvedSystem } from '../contract/wire/run-order.ts';
+import { KeyedLock } from '../kube/keyed-lock.ts';
 import { isResourceError, type KubeglueResources } from '../kube/resources/index.ts';
 import { type SecretStore, SecretUnreadableError } from '../kube/secrets/interface.ts';
 import { readCredentials, SystemCache } from './cache.ts';
@@ -96,6 +97,7 @@ export class SystemService {
   readonly #namespace: string;
   readonly #log: (line: string) => void;
   readonly #cache: SystemCache;
+  /** Serialises the writes of one system id within this process. */
   readonly #locks = new KeyedLock();
   readonly #documentedPlacement: SystemServiceOptions['documentedPlacement'];
   readonly #extra: SystemServiceOptions['present'];
@@ -488,26 +490,4 @@ function withRevision(resource: SystemResource): SystemResource {
       },
     },
   };
-}
-
-/** Serialises the writes of one system id within this process. */
-class KeyedLock {
-  readonly #tails = new Map<string, Promise<void>>();
-
-  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.#tails.get(key) ?? Promise.resolve();
-    let release = () => {};
-    const done = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const tail = previous.then(() => done);
-    this.#tails.set(key, tail);
-    await previous;
-    try {
-      return await fn();
-    } finally {
-      release();
-      if (this.#tails.get(key) === tail) this.#tails.delete(key);
-    }
-  }
 }
