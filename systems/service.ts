@@ -88,8 +88,9 @@ export interface SystemPage {
 
 /**
  * Systems over the System resources (one object per id and environment) and the Secrets holding their
- * credentials. Responses carry credentials only as placeholders. Runs resolve systems from a watch-fed
- * in-memory cache (start() begins the watch; without it every resolve reads the resources).
+ * credentials. Responses carry credentials only as placeholders. Runs resolve systems from the informer-fed
+ * cache (cache.ts; start() begins the watch, without it every resolve reads the resources); this process's
+ * own writes go into that cache at once.
  */
 export class SystemService {
   readonly #systems: KubeglueResources['systems'];
@@ -133,6 +134,7 @@ export class SystemService {
       let created = await this.#resourceCall(id, () =>
         this.#systems.create(systemToResource(fieldsOfSystem, this.#namespace, undefined)),
       );
+      this.#cache.observe('ADDED', created);
       try {
         if (Object.keys(credentials).length > 0) {
           // The object exists before its Secret is written and gets its reference after, so the final
@@ -141,9 +143,13 @@ export class SystemService {
           const secretName = credentialsSecretName(created.metadata.name);
           await this.#secrets.put(secretName, credentials);
           created = await this.#resourceCall(id, () => this.#refer(created, secretName));
+          this.#cache.observe('MODIFIED', created);
         }
       } catch (error) {
-        await this.#systems.delete(created.metadata.name).catch(() => {});
+        await this.#systems.delete(created.metadata.name).then(
+          () => this.#cache.observe('DELETED', created),
+          () => {},
+        );
         await this.#secrets.delete(credentialsSecretName(created.metadata.name)).catch(() => {});
         throw error;
       } finally {
@@ -262,6 +268,7 @@ export class SystemService {
     next = { ...next, metadata: { ...next.metadata, name: current.metadata.name } };
     if (body.credentials) next = withRevision(next);
     const updated = await this.#systems.update(next);
+    this.#cache.observe('MODIFIED', updated);
     if (oldRef && !ref) await this.#deleteSecret(oldRef);
     return this.#present(updated, credentials);
   }
@@ -289,6 +296,7 @@ export class SystemService {
       if (users.length > 0 && !guard.force) throw KG_ERR_SYSTEM_IN_USE(id, users);
       try {
         await this.#resourceCall(id, () => this.#systems.delete(target.metadata.name));
+        this.#cache.observe('DELETED', target);
       } finally {
         this.#cache.invalidate();
       }
@@ -388,10 +396,10 @@ export class SystemService {
   async annotate(resourceName: string, key: string, value: string | undefined): Promise<void> {
     const current = await this.#systems.get(resourceName);
     if (!current || current.metadata.annotations?.[key] === value) return;
-    await this.#systems.patch(resourceName, {
+    const patched = await this.#systems.patch(resourceName, {
       metadata: { annotations: { [key]: value ?? null } },
     } as Parameters<KubeglueResources['systems']['patch']>[1]);
-    this.#cache.invalidate();
+    this.#cache.observe('MODIFIED', patched);
   }
 
   async #addressed(id: string, environment: Environment | undefined): Promise<SystemResource> {
