@@ -44,14 +44,14 @@ export async function cancelRun(ctx: RunContext, runId: string, caller: Caller):
     error: CANCELLED_MESSAGE,
     ...(aborted.metadata.durationMs !== undefined ? { durationMs: aborted.metadata.durationMs } : {}),
   });
-  // The store already says aborted; telling the executor elsewhere is best effort (its own checks
+  // The store already says aborted; reaching the run where it executes is best effort (its own checks
   // of the stored status, the runner's heartbeat and the operator's resync catch a lost message).
   await deps.onCancelled?.(aborted).catch(() => {});
   return runView(aborted, { urlFor });
 }
 
 /**
- * How a stored cancel reaches the run's executor in any deployment (DESIGN.md "Cancel"): a sync run
+ * How a stored cancel reaches the run wherever it executes, in any deployment (DESIGN.md "Cancel"): a sync run
  * through the store's cancel channel, which every API replica listens to; an async run through its
  * ToolRun's `spec.cancel`, which the operator and (by its heartbeat) the runner act on. A ToolRun not
  * created yet never will be: the outbox start handler skips runs that are no longer running.

@@ -143,9 +143,9 @@ export function registerInternalRoutes(app: FastifyInstance, deps: InternalRoute
       }
       return GO_ON;
     }
-    const [run, execution] = await Promise.all([store.getRun(runId), store.getExecution(runId)]);
-    if (run?.status !== 'running' || execution?.attempt !== attempt) return STOP;
-    throw KG_ERR_RUN_EVENTS_GAP(batch.firstSeq, execution.lastSeq);
+    const [run, current] = await Promise.all([store.getRun(runId), store.getRunnerAttempt(runId)]);
+    if (run?.status !== 'running' || current?.attempt !== attempt) return STOP;
+    throw KG_ERR_RUN_EVENTS_GAP(batch.firstSeq, current.lastSeq);
   });
 
   app.post<RunParams>(route(INTERNAL_PATHS.heartbeat), async (request): Promise<RunnerAck> => {

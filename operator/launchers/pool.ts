@@ -106,7 +106,7 @@ export class PoolLauncher implements Launcher {
     const name = toolRun.metadata.name;
     if (this.#executions.has(name)) return { launched: true };
     if (!this.#accepting) return { launched: false };
-    const run = await this.#ctx.store.claimRunExecution(toolRun.spec.runId, this.#ctx.executor);
+    const run = await this.#ctx.store.claimRun(toolRun.spec.runId, this.#ctx.executor);
     if (!run) return { launched: false };
     const controller = new AbortController();
     const execution: PoolExecution = {

@@ -304,7 +304,10 @@ describeKube('the ToolRun controller on Kubernetes', () => {
     const secret = await main.resources.secrets.get(runTokenSecretName(toolRunName('succeed-1')));
     const token = Buffer.from(secret?.data?.token ?? '', 'base64').toString();
     expect(token.length).toBeGreaterThan(30);
-    expect(await store.findExecutionByToken(hashRunToken(token))).toEqual({ runId: 'succeed-1', attempt: 1 });
+    expect(await store.findRunnerAttemptByToken(hashRunToken(token))).toEqual({
+      runId: 'succeed-1',
+      attempt: 1,
+    });
 
     const toolRun = await finished(main, 'succeed-1');
     expect(toolRun.status).toMatchObject({
