@@ -6,7 +6,7 @@
 import { hostname } from 'node:os';
 import { poolSettings } from '../config/config.ts';
 import { WorkerPool } from '../engine/worker/pool.ts';
-import { openClusterRole } from '../kube/cluster-process.ts';
+import { openClusterProcess } from '../kube/cluster-process.ts';
 import { installLastResortHandlers } from '../kube/last-resort.ts';
 import { createClusterResources, SECRET_KIND } from '../kube/resources/index.ts';
 import { ClusterSecretStore } from '../kube/secrets/cluster.ts';
@@ -31,7 +31,7 @@ const RECOVERY_MESSAGE = syncRunError('The API replica executing this run stoppe
 const RECOVERY_SWEEP_MS = 60_000;
 
 export async function main(_args: string[]): Promise<void> {
-  const { settings, databaseUrl, masterKey, transport, resources } = openClusterRole('api');
+  const { settings, databaseUrl, masterKey, transport, resources } = openClusterProcess('api');
   const namespace = settings.namespace;
   const core = createClusterResources(transport, { namespace, kinds: { secrets: SECRET_KIND } });
   const store = await openStore({ driver: 'pg', url: databaseUrl }, { onProgress: log });
@@ -62,7 +62,7 @@ export async function main(_args: string[]): Promise<void> {
     settings,
     log,
     runners: runnerStreamCheck({
-      findExecutionByToken: (tokenHash) => store.findExecutionByToken(tokenHash),
+      findRunnerAttemptByToken: (tokenHash) => store.findRunnerAttemptByToken(tokenHash),
       getRun: (runId) => store.getRun(runId),
       gatewaysForRun: async (ids, mode) => {
         if (!gatewaysOfSystems) throw new Error('the API is starting');

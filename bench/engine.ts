@@ -1,7 +1,7 @@
 import { Agent, request } from 'undici';
 import { defaultPoolSettings } from '../config/config.ts';
 import { Tool } from '../contract/api/tool.ts';
-import type { RunOrder } from '../engine/worker/ipc.ts';
+import type { RunOrder } from '../contract/wire/run-order.ts';
 import { WorkerPool } from '../engine/worker/pool.ts';
 import { emit, interleaved, overheadFigures, progress, round, throughput, timed } from './stats.ts';
 import { startJsonTarget } from './target.ts';

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultOperatorSettings, loadSettings } from '../config/config.ts';
 import type { ToolRunResource } from '../contract/resources/kinds.ts';
+import { RUN_ID_KEY } from '../contract/resources/labels.ts';
 import { loadKubeConfig } from '../kube/kubeconfig.ts';
 import {
   ClusterTransport,
@@ -21,7 +22,6 @@ import {
   SECRET_KIND,
 } from '../kube/resources/index.ts';
 import { createPodLauncher, startOperator } from '../operator/app.ts';
-import { RUN_ID_ANNOTATION } from '../operator/launchers/launcher.ts';
 import { toolRunFor } from '../runs/toolrun.ts';
 import { openStore, type StoredRun } from '../store/index.ts';
 import { createTestNamespace } from '../test/support/kube/client.ts';
@@ -217,7 +217,7 @@ async function asyncDispatch(cp: ControlPlane, postgres: TestPostgres): Promise<
     })().catch(() => {});
     void (async () => {
       for await (const event of watched.pods.watch({ signal: watching.signal })) {
-        const runId = event.object.metadata.annotations?.[RUN_ID_ANNOTATION];
+        const runId = event.object.metadata.annotations?.[RUN_ID_KEY];
         mark(runId, 'pod');
         if (event.object.status?.phase === 'Running') mark(runId, 'podRunning');
       }

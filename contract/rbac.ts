@@ -3,6 +3,7 @@
  * renders, and for the test that checks every request the components made during the suite is
  * covered. The runner role has no entry: runner Pods get no service-account token at all.
  */
+import { GROUP } from './resources/meta.ts';
 
 export interface PolicyRule {
   apiGroups: string[];
@@ -13,7 +14,7 @@ export interface PolicyRule {
 
 export type RbacRole = 'api' | 'operator';
 
-const KUBEGLUE = 'kubeglue.dev';
+const KUBEGLUE = GROUP;
 const READ = ['get', 'list', 'watch'];
 
 export const RBAC: Record<RbacRole, PolicyRule[]> = {

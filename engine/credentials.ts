@@ -1,8 +1,8 @@
 import type { RuntimeCredentials } from '../contract/api/run.ts';
 import { RESERVED_STEP_IDS } from '../contract/api/tool.ts';
 import type { JsonObject } from '../contract/json.ts';
+import type { ResolvedSystem } from '../contract/wire/run-order.ts';
 import { Redactor } from './redact.ts';
-import type { ResolvedSystem } from './types.ts';
 
 /** Credentials of one system after runtime overrides. */
 export interface SystemCredentials {

@@ -3,8 +3,10 @@
  * the system's own host and port (its base URL, or for a dataStore its connection URL). A step on such
  * a system that calls another host connects directly, under the egress guard. Pure.
  */
+
+import type { ResolvedSystem } from '../contract/wire/run-order.ts';
 import { originOf } from './origins.ts';
-import type { GatewayRoute, ResolvedSystem } from './types.ts';
+import type { GatewayRoute } from './types.ts';
 
 function hostAndPort(origin: string): { host: string; port: number } {
   const url = new URL(origin);

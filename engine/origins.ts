@@ -3,7 +3,7 @@
  * base URL (scheme, host, port), the origin of a dataStore connection URL in its credentials, and the
  * origins listed in `extraOrigins`. Pure.
  */
-import type { ResolvedSystem } from './types.ts';
+import type { ResolvedSystem } from '../contract/wire/run-order.ts';
 
 const DEFAULT_PORTS: Record<string, string> = {
   'http:': '80',

@@ -1,5 +1,6 @@
 import type { RequestStepConfig } from '../contract/api/tool.ts';
 import type { JsonObject, JsonValue } from '../contract/json.ts';
+import type { ResolvedSystem } from '../contract/wire/run-order.ts';
 import { type CredentialView, codeAccessMessage, hasCodeAccess, requestView } from './credential-views.ts';
 import type { CredentialScope } from './credentials.ts';
 import { gatewayRouteFor } from './gateway-route.ts';
@@ -18,15 +19,7 @@ import {
   type Evaluate as TemplateEvaluate,
   undefinedVariableOf,
 } from './template.ts';
-import type {
-  EngineEvent,
-  GatewayRoute,
-  HttpCall,
-  HttpReply,
-  ProtocolContext,
-  Protocols,
-  ResolvedSystem,
-} from './types.ts';
+import type { EngineEvent, GatewayRoute, HttpCall, HttpReply, ProtocolContext, Protocols } from './types.ts';
 import { leadingExpression, renderStepUrl } from './url-template.ts';
 
 const SCHEME = /^[a-z][a-z0-9+.-]*:/i;

@@ -83,7 +83,8 @@ async function mapOrdered<T, R>(items: T[], concurrency: number, fn: (item: T, i
   return results;
 }
 
-class ToolRun {
+/** One run while runTool executes it: its steps so far, credential scope, deadline and sandbox (not the ToolRun resource). */
+class RunInProgress {
   readonly #deps: EngineDeps;
   readonly #request: EngineRequest;
   readonly #limits: EngineLimits;
@@ -477,9 +478,9 @@ export async function runTool(deps: EngineDeps, request: EngineRequest): Promise
   const scope = deps.openScope?.({ key: request.keyId ?? '', tool: request.tool.id });
   try {
     const signal = AbortSignal.any([request.signal, timeout.signal]);
-    let run: ToolRun;
+    let run: RunInProgress;
     try {
-      run = new ToolRun(deps, request, signal, deadline, timeoutMs, scope?.evaluate ?? deps.evaluate);
+      run = new RunInProgress(deps, request, signal, deadline, timeoutMs, scope?.evaluate ?? deps.evaluate);
     } catch (error) {
       if (!(error instanceof RuntimeCredentialError)) throw error;
       // Names only: the message never holds a credential value.

@@ -1,5 +1,5 @@
 import type { ApiKeyPlacement } from '../contract/api/system.ts';
-import type { ResolvedSystem } from './types.ts';
+import type { ResolvedSystem } from '../contract/wire/run-order.ts';
 
 function hasHeader(headers: Record<string, string>, name: string): boolean {
   const lower = name.toLowerCase();

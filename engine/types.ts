@@ -1,30 +1,6 @@
-import { DEFAULT_RUN_TIMEOUT_MS, type RuntimeCredentials, type StepResult } from '../contract/api/run.ts';
-import type { ApiKeyPlacement, AuthType } from '../contract/api/system.ts';
-import type { Tool } from '../contract/api/tool.ts';
-import type { JsonObject, JsonValue } from '../contract/json.ts';
-
-/** A system as the engine needs it: where it is and its credentials for the run's mode. */
-export interface ResolvedSystem {
-  id: string;
-  url?: string | undefined;
-  authType?: AuthType | undefined;
-  credentials: Record<string, string>;
-  /** Origins besides the base URL's that may receive this system's credentials (System.extraOrigins). */
-  extraOrigins?: string[] | undefined;
-  /** Networks steps using this system may reach although the egress policy refuses private ones (System.allowedNetworks). */
-  allowedNetworks?: string[] | undefined;
-  /** authType apiKey without apiKeyHeader/apiKeyQueryParam: where the system's documentation says the key goes. */
-  apiKeyPlacement?: ApiKeyPlacement | undefined;
-  /** An OAuth system whose access token the engine asks for (EngineRequest.accessToken), not a stored one. */
-  tokenManaged?: boolean | undefined;
-  /** The system is reached through a gateway agent's tunnel (System.gateway). */
-  gateway?: { tunnelId: string; target: string } | undefined;
-  /**
-   * Code (transforms, and function templates outside a request to the system's origins) may read the
-   * system's credentials (System.codeAccess). Absent: it may not.
-   */
-  codeAccess?: boolean | undefined;
-}
+import { DEFAULT_RUN_TIMEOUT_MS, type StepResult } from '../contract/api/run.ts';
+import type { JsonValue } from '../contract/json.ts';
+import type { RunOrder } from '../contract/wire/run-order.ts';
 
 /**
  * A connection to a private system: the bytes go to the gateway target, whatever the URL says; `host`
@@ -183,20 +159,16 @@ export interface EngineDeps {
   now?: () => number;
 }
 
-export interface EngineRequest {
-  /** The API key (id) that started the run: its evaluations share the sandbox fairly with other keys'. */
-  keyId?: string | undefined;
-  tool: Tool;
-  inputs: JsonObject;
-  systems: ResolvedSystem[];
-  runtimeCredentials?: RuntimeCredentials | undefined;
-  timeoutMs?: number | undefined;
-  traceId: string;
+/**
+ * What runTool executes: the run order (contract/wire/run-order.ts; its runId is the caller's business) and
+ * what cannot cross a process boundary.
+ */
+export type EngineRequest = Omit<RunOrder, 'runId'> & {
   signal: AbortSignal;
   onEvent?: ((event: EngineEvent) => void) | undefined;
   /** Where tokenManaged systems get their access token; without it their steps fail with a clear error. */
   accessToken?: AccessTokenSource | undefined;
-}
+};
 
 /**
  * A step result with `notes`: things the user should know about a step that did not fail it (credentials

@@ -7,7 +7,8 @@ import {
 } from './resources/index.ts';
 import { requireMasterKey } from './secrets/secret-box.ts';
 
-export interface ClusterRole<R extends 'api' | 'operator'> {
+/** A process of the Kubernetes deployment (api or operator), opened: not an RBAC ClusterRole. */
+export interface ClusterProcess<R extends 'api' | 'operator'> {
   settings: Settings<R>;
   /** Postgres: the Kubernetes deployment keeps runs there. */
   databaseUrl: string;
@@ -21,7 +22,7 @@ export interface ClusterRole<R extends 'api' | 'operator'> {
  * without Postgres or a master key), the API server connection and kubeglue's resources in the
  * namespace.
  */
-export function openClusterRole<R extends 'api' | 'operator'>(role: R): ClusterRole<R> {
+export function openClusterProcess<R extends 'api' | 'operator'>(role: R): ClusterProcess<R> {
   const settings = loadSettings(role);
   // What both roles read.
   const {

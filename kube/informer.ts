@@ -1,7 +1,7 @@
 /**
  * kube/: the Kubernetes kit — Resources (cluster and embedded), Secrets, informers, the work queue, leases,
- * backoff — and the supervisor of background jobs; it knows nothing of tools or runs. This file is the
- * informer (list+watch, resume, relist on 410, backoff, resync).
+ * backoff, a keyed lock — and the supervisor of background jobs; it knows nothing of tools or runs. This
+ * file is the informer (list+watch, resume, relist on 410, backoff, resync).
  *
  * May import: contract, config, store.
  */
@@ -80,6 +80,7 @@ export class Informer<T extends WireObject> {
   readonly #synced: Promise<void>;
   #markSynced: () => void = () => {};
   #hasSynced = false;
+  #live = false;
   #lastEventAt: number | undefined;
   #writeSeq = 0;
   #loop: Promise<void> | undefined;
@@ -109,6 +110,7 @@ export class Informer<T extends WireObject> {
 
   async stop(): Promise<void> {
     this.#stop.abort();
+    this.#live = false;
     for (const timer of this.#timers) clearInterval(timer);
     this.#markSynced();
     await this.#loop;
@@ -121,6 +123,16 @@ export class Informer<T extends WireObject> {
   /** Whether the first list is in memory. */
   get hasSynced(): boolean {
     return this.#hasSynced;
+  }
+
+  /**
+   * Whether the cache follows the API server now: from a successful list, and whenever a watch is under
+   * way; false from a failed list or watch until the next watch starts (it resumes from the last version
+   * seen, so it brings what was missed). A reader that must never be served data older than the watch's
+   * own delay reads the resources themselves while this is false.
+   */
+  get live(): boolean {
+    return this.#live;
   }
 
   /** When the API server last spoke to this informer (list, event, bookmark, a watch it ended): ms epoch. */
@@ -196,6 +208,7 @@ export class Informer<T extends WireObject> {
         if (this.#relistRequested) continue;
         const watchAbort = new AbortController();
         this.#watchAbort = watchAbort;
+        this.#live = true;
         const events = this.#client.watch({
           resourceVersion: version,
           signal: AbortSignal.any([signal, watchAbort.signal]),
@@ -217,6 +230,7 @@ export class Informer<T extends WireObject> {
         if (!signal.aborted && !watchAbort.signal.aborted) this.#lastEventAt = Date.now();
       } catch (error) {
         if (signal.aborted) return;
+        this.#live = false;
         if (isResourceError(error, 'Gone')) {
           version = undefined;
           this.#log(`watch history expired; listing again`);
@@ -254,6 +268,7 @@ export class Informer<T extends WireObject> {
       this.#apply('DELETED', object);
     }
     for (const [name, pending] of [...this.#pending]) if (pending.seq <= listSeq) this.#pending.delete(name);
+    this.#live = true;
     if (!this.#hasSynced) {
       this.#hasSynced = true;
       this.#markSynced();

@@ -1,7 +1,7 @@
 /**
- * operator/: the reconcilers (tool/, system/, toolrun/) as a pure decide plus an executor, the launchers of
- * runs (launchers/: worker pool or runner Pods), outbox delivery (outbox/: starts, chains, notifications)
- * and retention. Never the API.
+ * operator/: the reconcilers (tool/, system/, toolrun/) as a pure decide plus execute (which applies its
+ * actions), the launchers of runs (launchers/: worker pool or runner Pods), outbox delivery (outbox/:
+ * starts, chains, notifications) and retention. Never the API.
  *
  * May import: contract, config, engine, kube, store, runs, tools, systems.
  */
@@ -17,7 +17,7 @@ import type { Store } from '../store/index.ts';
 import { createEventRecorder, type EventSink } from './events.ts';
 import type { ControllerHealth } from './health.ts';
 import type { Launcher } from './launchers/launcher.ts';
-import { type ExecutionReader, PodLauncher, type RunTokenIssuer } from './launchers/pod.ts';
+import { PodLauncher, type RunnerAttemptReader, type RunTokenIssuer } from './launchers/pod.ts';
 import { type ChainStarter, createChainDeadHandler, createChainHandler } from './outbox/chain.ts';
 import { createNotifyHandler } from './outbox/notify.ts';
 import { OutboxDelivery } from './outbox/outbox.ts';
@@ -79,7 +79,7 @@ export interface Operator {
 export function createPodLauncher(deps: {
   pods: ResourceClient<Pod>;
   secrets: ResourceClient<Secret>;
-  store: RunTokenIssuer & ExecutionReader;
+  store: RunTokenIssuer & RunnerAttemptReader;
   settings: OperatorSettings;
   log?: (line: string) => void;
 }): PodLauncher {
@@ -87,7 +87,7 @@ export function createPodLauncher(deps: {
     pods: deps.pods,
     secrets: deps.secrets,
     tokens: deps.store,
-    executions: deps.store,
+    attempts: deps.store,
     buildPod: (toolRun, attempt, names) => buildRunnerPod(toolRun, attempt, names, deps.settings),
     ...(deps.log ? { log: deps.log } : {}),
   });

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { operatorSettings } from '../config/config.ts';
-import { openClusterRole } from '../kube/cluster-process.ts';
+import { openClusterProcess } from '../kube/cluster-process.ts';
 import { registerJobMetrics } from '../kube/job-metrics.ts';
 import { installLastResortHandlers } from '../kube/last-resort.ts';
 import { LeaderElector } from '../kube/lease.ts';
@@ -30,9 +30,9 @@ import { createClusterChainStarter } from './outbox/cluster-chains.ts';
 const log = (line: string) => console.log(`kubeglue operator: ${line}`);
 
 export async function main(_args: string[]): Promise<void> {
-  const role = openClusterRole('operator');
-  const { databaseUrl, masterKey, transport, resources } = role;
-  const settings = operatorSettings(role.settings);
+  const opened = openClusterProcess('operator');
+  const { databaseUrl, masterKey, transport, resources } = opened;
+  const settings = operatorSettings(opened.settings);
   const namespace = settings.namespace;
   const core = createClusterResources(transport, {
     namespace,

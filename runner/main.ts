@@ -6,55 +6,24 @@
  *
  * Runs one run in this process, the same way a pool worker does: the runner Pod's entrypoint.
  * Usage: kubeglue runner [--order order.json] [--out result.json]
- * The order (a RunOrder) is read from the file or stdin; the EngineResult is written as JSON to the
+ * The order (a RunOrder, contract/wire/run-order.ts) is read from the file or stdin; the EngineResult is written as JSON to the
  * file or stdout. Exit code: 0 success, 2 failed or aborted, 1 could not run at all.
  * SIGTERM/SIGINT cancel the run, which then ends as aborted.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
 import { engineSettings, loadSettings, type RunnerSettings } from '../config/config.ts';
-import { RuntimeCredentials } from '../contract/api/run.ts';
-import { ApiKeyPlacement, AuthType } from '../contract/api/system.ts';
-import { Tool } from '../contract/api/tool.ts';
-import { JsonObject } from '../contract/json.ts';
+import { RunOrder } from '../contract/wire/run-order.ts';
 import { createEngineDeps } from '../engine/deps.ts';
 import { closeHttpAgent } from '../engine/protocols/http.ts';
 import { closePostgresPools } from '../engine/protocols/index.ts';
 import { runTool } from '../engine/run-tool.ts';
-import type { RunOrder } from '../engine/worker/ipc.ts';
-
-export const RunOrderSchema = z.object({
-  runId: z.string().min(1),
-  keyId: z.string().optional(),
-  tool: Tool,
-  inputs: JsonObject.default({}),
-  systems: z
-    .array(
-      z.object({
-        id: z.string(),
-        url: z.string().optional(),
-        authType: AuthType.optional(),
-        credentials: z.record(z.string(), z.string()),
-        extraOrigins: z.array(z.string()).optional(),
-        codeAccess: z.boolean().optional(),
-        allowedNetworks: z.array(z.string()).optional(),
-        apiKeyPlacement: ApiKeyPlacement.optional(),
-        tokenManaged: z.boolean().optional(),
-        gateway: z.strictObject({ tunnelId: z.string(), target: z.string() }).optional(),
-      }),
-    )
-    .default([]),
-  runtimeCredentials: RuntimeCredentials.optional(),
-  timeoutMs: z.number().int().positive().optional(),
-  traceId: z.string().min(1),
-}) satisfies z.ZodType<RunOrder, unknown>;
 
 async function runOrder(args: string[], settings: RunnerSettings): Promise<number> {
   const { values } = parseArgs({ args, options: { order: { type: 'string' }, out: { type: 'string' } } });
   const raw = values.order ? await readFile(values.order, 'utf8') : await text(process.stdin);
-  const parsed = RunOrderSchema.safeParse(JSON.parse(raw));
+  const parsed = RunOrder.safeParse(JSON.parse(raw));
   if (!parsed.success) {
     console.error(
       `runner: invalid run order: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,

@@ -8,6 +8,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { z } from 'zod';
 import type { RunnerSettings } from '../config/config.ts';
+import { RunOrder } from '../contract/wire/run-order.ts';
 import {
   AccessTokenAnswer,
   encodeSummary,
@@ -23,8 +24,6 @@ import { closeHttpAgent } from '../engine/protocols/http.ts';
 import { closePostgresPools } from '../engine/protocols/index.ts';
 import { runTool } from '../engine/run-tool.ts';
 import type { EngineEvent, EngineResult, GrantedToken } from '../engine/types.ts';
-import type { RunOrder } from '../engine/worker/ipc.ts';
-import { RunOrderSchema } from './main.ts';
 import { InternalApiError, InternalClient, withRetry } from './pod-client.ts';
 import { type PodRunnerConfig, podRunnerConfig } from './pod-env.ts';
 import { EventShipper } from './pod-events.ts';
@@ -174,7 +173,7 @@ class PodRun {
         this.#client.call(
           'GET',
           INTERNAL_PATHS.order(this.#config.runId),
-          RunOrderSchema,
+          RunOrder,
           undefined,
           this.#stop.signal,
         ),

@@ -2,13 +2,9 @@ import type { ExecutionMode, RequestSource, RunOptions } from '../contract/api/r
 import type { Tool } from '../contract/api/tool.ts';
 import { labelValueForId, shortHash, slug } from '../contract/resources/convert.ts';
 import type { ToolRunResource } from '../contract/resources/kinds.ts';
+import { RECORDED_FINALIZER, RUN_ID_KEY, TOOL_ID_LABEL } from '../contract/resources/labels.ts';
 import { API_VERSION, type OwnerReference } from '../contract/resources/meta.ts';
 import type { StoredRun } from '../store/index.ts';
-
-export const RUN_ID_LABEL = 'kubeglue.dev/run-id';
-export const TOOL_ID_LABEL = 'kubeglue.dev/tool-id';
-/** Held until the store has the run's terminal state, so the ToolRun never disappears first. */
-export const RECORDED_FINALIZER = 'kubeglue.dev/run-recorded';
 
 /** A DNS-1123 name per run id: `run-<slug>-<hash>` (run ids may be any string the API accepts). */
 export function toolRunName(runId: string): string {
@@ -26,7 +22,7 @@ export function toolRunFor(run: StoredRun, namespace: string, owner?: OwnerRefer
     metadata: {
       name: toolRunName(run.runId),
       namespace,
-      labels: { [RUN_ID_LABEL]: labelValueForId(run.runId), [TOOL_ID_LABEL]: labelValueForId(run.toolId) },
+      labels: { [RUN_ID_KEY]: labelValueForId(run.runId), [TOOL_ID_LABEL]: labelValueForId(run.toolId) },
       finalizers: [RECORDED_FINALIZER],
       ...(owner ? { ownerReferences: [owner] } : {}),
     },

@@ -11,15 +11,6 @@ import {
 } from './queries/api-keys.ts';
 import { type DocumentationStore, documentationQueries } from './queries/documentation.ts';
 import {
-  acceptEvents,
-  findEndedExecutionByToken,
-  findExecutionByToken,
-  getExecution,
-  issueRunToken,
-  nextStepSeq,
-  recordHeartbeat,
-} from './queries/executions.ts';
-import {
   CANCEL_CHANNEL,
   EXECUTOR_LOCK_SQL,
   failRunsOfDeadExecutors,
@@ -67,8 +58,17 @@ import {
 } from './queries/run-results.ts';
 import { finishRun, insertRun } from './queries/run-writes.ts';
 import {
+  acceptEvents,
+  findEndedRunnerAttemptByToken,
+  findRunnerAttemptByToken,
+  getRunnerAttempt,
+  issueRunToken,
+  nextStepSeq,
+  recordHeartbeat,
+} from './queries/runner-attempts.ts';
+import {
   abortRun,
-  claimRunExecution,
+  claimRun,
   failRunningRuns,
   failStartedRuns,
   getRun,
@@ -80,15 +80,15 @@ import {
 import { deleteSecret, getSecret, putSecret } from './queries/secrets.ts';
 import { createRunWriteBatcher, type RunWriteBatcher } from './run-batcher.ts';
 import type {
-  EndedRunExecution,
+  EndedRunnerAttempt,
   FinishRun,
   InsertRunOptions,
   InsertRunResult,
   ListRunsFilter,
   OutboxInput,
   OutboxRow,
-  RunExecution,
-  RunExecutionRef,
+  RunnerAttempt,
+  RunnerAttemptRef,
   RunPage,
   StoredApiKey,
   StoredFileArtifact,
@@ -155,7 +155,7 @@ export interface StoreQueries {
     opts: { fromAttempt: number; fromExecutor?: string },
   ): Promise<StoredRun | undefined>;
   /** Sets the executor of a running, not yet started run; undefined when not running or already claimed. */
-  claimRunExecution(runId: string, executor: string): Promise<StoredRun | undefined>;
+  claimRun(runId: string, executor: string): Promise<StoredRun | undefined>;
   getRun(runId: string): Promise<StoredRun | undefined>;
   listRuns(filter: ListRunsFilter): Promise<RunPage>;
   saveStepResult(runId: string, seq: number, result: StoredStepResult): Promise<void>;
@@ -191,15 +191,15 @@ export interface StoreQueries {
   pruneOutbox(before: string): Promise<number>;
 
   /**
-   * Runner executions (store/queries/executions.ts): only the SHA-256 hash of a run's token is stored.
+   * Runner attempts (store/queries/runner-attempts.ts, table run_executions): only the SHA-256 hash of a run's token is stored.
    * Issues the token of an attempt of a running run; false if not running or a later attempt holds one.
    * A new attempt replaces the token, restarts the event sequence and drops older partial step results.
    */
   issueRunToken(runId: string, attempt: number, tokenHash: string, issuedAt?: string): Promise<boolean>;
   /** Only while the run is running. */
-  findExecutionByToken(tokenHash: string): Promise<RunExecutionRef | undefined>;
+  findRunnerAttemptByToken(tokenHash: string): Promise<RunnerAttemptRef | undefined>;
   /** Only once the run has ended; grants nothing, it lets the runner be told its run is over. */
-  findEndedExecutionByToken(tokenHash: string): Promise<EndedRunExecution | undefined>;
+  findEndedRunnerAttemptByToken(tokenHash: string): Promise<EndedRunnerAttempt | undefined>;
   /** False when the attempt is not current or the run is no longer running. */
   recordHeartbeat(runId: string, attempt: number, at: string): Promise<boolean>;
   /**
@@ -209,7 +209,7 @@ export interface StoreQueries {
   acceptEvents(runId: string, attempt: number, firstSeq: number, count: number): Promise<number | undefined>;
   /** The seq of the run's next step result (0-based). */
   nextStepSeq(runId: string): Promise<number>;
-  getExecution(runId: string): Promise<RunExecution | undefined>;
+  getRunnerAttempt(runId: string): Promise<RunnerAttempt | undefined>;
 
   /**
    * Sealed runtime credentials of an accepted async run (written with the run: InsertRunOptions.sealedCredentials),
@@ -333,7 +333,7 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     failStartedRuns: (opts) => failStartedRuns(db, opts),
     listStartedRuns: (opts) => listStartedRuns(db, opts),
     retryRun: (runId, opts) => retryRun(db, runId, opts),
-    claimRunExecution: (runId, executor) => claimRunExecution(db, runId, executor),
+    claimRun: (runId, executor) => claimRun(db, runId, executor),
     getRun: (runId) => getRun(db, runId),
     listRuns: (filter) => listRuns(db, filter),
     saveStepResult: (runId, seq, result) => saveStepResult(db, runId, seq, result),
@@ -356,12 +356,12 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     pruneOutbox: (before) => pruneOutbox(db, before),
     issueRunToken: (runId, attempt, tokenHash, issuedAt) =>
       issueRunToken(db, runId, attempt, tokenHash, issuedAt ?? new Date().toISOString()),
-    findExecutionByToken: (tokenHash) => findExecutionByToken(db, tokenHash),
-    findEndedExecutionByToken: (tokenHash) => findEndedExecutionByToken(db, tokenHash),
+    findRunnerAttemptByToken: (tokenHash) => findRunnerAttemptByToken(db, tokenHash),
+    findEndedRunnerAttemptByToken: (tokenHash) => findEndedRunnerAttemptByToken(db, tokenHash),
     recordHeartbeat: (runId, attempt, at) => recordHeartbeat(db, runId, attempt, at),
     acceptEvents: (runId, attempt, firstSeq, count) => acceptEvents(db, runId, attempt, firstSeq, count),
     nextStepSeq: (runId) => nextStepSeq(db, runId),
-    getExecution: (runId) => getExecution(db, runId),
+    getRunnerAttempt: (runId) => getRunnerAttempt(db, runId),
     getRunCredentials: (runId) => getRunCredentials(db, runId),
     deleteRunCredentials: (runId) => deleteRunCredentials(db, runId),
     pruneRunCredentials: () => pruneRunCredentials(db),

@@ -186,18 +186,18 @@ export interface OutboxRow {
 }
 
 /** The attempt a runner token belongs to. */
-export interface RunExecutionRef {
+export interface RunnerAttemptRef {
   runId: string;
   attempt: number;
 }
 
-/** A runner token's execution whose run has ended. */
-export interface EndedRunExecution extends RunExecutionRef {
+/** A runner token's attempt whose run has ended. */
+export interface EndedRunnerAttempt extends RunnerAttemptRef {
   status: TerminalRunStatus;
 }
 
 /** A `run_executions` row: the current attempt of a run executed by a runner Pod (never its token). */
-export interface RunExecution {
+export interface RunnerAttempt {
   attempt: number;
   issuedAt: string;
   heartbeatAt: string | null;

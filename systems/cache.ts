@@ -1,8 +1,9 @@
 import { KG_ERR_RUN_SYSTEM_MISSING } from '../contract/api/errors.ts';
 import type { Environment } from '../contract/api/system.ts';
 import type { SystemResource } from '../contract/resources/kinds.ts';
-import type { ResolvedSystem } from '../engine/types.ts';
-import { isResourceError, type ListResult, type ResourceClient } from '../kube/resources/index.ts';
+import type { ResolvedSystem } from '../contract/wire/run-order.ts';
+import { Informer } from '../kube/informer.ts';
+import type { ResourceClient } from '../kube/resources/index.ts';
 import type { SecretStore } from '../kube/secrets/interface.ts';
 import { credentialsSecretName, groupVariants, variantForMode, withoutUndefined } from './model.ts';
 import { isManagedOAuth } from './oauth/config.ts';
@@ -75,87 +76,72 @@ export async function readCredentials(
   return Object.freeze((await secrets.get(name)) ?? {});
 }
 
-/** A watch open this long was established: its end is a dropped connection, not a refusal to back off from. */
-const ESTABLISHED_WATCH_MS = 1_000;
-
 const EMPTY: Readonly<Record<string, string>> = Object.freeze({});
 
 export interface SystemCacheOptions {
   systems: ResourceClient<SystemResource>;
   secrets: SecretStore;
   log?: (line: string) => void;
-  /** Backoff bounds of the watch restarts (ms). */
-  retryMinMs?: number;
-  retryMaxMs?: number;
 }
 
 /**
- * The systems runs resolve against, kept in memory while a watch on the System resources is running. Any
- * watch event (a write by this process, another replica, kubectl or GitOps) and every write of this process
- * drops the snapshot; the next read lists again. Without a running watch nothing is cached, so a reader
- * never sees data older than the watch's own delay.
+ * The systems runs resolve against: the System resources in memory through the kit's informer, grouped
+ * into a snapshot whose credentials are read once each. Any change the informer sees (a write by this
+ * process, another replica, kubectl or GitOps) drops the snapshot and the cached copy of the changed
+ * system's Secret. While the informer's watch is not live (not started, closed, or interrupted) nothing
+ * is served from memory: every read lists the resources, so a reader never sees data older than the
+ * watch's own delay.
  */
 export class SystemCache {
   readonly #systems: ResourceClient<SystemResource>;
   readonly #secrets: SecretStore;
-  readonly #log: (line: string) => void;
-  readonly #retryMinMs: number;
-  readonly #retryMaxMs: number;
-  /** Installed when a load starts, cleared by invalidate(): a load that started earlier is never reinstalled. */
-  #current: Promise<SystemSnapshot> | undefined;
-  #caching = false;
-  #abort: AbortController | undefined;
-  #loop: Promise<void> | undefined;
+  readonly #informer: Informer<SystemResource>;
+  #started = false;
+  #current: SystemSnapshot | undefined;
 
   constructor(options: SystemCacheOptions) {
     this.#systems = options.systems;
     this.#secrets = options.secrets;
-    this.#log = options.log ?? (() => {});
-    this.#retryMinMs = options.retryMinMs ?? 200;
-    this.#retryMaxMs = options.retryMaxMs ?? 10_000;
+    this.#informer = new Informer(options.systems, {
+      kind: 'System',
+      // Readers look systems up when a run starts; nothing here needs a periodic nudge.
+      resyncMs: 0,
+      ...(options.log ? { log: options.log } : {}),
+    });
+    this.#informer.onEvent((_type, resource) => this.#onChange(resource));
   }
 
-  /** Lists the systems, then keeps watching them; caching is on from then until close(). */
+  /** Lists the systems, then keeps watching them; reads are served from memory from then until close(). */
   async start(): Promise<void> {
-    if (this.#abort) return;
-    const abort = new AbortController();
-    this.#abort = abort;
-    let listed: ListResult<SystemResource>;
-    try {
-      listed = await this.#systems.list();
-    } catch (error) {
-      this.#abort = undefined;
-      throw error;
-    }
-    this.#current = Promise.resolve(new SystemSnapshot(listed.items, this.#secrets));
-    this.#caching = true;
-    this.#loop = this.#watch(listed.resourceVersion, abort.signal);
+    if (this.#started) return;
+    await this.#informer.start();
+    this.#started = true;
   }
 
   async close(): Promise<void> {
-    this.#abort?.abort();
-    await this.#loop;
-    this.#caching = false;
+    this.#started = false;
     this.#current = undefined;
-  }
-
-  /** Whether reads are currently served from memory. */
-  get caching(): boolean {
-    return this.#caching;
+    await this.#informer.stop();
   }
 
   snapshot(): Promise<SystemSnapshot> {
-    if (!this.#caching) return this.#load();
-    if (!this.#current) {
-      const loading = this.#load();
-      this.#current = loading;
-      loading.catch(() => {
-        if (this.#current === loading) this.#current = undefined;
-      });
+    if (!this.#started || !this.#informer.live) {
+      this.#current = undefined;
+      return this.#load();
     }
-    return this.#current;
+    this.#current ??= new SystemSnapshot(this.#informer.values(), this.#secrets);
+    return Promise.resolve(this.#current);
   }
 
+  /**
+   * A write of this process, applied to the cache at once (read-your-writes): what create, update or patch
+   * returned, or for a delete the object deleted.
+   */
+  observe(type: 'ADDED' | 'MODIFIED' | 'DELETED', resource: SystemResource): void {
+    this.#informer.observe(type, resource);
+  }
+
+  /** Drops the snapshot (its credentials are read again): after a write whose outcome is not known. */
   invalidate(): void {
     this.#current = undefined;
   }
@@ -172,54 +158,4 @@ export class SystemCache {
     this.#secrets.forget?.(credentialsSecretName(resource.metadata.name));
     this.invalidate();
   }
-
-  async #watch(initialVersion: string, signal: AbortSignal): Promise<void> {
-    let version: string | undefined = initialVersion;
-    let delay = this.#retryMinMs;
-    while (!signal.aborted) {
-      const startedAt = Date.now();
-      try {
-        if (version === undefined) {
-          version = (await this.#systems.list()).resourceVersion;
-          this.invalidate();
-          this.#caching = true;
-          this.#log('system watch restored');
-        }
-        let events = 0;
-        for await (const event of this.#systems.watch({ resourceVersion: version, signal })) {
-          events += 1;
-          delay = this.#retryMinMs;
-          version = event.object.metadata.resourceVersion ?? version;
-          this.#onChange(event.object);
-        }
-        // The server ended the stream (Kubernetes does so periodically): resume where it stopped.
-        if (events === 0 && !signal.aborted) await sleep(delay, signal);
-      } catch (error) {
-        if (signal.aborted) break;
-        // A watch that was open a while lost its connection; the API server is not refusing us.
-        if (Date.now() - startedAt >= ESTABLISHED_WATCH_MS) delay = this.#retryMinMs;
-        // Events may have been missed: stop caching until a fresh list and watch are in place.
-        this.#caching = false;
-        this.invalidate();
-        version = undefined;
-        const reason = isResourceError(error, 'Gone') ? 'history compacted' : (error as Error).message;
-        this.#log(`system watch interrupted (${reason}); serving systems uncached, retrying in ${delay} ms`);
-        await sleep(delay, signal);
-        delay = Math.min(delay * 2, this.#retryMaxMs);
-      }
-    }
-  }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -6,8 +6,9 @@ import {
   type System,
   superglueAuthenticationType,
 } from '../contract/api/system.ts';
-import { systemResourceName, UPDATED_AT_ANNOTATION } from '../contract/resources/convert.ts';
+import { systemResourceName } from '../contract/resources/convert.ts';
 import type { SystemResource } from '../contract/resources/kinds.ts';
+import { UPDATED_AT_ANNOTATION } from '../contract/resources/labels.ts';
 
 /** The dev and prod objects of one system id. */
 export type Variants = ReadonlyMap<Environment, SystemResource>;

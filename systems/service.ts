@@ -29,7 +29,9 @@ import {
 } from '../contract/api/system.ts';
 import { type SystemFields, systemToResource } from '../contract/resources/convert.ts';
 import type { SystemResource } from '../contract/resources/kinds.ts';
-import type { ResolvedSystem } from '../engine/types.ts';
+import { CREDENTIALS_REVISION_ANNOTATION } from '../contract/resources/labels.ts';
+import type { ResolvedSystem } from '../contract/wire/run-order.ts';
+import { KeyedLock } from '../kube/keyed-lock.ts';
 import { isResourceError, type KubeglueResources } from '../kube/resources/index.ts';
 import { type SecretStore, SecretUnreadableError } from '../kube/secrets/interface.ts';
 import { readCredentials, SystemCache } from './cache.ts';
@@ -45,12 +47,6 @@ import {
   variantForRequest,
   withoutUndefined,
 } from './model.ts';
-
-/**
- * Changes whenever a variant's credentials are rewritten, so the System object itself changes and every
- * watcher (other replicas) drops its cached copy, even when nothing else in the object differs.
- */
-export const CREDENTIALS_REVISION_ANNOTATION = 'kubeglue.dev/credentials-revision';
 
 const MAX_UPDATE_ATTEMPTS = 5;
 
@@ -92,8 +88,9 @@ export interface SystemPage {
 
 /**
  * Systems over the System resources (one object per id and environment) and the Secrets holding their
- * credentials. Responses carry credentials only as placeholders. Runs resolve systems from a watch-fed
- * in-memory cache (start() begins the watch; without it every resolve reads the resources).
+ * credentials. Responses carry credentials only as placeholders. Runs resolve systems from the informer-fed
+ * cache (cache.ts; start() begins the watch, without it every resolve reads the resources); this process's
+ * own writes go into that cache at once.
  */
 export class SystemService {
   readonly #systems: KubeglueResources['systems'];
@@ -101,6 +98,7 @@ export class SystemService {
   readonly #namespace: string;
   readonly #log: (line: string) => void;
   readonly #cache: SystemCache;
+  /** Serialises the writes of one system id within this process. */
   readonly #locks = new KeyedLock();
   readonly #documentedPlacement: SystemServiceOptions['documentedPlacement'];
   readonly #extra: SystemServiceOptions['present'];
@@ -136,6 +134,7 @@ export class SystemService {
       let created = await this.#resourceCall(id, () =>
         this.#systems.create(systemToResource(fieldsOfSystem, this.#namespace, undefined)),
       );
+      this.#cache.observe('ADDED', created);
       try {
         if (Object.keys(credentials).length > 0) {
           // The object exists before its Secret is written and gets its reference after, so the final
@@ -144,9 +143,13 @@ export class SystemService {
           const secretName = credentialsSecretName(created.metadata.name);
           await this.#secrets.put(secretName, credentials);
           created = await this.#resourceCall(id, () => this.#refer(created, secretName));
+          this.#cache.observe('MODIFIED', created);
         }
       } catch (error) {
-        await this.#systems.delete(created.metadata.name).catch(() => {});
+        await this.#systems.delete(created.metadata.name).then(
+          () => this.#cache.observe('DELETED', created),
+          () => {},
+        );
         await this.#secrets.delete(credentialsSecretName(created.metadata.name)).catch(() => {});
         throw error;
       } finally {
@@ -265,6 +268,7 @@ export class SystemService {
     next = { ...next, metadata: { ...next.metadata, name: current.metadata.name } };
     if (body.credentials) next = withRevision(next);
     const updated = await this.#systems.update(next);
+    this.#cache.observe('MODIFIED', updated);
     if (oldRef && !ref) await this.#deleteSecret(oldRef);
     return this.#present(updated, credentials);
   }
@@ -292,6 +296,7 @@ export class SystemService {
       if (users.length > 0 && !guard.force) throw KG_ERR_SYSTEM_IN_USE(id, users);
       try {
         await this.#resourceCall(id, () => this.#systems.delete(target.metadata.name));
+        this.#cache.observe('DELETED', target);
       } finally {
         this.#cache.invalidate();
       }
@@ -391,10 +396,10 @@ export class SystemService {
   async annotate(resourceName: string, key: string, value: string | undefined): Promise<void> {
     const current = await this.#systems.get(resourceName);
     if (!current || current.metadata.annotations?.[key] === value) return;
-    await this.#systems.patch(resourceName, {
+    const patched = await this.#systems.patch(resourceName, {
       metadata: { annotations: { [key]: value ?? null } },
     } as Parameters<KubeglueResources['systems']['patch']>[1]);
-    this.#cache.invalidate();
+    this.#cache.observe('MODIFIED', patched);
   }
 
   async #addressed(id: string, environment: Environment | undefined): Promise<SystemResource> {
@@ -493,26 +498,4 @@ function withRevision(resource: SystemResource): SystemResource {
       },
     },
   };
-}
-
-/** Serialises the writes of one system id within this process. */
-class KeyedLock {
-  readonly #tails = new Map<string, Promise<void>>();
-
-  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.#tails.get(key) ?? Promise.resolve();
-    let release = () => {};
-    const done = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const tail = previous.then(() => done);
-    this.#tails.set(key, tail);
-    await previous;
-    try {
-      return await fn();
-    } finally {
-      release();
-      if (this.#tails.get(key) === tail) this.#tails.delete(key);
-    }
-  }
 }

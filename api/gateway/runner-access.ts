@@ -18,7 +18,7 @@ export interface RunnerStreamRequest {
 export type RunnerStreamCheck = (request: RunnerStreamRequest) => Promise<string | undefined>;
 
 export interface RunnerAccessSources {
-  findExecutionByToken(tokenHash: string): Promise<{ runId: string } | undefined>;
+  findRunnerAttemptByToken(tokenHash: string): Promise<{ runId: string } | undefined>;
   getRun(runId: string): Promise<Pick<StoredRun, 'systemIds' | 'executionMode'> | undefined>;
   gatewaysForRun(
     systemIds: readonly string[],
@@ -32,8 +32,8 @@ export interface RunnerAccessSources {
  */
 export function runnerStreamCheck(sources: RunnerAccessSources): RunnerStreamCheck {
   return async ({ runId, token, tunnelId, target }) => {
-    const execution = await sources.findExecutionByToken(hashRunToken(token));
-    if (execution?.runId !== runId) return `the token of run ${runId} is not valid, or the run has ended`;
+    const attempt = await sources.findRunnerAttemptByToken(hashRunToken(token));
+    if (attempt?.runId !== runId) return `the token of run ${runId} is not valid, or the run has ended`;
     const run = await sources.getRun(runId);
     if (!run) return `run ${runId} does not exist`;
     const gateways = await sources.gatewaysForRun(run.systemIds, run.executionMode ?? 'prod');

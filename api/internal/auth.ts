@@ -17,13 +17,13 @@ export type RunnerIdentity =
 const BEARER = /^bearer[ \t]+(\S{1,512})[ \t]*$/i;
 
 /**
- * Who is calling: the token is hashed and its execution looked up by hash. The comparison that decides
+ * Who is calling: the token is hashed and its runner attempt looked up by hash. The comparison that decides
  * happens on SHA-256 digests inside an index, so response timing reveals at most a prefix of a digest,
  * which does not help forge a token. `ended`: whether a token of a run that has ended is recognised
  * (for answers that only tell the runner to stop); otherwise only a running run's token is.
  */
 export async function identifyRunner(
-  store: Pick<StoreQueries, 'findExecutionByToken' | 'findEndedExecutionByToken'>,
+  store: Pick<StoreQueries, 'findRunnerAttemptByToken' | 'findEndedRunnerAttemptByToken'>,
   request: FastifyRequest<{ Params: { runId: string } }>,
   opts: { ended: boolean },
 ): Promise<RunnerIdentity> {
@@ -31,10 +31,10 @@ export async function identifyRunner(
   if (!match?.[1]) throw KG_ERR_MISSING_RUN_TOKEN();
   const tokenHash = hashRunToken(match[1]);
   let identity: RunnerIdentity | undefined;
-  const live = await store.findExecutionByToken(tokenHash);
+  const live = await store.findRunnerAttemptByToken(tokenHash);
   if (live) identity = { live: true, ...live };
   else if (opts.ended) {
-    const ended = await store.findEndedExecutionByToken(tokenHash);
+    const ended = await store.findEndedRunnerAttemptByToken(tokenHash);
     if (ended) identity = { live: false, ...ended };
   }
   if (!identity) throw KG_ERR_INVALID_RUN_TOKEN();

@@ -2,8 +2,7 @@ import { ApiError } from '../../contract/api/errors.ts';
 import type { RunOptions, RuntimeCredentials } from '../../contract/api/run.ts';
 import { Tool } from '../../contract/api/tool.ts';
 import { formatIssues } from '../../contract/format-issues.ts';
-import type { ResolvedSystem } from '../../engine/types.ts';
-import type { RunOrder } from '../../engine/worker/ipc.ts';
+import type { ResolvedSystem, RunOrder } from '../../contract/wire/run-order.ts';
 import type { ExecutionMode, StoredRun } from '../../store/index.ts';
 
 export interface OrderSources {

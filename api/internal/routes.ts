@@ -7,6 +7,7 @@ import {
   KG_ERR_RUN_SYSTEM_NOT_USED,
   KG_ERR_RUN_TOKENS_UNAVAILABLE,
 } from '../../contract/api/errors.ts';
+import type { RunOrder } from '../../contract/wire/run-order.ts';
 import {
   type AccessTokenAnswer,
   AccessTokenRequest,
@@ -17,7 +18,6 @@ import {
   type RunnerAck,
 } from '../../contract/wire/runner.ts';
 import type { EngineResult, GrantedToken } from '../../engine/types.ts';
-import type { RunOrder } from '../../engine/worker/ipc.ts';
 import { finishFromResult } from '../../runs/completion.ts';
 import type { RunEventHub, RunRef } from '../../runs/run-events.ts';
 import type { ExecutionMode, Store, StoredRun, TerminalRunStatus } from '../../store/index.ts';
@@ -143,9 +143,9 @@ export function registerInternalRoutes(app: FastifyInstance, deps: InternalRoute
       }
       return GO_ON;
     }
-    const [run, execution] = await Promise.all([store.getRun(runId), store.getExecution(runId)]);
-    if (run?.status !== 'running' || execution?.attempt !== attempt) return STOP;
-    throw KG_ERR_RUN_EVENTS_GAP(batch.firstSeq, execution.lastSeq);
+    const [run, current] = await Promise.all([store.getRun(runId), store.getRunnerAttempt(runId)]);
+    if (run?.status !== 'running' || current?.attempt !== attempt) return STOP;
+    throw KG_ERR_RUN_EVENTS_GAP(batch.firstSeq, current.lastSeq);
   });
 
   app.post<RunParams>(route(INTERNAL_PATHS.heartbeat), async (request): Promise<RunnerAck> => {

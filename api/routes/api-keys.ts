@@ -11,6 +11,7 @@ import {
   KG_ERR_LAST_ADMIN_KEY,
   KG_ERR_VALIDATION,
 } from '../../contract/api/errors.ts';
+import { KeyedLock } from '../../kube/keyed-lock.ts';
 import type { StoredApiKey } from '../../store/index.ts';
 import { type ApiKeyStore, generateApiKey, hashApiKey, newApiKeyId } from '../api-keys.ts';
 import { type Auth, principalOf } from '../auth.ts';
@@ -87,7 +88,7 @@ export function apiKeyHandlers(
   const { store, auth } = deps;
   // Revocations in this process run one at a time, so two concurrent requests cannot each revoke
   // one of the last two admin keys.
-  let revoking: Promise<unknown> = Promise.resolve();
+  const revocations = new KeyedLock();
 
   return {
     createApiKey: async ({ body }, request, reply) => {
@@ -128,9 +129,7 @@ export function apiKeyHandlers(
         auth.evict(keyId);
         return { success: true };
       };
-      const result = revoking.then(revoke);
-      revoking = result.catch(() => {});
-      return result;
+      return revocations.run('revoke', revoke);
     },
   };
 }

@@ -2,13 +2,8 @@ import { createHash } from 'node:crypto';
 import type { Environment } from '../api/system.ts';
 import type { Tool } from '../api/tool.ts';
 import type { SystemResource, SystemSpec, ToolResource, ToolSpec } from './kinds.ts';
+import { ENVIRONMENT_LABEL, SYSTEM_ID_LABEL, UPDATED_AT_ANNOTATION } from './labels.ts';
 import { API_VERSION } from './meta.ts';
-
-/** Annotation that carries `updatedAt`, which Kubernetes metadata has no field for. */
-export const UPDATED_AT_ANNOTATION = 'kubeglue.dev/updated-at';
-/** Label shared by the dev and prod objects of one system id. */
-export const SYSTEM_ID_LABEL = 'kubeglue.dev/system-id';
-export const ENVIRONMENT_LABEL = 'kubeglue.dev/environment';
 
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;

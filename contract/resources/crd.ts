@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ResourceDefinition } from './kinds.ts';
+import { PART_OF_LABEL } from './labels.ts';
 import { GROUP, VERSION } from './meta.ts';
 
 /** A JSON Schema node as zod emits it and as the CRD schema carries it. */
@@ -226,7 +227,7 @@ export function customResourceDefinition(def: ResourceDefinition): SchemaNode {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: `${def.plural}.${GROUP}`, labels: { 'app.kubernetes.io/part-of': 'kubeglue' } },
+    metadata: { name: `${def.plural}.${GROUP}`, labels: { [PART_OF_LABEL]: 'kubeglue' } },
     spec: {
       group: GROUP,
       scope: 'Namespaced',

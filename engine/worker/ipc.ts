@@ -1,22 +1,7 @@
-import type { RuntimeCredentials } from '../../contract/api/run.ts';
-import type { Tool } from '../../contract/api/tool.ts';
-import type { JsonObject } from '../../contract/json.ts';
+import type { RunOrder } from '../../contract/wire/run-order.ts';
 import type { EngineSettings } from '../deps.ts';
 import type { GatewayRelayAddress } from '../protocols/gateway-socket.ts';
-import type { EngineEvent, EngineResult, GrantedToken, ResolvedSystem } from '../types.ts';
-
-/** Everything a worker needs to execute one run; plain data, so it crosses process boundaries. */
-export interface RunOrder {
-  runId: string;
-  /** The API key (id) that started the run (the run's userId): the worker shares its sandbox fairly between keys. */
-  keyId?: string | undefined;
-  tool: Tool;
-  inputs: JsonObject;
-  systems: ResolvedSystem[];
-  runtimeCredentials?: RuntimeCredentials | undefined;
-  timeoutMs?: number | undefined;
-  traceId: string;
-}
+import type { EngineEvent, EngineResult, GrantedToken } from '../types.ts';
 
 /** What a worker runs with, sent as its first message. */
 export interface WorkerSettings extends EngineSettings {

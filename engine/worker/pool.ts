@@ -1,11 +1,12 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import type { RunOrder } from '../../contract/wire/run-order.ts';
 import type { EngineSettings } from '../deps.ts';
 import type { GatewayRelayAddress } from '../protocols/gateway-socket.ts';
 import type { AccessTokenSource, EngineEvent, EngineResult } from '../types.ts';
 import { workerEnvironment } from './env.ts';
-import type { FromWorker, RunOrder, ToWorker } from './ipc.ts';
+import type { FromWorker, ToWorker } from './ipc.ts';
 
 /** The engine settings every worker gets (its sandbox, data bounds and egress policy), and the pool's own. */
 export interface PoolOptions extends EngineSettings {

@@ -1,9 +1,9 @@
+import { MANAGED_BY_LABEL } from '../../contract/resources/labels.ts';
 import type { OwnerReference } from '../../contract/resources/meta.ts';
 import { isResourceError, type ResourceClient } from '../resources/index.ts';
 import type { Secret } from '../types.ts';
 import { type SecretPutOptions, type SecretStore, SecretUnreadableError } from './interface.ts';
 
-export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 const MANAGER = 'kubeglue';
 const MAX_WRITE_ATTEMPTS = 5;
 

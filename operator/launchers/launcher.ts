@@ -8,8 +8,15 @@
 
 import { labelValueForId } from '../../contract/resources/convert.ts';
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
+import {
+  ATTEMPT_LABEL,
+  COMPONENT_LABEL,
+  MANAGED_BY_LABEL,
+  RUN_ID_KEY,
+  TOOL_ID_LABEL,
+  TOOLRUN_LABEL,
+} from '../../contract/resources/labels.ts';
 import type { RunnerSummary } from '../../contract/wire/runner.ts';
-import { RUN_ID_LABEL, TOOL_ID_LABEL } from '../../runs/toolrun.ts';
 
 // --- The interface ---
 
@@ -80,15 +87,8 @@ export interface Launcher {
 
 // --- Names shared by the launcher, the Pod builder and tests ---
 
-/** Label of runner Pods and token Secrets naming their ToolRun. */
-export const TOOLRUN_LABEL = 'kubeglue.dev/toolrun';
-export const ATTEMPT_LABEL = 'kubeglue.dev/attempt';
-export const COMPONENT_LABEL = 'app.kubernetes.io/component';
-export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const RUNNER_COMPONENT = 'runner';
 export const MANAGED_BY = 'kubeglue-operator';
-/** The exact run id (labels may hold only a derived value). */
-export const RUN_ID_ANNOTATION = 'kubeglue.dev/run-id';
 
 /** What selects every runner Pod (and token Secret) of the operator. */
 export const RUNNER_SELECTOR: Record<string, string> = {
@@ -110,7 +110,7 @@ export function runnerLabels(toolRun: ToolRunResource, attempt: number): Record<
   return {
     ...RUNNER_SELECTOR,
     [TOOLRUN_LABEL]: toolRun.metadata.name,
-    [RUN_ID_LABEL]: labelValueForId(toolRun.spec.runId),
+    [RUN_ID_KEY]: labelValueForId(toolRun.spec.runId),
     [TOOL_ID_LABEL]: labelValueForId(toolRun.spec.tool.id),
     [ATTEMPT_LABEL]: String(attempt),
   };

@@ -3,23 +3,22 @@
  * runner Pod; the outcome is observed from the store and the Pod, never decided here.
  */
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
+import { RUN_ID_KEY, TOOLRUN_LABEL } from '../../contract/resources/labels.ts';
 import { decodeSummary, RUN_TOKEN_SECRET_KEY } from '../../contract/wire/runner.ts';
 import { Informer } from '../../kube/informer.ts';
 import { isResourceError, type ResourceClient } from '../../kube/resources/index.ts';
 import type { Pod, Secret } from '../../kube/types.ts';
 import { hashRunToken, newRunToken } from '../../runs/run-token.ts';
-import type { RunExecution } from '../../store/index.ts';
+import type { RunnerAttempt } from '../../store/index.ts';
 import {
   type Execution,
   type ExecutionExit,
   type Launcher,
   type LaunchResult,
-  RUN_ID_ANNOTATION,
   RUNNER_SELECTOR,
   runnerLabels,
   runnerPodName,
   runTokenSecretName,
-  TOOLRUN_LABEL,
   toolRunOwner,
 } from './launcher.ts';
 
@@ -28,9 +27,9 @@ export interface RunTokenIssuer {
   issueRunToken(runId: string, attempt: number, tokenHash: string): Promise<boolean>;
 }
 
-/** Reads an execution's heartbeat (store `run_executions`). */
-export interface ExecutionReader {
-  getExecution(runId: string): Promise<Pick<RunExecution, 'attempt' | 'heartbeatAt'> | undefined>;
+/** Reads the heartbeat of a runner attempt (store `run_executions`). */
+export interface RunnerAttemptReader {
+  getRunnerAttempt(runId: string): Promise<Pick<RunnerAttempt, 'attempt' | 'heartbeatAt'> | undefined>;
 }
 
 export interface PodNames {
@@ -42,7 +41,7 @@ export interface PodLauncherDeps {
   pods: ResourceClient<Pod>;
   secrets: Pick<ResourceClient<Secret>, 'get' | 'create' | 'delete'>;
   tokens: RunTokenIssuer;
-  executions: ExecutionReader;
+  attempts: RunnerAttemptReader;
   /** The runner Pod of an attempt (operator/toolrun/pod.ts, with the operator's settings). */
   buildPod(toolRun: ToolRunResource, attempt: number, names: PodNames): Pod;
   log?: (line: string) => void;
@@ -182,7 +181,7 @@ export class PodLauncher implements Launcher {
         name: secretName,
         ...(toolRun.metadata.namespace ? { namespace: toolRun.metadata.namespace } : {}),
         labels: runnerLabels(toolRun, attempt),
-        annotations: { [RUN_ID_ANNOTATION]: toolRun.spec.runId },
+        annotations: { [RUN_ID_KEY]: toolRun.spec.runId },
         ownerReferences: [toolRunOwner(toolRun)],
       },
       type: 'Opaque',
@@ -204,7 +203,7 @@ export class PodLauncher implements Launcher {
     const pod = this.#pods.get(runnerPodName(toolRun.metadata.name, attempt));
     const execution = executionFromPod(pod);
     if (execution.phase !== 'Running') return execution;
-    const row = await this.#deps.executions.getExecution(toolRun.spec.runId);
+    const row = await this.#deps.attempts.getRunnerAttempt(toolRun.spec.runId);
     return { ...execution, heartbeatAt: row?.attempt === attempt ? row.heartbeatAt : null };
   }
 

@@ -3,8 +3,8 @@
 import { defaultSettings } from '../../config/config.ts';
 import type { RunOptions } from '../../contract/api/run.ts';
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
-import type { EngineResult, GrantedToken, ResolvedSystem } from '../../engine/types.ts';
-import type { RunOrder } from '../../engine/worker/ipc.ts';
+import type { ResolvedSystem, RunOrder } from '../../contract/wire/run-order.ts';
+import type { EngineResult, GrantedToken } from '../../engine/types.ts';
 import type { WorkerPool } from '../../engine/worker/pool.ts';
 import { finishFromResult } from '../../runs/completion.ts';
 import {
@@ -106,7 +106,7 @@ export class PoolLauncher implements Launcher {
     const name = toolRun.metadata.name;
     if (this.#executions.has(name)) return { launched: true };
     if (!this.#accepting) return { launched: false };
-    const run = await this.#ctx.store.claimRunExecution(toolRun.spec.runId, this.#ctx.executor);
+    const run = await this.#ctx.store.claimRun(toolRun.spec.runId, this.#ctx.executor);
     if (!run) return { launched: false };
     const controller = new AbortController();
     const execution: PoolExecution = {

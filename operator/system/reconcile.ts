@@ -4,11 +4,8 @@
  * Ready and EnvironmentsLinked conditions, patched only when they differ.
  */
 import type { SystemResource, SystemStatus } from '../../contract/resources/kinds.ts';
-import {
-  authorizeRoute,
-  OAUTH_NEEDS_REAUTHORIZATION,
-  OAUTH_STATUS_ANNOTATION,
-} from '../../systems/oauth/config.ts';
+import { OAUTH_STATUS_ANNOTATION } from '../../contract/resources/labels.ts';
+import { authorizeRoute, OAUTH_NEEDS_REAUTHORIZATION } from '../../systems/oauth/config.ts';
 import { conditionIs, type DesiredCondition, setCondition } from '../conditions.ts';
 import { SystemConditionType, SystemReason } from './reasons.ts';
 

@@ -8,6 +8,7 @@
 import type { OperatorSettings } from '../../config/config.ts';
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
 import { Informer } from '../../kube/informer.ts';
+import { KeyedLock } from '../../kube/keyed-lock.ts';
 import type { ResourceClient } from '../../kube/resources/index.ts';
 import { WorkQueue } from '../../kube/work-queue.ts';
 import type { Store } from '../../store/index.ts';
@@ -42,6 +43,8 @@ export interface ToolRunControllerOptions {
 
 /** setTimeout's ceiling: longer waits are cut to it (the resync comes sooner anyway). */
 const MAX_DELAY_MS = 2 ** 31 - 1;
+/** The one key of the admission lock: every waiting run competes for the same slots. */
+const ADMISSION = 'admission';
 
 export class ToolRunController {
   readonly #opts: ToolRunControllerOptions;
@@ -53,8 +56,8 @@ export class ToolRunController {
   readonly #seq = new Map<string, number>();
   #nextSeq = 0;
   #stopped = false;
-  /** The admission in progress (see #reconcile). */
-  #admitting: Promise<void> = Promise.resolve();
+  /** Waiting runs are reconciled one at a time (see #reconcile). */
+  readonly #admitting = new KeyedLock();
 
   constructor(opts: ToolRunControllerOptions) {
     this.#opts = opts;
@@ -160,17 +163,7 @@ export class ToolRunController {
     // Admission counts the runs admitted so far: two workers deciding at once could both take the
     // last slot, so a waiting run is reconciled under one lock (the others run in parallel).
     if (admissionState(toolRun) === 'waiting') {
-      const previous = this.#admitting;
-      let release = () => {};
-      this.#admitting = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      await previous;
-      try {
-        await this.#reconcileNow(name);
-      } finally {
-        release();
-      }
+      await this.#admitting.run(ADMISSION, () => this.#reconcileNow(name));
       return;
     }
     await this.#reconcileNow(name);

@@ -4,9 +4,9 @@
  * that launched nothing ends the batch.
  */
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
+import { RECORDED_FINALIZER } from '../../contract/resources/labels.ts';
 import { isResourceError, type ResourceClient } from '../../kube/resources/index.ts';
 import { CANCELLED_MESSAGE, completionEffects } from '../../runs/completion.ts';
-import { RECORDED_FINALIZER } from '../../runs/toolrun.ts';
 import type { Store, StoredRun } from '../../store/index.ts';
 import type { EventRecorder } from '../events.ts';
 import type { Launcher } from '../launchers/launcher.ts';

@@ -4,7 +4,7 @@
  * Secret, keep or delete the runner Pod, release the finalizer, and delete the ToolRun after retention.
  */
 
-import { RECORDED_FINALIZER } from '../../runs/toolrun.ts';
+import { RECORDED_FINALIZER } from '../../contract/resources/labels.ts';
 import type { StoredRun } from '../../store/index.ts';
 import { type DesiredCondition, kubeTime } from '../conditions.ts';
 import { isAdmitted } from './admission.ts';

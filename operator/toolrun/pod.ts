@@ -7,9 +7,10 @@
 
 import { type OperatorSettings, SETTINGS, type Setting, settingText } from '../../config/config.ts';
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
+import { RUN_ID_KEY } from '../../contract/resources/labels.ts';
 import { RUN_TOKEN_SECRET_KEY, RUNNER_ENV } from '../../contract/wire/runner.ts';
 import type { EnvVar, Pod } from '../../kube/types.ts';
-import { RUN_ID_ANNOTATION, runnerLabels, toolRunOwner } from '../launchers/launcher.ts';
+import { runnerLabels, toolRunOwner } from '../launchers/launcher.ts';
 import type { PodNames } from '../launchers/pod.ts';
 
 export const RUNNER_CONTAINER = 'runner';
@@ -110,7 +111,7 @@ export function buildRunnerPod(
       name: names.podName,
       ...(toolRun.metadata.namespace ? { namespace: toolRun.metadata.namespace } : {}),
       labels: runnerLabels(toolRun, attempt),
-      annotations: { [RUN_ID_ANNOTATION]: toolRun.spec.runId },
+      annotations: { [RUN_ID_KEY]: toolRun.spec.runId },
       ownerReferences: [toolRunOwner(toolRun)],
     },
     spec: {

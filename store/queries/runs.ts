@@ -243,11 +243,7 @@ export async function retryRun(
  * run, or undefined when it is not running or already claimed (by any executor, this one included, so a
  * repeated launch never executes a run twice).
  */
-export async function claimRunExecution(
-  db: Db,
-  runId: string,
-  executor: string,
-): Promise<StoredRun | undefined> {
+export async function claimRun(db: Db, runId: string, executor: string): Promise<StoredRun | undefined> {
   const { rows } = await db.query<RunRow>(
     `UPDATE runs SET executor = $2
       WHERE run_id = $1 AND status = 'running' AND executor IS NULL

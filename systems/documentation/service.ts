@@ -23,9 +23,9 @@ import type {
   Environment,
   System,
 } from '../../contract/api/system.ts';
+import type { ResolvedSystem } from '../../contract/wire/run-order.ts';
 import { buildCredentialScope } from '../../engine/credentials.ts';
 import { EgressGuard, type EgressPolicy } from '../../engine/protocols/egress-policy.ts';
-import type { ResolvedSystem } from '../../engine/types.ts';
 import { type JobFailure, JobSupervisor } from '../../kube/supervisor.ts';
 import type { DocumentationKey, DocumentationStore, StoredDocumentationState } from '../../store/index.ts';
 import { crawlable, createFetcher, DocumentationFetchError, displayUrl, type Fetcher } from './fetch.ts';

@@ -88,9 +88,5 @@ export function authorizeRoute(systemId: string, environment: string): string {
   return `GET /v1/systems/${encodeURIComponent(systemId)}/oauth/authorize?environment=${environment}`;
 }
 
-/**
- * Set on a System while the provider refuses its refresh token (systems/oauth/service.ts); the operator's
- * System reconciler turns it into Ready=False with reason OAuthReauthorizationRequired.
- */
-export const OAUTH_STATUS_ANNOTATION = 'kubeglue.dev/oauth-status';
+/** The value of OAUTH_STATUS_ANNOTATION (contract/resources/labels.ts) while the provider refuses the refresh token. */
 export const OAUTH_NEEDS_REAUTHORIZATION = 'needs-reauthorization';

@@ -6,11 +6,12 @@
 import { KG_ERR_OAUTH_NOT_CONFIGURED, KG_ERR_RUN_SYSTEM_MISSING } from '../../contract/api/errors.ts';
 import type { Environment, System } from '../../contract/api/system.ts';
 import type { SystemResource } from '../../contract/resources/kinds.ts';
+import { OAUTH_STATUS_ANNOTATION } from '../../contract/resources/labels.ts';
 import type { EgressPolicy } from '../../engine/protocols/egress-policy.ts';
 import type { Store } from '../../store/index.ts';
 import { environmentOf } from '../model.ts';
 import type { SystemService, SystemVariant } from '../service.ts';
-import { OAUTH_NEEDS_REAUTHORIZATION, OAUTH_STATUS_ANNOTATION, oauthSettings } from './config.ts';
+import { OAUTH_NEEDS_REAUTHORIZATION, oauthSettings } from './config.ts';
 import { ProviderHttp } from './provider-http.ts';
 import { type AccessToken, type OAuthSystemRef, OAuthTokens, type RejectedToken } from './tokens.ts';
 

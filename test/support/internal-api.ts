@@ -11,7 +11,7 @@ import { buildInternalServer, type InternalServerDeps } from '../../api/internal
 import { KG_ERR_RUN_SYSTEM_MISSING } from '../../contract/api/errors.ts';
 import type { RuntimeCredentials } from '../../contract/api/run.ts';
 import type { JsonObject } from '../../contract/json.ts';
-import type { ResolvedSystem } from '../../engine/types.ts';
+import type { ResolvedSystem } from '../../contract/wire/run-order.ts';
 import { hashRunToken, newRunToken } from '../../runs/run-token.ts';
 import type { ExecutionMode, Store } from '../../store/index.ts';
 import { runningRun } from './store.ts';

@@ -8,6 +8,7 @@ import { defaultEngineSettings } from '../../config/config.ts';
 import type { RuntimeCredentials } from '../../contract/api/run.ts';
 import { Tool, type ToolInput } from '../../contract/api/tool.ts';
 import type { JsonObject } from '../../contract/json.ts';
+import type { ResolvedSystem } from '../../contract/wire/run-order.ts';
 import { sandboxOptions } from '../../engine/deps.ts';
 import { type EgressPolicy, PERMISSIVE_EGRESS } from '../../engine/protocols/egress-policy.ts';
 import type { ResolveAll } from '../../engine/protocols/egress-socket.ts';
@@ -16,7 +17,7 @@ import { createProtocols } from '../../engine/protocols/index.ts';
 import { closePostgresPools } from '../../engine/protocols/postgres.ts';
 import { runTool } from '../../engine/run-tool.ts';
 import { Sandbox } from '../../engine/sandbox/sandbox.ts';
-import type { EngineEvent, EngineResult, ResolvedSystem } from '../../engine/types.ts';
+import type { EngineEvent, EngineResult } from '../../engine/types.ts';
 import { useStarted } from './fixture.ts';
 
 export interface EngineRunOptions {

@@ -4,13 +4,13 @@ import {
   isDns1123Subdomain,
   labelValueForId,
   resourceNameForId,
-  SYSTEM_ID_LABEL,
   systemResourceName,
   systemToResource,
   toolFromResource,
   toolToResource,
 } from '../../contract/resources/convert.ts';
 import { ToolResource } from '../../contract/resources/kinds.ts';
+import { SYSTEM_ID_LABEL } from '../../contract/resources/labels.ts';
 
 const tool = Tool.parse({
   id: 'fetch-users',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { ResolvedSystem } from '../../contract/wire/run-order.ts';
 import { applySystemAuth } from '../../engine/system-auth.ts';
-import type { ResolvedSystem } from '../../engine/types.ts';
 import { documentedApiKeyPlacement } from '../../systems/documentation/parsers/placement.ts';
 import type { DocumentationSummary, OpenApiDocument } from '../../systems/documentation/parsers/summary.ts';
 

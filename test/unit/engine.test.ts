@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Tool } from '../../contract/api/tool.ts';
 import type { JsonValue } from '../../contract/json.ts';
+import type { ResolvedSystem } from '../../contract/wire/run-order.ts';
 import { runTool } from '../../engine/run-tool.ts';
 import type {
   EngineEvent,
@@ -9,7 +10,6 @@ import type {
   HttpCall,
   ProtocolContext,
   Protocols,
-  ResolvedSystem,
 } from '../../engine/types.ts';
 import { unsafeTestEvaluate } from '../support/js-evaluator.ts';
 

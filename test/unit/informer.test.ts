@@ -183,6 +183,22 @@ describe('Informer', () => {
     expect(fake.listCalls).toBe(1);
   });
 
+  it('is live from its list and while a watch runs; not from a failed watch until the next one starts', async () => {
+    const fake = new FakeClient();
+    const cache = informer(fake, { minBackoffMs: 200, maxBackoffMs: 200 });
+    expect(cache.live).toBe(false);
+    await cache.start();
+    expect(cache.live).toBe(true);
+    (await fake.stream(0)).fail(new ResourceError('InternalError', 'boom'));
+    await until(() => !cache.live);
+    // Backing off: no watch is running, so the cache may miss changes.
+    expect(fake.streams).toHaveLength(1);
+    await fake.stream(1);
+    expect(cache.live).toBe(true);
+    await cache.stop();
+    expect(cache.live).toBe(false);
+  });
+
   it('never compares resourceVersions: applies events in the order the watch delivers them', async () => {
     const fake = new FakeClient();
     fake.listed = { items: [obj('a', 'zz')], resourceVersion: 'zz' };

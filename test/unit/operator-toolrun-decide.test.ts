@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultOperatorSettings } from '../../config/config.ts';
 import type { ToolRunResource, ToolRunStatus } from '../../contract/resources/kinds.ts';
+import { RECORDED_FINALIZER } from '../../contract/resources/labels.ts';
 import type { Condition } from '../../contract/resources/meta.ts';
 import { decodeSummary, encodeSummary } from '../../contract/wire/runner.ts';
 import type { Execution } from '../../operator/launchers/launcher.ts';
@@ -13,7 +14,6 @@ import {
   statusError,
   type ToolRunObservation,
 } from '../../operator/toolrun/reconcile.ts';
-import { RECORDED_FINALIZER } from '../../runs/toolrun.ts';
 import type { StoredRun } from '../../store/index.ts';
 
 const NOW = new Date('2026-03-01T10:10:00.000Z');

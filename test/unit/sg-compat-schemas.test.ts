@@ -11,7 +11,8 @@ import {
 } from '../../contract/api/system.ts';
 import { ToolCreateBody, ToolDefinition, ToolId, unusedSystemIds } from '../../contract/api/tool.ts';
 import { resourceNameForId } from '../../contract/resources/convert.ts';
-import { refuseUnsupportedFields, stepResultsWithoutData } from '../../runs/service.ts';
+import { stepResultsWithoutData } from '../../runs/execute-sync.ts';
+import { refuseUnsupportedFields } from '../../runs/requests.ts';
 
 const step = { id: 'a', config: { url: '/x', systemId: 'crm' } };
 

@@ -213,7 +213,7 @@ describe('internal api: events and heartbeats', () => {
       { stepId: 'first', success: true, data: 1 },
       { stepId: 'second', success: true, data: 2 },
     ]);
-    expect((await store.getExecution('events-a'))?.lastSeq).toBe(4);
+    expect((await store.getRunnerAttempt('events-a'))?.lastSeq).toBe(4);
   });
 
   it('refuses a batch that leaves a gap, names another attempt or is malformed', async () => {
@@ -244,7 +244,7 @@ describe('internal api: events and heartbeats', () => {
       status: 200,
       body: { cancel: false },
     });
-    expect((await store.getExecution('beat-a'))?.heartbeatAt).not.toBeNull();
+    expect((await store.getRunnerAttempt('beat-a'))?.heartbeatAt).not.toBeNull();
     await store.abortRun('beat-a', { error: 'Run was cancelled', completedAt: new Date().toISOString() });
     expect(await call('POST', path, token, { attempt: 1 })).toMatchObject({
       status: 200,

@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultPoolSettings } from '../../../config/config.ts';
 import { Tool } from '../../../contract/api/tool.ts';
-import type { RunOrder } from '../../../engine/worker/ipc.ts';
+import type { RunOrder } from '../../../contract/wire/run-order.ts';
 import { WorkerPool } from '../../../engine/worker/pool.ts';
 import { startWorkerPool } from '../../support/engine.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { defaultOperatorSettings, type OperatorSettings } from '../../../config/config.ts';
 import type { JsonObject } from '../../../contract/json.ts';
 import type { ToolRunResource } from '../../../contract/resources/kinds.ts';
+import { RECORDED_FINALIZER, RUN_ID_KEY } from '../../../contract/resources/labels.ts';
 import type { KubeglueKinds } from '../../../kube/resources/index.ts';
 import {
   createClusterResources,
@@ -28,7 +29,7 @@ import { runnerPodName, runTokenSecretName } from '../../../operator/launchers/l
 import { ToolRunController } from '../../../operator/toolrun/controller.ts';
 import { ConditionType, EventReason, RunReason } from '../../../operator/toolrun/reasons.ts';
 import { hashRunToken } from '../../../runs/run-token.ts';
-import { RECORDED_FINALIZER, RUN_ID_LABEL, toolRunFor, toolRunName } from '../../../runs/toolrun.ts';
+import { toolRunFor, toolRunName } from '../../../runs/toolrun.ts';
 import { createInternalApi, type InternalApiHarness } from '../../support/internal-api.ts';
 import { waitFor } from '../../support/kube/kubeglue.ts';
 import { type ProcessKubelet, startProcessKubelet } from '../../support/kube/process-kubelet/kubelet.ts';
@@ -260,7 +261,7 @@ describeKube('the ToolRun controller on Kubernetes', () => {
       (p) => p !== undefined,
     );
     expect(pod?.metadata.labels).toMatchObject({
-      [RUN_ID_LABEL]: 'succeed-1',
+      [RUN_ID_KEY]: 'succeed-1',
       'app.kubernetes.io/component': 'runner',
     });
     expect(pod?.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'ToolRun', controller: true });
@@ -268,7 +269,10 @@ describeKube('the ToolRun controller on Kubernetes', () => {
     const secret = await main.resources.secrets.get(runTokenSecretName(toolRunName('succeed-1')));
     const token = Buffer.from(secret?.data?.token ?? '', 'base64').toString();
     expect(token.length).toBeGreaterThan(30);
-    expect(await store.findExecutionByToken(hashRunToken(token))).toEqual({ runId: 'succeed-1', attempt: 1 });
+    expect(await store.findRunnerAttemptByToken(hashRunToken(token))).toEqual({
+      runId: 'succeed-1',
+      attempt: 1,
+    });
 
     const toolRun = await finished(main, 'succeed-1');
     expect(toolRun.status).toMatchObject({
@@ -387,7 +391,7 @@ describeKube('the ToolRun controller on Kubernetes', () => {
   });
 
   it('fails a run whose Pod never starts after the pending timeout, and deletes the Pod', async () => {
-    kubelet.neverStart((pod) => pod.metadata.labels?.[RUN_ID_LABEL] === 'hold-pending');
+    kubelet.neverStart((pod) => pod.metadata.labels?.[RUN_ID_KEY] === 'hold-pending');
     try {
       await startRun(main, 'hold-pending');
       const toolRun = await finished(main, 'hold-pending');
@@ -524,7 +528,7 @@ describeKube('the ToolRun controller on Kubernetes', () => {
     });
     const restarted = await startOperator(op.namespace);
     // The running Pod is adopted, not created again (its name is fixed per attempt).
-    const pods = await restarted.resources.pods.list({ labelSelector: { [RUN_ID_LABEL]: 'slow-restart' } });
+    const pods = await restarted.resources.pods.list({ labelSelector: { [RUN_ID_KEY]: 'slow-restart' } });
     expect(pods.items.map((p) => p.metadata.name)).toEqual([runnerPodName(toolRunName('slow-restart'), 1)]);
     expect((await finished(restarted, 'slow-restart')).status?.status).toBe('success');
     expect((await finished(restarted, 'succeed-orphan')).status).toMatchObject({

@@ -77,7 +77,7 @@ describe('runner pod events', () => {
     expect(await store.getStepResults('ev-lost')).toEqual([
       { stepId: 'first', success: true, data: { stepId: 'first' } },
     ]);
-    expect((await store.getExecution('ev-lost'))?.lastSeq).toBe(1);
+    expect((await store.getRunnerAttempt('ev-lost'))?.lastSeq).toBe(1);
   });
 
   it('never waits for the API: while it lags the oldest progress events go, step results stay', async () => {
@@ -95,7 +95,7 @@ describe('runner pod events', () => {
     await close();
     expect(lines).toEqual(['the internal API lags; dropping progress events']);
     // The first event went at once; of the 30 pages only the newest 5 waited, beside both step results.
-    expect((await store.getExecution('ev-lag'))?.lastSeq).toBe(1 + 5 + 2);
+    expect((await store.getRunnerAttempt('ev-lag'))?.lastSeq).toBe(1 + 5 + 2);
     expect((await store.getStepResults('ev-lag')).map((step) => step.stepId)).toEqual(['first', 'second']);
   });
 

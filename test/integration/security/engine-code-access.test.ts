@@ -8,7 +8,7 @@
 import { createHmac } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ToolInput } from '../../../contract/api/tool.ts';
-import type { ResolvedSystem } from '../../../engine/types.ts';
+import type { ResolvedSystem } from '../../../contract/wire/run-order.ts';
 import { type HttpTarget, type TargetRequest, useHttpTarget } from '../../support/http-target.ts';
 import { transform, useTestEngine } from '../../support/security-engine.ts';
 

@@ -4,7 +4,8 @@
  * `crm` is the system's server, `evil` any other origin.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { EngineEvent, EngineStepResult, ResolvedSystem } from '../../../engine/types.ts';
+import type { ResolvedSystem } from '../../../contract/wire/run-order.ts';
+import type { EngineEvent, EngineStepResult } from '../../../engine/types.ts';
 import { type HttpTarget, type TargetRequest, useHttpTarget } from '../../support/http-target.ts';
 import { useTestEngine } from '../../support/security-engine.ts';
 

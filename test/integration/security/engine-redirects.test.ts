@@ -3,7 +3,7 @@
  * parameter carries them. `api` redirects, `other` (another port: another origin) records what it gets.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { ResolvedSystem } from '../../../engine/types.ts';
+import type { ResolvedSystem } from '../../../contract/wire/run-order.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 import { useTestEngine } from '../../support/security-engine.ts';
 

@@ -13,38 +13,38 @@ describeStore('runner executions', (store) => {
 
   it('issues a token for a running run only, and finds its execution by the hash', async () => {
     const hash = await running('x-issue');
-    expect(await store.findExecutionByToken(hash)).toEqual({ runId: 'x-issue', attempt: 1 });
-    expect(await store.getExecution('x-issue')).toEqual({
+    expect(await store.findRunnerAttemptByToken(hash)).toEqual({ runId: 'x-issue', attempt: 1 });
+    expect(await store.getRunnerAttempt('x-issue')).toEqual({
       attempt: 1,
       issuedAt: '2026-03-01T10:00:01.000Z',
       heartbeatAt: null,
       lastSeq: 0,
     });
-    expect(await store.findExecutionByToken('hash-nobody')).toBeUndefined();
+    expect(await store.findRunnerAttemptByToken('hash-nobody')).toBeUndefined();
     expect(await store.issueRunToken('x-unknown', 1, 'hash-x-unknown')).toBe(false);
 
     await store.insertRun(
       runningRun('x-done', { status: 'success', metadata: { startedAt: ended.completedAt, ...ended } }),
     );
     expect(await store.issueRunToken('x-done', 1, 'hash-x-done')).toBe(false);
-    expect(await store.getExecution('x-done')).toBeUndefined();
+    expect(await store.getRunnerAttempt('x-done')).toBeUndefined();
   });
 
   it('stops answering for a token once its run ended, except to say how it ended', async () => {
     const hash = await running('x-end');
     expect(await store.finishRun('x-end', { status: 'success', ...ended })).toBe(true);
-    expect(await store.findExecutionByToken(hash)).toBeUndefined();
-    expect(await store.findEndedExecutionByToken(hash)).toEqual({
+    expect(await store.findRunnerAttemptByToken(hash)).toBeUndefined();
+    expect(await store.findEndedRunnerAttemptByToken(hash)).toEqual({
       runId: 'x-end',
       attempt: 1,
       status: 'success',
     });
 
     const aborted = await running('x-abort');
-    expect(await store.findEndedExecutionByToken(aborted)).toBeUndefined();
+    expect(await store.findEndedRunnerAttemptByToken(aborted)).toBeUndefined();
     await store.abortRun('x-abort', { error: 'cancelled', completedAt: ended.completedAt });
-    expect(await store.findExecutionByToken(aborted)).toBeUndefined();
-    expect((await store.findEndedExecutionByToken(aborted))?.status).toBe('aborted');
+    expect(await store.findRunnerAttemptByToken(aborted)).toBeUndefined();
+    expect((await store.findEndedRunnerAttemptByToken(aborted))?.status).toBe('aborted');
   });
 
   it('replaces the token for a new attempt, restarts the sequence and drops partial step results', async () => {
@@ -56,9 +56,12 @@ describeStore('runner executions', (store) => {
     expect(await store.issueRunToken('x-attempt', 2, 'hash-x-attempt-2', '2026-03-01T10:00:04.000Z')).toBe(
       true,
     );
-    expect(await store.findExecutionByToken(first)).toBeUndefined();
-    expect(await store.findExecutionByToken('hash-x-attempt-2')).toEqual({ runId: 'x-attempt', attempt: 2 });
-    expect(await store.getExecution('x-attempt')).toEqual({
+    expect(await store.findRunnerAttemptByToken(first)).toBeUndefined();
+    expect(await store.findRunnerAttemptByToken('hash-x-attempt-2')).toEqual({
+      runId: 'x-attempt',
+      attempt: 2,
+    });
+    expect(await store.getRunnerAttempt('x-attempt')).toEqual({
       attempt: 2,
       issuedAt: '2026-03-01T10:00:04.000Z',
       heartbeatAt: null,
@@ -79,8 +82,8 @@ describeStore('runner executions', (store) => {
     expect(await store.acceptEvents('x-reissue', 1, 1, 2)).toBe(2);
     await store.saveStepResult('x-reissue', 0, { stepId: 'a', success: true });
     expect(await store.issueRunToken('x-reissue', 1, 'hash-x-reissue-again')).toBe(true);
-    expect(await store.findExecutionByToken('hash-x-reissue-1')).toBeUndefined();
-    expect((await store.getExecution('x-reissue'))?.lastSeq).toBe(2);
+    expect(await store.findRunnerAttemptByToken('hash-x-reissue-1')).toBeUndefined();
+    expect((await store.getRunnerAttempt('x-reissue'))?.lastSeq).toBe(2);
     expect(await store.getStepResults('x-reissue')).toHaveLength(1);
   });
 
@@ -91,7 +94,7 @@ describeStore('runner executions', (store) => {
     expect(await store.acceptEvents('x-events', 1, 2, 4)).toBe(2);
     expect(await store.acceptEvents('x-events', 1, 6, 0)).toBe(0);
     expect(await store.acceptEvents('x-events', 1, 8, 1)).toBeUndefined();
-    expect((await store.getExecution('x-events'))?.lastSeq).toBe(5);
+    expect((await store.getRunnerAttempt('x-events'))?.lastSeq).toBe(5);
     expect(await store.acceptEvents('x-events', 1, 6, 1)).toBe(1);
     await store.finishRun('x-events', { status: 'failed', ...ended });
     expect(await store.acceptEvents('x-events', 1, 7, 1)).toBeUndefined();
@@ -120,11 +123,11 @@ describeStore('runner executions', (store) => {
     await running('x-beat');
     expect(await store.recordHeartbeat('x-beat', 1, '2026-03-01T10:00:05.000Z')).toBe(true);
     expect(await store.recordHeartbeat('x-beat', 1, '2026-03-01T10:00:04.000Z')).toBe(true);
-    expect((await store.getExecution('x-beat'))?.heartbeatAt).toBe('2026-03-01T10:00:05.000Z');
+    expect((await store.getRunnerAttempt('x-beat'))?.heartbeatAt).toBe('2026-03-01T10:00:05.000Z');
     expect(await store.recordHeartbeat('x-beat', 2, '2026-03-01T10:00:06.000Z')).toBe(false);
     await store.abortRun('x-beat', { error: 'cancelled', completedAt: ended.completedAt });
     expect(await store.recordHeartbeat('x-beat', 1, '2026-03-01T10:00:07.000Z')).toBe(false);
-    expect((await store.getExecution('x-beat'))?.heartbeatAt).toBe('2026-03-01T10:00:05.000Z');
+    expect((await store.getRunnerAttempt('x-beat'))?.heartbeatAt).toBe('2026-03-01T10:00:05.000Z');
   });
 
   it('refuses the same token hash for two runs', async () => {

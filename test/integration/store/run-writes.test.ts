@@ -174,7 +174,7 @@ describeStore('run writes', (store, driver) => {
 
     it('hands a running run back: executor cleared, attempt + 1, step results dropped, credentials kept', async () => {
       await store.insertRun(run('retry-1'), { sealedCredentials: new Uint8Array([1, 2, 3]) });
-      await store.claimRunExecution('retry-1', 'pool-gone');
+      await store.claimRun('retry-1', 'pool-gone');
       await store.saveStepResult('retry-1', 0, { stepId: 'a', success: true, data: { partial: true } });
       const handed = await store.retryRun('retry-1', { fromAttempt: 1, fromExecutor: 'pool-gone' });
       expect(handed).toMatchObject({ runId: 'retry-1', status: 'running', attempt: 2 });
@@ -182,12 +182,12 @@ describeStore('run writes', (store, driver) => {
       expect(await store.getStepResults('retry-1')).toEqual([]);
       expect(await store.getRunCredentials('retry-1')).toEqual(new Uint8Array([1, 2, 3]));
       // The next launcher claims it as any run nobody started.
-      expect(await store.claimRunExecution('retry-1', 'pool-new')).toMatchObject({ attempt: 2 });
+      expect(await store.claimRun('retry-1', 'pool-new')).toMatchObject({ attempt: 2 });
     });
 
     it('refuses a run held by another executor, at another attempt, or no longer running', async () => {
       await store.insertRun(run('retry-held'));
-      await store.claimRunExecution('retry-held', 'pool-live');
+      await store.claimRun('retry-held', 'pool-live');
       expect(
         await store.retryRun('retry-held', { fromAttempt: 1, fromExecutor: 'pool-gone' }),
       ).toBeUndefined();
@@ -211,23 +211,23 @@ describeStore('run writes', (store, driver) => {
     });
   });
 
-  describe('claimRunExecution', () => {
+  describe('claimRun', () => {
     it('lets exactly one executor claim a running run that nobody has started', async () => {
       await store.insertRun(run('claim-1'));
       const claims = await Promise.all(
-        ['pool-a', 'pool-b', 'pool-c'].map((executor) => store.claimRunExecution('claim-1', executor)),
+        ['pool-a', 'pool-b', 'pool-c'].map((executor) => store.claimRun('claim-1', executor)),
       );
       const winners = claims.filter((claimed) => claimed !== undefined);
       expect(winners).toHaveLength(1);
       expect((await store.getRun('claim-1'))?.executor).toBe(winners[0]?.executor);
-      expect(await store.claimRunExecution('claim-1', winners[0]!.executor!)).toBeUndefined();
+      expect(await store.claimRun('claim-1', winners[0]!.executor!)).toBeUndefined();
     });
 
     it('does not claim a terminal or unknown run', async () => {
       await store.insertRun(run('claim-done'));
       await store.abortRun('claim-done', { error: 'cancelled', completedAt: success.completedAt });
-      expect(await store.claimRunExecution('claim-done', 'pool-a')).toBeUndefined();
-      expect(await store.claimRunExecution('claim-unknown', 'pool-a')).toBeUndefined();
+      expect(await store.claimRun('claim-done', 'pool-a')).toBeUndefined();
+      expect(await store.claimRun('claim-unknown', 'pool-a')).toBeUndefined();
     });
   });
 

@@ -1,10 +1,10 @@
 import type { Db } from '../driver.ts';
-import type { EndedRunExecution, RunExecution, RunExecutionRef, TerminalRunStatus } from '../types.ts';
+import type { EndedRunnerAttempt, RunnerAttempt, RunnerAttemptRef, TerminalRunStatus } from '../types.ts';
 import { toIso, toNumber } from './values.ts';
 
 /**
- * Runner executions (migration 7): which attempt of a run a runner Pod is executing, the hash of that
- * attempt's token, and how far its event stream got. The internal API authenticates runners and
+ * Runner attempts (table `run_executions`, migration 7): which attempt of a run a runner Pod is
+ * executing, the hash of that attempt's token, and how far its event stream got. The internal API authenticates runners and
  * deduplicates their events here; the token itself is never stored.
  */
 
@@ -49,8 +49,11 @@ export async function issueRunToken(
   });
 }
 
-/** The execution a token hash belongs to, only while its run is running: a token dies with its run. */
-export async function findExecutionByToken(db: Db, tokenHash: string): Promise<RunExecutionRef | undefined> {
+/** The runner attempt a token hash belongs to, only while its run is running: a token dies with its run. */
+export async function findRunnerAttemptByToken(
+  db: Db,
+  tokenHash: string,
+): Promise<RunnerAttemptRef | undefined> {
   const { rows } = await db.query<{ run_id: string; attempt: number }>(
     `SELECT e.run_id, e.attempt FROM run_executions e JOIN runs r ON r.run_id = e.run_id
       WHERE e.token_hash = $1 AND r.status = 'running'`,
@@ -61,13 +64,13 @@ export async function findExecutionByToken(db: Db, tokenHash: string): Promise<R
 }
 
 /**
- * The execution of a token hash whose run has ended. It grants nothing: the internal API uses it only to
+ * The runner attempt of a token hash whose run has ended. It grants nothing: the internal API uses it only to
  * tell a runner that its run is over (cancel, result not recorded) instead of an unexplained 401.
  */
-export async function findEndedExecutionByToken(
+export async function findEndedRunnerAttemptByToken(
   db: Db,
   tokenHash: string,
-): Promise<EndedRunExecution | undefined> {
+): Promise<EndedRunnerAttempt | undefined> {
   const { rows } = await db.query<{ run_id: string; attempt: number; status: TerminalRunStatus }>(
     `SELECT e.run_id, e.attempt, r.status FROM run_executions e JOIN runs r ON r.run_id = e.run_id
       WHERE e.token_hash = $1 AND r.status <> 'running'`,
@@ -92,7 +95,7 @@ export async function recordHeartbeat(db: Db, runId: string, attempt: number, at
  * Accepts events firstSeq … firstSeq+count-1 of an attempt and answers how many of them are new (the
  * batch's last ones): events resent after a lost answer are acknowledged without effect. undefined =
  * refused: the attempt is not current, the run is not running, or the batch would leave a gap. The
- * execution row stays locked until the caller's transaction ends, so applying the new events in that
+ * attempt's row stays locked until the caller's transaction ends, so applying the new events in that
  * transaction happens once even when the same batch arrives twice at once.
  */
 export async function acceptEvents(
@@ -129,7 +132,7 @@ export async function nextStepSeq(db: Db, runId: string): Promise<number> {
   return toNumber(rows[0]?.next ?? 0);
 }
 
-export async function getExecution(db: Db, runId: string): Promise<RunExecution | undefined> {
+export async function getRunnerAttempt(db: Db, runId: string): Promise<RunnerAttempt | undefined> {
   const { rows } = await db.query<{
     attempt: number;
     issued_at: Date | string;

@@ -1,0 +1,48 @@
+/**
+ * The run order: everything a process needs to execute one run, as plain data. The API's worker pool sends
+ * it to its workers, the internal API serves it to runner Pods (`GET …/order`, contract/wire/runner.ts) and
+ * `kubeglue runner --order` reads it from a file. The engine's request (engine/types.ts EngineRequest) is
+ * this order plus what cannot cross a process: the abort signal and the callbacks.
+ */
+import { z } from 'zod';
+import { RuntimeCredentials } from '../api/run.ts';
+import { ApiKeyPlacement, AuthType } from '../api/system.ts';
+import { Tool } from '../api/tool.ts';
+import { JsonObject } from '../json.ts';
+
+/** A system as a run uses it: where it is and its credentials for the run's mode. */
+export const ResolvedSystem = z.object({
+  id: z.string(),
+  url: z.string().optional(),
+  authType: AuthType.optional(),
+  credentials: z.record(z.string(), z.string()),
+  /** Origins besides the base URL's that may receive this system's credentials (System.extraOrigins). */
+  extraOrigins: z.array(z.string()).optional(),
+  /**
+   * Code (transforms, and function templates outside a request to the system's origins) may read the
+   * system's credentials (System.codeAccess). Absent: it may not.
+   */
+  codeAccess: z.boolean().optional(),
+  /** Networks steps using this system may reach although the egress policy refuses private ones (System.allowedNetworks). */
+  allowedNetworks: z.array(z.string()).optional(),
+  /** authType apiKey without apiKeyHeader/apiKeyQueryParam: where the system's documentation says the key goes. */
+  apiKeyPlacement: ApiKeyPlacement.optional(),
+  /** An OAuth system whose access token the engine asks for (EngineRequest.accessToken), not a stored one. */
+  tokenManaged: z.boolean().optional(),
+  /** The system is reached through a gateway agent's tunnel (System.gateway). */
+  gateway: z.strictObject({ tunnelId: z.string(), target: z.string() }).optional(),
+});
+export type ResolvedSystem = z.infer<typeof ResolvedSystem>;
+
+export const RunOrder = z.object({
+  runId: z.string().min(1),
+  /** The API key (id) that started the run (the run's userId): its evaluations share the sandbox fairly with other keys'. */
+  keyId: z.string().optional(),
+  tool: Tool,
+  inputs: JsonObject.default({}),
+  systems: z.array(ResolvedSystem).default([]),
+  runtimeCredentials: RuntimeCredentials.optional(),
+  timeoutMs: z.number().int().positive().optional(),
+  traceId: z.string().min(1),
+});
+export type RunOrder = z.infer<typeof RunOrder>;

@@ -1,0 +1,138 @@
+/**
+ * Accepting a run, whichever request asked for it (requests.ts): the checks every run passes before
+ * anything is stored (systems the key may use, save-time checks of unsaved definitions, the webhook URL,
+ * the input schema, systems that exist), the stored run, and idempotency on a client-chosen run id. An
+ * async run is then stored with its outbox `start` (202); a sync one goes on to execute-sync.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import { KG_ERR_RUN_ID_CONFLICT } from '../contract/api/errors.ts';
+import type { ExecutionMode, RequestSource, RunOptions, RunRequest } from '../contract/api/run.ts';
+import { stepSystemIds, type Tool } from '../contract/api/tool.ts';
+import type { JsonObject } from '../contract/json.ts';
+import type { StoredRun } from '../store/index.ts';
+import { assertSystemsGranted } from '../systems/grants.ts';
+import { inputHash } from './completion.ts';
+import { type Caller, canSee, type RunContext, refOf, type StartedRun } from './context.ts';
+import { executeSync, stepResultsWithoutData } from './execute-sync.ts';
+import { assertInputsMatchSchema } from './input-schema.ts';
+import { runView, withResult } from './run-view.ts';
+import { checkWebhookUrl } from './webhook-url.ts';
+
+/** What one launch needs, whichever route started it. */
+export interface Launch {
+  tool: Tool;
+  request: RunRequest;
+  caller: Caller;
+  traceId: string;
+  async: boolean;
+  /** false: the run is executed but not stored (no record, no files, no completion effects). */
+  record: boolean;
+  /** A definition that was not saved gets the save-time checks first. */
+  validate?: boolean;
+  requestSource?: RequestSource | undefined;
+  mode?: ExecutionMode | undefined;
+  parentRunId?: string | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+export async function accept(ctx: RunContext, input: Launch): Promise<StartedRun> {
+  const { deps } = ctx;
+  const { store } = deps;
+  const { caller, tool, async } = input;
+  // First: a definition's unknown system must answer like a known one the key may not use.
+  assertSystemsGranted(caller.systemIds, tool.steps);
+  if (input.validate) await deps.validateTool?.(tool);
+  const {
+    pinnedCredentials: _pinned,
+    credentialsList: _list,
+    clientInfo: _client,
+    ...given
+  } = input.request.options ?? {};
+  checkWebhookUrl(given.webhookUrl, (toolId) => canSee(caller, toolId));
+  const mode: ExecutionMode = input.mode ?? given.mode ?? 'prod';
+  const requestSource: RequestSource = input.requestSource ?? given.requestSource ?? 'api';
+  const traceId = given.traceId ?? input.traceId;
+  const options: RunOptions = { ...given, async, mode, requestSource, traceId };
+  const inputs: JsonObject = input.request.inputs ?? {};
+  assertInputsMatchSchema(tool, inputs);
+  const runId = input.request.runId ?? randomUUID();
+  const systemIds = stepSystemIds(tool.steps);
+  // Resolved before anything is stored: an unknown system is the caller's error, not a failed run.
+  const systems = await deps.systems.resolveForRun(systemIds, mode);
+
+  const run: StoredRun = {
+    runId,
+    toolId: tool.id,
+    status: 'running',
+    requestSource,
+    userId: caller.id,
+    // Travels with the run: its chain is checked against it, and a chained run inherits it.
+    ...(caller.toolIds !== null ? { allowedToolIds: [...caller.toolIds] } : {}),
+    ...(caller.systemIds !== null ? { allowedSystemIds: [...caller.systemIds] } : {}),
+    systemIds,
+    executionMode: mode,
+    traceId,
+    ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}),
+    tool: tool as unknown as JsonObject,
+    toolPayload: inputs,
+    options: options as JsonObject,
+    ...(async ? {} : { executor: deps.executor }),
+    metadata: { startedAt: new Date().toISOString() },
+  };
+
+  if (async) {
+    const credentials = input.request.credentials;
+    // Stored by the run's own insert, and only if that insert stores the run: a repeated or conflicting
+    // request, or one losing a race for the same new run id, never writes credentials.
+    const sealed =
+      credentials && Object.keys(credentials).length > 0 ? deps.vault.seal(runId, credentials) : undefined;
+    const inserted = await store.batch.insertRun(run, {
+      inputHash: inputHash(tool.id, inputs),
+      outbox: [{ kind: 'start', runId, payload: {} }],
+      ...(sealed ? { sealedCredentials: sealed } : {}),
+    });
+    if (inserted.status === 'conflict') throw KG_ERR_RUN_ID_CONFLICT(runId);
+    if (inserted.status === 'inserted') {
+      deps.metrics?.runStarted(requestSource, mode);
+      deps.events?.emit(refOf(run), { type: 'run_started' });
+    }
+    return { statusCode: 202, run: runView(inserted.run, { urlFor: deps.urlFor }) };
+  }
+
+  const withData = input.request.includeStepResultData !== false;
+  let startWrite: Promise<void> | undefined;
+  if (input.record) {
+    const insert = store.batch.insertRun(run, { inputHash: inputHash(tool.id, inputs) });
+    if (input.request.runId !== undefined) {
+      // A client-chosen id may repeat an earlier request or conflict with another run: decided first.
+      const inserted = await insert;
+      if (inserted.status === 'conflict') throw KG_ERR_RUN_ID_CONFLICT(runId);
+      if (inserted.status === 'existing') return existing(ctx, inserted.run, withData);
+    } else {
+      // A new random id can do neither: the start record is written while the run executes, and
+      // the terminal write waits for it (executeSync), so it is never overtaken.
+      startWrite = insert.then((inserted) => {
+        if (inserted.status !== 'inserted') throw KG_ERR_RUN_ID_CONFLICT(runId);
+      });
+    }
+  }
+  deps.metrics?.runStarted(requestSource, mode);
+  deps.events?.emit(refOf(run), { type: 'run_started' });
+  return executeSync(ctx, run, tool, systems, input.request.credentials, {
+    record: input.record,
+    startWrite,
+    withData,
+    signal: input.signal,
+  });
+}
+
+/** A repeated request with the same runId, tool and inputs: the run as it is now. */
+async function existing(ctx: RunContext, stored: StoredRun, withData: boolean): Promise<StartedRun> {
+  const { deps } = ctx;
+  const view = runView(stored, { urlFor: deps.urlFor });
+  if (stored.status === 'running') return { statusCode: 202, run: view };
+  const result = await deps.store.getRunResult(stored.runId);
+  if (!result) return { statusCode: 200, run: view };
+  const steps = withData ? result.stepResults : stepResultsWithoutData(result.stepResults);
+  return { statusCode: 200, run: withResult(view, result.data, steps) };
+}
