@@ -39,6 +39,7 @@ export type {
   ResourceWriter,
 } from './queries/resources.ts';
 export { buildListRunsQuery, type ListRunsQuery } from './queries/runs.ts';
+export type { StoredToolState, ToolStateChange, ToolStateQueries } from './queries/tool-state.ts';
 export type { RunWriteBatcher, RunWriteBatcherOptions } from './run-batcher.ts';
 export {
   type OpenStoreOptions,

@@ -78,6 +78,7 @@ import {
   retryRun,
 } from './queries/runs.ts';
 import { deleteSecret, getSecret, putSecret } from './queries/secrets.ts';
+import { bindToolStateQueries, type ToolStateQueries } from './queries/tool-state.ts';
 import { createRunWriteBatcher, type RunWriteBatcher } from './run-batcher.ts';
 import type {
   EndedRunnerAttempt,
@@ -247,6 +248,8 @@ export interface StoreQueries {
   resources: ResourceStore;
   /** System documentation and its processing (store/queries/documentation.ts). */
   documentation: DocumentationStore;
+  /** Persistent tool state and what runs record of it (store/queries/tool-state.ts). */
+  toolState: ToolStateQueries;
 }
 
 export interface Store extends StoreQueries {
@@ -374,6 +377,7 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     oauth: bindOAuthQueries(db),
     gatewayTunnels: bindGatewayTunnelQueries(db),
     gatewayTunnelOwners: bindGatewayTunnelOwnerQueries(db),
+    toolState: bindToolStateQueries(db),
     resources: {
       get: (key) => getResource(db, key),
       list: (kind, namespace, labels) => listResources(db, kind, namespace, labels),
