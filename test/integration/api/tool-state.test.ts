@@ -54,6 +54,11 @@ async function until(what: string, check: () => boolean, timeoutMs = 10_000): Pr
   }
 }
 
+const transform = (id: string, transformCode: string) => ({
+  id,
+  config: { type: 'transform', transformCode },
+});
+
 /** An incremental sync: fetch what changed since the saved cursor, save the new cursor. */
 const syncTool = (id: string, path: string) => ({
   id,
@@ -65,14 +70,10 @@ const syncTool = (id: string, path: string) => ({
         queryParams: { since: '<<(sourceData) => sourceData.persistedState.cursor || "start">>' },
       },
     },
-    {
-      id: 'remember',
-      config: {
-        type: 'transform',
-        transformCode:
-          '(sourceData) => { sourceData.persistedState.cursor = sourceData.changes.data.next; return sourceData.changes.data.items; }',
-      },
-    },
+    transform(
+      'remember',
+      '(sourceData) => { sourceData.persistedState.cursor = sourceData.changes.data.next; return sourceData.changes.data.items; }',
+    ),
   ],
 });
 
@@ -120,13 +121,7 @@ describe('runs read and save the state', () => {
     await createTool({
       id: 'fails-late',
       steps: [
-        {
-          id: 'mark',
-          config: {
-            type: 'transform',
-            transformCode: '(s) => { s.persistedState.marked = true; return 1; }',
-          },
-        },
+        transform('mark', '(s) => { s.persistedState.marked = true; return 1; }'),
         { id: 'call', config: { url: `${target.url}/broken` } },
       ],
     });
@@ -141,13 +136,7 @@ describe('runs read and save the state', () => {
     await createTool({
       id: 'cancelled',
       steps: [
-        {
-          id: 'mark',
-          config: {
-            type: 'transform',
-            transformCode: '(s) => { s.persistedState.marked = true; return 1; }',
-          },
-        },
+        transform('mark', '(s) => { s.persistedState.marked = true; return 1; }'),
         { id: 'wait', config: { url: `${target.url}/held-cancel` } },
       ],
     });
@@ -167,14 +156,10 @@ describe('concurrent runs of one tool', () => {
     await createTool({
       id: 'cas',
       steps: [
-        {
-          id: 'mark',
-          config: {
-            type: 'transform',
-            transformCode:
-              '(s) => { s.persistedState.last = s.who; s.persistedState["by_" + s.who] = true; return s.who; }',
-          },
-        },
+        transform(
+          'mark',
+          '(s) => { s.persistedState.last = s.who; s.persistedState["by_" + s.who] = true; return s.who; }',
+        ),
         { id: 'wait', config: { url: `${target.url}/held-cas`, queryParams: { who: '<<who>>' } } },
       ],
     });
@@ -202,21 +187,17 @@ describe('concurrent runs of one tool', () => {
 });
 
 describe('limits and credentials', () => {
+  /** Saves a tool of one transform step and runs it. */
+  async function runOneTransform(toolId: string, transformCode: string) {
+    await createTool({ id: toolId, steps: [transform('fill', transformCode)] });
+    return runTool(toolId);
+  }
+
   it('past the key limit the run succeeds, saves no key and says why', async () => {
-    await createTool({
-      id: 'many-keys',
-      steps: [
-        {
-          id: 'fill',
-          config: {
-            type: 'transform',
-            transformCode:
-              '(s) => { for (let i = 0; i < 6; i++) s.persistedState["k" + i] = i; return null; }',
-          },
-        },
-      ],
-    });
-    const run = await runTool('many-keys');
+    const run = await runOneTransform(
+      'many-keys',
+      '(s) => { for (let i = 0; i < 6; i++) s.persistedState["k" + i] = i; return null; }',
+    );
     expect(run.body.status).toBe('success');
     expect(run.body.metadata.warnings).toEqual([
       'persistedState was not saved: it would have 6 keys, more than the limit of 5 (KUBEGLUE_TOOL_STATE_MAX_KEYS)',
@@ -226,20 +207,10 @@ describe('limits and credentials', () => {
   });
 
   it('one value past the size limit: not even the small keys of the run are saved', async () => {
-    await createTool({
-      id: 'big-value',
-      steps: [
-        {
-          id: 'fill',
-          config: {
-            type: 'transform',
-            transformCode:
-              '(s) => { s.persistedState.small = 1; s.persistedState.big = "x".repeat(300); return null; }',
-          },
-        },
-      ],
-    });
-    const run = await runTool('big-value');
+    const run = await runOneTransform(
+      'big-value',
+      '(s) => { s.persistedState.small = 1; s.persistedState.big = "x".repeat(300); return null; }',
+    );
     expect(run.body.metadata.warnings).toEqual([
       "persistedState was not saved: the value of 'big' is 302 bytes of JSON, more than the limit of 200 (KUBEGLUE_TOOL_STATE_MAX_VALUE_BYTES)",
     ]);
@@ -257,14 +228,10 @@ describe('limits and credentials', () => {
       id: 'leaky',
       steps: [
         { id: 'items', config: { systemId: 'crmstate', url: '/crm-items' } },
-        {
-          id: 'copy',
-          config: {
-            type: 'transform',
-            transformCode:
-              '(s) => { s.persistedState.token = s.crmstate_apiKey; s.persistedState.ok = 1; return null; }',
-          },
-        },
+        transform(
+          'copy',
+          '(s) => { s.persistedState.token = s.crmstate_apiKey; s.persistedState.ok = 1; return null; }',
+        ),
       ],
     });
     const run = await runTool('leaky');
@@ -375,10 +342,7 @@ describe('/v1/tools/{toolId}/state', () => {
     await createTool({
       id: 'busy',
       steps: [
-        {
-          id: 'mark',
-          config: { type: 'transform', transformCode: '(s) => { s.persistedState.n = 1; return 1; }' },
-        },
+        transform('mark', '(s) => { s.persistedState.n = 1; return 1; }'),
         { id: 'wait', config: { url: `${target.url}/held-put` } },
       ],
     });
