@@ -249,6 +249,17 @@ describe('limits and credentials', () => {
     expect(put.text).toContain("'note'");
     expect(api.bodies.some((body) => body.includes(secret))).toBe(false);
   });
+
+  it('GET shows a value that became a credential later (a key rotated to it) as its placeholder', async () => {
+    const rotated = 'rotated-secret-7781cc';
+    const put = await api.call('PUT', '/v1/tools/leaky/state', { body: { state: { note: rotated, n: 1 } } });
+    expect(put.status, put.text).toBe(200);
+    const patched = await api.call('PATCH', '/v1/systems/crmstate', {
+      body: { credentials: { apiKey: rotated } },
+    });
+    expect(patched.status, patched.text).toBe(200);
+    expect((await stateOf('leaky')).state).toEqual({ note: '<<crmstate_apiKey>>', n: 1 });
+  });
 });
 
 describe('stateFixture', () => {
