@@ -109,7 +109,8 @@ export type RouteSpec = RouteBase & RouteAccess;
 
 /**
  * The /v1 routes that are not operations of the table, and why; the server registers no other /v1 route
- * (test/integration/api/route-table.test.ts). Outside /v1 there are only the probes and /metrics.
+ * (test/integration/api/route-table.test.ts). Outside /v1 there are only the probes, /metrics and the MCP
+ * endpoint (MCP_ROUTE).
  */
 export const OPENAPI_ROUTE = {
   method: 'GET',
@@ -123,6 +124,17 @@ export const TUNNEL_ROUTE = {
   method: 'GET',
   path: '/tunnel',
   scopes: ['gateways:host'],
+} as const satisfies { method: HttpVerb; path: string; scopes: readonly Scope[] };
+
+/**
+ * The Model Context Protocol endpoint (api/mcp/, docs/mcp.md): JSON-RPC over the Streamable HTTP transport,
+ * not a REST operation, so outside /v1 and the OpenAPI document. Its tools are the tools the key may run, and
+ * they carry the tools' definitions: the key needs both scopes to connect.
+ */
+export const MCP_ROUTE = {
+  method: 'POST',
+  path: '/mcp',
+  scopes: ['tools:read', 'runs:execute'],
 } as const satisfies { method: HttpVerb; path: string; scopes: readonly Scope[] };
 
 /** The query of routes that declare none: the API key may come as `?token=`. */
