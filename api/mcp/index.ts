@@ -12,7 +12,7 @@
  * `notifications/tools/list_changed` and no cancelling a call from the client (docs/mcp.md).
  */
 import { randomUUID } from 'node:crypto';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
   type CallToolRequest,
@@ -121,20 +121,22 @@ async function callTool(
   }
 }
 
-/** The MCP server of one request, for its key. */
-function serverFor(deps: McpDeps, request: FastifyRequest): McpServer {
-  const mcp = new McpServer(
+/**
+ * The MCP server of one request, for its key. The SDK's low-level Server: its McpServer registers tools one
+ * by one with zod schemas, where kubeglue's tools are JSON Schemas that come and go with the Tool resources.
+ */
+function serverFor(deps: McpDeps, request: FastifyRequest): Server {
+  const server = new Server(
     { name: 'kubeglue', version: API_VERSION },
     { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
   );
-  // Tools come and go with the Tool resources: handled here rather than registered one by one.
-  mcp.server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: [...runnableTools(deps, principalOf(request))].map(([name, tool]) => mcpTool(name, tool)),
   }));
-  mcp.server.setRequestHandler(CallToolRequestSchema, async ({ params }, extra) =>
+  server.setRequestHandler(CallToolRequestSchema, async ({ params }, extra) =>
     callTool(deps, request, params, extra.sendNotification),
   );
-  return mcp;
+  return server;
 }
 
 /** The request as the transport reads it: method, URL and headers (the body is parsed already). */
@@ -153,13 +155,13 @@ export function installMcp(app: FastifyInstance, deps: McpDeps): void {
     method: MCP_ROUTE.method,
     url: MCP_ROUTE.path,
     handler: async (request, reply) => {
-      const mcp = serverFor(deps, request);
+      const server = serverFor(deps, request);
       // No sessionIdGenerator: stateless (see the module's comment).
       const transport = new WebStandardStreamableHTTPServerTransport();
       transport.onerror = (error) => request.log.debug({ err: error }, 'MCP request refused');
-      await mcp.connect(transport);
+      await server.connect(transport);
       // The answer may be a stream that outlives this handler: the server goes when the connection does.
-      reply.raw.once('close', () => void mcp.close());
+      reply.raw.once('close', () => void server.close());
       // null rather than undefined: the transport would try to read the body again.
       const response = await transport.handleRequest(webRequest(request), {
         parsedBody: request.body ?? null,

@@ -266,6 +266,8 @@ describe('the transport', () => {
     expect(init.headers.get('mcp-session-id')).toBeNull();
     expect(init.headers.get('x-trace-id')).toMatch(/^[0-9a-f]{32}$/);
     expect(init.text).toContain('"serverInfo":{"name":"kubeglue"');
+    // Nothing could carry a list_changed notification to a stateless client.
+    expect(init.text).toContain('"capabilities":{"tools":{"listChanged":false}}');
     const stream = await api.call<{ error: { code: string } }>('GET', '/mcp', {
       headers: { accept: 'text/event-stream' },
     });
