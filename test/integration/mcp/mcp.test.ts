@@ -277,6 +277,45 @@ describe('the transport', () => {
   });
 });
 
+describe('a client that goes away', () => {
+  it('does not stop the run: it finishes and is recorded, and the server goes on', async () => {
+    const held = target.hold('/left-behind');
+    await putTool({
+      id: 'left-behind',
+      steps: [{ id: 'wait', config: { url: `${target.url}/left-behind` } }],
+    });
+    await expect.poll(async () => (await listed(await connect())).has('left-behind')).toBe(true);
+    const gone = new AbortController();
+    const call = fetch(`${api.url}/mcp`, {
+      method: 'POST',
+      signal: gone.signal,
+      headers: {
+        authorization: `Bearer ${TEST_ADMIN_KEY}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'left-behind', arguments: {} },
+      }),
+    }).then((response) => response.text());
+    await expect.poll(() => held.length).toBe(1);
+    gone.abort();
+    await expect(call).rejects.toThrow();
+    held[0]?.writeHead(200, { 'content-type': 'application/json' }).end('{"late":true}');
+    await expect
+      .poll(async () => {
+        const runs = await api.call<{ data: Run[] }>('GET', '/v1/runs?toolId=left-behind');
+        return runs.body.data.map((run) => [run.status, run.requestSource]);
+      })
+      .toEqual([['success', 'mcp']]);
+    const after = (await (await connect()).callTool({ name: 'two-steps', arguments: {} })) as CallToolResult;
+    expect(after.structuredContent).toEqual({ sum: 2 });
+  });
+});
+
 describe('keys at the MCP endpoint', () => {
   it('refuses a request without a key or with a wrong one, as every route does', async () => {
     await expect(connect(null)).rejects.toMatchObject({ code: 401 });
