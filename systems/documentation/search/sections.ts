@@ -8,7 +8,9 @@
  * Summaries stored before sections kept their PDF page say it only in the heading (`Page 3`): read there.
  * Pure.
  */
+import { columnText, foreignKeyText, schemeText } from '../parsers/render.ts';
 import type {
+  ColumnInfo,
   DatabaseSchemaDocument,
   DocumentationSummary,
   OpenApiDocument,
@@ -110,15 +112,7 @@ function overviewSection(document: OpenApiDocument): SearchSection | undefined {
   if (document.servers.length > 0) lines.push(`Servers: ${document.servers.join(', ')}`);
   if (document.securitySchemes.length > 0) lines.push('Security schemes (authentication):');
   for (const scheme of document.securitySchemes) {
-    const where =
-      scheme.type === 'apiKey'
-        ? ` in ${scheme.in} "${scheme.name}"`
-        : scheme.scheme
-          ? ` ${scheme.scheme}`
-          : '';
-    lines.push(
-      `- ${scheme.id}: ${scheme.type}${where}${scheme.description ? `: ${scheme.description}` : ''}`,
-    );
+    lines.push(`- ${scheme.id}: ${schemeText(scheme)}${scheme.description ? `: ${scheme.description}` : ''}`);
   }
   if (document.security.length > 0)
     lines.push(`Required unless an operation says otherwise: ${document.security.join(', ')}`);
@@ -131,17 +125,12 @@ function overviewSection(document: OpenApiDocument): SearchSection | undefined {
 }
 
 function schemaSections(document: DatabaseSchemaDocument): SearchSection[] {
-  const column = (c: { name: string; type: string; nullable: boolean; default?: string }) =>
-    `- ${c.name} ${c.type}${c.nullable ? '' : ' NOT NULL'}${c.default ? ` DEFAULT ${c.default}` : ''}`;
+  const column = (c: ColumnInfo) => `- ${columnText(c)}${c.default ? ` DEFAULT ${c.default}` : ''}`;
   const tables = document.tables.map((table) => {
     const name = `${table.schema}.${table.name}`;
     const lines = table.columns.map(column);
     if (table.primaryKey.length > 0) lines.push(`PRIMARY KEY (${table.primaryKey.join(', ')})`);
-    for (const key of table.foreignKeys) {
-      lines.push(
-        `FOREIGN KEY (${key.columns.join(', ')}) REFERENCES ${key.references.table} (${key.references.columns.join(', ')})`,
-      );
-    }
+    for (const key of table.foreignKeys) lines.push(foreignKeyText(key));
     if (table.rowEstimate >= 0) lines.push(`About ${table.rowEstimate} rows`);
     return {
       title: `TABLE ${name}`,
