@@ -187,7 +187,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
       systemHandlers({ systems, tools, documentation }),
       documentation
         ? documentationHandlers({ systems, documentation })
-        : notOffered('uploadSystemDocumentation', 'getSystemDocumentation'),
+        : notOffered('uploadSystemDocumentation', 'getSystemDocumentation', 'searchSystemDocumentation'),
       oauth ? oauthHandlers({ oauth }) : notOffered('authorizeSystemOAuth', 'oauthCallback'),
       apiKeyHandlers({ store, auth }),
       meHandlers,

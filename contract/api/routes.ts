@@ -24,6 +24,7 @@ import {
   SystemList,
   ToolList,
 } from './bodies.ts';
+import { DocumentationSearchAnswer, DocumentationSearchBody } from './documentation.ts';
 import { OAuthAuthorization, OAuthAuthorizeQuery, OAuthCallbackQuery, OAuthCallbackResult } from './oauth.ts';
 import { pageLimit } from './paging.ts';
 import {
@@ -374,6 +375,26 @@ export const ROUTE_TABLE = [
       200: { description: 'The state and summary (or plain text)', schema: SystemDocumentationEnvelope },
       404: notFound,
       409: failure('format=text while no summary is kept yet'),
+    },
+  },
+  {
+    method: 'POST',
+    path: '/systems/{systemId}/documentation/search',
+    operationId: 'searchSystemDocumentation',
+    summary:
+      "Keyword search over a system's processed documentation: the best sections, where each came from",
+    tag: 'Systems',
+    scopes: ['systems:read'],
+    query: envQuery,
+    body: { schema: DocumentationSearchBody, name: 'documentation search' },
+    responses: {
+      200: {
+        description: 'Ranked sections (none when nothing matched or there is no documentation)',
+        schema: DocumentationSearchAnswer,
+      },
+      400: badRequest,
+      404: notFound,
+      409: failure('No summary is kept yet: the documentation is still being processed, or failed'),
     },
   },
   {
