@@ -137,7 +137,7 @@ class RunInProgress {
   }
 
   /** What the run did to its state (absent when the order carried none). */
-  stateChanges() {
+  #stateChanges() {
     return this.#state?.changes(this.#scope.redactor);
   }
 
@@ -398,7 +398,7 @@ class RunInProgress {
     let withStepData = true;
     const finish: Finish = (status, data, error, files = [], dataRedacted = false) => {
       const redactor = this.#scope.redactor;
-      const state = this.stateChanges();
+      const state = this.#stateChanges();
       return {
         status,
         data: dataRedacted ? data : redactor.value(data),
