@@ -77,6 +77,7 @@ import {
   listStartedRuns,
   retryRun,
 } from './queries/runs.ts';
+import { bindScheduleTickQueries, type ScheduleTickQueries } from './queries/schedule-ticks.ts';
 import { deleteSecret, getSecret, putSecret } from './queries/secrets.ts';
 import { createRunWriteBatcher, type RunWriteBatcher } from './run-batcher.ts';
 import type {
@@ -243,6 +244,8 @@ export interface StoreQueries {
   gatewayTunnels: GatewayTunnelQueries;
   /** Which API key owns each gateway tunnel id (store/queries/gateway-tunnel-owners.ts). */
   gatewayTunnelOwners: GatewayTunnelOwnerQueries;
+  /** Tick claims of schedules and the running runs of a schedule (store/queries/schedule-ticks.ts). */
+  scheduleTicks: ScheduleTickQueries;
 
   resources: ResourceStore;
   /** System documentation and its processing (store/queries/documentation.ts). */
@@ -374,6 +377,7 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     oauth: bindOAuthQueries(db),
     gatewayTunnels: bindGatewayTunnelQueries(db),
     gatewayTunnelOwners: bindGatewayTunnelOwnerQueries(db),
+    scheduleTicks: bindScheduleTickQueries(db),
     resources: {
       get: (key) => getResource(db, key),
       list: (kind, namespace, labels) => listResources(db, kind, namespace, labels),

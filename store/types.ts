@@ -47,6 +47,8 @@ export interface StoredRun {
    * to run again: runs/interrupted.ts); absent means 1.
    */
   attempt?: number;
+  /** The schedule (ToolSchedule name) whose tick started the run. */
+  scheduleId?: string;
   metadata: {
     startedAt: string;
     completedAt?: string;
