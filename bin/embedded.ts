@@ -97,7 +97,9 @@ export async function startEmbedded(
   await ensureAdminKey(store, { presetKey: config.adminKey, log });
 
   const namespace = config.namespace;
-  const resources = createEmbeddedKubeglueResources(store.resources, namespace);
+  // A test's schedule clock stamps creations too, so a schedule is created at the time its ticks count from.
+  const clock = options.scheduleClock;
+  const resources = createEmbeddedKubeglueResources(store.resources, namespace, clock && (() => clock.now()));
   const secrets = new EmbeddedSecretStore({ store, namespace, box: credentialsBox(masterKey) });
   const vault = new StoreRuntimeCredentialVault({ store, masterKey });
   // Runtime credentials of runs that ended while no process could remove them (a crash, a recovery).

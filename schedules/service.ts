@@ -123,6 +123,15 @@ export function scheduleView(resource: ToolScheduleResource, now: Date, tool?: T
     statusMessage: state.message,
     activeRunIds: status?.active ?? [],
     ...(status?.lastRunId ? { lastRunId: status.lastRunId } : {}),
+    ...(status?.lastTick
+      ? {
+          lastTick: {
+            at: status.lastTick.time,
+            outcome: status.lastTick.outcome.toLowerCase() as 'started' | 'skipped' | 'missed',
+            ...(status.lastTick.reason ? { reason: status.lastTick.reason } : {}),
+          },
+        }
+      : {}),
   };
 }
 

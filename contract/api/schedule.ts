@@ -189,6 +189,16 @@ export const ToolSchedule = z
     statusMessage: z.string().describe('Why, for people.'),
     activeRunIds: z.array(z.string()).describe('Runs of this schedule still running.'),
     lastRunId: z.string().optional().describe('The run started for the latest tick.'),
+    lastTick: z
+      .object({
+        at: z.iso.datetime({ offset: true }),
+        outcome: z.enum(['started', 'skipped', 'missed']),
+        reason: z.string().optional(),
+      })
+      .optional()
+      .describe(
+        'The latest tick acted on: started (its run started), skipped (reason: ConcurrencyForbid, Resumed, ScheduleChanged) or missed (DeadlineExceeded).',
+      ),
   })
   .meta({ id: 'ToolSchedule' });
 export type ToolSchedule = z.infer<typeof ToolSchedule>;

@@ -147,6 +147,21 @@ export const ToolScheduleStatus = z.object({
     .optional()
     .describe('The next tick that will start a run; absent while suspended, paused or invalid.'),
   lastRunId: z.string().optional().describe('The run started for the latest tick (GET /v1/runs/{runId}).'),
+  lastTick: z
+    .object({
+      time: z.string().describe('When the tick was.'),
+      outcome: z
+        .enum(['Started', 'Skipped', 'Missed'])
+        .describe(
+          'Started: its run started. Skipped: see reason. Missed: later than startingDeadlineSeconds.',
+        ),
+      reason: z
+        .string()
+        .optional()
+        .describe('Why no run started: ConcurrencyForbid, DeadlineExceeded, Resumed, ScheduleChanged.'),
+    })
+    .optional()
+    .describe('The latest tick the schedule acted on, and what it did.'),
   active: z
     .array(z.string())
     .optional()

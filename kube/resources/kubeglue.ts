@@ -30,8 +30,16 @@ export const KUBEGLUE_KIND_SPECS: KindSpecs<KubeglueKinds> = {
   toolSchedules: { ...CORE_KIND_SPECS.toolSchedules, validate: validateWith(ToolScheduleResource) },
 };
 
-export function createEmbeddedKubeglueResources(store: ResourceStore, namespace: string): KubeglueResources {
-  return createEmbeddedResources<KubeglueKinds>(store, { namespace, kinds: KUBEGLUE_KIND_SPECS });
+export function createEmbeddedKubeglueResources(
+  store: ResourceStore,
+  namespace: string,
+  now?: () => Date,
+): KubeglueResources {
+  return createEmbeddedResources<KubeglueKinds>(store, {
+    namespace,
+    kinds: KUBEGLUE_KIND_SPECS,
+    ...(now ? { now } : {}),
+  });
 }
 
 /** On a real cluster the CRDs' schemas validate; nothing is checked twice here. */

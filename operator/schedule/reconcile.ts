@@ -123,6 +123,13 @@ export function decideSchedule(o: ScheduleObservation): ScheduleDecision {
   if (started && tick && 'runId' in tick) {
     patch.lastScheduleTime = at(tick.tick);
     patch.lastRunId = tick.runId;
+    patch.lastTick = { time: at(tick.tick), outcome: 'Started' };
+  } else if (tick?.kind === 'skip') {
+    patch.lastTick = {
+      time: at(tick.tick),
+      outcome: tick.outcome === 'missed' ? 'Missed' : 'Skipped',
+      reason: tick.reason,
+    };
   }
   const nextTime = next ? at(next) : undefined;
   if (status.nextScheduleTime !== nextTime) patch.nextScheduleTime = nextTime ?? null;

@@ -66,7 +66,7 @@ function claim(tickAt: string, extra: Partial<TickClaim> = {}): TickClaim {
   };
 }
 
-function observe(o: Partial<ScheduleObservation> & { now: string }): ScheduleObservation {
+function observe(o: Partial<Omit<ScheduleObservation, 'now'>> & { now: string }): ScheduleObservation {
   return {
     schedule: schedule(),
     tool: 'ready',
