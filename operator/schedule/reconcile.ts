@@ -120,16 +120,22 @@ export function decideSchedule(o: ScheduleObservation): ScheduleDecision {
   if (!conditionIs(status.conditions, desired))
     patch.conditions = setCondition(status.conditions, desired, now);
   if (status.observedGeneration !== generation) patch.observedGeneration = generation;
-  if (started && tick && 'runId' in tick) {
-    patch.lastScheduleTime = at(tick.tick);
-    patch.lastRunId = tick.runId;
-    patch.lastTick = { time: at(tick.tick), outcome: 'Started' };
-  } else if (tick?.kind === 'skip') {
-    patch.lastTick = {
-      time: at(tick.tick),
-      outcome: tick.outcome === 'missed' ? 'Missed' : 'Skipped',
-      reason: tick.reason,
-    };
+  // The latest tick as the store has it once this decision held: the status converges on the claims,
+  // whichever replica made them and whether or not its own status write went through.
+  const latest = latestTick(tick, o.lastClaim);
+  if (latest) {
+    const shown = status.lastTick;
+    if (shown?.time !== latest.time || shown.outcome !== latest.outcome || shown.reason !== latest.reason) {
+      patch.lastTick = {
+        time: latest.time,
+        outcome: latest.outcome,
+        ...(latest.reason ? { reason: latest.reason } : {}),
+      };
+    }
+    if (latest.runId && (status.lastScheduleTime !== latest.time || status.lastRunId !== latest.runId)) {
+      patch.lastScheduleTime = latest.time;
+      patch.lastRunId = latest.runId;
+    }
   }
   const nextTime = next ? at(next) : undefined;
   if (status.nextScheduleTime !== nextTime) patch.nextScheduleTime = nextTime ?? null;
@@ -232,6 +238,33 @@ function followUp(o: ScheduleObservation, now: Date, events: ScheduleEvent[]): T
     return { kind: 'retry', tick, fromAttempt: claim.attempt, runId };
   }
   return undefined;
+}
+
+interface LatestTick {
+  time: string;
+  outcome: 'Started' | 'Skipped' | 'Missed';
+  reason?: string;
+  runId?: string;
+}
+
+/** The tick this decision acts on, else the newest claimed one. */
+function latestTick(action: TickAction | undefined, claim: TickClaim | undefined): LatestTick | undefined {
+  if (action?.kind === 'skip') {
+    return {
+      time: at(action.tick),
+      outcome: action.outcome === 'missed' ? 'Missed' : 'Skipped',
+      reason: action.reason,
+    };
+  }
+  if (action) return { time: at(action.tick), outcome: 'Started', runId: action.runId };
+  if (!claim) return undefined;
+  const time = at(new Date(claim.tickAt));
+  if (claim.outcome === 'started' && claim.runId) return { time, outcome: 'Started', runId: claim.runId };
+  return {
+    time,
+    outcome: claim.outcome === 'missed' ? 'Missed' : 'Skipped',
+    ...(claim.reason ? { reason: claim.reason } : {}),
+  };
 }
 
 function inactiveEvent(reason: string, message: string): ScheduleEvent {

@@ -135,7 +135,7 @@ export async function startTestApi(
   );
   const embedded = await startEmbedded(
     config,
-    () => {},
+    process.env.DEBUG_EMBEDDED ? (line) => console.log(line) : () => {},
     opts.scheduleClock ? { scheduleClock: opts.scheduleClock } : {},
   );
   const bodies: string[] = [];
