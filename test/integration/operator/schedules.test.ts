@@ -137,7 +137,7 @@ describe('a schedule in the embedded deployment', () => {
     expect(skipped.lastRunId).toBe(started.lastRunId);
     expect(await runsOf(api, 'slow', created.id)).toHaveLength(1);
     // Once it ended, the next tick runs again.
-    held.splice(0).forEach((res) => res.end('{}'));
+    for (const res of held.splice(0)) res.end('{}');
     await waitForRun(api, started.lastRunId as string);
     const third = nextTick();
     const again = await untilTick(api, 'slow', created.id, third);
