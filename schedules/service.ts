@@ -116,10 +116,7 @@ export function scheduleView(resource: ToolScheduleResource, now: Date, tool?: T
     startingDeadlineSeconds: spec.startingDeadlineSeconds ?? null,
     status: state.state,
     // Before the operator's first look, an active schedule says so rather than claiming it was checked.
-    statusReason:
-      state.state === 'active' && ready === undefined && tool === undefined
-        ? ScheduleReason.Pending
-        : state.reason,
+    statusReason: state.state === 'active' && ready === undefined ? ScheduleReason.Pending : state.reason,
     statusMessage: state.message,
     activeRunIds: status?.active ?? [],
     ...(status?.lastRunId ? { lastRunId: status.lastRunId } : {}),
