@@ -1,6 +1,7 @@
 import type { Run } from '../../contract/api/run.ts';
 import type { ToolSchedule } from '../../contract/api/schedule.ts';
 import type { TestApi } from './embedded.ts';
+import { waitFor } from './kube/kubeglue.ts';
 
 /**
  * Helpers of the schedule tests: a time to start the schedules' clock at (ahead of the real one, so every
@@ -18,20 +19,9 @@ export function at(base: Date, minutes: number, seconds = 0): Date {
   return new Date(base.getTime() + minutes * 60_000 + seconds * 1000);
 }
 
-export async function until<T>(
-  what: string,
-  read: () => Promise<T>,
-  ok: (value: T) => boolean,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (ok(value)) return value;
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** Reads until ok(value), polling; throws naming what it waited for and the last value read. */
+export function until<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
+  return waitFor(what, read, ok, 15_000);
 }
 
 export function getSchedule(api: TestApi, toolId: string, id: string, key?: string): Promise<ToolSchedule> {

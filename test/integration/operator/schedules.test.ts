@@ -71,6 +71,18 @@ function nextTick(step = 1): Date {
   return at(base, minute);
 }
 
+/** A schedule of the slow tool whose first tick's run is running (held at the target). */
+async function runThatStaysRunning(concurrencyPolicy: string) {
+  const created = await createSchedule(api, 'slow', { cronExpression: '* * * * *', concurrencyPolicy });
+  const started = await untilTick(api, 'slow', created.id, nextTick());
+  await until(
+    'the run to reach the target',
+    async () => held.length,
+    (n) => n === 1,
+  );
+  return { created, started };
+}
+
 describe('a schedule in the embedded deployment', () => {
   it('starts one async run per tick, with requestSource scheduler and the schedule id', async () => {
     const created = await createSchedule(api, 'echo', {
@@ -115,17 +127,7 @@ describe('a schedule in the embedded deployment', () => {
   });
 
   it('Forbid skips a tick while the previous run still runs', async () => {
-    const created = await createSchedule(api, 'slow', {
-      cronExpression: '* * * * *',
-      concurrencyPolicy: 'Forbid',
-    });
-    const first = nextTick();
-    const started = await untilTick(api, 'slow', created.id, first);
-    await until(
-      'the run to reach the target',
-      async () => held.length,
-      (n) => n === 1,
-    );
+    const { created, started } = await runThatStaysRunning('Forbid');
     const second = nextTick();
     const skipped = await untilTick(api, 'slow', created.id, second);
     expect(skipped.lastTick).toEqual({
@@ -146,17 +148,7 @@ describe('a schedule in the embedded deployment', () => {
   });
 
   it('Replace cancels the running run and starts the new one', async () => {
-    const created = await createSchedule(api, 'slow', {
-      cronExpression: '* * * * *',
-      concurrencyPolicy: 'Replace',
-    });
-    const first = nextTick();
-    const started = await untilTick(api, 'slow', created.id, first);
-    await until(
-      'the run to reach the target',
-      async () => held.length,
-      (n) => n === 1,
-    );
+    const { created, started } = await runThatStaysRunning('Replace');
     const second = nextTick();
     const replaced = await untilTick(api, 'slow', created.id, second);
     expect(replaced.lastRunId).not.toBe(started.lastRunId);
