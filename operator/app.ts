@@ -138,6 +138,7 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
     ...deps.settings,
   };
   const events = createEventRecorder({ sink: deps.events, log });
+  const jobs = deps.jobs ?? new JobSupervisor({ log });
   const controller = new ToolRunController({
     toolRuns: resources.toolRuns,
     store,
@@ -166,6 +167,7 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
         store,
         runs: deps.scheduledRuns,
         events,
+        jobs,
         identity: deps.identity ?? `operator/${namespace}`,
         ...(deps.scheduleClock ? { clock: deps.scheduleClock } : {}),
         resyncMs: settings.resyncMs,
@@ -190,7 +192,6 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
     allowPrivate: deps.notifyAllowPrivate,
     retryDelaysMs: deps.notifyRetryDelaysMs,
   });
-  const jobs = deps.jobs ?? new JobSupervisor({ log });
   const outbox = new OutboxDelivery({
     store,
     log,

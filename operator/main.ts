@@ -137,7 +137,7 @@ export async function main(_args: string[]): Promise<void> {
       lead().then(
         (started) => {
           operator = started;
-          log(`reconciling Tools, Systems and ToolRuns in namespace ${namespace}`);
+          log(`reconciling Tools, Systems, ToolSchedules and ToolRuns in namespace ${namespace}`);
           if (stopping) void started.close();
         },
         (error: unknown) => {

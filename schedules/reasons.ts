@@ -54,4 +54,6 @@ export const ScheduleEventReason = {
   Paused: 'Paused',
   Resumed: 'Resumed',
   InvalidSchedule: 'InvalidSchedule',
+  /** A reconcile failed (the store or the API server unreachable): retried with backoff. */
+  ReconcileFailed: 'ReconcileFailed',
 } as const;

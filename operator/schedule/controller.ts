@@ -9,8 +9,11 @@ import { resourceNameForId, toolIdOf } from '../../contract/resources/convert.ts
 import type { ToolResource, ToolScheduleResource } from '../../contract/resources/kinds.ts';
 import { Informer } from '../../kube/informer.ts';
 import type { ResourceClient } from '../../kube/resources/index.ts';
+import { type JobFailure, JobSupervisor } from '../../kube/supervisor.ts';
 import { WorkQueue } from '../../kube/work-queue.ts';
 import { type ScheduleClock, SYSTEM_CLOCK } from '../../schedules/clock.ts';
+import { compileSchedule } from '../../schedules/cron.ts';
+import { ScheduleEventReason } from '../../schedules/reasons.ts';
 import type { ToolState } from '../../schedules/service.ts';
 import type { Store } from '../../store/index.ts';
 import type { EventRecorder } from '../events.ts';
@@ -25,6 +28,8 @@ export interface ScheduleControllerOptions {
   store: Pick<Store, 'scheduleTicks' | 'getRun'>;
   runs: ScheduledRunStarter;
   events: EventRecorder;
+  /** Runs each reconcile as a background job: failures logged, counted, retried with backoff. */
+  jobs?: JobSupervisor;
   /** Who claims ticks: distinct per process (replicas racing for a tick tell themselves apart by it). */
   identity: string;
   clock?: ScheduleClock;
@@ -38,6 +43,9 @@ export class ScheduleController {
   readonly #schedules: Informer<ToolScheduleResource>;
   readonly #tools: Informer<ToolResource>;
   readonly #queue: WorkQueue;
+  readonly #jobs: JobSupervisor;
+  /** Failed reconciles in a row per schedule (since this process started; each tick is a new chance). */
+  readonly #failures = new Map<string, number>();
   /** The pending wake-up of each schedule (one at a time: the latest decision's). */
   readonly #wakeups = new Map<string, () => void>();
   #stopped = false;
@@ -45,6 +53,7 @@ export class ScheduleController {
   constructor(opts: ScheduleControllerOptions) {
     this.#opts = opts;
     this.#clock = opts.clock ?? SYSTEM_CLOCK;
+    this.#jobs = opts.jobs ?? new JobSupervisor({ log: opts.log ?? (() => {}) });
     const informers = informerOptions(opts);
     this.#schedules = new Informer(opts.toolSchedules, { kind: 'ToolSchedule', ...informers });
     // Tools only matter as present, absent or archived; the Tool controller resyncs Tools.
@@ -120,10 +129,46 @@ export class ScheduleController {
     );
   }
 
+  /**
+   * One reconcile as an attempt of the `schedule` job (kube/supervisor.ts): a failure (the store or the API
+   * server unreachable, a run that could not be started) is logged redacted, counted in the job metrics,
+   * shown as a ReconcileFailed Event, and retried with backoff; given up after KUBEGLUE_JOB_MAX_FAILURES,
+   * until the schedule's next tick.
+   */
   async #reconcile(name: string): Promise<void> {
     if (this.#stopped) return;
     const schedule = this.#schedules.get(name);
     if (!schedule) return;
+    const result = await this.#jobs.attempt({
+      job: 'schedule',
+      subject: `ToolSchedule ${name}`,
+      failuresBefore: this.#failures.get(name) ?? 0,
+      run: () => this.#reconcileNow(schedule),
+      record: (failure) => this.#recordFailure(schedule, failure),
+    });
+    if (result.ok) this.#failures.delete(name);
+  }
+
+  async #recordFailure(schedule: ToolScheduleResource, failure: JobFailure): Promise<void> {
+    const name = schedule.metadata.name;
+    if (failure.terminal) {
+      this.#failures.delete(name);
+      const compiled = compileSchedule(
+        schedule.spec.schedule,
+        schedule.spec.timeZone ?? 'UTC',
+        this.#clock.now(),
+      );
+      const next = compiled.ok ? compiled.schedule.next(this.#clock.now()) : undefined;
+      if (next) this.#wakeAt(name, next);
+    } else {
+      this.#failures.set(name, failure.failures);
+      this.#queue.addAfter(name, Math.max(0, (failure.retryAt?.getTime() ?? Date.now()) - Date.now()));
+    }
+    await this.#opts.events.record(schedule, 'Warning', ScheduleEventReason.ReconcileFailed, failure.message);
+  }
+
+  async #reconcileNow(schedule: ToolScheduleResource): Promise<void> {
+    const name = schedule.metadata.name;
     const { store } = this.#opts;
     const lastClaim = await store.scheduleTicks.latest(schedule.metadata.uid ?? name);
     const lastRun = lastClaim?.runId ? await store.getRun(lastClaim.runId) : undefined;
@@ -142,6 +187,7 @@ export class ScheduleController {
       informer: this.#schedules,
       events: this.#opts.events,
       identity: this.#opts.identity,
+      now: () => this.#clock.now(),
       ...(this.#opts.log ? { log: this.#opts.log } : {}),
     });
     // Another process acted on the tick first: decide again from what it did.

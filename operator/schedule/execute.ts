@@ -32,6 +32,8 @@ export interface ScheduleExecuteDeps {
   events: EventRecorder;
   /** Who claims ticks (the claim row's claimed_by). */
   identity: string;
+  /** The schedules' clock: when a claim is made. */
+  now: () => Date;
   log?: (line: string) => void;
 }
 
@@ -69,6 +71,7 @@ async function actOnTick(
     namespace: metadata.namespace ?? '',
     scheduleId: metadata.name,
     claimedBy: deps.identity,
+    claimedAt: deps.now().toISOString(),
   };
   switch (action.kind) {
     case 'skip':

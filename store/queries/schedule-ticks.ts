@@ -27,7 +27,7 @@ export interface TickClaim {
   claimedAt: string;
 }
 
-export type NewTickClaim = Omit<TickClaim, 'attempt' | 'claimedAt'>;
+export type NewTickClaim = Omit<TickClaim, 'attempt'>;
 
 /** Rows kept per schedule: the newest one is what counts, a few before it help whoever looks. */
 const KEPT_PER_SCHEDULE = 20;
@@ -82,8 +82,8 @@ export function bindScheduleTickQueries(db: Db): ScheduleTickQueries {
     async claim(c) {
       const tickAt = toIso(c.tickAt);
       const { rowCount } = await db.query(
-        `INSERT INTO schedule_ticks (schedule_uid, tick_at, namespace, schedule_id, outcome, reason, run_id, claimed_by)
-         VALUES ($1, ${d.timestamp('$2')}, $3, $4, $5, $6, $7, $8)
+        `INSERT INTO schedule_ticks (schedule_uid, tick_at, namespace, schedule_id, outcome, reason, run_id, claimed_by, claimed_at)
+         VALUES ($1, ${d.timestamp('$2')}, $3, $4, $5, $6, $7, $8, ${d.timestamp('$9')})
          ON CONFLICT (schedule_uid, tick_at) DO NOTHING`,
         [
           c.scheduleUid,
@@ -94,6 +94,7 @@ export function bindScheduleTickQueries(db: Db): ScheduleTickQueries {
           c.reason ?? null,
           c.runId ?? null,
           c.claimedBy,
+          toIso(c.claimedAt),
         ],
       );
       if (rowCount === 0) return false;

@@ -46,6 +46,7 @@ describe('two replicas racing for the ticks of one schedule', () => {
         outcome: 'started',
         runId: 'run-race',
         claimedBy: by,
+        claimedAt: new Date().toISOString(),
       });
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) => claim(replicas[i % 2] as TestApi, `replica-${i % 2}-${i}`)),
