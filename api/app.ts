@@ -27,6 +27,7 @@ import { DocumentationService } from '../systems/documentation/service.ts';
 import { SystemOAuth, type SystemOAuthOptions } from '../systems/oauth/service.ts';
 import { SystemService } from '../systems/service.ts';
 import { ToolService } from '../tools/service.ts';
+import { defaultStateLimits, type StateLimits, ToolStateService } from '../tools/state.ts';
 import { validateToolDefinition } from '../tools/validation.ts';
 import { type Auth, installAuth } from './auth.ts';
 import { type Gateways, gatewayHandlers, installGateways } from './gateway/index.ts';
@@ -43,6 +44,7 @@ import { combineHandlers, notOffered, registerRoutes } from './routes/register.t
 import { runHandlers } from './routes/runs.ts';
 import { scheduleHandlers } from './routes/schedules.ts';
 import { systemHandlers } from './routes/systems.ts';
+import { toolStateHandlers } from './routes/tool-state.ts';
 import { toolHandlers } from './routes/tools.ts';
 import { publicPrefixes } from './scopes.ts';
 import { buildServer } from './server.ts';
@@ -82,6 +84,8 @@ export interface ApiDeps {
   logStream?: Partial<LogStreamTimings>;
   /** OAuth token management and the authorization-code routes (without it OAuth systems send stored tokens only). */
   oauth?: Pick<SystemOAuthOptions, 'masterKey' | 'publicUrl' | 'egress' | 'tokens'>;
+  /** Bounds of persistent tool state (KUBEGLUE_TOOL_STATE_*); the defaults without it. */
+  stateLimits?: StateLimits;
 }
 
 /** The /v1 API of one process: routes, auth, metrics and the services behind them. */
@@ -107,6 +111,7 @@ export interface Api {
 /** Builds the API and fills its caches (systems, tools); listening is the caller's. */
 export async function createApi(deps: ApiDeps): Promise<Api> {
   const { store, resources, namespace, log } = deps;
+  const stateLimits = deps.stateLimits ?? defaultStateLimits();
   const jobs = deps.jobs ?? new JobSupervisor({ log });
   let documentation: DocumentationService | undefined;
   const oauth = deps.oauth ? new SystemOAuth({ ...deps.oauth, store, namespace, log }) : undefined;
@@ -189,13 +194,16 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     events,
     validateTool,
     ...(oauth ? { accessToken: (id, mode, rejected) => oauth.accessToken(id, mode, rejected) } : {}),
+    stateLimits,
   });
+  const toolState = new ToolStateService({ store, tools, systems, limits: stateLimits });
 
   registerRoutes(
     app,
     combineHandlers(
-      toolHandlers({ tools }),
+      toolHandlers({ tools, toolState }),
       scheduleHandlers({ schedules, tools }),
+      toolStateHandlers({ toolState }),
       runHandlers({ runs, store, signer }),
       hookHandlers({ runs, tools }),
       systemHandlers({ systems, tools, documentation }),

@@ -140,6 +140,7 @@ export async function startEmbedded(
     secrets,
     vault,
     maxSyncRuns: config.maxSyncRuns,
+    stateLimits: config.toolState,
     pool,
     signer,
     namespace,
@@ -166,6 +167,7 @@ export async function startEmbedded(
     events: api.events,
     ...(oauth ? { accessToken: (id, mode, rejected) => oauth.accessToken(id, mode, rejected) } : {}),
     maxRunAttempts: config.maxRunAttempts,
+    stateLimits: config.toolState,
     log,
   });
   const operator = await startOperator({

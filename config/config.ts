@@ -23,6 +23,7 @@ import {
   type Select,
   unknownVariables,
 } from './setting.ts';
+import { TOOL_STATE } from './tool-state.ts';
 
 export { ROLES, type Role, Setting, settingText } from './setting.ts';
 
@@ -37,6 +38,7 @@ export const SETTINGS = registry(
   GATEWAY,
   DOCUMENTATION,
   DEVELOPMENT,
+  TOOL_STATE,
 );
 
 /** What role R reads, parsed: the registry's nesting, only R's settings. */

@@ -45,6 +45,7 @@ export type {
   TickClaim,
   TickOutcome,
 } from './queries/schedule-ticks.ts';
+export type { StoredToolState, ToolStateChange, ToolStateQueries } from './queries/tool-state.ts';
 export type { RunWriteBatcher, RunWriteBatcherOptions } from './run-batcher.ts';
 export {
   type OpenStoreOptions,

@@ -79,6 +79,7 @@ import {
 } from './queries/runs.ts';
 import { bindScheduleTickQueries, type ScheduleTickQueries } from './queries/schedule-ticks.ts';
 import { deleteSecret, getSecret, putSecret } from './queries/secrets.ts';
+import { bindToolStateQueries, type ToolStateQueries } from './queries/tool-state.ts';
 import { createRunWriteBatcher, type RunWriteBatcher } from './run-batcher.ts';
 import type {
   EndedRunnerAttempt,
@@ -250,6 +251,8 @@ export interface StoreQueries {
   resources: ResourceStore;
   /** System documentation and its processing (store/queries/documentation.ts). */
   documentation: DocumentationStore;
+  /** Persistent tool state and what runs record of it (store/queries/tool-state.ts). */
+  toolState: ToolStateQueries;
 }
 
 export interface Store extends StoreQueries {
@@ -378,6 +381,7 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     gatewayTunnels: bindGatewayTunnelQueries(db),
     gatewayTunnelOwners: bindGatewayTunnelOwnerQueries(db),
     scheduleTicks: bindScheduleTickQueries(db),
+    toolState: bindToolStateQueries(db),
     resources: {
       get: (key) => getResource(db, key),
       list: (kind, namespace, labels) => listResources(db, kind, namespace, labels),

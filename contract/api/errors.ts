@@ -661,6 +661,22 @@ export const KG_ERR_SCHEDULE_CHANGED_CONCURRENTLY = define(
   'Another write changed the schedule at the same moment: read it again and retry.',
 );
 
+// --- Persistent tool state ---
+
+export const KG_ERR_TOOL_STATE_LIMIT = define(
+  'KG_ERR_TOOL_STATE_LIMIT',
+  422,
+  (toolId: string, problem: string) => `The state of tool '${toolId}' was not saved: ${problem}`,
+  'Keep fewer keys or smaller values (bounded lists, a cursor rather than every id seen), or raise the setting the message names (docs/state.md).',
+);
+export const KG_ERR_TOOL_STATE_CREDENTIAL = define(
+  'KG_ERR_TOOL_STATE_CREDENTIAL',
+  422,
+  (toolId: string, keys: string) =>
+    `The state of tool '${toolId}' was not saved: ${keys} hold a credential value of the tool's systems`,
+  'Keep credentials out of state: it is stored unencrypted and shown to every key that may read the tool. The system sends its credentials itself.',
+);
+
 // Last: every define() above has run.
 /** Every code with its status, message and fix, in declaration order (documentation, tests). */
 export const ERROR_CATALOG: readonly CatalogEntry[] = [...catalog.values()];

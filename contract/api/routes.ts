@@ -61,6 +61,12 @@ import {
   SystemUpdateBody,
 } from './system.ts';
 import { Tool, ToolCreateBody, ToolUpdateBody } from './tool.ts';
+import {
+  ToolStateAnswer,
+  ToolStateDeleteAnswer,
+  ToolStatePutAnswer,
+  ToolStatePutBody,
+} from './tool-state.ts';
 
 export type HttpVerb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -707,6 +713,39 @@ export const ROUTE_TABLE = [
       403: adminOnly,
       404: failure('No API key owns this tunnel id'),
     },
+  },
+  {
+    method: 'GET',
+    path: '/tools/{toolId}/state',
+    operationId: 'getToolState',
+    summary: "The tool's persistent state (sourceData.persistedState) and its version",
+    tag: 'Tools',
+    scopes: ['tools:read'],
+    responses: { 200: { description: 'The state', schema: ToolStateAnswer }, 404: notFound },
+  },
+  {
+    method: 'PUT',
+    path: '/tools/{toolId}/state',
+    operationId: 'putToolState',
+    summary: "Replace the tool's persistent state (every key)",
+    tag: 'Tools',
+    scopes: ['tools:write'],
+    body: { schema: ToolStatePutBody, name: 'tool state' },
+    responses: {
+      200: { description: 'Replaced', schema: ToolStatePutAnswer },
+      400: badRequest,
+      404: notFound,
+      422: failure('Past the limits (keys, value size), or a value holds a credential of its systems'),
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/tools/{toolId}/state',
+    operationId: 'deleteToolState',
+    summary: "Delete every key of the tool's persistent state (the next run starts from {})",
+    tag: 'Tools',
+    scopes: ['tools:write'],
+    responses: { 200: { description: 'Reset', schema: ToolStateDeleteAnswer }, 404: notFound },
   },
   {
     method: 'GET',

@@ -15,6 +15,7 @@ export const RESERVED_STEP_IDS = [
   'pageSize',
   '__files__',
   '__webhook__',
+  'persistedState',
 ] as const;
 
 export const MAX_STEPS = 200;
