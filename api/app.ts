@@ -4,12 +4,12 @@
  * internal port for runner Pods (internal/), the gateway endpoint and relay (gateway/), the MCP endpoint
  * (mcp/), metrics. Never the operator.
  *
- * May import: contract, config, engine, kube, store, runs, tools, systems.
+ * May import: contract, config, engine, kube, store, runs, tools, systems, schedules.
  */
 import type { FastifyInstance } from 'fastify';
 import type { DocumentationLimits } from '../config/config.ts';
 import type { Tool } from '../contract/api/tool.ts';
-import type { ToolResource } from '../contract/resources/kinds.ts';
+import type { ToolResource, ToolScheduleResource } from '../contract/resources/kinds.ts';
 import type { EgressPolicy } from '../engine/protocols/egress-policy.ts';
 import type { WorkerPool } from '../engine/worker/pool.ts';
 import { Informer } from '../kube/informer.ts';
@@ -21,6 +21,7 @@ import { propagateCancel } from '../runs/cancel.ts';
 import type { FileUrlSigner } from '../runs/file-urls.ts';
 import { type RunEventBus, RunEventHub } from '../runs/run-events.ts';
 import { RunService, type RuntimeCredentialVault } from '../runs/service.ts';
+import { ScheduleService } from '../schedules/service.ts';
 import type { Store } from '../store/index.ts';
 import { DocumentationService } from '../systems/documentation/service.ts';
 import { SystemOAuth, type SystemOAuthOptions } from '../systems/oauth/service.ts';
@@ -41,6 +42,7 @@ import { meHandlers } from './routes/me.ts';
 import { oauthHandlers } from './routes/oauth.ts';
 import { combineHandlers, notOffered, registerRoutes } from './routes/register.ts';
 import { runHandlers } from './routes/runs.ts';
+import { scheduleHandlers } from './routes/schedules.ts';
 import { systemHandlers } from './routes/systems.ts';
 import { toolStateHandlers } from './routes/tool-state.ts';
 import { toolHandlers } from './routes/tools.ts';
@@ -146,6 +148,17 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
       systemUrls: (id) => systems.urls(id),
     });
   const tools = new ToolService({ resources, informer: toolInformer, namespace, validate: validateTool });
+  const scheduleInformer = new Informer<ToolScheduleResource>(resources.toolSchedules, { log });
+  await scheduleInformer.start();
+  const schedules = new ScheduleService({
+    resources,
+    informer: scheduleInformer,
+    namespace,
+    toolState: async (toolId) => {
+      const tool = await tools.get(toolId);
+      return !tool ? 'missing' : tool.archived ? 'archived' : 'ready';
+    },
+  });
   const events = new RunEventHub({ ...(deps.eventBus ? { bus: deps.eventBus } : {}), log });
   await events.start();
 
@@ -189,6 +202,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     app,
     combineHandlers(
       toolHandlers({ tools, toolState }),
+      scheduleHandlers({ schedules, tools }),
       toolStateHandlers({ toolState }),
       runHandlers({ runs, store, signer }),
       hookHandlers({ runs, tools }),
@@ -237,6 +251,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     close: async () => {
       await events.close();
       await toolInformer.stop();
+      await scheduleInformer.stop();
       await documentation?.close();
       if (!deps.jobs) await jobs.stop();
       await systems.close();

@@ -33,6 +33,8 @@ export interface Launch {
   requestSource?: RequestSource | undefined;
   mode?: ExecutionMode | undefined;
   parentRunId?: string | undefined;
+  /** The schedule whose tick asked for the run. */
+  scheduleId?: string | undefined;
   signal?: AbortSignal | undefined;
   /**
    * What the run reads as sourceData.persistedState instead of the tool's stored state; it then saves no
@@ -83,6 +85,7 @@ export async function accept(ctx: RunContext, input: Launch): Promise<StartedRun
     executionMode: mode,
     traceId,
     ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}),
+    ...(input.scheduleId ? { scheduleId: input.scheduleId } : {}),
     tool: tool as unknown as JsonObject,
     toolPayload: inputs,
     options: options as JsonObject,

@@ -34,6 +34,7 @@ export interface StartRun {
   forceAsync?: boolean;
   mode?: ExecutionMode;
   parentRunId?: string;
+  scheduleId?: string;
 }
 
 /** A tool definition run without saving it (`POST /v1/tools/run`). */
@@ -118,6 +119,7 @@ export async function startRun(ctx: RunContext, input: StartRun): Promise<Starte
       requestSource: input.requestSource,
       mode: input.mode,
       parentRunId: input.parentRunId,
+      scheduleId: input.scheduleId,
       stateFixture: input.request.stateFixture,
     });
   });

@@ -50,6 +50,7 @@ export function runView(run: StoredRun, view: { list?: boolean; urlFor?: UrlForF
     ...(run.userId ? { userId: run.userId } : {}),
     ...(run.executionMode ? { executionMode: run.executionMode } : {}),
     ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}),
+    ...(run.scheduleId ? { scheduleId: run.scheduleId } : {}),
     attempt: run.attempt ?? 1,
     metadata: {
       ...run.metadata,

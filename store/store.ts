@@ -77,6 +77,7 @@ import {
   listStartedRuns,
   retryRun,
 } from './queries/runs.ts';
+import { bindScheduleTickQueries, type ScheduleTickQueries } from './queries/schedule-ticks.ts';
 import { deleteSecret, getSecret, putSecret } from './queries/secrets.ts';
 import { bindToolStateQueries, type ToolStateQueries } from './queries/tool-state.ts';
 import { createRunWriteBatcher, type RunWriteBatcher } from './run-batcher.ts';
@@ -244,6 +245,8 @@ export interface StoreQueries {
   gatewayTunnels: GatewayTunnelQueries;
   /** Which API key owns each gateway tunnel id (store/queries/gateway-tunnel-owners.ts). */
   gatewayTunnelOwners: GatewayTunnelOwnerQueries;
+  /** Tick claims of schedules and the running runs of a schedule (store/queries/schedule-ticks.ts). */
+  scheduleTicks: ScheduleTickQueries;
 
   resources: ResourceStore;
   /** System documentation and its processing (store/queries/documentation.ts). */
@@ -377,6 +380,7 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     oauth: bindOAuthQueries(db),
     gatewayTunnels: bindGatewayTunnelQueries(db),
     gatewayTunnelOwners: bindGatewayTunnelOwnerQueries(db),
+    scheduleTicks: bindScheduleTickQueries(db),
     toolState: bindToolStateQueries(db),
     resources: {
       get: (key) => getResource(db, key),

@@ -47,6 +47,8 @@ export interface StoredRun {
    * to run again: runs/interrupted.ts); absent means 1.
    */
   attempt?: number;
+  /** The schedule (ToolSchedule name) whose tick started the run. */
+  scheduleId?: string;
   /** What the run read and wrote of its tool's persistent state (tools/state.ts); absent: the tool has none. */
   state?: StoredRunState;
   /** What the run did not do as written without failing (state changes not saved). */

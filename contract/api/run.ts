@@ -297,6 +297,10 @@ export const Run = z
       .string()
       .optional()
       .describe('Extension: the run whose completion started this chained run.'),
+    scheduleId: z
+      .string()
+      .optional()
+      .describe('Extension: the schedule whose tick started this run (requestSource scheduler).'),
     attempt: Attempt.optional().describe(
       'Extension: which execution of the run this is. 1, unless the execution of a read-only async run ' +
         '(every step modify: false) was lost (a shutdown, a crash, a runner Pod gone) and the run started ' +

@@ -20,6 +20,7 @@ const MAIN_FILES: Record<string, string> = {
   runs: 'runs/service.ts',
   tools: 'tools/service.ts',
   systems: 'systems/service.ts',
+  schedules: 'schedules/service.ts',
   api: 'api/app.ts',
   operator: 'operator/app.ts',
   runner: 'runner/main.ts',

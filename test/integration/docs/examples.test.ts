@@ -1,6 +1,6 @@
 /**
  * The documentation's examples run as written. Every fenced block whose info string is `sh runnable` in
- * README.md, docs/tools.md, docs/mcp.md and docs/state.md runs, in page order, in `sh` against a started server (the embedded
+ * README.md, docs/tools.md, docs/mcp.md, docs/state.md and docs/schedules.md runs, in page order, in `sh` against a started server (the embedded
  * deployment, fresh for each page) and the example target (examples/target.ts), with `$KEY` and `$API`
  * set as the walkthrough sets them. What it prints must match the next fenced block, whose info string
  * holds `output`: there `…` stands for any text and whitespace is free (outputs are shown formatted, curl
@@ -16,7 +16,7 @@ import { startExampleTarget } from '../../../examples/target.ts';
 import { startTestApi, TEST_ADMIN_KEY, type TestApi } from '../../support/embedded.ts';
 
 const REPO = join(import.meta.dirname, '..', '..', '..');
-const PAGES = ['README.md', 'docs/tools.md', 'docs/mcp.md', 'docs/state.md'];
+const PAGES = ['README.md', 'docs/tools.md', 'docs/mcp.md', 'docs/state.md', 'docs/schedules.md'];
 const DOCUMENTED_TARGET = 'http://127.0.0.1:8090';
 
 interface Fence {
