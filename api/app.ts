@@ -1,8 +1,8 @@
 /**
  * api/: the /v1 API on fastify — server, authentication and key scopes, routes (routes/: a handler per
  * operation of the route table in contract/api/routes.ts, registered from it by routes/register.ts), the
- * internal port for runner Pods (internal/), the gateway endpoint and relay (gateway/), metrics. Never the
- * operator.
+ * internal port for runner Pods (internal/), the gateway endpoint and relay (gateway/), the MCP endpoint
+ * (mcp/), metrics. Never the operator.
  *
  * May import: contract, config, engine, kube, store, runs, tools, systems.
  */
@@ -29,6 +29,7 @@ import { ToolService } from '../tools/service.ts';
 import { validateToolDefinition } from '../tools/validation.ts';
 import { type Auth, installAuth } from './auth.ts';
 import { type Gateways, gatewayHandlers, installGateways } from './gateway/index.ts';
+import { installMcp } from './mcp/index.ts';
 import { installMetrics, type Metrics } from './metrics.ts';
 import { apiKeyHandlers } from './routes/api-keys.ts';
 import { documentationHandlers } from './routes/documentation.ts';
@@ -186,7 +187,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
       systemHandlers({ systems, tools, documentation }),
       documentation
         ? documentationHandlers({ systems, documentation })
-        : notOffered('uploadSystemDocumentation', 'getSystemDocumentation'),
+        : notOffered('uploadSystemDocumentation', 'getSystemDocumentation', 'searchSystemDocumentation'),
       oauth ? oauthHandlers({ oauth }) : notOffered('authorizeSystemOAuth', 'oauthCallback'),
       apiKeyHandlers({ store, auth }),
       meHandlers,
@@ -201,6 +202,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
         : notOffered('listGateways', 'getGateway', 'releaseGatewayOwner'),
     ),
   );
+  installMcp(app, { tools, runs, events });
   if (deps.gateways) {
     installGateways(app, {
       gateways: deps.gateways,

@@ -13,7 +13,13 @@ import {
 import type { RouteAccess } from '../contract/api/routes.ts';
 import type { StoredApiKey } from '../store/index.ts';
 import { type ApiKeyStore, hashApiKey, isPlausibleApiKey } from './api-keys.ts';
-import { accessOf, type RouteAccessTable, routeAccessTable, scopesOfKey } from './scopes.ts';
+import {
+  accessOf,
+  GUARDED_PATHS_OUTSIDE_V1,
+  type RouteAccessTable,
+  routeAccessTable,
+  scopesOfKey,
+} from './scopes.ts';
 import { sendError } from './server.ts';
 
 /** Who made a request: the API key it carried, without the secret. */
@@ -38,7 +44,7 @@ declare module 'fastify' {
 
 export interface AuthOptions {
   store: Pick<ApiKeyStore, 'findApiKeyByHash' | 'touchApiKeys'>;
-  /** Paths under /v1/ that need no key (matched as prefixes of the path). */
+  /** Paths under /v1/ that need no key (matched as prefixes of the path); outside /v1 only /mcp needs one. */
   publicPrefixes: readonly string[];
   /** Who may call each route; default: the route table (contract/api/routes.ts). */
   routes?: RouteAccessTable;
@@ -122,7 +128,7 @@ export function accessProblem(
 }
 
 /**
- * Protects every route under /v1/ except the public prefixes with an API key. Looked-up keys are cached
+ * Protects every route under /v1/ except the public prefixes, and the MCP endpoint, with an API key. Looked-up keys are cached
  * for cacheTtlMs (10 s): a key revoked through another replica stops working within that time, one
  * revoked through this process at once (Auth.evict). lastUsedAt is written in batches.
  */
@@ -174,7 +180,7 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): Auth {
   }
 
   function isPublicPath(path: string): boolean {
-    if (!path.startsWith('/v1/')) return true;
+    if (!path.startsWith('/v1/')) return !GUARDED_PATHS_OUTSIDE_V1.includes(path);
     return publicPrefixes.some((prefix) => path.startsWith(prefix));
   }
 

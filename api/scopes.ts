@@ -4,7 +4,7 @@
  * turns a stored key into its effective grant and decides what a key may grant to a new one.
  */
 import { SCOPES, type Scope } from '../contract/api/bodies.ts';
-import { OPENAPI_ROUTE, ROUTES, type RouteAccess, TUNNEL_ROUTE } from '../contract/api/routes.ts';
+import { MCP_ROUTE, OPENAPI_ROUTE, ROUTES, type RouteAccess, TUNNEL_ROUTE } from '../contract/api/routes.ts';
 import type { StoredApiKey } from '../store/index.ts';
 
 export const ALL_SCOPES: readonly Scope[] = SCOPES;
@@ -89,13 +89,17 @@ export function routeKey(method: string, openApiPath: string): string {
   return `${method.toUpperCase()} ${fastifyPath(openApiPath)}`;
 }
 
-/** The access table of the route table (and the tunnel), or of routes a test declares. */
+/** Paths outside /v1 that need a key all the same: the MCP endpoint. */
+export const GUARDED_PATHS_OUTSIDE_V1: readonly string[] = [MCP_ROUTE.path];
+
+/** The access table of the route table (and the tunnel and MCP endpoint), or of routes a test declares. */
 export function routeAccessTable(
   routes: ReadonlyArray<RouteAccess & { method: string; path: string }> = ROUTES,
 ): RouteAccessTable {
   const table = new Map<string, RouteAccess>();
   const tunnel: RouteAccess = { scopes: TUNNEL_ROUTE.scopes };
   table.set(routeKey(TUNNEL_ROUTE.method, TUNNEL_ROUTE.path), tunnel);
+  table.set(`${MCP_ROUTE.method} ${MCP_ROUTE.path}`, { scopes: MCP_ROUTE.scopes });
   for (const route of routes) {
     const access: RouteAccess = route.public
       ? { public: true }

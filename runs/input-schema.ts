@@ -7,17 +7,27 @@ import { schemaViolations } from '../engine/output-schema.ts';
 const SERVICE_INPUT_KEYS = ['__webhook__'];
 
 /**
- * The part of the inputSchema that describes the inputs. Tools written for superglue's older clients wrap
- * it as `{properties: {payload: {…}, credentials: {…}}}`; when the inputs have no `payload` key themselves,
- * the payload part is what applies (credentials travel separately and are never inputs).
+ * The payload part of an inputSchema in the form tools written for superglue's older clients use,
+ * `{properties: {payload: {…}, credentials: {…}}}`; undefined for a schema of the inputs themselves.
  */
-function effectiveSchema(schema: Record<string, JsonValue>, inputs: JsonObject): Record<string, JsonValue> {
+export function wrappedPayloadSchema(
+  schema: Record<string, JsonValue>,
+): Record<string, JsonValue> | undefined {
   const properties = schema.properties;
-  if (!properties || typeof properties !== 'object' || Array.isArray(properties)) return schema;
+  if (!properties || typeof properties !== 'object' || Array.isArray(properties)) return undefined;
   const payload = properties.payload;
   const wrapped =
     'credentials' in properties && payload && typeof payload === 'object' && !Array.isArray(payload);
-  return wrapped && !('payload' in inputs) ? payload : schema;
+  return wrapped ? payload : undefined;
+}
+
+/**
+ * The part of the inputSchema that describes the inputs: of a wrapped schema, the payload part when the
+ * inputs have no `payload` key themselves (credentials travel separately and are never inputs).
+ */
+function effectiveSchema(schema: Record<string, JsonValue>, inputs: JsonObject): Record<string, JsonValue> {
+  const payload = wrappedPayloadSchema(schema);
+  return payload && !('payload' in inputs) ? payload : schema;
 }
 
 /**

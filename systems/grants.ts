@@ -10,10 +10,19 @@ type Steps = ReadonlyArray<{ id: string; config: { type?: string; systemId?: str
  * steps use no system (stepSystemIds in contract/api/tool.ts counts the same way).
  */
 export function assertSystemsGranted(allowed: readonly string[] | null, steps: Steps): void {
-  if (allowed === null) return;
+  const ungranted = ungrantedSystem(allowed, steps);
+  if (ungranted) throw KG_ERR_SYSTEM_NOT_GRANTED(ungranted.systemId, `step '${ungranted.stepId}'`);
+}
+
+/** The first step using a system outside `allowed` (null: every system), and that system. */
+export function ungrantedSystem(
+  allowed: readonly string[] | null,
+  steps: Steps,
+): { stepId: string; systemId: string } | undefined {
+  if (allowed === null) return undefined;
   for (const step of steps) {
     const systemId = step.config.type === 'transform' ? undefined : step.config.systemId;
-    if (systemId && !allowed.includes(systemId))
-      throw KG_ERR_SYSTEM_NOT_GRANTED(systemId, `step '${step.id}'`);
+    if (systemId && !allowed.includes(systemId)) return { stepId: step.id, systemId };
   }
+  return undefined;
 }

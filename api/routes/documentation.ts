@@ -4,7 +4,8 @@ import {
   KG_ERR_DOCUMENTATION_NOT_READY,
 } from '../../contract/api/errors.ts';
 import { summaryToText } from '../../systems/documentation/parsers/render.ts';
-import type { DocumentationService } from '../../systems/documentation/service.ts';
+import { noMatch, renderResults, staleNote } from '../../systems/documentation/search/render.ts';
+import { type DocumentationService, publicState } from '../../systems/documentation/service.ts';
 import type { SystemService } from '../../systems/service.ts';
 import { assertSystemAccess } from '../auth.ts';
 import type { HandlersOf } from './register.ts';
@@ -17,13 +18,13 @@ function dispositionName(header: string | undefined): string | undefined {
 
 /**
  * PUT /v1/systems/:systemId/documentation (the file as the body, any content type, at most
- * KUBEGLUE_DOCS_MAX_BYTES) and GET …/documentation[?format=text]. Like every systems route, a system
- * outside the key's systemIds answers 404.
+ * KUBEGLUE_DOCS_MAX_BYTES), GET …/documentation[?format=text] and POST …/documentation/search. Like every
+ * systems route, a system outside the key's systemIds answers 404.
  */
 export function documentationHandlers(deps: {
   systems: SystemService;
   documentation: DocumentationService;
-}): HandlersOf<'uploadSystemDocumentation' | 'getSystemDocumentation'> {
+}): HandlersOf<'uploadSystemDocumentation' | 'getSystemDocumentation' | 'searchSystemDocumentation'> {
   const { systems, documentation } = deps;
   return {
     uploadSystemDocumentation: {
@@ -57,20 +58,38 @@ export function documentationHandlers(deps: {
         if (!summary) throw KG_ERR_DOCUMENTATION_NOT_READY(systemId, state.status, state.error);
         return reply.type('text/plain; charset=utf-8').send(summaryToText(summary));
       }
-      const { status, source, requestedAt, fetchedAt, error } = state;
-      return {
-        success: true,
-        data: {
-          state: {
-            status,
-            source,
-            requestedAt,
-            ...(fetchedAt ? { fetchedAt } : {}),
-            ...(error ? { error } : {}),
-          },
-          summary: summary ?? null,
-        },
-      };
+      return { success: true, data: { state: publicState(state), summary: summary ?? null } };
+    },
+
+    searchSystemDocumentation: {
+      // Before the body is checked: a system outside the key's grant answers 404 whatever the body.
+      authorize: ({ params, query }, request) =>
+        assertSystemAccess(request, params.systemId, query.environment),
+      handle: async ({ params: { systemId }, query, body: { keywords, limit } }) => {
+        const system = await systems.get(systemId, query.environment);
+        const key = { systemId: system.id, environment: system.environment };
+        const outcome = await documentation.search(key, keywords, limit);
+        if (outcome.kind === 'none') {
+          // An empty `data` is what superglue's CLI reports as "No documentation found for this system".
+          const { message } = KG_ERR_DOCUMENTATION_NOT_FOUND(systemId);
+          return { success: true, data: '', results: [], total: 0, limit, message };
+        }
+        if (outcome.kind === 'not-ready') {
+          throw KG_ERR_DOCUMENTATION_NOT_READY(systemId, outcome.state.status, outcome.state.error);
+        }
+        const note = staleNote(outcome.state);
+        const empty = outcome.results.length === 0 ? noMatch(keywords, outcome.sections) : undefined;
+        const message = [empty, note].filter(Boolean).join(' ');
+        return {
+          success: true,
+          data: renderResults(keywords, outcome, note),
+          results: outcome.results,
+          total: outcome.total,
+          limit,
+          documentation: publicState(outcome.state),
+          ...(message ? { message } : {}),
+        };
+      },
     },
   };
 }

@@ -4,6 +4,9 @@ import { queryOf, ROUTES, type RouteSpec } from './routes.ts';
 
 type Json = { [key: string]: unknown };
 
+/** The version of the /v1 API, as its OpenAPI document and the MCP endpoint's server info state it. */
+export const API_VERSION = '1.0.0';
+
 const SCHEMA_PREFIX = '#/components/schemas/';
 
 /** Kubernetes-only keywords mean nothing to OpenAPI clients. */
@@ -109,7 +112,7 @@ export function openApiDocument(): Json {
     openapi: '3.1.0',
     info: {
       title: 'kubeglue',
-      version: '1.0.0',
+      version: API_VERSION,
       description: 'Tool execution service: tools, runs, systems, webhooks. Generated from contract/.',
     },
     servers: [{ url: '/v1' }],

@@ -24,6 +24,7 @@ import {
   SystemList,
   ToolList,
 } from './bodies.ts';
+import { DocumentationSearchAnswer, DocumentationSearchBody } from './documentation.ts';
 import { OAuthAuthorization, OAuthAuthorizeQuery, OAuthCallbackQuery, OAuthCallbackResult } from './oauth.ts';
 import { pageLimit } from './paging.ts';
 import {
@@ -109,7 +110,8 @@ export type RouteSpec = RouteBase & RouteAccess;
 
 /**
  * The /v1 routes that are not operations of the table, and why; the server registers no other /v1 route
- * (test/integration/api/route-table.test.ts). Outside /v1 there are only the probes and /metrics.
+ * (test/integration/api/route-table.test.ts). Outside /v1 there are only the probes, /metrics and the MCP
+ * endpoint (MCP_ROUTE).
  */
 export const OPENAPI_ROUTE = {
   method: 'GET',
@@ -123,6 +125,17 @@ export const TUNNEL_ROUTE = {
   method: 'GET',
   path: '/tunnel',
   scopes: ['gateways:host'],
+} as const satisfies { method: HttpVerb; path: string; scopes: readonly Scope[] };
+
+/**
+ * The Model Context Protocol endpoint (api/mcp/, docs/mcp.md): JSON-RPC over the Streamable HTTP transport,
+ * not a REST operation, so outside /v1 and the OpenAPI document. Its tools are the tools the key may run, and
+ * they carry the tools' definitions: the key needs both scopes to connect.
+ */
+export const MCP_ROUTE = {
+  method: 'POST',
+  path: '/mcp',
+  scopes: ['tools:read', 'runs:execute'],
 } as const satisfies { method: HttpVerb; path: string; scopes: readonly Scope[] };
 
 /** The query of routes that declare none: the API key may come as `?token=`. */
@@ -362,6 +375,26 @@ export const ROUTE_TABLE = [
       200: { description: 'The state and summary (or plain text)', schema: SystemDocumentationEnvelope },
       404: notFound,
       409: failure('format=text while no summary is kept yet'),
+    },
+  },
+  {
+    method: 'POST',
+    path: '/systems/{systemId}/documentation/search',
+    operationId: 'searchSystemDocumentation',
+    summary:
+      "Keyword search over a system's processed documentation: the best sections, where each came from",
+    tag: 'Systems',
+    scopes: ['systems:read'],
+    query: envQuery,
+    body: { schema: DocumentationSearchBody, name: 'documentation search' },
+    responses: {
+      200: {
+        description: 'Ranked sections (none when nothing matched or there is no documentation)',
+        schema: DocumentationSearchAnswer,
+      },
+      400: badRequest,
+      404: notFound,
+      409: failure('No summary is kept yet: the documentation is still being processed, or failed'),
     },
   },
   {

@@ -33,6 +33,7 @@ import { narrowToKeywords } from './parsers/keywords.ts';
 import { type DocumentedPlacement, documentedApiKeyPlacement } from './parsers/placement.ts';
 import { MAX_RELATIONS, SCHEMA_QUERY, shapeSchema } from './parsers/postgres-schema.ts';
 import type { DocumentationSummary, SkippedPart, SummaryDocument } from './parsers/summary.ts';
+import { DocumentationSearch, type SearchOutcome } from './search/search.ts';
 
 export const POSTGRES_SCHEMA_SOURCE = 'postgres-schema';
 const UPLOAD_PREFIX = 'upload:';
@@ -109,6 +110,7 @@ export class DocumentationService {
   readonly #jobs: JobSupervisor;
   /** Retries due later in this process (the sweep of any process takes them up too). */
   readonly #retries = new Set<NodeJS.Timeout>();
+  readonly #search: DocumentationSearch;
   #sweeping: { stop(): Promise<void> } | undefined;
 
   constructor(options: DocumentationServiceOptions) {
@@ -119,6 +121,7 @@ export class DocumentationService {
     this.#log = options.log ?? (() => {});
     this.#sweepMs = options.sweepMs ?? 30_000;
     this.#jobs = options.jobs ?? new JobSupervisor({ log: this.#log });
+    this.#search = new DocumentationSearch(options.store);
   }
 
   get limits(): DocumentationLimits {
@@ -198,6 +201,11 @@ export class DocumentationService {
   async summary(key: DocumentationKey): Promise<DocumentationSummary | undefined> {
     const text = await this.#store.summary(key);
     return text === undefined ? undefined : (JSON.parse(text) as DocumentationSummary);
+  }
+
+  /** Keyword search over the variant's kept summary (search/search.ts). */
+  search(key: DocumentationKey, keywords: string, limit: number): Promise<SearchOutcome> {
+    return this.#search.search(key, keywords, limit);
   }
 
   /** The documented placement of a variant's API key, for runs. */
@@ -491,7 +499,8 @@ function variantName(key: DocumentationKey): string {
   return `${key.systemId}\u0000${key.environment}`;
 }
 
-function publicState(state: StoredDocumentationState): DocumentationState {
+/** The state as the API shows it (without the request id and the placement). */
+export function publicState(state: StoredDocumentationState): DocumentationState {
   return {
     status: state.status,
     source: state.source,

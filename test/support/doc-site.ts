@@ -96,15 +96,25 @@ const AUTH = page(
   <h2>Rotation</h2><p>Keys rotate every 90 days.</p>`,
 );
 
-/** A one-page PDF whose text is `text` (cross-reference offsets computed, so strict readers accept it too). */
-export function makePdf(text: string): Uint8Array {
-  const stream = `BT /F1 12 Tf 72 720 Td (${text}) Tj ET`;
+/**
+ * A PDF with one page per text (one page when `text` is a string); cross-reference offsets computed, so strict
+ * readers accept it too.
+ */
+export function makePdf(text: string | string[]): Uint8Array {
+  const pages = typeof text === 'string' ? [text] : text;
+  // Objects: 1 catalog, 2 page tree, 3 font, then each page and its content stream.
+  const pageIds = pages.map((_, index) => 4 + index * 2);
   const objects = [
     '<< /Type /Catalog /Pages 2 0 R >>',
-    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
-    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
-    `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
+    `<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(' ')}] /Count ${pages.length} >>`,
     '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+    ...pages.flatMap((page, index) => {
+      const stream = `BT /F1 12 Tf 72 720 Td (${page}) Tj ET`;
+      return [
+        `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents ${(pageIds[index] as number) + 1} 0 R /Resources << /Font << /F1 3 0 R >> >> >>`,
+        `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
+      ];
+    }),
   ];
   let out = '%PDF-1.4\n';
   const offsets: number[] = [];

@@ -41,7 +41,7 @@ const BLOCKS = new Set([
 ]);
 
 type Event =
-  | { type: 'heading'; text: string; main: boolean }
+  | { type: 'heading'; text: string; main: boolean; anchor?: string | undefined }
   | { type: 'text'; text: string; main: boolean }
   | { type: 'code'; text: string; main: boolean };
 
@@ -69,6 +69,8 @@ export function parseHtml(html: string, source: string, baseUrl?: string): Parse
   let skipDepth = 0;
   let mainDepth = 0;
   let heading: string[] | undefined;
+  /** The open heading's id, or the id or name of an anchor inside it (`<h2><a name="x">`). */
+  let headingAnchor: string | undefined;
   let pre: string[] | undefined;
   let preDepth = 0;
   let title: string[] | undefined;
@@ -93,7 +95,10 @@ export function parseHtml(html: string, source: string, baseUrl?: string): Parse
         }
         if (SKIPPED.has(name)) skipDepth += 1;
         if (skipDepth > 0) return;
-        if (HEADINGS.has(name)) heading = [];
+        if (HEADINGS.has(name)) {
+          heading = [];
+          headingAnchor = attributes.id || undefined;
+        } else if (heading && name === 'a') headingAnchor ??= attributes.id || attributes.name || undefined;
         else if (name === 'pre') {
           preDepth += 1;
           pre ??= [];
@@ -129,8 +134,9 @@ export function parseHtml(html: string, source: string, baseUrl?: string): Parse
     } else if (skipDepth === 0) {
       if (HEADINGS.has(name) && heading) {
         const text = collapseWhitespace(heading.join(' '));
-        if (text) events.push({ type: 'heading', text, main: mainDepth > 0 });
+        if (text) events.push({ type: 'heading', text, main: mainDepth > 0, anchor: headingAnchor });
         heading = undefined;
+        headingAnchor = undefined;
       } else if (name === 'pre' && pre) {
         preDepth -= 1;
         if (preDepth === 0) {
@@ -157,12 +163,16 @@ export function parseHtml(html: string, source: string, baseUrl?: string): Parse
 
 function toSections(events: Event[]): TextSection[] {
   const sections: TextSection[] = [];
-  let current: { heading?: string; text: string[]; code: string[] } = { text: [], code: [] };
+  let current: { heading?: string; anchor?: string | undefined; text: string[]; code: string[] } = {
+    text: [],
+    code: [],
+  };
   const flush = () => {
     const text = collapseWhitespace(current.text.join('')).slice(0, MAX_SECTION_CHARS);
     if (text || current.code.length > 0) {
       const section: TextSection = { text };
       if (current.heading) section.heading = current.heading;
+      if (current.anchor) section.anchor = current.anchor.slice(0, 200);
       if (current.code.length > 0) section.code = current.code;
       sections.push(section);
     }
@@ -170,7 +180,7 @@ function toSections(events: Event[]): TextSection[] {
   for (const event of events) {
     if (event.type === 'heading') {
       flush();
-      current = { heading: event.text, text: [], code: [] };
+      current = { heading: event.text, anchor: event.anchor, text: [], code: [] };
     } else if (event.type === 'code') {
       current.code.push(event.text.slice(0, MAX_SECTION_CHARS));
     } else {

@@ -22,6 +22,7 @@ function narrowDocument(document: SummaryDocument, keywords: string[]): SummaryD
             operation.path,
             operation.operationId,
             operation.summary,
+            operation.description,
             ...operation.parameters.map((parameter) => `${parameter.name} ${parameter.description ?? ''}`),
           ),
         ),

@@ -179,8 +179,12 @@ export function summariseOpenApiDocument(api: Obj, source: string): OpenApiDocum
       const entry: OpenApiOperation = { method: method.toUpperCase(), path, parameters };
       const operationId = str(operation.operationId);
       const summary = short(operation.summary) ?? short(operation.description);
+      const description = short(operation.summary) ? short(operation.description) : undefined;
+      const tags = Array.isArray(operation.tags) ? operation.tags.flatMap((tag) => str(tag) ?? []) : [];
       if (operationId) entry.operationId = operationId;
       if (summary) entry.summary = summary;
+      if (description) entry.description = description;
+      if (tags.length > 0) entry.tags = tags.slice(0, 10);
       const opSecurity = operation.security === undefined ? undefined : requirementNames(operation.security);
       if (opSecurity) entry.security = opSecurity;
       operations.push(entry);

@@ -1,10 +1,30 @@
 /** The summary as plain text (`GET /v1/systems/{id}/documentation?format=text`). Pure. */
-import type { ColumnInfo, DocumentationSummary, SummaryDocument } from './summary.ts';
+import type {
+  ColumnInfo,
+  DocumentationSummary,
+  ForeignKeyInfo,
+  SecurityScheme,
+  SummaryDocument,
+} from './summary.ts';
+
+/** `apiKey in header "X-Key"`, `http bearer`, `oauth2`. */
+export function schemeText(scheme: SecurityScheme): string {
+  const where =
+    scheme.type === 'apiKey' ? ` in ${scheme.in} "${scheme.name}"` : scheme.scheme ? ` ${scheme.scheme}` : '';
+  return `${scheme.type}${where}`;
+}
+
+/** `name type NOT NULL`. */
+export function columnText(column: ColumnInfo): string {
+  return `${column.name} ${column.type}${column.nullable ? '' : ' NOT NULL'}`;
+}
+
+export function foreignKeyText(key: ForeignKeyInfo): string {
+  return `FOREIGN KEY (${key.columns.join(', ')}) REFERENCES ${key.references.table} (${key.references.columns.join(', ')})`;
+}
 
 function columns(list: ColumnInfo[]): string {
-  return list
-    .map((column) => `  ${column.name} ${column.type}${column.nullable ? '' : ' NOT NULL'}`)
-    .join('\n');
+  return list.map((column) => `  ${columnText(column)}`).join('\n');
 }
 
 function renderDocument(document: SummaryDocument): string {
@@ -17,13 +37,7 @@ function renderDocument(document: SummaryDocument): string {
       lines.push(`Source: ${document.source}`);
       if (document.servers.length > 0) lines.push(`Servers: ${document.servers.join(', ')}`);
       for (const scheme of document.securitySchemes) {
-        const where =
-          scheme.type === 'apiKey'
-            ? ` in ${scheme.in} "${scheme.name}"`
-            : scheme.scheme
-              ? ` ${scheme.scheme}`
-              : '';
-        lines.push(`Security scheme ${scheme.id}: ${scheme.type}${where}`);
+        lines.push(`Security scheme ${scheme.id}: ${schemeText(scheme)}`);
       }
       for (const operation of document.operations) {
         lines.push(
@@ -56,11 +70,7 @@ function renderDocument(document: SummaryDocument): string {
           columns(table.columns),
         );
         if (table.primaryKey.length > 0) lines.push(`  PRIMARY KEY (${table.primaryKey.join(', ')})`);
-        for (const key of table.foreignKeys) {
-          lines.push(
-            `  FOREIGN KEY (${key.columns.join(', ')}) REFERENCES ${key.references.table} (${key.references.columns.join(', ')})`,
-          );
-        }
+        for (const key of table.foreignKeys) lines.push(`  ${foreignKeyText(key)}`);
       }
       for (const view of document.views)
         lines.push('', `VIEW ${view.schema}.${view.name}`, columns(view.columns));

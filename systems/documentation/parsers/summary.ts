@@ -16,6 +16,9 @@ export interface OpenApiOperation {
   path: string;
   operationId?: string;
   summary?: string;
+  /** The operation's description when it also has a summary (else the description is the summary). */
+  description?: string;
+  tags?: string[];
   parameters: OpenApiParameter[];
   /** Names of the security schemes the operation accepts (its own requirement, else the document's). */
   security?: string[];
@@ -55,6 +58,10 @@ export interface TextSection {
   heading?: string;
   text: string;
   code?: string[];
+  /** HTML: the heading's id, so a search result can link to the section (`page.html#anchor`). */
+  anchor?: string;
+  /** PDF: the page the section is on (from 1). Summaries made before it was kept say `Page n` in the heading. */
+  page?: number;
 }
 
 export type TextFormat = 'html' | 'pdf' | 'markdown' | 'text';

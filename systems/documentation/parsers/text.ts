@@ -54,7 +54,10 @@ export function parseMarkdown(markdown: string, source: string): TextDocument {
 
 const TEXT_SECTION_TARGET = 4_000;
 
-/** Paragraphs (blank-line separated) grouped into sections of about 4 000 characters. */
+/**
+ * Paragraphs (blank-line separated) grouped into sections of about 4 000 characters. With `pageLabels`, the
+ * text's pages are separated by form feeds: each section stays on one page and carries its number.
+ */
 export function parsePlainText(
   text: string,
   source: string,
@@ -72,7 +75,9 @@ export function parsePlainText(
       if (body) {
         const label = pageLabels?.[index];
         const heading = label ? (part > 0 ? `${label} (continued)` : label) : undefined;
-        sections.push(heading ? { heading, text: body } : { text: body });
+        const section: TextSection = heading ? { heading, text: body } : { text: body };
+        if (pageLabels) section.page = index + 1;
+        sections.push(section);
         part += 1;
       }
       chunk = [];
