@@ -89,7 +89,7 @@ export const run = command({
       progress.stop();
       if (!io.signal.aborted) throw error;
       io.stderr.write(
-        `kubeglue run: interrupted; run ${runId} goes on in the server (kubeglue logs ${runId} --follow)\n`,
+        `kubeglue run: interrupted; run ${runId} goes on in the server if it started (kubeglue logs ${runId} --follow)\n`,
       );
       return EXIT.interrupted;
     }
