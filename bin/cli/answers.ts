@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { listEnvelope, RunList } from '../../contract/api/bodies.ts';
 import { Run, StepResult } from '../../contract/api/run.ts';
+import { ToolSchedule } from '../../contract/api/schedule.ts';
 import { Tool } from '../../contract/api/tool.ts';
 import { JsonObject } from '../../contract/json.ts';
 
@@ -53,15 +54,14 @@ export const ToolListAnswer = listEnvelope(ToolAnswer);
  * clients read).
  */
 export const ScheduleAnswer = z.looseObject({
-  id: z.string(),
-  toolId: z.string(),
-  cronExpression: z.string(),
-  timezone: z.string().nullish(),
-  enabled: z.boolean(),
-  /** active, disabled, paused (the tool is archived or gone) or invalid: kubeglue's addition. */
-  status: z.string().optional(),
-  nextRunAt: z.string().nullish(),
-  lastRunAt: z.string().nullish(),
+  id: ToolSchedule.shape.id,
+  toolId: ToolSchedule.shape.toolId,
+  cronExpression: ToolSchedule.shape.cronExpression,
+  timezone: ToolSchedule.shape.timezone,
+  enabled: ToolSchedule.shape.enabled,
+  status: ToolSchedule.shape.status.optional(),
+  nextRunAt: ToolSchedule.shape.nextRunAt,
+  lastRunAt: ToolSchedule.shape.lastRunAt,
 });
 export type ScheduleAnswer = z.infer<typeof ScheduleAnswer>;
 
