@@ -116,4 +116,16 @@ describe('the layout', () => {
       );
     expect(top.filter((name) => !FOLDERS.includes(name)).sort()).toEqual(['bench', 'examples', 'test']);
   });
+
+  it('builds, typechecks and ships every source folder: tsconfig.build.json, tsconfig.json, the Dockerfile', () => {
+    const sources = FOLDERS.filter((folder) => !folder.includes('/')).sort();
+    const included = (file: string) =>
+      (JSON.parse(readFileSync(join(REPO, file), 'utf8')) as { include: string[] }).include;
+    const copied = [...readFileSync(join(REPO, 'Dockerfile'), 'utf8').matchAll(/^COPY (\w+) \.\/\1$/gm)].map(
+      (m) => m[1],
+    );
+    expect(sources.filter((folder) => !included('tsconfig.build.json').includes(folder))).toEqual([]);
+    expect(sources.filter((folder) => !included('tsconfig.json').includes(folder))).toEqual([]);
+    expect(sources.filter((folder) => !copied.includes(folder))).toEqual([]);
+  });
 });
