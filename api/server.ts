@@ -114,13 +114,13 @@ export function toApiError(
   return KG_ERR_INTERNAL();
 }
 
-/** Answers with `{ error: { message, code } }`, the error's status and its headers (Retry-After, …). */
+/** Answers with `{ error: { message, code, hint } }`, the error's status and its headers (Retry-After, …). */
 export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
   const apiError = toApiError(error);
   return reply
     .status(apiError.statusCode)
     .headers(apiError.headers)
-    .send({ error: { message: apiError.message, code: apiError.code } });
+    .send({ error: apiError.body() });
 }
 
 /**

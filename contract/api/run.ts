@@ -356,6 +356,14 @@ export const ListRunsQuery = z
     requestSources: commaList.pipe(z.array(RequestSource)).optional(),
     userId: z.string().min(1).optional(),
     systemId: z.string().min(1).optional(),
+    startedAfter: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .describe('Runs started at or after this instant (date-time), as superglue names it.'),
+    startedBefore: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .describe('Extension: runs started before this instant (date-time); with startedAfter, a time range.'),
     page: z.coerce
       .number()
       .int()
