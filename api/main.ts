@@ -99,6 +99,7 @@ export async function main(_args: string[]): Promise<void> {
     maxSyncRuns: settings.maxSyncRuns,
     bodyLimitBytes: settings.bodyLimitBytes,
     logLevel: settings.logLevel,
+    dashboardDir: settings.uiDir,
     log,
     documentation: { egress: settings.egress, limits: settings.documentation },
     oauth: { masterKey, publicUrl, egress: settings.egress },

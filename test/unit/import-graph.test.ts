@@ -25,6 +25,7 @@ const MAIN_FILES: Record<string, string> = {
   runner: 'runner/main.ts',
   agent: 'agent/main.ts',
   bin: 'bin/kubeglue.ts',
+  ui: 'ui/main.tsx',
 };
 const FOLDERS = Object.keys(MAIN_FILES);
 
@@ -36,7 +37,7 @@ const PUBLIC_FILES: Record<string, string> = {
 
 function sourceFiles(folder: string): string[] {
   return readdirSync(join(REPO, folder), { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts'))
+    .filter((entry) => entry.isFile() && /\.tsx?$/.test(entry.name) && !entry.name.endsWith('.test.ts'))
     .map((entry) => relative(REPO, join(entry.parentPath, entry.name)).split('\\').join('/'));
 }
 
