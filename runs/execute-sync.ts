@@ -42,19 +42,28 @@ export class SyncSlots {
   }
 }
 
+/** Step results with the timing measured here (if any): what a run's timeline is drawn from. */
+function withTimings(results: readonly StepResult[], timings?: ReadonlyMap<string, StepTiming>): StepResult[] {
+  return results.map((result) => {
+    const timing = timings?.get(result.stepId);
+    if (!timing) return result;
+    return {
+      ...result,
+      startedAt: timing.startedAt,
+      ...(timing.durationMs !== undefined ? { durationMs: timing.durationMs } : {}),
+    };
+  });
+}
+
 /** Step results without data: stepId, success, error, notes, and the timing measured here (if any). */
 export function stepResultsWithoutData(
   results: readonly StepResult[],
   timings?: ReadonlyMap<string, StepTiming>,
 ): StepResult[] {
-  return results.map(({ data: _data, ...rest }) => {
-    const timing = timings?.get(rest.stepId);
-    return {
-      ...rest,
-      ...(timing ? { startedAt: timing.startedAt } : {}),
-      ...(timing?.durationMs !== undefined ? { durationMs: timing.durationMs } : {}),
-    };
-  });
+  return withTimings(
+    results.map(({ data: _data, ...rest }) => rest),
+    timings,
+  );
 }
 
 /** A sync run's result once a shutdown stopped it: failed, with the steps that finished. */
@@ -142,7 +151,9 @@ export async function executeSync(
   }
   // Throws (the request fails) when the start record could not be stored.
   await opts.startWrite;
-  const finish = finishFromResult(run, result);
+  // The stored step results keep their timing (GET …/results, the dashboard's timeline); the answer's
+  // carry it only without data, as before.
+  const finish = finishFromResult(run, { ...result, stepResults: withTimings(result.stepResults, timings) });
   const won = opts.record ? await deps.store.batch.finishRun(run.runId, finish) : true;
   if (!won) {
     // Cancelled (or failed by recovery) while it ran: the stored outcome stands.

@@ -236,15 +236,16 @@ export const StepResult = z
     startedAt: z.iso
       .datetime({ offset: true })
       .optional()
-      .describe('Extension, in synchronous answers with includeStepResultData false: when the step started.'),
+      .describe(
+        'Extension: when the step started; in the stored results of synchronous runs and in synchronous ' +
+          'answers with includeStepResultData false.',
+      ),
     durationMs: z
       .number()
       .int()
       .nonnegative()
       .optional()
-      .describe(
-        'Extension, in synchronous answers with includeStepResultData false: how long the step took.',
-      ),
+      .describe('Extension: how long the step took; where startedAt is.'),
   })
   .meta({ id: 'StepResult' });
 export type StepResult = z.infer<typeof StepResult>;

@@ -216,6 +216,8 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
     await expect.poll(() => stepError.textContent()).toContain('the database is down');
     expect(await page.getByRole('note', { name: 'Error of the run' }).textContent()).toContain('500');
     expect(await page.getByRole('link', { name: /Go to the failing step/ }).count()).toBe(1);
+    // Its timeline, from the step timings stored with a synchronous run.
+    expect(await page.locator('.timeline-bar.timeline-failed').count()).toBe(1);
     await expectAccessible(page);
     await screenshot(page, 'run-failed');
   });

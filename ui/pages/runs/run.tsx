@@ -309,7 +309,7 @@ export function RunPage({ params }: { params: Record<string, string> }) {
           <p class="muted">
             {run.status === 'running'
               ? 'Waiting for the first step…'
-              : 'Step timings are kept for runs watched live on this page; this run stored none.'}
+              : 'This run stored no step timings (synchronous runs store them; others are drawn only while watched live here).'}
           </p>
         )}
       </section>
