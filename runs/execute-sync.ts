@@ -43,7 +43,10 @@ export class SyncSlots {
 }
 
 /** Step results with the timing measured here (if any): what a run's timeline is drawn from. */
-function withTimings(results: readonly StepResult[], timings?: ReadonlyMap<string, StepTiming>): StepResult[] {
+function withTimings(
+  results: readonly StepResult[],
+  timings?: ReadonlyMap<string, StepTiming>,
+): StepResult[] {
   return results.map((result) => {
     const timing = timings?.get(result.stepId);
     if (!timing) return result;
