@@ -110,40 +110,35 @@ export async function benchUiRunsList(url: string, runs: number): Promise<void> 
   }
 }
 
-/** Frame gaps (ms) while the page scrolls from top to bottom in steps of one screen. */
-async function scrollFrames(page: Page): Promise<number[]> {
+/**
+ * Frame gaps (ms) while `each` (in-page code, run once a frame) returns true: the longest is how long the
+ * page could not answer. The code is text: the bench is type-checked without the DOM's types.
+ */
+function frameGaps(page: Page, each: string): Promise<number[]> {
   return page.evaluate<number[]>(`new Promise((resolve) => {
     const gaps = [];
     let last = performance.now();
+    const more = () => { ${each} };
     const tick = (now) => {
       gaps.push(now - last);
       last = now;
-      window.scrollBy(0, window.innerHeight);
-      if (window.scrollY + window.innerHeight < document.documentElement.scrollHeight && gaps.length < 2000) {
-        requestAnimationFrame(tick);
-      } else {
-        resolve(gaps.slice(1));
-      }
-    };
-    requestAnimationFrame(tick);
-  })`);
-}
-
-/** Frame gaps (ms) from now until the page shows the run's outcome. */
-async function framesUntilFinished(page: Page): Promise<number[]> {
-  return page.evaluate<number[]>(`new Promise((resolve) => {
-    const gaps = [];
-    let last = performance.now();
-    const tick = (now) => {
-      gaps.push(now - last);
-      last = now;
-      const status = document.querySelector('.facts .status')?.textContent ?? '';
-      if (/running|^$/.test(status) && gaps.length < 20000) requestAnimationFrame(tick);
+      if (more() && gaps.length < 20000) requestAnimationFrame(tick);
       else resolve(gaps.slice(1));
     };
     requestAnimationFrame(tick);
   })`);
 }
+
+/** While the page scrolls from top to bottom, a screen a frame. */
+const scrollFrames = (page: Page) =>
+  frameGaps(
+    page,
+    'window.scrollBy(0, window.innerHeight); return window.scrollY + window.innerHeight < document.documentElement.scrollHeight;',
+  );
+
+/** Until the run's page shows its outcome. */
+const framesUntilFinished = (page: Page) =>
+  frameGaps(page, "return /running|^$/.test(document.querySelector('.facts .status')?.textContent ?? '');");
 
 export async function benchUiRunPage(): Promise<void> {
   if (!chromiumPath()) {

@@ -30,79 +30,85 @@ function filtersOf(query: URLSearchParams): Partial<Record<Filter, string>> {
   return filters;
 }
 
+type FieldSpec = { name: Filter; label: string } & (
+  | { kind: 'text'; placeholder: string }
+  | { kind: 'choice'; any: string; options: readonly string[] }
+  | { kind: 'time' }
+);
+
+const FIELDS: readonly FieldSpec[] = [
+  { name: 'toolId', label: 'Tool', kind: 'text', placeholder: 'any tool' },
+  { name: 'status', label: 'Status', kind: 'choice', any: 'any status', options: RUN_STATUSES },
+  {
+    name: 'requestSources',
+    label: 'Request source',
+    kind: 'choice',
+    any: 'any source',
+    options: REQUEST_SOURCES,
+  },
+  { name: 'systemId', label: 'System', kind: 'text', placeholder: 'any system' },
+  { name: 'startedAfter', label: 'Started from', kind: 'time' },
+  { name: 'startedBefore', label: 'Started before', kind: 'time' },
+];
+
+/** One filter: text is applied on change (Enter or leaving the field), a choice or a time at once. */
+function FilterField(props: {
+  spec: FieldSpec;
+  value: string | undefined;
+  change(value: string | undefined): void;
+}) {
+  const { spec, value, change } = props;
+  const id = `filter-${spec.name}`;
+  const changed = (event: Event) => (event.currentTarget as HTMLInputElement | HTMLSelectElement).value;
+  return (
+    <div class="field">
+      <label for={id}>{spec.label}</label>
+      {spec.kind === 'text' && (
+        <input
+          id={id}
+          type="text"
+          placeholder={spec.placeholder}
+          value={value ?? ''}
+          onChange={(event) => change(changed(event).trim())}
+        />
+      )}
+      {spec.kind === 'choice' && (
+        <select id={id} value={value ?? ''} onChange={(event) => change(changed(event))}>
+          <option value="">{spec.any}</option>
+          {spec.options.map((option) => (
+            <option key={option} value={option}>
+              {option}
+            </option>
+          ))}
+        </select>
+      )}
+      {spec.kind === 'time' && (
+        <input
+          id={id}
+          type="datetime-local"
+          value={isoToLocalInput(value)}
+          onChange={(event) => change(localInputToIso(changed(event)))}
+        />
+      )}
+    </div>
+  );
+}
+
 function FilterForm({ filters }: { filters: Partial<Record<Filter, string>> }) {
   const change = (name: Filter, value: string | undefined) => {
     newerCursors.length = 0;
     navigate(withQuery('/runs', { ...filters, [name]: value }), { replace: true });
   };
-  const text = (name: Filter) => ({
-    value: filters[name] ?? '',
-    onChange: (event: Event) => change(name, (event.currentTarget as HTMLInputElement).value.trim()),
-  });
   return (
     <form class="filters" aria-label="Filter runs" onSubmit={(event) => event.preventDefault()}>
-      <div class="field">
-        <label for="filter-tool">Tool</label>
-        <input id="filter-tool" name="toolId" type="text" placeholder="any tool" {...text('toolId')} />
-      </div>
-      <div class="field">
-        <label for="filter-status">Status</label>
-        <select
-          id="filter-status"
-          value={filters.status ?? ''}
-          onChange={(event) => change('status', event.currentTarget.value)}
-        >
-          <option value="">any status</option>
-          {RUN_STATUSES.map((status) => (
-            <option key={status} value={status}>
-              {status}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div class="field">
-        <label for="filter-source">Request source</label>
-        <select
-          id="filter-source"
-          value={filters.requestSources ?? ''}
-          onChange={(event) => change('requestSources', event.currentTarget.value)}
-        >
-          <option value="">any source</option>
-          {REQUEST_SOURCES.map((source) => (
-            <option key={source} value={source}>
-              {source}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div class="field">
-        <label for="filter-system">System</label>
-        <input
-          id="filter-system"
-          name="systemId"
-          type="text"
-          placeholder="any system"
-          {...text('systemId')}
+      {FIELDS.map((spec) => (
+        <FilterField
+          key={spec.name}
+          spec={spec}
+          value={filters[spec.name]}
+          change={(value) => change(spec.name, value)}
         />
-      </div>
-      <div class="field">
-        <label for="filter-from">Started from</label>
-        <input
-          id="filter-from"
-          type="datetime-local"
-          value={isoToLocalInput(filters.startedAfter)}
-          onChange={(event) => change('startedAfter', localInputToIso(event.currentTarget.value))}
-        />
-      </div>
-      <div class="field">
-        <label for="filter-to">Started before</label>
-        <input
-          id="filter-to"
-          type="datetime-local"
-          value={isoToLocalInput(filters.startedBefore)}
-          onChange={(event) => change('startedBefore', localInputToIso(event.currentTarget.value))}
-        />
-      </div>
+      ))}
       {Object.keys(filters).length > 0 && (
         <button type="button" class="secondary" onClick={() => navigate('/runs', { replace: true })}>
           Clear filters
