@@ -74,6 +74,7 @@ COPY runner ./runner
 COPY runs ./runs
 COPY tools ./tools
 COPY systems ./systems
+COPY schedules ./schedules
 COPY kube ./kube
 COPY store ./store
 COPY api ./api

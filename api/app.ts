@@ -4,12 +4,12 @@
  * internal port for runner Pods (internal/), the gateway endpoint and relay (gateway/), the MCP endpoint
  * (mcp/), metrics, and the dashboard's built files at `/` (dashboard.ts). Never the operator.
  *
- * May import: contract, config, engine, kube, store, runs, tools, systems.
+ * May import: contract, config, engine, kube, store, runs, tools, systems, schedules.
  */
 import type { FastifyInstance } from 'fastify';
 import type { DocumentationLimits } from '../config/config.ts';
 import type { Tool } from '../contract/api/tool.ts';
-import type { ToolResource } from '../contract/resources/kinds.ts';
+import type { ToolResource, ToolScheduleResource } from '../contract/resources/kinds.ts';
 import type { EgressPolicy } from '../engine/protocols/egress-policy.ts';
 import type { WorkerPool } from '../engine/worker/pool.ts';
 import { Informer } from '../kube/informer.ts';
@@ -21,11 +21,13 @@ import { propagateCancel } from '../runs/cancel.ts';
 import type { FileUrlSigner } from '../runs/file-urls.ts';
 import { type RunEventBus, RunEventHub } from '../runs/run-events.ts';
 import { RunService, type RuntimeCredentialVault } from '../runs/service.ts';
+import { ScheduleService } from '../schedules/service.ts';
 import type { Store } from '../store/index.ts';
 import { DocumentationService } from '../systems/documentation/service.ts';
 import { SystemOAuth, type SystemOAuthOptions } from '../systems/oauth/service.ts';
 import { SystemService } from '../systems/service.ts';
 import { ToolService } from '../tools/service.ts';
+import { defaultStateLimits, type StateLimits, ToolStateService } from '../tools/state.ts';
 import { validateToolDefinition } from '../tools/validation.ts';
 import { type Auth, installAuth } from './auth.ts';
 import { defaultDashboardDir } from './dashboard.ts';
@@ -41,7 +43,9 @@ import { meHandlers } from './routes/me.ts';
 import { oauthHandlers } from './routes/oauth.ts';
 import { combineHandlers, notOffered, registerRoutes } from './routes/register.ts';
 import { runHandlers } from './routes/runs.ts';
+import { scheduleHandlers } from './routes/schedules.ts';
 import { systemHandlers } from './routes/systems.ts';
+import { toolStateHandlers } from './routes/tool-state.ts';
 import { toolHandlers } from './routes/tools.ts';
 import { publicPrefixes } from './scopes.ts';
 import { buildServer } from './server.ts';
@@ -83,6 +87,8 @@ export interface ApiDeps {
   logStream?: Partial<LogStreamTimings>;
   /** OAuth token management and the authorization-code routes (without it OAuth systems send stored tokens only). */
   oauth?: Pick<SystemOAuthOptions, 'masterKey' | 'publicUrl' | 'egress' | 'tokens'>;
+  /** Bounds of persistent tool state (KUBEGLUE_TOOL_STATE_*); the defaults without it. */
+  stateLimits?: StateLimits;
 }
 
 /** The /v1 API of one process: routes, auth, metrics and the services behind them. */
@@ -108,6 +114,7 @@ export interface Api {
 /** Builds the API and fills its caches (systems, tools); listening is the caller's. */
 export async function createApi(deps: ApiDeps): Promise<Api> {
   const { store, resources, namespace, log } = deps;
+  const stateLimits = deps.stateLimits ?? defaultStateLimits();
   const jobs = deps.jobs ?? new JobSupervisor({ log });
   let documentation: DocumentationService | undefined;
   const oauth = deps.oauth ? new SystemOAuth({ ...deps.oauth, store, namespace, log }) : undefined;
@@ -144,6 +151,17 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
       systemUrls: (id) => systems.urls(id),
     });
   const tools = new ToolService({ resources, informer: toolInformer, namespace, validate: validateTool });
+  const scheduleInformer = new Informer<ToolScheduleResource>(resources.toolSchedules, { log });
+  await scheduleInformer.start();
+  const schedules = new ScheduleService({
+    resources,
+    informer: scheduleInformer,
+    namespace,
+    toolState: async (toolId) => {
+      const tool = await tools.get(toolId);
+      return !tool ? 'missing' : tool.archived ? 'archived' : 'ready';
+    },
+  });
   const events = new RunEventHub({ ...(deps.eventBus ? { bus: deps.eventBus } : {}), log });
   await events.start();
 
@@ -180,12 +198,16 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     events,
     validateTool,
     ...(oauth ? { accessToken: (id, mode, rejected) => oauth.accessToken(id, mode, rejected) } : {}),
+    stateLimits,
   });
+  const toolState = new ToolStateService({ store, tools, systems, limits: stateLimits });
 
   registerRoutes(
     app,
     combineHandlers(
-      toolHandlers({ tools }),
+      toolHandlers({ tools, toolState }),
+      scheduleHandlers({ schedules, tools }),
+      toolStateHandlers({ toolState }),
       runHandlers({ runs, store, signer }),
       hookHandlers({ runs, tools }),
       systemHandlers({ systems, tools, documentation }),
@@ -233,6 +255,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     close: async () => {
       await events.close();
       await toolInformer.stop();
+      await scheduleInformer.stop();
       await documentation?.close();
       if (!deps.jobs) await jobs.stop();
       await systems.close();

@@ -97,6 +97,7 @@ export async function main(_args: string[]): Promise<void> {
     namespace,
     executor,
     maxSyncRuns: settings.maxSyncRuns,
+    stateLimits: settings.toolState,
     bodyLimitBytes: settings.bodyLimitBytes,
     logLevel: settings.logLevel,
     dashboardDir: settings.uiDir,
@@ -119,6 +120,7 @@ export async function main(_args: string[]): Promise<void> {
     events: api.events,
     ...(api.oauth ? { accessToken: api.oauth.accessToken.bind(api.oauth) } : {}),
     bodyLimitBytes: settings.internalBodyLimitBytes,
+    stateLimits: settings.toolState,
     logLevel: settings.logLevel,
     log,
   });

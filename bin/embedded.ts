@@ -15,9 +15,11 @@ import { credentialsBox, deriveKey, loadMasterKey } from '../kube/secrets/secret
 import { JobSupervisor } from '../kube/supervisor.ts';
 import { startOperator } from '../operator/app.ts';
 import { PoolLauncher } from '../operator/launchers/pool.ts';
+import { scheduledRunsOf } from '../operator/schedule/starter.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
 import { recoverStartedRuns } from '../runs/recovery.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
+import type { ScheduleClock } from '../schedules/clock.ts';
 import {
   embeddedStorePath,
   hasPgliteData,
@@ -63,6 +65,8 @@ async function freePort(host: string): Promise<number> {
 export async function startEmbedded(
   config: EmbeddedSettings,
   log: (line: string) => void,
+  /** Tests: the schedules' clock, moved by hand. */
+  options: { scheduleClock?: ScheduleClock } = {},
 ): Promise<EmbeddedApp> {
   // Holds the embedded store's file and, without KUBEGLUE_MASTER_KEY, the master key file (Postgres mode too).
   await mkdir(config.dataDir, { recursive: true });
@@ -93,7 +97,9 @@ export async function startEmbedded(
   await ensureAdminKey(store, { presetKey: config.adminKey, log });
 
   const namespace = config.namespace;
-  const resources = createEmbeddedKubeglueResources(store.resources, namespace);
+  // A test's schedule clock stamps creations too, so a schedule is created at the time its ticks count from.
+  const clock = options.scheduleClock;
+  const resources = createEmbeddedKubeglueResources(store.resources, namespace, clock && (() => clock.now()));
   const secrets = new EmbeddedSecretStore({ store, namespace, box: credentialsBox(masterKey) });
   const vault = new StoreRuntimeCredentialVault({ store, masterKey });
   // Runtime credentials of runs that ended while no process could remove them (a crash, a recovery).
@@ -134,6 +140,7 @@ export async function startEmbedded(
     secrets,
     vault,
     maxSyncRuns: config.maxSyncRuns,
+    stateLimits: config.toolState,
     pool,
     signer,
     namespace,
@@ -161,6 +168,7 @@ export async function startEmbedded(
     events: api.events,
     ...(oauth ? { accessToken: (id, mode, rejected) => oauth.accessToken(id, mode, rejected) } : {}),
     maxRunAttempts: config.maxRunAttempts,
+    stateLimits: config.toolState,
     log,
   });
   const operator = await startOperator({
@@ -176,6 +184,9 @@ export async function startEmbedded(
       recordRefused: ({ runId, toolId, parent, reason }) =>
         runs.recordRefusedChain({ runId, toolId, parent, reason }),
     },
+    scheduledRuns: scheduledRunsOf(runs),
+    identity: executor,
+    ...(options.scheduleClock ? { scheduleClock: options.scheduleClock } : {}),
     urlFor,
     masterKey,
     notifySecret: config.notifySecret,

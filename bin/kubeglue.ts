@@ -5,58 +5,100 @@
  *
  * May import: every folder.
  *
- * `kubeglue <role> [options]`: one program, one role per process. The role's module is loaded only
- * when chosen, so a runner Pod never loads the API server and the reverse. Before the role starts, every
- * KUBEGLUE_* variable no setting declares is reported (config/config.ts, unknownSettings).
+ * `kubeglue <role> [options]` starts one role per process (bin/roles.ts); the role's module is loaded
+ * only when chosen, so a runner Pod never loads the API server and the reverse. Before the role starts,
+ * every KUBEGLUE_* variable no setting declares is reported (config/config.ts, unknownSettings).
+ * `kubeglue <command> [options]` runs a client command against an API (bin/cli/). `--help` of anything
+ * only prints: it loads no role, opens no port, creates no file.
  */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { unknownSettings } from '../config/config.ts';
+import { suggestKey } from '../contract/format-issues.ts';
+import { COMMANDS, findCommand, resolveConnection, runCommand } from './cli/main.ts';
+import { mainHelp, roleHelp } from './help.ts';
+import { findRole, ROLES } from './roles.ts';
 
-const ROLES: Record<
-  string,
-  { describe: string; load: () => Promise<{ main(args: string[]): Promise<void> }> }
-> = {
-  embedded: {
-    describe: 'the API and the operator in one process on the embedded store (what `npm start` runs)',
-    load: () => import('./embedded-main.ts'),
-  },
-  api: {
-    describe: 'the /v1 API and the internal runner port on Kubernetes (Postgres store)',
-    load: () => import('../api/main.ts'),
-  },
-  operator: {
-    describe: 'the reconcilers, runner Pods and outbox delivery on Kubernetes (leader-elected)',
-    load: () => import('../operator/main.ts'),
-  },
-  runner: {
-    describe: 'executes one run (the runner Pod, or a run order from a file)',
-    load: () => import('../runner/main.ts'),
-  },
-  agent: {
-    describe: 'the gateway agent in a private network: `agent -config <path> [-debug]`',
-    load: () => import('../agent/main.ts'),
-  },
-};
+const HELP_FLAGS = new Set(['--help', '-h']);
 
-function usage(): string {
-  const lines = Object.entries(ROLES).map(([name, role]) => `  ${name.padEnd(10)} ${role.describe}`);
-  return `usage: kubeglue <role> [options]\n\nroles:\n${lines.join('\n')}\n`;
+/** The version of the package this file belongs to (from the checkout, the image or dist/). */
+function packageVersion(): string {
+  for (let dir = import.meta.dirname; ; dir = dirname(dir)) {
+    try {
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
+      if (manifest.name === 'kubeglue' && manifest.version) return manifest.version;
+    } catch {
+      // not here: look one folder up
+    }
+    if (dirname(dir) === dir) return 'unknown';
+  }
 }
 
-const [role, ...args] = process.argv.slice(2);
-const chosen = role ? ROLES[role] : undefined;
-if (!chosen) {
-  process.stderr.write(
-    role && role !== '--help' && role !== '-h' ? `kubeglue: unknown role '${role}'\n\n` : '',
-  );
-  process.stderr.write(usage());
-  process.exitCode = role === '--help' || role === '-h' ? 0 : 2;
-} else {
-  for (const warning of unknownSettings()) console.error(`kubeglue ${role}: warning: ${warning}`);
-  chosen
-    .load()
-    .then((module) => module.main(args))
-    .catch((error: unknown) => {
-      console.error(`kubeglue ${role}: ${(error as Error).message}`);
-      process.exit(1);
+function warnUnknownSettings(prefix: string): void {
+  for (const warning of unknownSettings()) console.error(`${prefix}: warning: ${warning}`);
+}
+
+/** The exit code, or undefined for a role, which sets its own. */
+async function main(argv: string[]): Promise<number | undefined> {
+  const [name, ...args] = argv;
+  if (name === undefined || HELP_FLAGS.has(name)) {
+    (name === undefined ? process.stderr : process.stdout).write(mainHelp());
+    return name === undefined ? 2 : 0;
+  }
+  if (name === '--version' || name === '-v') {
+    process.stdout.write(`kubeglue ${packageVersion()}\n`);
+    return 0;
+  }
+  const role = findRole(name);
+  if (role) {
+    if (args.some((arg) => HELP_FLAGS.has(arg))) {
+      process.stdout.write(roleHelp(role));
+      return 0;
+    }
+    if (!role.takesArguments && args.length > 0) {
+      process.stderr.write(
+        `kubeglue ${name}: unknown argument '${args[0]}': settings are KUBEGLUE_* environment variables ` +
+          `(see 'kubeglue ${name} --help')\n`,
+      );
+      return 2;
+    }
+    warnUnknownSettings(`kubeglue ${name}`);
+    await (await role.load()).main(args);
+    return undefined;
+  }
+  const spec = findCommand(name);
+  if (spec) {
+    if (!args.some((arg) => HELP_FLAGS.has(arg))) warnUnknownSettings(`kubeglue ${name}`);
+    const interrupt = new AbortController();
+    process.once('SIGINT', () => interrupt.abort());
+    return runCommand(spec, args, {
+      stdout: process.stdout,
+      stderr: process.stderr,
+      connect: () => resolveConnection(process.env),
+      signal: interrupt.signal,
+      version: packageVersion(),
     });
+  }
+  const closest = suggestKey(
+    name,
+    [...ROLES, ...COMMANDS].map((one) => one.name),
+  );
+  process.stderr.write(
+    `kubeglue: unknown role or command '${name}'${closest ? ` (did you mean '${closest}'?)` : ''}\n` +
+      "(see 'kubeglue --help')\n",
+  );
+  return 2;
 }
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== undefined) process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(`kubeglue ${process.argv[2]}: ${(error as Error).message}`);
+    process.exit(1);
+  },
+);

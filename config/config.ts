@@ -6,6 +6,7 @@
  *
  * May import: contract.
  */
+import { CLI } from './cli.ts';
 import { CLUSTER } from './cluster.ts';
 import { DEVELOPMENT } from './development.ts';
 import { DOCUMENTATION } from './documentation.ts';
@@ -21,9 +22,13 @@ import {
   type Role,
   registry,
   type Select,
+  type Setting,
+  settingsIn,
   unknownVariables,
 } from './setting.ts';
+import { TOOL_STATE } from './tool-state.ts';
 
+export { cliApiUrl, cliConfigPath, DEFAULT_CLI_URL } from './cli.ts';
 export { ROLES, type Role, Setting, settingText } from './setting.ts';
 
 /** Every setting, in the order of docs/configuration.md. */
@@ -36,7 +41,9 @@ export const SETTINGS = registry(
   RUNNER,
   GATEWAY,
   DOCUMENTATION,
+  CLI,
   DEVELOPMENT,
+  TOOL_STATE,
 );
 
 /** What role R reads, parsed: the registry's nesting, only R's settings. */
@@ -62,6 +69,16 @@ export type PoolSettings = EngineSettings & Pick<Settings<'api'>, 'workers' | 'w
 export type DocumentationLimits = Settings<'api'>['documentation'];
 
 const { tree } = SETTINGS;
+
+/** The settings `role` reads, by section of docs/configuration.md: what `kubeglue <role> --help` lists. */
+export function settingsOfRole(role: Role): Array<{ title: string; settings: Setting[] }> {
+  return SETTINGS.sections
+    .map((part) => ({
+      title: part.title,
+      settings: settingsIn(part.settings).filter((one) => one.roles.includes(role)),
+    }))
+    .filter((part) => part.settings.length > 0);
+}
 
 /** Rules between settings, for the roles that read both. */
 function crossProblems(values: {

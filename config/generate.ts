@@ -8,7 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { SETTINGS } from './config.ts';
-import { ROLES, type Role, Setting, type Tree } from './setting.ts';
+import { ROLES, type Role, type Setting, settingsIn } from './setting.ts';
 
 export const CONFIGURATION_PAGE = join('docs', 'configuration.md');
 export const CHART_README = join('charts', 'kubeglue', 'README.md');
@@ -19,6 +19,7 @@ const ROLE_NOTES: Record<Role, string> = {
   operator: '`kubeglue operator`: the reconcilers, runner Pods and outbox delivery on Kubernetes',
   runner: '`kubeglue runner`: a runner Pod, or one run order from a file',
   agent: '`kubeglue agent`: the gateway agent, which reads only its configuration file',
+  cli: 'the client commands of `kubeglue` (`run`, `runs`, `logs`, `tools`, `schedules`; [cli.md](cli.md))',
   bench: '`npm run bench`',
   ci: '`.ci/run`, the CI entrypoint',
 };
@@ -66,10 +67,6 @@ function cell(text: string): string {
     .replaceAll('|', '\\|');
 }
 
-function settingsOf(tree: Tree): Setting[] {
-  return Object.values(tree).flatMap((node) => (node instanceof Setting ? [node] : settingsOf(node)));
-}
-
 /** GitHub's anchor of a heading. */
 function anchor(title: string): string {
   return title
@@ -103,7 +100,7 @@ export function configurationPage(): string {
   for (const part of SETTINGS.sections) {
     lines.push('', `## ${part.title}`, '', part.about, '');
     lines.push('| variable | type | default | roles | meaning |', '|---|---|---|---|---|');
-    for (const setting of settingsOf(part.settings)) {
+    for (const setting of settingsIn(part.settings)) {
       const row = [
         `\`${setting.name}\``,
         cell(kindOf(setting.schema)),

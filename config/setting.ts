@@ -7,8 +7,11 @@
 import type { z } from 'zod';
 import { formatIssues, suggestKey } from '../contract/format-issues.ts';
 
-/** The programs that read settings: the roles of `kubeglue <role>`, then `npm run bench` and `.ci/run`. */
-export const ROLES = ['embedded', 'api', 'operator', 'runner', 'agent', 'bench', 'ci'] as const;
+/**
+ * The programs that read settings: the roles of `kubeglue <role>`, the client commands of `kubeglue`
+ * (`cli`), then `npm run bench` and `.ci/run`.
+ */
+export const ROLES = ['embedded', 'api', 'operator', 'runner', 'agent', 'cli', 'bench', 'ci'] as const;
 export type Role = (typeof ROLES)[number];
 
 /**
@@ -101,6 +104,11 @@ function leaves(tree: Tree, path: string, out: Array<{ path: string; setting: Se
     if (node instanceof Setting) out.push({ path: here, setting: node });
     else leaves(node, here, out);
   }
+}
+
+/** Every setting of a tree, in declaration order. */
+export function settingsIn(tree: Tree): Setting[] {
+  return Object.values(tree).flatMap((node) => (node instanceof Setting ? [node] : settingsIn(node)));
 }
 
 /** The registry of the sections; a variable or a top-level key declared twice is refused at load. */

@@ -18,24 +18,24 @@ const KUBEGLUE = GROUP;
 const READ = ['get', 'list', 'watch'];
 
 export const RBAC: Record<RbacRole, PolicyRule[]> = {
-  // REST writes Tools and Systems, keeps System credentials in Secrets it owns, and sets
+  // REST writes Tools, Systems and ToolSchedules, keeps System credentials in Secrets it owns, and sets
   // ToolRun spec.cancel; async runs become ToolRuns through the operator's outbox, not here.
   api: [
     {
       apiGroups: [KUBEGLUE],
-      resources: ['tools', 'systems'],
+      resources: ['tools', 'systems', 'toolschedules'],
       verbs: [...READ, 'create', 'update', 'patch', 'delete'],
     },
     { apiGroups: [KUBEGLUE], resources: ['toolruns'], verbs: [...READ, 'patch'] },
     { apiGroups: [''], resources: ['secrets'], verbs: [...READ, 'create', 'update', 'patch', 'delete'] },
   ],
-  // Reconciles Tools, Systems and ToolRuns, creates runner Pods and their token Secrets, records
-  // Events, and holds the leader Lease.
+  // Reconciles Tools, Systems, ToolSchedules and ToolRuns, creates runner Pods and their token Secrets,
+  // records Events, and holds the leader Lease.
   operator: [
-    { apiGroups: [KUBEGLUE], resources: ['tools', 'systems'], verbs: READ },
+    { apiGroups: [KUBEGLUE], resources: ['tools', 'systems', 'toolschedules'], verbs: READ },
     {
       apiGroups: [KUBEGLUE],
-      resources: ['tools/status', 'systems/status'],
+      resources: ['tools/status', 'systems/status', 'toolschedules/status'],
       verbs: ['get', 'update', 'patch'],
     },
     {

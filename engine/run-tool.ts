@@ -14,6 +14,8 @@ import { extractFiles, redactFiles } from './files.ts';
 import { isIdentitySource } from './identity-source.ts';
 import { ManagedTokens } from './managed-tokens.ts';
 import { validateOutput } from './output-schema.ts';
+import { isJsonObject } from './paths.ts';
+import { RunState, STATE_KEY } from './persisted-state.ts';
 import { runRequestStep } from './request-step.ts';
 import type { Evaluate as TemplateEvaluate } from './template.ts';
 import {
@@ -100,6 +102,8 @@ class RunInProgress {
   /** Step results whose data is redacted already (request steps: see request-step.ts). */
   readonly #redactedData = new WeakSet<EngineStepResult>();
   readonly #tokens: ManagedTokens;
+  /** The tool's persistent state, when the order carries one (docs/state.md). */
+  readonly #state: RunState | undefined;
 
   constructor(
     deps: EngineDeps,
@@ -122,10 +126,19 @@ class RunInProgress {
     this.#signal = signal;
     this.#deadline = deadline;
     this.#timeoutMs = timeoutMs;
+    this.#state =
+      request.persistedState !== undefined
+        ? new RunState(request.persistedState, request.stateVersion)
+        : undefined;
   }
 
   get redactor() {
     return this.#scope.redactor;
+  }
+
+  /** What the run did to its state (absent when the order carried none). */
+  #stateChanges() {
+    return this.#state?.changes(this.#scope.redactor);
   }
 
   #emit(event: EngineEvent): void {
@@ -165,13 +178,24 @@ class RunInProgress {
    * withheld from code runs in a sandbox context of its own (nothing it leaves in globals reaches the
    * run's later code) and fails without its message (credential-views.ts).
    */
-  #evaluate(source: string, args: JsonValue[], label: string, view?: CredentialView): Promise<JsonValue> {
-    if (isIdentitySource(source)) return Promise.resolve(args[0] ?? null);
+  #evaluate(
+    source: string,
+    args: JsonValue[],
+    label: string,
+    view?: CredentialView,
+    capture?: string,
+  ): Promise<JsonValue> {
+    if (isIdentitySource(source)) {
+      const first = args[0] ?? null;
+      if (capture === undefined) return Promise.resolve(first);
+      return Promise.resolve([first, isJsonObject(first) ? (first[capture] ?? null) : null]);
+    }
     const options = {
       label,
       signal: this.#signal,
       timeoutMs: Math.max(1, this.#deadline - this.#now()),
       ...(view?.guarded.length ? { guarded: view.guarded } : {}),
+      ...(capture !== undefined ? { capture } : {}),
     };
     if (!view?.exposes.length) return this.#sandbox(source, args, options);
     return this.#deps.evaluate(source, args, options).catch((error: unknown) => {
@@ -183,9 +207,41 @@ class RunInProgress {
     return (this.#deps.now ?? Date.now)();
   }
 
-  /** Payload at the root, then the envelopes of finished steps (a step id shadows an input). */
+  /**
+   * Payload at the root, then the envelopes of finished steps (a step id shadows an input), then the
+   * persistent state when the tool has one.
+   */
   #baseSourceData(): JsonObject {
-    return { ...this.#request.inputs, ...this.#steps };
+    const base: JsonObject = { ...this.#request.inputs, ...this.#steps };
+    if (this.#state) base[STATE_KEY] = this.#state.current;
+    return base;
+  }
+
+  /**
+   * A transform (a transform step's code, the output transform): with persistent state, it gets the state
+   * as it is now (a loop's earlier items included) and what it leaves in `sourceData.persistedState` is
+   * applied. `redacted`: the transform sees no credentials, so neither in the state.
+   */
+  async #transform(
+    source: string,
+    sourceData: JsonObject,
+    label: string,
+    view?: CredentialView,
+    redacted = false,
+  ): Promise<JsonValue> {
+    const state = this.#state;
+    if (!state) return this.#evaluate(source, [sourceData], label, view);
+    const shown = redacted ? this.#scope.redactor.value(state.current) : state.current;
+    const answer = await this.#evaluate(
+      source,
+      [{ ...sourceData, [STATE_KEY]: shown }],
+      label,
+      view,
+      STATE_KEY,
+    );
+    if (!Array.isArray(answer) || answer.length !== 2) throw new Error(`${label}: the sandbox kept no state`);
+    state.apply(shown, answer[1] ?? null, label);
+    return answer[0] ?? null;
   }
 
   /**
@@ -212,7 +268,7 @@ class RunInProgress {
   async #executeOnce(step: ToolStep, sourceData: JsonObject, view?: CredentialView): Promise<JsonValue> {
     const config = step.config;
     if (config.type === 'transform') {
-      return this.#evaluate(config.transformCode, [sourceData], `step ${step.id} transformCode`, view);
+      return this.#transform(config.transformCode, sourceData, `step ${step.id} transformCode`, view);
     }
     const systemEntry = config.systemId ? this.#scope.bySystem.get(config.systemId) : undefined;
     if (config.systemId && !systemEntry) {
@@ -342,12 +398,14 @@ class RunInProgress {
     let withStepData = true;
     const finish: Finish = (status, data, error, files = [], dataRedacted = false) => {
       const redactor = this.#scope.redactor;
+      const state = this.#stateChanges();
       return {
         status,
         data: dataRedacted ? data : redactor.value(data),
         stepResults: stepResults.map((r) => this.redactStepResult(withStepData ? r : withoutData(r))),
         ...(error !== undefined ? { error: redactor.string(error) } : {}),
         files: redactFiles(files, redactor),
+        ...(state ? { state } : {}),
       };
     };
     const limit = this.#limits.maxResultBytes;
@@ -425,10 +483,12 @@ class RunInProgress {
     if (interrupted) return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, interrupted);
     try {
       if (tool.outputTransform) {
-        const transformed = await this.#evaluate(
+        const transformed = await this.#transform(
           tool.outputTransform,
-          [this.#redactedSourceData()],
+          this.#redactedSourceData(),
           'outputTransform',
+          undefined,
+          true,
         );
         bytes = stepBytes + jsonBytes(transformed ?? null);
         if (bytes <= this.#limits.maxResultBytes) ({ data, files } = extractFiles(transformed ?? null));
@@ -476,6 +536,17 @@ export async function runTool(deps: EngineDeps, request: EngineRequest): Promise
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(new Error(`Run timed out after ${timeoutMs} ms`)), timeoutMs);
   const scope = deps.openScope?.({ key: request.keyId ?? '', tool: request.tool.id });
+  // A run that ends before it starts still says which state it read.
+  const unchanged =
+    request.persistedState !== undefined
+      ? {
+          state: {
+            ...(request.stateVersion !== undefined ? { versionRead: request.stateVersion } : {}),
+            writes: [],
+            warnings: [],
+          },
+        }
+      : {};
   try {
     const signal = AbortSignal.any([request.signal, timeout.signal]);
     let run: RunInProgress;
@@ -484,14 +555,14 @@ export async function runTool(deps: EngineDeps, request: EngineRequest): Promise
     } catch (error) {
       if (!(error instanceof RuntimeCredentialError)) throw error;
       // Names only: the message never holds a credential value.
-      return { status: 'failed', data: null, stepResults: [], error: error.message, files: [] };
+      return { status: 'failed', data: null, stepResults: [], error: error.message, files: [], ...unchanged };
     }
     try {
       return await run.execute();
     } catch (error) {
       // A bug in the engine must still end the run cleanly and without leaking a credential.
       const message = run.redactor.string(`Internal error in the run engine: ${messageOf(error)}`);
-      return { status: 'failed', data: null, stepResults: [], error: message, files: [] };
+      return { status: 'failed', data: null, stepResults: [], error: message, files: [], ...unchanged };
     }
   } finally {
     clearTimeout(timer);

@@ -1,6 +1,7 @@
 import { DEFAULT_RUN_TIMEOUT_MS, type StepResult } from '../contract/api/run.ts';
 import type { JsonValue } from '../contract/json.ts';
 import type { RunOrder } from '../contract/wire/run-order.ts';
+import type { RunStateChanges } from '../contract/wire/tool-state.ts';
 
 /**
  * A connection to a private system: the bytes go to the gateway target, whatever the URL says; `host`
@@ -41,6 +42,8 @@ export interface EvaluateOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
   guarded?: readonly GuardedProperty[] | undefined;
+  /** Answer `[result, args[0][capture]]` instead of the result (the sandbox's EvaluateOptions.capture). */
+  capture?: string | undefined;
 }
 
 /** Runs a user function source in the sandbox with JSON arguments. */
@@ -197,4 +200,6 @@ export interface EngineResult {
   stepResults: EngineStepResult[];
   error?: string;
   files: ProducedFile[];
+  /** What the run changed in its tool's persistent state; only when the order carried a persistedState. */
+  state?: RunStateChanges;
 }

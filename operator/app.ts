@@ -1,9 +1,9 @@
 /**
- * operator/: the reconcilers (tool/, system/, toolrun/) as a pure decide plus execute (which applies its
- * actions), the launchers of runs (launchers/: worker pool or runner Pods), outbox delivery (outbox/:
- * starts, chains, notifications) and retention. Never the API.
+ * operator/: the reconcilers (tool/, system/, toolrun/, schedule/) as a pure decide plus execute (which
+ * applies its actions), the launchers of runs (launchers/: worker pool or runner Pods), outbox delivery
+ * (outbox/: starts, chains, notifications) and retention. Never the API.
  *
- * May import: contract, config, engine, kube, store, runs, tools, systems.
+ * May import: contract, config, engine, kube, store, runs, tools, systems, schedules.
  */
 import { defaultOperatorSettings, type OperatorSettings } from '../config/config.ts';
 import type { JsonObject } from '../contract/json.ts';
@@ -13,6 +13,7 @@ import { deriveKey } from '../kube/secrets/secret-box.ts';
 import { JobSupervisor, type RunningJob } from '../kube/supervisor.ts';
 import type { Pod, Secret } from '../kube/types.ts';
 import { runView, type UrlForFile } from '../runs/run-view.ts';
+import type { ScheduleClock } from '../schedules/clock.ts';
 import type { Store } from '../store/index.ts';
 import { createEventRecorder, type EventSink } from './events.ts';
 import type { ControllerHealth } from './health.ts';
@@ -23,6 +24,8 @@ import { createNotifyHandler } from './outbox/notify.ts';
 import { OutboxDelivery } from './outbox/outbox.ts';
 import { createStartDeadHandler, createStartHandler } from './outbox/start.ts';
 import { sweepRunRetention } from './retention.ts';
+import { ScheduleController } from './schedule/controller.ts';
+import type { ScheduledRunStarter } from './schedule/execute.ts';
 import { SystemController } from './system/controller.ts';
 import { ToolController } from './tool/controller.ts';
 import { ToolRunController } from './toolrun/controller.ts';
@@ -38,6 +41,12 @@ export interface OperatorDeps {
   launcher: Launcher;
   /** Starts chained runs (`options.webhookUrl: "tool:<id>"`). */
   chains: ChainStarter;
+  /** Starts, records and cancels the runs of schedule ticks: with it, the ToolSchedule controller runs. */
+  scheduledRuns?: ScheduledRunStarter;
+  /** Who this process is when it claims a schedule's tick (distinct per process). */
+  identity?: string;
+  /** The schedules' clock (tests move it by hand). */
+  scheduleClock?: ScheduleClock;
   urlFor: UrlForFile;
   masterKey: Buffer;
   notifySecret: string | undefined;
@@ -117,8 +126,8 @@ function notificationBody(store: Store, urlFor: UrlForFile) {
 }
 
 /**
- * The operator's loops: the ToolRun, Tool and System controllers and the outbox delivery (starts,
- * notifications, chains).
+ * The operator's loops: the ToolRun, Tool, ToolSchedule and System controllers and the outbox delivery
+ * (starts, notifications, chains).
  */
 export async function startOperator(deps: OperatorDeps): Promise<Operator> {
   const { store, resources, namespace, log } = deps;
@@ -129,6 +138,7 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
     ...deps.settings,
   };
   const events = createEventRecorder({ sink: deps.events, log });
+  const jobs = deps.jobs ?? new JobSupervisor({ log });
   const controller = new ToolRunController({
     toolRuns: resources.toolRuns,
     store,
@@ -149,6 +159,22 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
       log,
     }),
   ];
+  if (deps.scheduledRuns) {
+    resourceControllers.push(
+      new ScheduleController({
+        toolSchedules: resources.toolSchedules,
+        tools: resources.tools,
+        store,
+        runs: deps.scheduledRuns,
+        events,
+        jobs,
+        identity: deps.identity ?? `operator/${namespace}`,
+        ...(deps.scheduleClock ? { clock: deps.scheduleClock } : {}),
+        resyncMs: settings.resyncMs,
+        log,
+      }),
+    );
+  }
   if (deps.secrets) {
     resourceControllers.push(
       new SystemController({
@@ -166,7 +192,6 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
     allowPrivate: deps.notifyAllowPrivate,
     retryDelaysMs: deps.notifyRetryDelaysMs,
   });
-  const jobs = deps.jobs ?? new JobSupervisor({ log });
   const outbox = new OutboxDelivery({
     store,
     log,

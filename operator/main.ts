@@ -1,5 +1,5 @@
 /**
- * `kubeglue operator`: the reconcilers (Tool, System, ToolRun), runner Pods, outbox delivery and
+ * `kubeglue operator`: the reconcilers (Tool, System, ToolSchedule, ToolRun), runner Pods, outbox delivery and
  * retention against a Kubernetes API server and the Postgres store. Replicas elect one leader through
  * a Lease; only the leader acts, and a leader that loses its Lease exits so it restarts clean.
  */
@@ -25,7 +25,7 @@ import { JobSupervisor } from '../kube/supervisor.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
 import { openStore } from '../store/index.ts';
 import { createPodLauncher, type Operator, startOperator } from './app.ts';
-import { createClusterChainStarter } from './outbox/cluster-chains.ts';
+import { createClusterRunStarters } from './cluster-runs.ts';
 
 const log = (line: string) => console.log(`kubeglue operator: ${line}`);
 
@@ -48,7 +48,7 @@ export async function main(_args: string[]): Promise<void> {
     registers: [registry],
   });
   let operator: Operator | undefined;
-  let chains: Awaited<ReturnType<typeof createClusterChainStarter>> | undefined;
+  let chains: Awaited<ReturnType<typeof createClusterRunStarters>> | undefined;
   const metricsServer = await serveMetrics(
     registry,
     settings.metricsHost ?? settings.host,
@@ -67,7 +67,7 @@ export async function main(_args: string[]): Promise<void> {
     });
     const urlFor = (runId: string, fileKey: string) => signer.sign(runId, fileKey).url;
     const secrets = new ClusterSecretStore({ secrets: core.secrets, namespace });
-    chains = await createClusterChainStarter({
+    chains = await createClusterRunStarters({
       store,
       resources,
       secrets,
@@ -82,6 +82,8 @@ export async function main(_args: string[]): Promise<void> {
       namespace,
       launcher: createPodLauncher({ pods: core.pods, secrets: core.secrets, store, settings, log }),
       chains,
+      scheduledRuns: chains.scheduled,
+      identity: `operator/${identity}`,
       urlFor,
       masterKey,
       notifySecret: settings.notifySecret,
@@ -135,7 +137,7 @@ export async function main(_args: string[]): Promise<void> {
       lead().then(
         (started) => {
           operator = started;
-          log(`reconciling Tools, Systems and ToolRuns in namespace ${namespace}`);
+          log(`reconciling Tools, Systems, ToolSchedules and ToolRuns in namespace ${namespace}`);
           if (stopping) void started.close();
         },
         (error: unknown) => {

@@ -5,12 +5,13 @@
  * async run is then stored with its outbox `start` (202); a sync one goes on to execute-sync.ts.
  */
 import { randomUUID } from 'node:crypto';
-import { KG_ERR_RUN_ID_CONFLICT } from '../contract/api/errors.ts';
+import { KG_ERR_RUN_ID_CONFLICT, KG_ERR_VALIDATION } from '../contract/api/errors.ts';
 import type { ExecutionMode, RequestSource, RunOptions, RunRequest } from '../contract/api/run.ts';
 import { stepSystemIds, type Tool } from '../contract/api/tool.ts';
 import type { JsonObject } from '../contract/json.ts';
 import type { StoredRun } from '../store/index.ts';
 import { assertSystemsGranted } from '../systems/grants.ts';
+import { defaultStateLimits, limitProblem } from '../tools/state.ts';
 import { inputHash } from './completion.ts';
 import { type Caller, canSee, type RunContext, refOf, type StartedRun } from './context.ts';
 import { executeSync, stepResultsWithoutData } from './execute-sync.ts';
@@ -32,7 +33,14 @@ export interface Launch {
   requestSource?: RequestSource | undefined;
   mode?: ExecutionMode | undefined;
   parentRunId?: string | undefined;
+  /** The schedule whose tick asked for the run. */
+  scheduleId?: string | undefined;
   signal?: AbortSignal | undefined;
+  /**
+   * What the run reads as sourceData.persistedState instead of the tool's stored state; it then saves no
+   * state changes. Absent: a saved tool's run reads and writes the stored state (tools/state.ts).
+   */
+  stateFixture?: JsonObject | undefined;
 }
 
 export async function accept(ctx: RunContext, input: Launch): Promise<StartedRun> {
@@ -55,6 +63,10 @@ export async function accept(ctx: RunContext, input: Launch): Promise<StartedRun
   const options: RunOptions = { ...given, async, mode, requestSource, traceId };
   const inputs: JsonObject = input.request.inputs ?? {};
   assertInputsMatchSchema(tool, inputs);
+  if (input.stateFixture !== undefined) {
+    const problem = limitProblem(input.stateFixture, deps.stateLimits ?? defaultStateLimits());
+    if (problem) throw KG_ERR_VALIDATION('run request', `stateFixture: ${problem}`);
+  }
   const runId = input.request.runId ?? randomUUID();
   const systemIds = stepSystemIds(tool.steps);
   // Resolved before anything is stored: an unknown system is the caller's error, not a failed run.
@@ -73,10 +85,12 @@ export async function accept(ctx: RunContext, input: Launch): Promise<StartedRun
     executionMode: mode,
     traceId,
     ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}),
+    ...(input.scheduleId ? { scheduleId: input.scheduleId } : {}),
     tool: tool as unknown as JsonObject,
     toolPayload: inputs,
     options: options as JsonObject,
     ...(async ? {} : { executor: deps.executor }),
+    ...(input.stateFixture !== undefined ? { state: { fixture: input.stateFixture } } : {}),
     metadata: { startedAt: new Date().toISOString() },
   };
 

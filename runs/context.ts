@@ -9,6 +9,7 @@ import type { ResolvedSystem } from '../contract/wire/run-order.ts';
 import type { GrantedToken } from '../engine/types.ts';
 import type { WorkerPool } from '../engine/worker/pool.ts';
 import type { Store, StoredRun } from '../store/index.ts';
+import type { StateLimits } from '../tools/state.ts';
 import type { SyncSlots } from './execute-sync.ts';
 import type { RunEventHub, RunRef } from './run-events.ts';
 import type { UrlForFile } from './run-view.ts';
@@ -56,6 +57,8 @@ export interface RunServiceDeps {
   validateTool?: (tool: Tool) => Promise<void>;
   /** The current OAuth access token of a tokenManaged system (systems/oauth/service.ts). */
   accessToken?: (systemId: string, mode: ExecutionMode, rejected?: string) => Promise<GrantedToken>;
+  /** Bounds of persistent tool state (KUBEGLUE_TOOL_STATE_*); the defaults without it. */
+  stateLimits?: StateLimits;
 }
 
 /** What one RunService's phases share: its dependencies, the runs executing here and the sync slots. */

@@ -8,7 +8,8 @@ import type { Tool } from '../contract/api/tool.ts';
 import type { ResolvedSystem } from '../contract/wire/run-order.ts';
 import type { EngineEvent, EngineResult } from '../engine/types.ts';
 import type { StoredRun } from '../store/index.ts';
-import { finishFromResult } from './completion.ts';
+import { defaultStateLimits, stateForRun } from '../tools/state.ts';
+import { finishFromResult, type RecordedFinish, recordFinish } from './completion.ts';
 import { type RunContext, refOf, type StartedRun } from './context.ts';
 import { interruptedSteps, SHUTDOWN_MESSAGE, stoppedByShutdown, syncRunError } from './interrupted.ts';
 import { runView, withResult } from './run-view.ts';
@@ -135,6 +136,7 @@ export async function executeSync(
         runtimeCredentials: credentials,
         timeoutMs: (run.options as RunOptions | undefined)?.timeout,
         traceId: run.traceId ?? run.runId,
+        ...(await stateForRun(deps.store, run, tool)),
       },
       {
         signal: controller.signal,
@@ -156,8 +158,11 @@ export async function executeSync(
   await opts.startWrite;
   // The stored step results keep their timing (GET …/results, the dashboard's timeline); the answer's
   // carry it only without data, as before.
-  const finish = finishFromResult(run, { ...result, stepResults: withTimings(result.stepResults, timings) });
-  const won = opts.record ? await deps.store.batch.finishRun(run.runId, finish) : true;
+  const toStore = { ...result, stepResults: withTimings(result.stepResults, timings) };
+  const recorded: RecordedFinish = opts.record
+    ? await recordFinish(deps.store, run, toStore, deps.stateLimits ?? defaultStateLimits())
+    : unrecorded(run, result);
+  const { won, finish } = recorded;
   if (!won) {
     // Cancelled (or failed by recovery) while it ran: the stored outcome stands.
     const stored = await deps.store.getRun(run.runId);
@@ -182,6 +187,8 @@ export async function executeSync(
     ...run,
     status: finish.status,
     ...(finish.error !== undefined ? { error: finish.error } : {}),
+    ...(recorded.state ? { state: recorded.state } : {}),
+    ...(recorded.warnings.length ? { warnings: recorded.warnings } : {}),
     metadata: { ...run.metadata, completedAt: finish.completedAt, durationMs: finish.durationMs },
     ...(result.files.length
       ? {
@@ -198,6 +205,17 @@ export async function executeSync(
   const view = runView(finished, opts.record ? { urlFor: deps.urlFor } : {});
   const steps = opts.withData ? result.stepResults : stepResultsWithoutData(result.stepResults, timings);
   return { statusCode: 200, run: withResult(view, result.data, steps) };
+}
+
+/** A run that is not stored (an unsaved definition without createRun): what it would record, saving nothing. */
+function unrecorded(run: StoredRun, result: EngineResult): RecordedFinish {
+  const fixture = run.state?.fixture;
+  return {
+    won: true,
+    finish: finishFromResult(run, result),
+    ...(fixture !== undefined ? { state: { fixture } } : {}),
+    warnings: result.state?.warnings ?? [],
+  };
 }
 
 /** The OAuth access tokens of the run's tokenManaged systems, for the run's mode. */

@@ -19,6 +19,8 @@ import type {
 } from '../contract/api/run.ts';
 import { Tool, type ToolDefinition } from '../contract/api/tool.ts';
 import { formatIssues } from '../contract/format-issues.ts';
+import type { JsonObject } from '../contract/json.ts';
+import { usesState } from '../tools/state.ts';
 import { accept } from './accept.ts';
 import { type Caller, canSee, type RunContext, type StartedRun } from './context.ts';
 
@@ -32,6 +34,7 @@ export interface StartRun {
   forceAsync?: boolean;
   mode?: ExecutionMode;
   parentRunId?: string;
+  scheduleId?: string;
 }
 
 /** A tool definition run without saving it (`POST /v1/tools/run`). */
@@ -69,7 +72,6 @@ export interface StepRunOutcome {
  */
 export function refuseUnsupportedFields(request: {
   files?: Record<string, unknown> | undefined;
-  stateFixture?: Record<string, unknown> | undefined;
   options?:
     | {
         pinnedCredentials?: Record<string, string> | undefined;
@@ -83,12 +85,6 @@ export function refuseUnsupportedFields(request: {
     throw KG_ERR_UNSUPPORTED_FIELD(
       'files',
       'kubeglue has no file inputs; put the file content in the inputs',
-    );
-  }
-  if (given(request.stateFixture)) {
-    throw KG_ERR_UNSUPPORTED_FIELD(
-      'stateFixture',
-      'kubeglue has no persistent tool state; pass the values in the inputs',
     );
   }
   for (const field of ['pinnedCredentials', 'credentialsList'] as const) {
@@ -123,6 +119,8 @@ export async function startRun(ctx: RunContext, input: StartRun): Promise<Starte
       requestSource: input.requestSource,
       mode: input.mode,
       parentRunId: input.parentRunId,
+      scheduleId: input.scheduleId,
+      stateFixture: input.request.stateFixture,
     });
   });
 }
@@ -156,8 +154,17 @@ export async function startDraftRun(ctx: RunContext, input: StartDraftRun): Prom
       record: input.createRun,
       validate: true,
       signal: input.signal,
+      stateFixture: unsavedState(tool, request.stateFixture),
     }),
   );
+}
+
+/**
+ * What a definition that is not saved reads as its state: the fixture given, else {} when it uses state. It
+ * has no stored state, and never saves one (its id may be a saved tool's).
+ */
+function unsavedState(tool: Tool, fixture: JsonObject | undefined): JsonObject | undefined {
+  return fixture ?? (usesState(tool) ? {} : undefined);
 }
 
 /** Runs one step as a one-step tool; sourceData holds the payload and the earlier results by step id. */
@@ -180,6 +187,7 @@ export async function runStep(ctx: RunContext, input: StartStepRun): Promise<Ste
       record: request.createRun === true,
       validate: true,
       signal: input.signal,
+      stateFixture: unsavedState(tool, undefined),
     }),
   );
   const { run } = started;

@@ -1,5 +1,6 @@
 import type { FileArtifact, Run, RunOptions } from '../contract/api/run.ts';
 import type { Tool } from '../contract/api/tool.ts';
+import type { RunStateRecord } from '../contract/api/tool-state.ts';
 import type { JsonObject, JsonValue } from '../contract/json.ts';
 import type { StoredFileArtifact, StoredRun } from '../store/index.ts';
 
@@ -49,9 +50,23 @@ export function runView(run: StoredRun, view: { list?: boolean; urlFor?: UrlForF
     ...(run.userId ? { userId: run.userId } : {}),
     ...(run.executionMode ? { executionMode: run.executionMode } : {}),
     ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}),
+    ...(run.scheduleId ? { scheduleId: run.scheduleId } : {}),
     attempt: run.attempt ?? 1,
-    metadata: { ...run.metadata },
+    metadata: {
+      ...run.metadata,
+      ...(run.warnings?.length ? { warnings: run.warnings } : {}),
+      ...(run.state ? { state: stateView(run.state) } : {}),
+    },
     ...(files ? { fileArtifacts: files } : {}),
+  };
+}
+
+/** What a run record shows of its tool state: versions, and that a fixture was read (never its values). */
+function stateView(state: NonNullable<StoredRun['state']>): RunStateRecord {
+  return {
+    ...(state.versionRead !== undefined ? { versionRead: state.versionRead } : {}),
+    ...(state.versionWritten !== undefined ? { versionWritten: state.versionWritten } : {}),
+    ...(state.fixture !== undefined ? { fixture: true as const } : {}),
   };
 }
 

@@ -7,7 +7,7 @@
  * This file is the RunService, the one door the /v1 run endpoints, webhooks and chains go through. It
  * holds what the phases share (context.ts) and hands each call to its phase: requests.ts and accept.ts
  * (the three kinds of request, the checks, the stored run, idempotency), execute-sync.ts (the sync slots
- * and the execution in the worker pool), cancel.ts, chains.ts.
+ * and the execution in the worker pool), cancel.ts, chains.ts, scheduled.ts.
  */
 import type { Run } from '../contract/api/run.ts';
 import type { JsonObject } from '../contract/json.ts';
@@ -33,10 +33,12 @@ import {
   startRun,
 } from './requests.ts';
 import { RunningHere } from './running-here.ts';
+import { recordRefusedScheduled, type ScheduledRun, startScheduled } from './scheduled.ts';
 
 export type { Caller, RunServiceDeps, StartedRun, ToolLookup } from './context.ts';
 export type { StartDraftRun, StartRun, StartStepRun, StepRunOutcome } from './requests.ts';
 export type { RuntimeCredentialVault } from './runtime-credentials.ts';
+export type { ScheduledRun } from './scheduled.ts';
 
 /** Starts, cancels and reads runs. */
 export class RunService {
@@ -78,6 +80,19 @@ export class RunService {
     reason: string;
   }): Promise<void> {
     return recordRefusedChain(this.#ctx.deps.store, input);
+  }
+
+  /** The run of a schedule's tick (operator/schedule/), always asynchronous. */
+  startScheduled(input: ScheduledRun): Promise<StartedRun> {
+    return startScheduled(this.#ctx, input);
+  }
+
+  recordRefusedScheduled(input: ScheduledRun & { reason: string }): Promise<void> {
+    const { options, ...rest } = input;
+    return recordRefusedScheduled(this.#ctx.deps.store, {
+      ...rest,
+      ...(options.mode ? { mode: options.mode } : {}),
+    });
   }
 
   get(runId: string, caller: Caller): Promise<StoredRun> {

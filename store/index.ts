@@ -39,6 +39,13 @@ export type {
   ResourceWriter,
 } from './queries/resources.ts';
 export { buildListRunsQuery, type ListRunsQuery } from './queries/runs.ts';
+export type {
+  NewTickClaim,
+  ScheduleTickQueries,
+  TickClaim,
+  TickOutcome,
+} from './queries/schedule-ticks.ts';
+export type { StoredToolState, ToolStateChange, ToolStateQueries } from './queries/tool-state.ts';
 export type { RunWriteBatcher, RunWriteBatcherOptions } from './run-batcher.ts';
 export {
   type OpenStoreOptions,

@@ -654,4 +654,80 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE outbox ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    id: 17,
+    name: 'schedule tick claims and the schedule of a run',
+    pg: `
+      -- The schedule whose tick started the run (GET /v1/runs/{id} shows it as scheduleId); the running runs
+      -- of a schedule are what its concurrency policy looks at.
+      ALTER TABLE runs ADD COLUMN schedule_id text;
+      CREATE INDEX runs_schedule_running_idx ON runs (schedule_id)
+        WHERE schedule_id IS NOT NULL AND status = 'running';
+      -- One row per tick a schedule acted on, whichever process did: inserting it is the claim, so exactly
+      -- one process starts (or skips) a tick across replicas and restarts. The newest row of a schedule is
+      -- where its next evaluation starts; older rows are pruned as new ones are claimed.
+      CREATE TABLE schedule_ticks (
+        schedule_uid text NOT NULL,
+        tick_at      timestamptz NOT NULL,
+        namespace    text NOT NULL,
+        schedule_id  text NOT NULL,
+        outcome      text NOT NULL CHECK (outcome IN ('started', 'skipped', 'missed')),
+        reason       text,
+        run_id       text,
+        attempt      integer NOT NULL DEFAULT 1 CHECK (attempt >= 1),
+        claimed_by   text NOT NULL,
+        claimed_at   timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (schedule_uid, tick_at),
+        CONSTRAINT schedule_ticks_run_iff_started CHECK ((outcome = 'started') = (run_id IS NOT NULL))
+      );
+    `,
+    sqlite: `
+      ALTER TABLE runs ADD COLUMN schedule_id TEXT;
+      CREATE INDEX runs_schedule_running_idx ON runs (schedule_id)
+        WHERE schedule_id IS NOT NULL AND status = 'running';
+      CREATE TABLE schedule_ticks (
+        schedule_uid TEXT NOT NULL,
+        tick_at      TEXT NOT NULL ${iso('tick_at')},
+        namespace    TEXT NOT NULL,
+        schedule_id  TEXT NOT NULL,
+        outcome      TEXT NOT NULL CHECK (outcome IN ('started', 'skipped', 'missed')),
+        reason       TEXT,
+        run_id       TEXT,
+        attempt      INTEGER NOT NULL DEFAULT 1 CHECK (attempt >= 1),
+        claimed_by   TEXT NOT NULL,
+        claimed_at   TEXT NOT NULL DEFAULT ${NOW} ${iso('claimed_at')},
+        PRIMARY KEY (schedule_uid, tick_at),
+        CONSTRAINT schedule_ticks_run_iff_started CHECK ((outcome = 'started') = (run_id IS NOT NULL))
+      );
+    `,
+  },
+  {
+    id: 18,
+    name: 'persistent tool state',
+    pg: `
+      -- Each tool's persistent state (docs/state.md): one JSON object, written by the runs that succeed
+      -- (per-key compare-and-set, tools/state.ts) and by PUT/DELETE /v1/tools/{id}/state; version counts the
+      -- writes. Only here, never in a resource. Deleting the tool deletes its row.
+      CREATE TABLE tool_state (
+        tool_id    text PRIMARY KEY,
+        state      jsonb NOT NULL DEFAULT '{}',
+        version    bigint NOT NULL DEFAULT 0,
+        updated_at timestamptz
+      );
+      -- What a run read and wrote of its tool's state ({versionRead, versionWritten, fixture}), and what it did
+      -- not do as written without failing (Run.metadata.state and .warnings).
+      ALTER TABLE runs ADD COLUMN state jsonb;
+      ALTER TABLE runs ADD COLUMN warnings jsonb;
+    `,
+    sqlite: `
+      CREATE TABLE tool_state (
+        tool_id    TEXT PRIMARY KEY,
+        state      JSON_TEXT NOT NULL DEFAULT '{}',
+        version    INTEGER NOT NULL DEFAULT 0,
+        updated_at TEXT ${iso('updated_at')}
+      );
+      ALTER TABLE runs ADD COLUMN state JSON_TEXT;
+      ALTER TABLE runs ADD COLUMN warnings JSON_TEXT;
+    `,
+  },
 ];

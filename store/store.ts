@@ -77,7 +77,9 @@ import {
   listStartedRuns,
   retryRun,
 } from './queries/runs.ts';
+import { bindScheduleTickQueries, type ScheduleTickQueries } from './queries/schedule-ticks.ts';
 import { deleteSecret, getSecret, putSecret } from './queries/secrets.ts';
+import { bindToolStateQueries, type ToolStateQueries } from './queries/tool-state.ts';
 import { createRunWriteBatcher, type RunWriteBatcher } from './run-batcher.ts';
 import type {
   EndedRunnerAttempt,
@@ -243,10 +245,14 @@ export interface StoreQueries {
   gatewayTunnels: GatewayTunnelQueries;
   /** Which API key owns each gateway tunnel id (store/queries/gateway-tunnel-owners.ts). */
   gatewayTunnelOwners: GatewayTunnelOwnerQueries;
+  /** Tick claims of schedules and the running runs of a schedule (store/queries/schedule-ticks.ts). */
+  scheduleTicks: ScheduleTickQueries;
 
   resources: ResourceStore;
   /** System documentation and its processing (store/queries/documentation.ts). */
   documentation: DocumentationStore;
+  /** Persistent tool state and what runs record of it (store/queries/tool-state.ts). */
+  toolState: ToolStateQueries;
 }
 
 export interface Store extends StoreQueries {
@@ -374,6 +380,8 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     oauth: bindOAuthQueries(db),
     gatewayTunnels: bindGatewayTunnelQueries(db),
     gatewayTunnelOwners: bindGatewayTunnelOwnerQueries(db),
+    scheduleTicks: bindScheduleTickQueries(db),
+    toolState: bindToolStateQueries(db),
     resources: {
       get: (key) => getResource(db, key),
       list: (kind, namespace, labels) => listResources(db, kind, namespace, labels),

@@ -47,11 +47,25 @@ export interface StoredRun {
    * to run again: runs/interrupted.ts); absent means 1.
    */
   attempt?: number;
+  /** The schedule (ToolSchedule name) whose tick started the run. */
+  scheduleId?: string;
+  /** What the run read and wrote of its tool's persistent state (tools/state.ts); absent: the tool has none. */
+  state?: StoredRunState;
+  /** What the run did not do as written without failing (state changes not saved). */
+  warnings?: string[];
   metadata: {
     startedAt: string;
     completedAt?: string;
     durationMs?: number;
   };
+}
+
+/** A run's record of its tool's persistent state (Run.metadata.state). */
+export interface StoredRunState {
+  /** The stateFixture the run was started with: it read this instead of the stored state and saved nothing. */
+  fixture?: JsonObject;
+  versionRead?: number;
+  versionWritten?: number;
 }
 
 export type InsertRunResult =

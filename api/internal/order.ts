@@ -3,13 +3,16 @@ import type { RunOptions, RuntimeCredentials } from '../../contract/api/run.ts';
 import { Tool } from '../../contract/api/tool.ts';
 import { formatIssues } from '../../contract/format-issues.ts';
 import type { ResolvedSystem, RunOrder } from '../../contract/wire/run-order.ts';
-import type { ExecutionMode, StoredRun } from '../../store/index.ts';
+import type { ExecutionMode, StoredRun, StoreQueries } from '../../store/index.ts';
+import { stateForRun } from '../../tools/state.ts';
 
 export interface OrderSources {
   /** Systems of the run's tool, with their credentials for the run's mode. */
   resolveSystems(systemIds: string[], mode: ExecutionMode): Promise<ResolvedSystem[]>;
   /** The runtime credentials the run was started with (read, not removed: the order may be fetched again). */
   takeRuntimeCredentials(runId: string): Promise<RuntimeCredentials | undefined>;
+  /** Where the tool's persistent state is read. */
+  store: Pick<StoreQueries, 'toolState'>;
 }
 
 /** Why an order can never be built for a run: the run fails with this message. */
@@ -46,5 +49,6 @@ export async function buildRunOrder(run: StoredRun, sources: OrderSources, now: 
     runtimeCredentials: await sources.takeRuntimeCredentials(run.runId),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     traceId: run.traceId ?? run.runId,
+    ...(await stateForRun(sources.store, run, tool.data)),
   };
 }

@@ -18,9 +18,10 @@ import {
   type RunnerAck,
 } from '../../contract/wire/runner.ts';
 import type { EngineResult, GrantedToken } from '../../engine/types.ts';
-import { finishFromResult } from '../../runs/completion.ts';
+import { recordFinish } from '../../runs/completion.ts';
 import type { RunEventHub, RunRef } from '../../runs/run-events.ts';
 import type { ExecutionMode, Store, StoredRun, TerminalRunStatus } from '../../store/index.ts';
+import { defaultStateLimits, type StateLimits } from '../../tools/state.ts';
 import { parseInput } from '../validation.ts';
 import { assertAttempt, identifyRunner } from './auth.ts';
 import { buildRunOrder, OrderRefusal, type OrderSources } from './order.ts';
@@ -38,6 +39,8 @@ export interface InternalRoutesDeps extends OrderSources {
    * source the worker pool uses too); without it runner Pods get no managed tokens.
    */
   accessToken?(systemId: string, mode: ExecutionMode, rejected?: { sha256: string }): Promise<GrantedToken>;
+  /** Bounds of persistent tool state (KUBEGLUE_TOOL_STATE_*); the defaults without it. */
+  stateLimits?: StateLimits;
   log(line: string): void;
   now(): number;
 }
@@ -75,8 +78,14 @@ export function registerInternalRoutes(app: FastifyInstance, deps: InternalRoute
 
   /** The terminal write with completion effects, then the credentials go: nothing will run with them. */
   async function finish(run: StoredRun, result: EngineResult): Promise<boolean> {
-    const finished = finishFromResult(run, result, new Date(deps.now()));
-    const recorded = await store.batch.finishRun(run.runId, finished);
+    const limits = deps.stateLimits ?? defaultStateLimits();
+    const { won: recorded, finish: finished } = await recordFinish(
+      store,
+      run,
+      result,
+      limits,
+      new Date(deps.now()),
+    );
     if (recorded) {
       deps.onFinished?.(run, finished.status, finished.durationMs);
       events?.emit(remember(run), {

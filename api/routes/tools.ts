@@ -1,5 +1,6 @@
 import { KG_ERR_TOOL_NOT_FOUND } from '../../contract/api/errors.ts';
 import type { ToolService } from '../../tools/service.ts';
+import type { ToolStateService } from '../../tools/state.ts';
 import { allowedSystemIds, allowedToolIds, assertMayCreateTool, assertToolAccess } from '../auth.ts';
 import type { HandlersOf } from './register.ts';
 
@@ -9,8 +10,10 @@ import type { HandlersOf } from './register.ts';
  */
 export function toolHandlers(deps: {
   tools: ToolService;
+  /** The state of a deleted tool goes with it. */
+  toolState?: Pick<ToolStateService, 'drop'>;
 }): HandlersOf<'listTools' | 'createTool' | 'getTool' | 'updateTool' | 'deleteTool'> {
-  const { tools } = deps;
+  const { tools, toolState } = deps;
   return {
     listTools: async ({ query }, request) => tools.list({ ...query, toolIds: allowedToolIds(request) }),
 
@@ -35,6 +38,7 @@ export function toolHandlers(deps: {
     deleteTool: async ({ params }, request) => {
       assertToolAccess(request, params.toolId);
       await tools.delete(params.toolId);
+      await toolState?.drop(params.toolId);
       return { success: true };
     },
   };

@@ -652,6 +652,49 @@ export const KG_ERR_OAUTH_DENIED = define(
   "Consent was refused at the provider: start the authorization again and grant access, or check the client's settings there.",
 );
 
+// --- Schedules ---
+
+export const KG_ERR_SCHEDULE_NOT_FOUND = define(
+  'KG_ERR_SCHEDULE_NOT_FOUND',
+  404,
+  (toolId: string, scheduleId: string) => `Schedule '${scheduleId}' of tool '${toolId}' not found`,
+  'Check both ids: GET /v1/tools/{toolId}/schedules lists the schedules of a tool, GET /v1/schedules all the key may see.',
+);
+export const KG_ERR_SCHEDULE_EXISTS = define(
+  'KG_ERR_SCHEDULE_EXISTS',
+  409,
+  (scheduleId: string) => `Schedule '${scheduleId}' already exists`,
+  'Leave out id (a new one is made), choose another, or change the schedule with PUT.',
+);
+export const KG_ERR_SCHEDULE_INVALID = define(
+  'KG_ERR_SCHEDULE_INVALID',
+  400,
+  (problem: string) => `Invalid schedule: ${problem}`,
+  'Give five cron fields (minute hour day-of-month month day-of-week) or a shorthand such as @daily, each field in range, that match some date, and an IANA time zone such as Europe/Berlin.',
+);
+export const KG_ERR_SCHEDULE_CHANGED_CONCURRENTLY = define(
+  'KG_ERR_SCHEDULE_CHANGED_CONCURRENTLY',
+  409,
+  (scheduleId: string) => `Schedule '${scheduleId}' is being changed concurrently; retry`,
+  'Another write changed the schedule at the same moment: read it again and retry.',
+);
+
+// --- Persistent tool state ---
+
+export const KG_ERR_TOOL_STATE_LIMIT = define(
+  'KG_ERR_TOOL_STATE_LIMIT',
+  422,
+  (toolId: string, problem: string) => `The state of tool '${toolId}' was not saved: ${problem}`,
+  'Keep fewer keys or smaller values (bounded lists, a cursor rather than every id seen), or raise the setting the message names (docs/state.md).',
+);
+export const KG_ERR_TOOL_STATE_CREDENTIAL = define(
+  'KG_ERR_TOOL_STATE_CREDENTIAL',
+  422,
+  (toolId: string, keys: string) =>
+    `The state of tool '${toolId}' was not saved: ${keys} hold a credential value of the tool's systems`,
+  'Keep credentials out of state: it is stored unencrypted and shown to every key that may read the tool. The system sends its credentials itself.',
+);
+
 // Last: every define() above has run.
 /** Every code with its status, message and fix, in declaration order (documentation, tests). */
 export const ERROR_CATALOG: readonly CatalogEntry[] = [...catalog.values()];

@@ -45,6 +45,13 @@ import {
   WebhookAccepted,
 } from './run.ts';
 import {
+  ListSchedulesQuery,
+  ToolSchedule,
+  ToolScheduleCreateBody,
+  ToolScheduleList,
+  ToolScheduleUpdateBody,
+} from './schedule.ts';
+import {
   CredentialSetList,
   Environment,
   SystemCreateBody,
@@ -54,6 +61,12 @@ import {
   SystemUpdateBody,
 } from './system.ts';
 import { Tool, ToolCreateBody, ToolUpdateBody } from './tool.ts';
+import {
+  ToolStateAnswer,
+  ToolStateDeleteAnswer,
+  ToolStatePutAnswer,
+  ToolStatePutBody,
+} from './tool-state.ts';
 
 export type HttpVerb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -78,7 +91,7 @@ interface RouteBase {
   path: string;
   operationId: string;
   summary: string;
-  tag: 'Runs' | 'Tools' | 'Hooks' | 'Systems' | 'API keys' | 'Files' | 'Logs' | 'Gateways';
+  tag: 'Runs' | 'Tools' | 'Hooks' | 'Systems' | 'API keys' | 'Files' | 'Logs' | 'Gateways' | 'Schedules';
   /** The query parameters; without it, the API key's `token` alone. */
   query?: z.ZodObject;
   body?: RouteBody;
@@ -700,6 +713,113 @@ export const ROUTE_TABLE = [
       403: adminOnly,
       404: failure('No API key owns this tunnel id'),
     },
+  },
+  {
+    method: 'GET',
+    path: '/tools/{toolId}/state',
+    operationId: 'getToolState',
+    summary: "The tool's persistent state (sourceData.persistedState) and its version",
+    tag: 'Tools',
+    scopes: ['tools:read'],
+    responses: { 200: { description: 'The state', schema: ToolStateAnswer }, 404: notFound },
+  },
+  {
+    method: 'PUT',
+    path: '/tools/{toolId}/state',
+    operationId: 'putToolState',
+    summary: "Replace the tool's persistent state (every key)",
+    tag: 'Tools',
+    scopes: ['tools:write'],
+    body: { schema: ToolStatePutBody, name: 'tool state' },
+    responses: {
+      200: { description: 'Replaced', schema: ToolStatePutAnswer },
+      400: badRequest,
+      404: notFound,
+      422: failure('Past the limits (keys, value size), or a value holds a credential of its systems'),
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/tools/{toolId}/state',
+    operationId: 'deleteToolState',
+    summary: "Delete every key of the tool's persistent state (the next run starts from {})",
+    tag: 'Tools',
+    scopes: ['tools:write'],
+    responses: { 200: { description: 'Reset', schema: ToolStateDeleteAnswer }, 404: notFound },
+  },
+  {
+    method: 'GET',
+    path: '/schedules',
+    operationId: 'listSchedules',
+    summary: 'List the schedules of every tool the key may see',
+    tag: 'Schedules',
+    scopes: ['tools:read'],
+    query: ListSchedulesQuery,
+    responses: { 200: { description: 'Schedules, oldest first', schema: ToolScheduleList }, 400: badRequest },
+  },
+  {
+    method: 'GET',
+    path: '/tools/{toolId}/schedules',
+    operationId: 'listToolSchedules',
+    summary: "List a tool's schedules (also those of a deleted tool, paused)",
+    tag: 'Schedules',
+    scopes: ['tools:read'],
+    query: ListSchedulesQuery,
+    responses: {
+      200: { description: 'Schedules, oldest first', schema: ToolScheduleList },
+      400: badRequest,
+      404: failure('The key may not see the tool'),
+    },
+  },
+  {
+    method: 'POST',
+    path: '/tools/{toolId}/schedules',
+    operationId: 'createToolSchedule',
+    summary: 'Schedule a tool: each tick of the cron expression starts an async run',
+    tag: 'Schedules',
+    scopes: ['tools:write', 'runs:execute'],
+    body: { schema: ToolScheduleCreateBody, name: 'schedule' },
+    responses: {
+      201: { description: 'Created', schema: ToolSchedule },
+      400: failure(
+        'Invalid body, cron expression or time zone; inputs that break the inputSchema; archived tool',
+      ),
+      404: notFound,
+      409: failure('A schedule with this id exists'),
+    },
+  },
+  {
+    method: 'GET',
+    path: '/tools/{toolId}/schedules/{scheduleId}',
+    operationId: 'getToolSchedule',
+    summary: 'Get a schedule',
+    tag: 'Schedules',
+    scopes: ['tools:read'],
+    responses: { 200: { description: 'The schedule', schema: ToolSchedule }, 404: notFound },
+  },
+  {
+    method: 'PUT',
+    path: '/tools/{toolId}/schedules/{scheduleId}',
+    operationId: 'updateToolSchedule',
+    summary: 'Change a schedule: the fields given change, the others stay',
+    tag: 'Schedules',
+    scopes: ['tools:write', 'runs:execute'],
+    body: { schema: ToolScheduleUpdateBody, name: 'schedule update', optional: true },
+    responses: {
+      200: { description: 'The updated schedule', schema: ToolSchedule },
+      400: badRequest,
+      404: notFound,
+      409: failure('Concurrent update; retry'),
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/tools/{toolId}/schedules/{scheduleId}',
+    operationId: 'deleteToolSchedule',
+    summary: 'Delete a schedule (its running runs go on)',
+    tag: 'Schedules',
+    scopes: ['tools:write', 'runs:execute'],
+    responses: { 200: { description: 'Deleted', schema: DeleteResult }, 404: notFound },
   },
 ] as const satisfies readonly RouteSpec[];
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { JsonObject, JsonValue } from '../json.ts';
 import { pageLimit } from './paging.ts';
 import { SystemIdsField, Tool, ToolDefinition, ToolId, ToolStep, unusedSystemIds } from './tool.ts';
+import { RunStateRecord } from './tool-state.ts';
 
 export const RunStatus = z.enum(['running', 'success', 'failed', 'aborted']);
 export type RunStatus = z.infer<typeof RunStatus>;
@@ -122,8 +123,8 @@ const runRequestFields = {
         'refused otherwise.',
     ),
   stateFixture: JsonObject.optional().describe(
-    "superglue's seed for sourceData.persistedState. kubeglue has no tool state: accepted when empty, " +
-      'refused otherwise.',
+    'Seeds sourceData.persistedState for this run instead of the stored tool state; the run saves no ' +
+      'state changes (docs/state.md).',
   ),
 };
 
@@ -265,6 +266,16 @@ export const RunMetadata = z.object({
   startedAt: z.iso.datetime({ offset: true }),
   completedAt: z.iso.datetime({ offset: true }).optional(),
   durationMs: z.number().int().nonnegative().optional(),
+  warnings: z
+    .array(z.string())
+    .optional()
+    .describe(
+      'What the run did not do as written without failing: state changes not saved (limits, a credential ' +
+        'value, keys another run changed first; docs/state.md).',
+    ),
+  state: RunStateRecord.optional().describe(
+    "Extension: the tool's persistent state the run read and wrote; absent for tools that do not use it.",
+  ),
 });
 
 export const Run = z
@@ -287,6 +298,10 @@ export const Run = z
       .string()
       .optional()
       .describe('Extension: the run whose completion started this chained run.'),
+    scheduleId: z
+      .string()
+      .optional()
+      .describe('Extension: the schedule whose tick started this run (requestSource scheduler).'),
     attempt: Attempt.optional().describe(
       'Extension: which execution of the run this is. 1, unless the execution of a read-only async run ' +
         '(every step modify: false) was lost (a shutdown, a crash, a runner Pod gone) and the run started ' +

@@ -15,12 +15,13 @@ export const RESERVED_STEP_IDS = [
   'pageSize',
   '__files__',
   '__webhook__',
+  'persistedState',
 ] as const;
 
 export const MAX_STEPS = 200;
 
 /** A JSON value kept as is by the API server (request bodies, query values, JSON Schemas). */
-const freeForm = <T extends z.ZodType>(schema: T) =>
+export const freeForm = <T extends z.ZodType>(schema: T) =>
   schema.meta({ 'x-kubernetes-preserve-unknown-fields': true });
 
 // Ids travel in URL paths (percent-encoded) and resource names (derived for ids that are not DNS names):

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Attempt, ExecutionMode, RequestSource, RunOptions, RunStatus } from '../api/run.ts';
+import { scheduleFields } from '../api/schedule.ts';
 import { Environment, SystemId, systemFields } from '../api/system.ts';
 import { checkSteps, ToolId, ToolSteps, toolFields } from '../api/tool.ts';
 import { API_VERSION, Condition, ObjectMeta } from './meta.ts';
@@ -135,6 +136,44 @@ export type ToolRunStatus = z.infer<typeof ToolRunStatus>;
 export const ToolRunResource = resourceSchema('ToolRun', ToolRunSpec, ToolRunStatus);
 export type ToolRunResource = z.infer<typeof ToolRunResource>;
 
+/** A cron schedule of a tool, as a CronJob is of a Job: each tick starts one run (schedules/). */
+export const ToolScheduleSpec = z.strictObject(scheduleFields);
+export type ToolScheduleSpec = z.infer<typeof ToolScheduleSpec>;
+
+export const ToolScheduleStatus = z.object({
+  lastScheduleTime: z.string().optional().describe('The latest tick a run was started for.'),
+  nextScheduleTime: z
+    .string()
+    .optional()
+    .describe('The next tick that will start a run; absent while suspended, paused or invalid.'),
+  lastRunId: z.string().optional().describe('The run started for the latest tick (GET /v1/runs/{runId}).'),
+  lastTick: z
+    .object({
+      time: z.string().describe('When the tick was.'),
+      outcome: z
+        .enum(['Started', 'Skipped', 'Missed'])
+        .describe(
+          'Started: its run started. Skipped: see reason. Missed: later than startingDeadlineSeconds.',
+        ),
+      reason: z
+        .string()
+        .optional()
+        .describe('Why no run started: ConcurrencyForbid, DeadlineExceeded, Resumed, ScheduleChanged.'),
+    })
+    .optional()
+    .describe('The latest tick the schedule acted on, and what it did.'),
+  active: z
+    .array(z.string())
+    .optional()
+    .describe('Run ids of this schedule still running, as last seen (refreshed while any run).'),
+  conditions,
+  observedGeneration,
+});
+export type ToolScheduleStatus = z.infer<typeof ToolScheduleStatus>;
+
+export const ToolScheduleResource = resourceSchema('ToolSchedule', ToolScheduleSpec, ToolScheduleStatus);
+export type ToolScheduleResource = z.infer<typeof ToolScheduleResource>;
+
 export interface PrinterColumn {
   name: string;
   type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
@@ -144,7 +183,7 @@ export interface PrinterColumn {
 }
 
 export interface ResourceDefinition {
-  kind: 'Tool' | 'System' | 'ToolRun';
+  kind: 'Tool' | 'System' | 'ToolRun' | 'ToolSchedule';
   plural: string;
   singular: string;
   shortNames: string[];
@@ -203,6 +242,31 @@ export const RESOURCE_DEFINITIONS: ResourceDefinition[] = [
       { name: 'Duration', type: 'integer', jsonPath: '.status.durationMs', description: 'Milliseconds' },
       { name: 'Reason', type: 'string', jsonPath: '.status.reason', priority: 1 },
       { name: 'Pod', type: 'string', jsonPath: '.status.podName', priority: 1 },
+      age,
+    ],
+  },
+  {
+    kind: 'ToolSchedule',
+    plural: 'toolschedules',
+    singular: 'toolschedule',
+    shortNames: ['kgsched'],
+    spec: ToolScheduleSpec,
+    status: ToolScheduleStatus,
+    description: 'Runs a tool on a cron schedule in a time zone: one run per tick, like a CronJob.',
+    printerColumns: [
+      { name: 'Tool', type: 'string', jsonPath: '.spec.toolId', priority: 1 },
+      { name: 'Schedule', type: 'string', jsonPath: '.spec.schedule' },
+      { name: 'Timezone', type: 'string', jsonPath: '.spec.timeZone' },
+      { name: 'Suspended', type: 'boolean', jsonPath: '.spec.suspend' },
+      { name: 'Last', type: 'date', jsonPath: '.status.lastScheduleTime' },
+      { name: 'Next', type: 'string', jsonPath: '.status.nextScheduleTime' },
+      ready,
+      {
+        name: 'Reason',
+        type: 'string',
+        jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
+        priority: 1,
+      },
       age,
     ],
   },

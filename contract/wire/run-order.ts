@@ -44,5 +44,12 @@ export const RunOrder = z.object({
   runtimeCredentials: RuntimeCredentials.optional(),
   timeoutMs: z.number().int().positive().optional(),
   traceId: z.string().min(1),
+  /**
+   * The tool's persistent state as the run reads it (`sourceData.persistedState`), or the run's stateFixture;
+   * absent: the tool does not use state (contract/wire/tool-state.ts).
+   */
+  persistedState: JsonObject.optional(),
+  /** The stored state's version the run read (absent with a stateFixture: nothing was read). */
+  stateVersion: z.number().int().min(0).optional(),
 });
 export type RunOrder = z.infer<typeof RunOrder>;

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { StepResult } from '../api/run.ts';
 import { JsonValue } from '../json.ts';
+import { RunStateChanges } from './tool-state.ts';
 
 /** Paths of the internal API, relative to its base URL (`KUBEGLUE_INTERNAL_URL`). */
 export const INTERNAL_PATHS = {
@@ -82,6 +83,7 @@ export const ResultBody = z.strictObject({
     stepResults: z.array(StepResult),
     error: z.string().optional(),
     files: z.array(ProducedFileBody),
+    state: RunStateChanges.optional(),
   }),
 });
 export type ResultBody = z.infer<typeof ResultBody>;

@@ -6,11 +6,14 @@
  *    which the host keeps as a Reference (no global names it, so user code cannot reach it);
  * 2. a user source is compiled once per isolate as `(() => (<source>))`; run in a context, it gives
  *    a thunk (evaluating it runs no user code), kept per context and source;
- * 3. the host calls `run(thunk, input[, guarded])` with the JSON text of the argument array (and of the
- *    guarded properties of the first argument, see GuardedProperty). `run` evaluates the source to a
- *    function, installs the guards, calls it with the parsed arguments, awaits a thenable, and answers a
- *    string (or a promise of one):
- *    - the result as JSON text (which never starts with `E`), or
+ * 3. the host calls `run(thunk, input[, guarded[, capture]])` with the JSON text of the argument array
+ *    (and of the guarded properties of the first argument, see GuardedProperty; and the name of a property
+ *    of the first argument to answer as well). `run` evaluates the source to a function, installs the
+ *    guards, calls it with the parsed arguments, awaits a thenable, and answers a string (or a promise of
+ *    one):
+ *    - the result as JSON text (which never starts with `E`); with `capture`, the JSON text of the pair
+ *      `[result, first[capture]]`, the property as the call left it (how a transform's changes to
+ *      `sourceData.persistedState` leave the sandbox), or
  *    - `E` followed by a JSON failure record `{kind, name, message, line?, column?}`.
  * The driver captures the intrinsics it needs before any user code runs, so a source that
  * replaces `JSON.parse` or `Promise.prototype.then` only affects its own results.
@@ -211,6 +214,25 @@ export const DRIVER_SOURCE = `(function () {
     }
   }
 
+  // The pair [result, first[capture]]: the property is read after the call, so both a changed key and a
+  // replaced object count. It must be JSON like a result (a function in it fails the evaluation).
+  function encodeCaptured(value, first, capture) {
+    const result = encodeResult(value);
+    if (capture === undefined || result.charCodeAt(0) === 69) return result;
+    try {
+      const kept = first !== null && typeof first === 'object' ? first[capture] : undefined;
+      const found = findNonJson(kept, 0);
+      if (found !== undefined) {
+        const what = found.path === '' ? 'it is ' + found.what : 'it contains ' + found.what + ' at $' + found.path;
+        return encodeFailure('runtime', 'TypeError', 'sourceData.' + capture + ' is not JSON: ' + what, 0, 0);
+      }
+      const json = jsonStringify(kept);
+      return '[' + result + ',' + (typeof json === 'string' ? json : 'null') + ']';
+    } catch (error) {
+      return encodeThrown(error);
+    }
+  }
+
   // A guarded property exists (its name shows in Object.keys and in errors) but reading it throws the
   // given message; the value never entered the context. Assigning replaces it with an ordinary value.
   function defineGuard(holder, key, message) {
@@ -251,7 +273,7 @@ export const DRIVER_SOURCE = `(function () {
     return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof value.then === 'function';
   }
 
-  function run(thunk, input, guarded) {
+  function run(thunk, input, guarded, capture) {
     let fn;
     try {
       fn = thunk();
@@ -269,10 +291,11 @@ export const DRIVER_SOURCE = `(function () {
         installGuards(first, jsonParse(guarded));
       }
       const result = apply(fn, undefined, args);
+      const encode = capture === undefined ? encodeResult : (value) => encodeCaptured(value, first, capture);
       if (isThenable(result)) {
-        return apply(promiseThen, apply(promiseResolve, PromiseCtor, [result]), [encodeResult, encodeThrown]);
+        return apply(promiseThen, apply(promiseResolve, PromiseCtor, [result]), [encode, encodeThrown]);
       }
-      return encodeResult(result);
+      return encode(result);
     } catch (error) {
       return encodeThrown(error);
     }

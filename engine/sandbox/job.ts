@@ -20,6 +20,8 @@ export class EvaluationJob implements FairJob {
   readonly input: string;
   /** JSON text of the guarded properties of the first argument (see GuardedProperty), if any. */
   readonly guarded: string | undefined;
+  /** A property of the first argument answered with the result (EvaluateOptions.capture). */
+  readonly capture: string | undefined;
   readonly timeoutMs: number;
   readonly label: string | undefined;
   /** The run whose context this evaluation uses; undefined: a fresh context of its own. */
@@ -52,12 +54,14 @@ export class EvaluationJob implements FairJob {
     signal: AbortSignal | undefined,
     run: RunContexts | undefined,
     guarded?: string,
+    capture?: string,
   ) {
     this.key = owner.key;
     this.tool = owner.tool;
     this.source = source;
     this.input = input;
     this.guarded = guarded;
+    this.capture = capture;
     this.timeoutMs = timeoutMs;
     this.label = label;
     this.run = run;

@@ -154,10 +154,9 @@ export class IsolateLane {
     driverRun: ivm.Reference,
     thunk: ivm.Reference,
   ): Promise<(() => void) | undefined> {
-    const args =
-      job.guarded === undefined
-        ? [thunk.derefInto(), job.input]
-        : [thunk.derefInto(), job.input, job.guarded];
+    const args: unknown[] = [thunk.derefInto(), job.input];
+    if (job.guarded !== undefined || job.capture !== undefined) args.push(job.guarded ?? '[]');
+    if (job.capture !== undefined) args.push(job.capture);
     const running = driverRun.apply(undefined, args, {
       timeout: job.timeoutMs,
       result: { promise: true },

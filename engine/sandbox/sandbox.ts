@@ -60,6 +60,11 @@ export interface EvaluateOptions {
   label?: string | undefined;
   /** Properties of the first argument that throw when read (see GuardedProperty). */
   guarded?: readonly GuardedProperty[] | undefined;
+  /**
+   * A property of the first argument (an object) to answer as well, as the call left it: the evaluation
+   * then resolves to the pair `[result, value]` (value null when absent). Must be JSON like the result.
+   */
+  capture?: string | undefined;
 }
 
 /** Evaluations outside a run, or of a run opened without an owner, share one line. */
@@ -183,7 +188,17 @@ export class Sandbox {
       const reason = error instanceof Error ? error.message : String(error);
       return Promise.reject(new SandboxError('runtime', `the arguments are not JSON: ${reason}`, { label }));
     }
-    const job = new EvaluationJob(owner, source, input, timeoutMs, label, signal, run, guarded);
+    const job = new EvaluationJob(
+      owner,
+      source,
+      input,
+      timeoutMs,
+      label,
+      signal,
+      run,
+      guarded,
+      options.capture,
+    );
     this.#queue.push(job);
     this.#pump();
     return job.promise;

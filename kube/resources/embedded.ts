@@ -44,6 +44,8 @@ export interface EmbeddedResourcesOptions<M extends KindMap> {
   eventRetention?: number;
   /** Compact the change feed every this many revisions (default 1 000). */
   compactEvery?: number;
+  /** The clock of creationTimestamp (tests that move time by hand, like the schedules' clock). */
+  now?: () => Date;
 }
 
 /**
@@ -62,7 +64,13 @@ export function createEmbeddedResources<M extends KindMap>(
   const feed = new FeedCompaction(store, options.eventRetention ?? 10_000, options.compactEvery ?? 1_000);
   const clients = {} as ResourceClients<M>;
   for (const key of Object.keys(options.kinds) as (keyof M & string)[]) {
-    clients[key] = new EmbeddedResourceClient(store, options.namespace, options.kinds[key], feed);
+    clients[key] = new EmbeddedResourceClient(
+      store,
+      options.namespace,
+      options.kinds[key],
+      feed,
+      options.now,
+    );
   }
   return clients;
 }
@@ -90,8 +98,8 @@ class FeedCompaction {
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const WATCH_PAGE = 500;
 
-function timestamp(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+function timestamp(now = new Date()): string {
+  return now.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 function recordOf(obj: WireObject, namespace: string): ResourceRecord {
@@ -175,8 +183,16 @@ class EmbeddedResourceClient<T extends WireObject> implements ResourceClient<T> 
   readonly #statusSubresource: boolean;
   /** `tools.kubeglue.dev`, as in the API server's messages. */
   readonly #resource: string;
+  readonly #now: () => Date;
 
-  constructor(store: ResourceStore, namespace: string, spec: KindSpec<T>, feed: FeedCompaction) {
+  constructor(
+    store: ResourceStore,
+    namespace: string,
+    spec: KindSpec<T>,
+    feed: FeedCompaction,
+    now: () => Date = () => new Date(),
+  ) {
+    this.#now = now;
     this.#store = store;
     this.#namespace = namespace;
     this.#spec = spec;
@@ -224,7 +240,7 @@ class EmbeddedResourceClient<T extends WireObject> implements ResourceClient<T> 
           namespace: this.#namespace,
           uid: randomUUID(),
           generation: 1,
-          creationTimestamp: timestamp(),
+          creationTimestamp: timestamp(this.#now()),
           labels,
           annotations,
           finalizers,

@@ -120,7 +120,12 @@ export interface ResourceClient<T extends WireObject> {
 export type KindMap = Record<string, WireObject>;
 
 /** The kinds kubeglue keeps as resources; plug the zod-typed resource types in through M. */
-export type CoreKinds = { tools: KubeObject; systems: KubeObject; toolRuns: KubeObject };
+export type CoreKinds = {
+  tools: KubeObject;
+  systems: KubeObject;
+  toolRuns: KubeObject;
+  toolSchedules: KubeObject;
+};
 
 export type ResourceClients<M extends KindMap> = { [P in keyof M]: ResourceClient<M[P]> };
 

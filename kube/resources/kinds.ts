@@ -26,6 +26,7 @@ export const CORE_KIND_SPECS: KindSpecs<CoreKinds> = {
   tools: { kind: 'Tool', plural: 'tools', apiVersion: API_VERSION },
   systems: { kind: 'System', plural: 'systems', apiVersion: API_VERSION },
   toolRuns: { kind: 'ToolRun', plural: 'toolruns', apiVersion: API_VERSION },
+  toolSchedules: { kind: 'ToolSchedule', plural: 'toolschedules', apiVersion: API_VERSION },
 };
 
 export const SECRET_KIND: KindSpec<Secret> = {

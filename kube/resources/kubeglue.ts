@@ -1,4 +1,9 @@
-import { SystemResource, ToolResource, ToolRunResource } from '../../contract/resources/kinds.ts';
+import {
+  SystemResource,
+  ToolResource,
+  ToolRunResource,
+  ToolScheduleResource,
+} from '../../contract/resources/kinds.ts';
 import type { ResourceStore } from '../../store/index.ts';
 import { createClusterResources } from './cluster.ts';
 import type { ClusterTransport } from './cluster-transport.ts';
@@ -11,6 +16,7 @@ export type KubeglueKinds = {
   tools: ToolResource;
   systems: SystemResource;
   toolRuns: ToolRunResource;
+  toolSchedules: ToolScheduleResource;
 };
 
 /** Typed clients of kubeglue's own kinds; what API handlers and reconcilers are given. */
@@ -21,10 +27,19 @@ export const KUBEGLUE_KIND_SPECS: KindSpecs<KubeglueKinds> = {
   tools: { ...CORE_KIND_SPECS.tools, validate: validateWith(ToolResource) },
   systems: { ...CORE_KIND_SPECS.systems, validate: validateWith(SystemResource) },
   toolRuns: { ...CORE_KIND_SPECS.toolRuns, validate: validateWith(ToolRunResource) },
+  toolSchedules: { ...CORE_KIND_SPECS.toolSchedules, validate: validateWith(ToolScheduleResource) },
 };
 
-export function createEmbeddedKubeglueResources(store: ResourceStore, namespace: string): KubeglueResources {
-  return createEmbeddedResources<KubeglueKinds>(store, { namespace, kinds: KUBEGLUE_KIND_SPECS });
+export function createEmbeddedKubeglueResources(
+  store: ResourceStore,
+  namespace: string,
+  now?: () => Date,
+): KubeglueResources {
+  return createEmbeddedResources<KubeglueKinds>(store, {
+    namespace,
+    kinds: KUBEGLUE_KIND_SPECS,
+    ...(now ? { now } : {}),
+  });
 }
 
 /** On a real cluster the CRDs' schemas validate; nothing is checked twice here. */

@@ -6,7 +6,7 @@ import type { ToolRunResource } from '../../contract/resources/kinds.ts';
 import type { ResolvedSystem, RunOrder } from '../../contract/wire/run-order.ts';
 import type { EngineResult, GrantedToken } from '../../engine/types.ts';
 import type { WorkerPool } from '../../engine/worker/pool.ts';
-import { finishFromResult } from '../../runs/completion.ts';
+import { recordFinish } from '../../runs/completion.ts';
 import {
   afterInterruption,
   interruptedSteps,
@@ -16,6 +16,7 @@ import {
 } from '../../runs/interrupted.ts';
 import type { RunEventHub } from '../../runs/run-events.ts';
 import type { Store, StoredRun } from '../../store/index.ts';
+import { defaultStateLimits, type StateLimits, stateForRun } from '../../tools/state.ts';
 import type { Execution, Launcher, LaunchResult } from './launcher.ts';
 
 /** What the pool launcher needs besides the pool: the run's inputs and credentials, resolved at launch. */
@@ -36,6 +37,8 @@ export interface LaunchContext {
   accessToken?(systemId: string, mode: 'dev' | 'prod', rejected?: string): Promise<GrantedToken>;
   /** Executions a read-only run gets at most when a shutdown interrupts it (KUBEGLUE_MAX_RUN_ATTEMPTS). */
   maxRunAttempts?: number;
+  /** Bounds of persistent tool state (KUBEGLUE_TOOL_STATE_*); the defaults without it. */
+  stateLimits?: StateLimits;
   log?(line: string): void;
 }
 
@@ -166,6 +169,7 @@ export class PoolLauncher implements Launcher {
           runtimeCredentials: await this.#ctx.takeCredentials(runId),
           timeoutMs: (run.options as RunOptions | undefined)?.timeout,
           traceId: run.traceId ?? runId,
+          ...(await stateForRun(store, run, toolRun.spec.tool)),
         },
         {
           signal: controller.signal,
@@ -185,10 +189,14 @@ export class PoolLauncher implements Launcher {
       if (!failed) return;
       result = failed;
     }
-    const finish = finishFromResult(run, result);
-    const recorded = await store.batch.finishRun(runId, finish);
+    const { won, finish } = await recordFinish(
+      store,
+      run,
+      result,
+      this.#ctx.stateLimits ?? defaultStateLimits(),
+    );
     await this.#ctx.dropCredentials(runId).catch(() => {});
-    if (recorded) {
+    if (won) {
       this.#ctx.onFinished?.(run, finish.status, finish.durationMs);
       events?.emit(ref, {
         type: 'run_finished',

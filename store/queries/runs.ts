@@ -8,13 +8,14 @@ import type {
   RunStatus,
   StoredFileArtifact,
   StoredRun,
+  StoredRunState,
 } from '../types.ts';
 import { optional, toIso, toNumber } from './values.ts';
 
 /** Column list of every query that returns runs, in the shape RunRow describes. */
 export const RUN_COLUMNS = `run_id, tool_id, status, request_source, user_id, system_ids, execution_mode, trace_id,
   parent_run_id, started_at, completed_at, duration_ms, error, tool, tool_payload, options, file_artifacts,
-  result_storage_uri, executor, allowed_tool_ids, allowed_system_ids, attempt`;
+  result_storage_uri, executor, allowed_tool_ids, allowed_system_ids, attempt, state, warnings, schedule_id`;
 
 export interface RunRow {
   run_id: string;
@@ -39,6 +40,9 @@ export interface RunRow {
   allowed_tool_ids: string[] | null;
   allowed_system_ids: string[] | null;
   attempt: number | string | bigint;
+  state: StoredRunState | null;
+  warnings: string[] | null;
+  schedule_id: string | null;
 }
 
 export function runFromRow(row: RunRow): StoredRun {
@@ -68,6 +72,9 @@ export function runFromRow(row: RunRow): StoredRun {
   optional(run, 'executor', row.executor);
   optional(run, 'allowedToolIds', row.allowed_tool_ids);
   optional(run, 'allowedSystemIds', row.allowed_system_ids);
+  optional(run, 'state', row.state);
+  optional(run, 'warnings', row.warnings);
+  optional(run, 'scheduleId', row.schedule_id);
   return run;
 }
 
@@ -97,6 +104,8 @@ export function runRecord(run: StoredRun, inputHash: string | undefined): Record
     allowed_tool_ids: run.allowedToolIds ?? null,
     allowed_system_ids: run.allowedSystemIds ?? null,
     attempt: run.attempt ?? 1,
+    state: run.state ?? null,
+    schedule_id: run.scheduleId ?? null,
   };
 }
 
@@ -104,11 +113,11 @@ export const RUN_RECORD_TYPES = `run_id text, tool_id text, status text, request
   execution_mode text, trace_id text, parent_run_id text, started_at timestamptz, completed_at timestamptz,
   duration_ms bigint, error text, tool jsonb, tool_payload jsonb, options jsonb, input_hash text,
   file_artifacts jsonb, result_storage_uri text, executor text, allowed_tool_ids text[], allowed_system_ids text[],
-  attempt integer`;
+  attempt integer, state jsonb, schedule_id text`;
 
 export const RUN_INSERT_COLUMNS = `run_id, tool_id, status, request_source, user_id, system_ids, execution_mode, trace_id,
   parent_run_id, started_at, completed_at, duration_ms, error, tool, tool_payload, options, input_hash,
-  file_artifacts, result_storage_uri, executor, allowed_tool_ids, allowed_system_ids, attempt`;
+  file_artifacts, result_storage_uri, executor, allowed_tool_ids, allowed_system_ids, attempt, state, schedule_id`;
 
 /**
  * One statement inserts any number of runs: the rows travel as one JSON array parameter ($1). `WHERE true`

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EmbeddedApp, startEmbedded } from '../../bin/embedded.ts';
 import { loadSettings } from '../../config/config.ts';
+import type { ScheduleClock } from '../../schedules/clock.ts';
 import { useStarted } from './fixture.ts';
 
 export const TEST_ADMIN_KEY = 'kg_test-admin-key-0123456789abcdefghijklmnop';
@@ -114,9 +115,15 @@ export function testServerEnv(dataDir: string, env: Record<string, string> = {})
   };
 }
 
-/** Starts the embedded deployment on a free port with a fresh data dir and a known admin key. */
-export async function startTestApi(env: Record<string, string> = {}): Promise<TestApi> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-api-'));
+/**
+ * Starts the embedded deployment on a free port with a fresh data dir (or `opts.dataDir`, to start again on
+ * what an earlier one left) and a known admin key; `opts.scheduleClock`: the schedules' clock.
+ */
+export async function startTestApi(
+  env: Record<string, string> = {},
+  opts: { dataDir?: string; scheduleClock?: ScheduleClock } = {},
+): Promise<TestApi> {
+  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'kubeglue-api-')));
   const config = loadSettings(
     'embedded',
     testServerEnv(dataDir, {
@@ -126,7 +133,11 @@ export async function startTestApi(env: Record<string, string> = {}): Promise<Te
       ...env,
     }),
   );
-  const embedded = await startEmbedded(config, () => {});
+  const embedded = await startEmbedded(
+    config,
+    process.env.DEBUG_EMBEDDED ? (line) => console.log(line) : () => {},
+    opts.scheduleClock ? { scheduleClock: opts.scheduleClock } : {},
+  );
   const bodies: string[] = [];
   const call: TestApi['call'] = async (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers };

@@ -13,7 +13,7 @@ import type { RuntimeCredentials } from '../../contract/api/run.ts';
 import type { JsonObject } from '../../contract/json.ts';
 import type { ResolvedSystem } from '../../contract/wire/run-order.ts';
 import { hashRunToken, newRunToken } from '../../runs/run-token.ts';
-import type { ExecutionMode, Store } from '../../store/index.ts';
+import type { ExecutionMode, Store, StoredRunState } from '../../store/index.ts';
 import { runningRun } from './store.ts';
 
 export interface InternalApiHarness {
@@ -41,6 +41,8 @@ export interface StartRunOptions {
   mode?: ExecutionMode;
   startedAt?: string;
   credentials?: RuntimeCredentials;
+  /** The run's record of its tool state, e.g. the stateFixture it was started with. */
+  state?: StoredRunState;
 }
 
 export function createInternalApi(
@@ -84,6 +86,7 @@ export function createInternalApi(
           traceId: `trace-${runId}`,
           options: { async: true, ...opts.options },
           metadata: { startedAt: opts.startedAt ?? new Date().toISOString() },
+          ...(opts.state ? { state: opts.state } : {}),
         }),
       );
       if (opts.credentials) credentials.set(runId, opts.credentials);

@@ -35,5 +35,9 @@ export const unsafeTestEvaluate: Evaluate = async (source, args, options) => {
   const copied = args.map((a) => JSON.parse(JSON.stringify(a)) as JsonValue);
   guard(copied[0], options?.guarded ?? []);
   const result = await fn(...copied);
-  return result === undefined ? null : (JSON.parse(JSON.stringify(result)) as JsonValue);
+  const json = result === undefined ? null : (JSON.parse(JSON.stringify(result)) as JsonValue);
+  const capture = options?.capture;
+  if (capture === undefined) return json;
+  const first = copied[0] as Record<string, JsonValue> | undefined;
+  return [json, (JSON.parse(JSON.stringify(first?.[capture] ?? null)) as JsonValue) ?? null];
 };

@@ -31,6 +31,8 @@ const DELIBERATELY_FREE_FORM = [
   /\.spec(\.tool)?\.(inputSchema|outputSchema)$/,
   /\.spec(\.tool)?\.steps\[\]\.config\.body$/,
   /\.spec(\.tool)?\.steps\[\]\.config\.queryParams\.\*$/,
+  // A ToolSchedule's inputs: any JSON object, as a run request's.
+  /^\.spec\.inputs$/,
 ];
 
 function structuralViolations(node: Node, path: string, out: string[]): void {
@@ -86,6 +88,7 @@ describe('generated CRDs and OpenAPI document', () => {
       'kubeglue.dev_systems.yaml',
       'kubeglue.dev_toolruns.yaml',
       'kubeglue.dev_tools.yaml',
+      'kubeglue.dev_toolschedules.yaml',
     ]);
     for (const file of files) {
       const crd = parse(await readFile(join(outDir, 'charts', 'kubeglue', 'crds', file), 'utf8')) as Node;
@@ -164,6 +167,7 @@ describe('generated CRDs and OpenAPI document', () => {
         'customresourcedefinition.apiextensions.k8s.io/systems.kubeglue.dev',
         'customresourcedefinition.apiextensions.k8s.io/toolruns.kubeglue.dev',
         'customresourcedefinition.apiextensions.k8s.io/tools.kubeglue.dev',
+        'customresourcedefinition.apiextensions.k8s.io/toolschedules.kubeglue.dev',
       ]);
     } finally {
       await discovery.stop();

@@ -783,3 +783,52 @@ describe('Sandbox.trim', () => {
     }
   });
 });
+
+describe('Sandbox.evaluate with a captured property', () => {
+  let sandbox: Sandbox;
+  beforeAll(() => {
+    sandbox = new Sandbox({ ...DEFAULTS, timeoutMs: 5_000 });
+  });
+  afterAll(() => sandbox.dispose());
+  const capture = 'persistedState';
+
+  it('answers the result with the property as the call left it: changed keys, a new object, async', async () => {
+    const changed = '(s) => { s.persistedState.cursor = "c2"; delete s.persistedState.old; return 1; }';
+    expect(
+      await sandbox.evaluate(changed, [{ persistedState: { cursor: 'c1', old: true } }], { capture }),
+    ).toEqual([1, { cursor: 'c2' }]);
+    const replaced = 'async (s) => { await null; s.persistedState = { fresh: [1] }; return null; }';
+    expect(await sandbox.evaluate(replaced, [{ persistedState: {} }], { capture })).toEqual([
+      null,
+      { fresh: [1] },
+    ]);
+    expect(
+      await sandbox.evaluate('(s) => { delete s.persistedState; return 2; }', [{ persistedState: {} }], {
+        capture,
+      }),
+    ).toEqual([2, null]);
+  });
+
+  it('works with guarded properties, and without capture answers the result alone', async () => {
+    const guarded = [{ path: ['secret'], message: 'no' }];
+    expect(
+      await sandbox.evaluate('(s) => { s.persistedState.n = 1; return 0; }', [{ persistedState: {} }], {
+        guarded,
+        capture,
+      }),
+    ).toEqual([0, { n: 1 }]);
+    expect(
+      await sandbox.evaluate('(s) => { s.persistedState.n = 1; return 0; }', [{ persistedState: {} }]),
+    ).toBe(0);
+  });
+
+  it('fails when the property is not JSON, naming it', async () => {
+    const error = await expectKind(
+      sandbox.evaluate('(s) => { s.persistedState.f = () => 1; return 0; }', [{ persistedState: {} }], {
+        capture,
+      }),
+      'runtime',
+    );
+    expect(error.message).toContain('sourceData.persistedState is not JSON: it contains a function at $.f');
+  });
+});

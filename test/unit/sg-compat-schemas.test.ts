@@ -98,12 +98,9 @@ describe('run requests', () => {
   });
 
   it('refuse superglue-only features only when given a value that would matter', () => {
-    expect(() =>
-      refuseUnsupportedFields({ files: {}, stateFixture: {}, options: { pinnedCredentials: {} } }),
-    ).not.toThrow();
+    expect(() => refuseUnsupportedFields({ files: {}, options: { pinnedCredentials: {} } })).not.toThrow();
     for (const request of [
       { files: { report: { kind: 'execution_file' } } },
-      { stateFixture: { cursor: 1 } },
       { options: { credentialsList: { crm: 'set-1' } } },
     ]) {
       let raised: unknown;

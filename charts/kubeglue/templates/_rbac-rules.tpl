@@ -5,6 +5,7 @@
   resources:
     - tools
     - systems
+    - toolschedules
   verbs:
     - get
     - list
@@ -41,6 +42,7 @@
   resources:
     - tools
     - systems
+    - toolschedules
   verbs:
     - get
     - list
@@ -50,6 +52,7 @@
   resources:
     - tools/status
     - systems/status
+    - toolschedules/status
   verbs:
     - get
     - update

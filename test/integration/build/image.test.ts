@@ -657,7 +657,7 @@ describe('the roles from a production-only install', () => {
     const result = await runRole(role, args);
     expect(result.code, result.stderr).toBe(0);
     for (const name of ['embedded', 'api', 'operator', 'runner'])
-      expect(result.stderr).toContain(`  ${name} `);
+      expect(result.stdout).toContain(`  ${name} `);
   }, 30_000);
 
   it('loads the api, operator and runner Pod modules, which refuse to start without their settings', async () => {

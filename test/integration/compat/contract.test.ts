@@ -458,9 +458,6 @@ describe('generic clients', () => {
     });
     expect(ok.status).toBe('success');
     await expect(
-      sg.request('POST', '/v1/tools/crm-contacts/run', { inputs: {}, stateFixture: { cursor: 5 } }),
-    ).rejects.toThrow(/stateFixture: kubeglue has no persistent tool state/);
-    await expect(
       sg.request('POST', '/v1/tools/crm-contacts/run', { options: { pinnedCredentials: { crm: 'set-1' } } }),
     ).rejects.toThrow(/options.pinnedCredentials: kubeglue has no credential sets/);
   });

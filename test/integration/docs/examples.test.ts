@@ -1,9 +1,9 @@
 /**
- * The documentation's examples run as written. Every fenced block whose info string is `sh runnable` in
- * README.md, docs/tools.md and docs/mcp.md runs, in page order, in `sh` against a started server (the embedded
- * deployment, fresh for each page) and the example target (examples/target.ts), with `$KEY` and `$API`
- * set as the walkthrough sets them. What it prints must match the next fenced block, whose info string
- * holds `output`: there `…` stands for any text and whitespace is free (outputs are shown formatted, curl
+ * The documentation's examples run as written. In the pages listed in PAGES, every fenced block whose
+ * info string is `sh runnable` runs, in page order, in `sh` against a started server (the embedded deployment, fresh for each page) and the example target (examples/target.ts), with
+ * `$KEY` and `$API` set as the walkthrough sets them, and the CLI's KUBEGLUE_URL and KUBEGLUE_API_KEY as
+ * docs/cli.md sets them. What it prints must match the next fenced block, whose info string holds
+ * `output`: there `…` stands for any text and whitespace is free (outputs are shown formatted, curl
  * prints them compact). The target's documented address, http://127.0.0.1:8090, is replaced by the one
  * it got. The conventions are described in docs/developers/testing.md.
  */
@@ -16,7 +16,14 @@ import { startExampleTarget } from '../../../examples/target.ts';
 import { startTestApi, TEST_ADMIN_KEY, type TestApi } from '../../support/embedded.ts';
 
 const REPO = join(import.meta.dirname, '..', '..', '..');
-const PAGES = ['README.md', 'docs/tools.md', 'docs/mcp.md'];
+const PAGES = [
+  'README.md',
+  'docs/tools.md',
+  'docs/mcp.md',
+  'docs/state.md',
+  'docs/schedules.md',
+  'docs/cli.md',
+];
 const DOCUMENTED_TARGET = 'http://127.0.0.1:8090';
 
 interface Fence {
@@ -97,6 +104,8 @@ describe.each(PAGES)('the runnable examples of %s', (page) => {
           HOME: process.env.HOME ?? '',
           KEY: TEST_ADMIN_KEY,
           API: `${api.url}/v1`,
+          KUBEGLUE_URL: `${api.url}/v1`,
+          KUBEGLUE_API_KEY: TEST_ADMIN_KEY,
         },
         timeout: 25_000,
       });

@@ -1,0 +1,162 @@
+/**
+ * `kubeglue run <toolId>`: runs a saved tool (requestSource cli) and prints its output. The CLI names
+ * the run (a random UUID as runId), so an interrupted command can say which run goes on. With --follow
+ * a synchronous run's events are streamed by a trace id opened before the run starts; an asynchronous
+ * run is followed by its id until it ends, and then its stored result is printed.
+ */
+import { randomUUID } from 'node:crypto';
+import type { RunRequest } from '../../../contract/api/run.ts';
+import type { JsonValue } from '../../../contract/json.ts';
+import { RunAnswer, RunResultsAnswer } from '../answers.ts';
+import { type Answer, ApiClient } from '../client.ts';
+import { command, EXIT, type Io, type OutputMode } from '../command.ts';
+import { followRun, streamEvents } from '../events.ts';
+import { runInputs } from '../inputs.ts';
+import { printJson } from '../output.ts';
+import { Progress } from '../progress.ts';
+
+/** How long a synchronous run's last events may come after its answer before the stream is closed. */
+const LAST_EVENTS_MS = 2000;
+
+export const run = command({
+  name: 'run',
+  summary: 'run a tool and print its output',
+  positionals: ['toolId'],
+  options: {
+    input: {
+      type: 'string',
+      multiple: true,
+      value: '<key=value>',
+      help: 'an input (repeatable); the value is JSON when it parses as JSON, else text',
+    },
+    'inputs-file': {
+      type: 'string',
+      value: '<path>',
+      help: 'a file holding the inputs as a JSON object (--input keys win over its keys)',
+    },
+    async: { type: 'boolean', help: 'start the run in the background and print its id' },
+    follow: {
+      type: 'boolean',
+      help: 'show each step and page as it happens; with --async, wait for the end',
+    },
+  },
+  about: [
+    'Runs the saved tool <toolId> (requestSource "cli") and prints its output: the run\'s data as JSON.',
+    'A failed or aborted run prints its error and exits 1. With --async the run starts in the background',
+    'and its id is printed (follow it with `kubeglue logs <runId> --follow`); --async --follow waits for',
+    'it to end and prints its result. --output json prints the run record with data and step results.',
+  ],
+  examples: [
+    'kubeglue run open-todos',
+    'kubeglue run create-invoice --input customerId=42 --input \'lines=[{"sku":"A-1","qty":2}]\'',
+    'kubeglue run sync-contacts --inputs-file inputs.json --follow',
+    'kubeglue run nightly-export --async --follow --output json',
+  ],
+  async run({ values, args, output, io }) {
+    const inputs = await runInputs(values.input ?? [], values['inputs-file']);
+    const client = new ApiClient(await io.connect(), io);
+    const runId = randomUUID();
+    const path = `/tools/${encodeURIComponent(args.toolId as string)}/run`;
+    const body = (options: RunRequest['options']): RunRequest => ({ runId, inputs, options });
+    // In json mode stdout holds the one document: what goes on is shown on stderr.
+    const progress = new Progress(output === 'json' ? io.stderr : io.stdout);
+    try {
+      if (values.async) {
+        const started = await client.request('POST', path, RunAnswer, {
+          body: body({ async: true, requestSource: 'cli' }),
+        });
+        if (!values.follow) {
+          if (output === 'json') printJson(io.stdout, started.raw);
+          else {
+            io.stdout.write(`Run ${runId} of tool '${started.value.toolId}' started.\n`);
+            io.stdout.write(`Follow it: kubeglue logs ${runId} --follow\n`);
+          }
+          return EXIT.ok;
+        }
+        const ended = await followRun(client, runId, {
+          signal: io.signal,
+          onEvent: (e) => progress.event(e),
+        });
+        progress.stop();
+        return printOutcome(io, output, await withResult(client, ended));
+      }
+      const answer = values.follow
+        ? await runFollowingEvents(client, path, body, progress, io.signal)
+        : await client.request('POST', path, RunAnswer, { body: body({ requestSource: 'cli' }) });
+      progress.stop();
+      return printOutcome(io, output, { run: answer.value, raw: answer.raw });
+    } catch (error) {
+      progress.stop();
+      if (!io.signal.aborted) throw error;
+      io.stderr.write(
+        `kubeglue run: interrupted; run ${runId} goes on in the server if it started (kubeglue logs ${runId} --follow)\n`,
+      );
+      return EXIT.interrupted;
+    }
+  },
+});
+
+/**
+ * A synchronous run with its events: the stream of a fresh trace id is open before the run starts, so
+ * no event is missed; it is closed once the run's final event came (or shortly after the answer).
+ */
+async function runFollowingEvents(
+  client: ApiClient,
+  path: string,
+  body: (options: RunRequest['options']) => RunRequest,
+  progress: Progress,
+  signal: AbortSignal,
+) {
+  const traceId = randomUUID();
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  signal.addEventListener('abort', stop, { once: true });
+  let lastEvent: () => void = () => {};
+  const finished = new Promise<void>((resolve) => {
+    lastEvent = resolve;
+  });
+  try {
+    const stream = await client.openLogStream({ traceId }, controller.signal);
+    const shown = (async () => {
+      for await (const event of streamEvents(stream, controller.signal)) {
+        progress.event(event);
+        if (event.type === 'run_finished') lastEvent();
+      }
+    })();
+    // The stream only shows progress: if it breaks, the run's answer still comes.
+    shown.catch(() => {});
+    const answer = await client.request('POST', path, RunAnswer, {
+      body: body({ requestSource: 'cli', traceId }),
+    });
+    await Promise.race([finished, new Promise((resolve) => setTimeout(resolve, LAST_EVENTS_MS).unref())]);
+    return answer;
+  } finally {
+    controller.abort();
+    signal.removeEventListener('abort', stop);
+  }
+}
+
+/** An async run's record with its stored result (data and step results), as a sync run answers. */
+async function withResult(client: ApiClient, record: Answer<RunAnswer>) {
+  const run = record.value;
+  const path = `/runs/${encodeURIComponent(run.runId)}/results`;
+  const stored = (await client.request('GET', path, RunResultsAnswer)).value.data;
+  const data = stored?.data ?? undefined;
+  const raw: JsonValue = {
+    ...(record.raw as { [key: string]: JsonValue }),
+    ...(data !== undefined ? { data } : {}),
+    ...(stored ? { stepResults: stored.stepResults as JsonValue } : {}),
+  };
+  return { run: { ...run, data }, raw };
+}
+
+/** Prints a finished run: its data (text) or its record (json); exit 0 for success, else 1. */
+function printOutcome(io: Io, output: OutputMode, outcome: { run: RunAnswer; raw: JsonValue }): number {
+  const { run, raw } = outcome;
+  if (output === 'json') printJson(io.stdout, raw);
+  else if (run.status === 'success' && run.data !== undefined) printJson(io.stdout, run.data);
+  if (run.status === 'success') return EXIT.ok;
+  const what = run.status === 'aborted' ? 'was aborted' : 'failed';
+  io.stderr.write(`kubeglue run: run ${run.runId} ${what}${run.error ? `: ${run.error}` : ''}\n`);
+  return EXIT.failed;
+}

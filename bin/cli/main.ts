@@ -1,0 +1,68 @@
+/**
+ * bin/cli/: the client commands of `kubeglue` — run, runs, logs, tools, schedules — which talk to a
+ * kubeglue API over HTTP like any other client (docs/cli.md). They share nothing with the server but the
+ * contract's shapes and the settings registry.
+ *
+ * May import: contract, config.
+ *
+ * Exit codes: 0 success; 1 a failed or aborted run, or an API error; 2 a usage or configuration error
+ * (no API call made); 130 interrupted (Ctrl-C).
+ */
+import { ApiError } from './client.ts';
+import {
+  type CommandSpec,
+  ConfigError,
+  commandHelp,
+  EXIT,
+  type Io,
+  parseCommandArgs,
+  UsageError,
+} from './command.ts';
+import { logs } from './commands/logs.ts';
+import { run } from './commands/run.ts';
+import { runs } from './commands/runs.ts';
+import { schedules } from './commands/schedules.ts';
+import { tools } from './commands/tools.ts';
+import { printJson } from './output.ts';
+
+export { commandHelp } from './command.ts';
+export { resolveConnection } from './settings.ts';
+
+/** Every client command, in the order `kubeglue --help` lists them. */
+export const COMMANDS: readonly CommandSpec[] = [run, runs, logs, tools, schedules] as readonly CommandSpec[];
+
+export function findCommand(name: string): CommandSpec | undefined {
+  return COMMANDS.find((spec) => spec.name === name);
+}
+
+/** Runs `kubeglue <spec.name> <argv>`; resolves with its exit code and never throws. */
+export async function runCommand(spec: CommandSpec, argv: readonly string[], io: Io): Promise<number> {
+  const name = `kubeglue ${spec.name}`;
+  let output: 'text' | 'json' = 'text';
+  try {
+    const parsed = parseCommandArgs(spec, argv);
+    if (parsed.help) {
+      io.stdout.write(commandHelp(spec));
+      return EXIT.ok;
+    }
+    output = parsed.output;
+    return await spec.run({ values: parsed.values, args: parsed.args, output, io });
+  } catch (error) {
+    if (error instanceof UsageError) {
+      const help = error instanceof ConfigError ? 'docs/cli.md' : `'${name} --help'`;
+      io.stderr.write(`${name}: ${error.message}\n(see ${help})\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof ApiError) {
+      if (output === 'json' && error.body !== undefined) printJson(io.stdout, error.body);
+      io.stderr.write(`${name}: ${error.message}${error.code ? ` (${error.code})` : ''}\n`);
+      return EXIT.failed;
+    }
+    if (io.signal.aborted) {
+      io.stderr.write(`${name}: interrupted\n`);
+      return EXIT.interrupted;
+    }
+    io.stderr.write(`${name}: ${(error as Error).message}\n`);
+    return EXIT.failed;
+  }
+}

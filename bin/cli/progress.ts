@@ -1,0 +1,72 @@
+/**
+ * How `--follow` shows a run's events. On a terminal, what is under way (a step started, a page fetched)
+ * is one line that rewrites itself, with the time it has taken so far; what happened (a step finished, a
+ * retry, the outcome) stays as a line of its own. Anywhere else (a pipe, a file) every event is one plain
+ * line: no carriage returns, no escape sequences.
+ */
+import type { RunLogEvent } from '../../contract/api/run.ts';
+import type { Terminal } from './command.ts';
+
+/** Events that only say what is going on now: the progress line on a terminal. */
+const UNDER_WAY: ReadonlySet<RunLogEvent['type']> = new Set(['step_started', 'page_fetched']);
+
+const CLEAR_LINE = '\r\x1b[2K';
+
+export class Progress {
+  readonly #out: Terminal;
+  readonly #now: () => number;
+  #current: { text: string; since: number } | undefined;
+  #ticker: NodeJS.Timeout | undefined;
+
+  constructor(out: Terminal, now: () => number = Date.now) {
+    this.#out = out;
+    this.#now = now;
+  }
+
+  get #tty(): boolean {
+    return this.#out.isTTY === true;
+  }
+
+  event(event: RunLogEvent): void {
+    if (!this.#tty) {
+      this.#out.write(`${event.message}\n`);
+      return;
+    }
+    if (UNDER_WAY.has(event.type)) {
+      // A new page of the same step keeps the step's clock.
+      const since =
+        event.type === 'page_fetched' && this.#current ? this.#current.since : Date.parse(event.timestamp);
+      this.#current = { text: event.message, since: Number.isNaN(since) ? this.#now() : since };
+      this.#draw();
+      this.#ticker ??= setInterval(() => this.#draw(), 1000).unref();
+      return;
+    }
+    this.line(event.message);
+  }
+
+  /** A line that stays (on a terminal, written above the progress line). */
+  line(text: string): void {
+    if (!this.#tty) {
+      this.#out.write(`${text}\n`);
+      return;
+    }
+    this.#out.write(`${CLEAR_LINE}${text}\n`);
+    this.#current = undefined;
+  }
+
+  #draw(): void {
+    if (!this.#current) return;
+    const seconds = Math.max(0, Math.floor((this.#now() - this.#current.since) / 1000));
+    const text = `… ${this.#current.text} (${seconds} s)`;
+    const width = (this.#out.columns || 80) - 1;
+    this.#out.write(`${CLEAR_LINE}${text.length > width ? `${text.slice(0, width - 1)}…` : text}`);
+  }
+
+  /** Clears the progress line and stops its clock. */
+  stop(): void {
+    if (this.#ticker) clearInterval(this.#ticker);
+    this.#ticker = undefined;
+    if (this.#tty && this.#current) this.#out.write(CLEAR_LINE);
+    this.#current = undefined;
+  }
+}

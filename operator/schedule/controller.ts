@@ -1,0 +1,201 @@
+/**
+ * The ToolSchedule controller's wiring: ToolSchedules and Tools informers, a work queue, and the wake-ups
+ * decide() asks for (the next tick, a poll while runs of the schedule run) on the schedule clock. A
+ * schedule is looked at when it changes, when its tool is added, changed (archived) or deleted, at its
+ * wake-ups and at each resync. Each reconcile reads the world (the tool from the cache, the newest tick
+ * claim and the running runs from the store), decides (reconcile.ts) and acts (execute.ts).
+ */
+import { resourceNameForId, toolIdOf } from '../../contract/resources/convert.ts';
+import type { ToolResource, ToolScheduleResource } from '../../contract/resources/kinds.ts';
+import { Informer } from '../../kube/informer.ts';
+import type { ResourceClient } from '../../kube/resources/index.ts';
+import { type JobFailure, JobSupervisor } from '../../kube/supervisor.ts';
+import { WorkQueue } from '../../kube/work-queue.ts';
+import { type ScheduleClock, SYSTEM_CLOCK } from '../../schedules/clock.ts';
+import { compileSchedule } from '../../schedules/cron.ts';
+import { ScheduleEventReason } from '../../schedules/reasons.ts';
+import type { ToolState } from '../../schedules/service.ts';
+import type { Store } from '../../store/index.ts';
+import type { EventRecorder } from '../events.ts';
+import type { ControllerHealth } from '../health.ts';
+import { informerOptions } from '../informer-options.ts';
+import { executeSchedule, type ScheduledRunStarter } from './execute.ts';
+import { decideSchedule } from './reconcile.ts';
+
+export interface ScheduleControllerOptions {
+  toolSchedules: ResourceClient<ToolScheduleResource>;
+  tools: ResourceClient<ToolResource>;
+  store: Pick<Store, 'scheduleTicks' | 'getRun'>;
+  runs: ScheduledRunStarter;
+  events: EventRecorder;
+  /** Runs each reconcile as a background job: failures logged, counted, retried with backoff. */
+  jobs?: JobSupervisor;
+  /** Who claims ticks: distinct per process (replicas racing for a tick tell themselves apart by it). */
+  identity: string;
+  clock?: ScheduleClock;
+  resyncMs?: number;
+  log?: (line: string) => void;
+}
+
+export class ScheduleController {
+  readonly #opts: ScheduleControllerOptions;
+  readonly #clock: ScheduleClock;
+  readonly #schedules: Informer<ToolScheduleResource>;
+  readonly #tools: Informer<ToolResource>;
+  readonly #queue: WorkQueue;
+  readonly #jobs: JobSupervisor;
+  /** Failed reconciles in a row per schedule (since this process started; each tick is a new chance). */
+  readonly #failures = new Map<string, number>();
+  /** The pending wake-up of each schedule (one at a time: the latest decision's). */
+  readonly #wakeups = new Map<string, () => void>();
+  #stopped = false;
+
+  constructor(opts: ScheduleControllerOptions) {
+    this.#opts = opts;
+    this.#clock = opts.clock ?? SYSTEM_CLOCK;
+    this.#jobs = opts.jobs ?? new JobSupervisor({ log: opts.log ?? (() => {}) });
+    const informers = informerOptions(opts);
+    this.#schedules = new Informer(opts.toolSchedules, { kind: 'ToolSchedule', ...informers });
+    // Tools only matter as present, absent or archived; the Tool controller resyncs Tools.
+    this.#tools = new Informer(opts.tools, { kind: 'Tool', ...informers, resyncMs: 0 });
+    this.#queue = new WorkQueue(
+      (name) => this.#reconcile(name),
+      (name, error, retryInMs) =>
+        opts.log?.(
+          `toolschedule ${name}: reconcile failed (retry in ${retryInMs} ms): ${(error as Error).message}`,
+        ),
+      { baseDelayMs: 1_000, maxDelayMs: 5 * 60_000 },
+    );
+  }
+
+  async start(): Promise<void> {
+    this.#schedules.on('change', (name) => this.#queue.add(name));
+    this.#schedules.onEvent((type, schedule) => {
+      if (type === 'DELETED') void this.#forget(schedule);
+    });
+    this.#tools.onEvent((_type, tool) => this.#toolChanged(toolIdOf(tool)));
+    await this.#tools.start();
+    await this.#schedules.start();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    for (const cancel of this.#wakeups.values()) cancel();
+    this.#wakeups.clear();
+    await this.#queue.shutdown();
+    await Promise.all([this.#schedules.stop(), this.#tools.stop()]);
+  }
+
+  /** Resolves when no reconcile is queued or running (tests). */
+  idle(): Promise<void> {
+    return this.#queue.idle();
+  }
+
+  health(): ControllerHealth {
+    return { informers: [this.#schedules], queues: { toolschedule: this.#queue } };
+  }
+
+  #toolChanged(toolId: string): void {
+    for (const schedule of this.#schedules.values()) {
+      if (schedule.spec.toolId === toolId) this.#queue.add(schedule.metadata.name);
+    }
+  }
+
+  async #forget(schedule: ToolScheduleResource): Promise<void> {
+    const name = schedule.metadata.name;
+    this.#wakeups.get(name)?.();
+    this.#wakeups.delete(name);
+    try {
+      await this.#opts.store.scheduleTicks.forget(schedule.metadata.uid ?? name);
+    } catch (error) {
+      this.#opts.log?.(`toolschedule ${name}: dropping its tick claims failed: ${(error as Error).message}`);
+    }
+  }
+
+  #toolState(toolId: string): ToolState {
+    const tool = this.#tools.get(resourceNameForId(toolId));
+    if (!tool || toolIdOf(tool) !== toolId) return 'missing';
+    return tool.spec.archived ? 'archived' : 'ready';
+  }
+
+  #wakeAt(name: string, when: Date): void {
+    this.#wakeups.get(name)?.();
+    this.#wakeups.set(
+      name,
+      this.#clock.at(when, () => {
+        this.#wakeups.delete(name);
+        this.#queue.add(name);
+      }),
+    );
+  }
+
+  /**
+   * One reconcile as an attempt of the `schedule` job (kube/supervisor.ts): a failure (the store or the API
+   * server unreachable, a run that could not be started) is logged redacted, counted in the job metrics,
+   * shown as a ReconcileFailed Event, and retried with backoff; given up after KUBEGLUE_JOB_MAX_FAILURES,
+   * until the schedule's next tick.
+   */
+  async #reconcile(name: string): Promise<void> {
+    if (this.#stopped) return;
+    const schedule = this.#schedules.get(name);
+    if (!schedule) return;
+    const result = await this.#jobs.attempt({
+      job: 'schedule',
+      subject: `ToolSchedule ${name}`,
+      failuresBefore: this.#failures.get(name) ?? 0,
+      run: () => this.#reconcileNow(schedule),
+      record: (failure) => this.#recordFailure(schedule, failure),
+    });
+    if (result.ok) this.#failures.delete(name);
+  }
+
+  async #recordFailure(schedule: ToolScheduleResource, failure: JobFailure): Promise<void> {
+    const name = schedule.metadata.name;
+    if (failure.terminal) {
+      this.#failures.delete(name);
+      const compiled = compileSchedule(
+        schedule.spec.schedule,
+        schedule.spec.timeZone ?? 'UTC',
+        this.#clock.now(),
+      );
+      const next = compiled.ok ? compiled.schedule.next(this.#clock.now()) : undefined;
+      if (next) this.#wakeAt(name, next);
+    } else {
+      this.#failures.set(name, failure.failures);
+      this.#queue.addAfter(name, Math.max(0, (failure.retryAt?.getTime() ?? Date.now()) - Date.now()));
+    }
+    await this.#opts.events.record(schedule, 'Warning', ScheduleEventReason.ReconcileFailed, failure.message);
+  }
+
+  async #reconcileNow(schedule: ToolScheduleResource): Promise<void> {
+    const name = schedule.metadata.name;
+    const { store } = this.#opts;
+    const lastClaim = await store.scheduleTicks.latest(schedule.metadata.uid ?? name);
+    const lastRun = lastClaim?.runId ? await store.getRun(lastClaim.runId) : undefined;
+    const decision = decideSchedule({
+      now: this.#clock.now(),
+      schedule,
+      tool: this.#toolState(schedule.spec.toolId),
+      lastClaim,
+      lastRunStatus: lastClaim?.runId ? (lastRun?.status ?? null) : undefined,
+      running: await store.scheduleTicks.runningRuns(name),
+    });
+    const { lost } = await executeSchedule(schedule, decision, {
+      store,
+      runs: this.#opts.runs,
+      toolSchedules: this.#opts.toolSchedules,
+      informer: this.#schedules,
+      events: this.#opts.events,
+      identity: this.#opts.identity,
+      now: () => this.#clock.now(),
+      ...(this.#opts.log ? { log: this.#opts.log } : {}),
+    });
+    // Another process acted on the tick first: decide again from what it did.
+    if (lost) this.#queue.add(name);
+    else if (decision.requeueAt) this.#wakeAt(name, decision.requeueAt);
+    else {
+      this.#wakeups.get(name)?.();
+      this.#wakeups.delete(name);
+    }
+  }
+}

@@ -1,0 +1,242 @@
+/**
+ * The /v1 schedule routes in the embedded deployment: create, read, list, change and delete, with what
+ * they refuse (an expression that cannot run, an unknown time zone, an unknown or archived tool, inputs
+ * the tool's inputSchema refuses), the scopes they need, a key limited to tools seeing and managing only
+ * their schedules, the OpenAPI document, and the same schedules as ToolSchedule resources.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { ToolSchedule } from '../../../contract/api/schedule.ts';
+import { createEmbeddedKubeglueResources } from '../../../kube/resources/index.ts';
+import { useTestApi } from '../../support/embedded.ts';
+import { createEchoTool } from '../../support/schedules.ts';
+
+const api = useTestApi();
+let limitedKey: string;
+let readOnlyKey: string;
+
+beforeAll(async () => {
+  await createEchoTool(api, 'report');
+  await createEchoTool(api, 'other');
+  await api.call('POST', '/v1/tools', {
+    body: {
+      id: 'typed',
+      inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+      steps: [{ id: 'echo', config: { type: 'transform', transformCode: '(s) => s.n' } }],
+    },
+  });
+  const limited = await api.call<{ key: string }>('POST', '/v1/api-keys', {
+    body: {
+      name: 'report-only',
+      scopes: ['tools:read', 'tools:write', 'runs:read', 'runs:execute'],
+      toolIds: ['report'],
+    },
+  });
+  limitedKey = limited.body.key;
+  const readOnly = await api.call<{ key: string }>('POST', '/v1/api-keys', {
+    body: { name: 'reader', scopes: ['tools:read', 'runs:read'] },
+  });
+  readOnlyKey = readOnly.body.key;
+});
+
+describe('the schedule routes', () => {
+  it('create, read, change and delete a schedule', async () => {
+    const body = {
+      cronExpression: '0 9 * * MON-FRI',
+      timezone: 'Europe/Berlin',
+      enabled: true,
+      payload: { n: 1 },
+      options: { timeout: 60_000, retries: 2, webhookUrl: 'tool:other' },
+      concurrencyPolicy: 'Forbid',
+      startingDeadlineSeconds: 300,
+    };
+    const created = await api.call<ToolSchedule>('POST', '/v1/tools/report/schedules', { body });
+    expect(created.status).toBe(201);
+    const schedule = created.body;
+    // What was sent comes back, with the server's fields.
+    expect(schedule).toMatchObject({ ...body, toolId: 'report', status: 'active', activeRunIds: [] });
+    expect(schedule.id).toMatch(/^[0-9a-f-]{36}$/);
+    // 09:00 in Berlin on a weekday, after now.
+    const next = new Date(schedule.nextRunAt as string);
+    expect(next.getTime()).toBeGreaterThan(Date.now());
+    expect(
+      next.toLocaleString('en-GB', { timeZone: 'Europe/Berlin', hour: '2-digit', minute: '2-digit' }),
+    ).toBe('09:00');
+    expect([0, 6]).not.toContain(next.getUTCDay());
+    for (const field of ['createdAt', 'updatedAt'] as const)
+      expect(Date.parse(schedule[field])).not.toBeNaN();
+
+    const got = await api.call<ToolSchedule>('GET', `/v1/tools/report/schedules/${schedule.id}`);
+    expect(got.body).toMatchObject({ id: schedule.id, cronExpression: '0 9 * * MON-FRI' });
+
+    const changed = await api.call<ToolSchedule>('PUT', `/v1/tools/report/schedules/${schedule.id}`, {
+      body: { cronExpression: '@hourly', enabled: false, startingDeadlineSeconds: null },
+    });
+    expect(changed.status).toBe(200);
+    expect(changed.body).toMatchObject({
+      cronExpression: '@hourly',
+      timezone: 'Europe/Berlin',
+      enabled: false,
+      status: 'disabled',
+      statusReason: 'Suspended',
+      payload: { n: 1 },
+      concurrencyPolicy: 'Forbid',
+      startingDeadlineSeconds: null,
+    });
+
+    // The same object kubectl sees.
+    const resources = createEmbeddedKubeglueResources(api.embedded.store.resources, 'default');
+    const resource = await resources.toolSchedules.get(schedule.id);
+    expect(resource?.spec).toMatchObject({
+      toolId: 'report',
+      schedule: '@hourly',
+      timeZone: 'Europe/Berlin',
+      suspend: true,
+      concurrencyPolicy: 'Forbid',
+      inputs: { n: 1 },
+    });
+    expect(resource?.spec.startingDeadlineSeconds).toBeUndefined();
+
+    const deleted = await api.call('DELETE', `/v1/tools/report/schedules/${schedule.id}`);
+    expect(deleted.body).toEqual({ success: true });
+    const gone = await api.call<{ error: { code: string } }>(
+      'GET',
+      `/v1/tools/report/schedules/${schedule.id}`,
+    );
+    expect(gone.status).toBe(404);
+    expect(gone.body.error.code).toBe('KG_ERR_SCHEDULE_NOT_FOUND');
+  });
+
+  it('refuses what could not run, saying why', async () => {
+    const post = (toolId: string, body: unknown) =>
+      api.call<{ error: { code: string; message: string } }>('POST', `/v1/tools/${toolId}/schedules`, {
+        body,
+      });
+    const cases: [string, unknown, number, string, RegExp][] = [
+      ['report', { cronExpression: '61 * * * *' }, 400, 'KG_ERR_SCHEDULE_INVALID', /minute/],
+      ['report', { cronExpression: '0 0 31 2 *' }, 400, 'KG_ERR_SCHEDULE_INVALID', /never matches/],
+      ['report', { cronExpression: '* * * * * *' }, 400, 'KG_ERR_VALIDATION', /five cron fields/],
+      [
+        'report',
+        { cronExpression: '* * * * *', timezone: 'Mars/Base' },
+        400,
+        'KG_ERR_VALIDATION',
+        /IANA time zone/,
+      ],
+      [
+        'report',
+        { cronExpression: '* * * * *', options: { async: false } },
+        400,
+        'KG_ERR_VALIDATION',
+        /async/,
+      ],
+      ['nowhere', { cronExpression: '* * * * *' }, 404, 'KG_ERR_TOOL_NOT_FOUND', /nowhere/],
+      ['typed', { cronExpression: '* * * * *', payload: { n: 'x' } }, 400, 'KG_ERR_INPUTS_INVALID', /n/],
+    ];
+    for (const [toolId, body, status, code, message] of cases) {
+      const response = await post(toolId, body);
+      expect([response.status, response.body.error.code], JSON.stringify(body)).toEqual([status, code]);
+      expect(response.body.error.message).toMatch(message);
+    }
+    await api.call('POST', '/v1/tools', {
+      body: {
+        id: 'old',
+        archived: true,
+        steps: [{ id: 'a', config: { type: 'transform', transformCode: '(s) => s' } }],
+      },
+    });
+    const archived = await post('old', { cronExpression: '* * * * *' });
+    expect([archived.status, archived.body.error.code]).toEqual([400, 'KG_ERR_TOOL_ARCHIVED']);
+  });
+
+  it('needs tools:read to read and tools:write with runs:execute to write', async () => {
+    const read = await api.call('GET', '/v1/schedules', { key: readOnlyKey });
+    expect(read.status).toBe(200);
+    const write = await api.call<{ error: { code: string } }>('POST', '/v1/tools/report/schedules', {
+      key: readOnlyKey,
+      body: { cronExpression: '* * * * *' },
+    });
+    expect([write.status, write.body.error.code]).toEqual([403, 'KG_ERR_SCOPE_REQUIRED']);
+  });
+
+  it('a key limited to tools sees and manages only their schedules', async () => {
+    const mine = await api.call<ToolSchedule>('POST', '/v1/tools/report/schedules', {
+      key: limitedKey,
+      body: { cronExpression: '*/10 * * * *' },
+    });
+    expect(mine.status).toBe(201);
+    const theirs = await api.call<ToolSchedule>('POST', '/v1/tools/other/schedules', {
+      body: { cronExpression: '*/10 * * * *' },
+    });
+    const listed = await api.call<{ data: ToolSchedule[]; total: number }>('GET', '/v1/schedules', {
+      key: limitedKey,
+    });
+    expect(listed.body.data.map((s) => s.toolId)).toEqual(['report']);
+    expect(listed.body.total).toBe(1);
+    const all = await api.call<{ data: ToolSchedule[] }>('GET', '/v1/schedules');
+    expect(all.body.data.map((s) => s.id)).toEqual(expect.arrayContaining([mine.body.id, theirs.body.id]));
+
+    for (const [method, path] of [
+      ['GET', `/v1/tools/other/schedules`],
+      ['GET', `/v1/tools/other/schedules/${theirs.body.id}`],
+      ['PUT', `/v1/tools/other/schedules/${theirs.body.id}`],
+      ['DELETE', `/v1/tools/other/schedules/${theirs.body.id}`],
+      ['POST', `/v1/tools/other/schedules`],
+    ] as const) {
+      const response = await api.call<{ error: { code: string } }>(method, path, {
+        key: limitedKey,
+        ...(method === 'PUT' || method === 'POST' ? { body: { cronExpression: '* * * * *' } } : {}),
+      });
+      expect([response.status, response.body.error.code], `${method} ${path}`).toEqual([
+        404,
+        'KG_ERR_TOOL_NOT_FOUND',
+      ]);
+    }
+    // Its schedule may not chain to a tool it cannot use.
+    const chain = await api.call<{ error: { code: string } }>(
+      'PUT',
+      `/v1/tools/report/schedules/${mine.body.id}`,
+      {
+        key: limitedKey,
+        body: { options: { webhookUrl: 'tool:other' } },
+      },
+    );
+    expect(chain.body.error.code).toBe('KG_ERR_CHAIN_TARGET_FORBIDDEN');
+    // A schedule is found only under its own tool.
+    const wrongTool = await api.call('GET', `/v1/tools/report/schedules/${theirs.body.id}`);
+    expect(wrongTool.status).toBe(404);
+  });
+
+  it('pages the list as superglue clients read it', async () => {
+    for (let i = 0; i < 3; i++) {
+      await api.call('POST', '/v1/tools/other/schedules', { body: { cronExpression: `${i} * * * *` } });
+    }
+    const page = await api.call<{
+      data: ToolSchedule[];
+      total: number;
+      page: number;
+      limit: number;
+      hasMore: boolean;
+    }>('GET', '/v1/tools/other/schedules?limit=2&page=1');
+    expect(page.body).toMatchObject({ page: 1, limit: 2, hasMore: true });
+    expect(page.body.data).toHaveLength(2);
+    const last = await api.call<{ data: ToolSchedule[]; total: number; hasMore: boolean }>(
+      'GET',
+      `/v1/tools/other/schedules?limit=2&page=${Math.ceil(page.body.total / 2)}`,
+    );
+    expect(last.body.hasMore).toBe(false);
+  });
+
+  it('are in the OpenAPI document', async () => {
+    const { body } = await api.call<{ paths: Record<string, Record<string, { operationId: string }>> }>(
+      'GET',
+      '/v1/openapi.json',
+    );
+    expect(body.paths['/schedules']?.get?.operationId).toBe('listSchedules');
+    expect(Object.keys(body.paths['/tools/{toolId}/schedules'] ?? {}).sort()).toEqual(['get', 'post']);
+    expect(Object.keys(body.paths['/tools/{toolId}/schedules/{scheduleId}'] ?? {}).sort()).toEqual([
+      'delete',
+      'get',
+      'put',
+    ]);
+  });
+});

@@ -1,0 +1,316 @@
+/**
+ * Schedules in the embedded deployment (what `npm start` runs), with the schedules' clock moved by hand:
+ * a tick starts one async run with requestSource scheduler and the schedule id; Forbid and Replace
+ * against a run that is still running; downtime with and without a starting deadline (one catch-up run,
+ * never a burst); a schedule whose tool is archived or deleted pauses and resumes when it is back; the
+ * run carries the rights of the key that wrote the schedule.
+ */
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Run } from '../../../contract/api/run.ts';
+import { startTestApi, type TestApi, waitForRun } from '../../support/embedded.ts';
+import { useHttpTarget } from '../../support/http-target.ts';
+import { ManualClock } from '../../support/manual-clock.ts';
+import {
+  at,
+  clockStart,
+  createEchoTool,
+  createSchedule,
+  getSchedule,
+  runsOf,
+  until,
+  untilTick,
+} from '../../support/schedules.ts';
+
+const target = useHttpTarget();
+/** Requests to /hold wait here until the test lets them go: a run that stays running. */
+const held: ServerResponse[] = [];
+const base = clockStart();
+const clock = new ManualClock(at(base, 0, 30));
+let api: TestApi;
+
+beforeAll(async () => {
+  target.route('GET', '/hold', (_req, res) => {
+    held.push(res);
+    return undefined;
+  });
+  api = await startTestApi({}, { scheduleClock: clock });
+  await api.call('POST', '/v1/systems', { body: { id: 'target', url: target.url } });
+  await createEchoTool(api, 'echo');
+  const slow = await api.call('POST', '/v1/tools', {
+    body: { id: 'slow', steps: [{ id: 'wait', config: { systemId: 'target', url: '/hold' } }] },
+  });
+  expect(slow.status).toBe(201);
+}, 60_000);
+
+afterEach(async () => {
+  // Every schedule goes, so the next test's ticks start only its own runs; held runs end.
+  const { body } = await api.call<{ data: { id: string; toolId: string }[] }>(
+    'GET',
+    '/v1/schedules?limit=100',
+  );
+  for (const schedule of body.data) {
+    await api.call('DELETE', `/v1/tools/${schedule.toolId}/schedules/${schedule.id}`);
+  }
+  for (const res of held.splice(0)) res.end('{"done":true}');
+});
+
+afterAll(async () => {
+  await api?.stop();
+});
+
+/** The clock at `minutes` past the base plus 1 s (each test's ticks are later than the last's). */
+let minute = 0;
+function nextTick(step = 1): Date {
+  minute += step;
+  clock.set(at(base, minute, 1));
+  return at(base, minute);
+}
+
+/** A schedule of the slow tool whose first tick's run is running (held at the target). */
+async function runThatStaysRunning(concurrencyPolicy: string) {
+  const created = await createSchedule(api, 'slow', { cronExpression: '* * * * *', concurrencyPolicy });
+  const started = await untilTick(api, 'slow', created.id, nextTick());
+  await until(
+    'the run to reach the target',
+    async () => held.length,
+    (n) => n === 1,
+  );
+  return { created, started };
+}
+
+describe('a schedule in the embedded deployment', () => {
+  it('starts one async run per tick, with requestSource scheduler and the schedule id', async () => {
+    const created = await createSchedule(api, 'echo', {
+      cronExpression: '* * * * *',
+      timezone: 'Europe/Berlin',
+      payload: { n: 7 },
+    });
+    expect(created).toMatchObject({ toolId: 'echo', enabled: true, status: 'active', payload: { n: 7 } });
+    const tick = nextTick();
+    const schedule = await untilTick(api, 'echo', created.id, tick);
+    expect(schedule).toMatchObject({
+      lastRunAt: tick.toISOString().replace('.000Z', 'Z'),
+      lastTick: { outcome: 'started' },
+      statusReason: 'Scheduled',
+    });
+    const runs = await runsOf(api, 'echo', created.id);
+    expect(runs).toHaveLength(1);
+    const run = await waitForRun<Run>(api, schedule.lastRunId as string);
+    expect(run).toMatchObject({
+      runId: schedule.lastRunId,
+      toolId: 'echo',
+      status: 'success',
+      requestSource: 'scheduler',
+      scheduleId: created.id,
+      toolPayload: { n: 7 },
+      options: { async: true },
+    });
+    const results = await api.call<{ data: { data: unknown } }>('GET', `/v1/runs/${run.runId}/results`);
+    expect(results.body.data.data).toEqual({ n: 7 });
+
+    // The next tick, the next run; a disabled schedule starts none.
+    const second = nextTick();
+    await untilTick(api, 'echo', created.id, second);
+    expect(await runsOf(api, 'echo', created.id)).toHaveLength(2);
+    const disabled = await api.call('PUT', `/v1/tools/echo/schedules/${created.id}`, {
+      body: { enabled: false },
+    });
+    expect(disabled.body).toMatchObject({ enabled: false, status: 'disabled', statusReason: 'Suspended' });
+    nextTick();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await runsOf(api, 'echo', created.id)).toHaveLength(2);
+  });
+
+  it('Forbid skips a tick while the previous run still runs', async () => {
+    const { created, started } = await runThatStaysRunning('Forbid');
+    const second = nextTick();
+    const skipped = await untilTick(api, 'slow', created.id, second);
+    expect(skipped.lastTick).toEqual({
+      at: second.toISOString().replace('.000Z', 'Z'),
+      outcome: 'skipped',
+      reason: 'ConcurrencyForbid',
+    });
+    expect(skipped.activeRunIds).toEqual([started.lastRunId]);
+    expect(skipped.lastRunId).toBe(started.lastRunId);
+    expect(await runsOf(api, 'slow', created.id)).toHaveLength(1);
+    // Once it ended, the next tick runs again.
+    for (const res of held.splice(0)) res.end('{}');
+    await waitForRun(api, started.lastRunId as string);
+    const third = nextTick();
+    const again = await untilTick(api, 'slow', created.id, third);
+    expect(again.lastTick?.outcome).toBe('started');
+    expect(await runsOf(api, 'slow', created.id)).toHaveLength(2);
+  });
+
+  it('Replace cancels the running run and starts the new one', async () => {
+    const { created, started } = await runThatStaysRunning('Replace');
+    const second = nextTick();
+    const replaced = await untilTick(api, 'slow', created.id, second);
+    expect(replaced.lastRunId).not.toBe(started.lastRunId);
+    const old = await waitForRun<Run>(api, started.lastRunId as string);
+    expect(old).toMatchObject({ status: 'aborted', error: 'Run was cancelled' });
+    const runs = await runsOf(api, 'slow', created.id);
+    expect(runs.map((run) => run.runId)).toEqual([started.lastRunId, replaced.lastRunId]);
+    expect(replaced.activeRunIds).toEqual([replaced.lastRunId]);
+  });
+
+  it('pauses while its tool is archived or deleted, and resumes from the next tick when it is back', async () => {
+    await createEchoTool(api, 'flaky');
+    const created = await createSchedule(api, 'flaky', { cronExpression: '* * * * *' });
+    const first = nextTick();
+    await untilTick(api, 'flaky', created.id, first);
+
+    await api.call('PUT', '/v1/tools/flaky', { body: { archived: true } });
+    expect(await getSchedule(api, 'flaky', created.id)).toMatchObject({
+      status: 'paused',
+      statusReason: 'ToolArchived',
+      statusMessage: expect.stringContaining('archived'),
+    });
+    nextTick();
+    nextTick();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await runsOf(api, 'flaky', created.id)).toHaveLength(1);
+
+    // Unarchived: the ticks that passed are not made up; the next one runs.
+    await api.call('PUT', '/v1/tools/flaky', { body: { archived: false } });
+    const resumed = await until(
+      'the schedule to resume',
+      () => getSchedule(api, 'flaky', created.id),
+      (s) => s.lastTick?.reason === 'Resumed',
+    );
+    expect(resumed).toMatchObject({ status: 'active', lastTick: { outcome: 'skipped' } });
+    expect(await runsOf(api, 'flaky', created.id)).toHaveLength(1);
+    const after = nextTick();
+    await untilTick(api, 'flaky', created.id, after);
+    expect(await runsOf(api, 'flaky', created.id)).toHaveLength(2);
+
+    // Deleted: paused too (no failed run each minute), and back when the tool is created again.
+    await api.call('DELETE', '/v1/tools/flaky');
+    expect(await getSchedule(api, 'flaky', created.id)).toMatchObject({
+      status: 'paused',
+      statusReason: 'ToolNotFound',
+    });
+    const listed = await api.call<{ data: { id: string; status: string }[] }>(
+      'GET',
+      '/v1/tools/flaky/schedules',
+    );
+    expect(listed.body.data).toEqual([expect.objectContaining({ id: created.id, status: 'paused' })]);
+    nextTick();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const { body } = await api.call<{ data: Run[] }>('GET', '/v1/runs?requestSources=scheduler&toolId=flaky');
+    expect(body.data.filter((run) => run.status === 'failed')).toEqual([]);
+    await createEchoTool(api, 'flaky');
+    await until(
+      'the schedule to resume',
+      () => getSchedule(api, 'flaky', created.id),
+      (s) => s.status === 'active' && s.lastTick?.reason === 'Resumed',
+    );
+    const back = nextTick();
+    await untilTick(api, 'flaky', created.id, back);
+    expect(await runsOf(api, 'flaky', created.id)).toHaveLength(3);
+  });
+
+  it('runs with the rights of the key that wrote it', async () => {
+    const key = await api.call<{ id: string; key: string }>('POST', '/v1/api-keys', {
+      body: {
+        name: 'echo-only',
+        scopes: ['tools:read', 'tools:write', 'runs:read', 'runs:execute'],
+        toolIds: ['echo'],
+      },
+    });
+    const created = await createSchedule(api, 'echo', { cronExpression: '* * * * *' }, key.body.key);
+    expect(created.createdByUserId).toBe(key.body.id);
+    const tick = nextTick();
+    const schedule = await untilTick(api, 'echo', created.id, tick);
+    const run = await api.call<Run>('GET', `/v1/runs/${schedule.lastRunId}`, { key: key.body.key });
+    expect(run.body).toMatchObject({
+      userId: key.body.id,
+      requestSource: 'scheduler',
+      scheduleId: created.id,
+    });
+    // The key's tool limit travels with the run (as with hooks and chains).
+    const stored = await api.embedded.store.getRun(schedule.lastRunId as string);
+    expect(stored?.allowedToolIds).toEqual(['echo']);
+  });
+});
+
+describe('a schedule across downtime', () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-schedules-'));
+  });
+  afterAll(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  /** Starts, creates the schedule at the base, stops; starts again at `back` and returns that server. */
+  async function downAndBack(schedule: Record<string, unknown>, back: Date) {
+    const start = base;
+    const before = await startTestApi({}, { dataDir, scheduleClock: new ManualClock(at(start, 0, 30)) });
+    await createEchoTool(before, `tool-${schedule.id}`).catch(() => {});
+    const created = await createSchedule(before, `tool-${schedule.id}`, schedule);
+    await until(
+      'the operator to look at it',
+      () => getSchedule(before, `tool-${schedule.id}`, created.id),
+      (s) => s.statusReason === 'Scheduled',
+    );
+    await before.embedded.close();
+    const after = await startTestApi({}, { dataDir, scheduleClock: new ManualClock(back) });
+    return { api: after, toolId: `tool-${schedule.id}`, id: created.id };
+  }
+
+  it('without a deadline: one catch-up run for the latest missed tick, never a burst', async () => {
+    // Every 5 minutes; down for 2 h 2 min: 24 ticks passed.
+    const back = await downAndBack({ id: 'no-deadline', cronExpression: '*/5 * * * *' }, at(base, 122));
+    try {
+      const schedule = await untilTick(back.api, back.toolId, back.id, at(base, 120));
+      expect(schedule.lastTick).toMatchObject({
+        at: at(base, 120).toISOString().replace('.000Z', 'Z'),
+        outcome: 'started',
+      });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const runs = await runsOf(back.api, back.toolId, back.id);
+      expect(runs).toHaveLength(1);
+    } finally {
+      await back.api.embedded.close();
+    }
+  });
+
+  it('with a deadline: a missed tick later than it is recorded as missed and does not run', async () => {
+    const back = await downAndBack(
+      { id: 'deadline', cronExpression: '*/5 * * * *', startingDeadlineSeconds: 60 },
+      at(base, 122),
+    );
+    try {
+      const schedule = await untilTick(back.api, back.toolId, back.id, at(base, 120));
+      expect(schedule.lastTick).toEqual({
+        at: at(base, 120).toISOString().replace('.000Z', 'Z'),
+        outcome: 'missed',
+        reason: 'DeadlineExceeded',
+      });
+      expect(await runsOf(back.api, back.toolId, back.id)).toHaveLength(0);
+    } finally {
+      await back.api.embedded.close();
+    }
+  });
+
+  it('with a deadline: a missed tick still within it runs once', async () => {
+    const back = await downAndBack(
+      { id: 'within', cronExpression: '*/5 * * * *', startingDeadlineSeconds: 300 },
+      at(base, 122),
+    );
+    try {
+      const schedule = await untilTick(back.api, back.toolId, back.id, at(base, 120));
+      expect(schedule.lastTick?.outcome).toBe('started');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(await runsOf(back.api, back.toolId, back.id)).toHaveLength(1);
+    } finally {
+      await back.api.embedded.close();
+    }
+  });
+});
