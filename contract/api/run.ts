@@ -238,8 +238,8 @@ export const StepResult = z
       .datetime({ offset: true })
       .optional()
       .describe(
-        'Extension: when the step started; in the stored results of synchronous runs and in synchronous ' +
-          'answers with includeStepResultData false.',
+        'Extension: when the step started; in the stored results of runs executed by a worker pool (not ' +
+          'by a runner Pod), and in synchronous answers with includeStepResultData false.',
       ),
     durationMs: z
       .number()

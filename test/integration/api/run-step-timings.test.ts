@@ -1,9 +1,10 @@
 /**
- * A synchronous run's stored results keep when each step started and how long it took, so its timeline
- * can be drawn after the fact (the dashboard's run page); the answer itself is unchanged.
+ * A run's stored results keep when each step started and how long it took, so its timeline can be drawn
+ * after the fact (the dashboard's run page): synchronous runs, and asynchronous ones executed in this
+ * process's pool (the embedded deployment). The synchronous answer itself is unchanged.
  */
 import { expect, it } from 'vitest';
-import { useTestApi } from '../../support/embedded.ts';
+import { useTestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
 const target = useHttpTarget();
@@ -46,4 +47,27 @@ it("stores each step's start and duration with a synchronous run's results", asy
   expect(Date.parse(wait?.startedAt ?? '')).toBeGreaterThanOrEqual(Date.parse(first?.startedAt ?? ''));
   expect(wait?.durationMs).toBeGreaterThanOrEqual(100);
   expect(first?.durationMs).toBeLessThan(wait?.durationMs ?? 0);
+});
+
+it("stores each step's start and duration with an asynchronous run's results", async () => {
+  target.route('GET', '/slow', { delayMs: 120, body: { ok: true } });
+  const tool = { id: 'timed-async', steps: [{ id: 'wait', config: { url: `${target.url}/slow` } }] };
+  expect((await api.call('POST', '/v1/tools', { body: tool })).status).toBe(201);
+  const accepted = await api.call<{ runId: string }>('POST', '/v1/tools/timed-async/run', {
+    body: { options: { async: true } },
+  });
+  expect(accepted.status).toBe(202);
+  expect((await waitForRun(api, accepted.body.runId)).status).toBe('success');
+  const stored = await api.call<{ data: { stepResults: Step[] } }>(
+    'GET',
+    `/v1/runs/${accepted.body.runId}/results`,
+  );
+  expect(stored.body.data.stepResults).toEqual([
+    expect.objectContaining({
+      stepId: 'wait',
+      startedAt: expect.stringMatching(/Z$/),
+      durationMs: expect.any(Number),
+    }),
+  ]);
+  expect(stored.body.data.stepResults[0]?.durationMs).toBeGreaterThanOrEqual(100);
 });

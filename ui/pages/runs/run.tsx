@@ -311,7 +311,7 @@ export function RunPage({ params }: { params: Record<string, string> }) {
           <p class="muted">
             {run.status === 'running'
               ? 'Waiting for the first step…'
-              : 'This run stored no step timings (synchronous runs store them; others are drawn only while watched live here).'}
+              : 'This run stored no step timings (a run in a runner Pod keeps them only while watched live here).'}
           </p>
         )}
       </section>
