@@ -294,7 +294,9 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
     await output.locator('.json-match').waitFor();
     await output.getByText('59,901–60,000 of 60,000').waitFor();
     const longest = await page.evaluate('Math.max(...window.frameGaps.slice(1))');
-    expect(longest).toBeLessThan(500);
+    // Drawing every item on the way to the match froze this tab for 5.6 s; a quiet machine stays under
+    // 100 ms. The bound leaves room for a CI machine running other test files on its two cores.
+    expect(longest).toBeLessThan(1_500);
     await screenshot(page, 'run-large-result');
   });
 
