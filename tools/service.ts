@@ -182,7 +182,11 @@ export class ToolService {
       const existing = await this.#deps.resources.tools.get(resourceNameForId(id));
       if (!existing || toolIdOf(existing) !== id) throw KG_ERR_TOOL_NOT_FOUND(id);
       const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
-      const merged = this.#parse({ ...toolFromResource(existing), ...defined, id });
+      // null removes a field (JSON Merge Patch): the tool is parsed without it.
+      const fields = Object.entries({ ...toolFromResource(existing), ...defined }).filter(
+        ([, value]) => value !== null,
+      );
+      const merged = this.#parse({ ...Object.fromEntries(fields), id });
       assertSystemsGranted(grant.systemIds, merged.steps);
       const unused = unusedSystemIds(systemIds, merged.steps);
       if (unused.length > 0) {

@@ -158,6 +158,32 @@ describe('a tool as a manifest for GitOps', () => {
   });
 });
 
+describe('editing a tool', () => {
+  it('removes an optional field given as null, and keeps the others', async () => {
+    const created = await api.call('POST', '/v1/tools', {
+      body: transform('tidy', {
+        name: 'Tidy',
+        folder: 'x/y',
+        inputSchema: { type: 'object', properties: { n: { type: 'number' } } },
+        outputTransform: '(s) => s.only',
+      }),
+    });
+    expect(created.status, created.text).toBe(201);
+    const updated = await api.call<Record<string, unknown>>('PUT', '/v1/tools/tidy', {
+      body: { folder: null, inputSchema: null, outputTransform: null, instruction: 'Tidies' },
+    });
+    expect(updated.status, updated.text).toBe(200);
+    expect(updated.body).toMatchObject({ id: 'tidy', name: 'Tidy', instruction: 'Tidies' });
+    expect(Object.keys(updated.body)).not.toEqual(
+      expect.arrayContaining(['folder', 'inputSchema', 'outputTransform']),
+    );
+    const read = (await api.call<Record<string, unknown>>('GET', '/v1/tools/tidy')).body;
+    expect(['folder', 'inputSchema', 'outputTransform'].filter((field) => field in read)).toEqual([]);
+    // Steps cannot be removed: a tool needs them.
+    expect((await api.call('PUT', '/v1/tools/tidy', { body: { steps: null } })).status).toBe(400);
+  });
+});
+
 describe('refusals at their fields', () => {
   it("places a 422's code problems at their field, with the line and column inside the code", async () => {
     const refused = await api.call<ErrorAnswer>('POST', '/v1/tools', {
