@@ -4,6 +4,7 @@
  * here (ui/README.md, "Adding a page").
  */
 import type { JSX } from 'preact';
+import { lazyPage } from './components/lazy-page.tsx';
 import { notBuiltPage } from './components/not-built.tsx';
 import { RunsPage } from './pages/runs/list.tsx';
 import { RunPage } from './pages/runs/run.tsx';
@@ -23,6 +24,10 @@ export interface PageDefinition {
   component: (props: PageProps) => JSX.Element | null;
 }
 
+/** A Tools page: their forms and editor are a chunk of their own, fetched with the first of them. */
+const toolsPage = (name: keyof typeof import('./pages/tools/pages.ts')) =>
+  lazyPage(() => import('./pages/tools/pages.ts').then((pages) => pages[name]));
+
 export const PAGES: readonly PageDefinition[] = [
   {
     path: '/overview',
@@ -36,12 +41,15 @@ export const PAGES: readonly PageDefinition[] = [
   },
   { path: '/runs', title: () => 'Runs', nav: 'Runs', component: RunsPage },
   { path: '/runs/:runId', title: (params) => `Run ${params.runId}`, component: RunPage },
+  { path: '/tools', title: () => 'Tools', nav: 'Tools', component: toolsPage('ToolsPage') },
+  { path: '/tools/:toolId', title: (params) => `Tool ${params.toolId}`, component: toolsPage('ToolPage') },
   {
-    path: '/tools',
-    title: () => 'Tools',
-    nav: 'Tools',
-    component: notBuiltPage('Tools', 'The tools, their definitions and a run form', 'GET /v1/tools'),
+    path: '/tools/:toolId/edit',
+    title: (params) => `Edit ${params.toolId}`,
+    component: toolsPage('EditToolPage'),
   },
+  // Not under /tools/: any name there could be a tool's id.
+  { path: '/new/tool', title: () => 'New tool', component: toolsPage('NewToolPage') },
   {
     path: '/systems',
     title: () => 'Systems',

@@ -13,6 +13,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 
 const REPO = resolve(import.meta.dirname, '..', '..');
 
@@ -74,6 +75,39 @@ export async function openPage(
   return { context, page, watch };
 }
 
+/**
+ * A browser for the tests of the enclosing block: launched before them, closed after them. `open` gives a
+ * fresh page (its own session) at a path of the server; after each test its pages are closed, and the
+ * test fails if any of them saw a Content-Security-Policy violation or a console error.
+ */
+export function useBrowserPages(baseUrl: () => string): {
+  open(path: string, options?: Parameters<typeof openPage>[1]): Promise<Page>;
+} {
+  let browser: Browser | undefined;
+  const opened: { context: BrowserContext; watch: PageWatch }[] = [];
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterEach(async () => {
+    const watches = opened.map((entry) => entry.watch);
+    for (const { context } of opened.splice(0)) await context.close();
+    expect(watches.flatMap((watch) => watch.cspViolations)).toEqual([]);
+    expect(watches.flatMap((watch) => watch.consoleErrors)).toEqual([]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return {
+    async open(path, options = {}) {
+      if (!browser) throw new Error('the browser is launched in beforeAll: open pages in tests');
+      const { context, page, watch } = await openPage(browser, options);
+      opened.push({ context, watch });
+      await page.goto(`${baseUrl()}${path}`);
+      return page;
+    },
+  };
+}
+
 export interface AxeViolation {
   id: string;
   impact: string | null;
@@ -99,6 +133,18 @@ export async function seriousAccessibilityViolations(page: Page): Promise<AxeVio
       help,
       nodes: nodes.map((n) => ({ target: n.target })),
     }));
+}
+
+/** Fails on axe-core's serious or critical findings on the page as it is now. */
+export async function expectAccessible(page: Page): Promise<void> {
+  expect(await seriousAccessibilityViolations(page)).toEqual([]);
+}
+
+/** Signs in with the key on the sign-in form the page shows, and waits for the navigation. */
+export async function signIn(page: Page, key: string): Promise<void> {
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation', { name: 'Main' }).waitFor();
 }
 
 /** Where the tests write what CI keeps: screenshots of every page. */

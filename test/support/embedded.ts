@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import { type EmbeddedApp, startEmbedded } from '../../bin/embedded.ts';
 import { loadSettings } from '../../config/config.ts';
 import type { ScheduleClock } from '../../schedules/clock.ts';
@@ -182,6 +183,19 @@ export function useTestApi(env: Record<string, string> | (() => Record<string, s
     () => startTestApi(typeof env === 'function' ? env() : env),
     (api) => api.stop(),
   );
+}
+
+/** A call that must succeed (2xx), as the admin unless a key is given: its body; else the test fails. */
+export async function callOk<T>(
+  api: TestApi,
+  method: string,
+  path: string,
+  body?: unknown,
+  key = TEST_ADMIN_KEY,
+): Promise<T> {
+  const answer = await api.call<T>(method, path, { ...(body !== undefined ? { body } : {}), key });
+  expect(answer.status, `${method} ${path}: ${answer.text.slice(0, 500)}`).toBeLessThan(300);
+  return answer.body;
 }
 
 /** Polls GET /v1/runs/:id until the run is no longer running. */

@@ -6,18 +6,17 @@
  * photographed into test-output/ui/.
  */
 
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG, KG_ERR_INVALID_API_KEY } from '../../../contract/api/errors.ts';
 import {
   browserMissing,
-  launchBrowser,
-  openPage,
-  type PageWatch,
+  expectAccessible,
   screenshot,
-  seriousAccessibilityViolations,
+  signIn as signInWith,
+  useBrowserPages,
 } from '../../support/browser.ts';
-import { TEST_ADMIN_KEY, useTestApi, waitForRun } from '../../support/embedded.ts';
+import { callOk, TEST_ADMIN_KEY, useTestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
 const missing = browserMissing();
@@ -38,41 +37,22 @@ interface RunAnswer {
   toolPayload?: Record<string, unknown>;
 }
 
-async function call<T>(method: string, path: string, body?: unknown, key = TEST_ADMIN_KEY): Promise<T> {
-  const answer = await api.call<T>(method, path, { ...(body !== undefined ? { body } : {}), key });
-  expect(answer.status, `${method} ${path}: ${answer.text.slice(0, 500)}`).toBeLessThan(300);
-  return answer.body;
-}
+const call = <T>(method: string, path: string, body?: unknown, key?: string) =>
+  callOk<T>(api, method, path, body, key);
 
 const requestTool = (id: string, path: string) => ({
   id,
   steps: [{ id: 'fetch', config: { systemId: 'target', url: path } }],
 });
 
-let browser: Browser;
-const opened: { context: BrowserContext; watch: PageWatch }[] = [];
 const ids = { failed: '', files: '', big: '', withInputs: '' };
 
-async function open(path: string, options: Parameters<typeof openPage>[1] = {}): Promise<Page> {
-  const { context, page, watch } = await openPage(browser, options);
-  opened.push({ context, watch });
-  await page.goto(`${api.url}${path}`);
-  return page;
-}
-
-async function signIn(page: Page, key = TEST_ADMIN_KEY): Promise<void> {
-  await page.getByLabel('API key').fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('navigation', { name: 'Main' }).waitFor();
-}
-
-async function expectAccessible(page: Page): Promise<void> {
-  expect(await seriousAccessibilityViolations(page)).toEqual([]);
-}
+const signIn = (page: Page, key = TEST_ADMIN_KEY) => signInWith(page, key);
 
 describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
+  const { open } = useBrowserPages(() => api.url);
+
   beforeAll(async () => {
-    browser = await launchBrowser();
     target.route('GET', '/items', (req) => ({
       body: [
         { id: 1, name: 'first' },
@@ -115,18 +95,6 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
     ids.files = (await call<RunAnswer>('POST', '/v1/tools/report/run', {})).runId;
     ids.big = (await call<RunAnswer>('POST', '/v1/tools/big/run', { includeStepResultData: false })).runId;
   }, 120_000);
-
-  afterEach(async () => {
-    const watches = opened.map((entry) => entry.watch);
-    for (const { context } of opened.splice(0)) await context.close();
-    // Nothing the page did was refused by its Content-Security-Policy, and nothing threw.
-    expect(watches.flatMap((watch) => watch.cspViolations)).toEqual([]);
-    expect(watches.flatMap((watch) => watch.consoleErrors)).toEqual([]);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-  });
 
   it("refuses a wrong key, showing the API's message, code and what to do", async () => {
     const page = await open('/');
@@ -315,7 +283,7 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
   });
 
   it('says honestly which pages are not built yet, and keeps them accessible', async () => {
-    const page = await open('/tools');
+    const page = await open('/gateways');
     await signIn(page);
     await page.getByText('Not built yet.').waitFor();
     await expectAccessible(page);
