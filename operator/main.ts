@@ -4,14 +4,13 @@
  * a Lease; only the leader acts, and a leader that loses its Lease exits so it restarts clean.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { operatorSettings } from '../config/config.ts';
 import { openClusterProcess } from '../kube/cluster-process.ts';
 import { registerJobMetrics } from '../kube/job-metrics.ts';
 import { installLastResortHandlers } from '../kube/last-resort.ts';
 import { LeaderElector } from '../kube/lease.ts';
-import { registerInformerMetrics, registerWorkQueueMetrics } from '../kube/metrics.ts';
+import { registerInformerMetrics, registerWorkQueueMetrics, serveMetrics } from '../kube/metrics.ts';
 import {
   createClusterResources,
   EVENT_KIND,
@@ -49,11 +48,12 @@ export async function main(_args: string[]): Promise<void> {
   });
   let operator: Operator | undefined;
   let chains: Awaited<ReturnType<typeof createClusterRunStarters>> | undefined;
-  const metricsServer = await serveMetrics(
-    registry,
-    settings.metricsHost ?? settings.host,
-    settings.metricsPort,
-  );
+  // /healthz there too: the operator has no other port.
+  const metricsServer = await serveMetrics(registry, {
+    host: settings.metricsHost ?? settings.host,
+    port: settings.metricsPort,
+    health: true,
+  });
   const identity = `${settings.podName}_${randomBytes(4).toString('hex')}`;
   // Outbox delivery, retention and the prunes: their failures are recorded, never fatal.
   const jobs = new JobSupervisor({ settings: settings.jobs, log });
@@ -166,26 +166,4 @@ export async function main(_args: string[]): Promise<void> {
   }
   // What nothing caught: a rejection is logged, an exception releases the Lease and exits 1.
   installLastResortHandlers({ log, shutdown: () => shutdown(1), hardExitMs: 30_000 });
-}
-
-function serveMetrics(registry: Registry, host: string, port: number): Promise<Server> {
-  const server = createServer((request, response) => {
-    const path = (request.url ?? '/').split('?')[0];
-    if (path === '/healthz' || path === '/readyz') {
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
-      return;
-    }
-    if (path === '/metrics') {
-      registry.metrics().then(
-        (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
-        () => response.writeHead(500).end(),
-      );
-      return;
-    }
-    response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve(server));
-  });
 }

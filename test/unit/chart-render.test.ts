@@ -97,8 +97,9 @@ describe('the chart with default values', () => {
       'RoleBinding/kubeglue-operator',
       'Secret/kubeglue-keys',
       'Service/kubeglue',
+      'Service/kubeglue-api-metrics',
       'Service/kubeglue-internal',
-      'Service/kubeglue-metrics',
+      'Service/kubeglue-operator-metrics',
       'ServiceAccount/kubeglue-api',
       'ServiceAccount/kubeglue-operator',
       'ServiceAccount/kubeglue-runner',
@@ -201,6 +202,7 @@ describe('the chart with default values', () => {
       { name: 'http', containerPort: 8080 },
       { name: 'internal', containerPort: 8081 },
       { name: 'gateway-relay', containerPort: 8082 },
+      { name: 'metrics', containerPort: 9091 },
     ]);
     const pdb = find(objects, 'PodDisruptionBudget', 'kubeglue-api');
     expect(spec(pdb)).toMatchObject({ maxUnavailable: 1, selector: spec(api).selector });
@@ -220,8 +222,28 @@ describe('the chart with default values', () => {
     expect(literalEnv(container).KUBEGLUE_LEASE_NAME).toBe('kubeglue-operator');
     expect(container.ports).toEqual([{ name: 'metrics', containerPort: 9090 }]);
     expect(container.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
-    const metrics = find(objects, 'Service', 'kubeglue-metrics');
+    const metrics = find(objects, 'Service', 'kubeglue-operator-metrics');
     expect(spec(metrics).selector).toEqual((spec(operator).selector as Node).matchLabels);
+  });
+
+  it('serves the metrics of api and operator on ports and Services of their own, never the public one', () => {
+    expect(literalEnv(containerOf(api)).KUBEGLUE_METRICS_PORT).toBe('9091');
+    expect(loadSettings('api', literalEnv(containerOf(api))).metricsPort).toBe(9091);
+    for (const [role, workload, port] of [
+      ['api', api, 9091],
+      ['operator', operator, 9090],
+    ] as const) {
+      const service = find(objects, 'Service', `kubeglue-${role}-metrics`);
+      expect(spec(service).selector).toEqual((spec(workload).selector as Node).matchLabels);
+      expect(spec(service).ports).toEqual([{ name: 'metrics', port, targetPort: 'metrics' }]);
+      expect(service.metadata.labels?.['kubeglue.dev/metrics']).toBe('true');
+    }
+    const publicService = find(objects, 'Service', 'kubeglue');
+    expect(spec(publicService).ports).toEqual([{ name: 'http', port: 8080, targetPort: 'http' }]);
+    expect(publicService.metadata.labels?.['kubeglue.dev/metrics']).toBeUndefined();
+    // Prometheus reaches the api's metrics port through its NetworkPolicy; the public rule is apart.
+    const ingress = spec(find(objects, 'NetworkPolicy', 'kubeglue-api')).ingress as { ports: Node[] }[];
+    expect(ingress.map((rule) => rule.ports)).toContainEqual([{ protocol: 'TCP', port: 9091 }]);
   });
 
   it('lets runner Pods reach only the internal port, the gateway relay, DNS and public addresses, and only them the internal port', () => {
@@ -285,6 +307,27 @@ describe('the chart with every option on', () => {
   let objects: K8sObject[];
   beforeAll(async () => {
     objects = await renderChart({ namespace: 'integrations', valuesFiles: [EVERYTHING_VALUES] });
+  });
+
+  it('points the ServiceMonitor at the metrics Services and the Ingress at the public one only', () => {
+    const monitor = spec(find(objects, 'ServiceMonitor', 'kg'));
+    expect(monitor.endpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: '15s' }]);
+    const selected = objects.filter(
+      (o) =>
+        o.kind === 'Service' &&
+        Object.entries((monitor.selector as { matchLabels: Record<string, string> }).matchLabels).every(
+          ([key, value]) => o.metadata.labels?.[key] === value,
+        ),
+    );
+    expect(selected.map((o) => o.metadata.name).sort()).toEqual(['kg-api-metrics', 'kg-operator-metrics']);
+    const rules = spec(find(objects, 'Ingress', 'kg')).rules as { http: { paths: Node[] } }[];
+    for (const rule of rules) {
+      expect(rule.http.paths).toEqual([
+        { path: '/', pathType: 'Prefix', backend: { service: { name: 'kg', port: { name: 'http' } } } },
+      ]);
+    }
+    const publicService = find(objects, 'Service', 'kg');
+    expect((spec(publicService).ports as Node[]).map((port) => port.targetPort)).toEqual(['http']);
   });
 
   it('renders the dev Postgres, ServiceMonitor, Ingress and cluster-wide RBAC too', () => {

@@ -37,6 +37,8 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
   let adminKey: string;
   let installNotes: string;
   let installed = false;
+  let apiMetricsPort: number;
+  let operatorMetricsPort: number;
 
   const kubectl = async (...args: string[]) =>
     (await exec('kubectl', ['--kubeconfig', bed.kube.kubeconfigPath, '-n', bed.namespace.name, ...args]))
@@ -116,6 +118,8 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
       await freeLoopbackPort(),
       await freeLoopbackPort(),
     ];
+    apiMetricsPort = await freeLoopbackPort();
+    operatorMetricsPort = metricsPort;
     apiUrl = `http://127.0.0.1:${port}`;
     kubelet = await startKubegluePodRunner(bed.kube, bed.namespace.name);
 
@@ -150,6 +154,7 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
           port,
           internalPort,
           gatewayRelayPort,
+          metricsPort: apiMetricsPort,
           strategy: { type: 'Recreate' },
           ...kubeconfigMount('api'),
         },
@@ -221,6 +226,17 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
     expect(operator?.spec.serviceAccountName).toBe(`${RELEASE}-operator`);
     expect(adminKey).toMatch(/^kg_/);
     expect((await call('GET', '/v1/tools')).status).toBe(200);
+  });
+
+  it('serves metrics on the metrics ports of api and operator, and nothing at /metrics of the public port', async () => {
+    const publicMetrics = await fetch(`${apiUrl}/metrics`);
+    expect(publicMetrics.status).toBe(404);
+    expect(await publicMetrics.json()).toMatchObject({ error: { code: 'KG_ERR_ROUTE_NOT_FOUND' } });
+    const api = await fetch(`http://127.0.0.1:${apiMetricsPort}/metrics`);
+    expect(api.status).toBe(200);
+    expect(await api.text()).toContain('# TYPE kubeglue_http_requests_total counter');
+    const operator = await fetch(`http://127.0.0.1:${operatorMetricsPort}/metrics`);
+    expect(await operator.text()).toMatch(/^kubeglue_operator_leader 1$/m);
   });
 
   it('runs the example Tool applied with kubectl, sync and async, through the public API', async () => {
