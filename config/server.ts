@@ -14,7 +14,7 @@ export const SERVER = section(
       text,
       '127.0.0.1',
       ['embedded', 'api', 'operator'],
-      "address the /v1 API listens on (the metrics port too, unless KUBEGLUE_METRICS_HOST is set)",
+      'address the /v1 API listens on (the metrics port too, unless KUBEGLUE_METRICS_HOST is set)',
     ),
     port: setting(
       'KUBEGLUE_PORT',
