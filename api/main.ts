@@ -20,7 +20,7 @@ import { syncRunError } from '../runs/interrupted.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
 import { openStore } from '../store/index.ts';
 import type { SystemService } from '../systems/service.ts';
-import { ensureAdminKey } from './api-keys.ts';
+import { ensureAdminKey, generateApiKey } from './api-keys.ts';
 import { createApi } from './app.ts';
 import { startGateways } from './gateway/index.ts';
 import { runnerStreamCheck } from './gateway/runner-access.ts';
@@ -33,11 +33,14 @@ const RECOVERY_MESSAGE = syncRunError('The API replica executing this run stoppe
 const RECOVERY_SWEEP_MS = 60_000;
 
 export async function main(_args: string[]): Promise<void> {
-  const { settings, databaseUrl, masterKey, transport, resources } = openClusterProcess('api');
+  const { settings, databaseUrl, masterKey, keys, transport, resources } = await openClusterProcess('api', {
+    newAdminKey: generateApiKey,
+    log,
+  });
   const namespace = settings.namespace;
   const core = createClusterResources(transport, { namespace, kinds: { secrets: SECRET_KIND } });
   const store = await openStore({ driver: 'pg', url: databaseUrl }, { onProgress: log });
-  await ensureAdminKey(store, { presetKey: settings.adminKey, log });
+  await ensureAdminKey(store, { presetKey: settings.adminKey ?? keys.adminKey, log });
 
   // Sync runs of this replica are failed by the next replica that finds this executor gone.
   const executor = `api/${settings.podName}/${process.pid}/${Date.now()}`;

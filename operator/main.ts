@@ -29,8 +29,8 @@ import { createClusterRunStarters } from './cluster-runs.ts';
 const log = (line: string) => console.log(`kubeglue operator: ${line}`);
 
 export async function main(_args: string[]): Promise<void> {
-  const opened = openClusterProcess('operator');
-  const { databaseUrl, masterKey, transport, resources } = opened;
+  const opened = await openClusterProcess('operator', { log });
+  const { databaseUrl, masterKey, keys, transport, resources } = opened;
   const settings = operatorSettings(opened.settings);
   const namespace = settings.namespace;
   const core = createClusterResources(transport, {
@@ -86,7 +86,7 @@ export async function main(_args: string[]): Promise<void> {
       identity: `operator/${identity}`,
       urlFor,
       masterKey,
-      notifySecret: settings.notifySecret,
+      notifySecret: settings.notifySecret ?? keys.notifySecret,
       notifyAllowPrivate: settings.notifyAllowPrivate,
       notifyRetryDelaysMs: settings.notifyRetryDelaysMs,
       maxAsyncRuns: settings.maxAsyncRuns,

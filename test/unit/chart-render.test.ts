@@ -2,9 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { isPlausibleApiKey } from '../../api/api-keys.ts';
 import { loadOperatorSettings, loadSettings } from '../../config/config.ts';
-import { parseMasterKey } from '../../kube/secrets/secret-box.ts';
 import type { Pod } from '../../kube/types.ts';
 import { RUNNER_SELECTOR } from '../../operator/launchers/launcher.ts';
 import { buildRunnerPod } from '../../operator/toolrun/pod.ts';
@@ -95,7 +93,6 @@ describe('the chart with default values', () => {
       'Role/kubeglue-operator',
       'RoleBinding/kubeglue-api',
       'RoleBinding/kubeglue-operator',
-      'Secret/kubeglue-keys',
       'Service/kubeglue',
       'Service/kubeglue-api-metrics',
       'Service/kubeglue-internal',
@@ -178,15 +175,13 @@ describe('the chart with default values', () => {
       expect(env.KUBEGLUE_DATABASE_URL?.valueFrom).toEqual({
         secretKeyRef: { name: 'kubeglue-database', key: 'url' },
       });
-      expect(env.KUBEGLUE_MASTER_KEY?.valueFrom).toEqual({
-        secretKeyRef: { name: 'kubeglue-keys', key: 'master-key' },
-      });
+      // The keys come from the Secret the api creates at its first start, never from the render.
+      expect(env.KUBEGLUE_MASTER_KEY).toBeUndefined();
       const literal = literalEnv(containerOf(workload));
+      expect(literal.KUBEGLUE_KEYS_SECRET).toBe('kubeglue-keys');
       expect(() => loadSettings(role, literal)).not.toThrow();
     }
-    expect(envOf(containerOf(api)).KUBEGLUE_ADMIN_KEY?.valueFrom).toEqual({
-      secretKeyRef: { name: 'kubeglue-keys', key: 'admin-key', optional: true },
-    });
+    expect(envOf(containerOf(api)).KUBEGLUE_ADMIN_KEY).toBeUndefined();
     // Unset, Node would start one engine worker per CPU of the node.
     expect(literalEnv(containerOf(api)).KUBEGLUE_WORKERS).toBe('2');
     expect(containerOf(api).args).toEqual(['api']);
@@ -289,17 +284,31 @@ describe('the chart with default values', () => {
     expect(operatorEnv.KUBEGLUE_RUNNER_GATEWAY_RELAY?.value).toBe('kubeglue-internal:8082');
   });
 
-  it('generates the keys once: kept on uninstall, in the formats kubeglue reads', () => {
-    const keys = find(objects, 'Secret', 'kubeglue-keys');
-    expect((keys.metadata.annotations as Node)['helm.sh/resource-policy']).toBe('keep');
-    const data = keys.data as Record<string, string>;
-    const decoded = (key: string) => Buffer.from(data[key] ?? '', 'base64').toString('utf8');
-    expect(parseMasterKey(decoded('master-key'))).toHaveLength(32);
-    expect(isPlausibleApiKey(decoded('admin-key'))).toBe(true);
-    expect(decoded('admin-key')).toMatch(/^kg_/);
-    expect(decoded('notify-secret')).toMatch(/^whsec_/);
-    const template = readFileSync(join(CHART_DIR, 'templates', 'secret-keys.yaml'), 'utf8');
-    expect(template).toContain('lookup "v1" "Secret"');
+  it('renders no key: two offline renders (helm template, Argo CD) are the same', async () => {
+    expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
+    const again = await renderChart();
+    expect(again).toEqual(objects);
+    // Every option on, the dev Postgres aside (its password is for helm install: docs/helm.md).
+    const everything = ['--values', EVERYTHING_VALUES, '--set', 'postgres.enabled=false'];
+    const first = await helm(['template', 'kubeglue', CHART_DIR, ...everything]);
+    expect(await helm(['template', 'kubeglue', CHART_DIR, ...everything])).toBe(first);
+    expect(first).not.toMatch(/master-key|kind: Secret/);
+  });
+
+  it('reads the keys of an existing Secret when keys.existingSecret names one', async () => {
+    const rendered = await renderChart({
+      set: { 'keys.existingSecret': 'vault-keys', 'keys.masterKeyKey': 'mk', 'keys.adminKeyKey': 'ak' },
+    });
+    expect(rendered.filter((o) => o.kind === 'Secret')).toEqual([]);
+    for (const name of ['kubeglue-api', 'kubeglue-operator']) {
+      const env = envOf(containerOf(find(rendered, 'Deployment', name)));
+      expect(env.KUBEGLUE_MASTER_KEY?.valueFrom).toEqual({ secretKeyRef: { name: 'vault-keys', key: 'mk' } });
+      expect(env.KUBEGLUE_KEYS_SECRET).toBeUndefined();
+    }
+    const api = envOf(containerOf(find(rendered, 'Deployment', 'kubeglue-api')));
+    expect(api.KUBEGLUE_ADMIN_KEY?.valueFrom).toEqual({
+      secretKeyRef: { name: 'vault-keys', key: 'ak', optional: true },
+    });
   });
 });
 

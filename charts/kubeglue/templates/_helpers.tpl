@@ -177,11 +177,20 @@ affinity:
   valueFrom:
     secretKeyRef:
       {{- include "kubeglue.databaseSecretKeyRef" . | nindent 6 }}
+{{- if .Values.keys.existingSecret }}
 - name: KUBEGLUE_MASTER_KEY
   valueFrom:
     secretKeyRef:
-      name: {{ include "kubeglue.keysSecretName" . }}
+      name: {{ .Values.keys.existingSecret }}
       key: {{ .Values.keys.masterKeyKey }}
+{{- else }}
+{{- /*
+No render holds a key (an offline one, helm template or Argo CD, would make new ones each time): the api
+creates this Secret at its first start and nothing rewrites it (kube/secrets/keys.ts).
+*/}}
+- name: KUBEGLUE_KEYS_SECRET
+  value: {{ include "kubeglue.keysSecretName" . }}
+{{- end }}
 - name: KUBEGLUE_PUBLIC_URL
   value: {{ include "kubeglue.publicUrl" . | quote }}
 - name: KUBEGLUE_SANDBOX_MEMORY_MB

@@ -228,6 +228,21 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
     expect((await call('GET', '/v1/tools')).status).toBe(200);
   });
 
+  it('holds no key in the release: the api made the keys Secret, which the operator read', async () => {
+    const manifest = await helmCli('get', 'manifest', RELEASE);
+    expect(manifest).not.toMatch(/kind: Secret|master-key/);
+    const keys = await get<{ metadata: { labels?: Record<string, string>; annotations?: Node } }>(
+      `${ns()}/secrets/${RELEASE}-keys`,
+    );
+    expect(keys.metadata.labels?.['app.kubernetes.io/managed-by']).toBe('kubeglue-api');
+    expect(keys.metadata.annotations?.['meta.helm.sh/release-name']).toBeUndefined();
+    expect(Object.keys((await secretData(`${RELEASE}-keys`)) ?? {}).sort()).toEqual([
+      'admin-key',
+      'master-key',
+      'notify-secret',
+    ]);
+  });
+
   it('serves metrics on the metrics ports of api and operator, and nothing at /metrics of the public port', async () => {
     const publicMetrics = await fetch(`${apiUrl}/metrics`);
     expect(publicMetrics.status).toBe(404);
