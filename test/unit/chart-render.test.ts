@@ -152,6 +152,15 @@ describe('the chart with default values', () => {
     expect(runner.spec.containers[0]?.image).toBe(containerOf(operator).image);
   });
 
+  it('sets no runner placement or security adjustment by default', () => {
+    const env = literalEnv(containerOf(operator));
+    expect(
+      Object.keys(env).filter((name) =>
+        /NODE_SELECTOR|TOLERATIONS|AFFINITY|PRIORITY|_LABELS|ANNOTATIONS|SECURITY/.test(name),
+      ),
+    ).toEqual([]);
+  });
+
   it('keeps clusters clean by default: ToolRuns 1 h, succeeded Pods deleted, failed ones kept 15 minutes', () => {
     const settings = loadOperatorSettings(literalEnv(containerOf(operator)));
     expect(settings).toMatchObject({
@@ -353,9 +362,28 @@ describe('the chart with every option on', () => {
     }
     const operator = find(objects, 'Deployment', 'kg-operator');
     expect(restrictedViolations(runnerPodFrom(operator))).toEqual([]);
-    expect(runnerPodFrom(operator).spec).toMatchObject({
+    const runner = runnerPodFrom(operator);
+    expect(runner.spec).toMatchObject({
       serviceAccountName: 'kg-runner-sa',
       imagePullSecrets: [{ name: 'registry-credentials' }, { name: 'mirror-credentials' }],
+      nodeSelector: { 'node-pool': 'runners' },
+      tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'runners', effect: 'NoSchedule' }],
+      affinity: { podAntiAffinity: expect.any(Object) },
+      priorityClassName: 'batch-low',
+    });
+    expect(runner.metadata.labels).toMatchObject({ team: 'integrations' });
+    expect(runner.metadata.annotations).toMatchObject({ 'sidecar.istio.io/inject': 'false' });
+    // The platform picks the user (null): the fields are gone, the rest of the profile stays.
+    expect(runner.spec.securityContext).toEqual({
+      runAsNonRoot: true,
+      fsGroupChangePolicy: 'OnRootMismatch',
+      seccompProfile: { type: 'Localhost', localhostProfile: 'profiles/runner.json' },
+    });
+    expect(runner.spec.containers[0]?.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      runAsGroup: 10001,
+      readOnlyRootFilesystem: true,
+      seLinuxOptions: { level: 's0:c123,c456' },
     });
   });
 

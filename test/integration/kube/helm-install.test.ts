@@ -16,6 +16,26 @@ import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts
 
 const exec = promisify(execFile);
 const RELEASE = 'kubeglue';
+const PRIORITY_CLASS = 'kubeglue-test-runners';
+const RUNNER_VALUES = {
+  nodeSelector: { 'kubernetes.io/os': 'linux' },
+  tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'runners', effect: 'NoSchedule' }],
+  affinity: {
+    nodeAffinity: {
+      preferredDuringSchedulingIgnoredDuringExecution: [
+        {
+          weight: 1,
+          preference: { matchExpressions: [{ key: 'pool', operator: 'In', values: ['runners'] }] },
+        },
+      ],
+    },
+  },
+  priorityClassName: PRIORITY_CLASS,
+  podLabels: { team: 'integrations' },
+  podAnnotations: { 'sidecar.istio.io/inject': 'false' },
+  podSecurityContext: { fsGroup: 2000, runAsGroup: null },
+  securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
+};
 type Node = Record<string, unknown>;
 
 /**
@@ -123,6 +143,16 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
     apiUrl = `http://127.0.0.1:${port}`;
     kubelet = await startKubegluePodRunner(bed.kube, bed.namespace.name);
 
+    const priorityClasses = '/apis/scheduling.k8s.io/v1/priorityclasses';
+    await bed.kube.request(`${priorityClasses}/${PRIORITY_CLASS}`, { method: 'DELETE' });
+    await bed.kube.request(priorityClasses, {
+      body: {
+        apiVersion: 'scheduling.k8s.io/v1',
+        kind: 'PriorityClass',
+        metadata: { name: PRIORITY_CLASS },
+        value: 1000,
+      },
+    });
     // The database: an existing Secret holding the DSN, as production installs do.
     await bed.kube.request(`${ns()}/secrets`, {
       body: {
@@ -158,8 +188,12 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
           strategy: { type: 'Recreate' },
           ...kubeconfigMount('api'),
         },
+        // Placed, labelled and adjusted as a platform team would; the process kubelet runs it anyway.
+        runner: RUNNER_VALUES,
         operator: {
           metricsPort,
+          // The runner Pod stays after its run, for the test to read what the operator built.
+          deleteSucceededPods: false,
           internalUrl: `http://127.0.0.1:${internalPort}`,
           strategy: { type: 'Recreate' },
           ...kubeconfigMount('operator'),
@@ -205,6 +239,9 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
 
   afterAll(async () => {
     if (installed) await helmCli('uninstall', RELEASE).catch(() => undefined);
+    await bed.kube
+      .request(`/apis/scheduling.k8s.io/v1/priorityclasses/${PRIORITY_CLASS}`, { method: 'DELETE' })
+      .catch(() => undefined);
     await kubelet?.stop();
     await target?.stop();
     await db?.drop();
@@ -311,6 +348,39 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
       'the ToolRun to mirror the success',
     );
     await expect(kubelet.logs(bed.namespace.name, podName as string)).resolves.toBeTypeOf('string');
+    // Placed and labelled from runner.* values; the API server resolved the PriorityClass.
+    const pod = await get<Pod>(`${ns()}/pods/${podName}`);
+    const { spec } = pod as unknown as { spec: Node & Pod['spec'] };
+    expect(spec).toMatchObject({
+      nodeSelector: RUNNER_VALUES.nodeSelector,
+      // The API server adds its default not-ready and unreachable tolerations.
+      tolerations: expect.arrayContaining(RUNNER_VALUES.tolerations),
+      affinity: RUNNER_VALUES.affinity,
+      priorityClassName: PRIORITY_CLASS,
+      priority: 1000,
+    });
+    expect(pod.metadata.labels).toMatchObject({
+      team: 'integrations',
+      'app.kubernetes.io/component': 'runner',
+    });
+    expect(pod.metadata.annotations).toMatchObject({ 'sidecar.istio.io/inject': 'false' });
+    // The override changed what it names; every other security default stayed.
+    expect(spec.securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      fsGroup: 2000,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect((spec.containers[0] as unknown as Node | undefined)?.securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      runAsGroup: 65532,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      privileged: false,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
     // The Pods worked as the chart's ServiceAccounts and used only what the chart's RBAC grants.
     const prefix = `system:serviceaccount:${bed.namespace.name}:`;
     const events = (await bed.kube.auditEvents()).filter((event) => event.user.startsWith(prefix));
