@@ -1,12 +1,14 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { Run } from '../../../contract/api/run.ts';
+import { RECORDED_FINALIZER } from '../../../contract/resources/labels.ts';
 import { callApi } from '../../support/embedded.ts';
-import { CHART_DIR, helm, REPO } from '../../support/helm.ts';
+import { CHART_DIR, helm, helmEnv, REPO } from '../../support/helm.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 import { startKubegluePodRunner, TEST_RUNNER_IMAGE, waitUntil } from '../../support/kube/kubeglue.ts';
 import type { Pod, ProcessKubelet } from '../../support/kube/process-kubelet/kubelet.ts';
@@ -15,6 +17,18 @@ import { freeLoopbackPort } from '../../support/os.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
 
 const exec = promisify(execFile);
+
+/** The ```sh blocks of a section of docs/helm.md, for namespace `namespace` instead of `kubeglue`. */
+function documentedCommands(heading: string, namespace: string): string[] {
+  const page = readFileSync(join(REPO, 'docs', 'helm.md'), 'utf8');
+  const start = page.indexOf(`\n## ${heading}\n`);
+  if (start < 0) throw new Error(`docs/helm.md has no section ${heading}`);
+  const end = page.indexOf('\n## ', start + 1);
+  const section = page.slice(start, end < 0 ? undefined : end);
+  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) =>
+    (match[1] ?? '').replaceAll('-n kubeglue', `-n ${namespace}`),
+  );
+}
 const RELEASE = 'kubeglue';
 const PRIORITY_CLASS = 'kubeglue-test-runners';
 const RUNNER_VALUES = {
@@ -84,6 +98,15 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
     );
   const secretData = async (name: string) =>
     (await get<{ data?: Record<string, string> }>(`${ns()}/secrets/${name}`)).data;
+  const toolRuns = async () =>
+    (
+      await get<{ items: { spec: { runId: string }; status?: { executionPhase?: string } }[] }>(
+        `/apis/kubeglue.dev/v1alpha1/namespaces/${bed.namespace.name}/toolruns`,
+      )
+    ).items;
+  /** The shell blocks of docs/helm.md as a user runs them: helm and kubectl against the test cluster. */
+  const runDocumented = async (script: string) =>
+    await exec('sh', ['-ec', script], { env: helmEnv(bed.kube.kubeconfigPath), timeout: 300_000 });
   const apiReady = async () => {
     try {
       return (await fetch(`${apiUrl}/readyz`)).status === 200;
@@ -478,9 +501,27 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
     expect(await apiReady()).toBe(true);
   }, 150_000);
 
-  it('uninstalls everything but the CRDs and the keys', async () => {
-    await helmCli('uninstall', RELEASE);
+  it('uninstalls as docs/helm.md says: in-flight runs cancelled, then only CRDs, Tools and keys stay', async () => {
+    // A run in flight: its target answers only after a minute.
+    target.route('GET', '/posts', { delayMs: 60_000, body: [] });
+    const started = await call<Run>('POST', '/v1/tools/list-posts/run', { options: { async: true } });
+    expect(started.status).toBe(202);
+    await waitUntil(
+      async () =>
+        (await toolRuns()).some(
+          (toolRun) =>
+            toolRun.spec.runId === started.body.runId && toolRun.status?.executionPhase === 'Running',
+        ),
+      60_000,
+      "the run's runner Pod to run",
+    );
+    const [drainAndUninstall] = documentedCommands('Uninstalling', bed.namespace.name);
+    await runDocumented(drainAndUninstall as string);
     installed = false;
+    // Each ToolRun went only once the operator had recorded its run (the finalizer): none is left.
+    expect(await toolRuns()).toEqual([]);
+    const lease = `/apis/coordination.k8s.io/v1/namespaces/${bed.namespace.name}/leases/${RELEASE}-operator`;
+    expect((await bed.kube.request(lease)).status).toBe(404);
     const apps = `/apis/apps/v1/namespaces/${bed.namespace.name}/deployments`;
     expect(((await get<{ items: unknown[] }>(apps)).items ?? []).length).toBe(0);
     await waitUntil(
@@ -501,5 +542,41 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
         )
       ).status,
     ).toBe(200);
+  }, 180_000);
+
+  it('frees a namespace stuck Terminating on ToolRuns whose operator is gone, with the documented command', async () => {
+    const orphans = await bed.createNamespace('orphans');
+    const path = `/apis/kubeglue.dev/v1alpha1/namespaces/${orphans.name}/toolruns`;
+    // What an operator leaves when it goes mid-run: a ToolRun still holding the finalizer.
+    const created = await bed.kube.request(path, {
+      body: {
+        apiVersion: 'kubeglue.dev/v1alpha1',
+        kind: 'ToolRun',
+        metadata: { name: 'in-flight', finalizers: [RECORDED_FINALIZER] },
+        spec: {
+          runId: 'in-flight',
+          tool: {
+            id: 'list-posts',
+            steps: [{ id: 'x', config: { type: 'transform', transformCode: '(s) => s' } }],
+          },
+          requestSource: 'api',
+          executionMode: 'prod',
+        },
+      },
+    });
+    expect(created.status).toBe(201);
+    await orphans.delete();
+    const namespace = async () => await bed.kube.request(`/api/v1/namespaces/${orphans.name}`);
+    await waitUntil(
+      async () =>
+        ((await namespace()).body as { status?: { phase?: string } }).status?.phase === 'Terminating',
+      30_000,
+      'the namespace to terminate',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect((await namespace()).status).toBe(200);
+    const [, release] = documentedCommands('Uninstalling', orphans.name);
+    await runDocumented(release as string);
+    await waitUntil(async () => (await namespace()).status === 404, 60_000, 'the namespace to go');
   }, 120_000);
 });
