@@ -89,6 +89,7 @@ describe('the chart with default values', () => {
       'NetworkPolicy/kubeglue-operator',
       'NetworkPolicy/kubeglue-runner',
       'PodDisruptionBudget/kubeglue-api',
+      'PodDisruptionBudget/kubeglue-operator',
       'Role/kubeglue-api',
       'Role/kubeglue-operator',
       'RoleBinding/kubeglue-api',
@@ -200,8 +201,19 @@ describe('the chart with default values', () => {
   it('runs 2 api replicas with probes, a PodDisruptionBudget and a topology spread', () => {
     expect(spec(api).replicas).toBe(2);
     const container = containerOf(api);
-    expect(container.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'http' });
-    expect(container.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'http' });
+    expect(container.readinessProbe).toEqual({
+      httpGet: { path: '/readyz', port: 'http' },
+      periodSeconds: 5,
+      failureThreshold: 2,
+    });
+    expect(container.livenessProbe).toEqual({
+      httpGet: { path: '/healthz', port: 'http' },
+      initialDelaySeconds: 30,
+      periodSeconds: 10,
+      failureThreshold: 6,
+    });
+    expect(container).not.toHaveProperty('startupProbe');
+    expect(objects.map((o) => o.kind)).not.toContain('HorizontalPodAutoscaler');
     expect(container.ports).toEqual([
       { name: 'http', containerPort: 8080 },
       { name: 'internal', containerPort: 8081 },
@@ -228,6 +240,9 @@ describe('the chart with default values', () => {
     expect(container.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
     const metrics = find(objects, 'Service', 'kubeglue-operator-metrics');
     expect(spec(metrics).selector).toEqual((spec(operator).selector as Node).matchLabels);
+    // A drain takes the operator down one Pod at a time (with 1 replica it does not block the drain).
+    const pdb = find(objects, 'PodDisruptionBudget', 'kubeglue-operator');
+    expect(spec(pdb)).toMatchObject({ maxUnavailable: 1, selector: spec(operator).selector });
   });
 
   it('serves the metrics of api and operator on ports and Services of their own, never the public one', () => {
@@ -348,6 +363,58 @@ describe('the chart with every option on', () => {
     expect((spec(publicService).ports as Node[]).map((port) => port.targetPort)).toEqual(['http']);
   });
 
+  it('scales the api with an HPA instead of a replica count, and takes the probe timings', () => {
+    const api = find(objects, 'Deployment', 'kg-api');
+    expect(spec(api)).not.toHaveProperty('replicas');
+    const hpa = find(objects, 'HorizontalPodAutoscaler', 'kg-api');
+    expect(spec(hpa)).toEqual({
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'kg-api' },
+      minReplicas: 3,
+      maxReplicas: 12,
+      metrics: [
+        {
+          type: 'Resource',
+          resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 60 } },
+        },
+        {
+          type: 'Resource',
+          resource: { name: 'memory', target: { type: 'Utilization', averageUtilization: 80 } },
+        },
+      ],
+      behavior: { scaleDown: { stabilizationWindowSeconds: 600 } },
+    });
+    const container = containerOf(api) as Container & { startupProbe?: Node };
+    expect(container.readinessProbe).toEqual({
+      httpGet: { path: '/readyz', port: 'http' },
+      periodSeconds: 3,
+      failureThreshold: 3,
+      timeoutSeconds: 2,
+    });
+    expect(container.startupProbe).toEqual({
+      httpGet: { path: '/healthz', port: 'http' },
+      periodSeconds: 2,
+      failureThreshold: 60,
+    });
+    const operator = containerOf(find(objects, 'Deployment', 'kg-operator')) as Container & {
+      startupProbe?: Node;
+    };
+    expect(operator.livenessProbe).toEqual({
+      httpGet: { path: '/healthz', port: 'metrics' },
+      initialDelaySeconds: 60,
+      periodSeconds: 30,
+      failureThreshold: 4,
+    });
+    expect(operator.startupProbe?.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
+    expect(spec(find(objects, 'PodDisruptionBudget', 'kg-operator')).maxUnavailable).toBe('50%');
+  });
+
+  it('renders extraObjects, objects and strings, as templates of the release', () => {
+    expect(find(objects, 'ConfigMap', 'kubeglue-extra').data).toEqual({ 'api-replicas': '3' });
+    const fromString = find(objects, 'ConfigMap', 'kg-extra-string');
+    expect(fromString.metadata.namespace).toBe('integrations');
+    expect(fromString.data).toEqual({ from: 'a string' });
+  });
+
   it('renders the dev Postgres, ServiceMonitor, Ingress and cluster-wide RBAC too', () => {
     const kinds = new Set(objects.map((o) => o.kind));
     for (const kind of ['StatefulSet', 'ServiceMonitor', 'Ingress', 'ClusterRole', 'ClusterRoleBinding']) {
@@ -407,6 +474,23 @@ describe('the chart with every option on', () => {
       KUBEGLUE_PUBLIC_URL: 'https://kubeglue.example.com',
       KUBEGLUE_PORT: '18080',
     });
+  });
+});
+
+describe('the HorizontalPodAutoscaler API version', () => {
+  const hpaVersion = async (extraArgs: string[]) =>
+    find(
+      await renderChart({ set: { 'api.autoscaling.enabled': true }, extraArgs }),
+      'HorizontalPodAutoscaler',
+      'kubeglue-api',
+    ).apiVersion;
+
+  it('is autoscaling/v2 from Kubernetes 1.23 and v2beta2 before, as the cluster reports', async () => {
+    expect(await hpaVersion([])).toBe('autoscaling/v2');
+    expect(await hpaVersion(['--kube-version', 'v1.20.2'])).toBe('autoscaling/v2beta2');
+    expect(await hpaVersion(['--api-versions', 'autoscaling/v2beta2/HorizontalPodAutoscaler'])).toBe(
+      'autoscaling/v2beta2',
+    );
   });
 });
 

@@ -214,3 +214,43 @@ creates this Secret at its first start and nothing rewrites it (kube/secrets/key
 - name: tmp
   mountPath: /tmp
 {{- end -}}
+
+{{/*
+Readiness (/readyz), liveness (/healthz) and, when given, startup (/healthz) probes on a named port, their
+timings from the role's values: (dict "values" .Values.api "port" "http")
+*/}}
+{{- define "kubeglue.probes" -}}
+readinessProbe:
+  httpGet:
+    path: /readyz
+    port: {{ .port }}
+  {{- toYaml .values.readinessProbe | nindent 2 }}
+livenessProbe:
+  httpGet:
+    path: /healthz
+    port: {{ .port }}
+  {{- toYaml .values.livenessProbe | nindent 2 }}
+{{- with .values.startupProbe }}
+startupProbe:
+  httpGet:
+    path: /healthz
+    port: {{ $.port }}
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/*
+HorizontalPodAutoscaler API: autoscaling/v2 where the cluster serves it (1.23+), autoscaling/v2beta2
+before (gone in 1.26); decided as kubeglue.pdbApiVersion is.
+*/}}
+{{- define "kubeglue.hpaApiVersion" -}}
+{{- if .Capabilities.APIVersions.Has "autoscaling/v2/HorizontalPodAutoscaler" -}}
+autoscaling/v2
+{{- else if .Capabilities.APIVersions.Has "autoscaling/v2beta2/HorizontalPodAutoscaler" -}}
+autoscaling/v2beta2
+{{- else if semverCompare ">=1.23-0" .Capabilities.KubeVersion.Version -}}
+autoscaling/v2
+{{- else -}}
+autoscaling/v2beta2
+{{- end -}}
+{{- end -}}
