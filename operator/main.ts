@@ -25,6 +25,7 @@ import { FileUrlSigner } from '../runs/file-urls.ts';
 import { openStore } from '../store/index.ts';
 import { createPodLauncher, type Operator, startOperator } from './app.ts';
 import { createClusterRunStarters } from './cluster-runs.ts';
+import { registerOperatorMetrics, registerToolRunStates } from './metrics.ts';
 
 const log = (line: string) => console.log(`kubeglue operator: ${line}`);
 
@@ -41,6 +42,7 @@ export async function main(_args: string[]): Promise<void> {
 
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'kubeglue_operator_' });
+  const operatorMetrics = registerOperatorMetrics(registry);
   const leading = new Gauge({
     name: 'kubeglue_operator_leader',
     help: '1 while this replica holds the leader Lease',
@@ -80,7 +82,15 @@ export async function main(_args: string[]): Promise<void> {
       store,
       resources,
       namespace,
-      launcher: createPodLauncher({ pods: core.pods, secrets: core.secrets, store, settings, log }),
+      launcher: createPodLauncher({
+        pods: core.pods,
+        secrets: core.secrets,
+        store,
+        settings,
+        metrics: operatorMetrics,
+        log,
+      }),
+      metrics: operatorMetrics,
       chains,
       scheduledRuns: chains.scheduled,
       identity: `operator/${identity}`,
@@ -103,6 +113,7 @@ export async function main(_args: string[]): Promise<void> {
     const health = started.health();
     registerInformerMetrics(registry, health.informers);
     registerWorkQueueMetrics(registry, health.queues);
+    registerToolRunStates(registry, () => started.toolRunStates());
     return started;
   };
 

@@ -8,7 +8,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import type { Run } from '../../../contract/api/run.ts';
 import { RECORDED_FINALIZER } from '../../../contract/resources/labels.ts';
 import { callApi } from '../../support/embedded.ts';
-import { CHART_DIR, helm, helmEnv, REPO } from '../../support/helm.ts';
+import { CHART_DIR, helm, helmEnv, parseObjects, REPO } from '../../support/helm.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 import { startKubegluePodRunner, TEST_RUNNER_IMAGE, waitUntil } from '../../support/kube/kubeglue.ts';
 import type { Pod, ProcessKubelet } from '../../support/kube/process-kubelet/kubelet.ts';
@@ -412,6 +412,39 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
     );
     expect(events.filter((event) => event.code === 403)).toEqual([]);
   }, 150_000);
+
+  it("serves every metric the chart's alerts and dashboard read, and counted the async run's Pod", async () => {
+    const scrape = async (port: number) => await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const [api, operator] = [await scrape(apiMetricsPort), await scrape(operatorMetricsPort)];
+    const declared = new Set(
+      [...`${api}\n${operator}`.matchAll(/^# TYPE (\S+) (\S+)$/gm)].flatMap(([, name, type]) =>
+        type === 'histogram' ? [`${name}_bucket`, `${name}_count`, `${name}_sum`] : [name as string],
+      ),
+    );
+    const rendered = parseObjects(
+      await helm([
+        'template',
+        RELEASE,
+        CHART_DIR,
+        '--set',
+        'prometheusRule.enabled=true,grafanaDashboard.enabled=true',
+      ]),
+    );
+    const read = JSON.stringify(
+      rendered.filter((object) => ['PrometheusRule', 'ConfigMap'].includes(object.kind)),
+    ).match(/kubeglue_[a-z_]+/g);
+    expect(read?.length).toBeGreaterThan(10);
+    expect([...new Set(read)].filter((name) => !declared.has(name))).toEqual([]);
+    const sample = (text: string, series: string) =>
+      Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+    expect(sample(operator, 'kubeglue_runner_pods_created_total')).toBeGreaterThanOrEqual(1);
+    expect(sample(operator, 'kubeglue_runner_pod_start_seconds_count')).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(operator, 'kubeglue_toolruns_finished_total{status="success",reason="Succeeded"}'),
+    ).toBeGreaterThanOrEqual(1);
+    expect(sample(operator, 'kubeglue_toolruns{state="done"}')).toBeGreaterThanOrEqual(1);
+    expect(sample(operator, 'kubeglue_toolruns{state="waiting"}')).toBe(0);
+  });
 
   it('serves Tools and Systems applied from the GitOps example once they are Ready', async () => {
     const { stdout } = await exec('kubectl', ['kustomize', join(REPO, 'examples', 'gitops')]);
