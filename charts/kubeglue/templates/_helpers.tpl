@@ -36,6 +36,11 @@ helm.sh/chart: {{ printf "%s-%s" .ctx.Chart.Name .ctx.Chart.Version | replace "+
 {{- end }}
 {{- end -}}
 
+{{/* The labels above plus more, a key of both once: (dict "ctx" $ "component" "metrics" "extra" .Values.x.labels) */}}
+{{- define "kubeglue.labelsWith" -}}
+{{- toYaml (merge (dict) (.extra | default dict) (include "kubeglue.labels" . | fromYaml)) }}
+{{- end -}}
+
 {{/* What selects runner Pods: the labels the operator gives them (operator/launchers/launcher.ts RUNNER_SELECTOR). */}}
 {{- define "kubeglue.runnerSelector" -}}
 app.kubernetes.io/component: runner
