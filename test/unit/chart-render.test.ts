@@ -1,8 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadOperatorSettings, loadSettings } from '../../config/config.ts';
+import { CRD_DIR } from '../../contract/generate.ts';
 import type { Pod } from '../../kube/types.ts';
 import { RUNNER_SELECTOR } from '../../operator/launchers/launcher.ts';
 import { buildRunnerPod } from '../../operator/toolrun/pod.ts';
@@ -81,8 +83,39 @@ describe('the chart with default values', () => {
     );
   });
 
+  it("renders the CRDs of files/crds as the release's, kept on uninstall", async () => {
+    const crds = objects.filter((o) => o.kind === 'CustomResourceDefinition');
+    const files = (await readdir(join(REPO, CRD_DIR))).filter((name) => name.endsWith('.yaml'));
+    expect(crds).toHaveLength(files.length);
+    for (const file of files) {
+      const generated = parse(readFileSync(join(REPO, CRD_DIR, file), 'utf8')) as K8sObject;
+      const rendered = find(crds, 'CustomResourceDefinition', generated.metadata.name);
+      expect(rendered.spec).toEqual(generated.spec);
+      expect(rendered.metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
+      expect(rendered.metadata.labels).toMatchObject({
+        'app.kubernetes.io/part-of': 'kubeglue',
+        'app.kubernetes.io/instance': 'kubeglue',
+      });
+    }
+    const without = await renderChart({ set: { 'crds.install': false } });
+    expect(without.filter((o) => o.kind === 'CustomResourceDefinition')).toEqual([]);
+    const unkept = await renderChart({ set: { 'crds.keep': false } });
+    expect(unkept.find((o) => o.kind === 'CustomResourceDefinition')?.metadata.annotations).toBeUndefined();
+  });
+
+  it('leaves the CEL rules out for servers before 1.25, whose schema Helm checks against', async () => {
+    expect(JSON.stringify(objects)).toContain('x-kubernetes-validations');
+    const old = await renderChart({ extraArgs: ['--kube-version', 'v1.24.9'] });
+    expect(JSON.stringify(old)).not.toContain('x-kubernetes-validations');
+    expect(old.filter((o) => o.kind === 'CustomResourceDefinition')).toHaveLength(4);
+  });
+
   it('renders the api, operator, Services, NetworkPolicies, RBAC, keys and a PodDisruptionBudget', () => {
     expect(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
+      'CustomResourceDefinition/systems.kubeglue.dev',
+      'CustomResourceDefinition/toolruns.kubeglue.dev',
+      'CustomResourceDefinition/tools.kubeglue.dev',
+      'CustomResourceDefinition/toolschedules.kubeglue.dev',
       'Deployment/kubeglue-api',
       'Deployment/kubeglue-operator',
       'NetworkPolicy/kubeglue-api',
@@ -102,7 +135,8 @@ describe('the chart with default values', () => {
       'ServiceAccount/kubeglue-operator',
       'ServiceAccount/kubeglue-runner',
     ]);
-    for (const object of objects) expect(object.metadata.namespace, object.kind).toBe('kubeglue');
+    for (const object of objects.filter((o) => o.kind !== 'CustomResourceDefinition'))
+      expect(object.metadata.namespace, object.kind).toBe('kubeglue');
   });
 
   it('gives the api and operator Pods, and the runner Pods the operator builds, the restricted profile', () => {
