@@ -22,6 +22,17 @@ RUN npm ci --omit=dev --strict-allow-scripts --no-audit --no-fund
 # Fail here, not in a Pod, if isolated-vm's prebuilt binary does not load on this image.
 RUN node --no-node-snapshot -e "const ivm = require('isolated-vm'); const i = new ivm.Isolate({ memoryLimit: 8 }); if (i.compileScriptSync('6 * 7').runSync(i.createContextSync()) !== 42) process.exit(1);"
 
+# ---- ui: the dashboard (ui/), bundled with the dev dependencies (esbuild, preact) ------------------
+# Only its output, dist/ui (hashed JavaScript and CSS, index.html), goes into the image: the API role
+# serves it at /. esbuild's install script is denied too (it only checks the binary that npm installs
+# as esbuild's platform package).
+FROM ${NODE_IMAGE} AS ui
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --strict-allow-scripts --no-audit --no-fund
+COPY ui ./ui
+RUN node ui/build.ts
+
 # ---- runtime ---------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE}
 ARG NODE_IMAGE
@@ -51,7 +62,8 @@ ENV NODE_ENV=production \
 
 WORKDIR /app
 # Only what runs, owned by root and read-only to the process: package.json ("type": "module"), the
-# production node_modules and the TypeScript sources Node 24 runs directly (no build step).
+# production node_modules, the TypeScript sources Node 24 runs directly (no build step) and the built
+# dashboard.
 COPY package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY bin ./bin
@@ -68,6 +80,7 @@ COPY store ./store
 COPY api ./api
 COPY operator ./operator
 COPY agent ./agent
+COPY --from=ui /app/dist/ui ./dist/ui
 
 # 8080 the /v1 API (api, embedded), 8081 the internal runner port (api), 9090 /metrics and /healthz
 # (operator).

@@ -2,7 +2,7 @@
  * api/: the /v1 API on fastify — server, authentication and key scopes, routes (routes/: a handler per
  * operation of the route table in contract/api/routes.ts, registered from it by routes/register.ts), the
  * internal port for runner Pods (internal/), the gateway endpoint and relay (gateway/), the MCP endpoint
- * (mcp/), metrics. Never the operator.
+ * (mcp/), metrics, and the dashboard's built files at `/` (dashboard.ts). Never the operator.
  *
  * May import: contract, config, engine, kube, store, runs, tools, systems, schedules.
  */
@@ -30,6 +30,7 @@ import { ToolService } from '../tools/service.ts';
 import { defaultStateLimits, type StateLimits, ToolStateService } from '../tools/state.ts';
 import { validateToolDefinition } from '../tools/validation.ts';
 import { type Auth, installAuth } from './auth.ts';
+import { defaultDashboardDir } from './dashboard.ts';
 import { type Gateways, gatewayHandlers, installGateways } from './gateway/index.ts';
 import { installMcp } from './mcp/index.ts';
 import { installMetrics, type Metrics } from './metrics.ts';
@@ -80,6 +81,8 @@ export interface ApiDeps {
   jobs?: JobSupervisor;
   /** Gateway agents' tunnels and the relay the workers dial (started before the pool). */
   gateways?: Gateways;
+  /** The built dashboard served at `/` (KUBEGLUE_UI_DIR; default: dist/ui of the installation). */
+  dashboardDir?: string | undefined;
   /** Timings of `GET /v1/logs/stream` (tests). */
   logStream?: Partial<LogStreamTimings>;
   /** OAuth token management and the authorization-code routes (without it OAuth systems send stored tokens only). */
@@ -173,6 +176,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     logLevel: deps.logLevel,
     tls: deps.tls,
     ready: () => ready,
+    dashboardDir: deps.dashboardDir ?? defaultDashboardDir(),
   });
   const routes: { method: string; url: string }[] = [];
   app.addHook('onRoute', (route) => {

@@ -105,6 +105,7 @@ export async function main(_args: string[]): Promise<void> {
     stateLimits: settings.toolState,
     bodyLimitBytes: settings.bodyLimitBytes,
     logLevel: settings.logLevel,
+    dashboardDir: settings.uiDir,
     log,
     documentation: { egress: settings.egress, limits: settings.documentation },
     oauth: { masterKey, publicUrl, egress: settings.egress },

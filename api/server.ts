@@ -20,6 +20,7 @@ import {
 } from '../contract/api/errors.ts';
 import { openApiDocument } from '../contract/api/openapi.ts';
 import { OPENAPI_ROUTE } from '../contract/api/routes.ts';
+import { type Dashboard, installDashboard } from './dashboard.ts';
 
 export interface ServerOptions {
   bodyLimitBytes: number;
@@ -30,6 +31,8 @@ export interface ServerOptions {
   tls?: { cert: Buffer; key: Buffer } | undefined;
   /** Whether the server can take traffic (store open, workers up). */
   ready: () => boolean;
+  /** The built dashboard to serve at `/` (api/dashboard.ts); without it the server has no pages. */
+  dashboardDir?: string;
 }
 
 const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -114,13 +117,10 @@ export function toApiError(
   return KG_ERR_INTERNAL();
 }
 
-/** Answers with `{ error: { message, code } }`, the error's status and its headers (Retry-After, …). */
+/** Answers with `{ error: { message, code, hint } }`, the error's status and its headers (Retry-After, …). */
 export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
   const apiError = toApiError(error);
-  return reply
-    .status(apiError.statusCode)
-    .headers(apiError.headers)
-    .send({ error: { message: apiError.message, code: apiError.code } });
+  return reply.status(apiError.statusCode).headers(apiError.headers).send({ error: apiError.body() });
 }
 
 /**
@@ -167,6 +167,8 @@ export interface BaseServerOptions {
   tls?: { cert: Buffer; key: Buffer } | undefined;
   /** Request headers never to log (credentials). */
   redactHeaders?: string[];
+  /** Answers a request no route matched with a page instead of the JSON 404 (true when it did). */
+  page?: (request: FastifyRequest, reply: FastifyReply) => boolean;
 }
 
 /**
@@ -220,6 +222,7 @@ export function buildBaseServer(options: BaseServerOptions): { app: FastifyInsta
   const routes = new RouteMethods();
   app.addHook('onRoute', (route) => routes.add(route.method, route.url));
   app.setNotFoundHandler((request, reply) => {
+    if (options.page?.(request, reply)) return reply;
     const path = request.url.split('?')[0] ?? '';
     const allowed = routes.allowed(path);
     return sendError(
@@ -235,9 +238,11 @@ export function buildBaseServer(options: BaseServerOptions): { app: FastifyInsta
 
 /** The HTTP server: every response carries X-Trace-Id, every error is `{ error: { message, code } }`. */
 export function buildServer(options: ServerOptions): FastifyInstance {
+  let dashboard: Dashboard | undefined;
   const { app, closing } = buildBaseServer({
     ...options,
     bodyLimitSetting: options.bodyLimitSetting ?? SETTINGS.tree.bodyLimitBytes.name,
+    page: (request, reply) => dashboard?.page(request, reply) ?? false,
   });
   app.decorateRequest('traceId', '');
   app.addHook('onRequest', async (request, reply) => {
@@ -272,5 +277,6 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     options.ready() ? { status: 'ready' } : sendError(reply, KG_ERR_NOT_READY()),
   );
   app.route({ method: OPENAPI_ROUTE.method, url: `/v1${OPENAPI_ROUTE.path}`, handler: async () => openApi });
+  if (options.dashboardDir !== undefined) dashboard = installDashboard(app, { dir: options.dashboardDir });
   return app;
 }

@@ -296,7 +296,7 @@ async function benchDriver(
 }
 
 /** GET /runs?toolId=&status= with a million runs stored (seeded directly, then served by the API). */
-async function benchListRuns(): Promise<void> {
+export async function benchListRuns(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-bench-list-'));
   try {
     progress(`api: seeding ${LIST_RUNS} runs into SQLite`);
@@ -335,6 +335,9 @@ async function benchListRuns(): Promise<void> {
         p50Ms: round(percentile(samples, 50)),
         p99Ms: round(percentile(samples, 99)),
       });
+      // The dashboard's runs list on the same million runs (imported here: bench/ui.ts imports this file).
+      const { benchUiRunsList } = await import('./ui.ts');
+      await benchUiRunsList(server.url, LIST_RUNS);
     } finally {
       await agent.close();
       await server.stop();

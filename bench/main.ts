@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- name…]`: prints one JSON line per figure on stdout (progress on stderr).
- * Names: store, sandbox, engine, api, operator (needs KUBEBUILDER_ASSETS), gateway, soak. Without names, all run.
+ * Names: store, sandbox, engine, api, operator (needs KUBEBUILDER_ASSETS), gateway, soak, ui. Without names, all run.
  * Figures, never pass/fail.
  */
 import { benchApi } from './api.ts';
@@ -10,6 +10,7 @@ import { benchOperator } from './operator.ts';
 import { benchSandbox } from './sandbox.ts';
 import { benchSoak } from './soak.ts';
 import { benchStore } from './store.ts';
+import { benchUi } from './ui.ts';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   store: benchStore,
@@ -19,6 +20,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   operator: benchOperator,
   gateway: benchGateway,
   soak: benchSoak,
+  ui: benchUi,
 };
 
 const wanted = process.argv.slice(2);

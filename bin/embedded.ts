@@ -147,6 +147,7 @@ export async function startEmbedded(
     executor,
     bodyLimitBytes: config.bodyLimitBytes,
     logLevel: config.logLevel,
+    dashboardDir: config.uiDir,
     log,
     documentation: { egress: config.egress, limits: config.documentation },
     oauth: { masterKey, publicUrl: config.publicUrl ?? url, egress: config.egress },

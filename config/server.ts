@@ -46,6 +46,13 @@ export const SERVER = section(
         'PEM private key of the /v1 port (see KUBEGLUE_TLS_CERT_FILE); a file that cannot be read stops the start naming the variable',
       ),
     },
+    uiDir: setting(
+      'KUBEGLUE_UI_DIR',
+      path.optional(),
+      undefined,
+      ['embedded', 'api'],
+      'directory of the built dashboard served at `/` (unset: `dist/ui` of the installation, which `npm run build` writes and the image contains)',
+    ),
     dataDir: setting(
       'KUBEGLUE_DATA_DIR',
       path,

@@ -13,12 +13,7 @@ import { finishFromResult, type RecordedFinish, recordFinish } from './completio
 import { type RunContext, refOf, type StartedRun } from './context.ts';
 import { interruptedSteps, SHUTDOWN_MESSAGE, stoppedByShutdown, syncRunError } from './interrupted.ts';
 import { runView, withResult } from './run-view.ts';
-
-interface StepTiming {
-  startedAt: string;
-  started: number;
-  durationMs?: number;
-}
+import { StepTimings } from './step-timings.ts';
 
 /** Sync runs are bounded per process (KUBEGLUE_MAX_SYNC_RUNS); more are refused at once. */
 export class SyncSlots {
@@ -44,18 +39,9 @@ export class SyncSlots {
 }
 
 /** Step results without data: stepId, success, error, notes, and the timing measured here (if any). */
-export function stepResultsWithoutData(
-  results: readonly StepResult[],
-  timings?: ReadonlyMap<string, StepTiming>,
-): StepResult[] {
-  return results.map(({ data: _data, ...rest }) => {
-    const timing = timings?.get(rest.stepId);
-    return {
-      ...rest,
-      ...(timing ? { startedAt: timing.startedAt } : {}),
-      ...(timing?.durationMs !== undefined ? { durationMs: timing.durationMs } : {}),
-    };
-  });
+export function stepResultsWithoutData(results: readonly StepResult[], timings?: StepTimings): StepResult[] {
+  const withoutData = results.map(({ data: _data, ...rest }) => rest);
+  return timings ? timings.apply(withoutData) : withoutData;
 }
 
 /** A sync run's result once a shutdown stopped it: failed, with the steps that finished. */
@@ -101,15 +87,9 @@ export async function executeSync(
   const untrack = ctx.running.track(run.runId, controller);
   const ref = refOf(run);
   const events = deps.events;
-  const timings = new Map<string, StepTiming>();
+  const timings = new StepTimings();
   const onEvent = (event: EngineEvent) => {
-    if (event.type === 'step_started') {
-      const started = Date.now();
-      timings.set(event.stepId, { startedAt: new Date(started).toISOString(), started });
-    } else if (event.type === 'step_finished') {
-      const timing = timings.get(event.result.stepId);
-      if (timing) timing.durationMs = Date.now() - timing.started;
-    }
+    timings.observe(event);
     events?.emit(ref, event);
   };
   let result: EngineResult;
@@ -144,8 +124,11 @@ export async function executeSync(
   }
   // Throws (the request fails) when the start record could not be stored.
   await opts.startWrite;
+  // The stored step results keep their timing (GET …/results, the dashboard's timeline); the answer's
+  // carry it only without data, as before.
+  const toStore = { ...result, stepResults: timings.apply(result.stepResults) };
   const recorded: RecordedFinish = opts.record
-    ? await recordFinish(deps.store, run, result, deps.stateLimits ?? defaultStateLimits())
+    ? await recordFinish(deps.store, run, toStore, deps.stateLimits ?? defaultStateLimits())
     : unrecorded(run, result);
   const { won, finish } = recorded;
   if (!won) {

@@ -141,6 +141,10 @@ export interface ListRunsFilter {
   systemId?: string;
   /** Restriction for API keys limited to some tools: only runs of these tools (empty = none). */
   toolIds?: readonly string[];
+  /** Runs started at or after this instant (ISO). */
+  startedAfter?: string;
+  /** Runs started before this instant (ISO). */
+  startedBefore?: string;
   /** 1-based. Ignored (no offset) when `after` is given. */
   page: number;
   limit: number;

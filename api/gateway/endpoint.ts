@@ -38,7 +38,7 @@ export interface TunnelEndpointDeps {
 const BEARER = /^bearer[ \t]+(\S{1,512})[ \t]*$/i;
 
 function refuse(socket: Duplex, error: ApiError): void {
-  const body = JSON.stringify({ error: { message: error.message, code: error.code } });
+  const body = JSON.stringify({ error: error.body() });
   const headers = [
     `HTTP/1.1 ${error.statusCode} ${error.statusCode === 401 ? 'Unauthorized' : error.statusCode === 403 ? 'Forbidden' : 'Not Found'}`,
     'Content-Type: application/json',

@@ -87,6 +87,6 @@ export function refusedResult(error: ApiError): CallToolResult {
   return {
     isError: true,
     content: [{ type: 'text', text: `${error.message} (${error.code})` }],
-    structuredContent: { error: { message: error.message, code: error.code } },
+    structuredContent: { error: error.body() },
   };
 }

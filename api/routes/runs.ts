@@ -112,6 +112,8 @@ export function runHandlers(deps: RunRouteDeps): HandlersOf<RunOperation> {
         ...(query.requestSources ? { requestSources: query.requestSources } : {}),
         ...(query.userId ? { userId: query.userId } : {}),
         ...(query.systemId ? { systemId: query.systemId } : {}),
+        ...(query.startedAfter ? { startedAfter: query.startedAfter } : {}),
+        ...(query.startedBefore ? { startedBefore: query.startedBefore } : {}),
         ...(toolIds !== null ? { toolIds } : {}),
         ...(cursor ? { after: { startedAt: cursor.startedAt, runId: cursor.runId } } : {}),
         page: pageNumber,

@@ -15,12 +15,15 @@ export class ApiError extends Error {
   readonly code: string | undefined;
   /** The API's error answer, for `--output json`. */
   readonly body: JsonValue | undefined;
+  /** What to do about it, from the API's error catalog. */
+  readonly hint: string | undefined;
 
-  constructor(message: string, status: number, code?: string, body?: JsonValue) {
+  constructor(message: string, status: number, code?: string, body?: JsonValue, hint?: string) {
     super(message);
     this.status = status;
     this.code = code;
     this.body = body;
+    this.hint = hint;
   }
 }
 
@@ -103,8 +106,8 @@ export class ApiClient {
     }
     const parsed = ErrorBody.safeParse(json);
     if (parsed.success) {
-      const { message, code } = parsed.data.error;
-      return new ApiError(message, response.status, code, json);
+      const { message, code, hint } = parsed.data.error;
+      return new ApiError(message, response.status, code, json, hint);
     }
     const shown = text.trim().slice(0, 200);
     return new ApiError(

@@ -56,6 +56,7 @@ export async function runCommand(spec: CommandSpec, argv: readonly string[], io:
     if (error instanceof ApiError) {
       if (output === 'json' && error.body !== undefined) printJson(io.stdout, error.body);
       io.stderr.write(`${name}: ${error.message}${error.code ? ` (${error.code})` : ''}\n`);
+      if (error.hint) io.stderr.write(`${error.hint}\n`);
       return EXIT.failed;
     }
     if (io.signal.aborted) {

@@ -13,6 +13,12 @@ export const ErrorBody = z
         .describe(
           'Extension: stable error code (KG_ERR_…), one per condition; match on it, not on the message.',
         ),
+      hint: z
+        .string()
+        .optional()
+        .describe(
+          "Extension: what to do about it, from the error catalog (docs/errors.md's 'What to do'); show it to people.",
+        ),
     }),
   })
   .meta({ id: 'Error' });

@@ -12,13 +12,31 @@ export class ApiError extends Error {
   readonly statusCode: number;
   /** Response headers that belong to the error (Retry-After, WWW-Authenticate). */
   readonly headers: Readonly<Record<string, string>>;
+  /** What the client can do about it: the catalog's text, the same as docs/errors.md. */
+  readonly hint: string | undefined;
 
-  constructor(code: string, statusCode: number, message: string, headers: Record<string, string> = {}) {
+  constructor(
+    code: string,
+    statusCode: number,
+    message: string,
+    headers: Record<string, string> = {},
+    hint?: string,
+  ) {
     super(message);
     this.name = 'ApiError';
     this.code = code;
     this.statusCode = statusCode;
     this.headers = headers;
+    this.hint = hint;
+  }
+
+  /** The `error` object of the answer's body: `{ message, code, hint }`. */
+  body(): { message: string; code: string; hint?: string } {
+    return {
+      message: this.message,
+      code: this.code,
+      ...(this.hint !== undefined ? { hint: this.hint } : {}),
+    };
   }
 }
 
@@ -62,7 +80,7 @@ function define<Args extends unknown[]>(
     headers: (args) => headersOf(...(args as Args)) ?? {},
     fix,
   });
-  const raise = (...args: Args) => new ApiError(code, statusCode, message(...args), headersOf(...args));
+  const raise = (...args: Args) => new ApiError(code, statusCode, message(...args), headersOf(...args), fix);
   return Object.assign(raise, { code, statusCode });
 }
 

@@ -237,15 +237,16 @@ export const StepResult = z
     startedAt: z.iso
       .datetime({ offset: true })
       .optional()
-      .describe('Extension, in synchronous answers with includeStepResultData false: when the step started.'),
+      .describe(
+        'Extension: when the step started; in the stored results of runs executed by a worker pool (not ' +
+          'by a runner Pod), and in synchronous answers with includeStepResultData false.',
+      ),
     durationMs: z
       .number()
       .int()
       .nonnegative()
       .optional()
-      .describe(
-        'Extension, in synchronous answers with includeStepResultData false: how long the step took.',
-      ),
+      .describe('Extension: how long the step took; where startedAt is.'),
   })
   .meta({ id: 'StepResult' });
 export type StepResult = z.infer<typeof StepResult>;
@@ -371,6 +372,14 @@ export const ListRunsQuery = z
     requestSources: commaList.pipe(z.array(RequestSource)).optional(),
     userId: z.string().min(1).optional(),
     systemId: z.string().min(1).optional(),
+    startedAfter: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .describe('Runs started at or after this instant (date-time), as superglue names it.'),
+    startedBefore: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .describe('Extension: runs started before this instant (date-time); with startedAfter, a time range.'),
     page: z.coerce
       .number()
       .int()

@@ -15,6 +15,7 @@ import {
   stoppedByShutdown,
 } from '../../runs/interrupted.ts';
 import type { RunEventHub } from '../../runs/run-events.ts';
+import { StepTimings } from '../../runs/step-timings.ts';
 import type { Store, StoredRun } from '../../store/index.ts';
 import { defaultStateLimits, type StateLimits, stateForRun } from '../../tools/state.ts';
 import type { Execution, Launcher, LaunchResult } from './launcher.ts';
@@ -156,6 +157,7 @@ export class PoolLauncher implements Launcher {
     const untrack = this.#ctx.track(runId, controller);
     const events = this.#ctx.events;
     const ref = { runId, toolId: run.toolId, traceId: run.traceId ?? runId };
+    const timings = new StepTimings();
     let result: EngineResult;
     try {
       const systems = await this.#ctx.resolveSystems(run.systemIds, run.executionMode ?? 'prod');
@@ -173,7 +175,11 @@ export class PoolLauncher implements Launcher {
         },
         {
           signal: controller.signal,
-          ...(events ? { onEvent: (event) => events.emit(ref, event), progressOnly: true } : {}),
+          onEvent: (event) => {
+            timings.observe(event);
+            events?.emit(ref, event);
+          },
+          progressOnly: true,
           ...(this.#ctx.accessToken ? { accessToken: this.#tokenSource(run) } : {}),
         },
       );
@@ -192,7 +198,7 @@ export class PoolLauncher implements Launcher {
     const { won, finish } = await recordFinish(
       store,
       run,
-      result,
+      { ...result, stepResults: timings.apply(result.stepResults) },
       this.#ctx.stateLimits ?? defaultStateLimits(),
     );
     await this.#ctx.dropCredentials(runId).catch(() => {});

@@ -290,6 +290,11 @@ export function buildListRunsQuery(filter: ListRunsFilter, d: Dialect = PG_DIALE
   }
   if (filter.userId !== undefined) conditions.push(`user_id = ${param(filter.userId)}`);
   if (filter.systemId !== undefined) conditions.push(d.arrayContains('system_ids', param(filter.systemId)));
+  // A range on the last column before run_id of every list index: each filter's index serves it.
+  if (filter.startedAfter !== undefined)
+    conditions.push(`started_at >= ${d.timestamp(param(filter.startedAfter))}`);
+  if (filter.startedBefore !== undefined)
+    conditions.push(`started_at < ${d.timestamp(param(filter.startedBefore))}`);
   const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
   const countParams = [...params];
   if (filter.after !== undefined) {

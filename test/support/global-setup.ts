@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { buildUi } from '../../ui/build.ts';
 import type { KubeConnection } from './kube/client.ts';
 import { type ControlPlane, startControlPlane } from './kube/control-plane.ts';
 import { startTestPostgres, type TestPostgres } from './postgres.ts';
@@ -17,18 +18,23 @@ declare module 'vitest' {
   }
 }
 
-/** One PostgreSQL server and, when KUBEBUILDER_ASSETS has the binaries, one Kubernetes control plane for the whole run. */
+/**
+ * One PostgreSQL server and, when KUBEBUILDER_ASSETS has the binaries, one Kubernetes control plane for the
+ * whole run; and the dashboard built into dist/ui, which every server the tests start serves at `/` (the
+ * tests run the .ts sources, which `npm run build` never compiled).
+ */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const [postgres, kube] = await Promise.allSettled([startTestPostgres(), startKube()]);
+  const [postgres, kube, ui] = await Promise.allSettled([startTestPostgres(), startKube(), buildUi()]);
   const started = [postgres, kube].flatMap((result) =>
     result.status === 'fulfilled' && result.value ? [result.value] : [],
   );
   const stopAll = async () => {
     await Promise.all(started.map((server) => server.stop()));
   };
-  if (postgres.status === 'rejected' || kube.status === 'rejected') {
+  if (postgres.status === 'rejected' || kube.status === 'rejected' || ui.status === 'rejected') {
     await stopAll();
-    throw postgres.status === 'rejected' ? postgres.reason : (kube as PromiseRejectedResult).reason;
+    throw ([postgres, kube, ui].find((result) => result.status === 'rejected') as PromiseRejectedResult)
+      .reason;
   }
   project.provide('databaseUrl', (postgres.value as TestPostgres).url);
   project.provide('kube', kube.value?.connection ?? null);

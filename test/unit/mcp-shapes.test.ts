@@ -90,7 +90,7 @@ describe('MCP call results', () => {
     const refused = refusedResult(KG_ERR_RUN_LIMIT(4));
     expect(refused.isError).toBe(true);
     expect(refused.structuredContent).toEqual({
-      error: { code: 'KG_ERR_RUN_LIMIT', message: expect.any(String) },
+      error: { code: 'KG_ERR_RUN_LIMIT', message: expect.any(String), hint: KG_ERR_RUN_LIMIT(4).hint },
     });
     expect(refused.content).toEqual([{ type: 'text', text: expect.stringMatching(/\(KG_ERR_RUN_LIMIT\)$/) }]);
   });

@@ -115,6 +115,7 @@ describe('API key authentication', () => {
       error: {
         message: 'Missing API key: send Authorization: Bearer <key> or ?token=<key>',
         code: 'KG_ERR_MISSING_API_KEY',
+        hint: expect.any(String),
       },
     });
     expect(answer.headers.get('x-trace-id')).toMatch(/\S/);
@@ -198,13 +199,17 @@ describe('tool-restricted keys', () => {
     const otherTool = await call('/v1/tools/billing/ping', { key });
     expect(otherTool.status).toBe(404);
     expect(otherTool.body).toEqual({
-      error: { message: "Tool 'billing' not found", code: 'KG_ERR_TOOL_NOT_FOUND' },
+      error: { message: "Tool 'billing' not found", code: 'KG_ERR_TOOL_NOT_FOUND', hint: expect.any(String) },
     });
 
     const everything = await call('/v1/everything', { key });
     expect(everything.status).toBe(403);
     expect(everything.body).toEqual({
-      error: { message: 'This API key is limited to specific tools', code: 'KG_ERR_KEY_RESTRICTED' },
+      error: {
+        message: 'This API key is limited to specific tools',
+        code: 'KG_ERR_KEY_RESTRICTED',
+        hint: expect.any(String),
+      },
     });
 
     for (const [method, path] of [
@@ -218,6 +223,7 @@ describe('tool-restricted keys', () => {
         error: {
           message: expect.stringContaining("lacks the scope 'keys:admin'"),
           code: 'KG_ERR_SCOPE_REQUIRED',
+          hint: expect.any(String),
         },
       });
     }
@@ -374,7 +380,11 @@ describe('API key management', () => {
     });
     expect(limitedAdmin.status).toBe(400);
     expect(limitedAdmin.body).toEqual({
-      error: { message: expect.stringContaining('every scope'), code: 'KG_ERR_ADMIN_KEY_WITH_TOOLS' },
+      error: {
+        message: expect.stringContaining('every scope'),
+        code: 'KG_ERR_ADMIN_KEY_WITH_TOOLS',
+        hint: expect.any(String),
+      },
     });
     const unknownScope = await call('/v1/api-keys', {
       method: 'POST',
@@ -403,7 +413,7 @@ describe('API key management', () => {
     const answer = await call('/v1/api-keys/no-such-key', { method: 'DELETE', key: adminKey });
     expect(answer.status).toBe(404);
     expect(answer.body).toEqual({
-      error: { message: 'API key not found', code: 'KG_ERR_API_KEY_NOT_FOUND' },
+      error: { message: 'API key not found', code: 'KG_ERR_API_KEY_NOT_FOUND', hint: expect.any(String) },
     });
   });
 

@@ -81,7 +81,7 @@ async function expectForbidden(url: string | URL, message: string): Promise<void
   expect(response.status).toBe(403);
   const code =
     message === 'Download link expired' ? 'KG_ERR_DOWNLOAD_LINK_EXPIRED' : 'KG_ERR_DOWNLOAD_LINK_INVALID';
-  expect(await response.json()).toEqual({ error: { message, code } });
+  expect(await response.json()).toEqual({ error: { message, code, hint: expect.any(String) } });
 }
 
 describe('presigned file downloads', () => {
@@ -178,6 +178,7 @@ describe('presigned file downloads', () => {
       error: {
         message: expect.stringMatching(/^File '.*' of run '.*' not found$/),
         code: 'KG_ERR_FILE_NOT_FOUND',
+        hint: expect.any(String),
       },
     });
   });

@@ -37,6 +37,7 @@ describe('inputSchema', () => {
       code: 'KG_ERR_INPUTS_INVALID',
       message:
         "Inputs do not match the inputSchema of tool 'get-user': inputs: must have required property 'userId'",
+      hint: expect.any(String),
     });
 
     const wrong = await api.call<ErrorBody>('POST', '/v1/tools/get-user/run', {

@@ -55,7 +55,7 @@ describe('every route under malformed input', () => {
           expect(res.status, where).toBeLessThan(500);
           if (res.status >= 400 && res.headers.get('content-type')?.startsWith('application/json')) {
             expect(res.body, where).toEqual({
-              error: { message: expect.any(String), code: expect.any(String) },
+              error: { message: expect.any(String), code: expect.any(String), hint: expect.any(String) },
             });
             // The code is a catalog entry, answered with the catalog's status.
             const { code } = (res.body as { error: { code: string } }).error;

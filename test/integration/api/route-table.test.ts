@@ -61,6 +61,7 @@ describe('the /v1 routes', () => {
     expect(answer.body.error).toEqual({
       code: 'KG_ERR_VALIDATION',
       message: 'Invalid query: Unrecognized key: "limit"',
+      hint: expect.any(String),
     });
     const body = await api.call<{ error: { message: string; code: string } }>('POST', '/v1/tools/nope/run', {
       body: { payload: {}, options: { timeout: 'soon' } },

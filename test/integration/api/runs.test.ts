@@ -295,7 +295,7 @@ describe('runs', () => {
     const tampered = await fetch(url.replace(/signature=[^&]+/, 'signature=AAAA'));
     expect(tampered.status).toBe(403);
     expect(await tampered.json()).toEqual({
-      error: { message: expect.any(String), code: 'KG_ERR_DOWNLOAD_LINK_INVALID' },
+      error: { message: expect.any(String), code: 'KG_ERR_DOWNLOAD_LINK_INVALID', hint: expect.any(String) },
     });
     const info = await api.call<{ downloadUrl: string; expiresIn: number }>(
       'GET',

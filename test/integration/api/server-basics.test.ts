@@ -20,7 +20,9 @@ describe('server basics', () => {
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
     const notReady = await fetch(`${base}/readyz`);
     expect(notReady.status).toBe(503);
-    expect(await notReady.json()).toEqual({ error: { message: 'Not ready', code: 'KG_ERR_NOT_READY' } });
+    expect(await notReady.json()).toEqual({
+      error: { message: 'Not ready', code: 'KG_ERR_NOT_READY', hint: expect.any(String) },
+    });
     ready = true;
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
   });
@@ -40,7 +42,11 @@ describe('server basics', () => {
     const response = await fetch(`${base}/v1/nope?token=secret`);
     expect(response.status).toBe(404);
     expect(await response.json()).toEqual({
-      error: { message: 'Route GET /v1/nope not found', code: 'KG_ERR_ROUTE_NOT_FOUND' },
+      error: {
+        message: 'Route GET /v1/nope not found',
+        code: 'KG_ERR_ROUTE_NOT_FOUND',
+        hint: expect.any(String),
+      },
     });
   });
 
@@ -52,7 +58,11 @@ describe('server basics', () => {
     const malformed = await echo('application/json', '{"a":');
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toEqual({
-      error: { message: expect.stringMatching(/JSON/), code: 'KG_ERR_MALFORMED_REQUEST' },
+      error: {
+        message: expect.stringMatching(/JSON/),
+        code: 'KG_ERR_MALFORMED_REQUEST',
+        hint: expect.any(String),
+      },
     });
     const huge = await echo('application/json', JSON.stringify({ a: 'x'.repeat(5000) }));
     expect(huge.status).toBe(413);
@@ -60,6 +70,7 @@ describe('server basics', () => {
       error: {
         message: 'Request body is larger than the limit of 1024 bytes; KUBEGLUE_BODY_LIMIT_BYTES raises it',
         code: 'KG_ERR_BODY_TOO_LARGE',
+        hint: expect.any(String),
       },
     });
   });
@@ -72,6 +83,7 @@ describe('server basics', () => {
         message:
           'Unsupported Content-Type application/xml: send the body as JSON with Content-Type: application/json',
         code: 'KG_ERR_UNSUPPORTED_MEDIA_TYPE',
+        hint: expect.any(String),
       },
     });
   });
@@ -89,7 +101,11 @@ describe('server basics', () => {
       });
       expect(deep.statusCode).toBe(400);
       expect(deep.json()).toEqual({
-        error: { message: 'JSON body is nested deeper than 512 levels', code: 'KG_ERR_MALFORMED_REQUEST' },
+        error: {
+          message: 'JSON body is nested deeper than 512 levels',
+          code: 'KG_ERR_MALFORMED_REQUEST',
+          hint: expect.any(String),
+        },
       });
       // Brackets inside strings are text, not nesting.
       const text = await server.inject({
@@ -112,6 +128,7 @@ describe('server basics', () => {
       error: {
         message: 'Method DELETE is not allowed on /echo; it accepts POST',
         code: 'KG_ERR_METHOD_NOT_ALLOWED',
+        hint: expect.any(String),
       },
     });
   });

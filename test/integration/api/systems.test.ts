@@ -174,7 +174,11 @@ describe('systems API', () => {
     const again = await call('POST', '/v1/systems', { id: 'dup', url: 'https://b.example' });
     expect(again.status).toBe(409);
     expect(again.body).toEqual({
-      error: { message: "system 'dup' already exists in environment prod", code: 'KG_ERR_SYSTEM_EXISTS' },
+      error: {
+        message: "system 'dup' already exists in environment prod",
+        code: 'KG_ERR_SYSTEM_EXISTS',
+        hint: expect.any(String),
+      },
     });
     expect((await call('POST', '/v1/systems', { id: 'dup', environment: 'dev' })).status).toBe(201);
   });
@@ -440,6 +444,7 @@ describe('systems API', () => {
       message:
         "system 'billing' is used by tools 'archived-report', 'invoices': change them to use another system " +
         'first, or delete with ?force=true (they then fail to run)',
+      hint: expect.any(String),
     });
     expect((await call('GET', '/v1/systems/billing')).status).toBe(200);
 

@@ -404,14 +404,21 @@ describe('Dockerfile', () => {
   });
 
   it('installs production dependencies only, honouring allowScripts, and runs nothing in the final stage', () => {
-    const installs = buildStages
-      .flatMap((stage) => all(stage, 'RUN'))
-      .filter((r) => /\bnpm\s+ci\b/.test(r.args));
-    expect(installs).toHaveLength(1);
-    const flags = words(installs[0]!.args);
-    expect(flags).toContain('--omit=dev');
-    expect(flags).not.toContain('--ignore-scripts');
-    expect(flags).not.toContain('--dangerously-allow-all-scripts');
+    const installsOf = (stage: Stage | undefined) =>
+      (stage ? all(stage, 'RUN') : []).filter((r) => /\bnpm\s+ci\b/.test(r.args)).map((r) => words(r.args));
+    const [runtime, ...more] = installsOf(dockerfile.stages.find((stage) => stage.name === 'build'));
+    expect(more).toEqual([]);
+    expect(runtime).toContain('--omit=dev');
+    // The dashboard's stage installs the dev dependencies (its bundler), and only its build leaves it.
+    expect(installsOf(dockerfile.stages.find((stage) => stage.name === 'ui'))).toHaveLength(1);
+    expect(copies(finalStage).filter((copy) => copy.from === 'ui')).toEqual([
+      { from: 'ui', sources: [`${workdir}/dist/ui`], dest: './dist/ui' },
+    ]);
+    for (const flags of buildStages.flatMap(installsOf)) {
+      expect(flags).toContain('--strict-allow-scripts');
+      expect(flags).not.toContain('--ignore-scripts');
+      expect(flags).not.toContain('--dangerously-allow-all-scripts');
+    }
     expect(all(finalStage, 'RUN')).toEqual([]);
     // No package manager, shell or install at run time: the entrypoint is node itself.
     expect(all(finalStage, 'CMD').every(({ args }) => execForm(args) !== undefined)).toBe(true);
@@ -506,19 +513,11 @@ describe('the roles from a production-only install', () => {
     await mkdir(tmp, { recursive: true });
     const nodeDir = dirname(process.execPath);
 
-    // The build stage: its context COPYs into a directory, then its RUN lines with sh -c as docker
-    // does, with the pinned Node 24 first on PATH (npm runs on it). The npm configuration of the machine
-    // (registry, CA) applies, but not what an outer `npm run`/`npx` put in the environment.
-    const buildStage = dockerfile.stages.find((stage) => stage.name === 'build');
-    expect(buildStage).toBeDefined();
-    const build = join(root, 'build');
-    await mkdir(build);
-    expect(only(buildStage!, 'WORKDIR').args).toBe(workdir);
-    for (const copy of copies(buildStage!)) {
-      expect(copy.from).toBeUndefined();
-      for (const source of copy.sources)
-        await cp(join(REPO, source), join(build, copy.dest, posix.basename(source)));
-    }
+    // Each build stage (the runtime's dependencies, the dashboard): its context COPYs into a directory,
+    // then its RUN lines with sh -c as docker does, with the pinned Node 24 first on PATH (npm runs on it).
+    // The npm configuration of the machine (registry, CA) applies, but not what an outer `npm run`/`npx`
+    // put in the environment.
+    expect(buildStages.map((stage) => stage.name).sort()).toEqual(['build', 'ui']);
     const buildEnv: NodeJS.ProcessEnv = { PATH: `${nodeDir}:${process.env.PATH ?? ''}` };
     for (const [key, value] of Object.entries(process.env)) {
       const kept = !/^(npm_|INIT_CWD$|NODE$|NODE_OPTIONS$)/.test(key);
@@ -527,22 +526,40 @@ describe('the roles from a production-only install', () => {
       if (key !== 'PATH' && (kept || npmConnection)) buildEnv[key] = value;
     }
     buildEnv.npm_config_ignore_scripts = 'false';
-    for (const step of all(buildStage!, 'RUN')) {
-      const result = await run('sh', ['-c', step.args], { cwd: build, env: buildEnv, timeoutMs: 240_000 });
-      expect(result.code, `RUN ${step.args}\n${result.stdout}\n${result.stderr}`).toBe(0);
-    }
+    await Promise.all(
+      buildStages.map(async (stage) => {
+        const dir = join(root, stage.name ?? '');
+        await mkdir(dir);
+        expect(only(stage, 'WORKDIR').args).toBe(workdir);
+        for (const copy of copies(stage)) {
+          expect(copy.from).toBeUndefined();
+          for (const source of copy.sources) {
+            // As docker does: a directory's contents go into dest; a file into dest/ or as dest.
+            const directory = (await stat(join(REPO, source))).isDirectory();
+            const into =
+              directory || !copy.dest.endsWith('/')
+                ? copy.dest
+                : posix.join(copy.dest, posix.basename(source));
+            await cp(join(REPO, source), join(dir, into), { recursive: true });
+          }
+        }
+        for (const step of all(stage, 'RUN')) {
+          const result = await run('sh', ['-c', step.args], { cwd: dir, env: buildEnv, timeoutMs: 240_000 });
+          expect(result.code, `RUN ${step.args}\n${result.stdout}\n${result.stderr}`).toBe(0);
+        }
+      }),
+    );
 
     // The final stage: the context files it copies, and what it takes from the build stage.
     for (const [file, target] of await imageContextFiles()) {
       await cp(join(REPO, file), join(app, posix.relative(workdir, target)));
     }
     for (const copy of copies(finalStage).filter((c) => c.from !== undefined)) {
-      expect(copy.from).toBe('build');
+      expect(['build', 'ui']).toContain(copy.from);
       for (const source of copy.sources) {
-        await rename(
-          join(build, posix.relative(workdir, source)),
-          join(app, posix.relative(workdir, posix.resolve(workdir, copy.dest))),
-        );
+        const target = join(app, posix.relative(workdir, posix.resolve(workdir, copy.dest)));
+        await mkdir(dirname(target), { recursive: true });
+        await rename(join(root, copy.from ?? '', posix.relative(workdir, source)), target);
       }
     }
 
@@ -572,7 +589,7 @@ describe('the roles from a production-only install', () => {
     expect(existsSync(join(modules, prebuilt)), prebuilt).toBe(true);
   });
 
-  it('starts `kubeglue embedded`: ready, and a transform runs in isolated-vm', async () => {
+  it('starts `kubeglue embedded`: ready, a transform runs in isolated-vm, the dashboard is served', async () => {
     const [bin, argv] = command('embedded');
     const child = spawn(bin, argv, {
       cwd: app,
@@ -602,6 +619,12 @@ describe('the roles from a production-only install', () => {
     const result = await call('/v1/tools/image-check/run', {});
     expect(result.status, JSON.stringify(result.body)).toBe(200);
     expect(result.body).toMatchObject({ status: 'success', data: { answer: 42 } });
+    // The dashboard the ui stage built: its page and the script it loads.
+    const page = await fetch(`${url}/`);
+    expect(page.status).toBe(200);
+    const script = /<script type="module" src="([^"]+)"/.exec(await page.text())?.[1];
+    expect(script).toMatch(/^\/assets\/main-/);
+    expect((await fetch(`${url}${script}`)).status).toBe(200);
 
     child.kill('SIGTERM');
     expect(await exited, output()).toBe(0);

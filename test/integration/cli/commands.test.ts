@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KG_ERR_RUN_NOT_FOUND } from '../../../contract/api/errors.ts';
 import { KUBEGLUE_BIN, runCli, startCli } from '../../support/cli.ts';
 import { TEST_ADMIN_KEY, useTestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
@@ -298,11 +299,12 @@ describe('the kubeglue client commands', () => {
       expect(lines[2]).toMatch(new RegExp(`^Run ${runId} failed in \\S+ m?s: `));
     });
 
-    it("exits 1 with the API's message for a run that does not exist", async () => {
+    it("exits 1 with the API's message and what to do for a run that does not exist", async () => {
       const { code, stderr } = await runCli(['logs', 'no-such-run', '--follow'], env);
       expect(code).toBe(1);
       expect(stderr).toContain('kubeglue logs: ');
       expect(stderr).toContain('KG_ERR_RUN_NOT_FOUND');
+      expect(stderr).toContain(KG_ERR_RUN_NOT_FOUND('no-such-run').hint as string);
     });
   });
 

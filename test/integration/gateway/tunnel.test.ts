@@ -162,8 +162,9 @@ describe('the gateway tunnel', () => {
     clearInterval(sampler);
     expect(received).toBe(total);
     // Flow control keeps each side to a window per stream: neither the agent nor our side buffers the
-    // 100 MB (the agent's own baseline is ~50-70 MB of Node).
-    expect(peak - before).toBeLessThan(40);
+    // 100 MB (the agent's own baseline is ~50-70 MB of Node). Growth is ~20-40 MB: GC runs late on a
+    // loaded machine, so the bound is set well under 100 MB rather than at the quiet figure.
+    expect(peak - before).toBeLessThan(60);
     expect(heldByUs).toBeLessThan(8 * 1024 * 1024);
   }, 120_000);
 

@@ -1,6 +1,7 @@
 /**
- * Issue 7, error catalog: every error response is `{ error: { message, code } }`, the code naming one
- * entry of the catalog (contract/api/errors.ts), whether a route, the auth hook or fastify itself raised it.
+ * Issue 7, error catalog: every error response is `{ error: { message, code, hint } }`, the code naming
+ * one entry of the catalog (contract/api/errors.ts) and the hint its "what to do" text, whether a route,
+ * the auth hook or fastify itself raised it.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../../contract/api/errors.ts';
@@ -13,13 +14,14 @@ beforeAll(async () => {
   expect((await api.call('POST', '/v1/tools', { body: tool })).status).toBe(201);
 });
 
+/** The catalog's entry, its status, and its "what to do" text as the body's hint (what the dashboard shows). */
 function expectError(answer: { status: number; body: unknown }, status: number, code: string): void {
-  expect({ status: answer.status, body: answer.body }).toEqual({
-    status,
-    body: { error: { message: expect.any(String), code } },
-  });
   const entry = ERROR_CATALOG.find((candidate) => candidate.code === code);
   expect(entry?.statusCode).toBe(status);
+  expect({ status: answer.status, body: answer.body }).toEqual({
+    status,
+    body: { error: { message: expect.any(String), code, hint: entry?.fix } },
+  });
 }
 
 describe('error responses', () => {

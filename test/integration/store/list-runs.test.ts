@@ -81,6 +81,9 @@ function matches(run: StoredRun, filter: ListRunsFilter): boolean {
   if (filter.requestSources !== undefined && !filter.requestSources.includes(run.requestSource)) return false;
   if (filter.userId !== undefined && run.userId !== filter.userId) return false;
   if (filter.systemId !== undefined && !run.systemIds.includes(filter.systemId)) return false;
+  const started = Date.parse(run.metadata.startedAt);
+  if (filter.startedAfter !== undefined && started < Date.parse(filter.startedAfter)) return false;
+  if (filter.startedBefore !== undefined && started >= Date.parse(filter.startedBefore)) return false;
   return true;
 }
 
@@ -102,6 +105,13 @@ const FILTERS: Record<string, ListRunsFilter> = {
   systemId: { systemId: 'sys-4', page: 5, limit: 50 },
   'tool restriction': { toolIds: ['tool-1', 'tool-5'], status: 'failed', page: 2, limit: 25 },
   'empty tool restriction': { toolIds: [], page: 1, limit: 25 },
+  'time range': {
+    startedAfter: '2026-01-10T00:00:00Z',
+    startedBefore: '2026-01-12T06:30:00.000+02:00',
+    page: 3,
+    limit: 50,
+  },
+  'time range of a tool': { toolId: 'tool-2', startedAfter: '2026-01-20T00:00:00.000Z', page: 1, limit: 20 },
   combination: {
     toolId: 'tool-1',
     status: 'success',
@@ -148,6 +158,7 @@ describeStore('listing 100 000 runs', (store, driver, config) => {
       await client.query('ANALYZE runs');
       const expectedIndex: Record<string, string> = {
         'first page': 'runs_started_idx',
+        'time range': 'runs_started_idx',
         toolId: 'runs_tool_started_idx',
         userId: 'runs_user_started_idx',
         combination: 'runs_tool_status_started_idx',

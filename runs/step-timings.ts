@@ -1,0 +1,40 @@
+/**
+ * When each step of a run started and how long it took, measured from the engine's events by the process
+ * executing the run. The stored results keep them (GET /v1/runs/{id}/results: the dashboard draws a run's
+ * timeline from them); a synchronous answer without step data carries them too.
+ */
+import type { StepResult } from '../contract/api/run.ts';
+import type { EngineEvent } from '../engine/types.ts';
+
+interface Timing {
+  startedAt: string;
+  started: number;
+  durationMs?: number;
+}
+
+export class StepTimings {
+  readonly #steps = new Map<string, Timing>();
+
+  observe(event: EngineEvent): void {
+    if (event.type === 'step_started') {
+      const started = Date.now();
+      this.#steps.set(event.stepId, { startedAt: new Date(started).toISOString(), started });
+    } else if (event.type === 'step_finished') {
+      const timing = this.#steps.get(event.result.stepId);
+      if (timing) timing.durationMs = Date.now() - timing.started;
+    }
+  }
+
+  /** The results with the timing of each step that reported one. */
+  apply(results: readonly StepResult[]): StepResult[] {
+    return results.map((result) => {
+      const timing = this.#steps.get(result.stepId);
+      if (!timing) return result;
+      return {
+        ...result,
+        startedAt: timing.startedAt,
+        ...(timing.durationMs !== undefined ? { durationMs: timing.durationMs } : {}),
+      };
+    });
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * A real browser for the dashboard's tests: Debian's Chromium (never a downloaded one) driven by
+ * playwright-core. Where it is: KUBEGLUE_CHROMIUM, else CHROMIUM_PATH, else /usr/bin/chromium; `.ci/run`
+ * installs the `chromium` package when it is missing. Without one the browser tests are skipped with the
+ * reason, except under CI=true, where that is an error.
+ *
+ * Pages are checked as a person meets them: axe-core (from node_modules, never a CDN) for accessibility,
+ * the Content-Security-Policy's violations and the console's errors collected, and a screenshot of each
+ * page written under test-output/ui/ (KUBEGLUE_TEST_OUTPUT moves it), which CI keeps as an artifact;
+ * with KUBEGLUE_UPDATE_SCREENSHOTS=1 the documentation's copies in docs/images/ are rewritten too.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+
+const REPO = resolve(import.meta.dirname, '..', '..');
+
+/** The Chromium to drive, or undefined when the machine has none. */
+export function chromiumPath(): string | undefined {
+  const given = process.env.KUBEGLUE_CHROMIUM || process.env.CHROMIUM_PATH;
+  if (given) return given;
+  return ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => existsSync(path));
+}
+
+/** Why the browser tests cannot run here (undefined: they can); throws under CI, where they must. */
+export function browserMissing(): string | undefined {
+  if (chromiumPath()) return undefined;
+  const reason =
+    "no Chromium: install Debian's package (apt-get install chromium) or set KUBEGLUE_CHROMIUM to its binary";
+  if (process.env.CI === 'true') throw new Error(`the dashboard's browser tests need Chromium: ${reason}`);
+  return reason;
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  const executablePath = chromiumPath();
+  if (!executablePath) throw new Error('no Chromium (see browserMissing)');
+  // --no-sandbox: CI and developers run as root, where Chromium refuses its sandbox.
+  return chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+}
+
+/** What a page reported on its own while a test used it. */
+export interface PageWatch {
+  cspViolations: string[];
+  consoleErrors: string[];
+}
+
+/** A page in a fresh context (its own sessionStorage), watched for CSP violations and console errors. */
+export async function openPage(
+  browser: Browser,
+  options: { colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number } } = {},
+): Promise<{ context: BrowserContext; page: Page; watch: PageWatch }> {
+  const context = await browser.newContext({
+    viewport: options.viewport ?? { width: 1200, height: 800 },
+    colorScheme: options.colorScheme ?? 'light',
+    acceptDownloads: true,
+  });
+  const watch: PageWatch = { cspViolations: [], consoleErrors: [] };
+  await context.exposeBinding('__reportCspViolation', (_source, text: string) => {
+    watch.cspViolations.push(text);
+  });
+  // In-page code is given as text: the tests are type-checked without the DOM's types.
+  await context.addInitScript(`document.addEventListener('securitypolicyviolation', (event) => {
+    window.__reportCspViolation(event.violatedDirective + ' blocked ' + event.blockedURI + ' (' + event.sourceFile + ':' + event.lineNumber + ')');
+  });`);
+  const page = await context.newPage();
+  page.on('console', (message) => {
+    // A refused request (a wrong key's 401) is logged by the browser itself: the page shows it.
+    if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) {
+      watch.consoleErrors.push(message.text());
+    }
+  });
+  page.on('pageerror', (error) => watch.consoleErrors.push(String(error)));
+  return { context, page, watch };
+}
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+let axeSource: string | undefined;
+
+/**
+ * axe-core's violations of impact serious or critical on the page as it is now. The script is evaluated
+ * through the DevTools protocol, which the page's CSP does not govern, so the policy stays as served.
+ */
+export async function seriousAccessibilityViolations(page: Page): Promise<AxeViolation[]> {
+  axeSource ??= await readFile(join(REPO, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+  await page.evaluate(`${axeSource}\n;true`);
+  const violations = await page.evaluate<AxeViolation[]>('axe.run().then((result) => result.violations)');
+  return violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map(({ id, impact, help, nodes }) => ({
+      id,
+      impact,
+      help,
+      nodes: nodes.map((n) => ({ target: n.target })),
+    }));
+}
+
+/** Where the tests write what CI keeps: screenshots of every page. */
+export const TEST_OUTPUT = resolve(process.env.KUBEGLUE_TEST_OUTPUT ?? join(REPO, 'test-output'), 'ui');
+
+/**
+ * A full-page screenshot as test-output/ui/<name>.png; with KUBEGLUE_UPDATE_SCREENSHOTS=1 also as the
+ * documentation's docs/images/dashboard-<name>.png (the viewport only, to keep committed files small).
+ */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  await mkdir(TEST_OUTPUT, { recursive: true });
+  const file = join(TEST_OUTPUT, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true, animations: 'disabled' });
+  if (process.env.KUBEGLUE_UPDATE_SCREENSHOTS === '1') {
+    const docs = join(REPO, 'docs', 'images', `dashboard-${name}.png`);
+    await mkdir(join(REPO, 'docs', 'images'), { recursive: true });
+    await page.screenshot({ path: docs, animations: 'disabled' });
+  }
+  return file;
+}

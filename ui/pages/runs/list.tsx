@@ -1,0 +1,251 @@
+/**
+ * The runs list: GET /v1/runs with its filters (tool, status, request source, system, time range), kept in
+ * the page's URL, paged by cursor. The first page updates live by polling the same query every few
+ * seconds while the tab is visible: /v1/logs/stream follows one run or one trace, not a list, and one
+ * indexed page query every 5 s costs the server less than a stream per open tab would.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { ListRunsQuery, RunList } from '../../api/types.ts';
+import { REQUEST_SOURCES, RUN_STATUSES } from '../../api/types.ts';
+import { ErrorMessage } from '../../components/error-message.tsx';
+import { formatDuration, formatTime, isoToLocalInput, localInputToIso } from '../../components/format.ts';
+import { StatusBadge } from '../../components/status.tsx';
+import { Link, location, navigate, withQuery } from '../../router.tsx';
+import { client } from '../../session.ts';
+
+export const RUNS_POLL_MS = 5_000;
+const PAGE_SIZE = '50';
+const FILTERS = ['toolId', 'status', 'requestSources', 'systemId', 'startedAfter', 'startedBefore'] as const;
+type Filter = (typeof FILTERS)[number];
+
+/** Cursors of the pages before the current one, to go back to newer runs. */
+const newerCursors: string[] = [];
+
+function filtersOf(query: URLSearchParams): Partial<Record<Filter, string>> {
+  const filters: Partial<Record<Filter, string>> = {};
+  for (const name of FILTERS) {
+    const value = query.get(name);
+    if (value) filters[name] = value;
+  }
+  return filters;
+}
+
+type FieldSpec = { name: Filter; label: string } & (
+  | { kind: 'text'; placeholder: string }
+  | { kind: 'choice'; any: string; options: readonly string[] }
+  | { kind: 'time' }
+);
+
+const FIELDS: readonly FieldSpec[] = [
+  { name: 'toolId', label: 'Tool', kind: 'text', placeholder: 'any tool' },
+  { name: 'status', label: 'Status', kind: 'choice', any: 'any status', options: RUN_STATUSES },
+  {
+    name: 'requestSources',
+    label: 'Request source',
+    kind: 'choice',
+    any: 'any source',
+    options: REQUEST_SOURCES,
+  },
+  { name: 'systemId', label: 'System', kind: 'text', placeholder: 'any system' },
+  { name: 'startedAfter', label: 'Started from', kind: 'time' },
+  { name: 'startedBefore', label: 'Started before', kind: 'time' },
+];
+
+/** One filter: text is applied on change (Enter or leaving the field), a choice or a time at once. */
+function FilterField(props: {
+  spec: FieldSpec;
+  value: string | undefined;
+  change(value: string | undefined): void;
+}) {
+  const { spec, value, change } = props;
+  const id = `filter-${spec.name}`;
+  const changed = (event: Event) => (event.currentTarget as HTMLInputElement | HTMLSelectElement).value;
+  return (
+    <div class="field">
+      <label for={id}>{spec.label}</label>
+      {spec.kind === 'text' && (
+        <input
+          id={id}
+          type="text"
+          placeholder={spec.placeholder}
+          value={value ?? ''}
+          onChange={(event) => change(changed(event).trim())}
+        />
+      )}
+      {spec.kind === 'choice' && (
+        <select id={id} value={value ?? ''} onChange={(event) => change(changed(event))}>
+          <option value="">{spec.any}</option>
+          {spec.options.map((option) => (
+            <option key={option} value={option}>
+              {option}
+            </option>
+          ))}
+        </select>
+      )}
+      {spec.kind === 'time' && (
+        <input
+          id={id}
+          type="datetime-local"
+          value={isoToLocalInput(value)}
+          onChange={(event) => change(localInputToIso(changed(event)))}
+        />
+      )}
+    </div>
+  );
+}
+
+function FilterForm({ filters }: { filters: Partial<Record<Filter, string>> }) {
+  const change = (name: Filter, value: string | undefined) => {
+    newerCursors.length = 0;
+    navigate(withQuery('/runs', { ...filters, [name]: value }), { replace: true });
+  };
+  return (
+    <form class="filters" aria-label="Filter runs" onSubmit={(event) => event.preventDefault()}>
+      {FIELDS.map((spec) => (
+        <FilterField
+          key={spec.name}
+          spec={spec}
+          value={filters[spec.name]}
+          change={(value) => change(spec.name, value)}
+        />
+      ))}
+      {Object.keys(filters).length > 0 && (
+        <button type="button" class="secondary" onClick={() => navigate('/runs', { replace: true })}>
+          Clear filters
+        </button>
+      )}
+    </form>
+  );
+}
+
+export function RunsPage() {
+  const query = location.value.query;
+  const filters = filtersOf(query);
+  const cursor = query.get('cursor') ?? undefined;
+  const key = withQuery('', { ...filters, cursor });
+  const [page, setPage] = useState<RunList>();
+  const [error, setError] = useState<unknown>();
+  const [updatedAt, setUpdatedAt] = useState<Date>();
+  const [live, setLive] = useState(true);
+  const marked = useRef(false);
+
+  useEffect(() => {
+    const abort = new AbortController();
+    const request: ListRunsQuery = { ...filters, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) };
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const load = async () => {
+      try {
+        const answer = await client().listRuns(request, abort.signal);
+        setPage(answer);
+        setError(undefined);
+        setUpdatedAt(new Date());
+        if (!marked.current) {
+          marked.current = true;
+          // The bench (bench/ui.ts) reads this mark: the list is on screen and usable.
+          requestAnimationFrame(() => performance.mark('kubeglue:runs-list-ready'));
+        }
+      } catch (caught) {
+        if (!abort.signal.aborted) setError(caught);
+      }
+      // Only the newest page changes as runs come; older pages stay as they were read.
+      if (!abort.signal.aborted && live && !cursor) timer = setTimeout(poll, RUNS_POLL_MS);
+    };
+    const poll = () => {
+      if (document.visibilityState === 'visible') void load();
+      else timer = setTimeout(poll, RUNS_POLL_MS);
+    };
+    void load();
+    return () => {
+      abort.abort();
+      clearTimeout(timer);
+    };
+  }, [key, live]);
+
+  const older = () => {
+    if (!page?.nextCursor) return;
+    newerCursors.push(cursor ?? '');
+    navigate(withQuery('/runs', { ...filters, cursor: page.nextCursor }));
+  };
+  const newer = () => {
+    const previous = newerCursors.pop();
+    navigate(withQuery('/runs', { ...filters, cursor: previous || undefined }));
+  };
+
+  return (
+    <section aria-labelledby="runs-title">
+      <div class="page-head">
+        <h1 id="runs-title">Runs</h1>
+        <div class="live">
+          <label>
+            <input
+              type="checkbox"
+              checked={live}
+              onChange={(event) => setLive(event.currentTarget.checked)}
+            />{' '}
+            Live updates
+          </label>
+          <span class="muted" role="status">
+            {cursor
+              ? 'Older runs: updates show on the newest page'
+              : updatedAt
+                ? `Updated ${updatedAt.toLocaleTimeString()}`
+                : 'Loading…'}
+          </span>
+        </div>
+      </div>
+      <FilterForm filters={filters} />
+      <ErrorMessage error={error} title="The runs could not be listed" />
+      {page && (
+        <>
+          <p class="muted">
+            {page.total.toLocaleString()} run{page.total === 1 ? '' : 's'}
+            {Object.keys(filters).length > 0 ? ' match these filters' : ''}
+          </p>
+          {page.data.length === 0 ? (
+            <p>No runs match these filters.</p>
+          ) : (
+            <div class="table-wrap">
+              <table class="runs-table">
+                <caption class="visually-hidden">Runs, newest first</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Status</th>
+                    <th scope="col">Run</th>
+                    <th scope="col">Tool</th>
+                    <th scope="col">Source</th>
+                    <th scope="col">Started</th>
+                    <th scope="col">Duration</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.data.map((run) => (
+                    <tr key={run.runId}>
+                      <td>
+                        <StatusBadge status={run.status} />
+                      </td>
+                      <td>
+                        <Link href={`/runs/${encodeURIComponent(run.runId)}`}>{run.runId}</Link>
+                      </td>
+                      <td>{run.toolId}</td>
+                      <td>{run.requestSource ?? 'api'}</td>
+                      <td>{formatTime(run.metadata.startedAt)}</td>
+                      <td>{formatDuration(run.metadata.durationMs)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+          <nav class="pager" aria-label="Pages of runs">
+            <button type="button" class="secondary" disabled={!cursor} onClick={newer}>
+              Newer runs
+            </button>
+            <button type="button" class="secondary" disabled={!page.nextCursor} onClick={older}>
+              Older runs
+            </button>
+          </nav>
+        </>
+      )}
+    </section>
+  );
+}

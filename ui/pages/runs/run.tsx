@@ -1,0 +1,348 @@
+/**
+ * One run: its record (GET /v1/runs/{id}), its live events while it runs (GET /v1/logs/stream, read with
+ * fetch so the key stays in the Authorization header), then its stored results (GET …/results): output,
+ * each step's result and error, a timeline of steps and pages, file artifacts; cancel, and run again
+ * with the same inputs.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import type { Run, RunLogEvent, RunResults, StepResult } from '../../api/types.ts';
+import { ErrorMessage } from '../../components/error-message.tsx';
+import { formatBytes, formatDuration, formatTime } from '../../components/format.ts';
+import { JsonView } from '../../components/json-view.tsx';
+import { StatusBadge, StepOutcome } from '../../components/status.tsx';
+import { Timeline, timelineFromEvents, timelineFromResults } from '../../components/timeline.tsx';
+import { Link, navigate } from '../../router.tsx';
+import { client } from '../../session.ts';
+
+const STEPS_PER_PAGE = 100;
+/** Events kept on screen; the timeline is built from all of them. */
+const EVENTS_SHOWN = 200;
+
+function Facts({ run }: { run: Run }) {
+  return (
+    <dl class="facts">
+      <dt>Status</dt>
+      <dd>
+        <StatusBadge status={run.status} />
+      </dd>
+      <dt>Tool</dt>
+      <dd>{run.toolId}</dd>
+      <dt>Started</dt>
+      <dd>{formatTime(run.metadata.startedAt)}</dd>
+      <dt>Completed</dt>
+      <dd>{formatTime(run.metadata.completedAt)}</dd>
+      <dt>Duration</dt>
+      <dd>{formatDuration(run.metadata.durationMs)}</dd>
+      <dt>Request source</dt>
+      <dd>{run.requestSource ?? 'api'}</dd>
+      <dt>Trace id</dt>
+      <dd>
+        <code>{run.traceId ?? '—'}</code>
+      </dd>
+      {run.executionMode && (
+        <>
+          <dt>Mode</dt>
+          <dd>{run.executionMode}</dd>
+        </>
+      )}
+      {run.attempt !== undefined && run.attempt > 1 && (
+        <>
+          <dt>Attempt</dt>
+          <dd>{run.attempt}</dd>
+        </>
+      )}
+      {run.parentRunId && (
+        <>
+          <dt>Started by run</dt>
+          <dd>
+            <Link href={`/runs/${encodeURIComponent(run.parentRunId)}`}>{run.parentRunId}</Link>
+          </dd>
+        </>
+      )}
+      {run.userId && (
+        <>
+          <dt>API key</dt>
+          <dd>
+            <code>{run.userId}</code>
+          </dd>
+        </>
+      )}
+    </dl>
+  );
+}
+
+function Steps({ steps }: { steps: readonly StepResult[] }) {
+  const [shown, setShown] = useState(STEPS_PER_PAGE);
+  const failing = steps.findIndex((step) => !step.success);
+  useEffect(() => {
+    if (failing >= shown) setShown((Math.floor(failing / STEPS_PER_PAGE) + 1) * STEPS_PER_PAGE);
+  }, [failing]);
+  if (steps.length === 0) return <p class="muted">No step ran.</p>;
+  return (
+    <>
+      {failing >= 0 && (
+        <p>
+          <a href={`#step-${failing}`}>Go to the failing step ({steps[failing]?.stepId})</a>
+        </p>
+      )}
+      <ol class="steps">
+        {steps.slice(0, shown).map((step, index) => (
+          <li key={`${step.stepId}-${index}`} id={`step-${index}`} class="step">
+            <h3 class="step-head">
+              <StepOutcome success={step.success} /> <span class="step-id">{step.stepId}</span>
+              {step.durationMs !== undefined && <span class="muted"> {formatDuration(step.durationMs)}</span>}
+            </h3>
+            {step.error && (
+              <div class="step-error" role="note" aria-label={`Error of step ${step.stepId}`}>
+                <pre>{step.error}</pre>
+              </div>
+            )}
+            {step.notes?.map((note) => (
+              <p key={note} class="muted">
+                {note}
+              </p>
+            ))}
+            {step.data !== undefined && (
+              <details>
+                <summary>Result of {step.stepId}</summary>
+                <JsonView value={step.data} label={`Result of ${step.stepId}`} />
+              </details>
+            )}
+          </li>
+        ))}
+      </ol>
+      {shown < steps.length && (
+        <button type="button" class="secondary" onClick={() => setShown(shown + STEPS_PER_PAGE)}>
+          Show {Math.min(STEPS_PER_PAGE, steps.length - shown)} more steps of {steps.length}
+        </button>
+      )}
+    </>
+  );
+}
+
+function Files({ run }: { run: Run }) {
+  const files = run.fileArtifacts ?? [];
+  if (files.length === 0) return null;
+  return (
+    <section aria-labelledby="files-title">
+      <h2 id="files-title">Files</h2>
+      <ul class="files">
+        {files.map((file) => (
+          <li key={file.fileKey}>
+            {file.downloadUrl ? (
+              <a href={file.downloadUrl} download={file.filename}>
+                Download {file.filename}
+              </a>
+            ) : (
+              file.filename
+            )}{' '}
+            <span class="muted">
+              {file.contentType}, {formatBytes(file.size)}
+            </span>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function LiveEvents({ events }: { events: readonly RunLogEvent[] }) {
+  const shown = events.slice(-EVENTS_SHOWN);
+  return (
+    <section aria-labelledby="events-title">
+      <h2 id="events-title">Live events</h2>
+      {events.length > shown.length && (
+        <p class="muted">
+          The last {shown.length} of {events.length} events.
+        </p>
+      )}
+      <div role="log" aria-live="polite" aria-labelledby="events-title">
+        <ol class="events">
+          {shown.map((event) => (
+            <li key={event.id} class={`event event-${event.level.toLowerCase()}`}>
+              <time dateTime={event.timestamp}>{new Date(event.timestamp).toLocaleTimeString()}</time>{' '}
+              <span class="event-level">{event.level}</span> {event.message}
+            </li>
+          ))}
+        </ol>
+      </div>
+    </section>
+  );
+}
+
+export function RunPage({ params }: { params: Record<string, string> }) {
+  const runId = params.runId ?? '';
+  const [run, setRun] = useState<Run>();
+  const [results, setResults] = useState<RunResults>();
+  const [events, setEvents] = useState<RunLogEvent[]>([]);
+  const [error, setError] = useState<unknown>();
+  const [actionError, setActionError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const [now, setNow] = useState(Date.now());
+
+  useEffect(() => {
+    const abort = new AbortController();
+    const { signal } = abort;
+    setRun(undefined);
+    setResults(undefined);
+    setEvents([]);
+    setError(undefined);
+    const api = client();
+    const finish = async () => {
+      const [record, stored] = await Promise.all([
+        api.getRun(runId, signal),
+        api.getRunResults(runId, signal),
+      ]);
+      setRun(record);
+      setResults(stored);
+      // The bench (bench/ui.ts) reads this mark: the run's page is complete and usable.
+      requestAnimationFrame(() => performance.mark('kubeglue:run-page-ready'));
+    };
+    const follow = async (record: Run) => {
+      const collected: RunLogEvent[] = [];
+      let pending: number | undefined;
+      // Events come in bursts (a page a millisecond): render at most once a frame.
+      const flush = () => {
+        pending = undefined;
+        setEvents([...collected]);
+        setNow(Date.now());
+      };
+      const ticker = setInterval(() => setNow(Date.now()), 500);
+      try {
+        await api.followRun(
+          record.runId,
+          (event) => {
+            collected.push(event);
+            pending ??= requestAnimationFrame(flush);
+          },
+          signal,
+        );
+      } finally {
+        clearInterval(ticker);
+        if (pending !== undefined) cancelAnimationFrame(pending);
+        if (!signal.aborted) flush();
+      }
+    };
+    (async () => {
+      const record = await api.getRun(runId, signal);
+      setRun(record);
+      if (record.status === 'running') await follow(record);
+      await finish();
+    })().catch((caught: unknown) => {
+      if (!signal.aborted) setError(caught);
+    });
+    return () => abort.abort();
+  }, [runId]);
+
+  if (error && !run) {
+    return (
+      <section>
+        <h1>Run {runId}</h1>
+        <ErrorMessage error={error} title="The run could not be read" />
+        <p>
+          <Link href="/runs">Back to the runs</Link>
+        </p>
+      </section>
+    );
+  }
+  if (!run) return <p role="status">Loading run {runId}…</p>;
+
+  const cancel = async () => {
+    setBusy(true);
+    setActionError(undefined);
+    try {
+      setRun(await client().cancelRun(run.runId));
+    } catch (caught) {
+      setActionError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const again = async () => {
+    setBusy(true);
+    setActionError(undefined);
+    try {
+      const started = await client().startRun(run.toolId, run.toolPayload);
+      navigate(`/runs/${encodeURIComponent(started.runId)}`);
+    } catch (caught) {
+      setActionError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const stored = results?.data ?? undefined;
+  const steps = stored?.stepResults ?? [];
+  const liveTimeline = timelineFromEvents(events);
+  const timeline =
+    liveTimeline.length > 0 ? liveTimeline : timelineFromResults(steps, run.metadata.startedAt);
+  const elapsed = (run.metadata.durationMs ?? now - Date.parse(run.metadata.startedAt)) || 0;
+
+  return (
+    <article aria-labelledby="run-title">
+      <div class="page-head">
+        <h1 id="run-title">
+          Run <code>{run.runId}</code>
+        </h1>
+        <div class="actions">
+          {run.status === 'running' && (
+            <button type="button" class="danger" disabled={busy} onClick={cancel}>
+              Cancel run
+            </button>
+          )}
+          <button type="button" disabled={busy} onClick={again}>
+            Run again with these inputs
+          </button>
+        </div>
+      </div>
+      <ErrorMessage error={actionError} title="That did not work" />
+      <Facts run={run} />
+      {run.error && (
+        <div class="run-error" role="note" aria-label="Error of the run">
+          <h2>Error</h2>
+          <pre>{run.error}</pre>
+        </div>
+      )}
+      <section aria-labelledby="timeline-title">
+        <h2 id="timeline-title">Timeline</h2>
+        {timeline.length > 0 ? (
+          <Timeline steps={timeline} nowMs={elapsed} />
+        ) : (
+          <p class="muted">
+            {run.status === 'running'
+              ? 'Waiting for the first step…'
+              : 'This run stored no step timings (a run in a runner Pod keeps them only while watched live here).'}
+          </p>
+        )}
+      </section>
+      {(run.status === 'running' || events.length > 0) && <LiveEvents events={events} />}
+      <section aria-labelledby="inputs-title">
+        <h2 id="inputs-title">Inputs</h2>
+        {run.toolPayload && Object.keys(run.toolPayload).length > 0 ? (
+          <JsonView value={run.toolPayload} label="Inputs" />
+        ) : (
+          <p class="muted">No inputs.</p>
+        )}
+      </section>
+      <section aria-labelledby="output-title">
+        <h2 id="output-title">Output</h2>
+        {run.status === 'running' ? (
+          <p class="muted">The output is stored when the run finishes.</p>
+        ) : stored?.data !== undefined && stored.data !== null ? (
+          <JsonView value={stored.data} label="Output" />
+        ) : (
+          <p class="muted">{stored ? 'No output.' : (results?.message ?? 'No output.')}</p>
+        )}
+      </section>
+      <Files run={run} />
+      <section aria-labelledby="steps-title">
+        <h2 id="steps-title">Steps</h2>
+        {run.status === 'running' ? (
+          <p class="muted">Step results are shown when the run finishes.</p>
+        ) : (
+          <Steps steps={steps} />
+        )}
+      </section>
+    </article>
+  );
+}
