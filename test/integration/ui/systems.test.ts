@@ -349,6 +349,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
     await page.getByLabel('Target').selectOption('web');
     await page.getByLabel('URL', { exact: true }).fill('http://billing.corp.internal:8080');
     await expectAccessible(page);
+    await page.evaluate('window.scrollTo(0, 0)');
     await screenshot(page, 'system-gateway');
     await page.getByRole('button', { name: 'Create system' }).click();
 
