@@ -8,6 +8,9 @@ import { notBuiltPage } from './components/not-built.tsx';
 import { RunsPage } from './pages/runs/list.tsx';
 import { RunPage } from './pages/runs/run.tsx';
 import { SettingsPage } from './pages/settings.tsx';
+import { SystemFormPage } from './pages/systems/form.tsx';
+import { SystemsPage } from './pages/systems/list.tsx';
+import { SystemPage } from './pages/systems/system.tsx';
 
 export interface PageProps {
   /** The path's parameters, decoded: `/runs/:runId` gives `{ runId }`. */
@@ -42,15 +45,14 @@ export const PAGES: readonly PageDefinition[] = [
     nav: 'Tools',
     component: notBuiltPage('Tools', 'The tools, their definitions and a run form', 'GET /v1/tools'),
   },
+  { path: '/systems', title: () => 'Systems', nav: 'Systems', component: SystemsPage },
+  // Before /systems/:systemId, which would match it too (a system named "new" is reached by its list row).
+  { path: '/systems/new', title: () => 'New system', component: SystemFormPage },
+  { path: '/systems/:systemId', title: (params) => `System ${params.systemId}`, component: SystemPage },
   {
-    path: '/systems',
-    title: () => 'Systems',
-    nav: 'Systems',
-    component: notBuiltPage(
-      'Systems',
-      'The systems with their credentials state, OAuth and documentation',
-      'GET /v1/systems',
-    ),
+    path: '/systems/:systemId/edit',
+    title: (params) => `Edit system ${params.systemId}`,
+    component: SystemFormPage,
   },
   {
     path: '/schedules',

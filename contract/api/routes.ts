@@ -635,6 +635,10 @@ export const ROUTE_TABLE = [
     query: OAuthCallbackQuery,
     responses: {
       200: { description: 'The system is authorized', schema: OAuthCallbackResult },
+      303: {
+        description:
+          'The flow was started with returnTo: back there, with oauth=connected, or oauth=failed and error (the code)',
+      },
       400: badRequest,
     },
   },

@@ -13,6 +13,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 const REPO = resolve(import.meta.dirname, '..', '..');
 
@@ -99,6 +100,31 @@ export async function seriousAccessibilityViolations(page: Page): Promise<AxeVio
       help,
       nodes: nodes.map((n) => ({ target: n.target })),
     }));
+}
+
+/** Fails on any serious or critical axe-core finding on the page as it is now. */
+export async function expectAccessible(page: Page): Promise<void> {
+  expect(await seriousAccessibilityViolations(page)).toEqual([]);
+}
+
+/** Signs in on the form every path shows signed out, and waits for the signed-in frame. */
+export async function signIn(page: Page, key: string): Promise<void> {
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation', { name: 'Main' }).waitFor();
+}
+
+/**
+ * Closes the contexts of the pages a test opened (emptying `opened`) and fails if any page reported a
+ * Content-Security-Policy violation or a console error meanwhile: for each test's afterEach.
+ */
+export async function closeWatchedPages(
+  opened: { context: BrowserContext; watch: PageWatch }[],
+): Promise<void> {
+  const watches = opened.map((entry) => entry.watch);
+  for (const { context } of opened.splice(0)) await context.close();
+  expect(watches.flatMap((watch) => watch.cspViolations)).toEqual([]);
+  expect(watches.flatMap((watch) => watch.consoleErrors)).toEqual([]);
 }
 
 /** Where the tests write what CI keeps: screenshots of every page. */

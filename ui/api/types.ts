@@ -43,3 +43,20 @@ export const REQUEST_SOURCES: readonly RequestSource[] = [
   'webhook',
   'cli',
 ];
+
+// --- Systems (pages/systems/) ---
+export type System = z.infer<typeof import('../../contract/api/system.ts').System>;
+export type SystemList = z.infer<typeof import('../../contract/api/bodies.ts').SystemList>;
+export type AuthType = z.infer<typeof import('../../contract/api/system.ts').AuthType>;
+export type Environment = z.infer<typeof import('../../contract/api/system.ts').Environment>;
+export type DocumentationState = z.infer<typeof import('../../contract/api/system.ts').DocumentationState>;
+export type OAuthState = NonNullable<System['oauth']>;
+/** The bodies of POST /v1/systems and PATCH /v1/systems/{id}, as sent (before the server's defaults). */
+export type SystemCreateBody = z.input<typeof import('../../contract/api/system.ts').SystemCreateBody>;
+export type SystemUpdateBody = z.input<typeof import('../../contract/api/system.ts').SystemUpdateBody>;
+export type DocumentationSearchAnswer = z.infer<
+  typeof import('../../contract/api/documentation.ts').DocumentationSearchAnswer
+>;
+export type OAuthAuthorization = z.infer<typeof import('../../contract/api/oauth.ts').OAuthAuthorization>;
+export type Gateway = z.infer<typeof import('../../contract/api/bodies.ts').Gateway>;
+export type GatewayList = z.infer<typeof import('../../contract/api/bodies.ts').GatewayList>;

@@ -11,11 +11,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG, KG_ERR_INVALID_API_KEY } from '../../../contract/api/errors.ts';
 import {
   browserMissing,
+  closeWatchedPages,
+  expectAccessible,
   launchBrowser,
   openPage,
   type PageWatch,
   screenshot,
-  seriousAccessibilityViolations,
+  signIn as signInWith,
 } from '../../support/browser.ts';
 import { TEST_ADMIN_KEY, useTestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
@@ -60,15 +62,7 @@ async function open(path: string, options: Parameters<typeof openPage>[1] = {}):
   return page;
 }
 
-async function signIn(page: Page, key = TEST_ADMIN_KEY): Promise<void> {
-  await page.getByLabel('API key').fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('navigation', { name: 'Main' }).waitFor();
-}
-
-async function expectAccessible(page: Page): Promise<void> {
-  expect(await seriousAccessibilityViolations(page)).toEqual([]);
-}
+const signIn = (page: Page, key = TEST_ADMIN_KEY) => signInWith(page, key);
 
 describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
   beforeAll(async () => {
@@ -116,13 +110,8 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
     ids.big = (await call<RunAnswer>('POST', '/v1/tools/big/run', { includeStepResultData: false })).runId;
   }, 120_000);
 
-  afterEach(async () => {
-    const watches = opened.map((entry) => entry.watch);
-    for (const { context } of opened.splice(0)) await context.close();
-    // Nothing the page did was refused by its Content-Security-Policy, and nothing threw.
-    expect(watches.flatMap((watch) => watch.cspViolations)).toEqual([]);
-    expect(watches.flatMap((watch) => watch.consoleErrors)).toEqual([]);
-  });
+  // Nothing the pages did was refused by their Content-Security-Policy, and nothing threw.
+  afterEach(() => closeWatchedPages(opened));
 
   afterAll(async () => {
     await browser?.close();
