@@ -119,6 +119,5 @@ describe.skipIf(missing !== undefined)('the Gateways page', () => {
     await page.getByRole('row', { name: new RegExp(TUNNEL) }).waitFor();
     expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
     await expectAccessible(page);
-    await screenshot(page, 'gateways-dark');
   });
 });

@@ -80,7 +80,6 @@ describe.skipIf(missing !== undefined)('API keys in the dashboard', () => {
       .toBe(1);
     await page.getByRole('row', { name: /admin \(KUBEGLUE_ADMIN_KEY\) \(signed in with it\)/ }).waitFor();
     await expectAccessible(page);
-    await screenshot(page, 'settings-api-keys');
 
     await createKey(page, 'list-items reader', { tools: ['list-items'] });
     const field = page.getByLabel('The new API key');
