@@ -56,15 +56,16 @@ export const CLUSTER = section(
       'KUBEGLUE_METRICS_HOST',
       text.optional(),
       undefined,
-      ['operator'],
-      "address of the operator's /metrics and /healthz (unset: KUBEGLUE_HOST)",
+      BOTH,
+      'address of the metrics port (unset: KUBEGLUE_HOST)',
     ),
     metricsPort: setting(
       'KUBEGLUE_METRICS_PORT',
       port,
-      '9090',
-      ['operator'],
-      "port of the operator's /metrics and /healthz",
+      // Apart, so that both roles run side by side from a checkout.
+      { api: '9091', operator: '9090' },
+      BOTH,
+      "port of /metrics (Prometheus, no key), apart from the /v1 port so that an Ingress to the API never exposes it; the operator's /healthz too (`0`: any free port)",
     ),
     lease: {
       name: setting(
