@@ -228,6 +228,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
       deps.gateways
         ? gatewayHandlers({
             registry: deps.gateways.registry,
+            replica: deps.gateways.replica,
             directory: deps.gateways.directory,
             owners: store.gatewayTunnelOwners,
           })

@@ -1,4 +1,4 @@
-/** Settings only the Kubernetes roles (`kubeglue api`, `kubeglue operator`) read. */
+/** Settings of the Kubernetes roles (`kubeglue api`, `kubeglue operator`); the embedded deployment reads the Pod name too. */
 import { hostname } from 'node:os';
 import { port, positiveInt, text } from './schemas.ts';
 import { section, setting } from './setting.ts';
@@ -28,8 +28,8 @@ export const CLUSTER = section(
       'KUBEGLUE_POD_NAME',
       text.optional().transform((value) => value ?? hostname()),
       undefined,
-      BOTH,
-      "this process's identity in executor ids and the leader Lease; set it from the downward API (unset: the host name)",
+      ['embedded', ...BOTH],
+      "this process's identity in executor ids and the leader Lease, and the replica named with the gateway tunnels it holds (GET /v1/gateways); set it from the downward API (unset: the host name)",
     ),
     internalHost: setting(
       'KUBEGLUE_INTERNAL_HOST',
