@@ -1,28 +1,40 @@
-/** Copies a text to the clipboard, and says whether it worked (next to the button, for screen readers too). */
+/**
+ * Copies a text to the clipboard and says so (a status a screen reader announces). The Clipboard API needs
+ * a secure context (https, or http on localhost); elsewhere the text is selected in `select` (an input the
+ * caller shows) for the user to copy with the keyboard, and the status says how.
+ */
 import { useState } from 'preact/hooks';
 
-export function CopyButton({ text, label }: { text: string; label: string }) {
-  const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
+export function CopyButton({
+  text,
+  label = 'Copy',
+  select,
+}: {
+  text: string;
+  label?: string;
+  /** The input showing the text, selected when the clipboard is not available. */
+  select?: () => HTMLInputElement | HTMLTextAreaElement | null;
+}) {
+  const [said, setSaid] = useState('');
   const copy = async () => {
     try {
       await navigator.clipboard.writeText(text);
-      setState('copied');
+      setSaid('Copied to the clipboard.');
     } catch {
-      setState('failed');
+      const field = select?.();
+      field?.focus();
+      field?.select();
+      setSaid('The browser does not allow copying here: the text is selected, press Ctrl+C (⌘C) to copy it.');
     }
   };
   return (
-    <span class="copy">
+    <>
       <button type="button" class="secondary" onClick={copy}>
         {label}
-      </button>{' '}
-      <span role="status" class="muted">
-        {state === 'copied'
-          ? 'Copied'
-          : state === 'failed'
-            ? 'Copying was refused: select the text and copy it'
-            : ''}
+      </button>
+      <span class="muted" role="status">
+        {said}
       </span>
-    </span>
+    </>
   );
 }

@@ -6,15 +6,15 @@
  * photographed into test-output/ui/.
  */
 
-import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG, KG_ERR_INVALID_API_KEY } from '../../../contract/api/errors.ts';
 import {
   browserMissing,
   expectAccessible,
+  horizontalOverflow,
   screenshot,
-  signIn as signInWith,
-  useBrowserPages,
+  useDashboard,
+  ZOOMED_200,
 } from '../../support/browser.ts';
 import { callOk, TEST_ADMIN_KEY, useTestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
@@ -47,10 +47,8 @@ const requestTool = (id: string, path: string) => ({
 
 const ids = { failed: '', files: '', big: '', withInputs: '' };
 
-const signIn = (page: Page, key = TEST_ADMIN_KEY) => signInWith(page, key);
-
 describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
-  const { open } = useBrowserPages(() => api.url);
+  const { open, signIn } = useDashboard(() => api.url);
 
   beforeAll(async () => {
     target.route('GET', '/items', (req) => ({
@@ -125,7 +123,7 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
     await expect
       .poll(() => facts.allTextContents())
       .toEqual(expect.arrayContaining(['every tool', 'every system']));
-    expect(await page.getByText('runs:execute').count()).toBe(1);
+    expect(await page.getByLabel('The signed-in API key').getByText('runs:execute').count()).toBe(1);
     // A reload keeps the session.
     await page.reload();
     await page.getByRole('heading', { name: 'Settings' }).waitFor();
@@ -283,7 +281,7 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
   });
 
   it('says honestly which pages are not built yet, and keeps them accessible', async () => {
-    const page = await open('/gateways');
+    const page = await open('/overview');
     await signIn(page);
     await page.getByText('Not built yet.').waitFor();
     await expectAccessible(page);
@@ -293,11 +291,10 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
   });
 
   it('works by keyboard and at 200 % zoom', async () => {
-    // 600 × 400 CSS pixels: a 1200 × 800 window at 200 %.
-    const page = await open(`/runs/${ids.failed}`, { viewport: { width: 600, height: 400 } });
+    const page = await open(`/runs/${ids.failed}`, { viewport: ZOOMED_200 });
     await signIn(page);
     await page.getByRole('heading', { name: `Run ${ids.failed}` }).waitFor();
-    const overflow = () => page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+    const overflow = () => horizontalOverflow(page);
     expect(await overflow()).toBeLessThanOrEqual(0);
     await page.goto(`${api.url}/runs`);
     await page.locator('.runs-table').waitFor();

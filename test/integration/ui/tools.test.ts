@@ -17,9 +17,10 @@ import { API_VERSION } from '../../../contract/resources/meta.ts';
 import {
   browserMissing,
   expectAccessible,
+  horizontalOverflow,
   screenshot,
-  signIn,
-  useBrowserPages,
+  useDashboard,
+  ZOOMED_200,
 } from '../../support/browser.ts';
 import { callOk, TEST_ADMIN_KEY, useTestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
@@ -91,7 +92,7 @@ const field = (page: Page, label: string) => page.getByLabel(label, { exact: tru
 const editorOf = (page: Page) => page.getByRole('textbox', { name: 'Tool definition (JSON)' });
 
 describe.skipIf(missing !== undefined)('the Tools pages in a browser', () => {
-  const { open } = useBrowserPages(() => api.url);
+  const { open, signIn } = useDashboard(() => api.url);
   const openSignedIn = async (path: string, key = TEST_ADMIN_KEY) => {
     const page = await open(path);
     await signIn(page, key);
@@ -437,19 +438,15 @@ describe.skipIf(missing !== undefined)('the Tools pages in a browser', () => {
   });
 
   it('keeps the tool page usable at 200 % zoom and in the dark theme', async () => {
-    const page = await open('/tools/greet', { viewport: { width: 600, height: 400 }, colorScheme: 'dark' });
-    await signIn(page, TEST_ADMIN_KEY);
+    const page = await open('/tools/greet', { viewport: ZOOMED_200, colorScheme: 'dark' });
+    await signIn(page);
     await page.getByRole('button', { name: 'Run tool' }).waitFor();
     await page.getByRole('region', { name: 'Tool manifest' }).locator('pre').waitFor();
-    expect(
-      await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth'),
-    ).toBeLessThanOrEqual(0);
+    expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
     await expectAccessible(page);
     await page.goto(`${api.url}/tools/greet/edit`);
     await editorOf(page).waitFor();
-    expect(
-      await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth'),
-    ).toBeLessThanOrEqual(0);
+    expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
     await expectAccessible(page);
   });
 });

@@ -4,11 +4,12 @@
  * seconds while the tab is visible: /v1/logs/stream follows one run or one trace, not a list, and one
  * indexed page query every 5 s costs the server less than a stream per open tab would.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import type { ListRunsQuery, RunList } from '../../api/types.ts';
 import { REQUEST_SOURCES, RUN_STATUSES } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatDuration, formatTime, isoToLocalInput, localInputToIso } from '../../components/format.ts';
+import { usePoll } from '../../components/poll.ts';
 import { StatusBadge } from '../../components/status.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { client } from '../../session.ts';
@@ -129,13 +130,11 @@ export function RunsPage() {
   const [live, setLive] = useState(true);
   const marked = useRef(false);
 
-  useEffect(() => {
-    const abort = new AbortController();
-    const request: ListRunsQuery = { ...filters, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) };
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const load = async () => {
+  usePoll(
+    async (signal) => {
+      const request: ListRunsQuery = { ...filters, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) };
       try {
-        const answer = await client().listRuns(request, abort.signal);
+        const answer = await client().listRuns(request, signal);
         setPage(answer);
         setError(undefined);
         setUpdatedAt(new Date());
@@ -145,21 +144,13 @@ export function RunsPage() {
           requestAnimationFrame(() => performance.mark('kubeglue:runs-list-ready'));
         }
       } catch (caught) {
-        if (!abort.signal.aborted) setError(caught);
+        if (!signal.aborted) setError(caught);
       }
-      // Only the newest page changes as runs come; older pages stay as they were read.
-      if (!abort.signal.aborted && live && !cursor) timer = setTimeout(poll, RUNS_POLL_MS);
-    };
-    const poll = () => {
-      if (document.visibilityState === 'visible') void load();
-      else timer = setTimeout(poll, RUNS_POLL_MS);
-    };
-    void load();
-    return () => {
-      abort.abort();
-      clearTimeout(timer);
-    };
-  }, [key, live]);
+    },
+    // Only the newest page changes as runs come; older pages stay as they were read.
+    live && !cursor ? RUNS_POLL_MS : undefined,
+    [key, live],
+  );
 
   const older = () => {
     if (!page?.nextCursor) return;

@@ -155,7 +155,7 @@ function FieldControl(props: ControlProps) {
             const chosen = Array.isArray(draft) ? (draft as string[]) : [];
             const value = String(index);
             return (
-              <label key={value} class="check">
+              <label key={value} class="form-check">
                 <input
                   type="checkbox"
                   checked={chosen.includes(value)}
@@ -180,7 +180,7 @@ function FieldControl(props: ControlProps) {
     case 'boolean':
       return (
         <div class="field form-field">
-          <span class="check">
+          <span class="form-check">
             <input
               {...common}
               type="checkbox"
@@ -548,7 +548,7 @@ export function RunForm({ tool, canRun }: { tool: Tool; canRun: boolean }) {
       </details>
       <fieldset class="form-group run-options">
         <legend>How to run</legend>
-        <label class="check">
+        <label class="form-check">
           <input
             type="radio"
             name={`${base}-how`}
@@ -557,7 +557,7 @@ export function RunForm({ tool, canRun }: { tool: Tool; canRun: boolean }) {
           />{' '}
           Wait for the result here
         </label>
-        <label class="check">
+        <label class="form-check">
           <input
             type="radio"
             name={`${base}-how`}

@@ -2,6 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Tool } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
+import { Badge } from '../../components/status.tsx';
 import { Link } from '../../router.tsx';
 import { client } from '../../session.ts';
 
@@ -43,18 +44,8 @@ export function ToolUnreadable({ title, error }: { title: string; error: unknown
 /** Active or archived: an icon and a word. */
 export function ToolState({ archived }: { archived: boolean }) {
   return archived ? (
-    <span class="status status-aborted">
-      <span class="status-icon" aria-hidden="true">
-        ⊘
-      </span>
-      archived
-    </span>
+    <Badge icon="⊘" word="archived" tone="aborted" />
   ) : (
-    <span class="status status-success">
-      <span class="status-icon" aria-hidden="true">
-        ●
-      </span>
-      active
-    </span>
+    <Badge icon="●" word="active" tone="success" />
   );
 }

@@ -5,7 +5,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { Tool, ToolStep } from '../../api/types.ts';
-import { ConfirmDialog } from '../../components/confirm-dialog.tsx';
+import { ConfirmButton } from '../../components/confirm.tsx';
 import { CopyButton } from '../../components/copy-button.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatTime } from '../../components/format.ts';
@@ -112,7 +112,6 @@ export function ToolPage({ params }: { params: Record<string, string> }) {
   const { tool, setTool, error } = useTool(toolId);
   const [actionError, setActionError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
-  const [confirming, setConfirming] = useState(false);
   const scopes = session.value?.me.scopes ?? [];
   const canWrite = scopes.includes('tools:write');
   const canExecute = scopes.includes('runs:execute');
@@ -133,12 +132,10 @@ export function ToolPage({ params }: { params: Record<string, string> }) {
   };
   const archive = () =>
     act(async () => setTool(await client().updateTool(tool.id, { archived: !tool.archived })));
-  const remove = () =>
-    act(async () => {
-      await client().deleteTool(tool.id);
-      setConfirming(false);
-      navigate('/tools');
-    });
+  const remove = async () => {
+    await client().deleteTool(tool.id);
+    navigate('/tools');
+  };
 
   const systems = [
     ...new Set(
@@ -170,9 +167,19 @@ export function ToolPage({ params }: { params: Record<string, string> }) {
             <button type="button" class="secondary" disabled={busy} onClick={archive}>
               {tool.archived ? 'Unarchive' : 'Archive'}
             </button>
-            <button type="button" class="danger" disabled={busy} onClick={() => setConfirming(true)}>
-              Delete
-            </button>
+            <ConfirmButton
+              label="Delete"
+              title={`Delete ${tool.name ?? tool.id}?`}
+              confirmLabel="Delete tool"
+              disabled={busy}
+              onConfirm={remove}
+            >
+              <p>
+                The tool <code>{tool.id}</code> is deleted for good, and its stored state with it. Its past
+                runs stay in the run history; its schedules stay, paused, until a tool with this id exists
+                again. To keep the tool but stop it from running, archive it instead.
+              </p>
+            </ConfirmButton>
           </div>
         )}
       </div>
@@ -196,6 +203,14 @@ export function ToolPage({ params }: { params: Record<string, string> }) {
         <dt>Runs</dt>
         <dd>
           <Link href={withQuery('/runs', { toolId: tool.id })}>The runs of this tool</Link>
+        </dd>
+        <dt>Schedules</dt>
+        <dd>
+          <Link href={withQuery('/schedules', { toolId: tool.id })}>The schedules of this tool</Link>
+        </dd>
+        <dt>State</dt>
+        <dd>
+          <Link href={`${toolHref(tool.id)}/state`}>What its runs keep between them</Link>
         </dd>
       </dl>
       {!canWrite && (
@@ -228,22 +243,6 @@ export function ToolPage({ params }: { params: Record<string, string> }) {
       </section>
 
       <Definition tool={tool} />
-
-      <ConfirmDialog
-        open={confirming}
-        title={`Delete ${tool.name ?? tool.id}?`}
-        confirmLabel="Delete tool"
-        busy={busy}
-        onConfirm={remove}
-        onCancel={() => setConfirming(false)}
-      >
-        <p>
-          The tool <code>{tool.id}</code> is deleted for good, and its stored state with it. Its past runs
-          stay in the run history; its schedules stay, paused, until a tool with this id exists again. To keep
-          the tool but stop it from running, archive it instead.
-        </p>
-        <ErrorMessage error={actionError} title="The tool was not deleted" />
-      </ConfirmDialog>
     </article>
   );
 }
