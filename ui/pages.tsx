@@ -4,6 +4,7 @@
  * here (ui/README.md, "Adding a page").
  */
 import type { JSX } from 'preact';
+import { lazyPage } from './components/lazy-page.tsx';
 import { notBuiltPage } from './components/not-built.tsx';
 import { RunsPage } from './pages/runs/list.tsx';
 import { RunPage } from './pages/runs/run.tsx';
@@ -28,11 +29,8 @@ export const PAGES: readonly PageDefinition[] = [
     path: '/overview',
     title: () => 'Overview',
     nav: 'Overview',
-    component: notBuiltPage(
-      'Overview',
-      'Runs per minute by status, failure rate, p50/p95 duration per tool and the queue of async runs',
-      'GET /v1/runs',
-    ),
+    // A chunk of its own: its charts load with it, not with the dashboard.
+    component: lazyPage(() => import('./pages/overview/overview.tsx').then((page) => page.OverviewPage)),
   },
   { path: '/runs', title: () => 'Runs', nav: 'Runs', component: RunsPage },
   { path: '/runs/:runId', title: (params) => `Run ${params.runId}`, component: RunPage },

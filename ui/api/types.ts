@@ -16,6 +16,10 @@ import type {
   RunStatus as RunStatusSchema,
   StepResult as StepResultSchema,
 } from '../../contract/api/run.ts';
+import type {
+  RunStatsQuery as RunStatsQuerySchema,
+  RunStats as RunStatsSchema,
+} from '../../contract/api/run-stats.ts';
 
 export type Run = z.infer<typeof RunSchema>;
 export type RunStatus = z.infer<typeof RunStatusSchema>;
@@ -30,6 +34,12 @@ export type ApiErrorBody = ErrorBody;
 /** The query of GET /v1/runs as the client sends it (strings, before the server's coercion). */
 export type ListRunsQuery = Partial<
   Record<Exclude<keyof z.input<typeof ListRunsQuerySchema>, 'token'>, string>
+>;
+
+export type RunStats = z.infer<typeof RunStatsSchema>;
+/** The query of GET /v1/stats/runs as the client sends it. */
+export type RunStatsQuery = Partial<
+  Record<Exclude<keyof z.input<typeof RunStatsQuerySchema>, 'token'>, string>
 >;
 
 /** The values the enums above take, for the filters' options (the contract's lists, written as types). */
