@@ -13,6 +13,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterEach, expect } from 'vitest';
 
 const REPO = resolve(import.meta.dirname, '..', '..');
 
@@ -72,6 +73,36 @@ export async function openPage(
   });
   page.on('pageerror', (error) => watch.consoleErrors.push(String(error)));
   return { context, page, watch };
+}
+
+/**
+ * Opens pages for the tests of the enclosing block (openPage) and closes them after each test, which fails
+ * if a page it opened reported a Content-Security-Policy violation or a console error meanwhile.
+ */
+export function useWatchedPages(): (
+  browser: Browser,
+  options?: Parameters<typeof openPage>[1],
+) => Promise<{ context: BrowserContext; page: Page }> {
+  const opened: { context: BrowserContext; watch: PageWatch }[] = [];
+  afterEach(async () => {
+    const watches = opened.map((entry) => entry.watch);
+    for (const { context } of opened.splice(0)) await context.close();
+    // Nothing the page did was refused by its Content-Security-Policy, and nothing threw.
+    expect(watches.flatMap((watch) => watch.cspViolations)).toEqual([]);
+    expect(watches.flatMap((watch) => watch.consoleErrors)).toEqual([]);
+  });
+  return async (browser, options) => {
+    const { context, page, watch } = await openPage(browser, options);
+    opened.push({ context, watch });
+    return { context, page };
+  };
+}
+
+/** Signs in with `key` on the sign-in form the page shows, and waits for the dashboard's navigation. */
+export async function signIn(page: Page, key: string): Promise<void> {
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation', { name: 'Main' }).waitFor();
 }
 
 export interface AxeViolation {

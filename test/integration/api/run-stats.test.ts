@@ -7,64 +7,39 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { RunStats } from '../../../contract/api/run-stats.ts';
-import type { DriverName, StoredRun } from '../../../store/index.ts';
+import type { DriverName, StoredRun, TerminalRunStatus } from '../../../store/index.ts';
 import { startTestApi, type TestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
+import { endedRun, runningRun } from '../../support/store.ts';
 
 const FROM = '2026-03-01T10:00:00.000Z';
 const TO = '2026-03-01T10:05:00.000Z';
 
-/** A run that started at `at` (`HH:MM:SS.mmm` on 2026-03-01) and ended after durationMs, unless running. */
-function seeded(
-  runId: string,
-  toolId: string,
-  status: StoredRun['status'],
-  at: string,
-  durationMs?: number,
-): StoredRun {
-  const startedAt = `2026-03-01T${at}Z`;
-  return {
-    runId,
-    toolId,
-    status,
-    requestSource: 'api',
-    systemIds: [],
-    // A sync run of another process: running, but not waiting to start.
-    ...(status === 'running' ? { executor: 'elsewhere' } : {}),
-    metadata: {
-      startedAt,
-      ...(durationMs !== undefined
-        ? { completedAt: new Date(Date.parse(startedAt) + durationMs).toISOString(), durationMs }
-        : {}),
-    },
-  };
-}
-
-/** An async run accepted at `at` that no executor has taken yet. */
-function accepted(runId: string, toolId: string, at: string): StoredRun {
-  const { executor: _none, ...run } = seeded(runId, toolId, 'running', at);
-  return run;
-}
+const at = (time: string) => `2026-03-01T${time}Z`;
+/** A run of `toolId` that started at `time` (on 2026-03-01) and ended `status` after durationMs. */
+const ended = (runId: string, toolId: string, status: TerminalRunStatus, time: string, durationMs: number) =>
+  endedRun(runId, toolId, status, at(time), durationMs);
 
 const RUNS: StoredRun[] = [
-  seeded('a1', 'alpha', 'success', '10:00:00.000', 100),
-  seeded('a2', 'alpha', 'success', '10:00:30.000', 200),
-  seeded('a3', 'alpha', 'success', '10:01:10.000', 300),
-  seeded('a4', 'alpha', 'success', '10:02:00.000', 400),
-  seeded('a5', 'alpha', 'failed', '10:02:59.999', 1000),
-  seeded('a6', 'alpha', 'aborted', '10:03:00.000', 50),
-  seeded('a7', 'alpha', 'running', '10:04:59.999'),
-  seeded('b1', 'beta', 'success', '10:01:00.000', 10),
-  seeded('b2', 'beta', 'success', '10:01:01.000', 20),
-  seeded('b3', 'beta', 'failed', '10:03:30.000', 30),
-  seeded('b4', 'beta', 'failed', '10:03:31.000', 50),
-  seeded('g1', 'gamma', 'aborted', '10:04:00.000', 5),
+  ended('a1', 'alpha', 'success', '10:00:00.000', 100),
+  ended('a2', 'alpha', 'success', '10:00:30.000', 200),
+  ended('a3', 'alpha', 'success', '10:01:10.000', 300),
+  ended('a4', 'alpha', 'success', '10:02:00.000', 400),
+  ended('a5', 'alpha', 'failed', '10:02:59.999', 1000),
+  ended('a6', 'alpha', 'aborted', '10:03:00.000', 50),
+  // A sync run of another process: running, but not waiting to start.
+  runningRun('a7', { toolId: 'alpha', executor: 'elsewhere', metadata: { startedAt: at('10:04:59.999') } }),
+  ended('b1', 'beta', 'success', '10:01:00.000', 10),
+  ended('b2', 'beta', 'success', '10:01:01.000', 20),
+  ended('b3', 'beta', 'failed', '10:03:30.000', 30),
+  ended('b4', 'beta', 'failed', '10:03:31.000', 50),
+  ended('g1', 'gamma', 'aborted', '10:04:00.000', 5),
   // Just outside the window, on either side.
-  seeded('before', 'alpha', 'success', '09:59:59.999', 7),
-  seeded('at-the-end', 'beta', 'failed', '10:05:00.000', 7),
+  ended('before', 'alpha', 'success', '09:59:59.999', 7),
+  ended('at-the-end', 'beta', 'failed', '10:05:00.000', 7),
   // Accepted and never handed over (no executor, no ToolRun): waiting to start, whenever it was accepted.
-  accepted('stranded', 'beta', '08:00:00.000'),
+  runningRun('stranded', { toolId: 'beta', metadata: { startedAt: at('08:00:00.000') } }),
 ];
 
 const counts = (success: number, failed: number, aborted: number, running: number) => ({

@@ -6,16 +6,17 @@
  * photographed into test-output/ui/.
  */
 
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG, KG_ERR_INVALID_API_KEY } from '../../../contract/api/errors.ts';
 import {
   browserMissing,
   launchBrowser,
-  openPage,
-  type PageWatch,
+  type openPage,
   screenshot,
   seriousAccessibilityViolations,
+  signIn as signInWith,
+  useWatchedPages,
 } from '../../support/browser.ts';
 import { TEST_ADMIN_KEY, useTestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
@@ -50,21 +51,17 @@ const requestTool = (id: string, path: string) => ({
 });
 
 let browser: Browser;
-const opened: { context: BrowserContext; watch: PageWatch }[] = [];
 const ids = { failed: '', files: '', big: '', withInputs: '' };
 
+const openWatched = useWatchedPages();
+
 async function open(path: string, options: Parameters<typeof openPage>[1] = {}): Promise<Page> {
-  const { context, page, watch } = await openPage(browser, options);
-  opened.push({ context, watch });
+  const { page } = await openWatched(browser, options);
   await page.goto(`${api.url}${path}`);
   return page;
 }
 
-async function signIn(page: Page, key = TEST_ADMIN_KEY): Promise<void> {
-  await page.getByLabel('API key').fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('navigation', { name: 'Main' }).waitFor();
-}
+const signIn = (page: Page, key = TEST_ADMIN_KEY) => signInWith(page, key);
 
 async function expectAccessible(page: Page): Promise<void> {
   expect(await seriousAccessibilityViolations(page)).toEqual([]);
@@ -115,14 +112,6 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
     ids.files = (await call<RunAnswer>('POST', '/v1/tools/report/run', {})).runId;
     ids.big = (await call<RunAnswer>('POST', '/v1/tools/big/run', { includeStepResultData: false })).runId;
   }, 120_000);
-
-  afterEach(async () => {
-    const watches = opened.map((entry) => entry.watch);
-    for (const { context } of opened.splice(0)) await context.close();
-    // Nothing the page did was refused by its Content-Security-Policy, and nothing threw.
-    expect(watches.flatMap((watch) => watch.cspViolations)).toEqual([]);
-    expect(watches.flatMap((watch) => watch.consoleErrors)).toEqual([]);
-  });
 
   afterAll(async () => {
     await browser?.close();

@@ -7,20 +7,22 @@
  * Content-Security-Policy and screenshots, light and dark.
  */
 import type { ServerResponse } from 'node:http';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunStats } from '../../../contract/api/run-stats.ts';
-import type { StoredRun } from '../../../store/index.ts';
+import type { StoredRun, TerminalRunStatus } from '../../../store/index.ts';
 import {
   browserMissing,
   launchBrowser,
-  openPage,
-  type PageWatch,
+  type openPage,
   screenshot,
   seriousAccessibilityViolations,
+  signIn,
+  useWatchedPages,
 } from '../../support/browser.ts';
 import { TEST_ADMIN_KEY, useTestApi } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
+import { endedRun } from '../../support/store.ts';
 
 const missing = browserMissing();
 if (missing) console.warn(`overview browser tests skipped: ${missing}`);
@@ -31,28 +33,14 @@ const api = useTestApi({ KUBEGLUE_MAX_ASYNC_RUNS: '1' });
 /** The start of the minute half an hour ago: the seeded runs are in the last hour and the last day. */
 const BASE = Math.floor(Date.now() / 60_000) * 60_000 - 30 * 60_000;
 
-/** A run that started `seconds` after BASE and ended after durationMs. */
-function seeded(
+/** A run of `toolId` that started `seconds` after BASE and ended `status` after durationMs. */
+const seeded = (
   runId: string,
   toolId: string,
-  status: 'success' | 'failed' | 'aborted',
+  status: TerminalRunStatus,
   seconds: number,
   durationMs: number,
-): StoredRun {
-  const startedAt = new Date(BASE + seconds * 1000).toISOString();
-  return {
-    runId,
-    toolId,
-    status,
-    requestSource: 'api',
-    systemIds: [],
-    metadata: {
-      startedAt,
-      completedAt: new Date(BASE + seconds * 1000 + durationMs).toISOString(),
-      durationMs,
-    },
-  };
-}
+) => endedRun(runId, toolId, status, new Date(BASE + seconds * 1000).toISOString(), durationMs);
 
 // Four minutes: 2 success | 3 success | 1 success, 1 failed | 2 failed, 1 aborted.
 const RUNS: StoredRun[] = [
@@ -71,15 +59,12 @@ const RUNS: StoredRun[] = [
 let browser: Browser;
 let held: ServerResponse[] = [];
 let queuedRunId = '';
-const opened: { context: BrowserContext; watch: PageWatch }[] = [];
+const openWatched = useWatchedPages();
 
 async function open(path: string, options: Parameters<typeof openPage>[1] = {}): Promise<Page> {
-  const { context, page, watch } = await openPage(browser, options);
-  opened.push({ context, watch });
+  const { page } = await openWatched(browser, options);
   await page.goto(`${api.url}${path}`);
-  await page.getByLabel('API key').fill(TEST_ADMIN_KEY);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('navigation', { name: 'Main' }).waitFor();
+  await signIn(page, TEST_ADMIN_KEY);
   return page;
 }
 
@@ -127,13 +112,6 @@ describe.skipIf(missing !== undefined)('the Overview in a browser', () => {
       { timeout: 15_000, interval: 100 },
     );
   }, 60_000);
-
-  afterEach(async () => {
-    const watches = opened.map((entry) => entry.watch);
-    for (const { context } of opened.splice(0)) await context.close();
-    expect(watches.flatMap((watch) => watch.cspViolations)).toEqual([]);
-    expect(watches.flatMap((watch) => watch.consoleErrors)).toEqual([]);
-  });
 
   afterAll(async () => {
     for (const response of held) response.destroy();
@@ -233,15 +211,13 @@ describe.skipIf(missing !== undefined)('the Overview in a browser', () => {
   });
 
   it('loads its code only when it is shown, and reflows at 200 % zoom', async () => {
-    const { context, page, watch } = await openPage(browser, { viewport: { width: 600, height: 800 } });
-    opened.push({ context, watch });
+    const { page } = await openWatched(browser, { viewport: { width: 600, height: 800 } });
     const scripts: string[] = [];
     page.on('request', (request) => {
       if (request.resourceType() === 'script') scripts.push(new URL(request.url()).pathname);
     });
     await page.goto(`${api.url}/runs`);
-    await page.getByLabel('API key').fill(TEST_ADMIN_KEY);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, TEST_ADMIN_KEY);
     await page.locator('.runs-table').waitFor();
     const firstLoad = [...scripts];
     await page.getByRole('link', { name: 'Overview' }).click();

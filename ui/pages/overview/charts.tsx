@@ -1,12 +1,13 @@
 /**
  * The Overview's charts, drawn with plain elements and the stylesheet: no chart library (the whole page,
- * charts included, is a 2.8 KB gzip chunk; uPlot alone is 23.6 KB: docs/developers/architecture.md). Each
+ * charts included, is a 2.6 KB gzip chunk; uPlot alone is 23.6 KB: docs/developers/architecture.md). Each
  * status has a fill pattern of its own besides its colour (solid, hatched, dotted, striped) and the legend
  * names it; each chart has its figures as text too (a table, values beside the bars, a summary).
  */
 import type { RunStats, RunStatus } from '../../api/types.ts';
 import { formatDuration, formatTime } from '../../components/format.ts';
 import { StatusBadge } from '../../components/status.tsx';
+import { Table } from '../../components/table.tsx';
 import { Link, withQuery } from '../../router.tsx';
 
 type Bucket = RunStats['buckets'][number];
@@ -99,33 +100,17 @@ export function StatusColumns({ stats, per }: { stats: RunStats; per: string }) 
 /** The columns' figures, one row per bucket. */
 export function BucketTable({ stats, per }: { stats: RunStats; per: string }) {
   return (
-    <div class="table-wrap">
-      <table class="bucket-table">
-        <caption>Runs per {per} by status</caption>
-        <thead>
-          <tr>
-            <th scope="col">Starting</th>
-            {STACK.map((status) => (
-              <th key={status} scope="col">
-                {status}
-              </th>
-            ))}
-            <th scope="col">all</th>
-          </tr>
-        </thead>
-        <tbody>
-          {stats.buckets.map((bucket) => (
-            <tr key={bucket.start}>
-              <th scope="row">{formatTime(bucket.start)}</th>
-              {STACK.map((status) => (
-                <td key={status}>{bucket[status]}</td>
-              ))}
-              <td>{totalOf(bucket)}</td>
-            </tr>
+    <Table class="bucket-table" caption={`Runs per ${per} by status`} columns={['Starting', ...STACK, 'all']}>
+      {stats.buckets.map((bucket) => (
+        <tr key={bucket.start}>
+          <th scope="row">{formatTime(bucket.start)}</th>
+          {STACK.map((status) => (
+            <td key={status}>{bucket[status]}</td>
           ))}
-        </tbody>
-      </table>
-    </div>
+          <td>{totalOf(bucket)}</td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 

@@ -4,10 +4,12 @@
  * the store, so it works without Prometheus). The window is kept in the page's URL; the figures are read
  * again while the tab is visible, like the runs list. Loaded as a chunk of its own (pages.tsx).
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { RunStats } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatDuration, formatTime } from '../../components/format.ts';
+import { LiveUpdates, usePolling } from '../../components/live.tsx';
+import { Table } from '../../components/table.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { client } from '../../session.ts';
 import { BucketTable, DurationBars, Legend, StatusColumns, toolRunsHref } from './charts.tsx';
@@ -71,68 +73,49 @@ function WindowChoice({ current }: { current: WindowName }) {
 
 function Figures({ stats }: { stats: RunStats }) {
   const { totals } = stats;
+  const figures: [string, string][] = [
+    ['Runs', totals.runs.toLocaleString()],
+    ['Failed', totals.failed.toLocaleString()],
+    ['Failure rate', percent(totals.failureRate)],
+    ['Running', totals.running.toLocaleString()],
+    ['Waiting to start', stats.queue.waiting.toLocaleString()],
+  ];
   return (
     <dl class="figures">
-      <div>
-        <dt>Runs</dt>
-        <dd>{totals.runs.toLocaleString()}</dd>
-      </div>
-      <div>
-        <dt>Failed</dt>
-        <dd>{totals.failed.toLocaleString()}</dd>
-      </div>
-      <div>
-        <dt>Failure rate</dt>
-        <dd>{percent(totals.failureRate)}</dd>
-      </div>
-      <div>
-        <dt>Running</dt>
-        <dd>{totals.running.toLocaleString()}</dd>
-      </div>
-      <div>
-        <dt>Waiting to start</dt>
-        <dd>{stats.queue.waiting.toLocaleString()}</dd>
-      </div>
+      {figures.map(([name, value]) => (
+        <div key={name}>
+          <dt>{name}</dt>
+          <dd>{value}</dd>
+        </div>
+      ))}
     </dl>
   );
 }
 
 function ToolTable({ stats }: { stats: RunStats }) {
   return (
-    <div class="table-wrap">
-      <table class="tool-stats">
-        <caption>
-          Runs per tool, most first
-          {stats.toolCount > stats.tools.length
-            ? ` (the ${stats.tools.length} busiest of ${stats.toolCount})`
-            : ''}
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Tool</th>
-            <th scope="col">Runs</th>
-            <th scope="col">Failed</th>
-            <th scope="col">Failure rate</th>
-            <th scope="col">p50</th>
-            <th scope="col">p95</th>
-          </tr>
-        </thead>
-        <tbody>
-          {stats.tools.map((tool) => (
-            <tr key={tool.toolId}>
-              <th scope="row">
-                <Link href={toolRunsHref(tool.toolId, stats.from)}>{tool.toolId}</Link>
-              </th>
-              <td>{tool.runs.toLocaleString()}</td>
-              <td>{tool.failed.toLocaleString()}</td>
-              <td>{percent(tool.failureRate)}</td>
-              <td>{formatDuration(tool.p50Ms ?? undefined)}</td>
-              <td>{formatDuration(tool.p95Ms ?? undefined)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table
+      class="tool-stats"
+      caption={`Runs per tool, most first${
+        stats.toolCount > stats.tools.length
+          ? ` (the ${stats.tools.length} busiest of ${stats.toolCount})`
+          : ''
+      }`}
+      columns={['Tool', 'Runs', 'Failed', 'Failure rate', 'p50', 'p95']}
+    >
+      {stats.tools.map((tool) => (
+        <tr key={tool.toolId}>
+          <th scope="row">
+            <Link href={toolRunsHref(tool.toolId, stats.from)}>{tool.toolId}</Link>
+          </th>
+          <td>{tool.runs.toLocaleString()}</td>
+          <td>{tool.failed.toLocaleString()}</td>
+          <td>{percent(tool.failureRate)}</td>
+          <td>{formatDuration(tool.p50Ms ?? undefined)}</td>
+          <td>{formatDuration(tool.p95Ms ?? undefined)}</td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 
@@ -145,35 +128,25 @@ function Queue({ stats, now }: { stats: RunStats; now: number }) {
         {queue.waiting.toLocaleString()} async run{queue.waiting === 1 ? '' : 's'} accepted and not executing
         yet, oldest first{queue.waiting > queue.runs.length ? ` (the first ${queue.runs.length})` : ''}.
       </p>
-      <div class="table-wrap">
-        <table class="queue-table">
-          <caption class="visually-hidden">Async runs waiting to start, oldest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Run</th>
-              <th scope="col">Tool</th>
-              <th scope="col">Source</th>
-              <th scope="col">Accepted</th>
-              <th scope="col">Waiting</th>
-              <th scope="col">Why</th>
-            </tr>
-          </thead>
-          <tbody>
-            {queue.runs.map((run) => (
-              <tr key={run.runId}>
-                <td>
-                  <Link href={`/runs/${encodeURIComponent(run.runId)}`}>{run.runId}</Link>
-                </td>
-                <td>{run.toolId}</td>
-                <td>{run.requestSource}</td>
-                <td>{formatTime(run.acceptedAt)}</td>
-                <td>{formatDuration(Math.max(0, now - Date.parse(run.acceptedAt)))}</td>
-                <td>{run.admission ?? 'Starting'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table
+        class="queue-table"
+        caption="Async runs waiting to start, oldest first"
+        captionHidden
+        columns={['Run', 'Tool', 'Source', 'Accepted', 'Waiting', 'Why']}
+      >
+        {queue.runs.map((run) => (
+          <tr key={run.runId}>
+            <td>
+              <Link href={`/runs/${encodeURIComponent(run.runId)}`}>{run.runId}</Link>
+            </td>
+            <td>{run.toolId}</td>
+            <td>{run.requestSource}</td>
+            <td>{formatTime(run.acceptedAt)}</td>
+            <td>{formatDuration(Math.max(0, now - Date.parse(run.acceptedAt)))}</td>
+            <td>{run.admission ?? 'Starting'}</td>
+          </tr>
+        ))}
+      </Table>
     </>
   );
 }
@@ -182,57 +155,40 @@ export function OverviewPage() {
   const asked = location.value.query.get('window');
   const name: WindowName = asked === 'day' ? 'day' : 'hour';
   const range = WINDOWS[name];
-  const [stats, setStats] = useState<RunStats>();
+  // Kept with the window it is of: after a change of window, the other window's figures are not shown.
+  const [read, setRead] = useState<{ window: WindowName; stats: RunStats }>();
+  const stats = read?.window === name ? read.stats : undefined;
   const [error, setError] = useState<unknown>();
   const [updatedAt, setUpdatedAt] = useState<Date>();
   const [live, setLive] = useState(true);
 
-  useEffect(() => {
-    const abort = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const load = async () => {
+  usePolling(
+    async (signal) => {
       try {
         const answer = await client().json<RunStats>('GET', '/stats/runs', {
           query: windowQuery(range, Date.now()),
-          signal: abort.signal,
+          signal,
         });
-        setStats(answer);
+        setRead({ window: name, stats: answer });
         setError(undefined);
         setUpdatedAt(new Date());
       } catch (caught) {
-        if (!abort.signal.aborted) setError(caught);
+        if (!signal.aborted) setError(caught);
       }
-      if (!abort.signal.aborted && live) timer = setTimeout(poll, range.pollMs);
-    };
-    const poll = () => {
-      if (document.visibilityState === 'visible') void load();
-      else timer = setTimeout(poll, range.pollMs);
-    };
-    setStats(undefined);
-    void load();
-    return () => {
-      abort.abort();
-      clearTimeout(timer);
-    };
-  }, [name, live]);
+    },
+    live ? range.pollMs : undefined,
+    [name, live],
+  );
 
   return (
     <section aria-labelledby="overview-title" class="overview">
       <div class="page-head">
         <h1 id="overview-title">Overview</h1>
-        <div class="live">
-          <label>
-            <input
-              type="checkbox"
-              checked={live}
-              onChange={(event) => setLive(event.currentTarget.checked)}
-            />{' '}
-            Live updates
-          </label>
-          <span class="muted" role="status">
-            {updatedAt ? `Updated ${updatedAt.toLocaleTimeString()}` : 'Loading…'}
-          </span>
-        </div>
+        <LiveUpdates
+          live={live}
+          onChange={setLive}
+          status={updatedAt ? `Updated ${updatedAt.toLocaleTimeString()}` : 'Loading…'}
+        />
       </div>
       <WindowChoice current={name} />
       <ErrorMessage error={error} title="The statistics could not be read" />

@@ -4,12 +4,14 @@
  * seconds while the tab is visible: /v1/logs/stream follows one run or one trace, not a list, and one
  * indexed page query every 5 s costs the server less than a stream per open tab would.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import type { ListRunsQuery, RunList } from '../../api/types.ts';
 import { REQUEST_SOURCES, RUN_STATUSES } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatDuration, formatTime, isoToLocalInput, localInputToIso } from '../../components/format.ts';
+import { LiveUpdates, usePolling } from '../../components/live.tsx';
 import { StatusBadge } from '../../components/status.tsx';
+import { Table } from '../../components/table.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { client } from '../../session.ts';
 
@@ -129,13 +131,11 @@ export function RunsPage() {
   const [live, setLive] = useState(true);
   const marked = useRef(false);
 
-  useEffect(() => {
-    const abort = new AbortController();
-    const request: ListRunsQuery = { ...filters, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) };
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const load = async () => {
+  usePolling(
+    async (signal) => {
+      const request: ListRunsQuery = { ...filters, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) };
       try {
-        const answer = await client().listRuns(request, abort.signal);
+        const answer = await client().listRuns(request, signal);
         setPage(answer);
         setError(undefined);
         setUpdatedAt(new Date());
@@ -145,21 +145,13 @@ export function RunsPage() {
           requestAnimationFrame(() => performance.mark('kubeglue:runs-list-ready'));
         }
       } catch (caught) {
-        if (!abort.signal.aborted) setError(caught);
+        if (!signal.aborted) setError(caught);
       }
-      // Only the newest page changes as runs come; older pages stay as they were read.
-      if (!abort.signal.aborted && live && !cursor) timer = setTimeout(poll, RUNS_POLL_MS);
-    };
-    const poll = () => {
-      if (document.visibilityState === 'visible') void load();
-      else timer = setTimeout(poll, RUNS_POLL_MS);
-    };
-    void load();
-    return () => {
-      abort.abort();
-      clearTimeout(timer);
-    };
-  }, [key, live]);
+    },
+    // Only the newest page changes as runs come; older pages stay as they were read.
+    live && !cursor ? RUNS_POLL_MS : undefined,
+    [key, live],
+  );
 
   const older = () => {
     if (!page?.nextCursor) return;
@@ -175,23 +167,17 @@ export function RunsPage() {
     <section aria-labelledby="runs-title">
       <div class="page-head">
         <h1 id="runs-title">Runs</h1>
-        <div class="live">
-          <label>
-            <input
-              type="checkbox"
-              checked={live}
-              onChange={(event) => setLive(event.currentTarget.checked)}
-            />{' '}
-            Live updates
-          </label>
-          <span class="muted" role="status">
-            {cursor
+        <LiveUpdates
+          live={live}
+          onChange={setLive}
+          status={
+            cursor
               ? 'Older runs: updates show on the newest page'
               : updatedAt
                 ? `Updated ${updatedAt.toLocaleTimeString()}`
-                : 'Loading…'}
-          </span>
-        </div>
+                : 'Loading…'
+          }
+        />
       </div>
       <FilterForm filters={filters} />
       <ErrorMessage error={error} title="The runs could not be listed" />
@@ -204,37 +190,27 @@ export function RunsPage() {
           {page.data.length === 0 ? (
             <p>No runs match these filters.</p>
           ) : (
-            <div class="table-wrap">
-              <table class="runs-table">
-                <caption class="visually-hidden">Runs, newest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Status</th>
-                    <th scope="col">Run</th>
-                    <th scope="col">Tool</th>
-                    <th scope="col">Source</th>
-                    <th scope="col">Started</th>
-                    <th scope="col">Duration</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((run) => (
-                    <tr key={run.runId}>
-                      <td>
-                        <StatusBadge status={run.status} />
-                      </td>
-                      <td>
-                        <Link href={`/runs/${encodeURIComponent(run.runId)}`}>{run.runId}</Link>
-                      </td>
-                      <td>{run.toolId}</td>
-                      <td>{run.requestSource ?? 'api'}</td>
-                      <td>{formatTime(run.metadata.startedAt)}</td>
-                      <td>{formatDuration(run.metadata.durationMs)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table
+              class="runs-table"
+              caption="Runs, newest first"
+              captionHidden
+              columns={['Status', 'Run', 'Tool', 'Source', 'Started', 'Duration']}
+            >
+              {page.data.map((run) => (
+                <tr key={run.runId}>
+                  <td>
+                    <StatusBadge status={run.status} />
+                  </td>
+                  <td>
+                    <Link href={`/runs/${encodeURIComponent(run.runId)}`}>{run.runId}</Link>
+                  </td>
+                  <td>{run.toolId}</td>
+                  <td>{run.requestSource ?? 'api'}</td>
+                  <td>{formatTime(run.metadata.startedAt)}</td>
+                  <td>{formatDuration(run.metadata.durationMs)}</td>
+                </tr>
+              ))}
+            </Table>
           )}
           <nav class="pager" aria-label="Pages of runs">
             <button type="button" class="secondary" disabled={!cursor} onClick={newer}>
