@@ -90,6 +90,11 @@ export interface ApiDeps {
   oauth?: Pick<SystemOAuthOptions, 'masterKey' | 'publicUrl' | 'egress' | 'tokens'>;
   /** Bounds of persistent tool state (KUBEGLUE_TOOL_STATE_*); the defaults without it. */
   stateLimits?: StateLimits;
+  /**
+   * Serve `GET /metrics` on the API's own port (the embedded deployment). The api role leaves it out and
+   * serves `metrics.registry` on its metrics port instead.
+   */
+  metricsRoute?: boolean;
 }
 
 /** The /v1 API of one process: routes, auth, metrics and the services behind them. */
@@ -182,6 +187,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
   const metrics = installMetrics(app, {
     poolLoad: () => deps.pool.load(),
     outboxBacklog: () => store.outboxBacklog(),
+    route: deps.metricsRoute ?? false,
   });
   registerJobMetrics(metrics.registry, () => jobs.status());
   const signer = deps.signer;
@@ -224,6 +230,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
       deps.gateways
         ? gatewayHandlers({
             registry: deps.gateways.registry,
+            replica: deps.gateways.replica,
             directory: deps.gateways.directory,
             owners: store.gatewayTunnelOwners,
           })

@@ -3,11 +3,13 @@
  * through informers), System credentials live in Secrets the Systems own, runs live in Postgres, sync
  * runs execute in this process's worker pool, and runner Pods talk to the internal port.
  */
+import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import { poolSettings } from '../config/config.ts';
 import { WorkerPool } from '../engine/worker/pool.ts';
 import { openClusterProcess } from '../kube/cluster-process.ts';
 import { installLastResortHandlers } from '../kube/last-resort.ts';
+import { serveMetrics } from '../kube/metrics.ts';
 import { createClusterResources, SECRET_KIND } from '../kube/resources/index.ts';
 import { ClusterSecretStore } from '../kube/secrets/cluster.ts';
 import { deriveKey } from '../kube/secrets/secret-box.ts';
@@ -18,7 +20,7 @@ import { syncRunError } from '../runs/interrupted.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
 import { openStore } from '../store/index.ts';
 import type { SystemService } from '../systems/service.ts';
-import { ensureAdminKey } from './api-keys.ts';
+import { ensureAdminKey, generateApiKey } from './api-keys.ts';
 import { createApi } from './app.ts';
 import { startGateways } from './gateway/index.ts';
 import { runnerStreamCheck } from './gateway/runner-access.ts';
@@ -31,11 +33,14 @@ const RECOVERY_MESSAGE = syncRunError('The API replica executing this run stoppe
 const RECOVERY_SWEEP_MS = 60_000;
 
 export async function main(_args: string[]): Promise<void> {
-  const { settings, databaseUrl, masterKey, transport, resources } = openClusterProcess('api');
+  const { settings, databaseUrl, masterKey, keys, transport, resources } = await openClusterProcess('api', {
+    newAdminKey: generateApiKey,
+    log,
+  });
   const namespace = settings.namespace;
   const core = createClusterResources(transport, { namespace, kinds: { secrets: SECRET_KIND } });
   const store = await openStore({ driver: 'pg', url: databaseUrl }, { onProgress: log });
-  await ensureAdminKey(store, { presetKey: settings.adminKey, log });
+  await ensureAdminKey(store, { presetKey: settings.adminKey ?? keys.adminKey, log });
 
   // Sync runs of this replica are failed by the next replica that finds this executor gone.
   const executor = `api/${settings.podName}/${process.pid}/${Date.now()}`;
@@ -127,6 +132,11 @@ export async function main(_args: string[]): Promise<void> {
 
   await api.app.listen({ host: settings.host, port: settings.port });
   await internal.listen({ host: settings.internalHost ?? settings.host, port: settings.internalPort });
+  // Not on the /v1 port: whoever may reach the API (an Ingress routes / there) must not reach these.
+  const metricsServer = await serveMetrics(api.metrics.registry, {
+    host: settings.metricsHost ?? settings.host,
+    port: settings.metricsPort,
+  });
   api.setReady(true);
 
   let stopping = false;
@@ -138,7 +148,11 @@ export async function main(_args: string[]): Promise<void> {
     clearInterval(sweep);
     // Sync runs still executing after the grace fail saying the server shut down (not "cancelled").
     const grace = setTimeout(() => api.runs.interruptAll(), settings.shutdownGraceMs);
-    await Promise.all([api.app.close(), internal.close()]);
+    await Promise.all([
+      api.app.close(),
+      internal.close(),
+      new Promise<void>((resolve) => metricsServer.close(() => resolve())),
+    ]);
     clearTimeout(grace);
     await stopCancels();
     await api.close();
@@ -165,6 +179,11 @@ export async function main(_args: string[]): Promise<void> {
   });
   // Only now: whoever waits for this line may signal at once, and must find the handlers installed.
   log(
-    `ready on ${publicUrl} (namespace ${namespace}, internal runner port ${settings.internalPort}, ${hostname()})`,
+    `ready on ${publicUrl} (namespace ${namespace}, internal runner port ${settings.internalPort}, metrics port ${portOf(metricsServer)}, ${hostname()})`,
   );
+}
+
+function portOf(server: Server): number {
+  const address = server.address();
+  return typeof address === 'object' && address ? address.port : 0;
 }

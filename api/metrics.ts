@@ -1,5 +1,7 @@
 /**
- * Prometheus metrics on `GET /metrics`. Label values always come from bounded sets: the matched route
+ * Prometheus metrics of the API. The api role serves them on its metrics port (kube/metrics.ts
+ * serveMetrics), never on the /v1 port an Ingress exposes; the embedded deployment, one process on one
+ * port, serves `GET /metrics` there (`route`). Label values always come from bounded sets: the matched route
  * template (never the raw URL, which holds ids and tokens), known HTTP methods, run sources, modes
  * and statuses. A registry of its own keeps several servers in one process (tests) apart.
  */
@@ -14,6 +16,8 @@ export interface MetricsOptions {
   poolLoad: () => number[];
   /** Outbox rows waiting for delivery; the gauge is left out when not given. */
   outboxBacklog?: () => Promise<number>;
+  /** Serve `GET /metrics` on this server too (the embedded deployment). */
+  route?: boolean;
 }
 
 export interface Metrics {
@@ -32,7 +36,7 @@ interface HttpSeries {
   duration: { observe(value: number): void };
 }
 
-/** Adds request metrics to every route of `app` and serves them; call before `app.ready()`. */
+/** Adds request metrics to every route of `app` (and the route, if asked); call before `app.ready()`. */
 export function installMetrics(app: FastifyInstance, opts: MetricsOptions): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: PREFIX });
@@ -114,10 +118,12 @@ export function installMetrics(app: FastifyInstance, opts: MetricsOptions): Metr
     done();
   });
 
-  app.get('/metrics', async (_request, reply) => {
-    const body = await registry.metrics();
-    return reply.header('Content-Type', registry.contentType).send(body);
-  });
+  if (opts.route) {
+    app.get('/metrics', async (_request, reply) => {
+      const body = await registry.metrics();
+      return reply.header('Content-Type', registry.contentType).send(body);
+    });
+  }
 
   return {
     registry,

@@ -166,6 +166,7 @@ async function asyncDispatch(cp: ControlPlane, postgres: TestPostgres): Promise<
     KUBEGLUE_INTERNAL_PORT: String(internalPort),
     KUBEGLUE_WORKERS: '1',
     KUBEGLUE_LOG_LEVEL: 'warn',
+    KUBEGLUE_METRICS_PORT: '0',
   };
   const api = startKubeglue('api', {
     ...env,
@@ -174,7 +175,6 @@ async function asyncDispatch(cp: ControlPlane, postgres: TestPostgres): Promise<
   const operator = startKubeglue('operator', {
     ...env,
     KUBEGLUE_KUBECONFIG: await cp.writeKubeconfig(join(dir, 'operator'), 'kubeglue-operator'),
-    KUBEGLUE_METRICS_PORT: '0',
     KUBEGLUE_RUNNER_IMAGE: TEST_RUNNER_IMAGE,
     KUBEGLUE_INTERNAL_URL: `http://127.0.0.1:${internalPort}`,
   });

@@ -153,6 +153,8 @@ export async function startEmbedded(
     oauth: { masterKey, publicUrl: config.publicUrl ?? url, egress: config.egress },
     tls,
     gateways,
+    // One process on one port, listening on loopback by default: /metrics is there (docs/embedded.md).
+    metricsRoute: true,
   });
   const { runs, systems, metrics, oauth } = api;
 

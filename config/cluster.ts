@@ -1,4 +1,4 @@
-/** Settings only the Kubernetes roles (`kubeglue api`, `kubeglue operator`) read. */
+/** Settings of the Kubernetes roles (`kubeglue api`, `kubeglue operator`); the embedded deployment reads the Pod name too. */
 import { hostname } from 'node:os';
 import { port, positiveInt, text } from './schemas.ts';
 import { section, setting } from './setting.ts';
@@ -28,8 +28,8 @@ export const CLUSTER = section(
       'KUBEGLUE_POD_NAME',
       text.optional().transform((value) => value ?? hostname()),
       undefined,
-      BOTH,
-      "this process's identity in executor ids and the leader Lease; set it from the downward API (unset: the host name)",
+      ['embedded', ...BOTH],
+      "this process's identity in executor ids and the leader Lease, and the replica named with the gateway tunnels it holds (GET /v1/gateways); set it from the downward API (unset: the host name)",
     ),
     internalHost: setting(
       'KUBEGLUE_INTERNAL_HOST',
@@ -56,15 +56,16 @@ export const CLUSTER = section(
       'KUBEGLUE_METRICS_HOST',
       text.optional(),
       undefined,
-      ['operator'],
-      "address of the operator's /metrics and /healthz (unset: KUBEGLUE_HOST)",
+      BOTH,
+      'address of the metrics port (unset: KUBEGLUE_HOST)',
     ),
     metricsPort: setting(
       'KUBEGLUE_METRICS_PORT',
       port,
-      '9090',
-      ['operator'],
-      "port of the operator's /metrics and /healthz",
+      // Apart, so that both roles run side by side from a checkout.
+      { api: '9091', operator: '9090' },
+      BOTH,
+      "port of /metrics (Prometheus, no key), apart from the /v1 port so that an Ingress to the API never exposes it; the operator's /healthz too (`0`: any free port)",
     ),
     lease: {
       name: setting(

@@ -1,6 +1,16 @@
 /** Settings of the operator: the runner Pods it creates, their watchdogs and clean-up, its reconcilers. */
 import { z } from 'zod';
 import { DEFAULT_RUN_TIMEOUT_MS } from '../contract/api/run.ts';
+import {
+  affinity,
+  containerSecurityContextOverride,
+  extraAnnotations,
+  extraLabels,
+  json,
+  nodeSelector,
+  podSecurityContextOverride,
+  tolerations,
+} from './pod-shapes.ts';
 import { bool, hostPortOrEmpty, list, nonNegativeInt, positiveInt, quantity, text } from './schemas.ts';
 import { section, setting } from './setting.ts';
 
@@ -79,6 +89,62 @@ export const OPERATOR = section(
       '65532',
       ['operator'],
       "numeric user (and group) id runner containers run as (the image's user); never 0",
+    ),
+    runnerNodeSelector: setting(
+      'KUBEGLUE_RUNNER_NODE_SELECTOR',
+      json(nodeSelector, 'JSON object of labels'),
+      '{}',
+      ['operator'],
+      'nodeSelector of runner Pods, as JSON (`{"pool":"runners"}`)',
+    ),
+    runnerTolerations: setting(
+      'KUBEGLUE_RUNNER_TOLERATIONS',
+      json(tolerations, 'JSON list of tolerations'),
+      '[]',
+      ['operator'],
+      'tolerations of runner Pods, as a JSON list of Kubernetes Tolerations',
+    ),
+    runnerAffinity: setting(
+      'KUBEGLUE_RUNNER_AFFINITY',
+      json(affinity, 'JSON Affinity'),
+      '{}',
+      ['operator'],
+      'affinity of runner Pods, as a JSON Kubernetes Affinity (nodeAffinity, podAffinity, podAntiAffinity)',
+    ),
+    runnerPriorityClassName: setting(
+      'KUBEGLUE_RUNNER_PRIORITY_CLASS_NAME',
+      z.string(),
+      '',
+      ['operator'],
+      'PriorityClass of runner Pods (empty: none)',
+    ),
+    runnerLabels: setting(
+      'KUBEGLUE_RUNNER_LABELS',
+      json(extraLabels, 'JSON object of labels'),
+      '{}',
+      ['operator'],
+      "extra labels of runner Pods, as JSON; kubeglue's own (kubeglue.dev/*, app.kubernetes.io/component and managed-by) cannot be set",
+    ),
+    runnerAnnotations: setting(
+      'KUBEGLUE_RUNNER_ANNOTATIONS',
+      json(extraAnnotations, 'JSON object of annotations'),
+      '{}',
+      ['operator'],
+      'extra annotations of runner Pods, as JSON (`{"sidecar.istio.io/inject":"false"}` keeps a service mesh out)',
+    ),
+    runnerPodSecurityContext: setting(
+      'KUBEGLUE_RUNNER_POD_SECURITY_CONTEXT',
+      json(podSecurityContextOverride, 'JSON PodSecurityContext fields'),
+      '{}',
+      ['operator'],
+      "fields merged over the runner Pod's securityContext, as JSON: runAsUser, runAsGroup, fsGroup, fsGroupChangePolicy, supplementalGroups, seccompProfile (RuntimeDefault or Localhost), seLinuxOptions; null removes a field for the platform to set (OpenShift). Nothing that loosens the restricted profile can be set",
+    ),
+    runnerSecurityContext: setting(
+      'KUBEGLUE_RUNNER_SECURITY_CONTEXT',
+      json(containerSecurityContextOverride, 'JSON SecurityContext fields'),
+      '{}',
+      ['operator'],
+      "fields merged over the runner container's securityContext, as JSON: runAsUser, runAsGroup, seccompProfile, seLinuxOptions; null removes one. Non-root, no privilege escalation, no capabilities and the read-only root filesystem always stay",
     ),
     runnerTerminationGraceSeconds: setting(
       'KUBEGLUE_RUNNER_TERMINATION_GRACE_SECONDS',

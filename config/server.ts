@@ -14,7 +14,7 @@ export const SERVER = section(
       text,
       '127.0.0.1',
       ['embedded', 'api', 'operator'],
-      "address the /v1 API listens on (the operator's metrics port too, unless KUBEGLUE_METRICS_HOST is set)",
+      'address the /v1 API listens on (the metrics port too, unless KUBEGLUE_METRICS_HOST is set)',
     ),
     port: setting(
       'KUBEGLUE_PORT',
@@ -79,7 +79,14 @@ export const SERVER = section(
       z.string().optional(),
       undefined,
       ['embedded', 'api', 'operator'],
-      '32 bytes as 64 hex characters or base64: encrypts stored credentials and signs links. Embedded without it, <data dir>/master.key is created (mode 0600), and losing it makes stored credentials unreadable; the Kubernetes roles require it',
+      '32 bytes as 64 hex characters or base64: encrypts stored credentials and signs links. Embedded without it, <data dir>/master.key is created (mode 0600), and losing it makes stored credentials unreadable; the Kubernetes roles require it or KUBEGLUE_KEYS_SECRET',
+    ),
+    keysSecret: setting(
+      'KUBEGLUE_KEYS_SECRET',
+      text.optional(),
+      undefined,
+      ['api', 'operator'],
+      'the Secret in KUBEGLUE_NAMESPACE holding master-key, admin-key and notify-secret, read when KUBEGLUE_MASTER_KEY is unset: the api creates it with random keys at its first start, the operator waits for it, nothing rewrites it (the chart sets it unless keys.existingSecret)',
     ),
     bodyLimitBytes: setting(
       'KUBEGLUE_BODY_LIMIT_BYTES',

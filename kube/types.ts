@@ -105,6 +105,14 @@ export interface SecurityContext {
   privileged?: boolean;
   capabilities?: { add?: string[]; drop?: string[] };
   seccompProfile?: { type: string; localhostProfile?: string };
+  seLinuxOptions?: SELinuxOptions;
+}
+
+export interface SELinuxOptions {
+  user?: string;
+  role?: string;
+  type?: string;
+  level?: string;
 }
 
 export interface PodSecurityContext {
@@ -112,7 +120,10 @@ export interface PodSecurityContext {
   runAsUser?: number;
   runAsGroup?: number;
   fsGroup?: number;
+  fsGroupChangePolicy?: string;
+  supplementalGroups?: number[];
   seccompProfile?: { type: string; localhostProfile?: string };
+  seLinuxOptions?: SELinuxOptions;
 }
 
 export interface VolumeMount {
@@ -166,6 +177,8 @@ export interface PodSpec {
   nodeName?: string;
   nodeSelector?: Record<string, string>;
   tolerations?: Toleration[];
+  /** Node, Pod and anti-affinity terms, as the API server reads them. */
+  affinity?: { nodeAffinity?: unknown; podAffinity?: unknown; podAntiAffinity?: unknown };
   priorityClassName?: string;
   dnsPolicy?: string;
   hostname?: string;

@@ -19,6 +19,7 @@ import { createEventRecorder, type EventSink } from './events.ts';
 import type { ControllerHealth } from './health.ts';
 import type { Launcher } from './launchers/launcher.ts';
 import { PodLauncher, type RunnerAttemptReader, type RunTokenIssuer } from './launchers/pod.ts';
+import type { OperatorMetrics, ToolRunStates } from './metrics.ts';
 import { type ChainStarter, createChainDeadHandler, createChainHandler } from './outbox/chain.ts';
 import { createNotifyHandler } from './outbox/notify.ts';
 import { OutboxDelivery } from './outbox/outbox.ts';
@@ -71,12 +72,16 @@ export interface OperatorDeps {
   secretWatch?: Pick<ResourceClient<Secret>, 'list' | 'watch'>;
   /** Runs outbox delivery, retention and the prunes (kube/supervisor.ts); one of its own otherwise. */
   jobs?: JobSupervisor;
+  /** Counts ToolRun ends for /metrics (Kubernetes). */
+  metrics?: Pick<OperatorMetrics, 'toolRunFinished'>;
   log: (line: string) => void;
 }
 
 export interface Operator {
   /** Informers and queues of the controllers, for /metrics. */
   health(): ControllerHealth;
+  /** ToolRuns by admission state (the async queue), for /metrics. */
+  toolRunStates(): ToolRunStates;
   /** Interrupts the runs this process still executes, waits until each is recorded, stops the loops. */
   close(): Promise<void>;
 }
@@ -90,6 +95,7 @@ export function createPodLauncher(deps: {
   secrets: ResourceClient<Secret>;
   store: RunTokenIssuer & RunnerAttemptReader;
   settings: OperatorSettings;
+  metrics?: Pick<OperatorMetrics, 'podCreated' | 'podStarted'>;
   log?: (line: string) => void;
 }): PodLauncher {
   return new PodLauncher({
@@ -98,6 +104,7 @@ export function createPodLauncher(deps: {
     tokens: deps.store,
     attempts: deps.store,
     buildPod: (toolRun, attempt, names) => buildRunnerPod(toolRun, attempt, names, deps.settings),
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
     ...(deps.log ? { log: deps.log } : {}),
   });
 }
@@ -145,6 +152,7 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
     launcher: deps.launcher,
     events,
     settings,
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
     log,
   });
   const resourceControllers: {
@@ -234,6 +242,7 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
   if (retention) periodic.push(retention);
 
   return {
+    toolRunStates: () => controller.states(),
     health: () => {
       const parts = [controller.health(), ...resourceControllers.map((c) => c.health())];
       return {

@@ -4,14 +4,13 @@
  * a Lease; only the leader acts, and a leader that loses its Lease exits so it restarts clean.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { operatorSettings } from '../config/config.ts';
 import { openClusterProcess } from '../kube/cluster-process.ts';
 import { registerJobMetrics } from '../kube/job-metrics.ts';
 import { installLastResortHandlers } from '../kube/last-resort.ts';
 import { LeaderElector } from '../kube/lease.ts';
-import { registerInformerMetrics, registerWorkQueueMetrics } from '../kube/metrics.ts';
+import { registerInformerMetrics, registerWorkQueueMetrics, serveMetrics } from '../kube/metrics.ts';
 import {
   createClusterResources,
   EVENT_KIND,
@@ -26,12 +25,13 @@ import { FileUrlSigner } from '../runs/file-urls.ts';
 import { openStore } from '../store/index.ts';
 import { createPodLauncher, type Operator, startOperator } from './app.ts';
 import { createClusterRunStarters } from './cluster-runs.ts';
+import { registerOperatorMetrics, registerToolRunStates } from './metrics.ts';
 
 const log = (line: string) => console.log(`kubeglue operator: ${line}`);
 
 export async function main(_args: string[]): Promise<void> {
-  const opened = openClusterProcess('operator');
-  const { databaseUrl, masterKey, transport, resources } = opened;
+  const opened = await openClusterProcess('operator', { log });
+  const { databaseUrl, masterKey, keys, transport, resources } = opened;
   const settings = operatorSettings(opened.settings);
   const namespace = settings.namespace;
   const core = createClusterResources(transport, {
@@ -42,6 +42,7 @@ export async function main(_args: string[]): Promise<void> {
 
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'kubeglue_operator_' });
+  const operatorMetrics = registerOperatorMetrics(registry);
   const leading = new Gauge({
     name: 'kubeglue_operator_leader',
     help: '1 while this replica holds the leader Lease',
@@ -49,11 +50,12 @@ export async function main(_args: string[]): Promise<void> {
   });
   let operator: Operator | undefined;
   let chains: Awaited<ReturnType<typeof createClusterRunStarters>> | undefined;
-  const metricsServer = await serveMetrics(
-    registry,
-    settings.metricsHost ?? settings.host,
-    settings.metricsPort,
-  );
+  // /healthz there too: the operator has no other port.
+  const metricsServer = await serveMetrics(registry, {
+    host: settings.metricsHost ?? settings.host,
+    port: settings.metricsPort,
+    health: true,
+  });
   const identity = `${settings.podName}_${randomBytes(4).toString('hex')}`;
   // Outbox delivery, retention and the prunes: their failures are recorded, never fatal.
   const jobs = new JobSupervisor({ settings: settings.jobs, log });
@@ -80,13 +82,21 @@ export async function main(_args: string[]): Promise<void> {
       store,
       resources,
       namespace,
-      launcher: createPodLauncher({ pods: core.pods, secrets: core.secrets, store, settings, log }),
+      launcher: createPodLauncher({
+        pods: core.pods,
+        secrets: core.secrets,
+        store,
+        settings,
+        metrics: operatorMetrics,
+        log,
+      }),
+      metrics: operatorMetrics,
       chains,
       scheduledRuns: chains.scheduled,
       identity: `operator/${identity}`,
       urlFor,
       masterKey,
-      notifySecret: settings.notifySecret,
+      notifySecret: settings.notifySecret ?? keys.notifySecret,
       notifyAllowPrivate: settings.notifyAllowPrivate,
       notifyRetryDelaysMs: settings.notifyRetryDelaysMs,
       maxAsyncRuns: settings.maxAsyncRuns,
@@ -103,6 +113,7 @@ export async function main(_args: string[]): Promise<void> {
     const health = started.health();
     registerInformerMetrics(registry, health.informers);
     registerWorkQueueMetrics(registry, health.queues);
+    registerToolRunStates(registry, () => started.toolRunStates());
     return started;
   };
 
@@ -166,26 +177,4 @@ export async function main(_args: string[]): Promise<void> {
   }
   // What nothing caught: a rejection is logged, an exception releases the Lease and exits 1.
   installLastResortHandlers({ log, shutdown: () => shutdown(1), hardExitMs: 30_000 });
-}
-
-function serveMetrics(registry: Registry, host: string, port: number): Promise<Server> {
-  const server = createServer((request, response) => {
-    const path = (request.url ?? '/').split('?')[0];
-    if (path === '/healthz' || path === '/readyz') {
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
-      return;
-    }
-    if (path === '/metrics') {
-      registry.metrics().then(
-        (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
-        () => response.writeHead(500).end(),
-      );
-      return;
-    }
-    response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve(server));
-  });
 }

@@ -169,6 +169,18 @@ export class ScheduleService {
     };
   }
 
+  /** The next `count` ticks of an expression from now, or KG_ERR_SCHEDULE_INVALID as a write would say. */
+  nextRuns(expression: string, timeZone: string, count: number): { expression: string; ticks: Date[] } {
+    const compiled = compileSchedule(expression, timeZone, this.#now());
+    if (!compiled.ok) throw KG_ERR_SCHEDULE_INVALID(compiled.problem);
+    const ticks: Date[] = [];
+    for (let tick = compiled.schedule.next(this.#now()); tick && ticks.length < count; ) {
+      ticks.push(tick);
+      tick = compiled.schedule.next(tick);
+    }
+    return { expression: compiled.schedule.expression, ticks };
+  }
+
   /** The schedule, when it is one of the tool's (else 404 as for a missing one). */
   async #find(toolId: string, scheduleId: string): Promise<ToolScheduleResource> {
     const resource =

@@ -732,6 +732,42 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     id: 19,
+    name: 'gateway tunnels: the replica holding each, and its counters',
+    pg: `
+      -- The holder's name for people (its Pod name) and the tunnel's counters as the holder last refreshed them
+      -- (every KUBEGLUE_GATEWAY_HEARTBEAT_MS), so any replica lists every tunnel with its replica and traffic.
+      -- counters_at: when they were counted (epoch ms).
+      ALTER TABLE gateway_tunnels ADD COLUMN replica text NOT NULL DEFAULT '';
+      ALTER TABLE gateway_tunnels ADD COLUMN bytes_in bigint NOT NULL DEFAULT 0;
+      ALTER TABLE gateway_tunnels ADD COLUMN bytes_out bigint NOT NULL DEFAULT 0;
+      ALTER TABLE gateway_tunnels ADD COLUMN streams_open bigint NOT NULL DEFAULT 0;
+      ALTER TABLE gateway_tunnels ADD COLUMN streams_opened bigint NOT NULL DEFAULT 0;
+      ALTER TABLE gateway_tunnels ADD COLUMN counters_at bigint NOT NULL DEFAULT 0;
+    `,
+    sqlite: `
+      ALTER TABLE gateway_tunnels ADD COLUMN replica TEXT NOT NULL DEFAULT '';
+      ALTER TABLE gateway_tunnels ADD COLUMN bytes_in INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE gateway_tunnels ADD COLUMN bytes_out INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE gateway_tunnels ADD COLUMN streams_open INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE gateway_tunnels ADD COLUMN streams_opened INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE gateway_tunnels ADD COLUMN counters_at INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
+  {
+    id: 20,
+    name: 'system documentation: when a failed attempt is retried',
+    pg: `
+      -- Set while a pending request waits for its next attempt after a failed one (lease_until holds the same
+      -- time, as the earliest claim); cleared by the claim. So the API can tell an attempt running now
+      -- (lease_until ahead, retry_at null) from one waiting (GET /v1/systems shows processing and retryAt).
+      ALTER TABLE system_documentation ADD COLUMN retry_at timestamptz;
+    `,
+    sqlite: `
+      ALTER TABLE system_documentation ADD COLUMN retry_at TEXT ${iso('retry_at')};
+    `,
+  },
+  {
+    id: 21,
     name: 'the start-time index of runs carries what the run statistics read',
     pg: `
       -- GET /v1/stats/runs reads every run of its window (a day: as many as the runs of a day) for its counts by

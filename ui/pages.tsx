@@ -6,9 +6,15 @@
 import type { JSX } from 'preact';
 import { lazyPage } from './components/lazy-page.tsx';
 import { notBuiltPage } from './components/not-built.tsx';
+import { GatewaysPage } from './pages/gateways.tsx';
 import { RunsPage } from './pages/runs/list.tsx';
 import { RunPage } from './pages/runs/run.tsx';
+import { SchedulesPage } from './pages/schedules/list.tsx';
 import { SettingsPage } from './pages/settings.tsx';
+import { SystemFormPage } from './pages/systems/form.tsx';
+import { SystemsPage } from './pages/systems/list.tsx';
+import { SystemPage } from './pages/systems/system.tsx';
+import { ToolStatePage } from './pages/tools/state.tsx';
 
 export interface PageProps {
   /** The path's parameters, decoded: `/runs/:runId` gives `{ runId }`. */
@@ -40,36 +46,18 @@ export const PAGES: readonly PageDefinition[] = [
     nav: 'Tools',
     component: notBuiltPage('Tools', 'The tools, their definitions and a run form', 'GET /v1/tools'),
   },
+  { path: '/systems', title: () => 'Systems', nav: 'Systems', component: SystemsPage },
+  // Before /systems/:systemId, which would match it too (a system named "new" is reached by its list row).
+  { path: '/systems/new', title: () => 'New system', component: SystemFormPage },
+  { path: '/systems/:systemId', title: (params) => `System ${params.systemId}`, component: SystemPage },
   {
-    path: '/systems',
-    title: () => 'Systems',
-    nav: 'Systems',
-    component: notBuiltPage(
-      'Systems',
-      'The systems with their credentials state, OAuth and documentation',
-      'GET /v1/systems',
-    ),
+    path: '/systems/:systemId/edit',
+    title: (params) => `Edit system ${params.systemId}`,
+    component: SystemFormPage,
   },
-  {
-    path: '/schedules',
-    title: () => 'Schedules',
-    nav: 'Schedules',
-    component: notBuiltPage(
-      'Schedules',
-      'The schedules of tools and their next run times',
-      'GET /v1/tools/{toolId}/schedules',
-    ),
-  },
-  {
-    path: '/gateways',
-    title: () => 'Gateways',
-    nav: 'Gateways',
-    component: notBuiltPage(
-      'Gateways',
-      'The connected gateway tunnels and their targets',
-      'GET /v1/gateways',
-    ),
-  },
+  { path: '/schedules', title: () => 'Schedules', nav: 'Schedules', component: SchedulesPage },
+  { path: '/gateways', title: () => 'Gateways', nav: 'Gateways', component: GatewaysPage },
+  { path: '/tools/:toolId/state', title: (params) => `State of ${params.toolId}`, component: ToolStatePage },
   { path: '/settings', title: () => 'Settings', nav: 'Settings', component: SettingsPage },
 ];
 

@@ -1,7 +1,8 @@
 /**
  * The tunnels of every API replica, through the store (migration 11): a replica records the tunnels its
  * agents register, with the address of its gateway relay, and refreshes them while they stay connected.
- * A run on another replica finds the holder here and its relay forwards the stream there. When another
+ * A run on another replica finds the holder here and its relay forwards the stream there; the listing on
+ * any replica shows the holder's name and the counters it wrote with its last refresh. When another
  * replica takes a tunnel over (a newer agent connection with the same id), this replica sees it on its
  * next refresh and lets its own agent go, as one replica does with an older connection.
  */
@@ -13,6 +14,8 @@ export interface GatewayDirectoryOptions {
   tunnels: GatewayTunnelQueries;
   /** This replica's id in the directory. */
   holderId: string;
+  /** This replica's name for people (its Pod name), shown with the tunnels it holds. */
+  replica: string;
   /** host:port where the other replicas reach this replica's relay. */
   relayAddress: string;
   heartbeatMs: number;
@@ -86,6 +89,7 @@ export class GatewayDirectory {
     await this.#options.tunnels.claim({
       tunnelId,
       holderId: this.#options.holderId,
+      replica: this.#options.replica,
       relayAddress: this.#options.relayAddress,
       targets: JSON.stringify(targets),
       connectedAt: now,
@@ -94,9 +98,15 @@ export class GatewayDirectory {
   }
 
   async #refresh(registry: GatewayRegistry): Promise<void> {
-    const expiresAt = this.#now() + this.#leaseMs;
+    const now = this.#now();
+    const expiresAt = now + this.#leaseMs;
     for (const tunnelId of registry.tunnelIds()) {
-      if (await this.#options.tunnels.refresh(tunnelId, this.#options.holderId, expiresAt)) continue;
+      const live = registry.get(tunnelId);
+      if (!live) continue;
+      const { bytesIn, bytesOut, streamsOpen, streamsOpened } = live;
+      const counters = { bytesIn, bytesOut, streamsOpen, streamsOpened, countersAt: now };
+      if (await this.#options.tunnels.refresh(tunnelId, this.#options.holderId, expiresAt, counters))
+        continue;
       this.#options.log(`gateway ${tunnelId}: taken over by another replica; closing this replica's agent`);
       registry.evict(tunnelId, CLOSE.replaced, 'replaced by an agent connection on another replica');
     }

@@ -21,13 +21,15 @@ export { gatewayHandlers } from './routes.ts';
 
 export interface Gateways {
   registry: GatewayRegistry;
+  /** This replica's name (KUBEGLUE_POD_NAME, else the host name), shown with the tunnels it holds. */
+  replica: string;
   relay: GatewayRelay;
   /** The tunnels of the other replicas (when the store is shared). */
   directory?: GatewayDirectory | undefined;
 }
 
 /** The gateway settings of an API process (KUBEGLUE_GATEWAY_*: config/gateway.ts). */
-export type GatewaysSettings = Pick<ApiSettings, 'gateway' | 'relay'>;
+export type GatewaysSettings = Pick<ApiSettings, 'gateway' | 'relay' | 'podName'>;
 
 /** The address other replicas dial: the setting, else the Pod's IP, else the listen address. */
 function relayAdvertiseAddress(relay: GatewaysSettings['relay'], port: number): string {
@@ -66,13 +68,14 @@ export async function startGateways(options: {
     directory = new GatewayDirectory({
       tunnels: shared.tunnels,
       holderId: randomUUID(),
+      replica: options.settings.podName,
       relayAddress: relayAdvertiseAddress(settings, relay.port),
       heartbeatMs: settings.heartbeatMs,
       log: options.log,
     });
     directory.follow(registry);
   }
-  return { registry, relay, directory };
+  return { registry, relay, directory, replica: options.settings.podName };
 }
 
 export function installGateways(

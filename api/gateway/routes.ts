@@ -3,19 +3,21 @@ import { KG_ERR_GATEWAY_NOT_CONNECTED, KG_ERR_TUNNEL_OWNER_NOT_FOUND } from '../
 import type { GatewayTunnelOwnerQueries, GatewayTunnelRow } from '../../store/index.ts';
 import type { HandlersOf } from '../routes/register.ts';
 import type { GatewayDirectory } from './directory.ts';
-import type { GatewayRegistry } from './registry.ts';
+import type { GatewayInfo, GatewayRegistry } from './registry.ts';
 
-/** A tunnel another replica holds: what the directory knows (its counters live on the holder). */
+/** A tunnel another replica holds: what the directory knows, with the counters of the holder's last heartbeat. */
 function remoteGateway(row: GatewayTunnelRow): Gateway {
   return {
     tunnelId: row.tunnelId,
     connected: true,
     connectedSince: new Date(row.connectedAt).toISOString(),
     targets: JSON.parse(row.targets) as Gateway['targets'],
-    streamsOpen: 0,
-    streamsOpened: 0,
-    bytesIn: 0,
-    bytesOut: 0,
+    streamsOpen: row.streamsOpen,
+    streamsOpened: row.streamsOpened,
+    bytesIn: row.bytesIn,
+    bytesOut: row.bytesOut,
+    countersAt: new Date(row.countersAt).toISOString(),
+    replica: row.replica,
     heldHere: false,
   };
 }
@@ -28,12 +30,19 @@ function remoteGateway(row: GatewayTunnelRow): Gateway {
  */
 export function gatewayHandlers(deps: {
   registry: GatewayRegistry;
+  /** This replica's name, shown with the tunnels it holds. */
+  replica: string;
   directory?: GatewayDirectory | undefined;
   owners: Pick<GatewayTunnelOwnerQueries, 'release'>;
 }): HandlersOf<'listGateways' | 'getGateway' | 'releaseGatewayOwner'> {
+  const held = (info: GatewayInfo): Gateway => ({
+    ...info,
+    replica: deps.replica,
+    countersAt: new Date().toISOString(),
+  });
   return {
     listGateways: async (): Promise<GatewayList> => {
-      const local = deps.registry.list();
+      const local = deps.registry.list().map(held);
       const others = (await deps.directory?.others()) ?? [];
       const remote = others.filter((row) => !deps.registry.holds(row.tunnelId)).map(remoteGateway);
       return {
@@ -44,9 +53,9 @@ export function gatewayHandlers(deps: {
     },
 
     getGateway: async ({ params: { tunnelId } }): Promise<Gateway> => {
-      const held = deps.registry.get(tunnelId);
-      const row = held ? undefined : await deps.directory?.remote(tunnelId);
-      const gateway = held ?? (row ? remoteGateway(row) : undefined);
+      const here = deps.registry.get(tunnelId);
+      const row = here ? undefined : await deps.directory?.remote(tunnelId);
+      const gateway = here ? held(here) : row ? remoteGateway(row) : undefined;
       if (!gateway) throw KG_ERR_GATEWAY_NOT_CONNECTED(tunnelId);
       return gateway;
     },

@@ -5,7 +5,7 @@ import {
 } from '../../contract/api/errors.ts';
 import { summaryToText } from '../../systems/documentation/parsers/render.ts';
 import { noMatch, renderResults, staleNote } from '../../systems/documentation/search/render.ts';
-import { type DocumentationService, publicState } from '../../systems/documentation/service.ts';
+import type { DocumentationService } from '../../systems/documentation/service.ts';
 import type { SystemService } from '../../systems/service.ts';
 import { assertSystemAccess } from '../auth.ts';
 import type { HandlersOf } from './register.ts';
@@ -58,7 +58,7 @@ export function documentationHandlers(deps: {
         if (!summary) throw KG_ERR_DOCUMENTATION_NOT_READY(systemId, state.status, state.error);
         return reply.type('text/plain; charset=utf-8').send(summaryToText(summary));
       }
-      return { success: true, data: { state: publicState(state), summary: summary ?? null } };
+      return { success: true, data: { state: documentation.publicState(state), summary: summary ?? null } };
     },
 
     searchSystemDocumentation: {
@@ -86,7 +86,7 @@ export function documentationHandlers(deps: {
           results: outcome.results,
           total: outcome.total,
           limit,
-          documentation: publicState(outcome.state),
+          documentation: documentation.publicState(outcome.state),
           ...(message ? { message } : {}),
         };
       },

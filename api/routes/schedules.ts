@@ -21,7 +21,8 @@ function runAsOf(request: FastifyRequest): ScheduleRunAs {
 }
 
 /**
- * /v1/schedules and /v1/tools/{toolId}/schedules, shaped as superglue's clients call them. A key limited
+ * /v1/schedules and /v1/tools/{toolId}/schedules, shaped as superglue's clients call them, and
+ * /v1/schedules/next-runs, which shows a form's user when an expression would run before it is saved. A key limited
  * to tools sees and manages only their schedules (a schedule of another tool answers 404 like a missing
  * one); what a schedule's runs will do is checked when it is written as a run request would be, so a
  * mistake shows now and not as a failed run at the next tick.
@@ -31,6 +32,7 @@ export function scheduleHandlers(deps: {
   tools: ToolService;
 }): HandlersOf<
   | 'listSchedules'
+  | 'previewScheduleRuns'
   | 'listToolSchedules'
   | 'createToolSchedule'
   | 'getToolSchedule'
@@ -61,6 +63,15 @@ export function scheduleHandlers(deps: {
   return {
     listSchedules: async ({ query }, request) =>
       schedules.list({ page: query.page, limit: query.limit, toolIds: allowedToolIds(request) }),
+
+    previewScheduleRuns: async ({ query }) => {
+      const { expression, ticks } = schedules.nextRuns(query.cronExpression, query.timezone, query.count);
+      return {
+        cronExpression: expression,
+        timezone: query.timezone,
+        nextRuns: ticks.map((tick) => tick.toISOString()),
+      };
+    },
 
     listToolSchedules: async ({ params, query }, request) => {
       assertToolAccess(request, params.toolId);

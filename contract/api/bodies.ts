@@ -189,13 +189,19 @@ export const Gateway = z
       .describe("The agent's configured targets."),
     streamsOpen: z.number().int().describe('TCP streams open through the tunnel now.'),
     streamsOpened: z.number().int().describe('Streams opened since the agent connected.'),
-    heldHere: z
-      .boolean()
+    replica: z
+      .string()
       .describe(
-        'Whether the agent is connected to the replica that answered; the stream and byte counters are those of the replica holding it (zero elsewhere).',
+        'The API replica the agent is connected to (its KUBEGLUE_POD_NAME, else its host name): every replica reaches the tunnel through it.',
       ),
+    heldHere: z.boolean().describe('Whether the agent is connected to the replica that answered.'),
     bytesIn: z.number().int().describe('Bytes received from the agent since it connected.'),
     bytesOut: z.number().int().describe('Bytes sent to the agent since it connected.'),
+    countersAt: z
+      .string()
+      .describe(
+        'When the stream and byte counters were counted (date-time): now on the replica holding the tunnel, its latest heartbeat (KUBEGLUE_GATEWAY_HEARTBEAT_MS) on the others.',
+      ),
   })
   .meta({ id: 'Gateway' });
 export type Gateway = z.infer<typeof Gateway>;

@@ -644,6 +644,15 @@ export const KG_ERR_OAUTH_STATE_INVALID = define(
     'GET /v1/systems/{id}/oauth/authorize',
   'Start the authorization again with GET /v1/systems/{id}/oauth/authorize: a state is single use and lasts 10 minutes.',
 );
+/** Anything but a path or URL of the server's own origin: the callback never sends a browser elsewhere. */
+export const KG_ERR_OAUTH_RETURN_INVALID = define(
+  'KG_ERR_OAUTH_RETURN_INVALID',
+  400,
+  (origin: string) =>
+    `returnTo must be a path of this server or a URL of its origin (${origin}): the callback sends the ` +
+    'browser back there, never to another site',
+  "Give returnTo as a path (/systems/crm) or a URL on the origin of KUBEGLUE_PUBLIC_URL, or leave it out to get the callback's answer as JSON.",
+);
 export const KG_ERR_OAUTH_DENIED = define(
   'KG_ERR_OAUTH_DENIED',
   400,

@@ -18,6 +18,17 @@ export const OAuthView = z
 
 export const OAuthAuthorizeQuery = z.strictObject({
   environment: Environment.optional(),
+  returnTo: z
+    .string()
+    .min(1)
+    .max(2048)
+    .optional()
+    .describe(
+      'Where the callback sends the browser when the flow ends: a path of this server (/systems/crm) or a ' +
+        "URL of its origin (KUBEGLUE_PUBLIC_URL's), with `oauth=connected` added, or `oauth=failed` and " +
+        '`error` (the error code). Anything else is refused (400), so the callback cannot send a user to ' +
+        "another site. Without it the callback answers JSON. The dashboard's Connect button uses it.",
+    ),
   token: z.string().optional(),
 });
 

@@ -47,6 +47,8 @@ import {
 import { RunStats, RunStatsQuery } from './run-stats.ts';
 import {
   ListSchedulesQuery,
+  ScheduleNextRuns,
+  ScheduleNextRunsQuery,
   ToolSchedule,
   ToolScheduleCreateBody,
   ToolScheduleList,
@@ -653,6 +655,10 @@ export const ROUTE_TABLE = [
     query: OAuthCallbackQuery,
     responses: {
       200: { description: 'The system is authorized', schema: OAuthCallbackResult },
+      303: {
+        description:
+          'The flow was started with returnTo: back there, with oauth=connected, or oauth=failed and error (the code)',
+      },
       400: badRequest,
     },
   },
@@ -774,6 +780,19 @@ export const ROUTE_TABLE = [
     scopes: ['tools:read'],
     query: ListSchedulesQuery,
     responses: { 200: { description: 'Schedules, oldest first', schema: ToolScheduleList }, 400: badRequest },
+  },
+  {
+    method: 'GET',
+    path: '/schedules/next-runs',
+    operationId: 'previewScheduleRuns',
+    summary: 'When a cron expression would run in a time zone: its next ticks, before a schedule is written',
+    tag: 'Schedules',
+    scopes: ['tools:read'],
+    query: ScheduleNextRunsQuery,
+    responses: {
+      200: { description: 'The next ticks', schema: ScheduleNextRuns },
+      400: failure('A cron expression or time zone a schedule would refuse'),
+    },
   },
   {
     method: 'GET',

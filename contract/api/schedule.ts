@@ -249,3 +249,28 @@ export const ToolScheduleUpdateBody = z
   })
   .meta({ id: 'ToolScheduleUpdateBody' });
 export type ToolScheduleUpdateBody = z.infer<typeof ToolScheduleUpdateBody>;
+
+export const NEXT_RUNS_MAX = 20;
+
+/** Query of `GET /v1/schedules/next-runs`: when an expression would run, before a schedule is written. */
+export const ScheduleNextRunsQuery = z.strictObject({
+  cronExpression: CronExpression,
+  timezone: TimeZone.default('UTC'),
+  count: pageLimit(5, NEXT_RUNS_MAX).describe(
+    `How many ticks to list: default 5; values above ${NEXT_RUNS_MAX} are clamped to ${NEXT_RUNS_MAX}.`,
+  ),
+  token: z.string().optional(),
+});
+
+export const ScheduleNextRuns = z
+  .object({
+    cronExpression: z.string().describe('The expression as it is evaluated (whitespace collapsed).'),
+    timezone: z.string(),
+    nextRuns: z
+      .array(z.iso.datetime({ offset: true }))
+      .describe(
+        'The next ticks after now, as a schedule with this expression would run them (DST rules included; fewer when the expression runs out of dates).',
+      ),
+  })
+  .meta({ id: 'ScheduleNextRuns' });
+export type ScheduleNextRuns = z.infer<typeof ScheduleNextRuns>;

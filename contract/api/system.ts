@@ -361,6 +361,23 @@ export const DocumentationState = z
     requestedAt: z.iso.datetime({ offset: true }),
     fetchedAt: z.iso.datetime({ offset: true }).optional().describe('When the kept summary was made.'),
     error: z.string().optional().describe('Why the last processing failed.'),
+    processing: z
+      .boolean()
+      .describe('pending: an attempt is under way now (false: it waits for its first attempt or a retry).'),
+    attempts: z
+      .number()
+      .int()
+      .describe('Attempts made at the current request so far (the one under way included).'),
+    maxAttempts: z
+      .number()
+      .int()
+      .describe(
+        'After this many failed or interrupted attempts in a row the request fails (KUBEGLUE_JOB_MAX_FAILURES).',
+      ),
+    retryAt: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .describe('pending after a failed attempt: when the next attempt is due (error says why it failed).'),
   })
   .meta({ id: 'DocumentationState' });
 export type DocumentationState = z.infer<typeof DocumentationState>;

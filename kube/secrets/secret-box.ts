@@ -195,13 +195,14 @@ async function createKeyFile(path: string): Promise<{ key: Buffer; created: bool
 }
 
 /**
- * The master key of a Kubernetes role: it must be given (KUBEGLUE_MASTER_KEY, from a Secret), since
- * replicas share it and Pods have no data directory to keep a generated one in.
+ * The master key of a Kubernetes role when given (KUBEGLUE_MASTER_KEY): replicas share it and Pods have no
+ * data directory to keep a generated one in (the keys Secret, kube/secrets/keys.ts, is the other way).
  */
 export function requireMasterKey(text: string | undefined): Buffer {
   if (!text) {
     throw new Error(
-      'KUBEGLUE_MASTER_KEY is required (32 bytes as 64 hex characters or base64): every replica must share it',
+      'KUBEGLUE_MASTER_KEY (32 bytes as 64 hex characters or base64) or KUBEGLUE_KEYS_SECRET (a Secret the api ' +
+        'creates once) is required: every replica must share the key',
     );
   }
   const key = parseMasterKey(text);

@@ -10,6 +10,7 @@ import { isResourceError, type ResourceClient } from '../../kube/resources/index
 import type { Pod, Secret } from '../../kube/types.ts';
 import { hashRunToken, newRunToken } from '../../runs/run-token.ts';
 import type { RunnerAttempt } from '../../store/index.ts';
+import type { OperatorMetrics } from '../metrics.ts';
 import {
   type Execution,
   type ExecutionExit,
@@ -44,6 +45,8 @@ export interface PodLauncherDeps {
   attempts: RunnerAttemptReader;
   /** The runner Pod of an attempt (operator/toolrun/pod.ts, with the operator's settings). */
   buildPod(toolRun: ToolRunResource, attempt: number, names: PodNames): Pod;
+  /** Counts Pods created and how long they took to start. */
+  metrics?: Pick<OperatorMetrics, 'podCreated' | 'podStarted'>;
   log?: (line: string) => void;
 }
 
@@ -126,6 +129,8 @@ export class PodLauncher implements Launcher {
   readonly kind = 'pod';
   readonly #deps: PodLauncherDeps;
   readonly #pods: Informer<Pod>;
+  /** Pods seen before their container started: their start is timed once it has. */
+  readonly #starting = new Set<string>();
 
   constructor(deps: PodLauncherDeps) {
     this.#deps = deps;
@@ -137,7 +142,8 @@ export class PodLauncher implements Launcher {
   }
 
   async open(changed: (toolRunName: string) => void): Promise<void> {
-    this.#pods.onEvent((_type, pod) => {
+    this.#pods.onEvent((type, pod) => {
+      this.#timeStart(type, pod);
       const owner = pod.metadata.labels?.[TOOLRUN_LABEL];
       if (owner) changed(owner);
     });
@@ -146,6 +152,19 @@ export class PodLauncher implements Launcher {
 
   async close(): Promise<void> {
     await this.#pods.stop();
+  }
+
+  /** Observes creation → container start of Pods seen waiting (not of those found running at start-up). */
+  #timeStart(type: string, pod: Pod): void {
+    const name = pod.metadata.name;
+    const state = runnerStatus(pod)?.state;
+    const startedAt = state?.running?.startedAt ?? state?.terminated?.startedAt;
+    if (type === 'DELETED') this.#starting.delete(name);
+    else if (!startedAt) this.#starting.add(name);
+    else if (this.#starting.delete(name) && pod.metadata.creationTimestamp) {
+      const seconds = (Date.parse(startedAt) - Date.parse(pod.metadata.creationTimestamp)) / 1000;
+      if (Number.isFinite(seconds)) this.#deps.metrics?.podStarted(seconds);
+    }
   }
 
   async launch(toolRun: ToolRunResource, attempt: number): Promise<LaunchResult> {
@@ -160,6 +179,7 @@ export class PodLauncher implements Launcher {
       const created = await this.#deps.pods.create(
         this.#deps.buildPod(toolRun, attempt, { podName, tokenSecretName }),
       );
+      this.#deps.metrics?.podCreated();
       this.#pods.observe('ADDED', created);
     } catch (error) {
       // The Pod of this attempt exists already (an earlier launch, a restarted operator): adopt it.

@@ -15,6 +15,7 @@ import type { Store } from '../../store/index.ts';
 import type { EventRecorder } from '../events.ts';
 import type { ControllerHealth } from '../health.ts';
 import type { Launcher } from '../launchers/launcher.ts';
+import type { OperatorMetrics, ToolRunStates } from '../metrics.ts';
 import {
   type AdmissionEntry,
   type AdmissionVerdict,
@@ -22,6 +23,7 @@ import {
   admissionQueue,
   admissionState,
   EXACT_POSITIONS,
+  isFinished,
 } from './admission.ts';
 import { execute } from './execute.ts';
 import { decide, type ReconcileSettings } from './reconcile.ts';
@@ -37,6 +39,8 @@ export interface ToolRunControllerOptions {
   events: EventRecorder;
   settings: ToolRunControllerSettings;
   log?: (line: string) => void;
+  /** Counts the ToolRuns that finish while this process watches. */
+  metrics?: Pick<OperatorMetrics, 'toolRunFinished'>;
   /** The clock (tests). */
   now?: () => Date;
 }
@@ -123,6 +127,17 @@ export class ToolRunController {
     }
     // A slot freed (or a queued run left the queue): the waiting runs move up.
     if (previous && previous !== 'done' && state !== previous && state !== 'active') this.#wakeWaiting();
+    // Seen to finish, not found finished (a new leader's first list): each end is counted once.
+    if (previous && previous !== 'done' && state === 'done' && isFinished(toolRun)) {
+      this.#opts.metrics?.toolRunFinished(toolRun.status?.status ?? '', toolRun.status?.reason);
+    }
+  }
+
+  /** ToolRuns by admission state, as this controller knows them (the operator's metrics). */
+  states(): ToolRunStates {
+    const counts: ToolRunStates = { waiting: 0, active: 0, done: 0 };
+    for (const state of this.#states.values()) counts[state]++;
+    return counts;
   }
 
   /** Queues the waiting ToolRuns whose verdict or position may have changed. */

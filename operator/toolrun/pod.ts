@@ -2,7 +2,9 @@
  * The runner Pod of one attempt of a ToolRun: pure, from the ToolRun and the operator's settings. The
  * Pod passes the Pod Security "restricted" profile: non-root with a numeric user, no privilege
  * escalation, every capability dropped, RuntimeDefault seccomp, read-only root filesystem with an
- * emptyDir at /tmp, no service-account token and no Service links.
+ * emptyDir at /tmp, no service-account token and no Service links. The settings place it (nodeSelector,
+ * tolerations, affinity, priority), label and annotate it, and may adjust identities and profiles of its
+ * security contexts (config/pod-shapes.ts), never loosen them.
  */
 
 import { type OperatorSettings, SETTINGS, type Setting, settingText } from '../../config/config.ts';
@@ -31,6 +33,14 @@ export type PodSettings = Pick<
   | 'runnerTmpSize'
   | 'runnerUserId'
   | 'runnerTerminationGraceSeconds'
+  | 'runnerNodeSelector'
+  | 'runnerTolerations'
+  | 'runnerAffinity'
+  | 'runnerPriorityClassName'
+  | 'runnerLabels'
+  | 'runnerAnnotations'
+  | 'runnerPodSecurityContext'
+  | 'runnerSecurityContext'
   | 'internalUrl'
   | 'runnerGatewayRelay'
   | 'sandboxMemoryMb'
@@ -96,6 +106,23 @@ function runnerEnv(toolRun: ToolRunResource, attempt: number, names: PodNames, s
   return env;
 }
 
+/** `base` with `override`'s fields; a null field is removed (left for the platform to set). */
+function adjusted<T extends object>(base: T, override: Record<string, unknown>): T {
+  const merged: Record<string, unknown> = { ...base, ...override };
+  for (const [key, value] of Object.entries(merged)) if (value === null) delete merged[key];
+  return merged as T;
+}
+
+/** Present only when set: an empty nodeSelector or list is left out of the Pod. */
+function placement(s: PodSettings): Partial<Pod['spec']> {
+  return {
+    ...(Object.keys(s.runnerNodeSelector).length > 0 ? { nodeSelector: s.runnerNodeSelector } : {}),
+    ...(s.runnerTolerations.length > 0 ? { tolerations: s.runnerTolerations } : {}),
+    ...(Object.keys(s.runnerAffinity).length > 0 ? { affinity: s.runnerAffinity } : {}),
+    ...(s.runnerPriorityClassName ? { priorityClassName: s.runnerPriorityClassName } : {}),
+  };
+}
+
 export function buildRunnerPod(
   toolRun: ToolRunResource,
   attempt: number,
@@ -110,8 +137,9 @@ export function buildRunnerPod(
     metadata: {
       name: names.podName,
       ...(toolRun.metadata.namespace ? { namespace: toolRun.metadata.namespace } : {}),
-      labels: runnerLabels(toolRun, attempt),
-      annotations: { [RUN_ID_KEY]: toolRun.spec.runId },
+      // kubeglue's own last: the settings refuse those keys, and the selectors must hold regardless.
+      labels: { ...settings.runnerLabels, ...runnerLabels(toolRun, attempt) },
+      annotations: { ...settings.runnerAnnotations, [RUN_ID_KEY]: toolRun.spec.runId },
       ownerReferences: [toolRunOwner(toolRun)],
     },
     spec: {
@@ -124,7 +152,11 @@ export function buildRunnerPod(
         : {}),
       activeDeadlineSeconds: activeDeadlineSeconds(toolRun, settings),
       terminationGracePeriodSeconds: settings.runnerTerminationGraceSeconds,
-      securityContext: { runAsNonRoot: true, runAsUser: user, runAsGroup: user, seccompProfile },
+      ...placement(settings),
+      securityContext: adjusted(
+        { runAsNonRoot: true, runAsUser: user, runAsGroup: user, seccompProfile },
+        settings.runnerPodSecurityContext,
+      ),
       containers: [
         {
           name: RUNNER_CONTAINER,
@@ -136,16 +168,19 @@ export function buildRunnerPod(
             requests: { cpu: settings.runnerCpuRequest, memory: settings.runnerMemoryRequest },
             limits: { cpu: settings.runnerCpuLimit, memory: settings.runnerMemoryLimit },
           },
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: user,
-            runAsGroup: user,
-            readOnlyRootFilesystem: true,
-            allowPrivilegeEscalation: false,
-            privileged: false,
-            capabilities: { drop: ['ALL'] },
-            seccompProfile,
-          },
+          securityContext: adjusted(
+            {
+              runAsNonRoot: true,
+              runAsUser: user,
+              runAsGroup: user,
+              readOnlyRootFilesystem: true,
+              allowPrivilegeEscalation: false,
+              privileged: false,
+              capabilities: { drop: ['ALL'] },
+              seccompProfile,
+            },
+            settings.runnerSecurityContext,
+          ),
           volumeMounts: [{ name: TMP_VOLUME, mountPath: '/tmp' }],
           terminationMessagePath: TERMINATION_MESSAGE_PATH,
           terminationMessagePolicy: 'FallbackToLogsOnError',

@@ -2,7 +2,7 @@ import type { Db } from '../driver.ts';
 import { camelRow, toBytes, toIso } from './values.ts';
 
 /**
- * System documentation (migration 8): one row per system variant. Plain SQL with ISO-string timestamps and
+ * System documentation (migrations 9 and 20): one row per system variant. Plain SQL with ISO-string timestamps and
  * JSON as text, so the statements run unchanged on SQLite. The caller encodes and decodes the JSON.
  */
 
@@ -31,13 +31,18 @@ export interface DocumentationState extends DocumentationKey {
   error?: string;
   /** JSON text. */
   apiKeyPlacement?: string;
+  /** Attempts claimed for this request (the one under way included). */
+  attempts: number;
+  /** A claim's lease, or the earliest next attempt while retryAt is set. */
+  leaseUntil?: string;
+  /** Pending after a failed attempt: when the next one is due. */
+  retryAt?: string;
 }
 
 export interface ClaimedDocumentation extends DocumentationState {
   keywords?: string;
   upload?: Uint8Array;
   uploadType?: string;
-  attempts: number;
 }
 
 interface StateRow {
@@ -50,16 +55,23 @@ interface StateRow {
   fetched_at: Date | string | null;
   error: string | null;
   api_key_placement: string | null;
+  attempts: number | string;
+  lease_until: Date | string | null;
+  retry_at: Date | string | null;
 }
 
 const STATE_COLUMNS =
-  'system_id, environment, request_id, status, source, requested_at, fetched_at, error, api_key_placement';
+  'system_id, environment, request_id, status, source, requested_at, fetched_at, error, api_key_placement, ' +
+  'attempts, lease_until, retry_at';
 
 function toState({
   requested_at,
   fetched_at,
   error,
   api_key_placement,
+  attempts,
+  lease_until,
+  retry_at,
   ...row
 }: StateRow): DocumentationState {
   return {
@@ -68,6 +80,9 @@ function toState({
     ...(fetched_at !== null ? { fetchedAt: toIso(fetched_at) } : {}),
     ...(error !== null ? { error } : {}),
     ...(api_key_placement !== null ? { apiKeyPlacement: api_key_placement } : {}),
+    attempts: Number(attempts),
+    ...(lease_until !== null ? { leaseUntil: toIso(lease_until) } : {}),
+    ...(retry_at !== null ? { retryAt: toIso(retry_at) } : {}),
   };
 }
 
@@ -81,7 +96,7 @@ export async function requestDocumentation(db: Db, request: DocumentationRequest
      ON CONFLICT (system_id, environment) DO UPDATE SET
        request_id = EXCLUDED.request_id, status = 'pending', source = EXCLUDED.source,
        keywords = EXCLUDED.keywords, upload = EXCLUDED.upload, upload_type = EXCLUDED.upload_type,
-       requested_at = EXCLUDED.requested_at, lease_until = NULL, attempts = 0, error = NULL`,
+       requested_at = EXCLUDED.requested_at, lease_until = NULL, attempts = 0, error = NULL, retry_at = NULL`,
     [
       request.systemId,
       request.environment,
@@ -108,22 +123,20 @@ export async function claimDocumentation(
       keywords: string | null;
       upload: Uint8Array | null;
       upload_type: string | null;
-      attempts: number;
     }
   >(
-    `UPDATE system_documentation SET lease_until = $4, attempts = attempts + 1
+    `UPDATE system_documentation SET lease_until = $4, attempts = attempts + 1, retry_at = NULL
       WHERE system_id = $1 AND environment = $2 AND status = 'pending'
         AND request_id = $3
         AND (lease_until IS NULL OR lease_until < $5)
-      RETURNING ${STATE_COLUMNS}, keywords, upload, upload_type, attempts`,
+      RETURNING ${STATE_COLUMNS}, keywords, upload, upload_type`,
     [key.systemId, key.environment, opts.requestId, opts.leaseUntil, opts.now],
   );
   const row = rows[0];
   if (!row) return undefined;
-  const { keywords, upload, upload_type, attempts, ...state } = row;
+  const { keywords, upload, upload_type, ...state } = row;
   return {
     ...toState(state),
-    attempts: Number(attempts),
     ...(keywords !== null ? { keywords } : {}),
     ...(upload !== null ? { upload: toBytes(upload) } : {}),
     ...(upload_type !== null ? { uploadType: upload_type } : {}),
@@ -168,7 +181,7 @@ export async function completeDocumentation(
   const { rowCount } = await db.query(
     `UPDATE system_documentation
         SET status = 'ready', summary = $4, api_key_placement = $5, fetched_at = $6, error = NULL,
-            upload = NULL, lease_until = NULL
+            upload = NULL, lease_until = NULL, retry_at = NULL
       WHERE system_id = $1 AND environment = $2 AND request_id = $3`,
     [
       key.systemId,
@@ -193,7 +206,7 @@ export async function retryDocumentation(
   retry: { error: string; notBefore: string },
 ): Promise<boolean> {
   const { rowCount } = await db.query(
-    `UPDATE system_documentation SET error = $4, lease_until = $5
+    `UPDATE system_documentation SET error = $4, lease_until = $5, retry_at = $5
       WHERE system_id = $1 AND environment = $2 AND request_id = $3 AND status = 'pending'`,
     [key.systemId, key.environment, requestId, retry.error, retry.notBefore],
   );
@@ -208,7 +221,8 @@ export async function failDocumentation(
   error: string,
 ): Promise<boolean> {
   const { rowCount } = await db.query(
-    `UPDATE system_documentation SET status = 'failed', error = $4, upload = NULL, lease_until = NULL
+    `UPDATE system_documentation
+        SET status = 'failed', error = $4, upload = NULL, lease_until = NULL, retry_at = NULL
       WHERE system_id = $1 AND environment = $2 AND request_id = $3`,
     [key.systemId, key.environment, requestId, error],
   );

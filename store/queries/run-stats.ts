@@ -4,7 +4,7 @@ import { toIso, toNumber } from './values.ts';
 
 /**
  * What the runs of a time window add up to (GET /v1/stats/runs), and the async runs waiting to start. Both
- * window queries read runs_started_idx, which carries the columns they need (migration 19), from the window's
+ * window queries read runs_started_idx, which carries the columns they need (migration 21), from the window's
  * last start to its first: an index-only scan of the window's runs, never of the table. They aggregate in SQL (counts, and the percentiles, which
  * both dialects compute as percentile_cont), so what crosses to JavaScript is one row per bucket and status
  * and one per tool, however many runs the window holds.

@@ -170,7 +170,7 @@ export class DocumentationService {
     await this.#request(key, `${UPLOAD_PREFIX}${name}`, system.documentationKeywords, file);
     const state = await this.#store.state(key);
     if (!state) throw new Error('the documentation request was not stored');
-    return publicState(state);
+    return this.publicState(state);
   }
 
   /** The system with its documentation state and, for apiKey auth, where the key goes and why. */
@@ -178,7 +178,7 @@ export class DocumentationService {
     const state = known
       ? known.get(variantName({ systemId: system.id, environment: system.environment }))
       : await this.#store.state({ systemId: system.id, environment: system.environment });
-    const presented: System = state ? { ...system, documentation: publicState(state) } : { ...system };
+    const presented: System = state ? { ...system, documentation: this.publicState(state) } : { ...system };
     if (system.authType === 'apiKey') {
       presented.apiKeyPlacement = decidePlacement(
         Object.keys(system.credentials),
@@ -192,6 +192,26 @@ export class DocumentationService {
     if (systems.length === 0) return systems;
     const states = new Map((await this.#store.states()).map((state) => [variantName(state), state]));
     return Promise.all(systems.map((system) => this.present(system, states)));
+  }
+
+  /**
+   * The state as the API shows it: without the request id and the placement, with the progress of the
+   * attempts (an attempt holds an unexpired lease while it runs; a failed one leaves retryAt).
+   */
+  publicState(state: StoredDocumentationState): DocumentationState {
+    const pending = state.status === 'pending';
+    const leased = state.leaseUntil !== undefined && Date.parse(state.leaseUntil) > Date.now();
+    return {
+      status: state.status,
+      source: state.source,
+      requestedAt: state.requestedAt,
+      ...(state.fetchedAt ? { fetchedAt: state.fetchedAt } : {}),
+      ...(state.error ? { error: state.error } : {}),
+      processing: pending && leased && state.retryAt === undefined,
+      attempts: state.attempts,
+      maxAttempts: this.#jobs.settings.maxFailures,
+      ...(pending && state.retryAt ? { retryAt: state.retryAt } : {}),
+    };
   }
 
   async state(key: DocumentationKey): Promise<StoredDocumentationState | undefined> {
@@ -497,17 +517,6 @@ function mayPass(error: unknown): boolean {
 
 function variantName(key: DocumentationKey): string {
   return `${key.systemId}\u0000${key.environment}`;
-}
-
-/** The state as the API shows it (without the request id and the placement). */
-export function publicState(state: StoredDocumentationState): DocumentationState {
-  return {
-    status: state.status,
-    source: state.source,
-    requestedAt: state.requestedAt,
-    ...(state.fetchedAt ? { fetchedAt: state.fetchedAt } : {}),
-    ...(state.error ? { error: state.error } : {}),
-  };
 }
 
 function parsePlacement(text: string | undefined): DocumentedPlacement | undefined {

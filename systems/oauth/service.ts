@@ -13,7 +13,14 @@ import { environmentOf } from '../model.ts';
 import type { SystemService, SystemVariant } from '../service.ts';
 import { OAUTH_NEEDS_REAUTHORIZATION, oauthSettings } from './config.ts';
 import { ProviderHttp } from './provider-http.ts';
-import { type AccessToken, type OAuthSystemRef, OAuthTokens, type RejectedToken } from './tokens.ts';
+import { resolveReturnTo } from './return-to.ts';
+import {
+  type AccessToken,
+  type OAuthSystemRef,
+  OAuthTokens,
+  type RejectedToken,
+  type ReturnedAuthorization,
+} from './tokens.ts';
 
 export const OAUTH_CALLBACK_PATH = '/v1/oauth/callback';
 
@@ -108,7 +115,14 @@ export class SystemOAuth {
     return this.tokens.accessToken(ref, rejected);
   }
 
-  async authorize(systemId: string, environment: Environment | undefined, apiKeyId: string) {
+  /** Starts a flow; `returnTo`: where the callback sends the browser afterwards (this server's pages only). */
+  async authorize(
+    systemId: string,
+    environment: Environment | undefined,
+    apiKeyId: string,
+    returnTo?: string,
+  ) {
+    const back = returnTo === undefined ? undefined : resolveReturnTo(returnTo, this.#options.publicUrl);
     const variant = await this.#service.variantForRequest(systemId, environment);
     const ref = this.ref(variant);
     if (!ref) {
@@ -119,13 +133,13 @@ export class SystemOAuth {
     }
     const redirectUri =
       ref.settings.redirectUri ?? `${this.#options.publicUrl.replace(/\/+$/, '')}${OAUTH_CALLBACK_PATH}`;
-    return this.tokens.startAuthorization(ref, { apiKeyId, redirectUri });
+    return this.tokens.startAuthorization(ref, { apiKeyId, redirectUri, returnTo: back });
   }
 
-  callback(code: string, state: string) {
+  callback(code: string, flow: ReturnedAuthorization) {
     return this.tokens.completeAuthorization({
       code,
-      state,
+      flow,
       resolve: async (systemId, environment) => {
         try {
           return this.ref(await this.#service.variantForRequest(systemId, environment));

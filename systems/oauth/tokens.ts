@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  type ApiError,
   KG_ERR_OAUTH_DENIED,
   KG_ERR_OAUTH_NOT_AUTHORIZED,
   KG_ERR_OAUTH_NOT_CONFIGURED,
@@ -19,7 +20,7 @@ import {
 import type { Environment } from '../../contract/api/system.ts';
 import { accessTokenHash } from '../../contract/wire/token-hash.ts';
 import { deriveKey, SecretBox } from '../../kube/secrets/secret-box.ts';
-import type { OAuthQueries, OAuthTokenRow } from '../../store/index.ts';
+import type { OAuthQueries, OAuthStateRow, OAuthTokenRow } from '../../store/index.ts';
 import {
   type GrantType,
   grantOf,
@@ -87,6 +88,14 @@ interface SealedState {
   verifier: string;
   redirectUri: string;
   fingerprint: string;
+  /** Where the callback sends the browser when the flow ends (return-to.ts checked it). */
+  returnTo?: string;
+}
+
+/** A flow whose state came back to the callback: taken from the store (so never usable again) and opened. */
+export interface ReturnedAuthorization {
+  row: OAuthStateRow;
+  sealed: SealedState;
 }
 
 /** A token a target refused (401): the token itself, or its SHA-256 hex (accessTokenHash) from a runner Pod. */
@@ -171,7 +180,7 @@ export class OAuthTokens {
    */
   async startAuthorization(
     ref: OAuthSystemRef,
-    opts: { apiKeyId: string; redirectUri: string },
+    opts: { apiKeyId: string; redirectUri: string; returnTo?: string | undefined },
   ): Promise<{ authorizationUrl: string; redirectUri: string; expiresAt: string }> {
     const { settings } = ref;
     if (!settings.authorizationUrl) {
@@ -186,6 +195,7 @@ export class OAuthTokens {
       verifier,
       redirectUri: opts.redirectUri,
       fingerprint: settingsFingerprint(settings),
+      ...(opts.returnTo ? { returnTo: opts.returnTo } : {}),
     };
     await this.#store.insertState(
       {
@@ -216,28 +226,38 @@ export class OAuthTokens {
   }
 
   /**
-   * The callback: takes the state (once), checks it is fresh and its API key still exists, exchanges the
-   * code with the verifier, and stores the tokens. `resolve` finds the system variant the state names now.
+   * The callback's first step: takes the flow `state` names (once: a state is never usable again, whatever
+   * follows), if it is known, fresh and readable.
+   */
+  async takeAuthorization(state: string): Promise<ReturnedAuthorization | undefined> {
+    const stateHash = hashState(state);
+    const row = await this.#store.takeState(stateHash);
+    if (!row || row.expiresAt < this.#now()) return undefined;
+    try {
+      const sealed = JSON.parse(
+        this.#box.open(row.sealed, `kubeglue/oauth-state/${stateHash}`).toString('utf8'),
+      ) as SealedState;
+      return { row, sealed };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * The callback: checks the taken flow's API key still exists, exchanges the code with the verifier, and
+   * stores the tokens. `resolve` finds the system variant the state names now.
    */
   async completeAuthorization(input: {
     code: string;
-    state: string;
+    flow: ReturnedAuthorization;
     resolve: (systemId: string, environment: Environment) => Promise<OAuthSystemRef | undefined>;
     keyExists: (apiKeyId: string) => Promise<boolean>;
   }): Promise<{ systemId: string; environment: Environment; oauth: OAuthView }> {
-    const stateHash = hashState(input.state);
-    const row = await this.#store.takeState(stateHash);
-    if (!row || row.expiresAt < this.#now()) throw KG_ERR_OAUTH_STATE_INVALID();
+    const { row, sealed } = input.flow;
     if (!(await input.keyExists(row.apiKeyId))) throw KG_ERR_OAUTH_STATE_INVALID();
     const environment = row.environment as Environment;
     const ref = await input.resolve(row.systemId, environment);
     if (!ref || ref.key !== row.systemKey) throw KG_ERR_OAUTH_STATE_INVALID();
-    let sealed: SealedState;
-    try {
-      sealed = JSON.parse(this.#box.open(row.sealed, `kubeglue/oauth-state/${stateHash}`).toString('utf8'));
-    } catch {
-      throw KG_ERR_OAUTH_STATE_INVALID();
-    }
     // The client or scopes changed since the flow started: the code was issued for other settings.
     if (sealed.fingerprint !== settingsFingerprint(ref.settings)) throw KG_ERR_OAUTH_STATE_INVALID();
     const answer = await this.#ask(ref, {
@@ -252,10 +272,9 @@ export class OAuthTokens {
     return { systemId: ref.systemId, environment, oauth: await this.view(ref) };
   }
 
-  /** Raises the provider's error answer of a callback (`?error=access_denied`), after using up the state. */
-  async denyAuthorization(state: string | undefined, error: string, description?: string): Promise<never> {
-    if (state) await this.#store.takeState(hashState(state));
-    throw KG_ERR_OAUTH_DENIED(error.slice(0, 64), description?.slice(0, 300));
+  /** The provider's error answer of a callback (`?error=access_denied`; its state is taken already). */
+  denied(error: string, description?: string): ApiError {
+    return KG_ERR_OAUTH_DENIED(error.slice(0, 64), description?.slice(0, 300));
   }
 
   #usable(

@@ -13,7 +13,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterEach, expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { TEST_ADMIN_KEY } from './embedded.ts';
 
 const REPO = resolve(import.meta.dirname, '..', '..');
 
@@ -54,6 +55,8 @@ export async function openPage(
   const context = await browser.newContext({
     viewport: options.viewport ?? { width: 1200, height: 800 },
     colorScheme: options.colorScheme ?? 'light',
+    // What a test reads (dates, numbers) does not depend on the machine's language.
+    locale: 'en-US',
     acceptDownloads: true,
   });
   const watch: PageWatch = { cspViolations: [], consoleErrors: [] };
@@ -73,36 +76,6 @@ export async function openPage(
   });
   page.on('pageerror', (error) => watch.consoleErrors.push(String(error)));
   return { context, page, watch };
-}
-
-/**
- * Opens pages for the tests of the enclosing block (openPage) and closes them after each test, which fails
- * if a page it opened reported a Content-Security-Policy violation or a console error meanwhile.
- */
-export function useWatchedPages(): (
-  browser: Browser,
-  options?: Parameters<typeof openPage>[1],
-) => Promise<{ context: BrowserContext; page: Page }> {
-  const opened: { context: BrowserContext; watch: PageWatch }[] = [];
-  afterEach(async () => {
-    const watches = opened.map((entry) => entry.watch);
-    for (const { context } of opened.splice(0)) await context.close();
-    // Nothing the page did was refused by its Content-Security-Policy, and nothing threw.
-    expect(watches.flatMap((watch) => watch.cspViolations)).toEqual([]);
-    expect(watches.flatMap((watch) => watch.consoleErrors)).toEqual([]);
-  });
-  return async (browser, options) => {
-    const { context, page, watch } = await openPage(browser, options);
-    opened.push({ context, watch });
-    return { context, page };
-  };
-}
-
-/** Signs in with `key` on the sign-in form the page shows, and waits for the dashboard's navigation. */
-export async function signIn(page: Page, key: string): Promise<void> {
-  await page.getByLabel('API key').fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('navigation', { name: 'Main' }).waitFor();
 }
 
 export interface AxeViolation {
@@ -132,6 +105,31 @@ export async function seriousAccessibilityViolations(page: Page): Promise<AxeVio
     }));
 }
 
+/** Fails on any serious or critical axe-core finding on the page as it is now. */
+export async function expectAccessible(page: Page): Promise<void> {
+  expect(await seriousAccessibilityViolations(page)).toEqual([]);
+}
+
+/** Signs in on the form every path shows signed out, and waits for the signed-in frame. */
+export async function signIn(page: Page, key: string): Promise<void> {
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation', { name: 'Main' }).waitFor();
+}
+
+/**
+ * Closes the contexts of the pages a test opened (emptying `opened`) and fails if any page reported a
+ * Content-Security-Policy violation or a console error meanwhile: for each test's afterEach.
+ */
+export async function closeWatchedPages(
+  opened: { context: BrowserContext; watch: PageWatch }[],
+): Promise<void> {
+  const watches = opened.map((entry) => entry.watch);
+  for (const { context } of opened.splice(0)) await context.close();
+  expect(watches.flatMap((watch) => watch.cspViolations)).toEqual([]);
+  expect(watches.flatMap((watch) => watch.consoleErrors)).toEqual([]);
+}
+
 /** Where the tests write what CI keeps: screenshots of every page. */
 export const TEST_OUTPUT = resolve(process.env.KUBEGLUE_TEST_OUTPUT ?? join(REPO, 'test-output'), 'ui');
 
@@ -149,4 +147,46 @@ export async function screenshot(page: Page, name: string): Promise<string> {
     await page.screenshot({ path: docs, animations: 'disabled' });
   }
   return file;
+}
+
+/** How far the page is wider than its window, in CSS pixels (≤ 0: no sideways scrolling). */
+export function horizontalOverflow(page: Page): Promise<number> {
+  return page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+}
+
+/** A 1200 × 800 window at 200 % zoom, in CSS pixels. */
+export const ZOOMED_200 = { width: 600, height: 400 };
+
+export interface Dashboard {
+  /** A page at `path` in a fresh context (its own session storage), watched as openPage watches. */
+  open(path: string, options?: Parameters<typeof openPage>[1]): Promise<Page>;
+  /** Signs in on the sign-in form the page shows, and waits for the navigation. */
+  signIn(page: Page, key?: string): Promise<void>;
+}
+
+/**
+ * The browser of a block of dashboard tests against the server at `baseUrl()`: launched before them and
+ * closed after; after each test, no page it opened may have reported a Content-Security-Policy violation
+ * or a console error. Call it inside the block that is skipped without Chromium (browserMissing).
+ */
+export function useDashboard(baseUrl: () => string): Dashboard {
+  let browser: Browser | undefined;
+  const opened: { context: BrowserContext; watch: PageWatch }[] = [];
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterEach(() => closeWatchedPages(opened));
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return {
+    async open(path, options = {}) {
+      if (!browser) throw new Error('the browser starts in beforeAll: open pages in tests');
+      const { context, page, watch } = await openPage(browser, options);
+      opened.push({ context, watch });
+      await page.goto(`${baseUrl()}${path}`);
+      return page;
+    },
+    signIn: (page, key = TEST_ADMIN_KEY) => signIn(page, key),
+  };
 }

@@ -184,6 +184,20 @@ export function useTestApi(env: Record<string, string> | (() => Record<string, s
   );
 }
 
+/** A call that must succeed (status below 300): its body; otherwise it throws with the answer. */
+export async function callOk<T>(
+  api: TestApi,
+  method: string,
+  path: string,
+  body?: unknown,
+  key: string = TEST_ADMIN_KEY,
+): Promise<T> {
+  const answer = await api.call<T>(method, path, { ...(body !== undefined ? { body } : {}), key });
+  if (answer.status >= 300)
+    throw new Error(`${method} ${path}: ${answer.status} ${answer.text.slice(0, 500)}`);
+  return answer.body;
+}
+
 /** Polls GET /v1/runs/:id until the run is no longer running. */
 export async function waitForRun<T extends { status: string }>(
   api: TestApi,

@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { helmBinary } from '../../contract/generate.ts';
@@ -48,18 +48,26 @@ process.once('exit', () => {
   void rm(home, { recursive: true, force: true });
 });
 
+/**
+ * The environment helm runs in: its own dirs, the kubeconfig, and `helm` on PATH (for shell commands
+ * from the documentation).
+ */
+export function helmEnv(kubeconfig?: string): Record<string, string> {
+  return {
+    PATH: [dirname(helmBinary()), process.env.PATH ?? ''].join(delimiter),
+    HOME: home,
+    HELM_CACHE_HOME: join(home, 'cache'),
+    HELM_CONFIG_HOME: join(home, 'config'),
+    HELM_DATA_HOME: join(home, 'data'),
+    ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}),
+  };
+}
+
 /** Runs helm; resolves with stdout, rejects with a HelmError carrying stderr. */
 export async function helm(args: string[], options: HelmOptions = {}): Promise<string> {
   try {
     const { stdout } = await run(helmBinary(), args, {
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: home,
-        HELM_CACHE_HOME: join(home, 'cache'),
-        HELM_CONFIG_HOME: join(home, 'config'),
-        HELM_DATA_HOME: join(home, 'data'),
-        ...(options.kubeconfig ? { KUBECONFIG: options.kubeconfig } : {}),
-      },
+      env: helmEnv(options.kubeconfig),
       maxBuffer: 64 * 1024 * 1024,
       timeout: options.timeoutMs ?? 60_000,
     });

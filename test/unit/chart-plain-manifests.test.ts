@@ -34,18 +34,16 @@ describe('deploy/kubeglue.yaml', () => {
     expect(find(objects, 'Role', 'kubeglue-operator').rules).toEqual(RBAC.operator);
   });
 
-  it('generates no keys: it expects the Secrets its header tells how to create', () => {
+  it('holds no keys: it expects the database Secret its header tells how to create, the api makes the keys', () => {
     const text = committed();
     const objects = parseObjects(text);
     expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
     const api = find(objects, 'Deployment', 'kubeglue-api');
     const refs = JSON.stringify(api.spec);
-    expect(refs).toContain('"secretKeyRef":{"name":"kubeglue-keys","key":"master-key"}');
+    expect(refs).toContain('{"name":"KUBEGLUE_KEYS_SECRET","value":"kubeglue-keys"}');
     expect(refs).toContain('"secretKeyRef":{"name":"kubeglue-database","key":"url"}');
     const header = text.slice(0, text.indexOf('\n---'));
     expect(header).toContain('create secret generic kubeglue-database');
-    expect(header).toContain('create secret generic kubeglue-keys');
-    expect(header).toContain('--from-literal=master-key=');
-    expect(header).toContain('--from-literal=admin-key=');
+    expect(header).toContain('get secret kubeglue-keys');
   });
 });

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { isPlausibleApiKey } from '../../api/api-keys.ts';
 import { loadOperatorSettings, loadSettings } from '../../config/config.ts';
-import { parseMasterKey } from '../../kube/secrets/secret-box.ts';
+import { CRD_DIR } from '../../contract/generate.ts';
 import type { Pod } from '../../kube/types.ts';
 import { RUNNER_SELECTOR } from '../../operator/launchers/launcher.ts';
 import { buildRunnerPod } from '../../operator/toolrun/pod.ts';
@@ -83,27 +83,60 @@ describe('the chart with default values', () => {
     );
   });
 
+  it("renders the CRDs of files/crds as the release's, kept on uninstall", async () => {
+    const crds = objects.filter((o) => o.kind === 'CustomResourceDefinition');
+    const files = (await readdir(join(REPO, CRD_DIR))).filter((name) => name.endsWith('.yaml'));
+    expect(crds).toHaveLength(files.length);
+    for (const file of files) {
+      const generated = parse(readFileSync(join(REPO, CRD_DIR, file), 'utf8')) as K8sObject;
+      const rendered = find(crds, 'CustomResourceDefinition', generated.metadata.name);
+      expect(rendered.spec).toEqual(generated.spec);
+      expect(rendered.metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
+      expect(rendered.metadata.labels).toMatchObject({
+        'app.kubernetes.io/part-of': 'kubeglue',
+        'app.kubernetes.io/instance': 'kubeglue',
+      });
+    }
+    const without = await renderChart({ set: { 'crds.install': false } });
+    expect(without.filter((o) => o.kind === 'CustomResourceDefinition')).toEqual([]);
+    const unkept = await renderChart({ set: { 'crds.keep': false } });
+    expect(unkept.find((o) => o.kind === 'CustomResourceDefinition')?.metadata.annotations).toBeUndefined();
+  });
+
+  it('leaves the CEL rules out for servers before 1.25, whose schema Helm checks against', async () => {
+    expect(JSON.stringify(objects)).toContain('x-kubernetes-validations');
+    const old = await renderChart({ extraArgs: ['--kube-version', 'v1.24.9'] });
+    expect(JSON.stringify(old)).not.toContain('x-kubernetes-validations');
+    expect(old.filter((o) => o.kind === 'CustomResourceDefinition')).toHaveLength(4);
+  });
+
   it('renders the api, operator, Services, NetworkPolicies, RBAC, keys and a PodDisruptionBudget', () => {
     expect(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
+      'CustomResourceDefinition/systems.kubeglue.dev',
+      'CustomResourceDefinition/toolruns.kubeglue.dev',
+      'CustomResourceDefinition/tools.kubeglue.dev',
+      'CustomResourceDefinition/toolschedules.kubeglue.dev',
       'Deployment/kubeglue-api',
       'Deployment/kubeglue-operator',
       'NetworkPolicy/kubeglue-api',
       'NetworkPolicy/kubeglue-operator',
       'NetworkPolicy/kubeglue-runner',
       'PodDisruptionBudget/kubeglue-api',
+      'PodDisruptionBudget/kubeglue-operator',
       'Role/kubeglue-api',
       'Role/kubeglue-operator',
       'RoleBinding/kubeglue-api',
       'RoleBinding/kubeglue-operator',
-      'Secret/kubeglue-keys',
       'Service/kubeglue',
+      'Service/kubeglue-api-metrics',
       'Service/kubeglue-internal',
-      'Service/kubeglue-metrics',
+      'Service/kubeglue-operator-metrics',
       'ServiceAccount/kubeglue-api',
       'ServiceAccount/kubeglue-operator',
       'ServiceAccount/kubeglue-runner',
     ]);
-    for (const object of objects) expect(object.metadata.namespace, object.kind).toBe('kubeglue');
+    for (const object of objects.filter((o) => o.kind !== 'CustomResourceDefinition'))
+      expect(object.metadata.namespace, object.kind).toBe('kubeglue');
   });
 
   it('gives the api and operator Pods, and the runner Pods the operator builds, the restricted profile', () => {
@@ -154,6 +187,15 @@ describe('the chart with default values', () => {
     expect(runner.spec.containers[0]?.image).toBe(containerOf(operator).image);
   });
 
+  it('sets no runner placement or security adjustment by default', () => {
+    const env = literalEnv(containerOf(operator));
+    expect(
+      Object.keys(env).filter((name) =>
+        /NODE_SELECTOR|TOLERATIONS|AFFINITY|PRIORITY|_LABELS|ANNOTATIONS|SECURITY/.test(name),
+      ),
+    ).toEqual([]);
+  });
+
   it('keeps clusters clean by default: ToolRuns 1 h, succeeded Pods deleted, failed ones kept 15 minutes', () => {
     const settings = loadOperatorSettings(literalEnv(containerOf(operator)));
     expect(settings).toMatchObject({
@@ -177,15 +219,13 @@ describe('the chart with default values', () => {
       expect(env.KUBEGLUE_DATABASE_URL?.valueFrom).toEqual({
         secretKeyRef: { name: 'kubeglue-database', key: 'url' },
       });
-      expect(env.KUBEGLUE_MASTER_KEY?.valueFrom).toEqual({
-        secretKeyRef: { name: 'kubeglue-keys', key: 'master-key' },
-      });
+      // The keys come from the Secret the api creates at its first start, never from the render.
+      expect(env.KUBEGLUE_MASTER_KEY).toBeUndefined();
       const literal = literalEnv(containerOf(workload));
+      expect(literal.KUBEGLUE_KEYS_SECRET).toBe('kubeglue-keys');
       expect(() => loadSettings(role, literal)).not.toThrow();
     }
-    expect(envOf(containerOf(api)).KUBEGLUE_ADMIN_KEY?.valueFrom).toEqual({
-      secretKeyRef: { name: 'kubeglue-keys', key: 'admin-key', optional: true },
-    });
+    expect(envOf(containerOf(api)).KUBEGLUE_ADMIN_KEY).toBeUndefined();
     // Unset, Node would start one engine worker per CPU of the node.
     expect(literalEnv(containerOf(api)).KUBEGLUE_WORKERS).toBe('2');
     expect(containerOf(api).args).toEqual(['api']);
@@ -195,12 +235,24 @@ describe('the chart with default values', () => {
   it('runs 2 api replicas with probes, a PodDisruptionBudget and a topology spread', () => {
     expect(spec(api).replicas).toBe(2);
     const container = containerOf(api);
-    expect(container.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'http' });
-    expect(container.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'http' });
+    expect(container.readinessProbe).toEqual({
+      httpGet: { path: '/readyz', port: 'http' },
+      periodSeconds: 5,
+      failureThreshold: 2,
+    });
+    expect(container.livenessProbe).toEqual({
+      httpGet: { path: '/healthz', port: 'http' },
+      initialDelaySeconds: 30,
+      periodSeconds: 10,
+      failureThreshold: 6,
+    });
+    expect(container).not.toHaveProperty('startupProbe');
+    expect(objects.map((o) => o.kind)).not.toContain('HorizontalPodAutoscaler');
     expect(container.ports).toEqual([
       { name: 'http', containerPort: 8080 },
       { name: 'internal', containerPort: 8081 },
       { name: 'gateway-relay', containerPort: 8082 },
+      { name: 'metrics', containerPort: 9091 },
     ]);
     const pdb = find(objects, 'PodDisruptionBudget', 'kubeglue-api');
     expect(spec(pdb)).toMatchObject({ maxUnavailable: 1, selector: spec(api).selector });
@@ -220,8 +272,31 @@ describe('the chart with default values', () => {
     expect(literalEnv(container).KUBEGLUE_LEASE_NAME).toBe('kubeglue-operator');
     expect(container.ports).toEqual([{ name: 'metrics', containerPort: 9090 }]);
     expect(container.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
-    const metrics = find(objects, 'Service', 'kubeglue-metrics');
+    const metrics = find(objects, 'Service', 'kubeglue-operator-metrics');
     expect(spec(metrics).selector).toEqual((spec(operator).selector as Node).matchLabels);
+    // A drain takes the operator down one Pod at a time (with 1 replica it does not block the drain).
+    const pdb = find(objects, 'PodDisruptionBudget', 'kubeglue-operator');
+    expect(spec(pdb)).toMatchObject({ maxUnavailable: 1, selector: spec(operator).selector });
+  });
+
+  it('serves the metrics of api and operator on ports and Services of their own, never the public one', () => {
+    expect(literalEnv(containerOf(api)).KUBEGLUE_METRICS_PORT).toBe('9091');
+    expect(loadSettings('api', literalEnv(containerOf(api))).metricsPort).toBe(9091);
+    for (const [role, workload, port] of [
+      ['api', api, 9091],
+      ['operator', operator, 9090],
+    ] as const) {
+      const service = find(objects, 'Service', `kubeglue-${role}-metrics`);
+      expect(spec(service).selector).toEqual((spec(workload).selector as Node).matchLabels);
+      expect(spec(service).ports).toEqual([{ name: 'metrics', port, targetPort: 'metrics' }]);
+      expect(service.metadata.labels?.['kubeglue.dev/metrics']).toBe('true');
+    }
+    const publicService = find(objects, 'Service', 'kubeglue');
+    expect(spec(publicService).ports).toEqual([{ name: 'http', port: 8080, targetPort: 'http' }]);
+    expect(publicService.metadata.labels?.['kubeglue.dev/metrics']).toBeUndefined();
+    // Prometheus reaches the api's metrics port through its NetworkPolicy; the public rule is apart.
+    const ingress = spec(find(objects, 'NetworkPolicy', 'kubeglue-api')).ingress as { ports: Node[] }[];
+    expect(ingress.map((rule) => rule.ports)).toContainEqual([{ protocol: 'TCP', port: 9091 }]);
   });
 
   it('lets runner Pods reach only the internal port, the gateway relay, DNS and public addresses, and only them the internal port', () => {
@@ -267,17 +342,31 @@ describe('the chart with default values', () => {
     expect(operatorEnv.KUBEGLUE_RUNNER_GATEWAY_RELAY?.value).toBe('kubeglue-internal:8082');
   });
 
-  it('generates the keys once: kept on uninstall, in the formats kubeglue reads', () => {
-    const keys = find(objects, 'Secret', 'kubeglue-keys');
-    expect((keys.metadata.annotations as Node)['helm.sh/resource-policy']).toBe('keep');
-    const data = keys.data as Record<string, string>;
-    const decoded = (key: string) => Buffer.from(data[key] ?? '', 'base64').toString('utf8');
-    expect(parseMasterKey(decoded('master-key'))).toHaveLength(32);
-    expect(isPlausibleApiKey(decoded('admin-key'))).toBe(true);
-    expect(decoded('admin-key')).toMatch(/^kg_/);
-    expect(decoded('notify-secret')).toMatch(/^whsec_/);
-    const template = readFileSync(join(CHART_DIR, 'templates', 'secret-keys.yaml'), 'utf8');
-    expect(template).toContain('lookup "v1" "Secret"');
+  it('renders no key: two offline renders (helm template, Argo CD) are the same', async () => {
+    expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
+    const again = await renderChart();
+    expect(again).toEqual(objects);
+    // Every option on, the dev Postgres aside (its password is for helm install: docs/helm.md).
+    const everything = ['--values', EVERYTHING_VALUES, '--set', 'postgres.enabled=false'];
+    const first = await helm(['template', 'kubeglue', CHART_DIR, ...everything]);
+    expect(await helm(['template', 'kubeglue', CHART_DIR, ...everything])).toBe(first);
+    expect(first).not.toMatch(/master-key|kind: Secret/);
+  });
+
+  it('reads the keys of an existing Secret when keys.existingSecret names one', async () => {
+    const rendered = await renderChart({
+      set: { 'keys.existingSecret': 'vault-keys', 'keys.masterKeyKey': 'mk', 'keys.adminKeyKey': 'ak' },
+    });
+    expect(rendered.filter((o) => o.kind === 'Secret')).toEqual([]);
+    for (const name of ['kubeglue-api', 'kubeglue-operator']) {
+      const env = envOf(containerOf(find(rendered, 'Deployment', name)));
+      expect(env.KUBEGLUE_MASTER_KEY?.valueFrom).toEqual({ secretKeyRef: { name: 'vault-keys', key: 'mk' } });
+      expect(env.KUBEGLUE_KEYS_SECRET).toBeUndefined();
+    }
+    const api = envOf(containerOf(find(rendered, 'Deployment', 'kubeglue-api')));
+    expect(api.KUBEGLUE_ADMIN_KEY?.valueFrom).toEqual({
+      secretKeyRef: { name: 'vault-keys', key: 'ak', optional: true },
+    });
   });
 });
 
@@ -285,6 +374,79 @@ describe('the chart with every option on', () => {
   let objects: K8sObject[];
   beforeAll(async () => {
     objects = await renderChart({ namespace: 'integrations', valuesFiles: [EVERYTHING_VALUES] });
+  });
+
+  it('points the ServiceMonitor at the metrics Services and the Ingress at the public one only', () => {
+    const monitor = spec(find(objects, 'ServiceMonitor', 'kg'));
+    expect(monitor.endpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: '15s' }]);
+    const selected = objects.filter(
+      (o) =>
+        o.kind === 'Service' &&
+        Object.entries((monitor.selector as { matchLabels: Record<string, string> }).matchLabels).every(
+          ([key, value]) => o.metadata.labels?.[key] === value,
+        ),
+    );
+    expect(selected.map((o) => o.metadata.name).sort()).toEqual(['kg-api-metrics', 'kg-operator-metrics']);
+    const rules = spec(find(objects, 'Ingress', 'kg')).rules as { http: { paths: Node[] } }[];
+    for (const rule of rules) {
+      expect(rule.http.paths).toEqual([
+        { path: '/', pathType: 'Prefix', backend: { service: { name: 'kg', port: { name: 'http' } } } },
+      ]);
+    }
+    const publicService = find(objects, 'Service', 'kg');
+    expect((spec(publicService).ports as Node[]).map((port) => port.targetPort)).toEqual(['http']);
+  });
+
+  it('scales the api with an HPA instead of a replica count, and takes the probe timings', () => {
+    const api = find(objects, 'Deployment', 'kg-api');
+    expect(spec(api)).not.toHaveProperty('replicas');
+    const hpa = find(objects, 'HorizontalPodAutoscaler', 'kg-api');
+    expect(spec(hpa)).toEqual({
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'kg-api' },
+      minReplicas: 3,
+      maxReplicas: 12,
+      metrics: [
+        {
+          type: 'Resource',
+          resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 60 } },
+        },
+        {
+          type: 'Resource',
+          resource: { name: 'memory', target: { type: 'Utilization', averageUtilization: 80 } },
+        },
+      ],
+      behavior: { scaleDown: { stabilizationWindowSeconds: 600 } },
+    });
+    const container = containerOf(api) as Container & { startupProbe?: Node };
+    expect(container.readinessProbe).toEqual({
+      httpGet: { path: '/readyz', port: 'http' },
+      periodSeconds: 3,
+      failureThreshold: 3,
+      timeoutSeconds: 2,
+    });
+    expect(container.startupProbe).toEqual({
+      httpGet: { path: '/healthz', port: 'http' },
+      periodSeconds: 2,
+      failureThreshold: 60,
+    });
+    const operator = containerOf(find(objects, 'Deployment', 'kg-operator')) as Container & {
+      startupProbe?: Node;
+    };
+    expect(operator.livenessProbe).toEqual({
+      httpGet: { path: '/healthz', port: 'metrics' },
+      initialDelaySeconds: 60,
+      periodSeconds: 30,
+      failureThreshold: 4,
+    });
+    expect(operator.startupProbe?.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
+    expect(spec(find(objects, 'PodDisruptionBudget', 'kg-operator')).maxUnavailable).toBe('50%');
+  });
+
+  it('renders extraObjects, objects and strings, as templates of the release', () => {
+    expect(find(objects, 'ConfigMap', 'kubeglue-extra').data).toEqual({ 'api-replicas': '3' });
+    const fromString = find(objects, 'ConfigMap', 'kg-extra-string');
+    expect(fromString.metadata.namespace).toBe('integrations');
+    expect(fromString.data).toEqual({ from: 'a string' });
   });
 
   it('renders the dev Postgres, ServiceMonitor, Ingress and cluster-wide RBAC too', () => {
@@ -301,9 +463,28 @@ describe('the chart with every option on', () => {
     }
     const operator = find(objects, 'Deployment', 'kg-operator');
     expect(restrictedViolations(runnerPodFrom(operator))).toEqual([]);
-    expect(runnerPodFrom(operator).spec).toMatchObject({
+    const runner = runnerPodFrom(operator);
+    expect(runner.spec).toMatchObject({
       serviceAccountName: 'kg-runner-sa',
       imagePullSecrets: [{ name: 'registry-credentials' }, { name: 'mirror-credentials' }],
+      nodeSelector: { 'node-pool': 'runners' },
+      tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'runners', effect: 'NoSchedule' }],
+      affinity: { podAntiAffinity: expect.any(Object) },
+      priorityClassName: 'batch-low',
+    });
+    expect(runner.metadata.labels).toMatchObject({ team: 'integrations' });
+    expect(runner.metadata.annotations).toMatchObject({ 'sidecar.istio.io/inject': 'false' });
+    // The platform picks the user (null): the fields are gone, the rest of the profile stays.
+    expect(runner.spec.securityContext).toEqual({
+      runAsNonRoot: true,
+      fsGroupChangePolicy: 'OnRootMismatch',
+      seccompProfile: { type: 'Localhost', localhostProfile: 'profiles/runner.json' },
+    });
+    expect(runner.spec.containers[0]?.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      runAsGroup: 10001,
+      readOnlyRootFilesystem: true,
+      seLinuxOptions: { level: 's0:c123,c456' },
     });
   });
 
@@ -327,6 +508,23 @@ describe('the chart with every option on', () => {
       KUBEGLUE_PUBLIC_URL: 'https://kubeglue.example.com',
       KUBEGLUE_PORT: '18080',
     });
+  });
+});
+
+describe('the HorizontalPodAutoscaler API version', () => {
+  const hpaVersion = async (extraArgs: string[]) =>
+    find(
+      await renderChart({ set: { 'api.autoscaling.enabled': true }, extraArgs }),
+      'HorizontalPodAutoscaler',
+      'kubeglue-api',
+    ).apiVersion;
+
+  it('is autoscaling/v2 from Kubernetes 1.23 and v2beta2 before, as the cluster reports', async () => {
+    expect(await hpaVersion([])).toBe('autoscaling/v2');
+    expect(await hpaVersion(['--kube-version', 'v1.20.2'])).toBe('autoscaling/v2beta2');
+    expect(await hpaVersion(['--api-versions', 'autoscaling/v2beta2/HorizontalPodAutoscaler'])).toBe(
+      'autoscaling/v2beta2',
+    );
   });
 });
 

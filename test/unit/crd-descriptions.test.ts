@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { CRD_DIR } from '../../contract/generate.ts';
 
 interface SchemaNode {
   description?: string;
@@ -29,10 +30,7 @@ describe('CRD schemas', () => {
   for (const plural of ['tools', 'systems', 'toolruns']) {
     it(`document every field of ${plural}, so kubectl explain describes it`, () => {
       const crd = parse(
-        readFileSync(
-          join(import.meta.dirname, `../../charts/kubeglue/crds/kubeglue.dev_${plural}.yaml`),
-          'utf8',
-        ),
+        readFileSync(join(import.meta.dirname, '..', '..', CRD_DIR, `kubeglue.dev_${plural}.yaml`), 'utf8'),
       );
       const root = crd.spec.versions[0].schema.openAPIV3Schema as SchemaNode;
       // apiVersion, kind and metadata are the API server's own, documented by it.

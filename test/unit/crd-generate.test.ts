@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { writeConfigurationFiles } from '../../config/generate.ts';
-import { writeGeneratedFiles } from '../../contract/generate.ts';
+import { CRD_DIR, writeGeneratedFiles } from '../../contract/generate.ts';
 import { startDiscoveryServer } from '../support/kube-discovery.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -81,9 +81,7 @@ describe('generated CRDs and OpenAPI document', () => {
   });
 
   it('emit one structural CRD per kind with status subresource, columns, short names and category', async () => {
-    const files = (await readdir(join(outDir, 'charts', 'kubeglue', 'crds')))
-      .filter((f) => f.endsWith('.yaml'))
-      .sort();
+    const files = (await readdir(join(outDir, CRD_DIR))).filter((f) => f.endsWith('.yaml')).sort();
     expect(files).toEqual([
       'kubeglue.dev_systems.yaml',
       'kubeglue.dev_toolruns.yaml',
@@ -91,7 +89,7 @@ describe('generated CRDs and OpenAPI document', () => {
       'kubeglue.dev_toolschedules.yaml',
     ]);
     for (const file of files) {
-      const crd = parse(await readFile(join(outDir, 'charts', 'kubeglue', 'crds', file), 'utf8')) as Node;
+      const crd = parse(await readFile(join(outDir, CRD_DIR, file), 'utf8')) as Node;
       const spec = crd.spec as Node;
       const version = (spec.versions as Node[])[0] as Node;
       expect(spec.group).toBe('kubeglue.dev');
@@ -107,10 +105,7 @@ describe('generated CRDs and OpenAPI document', () => {
   });
 
   it('carry CEL rules for the refinements zod checks in code', async () => {
-    const tools = await readFile(
-      join(outDir, 'charts', 'kubeglue', 'crds', 'kubeglue.dev_tools.yaml'),
-      'utf8',
-    );
+    const tools = await readFile(join(outDir, CRD_DIR, 'kubeglue.dev_tools.yaml'), 'utf8');
     const schema = crdSchema(parse(tools) as Node);
     const steps = ((schema.properties as Node).spec as Node).properties as Node;
     const stepsNode = steps.steps as Node;
@@ -161,7 +156,7 @@ describe('generated CRDs and OpenAPI document', () => {
         '-o',
         'name',
         '-f',
-        join(outDir, 'charts', 'kubeglue', 'crds'),
+        join(outDir, CRD_DIR),
       ]);
       expect(stdout.trim().split('\n').sort()).toEqual([
         'customresourcedefinition.apiextensions.k8s.io/systems.kubeglue.dev',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultOperatorSettings } from '../../config/config.ts';
+import { defaultOperatorSettings, loadOperatorSettings } from '../../config/config.ts';
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
 import { RUN_TOKEN_SECRET_KEY, RUNNER_ENV } from '../../contract/wire/runner.ts';
 import type { Pod } from '../../kube/types.ts';
@@ -166,5 +166,94 @@ describe('the runner Pod', () => {
       [RUNNER_ENV.attempt]: '2',
     });
     expect(restrictedViolations(custom)).toEqual([]);
+  });
+});
+
+describe('runner Pod placement and security settings', () => {
+  /** The Pod the operator builds with these variables set, parsed as at its start. */
+  const podWith = (env: Record<string, string>) =>
+    buildRunnerPod(toolRun(), 1, names, loadOperatorSettings(env));
+
+  it('places, labels and annotates runner Pods as the settings say', () => {
+    const pod = podWith({
+      KUBEGLUE_RUNNER_NODE_SELECTOR: '{"pool":"runners"}',
+      KUBEGLUE_RUNNER_TOLERATIONS:
+        '[{"key":"dedicated","operator":"Equal","value":"runners","effect":"NoSchedule"}]',
+      KUBEGLUE_RUNNER_AFFINITY:
+        '{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"zone","operator":"In","values":["a"]}]}]}}}',
+      KUBEGLUE_RUNNER_PRIORITY_CLASS_NAME: 'batch-low',
+      KUBEGLUE_RUNNER_LABELS: '{"team":"integrations"}',
+      KUBEGLUE_RUNNER_ANNOTATIONS: '{"sidecar.istio.io/inject":"false"}',
+    });
+    expect(pod.spec).toMatchObject({
+      nodeSelector: { pool: 'runners' },
+      tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'runners', effect: 'NoSchedule' }],
+      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: expect.any(Object) } },
+      priorityClassName: 'batch-low',
+    });
+    expect(pod.metadata.labels).toMatchObject({
+      team: 'integrations',
+      'app.kubernetes.io/component': 'runner',
+    });
+    expect(pod.metadata.annotations).toEqual({
+      'sidecar.istio.io/inject': 'false',
+      'kubeglue.dev/run-id': 'Run ABC',
+    });
+    expect(restrictedViolations(pod)).toEqual([]);
+  });
+
+  it('leaves placement out by default', () => {
+    const pod = podWith({});
+    for (const field of ['nodeSelector', 'tolerations', 'affinity', 'priorityClassName'])
+      expect(pod.spec, field).not.toHaveProperty(field);
+  });
+
+  it('keeps the security defaults, and adjusts only the fields an override names', () => {
+    const defaults = podWith({});
+    const pod = podWith({
+      KUBEGLUE_RUNNER_POD_SECURITY_CONTEXT:
+        '{"runAsUser":null,"runAsGroup":null,"fsGroup":1000700000,"seccompProfile":{"type":"Localhost","localhostProfile":"runner.json"}}',
+      KUBEGLUE_RUNNER_SECURITY_CONTEXT: '{"runAsUser":null,"seLinuxOptions":{"level":"s0:c26,c5"}}',
+    });
+    // OpenShift picks the user: the fields are gone, the rest of the restricted profile stays.
+    expect(pod.spec.securityContext).toEqual({
+      runAsNonRoot: true,
+      fsGroup: 1000700000,
+      seccompProfile: { type: 'Localhost', localhostProfile: 'runner.json' },
+    });
+    expect(pod.spec.containers[0]?.securityContext).toEqual({
+      ...defaults.spec.containers[0]?.securityContext,
+      runAsUser: undefined,
+      seLinuxOptions: { level: 's0:c26,c5' },
+    });
+    expect(pod.spec.containers[0]?.securityContext).not.toHaveProperty('runAsUser');
+    expect(restrictedViolations(pod)).toEqual([]);
+    expect(defaults.spec.securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      runAsGroup: 65532,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+  });
+
+  it('refuses at start what would loosen the profile, break the selectors or is no JSON, naming the variable', () => {
+    for (const [name, value, problem] of [
+      ['KUBEGLUE_RUNNER_SECURITY_CONTEXT', '{"privileged":true}', 'privileged'],
+      ['KUBEGLUE_RUNNER_SECURITY_CONTEXT', '{"allowPrivilegeEscalation":true}', 'allowPrivilegeEscalation'],
+      ['KUBEGLUE_RUNNER_SECURITY_CONTEXT', '{"readOnlyRootFilesystem":false}', 'readOnlyRootFilesystem'],
+      ['KUBEGLUE_RUNNER_POD_SECURITY_CONTEXT', '{"runAsUser":0}', 'runAsUser'],
+      ['KUBEGLUE_RUNNER_POD_SECURITY_CONTEXT', '{"runAsNonRoot":false}', 'runAsNonRoot'],
+      ['KUBEGLUE_RUNNER_POD_SECURITY_CONTEXT', '{"seccompProfile":{"type":"Unconfined"}}', 'seccompProfile'],
+      ['KUBEGLUE_RUNNER_LABELS', '{"app.kubernetes.io/component":"x"}', 'set by kubeglue'],
+      ['KUBEGLUE_RUNNER_LABELS', '{"kubeglue.dev/run-id":"x"}', 'set by kubeglue'],
+      ['KUBEGLUE_RUNNER_LABELS', '{"team":"not a value"}', 'label value'],
+      ['KUBEGLUE_RUNNER_TOLERATIONS', '[{"operator":"Sometimes"}]', 'operator'],
+      ['KUBEGLUE_RUNNER_AFFINITY', '{"nodeAfinity":{}}', 'nodeAfinity'],
+      ['KUBEGLUE_RUNNER_NODE_SELECTOR', 'pool=runners', 'must be JSON'],
+    ] as const) {
+      expect(() => loadOperatorSettings({ [name]: value }), `${name}=${value}`).toThrow(
+        new RegExp(`${name}.*${problem}`),
+      );
+    }
   });
 });

@@ -29,6 +29,7 @@ const NO_ANSWER = { status: 0, code: 'NETWORK_ERROR' };
 
 export interface RequestOptions {
   query?: Record<string, string | undefined> | undefined;
+  /** Sent as JSON; a Blob (an uploaded File) is sent as it is, with its own content type. */
   body?: unknown;
   signal?: AbortSignal | undefined;
 }
@@ -79,15 +80,20 @@ export class ApiClient {
   /** Fetches with the key; resolves to the response only when it is a success. */
   async fetch(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
     let response: Response;
+    const { body } = options;
+    const contentType =
+      body instanceof Blob
+        ? body.type || 'application/octet-stream'
+        : body !== undefined && 'application/json';
     try {
       response = await fetch(urlOf(path, options.query), {
         method,
         headers: {
           authorization: `Bearer ${this.#key}`,
           accept: 'application/json',
-          ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...(contentType ? { 'content-type': contentType } : {}),
         },
-        ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+        ...(body !== undefined ? { body: body instanceof Blob ? body : JSON.stringify(body) } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         cache: 'no-store',
       });

@@ -5,7 +5,20 @@
  * what it answers with them.
  */
 import type { z } from 'zod';
-import type { ErrorBody, Me as MeSchema, RunList as RunListSchema } from '../../contract/api/bodies.ts';
+import type {
+  ApiKeyCreateBody as ApiKeyCreateBodySchema,
+  ApiKeyCreated as ApiKeyCreatedSchema,
+  ApiKeyList as ApiKeyListSchema,
+  ApiKey as ApiKeySchema,
+  ErrorBody,
+  GatewayList as GatewayListSchema,
+  Gateway as GatewaySchema,
+  Me as MeSchema,
+  RunList as RunListSchema,
+  Scope as ScopeSchema,
+  SystemList as SystemListSchema,
+  ToolList as ToolListSchema,
+} from '../../contract/api/bodies.ts';
 import type {
   FileArtifact as FileArtifactSchema,
   ListRunsQuery as ListRunsQuerySchema,
@@ -20,6 +33,16 @@ import type {
   RunStatsQuery as RunStatsQuerySchema,
   RunStats as RunStatsSchema,
 } from '../../contract/api/run-stats.ts';
+import type {
+  ScheduleNextRuns as ScheduleNextRunsSchema,
+  ToolScheduleCreateBody as ToolScheduleCreateBodySchema,
+  ToolScheduleList as ToolScheduleListSchema,
+  ToolSchedule as ToolScheduleSchema,
+} from '../../contract/api/schedule.ts';
+import type {
+  ToolStateAnswer as ToolStateAnswerSchema,
+  ToolStateDeleteAnswer as ToolStateDeleteAnswerSchema,
+} from '../../contract/api/tool-state.ts';
 
 export type Run = z.infer<typeof RunSchema>;
 export type RunStatus = z.infer<typeof RunStatusSchema>;
@@ -53,3 +76,50 @@ export const REQUEST_SOURCES: readonly RequestSource[] = [
   'webhook',
   'cli',
 ];
+
+export type ToolList = z.infer<typeof ToolListSchema>;
+export type SystemList = z.infer<typeof SystemListSchema>;
+
+// API keys, gateways, schedules and tool state (Settings, Gateways, Schedules, a tool's state).
+export type Scope = z.infer<typeof ScopeSchema>;
+export type ApiKey = z.infer<typeof ApiKeySchema>;
+export type ApiKeyList = z.infer<typeof ApiKeyListSchema>;
+export type ApiKeyCreated = z.infer<typeof ApiKeyCreatedSchema>;
+export type ApiKeyCreateBody = z.input<typeof ApiKeyCreateBodySchema>;
+export type Gateway = z.infer<typeof GatewaySchema>;
+export type GatewayList = z.infer<typeof GatewayListSchema>;
+export type ToolSchedule = z.infer<typeof ToolScheduleSchema>;
+export type ToolScheduleList = z.infer<typeof ToolScheduleListSchema>;
+export type ToolScheduleCreateBody = z.input<typeof ToolScheduleCreateBodySchema>;
+export type ScheduleNextRuns = z.infer<typeof ScheduleNextRunsSchema>;
+export type ToolState = z.infer<typeof ToolStateAnswerSchema>;
+export type ToolStateReset = z.infer<typeof ToolStateDeleteAnswerSchema>;
+
+/** Every scope, in the contract's order, with what it lets a key do (the contract's Scope description). */
+export const SCOPES = [
+  { scope: 'tools:read', what: 'list and read tools' },
+  { scope: 'tools:write', what: 'create, change and delete tools; run unsaved definitions' },
+  { scope: 'runs:read', what: 'runs, their results, files and live events' },
+  { scope: 'runs:execute', what: 'run tools, webhooks; cancel runs' },
+  { scope: 'systems:read', what: 'systems, their credential keys (never values), documentation, gateways' },
+  { scope: 'systems:write', what: 'create, change and delete systems; OAuth authorization' },
+  { scope: 'keys:admin', what: 'manage API keys and tunnel ownership' },
+  { scope: 'gateways:host', what: 'connect gateway agents (give an agent key this scope alone)' },
+] as const satisfies readonly { scope: Scope; what: string }[];
+/** Fails to type-check when the contract gains a scope the list above lacks. */
+const everyScopeListed: Record<Exclude<Scope, (typeof SCOPES)[number]['scope']>, never> = {};
+void everyScopeListed;
+
+// --- Systems (pages/systems/) ---
+export type System = z.infer<typeof import('../../contract/api/system.ts').System>;
+export type AuthType = z.infer<typeof import('../../contract/api/system.ts').AuthType>;
+export type Environment = z.infer<typeof import('../../contract/api/system.ts').Environment>;
+export type DocumentationState = z.infer<typeof import('../../contract/api/system.ts').DocumentationState>;
+export type OAuthState = NonNullable<System['oauth']>;
+/** The bodies of POST /v1/systems and PATCH /v1/systems/{id}, as sent (before the server's defaults). */
+export type SystemCreateBody = z.input<typeof import('../../contract/api/system.ts').SystemCreateBody>;
+export type SystemUpdateBody = z.input<typeof import('../../contract/api/system.ts').SystemUpdateBody>;
+export type DocumentationSearchAnswer = z.infer<
+  typeof import('../../contract/api/documentation.ts').DocumentationSearchAnswer
+>;
+export type OAuthAuthorization = z.infer<typeof import('../../contract/api/oauth.ts').OAuthAuthorization>;

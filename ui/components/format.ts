@@ -38,3 +38,45 @@ export function isoToLocalInput(iso: string | undefined): string {
   const local = new Date(date.getTime() - date.getTimezoneOffset() * 60_000);
   return local.toISOString().slice(0, 16);
 }
+
+const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ['day', 86_400_000],
+  ['hour', 3_600_000],
+  ['minute', 60_000],
+  ['second', 1000],
+];
+
+/** How far an instant is from now, in words: "in 3 hours", "5 minutes ago". */
+export function formatRelative(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return '—';
+  const at = Date.parse(iso);
+  if (Number.isNaN(at)) return iso;
+  const delta = at - now;
+  for (const [unit, ms] of UNITS) {
+    if (Math.abs(delta) >= ms || unit === 'second') return relative.format(Math.round(delta / ms), unit);
+  }
+  return iso;
+}
+
+/**
+ * An instant as the wall clock of a time zone reads it ("Mon, Oct 27, 07:30 AM Europe/Berlin"), in the
+ * browser's language unless `locale` says another.
+ */
+export function formatInZone(iso: string, timeZone: string, locale?: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  try {
+    const text = new Intl.DateTimeFormat(locale, {
+      timeZone,
+      weekday: 'short',
+      day: 'numeric',
+      month: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+    }).format(date);
+    return `${text} ${timeZone}`;
+  } catch {
+    return formatTime(iso);
+  }
+}

@@ -18,3 +18,15 @@ export function StatusBadge({ status }: { status: RunStatus }) {
 export function StepOutcome({ success }: { success: boolean }) {
   return <StatusBadge status={success ? 'success' : 'failed'} />;
 }
+
+/** A status that is not a run's (a schedule, a gateway): its icon and word, coloured like a run status. */
+export function Badge({ icon, word, tone }: { icon: string; word: string; tone: RunStatus | 'idle' }) {
+  return (
+    <span class={`status status-${tone}`}>
+      <span class="status-icon" aria-hidden="true">
+        {icon}
+      </span>
+      {word}
+    </span>
+  );
+}

@@ -1,20 +1,7 @@
-/** Settings: what the signed-in key may do (GET /v1/me). Managing API keys is not built yet. */
-import { NotBuiltNote } from '../components/not-built.tsx';
+/** Settings: what the signed-in key may do (GET /v1/me), and the API keys (settings/api-keys.tsx). */
 import { session } from '../session.ts';
-
-function Limit({ ids, everything }: { ids: readonly string[] | null; everything: string }) {
-  if (ids === null) return <>{everything}</>;
-  if (ids.length === 0) return <>none</>;
-  return (
-    <ul class="inline-list">
-      {ids.map((id) => (
-        <li key={id}>
-          <code>{id}</code>
-        </li>
-      ))}
-    </ul>
-  );
-}
+import { ApiKeysSection } from './settings/api-keys.tsx';
+import { CodeList, KeyLimit } from './settings/key-limit.tsx';
 
 export function SettingsPage() {
   const me = session.value?.me;
@@ -34,25 +21,19 @@ export function SettingsPage() {
         <dd>{me.admin ? 'admin (every scope, every tool and system)' : 'member'}</dd>
         <dt>Scopes</dt>
         <dd>
-          <ul class="inline-list">
-            {me.scopes.map((scope) => (
-              <li key={scope}>
-                <code>{scope}</code>
-              </li>
-            ))}
-          </ul>
+          <CodeList items={me.scopes} />
         </dd>
         <dt>Tools</dt>
         <dd>
-          <Limit ids={me.toolIds} everything="every tool" />
+          <KeyLimit ids={me.toolIds} everything="every tool" />
         </dd>
         <dt>Systems</dt>
         <dd>
-          <Limit ids={me.systemIds} everything="every system" />
+          <KeyLimit ids={me.systemIds} everything="every system" />
         </dd>
       </dl>
       <h2>API keys</h2>
-      <NotBuiltNote what="Creating, restricting and revoking API keys" api="/v1/api-keys" />
+      <ApiKeysSection me={me} />
     </section>
   );
 }

@@ -36,6 +36,11 @@ helm.sh/chart: {{ printf "%s-%s" .ctx.Chart.Name .ctx.Chart.Version | replace "+
 {{- end }}
 {{- end -}}
 
+{{/* The labels above plus more, a key of both once: (dict "ctx" $ "component" "metrics" "extra" .Values.x.labels) */}}
+{{- define "kubeglue.labelsWith" -}}
+{{- toYaml (merge (dict) (.extra | default dict) (include "kubeglue.labels" . | fromYaml)) }}
+{{- end -}}
+
 {{/* What selects runner Pods: the labels the operator gives them (operator/launchers/launcher.ts RUNNER_SELECTOR). */}}
 {{- define "kubeglue.runnerSelector" -}}
 app.kubernetes.io/component: runner
@@ -177,11 +182,20 @@ affinity:
   valueFrom:
     secretKeyRef:
       {{- include "kubeglue.databaseSecretKeyRef" . | nindent 6 }}
+{{- if .Values.keys.existingSecret }}
 - name: KUBEGLUE_MASTER_KEY
   valueFrom:
     secretKeyRef:
-      name: {{ include "kubeglue.keysSecretName" . }}
+      name: {{ .Values.keys.existingSecret }}
       key: {{ .Values.keys.masterKeyKey }}
+{{- else }}
+{{- /*
+No render holds a key (an offline one, helm template or Argo CD, would make new ones each time): the api
+creates this Secret at its first start and nothing rewrites it (kube/secrets/keys.ts).
+*/}}
+- name: KUBEGLUE_KEYS_SECRET
+  value: {{ include "kubeglue.keysSecretName" . }}
+{{- end }}
 - name: KUBEGLUE_PUBLIC_URL
   value: {{ include "kubeglue.publicUrl" . | quote }}
 - name: KUBEGLUE_SANDBOX_MEMORY_MB
@@ -204,4 +218,54 @@ affinity:
 {{- define "kubeglue.tmpVolumeMount" -}}
 - name: tmp
   mountPath: /tmp
+{{- end -}}
+
+{{/*
+Readiness (/readyz), liveness (/healthz) and, when given, startup (/healthz) probes on a named port, their
+timings from the role's values: (dict "values" .Values.api "port" "http")
+*/}}
+{{- define "kubeglue.probes" -}}
+readinessProbe:
+  httpGet:
+    path: /readyz
+    port: {{ .port }}
+  {{- toYaml .values.readinessProbe | nindent 2 }}
+livenessProbe:
+  httpGet:
+    path: /healthz
+    port: {{ .port }}
+  {{- toYaml .values.livenessProbe | nindent 2 }}
+{{- with .values.startupProbe }}
+startupProbe:
+  httpGet:
+    path: /healthz
+    port: {{ $.port }}
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/*
+HorizontalPodAutoscaler API: autoscaling/v2 where the cluster serves it (1.23+), autoscaling/v2beta2
+before (gone in 1.26); decided as kubeglue.pdbApiVersion is.
+*/}}
+{{- define "kubeglue.hpaApiVersion" -}}
+{{- if .Capabilities.APIVersions.Has "autoscaling/v2/HorizontalPodAutoscaler" -}}
+autoscaling/v2
+{{- else if .Capabilities.APIVersions.Has "autoscaling/v2beta2/HorizontalPodAutoscaler" -}}
+autoscaling/v2beta2
+{{- else if semverCompare ">=1.23-0" .Capabilities.KubeVersion.Version -}}
+autoscaling/v2
+{{- else -}}
+autoscaling/v2beta2
+{{- end -}}
+{{- end -}}
+
+{{/* Removes every x-kubernetes-validations (CEL rules) of a parsed schema, in place; renders nothing. */}}
+{{- define "kubeglue.withoutCelRules" -}}
+{{- if kindIs "map" . -}}
+{{- $_ := unset . "x-kubernetes-validations" -}}
+{{- range $_, $value := . }}{{ include "kubeglue.withoutCelRules" $value }}{{ end -}}
+{{- else if kindIs "slice" . -}}
+{{- range . }}{{ include "kubeglue.withoutCelRules" . }}{{ end -}}
+{{- end -}}
 {{- end -}}

@@ -12,6 +12,7 @@ let backlog: number | Error = 7;
 beforeAll(async () => {
   app = buildServer({ bodyLimitBytes: 1024, logLevel: 'silent', ready: () => true });
   metrics = installMetrics(app, {
+    route: true,
     poolLoad: () => load,
     outboxBacklog: async () => {
       if (backlog instanceof Error) throw backlog;

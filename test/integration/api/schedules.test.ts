@@ -148,6 +148,60 @@ describe('the schedule routes', () => {
     expect([archived.status, archived.body.error.code]).toEqual([400, 'KG_ERR_TOOL_ARCHIVED']);
   });
 
+  it('previews when an expression would run in a time zone, as the schedule created with it then runs', async () => {
+    const query = new URLSearchParams({ cronExpression: ' 0 9  * * MON-FRI', timezone: 'Europe/Berlin' });
+    const preview = await api.call<{ cronExpression: string; timezone: string; nextRuns: string[] }>(
+      'GET',
+      `/v1/schedules/next-runs?${query}`,
+      { key: readOnlyKey },
+    );
+    expect(preview.status, preview.text).toBe(200);
+    expect(preview.body).toMatchObject({ cronExpression: '0 9 * * MON-FRI', timezone: 'Europe/Berlin' });
+    const ticks = preview.body.nextRuns.map((tick) => new Date(tick));
+    expect(ticks).toHaveLength(5);
+    expect(ticks[0]?.getTime()).toBeGreaterThan(Date.now());
+    for (const [i, tick] of ticks.entries()) {
+      const berlin = tick.toLocaleString('en-GB', {
+        timeZone: 'Europe/Berlin',
+        weekday: 'short',
+        hour: '2-digit',
+        minute: '2-digit',
+      });
+      expect(berlin).toMatch(/^(Mon|Tue|Wed|Thu|Fri) 09:00$/);
+      if (i > 0) expect(tick.getTime()).toBeGreaterThan(ticks[i - 1]?.getTime() ?? 0);
+    }
+    const created = await api.call<ToolSchedule>('POST', '/v1/tools/report/schedules', {
+      body: { cronExpression: '0 9 * * MON-FRI', timezone: 'Europe/Berlin' },
+    });
+    expect(created.body.nextRunAt).toBe(preview.body.nextRuns[0]);
+    await api.call('DELETE', `/v1/tools/report/schedules/${created.body.id}`);
+
+    // UTC by default; at most 20 ticks.
+    const hourly = await api.call<{ timezone: string; nextRuns: string[] }>(
+      'GET',
+      '/v1/schedules/next-runs?cronExpression=@hourly&count=100',
+    );
+    expect(hourly.body.timezone).toBe('UTC');
+    expect(hourly.body.nextRuns).toHaveLength(20);
+    expect(hourly.body.nextRuns.every((tick) => tick.endsWith(':00:00.000Z'))).toBe(true);
+
+    // What a schedule would refuse, it refuses the same way.
+    const refused: [Record<string, string>, string, RegExp][] = [
+      [{ cronExpression: '61 * * * *' }, 'KG_ERR_SCHEDULE_INVALID', /minute/],
+      [{ cronExpression: '0 0 31 2 *' }, 'KG_ERR_SCHEDULE_INVALID', /never matches/],
+      [{ cronExpression: '* * * * *', timezone: 'Mars/Base' }, 'KG_ERR_VALIDATION', /IANA time zone/],
+      [{}, 'KG_ERR_VALIDATION', /cronExpression/],
+    ];
+    for (const [params, code, message] of refused) {
+      const answer = await api.call<{ error: { code: string; message: string } }>(
+        'GET',
+        `/v1/schedules/next-runs?${new URLSearchParams(params)}`,
+      );
+      expect([answer.status, answer.body.error.code], JSON.stringify(params)).toEqual([400, code]);
+      expect(answer.body.error.message).toMatch(message);
+    }
+  });
+
   it('needs tools:read to read and tools:write with runs:execute to write', async () => {
     const read = await api.call('GET', '/v1/schedules', { key: readOnlyKey });
     expect(read.status).toBe(200);
@@ -232,6 +286,7 @@ describe('the schedule routes', () => {
       '/v1/openapi.json',
     );
     expect(body.paths['/schedules']?.get?.operationId).toBe('listSchedules');
+    expect(body.paths['/schedules/next-runs']?.get?.operationId).toBe('previewScheduleRuns');
     expect(Object.keys(body.paths['/tools/{toolId}/schedules'] ?? {}).sort()).toEqual(['get', 'post']);
     expect(Object.keys(body.paths['/tools/{toolId}/schedules/{scheduleId}'] ?? {}).sort()).toEqual([
       'delete',

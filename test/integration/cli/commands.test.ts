@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KG_ERR_RUN_NOT_FOUND } from '../../../contract/api/errors.ts';
+import { KG_ERR_RUN_NOT_FOUND, KG_ERR_TOOL_NOT_FOUND } from '../../../contract/api/errors.ts';
 import { KUBEGLUE_BIN, runCli, startCli } from '../../support/cli.ts';
 import { TEST_ADMIN_KEY, useTestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
@@ -163,7 +163,9 @@ describe('the kubeglue client commands', () => {
     it("exits 1 with the API's error message for a tool that does not exist", async () => {
       const { code, stderr } = await runCli(['run', 'no-such-tool'], env);
       expect(code).toBe(1);
-      expect(stderr).toBe("kubeglue run: Tool 'no-such-tool' not found (KG_ERR_TOOL_NOT_FOUND)\n");
+      expect(stderr).toBe(
+        `kubeglue run: Tool 'no-such-tool' not found (KG_ERR_TOOL_NOT_FOUND)\n${KG_ERR_TOOL_NOT_FOUND('no-such-tool').hint}\n`,
+      );
     });
 
     it.each([
@@ -401,7 +403,7 @@ describe('the kubeglue client commands', () => {
         KUBEGLUE_API_KEY: wrong,
       });
       expect(code).toBe(1);
-      expect(stderr).toMatch(/^kubeglue tools: .*\(KG_ERR_INVALID_API_KEY\)\n$/);
+      expect(stderr).toMatch(/^kubeglue tools: .*\(KG_ERR_INVALID_API_KEY\)\n[^\n]+\n$/);
       expect(stdout + stderr).not.toContain(wrong);
     });
 

@@ -327,7 +327,11 @@ describe('systems without documentation, unknown systems and restricted keys', (
       body: { keywords: 'orders' },
     });
     expect(status).toBe(404);
-    expect(body.error).toEqual({ code: 'KG_ERR_SYSTEM_NOT_FOUND', message: "system 'nowhere' not found" });
+    expect(body.error).toEqual({
+      code: 'KG_ERR_SYSTEM_NOT_FOUND',
+      message: "system 'nowhere' not found",
+      hint: expect.any(String),
+    });
   });
 
   it('a key limited to other systems gets the answer of a system that does not exist, whatever the body', async () => {
@@ -348,6 +352,7 @@ describe('systems without documentation, unknown systems and restricted keys', (
     expect(refused.body.error).toEqual({
       code: 'KG_ERR_SYSTEM_NOT_FOUND',
       message: "system 'inventory' not found",
+      hint: expect.any(String),
     });
     expect(invalid.body).toEqual(refused.body);
     expect(read.body).toEqual(refused.body);

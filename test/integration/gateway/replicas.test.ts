@@ -15,11 +15,21 @@ import { useHttpTarget } from '../../support/http-target.ts';
 const TUNNEL = 'two-replicas';
 
 interface GatewayList {
-  data: { tunnelId: string; heldHere: boolean; targets: { name: string }[] }[];
+  data: {
+    tunnelId: string;
+    heldHere: boolean;
+    replica: string;
+    targets: { name: string }[];
+    bytesIn: number;
+    bytesOut: number;
+    streamsOpened: number;
+    countersAt: string;
+  }[];
 }
 
-const env = (url: string) => ({
+const env = (url: string, replica: string) => ({
   KUBEGLUE_DATABASE_URL: url,
+  KUBEGLUE_POD_NAME: replica,
   // The target listens on loopback: only the agent may reach it.
   KUBEGLUE_EGRESS_PRIVATE: 'deny',
   KUBEGLUE_GATEWAY_HEARTBEAT_MS: '300',
@@ -29,7 +39,7 @@ const env = (url: string) => ({
 const database = useTestDatabase();
 const http = useHttpTarget();
 const ftp = useFtpServer({ username: 'ftp-user', password: 'ftp-secret-password' });
-const first = useTestApi(() => env(database.url));
+const first = useTestApi(() => env(database.url, 'api-first'));
 let second: TestApi;
 const agents: AgentProcess[] = [];
 
@@ -95,7 +105,7 @@ beforeAll(async () => {
     },
   });
   // Started after the system and tool exist, so its caches hold them from the start.
-  second = await startTestApi(env(database.url));
+  second = await startTestApi(env(database.url, 'api-second'));
 }, 60_000);
 
 afterAll(async () => {
@@ -126,6 +136,26 @@ describe('a gateway tunnel and two API replicas', () => {
     expect(one.status).toBe(200);
     expect(one.body.heldHere).toBe(false);
   }, 60_000);
+
+  it("lists the tunnel on every replica with the replica holding it and the holder's byte counts", async () => {
+    const [held] = await gateways(first);
+    expect(held).toMatchObject({ tunnelId: TUNNEL, replica: 'api-first', heldHere: true });
+    expect(held?.bytesIn).toBeGreaterThan(0);
+    expect(held?.bytesOut).toBeGreaterThan(0);
+    // The other replica shows what the holder counted at its latest heartbeat (every 300 ms here).
+    await expect
+      .poll(async () => (await gateways(second))[0], { timeout: 5_000 })
+      .toMatchObject({
+        tunnelId: TUNNEL,
+        replica: 'api-first',
+        heldHere: false,
+        bytesIn: held?.bytesIn,
+        bytesOut: held?.bytesOut,
+        streamsOpened: held?.streamsOpened,
+      });
+    const remote = (await gateways(second))[0];
+    expect(Date.now() - Date.parse(remote?.countersAt ?? '')).toBeLessThan(5_000);
+  }, 30_000);
 
   it('lets a newer agent on the other replica take the tunnel over; the older agent stops', async () => {
     const [older] = agents;

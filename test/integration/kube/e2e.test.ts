@@ -125,6 +125,7 @@ describeKube('Kubernetes mode end to end', () => {
       KUBEGLUE_EGRESS_PRIVATE: 'allow',
       KUBEGLUE_WORKERS: '1',
       KUBEGLUE_LOG_LEVEL: 'warn',
+      KUBEGLUE_METRICS_PORT: '0',
     };
     api = startKubeglue('api', {
       ...baseEnv,
@@ -137,7 +138,6 @@ describeKube('Kubernetes mode end to end', () => {
         join(bed.dir, 'operator.kubeconfig'),
         'kubeglue-operator',
       ),
-      KUBEGLUE_METRICS_PORT: '0',
       KUBEGLUE_RUNNER_IMAGE: TEST_RUNNER_IMAGE,
       KUBEGLUE_INTERNAL_URL: `http://127.0.0.1:${internalPort}`,
       KUBEGLUE_RUNNER_GATEWAY_RELAY: `127.0.0.1:${relayPort}`,

@@ -50,19 +50,19 @@ function droppedFields(sent: unknown, stored: unknown, path: string, out: string
   }
 }
 
-/** A minimal structural ServiceMonitor CRD: what the Prometheus Operator installs, reduced to a shell. */
-const SERVICE_MONITOR_CRD = {
+/** A minimal structural CRD of the Prometheus Operator's: what it installs, reduced to a shell. */
+const monitoringCrd = (kind: string) => ({
   apiVersion: 'apiextensions.k8s.io/v1',
   kind: 'CustomResourceDefinition',
-  metadata: { name: 'servicemonitors.monitoring.coreos.com' },
+  metadata: { name: `${kind.toLowerCase()}s.monitoring.coreos.com` },
   spec: {
     group: 'monitoring.coreos.com',
     scope: 'Namespaced',
     names: {
-      kind: 'ServiceMonitor',
-      listKind: 'ServiceMonitorList',
-      plural: 'servicemonitors',
-      singular: 'servicemonitor',
+      kind,
+      listKind: `${kind}List`,
+      plural: `${kind.toLowerCase()}s`,
+      singular: kind.toLowerCase(),
     },
     versions: [
       {
@@ -78,7 +78,8 @@ const SERVICE_MONITOR_CRD = {
       },
     ],
   },
-};
+});
+const MONITORING_CRDS = [monitoringCrd('ServiceMonitor'), monitoringCrd('PrometheusRule')];
 
 /**
  * Every object the chart renders, with default values and with every option on, is accepted by a
@@ -89,13 +90,15 @@ describeKube('the Helm chart against the API server', () => {
 
   beforeAll(async () => {
     const crds = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
-    const created = await bed.kube.request(crds, { body: SERVICE_MONITOR_CRD });
-    if (created.status >= 300 && created.status !== 409) throw new Error(JSON.stringify(created.body));
-    await waitUntil(async () => {
-      const crd = await bed.kube.request(`${crds}/${SERVICE_MONITOR_CRD.metadata.name}`);
-      const conditions = (crd.body as { status?: { conditions?: Node[] } }).status?.conditions ?? [];
-      return conditions.some((c) => c.type === 'Established' && c.status === 'True');
-    }, 20_000);
+    for (const definition of MONITORING_CRDS) {
+      const created = await bed.kube.request(crds, { body: definition });
+      if (created.status >= 300 && created.status !== 409) throw new Error(JSON.stringify(created.body));
+      await waitUntil(async () => {
+        const crd = await bed.kube.request(`${crds}/${definition.metadata.name}`);
+        const conditions = (crd.body as { status?: { conditions?: Node[] } }).status?.conditions ?? [];
+        return conditions.some((c) => c.type === 'Established' && c.status === 'True');
+      }, 20_000);
+    }
   });
 
   /** Dry-run create, or dry-run replace for what exists already (the CRDs). Returns the problems. */
@@ -135,7 +138,14 @@ describeKube('the Helm chart against the API server', () => {
     const kinds = objects.map((o) => o.kind);
     expect(kinds).toContain('CustomResourceDefinition');
     if (valuesFiles.length > 0) {
-      for (const kind of ['StatefulSet', 'ServiceMonitor', 'Ingress', 'ClusterRole'])
+      for (const kind of [
+        'StatefulSet',
+        'ServiceMonitor',
+        'PrometheusRule',
+        'Ingress',
+        'ClusterRole',
+        'HorizontalPodAutoscaler',
+      ])
         expect(kinds).toContain(kind);
     }
   });

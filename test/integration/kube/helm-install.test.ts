@@ -1,21 +1,62 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { Run } from '../../../contract/api/run.ts';
+import { RECORDED_FINALIZER } from '../../../contract/resources/labels.ts';
 import { callApi } from '../../support/embedded.ts';
-import { CHART_DIR, helm, REPO } from '../../support/helm.ts';
+import { CHART_DIR, helm, helmEnv, parseObjects, REPO } from '../../support/helm.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
-import { startKubegluePodRunner, TEST_RUNNER_IMAGE, waitUntil } from '../../support/kube/kubeglue.ts';
+import {
+  installCrds,
+  startKubegluePodRunner,
+  TEST_RUNNER_IMAGE,
+  waitUntil,
+} from '../../support/kube/kubeglue.ts';
 import type { Pod, ProcessKubelet } from '../../support/kube/process-kubelet/kubelet.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 import { freeLoopbackPort } from '../../support/os.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
 
 const exec = promisify(execFile);
+
+/** The ```sh blocks of a section of docs/helm.md, for namespace `namespace` instead of `kubeglue`. */
+function documentedCommands(heading: string, namespace: string): string[] {
+  const page = readFileSync(join(REPO, 'docs', 'helm.md'), 'utf8');
+  const start = page.indexOf(`\n## ${heading}\n`);
+  if (start < 0) throw new Error(`docs/helm.md has no section ${heading}`);
+  const end = page.indexOf('\n## ', start + 1);
+  const section = page.slice(start, end < 0 ? undefined : end);
+  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) =>
+    (match[1] ?? '')
+      .replaceAll('-n kubeglue', `-n ${namespace}`)
+      .replaceAll('release-namespace=kubeglue', `release-namespace=${namespace}`),
+  );
+}
 const RELEASE = 'kubeglue';
+const PRIORITY_CLASS = 'kubeglue-test-runners';
+const RUNNER_VALUES = {
+  nodeSelector: { 'kubernetes.io/os': 'linux' },
+  tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'runners', effect: 'NoSchedule' }],
+  affinity: {
+    nodeAffinity: {
+      preferredDuringSchedulingIgnoredDuringExecution: [
+        {
+          weight: 1,
+          preference: { matchExpressions: [{ key: 'pool', operator: 'In', values: ['runners'] }] },
+        },
+      ],
+    },
+  },
+  priorityClassName: PRIORITY_CLASS,
+  podLabels: { team: 'integrations' },
+  podAnnotations: { 'sidecar.istio.io/inject': 'false' },
+  podSecurityContext: { fsGroup: 2000, runAsGroup: null },
+  securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
+};
 type Node = Record<string, unknown>;
 
 /**
@@ -37,6 +78,8 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
   let adminKey: string;
   let installNotes: string;
   let installed = false;
+  let apiMetricsPort: number;
+  let operatorMetricsPort: number;
 
   const kubectl = async (...args: string[]) =>
     (await exec('kubectl', ['--kubeconfig', bed.kube.kubeconfigPath, '-n', bed.namespace.name, ...args]))
@@ -62,6 +105,15 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
     );
   const secretData = async (name: string) =>
     (await get<{ data?: Record<string, string> }>(`${ns()}/secrets/${name}`)).data;
+  const toolRuns = async () =>
+    (
+      await get<{ items: { spec: { runId: string }; status?: { executionPhase?: string } }[] }>(
+        `/apis/kubeglue.dev/v1alpha1/namespaces/${bed.namespace.name}/toolruns`,
+      )
+    ).items;
+  /** The shell blocks of docs/helm.md as a user runs them: helm and kubectl against the test cluster. */
+  const runDocumented = async (script: string) =>
+    await exec('sh', ['-ec', script], { env: helmEnv(bed.kube.kubeconfigPath), timeout: 300_000 });
   const apiReady = async () => {
     try {
       return (await fetch(`${apiUrl}/readyz`)).status === 200;
@@ -116,9 +168,21 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
       await freeLoopbackPort(),
       await freeLoopbackPort(),
     ];
+    apiMetricsPort = await freeLoopbackPort();
+    operatorMetricsPort = metricsPort;
     apiUrl = `http://127.0.0.1:${port}`;
     kubelet = await startKubegluePodRunner(bed.kube, bed.namespace.name);
 
+    const priorityClasses = '/apis/scheduling.k8s.io/v1/priorityclasses';
+    await bed.kube.request(`${priorityClasses}/${PRIORITY_CLASS}`, { method: 'DELETE' });
+    await bed.kube.request(priorityClasses, {
+      body: {
+        apiVersion: 'scheduling.k8s.io/v1',
+        kind: 'PriorityClass',
+        metadata: { name: PRIORITY_CLASS },
+        value: 1000,
+      },
+    });
     // The database: an existing Secret holding the DSN, as production installs do.
     await bed.kube.request(`${ns()}/secrets`, {
       body: {
@@ -150,11 +214,16 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
           port,
           internalPort,
           gatewayRelayPort,
+          metricsPort: apiMetricsPort,
           strategy: { type: 'Recreate' },
           ...kubeconfigMount('api'),
         },
+        // Placed, labelled and adjusted as a platform team would; the process kubelet runs it anyway.
+        runner: RUNNER_VALUES,
         operator: {
           metricsPort,
+          // The runner Pod stays after its run, for the test to read what the operator built.
+          deleteSucceededPods: false,
           internalUrl: `http://127.0.0.1:${internalPort}`,
           strategy: { type: 'Recreate' },
           ...kubeconfigMount('operator'),
@@ -168,6 +237,11 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
       }),
     );
 
+    // Other test files create the CRDs too, outside any release, as charts before templates/crds.yaml
+    // did: hand them to this release as docs/helm.md says (its last line, the upgrade, is not this).
+    await installCrds(bed.kube);
+    const [adopt] = documentedCommands('Upgrading', bed.namespace.name);
+    await runDocumented((adopt as string).split('\nhelm upgrade')[0] as string);
     installNotes = await helmCli('install', RELEASE, CHART_DIR, '--values', valuesFile);
     installed = true;
     for (const role of ['api', 'operator']) {
@@ -200,6 +274,9 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
 
   afterAll(async () => {
     if (installed) await helmCli('uninstall', RELEASE).catch(() => undefined);
+    await bed.kube
+      .request(`/apis/scheduling.k8s.io/v1/priorityclasses/${PRIORITY_CLASS}`, { method: 'DELETE' })
+      .catch(() => undefined);
     await kubelet?.stop();
     await target?.stop();
     await db?.drop();
@@ -209,11 +286,16 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
     expect(installNotes).toContain(`kubectl -n ${bed.namespace.name} get secret ${RELEASE}-keys`);
     expect(installNotes).toContain(`port-forward svc/${RELEASE}`);
     expect(installNotes).toContain('tools/list-posts/run');
-    for (const crd of ['tools', 'systems', 'toolruns']) {
+    for (const crd of ['tools', 'systems', 'toolschedules', 'toolruns']) {
       const got = await bed.kube.request(
         `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}.kubeglue.dev`,
       );
       expect(got.status).toBe(200);
+      // The release's own: helm upgrade updates them.
+      expect((got.body as { metadata: { annotations?: Node } }).metadata.annotations).toMatchObject({
+        'meta.helm.sh/release-name': RELEASE,
+        'helm.sh/resource-policy': 'keep',
+      });
     }
     const [api] = await running('api');
     const [operator] = await running('operator');
@@ -221,6 +303,32 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
     expect(operator?.spec.serviceAccountName).toBe(`${RELEASE}-operator`);
     expect(adminKey).toMatch(/^kg_/);
     expect((await call('GET', '/v1/tools')).status).toBe(200);
+  });
+
+  it('holds no key in the release: the api made the keys Secret, which the operator read', async () => {
+    const manifest = await helmCli('get', 'manifest', RELEASE);
+    expect(manifest).not.toMatch(/kind: Secret|master-key/);
+    const keys = await get<{ metadata: { labels?: Record<string, string>; annotations?: Node } }>(
+      `${ns()}/secrets/${RELEASE}-keys`,
+    );
+    expect(keys.metadata.labels?.['app.kubernetes.io/managed-by']).toBe('kubeglue-api');
+    expect(keys.metadata.annotations?.['meta.helm.sh/release-name']).toBeUndefined();
+    expect(Object.keys((await secretData(`${RELEASE}-keys`)) ?? {}).sort()).toEqual([
+      'admin-key',
+      'master-key',
+      'notify-secret',
+    ]);
+  });
+
+  it('serves metrics on the metrics ports of api and operator, and nothing at /metrics of the public port', async () => {
+    const publicMetrics = await fetch(`${apiUrl}/metrics`);
+    expect(publicMetrics.status).toBe(404);
+    expect(await publicMetrics.json()).toMatchObject({ error: { code: 'KG_ERR_ROUTE_NOT_FOUND' } });
+    const api = await fetch(`http://127.0.0.1:${apiMetricsPort}/metrics`);
+    expect(api.status).toBe(200);
+    expect(await api.text()).toContain('# TYPE kubeglue_http_requests_total counter');
+    const operator = await fetch(`http://127.0.0.1:${operatorMetricsPort}/metrics`);
+    expect(await operator.text()).toMatch(/^kubeglue_operator_leader 1$/m);
   });
 
   it('runs the example Tool applied with kubectl, sync and async, through the public API', async () => {
@@ -280,6 +388,39 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
       'the ToolRun to mirror the success',
     );
     await expect(kubelet.logs(bed.namespace.name, podName as string)).resolves.toBeTypeOf('string');
+    // Placed and labelled from runner.* values; the API server resolved the PriorityClass.
+    const pod = await get<Pod>(`${ns()}/pods/${podName}`);
+    const { spec } = pod as unknown as { spec: Node & Pod['spec'] };
+    expect(spec).toMatchObject({
+      nodeSelector: RUNNER_VALUES.nodeSelector,
+      // The API server adds its default not-ready and unreachable tolerations.
+      tolerations: expect.arrayContaining(RUNNER_VALUES.tolerations),
+      affinity: RUNNER_VALUES.affinity,
+      priorityClassName: PRIORITY_CLASS,
+      priority: 1000,
+    });
+    expect(pod.metadata.labels).toMatchObject({
+      team: 'integrations',
+      'app.kubernetes.io/component': 'runner',
+    });
+    expect(pod.metadata.annotations).toMatchObject({ 'sidecar.istio.io/inject': 'false' });
+    // The override changed what it names; every other security default stayed.
+    expect(spec.securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      fsGroup: 2000,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect((spec.containers[0] as unknown as Node | undefined)?.securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      runAsGroup: 65532,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      privileged: false,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
     // The Pods worked as the chart's ServiceAccounts and used only what the chart's RBAC grants.
     const prefix = `system:serviceaccount:${bed.namespace.name}:`;
     const events = (await bed.kube.auditEvents()).filter((event) => event.user.startsWith(prefix));
@@ -288,6 +429,39 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
     );
     expect(events.filter((event) => event.code === 403)).toEqual([]);
   }, 150_000);
+
+  it("serves every metric the chart's alerts and dashboard read, and counted the async run's Pod", async () => {
+    const scrape = async (port: number) => await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const [api, operator] = [await scrape(apiMetricsPort), await scrape(operatorMetricsPort)];
+    const declared = new Set(
+      [...`${api}\n${operator}`.matchAll(/^# TYPE (\S+) (\S+)$/gm)].flatMap(([, name, type]) =>
+        type === 'histogram' ? [`${name}_bucket`, `${name}_count`, `${name}_sum`] : [name as string],
+      ),
+    );
+    const rendered = parseObjects(
+      await helm([
+        'template',
+        RELEASE,
+        CHART_DIR,
+        '--set',
+        'prometheusRule.enabled=true,grafanaDashboard.enabled=true',
+      ]),
+    );
+    const read = JSON.stringify(
+      rendered.filter((object) => ['PrometheusRule', 'ConfigMap'].includes(object.kind)),
+    ).match(/kubeglue_[a-z_]+/g);
+    expect(read?.length).toBeGreaterThan(10);
+    expect([...new Set(read)].filter((name) => !declared.has(name))).toEqual([]);
+    const sample = (text: string, series: string) =>
+      Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+    expect(sample(operator, 'kubeglue_runner_pods_created_total')).toBeGreaterThanOrEqual(1);
+    expect(sample(operator, 'kubeglue_runner_pod_start_seconds_count')).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(operator, 'kubeglue_toolruns_finished_total{status="success",reason="Succeeded"}'),
+    ).toBeGreaterThanOrEqual(1);
+    expect(sample(operator, 'kubeglue_toolruns{state="done"}')).toBeGreaterThanOrEqual(1);
+    expect(sample(operator, 'kubeglue_toolruns{state="waiting"}')).toBe(0);
+  });
 
   it('serves Tools and Systems applied from the GitOps example once they are Ready', async () => {
     const { stdout } = await exec('kubectl', ['kustomize', join(REPO, 'examples', 'gitops')]);
@@ -377,9 +551,27 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
     expect(await apiReady()).toBe(true);
   }, 150_000);
 
-  it('uninstalls everything but the CRDs and the keys', async () => {
-    await helmCli('uninstall', RELEASE);
+  it('uninstalls as docs/helm.md says: in-flight runs cancelled, then only CRDs, Tools and keys stay', async () => {
+    // A run in flight: its target answers only after a minute.
+    target.route('GET', '/posts', { delayMs: 60_000, body: [] });
+    const started = await call<Run>('POST', '/v1/tools/list-posts/run', { options: { async: true } });
+    expect(started.status).toBe(202);
+    await waitUntil(
+      async () =>
+        (await toolRuns()).some(
+          (toolRun) =>
+            toolRun.spec.runId === started.body.runId && toolRun.status?.executionPhase === 'Running',
+        ),
+      60_000,
+      "the run's runner Pod to run",
+    );
+    const [drainAndUninstall] = documentedCommands('Uninstalling', bed.namespace.name);
+    await runDocumented(drainAndUninstall as string);
     installed = false;
+    // Each ToolRun went only once the operator had recorded its run (the finalizer): none is left.
+    expect(await toolRuns()).toEqual([]);
+    const lease = `/apis/coordination.k8s.io/v1/namespaces/${bed.namespace.name}/leases/${RELEASE}-operator`;
+    expect((await bed.kube.request(lease)).status).toBe(404);
     const apps = `/apis/apps/v1/namespaces/${bed.namespace.name}/deployments`;
     expect(((await get<{ items: unknown[] }>(apps)).items ?? []).length).toBe(0);
     await waitUntil(
@@ -400,5 +592,41 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
         )
       ).status,
     ).toBe(200);
+  }, 180_000);
+
+  it('frees a namespace stuck Terminating on ToolRuns whose operator is gone, with the documented command', async () => {
+    const orphans = await bed.createNamespace('orphans');
+    const path = `/apis/kubeglue.dev/v1alpha1/namespaces/${orphans.name}/toolruns`;
+    // What an operator leaves when it goes mid-run: a ToolRun still holding the finalizer.
+    const created = await bed.kube.request(path, {
+      body: {
+        apiVersion: 'kubeglue.dev/v1alpha1',
+        kind: 'ToolRun',
+        metadata: { name: 'in-flight', finalizers: [RECORDED_FINALIZER] },
+        spec: {
+          runId: 'in-flight',
+          tool: {
+            id: 'list-posts',
+            steps: [{ id: 'x', config: { type: 'transform', transformCode: '(s) => s' } }],
+          },
+          requestSource: 'api',
+          executionMode: 'prod',
+        },
+      },
+    });
+    expect(created.status).toBe(201);
+    await orphans.delete();
+    const namespace = async () => await bed.kube.request(`/api/v1/namespaces/${orphans.name}`);
+    await waitUntil(
+      async () =>
+        ((await namespace()).body as { status?: { phase?: string } }).status?.phase === 'Terminating',
+      30_000,
+      'the namespace to terminate',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect((await namespace()).status).toBe(200);
+    const [, release] = documentedCommands('Uninstalling', orphans.name);
+    await runDocumented(release as string);
+    await waitUntil(async () => (await namespace()).status === 404, 60_000, 'the namespace to go');
   }, 120_000);
 });

@@ -44,6 +44,7 @@ describeKube('the MCP endpoint of two kubeglue api replicas', () => {
         KUBEGLUE_EGRESS_PRIVATE: 'allow',
         KUBEGLUE_WORKERS: '1',
         KUBEGLUE_LOG_LEVEL: 'warn',
+        KUBEGLUE_METRICS_PORT: '0',
       });
       replicas.push(replica);
       urls.push(`http://127.0.0.1:${port}`);

@@ -254,6 +254,78 @@ describe('system lifecycle', () => {
   });
 });
 
+describe('returning to the page that started the flow (the dashboard)', () => {
+  const authorizeReturningTo = (systemId: string, returnTo: string) =>
+    api.call<{ data: { authorizationUrl: string }; error: { code: string } }>(
+      'GET',
+      `/v1/systems/${systemId}/oauth/authorize?environment=prod&returnTo=${encodeURIComponent(returnTo)}`,
+    );
+  const stateOf = (authorizationUrl: string) => new URL(authorizationUrl).searchParams.get('state') ?? '';
+
+  beforeAll(async () => {
+    const created = await api.call('POST', '/v1/systems', {
+      body: idp.authorizationCodeSystem('back', { scopes: 'openid offline_access api:read' }),
+    });
+    expect(created.status).toBe(201);
+  });
+
+  it('ends back on that page of the server, saying the system is connected', async () => {
+    const started = await authorizeReturningTo('back', '/systems/back?environment=prod');
+    expect(started.status).toBe(200);
+    const done = await authorizeInBrowser(started.body.data.authorizationUrl);
+    expect(done.url).toBe(`${api.url}/systems/back?environment=prod&oauth=connected`);
+    const system = await api.call<{ data: { oauth: { status: string } } }>('GET', '/v1/systems/back');
+    expect(system.body.data.oauth.status).toBe('active');
+  });
+
+  it("returns there with the error's code when the provider refuses or the code is bad", async () => {
+    const denied = await authorizeReturningTo('back', `${api.url}/systems/back`);
+    const refusal = await fetch(
+      `${api.url}/v1/oauth/callback?error=access_denied&state=${stateOf(denied.body.data.authorizationUrl)}`,
+      { redirect: 'manual' },
+    );
+    expect(refusal.status).toBe(303);
+    expect(refusal.headers.get('location')).toBe(
+      `${api.url}/systems/back?oauth=failed&error=KG_ERR_OAUTH_DENIED`,
+    );
+
+    const badCode = await authorizeReturningTo('back', '/systems/back');
+    const exchange = await fetch(
+      `${api.url}/v1/oauth/callback?code=made-up&state=${stateOf(badCode.body.data.authorizationUrl)}`,
+      { redirect: 'manual' },
+    );
+    expect(exchange.headers.get('location')).toBe(
+      `${api.url}/systems/back?oauth=failed&error=KG_ERR_OAUTH_TOKEN_REFUSED`,
+    );
+    // A state that is not (or no longer) known has nowhere to return to: the JSON error as before.
+    const again = await fetch(
+      `${api.url}/v1/oauth/callback?code=made-up&state=${stateOf(badCode.body.data.authorizationUrl)}`,
+      { redirect: 'manual' },
+    );
+    expect(again.status).toBe(400);
+    expect(((await again.json()) as { error: { code: string } }).error.code).toBe(
+      'KG_ERR_OAUTH_STATE_INVALID',
+    );
+  });
+
+  it('refuses a returnTo outside the server, so the callback never redirects to another site', async () => {
+    const own = new URL(api.url);
+    const elsewhere = [
+      'https://evil.example/systems/back',
+      '//evil.example/systems/back',
+      '/\\evil.example/systems/back',
+      'javascript:alert(1)',
+      `http://${own.hostname}:1/systems/back`,
+      `http://user:pass@${own.host}/systems/back`,
+    ];
+    for (const returnTo of elsewhere) {
+      const started = await authorizeReturningTo('back', returnTo);
+      expect(started.status, returnTo).toBe(400);
+      expect(started.body.error.code, returnTo).toBe('KG_ERR_OAUTH_RETURN_INVALID');
+    }
+  });
+});
+
 describe('secrets', () => {
   it('no token, client secret or code appears in any response', () => {
     const all = api.bodies.join('\n');

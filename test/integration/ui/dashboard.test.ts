@@ -6,19 +6,17 @@
  * photographed into test-output/ui/.
  */
 
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG, KG_ERR_INVALID_API_KEY } from '../../../contract/api/errors.ts';
 import {
   browserMissing,
-  launchBrowser,
-  type openPage,
+  expectAccessible,
+  horizontalOverflow,
   screenshot,
-  seriousAccessibilityViolations,
-  signIn as signInWith,
-  useWatchedPages,
+  useDashboard,
+  ZOOMED_200,
 } from '../../support/browser.ts';
-import { TEST_ADMIN_KEY, useTestApi, waitForRun } from '../../support/embedded.ts';
+import { callOk, TEST_ADMIN_KEY, useTestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
 const missing = browserMissing();
@@ -39,37 +37,20 @@ interface RunAnswer {
   toolPayload?: Record<string, unknown>;
 }
 
-async function call<T>(method: string, path: string, body?: unknown, key = TEST_ADMIN_KEY): Promise<T> {
-  const answer = await api.call<T>(method, path, { ...(body !== undefined ? { body } : {}), key });
-  expect(answer.status, `${method} ${path}: ${answer.text.slice(0, 500)}`).toBeLessThan(300);
-  return answer.body;
-}
+const call = <T>(method: string, path: string, body?: unknown, key?: string) =>
+  callOk<T>(api, method, path, body, key);
 
 const requestTool = (id: string, path: string) => ({
   id,
   steps: [{ id: 'fetch', config: { systemId: 'target', url: path } }],
 });
 
-let browser: Browser;
 const ids = { failed: '', files: '', big: '', withInputs: '' };
 
-const openWatched = useWatchedPages();
-
-async function open(path: string, options: Parameters<typeof openPage>[1] = {}): Promise<Page> {
-  const { page } = await openWatched(browser, options);
-  await page.goto(`${api.url}${path}`);
-  return page;
-}
-
-const signIn = (page: Page, key = TEST_ADMIN_KEY) => signInWith(page, key);
-
-async function expectAccessible(page: Page): Promise<void> {
-  expect(await seriousAccessibilityViolations(page)).toEqual([]);
-}
-
 describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
+  const { open, signIn } = useDashboard(() => api.url);
+
   beforeAll(async () => {
-    browser = await launchBrowser();
     target.route('GET', '/items', (req) => ({
       body: [
         { id: 1, name: 'first' },
@@ -113,10 +94,6 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
     ids.big = (await call<RunAnswer>('POST', '/v1/tools/big/run', { includeStepResultData: false })).runId;
   }, 120_000);
 
-  afterAll(async () => {
-    await browser?.close();
-  });
-
   it("refuses a wrong key, showing the API's message, code and what to do", async () => {
     const page = await open('/');
     await expect.poll(() => page.title()).toBe('Sign in · kubeglue');
@@ -146,7 +123,7 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
     await expect
       .poll(() => facts.allTextContents())
       .toEqual(expect.arrayContaining(['every tool', 'every system']));
-    expect(await page.getByText('runs:execute').count()).toBe(1);
+    expect(await page.getByLabel('The signed-in API key').getByText('runs:execute').count()).toBe(1);
     // A reload keeps the session.
     await page.reload();
     await page.getByRole('heading', { name: 'Settings' }).waitFor();
@@ -314,11 +291,10 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
   });
 
   it('works by keyboard and at 200 % zoom', async () => {
-    // 600 × 400 CSS pixels: a 1200 × 800 window at 200 %.
-    const page = await open(`/runs/${ids.failed}`, { viewport: { width: 600, height: 400 } });
+    const page = await open(`/runs/${ids.failed}`, { viewport: ZOOMED_200 });
     await signIn(page);
     await page.getByRole('heading', { name: `Run ${ids.failed}` }).waitFor();
-    const overflow = () => page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+    const overflow = () => horizontalOverflow(page);
     expect(await overflow()).toBeLessThanOrEqual(0);
     await page.goto(`${api.url}/runs`);
     await page.locator('.runs-table').waitFor();

@@ -7,20 +7,19 @@
  * Content-Security-Policy and screenshots, light and dark.
  */
 import type { ServerResponse } from 'node:http';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunStats } from '../../../contract/api/run-stats.ts';
 import type { StoredRun, TerminalRunStatus } from '../../../store/index.ts';
 import {
   browserMissing,
-  launchBrowser,
-  type openPage,
+  expectAccessible,
+  horizontalOverflow,
   screenshot,
-  seriousAccessibilityViolations,
-  signIn,
-  useWatchedPages,
+  useDashboard,
+  ZOOMED_200,
 } from '../../support/browser.ts';
-import { TEST_ADMIN_KEY, useTestApi } from '../../support/embedded.ts';
+import { useTestApi } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 import { endedRun } from '../../support/store.ts';
 
@@ -56,17 +55,8 @@ const RUNS: StoredRun[] = [
   seeded('gamma-1', 'gamma', 'aborted', 200, 5),
 ];
 
-let browser: Browser;
 let held: ServerResponse[] = [];
 let queuedRunId = '';
-const openWatched = useWatchedPages();
-
-async function open(path: string, options: Parameters<typeof openPage>[1] = {}): Promise<Page> {
-  const { page } = await openWatched(browser, options);
-  await page.goto(`${api.url}${path}`);
-  await signIn(page, TEST_ADMIN_KEY);
-  return page;
-}
 
 /** The text of each cell of the table's body rows. */
 async function rowsOf(page: Page, table: string): Promise<string[][]> {
@@ -87,8 +77,15 @@ function figure(page: Page, name: string) {
 }
 
 describe.skipIf(missing !== undefined)('the Overview in a browser', () => {
+  const dashboard = useDashboard(() => api.url);
+  /** A signed-in page at `path`. */
+  async function open(path: string, options?: Parameters<typeof dashboard.open>[1]): Promise<Page> {
+    const page = await dashboard.open(path, options);
+    await dashboard.signIn(page);
+    return page;
+  }
+
   beforeAll(async () => {
-    browser = await launchBrowser();
     held = target.hold('/hold');
     await api.embedded.store.insertRuns(RUNS);
     await api.call('POST', '/v1/tools', {
@@ -113,9 +110,8 @@ describe.skipIf(missing !== undefined)('the Overview in a browser', () => {
     );
   }, 60_000);
 
-  afterAll(async () => {
+  afterAll(() => {
     for (const response of held) response.destroy();
-    await browser?.close();
   });
 
   it('shows the runs per minute by status, the failure rate and each tool’s p50/p95, as the seeded runs make them', async () => {
@@ -170,7 +166,7 @@ describe.skipIf(missing !== undefined)('the Overview in a browser', () => {
     expect(queue[0]?.[5]).toBe(
       'Waiting for an execution slot: position 1 in the queue; 1 of 1 runs executing (limit KUBEGLUE_MAX_ASYNC_RUNS)',
     );
-    expect(await seriousAccessibilityViolations(page)).toEqual([]);
+    await expectAccessible(page);
   });
 
   it('reads the figures again while it is open', async () => {
@@ -205,26 +201,25 @@ describe.skipIf(missing !== undefined)('the Overview in a browser', () => {
     await screenshot(page, 'overview-day-dark');
     await page.getByText('The runs per 15 minutes as a table').click();
     expect(await rowsOf(page, '.bucket-table')).toHaveLength(96);
-    expect(await seriousAccessibilityViolations(page)).toEqual([]);
+    await expectAccessible(page);
     await page.getByRole('radio', { name: 'Last hour' }).check();
     await page.getByRole('heading', { name: 'Runs per minute by status' }).waitFor();
   });
 
   it('loads its code only when it is shown, and reflows at 200 % zoom', async () => {
-    const { page } = await openWatched(browser, { viewport: { width: 600, height: 800 } });
-    const scripts: string[] = [];
-    page.on('request', (request) => {
-      if (request.resourceType() === 'script') scripts.push(new URL(request.url()).pathname);
-    });
-    await page.goto(`${api.url}/runs`);
-    await signIn(page, TEST_ADMIN_KEY);
+    const page = await open('/runs', { viewport: ZOOMED_200 });
     await page.locator('.runs-table').waitFor();
-    const firstLoad = [...scripts];
+    // What the page has fetched so far (the browser's resource timing), as served paths.
+    const scripts = () =>
+      page.evaluate<string[]>(
+        "performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname).filter((p) => p.endsWith('.js'))",
+      );
+    const firstLoad = await scripts();
     await page.getByRole('link', { name: 'Overview' }).click();
     await page.getByRole('heading', { name: 'Runs per minute by status' }).waitFor();
-    const later = scripts.filter((script) => !firstLoad.includes(script));
+    const later = (await scripts()).filter((script) => !firstLoad.includes(script));
     expect(later).toHaveLength(1);
     expect(later[0]).toMatch(/^\/assets\/chunk-[A-Z0-9]+\.js$/);
-    expect(await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth')).toBe(0);
+    expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
   });
 });

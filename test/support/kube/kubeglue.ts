@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { CRD_DIR } from '../../../contract/generate.ts';
 import { RBAC, type RbacRole } from '../../../contract/rbac.ts';
 import type { KubeHandle } from './client.ts';
 import { type ProcessKubelet, startProcessKubelet } from './process-kubelet/kubelet.ts';
@@ -24,21 +25,36 @@ export function startKubegluePodRunner(kube: KubeHandle, namespace: string): Pro
   });
 }
 
-/** Creates or replaces kubeglue's CRDs (charts/kubeglue/crds/*.yaml) and waits until the API server serves them. */
+interface CrdMetadata {
+  name: string;
+  resourceVersion?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+/** Creates or replaces kubeglue's CRDs (charts/kubeglue/files/crds/*.yaml) and waits until the API server serves them. */
 export async function installCrds(kube: KubeHandle): Promise<void> {
-  const dir = join(REPO, 'charts', 'kubeglue', 'crds');
+  const dir = join(REPO, CRD_DIR);
   const files = (await readdir(dir)).filter((name) => name.endsWith('.yaml'));
   for (const file of files) {
     for (const document of parseAllDocuments(await readFile(join(dir, file), 'utf8'))) {
-      const crd = document.toJS() as { metadata: { name: string; resourceVersion?: string } };
+      const crd = document.toJS() as { metadata: CrdMetadata };
       const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions`;
       const created = await kube.request(path, { method: 'POST', body: crd });
       if (created.status === 409) {
-        const current = await kube.request(`${path}/${crd.metadata.name}`);
-        const version = (current.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+        const current = (await kube.request(`${path}/${crd.metadata.name}`)).body as {
+          metadata: CrdMetadata;
+        };
+        // The labels and annotations it has stay: a Helm release (the chart test) may own it.
+        const metadata = {
+          ...crd.metadata,
+          labels: { ...current.metadata.labels, ...crd.metadata.labels },
+          annotations: { ...current.metadata.annotations, ...crd.metadata.annotations },
+          resourceVersion: current.metadata.resourceVersion,
+        };
         const replaced = await kube.request(`${path}/${crd.metadata.name}`, {
           method: 'PUT',
-          body: { ...crd, metadata: { ...crd.metadata, resourceVersion: version } },
+          body: { ...crd, metadata },
         });
         // Another test file replaced it at the same moment: its copy is the same file.
         if (replaced.status >= 300 && replaced.status !== 409)

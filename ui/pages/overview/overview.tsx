@@ -8,7 +8,8 @@ import { useState } from 'preact/hooks';
 import type { RunStats } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatDuration, formatTime } from '../../components/format.ts';
-import { LiveUpdates, usePolling } from '../../components/live.tsx';
+import { LiveUpdates } from '../../components/live.tsx';
+import { usePoll } from '../../components/poll.ts';
 import { Table } from '../../components/table.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { client } from '../../session.ts';
@@ -162,7 +163,7 @@ export function OverviewPage() {
   const [updatedAt, setUpdatedAt] = useState<Date>();
   const [live, setLive] = useState(true);
 
-  usePolling(
+  usePoll(
     async (signal) => {
       try {
         const answer = await client().json<RunStats>('GET', '/stats/runs', {

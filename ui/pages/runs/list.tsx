@@ -9,7 +9,8 @@ import type { ListRunsQuery, RunList } from '../../api/types.ts';
 import { REQUEST_SOURCES, RUN_STATUSES } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatDuration, formatTime, isoToLocalInput, localInputToIso } from '../../components/format.ts';
-import { LiveUpdates, usePolling } from '../../components/live.tsx';
+import { LiveUpdates } from '../../components/live.tsx';
+import { usePoll } from '../../components/poll.ts';
 import { StatusBadge } from '../../components/status.tsx';
 import { Table } from '../../components/table.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
@@ -131,7 +132,7 @@ export function RunsPage() {
   const [live, setLive] = useState(true);
   const marked = useRef(false);
 
-  usePolling(
+  usePoll(
     async (signal) => {
       const request: ListRunsQuery = { ...filters, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) };
       try {

@@ -1,0 +1,151 @@
+/**
+ * Gateways: the connected gateway agents (GET /v1/gateways, scope systems:read), each with its targets,
+ * the API replica holding its tunnel, since when, and the streams and bytes it moved. Any replica answers
+ * for all of them (the holder's counters come through the store with its heartbeat: countersAt). The list
+ * is read again every few seconds while the tab is visible, as the runs list is.
+ */
+import { useState } from 'preact/hooks';
+import type { Gateway, GatewayList } from '../api/types.ts';
+import { ErrorMessage } from '../components/error-message.tsx';
+import { formatBytes, formatRelative, formatTime } from '../components/format.ts';
+import { usePoll } from '../components/poll.ts';
+import { Badge } from '../components/status.tsx';
+import { client } from '../session.ts';
+
+export const GATEWAYS_POLL_MS = 5_000;
+const ROWS_PER_PAGE = 100;
+
+function Targets({ targets }: { targets: Gateway['targets'] }) {
+  if (targets.length === 0) return <span class="muted">none</span>;
+  return (
+    <ul class="inline-list">
+      {targets.map((target) => (
+        <li key={target.name}>
+          <code>{target.name}</code> <span class="muted">{target.protocol}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function GatewayRow({ gateway }: { gateway: Gateway }) {
+  return (
+    <tr>
+      <th scope="row">
+        <code>{gateway.tunnelId}</code>
+      </th>
+      <td>
+        {gateway.connected ? (
+          <Badge icon="●" word="connected" tone="success" />
+        ) : (
+          <Badge icon="○" word="disconnected" tone="failed" />
+        )}
+      </td>
+      <td>
+        <Targets targets={gateway.targets} />
+      </td>
+      <td>
+        <code>{gateway.replica}</code>
+      </td>
+      <td>
+        {formatTime(gateway.connectedSince)}
+        <br />
+        <span class="muted">{formatRelative(gateway.connectedSince)}</span>
+      </td>
+      <td>
+        {gateway.streamsOpen} open
+        <br />
+        <span class="muted">{gateway.streamsOpened.toLocaleString()} opened</span>
+      </td>
+      <td>
+        <span class="bytes">
+          {formatBytes(gateway.bytesOut)} <span class="muted">to the agent</span>
+        </span>
+        <br />
+        <span class="bytes">
+          {formatBytes(gateway.bytesIn)} <span class="muted">from the agent</span>
+        </span>
+        {!gateway.heldHere && (
+          <>
+            <br />
+            <span class="muted">counted {formatRelative(gateway.countersAt)}</span>
+          </>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+export function GatewaysPage() {
+  const [list, setList] = useState<GatewayList>();
+  const [error, setError] = useState<unknown>();
+  const [updatedAt, setUpdatedAt] = useState<Date>();
+
+  const [shown, setShown] = useState(ROWS_PER_PAGE);
+
+  usePoll(
+    async (signal) => {
+      try {
+        setList(await client().json<GatewayList>('GET', '/gateways', { signal }));
+        setError(undefined);
+        setUpdatedAt(new Date());
+      } catch (caught) {
+        if (!signal.aborted) setError(caught);
+      }
+    },
+    GATEWAYS_POLL_MS,
+    [],
+  );
+
+  return (
+    <section aria-labelledby="gateways-title">
+      <div class="page-head">
+        <h1 id="gateways-title">Gateways</h1>
+        <span class="muted" role="status">
+          {updatedAt ? `Updated ${updatedAt.toLocaleTimeString()}` : 'Loading…'}
+        </span>
+      </div>
+      <p class="muted">
+        Gateway agents in private networks, connected to kubeglue. A private system names one of them and one
+        of its targets; its steps reach the target through the agent's tunnel.
+      </p>
+      <ErrorMessage error={error} title="The gateways could not be listed" />
+      {list &&
+        (list.data.length === 0 ? (
+          <p>
+            No gateway agent is connected. Start one in the private network with{' '}
+            <code>kubeglue agent -config agent.yaml</code> and a key that may host gateway agents (scope{' '}
+            <code>gateways:host</code>, created under Settings).
+          </p>
+        ) : (
+          // biome-ignore lint/a11y/noNoninteractiveTabindex: a table with no link in it scrolls sideways in a narrow window only if the keyboard can focus it (axe: scrollable-region-focusable)
+          <section class="table-wrap" tabIndex={0} aria-label="Connected gateway agents">
+            <table class="gateways-table">
+              <caption class="visually-hidden">Connected gateway agents</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Tunnel</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Targets</th>
+                  <th scope="col">Replica</th>
+                  <th scope="col">Connected since</th>
+                  <th scope="col">Streams</th>
+                  <th scope="col">Bytes moved</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.slice(0, shown).map((gateway) => (
+                  <GatewayRow key={gateway.tunnelId} gateway={gateway} />
+                ))}
+              </tbody>
+            </table>
+          </section>
+        ))}
+      {list && list.data.length > shown && (
+        <button type="button" class="secondary" onClick={() => setShown(shown + ROWS_PER_PAGE)}>
+          Show {Math.min(ROWS_PER_PAGE, list.data.length - shown)} more gateways
+        </button>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,316 @@
+/**
+ * Schedules: every schedule the key sees (GET /v1/schedules), or one tool's (`/schedules?toolId=…`: GET
+ * /v1/tools/{toolId}/schedules), with its status and why, its cron expression and time zone, its next run
+ * and the latest tick it acted on; pause and resume (PUT enabled), delete with a confirmation, and a form
+ * for a new one (form.tsx). The page reads the list again every few seconds, so ticks show as they happen.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import type { ToolList, ToolSchedule, ToolScheduleList } from '../../api/types.ts';
+import { ConfirmButton } from '../../components/confirm.tsx';
+import { ErrorMessage } from '../../components/error-message.tsx';
+import { formatInZone, formatRelative, formatTime } from '../../components/format.ts';
+import { usePoll } from '../../components/poll.ts';
+import { Badge } from '../../components/status.tsx';
+import { Link, location, navigate, withQuery } from '../../router.tsx';
+import { client, session } from '../../session.ts';
+import { ScheduleForm } from './form.tsx';
+
+export const SCHEDULES_POLL_MS = 5_000;
+const PAGE_SIZE = 50;
+
+const STATES: Record<ToolSchedule['status'], Parameters<typeof Badge>[0]> = {
+  active: { icon: '▶', word: 'active', tone: 'success' },
+  disabled: { icon: '⏸', word: 'disabled', tone: 'idle' },
+  paused: { icon: '⚠', word: 'paused', tone: 'aborted' },
+  invalid: { icon: '✕', word: 'invalid', tone: 'failed' },
+};
+
+const schedulePath = (schedule: ToolSchedule) =>
+  `/tools/${encodeURIComponent(schedule.toolId)}/schedules/${encodeURIComponent(schedule.id)}`;
+
+function NextRun({ schedule }: { schedule: ToolSchedule }) {
+  if (!schedule.nextRunAt) return <span class="muted">never</span>;
+  return (
+    <>
+      {formatInZone(schedule.nextRunAt, schedule.timezone)}
+      <br />
+      <span class="muted">
+        {formatRelative(schedule.nextRunAt)}
+        {schedule.status !== 'active' && ', if it were active'}
+      </span>
+    </>
+  );
+}
+
+function LastTick({ schedule }: { schedule: ToolSchedule }) {
+  const tick = schedule.lastTick;
+  if (!tick) return <span class="muted">none yet</span>;
+  return (
+    <>
+      {tick.outcome}
+      {tick.reason && <span class="muted"> ({tick.reason})</span>} {formatRelative(tick.at)}
+      <br />
+      <span class="muted">{formatTime(tick.at)}</span>
+      {tick.outcome === 'started' && schedule.lastRunId && (
+        <>
+          <br />
+          <Link href={`/runs/${encodeURIComponent(schedule.lastRunId)}`}>its run</Link>
+        </>
+      )}
+    </>
+  );
+}
+
+function ScheduleRow(props: { schedule: ToolSchedule; mayWrite: boolean; changed(): void }) {
+  const { schedule, mayWrite, changed } = props;
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const setEnabled = async (enabled: boolean) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await client().json('PUT', schedulePath(schedule), { body: { enabled } });
+      changed();
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const verb = schedule.enabled ? 'Pause' : 'Resume';
+  return (
+    <tr>
+      <td>
+        <Badge {...STATES[schedule.status]} />
+        {schedule.status !== 'active' && (
+          <>
+            <br />
+            <span class="muted" title={schedule.statusMessage}>
+              {schedule.statusReason}
+            </span>
+          </>
+        )}
+      </td>
+      <th scope="row">
+        <code>{schedule.id}</code>
+        <br />
+        <code>{schedule.cronExpression}</code> <span class="muted">{schedule.timezone}</span>
+      </th>
+      <td>
+        <Link href={withQuery('/schedules', { toolId: schedule.toolId })}>{schedule.toolId}</Link>
+      </td>
+      <td>
+        <NextRun schedule={schedule} />
+      </td>
+      <td>
+        <LastTick schedule={schedule} />
+      </td>
+      <td>
+        <div class="actions">
+          <button
+            type="button"
+            class="secondary"
+            disabled={!mayWrite || busy}
+            aria-label={`${verb} schedule ${schedule.id}`}
+            onClick={() => setEnabled(!schedule.enabled)}
+          >
+            {verb}
+          </button>
+          <ConfirmButton
+            label="Delete"
+            ariaLabel={`Delete schedule ${schedule.id}`}
+            title={`Delete the schedule ${schedule.id}?`}
+            confirmLabel="Delete schedule"
+            disabled={!mayWrite}
+            onConfirm={async () => {
+              await client().fetch('DELETE', schedulePath(schedule));
+              changed();
+            }}
+          >
+            <p>
+              Its ticks stop starting runs of <code>{schedule.toolId}</code>. Runs it started already go on.
+            </p>
+          </ConfirmButton>
+        </div>
+        <ErrorMessage
+          error={error}
+          title={`The schedule could not be ${schedule.enabled ? 'paused' : 'resumed'}`}
+        />
+      </td>
+    </tr>
+  );
+}
+
+function ToolFilter({ toolId }: { toolId: string | undefined }) {
+  return (
+    <form class="filters" aria-label="Filter schedules" onSubmit={(event) => event.preventDefault()}>
+      <div class="field">
+        <label for="schedules-tool">Tool</label>
+        <input
+          id="schedules-tool"
+          type="text"
+          placeholder="any tool"
+          value={toolId ?? ''}
+          onChange={(event) =>
+            navigate(withQuery('/schedules', { toolId: event.currentTarget.value.trim() }), { replace: true })
+          }
+        />
+      </div>
+      {toolId && (
+        <button type="button" class="secondary" onClick={() => navigate('/schedules', { replace: true })}>
+          Every tool
+        </button>
+      )}
+    </form>
+  );
+}
+
+function useToolIds(): string[] {
+  const [ids, setIds] = useState<string[]>([]);
+  useEffect(() => {
+    const abort = new AbortController();
+    client()
+      .json<ToolList>('GET', '/tools', { query: { limit: '100' }, signal: abort.signal })
+      .then((list) => setIds(list.data.map((tool) => tool.id)))
+      .catch(() => {
+        // Only suggestions: the tool field takes any id.
+      });
+    return () => abort.abort();
+  }, []);
+  return ids;
+}
+
+export function SchedulesPage() {
+  const query = location.value.query;
+  const toolId = query.get('toolId') || undefined;
+  const page = Math.max(1, Number(query.get('page')) || 1);
+  const [list, setList] = useState<ToolScheduleList>();
+  const [error, setError] = useState<unknown>();
+  const [reloads, setReloads] = useState(0);
+  const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState<ToolSchedule>();
+  const toolIds = useToolIds();
+  const scopes = session.value?.me.scopes ?? [];
+  const mayWrite = scopes.includes('tools:write') && scopes.includes('runs:execute');
+
+  usePoll(
+    async (signal) => {
+      const path = toolId ? `/tools/${encodeURIComponent(toolId)}/schedules` : '/schedules';
+      try {
+        setList(
+          await client().json<ToolScheduleList>('GET', path, {
+            query: { page: String(page), limit: String(PAGE_SIZE) },
+            signal,
+          }),
+        );
+        setError(undefined);
+      } catch (caught) {
+        if (!signal.aborted) setError(caught);
+      }
+    },
+    SCHEDULES_POLL_MS,
+    [toolId, page, reloads],
+  );
+  const reload = () => setReloads((count) => count + 1);
+  const goTo = (next: number) =>
+    navigate(withQuery('/schedules', { toolId, page: next > 1 ? String(next) : undefined }));
+
+  return (
+    <section aria-labelledby="schedules-title">
+      <div class="page-head">
+        <h1 id="schedules-title">{toolId ? `Schedules of ${toolId}` : 'Schedules'}</h1>
+        <button
+          type="button"
+          aria-expanded={creating}
+          disabled={!mayWrite}
+          onClick={() => {
+            setCreating(!creating);
+            setCreated(undefined);
+          }}
+        >
+          New schedule
+        </button>
+      </div>
+      {!mayWrite && (
+        <p class="muted">
+          Creating and changing schedules needs the scopes <code>tools:write</code> and{' '}
+          <code>runs:execute</code>.
+        </p>
+      )}
+      {toolId && (
+        <p class="actions">
+          <Link href={withQuery('/runs', { toolId })}>Runs of {toolId}</Link>
+          <Link href={`/tools/${encodeURIComponent(toolId)}/state`}>State of {toolId}</Link>
+        </p>
+      )}
+      {creating && (
+        <ScheduleForm
+          toolId={toolId}
+          toolIds={toolIds}
+          cancel={() => setCreating(false)}
+          created={(schedule) => {
+            setCreating(false);
+            setCreated(schedule);
+            reload();
+          }}
+        />
+      )}
+      {created && (
+        <p class="notice" role="status">
+          Schedule <code>{created.id}</code> created for <code>{created.toolId}</code>; next run{' '}
+          {created.nextRunAt ? formatInZone(created.nextRunAt, created.timezone) : 'never'}.
+        </p>
+      )}
+      <ToolFilter toolId={toolId} />
+      <ErrorMessage error={error} title="The schedules could not be listed" />
+      {list && (
+        <>
+          <p class="muted">
+            {list.total.toLocaleString()} schedule{list.total === 1 ? '' : 's'}
+            {toolId ? ` of ${toolId}` : ''}
+          </p>
+          {list.data.length === 0 && (
+            <p>
+              {toolId ? `${toolId} has no schedule.` : 'No schedules yet.'} A schedule runs a tool on a cron
+              expression in a time zone: <strong>New schedule</strong> creates one.
+            </p>
+          )}
+          {list.data.length > 0 && (
+            <div class="table-wrap">
+              <table class="schedules-table">
+                <caption class="visually-hidden">Schedules, oldest first</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Status</th>
+                    <th scope="col">Schedule</th>
+                    <th scope="col">Tool</th>
+                    <th scope="col">Next run</th>
+                    <th scope="col">Last tick</th>
+                    <th scope="col">
+                      <span class="visually-hidden">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {list.data.map((schedule) => (
+                    <ScheduleRow key={schedule.id} schedule={schedule} mayWrite={mayWrite} changed={reload} />
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+          {(page > 1 || list.hasMore) && (
+            <nav class="pager" aria-label="Pages of schedules">
+              <button type="button" class="secondary" disabled={page <= 1} onClick={() => goTo(page - 1)}>
+                Previous page
+              </button>
+              <button type="button" class="secondary" disabled={!list.hasMore} onClick={() => goTo(page + 1)}>
+                Next page
+              </button>
+            </nav>
+          )}
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,313 @@
+/**
+ * Settings, API keys (scope keys:admin): the keys without their secrets (GET /v1/api-keys), a form that
+ * creates one with its scopes (gateways:host lets it host gateway agents) and the tools and systems it is
+ * limited to (POST /v1/api-keys), the new key shown once with a copy button, and revoking with a
+ * confirmation (DELETE /v1/api-keys/{id}). A key grants only what it has: scopes it lacks are not offered,
+ * and the API's refusal is shown as it comes.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { ApiKey, ApiKeyCreateBody, ApiKeyCreated, ApiKeyList, Me, Scope } from '../../api/types.ts';
+import { SCOPES } from '../../api/types.ts';
+import { ConfirmButton } from '../../components/confirm.tsx';
+import { CopyButton } from '../../components/copy-button.tsx';
+import { ErrorMessage } from '../../components/error-message.tsx';
+import { formatRelative, formatTime } from '../../components/format.ts';
+import { client, signOut } from '../../session.ts';
+import { chosenIds, type IdChoice, IdPicker, NO_IDS } from './id-picker.tsx';
+import { CodeList, KeyLimit } from './key-limit.tsx';
+
+/** Where a new key starts: what a key limited to tools gets by default (contract/api/bodies.ts). */
+const FIRST_SCOPES: readonly Scope[] = ['tools:read', 'runs:read', 'runs:execute'];
+const ROWS_PER_PAGE = 100;
+/** Suggestions for the tool and system fields: the first page the key sees is plenty to type from. */
+const SUGGESTIONS = '100';
+
+/** The new key, shown until the user says it is copied: never kept anywhere else. */
+function NewKey({ created, done }: { created: ApiKeyCreated; done(): void }) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  const field = useRef<HTMLInputElement>(null);
+  useEffect(() => heading.current?.focus(), []);
+  return (
+    <section class="new-key" aria-labelledby="new-key-title">
+      <h3 id="new-key-title" ref={heading} tabIndex={-1}>
+        New API key “{created.name}”
+      </h3>
+      <p>
+        <strong>Copy it now: you will not see it again.</strong> kubeglue keeps only a hash of it; a lost key
+        is revoked and replaced, never shown again.
+      </p>
+      <div class="inline-field">
+        <label for="new-key-value">The new API key</label>
+        <input
+          id="new-key-value"
+          ref={field}
+          type="text"
+          readOnly
+          spellcheck={false}
+          value={created.key}
+          onFocus={(event) => event.currentTarget.select()}
+        />
+        <CopyButton text={created.key} label="Copy key" select={() => field.current} />
+      </div>
+      <button type="button" onClick={done}>
+        I have copied it
+      </button>
+    </section>
+  );
+}
+
+function useSuggestions(me: Me): { tools: string[]; systems: string[] } {
+  const [found, setFound] = useState<{ tools: string[]; systems: string[] }>({ tools: [], systems: [] });
+  useEffect(() => {
+    const abort = new AbortController();
+    const ids = async (path: string, scope: Scope) => {
+      // Without the scope there is nothing to suggest; a key limited to some ids can only grant those.
+      if (!me.scopes.includes(scope)) return [];
+      const answer = await client().json<{ data: { id: string }[] }>('GET', path, {
+        query: { limit: SUGGESTIONS },
+        signal: abort.signal,
+      });
+      return answer.data.map((item) => item.id);
+    };
+    Promise.all([
+      me.toolIds ?? ids('/tools', 'tools:read').catch(() => []),
+      me.systemIds ?? ids('/systems', 'systems:read').catch(() => []),
+    ]).then(([tools, systems]) => abort.signal.aborted || setFound({ tools, systems }));
+    return () => abort.abort();
+  }, [me]);
+  return found;
+}
+
+function CreateKeyForm({ me, created }: { me: Me; created(key: ApiKeyCreated): void }) {
+  const [name, setName] = useState('');
+  const [admin, setAdmin] = useState(false);
+  const [scopes, setScopes] = useState<readonly Scope[]>(FIRST_SCOPES.filter((s) => me.scopes.includes(s)));
+  const [tools, setTools] = useState<IdChoice>(NO_IDS);
+  const [systems, setSystems] = useState<IdChoice>(NO_IDS);
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const suggestions = useSuggestions(me);
+
+  const toggle = (scope: Scope, on: boolean) =>
+    setScopes(SCOPES.map((s) => s.scope).filter((s) => (s === scope ? on : scopes.includes(s))));
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    const toolIds = chosenIds(tools);
+    const systemIds = chosenIds(systems);
+    const body: ApiKeyCreateBody = admin
+      ? { name: name.trim(), admin: true }
+      : {
+          name: name.trim(),
+          scopes: [...scopes],
+          ...(toolIds ? { toolIds } : {}),
+          ...(systemIds ? { systemIds } : {}),
+        };
+    try {
+      created(await client().json<ApiKeyCreated>('POST', '/api-keys', { body }));
+      setName('');
+      setTools(NO_IDS);
+      setSystems(NO_IDS);
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form class="key-form" aria-labelledby="create-key-title" onSubmit={submit}>
+      <h3 id="create-key-title">Create an API key</h3>
+      <div class="field">
+        <label for="key-name">Name</label>
+        <input
+          id="key-name"
+          type="text"
+          required
+          maxLength={128}
+          value={name}
+          onInput={(event) => setName(event.currentTarget.value)}
+        />
+      </div>
+      {me.admin && (
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={admin}
+            onChange={(event) => setAdmin(event.currentTarget.checked)}
+          />{' '}
+          Admin key: every scope, every tool and system
+        </label>
+      )}
+      <fieldset class="scopes" disabled={admin}>
+        <legend>Scopes: what the key may do</legend>
+        {SCOPES.map(({ scope, what }) => {
+          const held = me.scopes.includes(scope);
+          return (
+            <label key={scope} class="check">
+              <input
+                type="checkbox"
+                checked={scopes.includes(scope)}
+                disabled={!held}
+                onChange={(event) => toggle(scope, event.currentTarget.checked)}
+              />{' '}
+              {scope === 'gateways:host' ? 'Host gateway agents' : what} (<code>{scope}</code>)
+              {scope === 'gateways:host' && <span class="muted"> — {what}</span>}
+              {!held && <span class="muted"> — your key lacks it, so it cannot grant it</span>}
+            </label>
+          );
+        })}
+      </fieldset>
+      <IdPicker
+        noun="tool"
+        value={tools}
+        change={setTools}
+        suggestions={suggestions.tools}
+        none={me.toolIds ? 'the tools your key is limited to' : 'every tool'}
+        disabled={admin}
+      />
+      <IdPicker
+        noun="system"
+        value={systems}
+        change={setSystems}
+        suggestions={suggestions.systems}
+        none={me.systemIds ? 'the systems your key is limited to' : 'every system'}
+        disabled={admin}
+      />
+      <ErrorMessage error={error} title="The key was not created" />
+      <div class="actions">
+        <button type="submit" disabled={busy || (!admin && scopes.length === 0)}>
+          {busy ? 'Creating…' : 'Create key'}
+        </button>
+        {!admin && scopes.length === 0 && <span class="muted">Choose at least one scope.</span>}
+      </div>
+    </form>
+  );
+}
+
+function KeyRow({ apiKey, me, revoked }: { apiKey: ApiKey; me: Me; revoked(): void }) {
+  const self = apiKey.id === me.id;
+  const revoke = async () => {
+    await client().fetch('DELETE', `/api-keys/${encodeURIComponent(apiKey.id)}`);
+    // The signed-in key itself: nothing more can be done with it.
+    if (self) signOut();
+    else revoked();
+  };
+  return (
+    <tr>
+      <th scope="row">
+        {apiKey.name}
+        {self && <span class="muted"> (signed in with it)</span>}
+      </th>
+      <td>
+        <code>{apiKey.id}</code>
+      </td>
+      <td>{apiKey.admin ? 'admin: every scope' : <CodeList items={apiKey.scopes} />}</td>
+      <td>
+        <KeyLimit ids={apiKey.toolIds} everything="every tool" />
+      </td>
+      <td>
+        <KeyLimit ids={apiKey.systemIds} everything="every system" />
+      </td>
+      <td>{formatTime(apiKey.createdAt)}</td>
+      <td>{apiKey.lastUsedAt ? formatRelative(apiKey.lastUsedAt) : 'never'}</td>
+      <td>
+        <ConfirmButton
+          label="Revoke"
+          ariaLabel={`Revoke key ${apiKey.name}`}
+          title={`Revoke the key “${apiKey.name}”?`}
+          confirmLabel="Revoke key"
+          onConfirm={revoke}
+        >
+          <p>
+            Every request with it is refused from now on, on every replica; a gateway agent using it cannot
+            connect again. This cannot be undone.
+          </p>
+          {self && (
+            <p>
+              <strong>You are signed in with this key:</strong> you will be signed out.
+            </p>
+          )}
+        </ConfirmButton>
+      </td>
+    </tr>
+  );
+}
+
+export function ApiKeysSection({ me }: { me: Me }) {
+  const [keys, setKeys] = useState<ApiKeyList>();
+  const [error, setError] = useState<unknown>();
+  const [created, setCreated] = useState<ApiKeyCreated>();
+  const [reloads, setReloads] = useState(0);
+  const [shown, setShown] = useState(ROWS_PER_PAGE);
+  const allowed = me.scopes.includes('keys:admin');
+
+  useEffect(() => {
+    if (!allowed) return;
+    const abort = new AbortController();
+    client()
+      .json<ApiKeyList>('GET', '/api-keys', { signal: abort.signal })
+      .then(
+        (answer) => {
+          setKeys(answer);
+          setError(undefined);
+        },
+        (caught) => abort.signal.aborted || setError(caught),
+      );
+    return () => abort.abort();
+  }, [reloads, allowed]);
+
+  if (!allowed) {
+    return (
+      <p>
+        Managing API keys needs the scope <code>keys:admin</code>, which this key lacks.
+      </p>
+    );
+  }
+  const reload = () => setReloads(reloads + 1);
+  return (
+    <>
+      {created && <NewKey created={created} done={() => setCreated(undefined)} />}
+      <ErrorMessage error={error} title="The API keys could not be listed" />
+      {keys && (
+        <div class="table-wrap">
+          <table class="keys-table">
+            <caption class="visually-hidden">API keys (never their secrets)</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Id</th>
+                <th scope="col">Scopes</th>
+                <th scope="col">Tools</th>
+                <th scope="col">Systems</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">
+                  <span class="visually-hidden">Revoke</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.data.slice(0, shown).map((apiKey) => (
+                <KeyRow key={apiKey.id} apiKey={apiKey} me={me} revoked={reload} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {keys && keys.data.length > shown && (
+        <button type="button" class="secondary" onClick={() => setShown(shown + ROWS_PER_PAGE)}>
+          Show {Math.min(ROWS_PER_PAGE, keys.data.length - shown)} more keys
+        </button>
+      )}
+      <CreateKeyForm
+        me={me}
+        created={(key) => {
+          setCreated(key);
+          reload();
+        }}
+      />
+    </>
+  );
+}

@@ -1,0 +1,105 @@
+/**
+ * The /v1 calls of the systems pages, through the signed-in key's client: systems and their variants,
+ * documentation (upload, search), the OAuth authorization-code flow, and the connected gateways a private
+ * system is reached through.
+ */
+import { ApiFailure } from '../../api/client.ts';
+import type {
+  DocumentationSearchAnswer,
+  DocumentationState,
+  Environment,
+  GatewayList,
+  OAuthAuthorization,
+  System,
+  SystemCreateBody,
+  SystemList,
+  SystemUpdateBody,
+} from '../../api/types.ts';
+import { client } from '../../session.ts';
+
+export const ENVIRONMENTS: readonly Environment[] = ['prod', 'dev'];
+
+const path = (systemId: string, rest = '') => `/systems/${encodeURIComponent(systemId)}${rest}`;
+
+export function listSystems(page: number, limit: number, signal?: AbortSignal): Promise<SystemList> {
+  return client().json('GET', '/systems', { query: { page: String(page), limit: String(limit) }, signal });
+}
+
+/** One variant; undefined when the system has no variant of that environment (404). */
+export async function getVariant(
+  systemId: string,
+  environment: Environment,
+  signal?: AbortSignal,
+): Promise<System | undefined> {
+  try {
+    const answer = await client().json<{ data: System }>('GET', path(systemId), {
+      query: { environment },
+      signal,
+    });
+    return answer.data;
+  } catch (error) {
+    if (error instanceof ApiFailure && error.status === 404) return undefined;
+    throw error;
+  }
+}
+
+export async function createSystem(body: SystemCreateBody): Promise<System> {
+  return (await client().json<{ data: System }>('POST', '/systems', { body })).data;
+}
+
+/** PATCH: only the fields given change; a credential sent as its placeholder keeps its stored value. */
+export async function updateSystem(
+  systemId: string,
+  environment: Environment,
+  body: SystemUpdateBody,
+): Promise<System> {
+  return (await client().json<{ data: System }>('PATCH', path(systemId), { query: { environment }, body }))
+    .data;
+}
+
+export async function uploadDocumentation(
+  systemId: string,
+  environment: Environment,
+  file: File,
+): Promise<DocumentationState> {
+  const answer = await client().json<{ data: DocumentationState }>('PUT', path(systemId, '/documentation'), {
+    query: { environment, filename: file.name },
+    body: file,
+  });
+  return answer.data;
+}
+
+export function searchDocumentation(
+  systemId: string,
+  environment: Environment,
+  keywords: string,
+): Promise<DocumentationSearchAnswer> {
+  return client().json('POST', path(systemId, '/documentation/search'), {
+    query: { environment },
+    body: { keywords, limit: 10 },
+  });
+}
+
+/**
+ * Starts the authorization-code flow: the provider's URL, and the callback sends the browser back to
+ * `returnTo` (this system's page) with the outcome in its query.
+ */
+export async function authorizeOAuth(
+  systemId: string,
+  environment: Environment,
+  returnTo: string,
+): Promise<OAuthAuthorization['data']> {
+  const answer = await client().json<OAuthAuthorization>('GET', path(systemId, '/oauth/authorize'), {
+    query: { environment, returnTo },
+  });
+  return answer.data;
+}
+
+export function listGateways(signal?: AbortSignal): Promise<GatewayList> {
+  return client().json('GET', '/gateways', { signal });
+}
+
+/** Whether the signed-in key may create and change systems. */
+export function canWriteSystems(me: { admin: boolean; scopes: readonly string[] }): boolean {
+  return me.admin || me.scopes.includes('systems:write');
+}

@@ -1,0 +1,571 @@
+/**
+ * Creating a system variant (/systems/new, ?id=&environment= to add the other variant of a system) and
+ * editing one (/systems/:systemId/edit?environment=): where it is (a URL, or a connected gateway and one
+ * of its targets), how it authenticates with a form per method, and its documentation URL. Credentials
+ * are write-only (credentials.ts): after saving, only their key names are ever shown.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import type { AuthType, Environment, Gateway, System } from '../../api/types.ts';
+import { ErrorMessage } from '../../components/error-message.tsx';
+import type { PageProps } from '../../pages.tsx';
+import { location, navigate } from '../../router.tsx';
+import { createSystem, ENVIRONMENTS, getVariant, listGateways, updateSystem } from './api.ts';
+import {
+  type CredentialDraft,
+  type CredentialField,
+  credentialsToSend,
+  draftOf,
+  type ExtraCredential,
+  METHOD_FIELDS,
+} from './credentials.ts';
+import { AUTH_LABELS, credentialKeys } from './status.tsx';
+
+const AUTH_TYPES = Object.keys(AUTH_LABELS) as AuthType[];
+
+interface Draft {
+  id: string;
+  environment: Environment;
+  name: string;
+  url: string;
+  reach: 'direct' | 'gateway';
+  tunnelId: string;
+  target: string;
+  authType: AuthType;
+  credentials: CredentialDraft;
+  documentationUrl: string;
+}
+
+function draftFrom(system: System | undefined, id: string, environment: Environment): Draft {
+  const authType = system?.authType ?? 'none';
+  return {
+    id: system?.id ?? id,
+    environment: system?.environment ?? environment,
+    name: system?.name ?? '',
+    url: system?.url ?? '',
+    reach: system?.gateway ? 'gateway' : 'direct',
+    tunnelId: system?.gateway?.tunnelId ?? '',
+    target: system?.gateway?.target ?? '',
+    authType,
+    credentials: draftOf(authType, system ? credentialKeys(system) : []),
+    documentationUrl: system?.documentationUrl ?? '',
+  };
+}
+
+const environmentOf = (value: string | null): Environment => (value === 'dev' ? 'dev' : 'prod');
+
+/** One credential field: empty, with "stored" said beside it when the key has a value on the server. */
+function CredentialInput(props: {
+  field: CredentialField;
+  value: string;
+  stored: boolean;
+  removed: boolean;
+  change(value: string): void;
+  remove(removed: boolean): void;
+}) {
+  const { field, value, stored, removed, change, remove } = props;
+  const id = `credential-${field.key}`;
+  const note = `${id}-note`;
+  const onInput = (event: Event) => change((event.currentTarget as HTMLInputElement).value);
+  const described = stored || field.hint ? note : undefined;
+  const common = {
+    id,
+    name: field.key,
+    value,
+    onInput,
+    'aria-describedby': described,
+    required: field.required === true && !stored,
+    disabled: removed,
+    autocomplete: field.secret ? 'new-password' : 'off',
+    spellcheck: false,
+  };
+  return (
+    <div class="field credential-field">
+      <label for={id}>{field.label}</label>
+      {field.choices ? (
+        <select {...common} onChange={onInput}>
+          <option value="">{stored ? 'keep the stored value' : 'default'}</option>
+          {field.choices.map((choice) => (
+            <option key={choice} value={choice}>
+              {choice}
+            </option>
+          ))}
+        </select>
+      ) : field.multiline ? (
+        <textarea {...common} rows={3} />
+      ) : field.secret ? (
+        <input {...common} type="password" />
+      ) : (
+        <input {...common} type="text" />
+      )}
+      {described && (
+        <p id={note} class="field-note">
+          {stored && <strong>Stored; leave empty to keep it, type to replace it. </strong>}
+          {field.hint}
+        </p>
+      )}
+      {stored && !field.required && (
+        <label class="inline-check">
+          <input
+            type="checkbox"
+            checked={removed}
+            onChange={(event) => remove(event.currentTarget.checked)}
+          />{' '}
+          Remove the stored {field.label.toLowerCase()}
+        </label>
+      )}
+    </div>
+  );
+}
+
+/** Credentials by name: a custom method's headers, or keys beside a method's fields. */
+function ExtraCredentials(props: {
+  title: string;
+  rows: readonly ExtraCredential[];
+  change(rows: ExtraCredential[]): void;
+}) {
+  const { title, rows, change } = props;
+  const update = (row: number, patch: Partial<ExtraCredential>) =>
+    change(rows.map((entry) => (entry.row === row ? { ...entry, ...patch } : entry)));
+  const add = () =>
+    change([
+      ...rows,
+      { row: Math.max(-1, ...rows.map((entry) => entry.row)) + 1, key: '', value: '', stored: false },
+    ]);
+  return (
+    <fieldset class="extra-credentials">
+      <legend>{title}</legend>
+      {rows.length === 0 && title === 'Headers' && <p class="muted">None yet.</p>}
+      {rows.map((entry, index) => {
+        const label = entry.stored
+          ? entry.key
+          : `new ${title === 'Headers' ? 'header' : 'credential'} ${index + 1}`;
+        return (
+          <div key={entry.row} class="extra-row">
+            {entry.stored ? (
+              <p class="extra-name">
+                <code>{entry.key}</code> <span class="muted">stored</span>
+              </p>
+            ) : (
+              <div class="field">
+                <label for={`extra-key-${entry.row}`}>Name of {label}</label>
+                <input
+                  id={`extra-key-${entry.row}`}
+                  type="text"
+                  autocomplete="off"
+                  spellcheck={false}
+                  value={entry.key}
+                  onInput={(event) => update(entry.row, { key: event.currentTarget.value })}
+                />
+              </div>
+            )}
+            <div class="field">
+              <label for={`extra-value-${entry.row}`}>Value of {label}</label>
+              <input
+                id={`extra-value-${entry.row}`}
+                type="password"
+                autocomplete="new-password"
+                placeholder={entry.stored ? 'leave empty to keep' : ''}
+                value={entry.value}
+                onInput={(event) => update(entry.row, { value: event.currentTarget.value })}
+              />
+            </div>
+            <button
+              type="button"
+              class="secondary"
+              onClick={() => change(rows.filter((other) => other.row !== entry.row))}
+            >
+              Remove {label}
+            </button>
+          </div>
+        );
+      })}
+      <button type="button" class="secondary" onClick={add}>
+        Add {title === 'Headers' ? 'a header' : 'a credential'}
+      </button>
+    </fieldset>
+  );
+}
+
+function CredentialsEditor(props: {
+  authType: AuthType;
+  draft: CredentialDraft;
+  storedKeys: readonly string[];
+  change(draft: CredentialDraft): void;
+}) {
+  const { authType, draft, storedKeys, change } = props;
+  const fields = METHOD_FIELDS[authType];
+  if (authType === 'none' && draft.extra.length === 0) return null;
+  return (
+    <>
+      {fields.length > 0 && (
+        <fieldset class="credential-fields">
+          <legend>{AUTH_LABELS[authType]} credentials</legend>
+          {fields.map((field) => (
+            <CredentialInput
+              key={`${authType}-${field.key}`}
+              field={field}
+              value={draft.values[field.key] ?? ''}
+              stored={storedKeys.includes(field.key)}
+              removed={draft.removed.includes(field.key)}
+              change={(value) => change({ ...draft, values: { ...draft.values, [field.key]: value } })}
+              remove={(removed) =>
+                change({
+                  ...draft,
+                  removed: removed
+                    ? [...draft.removed, field.key]
+                    : draft.removed.filter((key) => key !== field.key),
+                })
+              }
+            />
+          ))}
+        </fieldset>
+      )}
+      <ExtraCredentials
+        title={authType === 'customHeaders' ? 'Headers' : 'Other credentials'}
+        rows={draft.extra}
+        change={(extra) => change({ ...draft, extra })}
+      />
+    </>
+  );
+}
+
+/** A connected gateway and one of its targets (GET /v1/gateways); the one stored stays choosable. */
+function GatewayChoice(props: {
+  tunnelId: string;
+  target: string;
+  change(tunnelId: string, target: string): void;
+}) {
+  const { tunnelId, target, change } = props;
+  const [gateways, setGateways] = useState<Gateway[]>();
+  const [error, setError] = useState<unknown>();
+  useEffect(() => {
+    const abort = new AbortController();
+    listGateways(abort.signal).then(
+      (answer) => setGateways(answer.data.filter((gateway) => gateway.connected)),
+      (caught) => abort.signal.aborted || setError(caught),
+    );
+    return () => abort.abort();
+  }, []);
+  const chosen = gateways?.find((gateway) => gateway.tunnelId === tunnelId);
+  const stranger = tunnelId && gateways && !chosen;
+  return (
+    <div class="gateway-choice">
+      <ErrorMessage error={error} title="The gateways could not be listed" />
+      {gateways && gateways.length === 0 && !tunnelId && (
+        <p class="muted">
+          No gateway agent is connected. Start one in the private network (docs/gateway.md); it shows here
+          once it is connected.
+        </p>
+      )}
+      <div class="field">
+        <label for="system-gateway">Gateway</label>
+        <select
+          id="system-gateway"
+          required
+          value={tunnelId}
+          onChange={(event) => change(event.currentTarget.value, '')}
+        >
+          <option value="">choose a connected gateway</option>
+          {gateways?.map((gateway) => (
+            <option key={gateway.tunnelId} value={gateway.tunnelId}>
+              {gateway.tunnelId} ({gateway.targets.length} target{gateway.targets.length === 1 ? '' : 's'})
+            </option>
+          ))}
+          {stranger && <option value={tunnelId}>{tunnelId} (not connected now)</option>}
+        </select>
+      </div>
+      <div class="field">
+        <label for="system-target">Target</label>
+        <select
+          id="system-target"
+          required
+          value={target}
+          onChange={(event) => change(tunnelId, event.currentTarget.value)}
+        >
+          <option value="">choose a target of the gateway</option>
+          {chosen?.targets.map((entry) => (
+            <option key={entry.name} value={entry.name}>
+              {entry.name} ({entry.protocol})
+            </option>
+          ))}
+          {target && !chosen?.targets.some((entry) => entry.name === target) && (
+            <option value={target}>{target}</option>
+          )}
+        </select>
+      </div>
+    </div>
+  );
+}
+
+function TextField(props: {
+  id: string;
+  label: string;
+  value: string;
+  change(value: string): void;
+  hint?: string;
+  required?: boolean;
+  pattern?: string;
+}) {
+  const { id, label, value, change, hint, required, pattern } = props;
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input
+        id={id}
+        type="text"
+        value={value}
+        required={required}
+        pattern={pattern}
+        spellcheck={false}
+        autocomplete="off"
+        aria-describedby={hint ? `${id}-note` : undefined}
+        onInput={(event) => change(event.currentTarget.value)}
+      />
+      {hint && (
+        <p id={`${id}-note`} class="field-note">
+          {hint}
+        </p>
+      )}
+    </div>
+  );
+}
+
+export function SystemFormPage({ params }: PageProps) {
+  const editing = params.systemId;
+  const query = location.value.query;
+  const environment = environmentOf(query.get('environment'));
+  const [stored, setStored] = useState<System>();
+  const [draft, setDraft] = useState<Draft>(() => draftFrom(undefined, query.get('id') ?? '', environment));
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+
+  useEffect(() => {
+    if (!editing) return;
+    const abort = new AbortController();
+    getVariant(editing, environment, abort.signal).then(
+      (system) => {
+        if (!system) {
+          setError(new Error(`System ${editing} has no ${environment} variant.`));
+          return;
+        }
+        setStored(system);
+        setDraft(draftFrom(system, editing, environment));
+      },
+      (caught) => abort.signal.aborted || setError(caught),
+    );
+    return () => abort.abort();
+  }, [editing, environment]);
+
+  const set = (patch: Partial<Draft>) => setDraft({ ...draft, ...patch });
+  const storedKeys = stored ? credentialKeys(stored) : [];
+  const originalAuth = stored?.authType ?? 'none';
+  const changingMethod = Boolean(stored) && draft.authType !== originalAuth && storedKeys.length > 0;
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    const credentials = credentialsToSend(draft.id, draft.authType, draft.credentials, storedKeys);
+    const gateway =
+      draft.reach === 'gateway' ? { tunnelId: draft.tunnelId, target: draft.target } : undefined;
+    try {
+      if (stored) {
+        await updateSystem(stored.id, stored.environment, {
+          ...(draft.name !== (stored.name ?? '') ? { name: draft.name } : {}),
+          ...(draft.url !== (stored.url ?? '') ? { url: draft.url } : {}),
+          ...(draft.authType !== originalAuth ? { authType: draft.authType } : {}),
+          ...(credentials ? { credentials } : {}),
+          ...(gateway ? { gateway } : {}),
+          // Given again unchanged, it would fetch the documentation again.
+          ...(draft.documentationUrl !== (stored.documentationUrl ?? '')
+            ? { documentationUrl: draft.documentationUrl }
+            : {}),
+        });
+      } else {
+        await createSystem({
+          id: draft.id.trim(),
+          environment: draft.environment,
+          authType: draft.authType,
+          ...(draft.name ? { name: draft.name } : {}),
+          ...(draft.url ? { url: draft.url } : {}),
+          ...(credentials ? { credentials } : {}),
+          ...(gateway ? { gateway } : {}),
+          ...(draft.documentationUrl ? { documentationUrl: draft.documentationUrl } : {}),
+        });
+      }
+      // The form (and every value typed into it) is gone with the navigation.
+      navigate(`/systems/${encodeURIComponent(draft.id.trim())}`);
+    } catch (caught) {
+      setError(caught);
+      setBusy(false);
+    }
+  };
+
+  const title = editing ? `Edit system ${editing} (${environment})` : 'New system';
+  if (editing && !stored) {
+    return (
+      <section aria-labelledby="system-form-title">
+        <h1 id="system-form-title">{title}</h1>
+        <ErrorMessage error={error} title="The system could not be read" />
+        {!error && <p role="status">Loading…</p>}
+      </section>
+    );
+  }
+  return (
+    <section aria-labelledby="system-form-title" class="system-form">
+      <h1 id="system-form-title">{title}</h1>
+      <form onSubmit={submit} aria-labelledby="system-form-title">
+        {!editing && (
+          <div class="form-row">
+            <TextField
+              id="system-id"
+              label="Id"
+              value={draft.id}
+              required
+              pattern="[A-Za-z_][A-Za-z0-9_\-]*"
+              hint="What steps name in systemId and templates (<<id_key>>): a letter or _, then letters, digits, _ and -."
+              change={(id) => set({ id })}
+            />
+            <div class="field">
+              <label for="system-environment">Environment</label>
+              <select
+                id="system-environment"
+                value={draft.environment}
+                onChange={(event) => set({ environment: environmentOf(event.currentTarget.value) })}
+              >
+                {ENVIRONMENTS.map((env) => (
+                  <option key={env} value={env}>
+                    {env}
+                  </option>
+                ))}
+              </select>
+            </div>
+          </div>
+        )}
+        <TextField id="system-name" label="Name" value={draft.name} change={(name) => set({ name })} />
+
+        <fieldset>
+          <legend>Where it is</legend>
+          <label class="inline-check">
+            <input
+              type="radio"
+              name="reach"
+              checked={draft.reach === 'direct'}
+              disabled={Boolean(stored?.gateway)}
+              onChange={() => set({ reach: 'direct' })}
+            />{' '}
+            Reached directly
+          </label>
+          <label class="inline-check">
+            <input
+              type="radio"
+              name="reach"
+              checked={draft.reach === 'gateway'}
+              onChange={() => set({ reach: 'gateway' })}
+            />{' '}
+            In a private network, through a gateway
+          </label>
+          {stored?.gateway && (
+            <p class="field-note">A gateway cannot be taken off a system; its target can change.</p>
+          )}
+          {draft.reach === 'gateway' && (
+            <GatewayChoice
+              tunnelId={draft.tunnelId}
+              target={draft.target}
+              change={(tunnelId, target) => set({ tunnelId, target })}
+            />
+          )}
+          <TextField
+            id="system-url"
+            label="URL"
+            value={draft.url}
+            required={draft.reach === 'gateway'}
+            hint={
+              draft.reach === 'gateway'
+                ? 'With its real host name (e.g. http://billing.internal:8080): the Host header and the name TLS checks.'
+                : 'The base URL steps resolve against; its origin receives the credentials.'
+            }
+            change={(url) => set({ url })}
+          />
+        </fieldset>
+
+        <fieldset>
+          <legend>Authentication</legend>
+          <div class="field">
+            <label for="system-auth">Method</label>
+            <select
+              id="system-auth"
+              value={draft.authType}
+              onChange={(event) => {
+                const authType = event.currentTarget.value as AuthType;
+                // A method's own fields start empty; credentials by name stay in their rows.
+                set({
+                  authType,
+                  credentials: {
+                    values: {},
+                    removed: [],
+                    extra:
+                      authType === originalAuth
+                        ? draftOf(authType, storedKeys).extra
+                        : draft.credentials.extra,
+                  },
+                });
+              }}
+            >
+              {AUTH_TYPES.map((type) => (
+                <option key={type} value={type}>
+                  {AUTH_LABELS[type]}
+                </option>
+              ))}
+            </select>
+          </div>
+          {changingMethod && (
+            <p class="field-note">
+              Changing the method replaces the stored credentials: keys of {AUTH_LABELS[originalAuth]} that
+              this method does not use are removed when you save.
+            </p>
+          )}
+          {editing && storedKeys.length > 0 && (
+            <p class="field-note">
+              Stored values are never shown. Leave a field empty to keep its value; type to replace it.
+            </p>
+          )}
+          <CredentialsEditor
+            authType={draft.authType}
+            draft={draft.credentials}
+            storedKeys={storedKeys}
+            change={(credentials) => set({ credentials })}
+          />
+        </fieldset>
+
+        <fieldset>
+          <legend>Documentation</legend>
+          <TextField
+            id="system-documentation-url"
+            label="Documentation URL"
+            value={draft.documentationUrl}
+            hint="OpenAPI, a doc site, HTML, PDF, zip, Markdown: fetched and processed in the background. A file can be uploaded on the system's page."
+            change={(documentationUrl) => set({ documentationUrl })}
+          />
+        </fieldset>
+
+        <ErrorMessage
+          error={error}
+          title={editing ? 'The system was not saved' : 'The system was not created'}
+        />
+        <div class="actions">
+          <button type="submit" disabled={busy}>
+            {busy ? 'Saving…' : editing ? 'Save changes' : 'Create system'}
+          </button>
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => navigate(editing ? `/systems/${encodeURIComponent(editing)}` : '/systems')}
+          >
+            Cancel
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,143 @@
+/**
+ * The systems list: every variant the key may see (GET /v1/systems, 50 a page), with where it is, how it
+ * authenticates, whether its credentials are stored (key names only), its OAuth token and its
+ * documentation processing. While a documentation is pending the page reads the list again every few
+ * seconds.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import type { SystemList } from '../../api/types.ts';
+import { ErrorMessage } from '../../components/error-message.tsx';
+import { Link, location, navigate, withQuery } from '../../router.tsx';
+import { session } from '../../session.ts';
+import { canWriteSystems, listSystems } from './api.ts';
+import { AUTH_LABELS, attemptsText, CredentialsStatus, DocumentationStatus, OAuthStatus } from './status.tsx';
+
+const PAGE_SIZE = 50;
+const POLL_MS = 3_000;
+
+export function SystemsPage() {
+  const page = Math.max(1, Number(location.value.query.get('page')) || 1);
+  const [list, setList] = useState<SystemList>();
+  const [error, setError] = useState<unknown>();
+  const [reads, setReads] = useState(0);
+  const me = session.value?.me;
+
+  useEffect(() => {
+    const abort = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    listSystems(page, PAGE_SIZE, abort.signal).then(
+      (answer) => {
+        setList(answer);
+        setError(undefined);
+        if (answer.data.some((system) => system.documentation?.status === 'pending')) {
+          timer = setTimeout(() => setReads((n) => n + 1), POLL_MS);
+        }
+      },
+      (caught) => abort.signal.aborted || setError(caught),
+    );
+    return () => {
+      abort.abort();
+      clearTimeout(timer);
+    };
+  }, [page, reads]);
+
+  return (
+    <section aria-labelledby="systems-title">
+      <div class="page-head">
+        <h1 id="systems-title">Systems</h1>
+        {me && canWriteSystems(me) && (
+          <Link href="/systems/new" class="button-link">
+            New system
+          </Link>
+        )}
+      </div>
+      <ErrorMessage error={error} title="The systems could not be listed" />
+      {!list && !error && <p role="status">Loading…</p>}
+      {list && list.data.length === 0 && (
+        <p>No systems{me?.systemIds ? ' that this API key may use' : ''} yet.</p>
+      )}
+      {list && list.data.length > 0 && (
+        <>
+          <p class="muted">
+            {list.total} system variant{list.total === 1 ? '' : 's'}
+          </p>
+          <div class="table-wrap">
+            <table class="systems-table">
+              <caption class="visually-hidden">Systems and their variants, by id</caption>
+              <thead>
+                <tr>
+                  <th scope="col">System</th>
+                  <th scope="col">Environment</th>
+                  <th scope="col">Where</th>
+                  <th scope="col">Authentication</th>
+                  <th scope="col">Credentials</th>
+                  <th scope="col">OAuth</th>
+                  <th scope="col">Documentation</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.map((system) => {
+                  const attempts = system.documentation && attemptsText(system.documentation);
+                  return (
+                    <tr key={`${system.id}/${system.environment}`}>
+                      <td>
+                        <Link href={`/systems/${encodeURIComponent(system.id)}`}>{system.id}</Link>
+                        {system.name && system.name !== system.id && <div class="muted">{system.name}</div>}
+                      </td>
+                      <td>{system.environment}</td>
+                      <td>
+                        {system.gateway ? (
+                          <>
+                            gateway <code>{system.gateway.tunnelId}</code> →{' '}
+                            <code>{system.gateway.target}</code>
+                          </>
+                        ) : (
+                          (system.url ?? '—')
+                        )}
+                      </td>
+                      <td>{AUTH_LABELS[system.authType ?? 'none']}</td>
+                      <td>
+                        <CredentialsStatus system={system} />
+                      </td>
+                      <td>{system.oauth ? <OAuthStatus oauth={system.oauth} withExpiry /> : '—'}</td>
+                      <td>
+                        {system.documentation ? (
+                          <>
+                            <DocumentationStatus state={system.documentation} />
+                            {attempts && <div class="muted">{attempts}</div>}
+                          </>
+                        ) : (
+                          '—'
+                        )}
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+          <nav class="pager" aria-label="Pages of systems">
+            <button
+              type="button"
+              class="secondary"
+              disabled={page <= 1}
+              onClick={() =>
+                navigate(withQuery('/systems', { page: page > 2 ? String(page - 1) : undefined }))
+              }
+            >
+              Previous page
+            </button>
+            <button
+              type="button"
+              class="secondary"
+              disabled={!list.hasMore}
+              onClick={() => navigate(withQuery('/systems', { page: String(page + 1) }))}
+            >
+              Next page
+            </button>
+          </nav>
+        </>
+      )}
+    </section>
+  );
+}

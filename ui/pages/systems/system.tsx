@@ -1,0 +1,181 @@
+/**
+ * One system: its prod and dev variants side by side (GET /v1/systems/{id}?environment=), each with where
+ * it is, its authentication and stored credential keys (never values), its OAuth token with Connect, and
+ * its documentation with upload and search. While a documentation is being processed the page reads the
+ * variants again every few seconds, so its status moves on its own.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import type { Environment, System } from '../../api/types.ts';
+import { ErrorMessage } from '../../components/error-message.tsx';
+import { formatTime } from '../../components/format.ts';
+import type { PageProps } from '../../pages.tsx';
+import { Link, location, navigate, withQuery } from '../../router.tsx';
+import { session } from '../../session.ts';
+import { canWriteSystems, ENVIRONMENTS, getVariant } from './api.ts';
+import { DocumentationPanel } from './documentation.tsx';
+import { OAuthPanel, type OAuthReturn, OAuthReturnNote } from './oauth.tsx';
+import { AUTH_LABELS, CredentialsStatus } from './status.tsx';
+
+export const SYSTEM_POLL_MS = 1_500;
+
+const ENVIRONMENT_NAMES: Record<Environment, string> = {
+  prod: 'Production (prod)',
+  dev: 'Development (dev)',
+};
+
+type Variants = Partial<Record<Environment, System>>;
+
+function Variant({ system, canWrite, changed }: { system: System; canWrite: boolean; changed(): void }) {
+  const edit = withQuery(`/systems/${encodeURIComponent(system.id)}/edit`, {
+    environment: system.environment,
+  });
+  return (
+    <>
+      <dl class="facts">
+        {system.name && (
+          <>
+            <dt>Name</dt>
+            <dd>{system.name}</dd>
+          </>
+        )}
+        <dt>URL</dt>
+        <dd class="overflow-anywhere">{system.url ? <code>{system.url}</code> : '—'}</dd>
+        {system.gateway && (
+          <>
+            <dt>Gateway</dt>
+            <dd>
+              <code>{system.gateway.tunnelId}</code>, target <code>{system.gateway.target}</code>
+            </dd>
+          </>
+        )}
+        <dt>Authentication</dt>
+        <dd>{AUTH_LABELS[system.authType ?? 'none']}</dd>
+        <dt>Credentials</dt>
+        <dd>
+          <CredentialsStatus system={system} />
+        </dd>
+        {system.apiKeyPlacement && (
+          <>
+            <dt>API key sent</dt>
+            <dd>
+              in the {system.apiKeyPlacement.in}
+              {system.apiKeyPlacement.name ? (
+                <>
+                  {' '}
+                  <code>{system.apiKeyPlacement.name}</code>
+                </>
+              ) : null}{' '}
+              <span class="muted">(decided by the {system.apiKeyPlacement.source})</span>
+            </dd>
+          </>
+        )}
+        <dt>Code access</dt>
+        <dd>{system.codeAccess ? 'tool code may read the credentials' : 'no (templates only)'}</dd>
+        <dt>Updated</dt>
+        <dd>{formatTime(system.updatedAt)}</dd>
+      </dl>
+      {canWrite && (
+        <p>
+          <Link href={edit} class="button-link">
+            Edit {system.environment}
+          </Link>
+        </p>
+      )}
+      {system.authType === 'oauth' && <OAuthPanel system={system} canWrite={canWrite} />}
+      <DocumentationPanel system={system} canWrite={canWrite} changed={changed} />
+    </>
+  );
+}
+
+function oauthReturnOf(query: URLSearchParams): OAuthReturn | undefined {
+  const outcome = query.get('oauth');
+  if (outcome !== 'connected' && outcome !== 'failed') return undefined;
+  const environment: Environment = query.get('environment') === 'dev' ? 'dev' : 'prod';
+  return {
+    environment,
+    connected: outcome === 'connected',
+    ...(query.get('error') ? { code: query.get('error') as string } : {}),
+  };
+}
+
+export function SystemPage({ params }: PageProps) {
+  const systemId = params.systemId as string;
+  const [variants, setVariants] = useState<Variants>();
+  const [error, setError] = useState<unknown>();
+  const [reads, setReads] = useState(0);
+  // Read once: the address is cleaned of the callback's outcome, the note stays until the next page.
+  const [returned] = useState(() => oauthReturnOf(location.value.query));
+  const me = session.value?.me;
+  const canWrite = me ? canWriteSystems(me) : false;
+
+  useEffect(() => {
+    if (returned) navigate(`/systems/${encodeURIComponent(systemId)}`, { replace: true });
+  }, []);
+
+  useEffect(() => {
+    const abort = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    Promise.all(ENVIRONMENTS.map((environment) => getVariant(systemId, environment, abort.signal))).then(
+      ([prod, dev]) => {
+        setVariants({ ...(prod ? { prod } : {}), ...(dev ? { dev } : {}) });
+        setError(undefined);
+        const pending = [prod, dev].some((system) => system?.documentation?.status === 'pending');
+        if (pending) timer = setTimeout(() => setReads((n) => n + 1), SYSTEM_POLL_MS);
+      },
+      (caught) => abort.signal.aborted || setError(caught),
+    );
+    return () => {
+      abort.abort();
+      clearTimeout(timer);
+    };
+  }, [systemId, reads]);
+
+  const changed = () => setReads((n) => n + 1);
+  const missing = variants && !variants.prod && !variants.dev;
+  const some = variants?.prod ?? variants?.dev;
+  return (
+    <section aria-labelledby="system-title">
+      <div class="page-head">
+        <h1 id="system-title">
+          System {systemId}
+          {some?.name && some.name !== systemId ? <span class="muted"> · {some.name}</span> : null}
+        </h1>
+        <Link href="/systems">All systems</Link>
+      </div>
+      {returned && <OAuthReturnNote outcome={returned} />}
+      <ErrorMessage error={error} title="The system could not be read" />
+      {missing && <p>There is no system {systemId}, or this API key may not use it.</p>}
+      {!variants && !error && <p role="status">Loading…</p>}
+      {variants && !missing && (
+        <div class="variants">
+          {ENVIRONMENTS.map((environment) => {
+            const system = variants[environment];
+            return (
+              <section key={environment} class="variant" aria-labelledby={`variant-${environment}`}>
+                <h2 id={`variant-${environment}`}>{ENVIRONMENT_NAMES[environment]}</h2>
+                {system ? (
+                  <Variant system={system} canWrite={canWrite} changed={changed} />
+                ) : (
+                  <>
+                    <p class="muted">
+                      No {environment} variant: the {environment === 'prod' ? 'dev' : 'prod'} variant serves
+                      runs of both modes.
+                    </p>
+                    {canWrite && (
+                      <Link
+                        href={withQuery('/systems/new', { id: systemId, environment })}
+                        class="button-link"
+                      >
+                        Add a {environment} variant
+                      </Link>
+                    )}
+                  </>
+                )}
+              </section>
+            );
+          })}
+        </div>
+      )}
+    </section>
+  );
+}
