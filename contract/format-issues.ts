@@ -1,13 +1,5 @@
 import type { z } from 'zod';
-
-function formatPath(path: ReadonlyArray<PropertyKey>): string {
-  let out = '';
-  for (const part of path) {
-    if (typeof part === 'number') out += `[${part}]`;
-    else out += out ? `.${String(part)}` : String(part);
-  }
-  return out;
-}
+import { type ErrorIssue, formatIssue } from './api/errors.ts';
 
 /** What formatIssues reads of a zod schema to find an object's known keys (zod 4's definition). */
 interface SchemaDef {
@@ -114,15 +106,22 @@ function describeIssue(issue: z.core.$ZodIssue, schema: unknown): string {
 }
 
 /**
+ * Each issue at its field (`['steps', 0, 'id']`). With the schema, an unknown key gets the known key it
+ * most likely meant (`payload` → `inputs`).
+ */
+export function zodIssues(error: z.ZodError, prefix?: string, schema?: z.ZodType): ErrorIssue[] {
+  return error.issues.map((issue) => ({
+    path: [
+      ...(prefix ? [prefix] : []),
+      ...issue.path.map((part) => (typeof part === 'number' ? part : String(part))),
+    ],
+    message: describeIssue(issue, schema),
+  }));
+}
+
+/**
  * One line per issue, each naming the field: `steps[0].id: Invalid input: expected string, received undefined`.
- * With the schema, an unknown key gets the known key it most likely meant (`payload` → `inputs`).
  */
 export function formatIssues(error: z.ZodError, prefix?: string, schema?: z.ZodType): string {
-  return error.issues
-    .map((issue) => {
-      const path = formatPath([...(prefix ? [prefix] : []), ...issue.path]);
-      const message = describeIssue(issue, schema);
-      return path ? `${path}: ${message}` : message;
-    })
-    .join('; ');
+  return zodIssues(error, prefix, schema).map(formatIssue).join('; ');
 }

@@ -1,4 +1,5 @@
 import type { ValidateFunction } from 'ajv';
+import type { ErrorIssue } from '../contract/api/errors.ts';
 import type { JsonValue } from '../contract/json.ts';
 import { lazyRequire } from './lazy-require.ts';
 
@@ -30,26 +31,32 @@ export function checkJsonSchema(schema: Record<string, JsonValue>): string | und
 }
 
 /**
- * Every way `data` breaks the schema, one line each, naming the field from `root` in dotted form
- * (`inputs.user.id: must be integer`, `inputs: must have required property 'userId'`).
+ * Every way `data` breaks the schema, each at its field from `root` (`['inputs', 'user', 'id']`: must be
+ * integer); a missing required property is reported at the property itself (`inputs.userId: is required`).
  */
-export function schemaViolations(schema: Record<string, JsonValue>, data: JsonValue, root: string): string[] {
+export function schemaIssues(schema: Record<string, JsonValue>, data: JsonValue, root: string): ErrorIssue[] {
   const validate = validatorFor(schema);
   if (validate(data)) return [];
   return (validate.errors ?? []).map((e) => {
-    const path = e.instancePath
-      .split('/')
-      .slice(1)
-      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
-      .map((part) => (/^\d+$/.test(part) ? `[${part}]` : `.${part}`))
-      .join('');
+    const path: Array<string | number> = [
+      root,
+      ...e.instancePath
+        .split('/')
+        .slice(1)
+        .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+        .map((part) => (/^\d+$/.test(part) ? Number(part) : part)),
+    ];
+    if (e.keyword === 'required') {
+      const missing = (e.params as { missingProperty?: unknown }).missingProperty;
+      return { path: [...path, String(missing)], message: 'is required' };
+    }
     const extra =
       e.keyword === 'additionalProperties'
         ? ` '${String((e.params as { additionalProperty?: unknown }).additionalProperty)}'`
         : e.keyword === 'enum'
           ? ` (${((e.params as { allowedValues?: unknown[] }).allowedValues ?? []).map((v) => JSON.stringify(v)).join(', ')})`
           : '';
-    return `${root}${path}: ${e.message ?? 'is invalid'}${extra}`;
+    return { path, message: `${e.message ?? 'is invalid'}${extra}` };
   });
 }
 

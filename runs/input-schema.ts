@@ -1,7 +1,7 @@
 import { KG_ERR_INPUTS_INVALID } from '../contract/api/errors.ts';
 import type { Tool } from '../contract/api/tool.ts';
 import type { JsonObject, JsonValue } from '../contract/json.ts';
-import { schemaViolations } from '../engine/output-schema.ts';
+import { schemaIssues } from '../engine/output-schema.ts';
 
 /** Keys the service itself adds to a run's inputs (webhook context), never part of what a caller sends. */
 const SERVICE_INPUT_KEYS = ['__webhook__'];
@@ -39,6 +39,6 @@ export function assertInputsMatchSchema(tool: Tool, inputs: JsonObject): void {
   const given = SERVICE_INPUT_KEYS.some((key) => key in inputs)
     ? Object.fromEntries(Object.entries(inputs).filter(([key]) => !SERVICE_INPUT_KEYS.includes(key)))
     : inputs;
-  const violations = schemaViolations(effectiveSchema(tool.inputSchema, given), given, 'inputs');
+  const violations = schemaIssues(effectiveSchema(tool.inputSchema, given), given, 'inputs');
   if (violations.length > 0) throw KG_ERR_INPUTS_INVALID(tool.id, violations);
 }

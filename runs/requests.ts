@@ -18,7 +18,7 @@ import type {
   StepRunRequest,
 } from '../contract/api/run.ts';
 import { Tool, type ToolDefinition } from '../contract/api/tool.ts';
-import { formatIssues } from '../contract/format-issues.ts';
+import { zodIssues } from '../contract/format-issues.ts';
 import type { JsonObject } from '../contract/json.ts';
 import { usesState } from '../tools/state.ts';
 import { accept } from './accept.ts';
@@ -213,6 +213,6 @@ export async function runStep(ctx: RunContext, input: StartStepRun): Promise<Ste
 /** A definition as the engine runs it (the tool schema; the save-time checks come at acceptance). */
 function parseDefinition(input: unknown): Tool {
   const parsed = Tool.safeParse(input);
-  if (!parsed.success) throw KG_ERR_VALIDATION('tool', formatIssues(parsed.error));
+  if (!parsed.success) throw KG_ERR_VALIDATION('tool', zodIssues(parsed.error));
   return parsed.data;
 }

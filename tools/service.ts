@@ -18,14 +18,15 @@ import {
   type ToolUpdateBody,
   unusedSystemIds,
 } from '../contract/api/tool.ts';
-import { formatIssues } from '../contract/format-issues.ts';
+import { zodIssues } from '../contract/format-issues.ts';
 import {
   resourceNameForId,
   toolFromResource,
   toolIdOf,
+  toolManifest,
   toolToResource,
 } from '../contract/resources/convert.ts';
-import type { ToolResource } from '../contract/resources/kinds.ts';
+import type { ToolManifest, ToolResource } from '../contract/resources/kinds.ts';
 import type { Informer } from '../kube/informer.ts';
 import { isResourceError, type KubeglueResources } from '../kube/resources/index.ts';
 import { assertSystemsGranted } from '../systems/grants.ts';
@@ -33,8 +34,11 @@ import { assertSystemsGranted } from '../systems/grants.ts';
 export interface ToolListQuery {
   page: number;
   limit: number;
-  includeArchived: boolean;
+  /** 'only': the archived tools alone. */
+  includeArchived: boolean | 'only';
   folder?: string | undefined;
+  /** Words that must all appear in the id, name, instruction or folder (any case). */
+  search?: string | undefined;
   /** null: every tool. */
   toolIds: string[] | null;
 }
@@ -62,6 +66,34 @@ function inFolder(tool: Tool, folder: string | undefined): boolean {
   return tool.folder === wanted || (tool.folder ?? '').startsWith(`${wanted}/`);
 }
 
+/** Whether every word of `search` is in the tool's id, name, instruction or folder, in any case. */
+function matchesSearch(tool: Tool, search: string | undefined): boolean {
+  const words = (search ?? '').toLowerCase().split(/\s+/).filter(Boolean);
+  if (words.length === 0) return true;
+  const text = [tool.id, tool.name, tool.instruction, tool.folder].filter(Boolean).join('\n').toLowerCase();
+  return words.every((word) => text.includes(word));
+}
+
+function matchesArchived(tool: Tool, includeArchived: ToolListQuery['includeArchived']): boolean {
+  if (includeArchived === 'only') return tool.archived;
+  return includeArchived || !tool.archived;
+}
+
+/** Every folder of the tools and their parents, sorted, each with how many tools are in it or below. */
+function foldersOf(tools: readonly Tool[]): { path: string; tools: number }[] {
+  const counts = new Map<string, number>();
+  for (const tool of tools) {
+    const parts = (tool.folder ?? '').split('/').filter(Boolean);
+    for (let depth = 1; depth <= parts.length; depth++) {
+      const path = parts.slice(0, depth).join('/');
+      counts.set(path, (counts.get(path) ?? 0) + 1);
+    }
+  }
+  return [...counts.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([path, count]) => ({ path, tools: count }));
+}
+
 /** Tools as the REST API sees them, stored as Tool resources (the same objects kubectl and GitOps see). */
 export class ToolService {
   readonly #deps: ToolServiceDeps;
@@ -82,13 +114,20 @@ export class ToolService {
     return toolFromResource(resource);
   }
 
+  /** The tool as the Tool resource to keep in Git and apply with kubectl, in this server's namespace. */
+  async manifest(id: string): Promise<ToolManifest | undefined> {
+    const tool = await this.get(id);
+    return tool ? toolManifest(tool, this.#deps.namespace) : undefined;
+  }
+
   list(query: ToolListQuery) {
-    const all = this.#deps.informer
+    const visible = this.#deps.informer
       .values()
       .map(toolFromResource)
-      .filter((tool) => query.includeArchived || !tool.archived)
-      .filter((tool) => inFolder(tool, query.folder))
-      .filter((tool) => query.toolIds === null || query.toolIds.includes(tool.id))
+      .filter((tool) => matchesArchived(tool, query.includeArchived))
+      .filter((tool) => query.toolIds === null || query.toolIds.includes(tool.id));
+    const all = visible
+      .filter((tool) => inFolder(tool, query.folder) && matchesSearch(tool, query.search))
       .sort((a, b) => a.id.localeCompare(b.id));
     const start = (query.page - 1) * query.limit;
     const data = all.slice(start, start + query.limit);
@@ -98,6 +137,7 @@ export class ToolService {
       limit: query.limit,
       total: all.length,
       hasMore: start + data.length < all.length,
+      folders: foldersOf(visible),
     };
   }
 
@@ -142,7 +182,11 @@ export class ToolService {
       const existing = await this.#deps.resources.tools.get(resourceNameForId(id));
       if (!existing || toolIdOf(existing) !== id) throw KG_ERR_TOOL_NOT_FOUND(id);
       const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
-      const merged = this.#parse({ ...toolFromResource(existing), ...defined, id });
+      // null removes a field (JSON Merge Patch): the tool is parsed without it.
+      const fields = Object.entries({ ...toolFromResource(existing), ...defined }).filter(
+        ([, value]) => value !== null,
+      );
+      const merged = this.#parse({ ...Object.fromEntries(fields), id });
       assertSystemsGranted(grant.systemIds, merged.steps);
       const unused = unusedSystemIds(systemIds, merged.steps);
       if (unused.length > 0) {
@@ -179,7 +223,7 @@ export class ToolService {
 
   #parse(input: unknown): Tool {
     const parsed = Tool.safeParse(input);
-    if (!parsed.success) throw KG_ERR_VALIDATION('tool', formatIssues(parsed.error));
+    if (!parsed.success) throw KG_ERR_VALIDATION('tool', zodIssues(parsed.error));
     return parsed.data;
   }
 }

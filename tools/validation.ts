@@ -5,7 +5,7 @@
  * user everything that is wrong; each names the step (index and id) and the field.
  */
 
-import { KG_ERR_TOOL_INVALID } from '../contract/api/errors.ts';
+import { KG_ERR_TOOL_INVALID, type ToolProblem } from '../contract/api/errors.ts';
 import type { Tool, ToolStep } from '../contract/api/tool.ts';
 import type { JsonValue } from '../contract/json.ts';
 import { checkJsonSchema } from '../engine/output-schema.ts';
@@ -24,7 +24,7 @@ export interface ToolValidationOptions {
 
 /** Throws KG_ERR_TOOL_INVALID (422) listing every problem of the tool; resolves when there is none. */
 export async function validateToolDefinition(tool: Tool, opts: ToolValidationOptions): Promise<void> {
-  const problems = await findToolProblems(tool, opts);
+  const problems = await toolProblems(tool, opts);
   if (problems.length > 0) throw KG_ERR_TOOL_INVALID(problems);
 }
 
@@ -33,22 +33,31 @@ export async function validateToolDefinition(tool: Tool, opts: ToolValidationOpt
  * the order of the tool's fields. Also usable where a list is wanted (a resource's status condition).
  */
 export async function findToolProblems(tool: Tool, opts: ToolValidationOptions): Promise<string[]> {
-  const problems: string[] = [];
-  const report = (field: string, message: string) => problems.push(`${field}: ${message}`);
+  return (await toolProblems(tool, opts)).map((problem) => `${problem.field}: ${problem.message}`);
+}
 
-  if (tool.inputSchema) checkSchema('inputSchema', tool.inputSchema, report);
+/**
+ * Every problem of the tool at its field: the path (`['steps', 1, 'config', 'transformCode']`), the field as
+ * people read it (with the step's id) and, for code that does not compile, the line and column in it.
+ */
+export async function toolProblems(tool: Tool, opts: ToolValidationOptions): Promise<ToolProblem[]> {
+  const problems: ToolProblem[] = [];
+  const report: Report = (field, message, where) =>
+    problems.push({ path: field.path, field: field.label, message, ...where });
+
+  if (tool.inputSchema) checkSchema(root('inputSchema'), tool.inputSchema, report);
   tool.steps.forEach((step, index) => {
-    checkStep(`steps[${index}] (${step.id})`, step, report);
+    checkStep(stepField(index, step.id), step, report);
   });
   // An empty source means "none" to the engine (it skips falsy sources), so it is not an error here.
-  if (tool.outputTransform) checkFunction('outputTransform', tool.outputTransform, report);
-  if (tool.outputSchema) checkSchema('outputSchema', tool.outputSchema, report);
+  if (tool.outputTransform) checkFunction(root('outputTransform'), tool.outputTransform, report);
+  if (tool.outputSchema) checkSchema(root('outputSchema'), tool.outputSchema, report);
 
   const missing = await missingSystems(tool, opts.systemExists);
   tool.steps.forEach((step, index) => {
     const systemId = step.config.type === 'request' ? step.config.systemId : undefined;
     if (systemId !== undefined && missing.has(systemId)) {
-      report(`steps[${index}] (${step.id}).config.systemId`, `system '${systemId}' does not exist`);
+      report(at(stepField(index, step.id), 'config', 'systemId'), `system '${systemId}' does not exist`);
     }
   });
   for (const [index, step] of tool.steps.entries()) {
@@ -57,30 +66,58 @@ export async function findToolProblems(tool: Tool, opts: ToolValidationOptions):
     const urls = config.systemId && opts.systemUrls ? await opts.systemUrls(config.systemId) : [];
     if (!isPostgresStep(config, urls)) continue;
     for (const problem of sqlBodyTemplateProblems(config.body)) {
-      report(`steps[${index}] (${step.id}).${problem.field}`, problem.message);
+      report(at(stepField(index, step.id), ...problem.field.split('.')), problem.message);
     }
   }
   return problems;
 }
 
-type Report = (field: string, message: string) => void;
+/** A field of the tool: its path, and how messages name it. */
+interface Field {
+  path: Array<string | number>;
+  label: string;
+}
 
-function checkStep(prefix: string, step: ToolStep, report: Report): void {
-  if (step.dataSelector) checkFunction(`${prefix}.dataSelector`, step.dataSelector, report);
+type Report = (field: Field, message: string, where?: { line?: number; column?: number }) => void;
+
+const root = (name: string): Field => ({ path: [name], label: name });
+
+/** `steps[1] (shape)`: the index locates the step, its id tells people which one it is. */
+const stepField = (index: number, id: string): Field => ({
+  path: ['steps', index],
+  label: `steps[${index}] (${id})`,
+});
+
+/** A field below another: `.name` for plain names, `["x y"]` for anything a reader could misparse. */
+function at(field: Field, ...parts: Array<string | number>): Field {
+  let label = field.label;
+  for (const part of parts) {
+    label +=
+      typeof part === 'number'
+        ? `[${part}]`
+        : /^[A-Za-z_$][A-Za-z0-9_$-]*$/.test(part)
+          ? `.${part}`
+          : `[${JSON.stringify(part)}]`;
+  }
+  return { path: [...field.path, ...parts], label };
+}
+
+function checkStep(prefix: Field, step: ToolStep, report: Report): void {
+  if (step.dataSelector) checkFunction(at(prefix, 'dataSelector'), step.dataSelector, report);
   const config = step.config;
   if (config.type === 'transform') {
-    checkFunction(`${prefix}.config.transformCode`, config.transformCode, report);
+    checkFunction(at(prefix, 'config', 'transformCode'), config.transformCode, report);
     return;
   }
-  checkTemplate(`${prefix}.config.url`, config.url, report);
-  checkUrlScheme(`${prefix}.config.url`, config.url, config.systemId, report);
+  checkTemplate(at(prefix, 'config', 'url'), config.url, report);
+  checkUrlScheme(at(prefix, 'config', 'url'), config.url, config.systemId, report);
   for (const [name, value] of Object.entries(config.headers ?? {})) {
-    checkTemplate(`${prefix}.config.headers${key(name)}`, value, report);
+    checkTemplate(at(prefix, 'config', 'headers', name), value, report);
   }
   for (const [name, value] of Object.entries(config.queryParams ?? {})) {
-    checkTemplatesInValue(`${prefix}.config.queryParams${key(name)}`, value, report);
+    checkTemplatesInValue(at(prefix, 'config', 'queryParams', name), value, report);
   }
-  if (config.body !== undefined) checkTemplatesInValue(`${prefix}.config.body`, config.body, report);
+  if (config.body !== undefined) checkTemplatesInValue(at(prefix, 'config', 'body'), config.body, report);
 
   const pagination = config.pagination;
   if (pagination === undefined) return;
@@ -94,12 +131,12 @@ function checkStep(prefix: string, step: ToolStep, report: Report): void {
       });
     } catch (error) {
       if (!(error instanceof PaginationError)) throw error;
-      report(`${prefix}.config.pagination`, error.message);
+      report(at(prefix, 'config', 'pagination'), error.message);
     }
   }
   // Checked even when pagination is disabled: the code is stored and may be switched on later.
   if (pagination.stopCondition?.trim()) {
-    checkFunction(`${prefix}.config.pagination.stopCondition`, pagination.stopCondition, report);
+    checkFunction(at(prefix, 'config', 'pagination', 'stopCondition'), pagination.stopCondition, report);
   }
 }
 
@@ -108,7 +145,7 @@ function checkStep(prefix: string, step: ToolStep, report: Report): void {
  * or names one kubeglue cannot speak would fail every run: say so at save time. A URL that starts with an
  * expression supplies its scheme when it runs.
  */
-function checkUrlScheme(field: string, url: string, systemId: string | undefined, report: Report): void {
+function checkUrlScheme(field: Field, url: string, systemId: string | undefined, report: Report): void {
   if (url.startsWith('<<')) return;
   const scheme = literalScheme(url);
   if (scheme === undefined) {
@@ -126,18 +163,23 @@ function checkUrlScheme(field: string, url: string, systemId: string | undefined
   }
 }
 
-function checkFunction(field: string, source: string, report: Report): void {
+function checkFunction(field: Field, source: string, report: Report): void {
   const result = checkSource(source);
-  if (!result.ok) report(field, result.message);
+  if (!result.ok) {
+    report(field, result.message, {
+      ...(result.line !== undefined ? { line: result.line } : {}),
+      ...(result.column !== undefined ? { column: result.column } : {}),
+    });
+  }
 }
 
-function checkSchema(field: string, schema: Record<string, JsonValue>, report: Report): void {
+function checkSchema(field: Field, schema: Record<string, JsonValue>, report: Report): void {
   const failure = checkJsonSchema(schema);
   if (failure !== undefined) report(field, `not a valid JSON Schema: ${failure}`);
 }
 
 /** Parses one templated string and compile-checks each function-form expression in it. */
-function checkTemplate(field: string, text: string, report: Report): void {
+function checkTemplate(field: Field, text: string, report: Report): void {
   let expressions: TemplateExpression[];
   try {
     expressions = compileTemplate(text).parts.filter(
@@ -161,21 +203,15 @@ function checkTemplate(field: string, text: string, report: Report): void {
 }
 
 /** Every string leaf of a JSON value (a body or a query value), each reported under its own path. */
-function checkTemplatesInValue(field: string, value: JsonValue, report: Report): void {
+function checkTemplatesInValue(field: Field, value: JsonValue, report: Report): void {
   if (typeof value === 'string') checkTemplate(field, value, report);
   else if (Array.isArray(value)) {
     value.forEach((item, index) => {
-      checkTemplatesInValue(`${field}[${index}]`, item, report);
+      checkTemplatesInValue(at(field, index), item, report);
     });
   } else if (value !== null && typeof value === 'object') {
-    for (const [name, item] of Object.entries(value))
-      checkTemplatesInValue(`${field}${key(name)}`, item, report);
+    for (const [name, item] of Object.entries(value)) checkTemplatesInValue(at(field, name), item, report);
   }
-}
-
-/** `.Authorization` for plain names, `["x y"]` for anything a reader could misparse. */
-function key(name: string): string {
-  return /^[A-Za-z_$][A-Za-z0-9_$-]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`;
 }
 
 /** The referenced system ids that do not exist; each id is looked up once. */

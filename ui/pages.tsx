@@ -5,7 +5,6 @@
  */
 import type { JSX } from 'preact';
 import { lazyPage } from './components/lazy-page.tsx';
-import { notBuiltPage } from './components/not-built.tsx';
 import { GatewaysPage } from './pages/gateways.tsx';
 import { RunsPage } from './pages/runs/list.tsx';
 import { RunPage } from './pages/runs/run.tsx';
@@ -30,6 +29,10 @@ export interface PageDefinition {
   component: (props: PageProps) => JSX.Element | null;
 }
 
+/** A Tools page: their forms and editor are a chunk of their own, fetched with the first of them. */
+const toolsPage = (name: keyof typeof import('./pages/tools/pages.ts')) =>
+  lazyPage(() => import('./pages/tools/pages.ts').then((pages) => pages[name]));
+
 export const PAGES: readonly PageDefinition[] = [
   {
     path: '/overview',
@@ -40,12 +43,15 @@ export const PAGES: readonly PageDefinition[] = [
   },
   { path: '/runs', title: () => 'Runs', nav: 'Runs', component: RunsPage },
   { path: '/runs/:runId', title: (params) => `Run ${params.runId}`, component: RunPage },
+  { path: '/tools', title: () => 'Tools', nav: 'Tools', component: toolsPage('ToolsPage') },
+  { path: '/tools/:toolId', title: (params) => `Tool ${params.toolId}`, component: toolsPage('ToolPage') },
   {
-    path: '/tools',
-    title: () => 'Tools',
-    nav: 'Tools',
-    component: notBuiltPage('Tools', 'The tools, their definitions and a run form', 'GET /v1/tools'),
+    path: '/tools/:toolId/edit',
+    title: (params) => `Edit ${params.toolId}`,
+    component: toolsPage('EditToolPage'),
   },
+  // Not under /tools/: any name there could be a tool's id.
+  { path: '/new/tool', title: () => 'New tool', component: toolsPage('NewToolPage') },
   { path: '/systems', title: () => 'Systems', nav: 'Systems', component: SystemsPage },
   // Before /systems/:systemId, which would match it too (a system named "new" is reached by its list row).
   { path: '/systems/new', title: () => 'New system', component: SystemFormPage },

@@ -19,6 +19,28 @@ export const ErrorBody = z
         .describe(
           "Extension: what to do about it, from the error catalog (docs/errors.md's 'What to do'); show it to people.",
         ),
+      issues: z
+        .array(
+          z.object({
+            path: z
+              .array(z.union([z.string(), z.number().int()]))
+              .describe(
+                "The field, from the root of what the message names (the body, or the query): ['steps', 0, 'config', 'transformCode'].",
+              ),
+            message: z.string().describe('What is wrong with it.'),
+            line: z
+              .number()
+              .int()
+              .optional()
+              .describe("For code that does not compile: the line in the field's own text, from 1."),
+            column: z.number().int().optional().describe('With line: the column, from 1.'),
+          }),
+        )
+        .optional()
+        .describe(
+          'Extension: each problem at its field, for the errors that refuse input field by field ' +
+            '(KG_ERR_VALIDATION, KG_ERR_INPUTS_INVALID, KG_ERR_TOOL_INVALID), so a client can show it there.',
+        ),
     }),
   })
   .meta({ id: 'Error' });
@@ -42,7 +64,23 @@ export const RunList = listEnvelope(Run)
       .describe('Extension: pass as ?cursor= for the next page (keyset paging); null on the last page.'),
   })
   .meta({ id: 'RunList' });
-export const ToolList = listEnvelope(Tool).meta({ id: 'ToolList' });
+export const ToolFolder = z
+  .object({
+    path: z.string().describe('The folder (a/b); its parents are listed too.'),
+    tools: z.number().int().describe('How many of the tools are in it or below it.'),
+  })
+  .meta({ id: 'ToolFolder' });
+
+export const ToolList = listEnvelope(Tool)
+  .extend({
+    folders: z
+      .array(ToolFolder)
+      .describe(
+        'Extension: every folder of the tools the key may see (with the includeArchived filter, whatever ' +
+          'folder and search are), sorted, so a client can offer them all as filters.',
+      ),
+  })
+  .meta({ id: 'ToolList' });
 export const SystemList = listEnvelope(System).meta({ id: 'SystemList' });
 
 export const DeleteResult = z.object({ success: z.boolean() }).meta({ id: 'DeleteResult' });
@@ -61,10 +99,20 @@ export const ListToolsQuery = z.strictObject({
   page: z.coerce.number().int().min(1).default(1),
   limit: pageLimit(50, TOOLS_PAGE_LIMIT_MAX),
   includeArchived: z
-    .enum(['true', 'false'])
+    .enum(['true', 'false', 'only'])
     .default('false')
-    .transform((v) => v === 'true'),
-  folder: z.string().optional(),
+    .transform((v) => (v === 'only' ? v : v === 'true'))
+    .describe(
+      'false (default): active tools; true: archived ones too; only (extension): archived ones only.',
+    ),
+  folder: z.string().optional().describe('Tools in this folder and below it (a/b).'),
+  search: z
+    .string()
+    .max(256)
+    .optional()
+    .describe(
+      'Extension: words that must all appear, in any case, in the id, name, instruction or folder of a tool.',
+    ),
   token: z.string().optional(),
 });
 

@@ -61,7 +61,10 @@ export function errorsPage(): string {
 
 Every error answer has the body \`{"error": {"message": "…", "code": "KG_ERR_…", "hint": "…"}}\` and the
 response's \`X-Trace-Id\` header. The code is stable: match on it, not on the message, which may be
-reworded; \`hint\` is the code's "What to do" below, for people. Each code is declared once, in
+reworded; \`hint\` is the code's "What to do" below, for people. Errors that refuse input field by field
+(\`KG_ERR_VALIDATION\`, \`KG_ERR_INPUTS_INVALID\`, \`KG_ERR_TOOL_INVALID\`) also have \`issues\`: each
+problem with its field's \`path\` (\`["steps", 1, "config", "transformCode"]\`), its \`message\` and, for
+code that does not compile, the \`line\` and \`column\` inside it. Each code is declared once, in
 \`contract/api/errors.ts\`, with its HTTP status, its message (\`<name>\` marks what the message fills
 in) and what to do; this page is generated from it.
 

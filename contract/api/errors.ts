@@ -6,6 +6,67 @@
  * condition. docs/errors.md is generated from this file (`npm run generate`).
  */
 
+/** A path into a request, from its body's (or query's) root: `['steps', 0, 'config', 'transformCode']`. */
+export type IssuePath = ReadonlyArray<string | number>;
+
+/**
+ * One problem of a refused request, where it is: the path of the field from the body's root and, for
+ * JavaScript in a field, the line and column inside that code. Clients show each at its field (the
+ * dashboard's forms and JSON editor) without reading the message, which may be reworded.
+ */
+export interface ErrorIssue {
+  path: IssuePath;
+  message: string;
+  /** In the field's own text (a transform's source), 1-based. */
+  line?: number;
+  column?: number;
+}
+
+/** `steps[0].config.transformCode`: how messages name a path. */
+export function formatIssuePath(path: IssuePath): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out ? `.${part}` : part;
+  }
+  return out;
+}
+
+/** `path: message`, or the message alone for the root. */
+export function formatIssue(issue: Pick<ErrorIssue, 'path' | 'message'>): string {
+  const path = formatIssuePath(issue.path);
+  return path ? `${path}: ${issue.message}` : issue.message;
+}
+
+/**
+ * Issues as one message (`a: …; b[0]: …`); a string is already formatted (docs/errors.md renders the
+ * templates with strings in place of every argument).
+ */
+function listIssues(issues: string | readonly (ErrorIssue | string)[]): string {
+  if (typeof issues === 'string') return issues;
+  return issues.map((issue) => (typeof issue === 'string' ? issue : formatIssue(issue))).join('; ');
+}
+
+/** The structured issues of an argument that may hold them. */
+function structured(issues: string | readonly (ErrorIssue | string)[]): ErrorIssue[] | undefined {
+  if (typeof issues === 'string') return undefined;
+  const found = issues.filter((issue): issue is ErrorIssue => typeof issue !== 'string');
+  return found.length > 0
+    ? found.map(({ path, message, line, column }) => ({
+        path,
+        message,
+        ...(line !== undefined ? { line } : {}),
+        ...(column !== undefined ? { column } : {}),
+      }))
+    : undefined;
+}
+
+/** A problem of a tool, as the 422 message names it (`steps[1] (shape).config.transformCode`). */
+export interface ToolProblem extends ErrorIssue {
+  /** The path with the step's id beside its index, for people. */
+  field: string;
+}
+
 /** An error the API answers with; its message is safe to show to the client. */
 export class ApiError extends Error {
   readonly code: string;
@@ -14,6 +75,8 @@ export class ApiError extends Error {
   readonly headers: Readonly<Record<string, string>>;
   /** What the client can do about it: the catalog's text, the same as docs/errors.md. */
   readonly hint: string | undefined;
+  /** Each problem at its field, for the errors that refuse input field by field. */
+  readonly issues: readonly ErrorIssue[] | undefined;
 
   constructor(
     code: string,
@@ -21,6 +84,7 @@ export class ApiError extends Error {
     message: string,
     headers: Record<string, string> = {},
     hint?: string,
+    issues?: readonly ErrorIssue[],
   ) {
     super(message);
     this.name = 'ApiError';
@@ -28,14 +92,16 @@ export class ApiError extends Error {
     this.statusCode = statusCode;
     this.headers = headers;
     this.hint = hint;
+    this.issues = issues;
   }
 
-  /** The `error` object of the answer's body: `{ message, code, hint }`. */
-  body(): { message: string; code: string; hint?: string } {
+  /** The `error` object of the answer's body: `{ message, code, hint, issues }`. */
+  body(): { message: string; code: string; hint?: string; issues?: ErrorIssue[] } {
     return {
       message: this.message,
       code: this.code,
       ...(this.hint !== undefined ? { hint: this.hint } : {}),
+      ...(this.issues !== undefined && this.issues.length > 0 ? { issues: [...this.issues] } : {}),
     };
   }
 }
@@ -68,6 +134,8 @@ function define<Args extends unknown[]>(
   message: (...args: Args) => string,
   fix: string,
   headers?: Record<string, string> | ((...args: Args) => Record<string, string>),
+  /** The problems field by field, for errors raised with them (`error.issues` of the body). */
+  issues?: (...args: Args) => readonly ErrorIssue[] | undefined,
 ): ErrorDefinition<Args> {
   // A second declaration of a code would give one code two meanings: refuse it when the module loads.
   if (catalog.has(code)) throw new Error(`error code ${code} is declared twice`);
@@ -80,7 +148,8 @@ function define<Args extends unknown[]>(
     headers: (args) => headersOf(...(args as Args)) ?? {},
     fix,
   });
-  const raise = (...args: Args) => new ApiError(code, statusCode, message(...args), headersOf(...args), fix);
+  const raise = (...args: Args) =>
+    new ApiError(code, statusCode, message(...args), headersOf(...args), fix, issues?.(...args));
   return Object.assign(raise, { code, statusCode });
 }
 
@@ -94,15 +163,19 @@ export function isApiError(error: unknown, definition?: { code: string }): error
 export const KG_ERR_VALIDATION = define(
   'KG_ERR_VALIDATION',
   400,
-  (what: string, issues: string) => `Invalid ${what}: ${issues}`,
+  (what: string, issues: string | readonly ErrorIssue[]) => `Invalid ${what}: ${listIssues(issues)}`,
   'Fix each field the message names (it gives the path and the rule) and send the request again; GET /v1/openapi.json has the schema of every body.',
+  undefined,
+  (_what, issues) => structured(issues),
 );
 export const KG_ERR_INPUTS_INVALID = define(
   'KG_ERR_INPUTS_INVALID',
   400,
-  (toolId: string, violations: readonly string[]) =>
-    `Inputs do not match the inputSchema of tool '${toolId}': ${violations.join('; ')}`,
+  (toolId: string, violations: readonly ErrorIssue[]) =>
+    `Inputs do not match the inputSchema of tool '${toolId}': ${listIssues(violations)}`,
   "Send inputs that satisfy the tool's inputSchema (GET /v1/tools/{id} shows it); every violation is listed by path, and no run was stored.",
+  undefined,
+  (_toolId, violations) => structured(violations),
 );
 /** Fastify refused the request before a route saw it (malformed JSON, bad URL, bad Content-Length). */
 export const KG_ERR_MALFORMED_REQUEST = define(
@@ -263,8 +336,11 @@ export const KG_ERR_TOOL_CHANGED_CONCURRENTLY = define(
 export const KG_ERR_TOOL_INVALID = define(
   'KG_ERR_TOOL_INVALID',
   422,
-  (problems: readonly string[]) => `Invalid tool: ${problems.join('; ')}`,
+  (problems: readonly ToolProblem[]) =>
+    `Invalid tool: ${problems.map((problem) => (typeof problem === 'string' ? problem : `${problem.field}: ${problem.message}`)).join('; ')}`,
   'Fix every problem listed (each names its step and field: a transform that does not compile, an invalid JSON Schema, an unknown system, a step URL without scheme or system, an expression in SQL text) and save again.',
+  undefined,
+  (problems) => structured(problems),
 );
 export const KG_ERR_TOOL_ARCHIVED = define(
   'KG_ERR_TOOL_ARCHIVED',

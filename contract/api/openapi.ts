@@ -68,8 +68,13 @@ function operationOf(route: RouteSpec): Json {
           },
         };
   for (const [status, response] of Object.entries(declared)) {
+    const types = [response.contentType ?? 'application/json', ...(response.alsoAs ?? [])];
     const content = response.schema
-      ? { content: { [response.contentType ?? 'application/json']: { schema: schemaRef(response.schema) } } }
+      ? {
+          content: Object.fromEntries(
+            types.map((type) => [type, { schema: schemaRef(response.schema as z.ZodType) }]),
+          ),
+        }
       : response.contentType
         ? { content: { [response.contentType]: { schema: { type: 'string' } } } }
         : {};

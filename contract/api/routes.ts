@@ -8,6 +8,7 @@
  * May import: nothing of kubeglue's (zod only).
  */
 import { z } from 'zod';
+import { ToolManifest } from '../resources/kinds.ts';
 import {
   ApiKeyCreateBody,
   ApiKeyCreated,
@@ -77,6 +78,8 @@ export interface RouteResponse {
   description: string;
   schema?: z.ZodType;
   contentType?: string;
+  /** Other media types the same schema is answered in, chosen by the request's Accept header. */
+  alsoAs?: readonly string[];
 }
 
 /** A route's request body as the server checks it. */
@@ -170,6 +173,9 @@ const envQuery = z.strictObject({ environment: Environment.optional(), token: z.
 const lenientParameter = z.string().optional().catch(undefined);
 /** GET and DELETE of one tool have never checked their query: other parameters are ignored there. */
 const lenientTokenQuery = z.looseObject({ token: lenientParameter });
+
+/** The media type of a manifest in YAML, as kubectl and GitOps tools read it. */
+export const MANIFEST_YAML = 'application/yaml';
 
 const failure = (description: string): RouteResponse => ({ description, schema: ErrorBody });
 const notFound = failure('Not found');
@@ -331,6 +337,23 @@ export const ROUTE_TABLE = [
     scopes: ['tools:read'],
     query: lenientTokenQuery,
     responses: { 200: { description: 'The tool', schema: Tool }, 404: notFound },
+  },
+  {
+    method: 'GET',
+    path: '/tools/{toolId}/manifest',
+    operationId: 'getToolManifest',
+    summary:
+      'The tool as a Tool resource to keep in Git and kubectl apply (YAML with Accept: application/yaml)',
+    tag: 'Tools',
+    scopes: ['tools:read'],
+    responses: {
+      200: {
+        description: 'The Tool resource: apiVersion, kind, name, namespace and spec',
+        schema: ToolManifest,
+        alsoAs: [MANIFEST_YAML],
+      },
+      404: notFound,
+    },
   },
   {
     method: 'PUT',

@@ -355,18 +355,30 @@ export const ToolDefinition = z
   .meta({ id: 'ToolDefinition' });
 export type ToolDefinition = z.infer<typeof ToolDefinition>;
 
-/** Body of `PUT /v1/tools/{id}`: only given fields change; `steps` replaces all steps. */
+/** An optional field of a tool that an update may remove by giving null (as JSON Merge Patch does). */
+function removable<T extends z.ZodType>(field: z.ZodOptional<T>) {
+  return field
+    .unwrap()
+    .nullable()
+    .optional()
+    .describe(`${field.description ?? ''} null removes it.`.trim());
+}
+
+/**
+ * Body of `PUT /v1/tools/{id}`: only given fields change (null removes an optional one); `steps` replaces
+ * all steps.
+ */
 export const ToolUpdateBody = z
   .strictObject({
     id: ToolId.optional().describe('Ignored when equal to the path id; a different id is refused.'),
-    name: toolFields.name,
-    version: toolFields.version,
+    name: removable(toolFields.name),
+    version: removable(toolFields.version),
     steps: ToolSteps.optional(),
-    instruction: toolFields.instruction,
-    inputSchema: toolFields.inputSchema,
-    outputSchema: toolFields.outputSchema,
-    outputTransform: toolFields.outputTransform,
-    folder: toolFields.folder,
+    instruction: removable(toolFields.instruction),
+    inputSchema: removable(toolFields.inputSchema),
+    outputSchema: removable(toolFields.outputSchema),
+    outputTransform: removable(toolFields.outputTransform),
+    folder: removable(toolFields.folder),
     archived: z.boolean().optional(),
     ...serverFields,
     systemIds: SystemIdsField.describe(

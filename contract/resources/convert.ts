@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Environment } from '../api/system.ts';
 import type { Tool } from '../api/tool.ts';
-import type { SystemResource, SystemSpec, ToolResource, ToolSpec } from './kinds.ts';
+import type { SystemResource, SystemSpec, ToolManifest, ToolResource, ToolSpec } from './kinds.ts';
 import { ENVIRONMENT_LABEL, SYSTEM_ID_LABEL, UPDATED_AT_ANNOTATION } from './labels.ts';
 import { API_VERSION } from './meta.ts';
 
@@ -60,6 +60,15 @@ export function toolToResource(tool: Tool, namespace: string, existing?: ToolRes
     spec,
     ...(existing?.status ? { status: existing.status } : {}),
   };
+}
+
+/**
+ * REST Tool → the manifest to keep in Git: the resource `toolToResource` writes, without what the server
+ * sets (the updated-at annotation), so applying it again changes nothing but the tool itself.
+ */
+export function toolManifest(tool: Tool, namespace: string): ToolManifest {
+  const { apiVersion, kind, metadata, spec } = toolToResource(tool, namespace);
+  return { apiVersion, kind, metadata: { name: metadata.name, namespace }, spec };
 }
 
 /** Tool resource → REST Tool. */

@@ -48,6 +48,13 @@ export type ToolStatus = z.infer<typeof ToolStatus>;
 export const ToolResource = resourceSchema('Tool', ToolSpec, ToolStatus);
 export type ToolResource = z.infer<typeof ToolResource>;
 
+/**
+ * A Tool resource as kept in Git and given to `kubectl apply`: its name, namespace and spec, nothing the
+ * server or the cluster sets (`GET /v1/tools/{id}/manifest`, built by toolManifest in convert.ts).
+ */
+export const ToolManifest = ToolResource.omit({ status: true }).meta({ id: 'ToolManifest' });
+export type ToolManifest = z.infer<typeof ToolManifest>;
+
 export const SystemSpec = z.strictObject({
   id: SystemId.describe('The system id steps use as systemId (dev and prod objects share it).'),
   ...systemFields,

@@ -3,7 +3,22 @@
  * Authorization header (never in a URL), and every failure becomes an ApiFailure with the error body's
  * message, code and the catalog's hint (contract/api/errors.ts), so pages show what to do next.
  */
-import type { ApiErrorBody, ListRunsQuery, Me, Run, RunList, RunLogEvent, RunResults } from './types.ts';
+import type {
+  ApiErrorBody,
+  ErrorIssue,
+  ListRunsQuery,
+  ListToolsQuery,
+  Me,
+  Run,
+  RunList,
+  RunLogEvent,
+  RunRequest,
+  RunResults,
+  Tool,
+  ToolCreateBody,
+  ToolList,
+  ToolUpdateBody,
+} from './types.ts';
 
 export const API_BASE = '/v1';
 
@@ -13,14 +28,24 @@ export class ApiFailure extends Error {
   readonly code: string;
   readonly hint: string | undefined;
   readonly traceId: string | undefined;
+  /** Each problem at its field, when the API refused input field by field (`error.issues`). */
+  readonly issues: readonly ErrorIssue[];
 
-  constructor(status: number, message: string, code: string, hint?: string, traceId?: string) {
+  constructor(
+    status: number,
+    message: string,
+    code: string,
+    hint?: string,
+    traceId?: string,
+    issues: readonly ErrorIssue[] = [],
+  ) {
     super(message);
     this.name = 'ApiFailure';
     this.status = status;
     this.code = code;
     this.hint = hint;
     this.traceId = traceId;
+    this.issues = issues;
   }
 }
 
@@ -32,6 +57,8 @@ export interface RequestOptions {
   /** Sent as JSON; a Blob (an uploaded File) is sent as it is, with its own content type. */
   body?: unknown;
   signal?: AbortSignal | undefined;
+  /** The media type asked for (application/json unless given). */
+  accept?: string;
 }
 
 function urlOf(path: string, query?: RequestOptions['query']): string {
@@ -57,6 +84,7 @@ async function failureOf(response: Response): Promise<ApiFailure> {
         error.code,
         typeof hint === 'string' ? hint : undefined,
         traceId,
+        issuesOf(error.issues),
       );
     }
   } catch {
@@ -66,6 +94,18 @@ async function failureOf(response: Response): Promise<ApiFailure> {
     response.status,
     `HTTP ${response.status} ${response.statusText}`.trim(),
     'HTTP_ERROR',
+  );
+}
+
+/** The well-formed issues of an error body; anything else is left out (the message still says it all). */
+function issuesOf(value: unknown): ErrorIssue[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter(
+    (issue): issue is ErrorIssue =>
+      typeof issue === 'object' &&
+      issue !== null &&
+      Array.isArray((issue as ErrorIssue).path) &&
+      typeof (issue as ErrorIssue).message === 'string',
   );
 }
 
@@ -90,7 +130,7 @@ export class ApiClient {
         method,
         headers: {
           authorization: `Bearer ${this.#key}`,
-          accept: 'application/json',
+          accept: options.accept ?? 'application/json',
           ...(contentType ? { 'content-type': contentType } : {}),
         },
         ...(body !== undefined ? { body: body instanceof Blob ? body : JSON.stringify(body) } : {}),
@@ -135,11 +175,46 @@ export class ApiClient {
     return this.json('POST', `/runs/${encodeURIComponent(runId)}/cancel`);
   }
 
+  listTools(query: ListToolsQuery, signal?: AbortSignal): Promise<ToolList> {
+    return this.json('GET', '/tools', { query, signal });
+  }
+
+  getTool(toolId: string, signal?: AbortSignal): Promise<Tool> {
+    return this.json('GET', `/tools/${encodeURIComponent(toolId)}`, { signal });
+  }
+
+  /** The tool as the Tool resource kubectl applies, in YAML. */
+  async getToolManifestYaml(toolId: string, signal?: AbortSignal): Promise<string> {
+    const path = `/tools/${encodeURIComponent(toolId)}/manifest`;
+    const response = await this.fetch('GET', path, { signal, accept: 'application/yaml' });
+    return response.text();
+  }
+
+  createTool(body: ToolCreateBody): Promise<Tool> {
+    return this.json('POST', '/tools', { body });
+  }
+
+  updateTool(toolId: string, body: ToolUpdateBody): Promise<Tool> {
+    return this.json('PUT', `/tools/${encodeURIComponent(toolId)}`, { body });
+  }
+
+  async deleteTool(toolId: string): Promise<void> {
+    await this.fetch('DELETE', `/tools/${encodeURIComponent(toolId)}`);
+  }
+
+  /**
+   * Runs a saved tool as the dashboard (requestSource frontend): synchronous (the finished run, with its
+   * data) unless `options.async`, then the run just accepted.
+   */
+  runTool(toolId: string, request: RunRequest): Promise<Run> {
+    return this.json('POST', `/tools/${encodeURIComponent(toolId)}/run`, {
+      body: { ...request, options: { ...request.options, requestSource: 'frontend' } },
+    });
+  }
+
   /** Starts a saved tool in the background, as the dashboard (requestSource frontend). */
   startRun(toolId: string, inputs: Record<string, unknown> | undefined): Promise<Run> {
-    return this.json('POST', `/tools/${encodeURIComponent(toolId)}/run`, {
-      body: { ...(inputs ? { inputs } : {}), options: { async: true, requestSource: 'frontend' } },
-    });
+    return this.runTool(toolId, { ...(inputs ? { inputs } : {}), options: { async: true } });
   }
 
   /**

@@ -13,17 +13,21 @@ import type {
   ErrorBody,
   GatewayList as GatewayListSchema,
   Gateway as GatewaySchema,
+  ListToolsQuery as ListToolsQuerySchema,
   Me as MeSchema,
   RunList as RunListSchema,
   Scope as ScopeSchema,
   SystemList as SystemListSchema,
+  ToolFolder as ToolFolderSchema,
   ToolList as ToolListSchema,
 } from '../../contract/api/bodies.ts';
+import type { ErrorIssue as ErrorIssueType } from '../../contract/api/errors.ts';
 import type {
   FileArtifact as FileArtifactSchema,
   ListRunsQuery as ListRunsQuerySchema,
   RequestSource as RequestSourceSchema,
   RunLogEvent as RunLogEventSchema,
+  RunRequest as RunRequestSchema,
   RunResults as RunResultsSchema,
   Run as RunSchema,
   RunStatus as RunStatusSchema,
@@ -40,6 +44,12 @@ import type {
   ToolSchedule as ToolScheduleSchema,
 } from '../../contract/api/schedule.ts';
 import type {
+  ToolCreateBody as ToolCreateBodySchema,
+  Tool as ToolSchema,
+  ToolStep as ToolStepSchema,
+  ToolUpdateBody as ToolUpdateBodySchema,
+} from '../../contract/api/tool.ts';
+import type {
   ToolStateAnswer as ToolStateAnswerSchema,
   ToolStateDeleteAnswer as ToolStateDeleteAnswerSchema,
 } from '../../contract/api/tool-state.ts';
@@ -54,6 +64,18 @@ export type FileArtifact = z.infer<typeof FileArtifactSchema>;
 export type RunLogEvent = z.infer<typeof RunLogEventSchema>;
 export type Me = z.infer<typeof MeSchema>;
 export type ApiErrorBody = ErrorBody;
+export type ErrorIssue = ErrorIssueType;
+export type Tool = z.infer<typeof ToolSchema>;
+export type ToolStep = z.infer<typeof ToolStepSchema>;
+export type ToolFolder = z.infer<typeof ToolFolderSchema>;
+/** What POST /v1/tools and PUT /v1/tools/{id} take, as sent (defaults not yet applied). */
+export type ToolCreateBody = z.input<typeof ToolCreateBodySchema>;
+export type ToolUpdateBody = z.input<typeof ToolUpdateBodySchema>;
+export type RunRequest = z.input<typeof RunRequestSchema>;
+/** The query of GET /v1/tools as the client sends it. */
+export type ListToolsQuery = Partial<
+  Record<Exclude<keyof z.input<typeof ListToolsQuerySchema>, 'token'>, string>
+>;
 /** The query of GET /v1/runs as the client sends it (strings, before the server's coercion). */
 export type ListRunsQuery = Partial<
   Record<Exclude<keyof z.input<typeof ListRunsQuerySchema>, 'token'>, string>

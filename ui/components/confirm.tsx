@@ -1,9 +1,11 @@
 /**
- * A button for what cannot be undone (revoke a key, delete a schedule, reset a tool's state): it opens a
- * modal dialog (the browser's own <dialog>: focus moves into it and stays, Escape cancels) that says what
- * will happen, and acts only on the dialog's confirm button. A refusal of the API shows inside the dialog.
+ * A button for what cannot be undone (revoke a key, delete a schedule or a tool, reset a tool's state): it
+ * opens a modal dialog (the browser's own <dialog>, which makes the page behind it inert; Escape cancels)
+ * that says what will happen, and acts only on the dialog's confirm button. Focus starts on Cancel, the
+ * safe choice, and Tab goes round the dialog's buttons (the browser alone lets it leave for its own
+ * toolbar). A refusal of the API shows inside the dialog.
  */
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, TargetedKeyboardEvent } from 'preact';
 import { useId, useRef, useState } from 'preact/hooks';
 import { ErrorMessage } from './error-message.tsx';
 
@@ -23,14 +25,32 @@ export interface ConfirmButtonProps {
   disabled?: boolean;
 }
 
+/** Tab from the last control goes to the first, Shift+Tab from the first to the last. */
+function keepFocusInside(event: TargetedKeyboardEvent<HTMLDialogElement>): void {
+  if (event.key !== 'Tab') return;
+  const controls = [
+    ...event.currentTarget.querySelectorAll<HTMLElement>(
+      'a[href], button:not([disabled]), input, select, textarea',
+    ),
+  ];
+  const first = controls[0];
+  const last = controls[controls.length - 1];
+  if (event.shiftKey ? document.activeElement === first : document.activeElement === last) {
+    event.preventDefault();
+    (event.shiftKey ? last : first)?.focus();
+  }
+}
+
 export function ConfirmButton(props: ConfirmButtonProps) {
   const dialog = useRef<HTMLDialogElement>(null);
+  const cancel = useRef<HTMLButtonElement>(null);
   const titleId = useId();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   const open = () => {
     setError(undefined);
     dialog.current?.showModal();
+    cancel.current?.focus();
   };
   const confirm = async () => {
     setBusy(true);
@@ -55,7 +75,7 @@ export function ConfirmButton(props: ConfirmButtonProps) {
       >
         {props.label}
       </button>
-      <dialog ref={dialog} class="confirm" aria-labelledby={titleId}>
+      <dialog ref={dialog} class="confirm" aria-labelledby={titleId} onKeyDown={keepFocusInside}>
         <h2 id={titleId}>{props.title}</h2>
         <div class="confirm-body">{props.children}</div>
         <ErrorMessage error={error} title={`${props.confirmLabel} failed`} />
@@ -63,7 +83,13 @@ export function ConfirmButton(props: ConfirmButtonProps) {
           <button type="button" class="danger" disabled={busy} onClick={confirm}>
             {busy ? 'Working…' : props.confirmLabel}
           </button>
-          <button type="button" class="secondary" disabled={busy} onClick={() => dialog.current?.close()}>
+          <button
+            type="button"
+            class="secondary"
+            ref={cancel}
+            disabled={busy}
+            onClick={() => dialog.current?.close()}
+          >
             Cancel
           </button>
         </div>

@@ -78,7 +78,7 @@ export async function searchJson(
 }
 
 /** `$.items[3].name`, as people read paths. */
-export function pathText(path: JsonPath): string {
+export function pathText(path: Readonly<JsonPath>): string {
   return path
     .map((part) =>
       typeof part === 'number'

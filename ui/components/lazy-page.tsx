@@ -1,33 +1,54 @@
+/**
+ * A page whose code is fetched when it is first shown: each `import()` is a chunk of its own (ui/build.ts
+ * bundles with splitting), so the first load carries the shell and the runs pages, not every page's
+ * forms and editors. Once fetched, the page renders at once on every later visit.
+ */
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { ApiFailure } from '../api/client.ts';
 import type { PageProps } from '../pages.tsx';
 import { ErrorMessage } from './error-message.tsx';
 
-type Page = (props: PageProps) => JSX.Element | null;
+type PageComponent = (props: PageProps) => JSX.Element | null;
 
-/**
- * A page whose code is a chunk of its own, fetched the first time the page is shown: esbuild splits the
- * bundle at `import()`, so what only this page needs (its charts) stays out of every other page's first load.
- */
-export function lazyPage(load: () => Promise<Page>): Page {
-  let loaded: Page | undefined;
+export function lazyPage(load: () => Promise<PageComponent>): PageComponent {
+  let loaded: PageComponent | undefined;
+  let loading: Promise<PageComponent> | undefined;
   return function LazyPage(props: PageProps) {
-    const [page, setPage] = useState<Page | undefined>(() => loaded);
+    const [page, setPage] = useState<{ component: PageComponent } | undefined>(() =>
+      loaded ? { component: loaded } : undefined,
+    );
     const [error, setError] = useState<unknown>();
     useEffect(() => {
-      if (loaded) return;
-      load().then(
-        (component) => {
-          loaded = component;
-          setPage(() => component);
+      if (page) return;
+      let shown = true;
+      loading ??= load().then((component) => {
+        loaded = component;
+        return component;
+      });
+      loading.then(
+        (component) => shown && setPage({ component }),
+        (caught: unknown) => {
+          // The next visit tries again (a new build replaced the chunk, the network came back).
+          loading = undefined;
+          if (shown) setError(caught);
         },
-        (caught) => setError(caught),
       );
+      return () => {
+        shown = false;
+      };
     }, []);
-    if (error)
-      return <ErrorMessage error={error} title="This page could not be loaded; reload to try again" />;
+    if (error) {
+      const failure = new ApiFailure(
+        0,
+        `This page's code could not be fetched (${error instanceof Error ? error.message : String(error)})`,
+        'NETWORK_ERROR',
+        'Reload the page: kubeglue may have been upgraded, or the network was down.',
+      );
+      return <ErrorMessage error={failure} title="The page could not be shown" />;
+    }
     if (!page) return <p role="status">Loading…</p>;
-    const Loaded = page;
-    return <Loaded {...props} />;
+    const Page = page.component;
+    return <Page {...props} />;
   };
 }

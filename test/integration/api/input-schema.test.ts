@@ -7,7 +7,9 @@ import type { Run } from '../../../contract/api/run.ts';
 import { useTestApi } from '../../support/embedded.ts';
 
 type List<T> = { data: T[]; total: number };
-type ErrorBody = { error: { message: string; code: string } };
+type ErrorBody = {
+  error: { message: string; code: string; issues?: { path: (string | number)[]; message: string }[] };
+};
 
 const api = useTestApi();
 
@@ -35,9 +37,9 @@ describe('inputSchema', () => {
     expect(missing.status).toBe(400);
     expect(missing.body.error).toEqual({
       code: 'KG_ERR_INPUTS_INVALID',
-      message:
-        "Inputs do not match the inputSchema of tool 'get-user': inputs: must have required property 'userId'",
+      message: "Inputs do not match the inputSchema of tool 'get-user': inputs.userId: is required",
       hint: expect.any(String),
+      issues: [{ path: ['inputs', 'userId'], message: 'is required' }],
     });
 
     const wrong = await api.call<ErrorBody>('POST', '/v1/tools/get-user/run', {
@@ -46,6 +48,11 @@ describe('inputSchema', () => {
     expect(wrong.status).toBe(400);
     expect(wrong.body.error.message).toContain('inputs.userId: must be integer');
     expect(wrong.body.error.message).toContain('inputs.tags[1]: must be string');
+    // Each violation at its field, for a client to show there (the dashboard's run form).
+    expect(wrong.body.error.issues).toEqual([
+      { path: ['inputs', 'userId'], message: 'must be integer' },
+      { path: ['inputs', 'tags', 1], message: 'must be string' },
+    ]);
 
     const asyncRun = await api.call<ErrorBody>('POST', '/v1/tools/get-user/run', {
       body: { inputs: { userId: 'two' }, options: { async: true } },
@@ -117,7 +124,7 @@ describe('inputSchema', () => {
     };
     expect((await api.call('POST', '/v1/tools', { body: wrapped })).status).toBe(201);
     const refused = await api.call<ErrorBody>('POST', '/v1/tools/wrapped/run', { body: { inputs: {} } });
-    expect(refused.body.error.message).toContain("inputs: must have required property 'city'");
+    expect(refused.body.error.message).toContain('inputs.city: is required');
     const ok = await api.call<Run>('POST', '/v1/tools/wrapped/run', { body: { inputs: { city: 'Oslo' } } });
     expect(ok.body).toMatchObject({ status: 'success', data: 'Oslo' });
   });

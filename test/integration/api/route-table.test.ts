@@ -62,6 +62,7 @@ describe('the /v1 routes', () => {
       code: 'KG_ERR_VALIDATION',
       message: 'Invalid query: Unrecognized key: "limit"',
       hint: expect.any(String),
+      issues: [{ path: [], message: 'Unrecognized key: "limit"' }],
     });
     const body = await api.call<{ error: { message: string; code: string } }>('POST', '/v1/tools/nope/run', {
       body: { payload: {}, options: { timeout: 'soon' } },

@@ -281,7 +281,7 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
   });
 
   it('says honestly which pages are not built yet, and keeps them accessible', async () => {
-    const page = await open('/tools');
+    const page = await open('/overview');
     await signIn(page);
     await page.getByText('Not built yet.').waitFor();
     await expectAccessible(page);

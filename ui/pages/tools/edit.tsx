@@ -1,0 +1,158 @@
+/**
+ * Creating a tool from its JSON definition (`/new/tool`, POST /v1/tools) and editing a tool's definition
+ * (`/tools/:toolId/edit`, PUT /v1/tools/{id}), in the JSON editor: text that is not JSON is shown at the
+ * line where it breaks before anything is sent; the server's refusals (400 by schema, 422 for code that
+ * does not compile, unknown systems, bad templates) at the line of each field, and inside a transform at
+ * the code's own line and column.
+ */
+import { useId, useState } from 'preact/hooks';
+import { ApiFailure } from '../../api/client.ts';
+import type { ErrorIssue, Tool, ToolCreateBody, ToolUpdateBody } from '../../api/types.ts';
+import { ErrorMessage } from '../../components/error-message.tsx';
+import { type EditorIssue, JsonEditor, jsonSyntaxIssue } from '../../components/json-editor.tsx';
+import { Link, navigate } from '../../router.tsx';
+import { client } from '../../session.ts';
+import { definitionOf, ToolUnreadable, toolHref, useTool } from './shared.tsx';
+
+/** Optional fields a saved definition may have had; one deleted in the editor is sent as null (removed). */
+const REMOVABLE = [
+  'name',
+  'version',
+  'instruction',
+  'inputSchema',
+  'outputSchema',
+  'outputTransform',
+  'folder',
+] as const;
+
+const NEW_TOOL = {
+  id: 'my-tool',
+  name: 'My tool',
+  instruction: 'What the tool does, for people',
+  inputSchema: {
+    type: 'object',
+    properties: { query: { type: 'string', description: 'What to look for' } },
+    required: ['query'],
+  },
+  steps: [
+    {
+      id: 'search',
+      config: { url: 'https://api.example.com/search', method: 'GET', queryParams: { q: '<<query>>' } },
+    },
+  ],
+  outputTransform: '(sourceData) => sourceData.search.data',
+};
+
+type Parsed = { ok: true; value: Record<string, unknown> } | { ok: false };
+
+interface EditorPageProps {
+  title: string;
+  initial: string;
+  submitLabel: string;
+  cancelHref: string;
+  /** Sends the definition; resolves to the saved tool. */
+  save: (definition: Record<string, unknown>) => Promise<Tool>;
+}
+
+function ToolEditor({ title, initial, submitLabel, cancelHref, save }: EditorPageProps) {
+  const id = useId();
+  const [text, setText] = useState(initial);
+  const [syntax, setSyntax] = useState<ReturnType<typeof jsonSyntaxIssue>>();
+  const [issues, setIssues] = useState<readonly EditorIssue[]>([]);
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+
+  const parse = (): Parsed => {
+    const problem = jsonSyntaxIssue(text);
+    setSyntax(problem);
+    if (problem) return { ok: false };
+    const value = JSON.parse(text) as unknown;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      setSyntax({ offset: 0, message: 'the definition must be a JSON object: { "id": …, "steps": […] }' });
+      return { ok: false };
+    }
+    return { ok: true, value: value as Record<string, unknown> };
+  };
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setError(undefined);
+    setIssues([]);
+    const parsed = parse();
+    if (!parsed.ok) {
+      document.getElementById(id)?.focus();
+      return;
+    }
+    setBusy(true);
+    try {
+      const saved = await save(parsed.value);
+      navigate(toolHref(saved.id));
+    } catch (caught) {
+      setError(caught);
+      if (caught instanceof ApiFailure) setIssues(caught.issues as readonly ErrorIssue[]);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section aria-labelledby="editor-title" class="tool-editor">
+      <h1 id="editor-title">{title}</h1>
+      <p class="muted">
+        The definition as <code>POST /v1/tools</code> and <code>PUT /v1/tools/{'{id}'}</code> take it (
+        <a href="/v1/openapi.json">the schema</a>). Problems are shown at their line; select one to move
+        there.
+      </p>
+      <form onSubmit={submit} noValidate>
+        <JsonEditor
+          id={id}
+          label="Tool definition (JSON)"
+          value={text}
+          onInput={setText}
+          issues={issues}
+          syntax={syntax}
+        />
+        <ErrorMessage error={error} title="The tool was not saved" />
+        <div class="actions">
+          <button type="submit" disabled={busy}>
+            {busy ? 'Saving…' : submitLabel}
+          </button>
+          <Link href={cancelHref}>Cancel</Link>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+export function NewToolPage() {
+  return (
+    <ToolEditor
+      title="New tool"
+      initial={JSON.stringify(NEW_TOOL, null, 2)}
+      submitLabel="Create tool"
+      cancelHref="/tools"
+      save={(definition) => client().createTool(definition as ToolCreateBody)}
+    />
+  );
+}
+
+export function EditToolPage({ params }: { params: Record<string, string> }) {
+  const toolId = params.toolId ?? '';
+  const { tool, error } = useTool(toolId);
+  if (error) return <ToolUnreadable title={`Edit ${toolId}`} error={error} />;
+  if (!tool) return <p role="status">Loading tool {toolId}…</p>;
+  const save = (definition: Record<string, unknown>) => {
+    const removed = REMOVABLE.filter((field) => tool[field] !== undefined && !(field in definition));
+    const body = { ...definition, ...Object.fromEntries(removed.map((field) => [field, null])) };
+    return client().updateTool(tool.id, body as ToolUpdateBody);
+  };
+  return (
+    <ToolEditor
+      title={`Edit ${tool.name ?? tool.id}`}
+      initial={JSON.stringify(definitionOf(tool), null, 2)}
+      submitLabel="Save tool"
+      cancelHref={toolHref(tool.id)}
+      save={save}
+    />
+  );
+}

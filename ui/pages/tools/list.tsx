@@ -1,0 +1,226 @@
+/**
+ * The tools list: GET /v1/tools with a search (every word in the id, name, instruction or folder), a folder
+ * (from the answer's `folders`, so every folder is offered whatever page is shown) and which tools to show
+ * (active, all, archived only), kept in the page's URL; 50 a page. A key limited to tools sees only those.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import type { ListToolsQuery, ToolList } from '../../api/types.ts';
+import { ErrorMessage } from '../../components/error-message.tsx';
+import { formatTime } from '../../components/format.ts';
+import { Link, location, navigate, withQuery } from '../../router.tsx';
+import { client, session } from '../../session.ts';
+import { ToolState, toolHref } from './shared.tsx';
+
+const PAGE_SIZE = 50;
+const FILTERS = ['search', 'folder', 'archived'] as const;
+type Filter = (typeof FILTERS)[number];
+type Filters = Partial<Record<Filter, string>>;
+
+const SHOWN = [
+  { value: '', label: 'Active tools', includeArchived: 'false' },
+  { value: 'all', label: 'Active and archived', includeArchived: 'true' },
+  { value: 'only', label: 'Archived only', includeArchived: 'only' },
+] as const;
+
+function filtersOf(query: URLSearchParams): Filters {
+  const filters: Filters = {};
+  for (const name of FILTERS) {
+    const value = query.get(name);
+    if (value) filters[name] = value;
+  }
+  return filters;
+}
+
+function FilterForm({ filters, folders }: { filters: Filters; folders: ToolList['folders'] }) {
+  const [search, setSearch] = useState(filters.search ?? '');
+  // Another address (back, a folder link) brings its own search.
+  useEffect(() => setSearch(filters.search ?? ''), [filters.search]);
+  const change = (name: Filter, value: string | undefined) =>
+    navigate(withQuery('/tools', { ...filters, [name]: value || undefined }), { replace: true });
+  const selected = (event: Event) => (event.currentTarget as HTMLSelectElement).value;
+  // A folder given in the address but holding no tool still shows as chosen.
+  const known = folders.some((folder) => folder.path === filters.folder);
+  return (
+    <form
+      class="filters"
+      aria-label="Filter tools"
+      onSubmit={(event) => {
+        event.preventDefault();
+        change('search', search.trim());
+      }}
+    >
+      <div class="field tools-search">
+        <label for="tools-search">Search</label>
+        <input
+          id="tools-search"
+          type="search"
+          placeholder="id, name, instruction or folder"
+          value={search}
+          onInput={(event) => setSearch(event.currentTarget.value)}
+          onChange={(event) => change('search', event.currentTarget.value.trim())}
+        />
+      </div>
+      <div class="field">
+        <label for="tools-folder">Folder</label>
+        <select
+          id="tools-folder"
+          value={filters.folder ?? ''}
+          onChange={(event) => change('folder', selected(event))}
+        >
+          <option value="">All folders</option>
+          {!known && filters.folder && <option value={filters.folder}>{filters.folder}</option>}
+          {folders.map((folder) => (
+            <option key={folder.path} value={folder.path}>
+              {folder.path} ({folder.tools})
+            </option>
+          ))}
+        </select>
+      </div>
+      <div class="field">
+        <label for="tools-archived">Show</label>
+        <select
+          id="tools-archived"
+          value={filters.archived ?? ''}
+          onChange={(event) => change('archived', selected(event))}
+        >
+          {SHOWN.map((option) => (
+            <option key={option.value} value={option.value}>
+              {option.label}
+            </option>
+          ))}
+        </select>
+      </div>
+      <button type="submit" class="secondary">
+        Search
+      </button>
+      {Object.keys(filters).length > 0 && (
+        <button type="button" class="secondary" onClick={() => navigate('/tools', { replace: true })}>
+          Clear filters
+        </button>
+      )}
+    </form>
+  );
+}
+
+export function ToolsPage() {
+  const query = location.value.query;
+  const filters = filtersOf(query);
+  const page = Math.max(1, Number(query.get('page')) || 1);
+  const key = withQuery('', { ...filters, page: String(page) });
+  const [list, setList] = useState<ToolList>();
+  const [error, setError] = useState<unknown>();
+  const canWrite = session.value?.me.scopes.includes('tools:write') ?? false;
+
+  useEffect(() => {
+    const abort = new AbortController();
+    const shown = SHOWN.find((option) => option.value === (filters.archived ?? '')) ?? SHOWN[0];
+    const request: ListToolsQuery = {
+      page: String(page),
+      limit: String(PAGE_SIZE),
+      includeArchived: shown.includeArchived,
+      ...(filters.search ? { search: filters.search } : {}),
+      ...(filters.folder ? { folder: filters.folder } : {}),
+    };
+    client()
+      .listTools(request, abort.signal)
+      .then(
+        (answer) => {
+          setList(answer);
+          setError(undefined);
+        },
+        (caught: unknown) => abort.signal.aborted || setError(caught),
+      );
+    return () => abort.abort();
+  }, [key]);
+
+  const goTo = (target: number) =>
+    navigate(withQuery('/tools', { ...filters, page: target > 1 ? String(target) : undefined }));
+  const pages = list ? Math.max(1, Math.ceil(list.total / list.limit)) : 1;
+  const filtered = Object.keys(filters).length > 0;
+
+  return (
+    <section aria-labelledby="tools-title">
+      <div class="page-head">
+        <h1 id="tools-title">Tools</h1>
+        {canWrite && (
+          <Link href="/new/tool" class="button-link">
+            New tool
+          </Link>
+        )}
+      </div>
+      <FilterForm filters={filters} folders={list?.folders ?? []} />
+      <ErrorMessage error={error} title="The tools could not be listed" />
+      {list && (
+        <>
+          <p class="muted" role="status">
+            {list.total.toLocaleString()} tool{list.total === 1 ? '' : 's'}
+            {filtered ? ' match these filters' : ''}
+          </p>
+          {list.data.length === 0 ? (
+            <p>
+              {filtered
+                ? 'No tool matches these filters.'
+                : canWrite
+                  ? 'No tools yet: create one with New tool.'
+                  : 'No tools this key may see.'}
+            </p>
+          ) : (
+            <div class="table-wrap">
+              <table class="tools-table">
+                <caption class="visually-hidden">Tools, by id</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Tool</th>
+                    <th scope="col">Folder</th>
+                    <th scope="col">Steps</th>
+                    <th scope="col">State</th>
+                    <th scope="col">Updated</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {list.data.map((tool) => (
+                    <tr key={tool.id}>
+                      <td>
+                        <Link href={toolHref(tool.id)}>{tool.id}</Link>
+                        {tool.name && tool.name !== tool.id && <div class="muted">{tool.name}</div>}
+                      </td>
+                      <td>
+                        {tool.folder ? (
+                          <Link
+                            href={withQuery('/tools', { ...filters, folder: tool.folder, page: undefined })}
+                          >
+                            {tool.folder}
+                          </Link>
+                        ) : (
+                          '—'
+                        )}
+                      </td>
+                      <td>{tool.steps.length}</td>
+                      <td>
+                        <ToolState archived={tool.archived} />
+                      </td>
+                      <td>{formatTime(tool.updatedAt)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+          {pages > 1 && (
+            <nav class="pager" aria-label="Pages of tools">
+              <button type="button" class="secondary" disabled={page <= 1} onClick={() => goTo(page - 1)}>
+                Previous page
+              </button>
+              <span>
+                Page {page} of {pages}
+              </span>
+              <button type="button" class="secondary" disabled={!list.hasMore} onClick={() => goTo(page + 1)}>
+                Next page
+              </button>
+            </nav>
+          )}
+        </>
+      )}
+    </section>
+  );
+}
