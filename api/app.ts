@@ -42,6 +42,7 @@ import { type LogStreamTimings, logHandlers } from './routes/logs.ts';
 import { meHandlers } from './routes/me.ts';
 import { oauthHandlers } from './routes/oauth.ts';
 import { combineHandlers, notOffered, registerRoutes } from './routes/register.ts';
+import { runStatsHandlers } from './routes/run-stats.ts';
 import { runHandlers } from './routes/runs.ts';
 import { scheduleHandlers } from './routes/schedules.ts';
 import { systemHandlers } from './routes/systems.ts';
@@ -215,6 +216,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
       scheduleHandlers({ schedules, tools }),
       toolStateHandlers({ toolState }),
       runHandlers({ runs, store, signer }),
+      runStatsHandlers({ store, toolRuns: resources.toolRuns }),
       hookHandlers({ runs, tools }),
       systemHandlers({ systems, tools, documentation }),
       documentation

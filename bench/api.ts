@@ -313,7 +313,8 @@ export async function benchListRuns(): Promise<void> {
           status: statuses[i % 3] as (typeof statuses)[number],
           requestSource: 'api',
           systemIds: [],
-          metadata: { startedAt, completedAt: startedAt, durationMs: 5 },
+          // Durations spread over 0–2 s, so api.run_stats's percentiles sort real values.
+          metadata: { startedAt, completedAt: startedAt, durationMs: (i * 7919) % 2000 },
         });
       }
       await store.insertRuns(batch);
@@ -335,6 +336,25 @@ export async function benchListRuns(): Promise<void> {
         p50Ms: round(percentile(samples, 50)),
         p99Ms: round(percentile(samples, 99)),
       });
+      // GET /v1/stats/runs (the Overview) over a day (86 400 of the runs: one a second) and an hour.
+      for (const [window, from, to, bucket] of [
+        ['day', '2026-01-05T00:00:00Z', '2026-01-06T00:00:00Z', 900],
+        ['hour', '2026-01-05T12:00:00Z', '2026-01-05T13:00:00Z', 60],
+      ] as const) {
+        const times: number[] = [];
+        for (let i = 0; i < 20; i++) {
+          times.push(await timed(() => call('GET', `/stats/runs?from=${from}&to=${to}&bucket=${bucket}`)));
+        }
+        emit({
+          bench: 'api.run_stats',
+          driver: 'sqlite',
+          runs: LIST_RUNS,
+          window,
+          p50Ms: round(percentile(times, 50)),
+          maxMs: round(Math.max(...times)),
+          targetMs: 1000,
+        });
+      }
       // The dashboard's runs list on the same million runs (imported here: bench/ui.ts imports this file).
       const { benchUiRunsList } = await import('./ui.ts');
       await benchUiRunsList(server.url, LIST_RUNS);

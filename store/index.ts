@@ -38,6 +38,14 @@ export type {
   ResourceRecord,
   ResourceWriter,
 } from './queries/resources.ts';
+export type {
+  BucketCount,
+  RunStatsQueries,
+  RunStatsWindow,
+  StatusCounts,
+  ToolWindowStats,
+  WaitingRunRow,
+} from './queries/run-stats.ts';
 export { buildListRunsQuery, type ListRunsQuery } from './queries/runs.ts';
 export type {
   NewTickClaim,

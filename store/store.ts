@@ -56,6 +56,7 @@ import {
   getStepResults,
   saveStepResult,
 } from './queries/run-results.ts';
+import { bindRunStatsQueries, type RunStatsQueries } from './queries/run-stats.ts';
 import { finishRun, insertRun } from './queries/run-writes.ts';
 import {
   acceptEvents,
@@ -253,6 +254,8 @@ export interface StoreQueries {
   documentation: DocumentationStore;
   /** Persistent tool state and what runs record of it (store/queries/tool-state.ts). */
   toolState: ToolStateQueries;
+  /** What the runs of a time window add up to, and the async runs waiting (store/queries/run-stats.ts). */
+  runStats: RunStatsQueries;
 }
 
 export interface Store extends StoreQueries {
@@ -382,6 +385,7 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     gatewayTunnelOwners: bindGatewayTunnelOwnerQueries(db),
     scheduleTicks: bindScheduleTickQueries(db),
     toolState: bindToolStateQueries(db),
+    runStats: bindRunStatsQueries(db),
     resources: {
       get: (key) => getResource(db, key),
       list: (kind, namespace, labels) => listResources(db, kind, namespace, labels),

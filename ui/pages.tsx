@@ -5,7 +5,6 @@
  */
 import type { JSX } from 'preact';
 import { lazyPage } from './components/lazy-page.tsx';
-import { notBuiltPage } from './components/not-built.tsx';
 import { GatewaysPage } from './pages/gateways.tsx';
 import { RunsPage } from './pages/runs/list.tsx';
 import { RunPage } from './pages/runs/run.tsx';
@@ -39,11 +38,8 @@ export const PAGES: readonly PageDefinition[] = [
     path: '/overview',
     title: () => 'Overview',
     nav: 'Overview',
-    component: notBuiltPage(
-      'Overview',
-      'Runs per minute by status, failure rate, p50/p95 duration per tool and the queue of async runs',
-      'GET /v1/runs',
-    ),
+    // A chunk of its own: its charts load with it, not with the dashboard.
+    component: lazyPage(() => import('./pages/overview/overview.tsx').then((page) => page.OverviewPage)),
   },
   { path: '/runs', title: () => 'Runs', nav: 'Runs', component: RunsPage },
   { path: '/runs/:runId', title: (params) => `Run ${params.runId}`, component: RunPage },

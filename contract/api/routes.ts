@@ -45,6 +45,7 @@ import {
   StepRunResult,
   WebhookAccepted,
 } from './run.ts';
+import { RunStats, RunStatsQuery } from './run-stats.ts';
 import {
   ListSchedulesQuery,
   ScheduleNextRuns,
@@ -218,6 +219,23 @@ export const ROUTE_TABLE = [
     responses: {
       200: { description: 'Runs, newest first', schema: RunList },
       400: failure('Invalid query, a page past the first 10 000 runs, or a bad cursor'),
+    },
+  },
+  {
+    method: 'GET',
+    // Not /runs/stats: "stats" is a valid run id, and a static route would hide that run's GET.
+    path: '/stats/runs',
+    operationId: 'getRunStats',
+    summary: 'Runs of a time window by status and tool (p50/p95 durations), and the async runs waiting',
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    query: RunStatsQuery,
+    responses: {
+      200: {
+        description: 'The window in buckets and per tool; a key limited to tools sees only those',
+        schema: RunStats,
+      },
+      400: failure('Invalid query, or a window longer than 7 days or of more than 1 440 buckets'),
     },
   },
   {

@@ -3,22 +3,9 @@
  * same constants; never write these strings inline.
  */
 
-export const ConditionType = {
-  /** True once the run holds an execution slot; False (AdmissionLimit) while it waits for one. */
-  Admitted: 'Admitted',
-  /** Unknown while the run is live, then True (it succeeded) or False (the reason says why not). */
-  Succeeded: 'Succeeded',
-} as const;
-
-/** Reasons of the Admitted condition. */
-export const AdmissionReason = {
-  /** Waiting: the global or the namespace's limit of runs executing at once is reached. */
-  AdmissionLimit: 'AdmissionLimit',
-  /** Holds a slot. */
-  Admitted: 'Admitted',
-  /** Ended before it was ever admitted (cancelled while queued). */
-  NotAdmitted: 'NotAdmitted',
-} as const;
+// The conditions and admission reasons are read by the API too (the queue of GET /v1/stats/runs): they
+// live with the ToolRun's builder in runs/.
+export { AdmissionReason, ConditionType } from '../../runs/toolrun.ts';
 
 /** Reasons of the Succeeded condition (and `status.reason` once the run has ended). */
 export const RunReason = {

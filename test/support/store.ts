@@ -5,6 +5,7 @@ import {
   type Store,
   type StoreConfig,
   type StoredRun,
+  type TerminalRunStatus,
 } from '../../store/index.ts';
 import { standIn, useStarted } from './fixture.ts';
 import { createTestDatabase } from './postgres.ts';
@@ -82,4 +83,16 @@ export function runningRun(runId: string, overrides: Partial<StoredRun> = {}): S
     metadata: { startedAt: '2026-03-01T10:00:00.000Z' },
     ...overrides,
   };
+}
+
+/** A run of toolId that started at startedAt (ISO) and ended `status` durationMs later, for seeding. */
+export function endedRun(
+  runId: string,
+  toolId: string,
+  status: TerminalRunStatus,
+  startedAt: string,
+  durationMs: number,
+): StoredRun {
+  const completedAt = new Date(Date.parse(startedAt) + durationMs).toISOString();
+  return { ...runningRun(runId, { toolId }), status, metadata: { startedAt, completedAt, durationMs } };
 }

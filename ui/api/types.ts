@@ -34,6 +34,10 @@ import type {
   StepResult as StepResultSchema,
 } from '../../contract/api/run.ts';
 import type {
+  RunStatsQuery as RunStatsQuerySchema,
+  RunStats as RunStatsSchema,
+} from '../../contract/api/run-stats.ts';
+import type {
   ScheduleNextRuns as ScheduleNextRunsSchema,
   ToolScheduleCreateBody as ToolScheduleCreateBodySchema,
   ToolScheduleList as ToolScheduleListSchema,
@@ -75,6 +79,12 @@ export type ListToolsQuery = Partial<
 /** The query of GET /v1/runs as the client sends it (strings, before the server's coercion). */
 export type ListRunsQuery = Partial<
   Record<Exclude<keyof z.input<typeof ListRunsQuerySchema>, 'token'>, string>
+>;
+
+export type RunStats = z.infer<typeof RunStatsSchema>;
+/** The query of GET /v1/stats/runs as the client sends it. */
+export type RunStatsQuery = Partial<
+  Record<Exclude<keyof z.input<typeof RunStatsQuerySchema>, 'token'>, string>
 >;
 
 /** The values the enums above take, for the filters' options (the contract's lists, written as types). */

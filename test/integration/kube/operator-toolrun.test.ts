@@ -29,6 +29,7 @@ import { runnerPodName, runTokenSecretName } from '../../../operator/launchers/l
 import { ToolRunController } from '../../../operator/toolrun/controller.ts';
 import { ConditionType, EventReason, RunReason } from '../../../operator/toolrun/reasons.ts';
 import { hashRunToken } from '../../../runs/run-token.ts';
+import { runStats } from '../../../runs/stats.ts';
 import { toolRunFor, toolRunName } from '../../../runs/toolrun.ts';
 import { createInternalApi, type InternalApiHarness } from '../../support/internal-api.ts';
 import { waitFor } from '../../support/kube/kubeglue.ts';
@@ -498,6 +499,18 @@ describeKube('the ToolRun controller on Kubernetes', () => {
       'position 1 in the queue; 1 of 1 runs executing',
     );
     expect(await op.resources.pods.get(runnerPodName(toolRunName('succeed-b'), 1))).toBeUndefined();
+    // The API's queue (GET /v1/stats/runs) reads the same: b waits with its ToolRun's message, a (its runner
+    // Pod holding the attempt) does not.
+    const now = new Date();
+    const { queue } = await runStats(
+      { store, toolRuns: op.resources.toolRuns },
+      { from: new Date(now.getTime() - 60_000).toISOString(), to: now.toISOString(), bucketSeconds: 60 },
+      { toolIds: null },
+    );
+    expect(queue.runs.find((run) => run.runId === 'succeed-b')?.admission).toBe(
+      condition(queued, ConditionType.Admitted)?.message,
+    );
+    expect(queue.runs.map((run) => run.runId)).not.toContain('slow-a');
     const a = await finished(op, 'slow-a');
     const b = await finished(op, 'succeed-b');
     expect(b.status?.status).toBe('success');

@@ -9,8 +9,10 @@ import type { ListRunsQuery, RunList } from '../../api/types.ts';
 import { REQUEST_SOURCES, RUN_STATUSES } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatDuration, formatTime, isoToLocalInput, localInputToIso } from '../../components/format.ts';
+import { LiveUpdates } from '../../components/live.tsx';
 import { usePoll } from '../../components/poll.ts';
 import { StatusBadge } from '../../components/status.tsx';
+import { Table } from '../../components/table.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { client } from '../../session.ts';
 
@@ -166,23 +168,17 @@ export function RunsPage() {
     <section aria-labelledby="runs-title">
       <div class="page-head">
         <h1 id="runs-title">Runs</h1>
-        <div class="live">
-          <label>
-            <input
-              type="checkbox"
-              checked={live}
-              onChange={(event) => setLive(event.currentTarget.checked)}
-            />{' '}
-            Live updates
-          </label>
-          <span class="muted" role="status">
-            {cursor
+        <LiveUpdates
+          live={live}
+          onChange={setLive}
+          status={
+            cursor
               ? 'Older runs: updates show on the newest page'
               : updatedAt
                 ? `Updated ${updatedAt.toLocaleTimeString()}`
-                : 'Loading…'}
-          </span>
-        </div>
+                : 'Loading…'
+          }
+        />
       </div>
       <FilterForm filters={filters} />
       <ErrorMessage error={error} title="The runs could not be listed" />
@@ -195,37 +191,27 @@ export function RunsPage() {
           {page.data.length === 0 ? (
             <p>No runs match these filters.</p>
           ) : (
-            <div class="table-wrap">
-              <table class="runs-table">
-                <caption class="visually-hidden">Runs, newest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Status</th>
-                    <th scope="col">Run</th>
-                    <th scope="col">Tool</th>
-                    <th scope="col">Source</th>
-                    <th scope="col">Started</th>
-                    <th scope="col">Duration</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((run) => (
-                    <tr key={run.runId}>
-                      <td>
-                        <StatusBadge status={run.status} />
-                      </td>
-                      <td>
-                        <Link href={`/runs/${encodeURIComponent(run.runId)}`}>{run.runId}</Link>
-                      </td>
-                      <td>{run.toolId}</td>
-                      <td>{run.requestSource ?? 'api'}</td>
-                      <td>{formatTime(run.metadata.startedAt)}</td>
-                      <td>{formatDuration(run.metadata.durationMs)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table
+              class="runs-table"
+              caption="Runs, newest first"
+              captionHidden
+              columns={['Status', 'Run', 'Tool', 'Source', 'Started', 'Duration']}
+            >
+              {page.data.map((run) => (
+                <tr key={run.runId}>
+                  <td>
+                    <StatusBadge status={run.status} />
+                  </td>
+                  <td>
+                    <Link href={`/runs/${encodeURIComponent(run.runId)}`}>{run.runId}</Link>
+                  </td>
+                  <td>{run.toolId}</td>
+                  <td>{run.requestSource ?? 'api'}</td>
+                  <td>{formatTime(run.metadata.startedAt)}</td>
+                  <td>{formatDuration(run.metadata.durationMs)}</td>
+                </tr>
+              ))}
+            </Table>
           )}
           <nav class="pager" aria-label="Pages of runs">
             <button type="button" class="secondary" disabled={!cursor} onClick={newer}>
