@@ -14,13 +14,26 @@ beforeAll(async () => {
   expect((await api.call('POST', '/v1/tools', { body: tool })).status).toBe(201);
 });
 
-/** The catalog's entry, its status, and its "what to do" text as the body's hint (what the dashboard shows). */
+/** Errors that list each problem at its field (error.issues). */
+const WITH_ISSUES = new Set(['KG_ERR_VALIDATION', 'KG_ERR_INPUTS_INVALID', 'KG_ERR_TOOL_INVALID']);
+
+/**
+ * The catalog's entry, its status, its "what to do" text as the body's hint (what the dashboard shows) and,
+ * for validation errors, the problems at their fields.
+ */
 function expectError(answer: { status: number; body: unknown }, status: number, code: string): void {
   const entry = ERROR_CATALOG.find((candidate) => candidate.code === code);
   expect(entry?.statusCode).toBe(status);
+  const issues = WITH_ISSUES.has(code)
+    ? {
+        issues: expect.arrayContaining([
+          expect.objectContaining({ path: expect.any(Array), message: expect.any(String) }),
+        ]),
+      }
+    : {};
   expect({ status: answer.status, body: answer.body }).toEqual({
     status,
-    body: { error: { message: expect.any(String), code, hint: entry?.fix } },
+    body: { error: { message: expect.any(String), code, hint: entry?.fix, ...issues } },
   });
 }
 
