@@ -19,7 +19,7 @@ import {
   screenshot,
   signIn as signInWith,
 } from '../../support/browser.ts';
-import { TEST_ADMIN_KEY, useTestApi } from '../../support/embedded.ts';
+import { callOk, TEST_ADMIN_KEY, useTestApi } from '../../support/embedded.ts';
 import { type AgentProcess, startAgent } from '../../support/gateway-agent.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 import { AC_CLIENT, startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.ts';
@@ -54,11 +54,8 @@ const secrets = () => [
   ...[...idp.acceptedTokens].map((value, i) => ({ name: `oauth access token ${i}`, value })),
 ];
 
-async function call<T>(method: string, path: string, body?: unknown, key = TEST_ADMIN_KEY): Promise<T> {
-  const answer = await api.call<T>(method, path, { ...(body !== undefined ? { body } : {}), key });
-  expect(answer.status, `${method} ${path}: ${answer.text.slice(0, 500)}`).toBeLessThan(300);
-  return answer.body;
-}
+const call = <T>(method: string, path: string, body?: unknown, key?: string) =>
+  callOk<T>(api, method, path, body, key);
 
 async function open(path: string, options: Parameters<typeof openPage>[1] = {}): Promise<Page> {
   const { context, page, watch } = await openPage(browser, options);
