@@ -164,12 +164,17 @@ export interface Dashboard {
   signIn(page: Page, key?: string): Promise<void>;
 }
 
+export interface DashboardOptions {
+  /** Runs on every page before it navigates: routes to stub, listeners to record what it reads. */
+  prepare?: (page: Page, context: BrowserContext) => Promise<void> | void;
+}
+
 /**
  * The browser of a block of dashboard tests against the server at `baseUrl()`: launched before them and
  * closed after; after each test, no page it opened may have reported a Content-Security-Policy violation
  * or a console error. Call it inside the block that is skipped without Chromium (browserMissing).
  */
-export function useDashboard(baseUrl: () => string): Dashboard {
+export function useDashboard(baseUrl: () => string, dashboardOptions: DashboardOptions = {}): Dashboard {
   let browser: Browser | undefined;
   const opened: { context: BrowserContext; watch: PageWatch }[] = [];
   beforeAll(async () => {
@@ -184,6 +189,7 @@ export function useDashboard(baseUrl: () => string): Dashboard {
       if (!browser) throw new Error('the browser starts in beforeAll: open pages in tests');
       const { context, page, watch } = await openPage(browser, options);
       opened.push({ context, watch });
+      await dashboardOptions.prepare?.(page, context);
       await page.goto(`${baseUrl()}${path}`);
       return page;
     },

@@ -10,6 +10,7 @@ import { ErrorMessage } from '../components/error-message.tsx';
 import { formatBytes, formatRelative, formatTime } from '../components/format.ts';
 import { usePoll } from '../components/poll.ts';
 import { Badge } from '../components/status.tsx';
+import { Table } from '../components/table.tsx';
 import { client } from '../session.ts';
 
 export const GATEWAYS_POLL_MS = 5_000;
@@ -118,28 +119,17 @@ export function GatewaysPage() {
             <code>gateways:host</code>, created under Settings).
           </p>
         ) : (
-          // biome-ignore lint/a11y/noNoninteractiveTabindex: a table with no link in it scrolls sideways in a narrow window only if the keyboard can focus it (axe: scrollable-region-focusable)
-          <section class="table-wrap" tabIndex={0} aria-label="Connected gateway agents">
-            <table class="gateways-table">
-              <caption class="visually-hidden">Connected gateway agents</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Tunnel</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Targets</th>
-                  <th scope="col">Replica</th>
-                  <th scope="col">Connected since</th>
-                  <th scope="col">Streams</th>
-                  <th scope="col">Bytes moved</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.slice(0, shown).map((gateway) => (
-                  <GatewayRow key={gateway.tunnelId} gateway={gateway} />
-                ))}
-              </tbody>
-            </table>
-          </section>
+          <Table
+            class="gateways-table"
+            caption="Connected gateway agents"
+            captionHidden
+            scrollLabel="Connected gateway agents"
+            columns={['Tunnel', 'Status', 'Targets', 'Replica', 'Connected since', 'Streams', 'Bytes moved']}
+          >
+            {list.data.slice(0, shown).map((gateway) => (
+              <GatewayRow key={gateway.tunnelId} gateway={gateway} />
+            ))}
+          </Table>
         ))}
       {list && list.data.length > shown && (
         <button type="button" class="secondary" onClick={() => setShown(shown + ROWS_PER_PAGE)}>

@@ -7,18 +7,9 @@
  * key limited to some systems; no credential value ever in the DOM or in the answers the pages read.
  */
 
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  browserMissing,
-  closeWatchedPages,
-  expectAccessible,
-  launchBrowser,
-  openPage,
-  type PageWatch,
-  screenshot,
-  signIn as signInWith,
-} from '../../support/browser.ts';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { browserMissing, expectAccessible, screenshot, useDashboard } from '../../support/browser.ts';
 import { callOk, TEST_ADMIN_KEY, useTestApi } from '../../support/embedded.ts';
 import { type AgentProcess, startAgent } from '../../support/gateway-agent.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
@@ -38,8 +29,6 @@ const target = useHttpTarget();
 const api = useTestApi();
 let idp: TestOAuthProvider;
 let agent: AgentProcess | undefined;
-let browser: Browser;
-const opened: { context: BrowserContext; watch: PageWatch }[] = [];
 /** Every answer of the server the pages read (their bodies), for the secret scan. */
 const answers: Exposed[] = [];
 /** Documentation requests for /docs/held wait here until the test answers them. */
@@ -57,9 +46,8 @@ const secrets = () => [
 const call = <T>(method: string, path: string, body?: unknown, key?: string) =>
   callOk<T>(api, method, path, body, key);
 
-async function open(path: string, options: Parameters<typeof openPage>[1] = {}): Promise<Page> {
-  const { context, page, watch } = await openPage(browser, options);
-  opened.push({ context, watch });
+/** Every page: the provider's web font stubbed, and each answer of the server recorded for the secret scan. */
+async function prepare(page: Page, context: BrowserContext): Promise<void> {
   // The provider's login page imports a web font from the internet, which this machine may not reach.
   await context.route(/fonts\.googleapis\.com/, (route) =>
     route.fulfill({ status: 200, contentType: 'text/css', body: '' }),
@@ -71,11 +59,7 @@ async function open(path: string, options: Parameters<typeof openPage>[1] = {}):
       () => {}, // a redirect has no body
     );
   });
-  await page.goto(`${api.url}${path}`);
-  return page;
 }
-
-const signIn = (page: Page, key = TEST_ADMIN_KEY) => signInWith(page, key);
 
 /** No credential value in the page as it is now: its markup and every field's value. */
 async function expectNoSecretsShown(page: Page): Promise<void> {
@@ -99,8 +83,9 @@ async function runTool(toolId: string): Promise<{ status: string; data?: unknown
 }
 
 describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeout: 60_000 }, () => {
+  const { open, signIn } = useDashboard(() => api.url, { prepare });
+
   beforeAll(async () => {
-    browser = await launchBrowser();
     idp = await startOAuthProvider({ redirectUris: [`${api.url}/v1/oauth/callback`] });
     target.route('GET', '/whoami', (req) => ({
       body: {
@@ -116,14 +101,10 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
     heldDocs = target.hold('/docs/held');
   }, 60_000);
 
-  // Nothing the pages did was refused by their Content-Security-Policy, and nothing threw.
-  afterEach(() => closeWatchedPages(opened));
-
   afterAll(async () => {
     await agent?.kill();
     for (const response of heldDocs ?? []) response.destroy();
     await idp?.stop();
-    await browser?.close();
   });
 
   it('creates a system with an API key, and afterwards shows only the key names', async () => {

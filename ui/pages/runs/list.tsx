@@ -10,6 +10,7 @@ import { REQUEST_SOURCES, RUN_STATUSES } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatDuration, formatTime, isoToLocalInput, localInputToIso } from '../../components/format.ts';
 import { LiveUpdates } from '../../components/live.tsx';
+import { Pager } from '../../components/pager.tsx';
 import { usePoll } from '../../components/poll.ts';
 import { StatusBadge } from '../../components/status.tsx';
 import { Table } from '../../components/table.tsx';
@@ -213,14 +214,13 @@ export function RunsPage() {
               ))}
             </Table>
           )}
-          <nav class="pager" aria-label="Pages of runs">
-            <button type="button" class="secondary" disabled={!cursor} onClick={newer}>
-              Newer runs
-            </button>
-            <button type="button" class="secondary" disabled={!page.nextCursor} onClick={older}>
-              Older runs
-            </button>
-          </nav>
+          <Pager
+            label="Pages of runs"
+            previous={cursor ? newer : undefined}
+            next={page.nextCursor ? older : undefined}
+            previousText="Newer runs"
+            nextText="Older runs"
+          />
         </>
       )}
     </section>

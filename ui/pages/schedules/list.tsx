@@ -9,8 +9,10 @@ import type { ToolList, ToolSchedule, ToolScheduleList } from '../../api/types.t
 import { ConfirmButton } from '../../components/confirm.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatInZone, formatRelative, formatTime } from '../../components/format.ts';
+import { Pager } from '../../components/pager.tsx';
 import { usePoll } from '../../components/poll.ts';
 import { Badge } from '../../components/status.tsx';
+import { Table } from '../../components/table.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { client, session } from '../../session.ts';
 import { ScheduleForm } from './form.tsx';
@@ -276,38 +278,23 @@ export function SchedulesPage() {
             </p>
           )}
           {list.data.length > 0 && (
-            <div class="table-wrap">
-              <table class="schedules-table">
-                <caption class="visually-hidden">Schedules, oldest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Status</th>
-                    <th scope="col">Schedule</th>
-                    <th scope="col">Tool</th>
-                    <th scope="col">Next run</th>
-                    <th scope="col">Last tick</th>
-                    <th scope="col">
-                      <span class="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.data.map((schedule) => (
-                    <ScheduleRow key={schedule.id} schedule={schedule} mayWrite={mayWrite} changed={reload} />
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table
+              class="schedules-table"
+              caption="Schedules, oldest first"
+              captionHidden
+              columns={['Status', 'Schedule', 'Tool', 'Next run', 'Last tick', { hidden: 'Actions' }]}
+            >
+              {list.data.map((schedule) => (
+                <ScheduleRow key={schedule.id} schedule={schedule} mayWrite={mayWrite} changed={reload} />
+              ))}
+            </Table>
           )}
           {(page > 1 || list.hasMore) && (
-            <nav class="pager" aria-label="Pages of schedules">
-              <button type="button" class="secondary" disabled={page <= 1} onClick={() => goTo(page - 1)}>
-                Previous page
-              </button>
-              <button type="button" class="secondary" disabled={!list.hasMore} onClick={() => goTo(page + 1)}>
-                Next page
-              </button>
-            </nav>
+            <Pager
+              label="Pages of schedules"
+              previous={page > 1 ? () => goTo(page - 1) : undefined}
+              next={list.hasMore ? () => goTo(page + 1) : undefined}
+            />
           )}
         </>
       )}

@@ -12,6 +12,7 @@ import { ConfirmButton } from '../../components/confirm.tsx';
 import { CopyButton } from '../../components/copy-button.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatRelative, formatTime } from '../../components/format.ts';
+import { Table } from '../../components/table.tsx';
 import { client, signOut } from '../../session.ts';
 import { chosenIds, type IdChoice, IdPicker, NO_IDS } from './id-picker.tsx';
 import { CodeList, KeyLimit } from './key-limit.tsx';
@@ -271,30 +272,16 @@ export function ApiKeysSection({ me }: { me: Me }) {
       {created && <NewKey created={created} done={() => setCreated(undefined)} />}
       <ErrorMessage error={error} title="The API keys could not be listed" />
       {keys && (
-        <div class="table-wrap">
-          <table class="keys-table">
-            <caption class="visually-hidden">API keys (never their secrets)</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Id</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Tools</th>
-                <th scope="col">Systems</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">
-                  <span class="visually-hidden">Revoke</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.slice(0, shown).map((apiKey) => (
-                <KeyRow key={apiKey.id} apiKey={apiKey} me={me} revoked={reload} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          class="keys-table"
+          caption="API keys (never their secrets)"
+          captionHidden
+          columns={['Name', 'Id', 'Scopes', 'Tools', 'Systems', 'Created', 'Last used', { hidden: 'Revoke' }]}
+        >
+          {keys.data.slice(0, shown).map((apiKey) => (
+            <KeyRow key={apiKey.id} apiKey={apiKey} me={me} revoked={reload} />
+          ))}
+        </Table>
       )}
       {keys && keys.data.length > shown && (
         <button type="button" class="secondary" onClick={() => setShown(shown + ROWS_PER_PAGE)}>

@@ -7,6 +7,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { SystemList } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
+import { Pager } from '../../components/pager.tsx';
+import { Table } from '../../components/table.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { session } from '../../session.ts';
 import { canWriteSystems, listSystems } from './api.ts';
@@ -61,81 +63,68 @@ export function SystemsPage() {
           <p class="muted">
             {list.total} system variant{list.total === 1 ? '' : 's'}
           </p>
-          <div class="table-wrap">
-            <table class="systems-table">
-              <caption class="visually-hidden">Systems and their variants, by id</caption>
-              <thead>
-                <tr>
-                  <th scope="col">System</th>
-                  <th scope="col">Environment</th>
-                  <th scope="col">Where</th>
-                  <th scope="col">Authentication</th>
-                  <th scope="col">Credentials</th>
-                  <th scope="col">OAuth</th>
-                  <th scope="col">Documentation</th>
+          <Table
+            class="systems-table"
+            caption="Systems and their variants, by id"
+            captionHidden
+            columns={[
+              'System',
+              'Environment',
+              'Where',
+              'Authentication',
+              'Credentials',
+              'OAuth',
+              'Documentation',
+            ]}
+          >
+            {list.data.map((system) => {
+              const attempts = system.documentation && attemptsText(system.documentation);
+              return (
+                <tr key={`${system.id}/${system.environment}`}>
+                  <td>
+                    <Link href={`/systems/${encodeURIComponent(system.id)}`}>{system.id}</Link>
+                    {system.name && system.name !== system.id && <div class="muted">{system.name}</div>}
+                  </td>
+                  <td>{system.environment}</td>
+                  <td>
+                    {system.gateway ? (
+                      <>
+                        gateway <code>{system.gateway.tunnelId}</code> → <code>{system.gateway.target}</code>
+                      </>
+                    ) : (
+                      (system.url ?? '—')
+                    )}
+                  </td>
+                  <td>{AUTH_LABELS[system.authType ?? 'none']}</td>
+                  <td>
+                    <CredentialsStatus system={system} />
+                  </td>
+                  <td>{system.oauth ? <OAuthStatus oauth={system.oauth} withExpiry /> : '—'}</td>
+                  <td>
+                    {system.documentation ? (
+                      <>
+                        <DocumentationStatus state={system.documentation} />
+                        {attempts && <div class="muted">{attempts}</div>}
+                      </>
+                    ) : (
+                      '—'
+                    )}
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {list.data.map((system) => {
-                  const attempts = system.documentation && attemptsText(system.documentation);
-                  return (
-                    <tr key={`${system.id}/${system.environment}`}>
-                      <td>
-                        <Link href={`/systems/${encodeURIComponent(system.id)}`}>{system.id}</Link>
-                        {system.name && system.name !== system.id && <div class="muted">{system.name}</div>}
-                      </td>
-                      <td>{system.environment}</td>
-                      <td>
-                        {system.gateway ? (
-                          <>
-                            gateway <code>{system.gateway.tunnelId}</code> →{' '}
-                            <code>{system.gateway.target}</code>
-                          </>
-                        ) : (
-                          (system.url ?? '—')
-                        )}
-                      </td>
-                      <td>{AUTH_LABELS[system.authType ?? 'none']}</td>
-                      <td>
-                        <CredentialsStatus system={system} />
-                      </td>
-                      <td>{system.oauth ? <OAuthStatus oauth={system.oauth} withExpiry /> : '—'}</td>
-                      <td>
-                        {system.documentation ? (
-                          <>
-                            <DocumentationStatus state={system.documentation} />
-                            {attempts && <div class="muted">{attempts}</div>}
-                          </>
-                        ) : (
-                          '—'
-                        )}
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
-          <nav class="pager" aria-label="Pages of systems">
-            <button
-              type="button"
-              class="secondary"
-              disabled={page <= 1}
-              onClick={() =>
-                navigate(withQuery('/systems', { page: page > 2 ? String(page - 1) : undefined }))
-              }
-            >
-              Previous page
-            </button>
-            <button
-              type="button"
-              class="secondary"
-              disabled={!list.hasMore}
-              onClick={() => navigate(withQuery('/systems', { page: String(page + 1) }))}
-            >
-              Next page
-            </button>
-          </nav>
+              );
+            })}
+          </Table>
+          <Pager
+            label="Pages of systems"
+            previous={
+              page > 1
+                ? () => navigate(withQuery('/systems', { page: page > 2 ? String(page - 1) : undefined }))
+                : undefined
+            }
+            next={
+              list.hasMore ? () => navigate(withQuery('/systems', { page: String(page + 1) })) : undefined
+            }
+          />
         </>
       )}
     </section>

@@ -7,6 +7,8 @@ import { useEffect, useState } from 'preact/hooks';
 import type { ListToolsQuery, ToolList } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatTime } from '../../components/format.ts';
+import { Pager } from '../../components/pager.tsx';
+import { Table } from '../../components/table.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { client, session } from '../../session.ts';
 import { ToolState, toolHref } from './shared.tsx';
@@ -165,59 +167,43 @@ export function ToolsPage() {
                   : 'No tools this key may see.'}
             </p>
           ) : (
-            <div class="table-wrap">
-              <table class="tools-table">
-                <caption class="visually-hidden">Tools, by id</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Tool</th>
-                    <th scope="col">Folder</th>
-                    <th scope="col">Steps</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Updated</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.data.map((tool) => (
-                    <tr key={tool.id}>
-                      <td>
-                        <Link href={toolHref(tool.id)}>{tool.id}</Link>
-                        {tool.name && tool.name !== tool.id && <div class="muted">{tool.name}</div>}
-                      </td>
-                      <td>
-                        {tool.folder ? (
-                          <Link
-                            href={withQuery('/tools', { ...filters, folder: tool.folder, page: undefined })}
-                          >
-                            {tool.folder}
-                          </Link>
-                        ) : (
-                          '—'
-                        )}
-                      </td>
-                      <td>{tool.steps.length}</td>
-                      <td>
-                        <ToolState archived={tool.archived} />
-                      </td>
-                      <td>{formatTime(tool.updatedAt)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table
+              class="tools-table"
+              caption="Tools, by id"
+              captionHidden
+              columns={['Tool', 'Folder', 'Steps', 'State', 'Updated']}
+            >
+              {list.data.map((tool) => (
+                <tr key={tool.id}>
+                  <td>
+                    <Link href={toolHref(tool.id)}>{tool.id}</Link>
+                    {tool.name && tool.name !== tool.id && <div class="muted">{tool.name}</div>}
+                  </td>
+                  <td>
+                    {tool.folder ? (
+                      <Link href={withQuery('/tools', { ...filters, folder: tool.folder, page: undefined })}>
+                        {tool.folder}
+                      </Link>
+                    ) : (
+                      '—'
+                    )}
+                  </td>
+                  <td>{tool.steps.length}</td>
+                  <td>
+                    <ToolState archived={tool.archived} />
+                  </td>
+                  <td>{formatTime(tool.updatedAt)}</td>
+                </tr>
+              ))}
+            </Table>
           )}
           {pages > 1 && (
-            <nav class="pager" aria-label="Pages of tools">
-              <button type="button" class="secondary" disabled={page <= 1} onClick={() => goTo(page - 1)}>
-                Previous page
-              </button>
-              <span>
-                Page {page} of {pages}
-              </span>
-              <button type="button" class="secondary" disabled={!list.hasMore} onClick={() => goTo(page + 1)}>
-                Next page
-              </button>
-            </nav>
+            <Pager
+              label="Pages of tools"
+              previous={page > 1 ? () => goTo(page - 1) : undefined}
+              next={list.hasMore ? () => goTo(page + 1) : undefined}
+              position={`Page ${page} of ${pages}`}
+            />
           )}
         </>
       )}
