@@ -222,6 +222,13 @@ export function structuralSchemaOf(schema: z.ZodType): SchemaNode {
   return toStructural(json, defs);
 }
 
+// What the API server says of these fields in its own types, so `kubectl explain` reads the same here.
+const API_VERSION_DESCRIPTION =
+  'APIVersion defines the versioned schema of this representation of an object: kubeglue.dev/v1alpha1.';
+const KIND_DESCRIPTION = 'Kind is a string value representing the REST resource this object represents.';
+const METADATA_DESCRIPTION =
+  "Standard object's metadata: name, namespace, labels, annotations, owner references, finalizers.";
+
 /** The CustomResourceDefinition object of one kind. */
 export function customResourceDefinition(def: ResourceDefinition): SchemaNode {
   return {
@@ -252,11 +259,11 @@ export function customResourceDefinition(def: ResourceDefinition): SchemaNode {
               description: def.description,
               required: ['spec'],
               properties: {
-                apiVersion: { type: 'string' },
-                kind: { type: 'string' },
-                metadata: { type: 'object' },
-                spec: structuralSchemaOf(def.spec),
-                status: structuralSchemaOf(def.status),
+                apiVersion: { type: 'string', description: API_VERSION_DESCRIPTION },
+                kind: { type: 'string', description: KIND_DESCRIPTION },
+                metadata: { type: 'object', description: METADATA_DESCRIPTION },
+                spec: { ...structuralSchemaOf(def.spec), description: def.specDescription },
+                status: { ...structuralSchemaOf(def.status), description: def.statusDescription },
               },
             },
           },
