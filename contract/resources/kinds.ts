@@ -119,6 +119,10 @@ export const ToolRunStatus = z.object({
   startedAt: z.string().optional().describe('When the run was admitted.'),
   completedAt: z.string().optional().describe('When the run ended.'),
   durationMs: z.number().int().optional().describe("Milliseconds from the run's start to its end."),
+  duration: z
+    .string()
+    .optional()
+    .describe('durationMs as people read it (1.2s, 3m4s, 1h2m3s): the Duration column of kubectl get.'),
   error: z.string().max(1024).optional().describe('Redacted and truncated; never payload data.'),
   steps: z.array(ToolRunStepSummary).optional().describe('One summary per step run: never its data.'),
   reason: z
@@ -262,7 +266,12 @@ export const RESOURCE_DEFINITIONS: ResourceDefinition[] = [
       { name: 'Tool', type: 'string', jsonPath: '.spec.tool.id' },
       { name: 'Status', type: 'string', jsonPath: '.status.status' },
       { name: 'Source', type: 'string', jsonPath: '.spec.requestSource' },
-      { name: 'Duration', type: 'integer', jsonPath: '.status.durationMs', description: 'Milliseconds' },
+      {
+        name: 'Duration',
+        type: 'string',
+        jsonPath: '.status.duration',
+        description: "From the run's start to its end (status.durationMs in milliseconds)",
+      },
       { name: 'Reason', type: 'string', jsonPath: '.status.reason', priority: 1 },
       { name: 'Pod', type: 'string', jsonPath: '.status.podName', priority: 1 },
       age,
