@@ -1,6 +1,8 @@
+import { conditionChangeEvent, type EventRecorder, NO_EVENTS } from '../events.ts';
 import type { ControllerHealth } from '../health.ts';
 import { informerOptions } from '../informer-options.ts';
 import { writeDecidedStatus } from '../status.ts';
+import { ToolConditionType } from './reasons.ts';
 /**
  * The Tool controller's wiring: Tools and Systems informers and a work queue. A Tool is checked when it
  * changes and whenever a System it uses is added, changed or removed; the status is written through
@@ -13,8 +15,6 @@ import { Informer } from '../../kube/informer.ts';
 import type { ResourceClient } from '../../kube/resources/index.ts';
 import { WorkQueue } from '../../kube/work-queue.ts';
 import { findToolProblems } from '../../tools/validation.ts';
-import { conditionChangeEvent, type EventRecorder, NO_EVENTS } from '../events.ts';
-import { ToolConditionType } from './reasons.ts';
 import { decideTool, type ToolObservation } from './reconcile.ts';
 
 export interface ToolControllerOptions {
