@@ -88,6 +88,9 @@ let warningsLogged = false;
 export function logProcessWarnings(log: Logger): void {
   if (warningsLogged) return;
   warningsLogged = true;
+  // Node's own switches for silence stay in force (it installs no printer then: nothing to replace).
+  const options = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  if (process.env.NODE_NO_WARNINGS === '1' || options.includes('--no-warnings')) return;
   process.removeAllListeners('warning');
   process.on('warning', (warning: Error & { code?: string }) => {
     log.warn(`${warning.name}: ${warning.message}`, warning.code ? { code: warning.code } : {});
