@@ -226,8 +226,6 @@ export function structuralSchemaOf(schema: z.ZodType): SchemaNode {
 const API_VERSION_DESCRIPTION =
   'APIVersion defines the versioned schema of this representation of an object: kubeglue.dev/v1alpha1.';
 const KIND_DESCRIPTION = 'Kind is a string value representing the REST resource this object represents.';
-const METADATA_DESCRIPTION =
-  "Standard object's metadata: name, namespace, labels, annotations, owner references, finalizers.";
 
 /** The CustomResourceDefinition object of one kind. */
 export function customResourceDefinition(def: ResourceDefinition): SchemaNode {
@@ -261,7 +259,8 @@ export function customResourceDefinition(def: ResourceDefinition): SchemaNode {
               properties: {
                 apiVersion: { type: 'string', description: API_VERSION_DESCRIPTION },
                 kind: { type: 'string', description: KIND_DESCRIPTION },
-                metadata: { type: 'object', description: METADATA_DESCRIPTION },
+                // The API server refuses anything but a type here (metadata is its own to describe).
+                metadata: { type: 'object' },
                 spec: { ...structuralSchemaOf(def.spec), description: def.specDescription },
                 status: { ...structuralSchemaOf(def.status), description: def.statusDescription },
               },
