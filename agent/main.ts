@@ -7,6 +7,7 @@
  * Exits 2 on a bad configuration, 0 after SIGTERM/SIGINT or when a newer agent took its tunnel over.
  */
 import { readFile } from 'node:fs/promises';
+import { createLogger } from '../contract/log.ts';
 import { GatewayAgent } from './agent.ts';
 import { AgentConfigError, parseAgentConfig } from './config.ts';
 
@@ -34,10 +35,8 @@ export function parseAgentArgs(args: readonly string[]): AgentArgs {
   return { configPath, debug };
 }
 
-const stamp = () => new Date().toISOString();
-
 export async function main(args: string[]): Promise<void> {
-  const log = (line: string) => console.log(`${stamp()} kubeglue agent: ${line}`);
+  const log = createLogger('agent');
   let agent: GatewayAgent;
   try {
     const { configPath, debug } = parseAgentArgs(args);
@@ -50,7 +49,7 @@ export async function main(args: string[]): Promise<void> {
     const config = parseAgentConfig(text, configPath);
     agent = new GatewayAgent(config, {
       log,
-      debug: debug ? (line) => console.log(`${stamp()} kubeglue agent [debug]: ${line}`) : undefined,
+      debug: debug ? (line) => log.debug(line) : undefined,
     });
     log(
       `tunnel '${config.tunnelId}' → ${config.serverUrl}; targets: ` +
@@ -58,7 +57,7 @@ export async function main(args: string[]): Promise<void> {
     );
   } catch (error) {
     if (!(error instanceof AgentConfigError)) throw error;
-    console.error(`kubeglue agent: ${error.message}`);
+    log.fatal(error.message);
     process.exitCode = 2;
     return;
   }

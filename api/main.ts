@@ -6,6 +6,7 @@
 import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import { poolSettings } from '../config/config.ts';
+import { createLogger } from '../contract/log.ts';
 import { WorkerPool } from '../engine/worker/pool.ts';
 import { openClusterProcess } from '../kube/cluster-process.ts';
 import { installLastResortHandlers } from '../kube/last-resort.ts';
@@ -27,7 +28,7 @@ import { runnerStreamCheck } from './gateway/runner-access.ts';
 import { buildInternalServer } from './internal/server.ts';
 import { loadTls } from './tls.ts';
 
-const log = (line: string) => console.log(`kubeglue api: ${line}`);
+const log = createLogger('api');
 // Only sync runs execute in an API replica: their caller's connection went with it (runs/interrupted.ts).
 const RECOVERY_MESSAGE = syncRunError('The API replica executing this run stopped before it finished');
 const RECOVERY_SWEEP_MS = 60_000;
@@ -166,14 +167,14 @@ export async function main(_args: string[]): Promise<void> {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
       stop(signal).catch((error: unknown) => {
-        console.error(`kubeglue api: shutdown failed: ${(error as Error).message}`);
+        log.error(`shutdown failed: ${(error as Error).message}`);
         process.exitCode = 1;
       });
     });
   }
   // What nothing caught: a rejection is logged, an exception shuts down (kube/last-resort.ts).
   installLastResortHandlers({
-    log,
+    log: log.error,
     shutdown: () => stop('uncaught exception'),
     hardExitMs: settings.shutdownGraceMs + 10_000,
   });

@@ -3,10 +3,11 @@
  * configured by KUBEGLUE_* environment variables. SIGINT/SIGTERM shut it down gracefully.
  */
 import { loadSettings } from '../config/config.ts';
+import { createLogger } from '../contract/log.ts';
 import { installLastResortHandlers } from '../kube/last-resort.ts';
 import { startEmbedded } from './embedded.ts';
 
-const log = (line: string) => console.log(`kubeglue: ${line}`);
+const log = createLogger('embedded');
 
 export async function main(_args: string[]): Promise<void> {
   const config = loadSettings('embedded');
@@ -19,7 +20,7 @@ export async function main(_args: string[]): Promise<void> {
     embedded.close().then(
       () => log('stopped'),
       (error: unknown) => {
-        console.error(`kubeglue: shutdown failed: ${(error as Error).message}`);
+        log.error(`shutdown failed: ${(error as Error).message}`);
         process.exitCode = 1;
       },
     );
@@ -28,7 +29,7 @@ export async function main(_args: string[]): Promise<void> {
   process.once('SIGTERM', () => stop('SIGTERM'));
   // What nothing caught: a rejection is logged, an exception shuts down (kube/last-resort.ts).
   installLastResortHandlers({
-    log,
+    log: log.error,
     shutdown: () => embedded.close(),
     hardExitMs: config.shutdownGraceMs + 10_000,
   });

@@ -7,7 +7,9 @@
  *
  * `kubeglue <role> [options]` starts one role per process (bin/roles.ts); the role's module is loaded
  * only when chosen, so a runner Pod never loads the API server and the reverse. Before the role starts,
- * every KUBEGLUE_* variable no setting declares is reported (config/config.ts, unknownSettings).
+ * every KUBEGLUE_* variable no setting declares is reported (config/config.ts, unknownSettings). A role
+ * logs JSON lines from its first line on (contract/log.ts): the warnings before it starts, Node's process
+ * warnings and the error that ends it too.
  * `kubeglue <command> [options]` runs a client command against an API (bin/cli/). `--help` of anything
  * only prints: it loads no role, opens no port, creates no file.
  */
@@ -15,6 +17,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { unknownSettings } from '../config/config.ts';
 import { suggestKey } from '../contract/format-issues.ts';
+import { createLogger, type Logger, logProcessWarnings } from '../contract/log.ts';
 import { COMMANDS, findCommand, resolveConnection, runCommand } from './cli/main.ts';
 import { mainHelp, roleHelp } from './help.ts';
 import { findRole, ROLES } from './roles.ts';
@@ -37,9 +40,8 @@ function packageVersion(): string {
   }
 }
 
-function warnUnknownSettings(prefix: string): void {
-  for (const warning of unknownSettings()) console.error(`${prefix}: warning: ${warning}`);
-}
+/** The logger of the role this process runs, once it is known to start one; its fatal errors go there. */
+let roleLog: Logger | undefined;
 
 /** The exit code, or undefined for a role, which sets its own. */
 async function main(argv: string[]): Promise<number | undefined> {
@@ -58,20 +60,24 @@ async function main(argv: string[]): Promise<number | undefined> {
       process.stdout.write(roleHelp(role));
       return 0;
     }
+    roleLog = createLogger(role.name);
+    logProcessWarnings(roleLog);
     if (!role.takesArguments && args.length > 0) {
-      process.stderr.write(
-        `kubeglue ${name}: unknown argument '${args[0]}': settings are KUBEGLUE_* environment variables ` +
-          `(see 'kubeglue ${name} --help')\n`,
+      roleLog.fatal(
+        `unknown argument '${args[0]}': settings are KUBEGLUE_* environment variables ` +
+          `(see 'kubeglue ${name} --help')`,
       );
       return 2;
     }
-    warnUnknownSettings(`kubeglue ${name}`);
+    for (const warning of unknownSettings()) roleLog.warn(warning);
     await (await role.load()).main(args);
     return undefined;
   }
   const spec = findCommand(name);
   if (spec) {
-    if (!args.some((arg) => HELP_FLAGS.has(arg))) warnUnknownSettings(`kubeglue ${name}`);
+    if (!args.some((arg) => HELP_FLAGS.has(arg))) {
+      for (const warning of unknownSettings()) console.error(`kubeglue ${name}: warning: ${warning}`);
+    }
     const interrupt = new AbortController();
     process.once('SIGINT', () => interrupt.abort());
     return runCommand(spec, args, {
@@ -98,7 +104,9 @@ main(process.argv.slice(2)).then(
     if (code !== undefined) process.exitCode = code;
   },
   (error: unknown) => {
-    console.error(`kubeglue ${process.argv[2]}: ${(error as Error).message}`);
+    const message = (error as Error).message;
+    if (roleLog) roleLog.fatal(message);
+    else console.error(`kubeglue ${process.argv[2]}: ${message}`);
     process.exit(1);
   },
 );

@@ -163,6 +163,7 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
     new ToolController({
       tools: resources.tools,
       systems: resources.systems,
+      events,
       resyncMs: settings.resyncMs,
       log,
     }),
@@ -189,6 +190,7 @@ export async function startOperator(deps: OperatorDeps): Promise<Operator> {
         systems: resources.systems,
         secrets: deps.secrets,
         ...(deps.secretWatch ? { secretWatch: deps.secretWatch } : {}),
+        events,
         resyncMs: settings.resyncMs,
         log,
       }),

@@ -6,10 +6,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { ObjectMeta } from '../contract/resources/meta.ts';
+import type { Condition, ObjectMeta } from '../contract/resources/meta.ts';
 import { isResourceError, type ResourceClient } from '../kube/resources/index.ts';
 import type { Event } from '../kube/types.ts';
-import { kubeTime, truncateBytes } from './conditions.ts';
+import { findCondition, kubeTime, truncateBytes } from './conditions.ts';
 
 export const EVENT_SOURCE_COMPONENT = 'kubeglue-operator';
 /** Event messages are cut to this many bytes (events.k8s.io caps notes at 1 KiB). */
@@ -134,4 +134,33 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
       }
     },
   };
+}
+
+/** An Event to record: what changed, said once. */
+export interface ConditionEvent {
+  type: EventType;
+  reason: string;
+  message: string;
+}
+
+/**
+ * The Event a written change of a Ready-like condition deserves (the Tool and System controllers): a
+ * Warning with the reason and message when it turns False, or stays False for another reason or
+ * message (another problem); Normal when it turns True. Nothing when it reads as before, so a resync,
+ * which rewrites nothing, records nothing.
+ */
+export function conditionChangeEvent(
+  before: readonly Condition[] | undefined,
+  after: readonly Condition[] | undefined,
+  type: string,
+): ConditionEvent | undefined {
+  const previous = findCondition(before, type);
+  const next = findCondition(after, type);
+  if (!next) return undefined;
+  const event = { reason: next.reason, message: next.message };
+  if (next.status === 'True') return previous?.status === 'True' ? undefined : { type: 'Normal', ...event };
+  if (next.status !== 'False') return undefined;
+  const same =
+    previous?.status === 'False' && previous.reason === next.reason && previous.message === next.message;
+  return same ? undefined : { type: 'Warning', ...event };
 }

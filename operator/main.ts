@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { operatorSettings } from '../config/config.ts';
+import { createLogger } from '../contract/log.ts';
 import { openClusterProcess } from '../kube/cluster-process.ts';
 import { registerJobMetrics } from '../kube/job-metrics.ts';
 import { installLastResortHandlers } from '../kube/last-resort.ts';
@@ -27,7 +28,7 @@ import { createPodLauncher, type Operator, startOperator } from './app.ts';
 import { createClusterRunStarters } from './cluster-runs.ts';
 import { registerOperatorMetrics, registerToolRunStates } from './metrics.ts';
 
-const log = (line: string) => console.log(`kubeglue operator: ${line}`);
+const log = createLogger('operator');
 
 export async function main(_args: string[]): Promise<void> {
   const opened = await openClusterProcess('operator', { log });

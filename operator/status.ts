@@ -15,16 +15,20 @@ export function versionOf(object: WireObject): { resourceVersion?: string } {
 /**
  * Writes a status patch decided from `object`, to that version only (a newer object is decided again: the
  * Conflict requeues it), and shows the informer what was written. An object deleted meanwhile is let go.
+ * The object as written, or undefined when it was gone.
  */
 export async function writeDecidedStatus<T extends WireObject>(
   client: Pick<ResourceClient<T>, 'patchStatus'>,
   informer: Pick<Informer<T>, 'observe'>,
   object: T,
   patch: StatusPatch<T>,
-): Promise<void> {
+): Promise<T | undefined> {
   try {
-    informer.observe('MODIFIED', await client.patchStatus(object.metadata.name, patch, versionOf(object)));
+    const written = await client.patchStatus(object.metadata.name, patch, versionOf(object));
+    informer.observe('MODIFIED', written);
+    return written;
   } catch (error) {
     if (!isResourceError(error, 'NotFound')) throw error;
+    return undefined;
   }
 }

@@ -14,19 +14,22 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
 import { parseArgs } from 'node:util';
 import { engineSettings, loadSettings, type RunnerSettings } from '../config/config.ts';
+import { createLogger } from '../contract/log.ts';
 import { RunOrder } from '../contract/wire/run-order.ts';
 import { createEngineDeps } from '../engine/deps.ts';
 import { closeHttpAgent } from '../engine/protocols/http.ts';
 import { closePostgresPools } from '../engine/protocols/index.ts';
 import { runTool } from '../engine/run-tool.ts';
 
+const log = createLogger('runner');
+
 async function runOrder(args: string[], settings: RunnerSettings): Promise<number> {
   const { values } = parseArgs({ args, options: { order: { type: 'string' }, out: { type: 'string' } } });
   const raw = values.order ? await readFile(values.order, 'utf8') : await text(process.stdin);
   const parsed = RunOrder.safeParse(JSON.parse(raw));
   if (!parsed.success) {
-    console.error(
-      `runner: invalid run order: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    log.error(
+      `invalid run order: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
     );
     return 1;
   }
@@ -51,7 +54,7 @@ export async function main(args: string[]): Promise<void> {
   try {
     settings = loadSettings('runner');
   } catch (error) {
-    process.stdout.write(`runner: ${(error as Error).message}\n`);
+    log.fatal((error as Error).message);
     process.exitCode = 1;
     return;
   }
@@ -64,7 +67,7 @@ export async function main(args: string[]): Promise<void> {
   try {
     process.exitCode = await runOrder(args, settings);
   } catch (error) {
-    console.error(`runner: ${(error as Error).message}`);
+    log.fatal((error as Error).message);
     process.exitCode = 1;
   }
 }

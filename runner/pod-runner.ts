@@ -8,6 +8,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { z } from 'zod';
 import type { RunnerSettings } from '../config/config.ts';
+import { createLogger } from '../contract/log.ts';
 import { RunOrder } from '../contract/wire/run-order.ts';
 import {
   AccessTokenAnswer,
@@ -31,9 +32,7 @@ import { EventShipper } from './pod-events.ts';
 type Ack = z.infer<typeof ResultAck>;
 const TERMINAL = new Set<string>(['success', 'failed', 'aborted']);
 
-function log(line: string): void {
-  process.stdout.write(`runner: ${line}\n`);
-}
+const log = createLogger('runner');
 
 function failure(status: 'failed' | 'aborted', error: string): EngineResult {
   return { status, data: null, stepResults: [], error, files: [] };

@@ -116,7 +116,9 @@ export const scheduleFields = {
   schedule: CronExpression,
   timeZone: TimeZone.default('UTC'),
   inputs: freeForm(JsonObject).optional().describe("The inputs of every run (the tool's payload)."),
-  options: ScheduleRunOptions.optional(),
+  options: ScheduleRunOptions.optional().describe(
+    'The run options every run of a tick gets: mode, timeout, retries, webhookUrl.',
+  ),
   suspend: z
     .boolean()
     .default(false)

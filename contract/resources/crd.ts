@@ -222,6 +222,11 @@ export function structuralSchemaOf(schema: z.ZodType): SchemaNode {
   return toStructural(json, defs);
 }
 
+// What the API server says of these fields in its own types, so `kubectl explain` reads the same here.
+const API_VERSION_DESCRIPTION =
+  'APIVersion defines the versioned schema of this representation of an object: kubeglue.dev/v1alpha1.';
+const KIND_DESCRIPTION = 'Kind is a string value representing the REST resource this object represents.';
+
 /** The CustomResourceDefinition object of one kind. */
 export function customResourceDefinition(def: ResourceDefinition): SchemaNode {
   return {
@@ -252,11 +257,12 @@ export function customResourceDefinition(def: ResourceDefinition): SchemaNode {
               description: def.description,
               required: ['spec'],
               properties: {
-                apiVersion: { type: 'string' },
-                kind: { type: 'string' },
+                apiVersion: { type: 'string', description: API_VERSION_DESCRIPTION },
+                kind: { type: 'string', description: KIND_DESCRIPTION },
+                // The API server refuses anything but a type here (metadata is its own to describe).
                 metadata: { type: 'object' },
-                spec: structuralSchemaOf(def.spec),
-                status: structuralSchemaOf(def.status),
+                spec: { ...structuralSchemaOf(def.spec), description: def.specDescription },
+                status: { ...structuralSchemaOf(def.status), description: def.statusDescription },
               },
             },
           },

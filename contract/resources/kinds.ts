@@ -119,6 +119,10 @@ export const ToolRunStatus = z.object({
   startedAt: z.string().optional().describe('When the run was admitted.'),
   completedAt: z.string().optional().describe('When the run ended.'),
   durationMs: z.number().int().optional().describe("Milliseconds from the run's start to its end."),
+  duration: z
+    .string()
+    .optional()
+    .describe('durationMs as people read it (1.2s, 3m4s, 1h2m3s): the Duration column of kubectl get.'),
   error: z.string().max(1024).optional().describe('Redacted and truncated; never payload data.'),
   steps: z.array(ToolRunStepSummary).optional().describe('One summary per step run: never its data.'),
   reason: z
@@ -198,6 +202,10 @@ export interface ResourceDefinition {
   status: z.ZodType;
   printerColumns: PrinterColumn[];
   description: string;
+  /** What `kubectl explain <kind>.spec` says of the spec itself. */
+  specDescription: string;
+  /** What `kubectl explain <kind>.status` says of the status itself. */
+  statusDescription: string;
 }
 
 const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
@@ -217,6 +225,10 @@ export const RESOURCE_DEFINITIONS: ResourceDefinition[] = [
     spec: ToolSpec,
     status: ToolStatus,
     description: 'A stored, ordered workflow of request and transform steps.',
+    specDescription:
+      'The tool as its author wrote it: its steps (requests to systems and transforms, run in order), the input and output schemas and the run defaults. The operator checks it and reports the outcome in status.',
+    statusDescription:
+      'What the operator found when it checked the spec: the Ready condition (True when every step checks out, else the reason and every problem), the step count and the generation checked.',
     printerColumns: [ready, { name: 'Steps', type: 'integer', jsonPath: '.status.stepCount' }, age],
   },
   {
@@ -227,6 +239,10 @@ export const RESOURCE_DEFINITIONS: ResourceDefinition[] = [
     spec: SystemSpec,
     status: SystemStatus,
     description: 'A reusable connection to an external system; credentials live in the referenced Secret.',
+    specDescription:
+      'How to reach the system: its id (what steps name as systemId), base URL, auth type, environment (dev or prod) and the Secret holding its credentials.',
+    statusDescription:
+      'What the operator found: the Ready condition (whether runs can use the system: its Secret exists and fits the auth type), EnvironmentsLinked (whether the other environment exists) and OAuth token expiry, never a credential.',
     printerColumns: [
       { name: 'Environment', type: 'string', jsonPath: '.spec.environment' },
       { name: 'URL', type: 'string', jsonPath: '.spec.url' },
@@ -242,11 +258,20 @@ export const RESOURCE_DEFINITIONS: ResourceDefinition[] = [
     spec: ToolRunSpec,
     status: ToolRunStatus,
     description: 'The work order of one asynchronous run; the run record itself lives in the store.',
+    specDescription:
+      'The run as it was accepted: its run id, a snapshot of the tool, the run options, who started it and the execution mode. Inputs and runtime credentials stay in the store. Set cancel to true to cancel the run.',
+    statusDescription:
+      'Where the run is, mirrored by the operator: its status and reason, start, end and duration, the runner Pod and attempt, a summary per step (never data) and the Admitted and Succeeded conditions.',
     printerColumns: [
       { name: 'Tool', type: 'string', jsonPath: '.spec.tool.id' },
       { name: 'Status', type: 'string', jsonPath: '.status.status' },
       { name: 'Source', type: 'string', jsonPath: '.spec.requestSource' },
-      { name: 'Duration', type: 'integer', jsonPath: '.status.durationMs', description: 'Milliseconds' },
+      {
+        name: 'Duration',
+        type: 'string',
+        jsonPath: '.status.duration',
+        description: "From the run's start to its end (status.durationMs in milliseconds)",
+      },
       { name: 'Reason', type: 'string', jsonPath: '.status.reason', priority: 1 },
       { name: 'Pod', type: 'string', jsonPath: '.status.podName', priority: 1 },
       age,
@@ -260,6 +285,10 @@ export const RESOURCE_DEFINITIONS: ResourceDefinition[] = [
     spec: ToolScheduleSpec,
     status: ToolScheduleStatus,
     description: 'Runs a tool on a cron schedule in a time zone: one run per tick, like a CronJob.',
+    specDescription:
+      'Which tool runs when: the tool id, the cron schedule and time zone, the run inputs and options, the concurrency policy, the starting deadline and suspend.',
+    statusDescription:
+      'What the schedule did: its last and next tick, the run the last tick started, the runs still active and the Ready condition.',
     printerColumns: [
       { name: 'Tool', type: 'string', jsonPath: '.spec.toolId', priority: 1 },
       { name: 'Schedule', type: 'string', jsonPath: '.spec.schedule' },

@@ -4,9 +4,10 @@
  * the egress guard as usual. For https the TLS session runs over the tunnel socket with the URL's host
  * name as SNI and for the certificate check, so the tunnel carries ciphertext only.
  */
-import { Agent, buildConnector, type Dispatcher, interceptors } from 'undici';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
 import type { GatewayRoute } from '../types.ts';
 import { AgentCache } from './agent-cache.ts';
+import { decompress } from './decompress.ts';
 import type { EgressGuard } from './egress-policy.ts';
 import { egressConnector, type ResolveAll } from './egress-socket.ts';
 import { dialGateway, type GatewayRelayAddress } from './gateway-socket.ts';
@@ -55,7 +56,7 @@ export function gatewayAgentFor(
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 300_000,
       connect: gatewayConnector(route, relay, direct),
-    }).compose(interceptors.decompress({ skipErrorResponses: false }));
+    }).compose(decompress);
   });
 }
 

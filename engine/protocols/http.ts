@@ -4,10 +4,11 @@
  * retried per `retry.ts`, body parsed per `http-parse.ts`.
  */
 import { setTimeout as sleepFor } from 'node:timers/promises';
-import { Agent, type Dispatcher, interceptors, request } from 'undici';
+import { Agent, type Dispatcher, request } from 'undici';
 import type { JsonValue } from '../../contract/json.ts';
 import type { GatewayRoute } from '../types.ts';
 import { AgentCache } from './agent-cache.ts';
+import { decompress } from './decompress.ts';
 import { discardBody } from './discard-body.ts';
 import { EgressGuard, type EgressPolicy, PERMISSIVE_EGRESS } from './egress-policy.ts';
 import { egressConnector, type ResolveAll } from './egress-socket.ts';
@@ -167,10 +168,7 @@ function agentFor(guard: EgressGuard, resolve: ResolveAll | undefined): Dispatch
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 300_000,
       connect: egressConnector(guard, { timeoutMs: 30_000, ...(resolve ? { resolve } : {}) }),
-    }).compose(
-      // Error bodies are decoded too: their text goes into the step's error message.
-      interceptors.decompress({ skipErrorResponses: false }),
-    ),
+    }).compose(decompress),
   );
 }
 

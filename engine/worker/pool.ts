@@ -161,9 +161,6 @@ export class WorkerPool {
         '--no-node-snapshot',
         `--max-old-space-size=${this.#options.workerHeapMb}`,
         '--max-semi-space-size=1',
-        // undici's decompress interceptor announces itself as experimental in every worker's first
-        // HTTP step: noise in the server's log for a version the lockfile pins.
-        '--disable-warning=ExperimentalWarning',
       ],
       // Not the parent's environment: it holds the master key, admin key and database URL.
       env: workerEnvironment(process.env, { MALLOC_ARENA_MAX: '2' }),

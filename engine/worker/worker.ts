@@ -3,6 +3,7 @@
  * over IPC. User code runs in its sandbox; a crash here fails only this worker's runs.
  */
 
+import { createLogger, logProcessWarnings } from '../../contract/log.ts';
 import { createEngineDeps } from '../deps.ts';
 import { closeGatewayAgents } from '../protocols/gateway-http.ts';
 import { closeHttpAgent } from '../protocols/http.ts';
@@ -11,6 +12,9 @@ import { runTool } from '../run-tool.ts';
 import type { EngineEvent, GrantedToken } from '../types.ts';
 import type { FromWorker, ToWorker, WorkerSettings } from './ipc.ts';
 import { startWorkerWatchdog } from './watchdog.ts';
+
+// Its warnings share the API's log (stderr is inherited): one JSON line each, as the API's own.
+logProcessWarnings(createLogger('worker'));
 
 // First: whatever happens to this thread later, the process neither outlives the API process nor
 // stays stuck with runs the pool waits for.

@@ -11,9 +11,11 @@ import type { ListOptions, ResourceClient, WatchEvent, WatchOptions } from '../.
 import { type SecretStore, SecretUnreadableError } from '../../kube/secrets/interface.ts';
 import type { Secret } from '../../kube/types.ts';
 import { WorkQueue } from '../../kube/work-queue.ts';
+import { conditionChangeEvent, type EventRecorder, NO_EVENTS } from '../events.ts';
 import type { ControllerHealth } from '../health.ts';
 import { informerOptions } from '../informer-options.ts';
 import { writeDecidedStatus } from '../status.ts';
+import { SystemConditionType } from './reasons.ts';
 import { type CredentialCheck, decideSystem } from './reconcile.ts';
 
 export interface SystemControllerOptions {
@@ -22,6 +24,8 @@ export interface SystemControllerOptions {
   secrets: SecretStore;
   /** Watch of Secrets in the namespace (Kubernetes); without it Systems are re-checked on resync only. */
   secretWatch?: Pick<ResourceClient<Secret>, 'list' | 'watch'>;
+  /** Where the Ready condition's changes are told (`kubectl describe system`); nowhere without it. */
+  events?: EventRecorder;
   resyncMs?: number;
   log?: (line: string) => void;
   now?: () => Date;
@@ -144,6 +148,11 @@ export class SystemController {
       credentials,
       siblings: this.#siblings(system),
     });
-    if (patch) await writeDecidedStatus(this.#opts.systems, this.#systems, system, patch);
+    if (!patch) return;
+    const written = await writeDecidedStatus(this.#opts.systems, this.#systems, system, patch);
+    const event =
+      written && conditionChangeEvent(system.status?.conditions, patch.conditions, SystemConditionType.Ready);
+    if (event)
+      await (this.#opts.events ?? NO_EVENTS).record(written, event.type, event.reason, event.message);
   }
 }

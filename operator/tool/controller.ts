@@ -1,6 +1,8 @@
+import { conditionChangeEvent, type EventRecorder, NO_EVENTS } from '../events.ts';
 import type { ControllerHealth } from '../health.ts';
 import { informerOptions } from '../informer-options.ts';
 import { writeDecidedStatus } from '../status.ts';
+import { ToolConditionType } from './reasons.ts';
 /**
  * The Tool controller's wiring: Tools and Systems informers and a work queue. A Tool is checked when it
  * changes and whenever a System it uses is added, changed or removed; the status is written through
@@ -18,6 +20,8 @@ import { decideTool, type ToolObservation } from './reconcile.ts';
 export interface ToolControllerOptions {
   tools: ResourceClient<ToolResource>;
   systems: ResourceClient<SystemResource>;
+  /** Where the Ready condition's changes are told (`kubectl describe tool`); nowhere without it. */
+  events?: EventRecorder;
   resyncMs?: number;
   log?: (line: string) => void;
   now?: () => Date;
@@ -86,7 +90,12 @@ export class ToolController {
     if (!tool) return;
     const observation = await this.#observe(tool);
     const { patch } = decideTool(observation);
-    if (patch) await writeDecidedStatus(this.#opts.tools, this.#tools, tool, patch);
+    if (!patch) return;
+    const written = await writeDecidedStatus(this.#opts.tools, this.#tools, tool, patch);
+    const event =
+      written && conditionChangeEvent(tool.status?.conditions, patch.conditions, ToolConditionType.Ready);
+    if (event)
+      await (this.#opts.events ?? NO_EVENTS).record(written, event.type, event.reason, event.message);
   }
 
   async #observe(tool: ToolResource): Promise<ToolObservation> {

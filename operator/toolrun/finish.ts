@@ -4,6 +4,7 @@
  * Secret, keep or delete the runner Pod, release the finalizer, and delete the ToolRun after retention.
  */
 
+import { humanDuration } from '../../contract/resources/duration.ts';
 import { RECORDED_FINALIZER } from '../../contract/resources/labels.ts';
 import type { StoredRun } from '../../store/index.ts';
 import { type DesiredCondition, kubeTime } from '../conditions.ts';
@@ -164,14 +165,17 @@ function mirror(
       status: run.status,
       reason,
       completedAt,
-      ...(run.metadata.durationMs !== undefined ? { durationMs: run.metadata.durationMs } : {}),
+      ...(run.metadata.durationMs !== undefined
+        ? { durationMs: run.metadata.durationMs, duration: humanDuration(run.metadata.durationMs) }
+        : {}),
       ...(error ? { error } : {}),
       steps,
       observedGeneration: generation(o),
     },
     conditions,
   );
-  const duration = run.metadata.durationMs !== undefined ? ` in ${run.metadata.durationMs} ms` : '';
+  const duration =
+    run.metadata.durationMs !== undefined ? ` in ${humanDuration(run.metadata.durationMs)}` : '';
   if (succeeded) plan.event('Normal', EventReason.Succeeded, `The run succeeded${duration}`);
   else if (run.status === 'aborted') plan.event('Normal', EventReason.Cancelled, 'The run was cancelled');
   else plan.event('Warning', EventReason.Failed, message);

@@ -26,16 +26,28 @@ function undocumented(node: SchemaNode, path: string): string[] {
   return missing;
 }
 
+const rootOf = (plural: string) =>
+  parse(readFileSync(join(import.meta.dirname, '..', '..', CRD_DIR, `kubeglue.dev_${plural}.yaml`), 'utf8'))
+    .spec.versions[0].schema.openAPIV3Schema as SchemaNode;
+
 describe('CRD schemas', () => {
-  for (const plural of ['tools', 'systems', 'toolruns']) {
+  for (const plural of ['tools', 'systems', 'toolruns', 'toolschedules']) {
     it(`document every field of ${plural}, so kubectl explain describes it`, () => {
-      const crd = parse(
-        readFileSync(join(import.meta.dirname, '..', '..', CRD_DIR, `kubeglue.dev_${plural}.yaml`), 'utf8'),
-      );
-      const root = crd.spec.versions[0].schema.openAPIV3Schema as SchemaNode;
-      // apiVersion, kind and metadata are the API server's own, documented by it.
-      const { spec, status } = root.properties ?? {};
+      const { spec, status } = rootOf(plural).properties ?? {};
       expect([...undocumented(spec ?? {}, 'spec'), ...undocumented(status ?? {}, 'status')]).toEqual([]);
+    });
+
+    it(`document the object, its spec and its status of ${plural} themselves (kubectl explain ${plural}.spec)`, () => {
+      const root = rootOf(plural);
+      expect(root.description).toBeTruthy();
+      const described = Object.fromEntries(
+        Object.entries(root.properties ?? {}).map(([name, node]) => [
+          name,
+          (node.description ?? '').length > 20,
+        ]),
+      );
+      // metadata may carry nothing but its type: the API server describes it itself.
+      expect(described).toEqual({ apiVersion: true, kind: true, metadata: false, spec: true, status: true });
     });
   }
 });

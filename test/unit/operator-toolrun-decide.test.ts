@@ -569,6 +569,7 @@ describe('finish: mirror, finalizer, cleanup, retention', () => {
       status: 'success',
       reason: 'Succeeded',
       durationMs: 59_000,
+      duration: '59s',
       steps: [{ id: 'a', success: true }],
     });
     expect(actions[2]).toEqual({ type: 'cleanup', attempt: 1, token: true, pod: false });

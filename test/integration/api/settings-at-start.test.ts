@@ -6,7 +6,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { LOG_LEVELS } from '../../../contract/log.ts';
 import { startKubeglue } from '../../support/kube/kubeglue.ts';
+import { logLines } from '../../support/log-lines.ts';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -28,8 +30,12 @@ describe('settings at start', () => {
     });
     try {
       await embedded.waitForOutput(/ready on http/);
-      expect(embedded.output()).toContain(
-        'kubeglue embedded: warning: KUBEGLUE_SANDBOX_MEMROY_MB is not a kubeglue setting (did you mean KUBEGLUE_SANDBOX_MEMORY_MB?); it is ignored',
+      expect(logLines(embedded.output())).toContainEqual(
+        expect.objectContaining({
+          level: LOG_LEVELS.warn,
+          role: 'embedded',
+          msg: 'KUBEGLUE_SANDBOX_MEMROY_MB is not a kubeglue setting (did you mean KUBEGLUE_SANDBOX_MEMORY_MB?); it is ignored',
+        }),
       );
       expect(embedded.output()).not.toContain('KUBEGLUE_RUNNER_IMAGE');
     } finally {
@@ -40,8 +46,8 @@ describe('settings at start', () => {
   it('kubeglue operator stops at once on an invalid value, naming the variable', async () => {
     const operator = startKubeglue('operator', { KUBEGLUE_LEASE_DURATION_MS: 'soon' });
     expect(await operator.exited).toBe(1);
-    expect(operator.output()).toMatch(
-      /^kubeglue operator: invalid configuration: KUBEGLUE_LEASE_DURATION_MS: /m,
-    );
+    const [fatal] = logLines(operator.output()).filter((line) => line.level === LOG_LEVELS.fatal);
+    expect(fatal).toMatchObject({ role: 'operator' });
+    expect(fatal?.msg).toMatch(/^invalid configuration: KUBEGLUE_LEASE_DURATION_MS: /);
   });
 });

@@ -80,7 +80,7 @@ describe('SIGTERM to the whole process group', () => {
     const where = `round ${number}:\n${output()}`;
     expect(output(), where).not.toMatch(/EPIPE|Unhandled|ERR_IPC|shutdown failed/);
     expect({ code, signal }, where).toEqual({ code: 0, signal: null });
-    expect(output(), where).toContain('kubeglue: stopped');
+    expect(output(), where).toContain('"role":"embedded","msg":"stopped"');
   }
 
   it(`exits cleanly ${ROUNDS} times out of ${ROUNDS}`, async () => {

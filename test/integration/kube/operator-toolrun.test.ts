@@ -3,10 +3,12 @@
  * kubelet as a tiny script standing in for the runner (it talks to the real internal API, with the
  * per-run token it gets from its Secret), outcomes decided from the store and the Pod.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { defaultOperatorSettings, type OperatorSettings } from '../../../config/config.ts';
 import type { JsonObject } from '../../../contract/json.ts';
@@ -38,6 +40,7 @@ import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 import { runningRun, useTestStore } from '../../support/store.ts';
 
 const IMAGE = 'kubeglue-test/fake-runner:1';
+const exec = promisify(execFile);
 
 /** Stands in for `kubeglue runner`: the run id's first word picks what it does. */
 const SCRIPT = (protocolModule: string) => `
@@ -284,6 +287,16 @@ describeKube('the ToolRun controller on Kubernetes', () => {
       steps: [{ id: 'a', success: true }],
     });
     expect(toolRun.status?.error).toBeUndefined();
+    // The runner beats for 1.2 s before it succeeds: seconds with a tenth, as the Duration column shows.
+    expect(toolRun.status?.duration).toMatch(/^\d+(\.\d)?s$/);
+    expect(toolRun.status?.durationMs).toBeGreaterThanOrEqual(1_200);
+    const listed = await exec('kubectl', [
+      ...['--kubeconfig', bed.kube.kubeconfigPath, '-n', main.namespace],
+      ...['get', 'toolrun', toolRunName('succeed-1')],
+    ]);
+    const [header, row] = listed.stdout.trim().split('\n');
+    expect(header?.split(/\s+/)).toEqual(['NAME', 'TOOL', 'STATUS', 'SOURCE', 'DURATION', 'AGE']);
+    expect(row?.split(/\s+/).slice(1, 5)).toEqual(['t', 'success', 'api', toolRun.status?.duration]);
     expect(condition(toolRun, ConditionType.Succeeded)).toMatchObject({
       status: 'True',
       reason: 'Succeeded',
