@@ -340,7 +340,8 @@ export const ToolCreateBody = z
     ...serverFields,
     systemIds: SystemIdsField,
   })
-  .superRefine(checkSteps)
+  // The step-id rules (checkSteps) are not refused here with a 400: the save's checkTool (tools/) answers
+  // them with the 422 and the messages kubectl users see in a Tool's Ready condition.
   .superRefine(checkSystemIds)
   .meta({ id: 'ToolCreateBody' });
 

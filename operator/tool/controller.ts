@@ -12,7 +12,7 @@ import type { SystemResource, ToolResource } from '../../contract/resources/kind
 import { Informer } from '../../kube/informer.ts';
 import type { ResourceClient } from '../../kube/resources/index.ts';
 import { WorkQueue } from '../../kube/work-queue.ts';
-import { findToolProblems } from '../../tools/validation.ts';
+import { checkTool, problemLine } from '../../tools/validation.ts';
 import { decideTool, type ToolObservation } from './reconcile.ts';
 
 export interface ToolControllerOptions {
@@ -91,15 +91,16 @@ export class ToolController {
 
   async #observe(tool: ToolResource): Promise<ToolObservation> {
     const now = this.#opts.now?.() ?? new Date();
-    const known = new Set(this.#systems.values().map((s) => s.spec.id));
-    // The API server validated the spec against the CRD schema (and filled in its defaults, which the
-    // strict zod schema would refuse); what is left to check needs the sandbox and the Systems.
+    const systems = this.#systems.values().filter((system) => !system.metadata.deletionTimestamp);
+    const known = new Set(systems.map((s) => s.spec.id));
+    // The API server checked only the CRD's schema (no CEL rules): checkTool is the same check a REST
+    // save makes, from the spec's shape and step ids to the sandbox and the Systems.
     try {
-      const problems = await findToolProblems(toolFromResource(tool), {
-        systemExists: async (id) => known.has(id),
-      });
-      return { now, tool, problems };
+      const check = await checkTool(toolFromResource(tool), { systemExists: async (id) => known.has(id) });
+      if (!check.tool) return { now, tool, specIssues: check.problems.map(problemLine), problems: [] };
+      return { now, tool, problems: check.problems.map(problemLine) };
     } catch (error) {
+      // checkTool reports problems rather than throwing; this is the last guard of the reconciler.
       return { now, tool, specIssues: [(error as Error).message], problems: [] };
     }
   }
