@@ -18,6 +18,8 @@ export const ToolReason = {
   InvalidPagination: 'InvalidPagination',
   /** A step names a systemId no System has. */
   UnknownSystem: 'UnknownSystem',
+  /** A System the steps use is Ready=False (the message names it and its reason); runs are refused. */
+  SystemNotReady: 'SystemNotReady',
   /** Problems of more than one kind (the message lists each). */
   InvalidTool: 'InvalidTool',
 } as const;
