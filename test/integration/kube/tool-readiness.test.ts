@@ -198,12 +198,12 @@ describeKube('Tools that are not Ready on Kubernetes', () => {
         credentialsSecretRef: { name: 'crm-prod-credentials' },
       },
     });
-    const tool = {
+    const crmTool = (name: string, path: string) => ({
       apiVersion: 'kubeglue.dev/v1alpha1',
       kind: 'Tool',
-      metadata: { name: 'crm-contacts' },
-      spec: { steps: [{ id: 'contacts', config: { url: '/contacts', systemId: 'crm' } }] },
-    };
+      metadata: { name },
+      spec: { steps: [{ id: 'call', config: { url: path, systemId: 'crm' } }] },
+    });
     const systemWhen = (what: string, ok: (ready: Condition | undefined) => boolean) =>
       waitFor(
         `System crm-prod: ${what}`,
@@ -216,7 +216,14 @@ describeKube('Tools that are not Ready on Kubernetes', () => {
     it('is Ready=False SystemNotReady naming the System; its runs are refused before any request, and run again once it is fixed', async () => {
       target.route('GET', '/contacts', { body: [{ name: 'Ada' }] });
       const held = target.hold('/hold');
-      await apply('crm', secret, system(), tool);
+      // crm-probe tells when the API has seen the System change, without touching /contacts.
+      await apply(
+        'crm',
+        secret,
+        system(),
+        crmTool('crm-contacts', '/contacts'),
+        crmTool('crm-probe', '/probe'),
+      );
       await toolWhen('crm-contacts', 'Ready', (ready) => ready?.status === 'True');
 
       // Fill the only async slot, then queue a run of the tool while its System is still Ready.
@@ -248,6 +255,12 @@ describeKube('Tools that are not Ready on Kubernetes', () => {
         message: `${notReadyMessage}; runs of this tool are refused until it is Ready`,
       });
 
+      // The API watches Systems too; its copy may be a moment behind the operator's.
+      await waitFor(
+        'the API to refuse runs',
+        () => call('POST', '/v1/tools/crm-probe/run', {}),
+        (answer) => answer.status === 409,
+      );
       // Sync and async runs through REST: 409, nothing stored, nothing sent.
       for (const options of [{}, { async: true }]) {
         const refused = await call<ErrorAnswer>('POST', '/v1/tools/crm-contacts/run', { options });
@@ -281,7 +294,12 @@ describeKube('Tools that are not Ready on Kubernetes', () => {
       await apply('secret', secret);
       await systemWhen('Ready', (ready) => ready?.status === 'True');
       await toolWhen('crm-contacts', 'Ready again', (ready) => ready?.status === 'True');
-      const ran = await call<Run>('POST', '/v1/tools/crm-contacts/run', {});
+      // A refused run sends nothing, so asking until the API's copy of the System is current is safe.
+      const ran = await waitFor(
+        'a run to go through',
+        () => call<Run>('POST', '/v1/tools/crm-contacts/run', {}),
+        (answer) => answer.status !== 409,
+      );
       expect(ran.status, JSON.stringify(ran.body)).toBe(200);
       expect(ran.body.status).toBe('success');
       const sent = target.requests.filter((request) => request.path === '/contacts');
