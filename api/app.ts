@@ -151,12 +151,14 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
   }
   const toolInformer = new Informer<ToolResource>(resources.tools, { log });
   await toolInformer.start();
-  const validateTool = (tool: Tool) =>
-    validateToolDefinition(tool, {
-      systemExists: (id) => systems.exists(id),
-      systemUrls: (id) => systems.urls(id),
-    });
-  const tools = new ToolService({ resources, informer: toolInformer, namespace, validate: validateTool });
+  const toolValidation = {
+    systemExists: (id: string) => systems.exists(id),
+    systemUrls: (id: string) => systems.urls(id),
+  };
+  const validateTool = async (tool: Tool) => {
+    await validateToolDefinition(tool, toolValidation);
+  };
+  const tools = new ToolService({ resources, informer: toolInformer, namespace, validation: toolValidation });
   const scheduleInformer = new Informer<ToolScheduleResource>(resources.toolSchedules, { log });
   await scheduleInformer.start();
   const schedules = new ScheduleService({

@@ -1,4 +1,4 @@
-import { KG_ERR_RUN_SYSTEM_MISSING } from '../contract/api/errors.ts';
+import { KG_ERR_RUN_SYSTEM_MISSING, KG_ERR_RUN_SYSTEM_NOT_READY } from '../contract/api/errors.ts';
 import type { Environment } from '../contract/api/system.ts';
 import type { SystemResource } from '../contract/resources/kinds.ts';
 import type { ResolvedSystem } from '../contract/wire/run-order.ts';
@@ -7,6 +7,15 @@ import type { ResourceClient } from '../kube/resources/index.ts';
 import type { SecretStore } from '../kube/secrets/interface.ts';
 import { credentialsSecretName, groupVariants, variantForMode, withoutUndefined } from './model.ts';
 import { isManagedOAuth } from './oauth/config.ts';
+import { systemUnreadiness } from './readiness.ts';
+
+export interface ResolveOptions {
+  /**
+   * 'refuse' (the default, for runs): a chosen System that is Ready=False is KG_ERR_RUN_SYSTEM_NOT_READY
+   * before anything is sent. 'allow': only the credentials are wanted (to keep them out of stored data).
+   */
+  unready?: 'refuse' | 'allow';
+}
 
 /** Every System variant at one moment, with each variant's credentials read once, on first use. */
 export class SystemSnapshot {
@@ -23,7 +32,11 @@ export class SystemSnapshot {
    * The systems a run in `mode` uses, with their credentials: per id the variant of that environment, or
    * the only variant when the id has no counterpart. Each call gets its own credential objects.
    */
-  async resolve(systemIds: readonly string[], mode: Environment): Promise<ResolvedSystem[]> {
+  async resolve(
+    systemIds: readonly string[],
+    mode: Environment,
+    options: ResolveOptions = {},
+  ): Promise<ResolvedSystem[]> {
     const chosen: SystemResource[] = [];
     const seen = new Set<string>();
     for (const id of systemIds) {
@@ -32,6 +45,9 @@ export class SystemSnapshot {
       const variants = this.variants.get(id);
       const resource = variants && variantForMode(variants, mode);
       if (!resource) throw KG_ERR_RUN_SYSTEM_MISSING(id);
+      const unready = options.unready === 'allow' ? undefined : systemUnreadiness(resource);
+      if (unready)
+        throw KG_ERR_RUN_SYSTEM_NOT_READY(unready.systemId, unready.name, unready.reason, unready.message);
       chosen.push(resource);
     }
     const credentials = await Promise.all(chosen.map((resource) => this.credentials(resource)));

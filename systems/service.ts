@@ -34,7 +34,7 @@ import type { ResolvedSystem } from '../contract/wire/run-order.ts';
 import { KeyedLock } from '../kube/keyed-lock.ts';
 import { isResourceError, type KubeglueResources } from '../kube/resources/index.ts';
 import { type SecretStore, SecretUnreadableError } from '../kube/secrets/interface.ts';
-import { readCredentials, SystemCache } from './cache.ts';
+import { type ResolveOptions, readCredentials, SystemCache } from './cache.ts';
 import {
   compareVariants,
   credentialsSecretName,
@@ -327,10 +327,14 @@ export class SystemService {
    * The systems a run in `mode` uses, with decrypted credentials: per id the variant of that environment,
    * or the only variant when the id has no counterpart. Each call gets its own credential objects.
    */
-  async resolveForRun(systemIds: readonly string[], mode: Environment): Promise<ResolvedSystem[]> {
+  async resolveForRun(
+    systemIds: readonly string[],
+    mode: Environment,
+    options?: ResolveOptions,
+  ): Promise<ResolvedSystem[]> {
     try {
       const snapshot = await this.#cache.snapshot();
-      const resolved = await snapshot.resolve(systemIds, mode);
+      const resolved = await snapshot.resolve(systemIds, mode, options);
       const lookup = this.#documentedPlacement;
       if (!lookup) return resolved;
       return await Promise.all(

@@ -13,12 +13,11 @@ import {
 } from '../contract/api/errors.ts';
 import {
   systemIdsProblem,
-  Tool,
+  type Tool,
   type ToolInput,
   type ToolUpdateBody,
   unusedSystemIds,
 } from '../contract/api/tool.ts';
-import { zodIssues } from '../contract/format-issues.ts';
 import {
   resourceNameForId,
   toolFromResource,
@@ -30,6 +29,7 @@ import type { ToolManifest, ToolResource } from '../contract/resources/kinds.ts'
 import type { Informer } from '../kube/informer.ts';
 import { isResourceError, type KubeglueResources } from '../kube/resources/index.ts';
 import { assertSystemsGranted } from '../systems/grants.ts';
+import { type ToolValidationOptions, validateToolDefinition } from './validation.ts';
 
 export interface ToolListQuery {
   page: number;
@@ -47,8 +47,11 @@ export interface ToolServiceDeps {
   resources: KubeglueResources;
   informer: Informer<ToolResource>;
   namespace: string;
-  /** Semantic checks at save time (compiles code, checks systems); throws KG_ERR_TOOL_INVALID (422). */
-  validate: (tool: Tool) => Promise<void>;
+  /**
+   * Where the save-time checks look systems up: every save goes through checkTool, the same check the
+   * Tool reconciler makes of a Tool applied with kubectl; a problem is KG_ERR_TOOL_INVALID (422).
+   */
+  validation: ToolValidationOptions;
 }
 
 /** Which systems the key saving a tool may use (GitOps and kubectl write Tool resources without one). */
@@ -155,9 +158,7 @@ export class ToolService {
 
   /** `grant.systemIds`: the systems the saving key may use (null: every system). */
   async create(input: ToolInput, grant: ToolSaveGrant): Promise<Tool> {
-    const tool = this.#parse(input);
-    assertSystemsGranted(grant.systemIds, tool.steps);
-    await this.#deps.validate(tool);
+    const tool = await this.#check(input, (parsed) => assertSystemsGranted(grant.systemIds, parsed.steps));
     const now = new Date().toISOString();
     try {
       const created = await this.#deps.resources.tools.create(
@@ -186,13 +187,13 @@ export class ToolService {
       const fields = Object.entries({ ...toolFromResource(existing), ...defined }).filter(
         ([, value]) => value !== null,
       );
-      const merged = this.#parse({ ...Object.fromEntries(fields), id });
-      assertSystemsGranted(grant.systemIds, merged.steps);
-      const unused = unusedSystemIds(systemIds, merged.steps);
-      if (unused.length > 0) {
-        throw KG_ERR_VALIDATION('tool update', `systemIds: ${systemIdsProblem(unused, merged.steps)}`);
-      }
-      await this.#deps.validate(merged);
+      const merged = await this.#check({ ...Object.fromEntries(fields), id }, (parsed) => {
+        assertSystemsGranted(grant.systemIds, parsed.steps);
+        const unused = unusedSystemIds(systemIds, parsed.steps);
+        if (unused.length > 0) {
+          throw KG_ERR_VALIDATION('tool update', `systemIds: ${systemIdsProblem(unused, parsed.steps)}`);
+        }
+      });
       try {
         const updated = await this.#deps.resources.tools.update(
           toolToResource({ ...merged, updatedAt: new Date().toISOString() }, this.#deps.namespace, existing),
@@ -221,9 +222,8 @@ export class ToolService {
     }
   }
 
-  #parse(input: unknown): Tool {
-    const parsed = Tool.safeParse(input);
-    if (!parsed.success) throw KG_ERR_VALIDATION('tool', zodIssues(parsed.error));
-    return parsed.data;
+  /** `authorize` sees the parsed tool before any system is looked up (checkTool). */
+  #check(input: unknown, authorize: (tool: Tool) => void): Promise<Tool> {
+    return validateToolDefinition(input, { ...this.#deps.validation, authorize });
   }
 }

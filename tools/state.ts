@@ -171,7 +171,13 @@ export async function commitRunState(
 export interface ToolStateServiceDeps {
   store: Pick<StoreQueries, 'toolState'>;
   tools: { get(toolId: string): Promise<Tool | undefined> };
-  systems: { resolveForRun(systemIds: string[], mode: Environment): Promise<ResolvedSystem[]> };
+  systems: {
+    resolveForRun(
+      systemIds: string[],
+      mode: Environment,
+      options?: { unready?: 'refuse' | 'allow' },
+    ): Promise<ResolvedSystem[]>;
+  };
   limits: StateLimits;
 }
 
@@ -244,7 +250,10 @@ export class ToolStateService {
     for (const id of stepSystemIds(tool.steps)) {
       for (const mode of ['prod', 'dev'] as const) {
         // A system (or environment) that does not exist has no credentials to keep out.
-        const systems = await this.#deps.systems.resolveForRun([id], mode).catch(() => []);
+        // A System that is not Ready may still hold credentials: they are kept out all the same.
+        const systems = await this.#deps.systems
+          .resolveForRun([id], mode, { unready: 'allow' })
+          .catch(() => []);
         for (const system of systems) {
           for (const [key, value] of Object.entries(system.credentials)) {
             redactor.add(value, `<<${system.id}_${key}>>`);

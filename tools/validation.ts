@@ -1,12 +1,17 @@
 /**
- * Save-time semantic validation of a tool that already passed its zod schema: every piece of user
+ * The one validation of a tool, for a REST save and for a Tool resource applied with kubectl alike
+ * (`checkTool`): first its schema (fields and their shapes, unique step ids, no reserved step id, no
+ * step id shadowing an input), then, when the shape holds, the semantic checks: every piece of user
  * JavaScript compiles (nothing is run), every template parses, pagination settings make sense, JSON
  * Schemas compile and referenced systems exist. All problems are collected, so one save tells the
- * user everything that is wrong; each names the step (index and id) and the field.
+ * user everything that is wrong; each names its field (and the step's id for the semantic ones).
+ * Clusters without CEL (before 1.25) check nothing of this at the API server: the Tool reconciler's
+ * call of checkTool is what refuses a broken Tool there.
  */
 
-import { KG_ERR_TOOL_INVALID, type ToolProblem } from '../contract/api/errors.ts';
-import type { Tool, ToolStep } from '../contract/api/tool.ts';
+import { formatIssuePath, KG_ERR_TOOL_INVALID, type ToolProblem } from '../contract/api/errors.ts';
+import { Tool, type ToolStep } from '../contract/api/tool.ts';
+import { zodIssues } from '../contract/format-issues.ts';
 import type { JsonValue } from '../contract/json.ts';
 import { checkJsonSchema } from '../engine/output-schema.ts';
 import { PaginationError, parsePaginationSettings } from '../engine/pagination.ts';
@@ -22,10 +27,47 @@ export interface ToolValidationOptions {
   systemUrls?: (systemId: string) => Promise<string[]>;
 }
 
-/** Throws KG_ERR_TOOL_INVALID (422) listing every problem of the tool; resolves when there is none. */
-export async function validateToolDefinition(tool: Tool, opts: ToolValidationOptions): Promise<void> {
-  const problems = await toolProblems(tool, opts);
-  if (problems.length > 0) throw KG_ERR_TOOL_INVALID(problems);
+export interface ToolCheckOptions extends ToolValidationOptions {
+  /**
+   * Called with the parsed tool before any system is looked up; throws to refuse it (a key that may
+   * not use a system must not learn from the answer whether that system exists).
+   */
+  authorize?: (tool: Tool) => void;
+}
+
+/** What checkTool found: the tool as parsed (undefined when its shape is wrong) and every problem. */
+export interface ToolCheck {
+  tool: Tool | undefined;
+  problems: ToolProblem[];
+}
+
+/**
+ * The check of a tool from anywhere (a REST body, a Tool resource's spec): never throws on a malformed
+ * tool, whatever fields it lacks; every problem comes back with a message naming its field.
+ */
+export async function checkTool(input: unknown, opts: ToolCheckOptions): Promise<ToolCheck> {
+  const parsed = Tool.safeParse(input);
+  if (!parsed.success) {
+    const problems = zodIssues(parsed.error, undefined, Tool).map((issue) => ({
+      ...issue,
+      field: formatIssuePath(issue.path),
+    }));
+    return { tool: undefined, problems };
+  }
+  opts.authorize?.(parsed.data);
+  return { tool: parsed.data, problems: await toolProblems(parsed.data, opts) };
+}
+
+/** `field: message`: how a problem reads in a message (the 422's, a Tool's Ready condition). */
+export function problemLine(problem: Pick<ToolProblem, 'field' | 'message'>): string {
+  return `${problem.field}: ${problem.message}`;
+}
+
+/** Throws KG_ERR_TOOL_INVALID (422) listing every problem of the tool; resolves with the parsed tool. */
+export async function validateToolDefinition(input: unknown, opts: ToolCheckOptions): Promise<Tool> {
+  const { tool, problems } = await checkTool(input, opts);
+  if (!tool || problems.length > 0) throw KG_ERR_TOOL_INVALID(problems);
+  return tool;
 }
 
 /**
@@ -33,7 +75,7 @@ export async function validateToolDefinition(tool: Tool, opts: ToolValidationOpt
  * the order of the tool's fields. Also usable where a list is wanted (a resource's status condition).
  */
 export async function findToolProblems(tool: Tool, opts: ToolValidationOptions): Promise<string[]> {
-  return (await toolProblems(tool, opts)).map((problem) => `${problem.field}: ${problem.message}`);
+  return (await toolProblems(tool, opts)).map(problemLine);
 }
 
 /**

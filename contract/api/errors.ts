@@ -397,6 +397,18 @@ export const KG_ERR_RUN_SYSTEM_MISSING = define(
   (systemId: string) => `system '${systemId}' does not exist`,
   "Create the system in the run's mode (dev or prod), or change the tool's steps to a system that exists.",
 );
+/**
+ * A System the run would use is Ready=False (its credentials Secret is missing, does not fit, …): the run
+ * is refused, or a ToolRun's run fails, before any request is sent. Kubernetes only (the embedded
+ * deployment has no System conditions).
+ */
+export const KG_ERR_RUN_SYSTEM_NOT_READY = define(
+  'KG_ERR_RUN_SYSTEM_NOT_READY',
+  409,
+  (systemId: string, system: string, reason: string, detail: string) =>
+    `System ${system} (system '${systemId}') is not ready: ${reason}${detail ? `: ${detail}` : ''}; the run sent no request`,
+  'Fix the System the message names (kubectl describe system <name> shows its Ready condition): e.g. create the credentials Secret it references, or give that Secret the keys its authType needs. Runs start again once the System is Ready.',
+);
 /** Sync runs beyond KUBEGLUE_MAX_SYNC_RUNS are refused at once rather than held. */
 export const KG_ERR_RUN_LIMIT = define(
   'KG_ERR_RUN_LIMIT',

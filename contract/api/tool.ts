@@ -201,21 +201,13 @@ export const ToolStep = z
 export type ToolStep = z.infer<typeof ToolStep>;
 export type ToolStepInput = z.input<typeof ToolStep>;
 
-const uniqueStepIdsRule = {
-  rule: 'self.all(s, self.exists_one(t, t.id == s.id))',
-  message: 'step ids must be unique',
-};
-const reservedStepIdRule = {
-  rule: `self.all(s, !(s.id in [${RESERVED_STEP_IDS.map((n) => `'${n}'`).join(', ')}]))`,
-  message: `step ids must not be one of the reserved names ${RESERVED_STEP_IDS.join(', ')}`,
-};
-
+// Unique and unreserved step ids (checkSteps) are no CEL rules of the CRD: servers before 1.25 and
+// current kubectl refuse the field there; the operator's checkTool (tools/validation.ts) enforces them.
 export const ToolSteps = z
   .array(ToolStep)
   .describe("The ordered steps; each one's result is available to the later ones by its id.")
   .min(1, 'a tool needs at least one step')
-  .max(MAX_STEPS)
-  .meta({ 'x-kubernetes-validations': [uniqueStepIdsRule, reservedStepIdRule] });
+  .max(MAX_STEPS);
 
 /** Fields a user writes; shared by the REST Tool and the Tool resource's spec. */
 export const toolFields = {
@@ -340,7 +332,8 @@ export const ToolCreateBody = z
     ...serverFields,
     systemIds: SystemIdsField,
   })
-  .superRefine(checkSteps)
+  // The step-id rules (checkSteps) are not refused here with a 400: the save's checkTool (tools/) answers
+  // them with the 422 and the messages kubectl users see in a Tool's Ready condition.
   .superRefine(checkSystemIds)
   .meta({ id: 'ToolCreateBody' });
 

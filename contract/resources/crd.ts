@@ -7,12 +7,6 @@ import { GROUP, VERSION } from './meta.ts';
 export type SchemaNode = { [key: string]: unknown };
 
 const PRESERVE = 'x-kubernetes-preserve-unknown-fields';
-const VALIDATIONS = 'x-kubernetes-validations';
-
-interface CelRule {
-  rule: string;
-  message: string;
-}
 
 function isNode(value: unknown): value is SchemaNode {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -41,8 +35,10 @@ function withoutUnionKeys(node: SchemaNode): SchemaNode {
 
 /**
  * Turns zod's JSON Schema (draft 2020-12) into a Kubernetes structural schema: every node typed,
- * no $ref, unions folded (int-or-string, nullable, discriminated objects + CEL rules), and
- * x-kubernetes-preserve-unknown-fields only where a zod schema is marked with it.
+ * no $ref, unions folded (int-or-string, nullable, discriminated objects), and
+ * x-kubernetes-preserve-unknown-fields only where a zod schema is marked with it. No CEL rules
+ * (x-kubernetes-validations): servers before 1.25 do not know them and current kubectl refuses them
+ * there, so what JSON Schema cannot say is the operator's check (tools/validation.ts checkTool).
  */
 export function toStructural(input: SchemaNode, defs: Record<string, SchemaNode>, path = '$'): SchemaNode {
   const node = resolveRef(input, defs);
@@ -136,7 +132,10 @@ function foldUnion(
   throw new Error(`cannot express the union at ${path} as a structural schema`);
 }
 
-/** A discriminated union of objects becomes one object with all properties and CEL rules per branch. */
+/**
+ * A discriminated union of objects becomes one object with all properties; fields only some branches
+ * require (a request's url, a transform's code) are left to the operator's check.
+ */
 function foldObjectUnion(
   branches: SchemaNode[],
   defs: Record<string, SchemaNode>,
@@ -159,7 +158,6 @@ function foldObjectUnion(
   const requiredSets = resolved.map(
     (b) => new Set(Array.isArray(b.required) ? (b.required as string[]) : []),
   );
-  const rules: CelRule[] = [];
   for (const branch of resolved) {
     for (const [name, child] of Object.entries(branch.properties as Record<string, SchemaNode>)) {
       const converted = toStructural(child, defs, `${path}.${name}`);
@@ -181,24 +179,11 @@ function foldObjectUnion(
   const requiredEverywhere = [...(requiredSets[0] ?? [])].filter((name) =>
     requiredSets.every((s) => s.has(name)),
   );
-  if (discriminator) {
-    resolved.forEach((branch, index) => {
-      const value = (resolveDiscriminatorValue(branch, discriminator) ?? '') as string;
-      for (const name of requiredSets[index] ?? []) {
-        if (requiredEverywhere.includes(name) || name === discriminator) continue;
-        rules.push({
-          rule: `self.${discriminator} != '${value}' || has(self.${name})`,
-          message: `${name} is required when ${discriminator} is ${value}`,
-        });
-      }
-    });
-  }
   return {
     type: 'object',
     ...extra,
     properties,
     ...(requiredEverywhere.length ? { required: requiredEverywhere } : {}),
-    ...(rules.length ? { [VALIDATIONS]: rules } : {}),
   };
 }
 

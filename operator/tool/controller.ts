@@ -5,16 +5,18 @@ import { writeDecidedStatus } from '../status.ts';
 import { ToolConditionType } from './reasons.ts';
 /**
  * The Tool controller's wiring: Tools and Systems informers and a work queue. A Tool is checked when it
- * changes and whenever a System it uses is added, changed or removed; the status is written through
- * /status only when it differs.
+ * changes and whenever a System it uses is added, changed (its Ready condition included) or removed;
+ * the status is written through /status only when it differs.
  */
 
+import { stepSystemIds } from '../../contract/api/tool.ts';
 import { toolFromResource } from '../../contract/resources/convert.ts';
 import type { SystemResource, ToolResource } from '../../contract/resources/kinds.ts';
 import { Informer } from '../../kube/informer.ts';
 import type { ResourceClient } from '../../kube/resources/index.ts';
 import { WorkQueue } from '../../kube/work-queue.ts';
-import { findToolProblems } from '../../tools/validation.ts';
+import { describeUnreadiness, systemUnreadiness } from '../../systems/readiness.ts';
+import { checkTool, problemLine } from '../../tools/validation.ts';
 import { decideTool, type ToolObservation } from './reconcile.ts';
 
 export interface ToolControllerOptions {
@@ -47,7 +49,7 @@ export class ToolController {
     this.#opts = opts;
     const informers = informerOptions(opts);
     this.#tools = new Informer(opts.tools, { kind: 'Tool', ...informers });
-    // Only ids matter here; the System controller resyncs Systems.
+    // Ids and Ready conditions matter here; the System controller resyncs Systems.
     this.#systems = new Informer(opts.systems, { kind: 'System', ...informers, resyncMs: 0 });
     this.#queue = new WorkQueue(
       (name) => this.#reconcile(name),
@@ -100,15 +102,24 @@ export class ToolController {
 
   async #observe(tool: ToolResource): Promise<ToolObservation> {
     const now = this.#opts.now?.() ?? new Date();
-    const known = new Set(this.#systems.values().map((s) => s.spec.id));
-    // The API server validated the spec against the CRD schema (and filled in its defaults, which the
-    // strict zod schema would refuse); what is left to check needs the sandbox and the Systems.
+    const systems = this.#systems.values().filter((system) => !system.metadata.deletionTimestamp);
+    const known = new Set(systems.map((s) => s.spec.id));
+    // The API server checked only the CRD's schema (no CEL rules): checkTool is the same check a REST
+    // save makes, from the spec's shape and step ids to the sandbox and the Systems.
     try {
-      const problems = await findToolProblems(toolFromResource(tool), {
-        systemExists: async (id) => known.has(id),
-      });
-      return { now, tool, problems };
+      const check = await checkTool(toolFromResource(tool), { systemExists: async (id) => known.has(id) });
+      if (!check.tool) return { now, tool, specIssues: check.problems.map(problemLine), problems: [] };
+      const used = new Set(stepSystemIds(check.tool.steps));
+      const unreadySystems = systems
+        .filter((system) => used.has(system.spec.id))
+        .flatMap((system) => {
+          const unready = systemUnreadiness(system);
+          return unready ? [describeUnreadiness(unready)] : [];
+        })
+        .sort();
+      return { now, tool, problems: check.problems.map(problemLine), unreadySystems };
     } catch (error) {
+      // checkTool reports problems rather than throwing; this is the last guard of the reconciler.
       return { now, tool, specIssues: [(error as Error).message], problems: [] };
     }
   }

@@ -5,7 +5,10 @@ export const ToolConditionType = { Ready: 'Ready' } as const;
 export const ToolReason = {
   /** Every script compiles, every schema is valid, every system exists. */
   Valid: 'Valid',
-  /** The spec breaks the Tool schema (possible where the API server does not check every rule). */
+  /**
+   * The spec breaks the Tool schema: a missing field, duplicate or reserved step ids (the API server of
+   * a cluster without CEL checks none of these; the same messages as a REST save's).
+   */
   InvalidSpec: 'InvalidSpec',
   /** A transform, data selector, stop condition or template does not compile. */
   CompileError: 'CompileError',
@@ -15,6 +18,8 @@ export const ToolReason = {
   InvalidPagination: 'InvalidPagination',
   /** A step names a systemId no System has. */
   UnknownSystem: 'UnknownSystem',
+  /** A System the steps use is Ready=False (the message names it and its reason); runs are refused. */
+  SystemNotReady: 'SystemNotReady',
   /** Problems of more than one kind (the message lists each). */
   InvalidTool: 'InvalidTool',
 } as const;

@@ -12,8 +12,10 @@ export interface ToolObservation {
   tool: ToolResource;
   /** The spec breaks the Tool schema: these issues, and no further checks. */
   specIssues?: string[];
-  /** What findToolProblems reported (`field: message`, one per problem). */
+  /** What checkTool reported (`field: message`, one per problem). */
   problems: string[];
+  /** The Systems the steps use that are Ready=False, each described (`System crm-prod (…) is not ready: …`). */
+  unreadySystems?: string[];
 }
 
 export interface ToolDecision {
@@ -37,6 +39,16 @@ export function readyCondition(o: ToolObservation): DesiredCondition {
       status: 'False',
       reason: ToolReason.InvalidSpec,
       message: `The tool spec is invalid: ${o.specIssues.join('; ')}`,
+      observedGeneration: generation,
+    };
+  }
+  if (o.problems.length === 0 && o.unreadySystems && o.unreadySystems.length > 0) {
+    // The tool itself is fine; its runs are refused (KG_ERR_RUN_SYSTEM_NOT_READY) until the System is.
+    return {
+      type: ToolConditionType.Ready,
+      status: 'False',
+      reason: ToolReason.SystemNotReady,
+      message: `${o.unreadySystems.join('; ')}; runs of this tool are refused until it is Ready`,
       observedGeneration: generation,
     };
   }

@@ -49,7 +49,13 @@ const loadPostgres = () => import('../../engine/protocols/postgres.ts');
 
 export interface DocumentationServiceOptions {
   store: DocumentationStore;
-  systems: { resolveForRun(systemIds: string[], mode: Environment): Promise<ResolvedSystem[]> };
+  systems: {
+    resolveForRun(
+      systemIds: string[],
+      mode: Environment,
+      options?: { unready?: 'refuse' | 'allow' },
+    ): Promise<ResolvedSystem[]>;
+  };
   egress: EgressPolicy;
   limits: DocumentationLimits;
   log?: (line: string) => void;
@@ -405,7 +411,10 @@ export class DocumentationService {
     signal: AbortSignal,
     onSystem: (system: ResolvedSystem) => void,
   ): Promise<DocumentationSummary> {
-    const [system] = await this.#systems.resolveForRun([key.systemId], key.environment as Environment);
+    // Not a run: documentation is fetched as before while the System is not Ready (its pages are often public).
+    const [system] = await this.#systems.resolveForRun([key.systemId], key.environment as Environment, {
+      unready: 'allow',
+    });
     if (!system) throw new Error(`system '${key.systemId}' no longer exists`);
     onSystem(system);
     if (source.startsWith(UPLOAD_PREFIX)) {

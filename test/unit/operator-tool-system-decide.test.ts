@@ -39,6 +39,25 @@ describe('decideTool', () => {
     });
   });
 
+  it('a sound tool using a System that is not Ready is SystemNotReady, naming the System and its reason', () => {
+    const unready =
+      "System crm-prod (system 'crm') is not ready: SecretNotFound: The credentials Secret 'c' does not exist";
+    const { patch } = decideTool({ now: NOW, tool: tool(), problems: [], unreadySystems: [unready] });
+    expect(ready(patch?.conditions)).toMatchObject({
+      status: 'False',
+      reason: ToolReason.SystemNotReady,
+      message: `${unready}; runs of this tool are refused until it is Ready`,
+    });
+    // The tool's own problems come first: they need fixing whatever the System does.
+    const both = decideTool({
+      now: NOW,
+      tool: tool(),
+      problems: ['inputSchema: not a valid JSON Schema: x'],
+      unreadySystems: [unready],
+    });
+    expect(ready(both.patch?.conditions)?.reason).toBe(ToolReason.InvalidSchema);
+  });
+
   it('problems of several kinds are InvalidTool listing each', () => {
     const problems = [
       'inputSchema: not a valid JSON Schema: x',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../contract/api/errors.ts';
 import { Tool, type ToolInput } from '../../contract/api/tool.ts';
-import { findToolProblems, validateToolDefinition } from '../../tools/validation.ts';
+import { checkTool, findToolProblems, problemLine, validateToolDefinition } from '../../tools/validation.ts';
 
 const knownSystems = new Set(['crm', 'billing']);
 const opts = { systemExists: async (id: string) => knownSystems.has(id) };
@@ -52,7 +52,7 @@ describe('validateToolDefinition', () => {
       outputTransform: '(s) => ({ items: s.shape.data })',
       outputSchema: { type: 'object', required: ['items'] },
     });
-    await expect(validateToolDefinition(valid, opts)).resolves.toBeUndefined();
+    await expect(validateToolDefinition(valid, opts)).resolves.toMatchObject({ id: 'sample' });
   });
 
   it('names the step and field of transform code that does not compile', async () => {
@@ -229,5 +229,70 @@ describe('validateToolDefinition', () => {
     ]) {
       expect(problems).toContain(field);
     }
+  });
+});
+
+describe('checkTool (the one check of REST saves and applied Tool resources)', () => {
+  const lines = async (input: unknown) => (await checkTool(input, opts)).problems.map(problemLine);
+
+  it('names duplicate and reserved step ids, and ids that shadow an input', async () => {
+    expect(
+      await lines({
+        id: 'sample',
+        inputSchema: { type: 'object', properties: { users: { type: 'string' } } },
+        steps: [fetchStep, fetchStep, { ...fetchStep, id: 'credentials' }, { ...fetchStep, id: 'users' }],
+      }),
+    ).toEqual([
+      "steps[1].id: duplicate step id 'fetch'",
+      "steps[2].id: 'credentials' is a reserved name and cannot be a step id",
+      "steps[3].id: step id 'users' would shadow the input 'users' declared in inputSchema",
+    ]);
+  });
+
+  it('names a missing url or transform code instead of failing on them', async () => {
+    const checked = await checkTool(
+      {
+        id: 'sample',
+        steps: [
+          { id: 'fetch', config: { type: 'request' } },
+          { id: 'shape', config: { type: 'transform' } },
+        ],
+      },
+      opts,
+    );
+    expect(checked.tool).toBeUndefined();
+    expect(checked.problems.map(problemLine)).toEqual([
+      'steps[0].config.url: Invalid input: expected string, received undefined',
+      'steps[1].config.transformCode: Invalid input: expected string, received undefined',
+    ]);
+    expect(checked.problems[0]?.path).toEqual(['steps', 0, 'config', 'url']);
+  });
+
+  it('asks authorize before it looks any system up', async () => {
+    const asked: string[] = [];
+    const refusal = new Error('refused');
+    const checked = checkTool(
+      { id: 'sample', steps: [{ id: 'a', config: { url: '/x', systemId: 'nowhere' } }] },
+      {
+        systemExists: async (id) => {
+          asked.push(id);
+          return false;
+        },
+        authorize: () => {
+          throw refusal;
+        },
+      },
+    );
+    await expect(checked).rejects.toBe(refusal);
+    expect(asked).toEqual([]);
+  });
+
+  it('a well-formed tool gets the semantic checks, with the step id in each field', async () => {
+    const checked = await checkTool(
+      { id: 'sample', steps: [{ id: 'a', config: { type: 'transform', transformCode: '(s) => {' } }] },
+      opts,
+    );
+    expect(checked.tool?.id).toBe('sample');
+    expect(checked.problems.map(problemLine)[0]).toMatch(/^steps\[0\] \(a\)\.config\.transformCode: /);
   });
 });

@@ -259,13 +259,3 @@ autoscaling/v2
 autoscaling/v2beta2
 {{- end -}}
 {{- end -}}
-
-{{/* Removes every x-kubernetes-validations (CEL rules) of a parsed schema, in place; renders nothing. */}}
-{{- define "kubeglue.withoutCelRules" -}}
-{{- if kindIs "map" . -}}
-{{- $_ := unset . "x-kubernetes-validations" -}}
-{{- range $_, $value := . }}{{ include "kubeglue.withoutCelRules" $value }}{{ end -}}
-{{- else if kindIs "slice" . -}}
-{{- range . }}{{ include "kubeglue.withoutCelRules" . }}{{ end -}}
-{{- end -}}
-{{- end -}}

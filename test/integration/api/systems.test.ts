@@ -93,7 +93,7 @@ beforeAll(async () => {
     resources,
     informer: toolInformer,
     namespace: NAMESPACE,
-    validate: async () => {},
+    validation: { systemExists: async () => true },
   });
   registerOperations(app, systemHandlers({ systems, tools }));
   base = await app.listen({ host: '127.0.0.1', port: 0 });

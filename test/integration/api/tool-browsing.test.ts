@@ -214,6 +214,31 @@ describe('refusals at their fields', () => {
     ]);
   });
 
+  it('answers duplicate and reserved step ids with the 422 of every other tool problem, as checkTool words it for kubectl too', async () => {
+    const step = (id: string) => ({ id, config: { type: 'transform', transformCode: '() => 1' } });
+    const saved = await api.call<ErrorAnswer>('POST', '/v1/tools', {
+      body: { id: 'clash', steps: [step('a'), step('a'), step('credentials')] },
+    });
+    expect(saved.status).toBe(422);
+    expect(saved.body.error.code).toBe('KG_ERR_TOOL_INVALID');
+    expect(saved.body.error.message).toBe(
+      "Invalid tool: steps[1].id: duplicate step id 'a'; steps[2].id: 'credentials' is a reserved name and cannot be a step id",
+    );
+    expect(saved.body.error.issues?.map((issue) => issue.path)).toEqual([
+      ['steps', 1, 'id'],
+      ['steps', 2, 'id'],
+    ]);
+    // The same through an update of an existing tool.
+    expect((await api.call('POST', '/v1/tools', { body: { id: 'clash', steps: [step('a')] } })).status).toBe(
+      201,
+    );
+    const updated = await api.call<ErrorAnswer>('PUT', '/v1/tools/clash', {
+      body: { steps: [step('a'), step('a')] },
+    });
+    expect(updated.status).toBe(422);
+    expect(updated.body.error.message).toBe("Invalid tool: steps[1].id: duplicate step id 'a'");
+  });
+
   it("places a 400's schema problems at their field", async () => {
     const refused = await api.call<ErrorAnswer>('POST', '/v1/tools', {
       body: {
