@@ -9,6 +9,11 @@ export interface WorkerSettings extends EngineSettings {
   gatewayRelay: GatewayRelayAddress | undefined;
 }
 
+/**
+ * Both directions send arrays of these messages: what one side queues in one turn of its event loop
+ * crosses in one IPC write (pool.ts, worker.ts). The channel is JSON (what the order and the result are
+ * anyway: runner Pods get and send them over HTTP), which V8's structured serializer only slows down.
+ */
 export type ToWorker =
   | { type: 'init'; settings: WorkerSettings }
   /** events: true sends every engine event, 'progress' the same without step data (false: none). */

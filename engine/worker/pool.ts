@@ -49,6 +49,8 @@ interface Worker {
   retiring: boolean;
   /** Being stopped (#stop): asked to shut down, then SIGTERM, then SIGKILL. */
   stopping: Promise<void> | undefined;
+  /** Messages queued this turn of the event loop: they cross in one IPC write (sendTo). */
+  outgoing: ToWorker[];
 }
 
 // Compiled (dist/, what `npm start` and bench run) or from source (tests, the image): the worker is
@@ -69,14 +71,25 @@ const KILL_GRACE_MS = 2_000;
 const BUSY_AT = 1;
 
 /**
- * Sends to a worker that may have died since it was picked: `connected` stays true until the channel's
- * close is processed, so a send can still fail (EPIPE). The exit handler deals with the worker and its runs.
+ * Queues a message to a worker; what is queued in one turn of the event loop crosses in one IPC write
+ * (a system call here, a wake-up and a read there: at concurrency they cost more than the messages).
  */
 function sendTo(worker: Worker, message: ToWorker): void {
+  worker.outgoing.push(message);
+  if (worker.outgoing.length === 1) setImmediate(flushTo, worker);
+}
+
+/**
+ * Sends what waits for a worker that may have died since: `connected` stays true until the channel's
+ * close is processed, so a send can still fail (EPIPE). The exit handler deals with the worker and its runs.
+ */
+function flushTo(worker: Worker): void {
+  const messages = worker.outgoing;
+  worker.outgoing = [];
   if (!worker.child.connected) return;
   try {
     // With a callback a failed send is reported to it instead of being emitted as 'error'.
-    worker.child.send(message, () => {});
+    worker.child.send(messages, () => {});
   } catch {
     // ERR_IPC_CHANNEL_CLOSED thrown synchronously: the channel closed between the check and the send.
   }
@@ -164,7 +177,7 @@ export class WorkerPool {
       ],
       // Not the parent's environment: it holds the master key, admin key and database URL.
       env: workerEnvironment(process.env, { MALLOC_ARENA_MAX: '2' }),
-      serialization: 'advanced',
+      serialization: 'json',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     let markReady: () => void = () => {};
@@ -182,6 +195,7 @@ export class WorkerPool {
       idleTimer: undefined,
       retiring: false,
       stopping: undefined,
+      outgoing: [],
     };
     this.#workers[slot] = worker;
     this.#live.add(worker);
@@ -206,34 +220,8 @@ export class WorkerPool {
     child.on('error', (error) => {
       if (!this.#closing) this.#options.log?.(`worker ${slot}: ${error.message}`);
     });
-    child.on('message', (message: FromWorker) => {
-      if (message.type === 'ready') {
-        worker.isReady = true;
-        if (worker.inFlight.size === 0) this.#armIdleTimer(worker);
-        return markReady();
-      }
-      if (message.type === 'unhealthy') {
-        this.#options.log?.(`worker ${slot}: ${message.reason}; replacing it once its runs have ended`);
-        this.#retire(worker);
-        return;
-      }
-      if (message.type === 'events') {
-        for (const { id, event } of message.events) worker.inFlight.get(id)?.onEvent?.(event);
-        return;
-      }
-      const run = worker.inFlight.get(message.id);
-      if (!run) return;
-      if (message.type === 'token_request') {
-        answerToken(worker, run, message);
-      } else {
-        worker.inFlight.delete(message.id);
-        run.detach();
-        if (worker.inFlight.size === 0) {
-          if (worker.retiring) void this.#stop(worker);
-          else this.#armIdleTimer(worker);
-        }
-        run.resolve(message.result);
-      }
+    child.on('message', (messages: FromWorker[]) => {
+      for (const message of messages) this.#receive(worker, slot, message, markReady);
     });
     child.on('exit', (code, signal) => {
       this.#live.delete(worker);
@@ -260,6 +248,38 @@ export class WorkerPool {
       }, RESPAWN_DELAY_MS).unref();
     });
     return worker;
+  }
+
+  /** One message of a worker: its readiness, its health, events and results of its runs, token requests. */
+  #receive(worker: Worker, slot: number, message: FromWorker, markReady: () => void): void {
+    if (message.type === 'ready') {
+      worker.isReady = true;
+      if (worker.inFlight.size === 0) this.#armIdleTimer(worker);
+      markReady();
+      return;
+    }
+    if (message.type === 'unhealthy') {
+      this.#options.log?.(`worker ${slot}: ${message.reason}; replacing it once its runs have ended`);
+      this.#retire(worker);
+      return;
+    }
+    if (message.type === 'events') {
+      for (const { id, event } of message.events) worker.inFlight.get(id)?.onEvent?.(event);
+      return;
+    }
+    const run = worker.inFlight.get(message.id);
+    if (!run) return;
+    if (message.type === 'token_request') {
+      answerToken(worker, run, message);
+    } else {
+      worker.inFlight.delete(message.id);
+      run.detach();
+      if (worker.inFlight.size === 0) {
+        if (worker.retiring) void this.#stop(worker);
+        else this.#armIdleTimer(worker);
+      }
+      run.resolve(message.result);
+    }
   }
 
   #pick(): Worker {

@@ -91,30 +91,43 @@ function eventFor(mode: boolean | 'progress', event: EngineEvent): EngineEvent {
 
 /**
  * Engine events wait here for a few milliseconds and cross to the parent in one message: a paginated
- * run has a dozen, and one IPC message each cost more than the pages themselves. Any other message
- * sends them first, so a run's events always arrive before its result.
+ * run has a dozen, and one IPC message each cost more than the pages themselves.
  */
 const EVENT_BATCH_MS = 10;
 let pendingEvents: { id: number; event: EngineEvent }[] = [];
 let eventTimer: NodeJS.Timeout | undefined;
+/**
+ * Other messages (results, token requests) wait for the end of this turn of the event loop and cross
+ * with the pending events in one IPC write: each write is a system call here and a wake-up and a read
+ * in the API process, which at concurrency cost more CPU than the messages themselves (bench/README.md).
+ */
+let outgoing: FromWorker[] = [];
+let flushQueued = false;
 
-function flushEvents(): void {
+/** Sends what waits, events first: a run's events always arrive before its result. */
+function flush(): void {
+  flushQueued = false;
   clearTimeout(eventTimer);
   eventTimer = undefined;
-  if (pendingEvents.length === 0) return;
-  const events = pendingEvents;
+  const batch: FromWorker[] = pendingEvents.length > 0 ? [{ type: 'events', events: pendingEvents }] : [];
   pendingEvents = [];
-  if (process.connected) process.send?.({ type: 'events', events } satisfies FromWorker);
+  if (outgoing.length > 0) {
+    batch.push(...outgoing);
+    outgoing = [];
+  }
+  if (batch.length > 0 && process.connected) process.send?.(batch);
 }
 
 function sendEvent(id: number, event: EngineEvent): void {
   pendingEvents.push({ id, event });
-  eventTimer ??= setTimeout(flushEvents, EVENT_BATCH_MS);
+  eventTimer ??= setTimeout(flush, EVENT_BATCH_MS);
 }
 
 function send(message: FromWorker): void {
-  flushEvents();
-  if (process.connected) process.send?.(message);
+  outgoing.push(message);
+  if (flushQueued) return;
+  flushQueued = true;
+  setImmediate(flush);
 }
 
 let stopping = false;
@@ -125,10 +138,15 @@ async function shutdown(): Promise<void> {
   for (const controller of running.values()) controller.abort();
   await Promise.allSettled([closeHttpAgent(), closeGatewayAgents(), closePostgresPools()]);
   engine?.sandbox.dispose();
+  flush();
   exit(0);
 }
 
-process.on('message', (message: ToWorker) => {
+process.on('message', (messages: ToWorker[]) => {
+  for (const message of messages) receive(message);
+});
+
+function receive(message: ToWorker): void {
   switch (message.type) {
     case 'init':
       start(message.settings);
@@ -166,7 +184,7 @@ process.on('message', (message: ToWorker) => {
       void shutdown();
       break;
   }
-});
+}
 
 // The parent is gone: nobody will read results any more. (If this thread is stuck, the watchdog
 // ends the process instead.)

@@ -19,7 +19,9 @@ if (dir !== null && isMainThread && typeof process.send === 'function') {
   const send = process.send.bind(process) as (message: unknown, ...rest: unknown[]) => boolean;
   process.send = ((message: unknown, ...rest: unknown[]) => {
     const sent = send(message, ...rest);
-    if ((message as { type?: unknown } | null)?.type === 'ready') mark('ready');
+    // The worker sends arrays of messages (engine/worker/ipc.ts).
+    const messages: unknown[] = Array.isArray(message) ? message : [message];
+    if (messages.some((m) => (m as { type?: unknown } | null)?.type === 'ready')) mark('ready');
     return sent;
   }) as typeof process.send;
   process.on('SIGUSR2', () => {

@@ -39,6 +39,24 @@ describe('worker pool', () => {
     expect(result).toMatchObject({ status: 'success', data: { hello: 'world' } });
   });
 
+  it('answers many runs started at once each with its own result, its events before it', async () => {
+    // Runs started in one turn cross to a worker together and their results come back together.
+    const runs = Array.from({ length: 24 }, (_, i) => {
+      const events: EngineEvent[] = [];
+      const done = pool
+        .run(order(transform(`() => ({ n: ${i}, text: "line\\nbreak \\u2028 é" })`)), {
+          onEvent: (event) => events.push(event),
+        })
+        .then((result) => ({ result, eventsAtResult: events.length, events }));
+      return done;
+    });
+    for (const [i, { result, eventsAtResult, events }] of (await Promise.all(runs)).entries()) {
+      expect(result).toMatchObject({ status: 'success', data: { n: i, text: 'line\nbreak \u2028 é' } });
+      expect(eventsAtResult).toBe(events.length);
+      expect(events.map((event) => event.type)).toEqual(['step_started', 'step_finished']);
+    }
+  });
+
   it('sends a W3C traceparent derived from the run trace id', async () => {
     target.reset();
     await pool.run(order({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] }));
