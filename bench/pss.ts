@@ -20,6 +20,13 @@ export async function processTree(rootPid: number): Promise<number[]> {
   return pids;
 }
 
+/** The command names of the tree's processes (`node`, `npm`, `sh`, …), to show what stays resident. */
+export async function treeCommands(rootPid: number): Promise<string[]> {
+  const pids = await processTree(rootPid);
+  const names = await Promise.all(pids.map((pid) => readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '?')));
+  return names.map((name) => name.trim());
+}
+
 /** Proportional set size of one process, MiB (0 if it is gone). */
 async function pssMib(pid: number): Promise<number> {
   const rollup = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => '');
