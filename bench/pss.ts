@@ -1,4 +1,5 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, readlink } from 'node:fs/promises';
+import { basename } from 'node:path';
 
 /** The process and all its descendants (from /proc/<pid>/task/<tid>/children), depth first. */
 export async function processTree(rootPid: number): Promise<number[]> {
@@ -20,11 +21,21 @@ export async function processTree(rootPid: number): Promise<number[]> {
   return pids;
 }
 
-/** The command names of the tree's processes (`node`, `npm`, `sh`, …), to show what stays resident. */
+/**
+ * What each process of the tree runs (`node kubeglue.js`, `node worker.js`, `node npm-cli.js`, `sh`…: the
+ * executable and the script, by base name; node renames its main thread, so /proc/<pid>/comm does not
+ * tell), to show what stays resident.
+ */
 export async function treeCommands(rootPid: number): Promise<string[]> {
   const pids = await processTree(rootPid);
-  const names = await Promise.all(pids.map((pid) => readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '?')));
-  return names.map((name) => name.trim());
+  return Promise.all(
+    pids.map(async (pid) => {
+      const exe = basename(await readlink(`/proc/${pid}/exe`).catch(() => '?'));
+      const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+      const script = argv.slice(1).find((arg) => arg && !arg.startsWith('-'));
+      return script ? `${exe} ${basename(script)}` : exe;
+    }),
+  );
 }
 
 /** Proportional set size of one process, MiB (0 if it is gone). */
