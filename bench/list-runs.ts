@@ -43,7 +43,7 @@ const COLUMNS =
   'run_id, tool_id, status, request_source, user_id, system_ids, started_at, completed_at, duration_ms';
 
 /** Seeds runs [0, count) into the embedded store's file (migrated, closed); returns seconds taken. */
-function seedSqlite(path: string, count: number): number {
+export function seedSqlite(path: string, count: number): number {
   const db = new DatabaseSync(path);
   const began = performance.now();
   try {
@@ -212,8 +212,14 @@ async function measureRunStats(url: string, driver: string, count: number): Prom
   }
 }
 
-export async function benchListRuns(): Promise<void> {
+/** Both drivers, or one: `npx node --no-node-snapshot bench/list-runs.ts [sqlite|pg]`. */
+export async function benchListRuns(drivers: readonly string[] = ['sqlite', 'pg']): Promise<void> {
   if (LIST_RUNS <= 0) return progress('list_runs: KUBEGLUE_BENCH_LIST_RUNS is 0, skipped');
+  if (drivers.includes('sqlite')) await listRunsSqlite();
+  if (drivers.includes('pg')) await listRunsPg();
+}
+
+async function listRunsSqlite(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-bench-list-'));
   try {
     const store = await openStore({ driver: 'sqlite', path: embeddedStorePath(dataDir) });
@@ -234,7 +240,9 @@ export async function benchListRuns(): Promise<void> {
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
+}
 
+async function listRunsPg(): Promise<void> {
   const postgres = await startTestPostgres();
   try {
     const database = await createTestDatabase(postgres.url);
@@ -264,4 +272,4 @@ export async function benchListRuns(): Promise<void> {
   }
 }
 
-if (import.meta.main) await benchListRuns();
+if (import.meta.main) await benchListRuns(process.argv[2] ? [process.argv[2]] : undefined);
