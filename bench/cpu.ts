@@ -46,10 +46,11 @@ export async function sampleCpu(roots: CpuRoots): Promise<CpuSample> {
   const [server, ...workerPids] = await processTree(roots.server);
   const serverCpu = await processCpu(server ?? roots.server);
   const workers = await Promise.all(workerPids.map(processCpu));
+  // A tree's processes alive now, plus the children its root reaped (a Postgres backend that closed).
   const treeUs = async (root: number | undefined) => {
     if (root === undefined) return 0;
     const all = await Promise.all((await processTree(root)).map(processCpu));
-    return all.reduce((sum, cpu) => sum + cpu.ownUs, 0);
+    return all.reduce((sum, cpu) => sum + cpu.ownUs, 0) + (all[0]?.reapedUs ?? 0);
   };
   const self = process.cpuUsage();
   return {
@@ -65,8 +66,7 @@ export async function sampleCpu(roots: CpuRoots): Promise<CpuSample> {
  * `cpuUsPerRun`: CPU-µs per run of the tree that serves it (`total`: server, engine workers and, on
  * Postgres, the database's processes), by process kind; the load generator and the bench (the target the
  * steps call) beside it, outside the total. CPU time, unlike wall time, barely moves when other work shares
- * the cores. A Postgres backend that exits during the phase loses its time (the store's pool keeps its
- * connections).
+ * the cores. Processes that exit during a phase keep counting through their parent's reaped-children time.
  */
 export function cpuPerRun(before: CpuSample, after: CpuSample, runs: number) {
   const per = (key: keyof CpuSample) => Math.round((after[key] - before[key]) / Math.max(1, runs));
