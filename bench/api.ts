@@ -1,24 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { loadSettings } from '../config/config.ts';
-import { embeddedStorePath, openStore, type StoredRun } from '../store/index.ts';
 import { startTestPostgres } from '../test/support/postgres.ts';
-import { processTree, samplePeakPss, treePss } from './pss.ts';
-import {
-  emit,
-  interleaved,
-  overheadFigures,
-  percentile,
-  progress,
-  round,
-  throughput,
-  timed,
-} from './stats.ts';
+import { type CpuRoots, measureCpu, postmasterPid } from './cpu.ts';
+import { type LoadClient, startLoadClient } from './load-client.ts';
+import { processTree, samplePeakPss, treeCommands, treePss } from './pss.ts';
+import { emit, interleaved, overheadFigures, percentile, progress, round } from './stats.ts';
 import { startJsonTarget } from './target.ts';
 
 export const ADMIN_KEY = 'kg_bench-admin-key-000000000000000000000000';
@@ -26,11 +17,9 @@ const SEQUENTIAL = 2_000;
 const { bench } = loadSettings('bench');
 const THROUGHPUT_MS = bench.throughputMs;
 const CONCURRENCY = 32;
-/** Runs seeded for api.list_runs (KUBEGLUE_BENCH_LIST_RUNS; 0 skips it: seeding takes minutes). */
-const LIST_RUNS = bench.listRuns;
 /** The paginated listing: 45 items served 10 per page, so a run fetches 5 pages (the last one short). */
-const LISTING_ITEMS = 45;
-const PAGE_SIZE = 10;
+export const LISTING_ITEMS = 45;
+export const PAGE_SIZE = 10;
 const PAGES = Math.ceil(LISTING_ITEMS / PAGE_SIZE);
 /** How long to wait after the load for idle engine workers to retire (KUBEGLUE_WORKER_IDLE_MS + margin). */
 const SETTLE_MS = bench.settleMs;
@@ -56,31 +45,39 @@ interface Server {
   stop(): Promise<void>;
 }
 
-/** The node flags of `npm start` (package.json is their one source), so the bench runs what users run. */
-const START_FLAGS = (
-  JSON.parse(readFileSync(join(import.meta.dirname, '../package.json'), 'utf8')) as {
-    scripts: { start: string };
-  }
-).scripts.start
+/** The README's start command: it builds, then execs the pinned node with the embedded deployment's flags. */
+export const START_COMMAND = join(import.meta.dirname, '../bin/start');
+
+/**
+ * The node flags of the start command (bin/start is their one source), so the bench runs what users run.
+ * bin/start execs node, so the process it leaves is exactly `node <flags> dist/bin/kubeglue.js embedded`.
+ */
+const START_FLAGS = (readFileSync(START_COMMAND, 'utf8').match(/^exec [^\n]*(?:\\\n[^\n]*)*/m)?.[0] ?? '')
   .split(/\s+/)
   .filter((word) => word.startsWith('--'));
 
-/** The embedded deployment as its own process, as `npm start` runs it: compiled (`npm run bench` builds first). */
-export async function startServer(env: Record<string, string>): Promise<Server> {
-  const child = spawn(
-    process.execPath,
-    [...START_FLAGS, join(import.meta.dirname, '../dist/bin/kubeglue.js'), 'embedded'],
-    {
-      env: {
-        ...process.env,
-        KUBEGLUE_PORT: '0',
-        KUBEGLUE_ADMIN_KEY: ADMIN_KEY,
-        KUBEGLUE_LOG_LEVEL: 'warn',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
+/**
+ * The embedded deployment as its own process, compiled (`npm run bench` builds first): with `viaStartCommand`,
+ * the README's start command itself (bin/start: it builds again, then execs node), else the node process that
+ * command leaves, started directly with its flags.
+ */
+export async function startServer(
+  env: Record<string, string>,
+  options: { viaStartCommand?: boolean } = {},
+): Promise<Server> {
+  const [command, args] = options.viaStartCommand
+    ? [START_COMMAND, []]
+    : [process.execPath, [...START_FLAGS, join(import.meta.dirname, '../dist/bin/kubeglue.js'), 'embedded']];
+  const child = spawn(command, args, {
+    env: {
+      ...process.env,
+      KUBEGLUE_PORT: '0',
+      KUBEGLUE_ADMIN_KEY: ADMIN_KEY,
+      KUBEGLUE_LOG_LEVEL: 'warn',
+      ...env,
     },
-  );
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -167,15 +164,89 @@ async function settledPss(pid: number, idleProcesses: number): Promise<number> {
   return (await treePss(pid)).pssMib;
 }
 
+/** The external load generator against this server and target, with the bench tools' ids. */
+export function startBenchClient(serverUrl: string, targetUrl: string): Promise<LoadClient> {
+  return startLoadClient({
+    apiUrl: serverUrl,
+    targetUrl,
+    key: ADMIN_KEY,
+    tool: 'bench-get',
+    pagesTool: 'bench-pages',
+    items: LISTING_ITEMS,
+    pageSize: PAGE_SIZE,
+    connections: CONCURRENCY * 2,
+  });
+}
+
+/** `concurrency` loops of `fn` in this process for `ms`: the in-process client, kept beside the external one. */
+async function inProcessLoad(fn: () => Promise<unknown>, ms: number) {
+  let completed = 0;
+  const began = performance.now();
+  const end = began + ms;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < end) {
+        await fn();
+        completed++;
+      }
+    }),
+  );
+  return { completed, seconds: (performance.now() - began) / 1000 };
+}
+
+const rate = (phase: { completed: number; seconds: number }) => phase.completed / phase.seconds;
+
+/**
+ * One throughput figure: `kind` at concurrency 32 from the external client (the figure) and from this
+ * process (`inProcess`), each beside the direct calls of the same client in the same run (`ratio`), with
+ * the tree's CPU per run.
+ */
+async function throughputFigure(
+  external: LoadClient,
+  roots: CpuRoots,
+  kind: 'run' | 'runPages',
+  fn: () => Promise<unknown>,
+  directFn: () => Promise<unknown>,
+) {
+  const directKind = kind === 'run' ? 'direct' : 'directPages';
+  const direct = await external.load(directKind, CONCURRENCY, { ms: THROUGHPUT_MS / 4 });
+  const runs = await measureCpu(roots, () => external.load(kind, CONCURRENCY, { ms: THROUGHPUT_MS }));
+  const inDirect = await inProcessLoad(directFn, THROUGHPUT_MS / 4);
+  const { loadClient: _external, ...tree } = roots;
+  const inRuns = await measureCpu(tree, () => inProcessLoad(fn, THROUGHPUT_MS));
+  return {
+    client: 'external',
+    concurrency: CONCURRENCY,
+    seconds: THROUGHPUT_MS / 1000,
+    runsPerSec: round(rate(runs), 0),
+    [kind === 'run' ? 'directRequestsPerSec' : 'directPaginationsPerSec']: round(rate(direct), 0),
+    ratio: round(rate(runs) / rate(direct), 3),
+    failedRuns: runs.failed,
+    ...(runs.firstError ? { firstError: runs.firstError } : {}),
+    cpuUsPerRun: runs.cpuUsPerRun,
+    inProcess: {
+      runsPerSec: round(rate(inRuns), 0),
+      directPerSec: round(rate(inDirect), 0),
+      ratio: round(rate(inRuns) / rate(inDirect), 3),
+      cpuUsPerRun: inRuns.cpuUsPerRun,
+    },
+  };
+}
+
 async function benchDriver(
   driver: 'embedded' | 'pg',
   env: Record<string, string>,
   targetUrl: string,
 ): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-bench-api-'));
-  const server = await startServer({ KUBEGLUE_DATA_DIR: dataDir, ...env });
+  // The embedded server is started by the README's start command itself, so footprint.* is its tree.
+  const server = await startServer(
+    { KUBEGLUE_DATA_DIR: dataDir, ...env },
+    { viaStartCommand: driver === 'embedded' },
+  );
   const { agent, call } = client(`${server.url}/v1`);
   const pid = server.child.pid as number;
+  let external: LoadClient | undefined;
   try {
     const { run, runPages } = await createBenchTools(call, targetUrl);
     const direct = async () => {
@@ -197,24 +268,36 @@ async function benchDriver(
       idle = await treePss(pid);
       emit({
         bench: 'footprint.idle_pss_mib',
+        startCommand: 'bin/start',
         value: round(idle.pssMib, 0),
         processes: idle.processes,
-        target: 150,
+        commands: await treeCommands(pid),
+        target: 100,
       });
     }
 
+    external = await startBenchClient(server.url, targetUrl);
+    const postgres = env.KUBEGLUE_DATABASE_URL ? await postmasterPid(env.KUBEGLUE_DATABASE_URL) : undefined;
+    const roots: CpuRoots = { server: pid, loadClient: external.pid, ...(postgres ? { postgres } : {}) };
+
     progress(`api (${driver}): warming up`);
-    for (let i = 0; i < 300; i++) await run();
-    for (let i = 0; i < 100; i++) await runPages();
+    await external.load('run', CONCURRENCY, { runs: 600 });
+    await external.load('runPages', CONCURRENCY, { runs: 200 });
+    for (let i = 0; i < 100; i++) await run();
+    for (let i = 0; i < 50; i++) await runPages();
 
     if (driver === 'embedded') {
-      progress(`api: ${SEQUENTIAL} sequential sync runs vs direct GETs, interleaved`);
+      progress(
+        `api: ${SEQUENTIAL} sequential sync runs vs direct GETs, interleaved, external client then in-process`,
+      );
       emit({
         bench: 'api.sync_run_overhead',
         driver,
+        client: 'external',
         calls: SEQUENTIAL,
-        ...overheadFigures('api', await interleaved(SEQUENTIAL, run, direct)),
-        targetOverheadP50Ms: 2,
+        ...overheadFigures('api', await external.sequential('run', 'direct', SEQUENTIAL)),
+        targetOverheadP50Ms: 0.5,
+        inProcess: overheadFigures('api', await interleaved(SEQUENTIAL, run, direct)),
       });
 
       progress(
@@ -223,10 +306,12 @@ async function benchDriver(
       emit({
         bench: 'api.pagination_overhead',
         driver,
+        client: 'external',
         pages: PAGES,
         calls: SEQUENTIAL / 2,
-        ...overheadFigures('api', await interleaved(SEQUENTIAL / 2, runPages, directPages)),
-        targetOverheadP50Ms: 3,
+        ...overheadFigures('api', await external.sequential('runPages', 'directPages', SEQUENTIAL / 2)),
+        targetOverheadP50Ms: 1.5,
+        inProcess: overheadFigures('api', await interleaved(SEQUENTIAL / 2, runPages, directPages)),
       });
 
       progress('api: async dispatch (202 to success)');
@@ -247,130 +332,63 @@ async function benchDriver(
         runs: 200,
         p50Ms: round(percentile(dispatch, 50)),
         p99Ms: round(percentile(dispatch, 99)),
+        targetP50Ms: 5,
       });
     }
 
-    progress(`api (${driver}): throughput at concurrency ${CONCURRENCY} for ${THROUGHPUT_MS / 1000} s`);
+    progress(
+      `api (${driver}): throughput at concurrency ${CONCURRENCY}, ${THROUGHPUT_MS / 1000} s per phase`,
+    );
     const peak = samplePeakPss(pid);
-    const directRate = await throughput(direct, CONCURRENCY, THROUGHPUT_MS / 4);
-    const rate = await throughput(run, CONCURRENCY, THROUGHPUT_MS);
     emit({
       bench: 'api.sync_run_throughput',
       driver,
-      concurrency: CONCURRENCY,
-      seconds: THROUGHPUT_MS / 1000,
-      runsPerSec: round(rate, 0),
-      directRequestsPerSec: round(directRate, 0),
+      ...(await throughputFigure(external, roots, 'run', run, direct)),
       serverPeakRssMb: round(await server.peakRssMb(), 0),
-      target: 1500,
+      targetRatio: 0.3,
+      targetCpuUsPerRun: 1000,
     });
     if (driver === 'embedded') {
       progress(`api: ${PAGES}-page pagination + transform at concurrency ${CONCURRENCY}`);
-      const pagesRate = await throughput(runPages, CONCURRENCY, THROUGHPUT_MS);
       emit({
         bench: 'api.pagination_throughput',
         driver,
-        concurrency: CONCURRENCY,
-        seconds: THROUGHPUT_MS / 1000,
-        runsPerSec: round(pagesRate, 0),
-        target: 600,
+        ...(await throughputFigure(external, roots, 'runPages', runPages, directPages)),
+        targetRatio: 0.4,
       });
       const load = await peak.stop();
-      emit({ bench: 'footprint.load_pss_mib', value: round(load, 0), target: 400 });
+      emit({
+        bench: 'footprint.load_pss_mib',
+        startCommand: 'bin/start',
+        value: round(load, 0),
+        target: 300,
+      });
       progress(`api: waiting up to ${SETTLE_MS / 1000} s for idle engine workers to retire`);
       const after = await settledPss(pid, idle.processes);
       emit({
         bench: 'footprint.after_load_pss_mib',
+        startCommand: 'bin/start',
         value: round(after, 0),
         processes: (await processTree(pid)).length,
         idle: round(idle.pssMib, 0),
+        target: 120,
       });
     } else {
       await peak.stop();
     }
   } finally {
+    await external?.stop();
     await agent.close();
     await server.stop();
     await rm(dataDir, { recursive: true, force: true });
   }
 }
 
-/** GET /runs?toolId=&status= with a million runs stored (seeded directly, then served by the API). */
-export async function benchListRuns(): Promise<void> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-bench-list-'));
-  try {
-    progress(`api: seeding ${LIST_RUNS} runs into SQLite`);
-    const store = await openStore({ driver: 'sqlite', path: embeddedStorePath(dataDir) });
-    const statuses = ['success', 'failed', 'aborted'] as const;
-    const base = Date.parse('2026-01-01T00:00:00Z');
-    for (let offset = 0; offset < LIST_RUNS; offset += 20_000) {
-      const batch: StoredRun[] = [];
-      for (let i = offset; i < Math.min(LIST_RUNS, offset + 20_000); i++) {
-        const startedAt = new Date(base + i * 1000).toISOString();
-        batch.push({
-          runId: randomUUID(),
-          toolId: `tool-${i % 50}`,
-          status: statuses[i % 3] as (typeof statuses)[number],
-          requestSource: 'api',
-          systemIds: [],
-          // Durations spread over 0–2 s, so api.run_stats's percentiles sort real values.
-          metadata: { startedAt, completedAt: startedAt, durationMs: (i * 7919) % 2000 },
-        });
-      }
-      await store.insertRuns(batch);
-    }
-    await store.close();
-    const server = await startServer({ KUBEGLUE_DATA_DIR: dataDir });
-    const { agent, call } = client(`${server.url}/v1`);
-    try {
-      const samples: number[] = [];
-      for (let i = 0; i < 200; i++) {
-        samples.push(
-          await timed(() => call('GET', `/runs?toolId=tool-${i % 50}&status=${statuses[i % 3]}&limit=50`)),
-        );
-      }
-      emit({
-        bench: 'api.list_runs',
-        driver: 'sqlite',
-        runs: LIST_RUNS,
-        p50Ms: round(percentile(samples, 50)),
-        p99Ms: round(percentile(samples, 99)),
-      });
-      // GET /v1/stats/runs (the Overview) over a day (86 400 of the runs: one a second) and an hour.
-      for (const [window, from, to, bucket] of [
-        ['day', '2026-01-05T00:00:00Z', '2026-01-06T00:00:00Z', 900],
-        ['hour', '2026-01-05T12:00:00Z', '2026-01-05T13:00:00Z', 60],
-      ] as const) {
-        const times: number[] = [];
-        for (let i = 0; i < 20; i++) {
-          times.push(await timed(() => call('GET', `/stats/runs?from=${from}&to=${to}&bucket=${bucket}`)));
-        }
-        emit({
-          bench: 'api.run_stats',
-          driver: 'sqlite',
-          runs: LIST_RUNS,
-          window,
-          p50Ms: round(percentile(times, 50)),
-          maxMs: round(Math.max(...times)),
-          targetMs: 1000,
-        });
-      }
-      // The dashboard's runs list on the same million runs (imported here: bench/ui.ts imports this file).
-      const { benchUiRunsList } = await import('./ui.ts');
-      await benchUiRunsList(server.url, LIST_RUNS);
-    } finally {
-      await agent.close();
-      await server.stop();
-    }
-  } finally {
-    await rm(dataDir, { recursive: true, force: true });
-  }
-}
-
 /**
- * footprint.* (PSS of the embedded server's process tree: idle, under load, after it), api.sync_run_overhead,
- * api.pagination_overhead, api.async_dispatch, api.sync_run_throughput (embedded store and Postgres),
- * api.pagination_throughput, api.list_runs. Overheads are against direct calls measured in the same run.
+ * footprint.* (PSS of the tree the README's start command runs: idle, under load, after it),
+ * api.sync_run_overhead, api.pagination_overhead, api.async_dispatch, api.sync_run_throughput (embedded store
+ * and Postgres), api.pagination_throughput. The figures are the external load generator's, against direct
+ * calls it makes in the same run; the in-process client's are beside them (`inProcess`).
  */
 export async function benchApi(): Promise<void> {
   const target = await startTarget();
@@ -385,7 +403,6 @@ export async function benchApi(): Promise<void> {
   } finally {
     await target.stop();
   }
-  if (LIST_RUNS > 0) await benchListRuns();
 }
 
 if (import.meta.main) await benchApi();

@@ -1,11 +1,12 @@
 /**
  * `npm run bench [-- name…]`: prints one JSON line per figure on stdout (progress on stderr).
- * Names: store, sandbox, engine, api, operator (needs KUBEBUILDER_ASSETS), gateway, soak, ui. Without names, all run.
+ * Names: store, sandbox, engine, api, list-runs, operator (needs KUBEBUILDER_ASSETS), gateway, soak, ui. Without names, all run.
  * Figures, never pass/fail.
  */
 import { benchApi } from './api.ts';
 import { benchEngine } from './engine.ts';
 import { benchGateway } from './gateway.ts';
+import { benchListRuns } from './list-runs.ts';
 import { benchOperator } from './operator.ts';
 import { benchSandbox } from './sandbox.ts';
 import { benchSoak } from './soak.ts';
@@ -17,6 +18,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   sandbox: benchSandbox,
   engine: benchEngine,
   api: benchApi,
+  'list-runs': benchListRuns,
   operator: benchOperator,
   gateway: benchGateway,
   soak: benchSoak,

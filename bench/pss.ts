@@ -1,4 +1,5 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, readlink } from 'node:fs/promises';
+import { basename } from 'node:path';
 
 /** The process and all its descendants (from /proc/<pid>/task/<tid>/children), depth first. */
 export async function processTree(rootPid: number): Promise<number[]> {
@@ -18,6 +19,23 @@ export async function processTree(rootPid: number): Promise<number[]> {
   };
   await visit(rootPid);
   return pids;
+}
+
+/**
+ * What each process of the tree runs (`node kubeglue.js`, `node worker.js`, `node npm-cli.js`, `sh`…: the
+ * executable and the script, by base name; node renames its main thread, so /proc/<pid>/comm does not
+ * tell), to show what stays resident.
+ */
+export async function treeCommands(rootPid: number): Promise<string[]> {
+  const pids = await processTree(rootPid);
+  return Promise.all(
+    pids.map(async (pid) => {
+      const exe = basename(await readlink(`/proc/${pid}/exe`).catch(() => '?'));
+      const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+      const script = argv.slice(1).find((arg) => arg && !arg.startsWith('-'));
+      return script ? `${exe} ${basename(script)}` : exe;
+    }),
+  );
 }
 
 /** Proportional set size of one process, MiB (0 if it is gone). */

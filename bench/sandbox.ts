@@ -67,7 +67,7 @@ export async function benchSandbox(): Promise<void> {
           overheadP50Us: p50 - floorP50,
           copyP50Us: quantile(copy, 0.5),
           freshContextP50Us: quantile(fresh, 0.5),
-          targetP50Us: items > 100 ? 500 : 150,
+          targetP50Us: items > 100 ? 300 : 150,
         })}\n`,
       );
     }

@@ -33,7 +33,7 @@ export async function interleaved(
 
 /**
  * What a path costs over the direct one, from interleaved samples: `<name>P50Ms` and `<name>P99Ms`,
- * `directP50Ms` and `directP99Ms`, `overheadP50Ms` and `ratioP50`.
+ * `directP50Ms` and `directP99Ms`, `overheadP50Ms` and `ratio` (of the p50s).
  */
 export function overheadFigures(
   name: string,
@@ -47,7 +47,7 @@ export function overheadFigures(
     directP50Ms: round(directP50),
     directP99Ms: round(percentile(samples.direct, 99)),
     overheadP50Ms: round(viaP50 - directP50),
-    ratioP50: round(viaP50 / directP50, 2),
+    ratio: round(viaP50 / directP50, 2),
   };
 }
 
