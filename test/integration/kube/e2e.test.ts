@@ -418,6 +418,15 @@ describeKube('Kubernetes mode end to end', () => {
     );
     const described = await kubectl('describe', 'tool', 'broken-transform');
     expect(described).toMatch(/steps\[0\]|step x/i);
+    // The operator told it in an Event too (recorded right after the status it wrote).
+    await waitUntil(
+      async () =>
+        /Warning\s+CompileError\s+.*kubeglue-operator/.test(
+          await kubectl('describe', 'tool', 'broken-transform'),
+        ),
+      20_000,
+      'the Warning Event of broken-transform',
+    );
 
     const explained = await kubectl('explain', 'tool.spec.steps');
     expect(explained).toContain('each one');

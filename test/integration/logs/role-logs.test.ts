@@ -148,9 +148,12 @@ describe('the log of every role', () => {
       api_key: 'kg_agent-key-that-is-never-accepted',
       targets: { echo: '127.0.0.1:9' },
     });
-    await agent.waitFor('"msg":"tunnel');
+    // Its first connection attempt (a debug line): by then it has its signal handlers.
+    await agent.waitFor('connecting to ws://127.0.0.1:9');
     expect(await agent.kill()).toBe(0);
     const lines = expectJsonLines(agent.output(), 'agent');
+    expect(at(lines, 'info').some((msg) => msg.startsWith("tunnel 'logs' → ws://127.0.0.1:9"))).toBe(true);
+    expect(at(lines, 'debug').some((msg) => msg.includes('connecting to ws://127.0.0.1:9'))).toBe(true);
     expect(at(lines, 'info')).toContain('stopped');
 
     const broken = await startAgent({ server_url: 'http://example.com', api_key: 'k', targets: {} });

@@ -1,17 +1,23 @@
 /**
- * `kubectl explain` against a real kube-apiserver with kubeglue's CRDs: each kind, its spec and its status
- * say what they are (the descriptions generated from contract/resources/kinds.ts), never `<empty>`.
+ * What kubectl shows of kubeglue's resources on a real kube-apiserver with kubeglue's CRDs: `kubectl
+ * explain` of each kind, its spec and its status says what they are (the descriptions generated from
+ * contract/resources/kinds.ts), never `<empty>`; `kubectl get toolruns` shows a finished run's duration
+ * as people read it.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
+import { humanDuration } from '../../../contract/resources/duration.ts';
 import { RESOURCE_DEFINITIONS } from '../../../contract/resources/kinds.ts';
+import { createClusterKubeglueResources } from '../../../kube/resources/index.ts';
+import { toolRunFor, toolRunName } from '../../../runs/toolrun.ts';
 import { waitUntil } from '../../support/kube/kubeglue.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
+import { runningRun } from '../../support/store.ts';
 
 const exec = promisify(execFile);
 
-describeKube('kubectl explain of kubeglue resources', () => {
+describeKube('kubectl on kubeglue resources', () => {
   const bed = useKubeTestBed('kubectl-explain', { crds: true });
   const explain = async (path: string) =>
     (await exec('kubectl', ['--kubeconfig', bed.kube.kubeconfigPath, 'explain', path])).stdout;
@@ -47,5 +53,30 @@ describeKube('kubectl explain of kubeglue resources', () => {
     expect(await explained('tool.spec.steps', 'each one')).not.toContain('<empty>');
     expect(await explained('system.spec.credentialsSecretRef', 'Secret in the same namespace')).toBeTruthy();
     expect(await explained('toolrun.spec.cancel', 'true cancels the run')).toBeTruthy();
+  });
+
+  it('kubectl get toolruns shows the duration of a finished run as people read it', async () => {
+    const resources = createClusterKubeglueResources(bed.transport, bed.namespace.name);
+    const run = runningRun('took-a-while', {
+      toolId: 't',
+      tool: { id: 't', steps: [{ id: 'a', config: { type: 'transform', transformCode: '(s) => s' } }] },
+      options: { async: true },
+    });
+    const name = toolRunName(run.runId);
+    await resources.toolRuns.create(toolRunFor(run, bed.namespace.name));
+    // What the operator writes when the run ends (operator/toolrun/finish.ts).
+    await resources.toolRuns.patchStatus(name, {
+      status: 'success',
+      reason: 'Succeeded',
+      durationMs: 184_250,
+      duration: humanDuration(184_250),
+    });
+    const listed = await exec('kubectl', [
+      ...['--kubeconfig', bed.kube.kubeconfigPath, '-n', bed.namespace.name],
+      ...['get', 'toolruns', name],
+    ]);
+    const [header, row] = listed.stdout.trim().split('\n');
+    expect(header?.split(/\s+/)).toEqual(['NAME', 'TOOL', 'STATUS', 'SOURCE', 'DURATION', 'AGE']);
+    expect(row?.split(/\s+/).slice(0, 5)).toEqual([name, 't', 'success', 'api', '3m4s']);
   });
 });
