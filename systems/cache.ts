@@ -17,6 +17,11 @@ export interface ResolveOptions {
   unready?: 'refuse' | 'allow';
 }
 
+/** What needs a run's systems with their credentials (SystemService is one). */
+export interface SystemResolver {
+  resolveForRun(systemIds: string[], mode: Environment, options?: ResolveOptions): Promise<ResolvedSystem[]>;
+}
+
 /** Every System variant at one moment, with each variant's credentials read once, on first use. */
 export class SystemSnapshot {
   readonly variants: ReadonlyMap<string, ReadonlyMap<Environment, SystemResource>>;

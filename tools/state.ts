@@ -12,17 +12,17 @@ import {
   KG_ERR_TOOL_STATE_CREDENTIAL,
   KG_ERR_TOOL_STATE_LIMIT,
 } from '../contract/api/errors.ts';
-import type { Environment } from '../contract/api/system.ts';
 import { stepSystemIds, type Tool } from '../contract/api/tool.ts';
 import type { ToolStateAnswer } from '../contract/api/tool-state.ts';
 import type { JsonObject, JsonValue } from '../contract/json.ts';
-import type { ResolvedSystem, RunOrder } from '../contract/wire/run-order.ts';
+import type { RunOrder } from '../contract/wire/run-order.ts';
 import type { StateWrite } from '../contract/wire/tool-state.ts';
 import { jsonBytes } from '../engine/data-size.ts';
 import { credentialKeys, quoted, STATE_KEY } from '../engine/persisted-state.ts';
 import { Redactor } from '../engine/redact.ts';
 import type { EngineResult } from '../engine/types.ts';
 import type { StoredRun, StoredRunState, StoreQueries } from '../store/index.ts';
+import type { SystemResolver } from '../systems/cache.ts';
 
 /** KUBEGLUE_TOOL_STATE_MAX_KEYS and KUBEGLUE_TOOL_STATE_MAX_VALUE_BYTES. */
 export type StateLimits = Settings<'api'>['toolState'];
@@ -171,13 +171,7 @@ export async function commitRunState(
 export interface ToolStateServiceDeps {
   store: Pick<StoreQueries, 'toolState'>;
   tools: { get(toolId: string): Promise<Tool | undefined> };
-  systems: {
-    resolveForRun(
-      systemIds: string[],
-      mode: Environment,
-      options?: { unready?: 'refuse' | 'allow' },
-    ): Promise<ResolvedSystem[]>;
-  };
+  systems: SystemResolver;
   limits: StateLimits;
 }
 

@@ -28,6 +28,7 @@ import { buildCredentialScope } from '../../engine/credentials.ts';
 import { EgressGuard, type EgressPolicy } from '../../engine/protocols/egress-policy.ts';
 import { type JobFailure, JobSupervisor } from '../../kube/supervisor.ts';
 import type { DocumentationKey, DocumentationStore, StoredDocumentationState } from '../../store/index.ts';
+import type { SystemResolver } from '../cache.ts';
 import { crawlable, createFetcher, DocumentationFetchError, displayUrl, type Fetcher } from './fetch.ts';
 import { narrowToKeywords } from './parsers/keywords.ts';
 import { type DocumentedPlacement, documentedApiKeyPlacement } from './parsers/placement.ts';
@@ -49,13 +50,7 @@ const loadPostgres = () => import('../../engine/protocols/postgres.ts');
 
 export interface DocumentationServiceOptions {
   store: DocumentationStore;
-  systems: {
-    resolveForRun(
-      systemIds: string[],
-      mode: Environment,
-      options?: { unready?: 'refuse' | 'allow' },
-    ): Promise<ResolvedSystem[]>;
-  };
+  systems: SystemResolver;
   egress: EgressPolicy;
   limits: DocumentationLimits;
   log?: (line: string) => void;
