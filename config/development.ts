@@ -74,6 +74,13 @@ export const DEVELOPMENT = section(
         ['ci'],
         '.ci/run: where the kube-apiserver and etcd built for the tests are cached, when KUBEBUILDER_ASSETS is unset (unset: ~/.cache/kubeglue-kube)',
       ),
+      nodeCache: setting(
+        'KUBEGLUE_NODE_CACHE',
+        z.string().optional(),
+        undefined,
+        ['ci'],
+        '.ci/run and test/e2e/: where the real node (shared/kube-node: kubelet, kube-proxy, containerd state, images) is cached (unset: ~/.cache/kube-node)',
+      ),
     },
   },
 );
