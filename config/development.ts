@@ -65,6 +65,13 @@ export const DEVELOPMENT = section(
         ['bench'],
         'async runs the operator benchmark dispatches one at a time (operator.async_dispatch)',
       ),
+      realNodeRuns: setting(
+        'KUBEGLUE_BENCH_REAL_NODE_RUNS',
+        positiveInt,
+        '50',
+        ['bench'],
+        'async runs the real-node benchmark dispatches one at a time (operator.real_node_dispatch; `npm run bench -- real-node`)',
+      ),
     },
     ci: {
       kubeCache: setting(

@@ -79,7 +79,7 @@ describeRealNode('async runs on a real node', () => {
       await node.stop();
       throw error;
     }
-  }, 600_000);
+  }, 1_800_000); // the node is one per machine: this may wait for another file to release it
 
   afterAll(async () => {
     await kubeglue?.stop().catch(() => {});
@@ -147,8 +147,8 @@ describeRealNode('async runs on a real node', () => {
     expect((await kubeglue.finished(runId, 60_000)).status).toBe('aborted');
     await waitFor(
       'the ToolRun to go',
-      () => toolRunStatus(runId),
-      (status) => status === undefined,
+      () => node.get(['-n', NAMESPACE, 'toolrun', toolRunName(runId)]),
+      (object) => object === undefined,
       60_000,
     );
   }, 120_000);

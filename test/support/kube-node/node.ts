@@ -229,7 +229,12 @@ export async function startRealNode(): Promise<RealNode> {
   const harness = join(paths.nodeHome, 'harness');
   const bridges = join(harness, 'bridges');
   const hostsDir = join(harness, 'dns-hosts');
-  await script(paths, 'stop.sh', 120_000);
+  try {
+    await script(paths, 'stop.sh', 120_000);
+  } catch (error) {
+    await unlock();
+    throw error;
+  }
   await rm(harness, { recursive: true, force: true });
   await mkdir(bridges, { recursive: true });
   await mkdir(hostsDir, { recursive: true });
@@ -348,8 +353,11 @@ export async function startRealNode(): Promise<RealNode> {
       }
       await rm(pidFile(paths, name), { force: true });
     }
-    await script(paths, 'stop.sh', 180_000);
-    await unlock();
+    try {
+      await script(paths, 'stop.sh', 180_000);
+    } finally {
+      await unlock();
+    }
   };
 
   try {
@@ -427,7 +435,7 @@ export async function startRealNode(): Promise<RealNode> {
       }
     };
     await writeHosts();
-    startComponent(paths, 'dnsmasq', [
+    const dnsPid = startComponent(paths, 'dnsmasq', [
       '/usr/sbin/dnsmasq',
       '--keep-in-foreground',
       '--no-resolv',
@@ -435,15 +443,21 @@ export async function startRealNode(): Promise<RealNode> {
       '--no-poll',
       `--listen-address=${NODE_GATEWAY}`,
       '--bind-interfaces',
-      '--except-interface=lo',
       `--hostsdir=${hostsDir}`,
       `--local=/${CLUSTER_DOMAIN}/`,
       '--user=root',
-      `--pid-file=${join(harness, 'dnsmasq.pid')}`,
+      '--pid-file=',
       '--log-facility=-',
     ]);
-    await waitUntilTrue('dnsmasq', async () => existsSync(join(harness, 'dnsmasq.pid')), 10_000);
-    await writeFile(pidFile(paths, 'dnsmasq'), await readFile(join(harness, 'dnsmasq.pid'), 'utf8'));
+    await writeFile(pidFile(paths, 'dnsmasq'), `${dnsPid}\n`);
+    await waitUntilTrue(
+      'dnsmasq on port 53',
+      async () => {
+        const [command, argv] = ns('ss', ['-lun']);
+        return (await exec(command, [...argv])).stdout.includes(`${NODE_GATEWAY}:53 `);
+      },
+      10_000,
+    );
     dnsTimer = setInterval(() => void writeHosts().catch(() => {}), 1000);
     dnsTimer.unref();
 

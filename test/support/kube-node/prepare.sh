@@ -53,8 +53,8 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-log "npm run build (dist/ for the image)"
-(cd "$repo" && npm run build --silent)
+log "npm run build (dist/ for the image; from scratch, so nothing stale is shipped)"
+(cd "$repo" && rm -rf dist && npm run build --silent)
 log "images.sh (the kubeglue image from $repo)"
 KUBEGLUE_SRC=$repo bash "$scripts/images.sh" pause base kubeglue
 log "ready in $(($(date +%s) - t0))s"
