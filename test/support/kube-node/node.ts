@@ -430,8 +430,10 @@ export async function startRealNode(): Promise<RealNode> {
       const file = join(hostsDir, 'services');
       const current = await readFile(file, 'utf8').catch(() => '');
       if (current !== `${lines}\n`) {
-        await writeFile(`${file}.tmp`, `${lines}\n`);
-        await rename(`${file}.tmp`, file);
+        // Written beside the directory and renamed in: dnsmasq reads every file that appears there.
+        const staged = join(harness, 'services.staged');
+        await writeFile(staged, `${lines}\n`);
+        await rename(staged, file);
       }
     };
     await writeHosts();
