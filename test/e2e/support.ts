@@ -5,10 +5,12 @@
 import { describe, it } from 'vitest';
 import { realNodeMissing } from '../support/kube-node/node.ts';
 
-const missing = realNodeMissing();
-
-/** describe() on the real node: skipped locally without it, one failing test naming why under CI. */
-export function describeRealNode(name: string, body: () => void): void {
+/**
+ * describe() on the real node: skipped locally without it, one failing test naming why under CI.
+ * `services`: the suite needs Service routing (kube-proxy).
+ */
+export function describeRealNode(name: string, body: () => void, options: { services?: boolean } = {}): void {
+  const missing = realNodeMissing(options);
   if (!missing) {
     describe(name, body);
   } else if (process.env.CI === 'true') {

@@ -58,15 +58,18 @@ export function nodePaths(): NodePaths {
   };
 }
 
-/** Why the real node cannot run here, or undefined when it can. */
-export function realNodeMissing(): string | undefined {
+/**
+ * Why the real node cannot run here, or undefined when it can; `services`: with kube-proxy (Service
+ * routing), which Helm releases need and processes in the namespace do not.
+ */
+export function realNodeMissing(options: { services?: boolean } = {}): string | undefined {
   if (process.getuid?.() !== 0) return 'the real node needs root';
   const paths = nodePaths();
   if (!paths.scripts) return 'shared/kube-node not found (KUBE_NODE_SCRIPTS)';
   const needed = [
     join(paths.kubeHome, 'bin', 'kube-apiserver'),
     join(paths.nodeHome, 'bin', 'kubelet'),
-    join(paths.nodeHome, 'bin', 'kube-proxy'),
+    ...(options.services === false ? [] : [join(paths.nodeHome, 'bin', 'kube-proxy')]),
     join(paths.nodeHome, 'images', 'kubeglue.oci.tar'),
     join(paths.imageApp, 'dist', 'bin', 'kubeglue.js'),
   ];
@@ -220,9 +223,10 @@ async function lockNode(paths: NodePaths): Promise<() => Promise<void>> {
 }
 
 /** Starts the node (stop.sh first, for anything an earlier run left) and the harness's additions. */
-export async function startRealNode(): Promise<RealNode> {
+export async function startRealNode(options: { services?: boolean } = {}): Promise<RealNode> {
+  const services = options.services !== false;
   const paths = nodePaths();
-  const missing = realNodeMissing();
+  const missing = realNodeMissing(options);
   if (missing) throw new Error(missing);
   const unlock = await lockNode(paths);
   const kubeconfig = join(paths.kubeHome, 'kubeconfig');
@@ -397,21 +401,24 @@ export async function startRealNode(): Promise<RealNode> {
 
     // kube-proxy: Service ClusterIPs. --masquerade-all: replies from a Pod behind a Service on the same
     // bridge go back through the node, where conntrack undoes the translation.
-    const proxyPid = startComponent(paths, 'kube-proxy', [
-      join(paths.nodeHome, 'bin', 'kube-proxy'),
-      `--kubeconfig=${kubeconfig}`,
-      '--proxy-mode=iptables',
-      `--hostname-override=${NODE_NAME}`,
-      '--cluster-cidr=10.88.0.0/16',
-      '--masquerade-all',
-      '--conntrack-max-per-core=0',
-      '--conntrack-tcp-timeout-established=0',
-      '--conntrack-tcp-timeout-close-wait=0',
-      '--healthz-bind-address=127.0.0.1:10256',
-      '--metrics-bind-address=127.0.0.1:10249',
-      '--v=1',
-    ]);
-    await writeFile(pidFile(paths, 'kube-proxy'), `${proxyPid}\n`);
+    if (services) await startKubeProxy();
+    async function startKubeProxy() {
+      const proxyPid = startComponent(paths, 'kube-proxy', [
+        join(paths.nodeHome, 'bin', 'kube-proxy'),
+        `--kubeconfig=${kubeconfig}`,
+        '--proxy-mode=iptables',
+        `--hostname-override=${NODE_NAME}`,
+        '--cluster-cidr=10.88.0.0/16',
+        '--masquerade-all',
+        '--conntrack-max-per-core=0',
+        '--conntrack-tcp-timeout-established=0',
+        '--conntrack-tcp-timeout-close-wait=0',
+        '--healthz-bind-address=127.0.0.1:10256',
+        '--metrics-bind-address=127.0.0.1:10249',
+        '--v=1',
+      ]);
+      await writeFile(pidFile(paths, 'kube-proxy'), `${proxyPid}\n`);
+    }
 
     // Cluster DNS: dnsmasq on the node's address answers <service>.<namespace>.svc.cluster.local from a
     // hosts file of the Services; nothing else (no upstream: the namespace has no route out).
@@ -479,14 +486,15 @@ export async function startRealNode(): Promise<RealNode> {
         ])) === 'True',
       120_000,
     );
-    await waitUntilTrue(
-      'kube-proxy rules',
-      async () => {
-        const [command, argv] = ns('iptables-save', ['-t', 'nat']);
-        return (await exec(command, [...argv])).stdout.includes('KUBE-SVC-');
-      },
-      60_000,
-    );
+    if (services)
+      await waitUntilTrue(
+        'kube-proxy rules',
+        async () => {
+          const [command, argv] = ns('iptables-save', ['-t', 'nat']);
+          return (await exec(command, [...argv])).stdout.includes('KUBE-SVC-');
+        },
+        60_000,
+      );
   } catch (error) {
     await stop().catch(() => {});
     throw error;
