@@ -169,7 +169,8 @@ describeRealNode('the Helm chart on a real node', () => {
         );
         if (started?.status === 202) accepted.push(started.body.runId);
         else refused++;
-        await sleep(500);
+        // Each run is a runner Pod: a few a minute keep the 2-core node able to start the new Pods.
+        await sleep(4000);
       }
     })();
     try {

@@ -401,7 +401,13 @@ export async function startRealNode(options: { services?: boolean } = {}): Promi
 
     // kube-proxy: Service ClusterIPs. --masquerade-all: replies from a Pod behind a Service on the same
     // bridge go back through the node, where conntrack undoes the translation.
-    if (services) await startKubeProxy();
+    if (services) {
+      // Connections made in the node's namespace itself (the test's bridge to a Service) are routed
+      // before kube-proxy's OUTPUT rules translate them: the Service range needs a route, on the bridge
+      // (the namespace still has no default route and no way out).
+      await exec('ip', ['-n', NODE_NETNS, 'route', 'replace', '10.0.0.0/24', 'dev', 'kn0']);
+      await startKubeProxy();
+    }
     async function startKubeProxy() {
       const proxyPid = startComponent(paths, 'kube-proxy', [
         join(paths.nodeHome, 'bin', 'kube-proxy'),
