@@ -13,6 +13,8 @@ import { stringify } from 'yaml';
 import type { Run } from '../../contract/api/run.ts';
 import { helmBinary } from '../../contract/generate.ts';
 import { allows, type RbacRole } from '../../contract/rbac.ts';
+import { runnerPodName } from '../../operator/launchers/launcher.ts';
+import { toolRunName } from '../../runs/toolrun.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { callApi } from '../support/embedded.ts';
 import { CHART_DIR, helmEnv } from '../support/helm.ts';
@@ -148,8 +150,15 @@ describeRealNode('the Helm chart on a real node', () => {
     expect(started.status).toBe(202);
     const run = await finished(started.body.runId);
     expect(run.status, run.error).toBe('success');
-    const runners = await pods('runner');
-    expect(runners.length).toBeGreaterThan(0);
+    // It ran in a runner Pod on the node, from the same image.
+    const runner = await node.get<PodLike>([
+      '-n',
+      NAMESPACE,
+      'pod',
+      runnerPodName(toolRunName(started.body.runId), 1),
+    ]);
+    expect(runner?.spec?.containers[0]?.image).toBe('localhost/kubeglue:dev');
+    expect(runner?.status?.phase).toBe('Succeeded');
   }, 180_000);
 
   it('rolls api and operator with helm upgrade without losing an accepted run', async () => {
