@@ -151,14 +151,14 @@ describeRealNode('the Helm chart on a real node', () => {
     const run = await finished(started.body.runId);
     expect(run.status, run.error).toBe('success');
     // It ran in a runner Pod on the node, from the same image.
-    const runner = await node.get<PodLike>([
-      '-n',
-      NAMESPACE,
-      'pod',
-      runnerPodName(toolRunName(started.body.runId), 1),
-    ]);
+    // (The runner records its result, then exits: the Pod completes a moment after the run.)
+    const runner = await waitFor(
+      'the runner Pod to complete',
+      () => node.get<PodLike>(['-n', NAMESPACE, 'pod', runnerPodName(toolRunName(started.body.runId), 1)]),
+      (pod) => pod?.status?.phase === 'Succeeded',
+      60_000,
+    );
     expect(runner?.spec?.containers[0]?.image).toBe('localhost/kubeglue:dev');
-    expect(runner?.status?.phase).toBe('Succeeded');
   }, 180_000);
 
   it('rolls api and operator with helm upgrade without losing an accepted run', async () => {
