@@ -147,6 +147,10 @@ export async function main(_args: string[]): Promise<void> {
     log(`${signal}: shutting down (in-flight runs get ${settings.shutdownGraceMs} ms to finish)`);
     api.setReady(false);
     clearInterval(sweep);
+    // Still listening while the endpoints drain: a Pod being replaced is taken out of its Service's
+    // endpoints only after the SIGTERM, and requests routed to it meanwhile must not be refused.
+    if (settings.shutdownDelayMs > 0)
+      await new Promise((resolve) => setTimeout(resolve, settings.shutdownDelayMs));
     // Sync runs still executing after the grace fail saying the server shut down (not "cancelled").
     const grace = setTimeout(() => api.runs.interruptAll(), settings.shutdownGraceMs);
     await Promise.all([

@@ -65,6 +65,13 @@ export const DEVELOPMENT = section(
         ['bench'],
         'async runs the operator benchmark dispatches one at a time (operator.async_dispatch)',
       ),
+      realNodeRuns: setting(
+        'KUBEGLUE_BENCH_REAL_NODE_RUNS',
+        positiveInt,
+        '50',
+        ['bench'],
+        'async runs the real-node benchmark dispatches one at a time (operator.real_node_dispatch; `npm run bench -- real-node`)',
+      ),
     },
     ci: {
       kubeCache: setting(
@@ -73,6 +80,13 @@ export const DEVELOPMENT = section(
         undefined,
         ['ci'],
         '.ci/run: where the kube-apiserver and etcd built for the tests are cached, when KUBEBUILDER_ASSETS is unset (unset: ~/.cache/kubeglue-kube)',
+      ),
+      nodeCache: setting(
+        'KUBEGLUE_NODE_CACHE',
+        z.string().optional(),
+        undefined,
+        ['ci'],
+        '.ci/run and test/e2e/: where the real node (shared/kube-node: kubelet, kube-proxy, containerd state, images) is cached (unset: ~/.cache/kube-node)',
       ),
     },
   },

@@ -1,6 +1,6 @@
 /** Settings of the /v1 server and the store. */
 import { z } from 'zod';
-import { baseUrl, path, port, positiveInt, text } from './schemas.ts';
+import { baseUrl, nonNegativeInt, path, port, positiveInt, text } from './schemas.ts';
 import { section, setting } from './setting.ts';
 
 export const SERVER = section(
@@ -115,6 +115,13 @@ export const SERVER = section(
       '10000',
       ['embedded', 'api'],
       'on SIGTERM/SIGINT the server stops accepting requests and starting async runs; in-flight runs, sync and async, get this long to finish. Then read-only async runs are handed back to run again after the restart, the others fail saying the server shut down',
+    ),
+    shutdownDelayMs: setting(
+      'KUBEGLUE_SHUTDOWN_DELAY_MS',
+      nonNegativeInt,
+      '0',
+      ['api'],
+      'on SIGTERM the api first answers /readyz with 503 and keeps serving for this long, so that Services and load balancers stop sending it requests before it stops listening (the chart sets api.shutdownDelayMs); then KUBEGLUE_SHUTDOWN_GRACE_MS applies',
     ),
     maxSyncRuns: setting(
       'KUBEGLUE_MAX_SYNC_RUNS',

@@ -1,8 +1,10 @@
 /**
  * The container image, checked without a container engine: the Dockerfile and .dockerignore are parsed,
- * the runtime's import graph must lie inside what the image copies, and the image's build is replayed
- * in a temporary directory (the files the Dockerfile copies, its build stage's RUN lines, its ENV and
- * ENTRYPOINT) to start every role from a production-only install on the pinned Node 24.
+ * the runtime's import graph must lie inside what the image copies (the compiled dist/), and the image's
+ * build is replayed in a temporary directory (`npm run build`'s two commands into a scratch build context,
+ * the files the Dockerfile copies, its build stage's RUN lines, its ENV and ENTRYPOINT) to start every
+ * role from a production-only install on the pinned Node 24. The image itself runs on a real node in
+ * test/e2e/ (uid 65532, read-only root filesystem).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -185,16 +187,16 @@ function isIgnored(rules: IgnoreRule[], path: string): boolean {
   return ignored;
 }
 
-/** The files of the build context under `path` (repository-relative), as Docker sends them. */
-async function contextFiles(rules: IgnoreRule[], path: string): Promise<string[]> {
-  const info = await stat(join(REPO, path));
+/** The files of the build context `base` under `path` (context-relative), as Docker sends them. */
+async function contextFiles(rules: IgnoreRule[], path: string, base = REPO): Promise<string[]> {
+  const info = await stat(join(base, path));
   if (!info.isDirectory()) return isIgnored(rules, path) ? [] : [path];
   const reIncludedBelow = (dir: string) =>
     rules.some((rule) => rule.negate && rule.pattern.startsWith(`${dir}/`));
   if (isIgnored(rules, path) && !reIncludedBelow(path)) return [];
   const files: string[] = [];
-  for (const entry of await readdir(join(REPO, path), { withFileTypes: true })) {
-    files.push(...(await contextFiles(rules, posix.join(path, entry.name))));
+  for (const entry of await readdir(join(base, path), { withFileTypes: true })) {
+    files.push(...(await contextFiles(rules, posix.join(path, entry.name), base)));
   }
   return files;
 }
@@ -307,7 +309,14 @@ const packageJson = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8'
   license: string;
   version: string;
   dependencies: Record<string, string>;
+  scripts: Record<string, string>;
 };
+const buildConfig = JSON.parse(await readFile(join(REPO, 'tsconfig.build.json'), 'utf8')) as {
+  include: string[];
+  compilerOptions: { outDir: string };
+};
+/** What `npm run build` makes, and the Dockerfile copies from the build context (not in the checkout). */
+const BUILD_OUTPUT = buildConfig.compilerOptions.outDir;
 const lockfile = JSON.parse(await readFile(join(REPO, 'package-lock.json'), 'utf8')) as {
   packages: Record<string, { version?: string; dev?: boolean }>;
 };
@@ -317,12 +326,12 @@ const imageEnv = stageEnv(finalStage);
 const workdir = only(finalStage, 'WORKDIR').args;
 const entrypoint = execForm(only(finalStage, 'ENTRYPOINT').args);
 
-/** Repository-relative files the final image gets from the build context, by their path in the image. */
-async function imageContextFiles(): Promise<Map<string, string>> {
+/** Context-relative files the final image gets from the build context `base`, by their path in the image. */
+async function imageContextFiles(base: string): Promise<Map<string, string>> {
   const files = new Map<string, string>();
   for (const copy of copies(finalStage).filter((c) => c.from === undefined)) {
     for (const source of copy.sources) {
-      for (const file of await contextFiles(ignoreRules, source)) {
+      for (const file of await contextFiles(ignoreRules, source, base)) {
         const inside = relative(source, file);
         const dest = posix.resolve(workdir, copy.dest);
         const target =
@@ -359,7 +368,8 @@ describe('Dockerfile', () => {
     }
     expect(workdir).toBe('/app');
     expect(entrypoint?.[0]).toBe('node');
-    expect(entrypoint?.at(-1)).toBe(`${workdir}/bin/kubeglue.ts`);
+    // The compiled CLI (npm run build), not the TypeScript sources.
+    expect(entrypoint?.at(-1)).toBe(`${workdir}/${BUILD_OUTPUT}/bin/kubeglue.js`);
     expect(entrypoint).toContain('--no-node-snapshot');
   });
 
@@ -409,11 +419,14 @@ describe('Dockerfile', () => {
     const [runtime, ...more] = installsOf(dockerfile.stages.find((stage) => stage.name === 'build'));
     expect(more).toEqual([]);
     expect(runtime).toContain('--omit=dev');
-    // The dashboard's stage installs the dev dependencies (its bundler), and only its build leaves it.
-    expect(installsOf(dockerfile.stages.find((stage) => stage.name === 'ui'))).toHaveLength(1);
-    expect(copies(finalStage).filter((copy) => copy.from === 'ui')).toEqual([
-      { from: 'ui', sources: [`${workdir}/dist/ui`], dest: './dist/ui' },
+    // The final stage copies the production modules and the compiled build (with the dashboard), nothing else.
+    expect(copies(finalStage).map(({ from, sources }) => ({ from, sources }))).toEqual([
+      { from: undefined, sources: ['package.json'] },
+      { from: 'build', sources: [`${workdir}/node_modules`] },
+      { from: undefined, sources: [BUILD_OUTPUT] },
     ]);
+    // npm run build = the compiler with tsconfig.build.json, then the dashboard's bundle into dist/ui.
+    expect(packageJson.scripts.build).toBe('tsc -p tsconfig.build.json && node ui/build.ts');
     for (const flags of buildStages.flatMap(installsOf)) {
       expect(flags).toContain('--strict-allow-scripts');
       expect(flags).not.toContain('--ignore-scripts');
@@ -429,7 +442,7 @@ describe('build context', () => {
   it('holds every path the Dockerfile copies', async () => {
     for (const stage of dockerfile.stages) {
       for (const copy of copies(stage).filter((c) => c.from === undefined)) {
-        for (const source of copy.sources) {
+        for (const source of copy.sources.filter((path) => path !== BUILD_OUTPUT)) {
           expect(existsSync(join(REPO, source)), `COPY ${source}: missing from the checkout`).toBe(true);
           expect(
             await contextFiles(ignoreRules, source),
@@ -460,20 +473,32 @@ describe('build context', () => {
       'bin/.kubeglue/master.key',
       'engine/sandbox/README.md',
       'runner/node_modules/x/index.js',
+      'bin/kubeglue.ts',
+      'engine/worker/worker.ts',
+      'dist/contract/generate.js',
+      'dist/api/server.test.js',
     ]) {
       expect(isIgnored(ignoreRules, path), path).toBe(true);
     }
-    for (const path of ['package.json', 'package-lock.json', 'bin/kubeglue.ts', 'engine/worker/worker.ts']) {
+    for (const path of [
+      'package.json',
+      'package-lock.json',
+      'dist/bin/kubeglue.js',
+      'dist/engine/worker/worker.js',
+      'dist/ui/index.html',
+    ]) {
       expect(isIgnored(ignoreRules, path), path).toBe(false);
     }
   });
 
   it('contains every module the runtime imports; no import reaches tests, benchmarks or dev dependencies', async () => {
-    const copied = await imageContextFiles();
     const graph = await importGraph('bin/kubeglue.ts');
     for (const file of [...ROLE_MAINS, ...INDIRECT_MODULES]) expect(graph.files.has(file), file).toBe(true);
     for (const file of graph.files) {
-      expect(copied.has(file), `${file} is imported at run time but not copied into the image`).toBe(true);
+      // Compiled by npm run build into dist/ (its folder is in tsconfig.build.json), and copied from there.
+      expect(buildConfig.include, `${file}: its folder is not compiled`).toContain(file.split('/')[0]);
+      const compiled = posix.join(BUILD_OUTPUT, file.replace(/\.ts$/, '.js'));
+      expect(isIgnored(ignoreRules, compiled), `${compiled} is left out of the image`).toBe(false);
       expect(file).not.toMatch(/^(test|bench|charts|deploy|examples)\//);
     }
     for (const [name, importer] of graph.packages) {
@@ -513,11 +538,31 @@ describe('the roles from a production-only install', () => {
     await mkdir(tmp, { recursive: true });
     const nodeDir = dirname(process.execPath);
 
+    // The build context: the manifests, and `npm run build`'s output made here (its two commands with a
+    // scratch outDir, so the checkout's dist/ is neither needed nor touched).
+    const context = join(root, 'context');
+    await mkdir(context);
+    for (const file of ['package.json', 'package-lock.json']) await cp(join(REPO, file), join(context, file));
+    const tsc = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
+    const out = join(context, BUILD_OUTPUT);
+    const compiled = await run(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', out], {
+      cwd: REPO,
+      env: process.env,
+      timeoutMs: 240_000,
+    });
+    expect(compiled.code, compiled.stdout + compiled.stderr).toBe(0);
+    const ui = await run(process.execPath, ['ui/build.ts', join(out, 'ui')], {
+      cwd: REPO,
+      env: process.env,
+      timeoutMs: 120_000,
+    });
+    expect(ui.code, ui.stdout + ui.stderr).toBe(0);
+
     // Each build stage (the runtime's dependencies, the dashboard): its context COPYs into a directory,
     // then its RUN lines with sh -c as docker does, with the pinned Node 24 first on PATH (npm runs on it).
     // The npm configuration of the machine (registry, CA) applies, but not what an outer `npm run`/`npx`
     // put in the environment.
-    expect(buildStages.map((stage) => stage.name).sort()).toEqual(['build', 'ui']);
+    expect(buildStages.map((stage) => stage.name)).toEqual(['build']);
     const buildEnv: NodeJS.ProcessEnv = { PATH: `${nodeDir}:${process.env.PATH ?? ''}` };
     for (const [key, value] of Object.entries(process.env)) {
       const kept = !/^(npm_|INIT_CWD$|NODE$|NODE_OPTIONS$)/.test(key);
@@ -535,12 +580,12 @@ describe('the roles from a production-only install', () => {
           expect(copy.from).toBeUndefined();
           for (const source of copy.sources) {
             // As docker does: a directory's contents go into dest; a file into dest/ or as dest.
-            const directory = (await stat(join(REPO, source))).isDirectory();
+            const directory = (await stat(join(context, source))).isDirectory();
             const into =
               directory || !copy.dest.endsWith('/')
                 ? copy.dest
                 : posix.join(copy.dest, posix.basename(source));
-            await cp(join(REPO, source), join(dir, into), { recursive: true });
+            await cp(join(context, source), join(dir, into), { recursive: true });
           }
         }
         for (const step of all(stage, 'RUN')) {
@@ -551,11 +596,11 @@ describe('the roles from a production-only install', () => {
     );
 
     // The final stage: the context files it copies, and what it takes from the build stage.
-    for (const [file, target] of await imageContextFiles()) {
-      await cp(join(REPO, file), join(app, posix.relative(workdir, target)));
+    for (const [file, target] of await imageContextFiles(context)) {
+      await cp(join(context, file), join(app, posix.relative(workdir, target)));
     }
     for (const copy of copies(finalStage).filter((c) => c.from !== undefined)) {
-      expect(['build', 'ui']).toContain(copy.from);
+      expect(copy.from).toBe('build');
       for (const source of copy.sources) {
         const target = join(app, posix.relative(workdir, posix.resolve(workdir, copy.dest)));
         await mkdir(dirname(target), { recursive: true });
