@@ -169,7 +169,13 @@ describeKube('the ToolRun controller on Kubernetes', () => {
     options: Record<string, unknown> = {},
     tool: JsonObject = TOOL,
   ): Promise<ToolRunResource> {
-    const run = runningRun(runId, { toolId: 't', tool, options: { async: true, ...options } });
+    // Started now, as accepted runs are: the ToolRun's duration is measured from it.
+    const run = runningRun(runId, {
+      toolId: 't',
+      tool,
+      options: { async: true, ...options },
+      metadata: { startedAt: new Date().toISOString() },
+    });
     await store.insertRun(run);
     return op.resources.toolRuns.create(toolRunFor(run, op.namespace));
   }
