@@ -110,8 +110,16 @@ export class ToolController {
       const check = await checkTool(toolFromResource(tool), { systemExists: async (id) => known.has(id) });
       if (!check.tool) return { now, tool, specIssues: check.problems.map(problemLine), problems: [] };
       const used = new Set(stepSystemIds(check.tool.steps));
-      const unreadySystems = systems
-        .filter((system) => used.has(system.spec.id))
+      // Ready speaks for the runs a tool gets by default (production): per system id its prod variant, or
+      // its only one, as a run picks them. A dev variant that is not ready refuses dev runs when they come,
+      // but does not make the tool unready (a GitOps repo may deliver dev credentials later, or never).
+      const variantsOf = (id: string) => systems.filter((system) => system.spec.id === id);
+      const unreadySystems = [...used]
+        .flatMap((id) => {
+          const variants = variantsOf(id);
+          const prod = variants.find((system) => (system.spec.environment ?? 'prod') === 'prod');
+          return prod ? [prod] : variants.length === 1 ? variants : [];
+        })
         .flatMap((system) => {
           const unready = systemUnreadiness(system);
           return unready ? [describeUnreadiness(unready)] : [];
