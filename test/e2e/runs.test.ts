@@ -207,7 +207,9 @@ describeRealNode(
       // The node has no route out: a missing image can never be pulled (ErrImagePull, ImagePullBackOff).
       await kubeglue.restartOperator({
         KUBEGLUE_RUNNER_IMAGE: 'localhost/kubeglue:missing',
-        KUBEGLUE_RUNNER_PENDING_TIMEOUT_MS: '8000',
+        // Long enough for the kubelet (status cycle up to 10 s) to report the pull failure on a loaded node;
+        // before it does, the Pod is only ContainerCreating and the run would fail as "did not start".
+        KUBEGLUE_RUNNER_PENDING_TIMEOUT_MS: '25000',
       });
       try {
         const runId = await startAsync('items');
@@ -215,7 +217,7 @@ describeRealNode(
         const run = await kubeglue.finished(runId, 90_000);
         expect(run.status).toBe('failed');
         expect(run.error).toMatch(/ErrImagePull|ImagePullBackOff/);
-        expect(Date.now() - started).toBeGreaterThanOrEqual(8000);
+        expect(Date.now() - started).toBeGreaterThanOrEqual(25_000);
       } finally {
         await kubeglue.restartOperator();
       }
