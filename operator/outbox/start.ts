@@ -1,6 +1,7 @@
 import { resourceNameForId } from '../../contract/resources/convert.ts';
 import type { KubeglueResources } from '../../kube/resources/index.ts';
 import { isResourceError } from '../../kube/resources/index.ts';
+import { retryOnConflict } from '../../kube/update-status.ts';
 import { completionEffects } from '../../runs/completion.ts';
 import { toolRunFor, toolRunName } from '../../runs/toolrun.ts';
 import type { Store } from '../../store/index.ts';
@@ -26,7 +27,9 @@ export function createStartHandler(deps: StartHandlerDeps) {
       ? { apiVersion: tool.apiVersion, kind: 'Tool', name: tool.metadata.name, uid: tool.metadata.uid }
       : undefined;
     try {
-      await deps.resources.toolRuns.create(toolRunFor(run, deps.namespace, owner));
+      // A 409 Conflict (an overloaded or proxied API server) is tried again at once, jittered, as client-go
+      // does, rather than waiting for the outbox's backoff: the run is waiting for its Pod.
+      await retryOnConflict(() => deps.resources.toolRuns.create(toolRunFor(run, deps.namespace, owner)));
     } catch (error) {
       if (!isResourceError(error, 'AlreadyExists')) throw error;
     }
