@@ -93,7 +93,7 @@ describeKube('Tools that are not Ready on Kubernetes', () => {
       ...env,
       KUBEGLUE_KUBECONFIG: await bed.kube.writeKubeconfig(join(bed.dir, 'api.kubeconfig'), 'kubeglue-api'),
     });
-    await api.waitForOutput(/ready on/);
+    await api.waitForOutput(/ready on/, 90_000);
     operator = startKubeglue('operator', {
       ...env,
       KUBEGLUE_KUBECONFIG: await bed.kube.writeKubeconfig(
@@ -105,8 +105,8 @@ describeKube('Tools that are not Ready on Kubernetes', () => {
       // One async run at a time: a run can wait queued while its System breaks.
       KUBEGLUE_MAX_ASYNC_RUNS: '1',
     });
-    await operator.waitForOutput(/reconciling Tools/);
-  }, 120_000);
+    await operator.waitForOutput(/reconciling Tools/, 90_000);
+  }, 240_000);
 
   afterAll(async () => {
     await operator?.stop();
@@ -306,6 +306,6 @@ describeKube('Tools that are not Ready on Kubernetes', () => {
       const sent = target.requests.filter((request) => request.path === '/contacts');
       expect(sent).toHaveLength(1);
       expect(sent[0]?.headers.authorization).toBe('Bearer crm-token-0123');
-    });
+    }, 180_000);
   });
 });
