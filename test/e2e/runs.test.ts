@@ -212,8 +212,9 @@ describeRealNode(
         KUBEGLUE_RUNNER_PENDING_TIMEOUT_MS: '25000',
       });
       try {
-        const runId = await startAsync('items');
+        // Before the run is accepted: its pending clock starts later, when its Pod exists.
         const started = Date.now();
+        const runId = await startAsync('items');
         const run = await kubeglue.finished(runId, 90_000);
         expect(run.status).toBe('failed');
         expect(run.error).toMatch(/ErrImagePull|ImagePullBackOff/);
