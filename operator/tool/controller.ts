@@ -15,6 +15,7 @@ import type { SystemResource, ToolResource } from '../../contract/resources/kind
 import { Informer } from '../../kube/informer.ts';
 import type { ResourceClient } from '../../kube/resources/index.ts';
 import { WorkQueue } from '../../kube/work-queue.ts';
+import { groupVariants, variantForMode } from '../../systems/model.ts';
 import { describeUnreadiness, systemUnreadiness } from '../../systems/readiness.ts';
 import { checkTool, problemLine } from '../../tools/validation.ts';
 import { decideTool, type ToolObservation } from './reconcile.ts';
@@ -102,26 +103,21 @@ export class ToolController {
 
   async #observe(tool: ToolResource): Promise<ToolObservation> {
     const now = this.#opts.now?.() ?? new Date();
-    const systems = this.#systems.values().filter((system) => !system.metadata.deletionTimestamp);
-    const known = new Set(systems.map((s) => s.spec.id));
+    const variants = groupVariants(this.#systems.values());
     // The API server checked only the CRD's schema (no CEL rules): checkTool is the same check a REST
     // save makes, from the spec's shape and step ids to the sandbox and the Systems.
     try {
-      const check = await checkTool(toolFromResource(tool), { systemExists: async (id) => known.has(id) });
+      const check = await checkTool(toolFromResource(tool), { systemExists: async (id) => variants.has(id) });
       if (!check.tool) return { now, tool, specIssues: check.problems.map(problemLine), problems: [] };
       const used = new Set(stepSystemIds(check.tool.steps));
-      // Ready speaks for the runs a tool gets by default (production): per system id its prod variant, or
-      // its only one, as a run picks them. A dev variant that is not ready refuses dev runs when they come,
-      // but does not make the tool unready (a GitOps repo may deliver dev credentials later, or never).
-      const variantsOf = (id: string) => systems.filter((system) => system.spec.id === id);
+      // Ready speaks for the runs a tool gets by default (production), with the variant such a run picks.
+      // A dev variant that is not ready refuses dev runs when they come, but does not make the tool unready
+      // (a GitOps repo may deliver dev credentials later, or never).
       const unreadySystems = [...used]
         .flatMap((id) => {
-          const variants = variantsOf(id);
-          const prod = variants.find((system) => (system.spec.environment ?? 'prod') === 'prod');
-          return prod ? [prod] : variants.length === 1 ? variants : [];
-        })
-        .flatMap((system) => {
-          const unready = systemUnreadiness(system);
+          const ofId = variants.get(id);
+          const variant = ofId && variantForMode(ofId, 'prod');
+          const unready = variant && systemUnreadiness(variant);
           return unready ? [describeUnreadiness(unready)] : [];
         })
         .sort();
