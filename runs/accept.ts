@@ -4,7 +4,6 @@
  * the input schema, systems that exist), the stored run, and idempotency on a client-chosen run id. An
  * async run is then stored with its outbox `start` (202); a sync one goes on to execute-sync.ts.
  */
-import { randomUUID } from 'node:crypto';
 import { KG_ERR_RUN_ID_CONFLICT, KG_ERR_VALIDATION } from '../contract/api/errors.ts';
 import type { ExecutionMode, RequestSource, RunOptions, RunRequest } from '../contract/api/run.ts';
 import { stepSystemIds, type Tool } from '../contract/api/tool.ts';
@@ -16,6 +15,7 @@ import { inputHash } from './completion.ts';
 import { type Caller, canSee, type RunContext, refOf, type StartedRun } from './context.ts';
 import { executeSync, stepResultsWithoutData } from './execute-sync.ts';
 import { assertInputsMatchSchema } from './input-schema.ts';
+import { newRunId } from './run-id.ts';
 import { runView, withResult } from './run-view.ts';
 import { checkWebhookUrl } from './webhook-url.ts';
 
@@ -67,7 +67,7 @@ export async function accept(ctx: RunContext, input: Launch): Promise<StartedRun
     const problem = limitProblem(input.stateFixture, deps.stateLimits ?? defaultStateLimits());
     if (problem) throw KG_ERR_VALIDATION('run request', `stateFixture: ${problem}`);
   }
-  const runId = input.request.runId ?? randomUUID();
+  const runId = input.request.runId ?? newRunId();
   const systemIds = stepSystemIds(tool.steps);
   // Resolved before anything is stored: an unknown system is the caller's error, not a failed run.
   const systems = await deps.systems.resolveForRun(systemIds, mode);

@@ -11,7 +11,7 @@
  * leaves out: the server-to-client stream (GET /mcp answers 405, which the transport allows), so no
  * `notifications/tools/list_changed` and no cancelling a call from the client (docs/mcp.md).
  */
-import { randomUUID } from 'node:crypto';
+
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
@@ -30,6 +30,7 @@ import type { Tool } from '../../contract/api/tool.ts';
 import { formatIssues } from '../../contract/format-issues.ts';
 import { JsonObject } from '../../contract/json.ts';
 import type { RunEventHub } from '../../runs/run-events.ts';
+import { newRunId } from '../../runs/run-id.ts';
 import type { RunService } from '../../runs/service.ts';
 import { ungrantedSystem } from '../../systems/grants.ts';
 import type { ToolService } from '../../tools/service.ts';
@@ -98,7 +99,7 @@ async function callTool(
   const inputs = JsonObject.safeParse(params.arguments ?? {});
   if (!inputs.success) return refusedResult(KG_ERR_VALIDATION('arguments', formatIssues(inputs.error)));
   // Chosen here so that progress can follow the run before it starts.
-  const runId = randomUUID();
+  const runId = newRunId();
   const progressToken = params._meta?.progressToken;
   const progress =
     progressToken === undefined ? undefined : followProgress(deps, runId, progressToken, notify);

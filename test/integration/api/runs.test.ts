@@ -229,6 +229,22 @@ describe('runs', () => {
     expect(stored.map((r) => r.body.status)).toEqual(Array(24).fill('success'));
   });
 
+  it('gives runs ids that sort in the order they started (UUIDv7, the start time in their first 48 bits)', async () => {
+    const before = Date.now();
+    const first = await api.call<Run>('POST', '/v1/tools/list-users/run', { body: { inputs: {} } });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const second = await api.call<Run>('POST', '/v1/tools/list-users/run', {
+      body: { inputs: {}, options: { async: true } },
+    });
+    const ids = [first.body.runId, second.body.runId];
+    for (const id of ids)
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(ids[0]! < ids[1]!).toBe(true);
+    const startedMs = Number.parseInt(ids[0]!.replace('-', '').slice(0, 12), 16);
+    expect(startedMs).toBeGreaterThanOrEqual(before);
+    expect(startedMs).toBeLessThanOrEqual(Date.parse(first.body.metadata.startedAt) + 1);
+  });
+
   it('cancels an asynchronous run', async () => {
     const held = target.hold('/hold-async');
     await api.call('POST', '/v1/tools', {
