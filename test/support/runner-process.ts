@@ -21,6 +21,8 @@ export interface RunnerExit {
 export interface RunnerProcess {
   child: ChildProcess;
   exited: Promise<RunnerExit>;
+  /** stdout and stderr so far. */
+  output(): string;
 }
 
 export function startRunnerProcess(opts: {
@@ -64,5 +66,5 @@ export function startRunnerProcess(opts: {
         .then((message) => resolve({ code, output, summary: decodeSummary(message) }));
     });
   });
-  return { child, exited };
+  return { child, exited, output: () => output };
 }

@@ -137,7 +137,9 @@ describeKube('the ToolRun controller on Kubernetes', () => {
       internalUrl: internal.url,
       runnerTerminationGraceSeconds: 1,
       pendingTimeoutMs: 4_000,
-      heartbeatStaleMs: 4_000,
+      // Counted from the container's start until the first heartbeat: on a loaded 2-core machine the Pod's
+      // node process can take more than 4 s to send it, and a read-only run was then started over twice.
+      heartbeatStaleMs: 10_000,
       cancelGraceMs: 2_000,
       deadlineMarginSeconds: 1,
       resyncMs: 60_000,
@@ -444,14 +446,14 @@ describeKube('the ToolRun controller on Kubernetes', () => {
 
   it('fails a modifying run whose runner stops sending heartbeats while its Pod is Running', async () => {
     await startRun(main, 'silent-1', {}, MODIFYING_TOOL);
-    const toolRun = await finished(main, 'silent-1');
+    const toolRun = await finished(main, 'silent-1', 60_000);
     expect(toolRun.status?.reason).toBe(RunReason.HeartbeatStale);
     await waitFor(
       'the Pod to go',
       () => main.resources.pods.get(runnerPodName(toolRunName('silent-1'), 1)),
       (p) => p === undefined,
     );
-  });
+  }, 90_000);
 
   it('cancels through spec.cancel: aborted in the store, the runner stops by itself', async () => {
     await startRun(main, 'cancel-1');

@@ -190,7 +190,13 @@ describe('runner pod', () => {
     const late = createInternalApi(store);
     const runner = startRunner('pod-late-api', token, {}, `http://127.0.0.1:${port}`);
     try {
-      await sleep(2_500);
+      // Listening only once the runner found nobody there and said so: on a loaded machine its first
+      // attempt can come seconds after it was started.
+      await until(
+        'the runner retried the order',
+        async () => /order: .*retrying in \d+ ms/.test(runner.output()),
+        30_000,
+      );
       await late.listen(port);
       const { code, output, summary } = await runner.exited;
       expect(output).toMatch(/order: .*retrying in \d+ ms/);
