@@ -356,8 +356,11 @@ export function buildListRunsQuery(filter: ListRunsFilter, d: Dialect = PG_DIALE
   const readsRuns = [filter.toolId, filter.toolIds, filter.status, filter.userId, sources].some(
     (value) => value !== undefined,
   );
-  /** The conditions of the filter but the request sources, on the statement's parameters `add`. */
-  const conditionsOf = (add: (value: unknown) => string, page: boolean): string[] => {
+  /**
+   * The conditions of the filter but the request sources, on the statement's parameters `add`; `page` adds
+   * the cursor, `join` the join of run_systems to runs (systemId).
+   */
+  const conditionsOf = (add: (value: unknown) => string, page: boolean, join: boolean): string[] => {
     const conditions: string[] = [];
     if (filter.systemId !== undefined) conditions.push(`s.system_id = ${add(filter.systemId)}`);
     if (filter.toolId !== undefined) conditions.push(`${run}tool_id = ${add(filter.toolId)}`);
@@ -378,8 +381,7 @@ export function buildListRunsQuery(filter: ListRunsFilter, d: Dialect = PG_DIALE
         ),
       );
     }
-    // A page always reads its runs; the count only when a condition is on the run.
-    if (bySystem && (page || readsRuns)) conditions.push('r.run_id = s.run_id');
+    if (bySystem && join) conditions.push('r.run_id = s.run_id');
     return conditions;
   };
   const where = (conditions: readonly string[]) =>
@@ -391,7 +393,8 @@ export function buildListRunsQuery(filter: ListRunsFilter, d: Dialect = PG_DIALE
       : d.inArray(`${run}request_source`, add(list));
 
   const count = parameters();
-  const countConditions = conditionsOf(count.add, false);
+  // The count reads a run only when a condition is on the run.
+  const countConditions = conditionsOf(count.add, false, readsRuns);
   // The count needs no order: the IN list seeks each source's range of runs_source_started_idx.
   if (sources !== undefined) countConditions.push(sourceCondition(count.add, sources));
   // The count of systemId alone needs no run: run_systems' key has it all.
@@ -400,31 +403,48 @@ export function buildListRunsQuery(filter: ListRunsFilter, d: Dialect = PG_DIALE
       SELECT 1 FROM ${countFrom} ${where(countConditions)} LIMIT ${RUNS_TOTAL_CAP + 1}) AS capped`;
 
   const page = parameters();
-  const pageConditions = conditionsOf(page.add, true);
-  const columns = bySystem ? RUN_COLUMNS_OF_R : RUN_COLUMNS;
-  const from = bySystem ? joined : 'runs';
   const order = `ORDER BY ${key}started_at DESC, ${key}run_id DESC`;
   // One row more than the page tells whether another page follows.
   const offset = filter.after === undefined ? (filter.page - 1) * filter.limit : 0;
   const limit = page.add(filter.limit + 1);
   const offsetClause = offset > 0 ? ` OFFSET ${page.add(offset)}` : '';
-  let sql: string;
-  if (sources !== undefined && sources.length > 1) {
-    // Several request sources: one ordered read of runs_source_started_idx per source, merged. As one IN list
-    // the index yields each source's runs in turn, not in list order, so the planner either sorted every
-    // matching run or walked runs_started_idx past every run of the other sources (a rare source: all).
-    const reach = page.add(offset + filter.limit + 1);
-    const arms = sources.map(
-      (source, index) =>
-        `SELECT * FROM (SELECT ${columns} FROM ${from}
-            ${where([...pageConditions, `${run}request_source = ${page.add(source)}`])}
-            ${order} LIMIT ${reach}) AS source_${index}`,
-    );
-    sql = `${arms.join(' UNION ALL ')} ORDER BY started_at DESC, run_id DESC LIMIT ${limit}${offsetClause}`;
-  } else {
-    if (sources !== undefined) pageConditions.push(sourceCondition(page.add, sources));
-    sql = `SELECT ${columns} FROM ${from} ${where(pageConditions)} ${order} LIMIT ${limit}${offsetClause}`;
+  const several = sources !== undefined && sources.length > 1;
+  if (offset === 0 && !several) {
+    // The page straight from the filter's index: a first page or a cursor page reads its rows and stops.
+    const conditions = conditionsOf(page.add, true, bySystem);
+    if (sources !== undefined) conditions.push(sourceCondition(page.add, sources));
+    const columns = bySystem ? RUN_COLUMNS_OF_R : RUN_COLUMNS;
+    const sql = `SELECT ${columns} FROM ${bySystem ? joined : 'runs'} ${where(conditions)} ${order} LIMIT ${limit}`;
+    return { sql, params: page.params, countSql, countParams: count.params };
   }
+  // An offset page, or several request sources: the page's run ids first, from the list index alone (it holds
+  // the filter's columns, the start time and the run id), then only those runs. OFFSET steps over index
+  // entries, not over whole runs (up to 10 000 of them at the deepest page), and the request sources'
+  // merge sorts keys.
+  const conditions = conditionsOf(page.add, true, bySystem && readsRuns);
+  const keysFrom = bySystem ? (readsRuns ? joined : 'run_systems s') : 'runs';
+  const keys = `${key}started_at AS started_at, ${key}run_id AS run_id`;
+  let pageKeys: string;
+  if (several) {
+    // One ordered read of runs_source_started_idx per source, merged as they stream (SQLite's MERGE (UNION
+    // ALL), Postgres's Merge Append) until the page is complete. As one IN list the index yields each
+    // source's runs in turn, not in list order, so the planner either sorted every matching run or walked
+    // runs_started_idx past every run of the other sources (a rare source: all of them).
+    const reach = page.add(offset + filter.limit + 1);
+    const arms = sources.map((source) =>
+      d.orderedArm(
+        `SELECT ${keys} FROM ${keysFrom} ${where([...conditions, `${run}request_source = ${page.add(source)}`])}`,
+        order,
+        reach,
+      ),
+    );
+    pageKeys = `${arms.join(' UNION ALL ')} ORDER BY started_at DESC, run_id DESC LIMIT ${limit}${offsetClause}`;
+  } else {
+    if (sources !== undefined) conditions.push(sourceCondition(page.add, sources));
+    pageKeys = `SELECT ${keys} FROM ${keysFrom} ${where(conditions)} ${order} LIMIT ${limit}${offsetClause}`;
+  }
+  const sql = `SELECT ${RUN_COLUMNS} FROM runs WHERE run_id IN (SELECT run_id FROM (${pageKeys}) AS page)
+    ORDER BY started_at DESC, run_id DESC`;
   return { sql, params: page.params, countSql, countParams: count.params };
 }
 
