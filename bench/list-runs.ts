@@ -14,7 +14,13 @@ import pg from 'pg';
 import { encodeRunCursor } from '../api/run-cursor.ts';
 import { loadSettings } from '../config/config.ts';
 import { RUNS_OFFSET_MAX } from '../contract/api/run.ts';
-import { embeddedStorePath, openStore, type StoredRun } from '../store/index.ts';
+import {
+  embeddedStorePath,
+  type ListRunsFilter,
+  openStore,
+  type RunStatus,
+  type StoredRun,
+} from '../store/index.ts';
 import { createTestDatabase, startTestPostgres } from '../test/support/postgres.ts';
 import { client, startServer } from './api.ts';
 import { emit, percentile, progress, round, timed } from './stats.ts';
@@ -210,6 +216,79 @@ async function measureFilters(url: string, driver: string, count: number): Promi
   }
 }
 
+/**
+ * api.list_runs_cpu: the CPU of the embedded store's share of each page (listRuns: the page and its count, in
+ * this process, as the server runs them), per filter: what the wall times above mean on a machine whose load
+ * varies from second to second.
+ */
+async function measureStoreCpu(path: string, count: number): Promise<void> {
+  const store = await openStore({ driver: 'sqlite', path });
+  try {
+    const middle = Math.floor(count / 2);
+    const middleAfter = {
+      startedAt: iso(BASE_SECONDS + middle),
+      runId: `seed-${String(middle).padStart(10, '0')}`,
+    };
+    for (const [name, query] of Object.entries(filters(count))) {
+      const samples: Record<string, number[]> = { first: [], deepest: [], next: [], middle: [] };
+      const cpu = async (kind: string, filter: ListRunsFilter) => {
+        const before = process.cpuUsage();
+        const page = await store.listRuns(filter);
+        const used = process.cpuUsage(before);
+        samples[kind]!.push((used.user + used.system) / 1000);
+        return page;
+      };
+      for (let k = 0; k < SAMPLES; k++) {
+        const base = filterOf(query(k));
+        const first = await cpu('first', { ...base, page: 1, limit: LIMIT });
+        const last = first.runs.at(-1);
+        if (last) {
+          await cpu('next', {
+            ...base,
+            page: 1,
+            limit: LIMIT,
+            after: { startedAt: last.metadata.startedAt, runId: last.runId },
+          });
+        }
+        await cpu('deepest', { ...base, page: DEEPEST_PAGE, limit: LIMIT });
+        await cpu('middle', { ...base, page: 1, limit: LIMIT, after: middleAfter });
+      }
+      emit({
+        bench: 'api.list_runs_cpu',
+        driver: 'sqlite',
+        runs: count,
+        filter: name,
+        ...Object.fromEntries(
+          Object.entries(samples).map(([kind, values]) => [`${kind}CpuMsP50`, round(percentile(values, 50))]),
+        ),
+      });
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** The store filter of a GET /v1/runs query string of `filters`. */
+function filterOf(query: string): Omit<ListRunsFilter, 'page' | 'limit'> {
+  const params = new URLSearchParams(query);
+  const filter: Omit<ListRunsFilter, 'page' | 'limit'> = {};
+  const toolId = params.get('toolId');
+  if (toolId) filter.toolId = toolId;
+  const status = params.get('status');
+  if (status) filter.status = status as RunStatus;
+  const sources = params.get('requestSources');
+  if (sources) filter.requestSources = sources.split(',');
+  const userId = params.get('userId');
+  if (userId) filter.userId = userId;
+  const systemId = params.get('systemId');
+  if (systemId) filter.systemId = systemId;
+  const after = params.get('startedAfter');
+  if (after) filter.startedAfter = after;
+  const before = params.get('startedBefore');
+  if (before) filter.startedBefore = before;
+  return filter;
+}
+
 /** GET /v1/stats/runs (the Overview) over a day (86 400 of the runs: one a second) and an hour. */
 async function measureRunStats(url: string, driver: string, count: number): Promise<void> {
   const { agent, call } = client(`${url}/v1`);
@@ -252,6 +331,7 @@ async function listRunsSqlite(): Promise<void> {
     progress(`list_runs: seeding ${LIST_RUNS} runs into SQLite`);
     const seconds = seedSqlite(embeddedStorePath(dataDir), LIST_RUNS);
     emit({ bench: 'api.list_runs_seed', driver: 'sqlite', runs: LIST_RUNS, seconds: round(seconds, 0) });
+    await measureStoreCpu(embeddedStorePath(dataDir), LIST_RUNS);
     const server = await startServer({ KUBEGLUE_DATA_DIR: dataDir, ...KEEP_RUNS });
     try {
       await measureFilters(server.url, 'sqlite', LIST_RUNS);
