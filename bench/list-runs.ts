@@ -13,7 +13,14 @@ import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { encodeRunCursor } from '../api/run-cursor.ts';
 import { loadSettings } from '../config/config.ts';
-import { embeddedStorePath, openStore, type StoredRun } from '../store/index.ts';
+import { RUNS_OFFSET_MAX } from '../contract/api/run.ts';
+import {
+  embeddedStorePath,
+  type ListRunsFilter,
+  openStore,
+  type RunStatus,
+  type StoredRun,
+} from '../store/index.ts';
 import { createTestDatabase, startTestPostgres } from '../test/support/postgres.ts';
 import { client, startServer } from './api.ts';
 import { emit, percentile, progress, round, timed } from './stats.ts';
@@ -24,8 +31,8 @@ const CHUNK = 1_000_000;
 const SAMPLES = 10;
 const SAMPLE_BUDGET_MS = 20_000;
 const LIMIT = 50;
-/** The deepest page offset paging allows (RUNS_OFFSET_MAX / LIMIT). */
-const DEEPEST_PAGE = 10_000 / LIMIT;
+/** The deepest page offset paging allows. */
+const DEEPEST_PAGE = RUNS_OFFSET_MAX / LIMIT;
 /** The first run starts here, one a second after it. */
 const BASE_SECONDS = Date.parse('2026-01-01T00:00:00Z') / 1000;
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
@@ -59,10 +66,17 @@ export function seedSqlite(path: string, count: number): number {
              strftime('%Y-%m-%dT%H:%M:%fZ', ? + i, 'unixepoch'), strftime('%Y-%m-%dT%H:%M:%fZ', ? + i, 'unixepoch'),
              (i * 7919) % 2000
         FROM n`);
+    // The systemId filter's rows (migration 22), as the store writes them with each run.
+    const insertSystems = db.prepare(`
+      WITH RECURSIVE n(i) AS (SELECT CAST(? AS INTEGER) UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+      INSERT INTO run_systems (system_id, started_at, run_id)
+      SELECT 'sys-' || (i % 25), strftime('%Y-%m-%dT%H:%M:%fZ', ? + i, 'unixepoch'), printf('seed-%010d', i)
+        FROM n WHERE i % 2 = 1`);
     for (let from = 0; from < count; from += CHUNK) {
       const to = Math.min(count, from + CHUNK) - 1;
       db.exec('BEGIN');
       insert.run(from, to, BASE_SECONDS, BASE_SECONDS);
+      insertSystems.run(from, to, BASE_SECONDS);
       db.exec('COMMIT');
       progress(
         `list_runs (sqlite): ${to + 1} runs seeded, ${round((performance.now() - began) / 1000, 0)} s`,
@@ -93,10 +107,17 @@ async function seedPg(url: string, count: number): Promise<number> {
            FROM generate_series($1::bigint, $2::bigint) AS i`,
         [from, to, BASE_SECONDS],
       );
+      await db.query(
+        `INSERT INTO run_systems (system_id, started_at, run_id)
+         SELECT 'sys-' || (i % 25), to_timestamp($3::bigint + i), 'seed-' || lpad(i::text, 10, '0')
+           FROM generate_series($1::bigint, $2::bigint) AS i WHERE i % 2 = 1`,
+        [from, to, BASE_SECONDS],
+      );
       progress(`list_runs (pg): ${to + 1} runs seeded, ${round((performance.now() - began) / 1000, 0)} s`);
     }
     // As autovacuum would: the visibility map lets the counts read the indexes only.
     await db.query('VACUUM ANALYZE runs');
+    await db.query('VACUUM ANALYZE run_systems');
   } finally {
     await db.end();
   }
@@ -146,6 +167,7 @@ async function measureFilters(url: string, driver: string, count: number): Promi
       const next: number[] = [];
       const middleSamples: number[] = [];
       let total = 0;
+      let totalExact = true;
       const began = performance.now();
       // Slow filters (seconds per call at 10 M runs) stop after 3 samples once they took SAMPLE_BUDGET_MS.
       for (let k = 0; k < SAMPLES && (k < 3 || performance.now() - began < SAMPLE_BUDGET_MS); k++) {
@@ -154,6 +176,7 @@ async function measureFilters(url: string, driver: string, count: number): Promi
           await timed(async () => {
             const page = await call('GET', path(k, 'page=1'));
             total = Number(page.total);
+            totalExact = page.totalExact !== false;
             nextCursor = page.nextCursor;
           }),
         );
@@ -177,6 +200,8 @@ async function measureFilters(url: string, driver: string, count: number): Promi
         filter: name,
         example: path(0, 'page=1'),
         matching: total,
+        // false: more runs match than the API counts (total is its cap).
+        matchingExact: totalExact,
         limit: LIMIT,
         deepestOffsetPage: DEEPEST_PAGE,
         ...figures,
@@ -189,6 +214,79 @@ async function measureFilters(url: string, driver: string, count: number): Promi
   } finally {
     await agent.close();
   }
+}
+
+/**
+ * api.list_runs_cpu: the CPU of the embedded store's share of each page (listRuns: the page and its count, in
+ * this process, as the server runs them), per filter: what the wall times above mean on a machine whose load
+ * varies from second to second.
+ */
+async function measureStoreCpu(path: string, count: number): Promise<void> {
+  const store = await openStore({ driver: 'sqlite', path });
+  try {
+    const middle = Math.floor(count / 2);
+    const middleAfter = {
+      startedAt: iso(BASE_SECONDS + middle),
+      runId: `seed-${String(middle).padStart(10, '0')}`,
+    };
+    for (const [name, query] of Object.entries(filters(count))) {
+      const samples: Record<string, number[]> = { first: [], deepest: [], next: [], middle: [] };
+      const cpu = async (kind: string, filter: ListRunsFilter) => {
+        const before = process.cpuUsage();
+        const page = await store.listRuns(filter);
+        const used = process.cpuUsage(before);
+        samples[kind]!.push((used.user + used.system) / 1000);
+        return page;
+      };
+      for (let k = 0; k < SAMPLES; k++) {
+        const base = filterOf(query(k));
+        const first = await cpu('first', { ...base, page: 1, limit: LIMIT });
+        const last = first.runs.at(-1);
+        if (last) {
+          await cpu('next', {
+            ...base,
+            page: 1,
+            limit: LIMIT,
+            after: { startedAt: last.metadata.startedAt, runId: last.runId },
+          });
+        }
+        await cpu('deepest', { ...base, page: DEEPEST_PAGE, limit: LIMIT });
+        await cpu('middle', { ...base, page: 1, limit: LIMIT, after: middleAfter });
+      }
+      emit({
+        bench: 'api.list_runs_cpu',
+        driver: 'sqlite',
+        runs: count,
+        filter: name,
+        ...Object.fromEntries(
+          Object.entries(samples).map(([kind, values]) => [`${kind}CpuMsP50`, round(percentile(values, 50))]),
+        ),
+      });
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** The store filter of a GET /v1/runs query string of `filters`. */
+function filterOf(query: string): Omit<ListRunsFilter, 'page' | 'limit'> {
+  const params = new URLSearchParams(query);
+  const filter: Omit<ListRunsFilter, 'page' | 'limit'> = {};
+  const toolId = params.get('toolId');
+  if (toolId) filter.toolId = toolId;
+  const status = params.get('status');
+  if (status) filter.status = status as RunStatus;
+  const sources = params.get('requestSources');
+  if (sources) filter.requestSources = sources.split(',');
+  const userId = params.get('userId');
+  if (userId) filter.userId = userId;
+  const systemId = params.get('systemId');
+  if (systemId) filter.systemId = systemId;
+  const after = params.get('startedAfter');
+  if (after) filter.startedAfter = after;
+  const before = params.get('startedBefore');
+  if (before) filter.startedBefore = before;
+  return filter;
 }
 
 /** GET /v1/stats/runs (the Overview) over a day (86 400 of the runs: one a second) and an hour. */
@@ -233,6 +331,7 @@ async function listRunsSqlite(): Promise<void> {
     progress(`list_runs: seeding ${LIST_RUNS} runs into SQLite`);
     const seconds = seedSqlite(embeddedStorePath(dataDir), LIST_RUNS);
     emit({ bench: 'api.list_runs_seed', driver: 'sqlite', runs: LIST_RUNS, seconds: round(seconds, 0) });
+    await measureStoreCpu(embeddedStorePath(dataDir), LIST_RUNS);
     const server = await startServer({ KUBEGLUE_DATA_DIR: dataDir, ...KEEP_RUNS });
     try {
       await measureFilters(server.url, 'sqlite', LIST_RUNS);

@@ -60,6 +60,19 @@ export interface Dialect {
   inArray(column: string, param: string): string;
   /** The text array column `column` contains the text `value`. */
   arrayContains(column: string, value: string): string;
+  /**
+   * `(a, b) < (x, y)`, the keyset cursor of a list in (a DESC, b DESC) order, in the form the dialect's
+   * planner seeks an index on `a` by: SQLite picked a worse index for the row value beside other bounds.
+   */
+  rowLessThan(columns: readonly [string, string], values: readonly [string, string]): string;
+  /**
+   * One arm of a UNION ALL of index-ordered reads that the compound's ORDER BY merges as they stream: Postgres
+   * merges arms that carry their own `order` and `limit` (Merge Append; without them it sorted every row
+   * of every arm), SQLite plain arms (its MERGE (UNION ALL); an arm in a subquery it sorts again).
+   */
+  orderedArm(select: string, order: string, limit: string): string;
+  /** A row source of the texts in the array column `column` (of a table earlier in the FROM), as `alias.value`. */
+  arrayElements(column: string, alias: string): string;
   /** The JSON value at `keys` inside the JSON column `column`. */
   jsonPath(column: string, ...keys: string[]): string;
   /** The flat JSON object `object` (e.g. labels) has every key/value of the JSON object parameter `param`. */
@@ -96,6 +109,9 @@ export const PG_DIALECT: Dialect = {
   textArray: (param) => `${param}::text[]`,
   inArray: (column, param) => `${column} = ANY(${param}::text[])`,
   arrayContains: (column, value) => `${column} @> ARRAY[${value}]::text[]`,
+  arrayElements: (column, alias) => `unnest(${column}) AS ${alias}(value)`,
+  rowLessThan: ([a, b], [x, y]) => `(${a}, ${b}) < (${x}, ${y})`,
+  orderedArm: (select, order, limit) => `(${select} ${order} LIMIT ${limit})`,
   jsonPath: (column, ...keys) => [column, ...keys.map((key) => `'${key}'`)].join(' -> '),
   objectContains: (object, param) => `${object} @> ${param}::jsonb`,
   records: (param, alias, columns) => `jsonb_to_recordset(${param}::jsonb) AS ${alias}(${columns})`,
@@ -165,6 +181,9 @@ export const SQLITE_DIALECT: Dialect = {
   textArray: (param) => param,
   inArray: (column, param) => `${column} IN (SELECT value FROM json_each(${param}))`,
   arrayContains: (column, value) => `EXISTS (SELECT 1 FROM json_each(${column}) WHERE value = ${value})`,
+  arrayElements: (column, alias) => `json_each(${column}) AS ${alias}`,
+  rowLessThan: ([a, b], [x, y]) => `${a} <= ${x} AND (${a} < ${x} OR ${b} < ${y})`,
+  orderedArm: (select) => select,
   jsonPath: (column, ...keys) => `(${column} -> '$.${keys.join('.')}')`,
   objectContains: (object, param) =>
     `NOT EXISTS (SELECT 1 FROM json_each(${param}) AS want WHERE NOT EXISTS (

@@ -4,6 +4,7 @@
  *
  * May import: contract.
  */
+export { PG_DIALECT, SQLITE_DIALECT } from './dialect.ts';
 export type { DriverName } from './driver.ts';
 export {
   EMBEDDED_STORE_FILE,
@@ -46,7 +47,7 @@ export type {
   ToolWindowStats,
   WaitingRunRow,
 } from './queries/run-stats.ts';
-export { buildListRunsQuery, type ListRunsQuery } from './queries/runs.ts';
+export { buildListRunsQuery, type ListRunsQuery, RUNS_TOTAL_CAP } from './queries/runs.ts';
 export type {
   NewTickClaim,
   ScheduleTickQueries,

@@ -157,7 +157,10 @@ export interface ListRunsFilter {
 
 export interface RunPage {
   runs: StoredRun[];
+  /** Matching runs, counted up to RUNS_TOTAL_CAP (store/queries/runs.ts). */
   total: number;
+  /** false: more than `total` runs match (total is the cap, a lower bound). */
+  totalExact: boolean;
   hasMore: boolean;
 }
 

@@ -125,6 +125,7 @@ export function runHandlers(deps: RunRouteDeps): HandlersOf<RunOperation> {
         page: pageNumber,
         limit: query.limit,
         total: page.total,
+        totalExact: page.totalExact,
         hasMore: page.hasMore,
         nextCursor: page.hasMore && last ? encodeRunCursor(last, pageNumber + 1) : null,
       };

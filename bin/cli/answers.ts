@@ -22,7 +22,11 @@ export const RunAnswer = z.looseObject({
 });
 export type RunAnswer = z.infer<typeof RunAnswer>;
 
-export const RunListAnswer = listEnvelope(RunAnswer).extend({ nextCursor: RunList.shape.nextCursor });
+export const RunListAnswer = listEnvelope(RunAnswer).extend({
+  nextCursor: RunList.shape.nextCursor,
+  // Optional: servers before it did not send it (their total was always exact).
+  totalExact: RunList.shape.totalExact.optional(),
+});
 
 /** `GET /v1/runs/{runId}/results`. */
 export const RunResultsAnswer = z.looseObject({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageLimit } from './paging.ts';
-import { Run } from './run.ts';
+import { RUNS_OFFSET_MAX, Run } from './run.ts';
 import { System } from './system.ts';
 import { Tool } from './tool.ts';
 
@@ -58,6 +58,19 @@ export function listEnvelope<T extends z.ZodType>(item: T) {
 
 export const RunList = listEnvelope(Run)
   .extend({
+    total: z
+      .number()
+      .int()
+      .describe(
+        `Matching runs, counted exactly up to ${RUNS_OFFSET_MAX} (the runs offset paging reaches); when more ` +
+          `match, ${RUNS_OFFSET_MAX} and totalExact is false.`,
+      ),
+    totalExact: z
+      .boolean()
+      .describe(
+        `Extension: false when more than ${RUNS_OFFSET_MAX} runs match and total is that lower bound ` +
+          "(as Elasticsearch's track_total_hits); hasMore and nextCursor say whether another page follows.",
+      ),
     nextCursor: z
       .string()
       .nullable()

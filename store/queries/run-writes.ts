@@ -17,6 +17,7 @@ import {
   type RunRow,
   runFromRow,
   runRecord,
+  runSystemsInsertSql,
 } from './runs.ts';
 
 /**
@@ -119,6 +120,9 @@ async function insertRunByRun(db: Db, calls: readonly InsertRunCall[]): Promise<
       const row = rows[0];
       if (!row) continue;
       inserted.push(row);
+      if (call.run.systemIds.length > 0) {
+        await tx.query(runSystemsInsertSql(d, 'runs r', 'r.run_id = $1'), [row.run_id]);
+      }
       const owner = JSON.stringify([{ run_id: row.run_id }]);
       const ownerSource = d.records('$1', 'owner', 'run_id text');
       if (call.outbox?.length) {
@@ -133,14 +137,16 @@ async function insertRunByRun(db: Db, calls: readonly InsertRunCall[]): Promise<
     }
     return inserted;
   };
-  // A lone run without effects is one statement: atomic without a transaction of its own.
-  const alone = calls.length === 1 && !calls[0]!.outbox?.length && !calls[0]!.sealedCredentials;
+  // A lone run without systems or effects is one statement: atomic without a transaction of its own.
+  const lone = calls.length === 1 ? calls[0]! : undefined;
+  const alone =
+    lone !== undefined && lone.run.systemIds.length === 0 && !lone.outbox?.length && !lone.sealedCredentials;
   return alone ? insertAll(db) : db.transaction(insertAll);
 }
 
 /**
- * Postgres: the insert, its outbox rows and its credentials as one statement; only the runs it inserted get
- * them. The outbox and credential parts only when there are such rows: planning them costs time on every call.
+ * Postgres: the insert, its run_systems rows, its outbox rows and its credentials as one statement; only the
+ * runs it inserted get them. Each part only when there are such rows: planning them costs time on every call.
  */
 async function insertWithEffectsAsCtes(db: Db, calls: readonly InsertRunCall[]): Promise<RunRow[]> {
   const d = db.dialect;
@@ -154,6 +160,9 @@ async function insertWithEffectsAsCtes(db: Db, calls: readonly InsertRunCall[]):
   }
   const insertSql = `${insertRunsFromJson(d)} ON CONFLICT (run_id) DO NOTHING RETURNING ${RUN_COLUMNS}`;
   const params: unknown[] = [JSON.stringify(runs)];
+  const withSystems = calls.some((call) => call.run.systemIds.length > 0)
+    ? `, run_systems_written AS (${runSystemsInsertSql(d, 'inserted r')})`
+    : '';
   const withEffects =
     effects.length > 0 ? `, ${outboxInsertCtes(d, param(params, effects), 'inserted AS owner')}` : '';
   const withCredentials =
@@ -161,7 +170,7 @@ async function insertWithEffectsAsCtes(db: Db, calls: readonly InsertRunCall[]):
       ? `, run_credentials_written AS (${credentialsInsertSql(d, param(params, credentials), 'inserted AS owner')})`
       : '';
   const { rows } = await db.query<RunRow>(
-    `WITH inserted AS (${insertSql})${withEffects}${withCredentials}
+    `WITH inserted AS (${insertSql})${withSystems}${withEffects}${withCredentials}
      SELECT inserted.* FROM inserted ${withEffects ? 'LEFT JOIN wake ON true' : ''}`,
     params,
   );

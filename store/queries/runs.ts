@@ -1,3 +1,4 @@
+import { RUNS_OFFSET_MAX } from '../../contract/api/run.ts';
 import type { JsonObject } from '../../contract/json.ts';
 import { type Dialect, PG_DIALECT } from '../dialect.ts';
 import type { Db } from '../driver.ts';
@@ -130,13 +131,25 @@ export function insertRunsFromJson(d: Dialect): string {
 
 const BULK_BATCH_ROWS = 5_000;
 
-/** Bulk insert for seeding (tests, benchmarks, imports). Fails on an existing run id. Returns rows inserted. */
+/**
+ * Bulk insert for seeding (tests, benchmarks, imports), with the runs' run_systems rows. Fails on an existing
+ * run id. Returns rows inserted.
+ */
 export async function insertRuns(db: Db, runs: readonly StoredRun[]): Promise<number> {
   let inserted = 0;
   for (let start = 0; start < runs.length; start += BULK_BATCH_ROWS) {
-    const batch = runs.slice(start, start + BULK_BATCH_ROWS).map((run) => runRecord(run, undefined));
-    const result = await db.query(insertRunsFromJson(db.dialect), [JSON.stringify(batch)]);
-    inserted += result.rowCount;
+    const batch = runs.slice(start, start + BULK_BATCH_ROWS);
+    const withSystems = batch.filter((run) => run.systemIds.length > 0).map((run) => run.runId);
+    inserted += await db.transaction(async (tx) => {
+      const records = batch.map((run) => runRecord(run, undefined));
+      const result = await tx.query(insertRunsFromJson(tx.dialect), [JSON.stringify(records)]);
+      if (withSystems.length > 0) {
+        await tx.query(runSystemsInsertSql(tx.dialect, 'runs r', tx.dialect.inArray('r.run_id', '$1')), [
+          withSystems,
+        ]);
+      }
+      return result.rowCount;
+    });
   }
   return inserted;
 }
@@ -263,74 +276,194 @@ export async function claimRun(db: Db, runId: string, executor: string): Promise
 }
 
 export interface ListRunsQuery {
-  /** The page of rows, ordered started_at DESC, run_id DESC. */
+  /** The page of rows, ordered started_at DESC, run_id DESC, and one row more: it tells whether more follow. */
   sql: string;
   params: unknown[];
-  /** How many rows match the filter. */
+  /** How many rows match the filter, counted up to RUNS_TOTAL_CAP + 1 (see listRuns). */
   countSql: string;
   countParams: unknown[];
 }
 
-/** Exported so tests can EXPLAIN exactly the statements listRuns runs (on Postgres unless `d` says otherwise). */
+/**
+ * `total` of a runs page is counted exactly up to this many runs, the runs offset paging can reach: a count
+ * reads one index entry per run it counts, so beyond the cap it would cost O(matching runs) on every page
+ * (seconds with 10 M runs). Above it, `total` is the cap and `totalExact` false.
+ */
+export const RUNS_TOTAL_CAP = RUNS_OFFSET_MAX;
+
+/** RUN_COLUMNS of the runs table as `r` (in a join with run_systems, which has run_id and started_at too). */
+const RUN_COLUMNS_OF_R = RUN_COLUMNS.split(',')
+  .map((column) => `r.${column.trim()}`)
+  .join(', ');
+
+/**
+ * The inserts of the run_systems rows (one per system of a run: the systemId filter's index) of the runs in
+ * `source`, a row source with run_id, started_at and system_ids, aliased `r`.
+ */
+export function runSystemsInsertSql(d: Dialect, source: string, where = 'true'): string {
+  return `INSERT INTO run_systems (system_id, started_at, run_id)
+    SELECT s.value, r.started_at, r.run_id FROM ${source}, ${d.arrayElements('r.system_ids', 's')} WHERE ${where}
+    ON CONFLICT DO NOTHING`;
+}
+
+/** A statement's parameter list: `add` appends a value and answers its placeholder. */
+function parameters(): { params: unknown[]; add(value: unknown): string } {
+  const params: unknown[] = [];
+  return {
+    params,
+    add: (value) => {
+      params.push(value);
+      return `$${params.length}`;
+    },
+  };
+}
+
+/**
+ * The upper time bound of a cursor page inside `startedBefore`, as one bound: SQLite seeks an index range
+ * by one upper bound only (the first it sees), so with both it read from the range's top down to the
+ * cursor. The tighter of the two makes the other redundant; `undefined` keeps both (equal to the
+ * millisecond, or not comparable).
+ */
+function tighterBound(filter: ListRunsFilter): 'cursor' | 'startedBefore' | undefined {
+  if (filter.after === undefined || filter.startedBefore === undefined) return undefined;
+  const cursor = Date.parse(filter.after.startedAt);
+  // Date.parse drops digits past the millisecond: the true bound lies in [before, before + 1 ms).
+  const before = Date.parse(filter.startedBefore);
+  if (cursor < before) return 'cursor';
+  if (cursor >= before + 1) return 'startedBefore';
+  return undefined;
+}
+
+/**
+ * Exported so tests can EXPLAIN exactly the statements listRuns runs (on Postgres unless `d` says otherwise).
+ * Every filter reads an index in the list's order (migrations 1, 21 and 22), so a page reads its rows and
+ * stops, at any depth; the count stops after RUNS_TOTAL_CAP + 1 rows.
+ */
 export function buildListRunsQuery(filter: ListRunsFilter, d: Dialect = PG_DIALECT): ListRunsQuery {
   if (!Number.isInteger(filter.page) || filter.page < 1) throw new RangeError('page must be an integer >= 1');
   if (!Number.isInteger(filter.limit) || filter.limit < 1)
     throw new RangeError('limit must be an integer >= 1');
-  const conditions: string[] = [];
-  const params: unknown[] = [];
-  const param = (value: unknown): string => {
-    params.push(value);
-    return `$${params.length}`;
+  // systemId walks run_systems (system_id, started_at, run_id) in list order and joins each row's run: the
+  // list order and the time and cursor bounds then come from run_systems' key (`s.`), the rest from the run
+  // (`r.`). CROSS JOIN keeps run_systems the outer loop on SQLite (its planner never reorders one); to
+  // Postgres it is a plain join.
+  const bySystem = filter.systemId !== undefined;
+  const run = bySystem ? 'r.' : '';
+  const key = bySystem ? 's.' : '';
+  const joined = 'run_systems s CROSS JOIN runs r';
+  const tighter = tighterBound(filter);
+  const sources = filter.requestSources === undefined ? undefined : [...new Set(filter.requestSources)];
+  const readsRuns = [filter.toolId, filter.toolIds, filter.status, filter.userId, sources].some(
+    (value) => value !== undefined,
+  );
+  /**
+   * The conditions of the filter but the request sources, on the statement's parameters `add`; `page` adds
+   * the cursor, `join` the join of run_systems to runs (systemId).
+   */
+  const conditionsOf = (add: (value: unknown) => string, page: boolean, join: boolean): string[] => {
+    const conditions: string[] = [];
+    if (filter.systemId !== undefined) conditions.push(`s.system_id = ${add(filter.systemId)}`);
+    if (filter.toolId !== undefined) conditions.push(`${run}tool_id = ${add(filter.toolId)}`);
+    if (filter.toolIds !== undefined) conditions.push(d.inArray(`${run}tool_id`, add([...filter.toolIds])));
+    if (filter.status !== undefined) conditions.push(`${run}status = ${add(filter.status)}`);
+    if (filter.userId !== undefined) conditions.push(`${run}user_id = ${add(filter.userId)}`);
+    // A range on the last column before run_id of every list index: each filter's index serves it.
+    if (filter.startedAfter !== undefined)
+      conditions.push(`${key}started_at >= ${d.timestamp(add(filter.startedAfter))}`);
+    if (filter.startedBefore !== undefined && !(page && tighter === 'cursor'))
+      conditions.push(`${key}started_at < ${d.timestamp(add(filter.startedBefore))}`);
+    if (page && filter.after !== undefined && tighter !== 'startedBefore') {
+      // Right after the cursor's row in the index's order: the scan starts there.
+      conditions.push(
+        d.rowLessThan(
+          [`${key}started_at`, `${key}run_id`],
+          [d.timestamp(add(filter.after.startedAt)), d.typed(add(filter.after.runId), 'text')],
+        ),
+      );
+    }
+    if (bySystem && join) conditions.push('r.run_id = s.run_id');
+    return conditions;
   };
-  if (filter.toolId !== undefined) conditions.push(`tool_id = ${param(filter.toolId)}`);
-  if (filter.toolIds !== undefined) conditions.push(d.inArray('tool_id', param([...filter.toolIds])));
-  if (filter.status !== undefined) conditions.push(`status = ${param(filter.status)}`);
-  if (filter.requestSources !== undefined) {
-    conditions.push(d.inArray('request_source', param([...filter.requestSources])));
+  const where = (conditions: readonly string[]) =>
+    conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
+  /** The request source condition: one source is an equality, several an IN list. */
+  const sourceCondition = (add: (value: unknown) => string, list: readonly string[]): string =>
+    list.length === 1
+      ? `${run}request_source = ${add(list[0])}`
+      : d.inArray(`${run}request_source`, add(list));
+
+  const count = parameters();
+  // The count reads a run only when a condition is on the run.
+  const countConditions = conditionsOf(count.add, false, readsRuns);
+  // The count needs no order: the IN list seeks each source's range of runs_source_started_idx.
+  if (sources !== undefined) countConditions.push(sourceCondition(count.add, sources));
+  // The count of systemId alone needs no run: run_systems' key has it all.
+  const countFrom = bySystem ? (readsRuns ? joined : 'run_systems s') : 'runs';
+  const countSql = `SELECT count(*) AS total FROM (
+      SELECT 1 FROM ${countFrom} ${where(countConditions)} LIMIT ${RUNS_TOTAL_CAP + 1}) AS capped`;
+
+  const page = parameters();
+  const order = `ORDER BY ${key}started_at DESC, ${key}run_id DESC`;
+  // One row more than the page tells whether another page follows.
+  const offset = filter.after === undefined ? (filter.page - 1) * filter.limit : 0;
+  const limit = page.add(filter.limit + 1);
+  const offsetClause = offset > 0 ? ` OFFSET ${page.add(offset)}` : '';
+  const several = sources !== undefined && sources.length > 1;
+  if (offset === 0 && !several) {
+    // The page straight from the filter's index: a first page or a cursor page reads its rows and stops.
+    const conditions = conditionsOf(page.add, true, bySystem);
+    if (sources !== undefined) conditions.push(sourceCondition(page.add, sources));
+    const columns = bySystem ? RUN_COLUMNS_OF_R : RUN_COLUMNS;
+    const sql = `SELECT ${columns} FROM ${bySystem ? joined : 'runs'} ${where(conditions)} ${order} LIMIT ${limit}`;
+    return { sql, params: page.params, countSql, countParams: count.params };
   }
-  if (filter.userId !== undefined) conditions.push(`user_id = ${param(filter.userId)}`);
-  if (filter.systemId !== undefined) conditions.push(d.arrayContains('system_ids', param(filter.systemId)));
-  // A range on the last column before run_id of every list index: each filter's index serves it.
-  if (filter.startedAfter !== undefined)
-    conditions.push(`started_at >= ${d.timestamp(param(filter.startedAfter))}`);
-  if (filter.startedBefore !== undefined)
-    conditions.push(`started_at < ${d.timestamp(param(filter.startedBefore))}`);
-  const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-  const countParams = [...params];
-  if (filter.after !== undefined) {
-    // A row comparison in the index's order: the scan starts right after the cursor's row.
-    const after = `(started_at, run_id) < (${d.timestamp(param(filter.after.startedAt))}, ${d.typed(param(filter.after.runId), 'text')})`;
-    // One row more than the page tells whether another page follows.
-    const limit = param(filter.limit + 1);
-    return {
-      sql: `SELECT ${RUN_COLUMNS} FROM runs ${where ? `${where} AND ${after}` : `WHERE ${after}`}
-             ORDER BY started_at DESC, run_id DESC LIMIT ${limit}`,
-      params,
-      countSql: `SELECT count(*) AS total FROM runs ${where}`,
-      countParams,
-    };
+  // An offset page, or several request sources: the page's run ids first, from the list index alone (it holds
+  // the filter's columns, the start time and the run id), then only those runs. OFFSET steps over index
+  // entries, not over whole runs (up to 10 000 of them at the deepest page), and the request sources'
+  // merge sorts keys.
+  const conditions = conditionsOf(page.add, true, bySystem && readsRuns);
+  const keysFrom = bySystem ? (readsRuns ? joined : 'run_systems s') : 'runs';
+  const keys = `${key}started_at AS started_at, ${key}run_id AS run_id`;
+  let pageKeys: string;
+  if (several) {
+    // One ordered read of runs_source_started_idx per source, merged as they stream (SQLite's MERGE (UNION
+    // ALL), Postgres's Merge Append) until the page is complete. As one IN list the index yields each
+    // source's runs in turn, not in list order, so the planner either sorted every matching run or walked
+    // runs_started_idx past every run of the other sources (a rare source: all of them).
+    const reach = page.add(offset + filter.limit + 1);
+    const arms = sources.map((source) =>
+      d.orderedArm(
+        `SELECT ${keys} FROM ${keysFrom} ${where([...conditions, `${run}request_source = ${page.add(source)}`])}`,
+        order,
+        reach,
+      ),
+    );
+    pageKeys = `${arms.join(' UNION ALL ')} ORDER BY started_at DESC, run_id DESC LIMIT ${limit}${offsetClause}`;
+  } else {
+    if (sources !== undefined) conditions.push(sourceCondition(page.add, sources));
+    pageKeys = `SELECT ${keys} FROM ${keysFrom} ${where(conditions)} ${order} LIMIT ${limit}${offsetClause}`;
   }
-  const limit = param(filter.limit);
-  const offset = param((filter.page - 1) * filter.limit);
-  return {
-    sql: `SELECT ${RUN_COLUMNS} FROM runs ${where} ORDER BY started_at DESC, run_id DESC LIMIT ${limit} OFFSET ${offset}`,
-    params,
-    countSql: `SELECT count(*) AS total FROM runs ${where}`,
-    countParams,
-  };
+  const sql = `SELECT ${RUN_COLUMNS} FROM runs WHERE run_id IN (SELECT run_id FROM (${pageKeys}) AS page)
+    ORDER BY started_at DESC, run_id DESC`;
+  return { sql, params: page.params, countSql, countParams: count.params };
 }
 
+/**
+ * A page of runs. `total` is exact up to RUNS_TOTAL_CAP matching runs; above, it is the cap and `totalExact`
+ * is false. `hasMore` comes from the page's extra row, so it is right however many runs match.
+ */
 export async function listRuns(db: Db, filter: ListRunsFilter): Promise<RunPage> {
   const query = buildListRunsQuery(filter, db.dialect);
-  if (filter.toolIds?.length === 0) return { runs: [], total: 0, hasMore: false };
+  if (filter.toolIds?.length === 0) return { runs: [], total: 0, totalExact: true, hasMore: false };
   const [page, count] = await Promise.all([
     db.query<RunRow>(query.sql, query.params),
     db.query<{ total: number | string | bigint }>(query.countSql, query.countParams),
   ]);
-  const total = toNumber(count.rows[0]?.total ?? 0);
-  const runs = page.rows.map(runFromRow);
-  if (filter.after !== undefined) {
-    return { runs: runs.slice(0, filter.limit), total, hasMore: runs.length > filter.limit };
-  }
-  return { runs, total, hasMore: (filter.page - 1) * filter.limit + runs.length < total };
+  const counted = toNumber(count.rows[0]?.total ?? 0);
+  return {
+    runs: page.rows.slice(0, filter.limit).map(runFromRow),
+    total: Math.min(counted, RUNS_TOTAL_CAP),
+    totalExact: counted <= RUNS_TOTAL_CAP,
+    hasMore: page.rows.length > filter.limit,
+  };
 }

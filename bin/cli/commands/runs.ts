@@ -1,5 +1,5 @@
 /** `kubeglue runs`: the latest runs, newest first, filtered by tool and status. */
-import { RunStatus } from '../../../contract/api/run.ts';
+import { RUNS_OFFSET_MAX, RunStatus } from '../../../contract/api/run.ts';
 import { type RunAnswer, RunListAnswer } from '../answers.ts';
 import { ApiClient, type Item, itemsOf } from '../client.ts';
 import { command, EXIT, UsageError } from '../command.ts';
@@ -38,6 +38,7 @@ export const runs = command({
   },
   about: [
     'Lists the runs the API key may see, newest first: id, tool, status, who started it, when, how long.',
+    `When more runs match than listed, stderr says how many, counted up to ${RUNS_OFFSET_MAX.toLocaleString('en-US')} ("20 of ${RUNS_OFFSET_MAX.toLocaleString('en-US')}+").`,
     '--output json prints them as a JSON array of run records.',
   ],
   examples: ['kubeglue runs', 'kubeglue runs --tool open-todos --status failed --limit 5'],
@@ -56,12 +57,15 @@ export const runs = command({
     const client = new ApiClient(await io.connect(), io);
     const found: Array<Item<RunAnswer>> = [];
     let cursor: string | undefined;
+    let matching = '';
     do {
       const answer = await client.request('GET', '/runs', RunListAnswer, {
         query: { toolId: values.tool, status, limit: Math.min(PAGE_MAX, limit - found.length), cursor },
       });
       found.push(...itemsOf(answer));
       cursor = answer.value.nextCursor ?? undefined;
+      // The API counts up to RUNS_OFFSET_MAX matching runs; beyond, total is that lower bound.
+      matching = `${answer.value.total.toLocaleString('en-US')}${answer.value.totalExact === false ? '+' : ''}`;
     } while (cursor !== undefined && found.length < limit);
 
     printList(io, output, found, {
@@ -76,6 +80,10 @@ export const runs = command({
         shortDuration(run.metadata.durationMs),
       ],
     });
+    // On stderr, so the table (and --output json) stays what a script reads.
+    if (cursor !== undefined && output !== 'json') {
+      io.stderr.write(`${found.length} of ${matching} matching runs; --limit lists more.\n`);
+    }
     return EXIT.ok;
   },
 });

@@ -327,6 +327,8 @@ describe('the kubeglue client commands', () => {
       expect(lines[0]).toMatch(/^RUN +TOOL +STATUS +SOURCE +STARTED +DURATION$/);
       expect(lines).toHaveLength(3);
       expect(lines[1]).toMatch(/^\S+ +open-todos +success +cli +\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ +\d/);
+      // More runs of the tool than listed: stderr says how many match, the table stays as it is.
+      expect(table.stderr).toMatch(/^2 of \d+ matching runs; --limit lists more\.$/m);
 
       const none = await runCli(['runs', '--tool', 'waiting', '--status', 'aborted'], env);
       expect(none.stdout).toBe('No runs.\n');

@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { expect, inject, it } from 'vitest';
 import { embeddedStorePath, MIGRATIONS, openStore } from '../../../store/index.ts';
@@ -71,6 +72,80 @@ describeStore('store', (store, driver, config) => {
       }
     },
   );
+
+  it('lists the runs stored before migration 22 under their systems once it ran', async () => {
+    const earlier = MIGRATIONS.filter((migration) => migration.id < 22);
+    const since = MIGRATIONS.filter((migration) => migration.id >= 22).map((migration) => migration.id);
+    // Three runs written by a version before migration 22: in runs.system_ids only.
+    const rows = [
+      ['old-1', ['crm', 'erp'], '2026-01-01T00:00:01.000Z'],
+      ['old-2', [], '2026-01-01T00:00:02.000Z'],
+      ['old-3', ['crm'], '2026-01-01T00:00:03.000Z'],
+    ] as const;
+    const insert = 'INSERT INTO runs (run_id, tool_id, status, system_ids, started_at) VALUES';
+    let reopen: () => Promise<Awaited<ReturnType<typeof openStore>>>;
+    let cleanup: () => Promise<void>;
+    if (driver === 'pg') {
+      const fresh = await createTestDatabase(inject('databaseUrl'));
+      const client = new pg.Client({ connectionString: fresh.url });
+      await client.connect();
+      try {
+        await client.query(
+          'CREATE TABLE kubeglue_migrations (id integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+        );
+        for (const migration of earlier) {
+          await client.query(migration.pg);
+          await client.query('INSERT INTO kubeglue_migrations (id, name) VALUES ($1, $2)', [
+            migration.id,
+            migration.name,
+          ]);
+        }
+        for (const [runId, systems, startedAt] of rows) {
+          await client.query(`${insert} ($1, 'tool', 'running', $2, $3)`, [runId, systems, startedAt]);
+        }
+      } finally {
+        await client.end();
+      }
+      reopen = () => openStore({ driver: 'pg', url: fresh.url });
+      cleanup = fresh.drop;
+    } else {
+      const dir = await mkdtemp(join(tmpdir(), 'kubeglue-migration-22-'));
+      const db = new DatabaseSync(embeddedStorePath(dir));
+      db.exec(
+        "CREATE TABLE kubeglue_migrations (id integer PRIMARY KEY, name text NOT NULL, applied_at TEXT NOT NULL DEFAULT '')",
+      );
+      for (const migration of earlier) {
+        db.exec(migration.sqlite);
+        db.prepare('INSERT INTO kubeglue_migrations (id, name) VALUES (?, ?)').run(
+          migration.id,
+          migration.name,
+        );
+      }
+      for (const [runId, systems, startedAt] of rows) {
+        db.prepare(`${insert} (?, 'tool', 'running', ?, ?)`).run(runId, JSON.stringify(systems), startedAt);
+      }
+      db.close();
+      reopen = () => openStore({ driver: 'sqlite', path: embeddedStorePath(dir) });
+      cleanup = () => rm(dir, { recursive: true, force: true });
+    }
+    try {
+      const migrated = await reopen();
+      try {
+        expect(migrated.migrations.applied).toEqual(since);
+        const crm = await migrated.listRuns({ systemId: 'crm', page: 1, limit: 10 });
+        expect(crm.runs.map((listed) => listed.runId)).toEqual(['old-3', 'old-1']);
+        expect(crm).toMatchObject({ total: 2, totalExact: true, hasMore: false });
+        const erp = await migrated.listRuns({ systemId: 'erp', page: 1, limit: 10 });
+        expect(erp.runs.map((listed) => listed.runId)).toEqual(['old-1']);
+        // And the runs' own record is as it was.
+        expect((await migrated.getRun('old-1'))?.systemIds).toEqual(['crm', 'erp']);
+      } finally {
+        await migrated.close();
+      }
+    } finally {
+      await cleanup();
+    }
+  });
 
   it('returns a run as it was inserted, every field included', async () => {
     const full = run('run-full', {

@@ -1,8 +1,9 @@
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { loadSettings } from '../../../config/config.ts';
 import { sweepRunRetention } from '../../../operator/retention.ts';
 import type { FinishRun } from '../../../store/index.ts';
-import { describeStore, runningRun } from '../../support/store.ts';
+import { describeStore, postgresUrl, runningRun } from '../../support/store.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -23,7 +24,7 @@ function finished(startedAt: string): FinishRun {
   };
 }
 
-describeStore('run retention', (store) => {
+describeStore('run retention', (store, driver, config) => {
   async function seedEnded(runId: string, startedAt: string): Promise<void> {
     await store.insertRun(runningRun(runId, { metadata: { startedAt } }));
     expect(await store.finishRun(runId, finished(startedAt))).toBe(true);
@@ -62,6 +63,38 @@ describeStore('run retention', (store) => {
     const listed = await store.listRuns({ page: 1, limit: 10 });
     expect(listed.runs.map((run) => run.runId).sort()).toEqual(['old-but-running', 'recent']);
     expect(listed.total).toBe(2);
+  });
+
+  it('deletes a run with its systems: the systemId filter no longer lists it', async () => {
+    await store.insertRun(
+      runningRun('old-with-systems', { systemIds: ['crm', 'erp'], metadata: { startedAt: daysAgo(50) } }),
+    );
+    expect(await store.finishRun('old-with-systems', finished(daysAgo(50)))).toBe(true);
+    await store.insertRun(
+      runningRun('new-with-systems', { systemIds: ['crm'], metadata: { startedAt: daysAgo(1) } }),
+    );
+    expect((await store.listRuns({ systemId: 'erp', page: 1, limit: 10 })).total).toBe(1);
+    await store.pruneRuns({ before: daysAgo(30), limit: 100 });
+    expect(await store.getRun('old-with-systems')).toBeUndefined();
+    expect(await store.listRuns({ systemId: 'erp', page: 1, limit: 10 })).toMatchObject({
+      runs: [],
+      total: 0,
+    });
+    const crm = await store.listRuns({ systemId: 'crm', page: 1, limit: 10 });
+    expect(crm.runs.map((run) => run.runId)).toEqual(['new-with-systems']);
+    if (driver === 'pg') {
+      // No row of the deleted run is left behind in run_systems.
+      const client = new pg.Client({ connectionString: postgresUrl(config()) });
+      await client.connect();
+      try {
+        const { rows } = await client.query(
+          "SELECT run_id FROM run_systems WHERE run_id = 'old-with-systems'",
+        );
+        expect(rows).toEqual([]);
+      } finally {
+        await client.end();
+      }
+    }
   });
 
   it('deletes results, step results and files past the result retention and keeps the run records', async () => {

@@ -267,6 +267,41 @@ describeStore('run writes', (store, driver) => {
     });
   });
 
+  describe('the systemId filter, written with the run', () => {
+    const bySystem = async (systemId: string) =>
+      (await store.listRuns({ systemId, page: 1, limit: 50 })).runs.map((listed) => listed.runId);
+
+    it('lists a run under each of its systems as soon as it is inserted, alone or in a batch', async () => {
+      await store.insertRun(run('sys-alone', { systemIds: ['crm', 'billing'] }));
+      await Promise.all([
+        store.batch.insertRun(run('sys-batch-1', { systemIds: ['crm'] })),
+        store.batch.insertRun(run('sys-batch-2', { systemIds: [] })),
+        store.batch.insertRun(run('sys-batch-3', { systemIds: ['billing', 'billing'] })),
+      ]);
+      await store.insertRuns([run('sys-bulk', { systemIds: ['crm'] })]);
+      expect((await bySystem('crm')).sort()).toEqual(['sys-alone', 'sys-batch-1', 'sys-bulk']);
+      expect((await bySystem('billing')).sort()).toEqual(['sys-alone', 'sys-batch-3']);
+      // A repeated insert of the same run id (a retry) lists it once.
+      expect((await store.insertRun(run('sys-alone', { systemIds: ['crm', 'billing'] }))).status).toBe(
+        'existing',
+      );
+      expect((await bySystem('crm')).filter((id) => id === 'sys-alone')).toHaveLength(1);
+    });
+
+    it('rolls the run and its systems back together', async () => {
+      await expect(
+        store.transaction(async (tx) => {
+          await tx.insertRun(run('sys-rollback', { systemIds: ['rolled-back'] }));
+          throw new Error('boom');
+        }),
+      ).rejects.toThrow('boom');
+      expect(await bySystem('rolled-back')).toEqual([]);
+      // The run id is free again, with its systems.
+      await store.insertRun(run('sys-rollback', { systemIds: ['rolled-back'] }));
+      expect(await bySystem('rolled-back')).toEqual(['sys-rollback']);
+    });
+  });
+
   describe('outbox rows written with run writes', () => {
     it('writes the outbox rows of an insert only when the run is inserted', async () => {
       const start = [{ kind: 'start', runId: 'ob-insert', payload: {} }];

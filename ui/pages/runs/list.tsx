@@ -186,7 +186,9 @@ export function RunsPage() {
       {page && (
         <>
           <p class="muted">
-            {page.total.toLocaleString()} run{page.total === 1 ? '' : 's'}
+            {/* Beyond the count's cap (10 000) the API counts no further: total is a lower bound. */}
+            {page.total.toLocaleString()}
+            {page.totalExact ? '' : '+'} run{page.total === 1 && page.totalExact ? '' : 's'}
             {Object.keys(filters).length > 0 ? ' match these filters' : ''}
           </p>
           {page.data.length === 0 ? (
