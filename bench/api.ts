@@ -6,10 +6,11 @@ import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { loadSettings } from '../config/config.ts';
 import { startTestPostgres } from '../test/support/postgres.ts';
+import { DISPATCH_RUNS, measureDispatch } from './async-dispatch.ts';
 import { type CpuRoots, measureCpu, postmasterPid } from './cpu.ts';
 import { type LoadClient, startLoadClient } from './load-client.ts';
 import { processTree, samplePeakPss, treeCommands, treePss } from './pss.ts';
-import { emit, interleaved, overheadFigures, percentile, progress, round } from './stats.ts';
+import { emit, interleaved, overheadFigures, progress, round } from './stats.ts';
 import { startJsonTarget } from './target.ts';
 
 export const ADMIN_KEY = 'kg_bench-admin-key-000000000000000000000000';
@@ -314,25 +315,11 @@ async function benchDriver(
         inProcess: overheadFigures('api', await interleaved(SEQUENTIAL / 2, runPages, directPages)),
       });
 
-      progress('api: async dispatch (202 to success)');
-      const dispatch: number[] = [];
-      for (let i = 0; i < 200; i++) {
-        const start = performance.now();
-        const accepted = await call('POST', '/tools/bench-get/run', { options: { async: true } });
-        for (;;) {
-          const current = await call('GET', `/runs/${accepted.runId as string}`);
-          if (current.status !== 'running') break;
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-        dispatch.push(performance.now() - start);
-      }
+      progress(`api: async dispatch, ${DISPATCH_RUNS} runs (accepted to step running, and to success)`);
       emit({
         bench: 'api.async_dispatch',
         driver,
-        runs: 200,
-        p50Ms: round(percentile(dispatch, 50)),
-        p99Ms: round(percentile(dispatch, 99)),
-        targetP50Ms: 5,
+        ...(await measureDispatch(`${server.url}/v1`, ADMIN_KEY, call, DISPATCH_RUNS)),
       });
     }
 

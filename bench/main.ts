@@ -1,10 +1,12 @@
 /**
  * `npm run bench [-- name…]`: prints one JSON line per figure on stdout (progress on stderr).
- * Names: store, sandbox, engine, api, list-runs, operator (needs KUBEBUILDER_ASSETS), gateway, soak, ui. Without
+ * Names: store, sandbox, engine, api, dispatch, list-runs, operator (needs KUBEBUILDER_ASSETS), gateway, soak, ui.
+ * Without
  * names, all run but the opt-in ones: real-node (root and the real node's caches, test/support/kube-node/prepare.sh).
  * Figures, never pass/fail.
  */
 import { benchApi } from './api.ts';
+import { benchDispatch } from './dispatch.ts';
 import { benchEngine } from './engine.ts';
 import { benchGateway } from './gateway.ts';
 import { benchListRuns } from './list-runs.ts';
@@ -20,6 +22,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   sandbox: benchSandbox,
   engine: benchEngine,
   api: benchApi,
+  dispatch: benchDispatch,
   'list-runs': benchListRuns,
   operator: benchOperator,
   gateway: benchGateway,
@@ -27,8 +30,8 @@ const BENCHES: Record<string, () => Promise<void>> = {
   ui: benchUi,
   'real-node': benchRealNode,
 };
-/** Run only when named. */
-const OPT_IN = new Set(['real-node']);
+/** Run only when named (`dispatch`: `api` prints the same figure). */
+const OPT_IN = new Set(['real-node', 'dispatch']);
 
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((name) => !(name in BENCHES));

@@ -88,9 +88,9 @@ export async function executeSync(
   const ref = refOf(run);
   const events = deps.events;
   const timings = new StepTimings();
-  const onEvent = (event: EngineEvent) => {
-    timings.observe(event);
-    events?.emit(ref, event);
+  const onEvent = (event: EngineEvent, at: number) => {
+    timings.observe(event, at);
+    events?.emit(ref, event, { at });
   };
   let result: EngineResult;
   try {

@@ -249,11 +249,12 @@ export class RunEventHub {
   /**
    * Reports news about a run produced in this process. `seq` numbers engine events where the producer
    * numbers them (runner Pods); `timed: false` when events arrive in batches, so step durations measured
-   * here would be wrong.
+   * here would be wrong; `at` is when it happened (epoch ms, the engine worker's clock), when the producer
+   * says: the event's timestamp and step durations are then its own, not its arrival's.
    */
-  emit(ref: RunRef, news: RunNews, opts: { seq?: number; timed?: boolean } = {}): void {
+  emit(ref: RunRef, news: RunNews, opts: { seq?: number; timed?: boolean; at?: number } = {}): void {
     try {
-      const now = this.#options.now();
+      const now = opts.at ?? this.#options.now();
       const entry = this.#entry(ref, true);
       let seq = 0;
       if (news.type !== 'run_started' && news.type !== 'run_finished') {

@@ -15,13 +15,13 @@ interface Timing {
 export class StepTimings {
   readonly #steps = new Map<string, Timing>();
 
-  observe(event: EngineEvent): void {
+  /** `at`: when the event happened (epoch ms; the engine worker's clock), now when not given. */
+  observe(event: EngineEvent, at = Date.now()): void {
     if (event.type === 'step_started') {
-      const started = Date.now();
-      this.#steps.set(event.stepId, { startedAt: new Date(started).toISOString(), started });
+      this.#steps.set(event.stepId, { startedAt: new Date(at).toISOString(), started: at });
     } else if (event.type === 'step_finished') {
       const timing = this.#steps.get(event.result.stepId);
-      if (timing) timing.durationMs = Date.now() - timing.started;
+      if (timing) timing.durationMs = Math.max(0, at - timing.started);
     }
   }
 

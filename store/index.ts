@@ -31,6 +31,7 @@ export type {
 } from './queries/oauth.ts';
 export { OUTBOX_CHANNEL } from './queries/outbox.ts';
 export type {
+  ResourceChange,
   ResourceEvent,
   ResourceEventPage,
   ResourceEventType,

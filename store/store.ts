@@ -39,11 +39,13 @@ import {
   getResource,
   listResources,
   RESOURCE_CHANNEL,
+  type ResourceChange,
   type ResourceEventPage,
   type ResourceKey,
   type ResourceList,
   type ResourceRecord,
   type ResourceWriter,
+  resourceChangeOf,
   resourceEventsAfter,
   writeResources,
 } from './queries/resources.ts';
@@ -125,9 +127,10 @@ export interface ResourceStore {
   compact(keepRevisions: number): Promise<number>;
   /**
    * Calls listener after every committed resource write, from any process on the same database (LISTEN/NOTIFY),
-   * and after a lost notification connection is restored. Resolves once listening.
+   * with what it changed, and after a lost notification connection is restored, with undefined (anything
+   * may have changed). Resolves once listening.
    */
-  onChange(listener: () => void): Promise<() => Promise<void>>;
+  onChange(listener: (change: ResourceChange | undefined) => void): Promise<() => Promise<void>>;
 }
 
 /** The typed queries; the same set is bound to the pool or to one transaction. */
@@ -392,7 +395,8 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
       eventsAfter: (kind, namespace, after, limit) => resourceEventsAfter(db, kind, namespace, after, limit),
       write: (fn) => writeResources(db, fn),
       compact: (keepRevisions) => compactResourceEvents(db, keepRevisions),
-      onChange: (listener) => driver.listen(RESOURCE_CHANNEL, () => listener()),
+      onChange: (listener) =>
+        driver.listen(RESOURCE_CHANNEL, (payload) => listener(resourceChangeOf(payload))),
     },
   };
 }

@@ -27,8 +27,11 @@ export type FromWorker =
   | { type: 'ready' }
   /** The worker lost control of a sandbox isolate (its thread may stay stuck): replace it once its runs end. */
   | { type: 'unhealthy'; reason: string }
-  /** Engine events of runs, in order, batched (a run's events always precede its result). */
-  | { type: 'events'; events: { id: number; event: EngineEvent }[] }
+  /**
+   * Engine events of runs, in order, batched (a run's events always precede its result), each with when it
+   * happened (epoch ms): a batch crosses up to EVENT_BATCH_MS after its first event.
+   */
+  | { type: 'events'; events: { id: number; event: EngineEvent; at: number }[] }
   | { type: 'result'; id: number; result: EngineResult }
   /** Run `id` needs a system's current OAuth access token (rejected: the one its target refused). */
   | { type: 'token_request'; id: number; requestId: number; systemId: string; rejected?: string };

@@ -27,7 +27,7 @@ export interface PoolOptions extends EngineSettings {
 
 interface InFlight {
   resolve: (result: EngineResult) => void;
-  onEvent: ((event: EngineEvent) => void) | undefined;
+  onEvent: ((event: EngineEvent, at: number) => void) | undefined;
   accessToken: AccessTokenSource | undefined;
   detach: () => void;
 }
@@ -86,7 +86,8 @@ function sendTo(worker: Worker, message: ToWorker): void {
 function flushTo(worker: Worker): void {
   const messages = worker.outgoing;
   worker.outgoing = [];
-  if (!worker.child.connected) return;
+  // Sent already (an immediate run flushed what the turn had queued).
+  if (messages.length === 0 || !worker.child.connected) return;
   try {
     // With a callback a failed send is reported to it instead of being emitted as 'error'.
     worker.child.send(messages, () => {});
@@ -264,7 +265,7 @@ export class WorkerPool {
       return;
     }
     if (message.type === 'events') {
-      for (const { id, event } of message.events) worker.inFlight.get(id)?.onEvent?.(event);
+      for (const { id, event, at } of message.events) worker.inFlight.get(id)?.onEvent?.(event, at);
       return;
     }
     const run = worker.inFlight.get(message.id);
@@ -371,11 +372,17 @@ export class WorkerPool {
     order: RunOrder,
     options: {
       signal?: AbortSignal;
-      onEvent?: (event: EngineEvent) => void;
+      /** Each engine event, with when it happened in the worker (epoch ms). */
+      onEvent?: (event: EngineEvent, at: number) => void;
       /** Events without step data (step_finished carries success, error and notes only): cheaper IPC. */
       progressOnly?: boolean;
       /** Answers the run's requests for OAuth access tokens (systems with tokenManaged). */
       accessToken?: AccessTokenSource;
+      /**
+       * Send the order at once (with whatever this turn queued for the worker) instead of at the end of
+       * the turn: for a run nothing else is batched with, whose caller goes on with other work meanwhile.
+       */
+      immediate?: boolean;
     } = {},
   ): Promise<EngineResult> {
     if (this.#closing) return Promise.reject(new Error('the worker pool is shutting down'));
@@ -400,6 +407,7 @@ export class WorkerPool {
             order,
             events: onEvent === undefined ? false : options.progressOnly ? 'progress' : true,
           });
+          if (options.immediate) flushTo(worker);
           if (signal?.aborted) onAbort();
           else signal?.addEventListener('abort', onAbort, { once: true });
         },

@@ -94,7 +94,7 @@ function eventFor(mode: boolean | 'progress', event: EngineEvent): EngineEvent {
  * run has a dozen, and one IPC message each cost more than the pages themselves.
  */
 const EVENT_BATCH_MS = 10;
-let pendingEvents: { id: number; event: EngineEvent }[] = [];
+let pendingEvents: { id: number; event: EngineEvent; at: number }[] = [];
 let eventTimer: NodeJS.Timeout | undefined;
 /**
  * Other messages (results, token requests) wait for the end of this turn of the event loop and cross
@@ -119,7 +119,8 @@ function flush(): void {
 }
 
 function sendEvent(id: number, event: EngineEvent): void {
-  pendingEvents.push({ id, event });
+  // Its time now: the batch reaches the parent later, and a step's start and duration are the engine's.
+  pendingEvents.push({ id, event, at: Date.now() });
   eventTimer ??= setTimeout(flush, EVENT_BATCH_MS);
 }
 

@@ -87,6 +87,14 @@ class FeedCompaction {
     this.#every = every;
   }
 
+  /**
+   * How far the feed may move on past an idle watch's version before the watch reads again to catch up,
+   * although nothing of its kind changed: well inside the retention, so compaction never overtakes it.
+   */
+  get catchUpRevisions(): number {
+    return Math.max(1, Math.floor(this.#retention / 2));
+  }
+
   /** Runs after a committed write; compaction failures only delay compaction to the next round. */
   afterWrite(revision: number): void {
     if (revision - this.#lastCompactionAt < this.#every) return;
@@ -370,8 +378,15 @@ class EmbeddedResourceClient<T extends WireObject> implements ResourceClient<T> 
     let unlisten: (() => Promise<void>) | undefined;
     try {
       signal.addEventListener('abort', onAbort, { once: true });
-      // Listen before the first read, so a write between that read and the wait still wakes us.
-      unlisten = await this.#store.onChange(() => wakeup.fire());
+      // Listen before the first read, so a write between that read and the wait still wakes us. Only a
+      // write of this kind concerns this watch (every watch reading after every write of any kind cost more
+      // than the writes); a notification that does not say what changed wakes it too, and so does the feed
+      // moving far past its version, so it never falls behind compaction driven by other kinds' writes.
+      const kind = this.#spec.kind;
+      const catchUp = this.#feed.catchUpRevisions;
+      unlisten = await this.#store.onChange((change) => {
+        if (!change || change.kinds.has(kind) || change.revision - cursor >= catchUp) wakeup.fire();
+      });
       const selection = new Selection(opts.labelSelector);
       if (cursor === 0) {
         const listed = await this.list(opts.labelSelector ? { labelSelector: opts.labelSelector } : {});

@@ -119,11 +119,19 @@ export class PoolLauncher implements Launcher {
       done: Promise.resolve(),
     };
     this.#executions.set(name, execution);
-    execution.done = this.#execute(toolRun, run, controller).finally(() => {
+    let handedOver: () => void = () => {};
+    const inPool = new Promise<void>((resolve) => {
+      handedOver = resolve;
+    });
+    execution.done = this.#execute(toolRun, run, controller, handedOver).finally(() => {
+      handedOver();
       // The outcome is in the store before the execution disappears (observe, then read the store).
       this.#executions.delete(name);
       this.#changed(name);
     });
+    // Launched once the order is on its way to a worker: the reconcile's own writes (the ToolRun's status)
+    // then go on while the run executes, instead of the run waiting for them.
+    await inPool;
     return { launched: true };
   }
 
@@ -151,7 +159,13 @@ export class PoolLauncher implements Launcher {
     };
   }
 
-  async #execute(toolRun: ToolRunResource, run: StoredRun, controller: AbortController): Promise<void> {
+  /** Executes the run and records its outcome; `handedOver` is called once the order has gone to the pool. */
+  async #execute(
+    toolRun: ToolRunResource,
+    run: StoredRun,
+    controller: AbortController,
+    handedOver: () => void,
+  ): Promise<void> {
     const { store, pool } = this.#ctx;
     const runId = run.runId;
     const untrack = this.#ctx.track(runId, controller);
@@ -161,7 +175,7 @@ export class PoolLauncher implements Launcher {
     let result: EngineResult;
     try {
       const systems = await this.#ctx.resolveSystems(run.systemIds, run.executionMode ?? 'prod');
-      result = await pool.run(
+      const executing = pool.run(
         {
           runId,
           keyId: run.userId,
@@ -175,15 +189,21 @@ export class PoolLauncher implements Launcher {
         },
         {
           signal: controller.signal,
-          onEvent: (event) => {
-            timings.observe(event);
-            events?.emit(ref, event);
+          onEvent: (event, at) => {
+            timings.observe(event, at);
+            events?.emit(ref, event, { at });
           },
           progressOnly: true,
+          // Sent now rather than with what else this turn of the event loop queues: nothing batches with
+          // a launch, and the step should not wait for the reconcile that launched it.
+          immediate: true,
           ...(this.#ctx.accessToken ? { accessToken: this.#tokenSource(run) } : {}),
         },
       );
+      handedOver();
+      result = await executing;
     } catch (error) {
+      handedOver();
       // E.g. a system deleted after the run was accepted: the run fails, the process carries on.
       result = { status: 'failed', data: null, stepResults: [], error: (error as Error).message, files: [] };
     } finally {

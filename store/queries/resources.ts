@@ -10,8 +10,33 @@ import { camelRow, toNumber } from './values.ts';
 
 export type ResourceEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
-/** NOTIFY channel that carries the newest revision after every committed resource write. */
+/**
+ * NOTIFY channel that carries, after every committed resource write, the newest revision and the kinds the
+ * write changed: `<revision> <Kind>,<Kind>` (see resourceChangeOf).
+ */
 export const RESOURCE_CHANNEL = 'kubeglue_resources';
+
+/** What a committed resource write changed, as its notification tells it. */
+export interface ResourceChange {
+  /** The newest revision the write committed. */
+  revision: number;
+  /** The kinds of the objects it wrote or deleted. */
+  kinds: ReadonlySet<string>;
+}
+
+function resourceChangePayload(revision: number, kinds: Iterable<string>): string {
+  return `${revision} ${[...kinds].join(',')}`;
+}
+
+/**
+ * The change a RESOURCE_CHANNEL payload describes, or undefined when it does not say (`''` after a lost
+ * notification connection, or a bare revision from an older version): then anything may have changed.
+ */
+export function resourceChangeOf(payload: string): ResourceChange | undefined {
+  const match = /^(\d+) ([A-Za-z0-9,]*)$/.exec(payload);
+  if (!match?.[1]) return undefined;
+  return { revision: Number(match[1]), kinds: new Set(match[2] ? match[2].split(',') : []) };
+}
 
 export interface ResourceKey {
   kind: string;
@@ -163,6 +188,7 @@ export async function writeResources<T>(db: Db, fn: (writer: ResourceWriter) => 
   return db.transaction(async (tx) => {
     await tx.query(`SELECT revision FROM resource_revision${tx.dialect.forUpdate}`);
     let lastRevision = 0;
+    const kinds = new Set<string>();
     const writer: ResourceWriter = {
       get: (key) => getResource(tx, key),
       dependents: async (namespace, ownerUid) => {
@@ -190,6 +216,7 @@ export async function writeResources<T>(db: Db, fn: (writer: ResourceWriter) => 
         return lastRevision;
       },
       put: async (record, type) => {
+        kinds.add(record.kind);
         const d = tx.dialect;
         const object = JSON.stringify(record.object);
         await tx.query(
@@ -216,6 +243,7 @@ export async function writeResources<T>(db: Db, fn: (writer: ResourceWriter) => 
         );
       },
       remove: async (record) => {
+        kinds.add(record.kind);
         await tx.query(
           `INSERT INTO resource_events (seq, kind, namespace, name, type, object)
            VALUES ($4, $1, $2, $3, 'DELETED', ${tx.dialect.typed('$5', 'jsonb')})`,
@@ -229,7 +257,7 @@ export async function writeResources<T>(db: Db, fn: (writer: ResourceWriter) => 
       },
     };
     const result = await fn(writer);
-    if (lastRevision > 0) await tx.notify(RESOURCE_CHANNEL, String(lastRevision));
+    if (lastRevision > 0) await tx.notify(RESOURCE_CHANNEL, resourceChangePayload(lastRevision, kinds));
     return result;
   });
 }

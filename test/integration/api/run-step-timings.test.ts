@@ -71,3 +71,29 @@ it("stores each step's start and duration with an asynchronous run's results", a
   ]);
   expect(stored.body.data.stepResults[0]?.durationMs).toBeGreaterThanOrEqual(100);
 });
+
+it("dates each step's start by the engine, before its request reaches the system, not by its event's arrival", async () => {
+  // The worker sends a run's events together, up to 10 ms after the first, so a start dated on arrival
+  // came after the request it started had been answered.
+  target.route('GET', '/quick', { delayMs: 4, body: { ok: true } });
+  const tool = { id: 'quick', steps: [{ id: 'wait', config: { url: `${target.url}/quick` } }] };
+  expect((await api.call('POST', '/v1/tools', { body: tool })).status).toBe(201);
+  target.reset();
+  const sync = await api.call<{ runId: string }>('POST', '/v1/tools/quick/run', { body: {} });
+  const accepted = await api.call<{ runId: string }>('POST', '/v1/tools/quick/run', {
+    body: { options: { async: true } },
+  });
+  expect((await waitForRun(api, accepted.body.runId)).status).toBe('success');
+  const [first, second] = target.requests;
+  for (const [runId, request] of [
+    [sync.body.runId, first],
+    [accepted.body.runId, second],
+  ] as const) {
+    const stored = await api.call<{ data: { stepResults: Step[] } }>('GET', `/v1/runs/${runId}/results`);
+    const [step] = stored.body.data.stepResults;
+    // One machine, one clock: the step started before the system received its request, and lasted as
+    // long as the system took to answer at least.
+    expect(Date.parse(step?.startedAt ?? '')).toBeLessThanOrEqual(request?.receivedAt ?? 0);
+    expect(step?.durationMs).toBeGreaterThanOrEqual(3);
+  }
+});

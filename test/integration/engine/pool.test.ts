@@ -57,6 +57,29 @@ describe('worker pool', () => {
     }
   });
 
+  it('starts an immediate run in its worker while the caller is still busy in the same turn', async () => {
+    await pool.run(order({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] }));
+    const starts: number[] = [];
+    const running = pool.run(order({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] }), {
+      immediate: true,
+      onEvent: (event, at) => {
+        if (event.type === 'step_started') starts.push(at);
+      },
+    });
+    // The order goes once the worker is known ready (a microtask); then this turn keeps the event loop
+    // busy, as a reconcile writing statuses after a launch does.
+    await Promise.resolve();
+    const busyUntil = Date.now() + 500;
+    while (Date.now() < busyUntil) {
+      // Busy: a batched order would only leave after this turn.
+    }
+    const turnEnded = Date.now();
+    expect(await running).toMatchObject({ status: 'success' });
+    // The worker's clock (same machine): the step started before this turn ended.
+    expect(starts).toHaveLength(1);
+    expect(starts[0]).toBeLessThan(turnEnded);
+  });
+
   it('sends a W3C traceparent derived from the run trace id', async () => {
     target.reset();
     await pool.run(order({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] }));

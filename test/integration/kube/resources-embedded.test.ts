@@ -127,6 +127,49 @@ describeStore('embedded resources', (store, driver, config) => {
       expect(error.reason).toBe('Gone');
     });
 
+    it('leaves watches of other kinds asleep when one kind is written', async () => {
+      const reads: string[] = [];
+      const counted: Store['resources'] = {
+        ...store.resources,
+        eventsAfter: (kind, namespace, after, limit) => {
+          reads.push(kind);
+          return store.resources.eventsAfter(kind, namespace, after, limit);
+        },
+      };
+      const name = `asleep-${randomUUID().slice(0, 8)}`;
+      const kinds = { ...KUBEGLUE_KIND_SPECS, ...COORDINATION_KIND_SPECS };
+      const watched = createEmbeddedResources<ContractKinds>(counted, { namespace: name, kinds });
+      const { resources } = open('asleep', {}, store, name);
+      const { resourceVersion } = await resources.tools.list();
+      const toolEvents = collect(watched.tools, { resourceVersion }, 1);
+      const runEvents = collect(watched.toolRuns, { resourceVersion }, 3);
+      // Both watches have read once and wait.
+      await expect.poll(() => reads.length).toBe(2);
+      await resources.toolRuns.create(toolRun('busy'));
+      await resources.toolRuns.patchStatus('busy', { status: 'running' });
+      await resources.toolRuns.patchStatus('busy', { status: 'success' });
+      expect(summary(await runEvents)).toEqual(['ADDED busy', 'MODIFIED busy', 'MODIFIED busy']);
+      await resources.tools.create(tool('at-last'));
+      expect(summary(await toolEvents)).toEqual(['ADDED at-last']);
+      // The tools watch read twice: when it started and after the tool's write, never for the ToolRuns.
+      expect(reads.filter((kind) => kind === 'Tool')).toHaveLength(2);
+    });
+
+    it('keeps an idle watch ahead of compaction while only other kinds are written', async () => {
+      // Retention 40: an idle watch reads again once the feed is 20 revisions past it.
+      const ns = open('ahead', { eventRetention: 40, compactEvery: 10 });
+      const { resourceVersion } = await ns.resources.tools.list();
+      const toolEvents = collect(ns.resources.tools, { resourceVersion }, 1);
+      await ns.resources.toolRuns.create(toolRun('churn'));
+      for (let i = 0; i < 100; i++) await ns.resources.toolRuns.patchStatus('churn', { attempt: i + 1 });
+      await expect
+        .poll(async () => (await store.resources.eventsAfter('ToolRun', ns.name, 0, 1000)).events.length)
+        .toBeLessThanOrEqual(50);
+      await ns.resources.tools.create(tool('after-churn'));
+      // Not 410 Gone: the watch moved its version on while the ToolRuns churned.
+      expect(summary(await toolEvents)).toEqual(['ADDED after-churn']);
+    });
+
     it.runIf(driver === 'pg')('wakes watchers in another process on the same database', async () => {
       const otherStore = await openStore(config());
       try {

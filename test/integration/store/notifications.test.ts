@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import type { ResourceChange } from '../../../store/index.ts';
 import { describeStore } from '../../support/store.ts';
 
 /** Resolves on the next call of the returned listener. */
@@ -96,11 +97,11 @@ describeStore('notifications', (store, driver) => {
     }
   });
 
-  it('wakes resource listeners after a committed write only', async () => {
-    const revisions: number[] = [];
+  it('wakes resource listeners after a committed write only, saying its revision and kinds', async () => {
+    const changes: (ResourceChange | undefined)[] = [];
     const woken = nextCall();
-    const stop = await store.resources.onChange(() => {
-      revisions.push(revisions.length);
+    const stop = await store.resources.onChange((change) => {
+      changes.push(change);
       woken.listener();
     });
     const key = { kind: 'Tool', namespace: 'default', name: `notified-${driver}` };
@@ -119,11 +120,13 @@ describeStore('notifications', (store, driver) => {
           throw new Error('rolled back');
         }),
       ).rejects.toThrow('rolled back');
-      await store.resources.write(async (writer) => {
-        await writer.put(record(await writer.nextRevision()), 'ADDED');
+      const committed = await store.resources.write(async (writer) => {
+        const revision = await writer.nextRevision();
+        await writer.put(record(revision), 'ADDED');
+        return revision;
       });
       await woken.called;
-      expect(revisions).toHaveLength(1);
+      expect(changes).toEqual([{ revision: committed, kinds: new Set(['Tool']) }]);
     } finally {
       await stop();
     }
