@@ -129,7 +129,7 @@ async function reconcileRate(cp: ControlPlane, postgres: TestPostgres): Promise<
     const seconds = (performance.now() - started) / 1000;
     await operator.close();
     emit({
-      figure: 'operator.reconcile_rate',
+      bench: 'operator.reconcile_rate',
       queued: QUEUED,
       seconds: round(seconds, 2),
       toolRunsPerSecond: round(QUEUED / seconds, 1),
@@ -253,7 +253,7 @@ async function asyncDispatch(cp: ControlPlane, postgres: TestPostgres): Promise<
     const processStart = await runnerProcessStart(dir, 20);
     const p50 = (values: number[]) => round(percentile(values, 50), 1);
     emit({
-      figure: 'operator.async_dispatch',
+      bench: 'operator.async_dispatch',
       runs: latencies.length,
       p50Ms: p50(latencies),
       p99Ms: round(percentile(latencies, 99), 1),

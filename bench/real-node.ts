@@ -18,7 +18,7 @@ import type { Run } from '../contract/api/run.ts';
 import { runnerPodName } from '../operator/launchers/launcher.ts';
 import { toolRunName } from '../runs/toolrun.ts';
 import { startHttpTarget } from '../test/support/http-target.ts';
-import { startKubeglueOnNode } from '../test/support/kube-node/kubeglue.ts';
+import { applyCrds, startKubeglueOnNode } from '../test/support/kube-node/kubeglue.ts';
 import { NODE_GATEWAY, realNodeMissing, sleep, startRealNode } from '../test/support/kube-node/node.ts';
 import { createTestDatabase, startTestPostgres } from '../test/support/postgres.ts';
 import { emit, percentile, progress, round } from './stats.ts';
@@ -47,6 +47,7 @@ export async function benchRealNode(): Promise<void> {
   const node = await startRealNode();
   let watch: AbortController | undefined;
   try {
+    await applyCrds(node);
     const kubeglue = await startKubeglueOnNode(node, { namespace: NAMESPACE, databaseUrl: database.url });
     const targetUrl = `http://${NODE_GATEWAY}:${await node.expose(Number(new URL(target.url).port))}`;
     await kubeglue.call('POST', '/v1/tools', {
@@ -131,7 +132,7 @@ export async function benchRealNode(): Promise<void> {
       p99Ms: round(percentile(samples, 99), 1),
     });
     emit({
-      figure: 'operator.real_node_dispatch',
+      bench: 'operator.real_node_dispatch',
       runs: phases.total.length,
       failed,
       ...p(phases.total),
@@ -139,6 +140,8 @@ export async function benchRealNode(): Promise<void> {
       ourPartP50Ms: round(percentile(phases.acceptToPodCreated, 50), 1),
     });
     await kubeglue.stop();
+    // The watch first: closing the agent waits for its requests, and the watch never ends by itself.
+    watch.abort();
     await agent.close().catch(() => {});
   } finally {
     watch?.abort();
