@@ -1,8 +1,7 @@
-import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { useTestDatabase } from '../../support/database.ts';
-import { callApi, TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded.ts';
-import { grantKubeglueRoles, startKubeglue, waitUntil } from '../../support/kube/kubeglue.ts';
+import { callApi, TEST_ADMIN_KEY } from '../../support/embedded.ts';
+import { grantKubeglueRoles, kubeglueEnv, startKubeglue, waitUntil } from '../../support/kube/kubeglue.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 import { freeLoopbackPort } from '../../support/os.ts';
 
@@ -20,17 +19,13 @@ describeKube('the api shutdown delay', () => {
     const port = await freeLoopbackPort();
     const url = `http://127.0.0.1:${port}`;
     const api = startKubeglue('api', {
-      KUBEGLUE_NAMESPACE: bed.namespace.name,
-      KUBEGLUE_DATABASE_URL: db.url,
-      KUBEGLUE_MASTER_KEY: TEST_MASTER_KEY,
-      KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
-      KUBEGLUE_PORT: String(port),
-      KUBEGLUE_INTERNAL_PORT: String(await freeLoopbackPort()),
+      ...(await kubeglueEnv(bed, 'api', {
+        databaseUrl: db.url,
+        port,
+        internalPort: await freeLoopbackPort(),
+      })),
       KUBEGLUE_GATEWAY_RELAY_PORT: String(await freeLoopbackPort()),
-      KUBEGLUE_METRICS_PORT: '0',
-      KUBEGLUE_WORKERS: '1',
       KUBEGLUE_SHUTDOWN_DELAY_MS: '3000',
-      KUBEGLUE_KUBECONFIG: await bed.kube.writeKubeconfig(join(bed.dir, 'api.kubeconfig'), 'kubeglue-api'),
     });
     try {
       await api.waitForOutput(/ready on/);

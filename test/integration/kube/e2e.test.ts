@@ -16,6 +16,7 @@ import { startKubeFaultProxy } from '../../support/kube/fault-proxy.ts';
 import {
   grantKubeglueRoles,
   type KubeglueProcess,
+  kubeglueEnv,
   startKubeglue,
   startKubegluePodRunner,
   TEST_RUNNER_IMAGE,
@@ -57,7 +58,7 @@ describeKube('Kubernetes mode end to end', () => {
   let operator: KubeglueProcess;
   let apiUrl: string;
   let relayPort: number;
-  let baseEnv: Record<string, string>;
+  let apiEnv: Record<string, string>;
   let operatorEnv: Record<string, string>;
 
   const call = <T>(method: string, path: string, body?: unknown) =>
@@ -113,31 +114,19 @@ describeKube('Kubernetes mode end to end', () => {
     const [port, internalPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
     relayPort = await freeLoopbackPort();
     apiUrl = `http://127.0.0.1:${port}`;
-    baseEnv = {
-      KUBEGLUE_NAMESPACE: bed.namespace.name,
-      KUBEGLUE_DATABASE_URL: db.url,
-      KUBEGLUE_MASTER_KEY: TEST_MASTER_KEY,
-      KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
-      KUBEGLUE_PORT: String(port),
-      KUBEGLUE_INTERNAL_PORT: String(internalPort),
+    const ports = { databaseUrl: db.url, port, internalPort };
+    const env = {
       KUBEGLUE_GATEWAY_RELAY_PORT: String(relayPort),
       // The HTTP target is on loopback; the deployment's default would refuse it.
       KUBEGLUE_EGRESS_PRIVATE: 'allow',
-      KUBEGLUE_WORKERS: '1',
       KUBEGLUE_LOG_LEVEL: 'warn',
-      KUBEGLUE_METRICS_PORT: '0',
     };
-    api = startKubeglue('api', {
-      ...baseEnv,
-      KUBEGLUE_KUBECONFIG: await bed.kube.writeKubeconfig(join(bed.dir, 'api.kubeconfig'), 'kubeglue-api'),
-    });
+    apiEnv = { ...(await kubeglueEnv(bed, 'api', ports)), ...env };
+    api = startKubeglue('api', apiEnv);
     await api.waitForOutput(/ready on/);
     operatorEnv = {
-      ...baseEnv,
-      KUBEGLUE_KUBECONFIG: await bed.kube.writeKubeconfig(
-        join(bed.dir, 'operator.kubeconfig'),
-        'kubeglue-operator',
-      ),
+      ...(await kubeglueEnv(bed, 'operator', ports)),
+      ...env,
       KUBEGLUE_RUNNER_IMAGE: TEST_RUNNER_IMAGE,
       KUBEGLUE_INTERNAL_URL: `http://127.0.0.1:${internalPort}`,
       KUBEGLUE_RUNNER_GATEWAY_RELAY: `127.0.0.1:${relayPort}`,
@@ -520,7 +509,7 @@ describeKube('Kubernetes mode end to end', () => {
       /** The role's kubeconfig, through the proxy. */
       const proxied = (role: 'api' | 'operator') =>
         bed.kube.writeKubeconfig(join(bed.dir, `${role}-proxy.kubeconfig`), `kubeglue-${role}`, proxy.url);
-      api = startKubeglue('api', { ...baseEnv, KUBEGLUE_KUBECONFIG: await proxied('api') });
+      api = startKubeglue('api', { ...apiEnv, KUBEGLUE_KUBECONFIG: await proxied('api') });
       await api.waitForOutput(/ready on/, 60_000);
       operator = startKubeglue('operator', {
         ...operatorEnv,

@@ -11,11 +11,12 @@ import { SystemReason } from '../../../operator/system/reasons.ts';
 import { ToolReason } from '../../../operator/tool/reasons.ts';
 import { toolRunName } from '../../../runs/toolrun.ts';
 import { useTestDatabase } from '../../support/database.ts';
-import { callApi, TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded.ts';
+import { callApi, TEST_ADMIN_KEY } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 import {
   grantKubeglueRoles,
   type KubeglueProcess,
+  kubeglueEnv,
   startKubeglue,
   startKubegluePodRunner,
   TEST_RUNNER_IMAGE,
@@ -77,29 +78,13 @@ describeKube('Tools that are not Ready on Kubernetes', () => {
     kubelet = await startKubegluePodRunner(bed.kube, bed.namespace.name);
     const [port, internalPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
     apiUrl = `http://127.0.0.1:${port}`;
-    const env = {
-      KUBEGLUE_NAMESPACE: bed.namespace.name,
-      KUBEGLUE_DATABASE_URL: db.url,
-      KUBEGLUE_MASTER_KEY: TEST_MASTER_KEY,
-      KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
-      KUBEGLUE_PORT: String(port),
-      KUBEGLUE_INTERNAL_PORT: String(internalPort),
-      KUBEGLUE_EGRESS_PRIVATE: 'allow',
-      KUBEGLUE_WORKERS: '1',
-      KUBEGLUE_LOG_LEVEL: 'warn',
-      KUBEGLUE_METRICS_PORT: '0',
-    };
-    api = startKubeglue('api', {
-      ...env,
-      KUBEGLUE_KUBECONFIG: await bed.kube.writeKubeconfig(join(bed.dir, 'api.kubeconfig'), 'kubeglue-api'),
-    });
+    const ports = { databaseUrl: db.url, port, internalPort };
+    const env = { KUBEGLUE_EGRESS_PRIVATE: 'allow', KUBEGLUE_LOG_LEVEL: 'warn' };
+    api = startKubeglue('api', { ...(await kubeglueEnv(bed, 'api', ports)), ...env });
     await api.waitForOutput(/ready on/, 90_000);
     operator = startKubeglue('operator', {
+      ...(await kubeglueEnv(bed, 'operator', ports)),
       ...env,
-      KUBEGLUE_KUBECONFIG: await bed.kube.writeKubeconfig(
-        join(bed.dir, 'operator.kubeconfig'),
-        'kubeglue-operator',
-      ),
       KUBEGLUE_RUNNER_IMAGE: TEST_RUNNER_IMAGE,
       KUBEGLUE_INTERNAL_URL: `http://127.0.0.1:${internalPort}`,
       // One async run at a time: a run can wait queued while its System breaks.

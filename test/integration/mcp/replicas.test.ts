@@ -1,19 +1,17 @@
-/**
- * Issue 21, part 3: the MCP endpoint of the `kubeglue api` role, two replicas as behind one Service (a real
- * kube-apiserver, Postgres). The SDK's client sends its requests to either replica in turn, as a load
- * balancer without sticky sessions would: being stateless, the endpoint answers every request wherever it
- * lands, lists tools added through the other replica, and records its runs where both replicas see them.
- */
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Run } from '../../../contract/api/run.ts';
 import { useTestDatabase } from '../../support/database.ts';
-import { callApi, TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded.ts';
+import { callApi, TEST_ADMIN_KEY } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
-import { grantKubeglueRoles, type KubeglueProcess, startKubeglue } from '../../support/kube/kubeglue.ts';
+import {
+  grantKubeglueRoles,
+  type KubeglueProcess,
+  kubeglueEnv,
+  startKubeglue,
+} from '../../support/kube/kubeglue.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 import { freeLoopbackPort } from '../../support/os.ts';
 
@@ -29,22 +27,17 @@ describeKube('the MCP endpoint of two kubeglue api replicas', () => {
   beforeAll(async () => {
     await grantKubeglueRoles(bed.kube, bed.namespace.name);
     target.route('GET', '/stock', { body: { sku: 'a-1', count: 7 } });
-    const kubeconfig = await bed.kube.writeKubeconfig(join(bed.dir, 'api.kubeconfig'), 'kubeglue-api');
     for (let i = 0; i < 2; i++) {
       const port = await freeLoopbackPort();
       const replica = startKubeglue('api', {
-        KUBEGLUE_NAMESPACE: bed.namespace.name,
-        KUBEGLUE_DATABASE_URL: db.url,
-        KUBEGLUE_MASTER_KEY: TEST_MASTER_KEY,
-        KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
-        KUBEGLUE_KUBECONFIG: kubeconfig,
-        KUBEGLUE_PORT: String(port),
-        KUBEGLUE_INTERNAL_PORT: String(await freeLoopbackPort()),
+        ...(await kubeglueEnv(bed, 'api', {
+          databaseUrl: db.url,
+          port,
+          internalPort: await freeLoopbackPort(),
+        })),
         KUBEGLUE_GATEWAY_RELAY_PORT: String(await freeLoopbackPort()),
         KUBEGLUE_EGRESS_PRIVATE: 'allow',
-        KUBEGLUE_WORKERS: '1',
         KUBEGLUE_LOG_LEVEL: 'warn',
-        KUBEGLUE_METRICS_PORT: '0',
       });
       replicas.push(replica);
       urls.push(`http://127.0.0.1:${port}`);

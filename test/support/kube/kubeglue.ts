@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { CRD_DIR } from '../../../contract/generate.ts';
 import { RBAC, type RbacRole } from '../../../contract/rbac.ts';
+import { TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../embedded.ts';
 import type { KubeHandle } from './client.ts';
 import { type ProcessKubelet, startProcessKubelet } from './process-kubelet/kubelet.ts';
+import type { KubeTestBed } from './provided.ts';
 
 const REPO = join(import.meta.dirname, '../../..');
 export const KUBEGLUE_CLI = join(REPO, 'bin/kubeglue.ts');
@@ -107,12 +109,39 @@ export async function grantKubeglueRoles(kube: KubeHandle, namespace: string): P
   }
 }
 
+/**
+ * The settings every `kubeglue api` or `kubeglue operator` process of a Kubernetes test starts with: the
+ * bed's namespace, the test database and keys, its ports, the role's RBAC-limited kubeconfig (after
+ * grantKubeglueRoles), one engine worker and no metrics port. Tests add what they are about.
+ */
+export async function kubeglueEnv(
+  bed: KubeTestBed,
+  role: 'api' | 'operator',
+  opts: { databaseUrl: string; port: number; internalPort: number },
+): Promise<Record<string, string>> {
+  return {
+    KUBEGLUE_NAMESPACE: bed.namespace.name,
+    KUBEGLUE_DATABASE_URL: opts.databaseUrl,
+    KUBEGLUE_MASTER_KEY: TEST_MASTER_KEY,
+    KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
+    KUBEGLUE_PORT: String(opts.port),
+    KUBEGLUE_INTERNAL_PORT: String(opts.internalPort),
+    KUBEGLUE_WORKERS: '1',
+    KUBEGLUE_METRICS_PORT: '0',
+    KUBEGLUE_KUBECONFIG: await bed.kube.writeKubeconfig(
+      join(bed.dir, `${role}.kubeconfig`),
+      `kubeglue-${role}`,
+    ),
+  };
+}
+
 /** Reads until ok(value) or timeoutMs; the value, or an error naming what and the last value read. */
 export async function waitFor<T>(
   what: string,
   read: () => Promise<T>,
   ok: (value: T) => boolean,
   timeoutMs = 20_000,
+  intervalMs = 100,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -120,7 +149,7 @@ export async function waitFor<T>(
     if (ok(value)) return value;
     if (Date.now() > deadline)
       throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
 
