@@ -185,11 +185,8 @@ describeRealNode(
 
     it('fails a run whose runner Pod is OOMKilled, with a message that says so', async () => {
       // A memory limit the runner's Node process cannot start in: the cgroup kills it.
-      await kubeglue.restartOperator({
-        KUBEGLUE_RUNNER_MEMORY_REQUEST: '24Mi',
-        KUBEGLUE_RUNNER_MEMORY_LIMIT: '24Mi',
-      });
-      try {
+      const settings = { KUBEGLUE_RUNNER_MEMORY_REQUEST: '24Mi', KUBEGLUE_RUNNER_MEMORY_LIMIT: '24Mi' };
+      await kubeglue.withOperatorSettings(settings, async () => {
         const runId = await startAsync('items');
         const run = await kubeglue.finished(runId, 90_000);
         expect(run.status).toBe('failed');
@@ -198,20 +195,18 @@ describeRealNode(
         const pod = await kubeglue.pod(runId);
         const state = pod?.status?.containerStatuses?.[0]?.state?.terminated;
         expect(state?.reason).toBe('OOMKilled');
-      } finally {
-        await kubeglue.restartOperator();
-      }
+      });
     }, 240_000);
 
     it('fails a run whose image cannot be pulled, with the reason, after the pending timeout', async () => {
       // The node has no route out: a missing image can never be pulled (ErrImagePull, ImagePullBackOff).
-      await kubeglue.restartOperator({
+      const settings = {
         KUBEGLUE_RUNNER_IMAGE: 'localhost/kubeglue:missing',
         // Long enough for the kubelet (status cycle up to 10 s) to report the pull failure on a loaded node;
         // before it does, the Pod is only ContainerCreating and the run would fail as "did not start".
         KUBEGLUE_RUNNER_PENDING_TIMEOUT_MS: '25000',
-      });
-      try {
+      };
+      await kubeglue.withOperatorSettings(settings, async () => {
         // Before the run is accepted: its pending clock starts later, at its Pod's creationTimestamp. That
         // timestamp has whole seconds (truncated), so the timeout can end up to 1 s short of 25 s on our clock.
         const started = Date.now();
@@ -220,9 +215,7 @@ describeRealNode(
         expect(run.status).toBe('failed');
         expect(run.error).toMatch(/ErrImagePull|ImagePullBackOff/);
         expect(Date.now() - started).toBeGreaterThanOrEqual(24_000);
-      } finally {
-        await kubeglue.restartOperator();
-      }
+      });
     }, 240_000);
 
     it('ends a run whose node is lost (kubelet stopped mid-run) in a terminal state with a reason', async () => {

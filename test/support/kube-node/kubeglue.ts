@@ -12,26 +12,19 @@ import { CRD_DIR } from '../../../contract/generate.ts';
 import { runnerPodName } from '../../../operator/launchers/launcher.ts';
 import { toolRunName } from '../../../runs/toolrun.ts';
 import { callApi, TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../embedded.ts';
+import { waitFor as waitForKube } from '../kube/kubeglue.ts';
 import { NODE_GATEWAY, NODE_IMAGE, type NsProcess, type RealNode, sleep } from './node.ts';
 
 const REPO = join(import.meta.dirname, '../../..');
 
-/** Reads until ok(value) or timeoutMs; the value, or an error naming what and the last value read. */
-export async function waitFor<T>(
+/** The Kubernetes tests' waitFor, with the real node's longer default and a slower poll. */
+export function waitFor<T>(
   what: string,
   read: () => Promise<T>,
   ok: (value: T) => boolean,
   timeoutMs = 30_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T | undefined;
-  for (;;) {
-    last = await read();
-    if (ok(last)) return last;
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)}`);
-    await sleep(250);
-  }
+  return waitForKube(what, read, ok, timeoutMs, 250);
 }
 
 /** kubeglue's CRDs, applied with kubectl into the node's cluster. */
@@ -62,6 +55,8 @@ export interface KubeglueOnNode {
   call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
   /** Stops the operator (SIGKILL when told) and starts a new one with these settings on top. */
   restartOperator(extra?: Record<string, string>, signal?: NodeJS.Signals): Promise<void>;
+  /** Runs body with an operator restarted with these settings on top, then restarts it without them. */
+  withOperatorSettings(extra: Record<string, string>, body: () => Promise<void>): Promise<void>;
   finished(runId: string, timeoutMs?: number): Promise<Run>;
   pod(runId: string, attempt?: number): Promise<PodLike | undefined>;
   podRunning(runId: string, timeoutMs?: number): Promise<PodLike>;
@@ -149,6 +144,11 @@ export async function startKubeglueOnNode(
     callApi<T>(apiUrl, TEST_ADMIN_KEY, method, path, body);
   const pod = (runId: string, attempt = 1) =>
     node.get<PodLike>(['-n', namespace, 'pod', runnerPodName(toolRunName(runId), attempt)]);
+  const restartOperator = async (extra: Record<string, string> = {}, signal: NodeJS.Signals = 'SIGTERM') => {
+    await operator.stop(signal);
+    operator = startRole(node, 'operator', { ...operatorBase, ...extra });
+    await waitOutput(operator, /reconciling Tools/, 'kubeglue operator');
+  };
   const handle: KubeglueOnNode = {
     apiUrl,
     namespace,
@@ -157,10 +157,14 @@ export async function startKubeglueOnNode(
       return operator;
     },
     call,
-    restartOperator: async (extra = {}, signal = 'SIGTERM') => {
-      await operator.stop(signal);
-      operator = startRole(node, 'operator', { ...operatorBase, ...extra });
-      await waitOutput(operator, /reconciling Tools/, 'kubeglue operator');
+    restartOperator,
+    withOperatorSettings: async (extra, body) => {
+      await restartOperator(extra);
+      try {
+        await body();
+      } finally {
+        await restartOperator();
+      }
     },
     finished: async (runId, timeoutMs = 60_000) =>
       (
