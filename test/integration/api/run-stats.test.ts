@@ -13,11 +13,15 @@ import { useHttpTarget } from '../../support/http-target.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
 import { endedRun, runningRun } from '../../support/store.ts';
 
-const FROM = '2026-03-01T10:00:00.000Z';
-const TO = '2026-03-01T10:05:00.000Z';
+// The seeded runs are dated yesterday (UTC), not on a fixed calendar day: the server under test runs its
+// retention sweep (30 days by default) in the background, and runs older than that could vanish between
+// the seeding and the reads.
+const DAY = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+const at = (time: string) => `${DAY}T${time}Z`;
+const FROM = at('10:00:00.000');
+const TO = at('10:05:00.000');
 
-const at = (time: string) => `2026-03-01T${time}Z`;
-/** A run of `toolId` that started at `time` (on 2026-03-01) and ended `status` after durationMs. */
+/** A run of `toolId` that started at `time` (yesterday) and ended `status` after durationMs. */
 const ended = (runId: string, toolId: string, status: TerminalRunStatus, time: string, durationMs: number) =>
   endedRun(runId, toolId, status, at(time), durationMs);
 
@@ -89,11 +93,11 @@ describe.each<DriverName>(['sqlite', 'pg'])('GET /v1/stats/runs on %s', (driver)
     const answer = await stats(`from=${FROM}&to=${TO}&bucket=60`);
     expect(answer).toMatchObject({ from: FROM, to: TO, bucketSeconds: 60 });
     expect(answer.buckets).toEqual([
-      { start: '2026-03-01T10:00:00.000Z', ...counts(2, 0, 0, 0) },
-      { start: '2026-03-01T10:01:00.000Z', ...counts(3, 0, 0, 0) },
-      { start: '2026-03-01T10:02:00.000Z', ...counts(1, 1, 0, 0) },
-      { start: '2026-03-01T10:03:00.000Z', ...counts(0, 2, 1, 0) },
-      { start: '2026-03-01T10:04:00.000Z', ...counts(0, 0, 1, 1) },
+      { start: at('10:00:00.000'), ...counts(2, 0, 0, 0) },
+      { start: at('10:01:00.000'), ...counts(3, 0, 0, 0) },
+      { start: at('10:02:00.000'), ...counts(1, 1, 0, 0) },
+      { start: at('10:03:00.000'), ...counts(0, 2, 1, 0) },
+      { start: at('10:04:00.000'), ...counts(0, 0, 1, 1) },
     ]);
     expect(answer.totals).toEqual({ ...counts(6, 3, 2, 1), runs: 12, failureRate: 3 / 9 });
   });
@@ -117,7 +121,7 @@ describe.each<DriverName>(['sqlite', 'pg'])('GET /v1/stats/runs on %s', (driver)
     expect(answer.queue).toEqual({
       waiting: 1,
       runs: [
-        { runId: 'stranded', toolId: 'beta', requestSource: 'api', acceptedAt: '2026-03-01T08:00:00.000Z' },
+        { runId: 'stranded', toolId: 'beta', requestSource: 'api', acceptedAt: at('08:00:00.000') },
       ],
     });
   });

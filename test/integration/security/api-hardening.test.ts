@@ -102,7 +102,8 @@ describe('GET /v1/runs paging', () => {
   });
 
   it('pages with a cursor through every run in order, without gaps or repeats', async () => {
-    const startedAt = Date.parse('2026-01-01T00:00:00.000Z');
+    // A day ago, not a fixed date: the server's retention sweep (30 days) would delete older ended runs.
+    const startedAt = Math.floor(Date.now() / 1000) * 1000 - 86_400_000;
     // 130 runs, several sharing a start time, so the run id breaks ties.
     const seeded = Array.from({ length: 130 }, (_, i) => ({
       runId: `seed-${String(i).padStart(3, '0')}`,
