@@ -3,16 +3,8 @@
  * base URL (scheme, host, port), the origin of a dataStore connection URL in its credentials, and the
  * origins listed in `extraOrigins`. Pure.
  */
+import { stepScheme } from '../contract/step-protocols.ts';
 import type { ResolvedSystem } from '../contract/wire/run-order.ts';
-
-const DEFAULT_PORTS: Record<string, string> = {
-  'http:': '80',
-  'https:': '443',
-  'ftp:': '21',
-  'ftps:': '21',
-  'sftp:': '22',
-  'postgres:': '5432',
-};
 
 /**
  * `scheme://host:port` with the default port written out, or undefined for text that is not an absolute
@@ -34,7 +26,7 @@ export function originOf(url: string): string | undefined {
     port ||= parsed.searchParams.get('port') ?? '';
   }
   if (host === '') return undefined;
-  return `${scheme}//${host}:${port || DEFAULT_PORTS[scheme] || ''}`;
+  return `${scheme}//${host}:${port || stepScheme(scheme)?.defaultPort || ''}`;
 }
 
 /** Every origin the system's credentials may be sent to; empty for a system without any. */

@@ -1,5 +1,6 @@
 import type { RequestStepConfig } from '../contract/api/tool.ts';
 import type { JsonObject, JsonValue } from '../contract/json.ts';
+import { literalScheme, schemeProblem, stepScheme } from '../contract/step-protocols.ts';
 import type { ResolvedSystem } from '../contract/wire/run-order.ts';
 import { type CredentialView, codeAccessMessage, hasCodeAccess, requestView } from './credential-views.ts';
 import type { CredentialScope } from './credentials.ts';
@@ -23,23 +24,6 @@ import type { EngineEvent, GatewayRoute, HttpCall, HttpReply, ProtocolContext, P
 import { leadingExpression, renderStepUrl } from './url-template.ts';
 
 const SCHEME = /^[a-z][a-z0-9+.-]*:/i;
-
-/** The URL schemes a request step can use; the scheme selects the protocol. */
-export const STEP_URL_SCHEMES: readonly string[] = [
-  'http:',
-  'https:',
-  'postgres:',
-  'postgresql:',
-  'ftp:',
-  'ftps:',
-  'sftp:',
-];
-export const UNSUPPORTED_SCHEME_HINT = 'use http(s), postgres(ql), ftp(s) or sftp';
-
-/** The scheme written literally at the start of a step URL (lower case, with its colon), if any. */
-export function literalScheme(url: string): string | undefined {
-  return SCHEME.exec(url)?.[0].toLowerCase();
-}
 
 function withGateway(system: ResolvedSystem | undefined, url: string): { gateway?: GatewayRoute } {
   const gateway = gatewayRouteFor(system, url);
@@ -331,12 +315,10 @@ async function schemeOf(input: RequestStepInput): Promise<string> {
 export async function runRequestStep(input: RequestStepInput): Promise<JsonValue> {
   const { config, protocols, ctx, system } = input;
   const scheme = await schemeOf(input);
-  if (scheme === 'http:' || scheme === 'https:') return runHttp(input);
-  const isPostgres = scheme === 'postgres:' || scheme === 'postgresql:';
-  if (!STEP_URL_SCHEMES.includes(scheme)) {
-    throw new Error(`Unsupported URL scheme '${scheme}' in step ${input.stepId}: ${UNSUPPORTED_SCHEME_HINT}`);
-  }
-  if (isPostgres) {
+  const protocol = stepScheme(scheme)?.protocol;
+  if (protocol === undefined) throw new Error(`Step ${input.stepId}: ${schemeProblem(scheme)}`);
+  if (protocol === 'http') return runHttp(input);
+  if (protocol === 'postgres') {
     const problems = sqlBodyTemplateProblems(config.body);
     if (problems.length > 0) throw sqlTemplateError(problems);
   }
@@ -356,10 +338,9 @@ export async function runRequestStep(input: RequestStepInput): Promise<JsonValue
     url: target.url,
     body,
     credentials,
+    modify: input.modify,
     ...(system?.allowedNetworks?.length ? { allowedNetworks: system.allowedNetworks } : {}),
     ...withGateway(system, target.url),
   };
-  const redactor = input.scope.redactor;
-  if (isPostgres) return redactor.value(await protocols.postgres({ ...call, modify: input.modify }, ctx));
-  return redactor.value(await (scheme === 'sftp:' ? protocols.sftp(call, ctx) : protocols.ftp(call, ctx)));
+  return input.scope.redactor.value(await protocols[protocol](call, ctx));
 }

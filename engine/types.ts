@@ -1,5 +1,6 @@
 import { DEFAULT_RUN_TIMEOUT_MS, type StepResult } from '../contract/api/run.ts';
 import type { JsonValue } from '../contract/json.ts';
+import type { ConnectionProtocol } from '../contract/step-protocols.ts';
 import type { RunOrder } from '../contract/wire/run-order.ts';
 import type { RunStateChanges } from '../contract/wire/tool-state.ts';
 
@@ -94,27 +95,29 @@ export interface HttpReply {
   data: JsonValue;
 }
 
-export interface FileCall {
+/** A step of a protocol that connects to a server (every protocol but HTTP), once templates are rendered. */
+export interface ConnectionCall {
   url: string;
   body: unknown;
   credentials: Record<string, string>;
+  /** The step's `modify`: false asks the protocol to refuse (or roll back) writes where it can tell them. */
+  modify: boolean;
   /** The step system's allowedNetworks. */
   allowedNetworks?: string[] | undefined;
   /** Set when the step's system is behind a gateway: the connection goes through its tunnel. */
   gateway?: GatewayRoute | undefined;
 }
 
-export interface PostgresCall extends FileCall {
-  modify: boolean;
-}
+/** A connection protocol's step: the call in, the step's data out (already within the protocol's bounds). */
+export type ConnectionStep = (call: ConnectionCall, ctx: ProtocolContext) => Promise<JsonValue>;
 
-/** The outbound side of the engine, injected so the engine itself performs no I/O. */
-export interface Protocols {
+/**
+ * The outbound side of the engine, injected so the engine itself performs no I/O: HTTP, and one function
+ * per connection protocol of contract/step-protocols.ts.
+ */
+export type Protocols = {
   http(call: HttpCall, ctx: ProtocolContext): Promise<HttpReply>;
-  postgres(call: PostgresCall, ctx: ProtocolContext): Promise<JsonValue>;
-  ftp(call: FileCall, ctx: ProtocolContext): Promise<JsonValue>;
-  sftp(call: FileCall, ctx: ProtocolContext): Promise<JsonValue>;
-}
+} & { [P in ConnectionProtocol]: ConnectionStep };
 
 export interface EngineLimits {
   maxLoopItems: number;

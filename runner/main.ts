@@ -18,7 +18,7 @@ import { createLogger } from '../contract/log.ts';
 import { RunOrder } from '../contract/wire/run-order.ts';
 import { createEngineDeps } from '../engine/deps.ts';
 import { closeHttpAgent } from '../engine/protocols/http.ts';
-import { closePostgresPools } from '../engine/protocols/index.ts';
+import { closeConnectionPools } from '../engine/protocols/index.ts';
 import { runTool } from '../engine/run-tool.ts';
 
 const log = createLogger('runner');
@@ -45,7 +45,7 @@ async function runOrder(args: string[], settings: RunnerSettings): Promise<numbe
     return result.status === 'success' ? 0 : 2;
   } finally {
     sandbox.dispose();
-    await Promise.allSettled([closeHttpAgent(), closePostgresPools()]);
+    await Promise.allSettled([closeHttpAgent(), closeConnectionPools()]);
   }
 }
 

@@ -22,7 +22,7 @@ import { accessTokenHash } from '../contract/wire/token-hash.ts';
 import { createEngineDeps } from '../engine/deps.ts';
 import { closeGatewayAgents } from '../engine/protocols/gateway-http.ts';
 import { closeHttpAgent } from '../engine/protocols/http.ts';
-import { closePostgresPools } from '../engine/protocols/index.ts';
+import { closeConnectionPools } from '../engine/protocols/index.ts';
 import { runTool } from '../engine/run-tool.ts';
 import type { EngineEvent, EngineResult, GrantedToken } from '../engine/types.ts';
 import { InternalApiError, InternalClient, withRetry } from './pod-client.ts';
@@ -220,7 +220,7 @@ class PodRun {
       });
     } finally {
       sandbox.dispose();
-      await Promise.allSettled([closeHttpAgent(), closeGatewayAgents(), closePostgresPools()]);
+      await Promise.allSettled([closeHttpAgent(), closeGatewayAgents(), closeConnectionPools()]);
     }
     log(`run ${result.status} in ${Date.now() - started} ms`);
     if (!(await shipper.close(this.#config.eventFlushMs))) log('some events were not delivered');

@@ -54,6 +54,13 @@ function preferred(candidate: SystemResource, held: SystemResource, id: string, 
   return candidate.metadata.name < held.metadata.name;
 }
 
+/** The base URLs of a system's variants (none for an unknown id). */
+export function variantUrls(variants: Variants | undefined): string[] {
+  return [...(variants?.values() ?? [])].flatMap((resource) =>
+    resource.spec.url ? [resource.spec.url] : [],
+  );
+}
+
 /** The variant a run in `mode` uses: the matching one, or the only one when the id has no counterpart. */
 export function variantForMode(variants: Variants, mode: Environment): SystemResource | undefined {
   return variants.get(mode) ?? (variants.size === 1 ? variants.values().next().value : undefined);

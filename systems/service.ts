@@ -45,6 +45,7 @@ import {
   type Variants,
   variantForMode,
   variantForRequest,
+  variantUrls,
   withoutUndefined,
 } from './model.ts';
 
@@ -317,10 +318,7 @@ export class SystemService {
 
   /** The base URLs of the id's variants (run-time cache); none when it does not exist. */
   async urls(id: string): Promise<string[]> {
-    const variants = (await this.#cache.snapshot()).variants.get(id);
-    return [...(variants?.values() ?? [])].flatMap((resource) =>
-      resource.spec.url ? [resource.spec.url] : [],
-    );
+    return variantUrls((await this.#cache.snapshot()).variants.get(id));
   }
 
   /**

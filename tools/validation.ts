@@ -9,13 +9,18 @@
  * call of checkTool is what refuses a broken Tool there.
  */
 
-import { formatIssuePath, KG_ERR_TOOL_INVALID, type ToolProblem } from '../contract/api/errors.ts';
+import {
+  formatIssuePath,
+  KG_ERR_PROTOCOL_UNSUPPORTED,
+  KG_ERR_TOOL_INVALID,
+  type ToolProblem,
+} from '../contract/api/errors.ts';
 import { Tool, type ToolStep } from '../contract/api/tool.ts';
 import { zodIssues } from '../contract/format-issues.ts';
 import type { JsonValue } from '../contract/json.ts';
+import { literalScheme, schemeProblem } from '../contract/step-protocols.ts';
 import { checkJsonSchema } from '../engine/output-schema.ts';
 import { PaginationError, parsePaginationSettings } from '../engine/pagination.ts';
-import { literalScheme, STEP_URL_SCHEMES, UNSUPPORTED_SCHEME_HINT } from '../engine/request-step.ts';
 import { checkSource } from '../engine/sandbox/sandbox.ts';
 import { isPostgresStep, sqlBodyTemplateProblems } from '../engine/sql-templates.ts';
 import { compileTemplate, TemplateError, type TemplateExpression } from '../engine/template.ts';
@@ -63,9 +68,13 @@ export function problemLine(problem: Pick<ToolProblem, 'field' | 'message'>): st
   return `${problem.field}: ${problem.message}`;
 }
 
-/** Throws KG_ERR_TOOL_INVALID (422) listing every problem of the tool; resolves with the parsed tool. */
+/**
+ * Throws KG_ERR_TOOL_INVALID (422) listing every problem of the tool, or KG_ERR_PROTOCOL_UNSUPPORTED when a
+ * step speaks a protocol kubeglue does not (the same list); resolves with the parsed tool.
+ */
 export async function validateToolDefinition(input: unknown, opts: ToolCheckOptions): Promise<Tool> {
   const { tool, problems } = await checkTool(input, opts);
+  if (problems.some((problem) => problem.unsupportedScheme)) throw KG_ERR_PROTOCOL_UNSUPPORTED(problems);
   if (!tool || problems.length > 0) throw KG_ERR_TOOL_INVALID(problems);
   return tool;
 }
@@ -106,6 +115,21 @@ export async function toolProblems(tool: Tool, opts: ToolValidationOptions): Pro
     const config = step.config;
     if (config.type !== 'request') continue;
     const urls = config.systemId && opts.systemUrls ? await opts.systemUrls(config.systemId) : [];
+    if (literalScheme(config.url) === undefined && !config.url.startsWith('<<')) {
+      // A relative URL speaks its system's protocol: an mssql:// system's steps cannot run either.
+      for (const scheme of new Set(urls.map(literalScheme))) {
+        const problem = scheme && schemeProblem(scheme);
+        if (problem) {
+          report(
+            at(stepField(index, step.id), 'config', 'systemId'),
+            `system '${config.systemId}': ${problem}`,
+            {
+              unsupportedScheme: scheme,
+            },
+          );
+        }
+      }
+    }
     if (!isPostgresStep(config, urls)) continue;
     for (const problem of sqlBodyTemplateProblems(config.body)) {
       report(at(stepField(index, step.id), ...problem.field.split('.')), problem.message);
@@ -120,7 +144,11 @@ interface Field {
   label: string;
 }
 
-type Report = (field: Field, message: string, where?: { line?: number; column?: number }) => void;
+type Report = (
+  field: Field,
+  message: string,
+  where?: { line?: number; column?: number; unsupportedScheme?: string },
+) => void;
 
 const root = (name: string): Field => ({ path: [name], label: name });
 
@@ -200,9 +228,8 @@ function checkUrlScheme(field: Field, url: string, systemId: string | undefined,
     }
     return;
   }
-  if (!STEP_URL_SCHEMES.includes(scheme)) {
-    report(field, `unsupported URL scheme '${scheme}': ${UNSUPPORTED_SCHEME_HINT}`);
-  }
+  const problem = schemeProblem(scheme);
+  if (problem) report(field, problem, { unsupportedScheme: scheme });
 }
 
 function checkFunction(field: Field, source: string, report: Report): void {

@@ -65,6 +65,8 @@ function structured(issues: string | readonly (ErrorIssue | string)[]): ErrorIss
 export interface ToolProblem extends ErrorIssue {
   /** The path with the step's id beside its index, for people. */
   field: string;
+  /** The step URL's scheme (`mssql:`) when no step can speak it: the save is KG_ERR_PROTOCOL_UNSUPPORTED. */
+  unsupportedScheme?: string;
 }
 
 /** An error the API answers with; its message is safe to show to the client. */
@@ -332,13 +334,27 @@ export const KG_ERR_TOOL_CHANGED_CONCURRENTLY = define(
   (toolId: string) => `Tool '${toolId}' is being changed concurrently; retry`,
   'Another write changed the tool at the same moment: read it again and retry.',
 );
+/** `field: message; …` (docs/errors.md renders the templates with strings in place of the problems). */
+const toolProblemList = (problems: readonly ToolProblem[]): string =>
+  problems
+    .map((problem) => (typeof problem === 'string' ? problem : `${problem.field}: ${problem.message}`))
+    .join('; ');
+
 /** Save-time validation: every problem, each naming its step and field. */
 export const KG_ERR_TOOL_INVALID = define(
   'KG_ERR_TOOL_INVALID',
   422,
-  (problems: readonly ToolProblem[]) =>
-    `Invalid tool: ${problems.map((problem) => (typeof problem === 'string' ? problem : `${problem.field}: ${problem.message}`)).join('; ')}`,
+  (problems: readonly ToolProblem[]) => `Invalid tool: ${toolProblemList(problems)}`,
   'Fix every problem listed (each names its step and field: a transform that does not compile, an invalid JSON Schema, an unknown system, a step URL without scheme or system, an expression in SQL text) and save again.',
+  undefined,
+  (problems) => structured(problems),
+);
+/** Save-time validation found a step that speaks a protocol kubeglue does not (MSSQL, MongoDB, …). */
+export const KG_ERR_PROTOCOL_UNSUPPORTED = define(
+  'KG_ERR_PROTOCOL_UNSUPPORTED',
+  422,
+  (problems: readonly ToolProblem[]) => `Unsupported protocol: ${toolProblemList(problems)}`,
+  'A step URL (or the base URL of the system a relative step uses) has a scheme no step speaks: MSSQL and MongoDB systems can be stored but no step can use them yet (docs/tools.md#other-protocols lists the protocols). Use a supported protocol and save again.',
   undefined,
   (problems) => structured(problems),
 );

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { JsonValue } from '../json.ts';
+import { SUPPORTED_SCHEMES_TEXT } from '../step-protocols.ts';
 
 /**
  * Top-level sourceData names the engine sets itself; a step with one of these ids would be shadowed
@@ -124,7 +125,7 @@ export const RequestStepConfig = z
       .string()
       .min(1)
       .describe(
-        'Target URL; its scheme selects the protocol (http, https, postgres, postgresql, ftp, ftps, sftp). ' +
+        `Target URL; its scheme selects the protocol (${SUPPORTED_SCHEMES_TEXT}). ` +
           "Without a scheme it is relative to the system's base URL. May contain <<templates>>.",
       ),
     method: HttpMethod.default('GET').describe('HTTP method (default GET); use POST for other protocols.'),

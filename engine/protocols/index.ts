@@ -1,6 +1,8 @@
-import type { FileCall, ProtocolContext, Protocols } from '../types.ts';
+import type { JsonValue } from '../../contract/json.ts';
+import type { ConnectionProtocol } from '../../contract/step-protocols.ts';
+import type { ConnectionCall, ConnectionStep, Protocols } from '../types.ts';
 import { EgressGuard, type EgressPolicy, PERMISSIVE_EGRESS } from './egress-policy.ts';
-import { type GatewayRelayAddress, gatewayDial } from './gateway-socket.ts';
+import { type GatewayDial, type GatewayRelayAddress, gatewayDial } from './gateway-socket.ts';
 import { type HttpClientOptions, httpRequest } from './http.ts';
 import { traceparentFor } from './traceparent.ts';
 
@@ -12,37 +14,66 @@ export interface ProtocolOptions {
   gatewayRelay?: GatewayRelayAddress | undefined;
 }
 
-// Postgres, FTP and SFTP clients (pg, basic-ftp, ssh2) load on a process's first step of their kind:
-// most engine workers only ever run HTTP steps, and each client costs megabytes resident.
-let postgresModule: Promise<typeof import('./postgres.ts')> | undefined;
-const loadPostgres = () => {
-  postgresModule ??= import('./postgres.ts');
-  return postgresModule;
-};
-const loadFtp = () => import('./ftp.ts');
-const loadSftp = () => import('./sftp.ts');
-
-/** Ends the Postgres pools of this process, if a Postgres step ever ran here. */
-export async function closePostgresPools(): Promise<void> {
-  if (postgresModule) await (await postgresModule).closePostgresPools();
+/** How a connection step reaches its server: through its gateway, or past the egress guard, within the run's bounds. */
+export interface ConnectionBounds {
+  gateway?: GatewayDial;
+  signal: AbortSignal;
+  deadline: number;
+  egress: EgressGuard;
 }
 
-/** The real outbound side of the engine: undici, pg, basic-ftp and ssh2-sftp-client. */
+/** What a connection protocol's module gives: its step, and how to end the connections it keeps open. */
+interface ConnectionModule {
+  step(request: Omit<ConnectionCall, 'allowedNetworks' | 'gateway'> & ConnectionBounds): Promise<JsonValue>;
+  closePools?(): Promise<void>;
+}
+
+// Every client but HTTP's (pg, basic-ftp, ssh2, …) loads on a process's first step of its kind: most
+// engine workers only ever run HTTP steps, and each client costs megabytes resident.
+const CONNECTION_MODULES: { [P in ConnectionProtocol]: () => Promise<ConnectionModule> } = {
+  postgres: () =>
+    import('./postgres.ts').then((module) => ({
+      step: module.executePostgresStep,
+      closePools: module.closePostgresPools,
+    })),
+  ftp: () => import('./ftp.ts').then((module) => ({ step: module.executeFtpStep })),
+  sftp: () => import('./sftp.ts').then((module) => ({ step: module.executeSftpStep })),
+};
+
+/** The modules loaded in this process so far (contract/step-protocols.ts lists the protocols). */
+const loaded = new Map<ConnectionProtocol, Promise<ConnectionModule>>();
+function connectionModule(protocol: ConnectionProtocol): Promise<ConnectionModule> {
+  let module = loaded.get(protocol);
+  if (!module) {
+    module = CONNECTION_MODULES[protocol]();
+    loaded.set(protocol, module);
+  }
+  return module;
+}
+
+/** Ends the pooled connections of every protocol that ran a step in this process (Postgres, …). */
+export async function closeConnectionPools(): Promise<void> {
+  await Promise.all([...loaded.values()].map(async (module) => (await module).closePools?.()));
+}
+
+/** The real outbound side of the engine: undici for HTTP, and the connection protocols' modules. */
 export function createProtocols(options: ProtocolOptions = {}): Protocols {
   const egress = options.egress ?? PERMISSIVE_EGRESS;
   const guard = new EgressGuard(egress);
   const relay = options.gatewayRelay;
   const http: HttpClientOptions = { ...options.http, egress, gatewayRelay: relay };
-  /** How a Postgres, FTP or SFTP step connects (through its gateway, or past the egress guard) and when it stops. */
-  const connection = (
-    { allowedNetworks, gateway }: Pick<FileCall, 'allowedNetworks' | 'gateway'>,
-    ctx: ProtocolContext,
-  ) => ({
-    ...(gateway ? { gateway: gatewayDial(relay, gateway) } : {}),
-    signal: ctx.signal,
-    deadline: ctx.deadline,
-    egress: guard.withAllow(allowedNetworks),
-  });
+  const connectionStep =
+    (protocol: ConnectionProtocol): ConnectionStep =>
+    async ({ allowedNetworks, gateway, ...call }, ctx) => {
+      const { step } = await connectionModule(protocol);
+      return step({
+        ...call,
+        ...(gateway ? { gateway: gatewayDial(relay, gateway) } : {}),
+        signal: ctx.signal,
+        deadline: ctx.deadline,
+        egress: guard.withAllow(allowedNetworks),
+      });
+    };
   return {
     async http(call, ctx) {
       const { retry, ...rest } = call;
@@ -59,17 +90,8 @@ export function createProtocols(options: ProtocolOptions = {}): Protocols {
         http,
       );
     },
-    postgres: ({ allowedNetworks, gateway, ...call }, ctx) =>
-      loadPostgres().then(({ executePostgresStep }) =>
-        executePostgresStep({ ...call, ...connection({ allowedNetworks, gateway }, ctx) }),
-      ),
-    ftp: ({ allowedNetworks, gateway, ...call }, ctx) =>
-      loadFtp().then(({ executeFtpStep }) =>
-        executeFtpStep({ ...call, ...connection({ allowedNetworks, gateway }, ctx) }),
-      ),
-    sftp: ({ allowedNetworks, gateway, ...call }, ctx) =>
-      loadSftp().then(({ executeSftpStep }) =>
-        executeSftpStep({ ...call, ...connection({ allowedNetworks, gateway }, ctx) }),
-      ),
+    postgres: connectionStep('postgres'),
+    ftp: connectionStep('ftp'),
+    sftp: connectionStep('sftp'),
   };
 }

@@ -7,7 +7,7 @@ import { createLogger, logProcessWarnings } from '../../contract/log.ts';
 import { createEngineDeps } from '../deps.ts';
 import { closeGatewayAgents } from '../protocols/gateway-http.ts';
 import { closeHttpAgent } from '../protocols/http.ts';
-import { closePostgresPools } from '../protocols/index.ts';
+import { closeConnectionPools } from '../protocols/index.ts';
 import { runTool } from '../run-tool.ts';
 import type { EngineEvent, GrantedToken } from '../types.ts';
 import type { FromWorker, ToWorker, WorkerSettings } from './ipc.ts';
@@ -137,7 +137,7 @@ async function shutdown(): Promise<void> {
   if (stopping) return;
   stopping = true;
   for (const controller of running.values()) controller.abort();
-  await Promise.allSettled([closeHttpAgent(), closeGatewayAgents(), closePostgresPools()]);
+  await Promise.allSettled([closeHttpAgent(), closeGatewayAgents(), closeConnectionPools()]);
   engine?.sandbox.dispose();
   flush();
   exit(0);

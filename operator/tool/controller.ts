@@ -15,7 +15,7 @@ import type { SystemResource, ToolResource } from '../../contract/resources/kind
 import { Informer } from '../../kube/informer.ts';
 import type { ResourceClient } from '../../kube/resources/index.ts';
 import { WorkQueue } from '../../kube/work-queue.ts';
-import { groupVariants, variantForMode } from '../../systems/model.ts';
+import { groupVariants, variantForMode, variantUrls } from '../../systems/model.ts';
 import { describeUnreadiness, systemUnreadiness } from '../../systems/readiness.ts';
 import { checkTool, problemLine } from '../../tools/validation.ts';
 import { decideTool, type ToolObservation } from './reconcile.ts';
@@ -107,7 +107,10 @@ export class ToolController {
     // The API server checked only the CRD's schema (no CEL rules): checkTool is the same check a REST
     // save makes, from the spec's shape and step ids to the sandbox and the Systems.
     try {
-      const check = await checkTool(toolFromResource(tool), { systemExists: async (id) => variants.has(id) });
+      const check = await checkTool(toolFromResource(tool), {
+        systemExists: async (id) => variants.has(id),
+        systemUrls: async (id) => variantUrls(variants.get(id)),
+      });
       if (!check.tool) return { now, tool, specIssues: check.problems.map(problemLine), problems: [] };
       const used = new Set(stepSystemIds(check.tool.steps));
       // Ready speaks for the runs a tool gets by default (production), with the variant such a run picks.

@@ -16,6 +16,8 @@ export const ToolReason = {
   InvalidSchema: 'InvalidSchema',
   /** Pagination settings do not make sense. */
   InvalidPagination: 'InvalidPagination',
+  /** A step's URL (or its System's) has a scheme no step speaks: MSSQL, MongoDB, or an unknown one. */
+  UnsupportedProtocol: 'UnsupportedProtocol',
   /** A step names a systemId no System has. */
   UnknownSystem: 'UnknownSystem',
   /** A System the steps use is Ready=False (the message names it and its reason); runs are refused. */

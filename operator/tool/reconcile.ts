@@ -25,7 +25,9 @@ export interface ToolDecision {
 
 /** Which kind of problem a findToolProblems line reports. */
 export function problemKind(problem: string): ToolReason {
-  if (/\.config\.systemId: system '/.test(problem)) return ToolReason.UnknownSystem;
+  if (/: (unsupported URL scheme '|.* no step can use yet;)/.test(problem))
+    return ToolReason.UnsupportedProtocol;
+  if (/\.config\.systemId: system '[^']*' does not exist/.test(problem)) return ToolReason.UnknownSystem;
   if (/^(inputSchema|outputSchema): /.test(problem)) return ToolReason.InvalidSchema;
   if (/\.config\.pagination: /.test(problem)) return ToolReason.InvalidPagination;
   return ToolReason.CompileError;

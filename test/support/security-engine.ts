@@ -13,8 +13,7 @@ import { sandboxOptions } from '../../engine/deps.ts';
 import { type EgressPolicy, PERMISSIVE_EGRESS } from '../../engine/protocols/egress-policy.ts';
 import type { ResolveAll } from '../../engine/protocols/egress-socket.ts';
 import { closeHttpAgent } from '../../engine/protocols/http.ts';
-import { createProtocols } from '../../engine/protocols/index.ts';
-import { closePostgresPools } from '../../engine/protocols/postgres.ts';
+import { closeConnectionPools, createProtocols } from '../../engine/protocols/index.ts';
 import { runTool } from '../../engine/run-tool.ts';
 import { Sandbox } from '../../engine/sandbox/sandbox.ts';
 import type { EngineEvent, EngineResult } from '../../engine/types.ts';
@@ -70,7 +69,7 @@ export function startTestEngine(): TestEngine {
     },
     async close() {
       sandbox.dispose();
-      await Promise.allSettled([closeHttpAgent(), closePostgresPools()]);
+      await Promise.allSettled([closeHttpAgent(), closeConnectionPools()]);
     },
   };
 }

@@ -4,9 +4,9 @@ import type { JsonValue } from '../../contract/json.ts';
 import type { ResolvedSystem } from '../../contract/wire/run-order.ts';
 import { runTool } from '../../engine/run-tool.ts';
 import type {
+  ConnectionCall,
   EngineEvent,
   EngineRequest,
-  FileCall,
   HttpCall,
   ProtocolContext,
   Protocols,
@@ -23,9 +23,9 @@ function protocols(http: HttpHandler) {
       calls.push(call);
       return { status: 200, headers: {}, data: await http(call, ctx) };
     },
-    postgres: async (call: FileCall) => ({ url: call.url, body: call.body as JsonValue }),
-    ftp: async (call: FileCall) => ({ ftp: call.url }),
-    sftp: async (call: FileCall) => ({ sftp: call.url }),
+    postgres: async (call: ConnectionCall) => ({ url: call.url, body: call.body as JsonValue }),
+    ftp: async (call: ConnectionCall) => ({ ftp: call.url }),
+    sftp: async (call: ConnectionCall) => ({ sftp: call.url }),
   };
   return { table, calls };
 }
@@ -468,7 +468,7 @@ describe('engine: requests', () => {
       { sftp: 'sftp://files.test/in' },
       null,
     ]);
-    expect(result.stepResults[3]?.error).toMatch(/Unsupported URL scheme 'gopher:'/);
+    expect(result.stepResults[3]?.error).toMatch(/unsupported URL scheme 'gopher:'/);
   });
 
   it('fetches pages with <<page>> in the URL until a short page and emits page events', async () => {

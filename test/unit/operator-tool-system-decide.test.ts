@@ -29,6 +29,18 @@ describe('decideTool', () => {
     ['steps[0] (a).config.pagination: pageSize must be positive', ToolReason.InvalidPagination],
     ['steps[0] (a).config.transformCode: Unexpected token', ToolReason.CompileError],
     ['steps[0] (a).config.url: unterminated <<', ToolReason.CompileError],
+    [
+      'steps[0] (a).config.url: MSSQL (mssql://) is a data store no step can use yet; steps speak http, https',
+      ToolReason.UnsupportedProtocol,
+    ],
+    [
+      "steps[0] (a).config.url: unsupported URL scheme 'gopher:': steps speak http, https",
+      ToolReason.UnsupportedProtocol,
+    ],
+    [
+      "steps[0] (a).config.systemId: system 'orders': MongoDB (mongodb://) is a data store no step can use yet; steps speak http",
+      ToolReason.UnsupportedProtocol,
+    ],
   ])('classifies %s as %s', (problem, reason) => {
     expect(problemKind(problem)).toBe(reason);
     const { patch } = decideTool({ now: NOW, tool: tool(), problems: [problem] });

@@ -82,9 +82,36 @@ describe('answers', () => {
     );
     const gopher = await api.call<ErrorBody>('POST', '/v1/tools', { body: tool('gopher://old.example/x') });
     expect(gopher.status).toBe(422);
+    expect(gopher.body.error.code).toBe('KG_ERR_PROTOCOL_UNSUPPORTED');
     expect(gopher.body.error.message).toContain("unsupported URL scheme 'gopher:'");
     // An expression at the start supplies the scheme when the run renders it.
     expect((await api.call('POST', '/v1/tools', { body: tool('<<(s) => s.base>>/users') })).status).toBe(201);
+  });
+
+  it('refuse at save time a step that speaks MSSQL or MongoDB, while such systems can still be stored', async () => {
+    const mssql = await api.call<ErrorBody>('POST', '/v1/tools', {
+      body: {
+        id: 'sales',
+        steps: [{ id: 'q', config: { url: 'mssql://sql.example/sales', body: 'SELECT 1' } }],
+      },
+    });
+    expect(mssql.status).toBe(422);
+    expect(mssql.body.error.code).toBe('KG_ERR_PROTOCOL_UNSUPPORTED');
+    expect(mssql.body.error.message).toContain(
+      'steps[0] (q).config.url: MSSQL (mssql://) is a data store no step can use yet; steps speak http, https, postgres',
+    );
+    const store = await api.call('POST', '/v1/systems', {
+      body: { id: 'orders-db', url: 'mongodb+srv://cluster.example/shop' },
+    });
+    expect(store.status).toBe(201);
+    const relative = await api.call<ErrorBody>('POST', '/v1/tools', {
+      body: { id: 'orders', steps: [{ id: 'find', config: { systemId: 'orders-db', url: '/orders' } }] },
+    });
+    expect(relative.status).toBe(422);
+    expect(relative.body.error.code).toBe('KG_ERR_PROTOCOL_UNSUPPORTED');
+    expect(relative.body.error.message).toContain(
+      "steps[0] (find).config.systemId: system 'orders-db': MongoDB (mongodb+srv://) is a data store no step can use yet",
+    );
   });
 
   it('mark every answer nosniff, the plain-text webhook challenge included', async () => {

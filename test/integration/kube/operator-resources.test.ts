@@ -128,6 +128,27 @@ describeKube('the Tool and System controllers on Kubernetes', () => {
     await toolWhen('uses-billing', 'not Ready', (t) => ready(t)?.reason === ToolReason.UnknownSystem);
   });
 
+  it('refuses a Tool whose step speaks MSSQL or MongoDB (UnsupportedProtocol), naming the protocols steps speak', async () => {
+    await resources.systems.create(
+      system('orders-prod', { id: 'orders', url: 'mongodb://db.example:27017/shop' }),
+    );
+    await resources.tools.create(
+      tool('uses-stores', [
+        { id: 'a', config: { url: 'mssql://sql.example/sales', body: 'SELECT 1' } },
+        { id: 'b', config: { url: '/orders', systemId: 'orders' } },
+      ]),
+    );
+    const got = await toolWhen('uses-stores', 'Ready=False', (t) => ready(t)?.status === 'False');
+    expect(ready(got)?.reason).toBe(ToolReason.UnsupportedProtocol);
+    expect(ready(got)?.message).toContain(
+      'steps[0] (a).config.url: MSSQL (mssql://) is a data store no step can use yet',
+    );
+    expect(ready(got)?.message).toContain(
+      "steps[1] (b).config.systemId: system 'orders': MongoDB (mongodb://) is a data store no step can use yet",
+    );
+    expect(ready(got)?.message).toContain('steps speak http, https, postgres');
+  });
+
   it('a System is Ready when its Secret fits the auth type, and follows the Secret', async () => {
     await resources.systems.create(
       system('crm-prod', {
