@@ -18,7 +18,7 @@ import { dirname, join } from 'node:path';
 import { unknownSettings } from '../config/config.ts';
 import { suggestKey } from '../contract/format-issues.ts';
 import { createLogger, type Logger, logProcessWarnings } from '../contract/log.ts';
-import { COMMANDS, findCommand, resolveConnection, runCommand } from './cli/main.ts';
+import { COMMANDS, findCommand, printable, resolveConnection, runCommand } from './cli/main.ts';
 import { mainHelp, roleHelp } from './help.ts';
 import { findRole, ROLES } from './roles.ts';
 
@@ -76,7 +76,9 @@ async function main(argv: string[]): Promise<number | undefined> {
   const spec = findCommand(name);
   if (spec) {
     if (!args.some((arg) => HELP_FLAGS.has(arg))) {
-      for (const warning of unknownSettings()) console.error(`kubeglue ${name}: warning: ${warning}`);
+      for (const warning of unknownSettings()) {
+        console.error(`kubeglue ${name}: warning: ${printable(warning)}`);
+      }
     }
     const interrupt = new AbortController();
     process.once('SIGINT', () => interrupt.abort());
@@ -93,7 +95,7 @@ async function main(argv: string[]): Promise<number | undefined> {
     [...ROLES, ...COMMANDS].map((one) => one.name),
   );
   process.stderr.write(
-    `kubeglue: unknown role or command '${name}'${closest ? ` (did you mean '${closest}'?)` : ''}\n` +
+    `kubeglue: unknown role or command '${printable(name)}'${closest ? ` (did you mean '${closest}'?)` : ''}\n` +
       "(see 'kubeglue --help')\n",
   );
   return 2;
@@ -106,7 +108,7 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     const message = (error as Error).message;
     if (roleLog) roleLog.fatal(message);
-    else console.error(`kubeglue ${process.argv[2]}: ${message}`);
+    else console.error(printable(`kubeglue ${process.argv[2]}: ${message}`));
     process.exit(1);
   },
 );
