@@ -11,7 +11,8 @@
  * logs JSON lines from its first line on (contract/log.ts): the warnings before it starts, Node's process
  * warnings and the error that ends it too.
  * `kubeglue <command> [options]` runs a client command against an API (bin/cli/). `--help` of anything
- * only prints: it loads no role, opens no port, creates no file.
+ * only prints: it loads no role, opens no port, creates no file. `npx kubeglue` starts this file through
+ * kubeglue.mjs, which first checks that the Node running it is the one kubeglue needs.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
