@@ -11,14 +11,15 @@
  * logs JSON lines from its first line on (contract/log.ts): the warnings before it starts, Node's process
  * warnings and the error that ends it too.
  * `kubeglue <command> [options]` runs a client command against an API (bin/cli/). `--help` of anything
- * only prints: it loads no role, opens no port, creates no file.
+ * only prints: it loads no role, opens no port, creates no file. `npx kubeglue` starts this file through
+ * kubeglue.mjs, which first checks that the Node running it is the one kubeglue needs.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { unknownSettings } from '../config/config.ts';
 import { suggestKey } from '../contract/format-issues.ts';
 import { createLogger, type Logger, logProcessWarnings } from '../contract/log.ts';
-import { COMMANDS, findCommand, resolveConnection, runCommand } from './cli/main.ts';
+import { COMMANDS, findCommand, printable, resolveConnection, runCommand } from './cli/main.ts';
 import { mainHelp, roleHelp } from './help.ts';
 import { findRole, ROLES } from './roles.ts';
 
@@ -76,7 +77,9 @@ async function main(argv: string[]): Promise<number | undefined> {
   const spec = findCommand(name);
   if (spec) {
     if (!args.some((arg) => HELP_FLAGS.has(arg))) {
-      for (const warning of unknownSettings()) console.error(`kubeglue ${name}: warning: ${warning}`);
+      for (const warning of unknownSettings()) {
+        console.error(`kubeglue ${name}: warning: ${printable(warning)}`);
+      }
     }
     const interrupt = new AbortController();
     process.once('SIGINT', () => interrupt.abort());
@@ -93,7 +96,7 @@ async function main(argv: string[]): Promise<number | undefined> {
     [...ROLES, ...COMMANDS].map((one) => one.name),
   );
   process.stderr.write(
-    `kubeglue: unknown role or command '${name}'${closest ? ` (did you mean '${closest}'?)` : ''}\n` +
+    `kubeglue: unknown role or command '${printable(name)}'${closest ? ` (did you mean '${closest}'?)` : ''}\n` +
       "(see 'kubeglue --help')\n",
   );
   return 2;
@@ -106,7 +109,7 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     const message = (error as Error).message;
     if (roleLog) roleLog.fatal(message);
-    else console.error(`kubeglue ${process.argv[2]}: ${message}`);
+    else console.error(printable(`kubeglue ${process.argv[2]}: ${message}`));
     process.exit(1);
   },
 );

@@ -41,10 +41,12 @@ export const RunResultsAnswer = z.looseObject({
   message: z.string(),
 });
 
+// Texts as plain strings: the contract's rules for writing them (no control characters) are not asked
+// of what is read, which may have been stored before them; the commands escape what they print.
 export const ToolAnswer = z.looseObject({
   id: z.string(),
-  name: Tool.shape.name,
-  instruction: Tool.shape.instruction,
+  name: z.string().optional(),
+  instruction: z.string().optional(),
   steps: z.array(z.unknown()),
   archived: z.boolean().optional(),
   updatedAt: Tool.shape.updatedAt,

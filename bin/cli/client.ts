@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import { ErrorBody } from '../../contract/api/bodies.ts';
 import { formatIssues } from '../../contract/format-issues.ts';
 import type { JsonValue } from '../../contract/json.ts';
+import { withoutKey } from './output.ts';
 import type { Connection } from './settings.ts';
 
 /** The API refused a request, answered something unexpected, or could not be reached: exit code 1. */
@@ -95,9 +96,13 @@ export class ApiClient {
     }
   }
 
-  /** The API's error answer as an ApiError (its message and code), whatever the body holds. */
+  /**
+   * The API's error answer as an ApiError (its message and code), whatever the body holds. A proxy's page
+   * or a server's error may echo the request's headers: the key is blanked before the text is cut short,
+   * so no part of it is left.
+   */
   async #failure(method: string, path: string, response: Response): Promise<ApiError> {
-    const text = await response.text();
+    const text = withoutKey(await response.text(), this.#apiKey);
     let json: JsonValue | undefined;
     try {
       json = JSON.parse(text) as JsonValue;

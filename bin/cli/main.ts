@@ -7,6 +7,9 @@
  *
  * Exit codes: 0 success; 1 a failed or aborted run, or an API error; 2 a usage or configuration error
  * (no API call made); 130 interrupted (Ctrl-C).
+ *
+ * Whatever a command prints, on stdout or stderr, passes through `keyless`: the API key it calls with is
+ * blanked out of it, wherever an answer quoted it from.
  */
 import { ApiError } from './client.ts';
 import {
@@ -16,6 +19,7 @@ import {
   EXIT,
   type Io,
   parseCommandArgs,
+  type Terminal,
   UsageError,
 } from './command.ts';
 import { logs } from './commands/logs.ts';
@@ -23,9 +27,10 @@ import { run } from './commands/run.ts';
 import { runs } from './commands/runs.ts';
 import { schedules } from './commands/schedules.ts';
 import { tools } from './commands/tools.ts';
-import { printJson } from './output.ts';
+import { printable, printJson, withoutKey } from './output.ts';
 
 export { commandHelp } from './command.ts';
+export { printable } from './output.ts';
 export { resolveConnection } from './settings.ts';
 
 /** Every client command, in the order `kubeglue --help` lists them. */
@@ -35,8 +40,33 @@ export function findCommand(name: string): CommandSpec | undefined {
   return COMMANDS.find((spec) => spec.name === name);
 }
 
+/** `io` whose stdout and stderr never receive the API key, from the moment `connect` has given it. */
+function keyless(io: Io): Io {
+  let key: string | undefined;
+  const blanked = (out: Terminal): Terminal => ({
+    write: (text: string) => out.write(key === undefined ? text : withoutKey(text, key)),
+    get isTTY() {
+      return out.isTTY;
+    },
+    get columns() {
+      return out.columns;
+    },
+  });
+  return {
+    ...io,
+    stdout: blanked(io.stdout),
+    stderr: blanked(io.stderr),
+    connect: async () => {
+      const connection = await io.connect();
+      key = connection.apiKey;
+      return connection;
+    },
+  };
+}
+
 /** Runs `kubeglue <spec.name> <argv>`; resolves with its exit code and never throws. */
-export async function runCommand(spec: CommandSpec, argv: readonly string[], io: Io): Promise<number> {
+export async function runCommand(spec: CommandSpec, argv: readonly string[], given: Io): Promise<number> {
+  const io = keyless(given);
   const name = `kubeglue ${spec.name}`;
   let output: 'text' | 'json' = 'text';
   try {
@@ -50,20 +80,20 @@ export async function runCommand(spec: CommandSpec, argv: readonly string[], io:
   } catch (error) {
     if (error instanceof UsageError) {
       const help = error instanceof ConfigError ? 'docs/cli.md' : `'${name} --help'`;
-      io.stderr.write(`${name}: ${error.message}\n(see ${help})\n`);
+      io.stderr.write(`${name}: ${printable(error.message)}\n(see ${help})\n`);
       return EXIT.usage;
     }
     if (error instanceof ApiError) {
       if (output === 'json' && error.body !== undefined) printJson(io.stdout, error.body);
-      io.stderr.write(`${name}: ${error.message}${error.code ? ` (${error.code})` : ''}\n`);
-      if (error.hint) io.stderr.write(`${error.hint}\n`);
+      io.stderr.write(`${name}: ${printable(`${error.message}${error.code ? ` (${error.code})` : ''}`)}\n`);
+      if (error.hint) io.stderr.write(`${printable(error.hint)}\n`);
       return EXIT.failed;
     }
     if (io.signal.aborted) {
       io.stderr.write(`${name}: interrupted\n`);
       return EXIT.interrupted;
     }
-    io.stderr.write(`${name}: ${(error as Error).message}\n`);
+    io.stderr.write(`${name}: ${printable((error as Error).message)}\n`);
     return EXIT.failed;
   }
 }

@@ -6,6 +6,7 @@
  */
 import type { RunLogEvent } from '../../contract/api/run.ts';
 import type { Terminal } from './command.ts';
+import { printable } from './output.ts';
 
 /** Events that only say what is going on now: the progress line on a terminal. */
 const UNDER_WAY: ReadonlySet<RunLogEvent['type']> = new Set(['step_started', 'page_fetched']);
@@ -28,29 +29,22 @@ export class Progress {
   }
 
   event(event: RunLogEvent): void {
+    // The message quotes step ids and errors the API sends: never a control sequence of its own.
+    const message = printable(event.message);
     if (!this.#tty) {
-      this.#out.write(`${event.message}\n`);
+      this.#out.write(`${message}\n`);
       return;
     }
     if (UNDER_WAY.has(event.type)) {
       // A new page of the same step keeps the step's clock.
       const since =
         event.type === 'page_fetched' && this.#current ? this.#current.since : Date.parse(event.timestamp);
-      this.#current = { text: event.message, since: Number.isNaN(since) ? this.#now() : since };
+      this.#current = { text: message, since: Number.isNaN(since) ? this.#now() : since };
       this.#draw();
       this.#ticker ??= setInterval(() => this.#draw(), 1000).unref();
       return;
     }
-    this.line(event.message);
-  }
-
-  /** A line that stays (on a terminal, written above the progress line). */
-  line(text: string): void {
-    if (!this.#tty) {
-      this.#out.write(`${text}\n`);
-      return;
-    }
-    this.#out.write(`${CLEAR_LINE}${text}\n`);
+    this.#out.write(`${CLEAR_LINE}${message}\n`);
     this.#current = undefined;
   }
 

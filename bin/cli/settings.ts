@@ -39,7 +39,10 @@ async function readConfigFile(path: string, required: boolean): Promise<CliConfi
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(`the config file ${path} is not JSON: ${(error as Error).message}`);
+    // JSON.parse may quote the text around the mistake (`Unexpected token 'k', ..."apiKey": kg_se"...`),
+    // which may be the key: only what comes before the quote is said.
+    const said = (error as Error).message.split(/,? ?(?:\.\.\.)?"/)[0];
+    throw new ConfigError(`the config file ${path} is not JSON: ${said}`);
   }
   const parsed = CliConfigFile.safeParse(json);
   if (!parsed.success) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { plainText } from '../text.ts';
 import { pageLimit } from './paging.ts';
 import { RUNS_OFFSET_MAX, Run } from './run.ts';
 import { System } from './system.ts';
@@ -168,7 +169,7 @@ const KeySystemIds = z
 
 export const ApiKeyCreateBody = z
   .strictObject({
-    name: z.string().min(1).max(128),
+    name: plainText(z.string().min(1).max(128)),
     scopes: z
       .array(Scope)
       .min(1)

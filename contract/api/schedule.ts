@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { JsonObject } from '../json.ts';
+import { CONTROL_CHARACTERS } from '../text.ts';
 import { listEnvelope } from './bodies.ts';
 import { pageLimit } from './paging.ts';
 import { ExecutionMode, RunOptions, WebhookUrl } from './run.ts';
@@ -26,14 +27,16 @@ export const CRON_SHORTHANDS = [
  * The shape of a cron expression: five fields or a shorthand. The API server's schema checks the shape;
  * whether each field makes sense (minute 61, February 31st only) is checked by schedules/ when the
  * schedule is written through REST, and reported on the resource when it is applied with kubectl.
+ * A field holds no control character (contract/text.ts): `kubeglue schedules` and the dashboard print it.
  */
+const CRON_FIELD = `[^\\s${CONTROL_CHARACTERS}]+`;
 export const CronExpression = z
   .string()
   .max(256)
   .regex(
-    new RegExp(`^\\s*(?:${CRON_SHORTHANDS.join('|')}|\\S+(?:\\s+\\S+){4})\\s*$`),
-    'must be five cron fields (minute hour day-of-month month day-of-week) or one of ' +
-      CRON_SHORTHANDS.join(', '),
+    new RegExp(`^\\s*(?:${CRON_SHORTHANDS.join('|')}|${CRON_FIELD}(?:\\s+${CRON_FIELD}){4})\\s*$`),
+    'must be five cron fields (minute hour day-of-month month day-of-week) without control characters, ' +
+      `or one of ${CRON_SHORTHANDS.join(', ')}`,
   )
   .describe(
     'Cron expression: minute hour day-of-month month day-of-week (`*/15 * * * *`, `0 9 * * MON-FRI`), or ' +

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { JsonValue } from '../json.ts';
+import { plainText } from '../text.ts';
 
 // System ids become credential template names (`<<systemId_key>>`) and label values.
 export const SystemId = z
@@ -182,7 +183,7 @@ export const systemSecurityFields = {
 };
 
 export const systemFields = {
-  name: z.string().max(256).optional().describe('Display name.'),
+  name: plainText(z.string().max(256)).optional().describe('Display name.'),
   url: z
     .string()
     .optional()

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { JsonValue } from '../json.ts';
 import { SUPPORTED_SCHEMES_TEXT } from '../step-protocols.ts';
+import { CONTROL_CHARACTERS, multilineText, plainText } from '../text.ts';
 
 /**
  * Top-level sourceData names the engine sets itself; a step with one of these ids would be shadowed
@@ -26,14 +27,16 @@ export const freeForm = <T extends z.ZodType>(schema: T) =>
   schema.meta({ 'x-kubernetes-preserve-unknown-fields': true });
 
 // Ids travel in URL paths (percent-encoded) and resource names (derived for ids that are not DNS names):
-// spaces are allowed inside (`My Tool`), other whitespace, "/" and "\" are not, nor `.` and `..`.
+// spaces are allowed inside (`My Tool`), other whitespace, "/" and "\" are not, nor `.` and `..`; and
+// they are printed (the CLI, logs), so control characters are not either (contract/text.ts).
+const TOOL_ID_CHARACTER = `[^\\s/\\\\${CONTROL_CHARACTERS}]`;
 export const ToolId = z
   .string()
   .min(1)
   .max(128)
   .regex(
-    /^[^\s/\\](?:(?:[^\s/\\]| )*[^\s/\\])?$/,
-    'must not contain "/", "\\" or whitespace other than inner spaces (no leading or trailing space)',
+    new RegExp(`^${TOOL_ID_CHARACTER}(?:(?:${TOOL_ID_CHARACTER}| )*${TOOL_ID_CHARACTER})?$`),
+    'must not contain "/", "\\", control characters or whitespace other than inner spaces (no leading or trailing space)',
   )
   .refine((id) => id !== '.' && id !== '..', 'must not be "." or ".."');
 
@@ -212,9 +215,9 @@ export const ToolSteps = z
 
 /** Fields a user writes; shared by the REST Tool and the Tool resource's spec. */
 export const toolFields = {
-  name: z.string().max(256).optional().describe('Display name.'),
+  name: plainText(z.string().max(256)).optional().describe('Display name.'),
   version: SemVer.optional().describe('Semantic version major.minor.patch.'),
-  instruction: z.string().optional().describe('Human-readable description of what the tool does.'),
+  instruction: multilineText().optional().describe('Human-readable description of what the tool does.'),
   inputSchema: freeForm(z.record(z.string(), JsonValue)).optional().describe('JSON Schema of the inputs.'),
   outputSchema: freeForm(z.record(z.string(), JsonValue))
     .optional()

@@ -69,3 +69,31 @@ describe('the progress of a followed run', () => {
     expect(out.written()).toBe("\r\x1b[2K… Step 'a-very-lon…\r\x1b[2K");
   });
 });
+
+describe('the progress of a run whose events quote control characters', () => {
+  // What a step's error may quote from a system's answer: a clipboard write, clear the screen, a C1 CSI.
+  const hostile = [
+    event('step_started', "Step 'a' started \x1b]52;c;cHduZWQ=\x07"),
+    event('step_finished', "Step 'a' failed: HTTP 500 \x1b[2J\x9b31m"),
+  ];
+
+  it('shows them as escapes on a terminal, where only its own line control is written', () => {
+    const out = terminal(true);
+    const progress = new Progress(out, () => Date.parse('2025-01-01T00:00:00.000Z'));
+    for (const one of hostile) progress.event(one);
+    progress.stop();
+    expect(out.written()).toBe(
+      "\r\x1b[2K… Step 'a' started \\x1b]52;c;cHduZWQ=\\x07 (0 s)" +
+        "\r\x1b[2KStep 'a' failed: HTTP 500 \\x1b[2J\\x9b31m\n",
+    );
+  });
+
+  it('shows them as escapes in plain lines', () => {
+    const out = terminal(false);
+    const progress = new Progress(out);
+    for (const one of hostile) progress.event(one);
+    expect(out.written()).toBe(
+      "Step 'a' started \\x1b]52;c;cHduZWQ=\\x07\nStep 'a' failed: HTTP 500 \\x1b[2J\\x9b31m\n",
+    );
+  });
+});

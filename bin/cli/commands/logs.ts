@@ -9,7 +9,7 @@ import { RunAnswer, RunResultsAnswer } from '../answers.ts';
 import { type Answer, ApiClient } from '../client.ts';
 import { command, EXIT } from '../command.ts';
 import { followRun } from '../events.ts';
-import { printJson, shortDuration } from '../output.ts';
+import { printable, printJson, shortDuration } from '../output.ts';
 import { Progress } from '../progress.ts';
 
 /** The lines of a run's stored record: its start, each step's result, its outcome. */
@@ -89,7 +89,7 @@ export const logs = command({
         ...(values.follow ? { events } : {}),
       });
     } else if (!values.follow) {
-      for (const line of recordLines(run, steps)) io.stdout.write(`${line}\n`);
+      for (const line of recordLines(run, steps)) io.stdout.write(`${printable(line)}\n`);
     }
     return run.status === 'failed' || run.status === 'aborted' ? EXIT.failed : EXIT.ok;
   },

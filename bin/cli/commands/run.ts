@@ -12,7 +12,7 @@ import { type Answer, ApiClient } from '../client.ts';
 import { command, EXIT, type Io, type OutputMode } from '../command.ts';
 import { followRun, streamEvents } from '../events.ts';
 import { runInputs } from '../inputs.ts';
-import { printJson } from '../output.ts';
+import { printable, printJson } from '../output.ts';
 import { Progress } from '../progress.ts';
 
 /** How long a synchronous run's last events may come after its answer before the stream is closed. */
@@ -68,7 +68,7 @@ export const run = command({
         if (!values.follow) {
           if (output === 'json') printJson(io.stdout, started.raw);
           else {
-            io.stdout.write(`Run ${runId} of tool '${started.value.toolId}' started.\n`);
+            io.stdout.write(`Run ${runId} of tool '${printable(started.value.toolId)}' started.\n`);
             io.stdout.write(`Follow it: kubeglue logs ${runId} --follow\n`);
           }
           return EXIT.ok;
@@ -157,6 +157,8 @@ function printOutcome(io: Io, output: OutputMode, outcome: { run: RunAnswer; raw
   else if (run.status === 'success' && run.data !== undefined) printJson(io.stdout, run.data);
   if (run.status === 'success') return EXIT.ok;
   const what = run.status === 'aborted' ? 'was aborted' : 'failed';
-  io.stderr.write(`kubeglue run: run ${run.runId} ${what}${run.error ? `: ${run.error}` : ''}\n`);
+  io.stderr.write(
+    `${printable(`kubeglue run: run ${run.runId} ${what}${run.error ? `: ${run.error}` : ''}`)}\n`,
+  );
   return EXIT.failed;
 }

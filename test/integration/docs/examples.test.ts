@@ -5,7 +5,8 @@
  * docs/cli.md sets them. What it prints must match the next fenced block, whose info string holds
  * `output`: there `…` stands for any text and whitespace is free (outputs are shown formatted, curl
  * prints them compact). The target's documented address, http://127.0.0.1:8090, is replaced by the one
- * it got. The conventions are described in docs/developers/testing.md.
+ * it got. Pages listed in AFTER run again where another page was followed first. The conventions are
+ * described in docs/developers/testing.md.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -78,17 +79,47 @@ function outputPattern(expected: string): RegExp {
   return new RegExp(`^${parts.join('')}$`);
 }
 
-describe.each(PAGES)('the runnable examples of %s', (page) => {
-  const list = examples(page);
-  let api: TestApi;
-  let target: Awaited<ReturnType<typeof startExampleTarget>>;
+/**
+ * Pages whose examples a reader may run on the server where they followed another page first (docs/cli.md
+ * says it runs against the walkthrough's system): they must print the same there. The earlier page's
+ * examples run first; their own outputs are checked by their page's suite.
+ */
+const AFTER: ReadonlyArray<readonly [page: string, earlier: string]> = [['docs/cli.md', 'README.md']];
 
+/** A started server and example target for one suite, and how its examples run against them. */
+function useExampleServer() {
+  const started: { api?: TestApi; target?: Awaited<ReturnType<typeof startExampleTarget>> } = {};
   beforeAll(async () => {
-    [api, target] = await Promise.all([startTestApi(), startExampleTarget(0)]);
+    [started.api, started.target] = await Promise.all([startTestApi(), startExampleTarget(0)]);
   });
   afterAll(async () => {
-    await Promise.all([api?.stop(), new Promise((resolve) => target?.server.close(resolve))]);
+    await Promise.all([
+      started.api?.stop(),
+      new Promise((resolve) => (started.target ? started.target.server.close(resolve) : resolve(undefined))),
+    ]);
   });
+  const here = (text: string) => text.replaceAll(DOCUMENTED_TARGET, started.target?.url ?? DOCUMENTED_TARGET);
+  /** Runs an example's script as the page's reader would, and resolves with what it printed. */
+  return async (example: Example): Promise<{ printed: string; expected: RegExp }> => {
+    const api = started.api as TestApi;
+    const { stdout } = await promisify(execFile)('sh', ['-e', '-c', here(example.script)], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        KEY: TEST_ADMIN_KEY,
+        API: `${api.url}/v1`,
+        KUBEGLUE_URL: `${api.url}/v1`,
+        KUBEGLUE_API_KEY: TEST_ADMIN_KEY,
+      },
+      timeout: 25_000,
+    });
+    return { printed: stdout.trim(), expected: outputPattern(here(example.output)) };
+  };
+}
+
+describe.each(PAGES)('the runnable examples of %s', (page) => {
+  const list = examples(page);
+  const run = useExampleServer();
 
   it('has examples', () => {
     expect(list.length).toBeGreaterThan(3);
@@ -97,19 +128,24 @@ describe.each(PAGES)('the runnable examples of %s', (page) => {
   it.each(list.map((example) => [`${page}:${example.line}`, example] as const))(
     '%s prints what the page says',
     async (_where, example) => {
-      const here = (text: string) => text.replaceAll(DOCUMENTED_TARGET, target.url);
-      const { stdout } = await promisify(execFile)('sh', ['-e', '-c', here(example.script)], {
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: process.env.HOME ?? '',
-          KEY: TEST_ADMIN_KEY,
-          API: `${api.url}/v1`,
-          KUBEGLUE_URL: `${api.url}/v1`,
-          KUBEGLUE_API_KEY: TEST_ADMIN_KEY,
-        },
-        timeout: 25_000,
-      });
-      expect(stdout.trim()).toMatch(outputPattern(here(example.output)));
+      const { printed, expected } = await run(example);
+      expect(printed).toMatch(expected);
+    },
+  );
+});
+
+describe.each(AFTER)('the runnable examples of %s, on the server where %s was followed', (page, earlier) => {
+  const run = useExampleServer();
+
+  beforeAll(async () => {
+    for (const example of examples(earlier)) await run(example);
+  }, 120_000);
+
+  it.each(examples(page).map((example) => [`${page}:${example.line}`, example] as const))(
+    '%s prints what the page says',
+    async (_where, example) => {
+      const { printed, expected } = await run(example);
+      expect(printed).toMatch(expected);
     },
   );
 });

@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
@@ -85,5 +87,65 @@ describeKube('kubectl apply of the CRDs and deploy/kubeglue.yaml on a v1.20 serv
       'deployment.apps/kubeglue-api',
       'deployment.apps/kubeglue-operator',
     ]);
+  });
+
+  // The REST API refuses them too (test/integration/api/control-characters.test.ts): one rule,
+  // contract/text.ts, which the CRDs carry as a pattern.
+  it('refuses a Tool, System or ToolSchedule holding control characters in a name, an id or a cron expression', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kubeglue-crd-'));
+    const apply = async (name: string, object: object) => {
+      const path = join(dir, `${name}.json`);
+      await writeFile(path, JSON.stringify({ apiVersion: 'kubeglue.dev/v1alpha1', ...object }));
+      return exec('kubectl', [
+        '--kubeconfig',
+        kube.kubeconfigPath,
+        '-n',
+        'default',
+        'apply',
+        '-f',
+        path,
+      ]).then(
+        () => '',
+        (error: { stderr: string }) => error.stderr,
+      );
+    };
+    const step = { id: 'get', config: { url: 'http://127.0.0.1:9/x' } };
+    const tool = (spec: object) => ({
+      kind: 'Tool',
+      metadata: { name: 'named' },
+      spec: { steps: [step], ...spec },
+    });
+    try {
+      expect(await apply('clean', tool({ name: 'Named', instruction: 'Reads.\n\tThen keeps.' }))).toBe('');
+      expect(await apply('name', tool({ name: 'evil\x1b]52;c;cHduZWQ=\x07' }))).toMatch(
+        /spec\.name.*should match/,
+      );
+      expect(await apply('instruction', tool({ instruction: 'evil\x9b2J' }))).toMatch(
+        /spec\.instruction.*should match/,
+      );
+      expect(
+        await apply('id', {
+          kind: 'Tool',
+          metadata: { name: 'with-id' },
+          spec: { id: 'evil\x1b[2J', steps: [step] },
+        }),
+      ).toMatch(/spec\.id.*should match/);
+      expect(
+        await apply('system', {
+          kind: 'System',
+          metadata: { name: 'named-system' },
+          spec: { id: 'named_system', url: 'http://127.0.0.1:9', name: 'evil\x7f' },
+        }),
+      ).toMatch(/spec\.name.*should match/);
+      expect(
+        await apply('schedule', {
+          kind: 'ToolSchedule',
+          metadata: { name: 'nightly' },
+          spec: { toolId: 'named', schedule: '\x1b[2J * * * *' },
+        }),
+      ).toMatch(/spec\.schedule.*should match/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,0 +1,32 @@
+/**
+ * Control characters: the one definition of what ids, names and descriptions may not hold, and of what
+ * the CLI escapes when it prints stored text. A terminal takes ESC (`\x1b`), the C1 range (`\x9b` is a
+ * one-byte CSI) and the other C0 characters as commands: `ESC ]52;…` writes the clipboard, `ESC [2J`
+ * clears the screen, colours and cursor moves forge what a reader sees. Kept as the body of a regular
+ * expression character class, so the same text is a zod pattern, the CRD's OpenAPI `pattern` (which the
+ * API server checks with RE2, where `\xNN` is the code point U+00NN as it is for JavaScript) and the CLI's
+ * escaping.
+ */
+import { z } from 'zod';
+
+/** C0 (U+0000–U+001F), DEL (U+007F) and C1 (U+0080–U+009F), as a character class body. */
+export const CONTROL_CHARACTERS = '\\x00-\\x1f\\x7f-\\x9f';
+
+/** The same without tab, line feed and carriage return, which free text such as a description holds. */
+export const CONTROL_CHARACTERS_BUT_LINE_BREAKS = '\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f';
+
+/** An id or a name: one line, no control character. */
+export function plainText(schema: z.ZodString = z.string()): z.ZodString {
+  return schema.regex(
+    new RegExp(`^[^${CONTROL_CHARACTERS}]*$`),
+    'must not contain control characters (U+0000–U+001F, U+007F–U+009F: tabs, line breaks, ESC)',
+  );
+}
+
+/** Free text that may run over lines (a description): tabs and line breaks, no other control character. */
+export function multilineText(schema: z.ZodString = z.string()): z.ZodString {
+  return schema.regex(
+    new RegExp(`^[^${CONTROL_CHARACTERS_BUT_LINE_BREAKS}]*$`),
+    'must not contain control characters other than tab and line breaks (such as ESC, U+0000–U+001F, U+007F–U+009F)',
+  );
+}
