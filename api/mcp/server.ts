@@ -3,7 +3,8 @@
  * transport (the official SDK's server and transport) so that MCP clients can list and call the tools the
  * API key may run. The key is checked by the auth hook like any /v1 route's (MCP_ROUTE in
  * contract/api/routes.ts: tools:read and runs:execute); this module lists the tools (tool-names.ts,
- * shapes.ts) and runs them synchronously through the RunService with requestSource `mcp`.
+ * shapes.ts; in pages bounded in bytes: listing.ts) and runs them synchronously through the RunService with
+ * requestSource `mcp`. One JSON-RPC message per POST: a batch is refused (refuseBatch).
  *
  * Stateless: every POST gets a server and a transport of its own, built for the request's key, and nothing
  * outlives the answer. Any replica can take any request (no sticky sessions, nothing lost in a restart), a
