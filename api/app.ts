@@ -7,7 +7,7 @@
  * May import: contract, config, engine, kube, store, runs, tools, systems, schedules.
  */
 import type { FastifyInstance } from 'fastify';
-import type { DocumentationLimits } from '../config/config.ts';
+import { type DocumentationLimits, defaultSettings } from '../config/config.ts';
 import type { Tool } from '../contract/api/tool.ts';
 import type { ToolResource, ToolScheduleResource } from '../contract/resources/kinds.ts';
 import type { EgressPolicy } from '../engine/protocols/egress-policy.ts';
@@ -90,6 +90,8 @@ export interface ApiDeps {
   oauth?: Pick<SystemOAuthOptions, 'masterKey' | 'publicUrl' | 'egress' | 'tokens'>;
   /** Bounds of persistent tool state (KUBEGLUE_TOOL_STATE_*); the defaults without it. */
   stateLimits?: StateLimits;
+  /** The largest MCP `tools/list` page (KUBEGLUE_MCP_LIST_PAGE_BYTES); the default without it. */
+  mcpListPageBytes?: number;
   /**
    * Serve `GET /metrics` on the API's own port (the embedded deployment). The api role leaves it out and
    * serves `metrics.registry` on its metrics port instead.
@@ -239,7 +241,12 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
         : notOffered('listGateways', 'getGateway', 'releaseGatewayOwner'),
     ),
   );
-  installMcp(app, { tools, runs, events });
+  installMcp(app, {
+    tools,
+    runs,
+    events,
+    listPageBytes: deps.mcpListPageBytes ?? defaultSettings('api').mcpListPageBytes,
+  });
   if (deps.gateways) {
     installGateways(app, {
       gateways: deps.gateways,

@@ -184,10 +184,25 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): Auth {
     return publicPrefixes.some((prefix) => path.startsWith(prefix));
   }
 
-  function isPublic(request: FastifyRequest): boolean {
+  function pathOf(request: FastifyRequest): string {
     // The matched route's pattern decides, not the raw URL, so encodings cannot steer a request
     // past the check; an unmatched request (404) falls back to its path.
-    return isPublicPath(request.routeOptions.url ?? request.url.split('?', 1)[0] ?? '');
+    return request.routeOptions.url ?? request.url.split('?', 1)[0] ?? '';
+  }
+
+  function isPublic(request: FastifyRequest): boolean {
+    return isPublicPath(pathOf(request));
+  }
+
+  /**
+   * A request that carries a credential: a key (every guarded route, /mcp included), or a URL that is
+   * itself one (the public /v1 routes: presigned downloads, the OAuth callback). Its answer holds what the
+   * credential unlocks (a new key, results, key lists, state), so no browser or proxy may keep it. The
+   * dashboard's files, the probes and /metrics keep their own caching.
+   */
+  function carriesCredential(request: FastifyRequest): boolean {
+    const path = pathOf(request);
+    return path.startsWith('/v1/') || !isPublicPath(path);
   }
 
   // A /v1 route nobody declared access for would be open to every key: the server refuses to start.
@@ -261,6 +276,18 @@ export function installAuth(app: FastifyInstance, options: AuthOptions): Auth {
     }
     const problem = accessProblem(principal, access, `${request.method} ${url}`);
     if (problem) return sendError(reply, problem);
+  });
+  // One rule for every answer, errors and streams included; an answer's own `no-transform` (event
+  // streams: proxies must not buffer or compress them) is kept. A web Response (the MCP transport's)
+  // brings headers that fastify applies after this hook, so they get the rule too.
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (!carriesCredential(request)) return payload;
+    const response = payload instanceof Response ? payload : undefined;
+    const own = response?.headers.get('cache-control') ?? reply.getHeader('cache-control');
+    const value = /\bno-transform\b/i.test(String(own ?? '')) ? 'no-store, no-transform' : 'no-store';
+    reply.header('cache-control', value);
+    response?.headers.set('cache-control', value);
+    return payload;
   });
   app.addHook('onClose', async () => {
     await flush();

@@ -54,9 +54,9 @@ export const quantity = z
   .regex(/^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/, 'must be a Kubernetes quantity like 256Mi')
   .meta({ kind: 'Kubernetes quantity' });
 
-/** A base URL, without trailing slashes. */
+/** An http(s) base URL, without trailing slashes (browsers follow links made from it). */
 export const baseUrl = z
-  .url()
+  .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
   .transform((value) => value.replace(/\/+$/, ''))
   .meta({ kind: 'URL' });
 

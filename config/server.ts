@@ -123,6 +123,13 @@ export const SERVER = section(
       ['api'],
       'on SIGTERM the api first answers /readyz with 503 and keeps serving for this long, so that Services and load balancers stop sending it requests before it stops listening (the chart sets api.shutdownDelayMs); then KUBEGLUE_SHUTDOWN_GRACE_MS applies',
     ),
+    mcpListPageBytes: setting(
+      'KUBEGLUE_MCP_LIST_PAGE_BYTES',
+      positiveInt,
+      String(1024 * 1024),
+      ['embedded', 'api'],
+      "largest `tools/list` answer of the MCP endpoint (/mcp), in bytes of the listed tools' JSON: more tools come in further pages (`nextCursor`), and a tool larger than a page alone is not listed (docs/mcp.md)",
+    ),
     maxSyncRuns: setting(
       'KUBEGLUE_MAX_SYNC_RUNS',
       positiveInt,

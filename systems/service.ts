@@ -18,6 +18,7 @@ import {
   KG_ERR_SYSTEM_IN_USE,
   KG_ERR_SYSTEM_INVALID,
   KG_ERR_SYSTEM_NOT_FOUND,
+  KG_ERR_VALIDATION,
 } from '../contract/api/errors.ts';
 import {
   type ApiKeyPlacement,
@@ -475,6 +476,15 @@ function checkShape(authType: keyof typeof CREDENTIAL_SHAPES, credentials: Recor
   if (Object.keys(credentials).length === 0) return;
   const result = CREDENTIAL_SHAPES[authType].safeParse(credentials);
   if (result.success) return;
+  // A value that is there but wrong (an authorizationUrl that is no http(s) URL) is named with its rule;
+  // these shapes' messages never quote the value.
+  const wrong = result.error.issues.filter((issue) => issue.code !== 'invalid_type');
+  if (wrong.length > 0) {
+    throw KG_ERR_VALIDATION(
+      'body',
+      wrong.map((issue) => ({ path: ['credentials', ...issue.path.map(String)], message: issue.message })),
+    );
+  }
   // Field names only: a value never appears in an error.
   const fields = new Set(
     result.error.issues.map((issue) => ['credentials', ...issue.path.map(String)].join('.')),

@@ -3,7 +3,8 @@
  * transport (the official SDK's server and transport) so that MCP clients can list and call the tools the
  * API key may run. The key is checked by the auth hook like any /v1 route's (MCP_ROUTE in
  * contract/api/routes.ts: tools:read and runs:execute); this module lists the tools (tool-names.ts,
- * shapes.ts) and runs them synchronously through the RunService with requestSource `mcp`.
+ * shapes.ts; in pages bounded in bytes: listing.ts) and runs them synchronously through the RunService with
+ * requestSource `mcp`. One JSON-RPC message per POST: a batch is refused (refuseBatch).
  *
  * Stateless: every POST gets a server and a transport of its own, built for the request's key, and nothing
  * outlives the answer. Any replica can take any request (no sticky sessions, nothing lost in a restart), a
@@ -35,6 +36,7 @@ import type { RunService } from '../../runs/service.ts';
 import { ungrantedSystem } from '../../systems/grants.ts';
 import type { ToolService } from '../../tools/service.ts';
 import { type Principal, principalOf } from '../auth.ts';
+import { listingPage, nameOfCursor } from './listing.ts';
 import { mcpTool, refusedResult, runResult } from './shapes.ts';
 import { toolsByName } from './tool-names.ts';
 
@@ -43,6 +45,8 @@ export interface McpDeps {
   runs: Pick<RunService, 'start'>;
   /** Step and page events of the runs executing here, for clients that ask for progress. */
   events: Pick<RunEventHub, 'subscribe'>;
+  /** The largest `tools/list` page, in bytes of tool JSON (KUBEGLUE_MCP_LIST_PAGE_BYTES; listing.ts). */
+  listPageBytes: number;
 }
 
 const INSTRUCTIONS =
@@ -130,9 +134,25 @@ function serverFor(deps: McpDeps, request: FastifyRequest): Server {
     { name: 'kubeglue', version: API_VERSION },
     { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
   );
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: [...runnableTools(deps, principalOf(request))].map(([name, tool]) => mcpTool(name, tool)),
-  }));
+  server.setRequestHandler(ListToolsRequestSchema, async ({ params }) => {
+    const cursor = params?.cursor;
+    const after = cursor === undefined ? undefined : nameOfCursor(cursor);
+    if (cursor !== undefined && after === undefined) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        'Invalid cursor: give the nextCursor of a listing as it is',
+      );
+    }
+    return listingPage(runnableTools(deps, principalOf(request)), mcpTool, {
+      after,
+      maxBytes: deps.listPageBytes,
+      skipped: (name, bytes) =>
+        request.log.warn(
+          { tool: name, bytes, pageBytes: deps.listPageBytes },
+          'MCP tools/list leaves out a tool larger than a page (KUBEGLUE_MCP_LIST_PAGE_BYTES)',
+        ),
+    });
+  });
   server.setRequestHandler(CallToolRequestSchema, async ({ params }, extra) =>
     callTool(deps, request, params, extra.sendNotification),
   );
@@ -149,12 +169,34 @@ function webRequest(request: FastifyRequest): Request {
   return new Request(new URL(request.url, 'http://kubeglue.local'), { method: request.method, headers });
 }
 
+/**
+ * A JSON-RPC batch (an array of messages) is refused whole, before any of it is read: MCP 2025-06-18 removed
+ * batching, and one POST answering a hundred listings or calls is an amplifier (issue 29: 4.8 KB asking
+ * 210 MB). Clients of 2025-03-26 and older that batch send one message per POST instead.
+ */
+function refuseBatch(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  request.log.debug('MCP request refused: a JSON-RPC batch');
+  return reply
+    .status(400)
+    .header('content-type', 'application/json')
+    .send({
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code: ErrorCode.InvalidRequest,
+        message:
+          'Invalid Request: JSON-RPC batches are not accepted; send one message per POST (MCP 2025-06-18 removed batching)',
+      },
+    });
+}
+
 /** Answers one `POST /mcp` (see the module's comment). */
 export async function answerMcp(
   deps: McpDeps,
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<FastifyReply> {
+  if (Array.isArray(request.body)) return refuseBatch(request, reply);
   const server = serverFor(deps, request);
   // No sessionIdGenerator: stateless (see the module's comment).
   const transport = new WebStandardStreamableHTTPServerTransport();

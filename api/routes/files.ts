@@ -33,7 +33,6 @@ export function fileDownloadHandlers(deps: FileDownloadRouteDeps): HandlersOf<'d
             )
             .header('Content-Length', String(file.content.byteLength))
             .header('Content-Disposition', contentDisposition(file.filename))
-            .header('Cache-Control', 'private, max-age=0')
             // The bytes come from a user's transform and are served from the API's origin: should a browser
             // render them anyway (an old one ignoring attachment, a user opening the link), they run in a
             // sandbox without scripts, forms or the origin's cookies, and their type is never guessed.

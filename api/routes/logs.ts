@@ -87,7 +87,8 @@ export function logHandlers(app: FastifyInstance, deps: LogRouteDeps): HandlersO
     res.writeHead(200, {
       ...(reply.getHeaders() as Record<string, string>),
       'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
+      // The answer hook (api/auth.ts) does not see a hijacked reply: its rule, written here.
+      'cache-control': 'no-store, no-transform',
       'x-accel-buffering': 'no',
     });
     res.write(': kubeglue run events\n\n');

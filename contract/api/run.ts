@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { HTTP_URL_PATTERN, isHttpUrl } from '../http-url.ts';
 import { JsonObject, JsonValue } from '../json.ts';
 import { pageLimit } from './paging.ts';
 import { SystemIdsField, Tool, ToolDefinition, ToolId, ToolStep, unusedSystemIds } from './tool.ts';
@@ -32,16 +33,17 @@ export const MAX_RUN_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 /** What bounds a run without options.timeout (the engine's default; KUBEGLUE_DEFAULT_RUN_TIMEOUT_MS for runner Pods). */
 export const DEFAULT_RUN_TIMEOUT_MS = 5 * 60 * 1000;
 
-/** `tool:<toolId>` chains a tool; anything else must be an http(s) URL. */
-export const WebhookUrl = z.string().refine((value) => {
-  if (value.startsWith('tool:')) return ToolId.safeParse(value.slice('tool:'.length)).success;
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
-}, 'must be an http(s) URL or tool:<toolId>');
+const NOT_WEBHOOK_URL = 'must be an http(s) URL or tool:<toolId>';
+
+/** `tool:<toolId>` chains a tool; anything else must be an http(s) URL (the pattern also for the CRDs). */
+export const WebhookUrl = z
+  .string()
+  .regex(new RegExp(`^tool:|${HTTP_URL_PATTERN}`), NOT_WEBHOOK_URL)
+  .refine(
+    (value) =>
+      value.startsWith('tool:') ? ToolId.safeParse(value.slice('tool:'.length)).success : isHttpUrl(value),
+    NOT_WEBHOOK_URL,
+  );
 
 export const RunOptions = z
   .strictObject({

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { HTTP_URL_PATTERN, isHttpUrl } from '../http-url.ts';
 import { JsonValue } from '../json.ts';
 import { plainText } from '../text.ts';
 
@@ -30,18 +31,27 @@ export type AuthType = z.infer<typeof AuthType>;
 
 const secret = z.string().min(1);
 
+const NOT_HTTP_URL =
+  'must be an http(s) URL (http://… or https://…): other schemes, such as javascript: or data:, are refused';
+
+/** An absolute http(s) URL (contract/http-url.ts says why no other scheme). */
+export const HttpUrl = z
+  .string()
+  .regex(new RegExp(HTTP_URL_PATTERN), NOT_HTTP_URL)
+  .refine(isHttpUrl, NOT_HTTP_URL);
+
 export const OAuthCredentials = z.looseObject({
   clientId: secret,
   clientSecret: secret,
   // Only the authorization-code grant sends a user there; client credentials need the token URL only.
-  authorizationUrl: z.url().optional(),
-  tokenUrl: z.url(),
+  authorizationUrl: HttpUrl.optional(),
+  tokenUrl: HttpUrl,
   scopes: z.string().optional().describe('Space-separated.'),
   audience: z
     .string()
     .optional()
     .describe('Sent as `audience` with client-credentials requests (Auth0 and alike).'),
-  redirectUri: z.url().optional(),
+  redirectUri: HttpUrl.optional(),
   grantType: z.enum(['client_credentials', 'authorization_code']).optional(),
   tokenAuthMethod: z
     .enum(['client_secret_basic', 'client_secret_post'])
@@ -190,10 +200,12 @@ export const systemFields = {
     .describe("Base URL; steps' relative URLs resolve against it, its origin receives the credentials."),
   documentationUrl: z
     .string()
+    .regex(new RegExp(`^$|${HTTP_URL_PATTERN}`), NOT_HTTP_URL)
+    .refine((url) => url === '' || isHttpUrl(url), NOT_HTTP_URL)
     .optional()
     .describe(
-      'Where the API of the system is documented. Fetched and processed in the background (OpenAPI/Swagger, ' +
-        'a doc site, HTML, PDF, zip, Markdown, text); progress in `documentation`.',
+      'Where the API of the system is documented, an http(s) URL (empty: none). Fetched and processed in the ' +
+        'background (OpenAPI/Swagger, a doc site, HTML, PDF, zip, Markdown, text); progress in `documentation`.',
     ),
   documentationKeywords: z
     .array(z.string().trim().min(1).max(100))
@@ -266,11 +278,12 @@ function checkCredentialShape(
   if (result.success) return;
   for (const issue of result.error.issues) {
     if (placeholders.has(String(issue.path[0]))) continue;
-    // Never echo the credential value itself; name the field only.
+    // Never echo the credential value itself: name the field, and what a value must be (no message of
+    // these shapes quotes the value).
     ctx.addIssue({
       code: 'custom',
       path: ['credentials', ...issue.path],
-      message: `required for authType ${value.authType}`,
+      message: issue.code === 'invalid_type' ? `required for authType ${value.authType}` : issue.message,
     });
   }
 }

@@ -22,6 +22,15 @@ export const RESERVED_STEP_IDS = [
 
 export const MAX_STEPS = 200;
 
+/**
+ * The longest `instruction` of a tool or a step, in characters. A tool's instruction is the description
+ * every MCP client gets in each listing (api/mcp/): prose for a model, not a document (issue 29: a 2 MB one
+ * made a listing 210 MB). Saved tools are checked against it (REST, and the Tool CRD's maxLength).
+ */
+export const MAX_INSTRUCTION_LENGTH = 10_000;
+
+const Instruction = multilineText(z.string().max(MAX_INSTRUCTION_LENGTH));
+
 /** A JSON value kept as is by the API server (request bodies, query values, JSON Schemas). */
 export const freeForm = <T extends z.ZodType>(schema: T) =>
   schema.meta({ 'x-kubernetes-preserve-unknown-fields': true });
@@ -80,6 +89,7 @@ export const StepId = z
 
 export const SemVer = z
   .string()
+  .max(64)
   .regex(/^\d+\.\d+\.\d+$/, 'must be a semantic version major.minor.patch, e.g. 1.2.0');
 
 export const HttpMethod = z.enum(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']);
@@ -181,7 +191,9 @@ export const ToolStep = z
   .strictObject({
     id: StepId.describe("Unique within the tool; the step's result is sourceData[id]."),
     config: StepConfig.describe('What the step does: a request (the default type) or a transform.'),
-    instruction: z.string().optional().describe('Human-readable description of the step.'),
+    instruction: Instruction.optional().describe(
+      `Human-readable description of the step (at most ${MAX_INSTRUCTION_LENGTH} characters).`,
+    ),
     modify: z
       .boolean()
       .default(false)
@@ -217,7 +229,9 @@ export const ToolSteps = z
 export const toolFields = {
   name: plainText(z.string().max(256)).optional().describe('Display name.'),
   version: SemVer.optional().describe('Semantic version major.minor.patch.'),
-  instruction: multilineText().optional().describe('Human-readable description of what the tool does.'),
+  instruction: Instruction.optional().describe(
+    `Human-readable description of what the tool does, for people and for the models MCP clients show it to (at most ${MAX_INSTRUCTION_LENGTH} characters).`,
+  ),
   inputSchema: freeForm(z.record(z.string(), JsonValue)).optional().describe('JSON Schema of the inputs.'),
   outputSchema: freeForm(z.record(z.string(), JsonValue))
     .optional()

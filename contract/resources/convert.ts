@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Environment } from '../api/system.ts';
-import type { Tool } from '../api/tool.ts';
+import { MAX_INSTRUCTION_LENGTH, type Tool } from '../api/tool.ts';
 import type { SystemResource, SystemSpec, ToolManifest, ToolResource, ToolSpec } from './kinds.ts';
 import { ENVIRONMENT_LABEL, SYSTEM_ID_LABEL, UPDATED_AT_ANNOTATION } from './labels.ts';
 import { API_VERSION } from './meta.ts';
@@ -71,9 +71,20 @@ export function toolManifest(tool: Tool, namespace: string): ToolManifest {
   return { apiVersion, kind, metadata: { name: metadata.name, namespace }, spec };
 }
 
+/**
+ * An instruction stored before MAX_INSTRUCTION_LENGTH existed (or applied while an older CRD was
+ * installed) is read cut to it: the tool still parses, runs and lists, and is saved cut when it is changed.
+ */
+function withinInstructionLimit<T extends { instruction?: string | undefined }>(part: T): T {
+  const { instruction } = part;
+  if (instruction === undefined || instruction.length <= MAX_INSTRUCTION_LENGTH) return part;
+  return { ...part, instruction: instruction.slice(0, MAX_INSTRUCTION_LENGTH) };
+}
+
 /** Tool resource → REST Tool. */
 export function toolFromResource(resource: ToolResource): Tool {
-  const { id: _id, ...fields } = resource.spec;
+  const { id: _id, ...spec } = resource.spec;
+  const fields = { ...withinInstructionLimit(spec), steps: spec.steps.map(withinInstructionLimit) };
   const createdAt = resource.metadata.creationTimestamp;
   const updatedAt = resource.metadata.annotations?.[UPDATED_AT_ANNOTATION] ?? createdAt;
   return {

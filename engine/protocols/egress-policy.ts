@@ -27,9 +27,12 @@ export interface EgressPolicy {
 /** Only metadata addresses refused: the behaviour wherever no policy was configured (tests, tools). */
 export const PERMISSIVE_EGRESS: EgressPolicy = { privateDefault: 'allow', allow: [], deny: [] };
 
+/** The `code` of an egress refusal, also where it arrives as a plain error's code (pg's connection errors). */
+export const EGRESS_REFUSED_CODE = 'ESSRFBLOCKED';
+
 /** The connection was refused by the egress policy (permanent: retrying cannot help). */
 export class SsrfBlockedError extends Error {
-  readonly code = 'ESSRFBLOCKED';
+  readonly code = EGRESS_REFUSED_CODE;
   constructor(message: string) {
     super(message);
     this.name = 'SsrfBlockedError';
@@ -38,6 +41,22 @@ export class SsrfBlockedError extends Error {
 
 /** The same error under the name the step protocols use. */
 export const EgressRefusedError = SsrfBlockedError;
+
+/**
+ * The egress refusal behind `error`, if any: HTTP clients hand a connector's error on as the cause of
+ * their own, or inside an AggregateError (one per address tried).
+ */
+export function egressRefusalIn(error: unknown): SsrfBlockedError | undefined {
+  for (let current = error, depth = 0; current && depth < 5; depth++) {
+    if (current instanceof SsrfBlockedError) return current;
+    if (current instanceof AggregateError) {
+      const inner = current.errors.find((e) => e instanceof SsrfBlockedError);
+      if (inner) return inner as SsrfBlockedError;
+    }
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return undefined;
+}
 
 type Rule =
   | { kind: 'cidr'; text: string; bytes: number[]; bits: number }

@@ -15,7 +15,7 @@ import { EgressGuard, type EgressPolicy, SsrfBlockedError } from './egress-polic
 import { egressConnector } from './egress-socket.ts';
 
 export { checkPublicAddress } from './egress-address.ts';
-export { EgressRefusedError, SsrfBlockedError } from './egress-policy.ts';
+export { EgressRefusedError, egressRefusalIn, SsrfBlockedError } from './egress-policy.ts';
 
 export interface SsrfOptions {
   /** Allow loopback and private addresses (local development and tests); metadata addresses stay refused. */

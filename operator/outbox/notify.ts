@@ -11,7 +11,7 @@ import { type Dispatcher, request } from 'undici';
 import { z } from 'zod';
 import { defaultSettings } from '../../config/config.ts';
 import type { JsonObject } from '../../contract/json.ts';
-import { assertPublicUrl, guardedDispatcher, SsrfBlockedError } from '../../engine/protocols/egress.ts';
+import { assertPublicUrl, egressRefusalIn, guardedDispatcher } from '../../engine/protocols/egress.ts';
 import type { HandlerOutcome, OutboxRow } from './outbox.ts';
 
 export const NOTIFY_KIND = 'notify';
@@ -100,18 +100,6 @@ function errorMessage(error: unknown): string {
   return String(error);
 }
 
-function findSsrfBlock(error: unknown): SsrfBlockedError | undefined {
-  for (let current = error, depth = 0; current && depth < 5; depth++) {
-    if (current instanceof SsrfBlockedError) return current;
-    if (current instanceof AggregateError) {
-      const inner = current.errors.find((e) => e instanceof SsrfBlockedError);
-      if (inner) return inner as SsrfBlockedError;
-    }
-    current = current instanceof Error ? current.cause : undefined;
-  }
-  return undefined;
-}
-
 function retryAfterMs(value: string | string[] | undefined, now: number): number | undefined {
   const text = Array.isArray(value) ? value[0] : value;
   if (!text) return undefined;
@@ -197,7 +185,7 @@ export function createNotifyHandler(deps: NotifyDeps): NotifyHandler {
       await assertPublicUrl(url, { allowPrivate: deps.allowPrivate });
       attempt = await send(url, row.runId, run);
     } catch (error) {
-      const blocked = findSsrfBlock(error);
+      const blocked = egressRefusalIn(error);
       if (blocked) return { abandon: `notification not sent: ${blocked.message}` };
       if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
         attempt = { ok: false, error: `receiver ${url.host} did not answer within ${timeoutMs} ms` };

@@ -5,7 +5,7 @@
  */
 import { Agent, request } from 'undici';
 import { discardBody } from '../../engine/protocols/discard-body.ts';
-import type { EgressGuard } from '../../engine/protocols/egress-policy.ts';
+import { type EgressGuard, egressRefusalIn } from '../../engine/protocols/egress-policy.ts';
 import { egressConnector } from '../../engine/protocols/egress-socket.ts';
 
 const MAX_REDIRECTS = 5;
@@ -13,7 +13,8 @@ const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * A fetch that failed; the message names the URL without its query (which may carry a token). `retryable`:
- * the site may answer next time (a network error, a 5xx, 408, 429); the processing is tried again.
+ * the site may answer next time (a network error, a 5xx, 408, 429); the processing is tried again. A
+ * refusal of the egress guard (a metadata address, a private one the deployment refuses) is not.
  */
 export class DocumentationFetchError extends Error {
   override name = 'DocumentationFetchError';
@@ -88,6 +89,9 @@ async function fetchOne(
         throw new DocumentationFetchError(
           `fetching ${displayUrl(url)} ran past the time limit (KUBEGLUE_DOCS_TIMEOUT_MS)`,
         );
+      // The guard decides the same next time: a refusal is final, never retried.
+      const refusal = egressRefusalIn(error);
+      if (refusal) throw new DocumentationFetchError(`fetching ${displayUrl(url)}: ${refusal.message}`);
       throw new DocumentationFetchError(`fetching ${displayUrl(url)} failed: ${(error as Error).message}`, {
         retryable: true,
       });

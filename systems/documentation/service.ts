@@ -25,7 +25,7 @@ import type {
 } from '../../contract/api/system.ts';
 import type { ResolvedSystem } from '../../contract/wire/run-order.ts';
 import { buildCredentialScope } from '../../engine/credentials.ts';
-import { EgressGuard, type EgressPolicy } from '../../engine/protocols/egress-policy.ts';
+import { EGRESS_REFUSED_CODE, EgressGuard, type EgressPolicy } from '../../engine/protocols/egress-policy.ts';
 import { type JobFailure, JobSupervisor } from '../../kube/supervisor.ts';
 import type { DocumentationKey, DocumentationStore, StoredDocumentationState } from '../../store/index.ts';
 import type { SystemResolver } from '../cache.ts';
@@ -511,12 +511,13 @@ export class DocumentationService {
 
 /**
  * A failure the next attempt may not meet: the site's network error or 5xx, the database unreachable
- * (PostgresStepError is matched by name: pg loads only with the first schema to read).
+ * (PostgresStepError is matched by name: pg loads only with the first schema to read). A refusal of the
+ * egress guard is no such failure: the guard decides the same every time.
  */
 function mayPass(error: unknown): boolean {
   if (error instanceof DocumentationFetchError) return error.retryable;
-  const { name, kind } = error as { name?: unknown; kind?: unknown };
-  return name === 'PostgresStepError' && kind === 'connection';
+  const { name, kind, code } = error as { name?: unknown; kind?: unknown; code?: unknown };
+  return name === 'PostgresStepError' && kind === 'connection' && code !== EGRESS_REFUSED_CODE;
 }
 
 function variantName(key: DocumentationKey): string {

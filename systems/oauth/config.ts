@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { HttpUrl } from '../../contract/api/system.ts';
 
 export const TokenAuthMethod = z.enum(['client_secret_basic', 'client_secret_post']);
 export type TokenAuthMethod = z.infer<typeof TokenAuthMethod>;
@@ -11,15 +12,19 @@ export type TokenAuthMethod = z.infer<typeof TokenAuthMethod>;
 export const GrantType = z.enum(['client_credentials', 'authorization_code']);
 export type GrantType = z.infer<typeof GrantType>;
 
-/** The OAuth settings of a system, from its credentials (never from a request). */
+/**
+ * The OAuth settings of a system, from its credentials (never from a request). Its URLs are http(s) ones
+ * also where no REST check saw them (a Secret applied with kubectl): credentials with another scheme hold
+ * no usable client, so no browser is ever sent to a javascript: or data: authorization URL.
+ */
 export const OAuthSettings = z.object({
   clientId: z.string().min(1),
   clientSecret: z.string().min(1),
-  tokenUrl: z.url(),
-  authorizationUrl: z.url().optional(),
+  tokenUrl: HttpUrl,
+  authorizationUrl: HttpUrl.optional(),
   scopes: z.string().optional(),
   audience: z.string().optional(),
-  redirectUri: z.url().optional(),
+  redirectUri: HttpUrl.optional(),
   grantType: GrantType.optional(),
   tokenAuthMethod: TokenAuthMethod.optional(),
 });

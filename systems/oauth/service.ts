@@ -128,7 +128,7 @@ export class SystemOAuth {
     if (!ref) {
       throw KG_ERR_OAUTH_NOT_CONFIGURED(
         systemId,
-        'it needs authType oauth and credentials clientId, clientSecret, tokenUrl and authorizationUrl',
+        'it needs authType oauth and credentials clientId, clientSecret, tokenUrl and authorizationUrl (http(s) URLs)',
       );
     }
     const redirectUri =

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Tool } from '../../contract/api/tool.ts';
+import { MAX_INSTRUCTION_LENGTH, Tool } from '../../contract/api/tool.ts';
 import {
   isDns1123Subdomain,
   labelValueForId,
@@ -34,6 +34,17 @@ describe('tool <-> resource conversion', () => {
       expect(resource.spec.id).toBe(id);
       expect(toolFromResource({ ...resource, metadata: { ...resource.metadata } }).id).toBe(id);
     }
+  });
+
+  it('reads an instruction stored before the length limit cut to it, so the tool still parses', () => {
+    const long = 'x'.repeat(MAX_INSTRUCTION_LENGTH * 3);
+    const resource = structuredClone(toolToResource(tool, 'default'));
+    resource.spec.instruction = long;
+    (resource.spec.steps[0] as { instruction?: string }).instruction = long;
+    const read = toolFromResource(resource);
+    expect(read.instruction).toBe(long.slice(0, MAX_INSTRUCTION_LENGTH));
+    expect(read.steps[0]?.instruction).toHaveLength(MAX_INSTRUCTION_LENGTH);
+    expect(Tool.safeParse(read).success).toBe(true);
   });
 
   it('gives ids that slug the same way different names', () => {

@@ -17,6 +17,7 @@ const MAX_FAILURES = 3;
 interface DocumentationState {
   status: 'pending' | 'ready' | 'failed';
   error?: string;
+  attempts: number;
 }
 
 let site: Server;
@@ -27,13 +28,20 @@ let holding = true;
 /** Requests for /unavailable, which answers 503 until `recovered`. */
 let unavailableRequests = 0;
 let recovered = false;
+/** Requests for /to-metadata, which redirects to the cloud metadata address. */
+let metadataRedirects = 0;
+const METADATA = '169.254.169.254';
 let dataDir: string;
 let server: KubeglueProcess | undefined;
 let serverUrl: string;
 
 beforeAll(async () => {
   site = createServer((request, response) => {
-    if (request.url === '/moved') {
+    if (request.url === '/to-metadata') {
+      metadataRedirects += 1;
+      response.writeHead(302, { location: `http://${METADATA}/latest/meta-data/` });
+      response.end();
+    } else if (request.url === '/moved') {
       response.writeHead(302, { location: '/missing', 'content-type': 'text/html' });
       response.end('<a href="/missing">moved</a>');
     } else if (request.url === '/unavailable' && !recovered) {
@@ -185,4 +193,26 @@ it('retries a documentation URL that answers 503, gives up after KUBEGLUE_JOB_MA
   });
   expect(updated.status).toBe(200);
   expect(await settled('unavailable-docs')).toMatchObject({ status: 'ready' });
+});
+
+it('fails at once, never retrying, when the egress guard refuses the documentation URL (the metadata address)', async () => {
+  await startServer();
+  const created = await call('POST', '/v1/systems', {
+    id: 'metadata-docs',
+    url: `${siteUrl}/api`,
+    documentationUrl: `http://${METADATA}/latest/meta-data/`,
+  });
+  expect(created.status).toBe(201);
+  const refusal = `fetching http://${METADATA}/latest/meta-data/: refused to connect to ${METADATA}: the cloud metadata address`;
+  expect(await settled('metadata-docs')).toMatchObject({ status: 'failed', error: refusal, attempts: 1 });
+
+  // A documentation site that redirects there is refused the same way, after one request to the site.
+  await systemWithDocs('redirected-docs', '/to-metadata');
+  expect(await settled('redirected-docs')).toMatchObject({
+    status: 'failed',
+    error: refusal,
+    attempts: 1,
+  });
+  expect(metadataRedirects).toBe(1);
+  await expectAlive();
 });

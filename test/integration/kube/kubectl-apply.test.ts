@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { MAX_INSTRUCTION_LENGTH } from '../../../contract/api/tool.ts';
 import { CRD_DIR, PLAIN_MANIFESTS } from '../../../contract/generate.ts';
+import { API_VERSION } from '../../../contract/resources/meta.ts';
 import { REPO } from '../../support/helm.ts';
 import { type ControlPlane, startControlPlane } from '../../support/kube/control-plane.ts';
 import { describeKube } from '../../support/kube/provided.ts';
@@ -64,6 +66,43 @@ describeKube('kubectl apply of the CRDs and deploy/kubeglue.yaml on a v1.20 serv
       'customresourcedefinition.apiextensions.k8s.io/tools.kubeglue.dev',
       'customresourcedefinition.apiextensions.k8s.io/toolschedules.kubeglue.dev',
     ]);
+  });
+
+  it('the CRDs refuse what the API refuses: a documentationUrl of another scheme, a tool instruction too long', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kubeglue-crd-bounds-'));
+    const apply = async (name: string, manifest: object) => {
+      const file = join(dir, `${name}.json`);
+      await writeFile(file, JSON.stringify(manifest));
+      return kubectl('apply', '--server-side=false', '-n', 'default', '-f', file).then(
+        () => '',
+        (error: { stderr?: string }) => error.stderr ?? String(error),
+      );
+    };
+    const system = (documentationUrl: string) => ({
+      apiVersion: API_VERSION,
+      kind: 'System',
+      metadata: { name: 'crm-prod' },
+      spec: { id: 'crm', url: 'https://crm.example', documentationUrl },
+    });
+    const tool = (instruction: string) => ({
+      apiVersion: API_VERSION,
+      kind: 'Tool',
+      metadata: { name: 'orders' },
+      spec: { instruction, steps: [{ id: 'k', config: { type: 'transform', transformCode: '() => 1' } }] },
+    });
+    try {
+      expect(await apply('system-js', system('javascript:alert(document.domain)'))).toMatch(
+        /spec\.documentationUrl.*should match/,
+      );
+      const tooLong = await apply('tool-long', tool('x'.repeat(MAX_INSTRUCTION_LENGTH + 1)));
+      // The server quotes the value; what it says of it comes after.
+      expect(tooLong).toContain('spec.instruction');
+      expect(tooLong.slice(tooLong.lastIndexOf('x') + 1)).toMatch(/10000/);
+      expect(await apply('system-ok', system('https://crm.example/openapi.json'))).toBe('');
+      expect(await apply('tool-ok', tool('x'.repeat(MAX_INSTRUCTION_LENGTH)))).toBe('');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('kubectl apply -f deploy/kubeglue.yaml succeeds, as its header says to run it', async () => {

@@ -285,6 +285,35 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
     expect(run.status, run.error).toBe('success');
   });
 
+  it('does not leave the page for an authorization URL that is not http(s), whatever the server answers', async () => {
+    const page = await open('/systems/idp');
+    await signIn(page);
+    // The server never answers one (security/api-navigation-urls.test.ts); an older server or an altered
+    // store might: the page checks before it navigates, not only the Content-Security-Policy.
+    await page.route(/\/v1\/systems\/idp\/oauth\/authorize/, (route) =>
+      route.fulfill({
+        status: 200,
+        contentType: 'application/json',
+        body: JSON.stringify({
+          success: true,
+          data: {
+            authorizationUrl: 'javascript:document.title="taken over"',
+            redirectUri: `${api.url}/v1/oauth/callback`,
+            expiresAt: new Date(Date.now() + 600_000).toISOString(),
+          },
+        }),
+      }),
+    );
+    const oauth = page.getByRole('region', { name: 'OAuth (prod)' });
+    await oauth.getByRole('button', { name: 'Reconnect prod' }).click();
+    const alert = oauth.getByRole('alert');
+    await alert.getByText('Connecting could not start').waitFor();
+    expect(await alert.textContent()).toContain('not an http(s) URL');
+    expect(new URL(page.url()).pathname).toBe('/systems/idp');
+    expect(await page.title()).not.toBe('taken over');
+    await expectAccessible(page);
+  });
+
   it('says so on the page when the provider refuses the connection', async () => {
     const started = await call<{ data: { authorizationUrl: string } }>(
       'GET',

@@ -5,6 +5,7 @@
  * `?oauth=failed&error=<code>` (docs/oauth.md).
  */
 import { useState } from 'preact/hooks';
+import { isHttpUrl } from '../../../contract/http-url.ts';
 import { ApiFailure } from '../../api/client.ts';
 import type { Environment, System } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
@@ -52,6 +53,14 @@ export function OAuthPanel({ system, canWrite }: { system: System; canWrite: boo
         environment: system.environment,
       });
       const started = await authorizeOAuth(system.id, system.environment, here);
+      // The server stores only http(s) authorization URLs; checked again before this page leaves, so
+      // no other scheme (javascript:, data:) ever runs here, whatever the answer held.
+      if (!isHttpUrl(started.authorizationUrl)) {
+        throw new Error(
+          `The provider's authorization URL is not an http(s) URL, so the dashboard does not open it. ` +
+            'Correct authorizationUrl in the OAuth credentials.',
+        );
+      }
       window.location.assign(started.authorizationUrl);
     } catch (caught) {
       setError(caught);
