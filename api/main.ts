@@ -104,6 +104,7 @@ export async function main(_args: string[]): Promise<void> {
     executor,
     maxSyncRuns: settings.maxSyncRuns,
     stateLimits: settings.toolState,
+    scheduleLimits: settings.schedules,
     bodyLimitBytes: settings.bodyLimitBytes,
     logLevel: settings.logLevel,
     dashboardDir: settings.uiDir,

@@ -141,6 +141,7 @@ export async function startEmbedded(
     vault,
     maxSyncRuns: config.maxSyncRuns,
     stateLimits: config.toolState,
+    scheduleLimits: config.schedules,
     pool,
     signer,
     namespace,
