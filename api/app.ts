@@ -19,9 +19,10 @@ import type { SecretStore } from '../kube/secrets/interface.ts';
 import { JobSupervisor } from '../kube/supervisor.ts';
 import { propagateCancel } from '../runs/cancel.ts';
 import type { FileUrlSigner } from '../runs/file-urls.ts';
+import { keyNow } from '../runs/run-as.ts';
 import { type RunEventBus, RunEventHub } from '../runs/run-events.ts';
 import { RunService, type RuntimeCredentialVault } from '../runs/service.ts';
-import { ScheduleService } from '../schedules/service.ts';
+import { type ScheduleLimits, ScheduleService } from '../schedules/service.ts';
 import type { Store } from '../store/index.ts';
 import { DocumentationService } from '../systems/documentation/service.ts';
 import { SystemOAuth, type SystemOAuthOptions } from '../systems/oauth/service.ts';
@@ -92,6 +93,8 @@ export interface ApiDeps {
   stateLimits?: StateLimits;
   /** The largest MCP `tools/list` page (KUBEGLUE_MCP_LIST_PAGE_BYTES); the default without it. */
   mcpListPageBytes?: number;
+  /** Bounds of schedules (KUBEGLUE_MAX_SCHEDULE*); the defaults without it. */
+  scheduleLimits?: ScheduleLimits;
   /**
    * Serve `GET /metrics` on the API's own port (the embedded deployment). The api role leaves it out and
    * serves `metrics.registry` on its metrics port instead.
@@ -167,10 +170,10 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     resources,
     informer: scheduleInformer,
     namespace,
-    toolState: async (toolId) => {
-      const tool = await tools.get(toolId);
-      return !tool ? 'missing' : tool.archived ? 'archived' : 'ready';
-    },
+    tool: (toolId) => tools.get(toolId),
+    keyNow: (userId) => keyNow(store, userId),
+    runningRuns: (list) => store.scheduleTicks.runningRunsOf(list),
+    limits: deps.scheduleLimits ?? defaultSettings('api').schedules,
   });
   const events = new RunEventHub({ ...(deps.eventBus ? { bus: deps.eventBus } : {}), log });
   await events.start();

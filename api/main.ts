@@ -105,6 +105,7 @@ export async function main(_args: string[]): Promise<void> {
     maxSyncRuns: settings.maxSyncRuns,
     stateLimits: settings.toolState,
     mcpListPageBytes: settings.mcpListPageBytes,
+    scheduleLimits: settings.schedules,
     bodyLimitBytes: settings.bodyLimitBytes,
     logLevel: settings.logLevel,
     dashboardDir: settings.uiDir,

@@ -142,6 +142,7 @@ export async function startEmbedded(
     maxSyncRuns: config.maxSyncRuns,
     stateLimits: config.toolState,
     mcpListPageBytes: config.mcpListPageBytes,
+    scheduleLimits: config.schedules,
     pool,
     signer,
     namespace,

@@ -15,6 +15,7 @@ import { GATEWAY } from './gateway.ts';
 import { OPERATOR } from './operator.ts';
 import { RUNNER } from './runner.ts';
 import { RUNS } from './runs.ts';
+import { SCHEDULES } from './schedules.ts';
 import { SERVER } from './server.ts';
 import {
   type Environment,
@@ -44,6 +45,7 @@ export const SETTINGS = registry(
   CLI,
   DEVELOPMENT,
   TOOL_STATE,
+  SCHEDULES,
 );
 
 /** What role R reads, parsed: the registry's nesting, only R's settings. */

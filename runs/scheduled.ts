@@ -9,6 +9,7 @@ import type { Store } from '../store/index.ts';
 import { inputHash } from './completion.ts';
 import type { Caller, RunContext, StartedRun } from './context.ts';
 import { startRun } from './requests.ts';
+import { type KeyNow, narrowedCaller } from './run-as.ts';
 
 /** One tick's run, as the schedule asks for it. */
 export interface ScheduledRun {
@@ -27,6 +28,20 @@ export function scheduleCaller(runAs: ScheduleRunAs | undefined): Caller {
     id: runAs?.userId ?? 'scheduler',
     toolIds: runAs?.toolIds ?? null,
     systemIds: runAs?.systemIds ?? null,
+  };
+}
+
+/**
+ * The rights a tick's run carries: what the schedule recorded of its key, narrowed to what that key may do
+ * now (run-as.ts). undefined for a schedule that records no key (applied with kubectl).
+ */
+export function runAsNow(runAs: ScheduleRunAs | undefined, key: KeyNow): ScheduleRunAs | undefined {
+  if (!runAs) return undefined;
+  const caller = narrowedCaller(scheduleCaller(runAs), key);
+  return {
+    ...(runAs.userId ? { userId: runAs.userId } : {}),
+    ...(caller.toolIds ? { toolIds: caller.toolIds } : {}),
+    ...(caller.systemIds ? { systemIds: caller.systemIds } : {}),
   };
 }
 

@@ -15,6 +15,12 @@ export const ScheduleReason = {
   ToolArchived: 'ToolArchived',
   /** The tool does not exist (deleted, or never created): paused until it does. */
   ToolNotFound: 'ToolNotFound',
+  /** The payload no longer satisfies the tool's inputSchema (the tool changed): paused until it does. */
+  InputsInvalid: 'InputsInvalid',
+  /** The API key the schedule runs as (spec.runAs.userId) was revoked: paused until a key rewrites it. */
+  KeyRevoked: 'KeyRevoked',
+  /** That key may no longer run the tool (runs:execute, its tools or systems): paused until it may. */
+  KeyNotAllowed: 'KeyNotAllowed',
   /** The cron expression or the time zone cannot be evaluated. */
   InvalidSchedule: 'InvalidSchedule',
   /** Written, not yet looked at by the operator. */
@@ -26,6 +32,9 @@ export type ScheduleReason = (typeof ScheduleReason)[keyof typeof ScheduleReason
 export const PAUSED_REASONS: ReadonlySet<string> = new Set([
   ScheduleReason.ToolArchived,
   ScheduleReason.ToolNotFound,
+  ScheduleReason.InputsInvalid,
+  ScheduleReason.KeyRevoked,
+  ScheduleReason.KeyNotAllowed,
 ]);
 
 /** Why a claimed tick started no run (stored with the claim, and the Event's reason says the same). */

@@ -1,18 +1,22 @@
 /**
  * schedules/: tool schedules — which ticks a cron expression has in a time zone (cron.ts, DST included),
  * which tick is due and what the concurrency policy says (ticks.ts), the names of their states
- * (reasons.ts), the clock (clock.ts), and the ScheduleService: schedules as ToolSchedule resources,
- * written and read through REST the way superglue's clients call them. Tick claims are in the store
+ * (reasons.ts), what holds an enabled schedule back (holds.ts: its tool, its payload, the key it runs as),
+ * the clock (clock.ts), and the ScheduleService: schedules as ToolSchedule resources, written and read
+ * through REST the way superglue's clients call them. Tick claims are in the store
  * (store/queries/schedule-ticks.ts); the operator's reconciler (operator/schedule/) acts on ticks.
  *
- * May import: contract, config, engine, kube, store.
+ * May import: contract, config, engine, kube, store, runs.
  */
 import { randomUUID } from 'node:crypto';
+import { SETTINGS, type Settings } from '../config/config.ts';
 import {
   KG_ERR_SCHEDULE_CHANGED_CONCURRENTLY,
   KG_ERR_SCHEDULE_EXISTS,
   KG_ERR_SCHEDULE_INVALID,
+  KG_ERR_SCHEDULE_LIMIT,
   KG_ERR_SCHEDULE_NOT_FOUND,
+  KG_ERR_SCHEDULE_PAYLOAD_TOO_LARGE,
   KG_ERR_VALIDATION,
 } from '../contract/api/errors.ts';
 import type {
@@ -21,23 +25,36 @@ import type {
   ToolScheduleCreateBody,
   ToolScheduleUpdateBody,
 } from '../contract/api/schedule.ts';
+import type { Tool } from '../contract/api/tool.ts';
+import { scheduleIdOf, scheduleResourceName } from '../contract/resources/convert.ts';
 import type { ToolScheduleResource, ToolScheduleSpec } from '../contract/resources/kinds.ts';
 import { UPDATED_AT_ANNOTATION } from '../contract/resources/labels.ts';
 import { API_VERSION } from '../contract/resources/meta.ts';
 import type { Informer } from '../kube/informer.ts';
+import { KeyedLock } from '../kube/keyed-lock.ts';
 import { isResourceError, type KubeglueResources } from '../kube/resources/index.ts';
+import { assertInputsMatchSchema } from '../runs/input-schema.ts';
+import type { KeyNow } from '../runs/run-as.ts';
 import { compileSchedule } from './cron.ts';
+import { type ScheduleHold, scheduleHold } from './holds.ts';
 import { ScheduleConditionType, ScheduleReason } from './reasons.ts';
 
-/** Whether a schedule's tool can run: what pauses a schedule (operator/schedule/ and the REST view). */
-export type ToolState = 'ready' | 'archived' | 'missing';
+/** KUBEGLUE_MAX_SCHEDULES_PER_TOOL, KUBEGLUE_MAX_SCHEDULES_PER_KEY, KUBEGLUE_MAX_SCHEDULE_PAYLOAD_BYTES. */
+export type ScheduleLimits = Settings<'api'>['schedules'];
 
 export interface ScheduleServiceDeps {
   resources: Pick<KubeglueResources, 'toolSchedules'>;
   informer: Informer<ToolScheduleResource>;
   namespace: string;
-  /** The state of a tool now (the REST view shows a schedule of an archived tool as paused at once). */
-  toolState: (toolId: string) => Promise<ToolState>;
+  /** The tool now, undefined when it does not exist (a schedule of an archived tool shows paused at once). */
+  tool: (toolId: string) => Promise<Tool | undefined>;
+  /** The API key a schedule runs as, now (a revoked key's schedules show paused at once). */
+  keyNow: (userId: string | undefined) => Promise<KeyNow>;
+  /** The schedules' runs running now, from the run records (activeRunIds). */
+  runningRuns: (
+    schedules: ReadonlyArray<{ toolId: string; scheduleId: string }>,
+  ) => Promise<Array<{ toolId: string; scheduleId: string; runId: string }>>;
+  limits: ScheduleLimits;
   now?: () => Date;
 }
 
@@ -54,7 +71,7 @@ const UPDATE_ATTEMPTS = 3;
 /** The state a schedule is in, and why: the operator's Ready condition and the REST view say the same. */
 export function scheduleState(
   spec: Pick<ToolScheduleSpec, 'schedule' | 'timeZone' | 'suspend'>,
-  tool: ToolState,
+  hold: ScheduleHold | undefined,
   now: Date,
 ): { state: ToolSchedule['status']; reason: ScheduleReason; message: string } {
   const compiled = compileSchedule(spec.schedule, spec.timeZone ?? 'UTC', now);
@@ -67,40 +84,29 @@ export function scheduleState(
       message: 'The schedule is suspended: no tick starts a run',
     };
   }
-  if (tool === 'archived') {
-    return {
-      state: 'paused',
-      reason: ScheduleReason.ToolArchived,
-      message: 'The tool is archived: no tick starts a run until it is unarchived',
-    };
-  }
-  if (tool === 'missing') {
-    return {
-      state: 'paused',
-      reason: ScheduleReason.ToolNotFound,
-      message: 'The tool does not exist: no tick starts a run until it is created again',
-    };
-  }
+  if (hold) return { state: 'paused', ...hold };
   return { state: 'active', reason: ScheduleReason.Scheduled, message: 'Each tick starts a run' };
 }
 
-/** The schedule as the REST API answers. `tool`: the tool's state now (else the operator's last word). */
-export function scheduleView(resource: ToolScheduleResource, now: Date, tool?: ToolState): ToolSchedule {
+/**
+ * The schedule as the REST API answers. `hold`: what holds it back now; `activeRunIds`: its runs running
+ * now (the status' `active` is as the operator last saw it, up to ACTIVE_POLL_MS behind).
+ */
+export function scheduleView(
+  resource: ToolScheduleResource,
+  now: Date,
+  hold: ScheduleHold | undefined,
+  activeRunIds: string[],
+): ToolSchedule {
   const { spec, metadata, status } = resource;
   const timeZone = spec.timeZone ?? 'UTC';
   const compiled = compileSchedule(spec.schedule, timeZone, now);
   const ready = status?.conditions?.find((c) => c.type === ScheduleConditionType.Ready);
-  const lastSeen: ToolState =
-    ready?.reason === ScheduleReason.ToolArchived
-      ? 'archived'
-      : ready?.reason === ScheduleReason.ToolNotFound
-        ? 'missing'
-        : 'ready';
-  const state = scheduleState(spec, tool ?? lastSeen, now);
+  const state = scheduleState(spec, hold, now);
   const createdAt = metadata.creationTimestamp ?? now.toISOString();
   const next = compiled.ok ? compiled.schedule.next(now) : undefined;
   return {
-    id: metadata.name,
+    id: scheduleIdOf(resource),
     toolId: spec.toolId,
     cronExpression: spec.schedule,
     timezone: timeZone,
@@ -118,7 +124,7 @@ export function scheduleView(resource: ToolScheduleResource, now: Date, tool?: T
     // Before the operator's first look, an active schedule says so rather than claiming it was checked.
     statusReason: state.state === 'active' && ready === undefined ? ScheduleReason.Pending : state.reason,
     statusMessage: state.message,
-    activeRunIds: status?.active ?? [],
+    activeRunIds,
     ...(status?.lastRunId ? { lastRunId: status.lastRunId } : {}),
     ...(status?.lastTick
       ? {
@@ -132,9 +138,26 @@ export function scheduleView(resource: ToolScheduleResource, now: Date, tool?: T
   };
 }
 
+const LIMITS = SETTINGS.tree.schedules;
+
+/** One call per argument: the lookups of a list page, shared by its schedules. */
+function memo<T>(fn: (arg: string) => Promise<T>): (arg: string) => Promise<T> {
+  const seen = new Map<string, Promise<T>>();
+  return (arg) => {
+    let found = seen.get(arg);
+    if (!found) {
+      found = fn(arg);
+      seen.set(arg, found);
+    }
+    return found;
+  };
+}
+
 /** Schedules as the REST API sees them, stored as ToolSchedule resources (what kubectl sees too). */
 export class ScheduleService {
   readonly #deps: ScheduleServiceDeps;
+  /** Counting and creating go one at a time in this process, so concurrent writes cannot pass a limit. */
+  readonly #writes = new KeyedLock();
 
   constructor(deps: ScheduleServiceDeps) {
     this.#deps = deps;
@@ -144,8 +167,30 @@ export class ScheduleService {
     return this.#deps.now?.() ?? new Date();
   }
 
+  /** The REST views of schedules: what holds each back and its running runs, looked up once per list. */
+  async #views(resources: readonly ToolScheduleResource[]): Promise<ToolSchedule[]> {
+    const toolOf = memo((id: string) => this.#deps.tool(id));
+    const keyOf = memo((id: string) => this.#deps.keyNow(id || undefined));
+    const running = await this.#deps.runningRuns(
+      resources.map((r) => ({ toolId: r.spec.toolId, scheduleId: scheduleIdOf(r) })),
+    );
+    const now = this.#now();
+    return Promise.all(
+      resources.map(async (resource) => {
+        const { spec } = resource;
+        const id = scheduleIdOf(resource);
+        const hold = scheduleHold(spec, await toolOf(spec.toolId), await keyOf(spec.runAs?.userId ?? ''));
+        const active = running
+          .filter((r) => r.toolId === spec.toolId && r.scheduleId === id)
+          .map((r) => r.runId);
+        return scheduleView(resource, now, hold, active);
+      }),
+    );
+  }
+
   async #view(resource: ToolScheduleResource): Promise<ToolSchedule> {
-    return scheduleView(resource, this.#now(), await this.#deps.toolState(resource.spec.toolId));
+    const [view] = await this.#views([resource]);
+    return view as ToolSchedule;
   }
 
   /** Oldest first (by creation), then by id: new schedules come last, so pages stay put. */
@@ -161,7 +206,7 @@ export class ScheduleService {
     const start = (query.page - 1) * query.limit;
     const page = all.slice(start, start + query.limit);
     return {
-      data: await Promise.all(page.map((s) => this.#view(s))),
+      data: await this.#views(page),
       page: query.page,
       limit: query.limit,
       total: all.length,
@@ -181,11 +226,26 @@ export class ScheduleService {
     return { expression: compiled.schedule.expression, ticks };
   }
 
+  /**
+   * The tool's schedule with this id, or undefined. Ids are unique per tool: a schedule of another tool
+   * with the same id is not this one. Looked up by the names the id can have (chosen by the request: the
+   * derived name; chosen by the server, or written before ids were per tool: the id), then among every
+   * schedule (kubectl's, whose spec.id names it).
+   */
+  async #lookup(toolId: string, scheduleId: string): Promise<ToolScheduleResource | undefined> {
+    const isIt = (r: ToolScheduleResource | undefined): r is ToolScheduleResource =>
+      r !== undefined && r.spec.toolId === toolId && scheduleIdOf(r) === scheduleId;
+    for (const name of new Set([scheduleResourceName(toolId, scheduleId), scheduleId])) {
+      const resource = this.#deps.informer.get(name) ?? (await this.#deps.resources.toolSchedules.get(name));
+      if (isIt(resource)) return resource;
+    }
+    return this.#deps.informer.values().find(isIt);
+  }
+
   /** The schedule, when it is one of the tool's (else 404 as for a missing one). */
   async #find(toolId: string, scheduleId: string): Promise<ToolScheduleResource> {
-    const resource =
-      this.#deps.informer.get(scheduleId) ?? (await this.#deps.resources.toolSchedules.get(scheduleId));
-    if (!resource || resource.spec.toolId !== toolId) throw KG_ERR_SCHEDULE_NOT_FOUND(toolId, scheduleId);
+    const resource = await this.#lookup(toolId, scheduleId);
+    if (!resource) throw KG_ERR_SCHEDULE_NOT_FOUND(toolId, scheduleId);
     return resource;
   }
 
@@ -195,6 +255,7 @@ export class ScheduleService {
 
   /** `runAs`: the key writing it, whose rights the scheduled runs carry. */
   async create(toolId: string, body: ToolScheduleCreateBody, runAs: ScheduleRunAs): Promise<ToolSchedule> {
+    this.#assertPayloadSize(body.payload);
     const spec = this.#spec({
       toolId,
       schedule: body.cronExpression,
@@ -208,25 +269,47 @@ export class ScheduleService {
         : {}),
       runAs,
     });
-    const name = body.id ?? randomUUID();
-    try {
-      const created = await this.#deps.resources.toolSchedules.create({
-        apiVersion: API_VERSION,
-        kind: 'ToolSchedule',
-        metadata: {
-          name,
-          namespace: this.#deps.namespace,
-          annotations: { [UPDATED_AT_ANNOTATION]: this.#now().toISOString() },
-        },
-        spec,
-      });
-      this.#deps.informer.observe('ADDED', created);
-      return this.#view(created);
-    } catch (error) {
-      if (isResourceError(error, 'AlreadyExists')) throw KG_ERR_SCHEDULE_EXISTS(name);
-      if (isResourceError(error, 'Conflict')) throw KG_ERR_SCHEDULE_CHANGED_CONCURRENTLY(name);
-      throw error;
-    }
+    await this.#assertInputs(spec, body.payload !== undefined);
+    // A server-chosen id is a new UUID, unique by itself; one the request chose is unique per tool, its
+    // name derived from both (so two creates of it at once meet at one name: one gets AlreadyExists).
+    const id = body.id;
+    const name = id === undefined ? randomUUID() : scheduleResourceName(toolId, id);
+    const created = await this.#writes.run('create', async () => {
+      if (id !== undefined && (await this.#lookup(toolId, id))) throw KG_ERR_SCHEDULE_EXISTS(id);
+      this.#assertWithinLimits(toolId, runAs.userId);
+      try {
+        const resource = await this.#deps.resources.toolSchedules.create({
+          apiVersion: API_VERSION,
+          kind: 'ToolSchedule',
+          metadata: {
+            name,
+            namespace: this.#deps.namespace,
+            annotations: { [UPDATED_AT_ANNOTATION]: this.#now().toISOString() },
+          },
+          spec: id === undefined ? spec : { id, ...spec },
+        });
+        this.#deps.informer.observe('ADDED', resource);
+        return resource;
+      } catch (error) {
+        if (isResourceError(error, 'AlreadyExists')) throw KG_ERR_SCHEDULE_EXISTS(id ?? name);
+        if (isResourceError(error, 'Conflict')) throw KG_ERR_SCHEDULE_CHANGED_CONCURRENTLY(id ?? name);
+        throw error;
+      }
+    });
+    return this.#view(created);
+  }
+
+  /**
+   * Refuses a new schedule of the tool, or one more for the key, past KUBEGLUE_MAX_SCHEDULES_PER_TOOL or
+   * KUBEGLUE_MAX_SCHEDULES_PER_KEY (counted from the informer: every schedule, kubectl's too).
+   */
+  #assertWithinLimits(toolId: string | undefined, userId: string | undefined): void {
+    const { maxPerTool, maxPerKey } = this.#deps.limits;
+    const all = this.#deps.informer.values();
+    if (toolId !== undefined && all.filter((s) => s.spec.toolId === toolId).length >= maxPerTool)
+      throw KG_ERR_SCHEDULE_LIMIT(`Tool '${toolId}'`, maxPerTool, LIMITS.maxPerTool.name);
+    if (userId !== undefined && all.filter((s) => s.spec.runAs?.userId === userId).length >= maxPerKey)
+      throw KG_ERR_SCHEDULE_LIMIT(`API key '${userId}'`, maxPerKey, LIMITS.maxPerKey.name);
   }
 
   /** Changes what the body gives; the schedule then runs as `runAs`, the key that changed it. */
@@ -240,6 +323,7 @@ export class ScheduleService {
       throw KG_ERR_VALIDATION('schedule update', `toolId: must equal the tool of the path ('${toolId}')`);
     if (body.id !== undefined && body.id !== scheduleId)
       throw KG_ERR_VALIDATION('schedule update', `id: must equal the schedule of the path ('${scheduleId}')`);
+    this.#assertPayloadSize(body.payload);
     for (let attempt = 1; ; attempt++) {
       const existing = await this.#find(toolId, scheduleId);
       const current = existing.spec;
@@ -259,6 +343,9 @@ export class ScheduleService {
         ...(deadline !== undefined ? { startingDeadlineSeconds: deadline } : {}),
         runAs,
       });
+      await this.#assertInputs(spec, body.payload !== undefined);
+      // A key taking a schedule over (its runs carry this key's rights from now on) counts it as its own.
+      if (current.runAs?.userId !== runAs.userId) this.#assertWithinLimits(undefined, runAs.userId);
       const { status: _status, ...object } = existing;
       try {
         const updated = await this.#deps.resources.toolSchedules.update({
@@ -300,5 +387,24 @@ export class ScheduleService {
     const compiled = compileSchedule(spec.schedule, spec.timeZone ?? 'UTC', this.#now());
     if (!compiled.ok) throw KG_ERR_SCHEDULE_INVALID(compiled.problem);
     return spec;
+  }
+
+  /**
+   * A schedule saved enabled must have a payload its tool's inputSchema accepts (absent: `{}`), whatever the
+   * body left out, so it cannot fail at every tick; a payload given is checked either way. A missing tool is
+   * the route's to refuse (a deleted tool's schedules can still be disabled, changed and deleted).
+   */
+  async #assertInputs(spec: ToolScheduleSpec, payloadGiven: boolean): Promise<void> {
+    if (spec.suspend && !payloadGiven) return;
+    const tool = await this.#deps.tool(spec.toolId);
+    if (tool) assertInputsMatchSchema(tool, spec.inputs ?? {});
+  }
+
+  /** A payload given larger than KUBEGLUE_MAX_SCHEDULE_PAYLOAD_BYTES is refused (one kept is left alone). */
+  #assertPayloadSize(payload: ToolScheduleCreateBody['payload']): void {
+    if (payload === undefined) return;
+    const bytes = Buffer.byteLength(JSON.stringify(payload));
+    const limit = this.#deps.limits.maxPayloadBytes;
+    if (bytes > limit) throw KG_ERR_SCHEDULE_PAYLOAD_TOO_LARGE(bytes, limit, LIMITS.maxPayloadBytes.name);
   }
 }

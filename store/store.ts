@@ -4,6 +4,7 @@ import { MIGRATIONS } from './migrations.ts';
 import {
   countApiKeys,
   findApiKeyByHash,
+  findApiKeyById,
   insertApiKey,
   listApiKeys,
   revokeApiKey,
@@ -174,6 +175,8 @@ export interface StoreQueries {
   insertApiKey(key: Omit<StoredApiKey, 'lastUsedAt'>): Promise<void>;
   /** Not revoked. */
   findApiKeyByHash(keyHash: string): Promise<StoredApiKey | undefined>;
+  /** Revoked or not (revokedAt); undefined when no key ever had the id. */
+  findApiKeyById(id: string): Promise<{ key: StoredApiKey; revokedAt: string | null } | undefined>;
   /** Not revoked, oldest first. */
   listApiKeys(): Promise<StoredApiKey[]>;
   /** False if unknown or already revoked. */
@@ -355,6 +358,7 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     getRunFiles: (runId) => getRunFiles(db, runId),
     insertApiKey: (key) => insertApiKey(db, key),
     findApiKeyByHash: (keyHash) => findApiKeyByHash(db, keyHash),
+    findApiKeyById: (id) => findApiKeyById(db, id),
     listApiKeys: () => listApiKeys(db),
     revokeApiKey: (id) => revokeApiKey(db, id),
     countApiKeys: (opts) => countApiKeys(db, opts),

@@ -1,8 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { KG_ERR_TOOL_ARCHIVED, KG_ERR_TOOL_NOT_FOUND, KG_ERR_VALIDATION } from '../../contract/api/errors.ts';
 import type { ScheduleRunAs, ScheduleRunOptions } from '../../contract/api/schedule.ts';
-import type { JsonObject } from '../../contract/json.ts';
-import { assertInputsMatchSchema } from '../../runs/input-schema.ts';
 import { checkWebhookUrl } from '../../runs/webhook-url.ts';
 import type { ScheduleService } from '../../schedules/service.ts';
 import { assertSystemsGranted } from '../../systems/grants.ts';
@@ -41,14 +39,17 @@ export function scheduleHandlers(deps: {
 > {
   const { schedules, tools } = deps;
 
-  /** The checks a run of the tool with these inputs and options would pass, as this key. */
+  /**
+   * The checks a run of the tool with these options would pass, as this key. The payload is checked against
+   * the tool's inputSchema by the ScheduleService, which knows what a change keeps of it.
+   */
   async function checkRuns(
     request: FastifyRequest,
     toolId: string,
-    given: { inputs?: JsonObject | undefined; options?: ScheduleRunOptions | undefined },
+    options: ScheduleRunOptions | undefined,
     creating: boolean,
   ): Promise<void> {
-    checkWebhookUrl(given.options?.webhookUrl, (id) => canUseTool(request, id));
+    checkWebhookUrl(options?.webhookUrl, (id) => canUseTool(request, id));
     const tool = await tools.get(toolId);
     if (!tool) {
       // A schedule of a deleted tool can still be changed (disabled, deleted); a new one needs the tool.
@@ -57,7 +58,6 @@ export function scheduleHandlers(deps: {
     }
     if (creating && tool.archived) throw KG_ERR_TOOL_ARCHIVED(toolId);
     assertSystemsGranted(allowedSystemIds(request), tool.steps);
-    if (given.inputs !== undefined) assertInputsMatchSchema(tool, given.inputs);
   }
 
   return {
@@ -88,7 +88,7 @@ export function scheduleHandlers(deps: {
       handle: async ({ params, body }, request, reply) => {
         if (body.toolId !== undefined && body.toolId !== params.toolId)
           throw KG_ERR_VALIDATION('schedule', `toolId: must equal the tool of the path ('${params.toolId}')`);
-        await checkRuns(request, params.toolId, { inputs: body.payload, options: body.options }, true);
+        await checkRuns(request, params.toolId, body.options, true);
         return reply.status(201).send(await schedules.create(params.toolId, body, runAsOf(request)));
       },
     },
@@ -103,7 +103,7 @@ export function scheduleHandlers(deps: {
       handle: async ({ params, body }, request) => {
         // 404 for a schedule that is not the tool's, before anything about the body is said.
         await schedules.get(params.toolId, params.scheduleId);
-        await checkRuns(request, params.toolId, { inputs: body.payload, options: body.options }, false);
+        await checkRuns(request, params.toolId, body.options, false);
         return schedules.update(params.toolId, params.scheduleId, body, runAsOf(request));
       },
     },

@@ -791,6 +791,20 @@ export const KG_ERR_SCHEDULE_CHANGED_CONCURRENTLY = define(
   (scheduleId: string) => `Schedule '${scheduleId}' is being changed concurrently; retry`,
   'Another write changed the schedule at the same moment: read it again and retry.',
 );
+export const KG_ERR_SCHEDULE_LIMIT = define(
+  'KG_ERR_SCHEDULE_LIMIT',
+  422,
+  (whose: string, limit: number, setting: string) =>
+    `${whose} has ${limit} schedules, the most ${setting} allows; no schedule was saved`,
+  'Delete schedules that are no longer needed (GET /v1/schedules lists them), or raise the setting the message names (KUBEGLUE_MAX_SCHEDULES_PER_TOOL, KUBEGLUE_MAX_SCHEDULES_PER_KEY).',
+);
+export const KG_ERR_SCHEDULE_PAYLOAD_TOO_LARGE = define(
+  'KG_ERR_SCHEDULE_PAYLOAD_TOO_LARGE',
+  413,
+  (bytes: number, limit: number, setting: string) =>
+    `The schedule's payload is ${bytes} bytes as JSON, more than the limit of ${limit} bytes; ${setting} raises it`,
+  "Keep a schedule's payload small (it is stored in its ToolSchedule resource): let the tool fetch large data itself, or raise the setting the message names.",
+);
 
 // --- Persistent tool state ---
 

@@ -109,12 +109,31 @@ export const ScheduleRunAs = z
   })
   .describe(
     'Set by the REST API from the key that created or last changed the schedule, so its runs never have ' +
-      'more rights than that key. Absent (a schedule applied with kubectl): the runs are not restricted.',
+      'more rights than that key: each tick checks that key as it is then (revoked, or no longer allowed ' +
+      'the tool, its systems or runs:execute: the schedule pauses). Absent (a schedule applied with ' +
+      'kubectl): the runs are not restricted.',
   );
 export type ScheduleRunAs = z.infer<typeof ScheduleRunAs>;
 
+/**
+ * The schedule id: a DNS-1123 name. Ids are unique per tool (two tools may each have a schedule `nightly`);
+ * the ToolSchedule's metadata.name is the id when the server chose it, else the id and a hash of the tool
+ * and the id, with the id in spec.id (contract/resources/convert.ts).
+ */
+export const ScheduleId = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(
+    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/,
+    'must be lower-case letters, digits, "-" and "." (a Kubernetes resource name)',
+  );
+
 /** The spec of a ToolSchedule, field by field (contract/resources/kinds.ts assembles the resource). */
 export const scheduleFields = {
+  id: ScheduleId.optional().describe(
+    'The schedule id the REST API shows, unique per tool; absent: metadata.name. Set by the REST API when the request chose the id.',
+  ),
   toolId: ToolId.describe('The tool each tick runs (its id, as in /v1/tools/{toolId}).'),
   schedule: CronExpression,
   timeZone: TimeZone.default('UTC'),
@@ -140,23 +159,14 @@ export const scheduleFields = {
   runAs: ScheduleRunAs.optional(),
 };
 
-/** The schedule id: a DNS-1123 name, as it is the ToolSchedule's metadata.name. */
-export const ScheduleId = z
-  .string()
-  .min(1)
-  .max(253)
-  .regex(
-    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/,
-    'must be lower-case letters, digits, "-" and "." (a Kubernetes resource name)',
-  );
-
 /** What the server says about a schedule: whether its ticks run, and if not why. */
 export const ScheduleState = z
   .enum(['active', 'disabled', 'paused', 'invalid'])
   .describe(
-    'active: ticks start runs. disabled: enabled is false. paused: the tool is archived or deleted (the ' +
-      'schedule resumes by itself when it is back). invalid: the cron expression or time zone cannot be ' +
-      'evaluated (only possible for a schedule applied with kubectl).',
+    'active: ticks start runs. disabled: enabled is false. paused: ticks start no run until the cause ' +
+      'goes (statusReason): the tool is archived or deleted, the payload no longer satisfies its ' +
+      'inputSchema, or the API key the schedule runs as was revoked or may no longer run it. invalid: the ' +
+      'cron expression or time zone cannot be evaluated (only possible for a schedule applied with kubectl).',
   );
 
 /** One schedule as the REST API answers (superglue's ToolSchedule plus kubeglue's fields). */
@@ -189,10 +199,12 @@ export const ToolSchedule = z
     statusReason: z
       .string()
       .describe(
-        'Why, as a named reason: Scheduled, Suspended, ToolArchived, ToolNotFound, InvalidSchedule, or Pending before the operator first looked at it.',
+        'Why, as a named reason: Scheduled, Suspended, ToolArchived, ToolNotFound, InputsInvalid, KeyRevoked, KeyNotAllowed, InvalidSchedule, or Pending before the operator first looked at it.',
       ),
     statusMessage: z.string().describe('Why, for people.'),
-    activeRunIds: z.array(z.string()).describe('Runs of this schedule still running.'),
+    activeRunIds: z
+      .array(z.string())
+      .describe('Runs of this schedule running now (read from the run records at each request).'),
     lastRunId: z.string().optional().describe('The run started for the latest tick.'),
     lastTick: z
       .object({
@@ -233,7 +245,9 @@ export const ToolScheduleCreateBody = z
     cronExpression: CronExpression,
     timezone: TimeZone.optional().describe('Default UTC.'),
     enabled: z.boolean().optional().describe('Default true.'),
-    payload: JsonObject.optional(),
+    payload: JsonObject.optional().describe(
+      "The inputs of every run (absent: {}), checked against the tool's inputSchema; at most KUBEGLUE_MAX_SCHEDULE_PAYLOAD_BYTES as JSON.",
+    ),
     options: ScheduleRunOptions.optional(),
     ...kubeglueFields,
   })

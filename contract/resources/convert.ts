@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { Environment } from '../api/system.ts';
 import { MAX_INSTRUCTION_LENGTH, type Tool } from '../api/tool.ts';
-import type { SystemResource, SystemSpec, ToolManifest, ToolResource, ToolSpec } from './kinds.ts';
+import type {
+  SystemResource,
+  SystemSpec,
+  ToolManifest,
+  ToolResource,
+  ToolScheduleResource,
+  ToolSpec,
+} from './kinds.ts';
 import { ENVIRONMENT_LABEL, SYSTEM_ID_LABEL, UPDATED_AT_ANNOTATION } from './labels.ts';
 import { API_VERSION } from './meta.ts';
 
@@ -44,6 +51,22 @@ export function labelValueForId(id: string): string {
 
 export function toolIdOf(resource: Pick<ToolResource, 'metadata' | 'spec'>): string {
   return resource.spec.id ?? resource.metadata.name;
+}
+
+/** The schedule id the REST API shows: spec.id, else the name (server-chosen ids, kubectl's schedules). */
+export function scheduleIdOf(resource: Pick<ToolScheduleResource, 'metadata' | 'spec'>): string {
+  return resource.spec.id ?? resource.metadata.name;
+}
+
+/**
+ * The metadata.name of a schedule whose id the request chose: the id and a hash of the tool and the id, so
+ * schedule ids are unique per tool only (another tool's `nightly` neither blocks nor reveals this one)
+ * and the same (tool, id) always meets the same name (two creates of it at once: one AlreadyExists).
+ */
+export function scheduleResourceName(toolId: string, scheduleId: string): string {
+  const hash = shortHash(`${toolId}\0${scheduleId}`);
+  const readable = scheduleId.slice(0, 253 - hash.length - 1).replace(/[-.]+$/, '');
+  return `${readable}-${hash}`;
 }
 
 /** REST Tool → Tool resource. Server fields become metadata; unchanged metadata of `existing` is kept. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isApiError } from '../../contract/api/errors.ts';
 import type { JsonObject } from '../../contract/json.ts';
+import { type KeyNow, keyNow, keyProblem, narrowedCaller } from '../../runs/run-as.ts';
 import type { Store, StoredRun } from '../../store/index.ts';
 
 export const MAX_CHAIN_DEPTH = 10;
@@ -53,10 +54,30 @@ function refusal(toolId: string, parent: StoredRun, ancestors: readonly string[]
   return undefined;
 }
 
+/** The parent as the chain starts from it: its restrictions narrowed to what its key may do now. */
+function narrowedParent(parent: StoredRun, key: KeyNow): StoredRun {
+  const caller = narrowedCaller(
+    {
+      id: parent.userId ?? 'tool-chain',
+      toolIds: parent.allowedToolIds ?? null,
+      systemIds: parent.allowedSystemIds ?? null,
+    },
+    key,
+  );
+  const { allowedToolIds: _t, allowedSystemIds: _s, ...rest } = parent;
+  return {
+    ...rest,
+    ...(caller.toolIds ? { allowedToolIds: caller.toolIds } : {}),
+    ...(caller.systemIds ? { allowedSystemIds: caller.systemIds } : {}),
+  };
+}
+
 /**
  * Outbox `chain` (semantics.md "Chaining"): the parent's data (a non-object wrapped as `{data}`)
  * starts the named tool. A chain to a tool the parent's key may not use, to itself, a cycle, a chain
- * deeper than 10, or one the start refuses (unknown or archived tool) is refused and recorded.
+ * deeper than 10, one whose key was revoked since the parent started (or may no longer run it: no
+ * runs:execute, not its tool), or one the start refuses (unknown or archived tool, a system the key may
+ * not use) is refused and recorded.
  */
 export function createChainHandler(deps: { store: Store; starter: ChainStarter }) {
   return async (row: { runId: string | null; payload: JsonObject }) => {
@@ -66,7 +87,12 @@ export function createChainHandler(deps: { store: Store; starter: ChainStarter }
     const parent = await deps.store.getRun(row.runId);
     if (parent?.status !== 'success') return { done: true } as const;
     const runId = chainedRunId(parent.runId, toolId);
-    const reason = refusal(toolId, parent, await lineage(deps.store, parent));
+    // The key that started the parent, as it is now: a key revoked since starts no chain.
+    const key = await keyNow(deps.store, parent.userId);
+    const keyRefusal = keyProblem(key, toolId);
+    const reason =
+      refusal(toolId, parent, await lineage(deps.store, parent)) ??
+      (keyRefusal && `the API key that started run '${parent.runId}' ${keyRefusal.what}`);
     if (reason) {
       await deps.starter.recordRefused({ runId, toolId, parent, reason: `Chain refused: ${reason}` });
       return { done: true } as const;
@@ -75,7 +101,7 @@ export function createChainHandler(deps: { store: Store; starter: ChainStarter }
     const data = result?.data ?? null;
     const inputs: JsonObject = data && typeof data === 'object' && !Array.isArray(data) ? data : { data };
     try {
-      await deps.starter.startChained({ runId, toolId, inputs, parent });
+      await deps.starter.startChained({ runId, toolId, inputs, parent: narrowedParent(parent, key) });
     } catch (error) {
       // A client error will not go away by retrying the row: record it like the other refusals.
       if (!isApiError(error) || error.statusCode >= 500 || error.statusCode === 429) throw error;

@@ -2,19 +2,28 @@
  * The ToolSchedule controller's wiring: ToolSchedules and Tools informers, a work queue, and the wake-ups
  * decide() asks for (the next tick, a poll while runs of the schedule run) on the schedule clock. A
  * schedule is looked at when it changes, when its tool is added, changed (archived) or deleted, at its
- * wake-ups and at each resync. Each reconcile reads the world (the tool from the cache, the newest tick
- * claim and the running runs from the store), decides (reconcile.ts) and acts (execute.ts).
+ * wake-ups and at each resync. Each reconcile reads the world (the tool from the cache, the key the
+ * schedule runs as, the newest tick claim and the running runs from the store), decides (reconcile.ts)
+ * and acts (execute.ts).
  */
-import { resourceNameForId, toolIdOf } from '../../contract/resources/convert.ts';
+import type { Tool } from '../../contract/api/tool.ts';
+import {
+  resourceNameForId,
+  scheduleIdOf,
+  toolFromResource,
+  toolIdOf,
+} from '../../contract/resources/convert.ts';
 import type { ToolResource, ToolScheduleResource } from '../../contract/resources/kinds.ts';
 import { Informer } from '../../kube/informer.ts';
 import type { ResourceClient } from '../../kube/resources/index.ts';
 import { type JobFailure, JobSupervisor } from '../../kube/supervisor.ts';
 import { WorkQueue } from '../../kube/work-queue.ts';
+import { keyNow } from '../../runs/run-as.ts';
+import { runAsNow } from '../../runs/scheduled.ts';
 import { type ScheduleClock, SYSTEM_CLOCK } from '../../schedules/clock.ts';
 import { compileSchedule } from '../../schedules/cron.ts';
+import { scheduleHold } from '../../schedules/holds.ts';
 import { ScheduleEventReason } from '../../schedules/reasons.ts';
-import type { ToolState } from '../../schedules/service.ts';
 import type { Store } from '../../store/index.ts';
 import type { EventRecorder } from '../events.ts';
 import type { ControllerHealth } from '../health.ts';
@@ -25,7 +34,8 @@ import { decideSchedule } from './reconcile.ts';
 export interface ScheduleControllerOptions {
   toolSchedules: ResourceClient<ToolScheduleResource>;
   tools: ResourceClient<ToolResource>;
-  store: Pick<Store, 'scheduleTicks' | 'getRun'>;
+  /** Tick claims, the runs of ticks, and the API keys schedules run as (looked at before every tick). */
+  store: Pick<Store, 'scheduleTicks' | 'getRun' | 'findApiKeyById'>;
   runs: ScheduledRunStarter;
   events: EventRecorder;
   /** Runs each reconcile as a background job: failures logged, counted, retried with backoff. */
@@ -112,10 +122,11 @@ export class ScheduleController {
     }
   }
 
-  #toolState(toolId: string): ToolState {
+  /** The tool as the cache has it; undefined when it does not exist. */
+  #tool(toolId: string): Tool | undefined {
     const tool = this.#tools.get(resourceNameForId(toolId));
-    if (!tool || toolIdOf(tool) !== toolId) return 'missing';
-    return tool.spec.archived ? 'archived' : 'ready';
+    if (!tool || toolIdOf(tool) !== toolId) return undefined;
+    return toolFromResource(tool);
   }
 
   #wakeAt(name: string, when: Date): void {
@@ -172,13 +183,15 @@ export class ScheduleController {
     const { store } = this.#opts;
     const lastClaim = await store.scheduleTicks.latest(schedule.metadata.uid ?? name);
     const lastRun = lastClaim?.runId ? await store.getRun(lastClaim.runId) : undefined;
+    // The key it runs as, as it is now: a revoked key's schedule starts nothing more (schedules/holds.ts).
+    const key = await keyNow(store, schedule.spec.runAs?.userId);
     const decision = decideSchedule({
       now: this.#clock.now(),
       schedule,
-      tool: this.#toolState(schedule.spec.toolId),
+      hold: scheduleHold(schedule.spec, this.#tool(schedule.spec.toolId), key),
       lastClaim,
       lastRunStatus: lastClaim?.runId ? (lastRun?.status ?? null) : undefined,
-      running: await store.scheduleTicks.runningRuns(name),
+      running: await store.scheduleTicks.runningRuns(schedule.spec.toolId, scheduleIdOf(schedule)),
     });
     const { lost } = await executeSchedule(schedule, decision, {
       store,
@@ -188,6 +201,7 @@ export class ScheduleController {
       events: this.#opts.events,
       identity: this.#opts.identity,
       now: () => this.#clock.now(),
+      runAs: runAsNow(schedule.spec.runAs, key),
       ...(this.#opts.log ? { log: this.#opts.log } : {}),
     });
     // Another process acted on the tick first: decide again from what it did.

@@ -4,6 +4,8 @@
  * claim entitles to (cancel what Replace replaces, start the run), then the status and the Events.
  */
 import { isApiError, KG_ERR_RUN_ID_CONFLICT } from '../../contract/api/errors.ts';
+import type { ScheduleRunAs } from '../../contract/api/schedule.ts';
+import { scheduleIdOf } from '../../contract/resources/convert.ts';
 import type { ToolScheduleResource } from '../../contract/resources/kinds.ts';
 import type { Informer } from '../../kube/informer.ts';
 import type { ResourceClient } from '../../kube/resources/index.ts';
@@ -34,6 +36,8 @@ export interface ScheduleExecuteDeps {
   identity: string;
   /** The schedules' clock: when a claim is made. */
   now: () => Date;
+  /** The rights the tick's runs carry: spec.runAs narrowed to what its key may do now (runs/run-as.ts). */
+  runAs: ScheduleRunAs | undefined;
   log?: (line: string) => void;
 }
 
@@ -118,14 +122,14 @@ async function startRun(
   runId: string,
   deps: ScheduleExecuteDeps,
 ): Promise<'done' | ScheduleEvent> {
-  const { spec, metadata } = schedule;
+  const { spec } = schedule;
   const run: ScheduledRun = {
     runId,
-    scheduleId: metadata.name,
+    scheduleId: scheduleIdOf(schedule),
     toolId: spec.toolId,
     inputs: spec.inputs ?? {},
     options: spec.options ?? {},
-    runAs: spec.runAs,
+    runAs: deps.runAs,
   };
   try {
     await deps.runs.start(run);

@@ -1,6 +1,6 @@
 /**
  * The ToolSchedule reconciler's decision: `decideSchedule(observed) → decision`, pure. From the schedule,
- * its tool's state, the newest claimed tick (the store's, shared by every replica) and the schedule's
+ * what holds it back (its tool, its payload, its key), the newest claimed tick (the store's, shared by every replica) and the schedule's
  * running runs, it says which tick to act on and how (start its run, cancel what Replace replaces,
  * record it as skipped or missed, retry a failed run, start again a claimed run a crash lost), the status
  * and Events that follow, and when to look again. execute.ts carries it out; a claim lost to another
@@ -9,13 +9,14 @@
 import type { ToolScheduleResource } from '../../contract/resources/kinds.ts';
 import type { StatusPatch } from '../../kube/resources/index.ts';
 import { type CronSchedule, compileSchedule } from '../../schedules/cron.ts';
+import type { ScheduleHold } from '../../schedules/holds.ts';
 import {
   ScheduleConditionType,
   ScheduleEventReason,
   ScheduleReason,
   TickReason,
 } from '../../schedules/reasons.ts';
-import { scheduleState, type ToolState } from '../../schedules/service.ts';
+import { scheduleState } from '../../schedules/service.ts';
 import { concurrencyVerdict, dueTick, scheduledRunId } from '../../schedules/ticks.ts';
 import type { RunStatus, TickClaim } from '../../store/index.ts';
 import { conditionIs, kubeTime, setCondition } from '../conditions.ts';
@@ -24,7 +25,8 @@ import type { EventType } from '../events.ts';
 export interface ScheduleObservation {
   now: Date;
   schedule: ToolScheduleResource;
-  tool: ToolState;
+  /** What holds it back now (its tool, its payload, the key it runs as: schedules/holds.ts), if anything. */
+  hold: ScheduleHold | undefined;
   /** The schedule's newest claimed tick. */
   lastClaim: TickClaim | undefined;
   /** The status of lastClaim's run; null: the claim started a run the store does not have. */
@@ -84,7 +86,7 @@ export function decideSchedule(o: ScheduleObservation): ScheduleDecision {
   const { spec, metadata } = schedule;
   const status = schedule.status ?? {};
   const generation = metadata.generation ?? 1;
-  const state = scheduleState(spec, o.tool, now);
+  const state = scheduleState(spec, o.hold, now);
   const events: ScheduleEvent[] = [];
   const ready = status.conditions?.find((c) => c.type === ScheduleConditionType.Ready);
   const compiled = compileSchedule(spec.schedule, spec.timeZone ?? 'UTC', now);

@@ -56,6 +56,24 @@ export async function findApiKeyByHash(db: Db, keyHash: string): Promise<StoredA
   return rows[0] ? apiKeyFromRow(rows[0]) : undefined;
 }
 
+/**
+ * The key with this id whether revoked or not, and when it was revoked (null: it is not); undefined when
+ * no key ever had the id. What a schedule's tick and a chain look at: the key they act as, now.
+ */
+export async function findApiKeyById(
+  db: Db,
+  id: string,
+): Promise<{ key: StoredApiKey; revokedAt: string | null } | undefined> {
+  const { rows } = await db.query<ApiKeyRow & { revoked_at: Date | string | null }>(
+    `SELECT ${API_KEY_COLUMNS}, revoked_at FROM api_keys WHERE id = $1`,
+    [id],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  const { revoked_at, ...rest } = row;
+  return { key: apiKeyFromRow(rest), revokedAt: revoked_at === null ? null : toIso(revoked_at) };
+}
+
 /** Oldest first. */
 export async function listApiKeys(db: Db): Promise<StoredApiKey[]> {
   const { rows } = await db.query<ApiKeyRow>(

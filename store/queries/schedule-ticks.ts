@@ -14,7 +14,7 @@ export interface TickClaim {
   scheduleUid: string;
   tickAt: string;
   namespace: string;
-  /** The ToolSchedule's name (the schedule id of the REST API). */
+  /** The ToolSchedule's name (the REST API's schedule id, unless its spec.id says another). */
   scheduleId: string;
   outcome: TickOutcome;
   /** Why a tick was skipped or missed (a named reason). */
@@ -44,8 +44,12 @@ export interface ScheduleTickQueries {
   claimRetry(scheduleUid: string, tickAt: string, fromAttempt: number, runId: string): Promise<boolean>;
   /** Drops the claims of a schedule that was deleted; returns how many. */
   forget(scheduleUid: string): Promise<number>;
-  /** Ids of the runs of the schedule (by schedule id) that are still running, oldest first. */
-  runningRuns(scheduleId: string): Promise<string[]>;
+  /** Ids of the runs of the tool's schedule (by schedule id) that are still running, oldest first. */
+  runningRuns(toolId: string, scheduleId: string): Promise<string[]>;
+  /** The running runs of several schedules in one query, oldest first (the REST list's activeRunIds). */
+  runningRunsOf(
+    schedules: ReadonlyArray<{ toolId: string; scheduleId: string }>,
+  ): Promise<Array<{ toolId: string; scheduleId: string; runId: string }>>;
 }
 
 interface Row {
@@ -128,12 +132,26 @@ export function bindScheduleTickQueries(db: Db): ScheduleTickQueries {
       ]);
       return rowCount;
     },
-    async runningRuns(scheduleId) {
+    async runningRuns(toolId, scheduleId) {
+      // Schedule ids are unique per tool: two tools' schedules may share one.
       const { rows } = await db.query<{ run_id: string }>(
-        `SELECT run_id FROM runs WHERE schedule_id = $1 AND status = 'running' ORDER BY started_at, run_id`,
-        [scheduleId],
+        `SELECT run_id FROM runs WHERE schedule_id = $1 AND tool_id = $2 AND status = 'running'
+          ORDER BY started_at, run_id`,
+        [scheduleId, toolId],
       );
       return rows.map((row) => row.run_id);
+    },
+    async runningRunsOf(schedules) {
+      if (schedules.length === 0) return [];
+      const wanted = new Set(schedules.map((s) => `${s.toolId}\0${s.scheduleId}`));
+      const { rows } = await db.query<{ run_id: string; tool_id: string; schedule_id: string }>(
+        `SELECT run_id, tool_id, schedule_id FROM runs
+          WHERE ${d.inArray('schedule_id', '$1')} AND status = 'running' ORDER BY started_at, run_id`,
+        [[...new Set(schedules.map((s) => s.scheduleId))]],
+      );
+      return rows
+        .filter((row) => wanted.has(`${row.tool_id}\0${row.schedule_id}`))
+        .map((row) => ({ toolId: row.tool_id, scheduleId: row.schedule_id, runId: row.run_id }));
     },
   };
 }

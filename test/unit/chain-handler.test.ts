@@ -20,8 +20,11 @@ function parentRun(overrides: Partial<StoredRun> = {}): StoredRun {
 /** A store with just the reads the chain handler makes. */
 function storeWith(runs: StoredRun[]): Store {
   const byId = new Map(runs.map((run) => [run.runId, run]));
-  const fake: Pick<Store, 'getRun' | 'getRunResult'> = {
+  const fake: Pick<Store, 'getRun' | 'getRunResult' | 'findApiKeyById'> = {
     getRun: async (runId) => byId.get(runId),
+    // No API key has the parents' user ids here (test/integration/security/api-revoked-keys.test.ts
+    // plays a key revoked while its run ran).
+    findApiKeyById: async () => undefined,
     getRunResult: async (runId) => ({
       runId,
       success: true,

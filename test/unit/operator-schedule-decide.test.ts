@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ToolScheduleResource, ToolScheduleSpec } from '../../contract/resources/kinds.ts';
 import { decideSchedule, type ScheduleObservation } from '../../operator/schedule/reconcile.ts';
+import { toolHold } from '../../schedules/holds.ts';
 import { ScheduleReason, TickReason } from '../../schedules/reasons.ts';
 import { scheduledRunId } from '../../schedules/ticks.ts';
 import type { TickClaim } from '../../store/index.ts';
@@ -69,7 +70,7 @@ function claim(tickAt: string, extra: Partial<TickClaim> = {}): TickClaim {
 function observe(o: Partial<Omit<ScheduleObservation, 'now'>> & { now: string }): ScheduleObservation {
   return {
     schedule: schedule(),
-    tool: 'ready',
+    hold: undefined,
     lastClaim: undefined,
     lastRunStatus: undefined,
     running: [],
@@ -221,8 +222,9 @@ describe('the ToolSchedule reconciler', () => {
       ['archived', 'ToolArchived'],
       ['missing', 'ToolNotFound'],
     ] as const) {
+      const hold = toolHold(tool);
       const paused = decideSchedule(
-        observe({ tool, lastClaim: claim('2025-06-01T08:00:00Z'), now: '2025-06-01T08:05:00Z' }),
+        observe({ hold, lastClaim: claim('2025-06-01T08:00:00Z'), now: '2025-06-01T08:05:00Z' }),
       );
       expect(paused.tick).toBeUndefined();
       expect(paused.status?.conditions?.[0]).toMatchObject({ status: 'False', reason });
@@ -230,7 +232,7 @@ describe('the ToolSchedule reconciler', () => {
       expect(paused.events).toEqual([expect.objectContaining({ type: 'Warning', reason: 'Paused' })]);
       // Once paused (its status says so), ticks do not wake it: only the tool's return does.
       const again = decideSchedule(
-        observe({ tool, schedule: schedule({}, { readyReason: reason }), now: '2025-06-01T08:10:00Z' }),
+        observe({ hold, schedule: schedule({}, { readyReason: reason }), now: '2025-06-01T08:10:00Z' }),
       );
       expect(again.events).toEqual([]);
       expect(again.requeueAt).toBeUndefined();

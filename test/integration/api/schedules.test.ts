@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { ToolSchedule } from '../../../contract/api/schedule.ts';
 import { createEmbeddedKubeglueResources } from '../../../kube/resources/index.ts';
 import { useTestApi } from '../../support/embedded.ts';
-import { createEchoTool } from '../../support/schedules.ts';
+import { createEchoTool, getSchedule } from '../../support/schedules.ts';
 
 const api = useTestApi();
 let limitedKey: string;
@@ -258,6 +258,122 @@ describe('the schedule routes', () => {
     // A schedule is found only under its own tool.
     const wrongTool = await api.call('GET', `/v1/tools/report/schedules/${theirs.body.id}`);
     expect(wrongTool.status).toBe(404);
+  });
+
+  it('keeps schedule ids per tool: a key limited to a tool neither learns nor reserves the ids of others', async () => {
+    const others = await api.call<ToolSchedule>('POST', '/v1/tools/other/schedules', {
+      body: { id: 'nightly', cronExpression: '0 2 * * *' },
+    });
+    expect(others.status).toBe(201);
+    // The same id under the key's own tool is created as if the other did not exist: no 409 tells it does.
+    const mine = await api.call<ToolSchedule>('POST', '/v1/tools/report/schedules', {
+      key: limitedKey,
+      body: { id: 'nightly', cronExpression: '0 3 * * *' },
+    });
+    expect([mine.status, mine.body.id, mine.body.toolId]).toEqual([201, 'nightly', 'report']);
+    expect(await getSchedule(api, 'report', 'nightly', limitedKey)).toMatchObject({
+      id: 'nightly',
+      cronExpression: '0 3 * * *',
+    });
+    expect(await getSchedule(api, 'other', 'nightly')).toMatchObject({
+      id: 'nightly',
+      cronExpression: '0 2 * * *',
+    });
+
+    // An id the limited key takes first does not block another tool's schedule from having it.
+    const first = await api.call('POST', '/v1/tools/report/schedules', {
+      key: limitedKey,
+      body: { id: 'weekly', cronExpression: '0 4 * * 1' },
+    });
+    expect(first.status).toBe(201);
+    const second = await api.call('POST', '/v1/tools/other/schedules', {
+      body: { id: 'weekly', cronExpression: '0 5 * * 1' },
+    });
+    expect(second.status).toBe(201);
+
+    // Within one tool an id is taken once.
+    const again = await api.call<{ error: { code: string } }>('POST', '/v1/tools/report/schedules', {
+      key: limitedKey,
+      body: { id: 'nightly', cronExpression: '0 6 * * *' },
+    });
+    expect([again.status, again.body.error.code]).toEqual([409, 'KG_ERR_SCHEDULE_EXISTS']);
+
+    // Each is changed and deleted under its own tool, leaving the other alone.
+    const changed = await api.call<ToolSchedule>('PUT', '/v1/tools/other/schedules/nightly', {
+      body: { cronExpression: '0 1 * * *' },
+    });
+    expect(changed.body).toMatchObject({ id: 'nightly', toolId: 'other', cronExpression: '0 1 * * *' });
+    expect((await getSchedule(api, 'report', 'nightly', limitedKey)).cronExpression).toBe('0 3 * * *');
+    expect((await api.call('DELETE', '/v1/tools/report/schedules/nightly', { key: limitedKey })).status).toBe(
+      200,
+    );
+    expect((await getSchedule(api, 'other', 'nightly')).cronExpression).toBe('0 1 * * *');
+    const listed = await api.call<{ data: ToolSchedule[] }>('GET', '/v1/schedules?limit=1000');
+    expect(
+      listed.body.data
+        .filter((s) => s.id === 'weekly')
+        .map((s) => s.toolId)
+        .sort(),
+    ).toEqual(['other', 'report']);
+
+    // kubectl sees one ToolSchedule per tool's schedule, named after the id and a hash, the id in spec.id.
+    const resources = createEmbeddedKubeglueResources(api.embedded.store.resources, 'default');
+    const weekly = (await resources.toolSchedules.list()).items.filter((r) => r.spec.id === 'weekly');
+    expect(weekly.map((r) => r.spec.toolId).sort()).toEqual(['other', 'report']);
+    for (const resource of weekly) expect(resource.metadata.name).toMatch(/^weekly-[0-9a-f]{10}$/);
+    expect(new Set(weekly.map((r) => r.metadata.name)).size).toBe(2);
+  });
+
+  it('refuses an enabled schedule whose payload the inputSchema refuses, also when the body leaves it out', async () => {
+    const refused = await api.call<{ error: { code: string; message: string } }>(
+      'POST',
+      '/v1/tools/typed/schedules',
+      { body: { cronExpression: '* * * * *' } },
+    );
+    expect([refused.status, refused.body.error.code]).toEqual([400, 'KG_ERR_INPUTS_INVALID']);
+    expect(refused.body.error.message).toMatch(/\bn\b/);
+    // Disabled it may wait without one; enabling it then needs one the tool accepts.
+    const disabled = await api.call<ToolSchedule>('POST', '/v1/tools/typed/schedules', {
+      body: { cronExpression: '* * * * *', enabled: false },
+    });
+    expect([disabled.status, disabled.body.status]).toEqual([201, 'disabled']);
+    const path = `/v1/tools/typed/schedules/${disabled.body.id}`;
+    const enabling = await api.call<{ error: { code: string } }>('PUT', path, { body: { enabled: true } });
+    expect([enabling.status, enabling.body.error.code]).toEqual([400, 'KG_ERR_INPUTS_INVALID']);
+    const other = await api.call<{ error: { code: string } }>('PUT', path, {
+      body: { enabled: true, cronExpression: '@hourly' },
+    });
+    expect(other.body.error.code).toBe('KG_ERR_INPUTS_INVALID');
+    const enabled = await api.call<ToolSchedule>('PUT', path, { body: { enabled: true, payload: { n: 1 } } });
+    expect([enabled.status, enabled.body.status, enabled.body.payload]).toEqual([200, 'active', { n: 1 }]);
+    // A payload given is checked whether the schedule is enabled or not.
+    const bad = await api.call<{ error: { code: string } }>('PUT', path, {
+      body: { enabled: false, payload: { n: 'one' } },
+    });
+    expect(bad.body.error.code).toBe('KG_ERR_INPUTS_INVALID');
+    await api.call('DELETE', path);
+  });
+
+  it("refuses a payload larger than a schedule's limit, naming the setting", async () => {
+    const large = { blob: 'x'.repeat(8 * 1024 * 1024) };
+    const refused = await api.call<{ error: { code: string; message: string } }>(
+      'POST',
+      '/v1/tools/report/schedules',
+      { body: { cronExpression: '* * * * *', payload: large } },
+    );
+    expect([refused.status, refused.body.error.code]).toEqual([413, 'KG_ERR_SCHEDULE_PAYLOAD_TOO_LARGE']);
+    expect(refused.body.error.message).toContain('KUBEGLUE_MAX_SCHEDULE_PAYLOAD_BYTES');
+    const created = await api.call<ToolSchedule>('POST', '/v1/tools/report/schedules', {
+      body: { cronExpression: '* * * * *', payload: { small: true } },
+    });
+    const changed = await api.call<{ error: { code: string } }>(
+      'PUT',
+      `/v1/tools/report/schedules/${created.body.id}`,
+      { body: { payload: large } },
+    );
+    expect([changed.status, changed.body.error.code]).toEqual([413, 'KG_ERR_SCHEDULE_PAYLOAD_TOO_LARGE']);
+    expect((await getSchedule(api, 'report', created.body.id)).payload).toEqual({ small: true });
+    await api.call('DELETE', `/v1/tools/report/schedules/${created.body.id}`);
   });
 
   it('pages the list as superglue clients read it', async () => {

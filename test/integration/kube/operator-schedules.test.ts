@@ -26,6 +26,7 @@ import type { Event, Secret } from '../../../kube/types.ts';
 import { createClusterRunStarters } from '../../../operator/cluster-runs.ts';
 import { createEventRecorder } from '../../../operator/events.ts';
 import { ScheduleController } from '../../../operator/schedule/controller.ts';
+import { scheduledRunId } from '../../../schedules/ticks.ts';
 import { openStore, type Store } from '../../../store/index.ts';
 import { grantKubeglueRoles, waitFor } from '../../support/kube/kubeglue.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
@@ -90,6 +91,14 @@ describeKube('the ToolSchedule controller on Kubernetes', () => {
       kinds: KUBEGLUE_KIND_SPECS,
     });
     await admin.tools.create(tool);
+    await admin.tools.create({
+      ...tool,
+      metadata: { name: 'typed' },
+      spec: {
+        ...tool.spec,
+        inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+      },
+    });
   }, 60_000);
 
   afterAll(async () => {
@@ -173,6 +182,75 @@ describeKube('the ToolSchedule controller on Kubernetes', () => {
       (list) => list.some((e) => e.reason === 'RunStarted'),
     );
     expect(events.find((e) => e.reason === 'RunStarted')?.message).toContain(run?.runId);
+  });
+
+  it('starts no run at the tick after the key it runs as was revoked: Ready=False KeyRevoked and a Paused Event', async () => {
+    await store.insertApiKey({
+      id: 'key-revoked-later',
+      name: 'revoked later',
+      keyHash: 'not-a-real-hash',
+      scopes: ['tools:read', 'tools:write', 'runs:read', 'runs:execute'],
+      toolIds: ['echo'],
+      systemIds: null,
+      admin: false,
+      createdAt: new Date().toISOString(),
+    });
+    const created = await bed.kube.request(collection(), {
+      method: 'POST',
+      body: {
+        apiVersion: 'kubeglue.dev/v1alpha1',
+        kind: 'ToolSchedule',
+        metadata: { name: 'keyed' },
+        spec: {
+          toolId: 'echo',
+          schedule: '* * * * *',
+          runAs: { userId: 'key-revoked-later', toolIds: ['echo'] },
+        },
+      },
+    });
+    expect(created.status).toBe(201);
+    const scheduled = await scheduleWhen('keyed', 'Ready', (s) => ready(s)?.status === 'True');
+    const next = scheduled?.status?.nextScheduleTime as string;
+    // The shared clock may be past a tick since its creation already: that one ran while the key was valid.
+    const before = scheduled?.status?.lastRunId;
+
+    expect(await store.revokeApiKey('key-revoked-later')).toBe(true);
+    clock.set(new Date(Date.parse(next) + 1_000));
+    const held = await scheduleWhen('keyed', 'Ready=False', (s) => ready(s)?.status === 'False');
+    expect(ready(held)).toMatchObject({
+      reason: 'KeyRevoked',
+      message: expect.stringContaining("the API key 'key-revoked-later' the schedule runs as was revoked"),
+    });
+    expect(held?.status?.lastRunId).toBe(before);
+    const uid = held?.metadata.uid as string;
+    expect(await store.getRun(scheduledRunId(uid, new Date(next)))).toBeUndefined();
+    const events = await waitFor(
+      'the Paused Event',
+      () => eventsOf('keyed'),
+      (list) => list.some((e) => e.reason === 'Paused'),
+    );
+    expect(events.find((e) => e.reason === 'Paused')).toMatchObject({
+      type: 'Warning',
+      message: expect.stringContaining('was revoked'),
+    });
+  });
+
+  it("reports inputs its tool's inputSchema refuses as Ready=False InputsInvalid, starting no run", async () => {
+    const created = await bed.kube.request(collection(), {
+      method: 'POST',
+      body: {
+        apiVersion: 'kubeglue.dev/v1alpha1',
+        kind: 'ToolSchedule',
+        metadata: { name: 'typed-without-n' },
+        spec: { toolId: 'typed', schedule: '* * * * *', inputs: { n: 'one' } },
+      },
+    });
+    expect(created.status).toBe(201);
+    const held = await scheduleWhen('typed-without-n', 'Ready=False', (s) => ready(s)?.status === 'False');
+    expect(ready(held)).toMatchObject({
+      reason: 'InputsInvalid',
+      message: expect.stringContaining("inputSchema of tool 'typed'"),
+    });
   });
 
   it('refuses a malformed expression at the API server, and reports one it cannot evaluate', async () => {

@@ -12,6 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../../contract/api/run.ts';
+import type { ToolSchedule } from '../../../contract/api/schedule.ts';
+import type { ToolScheduleResource } from '../../../contract/resources/kinds.ts';
+import { createEmbeddedKubeglueResources } from '../../../kube/resources/index.ts';
 import { startTestApi, type TestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 import { ManualClock } from '../../support/manual-clock.ts';
@@ -236,6 +239,95 @@ describe('a schedule in the embedded deployment', () => {
     // The key's tool limit travels with the run (as with hooks and chains).
     const stored = await api.embedded.store.getRun(schedule.lastRunId as string);
     expect(stored?.allowedToolIds).toEqual(['echo']);
+  });
+});
+
+describe('what holds a schedule back, looked at before every tick', () => {
+  const readyOf = (resource: ToolScheduleResource | undefined) =>
+    resource?.status?.conditions?.find((c) => c.type === 'Ready');
+  /** The ToolSchedule as kubectl reads it, once the operator's Ready condition has `reason`. */
+  const untilReady = (name: string, reason: string) =>
+    until(
+      `the Ready condition of ${name} to say ${reason}`,
+      () => createEmbeddedKubeglueResources(api.embedded.store.resources, 'default').toolSchedules.get(name),
+      (resource) => readyOf(resource)?.reason === reason,
+    );
+
+  it('starts no run once the key it runs as is revoked, says why, and runs again when a key takes it over', async () => {
+    const key = await api.call<{ id: string; key: string }>('POST', '/v1/api-keys', {
+      body: {
+        name: 'revoked-later',
+        scopes: ['tools:read', 'tools:write', 'runs:read', 'runs:execute'],
+        toolIds: ['echo'],
+      },
+    });
+    const created = await createSchedule(api, 'echo', { cronExpression: '* * * * *' }, key.body.key);
+    await untilTick(api, 'echo', created.id, nextTick());
+    expect(await runsOf(api, 'echo', created.id)).toHaveLength(1);
+
+    expect((await api.call('DELETE', `/v1/api-keys/${key.body.id}`)).status).toBe(200);
+    // REST says so at once; the operator, at the next tick, before it would start a run.
+    expect(await getSchedule(api, 'echo', created.id)).toMatchObject({
+      enabled: true,
+      status: 'paused',
+      statusReason: 'KeyRevoked',
+      statusMessage: expect.stringContaining(`'${key.body.id}'`),
+    });
+    nextTick();
+    const held = await untilReady(created.id, 'KeyRevoked');
+    expect(readyOf(held)).toMatchObject({ status: 'False', message: expect.stringContaining('was revoked') });
+    expect(await runsOf(api, 'echo', created.id)).toHaveLength(1);
+
+    // A key that may run the tool takes the schedule over by changing it: its runs carry that key's rights.
+    const takenOver = await api.call<ToolSchedule>('PUT', `/v1/tools/echo/schedules/${created.id}`, {
+      body: { enabled: true },
+    });
+    expect(takenOver.body).toMatchObject({ status: 'active', createdByUserId: expect.any(String) });
+    expect(takenOver.body.createdByUserId).not.toBe(key.body.id);
+    await untilReady(created.id, 'Scheduled');
+    const ran = await untilTick(api, 'echo', created.id, nextTick());
+    expect(ran.lastTick?.outcome).toBe('started');
+    const runs = await runsOf(api, 'echo', created.id);
+    expect(runs.map((run) => run.userId)).toEqual([key.body.id, takenOver.body.createdByUserId]);
+  });
+
+  it("pauses when its tool's inputSchema comes to refuse its payload, instead of failing at every tick", async () => {
+    const tool = (type: string) => ({
+      inputSchema: { type: 'object', properties: { n: { type } }, required: ['n'] },
+      steps: [{ id: 'echo', config: { type: 'transform', transformCode: '(s) => s.n' } }],
+    });
+    expect((await api.call('POST', '/v1/tools', { body: { id: 'shaped', ...tool('number') } })).status).toBe(
+      201,
+    );
+    const created = await createSchedule(api, 'shaped', { cronExpression: '* * * * *', payload: { n: 1 } });
+    await untilTick(api, 'shaped', created.id, nextTick());
+
+    expect((await api.call('PUT', '/v1/tools/shaped', { body: tool('string') })).status).toBe(200);
+    expect(await getSchedule(api, 'shaped', created.id)).toMatchObject({
+      status: 'paused',
+      statusReason: 'InputsInvalid',
+      statusMessage: expect.stringMatching(/inputSchema.*\bn\b/),
+    });
+    nextTick();
+    await untilReady(created.id, 'InputsInvalid');
+    const runs = await runsOf(api, 'shaped', created.id);
+    expect(runs.map((run) => run.status)).toEqual(['success']);
+
+    // The tool accepts the payload again: the schedule resumes by itself, from its next tick.
+    expect((await api.call('PUT', '/v1/tools/shaped', { body: tool('number') })).status).toBe(200);
+    await untilReady(created.id, 'Scheduled');
+    await untilTick(api, 'shaped', created.id, nextTick());
+    expect(await runsOf(api, 'shaped', created.id)).toHaveLength(2);
+  });
+
+  it('lists in activeRunIds only the runs that are running', async () => {
+    const created = await createSchedule(api, 'echo', { cronExpression: '* * * * *' });
+    const schedule = await untilTick(api, 'echo', created.id, nextTick());
+    const run = await waitForRun<Run>(api, schedule.lastRunId as string);
+    expect(run.status).toBe('success');
+    expect((await getSchedule(api, 'echo', created.id)).activeRunIds).toEqual([]);
+    const { body } = await api.call<{ data: ToolSchedule[] }>('GET', '/v1/tools/echo/schedules');
+    expect(body.data.find((s) => s.id === created.id)?.activeRunIds).toEqual([]);
   });
 });
 

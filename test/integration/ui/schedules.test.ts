@@ -5,7 +5,7 @@
  * tool's state after runs that wrote it, and its reset. Each page checked with axe-core and photographed.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { KG_ERR_SCHEDULE_INVALID } from '../../../contract/api/errors.ts';
+import { KG_ERR_INPUTS_INVALID, KG_ERR_SCHEDULE_INVALID } from '../../../contract/api/errors.ts';
 import type { ToolSchedule } from '../../../contract/api/schedule.ts';
 // How the page writes an instant in a time zone (the browser's language is en-US: support/browser.ts).
 import { formatInZone } from '../../../ui/components/format.ts';
@@ -165,6 +165,42 @@ describe.skipIf(missing !== undefined)('schedules and tool state in the dashboar
     // The next run starts from nothing again.
     const next = await call<{ data: number }>('POST', '/v1/tools/todo-sync/run', {});
     expect(next.data).toBe(5);
+  });
+
+  it('shows why a schedule starts no run, and refuses in the form one that would fail at every tick', async () => {
+    const key = await call<{ id: string; key: string }>('POST', '/v1/api-keys', {
+      name: 'leaving',
+      scopes: ['tools:read', 'tools:write', 'runs:read', 'runs:execute'],
+      toolIds: ['other'],
+    });
+    await call('POST', '/v1/tools/other/schedules', { id: 'by-leaver', cronExpression: '@daily' }, key.key);
+    await call('DELETE', `/v1/api-keys/${key.id}`);
+    await call('POST', '/v1/tools', {
+      id: 'needs-n',
+      inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+      steps: [{ id: 'echo', config: { type: 'transform', transformCode: '(s) => s.n' } }],
+    });
+
+    const page = await dashboard.open('/schedules?toolId=other');
+    await dashboard.signIn(page);
+    const status = page
+      .getByRole('row', { name: /by-leaver/ })
+      .getByRole('cell')
+      .nth(0);
+    await expect.poll(() => status.textContent()).toContain('paused');
+    expect(await status.textContent()).toContain('KeyRevoked');
+    expect(await status.textContent()).toContain(`the API key '${key.id}' the schedule runs as was revoked`);
+    await expectAccessible(page);
+    await screenshot(page, 'schedule-key-revoked');
+
+    // A tool whose inputs are required: no inputs given is refused, not saved to fail at each tick.
+    await page.getByRole('button', { name: 'New schedule' }).click();
+    await page.getByLabel('Tool to run').fill('needs-n');
+    await page.getByLabel('Cron expression').fill('@daily');
+    await page.getByRole('list', { name: 'Next run times' }).waitFor();
+    await page.getByRole('button', { name: 'Create schedule' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain(KG_ERR_INPUTS_INVALID.code);
+    expect(await schedulesOf('needs-n')).toEqual([]);
   });
 
   it('works at 200 % zoom, in the dark theme', async () => {

@@ -1,6 +1,7 @@
 /**
  * Schedules: every schedule the key sees (GET /v1/schedules), or one tool's (`/schedules?toolId=…`: GET
- * /v1/tools/{toolId}/schedules), with its status and why, its cron expression and time zone, its next run
+ * /v1/tools/{toolId}/schedules), with its status and why (a paused one's message in full: its tool, its
+ * payload or the key it runs as), its cron expression and time zone, its next run
  * and the latest tick it acted on; pause and resume (PUT enabled), delete with a confirmation, and a form
  * for a new one (form.tsx). The page reads the list again every few seconds, so ticks show as they happen.
  */
@@ -90,6 +91,13 @@ function ScheduleRow(props: { schedule: ToolSchedule; mayWrite: boolean; changed
             <span class="muted" title={schedule.statusMessage}>
               {schedule.statusReason}
             </span>
+          </>
+        )}
+        {/* Paused or invalid: what holds it back and what to do is not obvious from the reason alone. */}
+        {(schedule.status === 'paused' || schedule.status === 'invalid') && (
+          <>
+            <br />
+            <small>{schedule.statusMessage}</small>
           </>
         )}
       </td>
@@ -285,7 +293,13 @@ export function SchedulesPage() {
               columns={['Status', 'Schedule', 'Tool', 'Next run', 'Last tick', { hidden: 'Actions' }]}
             >
               {list.data.map((schedule) => (
-                <ScheduleRow key={schedule.id} schedule={schedule} mayWrite={mayWrite} changed={reload} />
+                // Ids are unique per tool only: two tools' schedules may share one.
+                <ScheduleRow
+                  key={`${schedule.toolId}/${schedule.id}`}
+                  schedule={schedule}
+                  mayWrite={mayWrite}
+                  changed={reload}
+                />
               ))}
             </Table>
           )}
