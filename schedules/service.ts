@@ -21,6 +21,7 @@ import type {
   ToolScheduleCreateBody,
   ToolScheduleUpdateBody,
 } from '../contract/api/schedule.ts';
+import { apiInstant, resourceTimes } from '../contract/resources/convert.ts';
 import type { ToolScheduleResource, ToolScheduleSpec } from '../contract/resources/kinds.ts';
 import { UPDATED_AT_ANNOTATION } from '../contract/resources/labels.ts';
 import { API_VERSION } from '../contract/resources/meta.ts';
@@ -97,7 +98,11 @@ export function scheduleView(resource: ToolScheduleResource, now: Date, tool?: T
         ? 'missing'
         : 'ready';
   const state = scheduleState(spec, tool ?? lastSeen, now);
-  const createdAt = metadata.creationTimestamp ?? now.toISOString();
+  const times = resourceTimes(metadata);
+  // Before the API server answered the create (never in an answer): now.
+  const createdAt = times.createdAt ?? now.toISOString();
+  const lastRunAt = apiInstant(status?.lastScheduleTime);
+  const lastTickAt = apiInstant(status?.lastTick?.time);
   const next = compiled.ok ? compiled.schedule.next(now) : undefined;
   return {
     id: metadata.name,
@@ -108,10 +113,10 @@ export function scheduleView(resource: ToolScheduleResource, now: Date, tool?: T
     payload: spec.inputs ?? {},
     options: spec.options ?? {},
     ...(spec.runAs?.userId ? { createdByUserId: spec.runAs.userId } : {}),
-    ...(status?.lastScheduleTime ? { lastRunAt: status.lastScheduleTime } : {}),
+    ...(lastRunAt ? { lastRunAt } : {}),
     nextRunAt: next ? next.toISOString() : null,
     createdAt,
-    updatedAt: metadata.annotations?.[UPDATED_AT_ANNOTATION] ?? createdAt,
+    updatedAt: times.updatedAt ?? createdAt,
     concurrencyPolicy: spec.concurrencyPolicy ?? 'Allow',
     startingDeadlineSeconds: spec.startingDeadlineSeconds ?? null,
     status: state.state,
@@ -120,10 +125,10 @@ export function scheduleView(resource: ToolScheduleResource, now: Date, tool?: T
     statusMessage: state.message,
     activeRunIds: status?.active ?? [],
     ...(status?.lastRunId ? { lastRunId: status.lastRunId } : {}),
-    ...(status?.lastTick
+    ...(status?.lastTick && lastTickAt
       ? {
           lastTick: {
-            at: status.lastTick.time,
+            at: lastTickAt,
             outcome: status.lastTick.outcome.toLowerCase() as 'started' | 'skipped' | 'missed',
             ...(status.lastTick.reason ? { reason: status.lastTick.reason } : {}),
           },

@@ -3,7 +3,7 @@ import type { Environment } from '../api/system.ts';
 import type { Tool } from '../api/tool.ts';
 import type { SystemResource, SystemSpec, ToolManifest, ToolResource, ToolSpec } from './kinds.ts';
 import { ENVIRONMENT_LABEL, SYSTEM_ID_LABEL, UPDATED_AT_ANNOTATION } from './labels.ts';
-import { API_VERSION } from './meta.ts';
+import { API_VERSION, type ObjectMeta } from './meta.ts';
 
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
@@ -46,6 +46,31 @@ export function toolIdOf(resource: Pick<ToolResource, 'metadata' | 'spec'>): str
   return resource.spec.id ?? resource.metadata.name;
 }
 
+/**
+ * An instant as every /v1 answer gives it: ISO 8601 in UTC with milliseconds (`2026-01-02T03:04:05.000Z`,
+ * `Date#toISOString`), as runs always had it. Kubernetes writes whole seconds (`creationTimestamp`, status
+ * times: `2026-01-02T03:04:05Z`); without this a tool answered `createdAt` in one format and `updatedAt`
+ * (the annotation) in the other. Undefined for what is no instant.
+ */
+export function apiInstant(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const time = Date.parse(value);
+  return Number.isNaN(time) ? undefined : new Date(time).toISOString();
+}
+
+/**
+ * `createdAt` and `updatedAt` of a Tool, System or ToolSchedule: the creationTimestamp, and the updated-at
+ * annotation (absent, as on an object kubectl applied: the creation). Never earlier than the creation: the
+ * annotation is written just before the API server stamps the creation, in whole seconds and on its own
+ * clock.
+ */
+export function resourceTimes(metadata: ObjectMeta): { createdAt?: string; updatedAt?: string } {
+  const createdAt = apiInstant(metadata.creationTimestamp);
+  const annotated = apiInstant(metadata.annotations?.[UPDATED_AT_ANNOTATION]);
+  const updatedAt = createdAt && (!annotated || annotated < createdAt) ? createdAt : annotated;
+  return { ...(createdAt ? { createdAt } : {}), ...(updatedAt ? { updatedAt } : {}) };
+}
+
 /** REST Tool → Tool resource. Server fields become metadata; unchanged metadata of `existing` is kept. */
 export function toolToResource(tool: Tool, namespace: string, existing?: ToolResource): ToolResource {
   const { id, createdAt: _c, updatedAt, ...fields } = tool;
@@ -74,14 +99,7 @@ export function toolManifest(tool: Tool, namespace: string): ToolManifest {
 /** Tool resource → REST Tool. */
 export function toolFromResource(resource: ToolResource): Tool {
   const { id: _id, ...fields } = resource.spec;
-  const createdAt = resource.metadata.creationTimestamp;
-  const updatedAt = resource.metadata.annotations?.[UPDATED_AT_ANNOTATION] ?? createdAt;
-  return {
-    id: toolIdOf(resource),
-    ...fields,
-    ...(createdAt ? { createdAt } : {}),
-    ...(updatedAt ? { updatedAt } : {}),
-  };
+  return { id: toolIdOf(resource), ...fields, ...resourceTimes(resource.metadata) };
 }
 
 /** One object per (id, environment): `<name>-prod`, `<name>-dev`, sharing the system-id label. */
