@@ -26,7 +26,12 @@ import type {
   ToolScheduleUpdateBody,
 } from '../contract/api/schedule.ts';
 import type { Tool } from '../contract/api/tool.ts';
-import { scheduleIdOf, scheduleResourceName } from '../contract/resources/convert.ts';
+import {
+  apiInstant,
+  resourceTimes,
+  scheduleIdOf,
+  scheduleResourceName,
+} from '../contract/resources/convert.ts';
 import type { ToolScheduleResource, ToolScheduleSpec } from '../contract/resources/kinds.ts';
 import { UPDATED_AT_ANNOTATION } from '../contract/resources/labels.ts';
 import { API_VERSION } from '../contract/resources/meta.ts';
@@ -103,7 +108,11 @@ export function scheduleView(
   const compiled = compileSchedule(spec.schedule, timeZone, now);
   const ready = status?.conditions?.find((c) => c.type === ScheduleConditionType.Ready);
   const state = scheduleState(spec, hold, now);
-  const createdAt = metadata.creationTimestamp ?? now.toISOString();
+  const times = resourceTimes(metadata);
+  // Before the API server answered the create (never in an answer): now.
+  const createdAt = times.createdAt ?? now.toISOString();
+  const lastRunAt = apiInstant(status?.lastScheduleTime);
+  const lastTickAt = apiInstant(status?.lastTick?.time);
   const next = compiled.ok ? compiled.schedule.next(now) : undefined;
   return {
     id: scheduleIdOf(resource),
@@ -114,10 +123,10 @@ export function scheduleView(
     payload: spec.inputs ?? {},
     options: spec.options ?? {},
     ...(spec.runAs?.userId ? { createdByUserId: spec.runAs.userId } : {}),
-    ...(status?.lastScheduleTime ? { lastRunAt: status.lastScheduleTime } : {}),
+    ...(lastRunAt ? { lastRunAt } : {}),
     nextRunAt: next ? next.toISOString() : null,
     createdAt,
-    updatedAt: metadata.annotations?.[UPDATED_AT_ANNOTATION] ?? createdAt,
+    updatedAt: times.updatedAt ?? createdAt,
     concurrencyPolicy: spec.concurrencyPolicy ?? 'Allow',
     startingDeadlineSeconds: spec.startingDeadlineSeconds ?? null,
     status: state.state,
@@ -126,10 +135,10 @@ export function scheduleView(
     statusMessage: state.message,
     activeRunIds,
     ...(status?.lastRunId ? { lastRunId: status.lastRunId } : {}),
-    ...(status?.lastTick
+    ...(status?.lastTick && lastTickAt
       ? {
           lastTick: {
-            at: status.lastTick.time,
+            at: lastTickAt,
             outcome: status.lastTick.outcome.toLowerCase() as 'started' | 'skipped' | 'missed',
             ...(status.lastTick.reason ? { reason: status.lastTick.reason } : {}),
           },

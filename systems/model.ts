@@ -6,9 +6,8 @@ import {
   type System,
   superglueAuthenticationType,
 } from '../contract/api/system.ts';
-import { systemResourceName } from '../contract/resources/convert.ts';
+import { resourceTimes, systemResourceName } from '../contract/resources/convert.ts';
 import type { SystemResource } from '../contract/resources/kinds.ts';
-import { UPDATED_AT_ANNOTATION } from '../contract/resources/labels.ts';
 
 /** The dev and prod objects of one system id. */
 export type Variants = ReadonlyMap<Environment, SystemResource>;
@@ -87,8 +86,7 @@ export function toApiSystem(resource: SystemResource, credentialKeys: Iterable<s
   const { spec, metadata } = resource;
   const credentials: Record<string, string> = {};
   for (const key of [...credentialKeys].sort()) credentials[key] = credentialPlaceholder(spec.id, key);
-  const createdAt = metadata.creationTimestamp;
-  const updatedAt = metadata.annotations?.[UPDATED_AT_ANNOTATION] ?? createdAt;
+  const { createdAt, updatedAt } = resourceTimes(metadata);
   return withoutUndefined({
     id: spec.id,
     name: spec.name,

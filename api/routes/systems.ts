@@ -67,8 +67,12 @@ export function systemHandlers(deps: {
       return reply.status(201).send({ success: true, data });
     },
 
-    listSystems: async ({ query: { page, limit } }, request) => {
-      const listed = await systems.list({ page, limit, systemIds: allowedSystemIds(request) });
+    listSystems: async ({ query: { page, limit, systemId } }, request) => {
+      const allowed = allowedSystemIds(request);
+      // ?systemId= narrows what the key may see, never widens it.
+      const systemIds =
+        systemId === undefined ? allowed : allowed === null || allowed.includes(systemId) ? [systemId] : [];
+      const listed = await systems.list({ page, limit, systemIds });
       return documentation ? { ...listed, data: await documentation.presentAll(listed.data) } : listed;
     },
 

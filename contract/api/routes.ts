@@ -595,6 +595,11 @@ export const ROUTE_TABLE = [
     query: z.strictObject({
       page: z.coerce.number().int().min(1).default(1),
       limit: pageLimit(50, 100),
+      systemId: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('Only the variants of this system id (prod, dev): none when it has none, not a 404.'),
       token: z.string().optional(),
     }),
     responses: { 200: { description: 'Systems', schema: SystemList } },

@@ -10,7 +10,7 @@ import type {
   ToolSpec,
 } from './kinds.ts';
 import { ENVIRONMENT_LABEL, SYSTEM_ID_LABEL, UPDATED_AT_ANNOTATION } from './labels.ts';
-import { API_VERSION } from './meta.ts';
+import { API_VERSION, type ObjectMeta } from './meta.ts';
 
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
@@ -69,6 +69,31 @@ export function scheduleResourceName(toolId: string, scheduleId: string): string
   return `${readable}-${hash}`;
 }
 
+/**
+ * An instant as every /v1 answer gives it: ISO 8601 in UTC with milliseconds (`2026-01-02T03:04:05.000Z`,
+ * `Date#toISOString`), as runs always had it. Kubernetes writes whole seconds (`creationTimestamp`, status
+ * times: `2026-01-02T03:04:05Z`); without this a tool answered `createdAt` in one format and `updatedAt`
+ * (the annotation) in the other. Undefined for what is no instant.
+ */
+export function apiInstant(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const time = Date.parse(value);
+  return Number.isNaN(time) ? undefined : new Date(time).toISOString();
+}
+
+/**
+ * `createdAt` and `updatedAt` of a Tool, System or ToolSchedule: the creationTimestamp, and the updated-at
+ * annotation (absent, as on an object kubectl applied: the creation). Never earlier than the creation: the
+ * annotation is written just before the API server stamps the creation, in whole seconds and on its own
+ * clock.
+ */
+export function resourceTimes(metadata: ObjectMeta): { createdAt?: string; updatedAt?: string } {
+  const createdAt = apiInstant(metadata.creationTimestamp);
+  const annotated = apiInstant(metadata.annotations?.[UPDATED_AT_ANNOTATION]);
+  const updatedAt = createdAt && (!annotated || annotated < createdAt) ? createdAt : annotated;
+  return { ...(createdAt ? { createdAt } : {}), ...(updatedAt ? { updatedAt } : {}) };
+}
+
 /** REST Tool → Tool resource. Server fields become metadata; unchanged metadata of `existing` is kept. */
 export function toolToResource(tool: Tool, namespace: string, existing?: ToolResource): ToolResource {
   const { id, createdAt: _c, updatedAt, ...fields } = tool;
@@ -108,14 +133,7 @@ function withinInstructionLimit<T extends { instruction?: string | undefined }>(
 export function toolFromResource(resource: ToolResource): Tool {
   const { id: _id, ...spec } = resource.spec;
   const fields = { ...withinInstructionLimit(spec), steps: spec.steps.map(withinInstructionLimit) };
-  const createdAt = resource.metadata.creationTimestamp;
-  const updatedAt = resource.metadata.annotations?.[UPDATED_AT_ANNOTATION] ?? createdAt;
-  return {
-    id: toolIdOf(resource),
-    ...fields,
-    ...(createdAt ? { createdAt } : {}),
-    ...(updatedAt ? { updatedAt } : {}),
-  };
+  return { id: toolIdOf(resource), ...fields, ...resourceTimes(resource.metadata) };
 }
 
 /** One object per (id, environment): `<name>-prod`, `<name>-dev`, sharing the system-id label. */

@@ -45,6 +45,25 @@ export async function launchBrowser(): Promise<Browser> {
 export interface PageWatch {
   cspViolations: string[];
   consoleErrors: string[];
+  /**
+   * Reads the server refused (`GET /v1/systems/x?environment=dev 404`), each of which the browser logs as
+   * an error: a page reads what exists. A refused key (401) is not among them: the sign-in form shows it.
+   */
+  refusedReads: string[];
+  /** The refused reads the test provokes on purpose (expectRefusedRead). */
+  expectedRefusals: RegExp[];
+}
+
+const watchOfPage = new WeakMap<Page, PageWatch>();
+
+/**
+ * The test makes `page` read what the server refuses, on purpose (a page of a tool the key may not see, a
+ * preview of an expression being typed): such a read, as `GET <path and query> <status>`, does not fail it.
+ */
+export function expectRefusedRead(page: Page, refusal: RegExp): void {
+  const watch = watchOfPage.get(page);
+  if (!watch) throw new Error('expectRefusedRead: not a page of openPage');
+  watch.expectedRefusals.push(refusal);
 }
 
 /** A page in a fresh context (its own sessionStorage), watched for CSP violations and console errors. */
@@ -59,7 +78,7 @@ export async function openPage(
     locale: 'en-US',
     acceptDownloads: true,
   });
-  const watch: PageWatch = { cspViolations: [], consoleErrors: [] };
+  const watch: PageWatch = { cspViolations: [], consoleErrors: [], refusedReads: [], expectedRefusals: [] };
   await context.exposeBinding('__reportCspViolation', (_source, text: string) => {
     watch.cspViolations.push(text);
   });
@@ -68,13 +87,21 @@ export async function openPage(
     window.__reportCspViolation(event.violatedDirective + ' blocked ' + event.blockedURI + ' (' + event.sourceFile + ':' + event.lineNumber + ')');
   });`);
   const page = await context.newPage();
+  watchOfPage.set(page, watch);
   page.on('console', (message) => {
-    // A refused request (a wrong key's 401) is logged by the browser itself: the page shows it.
+    // The browser logs every refused request as an error, without saying which: the answers below do.
+    // A refused write is the page's answer to what was typed, and shows on it.
     if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) {
       watch.consoleErrors.push(message.text());
     }
   });
   page.on('pageerror', (error) => watch.consoleErrors.push(String(error)));
+  page.on('response', (response) => {
+    const status = response.status();
+    if (response.request().method() !== 'GET' || status < 400 || status >= 500 || status === 401) return;
+    const url = new URL(response.url());
+    watch.refusedReads.push(`GET ${url.pathname}${url.search} ${status}`);
+  });
   return { context, page, watch };
 }
 
@@ -119,7 +146,8 @@ export async function signIn(page: Page, key: string): Promise<void> {
 
 /**
  * Closes the contexts of the pages a test opened (emptying `opened`) and fails if any page reported a
- * Content-Security-Policy violation or a console error meanwhile: for each test's afterEach.
+ * Content-Security-Policy violation, a console error or a refused read it did not expect meanwhile: for
+ * each test's afterEach.
  */
 export async function closeWatchedPages(
   opened: { context: BrowserContext; watch: PageWatch }[],
@@ -128,6 +156,11 @@ export async function closeWatchedPages(
   for (const { context } of opened.splice(0)) await context.close();
   expect(watches.flatMap((watch) => watch.cspViolations)).toEqual([]);
   expect(watches.flatMap((watch) => watch.consoleErrors)).toEqual([]);
+  const unexpected = (watch: PageWatch) =>
+    watch.refusedReads.filter((read) => !watch.expectedRefusals.some((expected) => expected.test(read)));
+  expect(watches.flatMap(unexpected), 'reads the server refused (the browser logs each as an error)').toEqual(
+    [],
+  );
 }
 
 /** Where the tests write what CI keeps: screenshots of every page. */

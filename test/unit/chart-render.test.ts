@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -14,6 +15,7 @@ import {
   find,
   helm,
   type K8sObject,
+  parseObjects,
   REPO,
   renderChart,
 } from '../support/helm.ts';
@@ -83,7 +85,7 @@ describe('the chart with default values', () => {
     );
   });
 
-  it("renders the CRDs of files/crds as the release's, kept on uninstall", async () => {
+  it("renders the CRDs of crds/ (its copy in files/crds) as the release's, kept on uninstall", async () => {
     const crds = objects.filter((o) => o.kind === 'CustomResourceDefinition');
     const files = (await readdir(join(REPO, CRD_DIR))).filter((name) => name.endsWith('.yaml'));
     expect(crds).toHaveLength(files.length);
@@ -101,6 +103,27 @@ describe('the chart with default values', () => {
     expect(without.filter((o) => o.kind === 'CustomResourceDefinition')).toEqual([]);
     const unkept = await renderChart({ set: { 'crds.keep': false } });
     expect(unkept.find((o) => o.kind === 'CustomResourceDefinition')?.metadata.annotations).toBeUndefined();
+  });
+
+  it('carries the CRDs of crds/ inside its package, as a chart repository serves it (helm package)', async () => {
+    const out = await mkdtemp(join(tmpdir(), 'kubeglue-package-'));
+    try {
+      await helm(['package', CHART_DIR, '--destination', out]);
+      const [archive] = (await readdir(out)).filter((name) => name.endsWith('.tgz'));
+      const packaged = parseObjects(
+        await helm(['template', 'kubeglue', join(out, archive as string), '--namespace', 'kubeglue']),
+      ).filter((o) => o.kind === 'CustomResourceDefinition');
+      const files = (await readdir(join(REPO, CRD_DIR))).filter((name) => name.endsWith('.yaml'));
+      expect(packaged).toHaveLength(files.length);
+      for (const file of files) {
+        const generated = parse(readFileSync(join(REPO, CRD_DIR, file), 'utf8')) as K8sObject;
+        expect(find(packaged, 'CustomResourceDefinition', generated.metadata.name).spec).toEqual(
+          generated.spec,
+        );
+      }
+    } finally {
+      await rm(out, { recursive: true, force: true });
+    }
   });
 
   it('renders CRDs without CEL rules for every server version, whose schema Helm checks against', async () => {

@@ -52,10 +52,22 @@ describe('tool <-> resource conversion', () => {
     expect(resourceNameForId('My Tool')).toMatch(/^my-tool-[0-9a-f]{10}$/);
   });
 
-  it('round-trips every field and maps timestamps to metadata', () => {
+  it('round-trips every field and maps timestamps to metadata, with milliseconds as every answer', () => {
     const resource = toolToResource(tool, 'default');
     resource.metadata.creationTimestamp = '2026-10-01T00:00:00Z';
-    expect(toolFromResource(resource)).toEqual({ ...tool, createdAt: '2026-10-01T00:00:00Z' });
+    expect(toolFromResource(resource)).toEqual({ ...tool, createdAt: '2026-10-01T00:00:00.000Z' });
+  });
+
+  it('answers updatedAt no earlier than createdAt, and createdAt for an object without the annotation', () => {
+    // The annotation is written a moment before the API server stamps the creation in whole seconds.
+    const resource = toolToResource({ ...tool, updatedAt: '2026-10-01T00:00:00.999Z' }, 'default');
+    resource.metadata.creationTimestamp = '2026-10-01T00:00:01Z';
+    expect(toolFromResource(resource)).toMatchObject({
+      createdAt: '2026-10-01T00:00:01.000Z',
+      updatedAt: '2026-10-01T00:00:01.000Z',
+    });
+    const applied = { ...resource, metadata: { ...resource.metadata, annotations: {} } };
+    expect(toolFromResource(applied).updatedAt).toBe('2026-10-01T00:00:01.000Z');
   });
 
   it('keeps metadata of the existing object on update', () => {

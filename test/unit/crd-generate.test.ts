@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { writeConfigurationFiles } from '../../config/generate.ts';
-import { CRD_DIR, writeGeneratedFiles } from '../../contract/generate.ts';
+import { CHART_CRD_DIR, CRD_DIR, writeGeneratedFiles } from '../../contract/generate.ts';
 import { startDiscoveryServer } from '../support/kube-discovery.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -77,6 +77,17 @@ describe('generated CRDs and OpenAPI document', () => {
     for (const path of generated) {
       const committed = await readFile(join(root, path), 'utf8').catch(() => '<missing>');
       expect(committed, `${path} is stale`).toBe(await readFile(join(outDir, path), 'utf8'));
+    }
+  });
+
+  it('put the CRDs at crds/ for kubectl apply, and the same bytes in the chart (one source: contract/)', async () => {
+    const files = (await readdir(join(root, CRD_DIR))).sort();
+    expect(files.length).toBeGreaterThan(0);
+    expect((await readdir(join(root, CHART_CRD_DIR))).sort()).toEqual(files);
+    for (const file of files) {
+      expect(await readFile(join(root, CHART_CRD_DIR, file), 'utf8'), file).toBe(
+        await readFile(join(root, CRD_DIR, file), 'utf8'),
+      );
     }
   });
 

@@ -17,6 +17,11 @@ export function formatDuration(ms: number | undefined): string {
   return `${minutes} min ${seconds} s`;
 }
 
+/** A count with its noun, in the browser's locale: "1 item", "60,000 items". */
+export function formatCount(count: number, noun: string): string {
+  return `${count.toLocaleString()} ${noun}${count === 1 ? '' : 's'}`;
+}
+
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;

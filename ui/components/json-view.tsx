@@ -1,15 +1,22 @@
 /**
- * A JSON value shown collapsed: objects and arrays open one level at a time, one page of a hundred entries,
- * long strings in pieces; a search box finds keys and values anywhere (json-search.ts) and reveals the
- * match. Nothing renders more than a page of a level at once, so a 10 MB result never freezes the tab.
+ * A JSON value shown two levels deep, the rest collapsed: objects and arrays open one level at a time, one
+ * page of a hundred entries, long strings in pieces; a search box finds keys and values anywhere
+ * (json-search.ts) and reveals the match. Nothing renders more than a page of a level at once, so a 10 MB
+ * result never freezes the tab.
  */
 import { createContext } from 'preact';
 import { useContext, useEffect, useId, useRef, useState } from 'preact/hooks';
-import { formatBytes } from './format.ts';
+import { formatBytes, formatCount } from './format.ts';
 import { type JsonMatch, type JsonPath, pathText, searchJson } from './json-search.ts';
 
 const PAGE = 100;
 const STRING_PIECE = 2_000;
+/**
+ * The levels open at first: the value and its entries, so `{ "data": [ {…} ] }` shows its item. The
+ * second opens only when all it shows fits in a page (PAGE entries), so that a hundred objects of a
+ * hundred keys stay a hundred rows.
+ */
+const OPEN_LEVELS = 2;
 
 /** The path being revealed (a search match), shared by every node of one view. */
 const Reveal = createContext<JsonPath | null>(null);
@@ -64,6 +71,12 @@ interface NodeProps {
   open?: boolean;
 }
 
+/** How many entries an object or array has (0 for anything else). */
+function entriesOf(value: unknown): number {
+  if (value === null || typeof value !== 'object') return 0;
+  return Array.isArray(value) ? value.length : Object.keys(value).length;
+}
+
 function JsonNode({ name, value, path, open: openAtFirst = false }: NodeProps) {
   const reveal = useContext(Reveal);
   const onRevealPath = reveal !== null && reveal.length > path.length && startsWith(reveal, path);
@@ -95,14 +108,17 @@ function JsonNode({ name, value, path, open: openAtFirst = false }: NodeProps) {
       </li>
     );
   }
-  const summary = keys ? `{ ${entries.toLocaleString()} keys }` : `[ ${entries.toLocaleString()} items ]`;
+  const unit = keys ? 'key' : 'item';
+  const summary = keys ? `{ ${formatCount(entries, unit)} }` : `[ ${formatCount(entries, unit)} ]`;
   const end = Math.min(entries, start + PAGE);
   const shown: [string | number, unknown][] = [];
   for (let i = start; i < end; i++) {
     const key = keys ? (keys[i] as string) : i;
     shown.push([key, (value as Record<string | number, unknown>)[key]]);
   }
-  const unit = keys ? 'keys' : 'items';
+  const openChildren =
+    path.length < OPEN_LEVELS - 1 &&
+    shown.reduce((rows, [, child]) => rows + Math.min(entriesOf(child), PAGE), 0) <= PAGE;
   return (
     <li ref={ref} class={isMatch ? 'json-match' : undefined}>
       <button type="button" class="json-toggle" aria-expanded={open} onClick={() => setOpen(!open)}>
@@ -112,7 +128,7 @@ function JsonNode({ name, value, path, open: openAtFirst = false }: NodeProps) {
       {open && entries > 0 && (
         <ul class="json-children">
           {shown.map(([key, child]) => (
-            <JsonNode key={key} name={key} value={child} path={[...path, key]} />
+            <JsonNode key={key} name={key} value={child} path={[...path, key]} open={openChildren} />
           ))}
           {entries > PAGE && (
             <li class="json-pager">
@@ -125,7 +141,7 @@ function JsonNode({ name, value, path, open: openAtFirst = false }: NodeProps) {
                 disabled={start === 0}
                 onClick={() => setStart(start - PAGE)}
               >
-                Previous {PAGE} {unit}
+                Previous {formatCount(PAGE, unit)}
               </button>{' '}
               <button
                 type="button"
@@ -133,7 +149,7 @@ function JsonNode({ name, value, path, open: openAtFirst = false }: NodeProps) {
                 disabled={end >= entries}
                 onClick={() => setStart(end)}
               >
-                Next {Math.min(PAGE, entries - end) || PAGE} {unit}
+                Next {formatCount(Math.min(PAGE, entries - end) || PAGE, unit)}
               </button>
             </li>
           )}

@@ -206,6 +206,24 @@ describe('systems API', () => {
     expect((await call('GET', '/v1/systems?color=blue')).status).toBe(400);
   });
 
+  it('lists the variants of one id with ?systemId=: both, one or none (not a 404), as far as the key may see', async () => {
+    await call('POST', '/v1/systems', { id: 'pick', environment: 'dev' });
+    await call('POST', '/v1/systems', { id: 'pick', environment: 'prod' });
+    await call('POST', '/v1/systems', { id: 'pick-prod-only', environment: 'prod' });
+    type Listed = { data: Array<{ id: string; environment: string }>; total: number };
+    const variants = async (query: string, headers?: Record<string, string>) => {
+      const answer = await call<Listed>('GET', `/v1/systems?${query}`, undefined, headers);
+      expect(answer.status).toBe(200);
+      return answer.body.data.map((system) => `${system.id}/${system.environment}`);
+    };
+    expect(await variants('systemId=pick')).toEqual(['pick/dev', 'pick/prod']);
+    expect(await variants('systemId=pick-prod-only')).toEqual(['pick-prod-only/prod']);
+    expect(await variants('systemId=nowhere')).toEqual([]);
+    // It narrows what a limited key sees, never widens it.
+    expect(await variants('systemId=pick', { 'x-test-restricted': 'yes' })).toEqual([]);
+    expect((await call('GET', '/v1/systems?systemId=')).status).toBe(400);
+  });
+
   it('links dev and prod variants of one id and resolves runs by mode; an unlinked system serves both', async () => {
     for (const [environment, url, bearerToken] of [
       ['prod', 'https://pay.example', SECRETS.prodToken],

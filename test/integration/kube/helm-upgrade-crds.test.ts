@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { CRD_DIR } from '../../../contract/generate.ts';
+import { CHART_CRD_DIR, CRD_DIR } from '../../../contract/generate.ts';
 import { CHART_DIR, HelmError, helm, helmEnv, REPO } from '../../support/helm.ts';
 import { type ControlPlane, startControlPlane } from '../../support/kube/control-plane.ts';
 import { waitUntil } from '../../support/kube/kubeglue.ts';
@@ -108,7 +108,7 @@ describeKube('helm upgrade of the CRDs', () => {
   it('updates a CRD that changed in the chart on the next helm upgrade', async () => {
     const newer = join(dir, 'newer');
     await cp(CHART_DIR, newer, { recursive: true });
-    const file = join(newer, CRD_DIR.replace(/^charts\/kubeglue\//, ''), 'kubeglue.dev_tools.yaml');
+    const file = join(newer, CHART_CRD_DIR.replace(/^charts\/kubeglue\//, ''), 'kubeglue.dev_tools.yaml');
     const changed = parse(await readFile(file, 'utf8')) as {
       spec: { versions: { additionalPrinterColumns: Node[] }[] };
     };

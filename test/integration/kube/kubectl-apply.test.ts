@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { MAX_INSTRUCTION_LENGTH } from '../../../contract/api/tool.ts';
-import { CRD_DIR, PLAIN_MANIFESTS } from '../../../contract/generate.ts';
+import { PLAIN_MANIFESTS } from '../../../contract/generate.ts';
 import { API_VERSION } from '../../../contract/resources/meta.ts';
 import { REPO } from '../../support/helm.ts';
 import { type ControlPlane, startControlPlane } from '../../support/kube/control-plane.ts';
@@ -22,8 +22,10 @@ const exec = promisify(execFile);
  */
 describeKube('kubectl apply of the CRDs and deploy/kubeglue.yaml on a v1.20 server', () => {
   let kube: ControlPlane;
+  // From the checkout's root, where the documentation's commands run.
   const kubectl = async (...args: string[]) => {
     const { stdout, stderr } = await exec('kubectl', ['--kubeconfig', kube.kubeconfigPath, ...args], {
+      cwd: REPO,
       maxBuffer: 16 * 1024 * 1024,
     });
     return { stdout, stderr };
@@ -45,10 +47,11 @@ describeKube('kubectl apply of the CRDs and deploy/kubeglue.yaml on a v1.20 serv
     expect(`${version.serverVersion.major}.${version.serverVersion.minor}`).toBe('1.20');
   });
 
-  it('kubectl apply -f charts/kubeglue/files/crds/ succeeds, and again (an upgrade)', async () => {
-    const dir = join(REPO, CRD_DIR);
+  it('kubectl apply -f crds/ succeeds, and again (an upgrade)', async () => {
+    const page = await readFile(join(REPO, 'docs', 'kubernetes.md'), 'utf8');
+    expect(page).toContain('kubectl apply -f crds/\n');
     for (let round = 0; round < 2; round++) {
-      const { stdout, stderr } = await kubectl('apply', '--server-side=false', '-f', dir);
+      const { stdout, stderr } = await kubectl('apply', '--server-side=false', '-f', 'crds/');
       expect(stderr).not.toMatch(/unknown field|error/i);
       expect(stdout).toMatch(
         /customresourcedefinition\.apiextensions\.k8s\.io\/tools\.kubeglue\.dev (created|configured|unchanged)/,

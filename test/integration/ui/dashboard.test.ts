@@ -231,15 +231,45 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
     expect(await link.getAttribute('href')).not.toContain(TEST_ADMIN_KEY);
   });
 
-  it('shows a 10 MB result without freezing the tab: collapsed, paged and searchable', async () => {
+  it('opens a result two levels deep, the rest collapsed, and counts in words ("1 item")', async () => {
+    await call('POST', '/v1/tools', {
+      id: 'nested',
+      steps: [
+        {
+          id: 'make',
+          config: { type: 'transform', transformCode: "() => ({ data: [{ id: 1, tags: ['a'] }] })" },
+        },
+      ],
+    });
+    const nested = await call<RunAnswer>('POST', '/v1/tools/nested/run', {});
+    const page = await open(`/runs/${nested.runId}`);
+    await signIn(page);
+    const output = page.locator('section', { has: page.getByRole('heading', { name: 'Output' }) });
+    const toggle = (name: string) => output.getByRole('button', { name, exact: true });
+    await toggle('{ 1 key }').waitFor();
+    expect(await toggle('{ 1 key }').getAttribute('aria-expanded')).toBe('true');
+    expect(await toggle('"data": [ 1 item ]').getAttribute('aria-expanded')).toBe('true');
+    expect(await toggle('0: { 2 keys }').getAttribute('aria-expanded')).toBe('false');
+    expect(await output.getByText('"tags"').count()).toBe(0);
+    await toggle('0: { 2 keys }').click();
+    expect(await toggle('"tags": [ 1 item ]').getAttribute('aria-expanded')).toBe('false');
+    await expectAccessible(page);
+  });
+
+  it('shows a 10 MB result without freezing the tab: two levels open, paged and searchable', async () => {
     const page = await open(`/runs/${ids.big}`);
     await signIn(page);
     const output = page.locator('section', { has: page.getByRole('heading', { name: 'Output' }) });
     await output.getByText('{ 2 keys }').waitFor({ timeout: 30_000 });
-    // Only what is open is rendered.
-    expect(await page.evaluate("document.querySelectorAll('*').length")).toBeLessThan(2_000);
-    await output.getByRole('button', { name: /items/ }).click();
+    // The second level is open (its first page of 100 items), each item collapsed: only that is rendered.
     await output.getByText('1–100 of 60,000').waitFor();
+    expect(
+      await output.getByRole('button', { name: '"items": [ 60,000 items ]' }).getAttribute('aria-expanded'),
+    ).toBe('true');
+    expect(
+      await output.getByRole('button', { name: '0: { 3 keys }', exact: true }).getAttribute('aria-expanded'),
+    ).toBe('false');
+    expect(await page.evaluate("document.querySelectorAll('*').length")).toBeLessThan(2_000);
     await output.getByRole('button', { name: 'Next 100 items' }).click();
     await output.getByText('101–200 of 60,000').waitFor();
 

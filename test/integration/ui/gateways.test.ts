@@ -9,6 +9,7 @@ import { KG_ERR_SCOPE_REQUIRED } from '../../../contract/api/errors.ts';
 import {
   browserMissing,
   expectAccessible,
+  expectRefusedRead,
   horizontalOverflow,
   screenshot,
   useDashboard,
@@ -107,6 +108,8 @@ describe.skipIf(missing !== undefined)('the Gateways page', () => {
       scopes: ['runs:read'],
     });
     const page = await dashboard.open('/gateways');
+    // The page shows the API's refusal, as any client would meet it.
+    expectRefusedRead(page, /^GET \/v1\/gateways 403$/);
     await dashboard.signIn(page, key);
     const alert = page.getByRole('alert');
     await expect.poll(() => alert.textContent()).toContain(KG_ERR_SCOPE_REQUIRED.code);

@@ -12,6 +12,7 @@ import { formatInZone } from '../../../ui/components/format.ts';
 import {
   browserMissing,
   expectAccessible,
+  expectRefusedRead,
   horizontalOverflow,
   screenshot,
   useDashboard,
@@ -64,6 +65,7 @@ describe.skipIf(missing !== undefined)('schedules and tool state in the dashboar
     await page.getByLabel('Tool to run').fill('report');
 
     // A cron expression the server would refuse is refused while typing, with its code.
+    expectRefusedRead(page, /^GET \/v1\/schedules\/next-runs\?cronExpression=61\+.* 400$/);
     await page.getByLabel('Cron expression').fill('61 * * * *');
     const refusal = page.getByRole('alert');
     await expect.poll(() => refusal.textContent()).toContain(KG_ERR_SCHEDULE_INVALID.code);

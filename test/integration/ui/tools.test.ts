@@ -17,6 +17,7 @@ import { API_VERSION } from '../../../contract/resources/meta.ts';
 import {
   browserMissing,
   expectAccessible,
+  expectRefusedRead,
   horizontalOverflow,
   screenshot,
   useDashboard,
@@ -410,6 +411,7 @@ describe.skipIf(missing !== undefined)('the Tools pages in a browser', () => {
     await page.getByRole('link', { name: 'greet', exact: true }).click();
     await page.getByRole('button', { name: 'Run tool' }).waitFor();
     expect(await page.getByRole('button', { name: 'Archive' }).count()).toBe(0);
+    expectRefusedRead(page, /^GET \/v1\/tools\/slow-greet 404$/);
     await page.goto(`${api.url}/tools/slow-greet`);
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('KG_ERR_TOOL_NOT_FOUND');
   });

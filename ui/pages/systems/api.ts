@@ -25,6 +25,21 @@ export function listSystems(page: number, limit: number, signal?: AbortSignal): 
   return client().json('GET', '/systems', { query: { page: String(page), limit: String(limit) }, signal });
 }
 
+/**
+ * Both variants of a system in one read (`GET /v1/systems?systemId=`): a variant it lacks is simply not in
+ * the answer, where asking for it by environment would be a 404 the browser logs as an error.
+ */
+export async function getVariants(
+  systemId: string,
+  signal?: AbortSignal,
+): Promise<Partial<Record<Environment, System>>> {
+  const list = await client().json<SystemList>('GET', '/systems', {
+    query: { systemId, limit: String(ENVIRONMENTS.length) },
+    signal,
+  });
+  return Object.fromEntries(list.data.map((system) => [system.environment, system]));
+}
+
 /** One variant; undefined when the system has no variant of that environment (404). */
 export async function getVariant(
   systemId: string,

@@ -1,5 +1,5 @@
 /**
- * One system: its prod and dev variants side by side (GET /v1/systems/{id}?environment=), each with where
+ * One system: its prod and dev variants side by side (GET /v1/systems?systemId=, one read), each with where
  * it is, its authentication and stored credential keys (never values), its OAuth token with Connect, and
  * its documentation with upload and search. While a documentation is being processed the page reads the
  * variants again every few seconds, so its status moves on its own.
@@ -11,7 +11,7 @@ import { formatTime } from '../../components/format.ts';
 import type { PageProps } from '../../pages.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { session } from '../../session.ts';
-import { canWriteSystems, ENVIRONMENTS, getVariant } from './api.ts';
+import { canWriteSystems, ENVIRONMENTS, getVariants } from './api.ts';
 import { DocumentationPanel } from './documentation.tsx';
 import { OAuthPanel, type OAuthReturn, OAuthReturnNote } from './oauth.tsx';
 import { AUTH_LABELS, CredentialsStatus } from './status.tsx';
@@ -115,11 +115,11 @@ export function SystemPage({ params }: PageProps) {
   useEffect(() => {
     const abort = new AbortController();
     let timer: ReturnType<typeof setTimeout> | undefined;
-    Promise.all(ENVIRONMENTS.map((environment) => getVariant(systemId, environment, abort.signal))).then(
-      ([prod, dev]) => {
-        setVariants({ ...(prod ? { prod } : {}), ...(dev ? { dev } : {}) });
+    getVariants(systemId, abort.signal).then(
+      (found) => {
+        setVariants(found);
         setError(undefined);
-        const pending = [prod, dev].some((system) => system?.documentation?.status === 'pending');
+        const pending = Object.values(found).some((system) => system.documentation?.status === 'pending');
         if (pending) timer = setTimeout(() => setReads((n) => n + 1), SYSTEM_POLL_MS);
       },
       (caught) => abort.signal.aborted || setError(caught),
