@@ -5,6 +5,7 @@
  *
  * May import: contract.
  */
+import type { StepPagination } from '../contract/api/run.ts';
 import type { ToolStep } from '../contract/api/tool.ts';
 import type { JsonObject, JsonValue } from '../contract/json.ts';
 import { type CredentialView, transformView, withheldFailure } from './credential-views.ts';
@@ -36,6 +37,8 @@ interface Envelope {
   data: JsonValue;
   success: boolean;
   error?: string;
+  /** How the execution's pagination ended (for the step result; not part of the envelope in sourceData). */
+  pagination?: StepPagination;
 }
 
 class StepFailure extends Error {
@@ -54,7 +57,11 @@ interface StepOutcome {
   envelope: JsonValue;
   data: JsonValue;
   bytes: number;
+  /** What the step result says besides: a pagination's end. */
+  report: StepReport;
 }
+
+type StepReport = { pagination?: StepPagination };
 
 function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message;
@@ -160,6 +167,9 @@ class RunInProgress {
       ...(data !== undefined ? { data } : {}),
       ...(result.error !== undefined ? { error: redactor.string(result.error) } : {}),
       ...(result.notes?.length ? { notes: result.notes.map((note) => redactor.string(note)) } : {}),
+      ...(result.pagination
+        ? { pagination: { ...result.pagination, reason: redactor.string(result.pagination.reason) } }
+        : {}),
     };
   }
 
@@ -265,7 +275,12 @@ class RunInProgress {
     return { sourceData: { ...base, ...view.data }, view };
   }
 
-  async #executeOnce(step: ToolStep, sourceData: JsonObject, view?: CredentialView): Promise<JsonValue> {
+  async #executeOnce(
+    step: ToolStep,
+    sourceData: JsonObject,
+    view: CredentialView | undefined,
+    onPagination: (summary: StepPagination) => void,
+  ): Promise<JsonValue> {
     const config = step.config;
     if (config.type === 'transform') {
       return this.#transform(config.transformCode, sourceData, `step ${step.id} transformCode`, view);
@@ -293,6 +308,7 @@ class RunInProgress {
         redact: (text) => redactor.string(text),
       },
       onEvent: (event) => this.#emit(event),
+      onPagination,
       tokens: this.#tokens,
       onNote: (note) => {
         const notes = this.#notes.get(step.id) ?? new Set<string>();
@@ -308,10 +324,13 @@ class RunInProgress {
     view: CredentialView | undefined,
     currentItem: JsonValue,
   ): Promise<Envelope> {
+    let pagination: StepPagination | undefined;
     try {
       this.#signal.throwIfAborted();
-      const data = await this.#executeOnce(step, { ...sourceData, currentItem }, view);
-      return { currentItem, data: data ?? null, success: true };
+      const data = await this.#executeOnce(step, { ...sourceData, currentItem }, view, (summary) => {
+        pagination = summary;
+      });
+      return { currentItem, data: data ?? null, success: true, ...(pagination ? { pagination } : {}) };
     } catch (error) {
       // A request step's error may quote what a server echoed: later code sees it redacted, like its data.
       const message = messageOf(error);
@@ -332,7 +351,8 @@ class RunInProgress {
     if (bytes > limit) {
       throw new StepFailure(tooLargeMessage("the step's data", bytes, limit, STEP_DATA_SETTING), null);
     }
-    return { envelope: envelopeJson(envelope), data: envelope.data, bytes };
+    const report = envelope.pagination ? { pagination: envelope.pagination } : {};
+    return { envelope: envelopeJson(envelope), data: envelope.data, bytes, report };
   }
 
   /** Runs one step (with its loop) and returns the value sourceData[step.id] takes. */
@@ -381,7 +401,7 @@ class RunInProgress {
     if (stopOnFailure && firstFailure) {
       throw new StepFailure(`item ${firstFailure.index}: ${firstFailure.error}`, done, bytes);
     }
-    return { envelope: done, data: done, bytes };
+    return { envelope: done, data: done, bytes, report: {} };
   }
 
   #abortError(): string | undefined {
@@ -433,7 +453,13 @@ class RunInProgress {
         lastRedacted = step.config.type === 'request';
         lastBytes = outcome.bytes;
         stepBytes += outcome.bytes;
-        result = { stepId: step.id, success: true, data: outcome.data, ...this.#notesOf(step.id) };
+        result = {
+          stepId: step.id,
+          success: true,
+          data: outcome.data,
+          ...this.#notesOf(step.id),
+          ...outcome.report,
+        };
         if (step.config.type === 'request') this.#redactedData.add(result);
       } catch (error) {
         const message = this.#abortError() ?? messageOf(error);

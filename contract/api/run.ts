@@ -221,6 +221,35 @@ export const StepRunResult = z
   })
   .meta({ id: 'StepRunResult' });
 
+/** Why a paginated step fetched no further page (docs/tools.md, "Pagination"). */
+export const PaginationStop = z.enum([
+  'stopCondition',
+  'emptyPage',
+  'shortPage',
+  'emptyCursor',
+  'absentCursor',
+  'repeatedCursor',
+  'repeatedPage',
+]);
+export type PaginationStop = z.infer<typeof PaginationStop>;
+
+/** How a paginated step's pagination went: what it fetched and why it ended. */
+export const StepPagination = z
+  .object({
+    pages: z.number().int().positive().describe('Pages fetched (a repeated page, not merged, counts).'),
+    items: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe("Items merged (the stopCondition's pageInfo.totalFetched)."),
+    stoppedBy: PaginationStop.describe('The rule that ended pagination.'),
+    reason: z
+      .string()
+      .describe('The same in a sentence, naming the page, e.g. "page 3 had null at cursorPath \'next\'".'),
+  })
+  .meta({ id: 'StepPagination' });
+export type StepPagination = z.infer<typeof StepPagination>;
+
 export const StepResult = z
   .object({
     stepId: z.string(),
@@ -234,6 +263,9 @@ export const StepResult = z
         'kubeglue extension: what the step did differently than written, e.g. system credentials withheld ' +
           "from a URL outside the system's origins.",
       ),
+    pagination: StepPagination.optional().describe(
+      'Extension: a paginated step (not a loop): pages and items fetched, and why pagination ended.',
+    ),
     startedAt: z.iso
       .datetime({ offset: true })
       .optional()
