@@ -5,7 +5,7 @@
  *
  * May import: contract.
  */
-import type { StepPagination } from '../contract/api/run.ts';
+import { LOOP_FAILURES_LISTED, type StepLoop, type StepPagination } from '../contract/api/run.ts';
 import type { ToolStep } from '../contract/api/tool.ts';
 import type { JsonObject, JsonValue } from '../contract/json.ts';
 import { type CredentialView, transformView, withheldFailure } from './credential-views.ts';
@@ -45,10 +45,12 @@ class StepFailure extends Error {
   readonly envelopeData: JsonValue;
   /** jsonBytes(envelopeData): it is stored with the step's result. */
   readonly bytes: number;
-  constructor(message: string, envelopeData: JsonValue, bytes = 4) {
+  readonly loop: StepLoop | undefined;
+  constructor(message: string, envelopeData: JsonValue, bytes = 4, loop?: StepLoop) {
     super(message);
     this.envelopeData = envelopeData;
     this.bytes = bytes;
+    this.loop = loop;
   }
 }
 
@@ -57,11 +59,31 @@ interface StepOutcome {
   envelope: JsonValue;
   data: JsonValue;
   bytes: number;
-  /** What the step result says besides: a pagination's end. */
+  /** What the step result says besides: a loop's items, a pagination's end. */
   report: StepReport;
 }
 
-type StepReport = { pagination?: StepPagination };
+type StepReport = { loop?: StepLoop; pagination?: StepPagination };
+
+/** A loop item's error in the step result's list of failed items is cut to this many characters. */
+const ITEM_ERROR_LIMIT = 1000;
+
+/** A loop's items as its step result counts them: how many, how many failed, the first failures. */
+function loopReport(items: number, envelopes: ReadonlyArray<JsonObject | undefined>): StepLoop {
+  const failedItems: StepLoop['failedItems'] = [];
+  let failed = 0;
+  envelopes.forEach((envelope, index) => {
+    if (envelope === undefined || envelope.success !== false) return;
+    failed += 1;
+    if (failedItems.length >= LOOP_FAILURES_LISTED) return;
+    const error = typeof envelope.error === 'string' ? envelope.error : 'failed';
+    failedItems.push({
+      index,
+      error: error.length > ITEM_ERROR_LIMIT ? `${error.slice(0, ITEM_ERROR_LIMIT)}…` : error,
+    });
+  });
+  return { items, failed, failedItems };
+}
 
 function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message;
@@ -167,6 +189,17 @@ class RunInProgress {
       ...(data !== undefined ? { data } : {}),
       ...(result.error !== undefined ? { error: redactor.string(result.error) } : {}),
       ...(result.notes?.length ? { notes: result.notes.map((note) => redactor.string(note)) } : {}),
+      ...(result.loop
+        ? {
+            loop: {
+              ...result.loop,
+              failedItems: result.loop.failedItems.map((item) => ({
+                index: item.index,
+                error: redactor.string(item.error),
+              })),
+            },
+          }
+        : {}),
       ...(result.pagination
         ? { pagination: { ...result.pagination, reason: redactor.string(result.pagination.reason) } }
         : {}),
@@ -398,10 +431,11 @@ class RunInProgress {
       throw new StepFailure(tooLargeMessage(what, bytes, limit, STEP_DATA_SETTING), null);
     }
     const done = envelopes.filter((e): e is JsonObject => e !== undefined);
+    const loop = loopReport(selected.length, envelopes);
     if (stopOnFailure && firstFailure) {
-      throw new StepFailure(`item ${firstFailure.index}: ${firstFailure.error}`, done, bytes);
+      throw new StepFailure(`item ${firstFailure.index}: ${firstFailure.error}`, done, bytes, loop);
     }
-    return { envelope: done, data: done, bytes, report: {} };
+    return { envelope: done, data: done, bytes, report: { loop } };
   }
 
   #abortError(): string | undefined {
@@ -465,7 +499,15 @@ class RunInProgress {
         const message = this.#abortError() ?? messageOf(error);
         const data = error instanceof StepFailure ? error.envelopeData : null;
         stepBytes += error instanceof StepFailure ? error.bytes : jsonBytes(null);
-        result = { stepId: step.id, success: false, data, error: message, ...this.#notesOf(step.id) };
+        const loop = error instanceof StepFailure ? error.loop : undefined;
+        result = {
+          stepId: step.id,
+          success: false,
+          data,
+          error: message,
+          ...this.#notesOf(step.id),
+          ...(loop ? { loop } : {}),
+        };
         if (step.config.type === 'request') this.#redactedData.add(result);
         stepResults.push(result);
         this.#emit({ type: 'step_finished', result });

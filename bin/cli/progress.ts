@@ -4,13 +4,31 @@
  * retry, the outcome) stays as a line of its own. Anywhere else (a pipe, a file) every event is one plain
  * line: no carriage returns, no escape sequences.
  */
-import type { RunLogEvent } from '../../contract/api/run.ts';
+import { LOOP_FAILURES_LISTED, type RunLogEvent, type StepLoop } from '../../contract/api/run.ts';
 import type { Terminal } from './command.ts';
 
 /** Events that only say what is going on now: the progress line on a terminal. */
 const UNDER_WAY: ReadonlySet<RunLogEvent['type']> = new Set(['step_started', 'page_fetched']);
 
 const CLEAR_LINE = '\r\x1b[2K';
+
+/**
+ * The lines under a loop step that went on past failed items (failureBehavior continue): one per failed
+ * item listed, each error on one line, then how many more and where they are.
+ */
+export function failedItemLines(
+  step: { success: boolean; loop?: StepLoop | undefined },
+  rest: string,
+): string[] {
+  const loop = step.loop;
+  if (!step.success || !loop || loop.failed === 0) return [];
+  const lines = loop.failedItems.map(
+    (item) => `  item ${item.index} failed: ${item.error.replace(/\s+/g, ' ')}`,
+  );
+  const more = loop.failed - loop.failedItems.length;
+  if (more > 0) lines.push(`  … and ${more} more failed item${more === 1 ? '' : 's'} (${rest})`);
+  return lines;
+}
 
 export class Progress {
   readonly #out: Terminal;
@@ -28,6 +46,14 @@ export class Progress {
   }
 
   event(event: RunLogEvent): void {
+    if (event.type === 'step_finished') {
+      this.line(event.message);
+      const rest = `kubeglue logs ${event.runId} lists the first ${LOOP_FAILURES_LISTED}`;
+      for (const line of failedItemLines({ success: event.status === 'success', loop: event.loop }, rest)) {
+        this.line(line);
+      }
+      return;
+    }
     if (!this.#tty) {
       this.#out.write(`${event.message}\n`);
       return;
