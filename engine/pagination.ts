@@ -11,8 +11,14 @@
  * - Short page (item count < pageSize) stops offsetBased and pageBased pagination, and cursorBased
  *   pagination only for root-array pages: for cursor APIs the cursor is authoritative, and many of
  *   them return fewer items than asked while a next cursor exists.
- * - A cursor that was already sent stops cursorBased pagination (the next page would repeat one
- *   already seen). Empty cursor: undefined, null, "", false, [] or {}.
+ * - cursorBased pagination can only go on with a new cursor, so its cursor rules hold with a
+ *   stopCondition too (asked first): an empty cursor (null, "", false, [] or {}) or one already sent
+ *   (the next page would repeat one already seen) ends it. A cursorPath that finds nothing at all
+ *   fails the step on the first page and on a page whose items filled the page (a wrong path would
+ *   otherwise end pagination after one page, silently); on a later page that was not full it ends
+ *   pagination, since many APIs leave the cursor out of their last page. Empty pages end either way.
+ * - Every ending is reported (`summary()`): the rule, the page, and what that page held, so a step
+ *   result says why pagination ended.
  * - The cursor is extracted whenever `cursorPath` is set, whatever the type; page and offset
  *   advance for every type.
  * - pageInfo's page/offset/cursor are the values the page was requested with; totalFetched and
@@ -33,6 +39,7 @@
  *   exactly the cap-th succeeds.
  */
 import { createHash } from 'node:crypto';
+import type { PaginationStop, StepPagination } from '../contract/api/run.ts';
 import type { JsonObject, JsonValue } from '../contract/json.ts';
 import { getByPath, isJsonObject, setOwnKey } from './paths.ts';
 import type { Evaluate } from './template.ts';
@@ -66,13 +73,7 @@ export interface PageResponse {
   headers: Readonly<Record<string, string | readonly string[] | undefined>>;
 }
 
-export type StopReason =
-  | 'stopCondition'
-  | 'emptyPage'
-  | 'shortPage'
-  | 'missingCursor'
-  | 'repeatedCursor'
-  | 'repeatedPage';
+export type StopReason = PaginationStop;
 
 export type AcceptResult = { done: false } | { done: true; reason: StopReason };
 
@@ -83,6 +84,8 @@ export interface Paginator {
   result(): JsonValue;
   /** Items fetched so far, as the stop condition's pageInfo.totalFetched counts them (object pages too). */
   totalFetched(): number;
+  /** Once pagination ended: pages and items fetched, the rule that ended it and why (the step result's). */
+  summary(): StepPagination | undefined;
   /** Units of work done so far (values cloned, hashed, measured, merged); lets tests check linearity. */
   work(): number;
 }
@@ -93,6 +96,7 @@ export type PaginationErrorCode =
   | 'maxPages'
   | 'shapeMismatch'
   | 'stopCondition'
+  | 'cursorNotFound'
   | 'finished';
 
 export class PaginationError extends Error {
@@ -159,11 +163,13 @@ export function createPaginator(config: PaginationConfig, deps: PaginatorDeps): 
   let merged: JsonValue | undefined;
   let finished = false;
   let firstPageHash: string | null = null;
+  let ended: StepPagination | undefined;
   const seenPages = new Set<string>();
   const sentCursors = new Set<string>();
 
-  const finish = (reason: StopReason): AcceptResult => {
+  const finish = (reason: StopReason, why: string): AcceptResult => {
     finished = true;
+    ended = { pages: pagesReceived, items: totalFetched, stoppedBy: reason, reason: why };
     return { done: true, reason };
   };
 
@@ -185,14 +191,18 @@ export function createPaginator(config: PaginationConfig, deps: PaginatorDeps): 
         );
       }
       if (pagesReceived === 1) firstPageHash = hash;
-      if (stopCondition === null && seenPages.has(hash)) return finish('repeatedPage');
+      if (stopCondition === null && seenPages.has(hash)) {
+        return finish('repeatedPage', `page ${page} repeated an earlier page (it was not merged)`);
+      }
       seenPages.add(hash);
     }
 
     merged = mergePage(merged, data, empty, pagesMerged, counter);
     pagesMerged += 1;
     totalFetched += items ?? (empty ? 0 : 1);
-    const nextCursor = cursorPath === null ? null : (getByPath(data, cursorPath) ?? null);
+    // undefined: the path finds nothing on this page (unlike a cursor that is there and null).
+    const foundCursor = cursorPath === null ? undefined : getByPath(data, cursorPath);
+    const nextCursor = foundCursor ?? null;
 
     if (stopCondition !== null) {
       const pageInfo: JsonObject = { page, offset, cursor, totalFetched };
@@ -212,14 +222,38 @@ export function createPaginator(config: PaginationConfig, deps: PaginatorDeps): 
           },
         );
       }
-      if (verdict) return finish('stopCondition');
+      if (verdict) return finish('stopCondition', `the stopCondition returned true on page ${page}`);
     } else {
-      if (empty) return finish('emptyPage');
+      if (empty) return finish('emptyPage', `page ${page} was empty`);
       const shortRuleApplies = settings.type !== 'cursorBased' || Array.isArray(data);
-      if (shortRuleApplies && items !== null && items < pageSize) return finish('shortPage');
-      if (settings.type === 'cursorBased') {
-        if (isEmptyCursor(nextCursor)) return finish('missingCursor');
-        if (sentCursors.has(canonicalJson(nextCursor, counter))) return finish('repeatedCursor');
+      if (shortRuleApplies && items !== null && items < pageSize) {
+        return finish('shortPage', `page ${page} had ${count(items)}, fewer than pageSize ${pageSize}`);
+      }
+    }
+    if (settings.type === 'cursorBased' && cursorPath !== null) {
+      const at = `cursorPath '${cursorPath}'`;
+      if (foundCursor === undefined) {
+        const full = items !== null && items >= pageSize;
+        if (!empty && (page === 1 || full)) {
+          finished = true;
+          throw new PaginationError(
+            'cursorNotFound',
+            `Pagination ${at} found nothing on page ${page}` +
+              `${full ? `, a full page of ${count(items)}` : ''}; the response has ${describeKeys(data)}. ` +
+              'Set cursorPath to where the response holds the next cursor; if the API leaves the cursor out ' +
+              'of its last page, add a stopCondition that recognises that page',
+          );
+        }
+        return finish(
+          'absentCursor',
+          `page ${page} had nothing at ${at} (${empty ? 'an empty page' : describeShortPage(items, pageSize)}, taken as the last page)`,
+        );
+      }
+      if (isEmptyCursor(foundCursor)) {
+        return finish('emptyCursor', `page ${page} had ${describeEmpty(foundCursor)} at ${at}`);
+      }
+      if (sentCursors.has(canonicalJson(foundCursor, counter))) {
+        return finish('repeatedCursor', `page ${page} had a cursor at ${at} that was sent before`);
       }
     }
 
@@ -243,6 +277,7 @@ export function createPaginator(config: PaginationConfig, deps: PaginatorDeps): 
     accept,
     result: () => merged ?? null,
     totalFetched: () => totalFetched,
+    summary: () => ended,
     work: () => counter.work,
   };
 }
@@ -270,6 +305,53 @@ function isEmptyPage(data: JsonValue, items: number | null): boolean {
   if (data === null || data === '') return true;
   if (isJsonObject(data) && Object.keys(data).length === 0) return true;
   return items === 0;
+}
+
+function describeShortPage(items: number | null, pageSize: number): string {
+  return items === null
+    ? 'a page without an item list'
+    : `a page of ${count(items)}, fewer than pageSize ${pageSize}`;
+}
+
+function count(items: number): string {
+  return `${items} item${items === 1 ? '' : 's'}`;
+}
+
+function describeEmpty(value: JsonValue): string {
+  if (value === null) return 'null';
+  if (value === '') return 'an empty string';
+  if (value === false) return 'false';
+  return Array.isArray(value) ? 'an empty array' : 'an empty object';
+}
+
+/** Key paths listed when a cursorPath finds nothing: enough to spot the right one, never the values. */
+const KEYS_LISTED = 20;
+
+/**
+ * What a page offers a cursorPath: the dotted paths of its keys through nested objects (breadth first,
+ * not into arrays), or what the page is when it has no keys.
+ */
+function describeKeys(data: JsonValue): string {
+  if (Array.isArray(data)) return `no keys (it is an array of ${data.length} items)`;
+  if (!isJsonObject(data)) return `no keys (it is ${data === null ? 'null' : `a ${typeof data}`})`;
+  const paths: string[] = [];
+  const pending: Array<[string, JsonObject]> = [['', data]];
+  let more = false;
+  for (let next = pending.shift(); next !== undefined; next = pending.shift()) {
+    const [prefix, object] = next;
+    for (const key of Object.keys(object)) {
+      if (paths.length === KEYS_LISTED) {
+        more = true;
+        break;
+      }
+      const path = `${prefix}${key}`;
+      paths.push(path);
+      const child = object[key];
+      if (isJsonObject(child)) pending.push([`${path}.`, child]);
+    }
+    if (more) break;
+  }
+  return `the keys ${paths.join(', ')}${more ? ', …' : ''}`;
 }
 
 function isEmptyCursor(value: JsonValue): boolean {

@@ -1,3 +1,4 @@
+import type { StepPagination } from '../contract/api/run.ts';
 import type { RequestStepConfig } from '../contract/api/tool.ts';
 import type { JsonObject, JsonValue } from '../contract/json.ts';
 import { literalScheme, schemeProblem, stepScheme } from '../contract/step-protocols.ts';
@@ -51,6 +52,8 @@ export interface RequestStepInput {
   onEvent: (event: EngineEvent) => void;
   /** Something the user should know that does not fail the step (it goes into the step result). */
   onNote: (note: string) => void;
+  /** How a paginated request's pagination ended (it goes into the step result). */
+  onPagination?: ((summary: StepPagination) => void) | undefined;
   /** OAuth access tokens of tokenManaged systems (managed-tokens.ts). */
   tokens?: TokenKeeper | undefined;
 }
@@ -298,7 +301,11 @@ async function runHttp(input: RequestStepInput): Promise<JsonValue> {
       page: variables.page,
       totalFetched: paginator.totalFetched(),
     });
-    if (outcome.done) return paginator.result();
+    if (outcome.done) {
+      const summary = paginator.summary();
+      if (summary) input.onPagination?.(summary);
+      return paginator.result();
+    }
   }
 }
 

@@ -5,6 +5,7 @@
  *
  * May import: contract.
  */
+import { LOOP_FAILURES_LISTED, type StepLoop, type StepPagination } from '../contract/api/run.ts';
 import type { ToolStep } from '../contract/api/tool.ts';
 import type { JsonObject, JsonValue } from '../contract/json.ts';
 import { type CredentialView, transformView, withheldFailure } from './credential-views.ts';
@@ -36,16 +37,20 @@ interface Envelope {
   data: JsonValue;
   success: boolean;
   error?: string;
+  /** How the execution's pagination ended (for the step result; not part of the envelope in sourceData). */
+  pagination?: StepPagination;
 }
 
 class StepFailure extends Error {
   readonly envelopeData: JsonValue;
   /** jsonBytes(envelopeData): it is stored with the step's result. */
   readonly bytes: number;
-  constructor(message: string, envelopeData: JsonValue, bytes = 4) {
+  readonly loop: StepLoop | undefined;
+  constructor(message: string, envelopeData: JsonValue, bytes = 4, loop?: StepLoop) {
     super(message);
     this.envelopeData = envelopeData;
     this.bytes = bytes;
+    this.loop = loop;
   }
 }
 
@@ -54,6 +59,30 @@ interface StepOutcome {
   envelope: JsonValue;
   data: JsonValue;
   bytes: number;
+  /** What the step result says besides: a loop's items, a pagination's end. */
+  report: StepReport;
+}
+
+type StepReport = { loop?: StepLoop; pagination?: StepPagination };
+
+/** A loop item's error in the step result's list of failed items is cut to this many characters. */
+const ITEM_ERROR_LIMIT = 1000;
+
+/** A loop's items as its step result counts them: how many, how many failed, the first failures. */
+function loopReport(items: number, envelopes: ReadonlyArray<JsonObject | undefined>): StepLoop {
+  const failedItems: StepLoop['failedItems'] = [];
+  let failed = 0;
+  envelopes.forEach((envelope, index) => {
+    if (envelope === undefined || envelope.success !== false) return;
+    failed += 1;
+    if (failedItems.length >= LOOP_FAILURES_LISTED) return;
+    const error = typeof envelope.error === 'string' ? envelope.error : 'failed';
+    failedItems.push({
+      index,
+      error: error.length > ITEM_ERROR_LIMIT ? `${error.slice(0, ITEM_ERROR_LIMIT)}…` : error,
+    });
+  });
+  return { items, failed, failedItems };
 }
 
 function messageOf(error: unknown): string {
@@ -160,6 +189,20 @@ class RunInProgress {
       ...(data !== undefined ? { data } : {}),
       ...(result.error !== undefined ? { error: redactor.string(result.error) } : {}),
       ...(result.notes?.length ? { notes: result.notes.map((note) => redactor.string(note)) } : {}),
+      ...(result.loop
+        ? {
+            loop: {
+              ...result.loop,
+              failedItems: result.loop.failedItems.map((item) => ({
+                index: item.index,
+                error: redactor.string(item.error),
+              })),
+            },
+          }
+        : {}),
+      ...(result.pagination
+        ? { pagination: { ...result.pagination, reason: redactor.string(result.pagination.reason) } }
+        : {}),
     };
   }
 
@@ -265,7 +308,12 @@ class RunInProgress {
     return { sourceData: { ...base, ...view.data }, view };
   }
 
-  async #executeOnce(step: ToolStep, sourceData: JsonObject, view?: CredentialView): Promise<JsonValue> {
+  async #executeOnce(
+    step: ToolStep,
+    sourceData: JsonObject,
+    view: CredentialView | undefined,
+    onPagination: (summary: StepPagination) => void,
+  ): Promise<JsonValue> {
     const config = step.config;
     if (config.type === 'transform') {
       return this.#transform(config.transformCode, sourceData, `step ${step.id} transformCode`, view);
@@ -293,6 +341,7 @@ class RunInProgress {
         redact: (text) => redactor.string(text),
       },
       onEvent: (event) => this.#emit(event),
+      onPagination,
       tokens: this.#tokens,
       onNote: (note) => {
         const notes = this.#notes.get(step.id) ?? new Set<string>();
@@ -308,10 +357,13 @@ class RunInProgress {
     view: CredentialView | undefined,
     currentItem: JsonValue,
   ): Promise<Envelope> {
+    let pagination: StepPagination | undefined;
     try {
       this.#signal.throwIfAborted();
-      const data = await this.#executeOnce(step, { ...sourceData, currentItem }, view);
-      return { currentItem, data: data ?? null, success: true };
+      const data = await this.#executeOnce(step, { ...sourceData, currentItem }, view, (summary) => {
+        pagination = summary;
+      });
+      return { currentItem, data: data ?? null, success: true, ...(pagination ? { pagination } : {}) };
     } catch (error) {
       // A request step's error may quote what a server echoed: later code sees it redacted, like its data.
       const message = messageOf(error);
@@ -332,7 +384,8 @@ class RunInProgress {
     if (bytes > limit) {
       throw new StepFailure(tooLargeMessage("the step's data", bytes, limit, STEP_DATA_SETTING), null);
     }
-    return { envelope: envelopeJson(envelope), data: envelope.data, bytes };
+    const report = envelope.pagination ? { pagination: envelope.pagination } : {};
+    return { envelope: envelopeJson(envelope), data: envelope.data, bytes, report };
   }
 
   /** Runs one step (with its loop) and returns the value sourceData[step.id] takes. */
@@ -378,10 +431,11 @@ class RunInProgress {
       throw new StepFailure(tooLargeMessage(what, bytes, limit, STEP_DATA_SETTING), null);
     }
     const done = envelopes.filter((e): e is JsonObject => e !== undefined);
+    const loop = loopReport(selected.length, envelopes);
     if (stopOnFailure && firstFailure) {
-      throw new StepFailure(`item ${firstFailure.index}: ${firstFailure.error}`, done, bytes);
+      throw new StepFailure(`item ${firstFailure.index}: ${firstFailure.error}`, done, bytes, loop);
     }
-    return { envelope: done, data: done, bytes };
+    return { envelope: done, data: done, bytes, report: { loop } };
   }
 
   #abortError(): string | undefined {
@@ -433,13 +487,27 @@ class RunInProgress {
         lastRedacted = step.config.type === 'request';
         lastBytes = outcome.bytes;
         stepBytes += outcome.bytes;
-        result = { stepId: step.id, success: true, data: outcome.data, ...this.#notesOf(step.id) };
+        result = {
+          stepId: step.id,
+          success: true,
+          data: outcome.data,
+          ...this.#notesOf(step.id),
+          ...outcome.report,
+        };
         if (step.config.type === 'request') this.#redactedData.add(result);
       } catch (error) {
         const message = this.#abortError() ?? messageOf(error);
         const data = error instanceof StepFailure ? error.envelopeData : null;
         stepBytes += error instanceof StepFailure ? error.bytes : jsonBytes(null);
-        result = { stepId: step.id, success: false, data, error: message, ...this.#notesOf(step.id) };
+        const loop = error instanceof StepFailure ? error.loop : undefined;
+        result = {
+          stepId: step.id,
+          success: false,
+          data,
+          error: message,
+          ...this.#notesOf(step.id),
+          ...(loop ? { loop } : {}),
+        };
         if (step.config.type === 'request') this.#redactedData.add(result);
         stepResults.push(result);
         this.#emit({ type: 'step_finished', result });

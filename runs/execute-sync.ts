@@ -38,7 +38,7 @@ export class SyncSlots {
   }
 }
 
-/** Step results without data: stepId, success, error, notes, and the timing measured here (if any). */
+/** Step results without data: stepId, success, error, notes, loop, pagination, and the timing measured here (if any). */
 export function stepResultsWithoutData(results: readonly StepResult[], timings?: StepTimings): StepResult[] {
   const withoutData = results.map(({ data: _data, ...rest }) => rest);
   return timings ? timings.apply(withoutData) : withoutData;

@@ -7,7 +7,7 @@
  * another. Events carry ids, statuses, counts, timings and redacted errors: never step data or credentials.
  */
 import { randomBytes } from 'node:crypto';
-import type { RunLogEvent } from '../contract/api/run.ts';
+import { LOOP_FAILURES_IN_EVENTS, type RunLogEvent, type StepLoop } from '../contract/api/run.ts';
 import type { EngineEvent } from '../engine/types.ts';
 
 /** Which run an event belongs to: what streams filter on and what access is checked against. */
@@ -51,6 +51,8 @@ export interface RunEventHubOptions {
 }
 
 const ERROR_LIMIT = 1000;
+/** A failed loop item's error in an event: the first ones of a step must fit one bus message with the rest. */
+const ITEM_ERROR_LIMIT = 300;
 /** How often finished runs past keepFinishedMs are looked for. */
 const EXPIRY_SWEEP_MS = 5_000;
 /** NOTIFY payloads must stay below 8000 bytes. */
@@ -82,8 +84,19 @@ interface RemoteInterest {
   expiresAt: number;
 }
 
-function cut(text: string): string {
-  return text.length > ERROR_LIMIT ? `${text.slice(0, ERROR_LIMIT)}…` : text;
+function cut(text: string, limit = ERROR_LIMIT): string {
+  return text.length > limit ? `${text.slice(0, limit)}…` : text;
+}
+
+/** A loop step's items as an event carries them: the counts, and only the first failed items. */
+function eventLoop(loop: StepLoop): StepLoop {
+  return {
+    items: loop.items,
+    failed: loop.failed,
+    failedItems: loop.failedItems
+      .slice(0, LOOP_FAILURES_IN_EVENTS)
+      .map((item) => ({ index: item.index, error: cut(item.error, ITEM_ERROR_LIMIT) })),
+  };
 }
 
 function matches(filter: RunLogFilter, ref: RunRef): boolean {
@@ -153,20 +166,24 @@ export function runLogEvent(
       };
     }
     case 'step_finished': {
-      const { stepId, success } = news.result;
+      const { stepId, success, loop } = news.result;
       const error = news.result.error !== undefined ? cut(news.result.error) : undefined;
       const took = at.durationMs !== undefined ? ` in ${at.durationMs} ms` : '';
+      // A loop that goes on past failed items (failureBehavior continue) succeeds: say what failed.
+      const itemsFailed =
+        success && loop && loop.failed > 0 ? `; ${loop.failed} of ${loop.items} items failed` : '';
       return {
         ...base,
         id,
         type: 'step_finished',
-        level: success ? 'INFO' : 'ERROR',
+        level: !success ? 'ERROR' : itemsFailed ? 'WARN' : 'INFO',
         stepId,
         status: success ? 'success' : 'failed',
         ...(at.durationMs !== undefined ? { durationMs: at.durationMs } : {}),
         ...(error !== undefined ? { error } : {}),
+        ...(loop ? { loop: eventLoop(loop) } : {}),
         message: success
-          ? `Step '${stepId}' succeeded${took}`
+          ? `Step '${stepId}' succeeded${took}${itemsFailed}`
           : `Step '${stepId}' failed${took}: ${error ?? ''}`,
       };
     }

@@ -37,7 +37,7 @@ import { ungrantedSystem } from '../../systems/grants.ts';
 import type { ToolService } from '../../tools/service.ts';
 import { type Principal, principalOf } from '../auth.ts';
 import { listingPage, nameOfCursor } from './listing.ts';
-import { mcpTool, refusedResult, runResult } from './shapes.ts';
+import { mcpTool, progressMessage, refusedResult, runResult } from './shapes.ts';
 import { toolsByName } from './tool-names.ts';
 
 export interface McpDeps {
@@ -85,7 +85,7 @@ function followProgress(
     // The answer may have gone (the client left): a progress notification is worth no error.
     notify({
       method: 'notifications/progress',
-      params: { progressToken, progress, message: event.message },
+      params: { progressToken, progress, message: progressMessage(event) },
     }).catch(() => {});
   });
 }

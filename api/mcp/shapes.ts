@@ -4,7 +4,7 @@
  */
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { ApiError } from '../../contract/api/errors.ts';
-import type { Run } from '../../contract/api/run.ts';
+import type { Run, RunLogEvent, StepLoop } from '../../contract/api/run.ts';
 import type { Tool } from '../../contract/api/tool.ts';
 import type { JsonObject, JsonValue } from '../../contract/json.ts';
 import { wrappedPayloadSchema } from '../../runs/input-schema.ts';
@@ -50,17 +50,56 @@ function isObject(value: JsonValue | undefined): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Failed loop items a call's result names per step; the run's results hold them all. */
+const FAILED_ITEMS_SHOWN = 10;
+
+/** `; item 1: …; item 3: …` and how many more, for a loop's failed items. */
+function failedItemsText(loop: StepLoop, shown: number, separator: string): string {
+  const listed = loop.failedItems.slice(0, shown);
+  const more = loop.failed - listed.length;
+  return [
+    ...listed.map((item) => `item ${item.index}: ${item.error}`),
+    ...(more > 0 ? [`and ${more} more`] : []),
+  ].join(separator);
+}
+
+/**
+ * A run event as a progress message: the event's line, and for a loop step whose items failed while it
+ * went on (failureBehavior continue) the failed items the event carries.
+ */
+export function progressMessage(event: RunLogEvent): string {
+  const loop = event.loop;
+  if (event.type !== 'step_finished' || event.status !== 'success' || !loop || loop.failed === 0) {
+    return event.message;
+  }
+  return `${event.message}: ${failedItemsText(loop, loop.failedItems.length, '; ')}`;
+}
+
+/** What a successful run's loop steps left failed: one text per such step (none when every item succeeded). */
+function failedItemTexts(run: Run): string[] {
+  return (run.stepResults ?? []).flatMap((step) => {
+    const loop = step.loop;
+    if (!step.success || !loop || loop.failed === 0) return [];
+    const head = `Step '${step.stepId}': ${loop.failed} of ${loop.items} items failed (the step went on past them):`;
+    return [`${head}\n- ${failedItemsText(loop, FAILED_ITEMS_SHOWN, '\n- ')}`];
+  });
+}
+
 /**
  * A finished run as the call's result. Success: the output as JSON text, and as structuredContent when it
- * is an object (MCP's structured content is an object). Failure or abort: a tool error naming the run and
- * its error (credentials were scrubbed from it by the engine). Either way `_meta` names the run.
+ * is an object (MCP's structured content is an object); then, for each loop step that went on past failed
+ * items, a text naming them. Failure or abort: a tool error naming the run and its error (credentials were
+ * scrubbed from it by the engine). Either way `_meta` names the run.
  */
 export function runResult(run: Run): CallToolResult {
   const _meta = { [META.runId]: run.runId };
   if (run.status === 'success') {
     const data = run.data ?? null;
     return {
-      content: [{ type: 'text', text: JSON.stringify(data) }],
+      content: [
+        { type: 'text', text: JSON.stringify(data) },
+        ...failedItemTexts(run).map((text) => ({ type: 'text' as const, text })),
+      ],
       ...(isObject(data) ? { structuredContent: data } : {}),
       _meta,
     };

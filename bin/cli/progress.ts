@@ -4,7 +4,7 @@
  * retry, the outcome) stays as a line of its own. Anywhere else (a pipe, a file) every event is one plain
  * line: no carriage returns, no escape sequences.
  */
-import type { RunLogEvent } from '../../contract/api/run.ts';
+import { LOOP_FAILURES_LISTED, type RunLogEvent, type StepLoop } from '../../contract/api/run.ts';
 import type { Terminal } from './command.ts';
 import { printable } from './output.ts';
 
@@ -12,6 +12,24 @@ import { printable } from './output.ts';
 const UNDER_WAY: ReadonlySet<RunLogEvent['type']> = new Set(['step_started', 'page_fetched']);
 
 const CLEAR_LINE = '\r\x1b[2K';
+
+/**
+ * The lines under a loop step that went on past failed items (failureBehavior continue): one per failed
+ * item listed, each error on one line, then how many more and where they are.
+ */
+export function failedItemLines(
+  step: { success: boolean; loop?: StepLoop | undefined },
+  rest: string,
+): string[] {
+  const loop = step.loop;
+  if (!step.success || !loop || loop.failed === 0) return [];
+  const lines = loop.failedItems.map(
+    (item) => `  item ${item.index} failed: ${item.error.replace(/\s+/g, ' ')}`,
+  );
+  const more = loop.failed - loop.failedItems.length;
+  if (more > 0) lines.push(`  … and ${more} more failed item${more === 1 ? '' : 's'} (${rest})`);
+  return lines;
+}
 
 export class Progress {
   readonly #out: Terminal;
@@ -29,22 +47,37 @@ export class Progress {
   }
 
   event(event: RunLogEvent): void {
-    // The message quotes step ids and errors the API sends: never a control sequence of its own.
-    const message = printable(event.message);
-    if (!this.#tty) {
-      this.#out.write(`${message}\n`);
+    if (event.type === 'step_finished') {
+      this.line(event.message);
+      const rest = `kubeglue logs ${event.runId} lists the first ${LOOP_FAILURES_LISTED}`;
+      for (const line of failedItemLines({ success: event.status === 'success', loop: event.loop }, rest)) {
+        this.line(line);
+      }
       return;
     }
-    if (UNDER_WAY.has(event.type)) {
+    if (this.#tty && UNDER_WAY.has(event.type)) {
       // A new page of the same step keeps the step's clock.
       const since =
         event.type === 'page_fetched' && this.#current ? this.#current.since : Date.parse(event.timestamp);
-      this.#current = { text: message, since: Number.isNaN(since) ? this.#now() : since };
+      this.#current = { text: printable(event.message), since: Number.isNaN(since) ? this.#now() : since };
       this.#draw();
       this.#ticker ??= setInterval(() => this.#draw(), 1000).unref();
       return;
     }
-    this.#out.write(`${CLEAR_LINE}${message}\n`);
+    this.line(event.message);
+  }
+
+  /**
+   * A line that stays (on a terminal, written above the progress line). It quotes step ids and errors the
+   * API sends: never a control sequence of its own.
+   */
+  line(text: string): void {
+    const printed = printable(text);
+    if (!this.#tty) {
+      this.#out.write(`${printed}\n`);
+      return;
+    }
+    this.#out.write(`${CLEAR_LINE}${printed}\n`);
     this.#current = undefined;
   }
 

@@ -114,8 +114,8 @@ const runRequestFields = {
     .boolean()
     .optional()
     .describe(
-      'false: the step results of a synchronous answer carry stepId, success, error, notes and timing ' +
-        '(startedAt, durationMs), not data. Default true (the full step results).',
+      'false: the step results of a synchronous answer carry stepId, success, error, notes, loop, ' +
+        'pagination and timing (startedAt, durationMs), not data. Default true (the full step results).',
     ),
   files: z
     .record(z.string(), JsonValue)
@@ -223,6 +223,65 @@ export const StepRunResult = z
   })
   .meta({ id: 'StepRunResult' });
 
+/** The failed items a loop step's result lists; its counts cover every item. */
+export const LOOP_FAILURES_LISTED = 100;
+/** The failed items a step_finished event lists (an event crosses between replicas in one small message). */
+export const LOOP_FAILURES_IN_EVENTS = 5;
+
+/** A loop step (a dataSelector that returned an array): its items, and which failed with what error. */
+export const StepLoop = z
+  .object({
+    items: z.number().int().nonnegative().describe("How many items the step's dataSelector returned."),
+    failed: z.number().int().nonnegative().describe('How many of them failed.'),
+    failedItems: z
+      .array(
+        z.object({
+          index: z
+            .number()
+            .int()
+            .nonnegative()
+            .describe("The item's place in the dataSelector's array (from 0)."),
+          error: z.string().describe("The item's error (at most 1 000 characters)."),
+        }),
+      )
+      .describe(
+        `The first failed items, in item order: at most ${LOOP_FAILURES_LISTED} in a step result, ` +
+          `${LOOP_FAILURES_IN_EVENTS} in an event (each error cut to 300 characters there). The step's data ` +
+          'holds every item.',
+      ),
+  })
+  .meta({ id: 'StepLoop' });
+export type StepLoop = z.infer<typeof StepLoop>;
+
+/** Why a paginated step fetched no further page (docs/tools.md, "Pagination"). */
+export const PaginationStop = z.enum([
+  'stopCondition',
+  'emptyPage',
+  'shortPage',
+  'emptyCursor',
+  'absentCursor',
+  'repeatedCursor',
+  'repeatedPage',
+]);
+export type PaginationStop = z.infer<typeof PaginationStop>;
+
+/** How a paginated step's pagination went: what it fetched and why it ended. */
+export const StepPagination = z
+  .object({
+    pages: z.number().int().positive().describe('Pages fetched (a repeated page, not merged, counts).'),
+    items: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe("Items merged (the stopCondition's pageInfo.totalFetched)."),
+    stoppedBy: PaginationStop.describe('The rule that ended pagination.'),
+    reason: z
+      .string()
+      .describe('The same in a sentence, naming the page, e.g. "page 3 had null at cursorPath \'next\'".'),
+  })
+  .meta({ id: 'StepPagination' });
+export type StepPagination = z.infer<typeof StepPagination>;
+
 export const StepResult = z
   .object({
     stepId: z.string(),
@@ -236,6 +295,13 @@ export const StepResult = z
         'kubeglue extension: what the step did differently than written, e.g. system credentials withheld ' +
           "from a URL outside the system's origins.",
       ),
+    loop: StepLoop.optional().describe(
+      'Extension: a step that looped over an array: how many items, how many failed and the first failed ' +
+        "items with their errors (with failureBehavior continue the step succeeds whatever its items' outcome).",
+    ),
+    pagination: StepPagination.optional().describe(
+      'Extension: a paginated step (not a loop): pages and items fetched, and why pagination ended.',
+    ),
     startedAt: z.iso
       .datetime({ offset: true })
       .optional()
@@ -444,6 +510,9 @@ export const RunLogEvent = z
       .describe('retry: the status that is retried (absent: a network error).'),
     durationMs: z.number().int().optional().describe('step_finished and run_finished.'),
     error: z.string().optional().describe('The redacted error (at most 1 000 characters).'),
+    loop: StepLoop.optional().describe(
+      `step_finished of a loop step: its items, how many failed, the first ${LOOP_FAILURES_IN_EVENTS} failed ones.`,
+    ),
   })
   .meta({ id: 'RunLogEvent' });
 export type RunLogEvent = z.infer<typeof RunLogEvent>;

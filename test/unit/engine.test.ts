@@ -224,7 +224,12 @@ describe('engine: envelopes and loops', () => {
     });
     expect(calls).toHaveLength(0);
     expect(result.status).toBe('success');
-    expect(result.stepResults[0]).toEqual({ stepId: 'each', success: true, data: [] });
+    expect(result.stepResults[0]).toEqual({
+      stepId: 'each',
+      success: true,
+      data: [],
+      loop: { items: 0, failed: 0, failedItems: [] },
+    });
   });
 
   it('fails the step when the selector returns more than maxLoopItems, never truncating', async () => {

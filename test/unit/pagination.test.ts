@@ -91,7 +91,7 @@ describe('pagination counters', () => {
       ({ cursor }) => pages[cursor === null ? 'start' : String(cursor)]!,
     );
     expect(run.requests.map((r) => r.cursor)).toEqual([null, 'c2', 'c3']);
-    expect(run.outcome).toEqual({ done: true, reason: 'missingCursor' });
+    expect(run.outcome).toEqual({ done: true, reason: 'emptyCursor' });
     expect(run.result).toEqual({ data: items(0, 5), next: null });
   });
 
@@ -149,20 +149,74 @@ describe('pagination stop rules without a stopCondition', () => {
     expect(run.result).toEqual({ result: { records: items(0, 7) }, errors: [] });
   });
 
-  it('stops on a missing or empty cursor (cursorBased)', async () => {
+  it('stops on an empty cursor (cursorBased), even on a full page', async () => {
     const lastPages: JsonValue[] = [
-      { data: items(2, 2) },
       { data: items(2, 2), next: '' },
       { data: items(2, 2), next: null },
+      { data: items(2, 2), next: false },
+      { data: items(2, 2), next: {} },
     ];
     for (const last of lastPages) {
       const run = await drive(
         { type: 'cursorBased', cursorPath: 'next', pageSize: 2 },
         ({ cursor }): JsonValue => (cursor === null ? { data: items(0, 2), next: 'b' } : last),
       );
-      expect(run.outcome).toEqual({ done: true, reason: 'missingCursor' });
+      expect(run.outcome).toEqual({ done: true, reason: 'emptyCursor' });
       expect(run.requests).toHaveLength(2);
     }
+  });
+
+  it('ends on a later page that was not full and has no cursor at all, saying so', async () => {
+    const paginator = createPaginator(
+      { type: 'cursorBased', cursorPath: 'next', pageSize: 2 },
+      { evaluate: noEvaluate, sourceData: {} },
+    );
+    await paginator.accept({ data: { data: items(0, 2), next: 'b' }, headers: {} });
+    expect(await paginator.accept({ data: { data: items(2, 1) }, headers: {} })).toEqual({
+      done: true,
+      reason: 'absentCursor',
+    });
+    expect(paginator.summary()).toEqual({
+      pages: 2,
+      items: 3,
+      stoppedBy: 'absentCursor',
+      reason:
+        "page 2 had nothing at cursorPath 'next' (a page of 1 item, fewer than pageSize 2, taken as the last page)",
+    });
+  });
+
+  it('fails when the cursorPath finds nothing on the first page, naming the path and the keys there are', async () => {
+    const firstPages: JsonValue[] = [
+      { data: items(0, 1), meta: { nextCursor: 'b', total: 9 } },
+      { data: items(0, 2) },
+    ];
+    for (const first of firstPages) {
+      const failure = drive({ type: 'cursorBased', cursorPath: 'next', pageSize: 2 }, () => first);
+      await expect(failure).rejects.toMatchObject({ code: 'cursorNotFound' });
+      await expect(failure).rejects.toThrow(/^Pagination cursorPath 'next' found nothing on page 1/);
+    }
+    const failure = drive({ type: 'cursorBased', cursorPath: 'next', pageSize: 2 }, () => ({
+      data: items(0, 1),
+      meta: { nextCursor: 'b', total: 9 },
+    }));
+    await expect(failure).rejects.toThrow(
+      'the response has the keys data, meta, meta.nextCursor, meta.total.',
+    );
+  });
+
+  it('fails when the cursorPath finds nothing on a full later page', async () => {
+    const failure = drive(
+      { type: 'cursorBased', cursorPath: 'next', pageSize: 2 },
+      ({ cursor }): JsonValue => (cursor === null ? { data: items(0, 2), next: 'b' } : { data: items(2, 2) }),
+    );
+    await expect(failure).rejects.toThrow(
+      /^Pagination cursorPath 'next' found nothing on page 2, a full page of 2 items; the response has the keys data\./,
+    );
+  });
+
+  it('ends on an empty page without a cursor, also the first', async () => {
+    const run = await drive({ type: 'cursorBased', cursorPath: 'next' }, () => ({ data: [] }));
+    expect(run.outcome).toEqual({ done: true, reason: 'emptyPage' });
   });
 
   it('does not stop cursorBased object pages on a short item list while a cursor exists', async () => {
@@ -171,7 +225,7 @@ describe('pagination stop rules without a stopCondition', () => {
       next: page < 3 ? `p${page + 1}` : null,
     }));
     expect(run.requests).toHaveLength(3);
-    expect(run.outcome).toEqual({ done: true, reason: 'missingCursor' });
+    expect(run.outcome).toEqual({ done: true, reason: 'emptyCursor' });
   });
 
   it('stops on a repeated cursor', async () => {
@@ -222,6 +276,32 @@ describe('pagination stopCondition', () => {
       { evaluate: testEvaluate },
     );
     expect(run.requests).toHaveLength(3);
+  });
+
+  it('ends cursorBased pagination on an empty cursor though the stopCondition says go on', async () => {
+    const run = await drive(
+      { type: 'cursorBased', cursorPath: 'next', pageSize: 2, stopCondition: '() => false' },
+      ({ cursor }) =>
+        cursor === null ? { data: items(0, 2), next: 'b' } : { data: items(2, 2), next: null },
+      { evaluate: testEvaluate },
+    );
+    expect(run.requests.map((r) => r.cursor)).toEqual([null, 'b']);
+    expect(run.outcome).toEqual({ done: true, reason: 'emptyCursor' });
+  });
+
+  it('asks the stopCondition before the cursor rules: it may stop on a page without a cursor', async () => {
+    const run = await drive(
+      { type: 'cursorBased', cursorPath: 'next', stopCondition: '(response) => !response.data.next' },
+      () => ({ data: items(0, 2) }),
+      { evaluate: testEvaluate },
+    );
+    expect(run.outcome).toEqual({ done: true, reason: 'stopCondition' });
+    const failure = drive(
+      { type: 'cursorBased', cursorPath: 'next', stopCondition: '() => false' },
+      () => ({ data: items(0, 2) }),
+      { evaluate: testEvaluate },
+    );
+    await expect(failure).rejects.toMatchObject({ code: 'cursorNotFound' });
   });
 
   it('gets response {data, headers} with lower-case header names, pageInfo and sourceData', async () => {

@@ -90,6 +90,47 @@ describe('runLogEvent', () => {
   });
 });
 
+describe('runLogEvent of a loop step that went on past failed items', () => {
+  const loop = {
+    items: 20,
+    failed: 8,
+    failedItems: Array.from({ length: 8 }, (_, i) => ({
+      index: i * 2,
+      error: `item ${i * 2}: ${'e'.repeat(500)}`,
+    })),
+  };
+
+  it('says how many items failed, as a warning, and carries the first five with their errors cut short', () => {
+    const event = runLogEvent(
+      ref,
+      { type: 'step_finished', result: { stepId: 'each', success: true, loop } },
+      { ...at, durationMs: 42 },
+    );
+    expect(event).toMatchObject({
+      level: 'WARN',
+      status: 'success',
+      message: "Step 'each' succeeded in 42 ms; 8 of 20 items failed",
+      loop: { items: 20, failed: 8 },
+    });
+    expect(event.loop?.failedItems.map((item) => item.index)).toEqual([0, 2, 4, 6, 8]);
+    expect(event.loop?.failedItems[0]?.error).toBe(`item 0: ${'e'.repeat(292)}…`);
+    // Small enough to cross between replicas in one notification.
+    expect(JSON.stringify(event).length).toBeLessThan(3000);
+  });
+
+  it('keeps the message of a loop whose items all succeeded', () => {
+    const event = runLogEvent(
+      ref,
+      {
+        type: 'step_finished',
+        result: { stepId: 'each', success: true, loop: { items: 3, failed: 0, failedItems: [] } },
+      },
+      at,
+    );
+    expect(event).toMatchObject({ level: 'INFO', message: "Step 'each' succeeded" });
+  });
+});
+
 describe('RunEventHub in one process', () => {
   it('gives a subscriber what is kept of matching runs first, then live events; others see nothing', () => {
     let now = 1_000;

@@ -3,19 +3,19 @@
  * line per step, then the outcome); with --follow, its events as they happen until it ends. Exits 1
  * when the run failed or was aborted, so a script can wait on a run with it.
  */
-import type { RunLogEvent } from '../../../contract/api/run.ts';
+import type { RunLogEvent, StepLoop } from '../../../contract/api/run.ts';
 import type { JsonValue } from '../../../contract/json.ts';
 import { RunAnswer, RunResultsAnswer } from '../answers.ts';
 import { type Answer, ApiClient } from '../client.ts';
 import { command, EXIT } from '../command.ts';
 import { followRun } from '../events.ts';
 import { printable, printJson, shortDuration } from '../output.ts';
-import { Progress } from '../progress.ts';
+import { failedItemLines, Progress } from '../progress.ts';
 
-/** The lines of a run's stored record: its start, each step's result, its outcome. */
+/** The lines of a run's stored record: its start, each step's result (and failed loop items), its outcome. */
 function recordLines(
   run: RunAnswer,
-  steps: ReadonlyArray<{ stepId: string; success: boolean; error?: string }>,
+  steps: ReadonlyArray<{ stepId: string; success: boolean; error?: string; loop?: StepLoop }>,
 ) {
   const took = run.metadata.durationMs !== undefined ? ` in ${shortDuration(run.metadata.durationMs)}` : '';
   const outcome =
@@ -26,9 +26,13 @@ function recordLines(
         : `Run ${run.runId} ${run.status === 'aborted' ? 'was aborted' : 'failed'}${took}${run.error ? `: ${run.error}` : ''}`;
   return [
     `Run ${run.runId} of tool '${run.toolId}' started at ${run.metadata.startedAt} (${run.requestSource ?? 'api'})`,
-    ...steps.map((step) =>
-      step.success ? `Step '${step.stepId}' succeeded` : `Step '${step.stepId}' failed: ${step.error ?? ''}`,
-    ),
+    ...steps.flatMap((step) => {
+      if (!step.success) return [`Step '${step.stepId}' failed: ${step.error ?? ''}`];
+      const { loop } = step;
+      const itemsFailed = loop && loop.failed > 0 ? `; ${loop.failed} of ${loop.items} items failed` : '';
+      const rest = `every item is in the step's data: GET /v1/runs/${run.runId}/results`;
+      return [`Step '${step.stepId}' succeeded${itemsFailed}`, ...failedItemLines(step, rest)];
+    }),
     outcome,
   ];
 }
@@ -77,10 +81,11 @@ export const logs = command({
         ? undefined
         : (await client.request('GET', `/runs/${encodeURIComponent(runId)}/results`, RunResultsAnswer)).value
             .data;
-    const steps = (stored?.stepResults ?? []).map(({ stepId, success, error }) => ({
+    const steps = (stored?.stepResults ?? []).map(({ stepId, success, error, loop }) => ({
       stepId,
       success,
       ...(error !== undefined ? { error } : {}),
+      ...(loop !== undefined ? { loop } : {}),
     }));
     if (output === 'json') {
       printJson(io.stdout, {

@@ -78,13 +78,13 @@ export const run = command({
           onEvent: (e) => progress.event(e),
         });
         progress.stop();
-        return printOutcome(io, output, await withResult(client, ended));
+        return printOutcome(io, output, await withResult(client, ended), true);
       }
       const answer = values.follow
         ? await runFollowingEvents(client, path, body, progress, io.signal)
         : await client.request('POST', path, RunAnswer, { body: body({ requestSource: 'cli' }) });
       progress.stop();
-      return printOutcome(io, output, { run: answer.value, raw: answer.raw });
+      return printOutcome(io, output, { run: answer.value, raw: answer.raw }, values.follow === true);
     } catch (error) {
       progress.stop();
       if (!io.signal.aborted) throw error;
@@ -150,12 +150,31 @@ async function withResult(client: ApiClient, record: Answer<RunAnswer>) {
   return { run: { ...run, data }, raw };
 }
 
-/** Prints a finished run: its data (text) or its record (json); exit 0 for success, else 1. */
-function printOutcome(io: Io, output: OutputMode, outcome: { run: RunAnswer; raw: JsonValue }): number {
+/**
+ * Prints a finished run: its data (text) or its record (json); exit 0 for success, else 1. A successful
+ * run's loop steps that went on past failed items are named on stderr, where --follow did not list them.
+ */
+function printOutcome(
+  io: Io,
+  output: OutputMode,
+  outcome: { run: RunAnswer; raw: JsonValue },
+  followed: boolean,
+): number {
   const { run, raw } = outcome;
   if (output === 'json') printJson(io.stdout, raw);
   else if (run.status === 'success' && run.data !== undefined) printJson(io.stdout, run.data);
-  if (run.status === 'success') return EXIT.ok;
+  if (run.status === 'success') {
+    if (output === 'text' && !followed) {
+      for (const step of run.stepResults ?? []) {
+        const loop = step.loop;
+        if (!step.success || !loop || loop.failed === 0) continue;
+        io.stderr.write(
+          `kubeglue run: step '${step.stepId}': ${loop.failed} of ${loop.items} items failed (kubeglue logs ${run.runId} lists them)\n`,
+        );
+      }
+    }
+    return EXIT.ok;
+  }
   const what = run.status === 'aborted' ? 'was aborted' : 'failed';
   io.stderr.write(
     `${printable(`kubeglue run: run ${run.runId} ${what}${run.error ? `: ${run.error}` : ''}`)}\n`,

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { Tool, type ToolInput } from '../../../contract/api/tool.ts';
 import type { JsonObject } from '../../../contract/json.ts';
 import { runTool } from '../../../engine/run-tool.ts';
-import type { EngineResult } from '../../../engine/types.ts';
+import type { EngineEvent, EngineResult } from '../../../engine/types.ts';
 import { useEngineDeps } from '../../support/engine.ts';
 import { type TargetRequest, useHttpTarget } from '../../support/http-target.ts';
 
@@ -677,5 +677,92 @@ describe('loops over real HTTP', () => {
     expect(result.status).toBe('success');
     expect(target.count('/loop/concurrent')).toBe(5);
     expect(result.data).toEqual(items.map((item) => ({ currentItem: item, data: { item }, success: true })));
+  });
+});
+
+describe('failed loop items in the step result', () => {
+  /** `/loop/items/<n>` answers 404 for the ids in `missing`, else the item. */
+  function itemsRoute(path: string, missing: ReadonlySet<number>) {
+    target.route('GET', path, (req) => {
+      const id = Number(new URLSearchParams(req.query).get('id'));
+      return missing.has(id) ? { status: 404, body: { error: `item ${id} not found` } } : { body: { id } };
+    });
+  }
+
+  it('counts the items and lists each failed one with its error when the loop goes on past them', async () => {
+    itemsRoute('/loop/items', new Set([20, 30, 50]));
+    const events: EngineEvent[] = [];
+    const result = await runTool(engine.deps, {
+      tool: Tool.parse({
+        id: 'engine-http-test',
+        steps: [
+          {
+            id: 'each',
+            dataSelector: '() => [10, 20, 30, 40, 50]',
+            failureBehavior: 'continue',
+            loopConcurrency: 2,
+            config: { url: url('/loop/items'), queryParams: { id: '<<currentItem>>' } },
+          },
+        ],
+      }),
+      inputs: {},
+      systems: [],
+      traceId: 'engine-http-test',
+      signal: new AbortController().signal,
+      onEvent: (event) => events.push(event),
+    });
+    expect(result.status).toBe('success');
+    const notFound = (id: number) =>
+      `HTTP 404 GET ${url(`/loop/items?id=${id}`)}: {"error":"item ${id} not found"}`;
+    const loop = {
+      items: 5,
+      failed: 3,
+      failedItems: [
+        { index: 1, error: notFound(20) },
+        { index: 2, error: notFound(30) },
+        { index: 4, error: notFound(50) },
+      ],
+    };
+    expect(result.stepResults[0]).toMatchObject({ stepId: 'each', success: true, loop });
+    // The live event of the step's end carries the same account (the views show it while the run goes on).
+    const finished = events.find((event) => event.type === 'step_finished');
+    expect(finished?.type === 'step_finished' && finished.result.loop).toEqual(loop);
+  });
+
+  it('lists the first 100 failed items and counts them all', async () => {
+    itemsRoute('/loop/many-missing', new Set(Array.from({ length: 150 }, (_, i) => i)));
+    const result = await run({
+      steps: [
+        {
+          id: 'each',
+          dataSelector: '() => Array.from({ length: 160 }, (_, i) => i)',
+          failureBehavior: 'continue',
+          loopConcurrency: 8,
+          config: { url: url('/loop/many-missing'), queryParams: { id: '<<currentItem>>' } },
+        },
+      ],
+    });
+    const loop = result.stepResults[0]?.loop;
+    expect(loop).toMatchObject({ items: 160, failed: 150 });
+    expect(loop?.failedItems.map((item) => item.index)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+  });
+
+  it('counts the failed item that stopped a loop with failureBehavior fail', async () => {
+    itemsRoute('/loop/stops', new Set([2]));
+    const result = await run({
+      steps: [
+        {
+          id: 'each',
+          dataSelector: '() => [1, 2, 3]',
+          config: { url: url('/loop/stops'), queryParams: { id: '<<currentItem>>' } },
+        },
+      ],
+    });
+    expect(result.status).toBe('failed');
+    expect(result.stepResults[0]).toMatchObject({
+      success: false,
+      error: `item 1: HTTP 404 GET ${url('/loop/stops?id=2')}: {"error":"item 2 not found"}`,
+      loop: { items: 3, failed: 1, failedItems: [{ index: 1 }] },
+    });
   });
 });

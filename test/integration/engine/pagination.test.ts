@@ -346,3 +346,256 @@ describe('merging pages', () => {
     expect(result.stepResults[0]?.data).toEqual([{ id: 'only' }]);
   });
 });
+
+describe('how pagination ended, in the step result', () => {
+  /** The step result's account of the pagination of the run's one step. */
+  const ended = (result: EngineResult) => result.stepResults[0]?.pagination;
+
+  /** A cursor endpoint at `path` serving `pages` by the `after` parameter ('' for the first page). */
+  function cursorEndpoint(path: string, pages: Record<string, JsonValue>) {
+    target.route('GET', path, (request) => ({
+      body: pages[param(request, 'after') ?? ''] ?? { error: 'unknown cursor' },
+    }));
+    return { url: url(path), queryParams: { after: '<<cursor>>' } };
+  }
+
+  it('a short page: the page, its item count and pageSize', async () => {
+    target.route('GET', '/pg/end/short', pageEndpoint(records(7)));
+    const result = await runPaged({
+      url: url('/pg/end/short'),
+      queryParams: { page: '<<page>>', per_page: '<<pageSize>>' },
+      pagination: { type: 'pageBased', pageSize: 3 },
+    });
+    expect(result.status).toBe('success');
+    expect(ended(result)).toEqual({
+      pages: 3,
+      items: 7,
+      stoppedBy: 'shortPage',
+      reason: 'page 3 had 1 item, fewer than pageSize 3',
+    });
+  });
+
+  it('an empty page', async () => {
+    const rows = records(4);
+    target.route('GET', '/pg/end/empty', (request) => {
+      const offset = Number(param(request, 'offset'));
+      return { body: rows.slice(offset, offset + 2) };
+    });
+    const result = await runPaged({
+      url: url('/pg/end/empty'),
+      queryParams: { offset: '<<offset>>', limit: '<<limit>>' },
+      pagination: { type: 'offsetBased', pageSize: 2 },
+    });
+    expect(result.data).toEqual(rows);
+    expect(ended(result)).toEqual({ pages: 3, items: 4, stoppedBy: 'emptyPage', reason: 'page 3 was empty' });
+  });
+
+  it('a page repeating an earlier one, which is not merged', async () => {
+    const pages = [records(2), [{ id: 3 }, { id: 4 }]];
+    target.route('GET', '/pg/end/repeat', (request) => ({
+      body: pages[(Number(param(request, 'page')) - 1) % pages.length],
+    }));
+    const result = await runPaged({
+      url: url('/pg/end/repeat'),
+      queryParams: { page: '<<page>>' },
+      pagination: { type: 'pageBased', pageSize: 2 },
+    });
+    expect(result.data).toEqual(records(4));
+    expect(ended(result)).toEqual({
+      pages: 3,
+      items: 4,
+      stoppedBy: 'repeatedPage',
+      reason: 'page 3 repeated an earlier page (it was not merged)',
+    });
+  });
+
+  it('the stopCondition', async () => {
+    target.route('GET', '/pg/end/stop', pageEndpoint(records(10)));
+    const result = await runPaged({
+      url: url('/pg/end/stop'),
+      queryParams: { page: '<<page>>', per_page: '<<pageSize>>' },
+      pagination: {
+        type: 'pageBased',
+        pageSize: 2,
+        stopCondition: '(response, pageInfo) => pageInfo.totalFetched >= 4',
+      },
+    });
+    expect(result.data).toEqual(records(4));
+    expect(ended(result)).toEqual({
+      pages: 2,
+      items: 4,
+      stoppedBy: 'stopCondition',
+      reason: 'the stopCondition returned true on page 2',
+    });
+  });
+
+  it('an empty cursor, even on a full page', async () => {
+    const request = cursorEndpoint('/pg/end/null-cursor', {
+      '': { items: records(2), next: 'b' },
+      b: { items: [{ id: 3 }, { id: 4 }], next: null },
+    });
+    const result = await runPaged({
+      ...request,
+      pagination: { type: 'cursorBased', pageSize: 2, cursorPath: 'next' },
+    });
+    expect(result.status).toBe('success');
+    expect(ended(result)).toEqual({
+      pages: 2,
+      items: 4,
+      stoppedBy: 'emptyCursor',
+      reason: "page 2 had null at cursorPath 'next'",
+    });
+  });
+
+  it('a cursor left out of a later page that was not full: taken as the last page, and said so', async () => {
+    const request = cursorEndpoint('/pg/end/absent-cursor', {
+      '': { items: records(2), meta: { next: 'b' } },
+      b: { items: [{ id: 3 }], meta: {} },
+    });
+    const result = await runPaged({
+      ...request,
+      pagination: { type: 'cursorBased', pageSize: 2, cursorPath: 'meta.next' },
+    });
+    expect(result.status).toBe('success');
+    expect(result.data).toEqual({ items: records(3), meta: { next: 'b' } });
+    expect(ended(result)).toEqual({
+      pages: 2,
+      items: 3,
+      stoppedBy: 'absentCursor',
+      reason:
+        "page 2 had nothing at cursorPath 'meta.next' (a page of 1 item, fewer than pageSize 2, taken as the last page)",
+    });
+  });
+
+  it('a cursor that was sent before', async () => {
+    const request = cursorEndpoint('/pg/end/same-cursor', {
+      '': { items: records(2), next: 'b' },
+      b: { items: [{ id: 3 }, { id: 4 }], next: 'b' },
+    });
+    const result = await runPaged({
+      ...request,
+      pagination: { type: 'cursorBased', pageSize: 2, cursorPath: 'next' },
+    });
+    expect(result.data).toEqual({ items: records(4), next: 'b' });
+    expect(ended(result)).toEqual({
+      pages: 2,
+      items: 4,
+      stoppedBy: 'repeatedCursor',
+      reason: "page 2 had a cursor at cursorPath 'next' that was sent before",
+    });
+  });
+});
+
+describe('pagination that cannot go on fails the step instead of ending quietly', () => {
+  it('fails when the cursorPath finds nothing on the first page, naming the path and the keys the response has', async () => {
+    const pages: Record<string, JsonObject> = {
+      '': { items: records(5), meta: { nextCursor: 'b', total: 8 } },
+      b: { items: [{ id: 6 }, { id: 7 }, { id: 8 }], meta: { nextCursor: null, total: 8 } },
+    };
+    target.route('GET', '/pg/wrong-cursor-path', (request) => ({
+      body: pages[param(request, 'cursor') ?? ''] ?? { error: 'unknown cursor' },
+    }));
+    const result = await runPaged({
+      url: url('/pg/wrong-cursor-path'),
+      queryParams: { cursor: '<<cursor>>' },
+      pagination: { type: 'cursorBased', pageSize: 5, cursorPath: 'next' },
+    });
+    expect(result.status).toBe('failed');
+    expect(result.error).toBe(
+      "Step list failed: Pagination cursorPath 'next' found nothing on page 1, a full page of 5 items; " +
+        'the response has the keys items, meta, meta.nextCursor, meta.total. Set cursorPath to where the ' +
+        'response holds the next cursor; if the API leaves the cursor out of its last page, add a ' +
+        'stopCondition that recognises that page',
+    );
+    expect(target.count('/pg/wrong-cursor-path')).toBe(1);
+  });
+
+  it('fails on a short first page too: a path that never found a cursor is not known to be right', async () => {
+    target.route('GET', '/pg/wrong-cursor-short', { body: { data: [{ id: 1 }], paging: { after: 'b' } } });
+    const result = await runPaged({
+      url: url('/pg/wrong-cursor-short'),
+      queryParams: { after: '<<cursor>>' },
+      pagination: { type: 'cursorBased', pageSize: 50, cursorPath: 'after' },
+    });
+    expect(result.status).toBe('failed');
+    expect(result.error).toMatch(
+      /^Step list failed: Pagination cursorPath 'after' found nothing on page 1; the response has the keys data, paging, paging\.after\./,
+    );
+  });
+
+  it('fails when the cursorPath finds nothing on a later page whose items filled it', async () => {
+    const pages: Record<string, JsonObject> = {
+      '': { items: records(2), next: 'b' },
+      b: { items: [{ id: 3 }, { id: 4 }] },
+    };
+    target.route('GET', '/pg/cursor-gone', (request) => ({
+      body: pages[param(request, 'cursor') ?? ''] ?? { error: 'unknown cursor' },
+    }));
+    const result = await runPaged({
+      url: url('/pg/cursor-gone'),
+      queryParams: { cursor: '<<cursor>>' },
+      pagination: { type: 'cursorBased', pageSize: 2, cursorPath: 'next' },
+    });
+    expect(result.status).toBe('failed');
+    expect(result.error).toMatch(
+      /^Step list failed: Pagination cursorPath 'next' found nothing on page 2, a full page of 2 items; the response has the keys items\./,
+    );
+  });
+
+  it('lets a stopCondition recognise the last page of an API that leaves its cursor out', async () => {
+    target.route('GET', '/pg/odata-single', { body: { value: [{ name: 'Ada' }] } });
+    const result = await runPaged({
+      url: url('/pg/odata-single'),
+      pagination: {
+        type: 'cursorBased',
+        cursorPath: '@odata.nextLink',
+        stopCondition: "(response) => !response.data['@odata.nextLink']",
+      },
+    });
+    expect(result.status).toBe('success');
+    expect(result.data).toEqual({ value: [{ name: 'Ada' }] });
+    expect(result.stepResults[0]?.pagination?.stoppedBy).toBe('stopCondition');
+  });
+
+  it('ends at an empty cursor though the stopCondition says go on, instead of asking for the first page again', async () => {
+    const pages: Record<string, JsonObject> = {
+      '': { items: records(2), next: 'b' },
+      b: { items: [{ id: 3 }, { id: 4 }], next: null },
+    };
+    target.route('GET', '/pg/cursor-ends-stop', (request) => ({
+      body: pages[param(request, 'cursor') ?? ''] ?? { error: 'unknown cursor' },
+    }));
+    const result = await runPaged({
+      url: url('/pg/cursor-ends-stop'),
+      queryParams: { cursor: '<<cursor>>' },
+      pagination: {
+        type: 'cursorBased',
+        pageSize: 2,
+        cursorPath: 'next',
+        maxPages: 10,
+        stopCondition: '(response, pageInfo) => pageInfo.totalFetched >= 100',
+      },
+    });
+    expect(result.status).toBe('success');
+    expect(result.data).toEqual({ items: records(4), next: null });
+    expect(target.count('/pg/cursor-ends-stop')).toBe(2);
+    expect(result.stepResults[0]?.pagination?.stoppedBy).toBe('emptyCursor');
+  });
+
+  it('fails the step with the error and the page number when the stopCondition throws', async () => {
+    target.route('GET', '/pg/stop-throws', (request) => {
+      const page = Number(param(request, 'page'));
+      return { body: page === 1 ? { items: records(2), meta: { more: true } } : { items: [{ id: 3 }] } };
+    });
+    const result = await runPaged({
+      url: url('/pg/stop-throws'),
+      queryParams: { page: '<<page>>' },
+      pagination: { type: 'pageBased', pageSize: 2, stopCondition: '(response) => !response.data.meta.more' },
+    });
+    expect(result.status).toBe('failed');
+    expect(result.error).toMatch(
+      /^Step list failed: Pagination stopCondition failed on page 2: step list stopCondition: TypeError at line 1, column \d+: Cannot read properties of undefined \(reading 'more'\)$/,
+    );
+    expect(result.stepResults[0]).toMatchObject({ success: false, data: null });
+  });
+});

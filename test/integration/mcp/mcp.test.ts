@@ -231,6 +231,46 @@ describe('the MCP endpoint', () => {
     ]);
   });
 
+  it('names the failed items of a loop that went on past them, in the progress and in the result', async () => {
+    for (const id of [1, 3]) target.route('GET', `/parcels/${id}`, { body: { id, state: 'delivered' } });
+    for (const id of [2, 4]) {
+      target.route('GET', `/parcels/${id}`, { status: 404, body: { error: `parcel ${id} not found` } });
+    }
+    await putTool({
+      id: 'track-parcels',
+      steps: [
+        {
+          id: 'parcels',
+          dataSelector: '() => [1, 2, 3, 4]',
+          failureBehavior: 'continue',
+          config: { url: `${target.url}/parcels/<<currentItem>>` },
+        },
+      ],
+      outputTransform: '(s) => ({ delivered: s.parcels.filter((p) => p.success).length })',
+    });
+    await expect.poll(async () => (await listed(await connect())).has('track-parcels')).toBe(true);
+    const notFound = (id: number) =>
+      `HTTP 404 GET ${target.url}/parcels/${id}: {"error":"parcel ${id} not found"}`;
+    const messages: string[] = [];
+    const result = (await (
+      await connect()
+    ).callTool({ name: 'track-parcels', arguments: {} }, undefined, {
+      onprogress: (progress) => messages.push(progress.message ?? ''),
+    })) as CallToolResult;
+    expect(messages.map((message) => message.replace(/ in \d+ ms/, ' in N ms'))).toContain(
+      `Step 'parcels' succeeded in N ms; 2 of 4 items failed: item 1: ${notFound(2)}; item 3: ${notFound(4)}`,
+    );
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toEqual({ delivered: 2 });
+    expect(result.content).toEqual([
+      { type: 'text', text: '{"delivered":2}' },
+      {
+        type: 'text',
+        text: `Step 'parcels': 2 of 4 items failed (the step went on past them):\n- item 1: ${notFound(2)}\n- item 3: ${notFound(4)}`,
+      },
+    ]);
+  });
+
   it('answers a call beyond the sync-run limit with a tool error the client can read', async () => {
     const held = target.hold('/slow');
     await putTool({ id: 'slow', steps: [{ id: 'wait', config: { url: `${target.url}/slow` } }] });

@@ -9,7 +9,7 @@ import type { Run, RunLogEvent, RunResults, StepResult } from '../../api/types.t
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatBytes, formatDuration, formatTime } from '../../components/format.ts';
 import { JsonView } from '../../components/json-view.tsx';
-import { StatusBadge, StepOutcome } from '../../components/status.tsx';
+import { Badge, StatusBadge, StepOutcome } from '../../components/status.tsx';
 import { Timeline, timelineFromEvents, timelineFromResults } from '../../components/timeline.tsx';
 import { Link, navigate } from '../../router.tsx';
 import { client } from '../../session.ts';
@@ -71,12 +71,41 @@ function Facts({ run }: { run: Run }) {
   );
 }
 
+/** A loop step's failed items, each with its error, behind one click. */
+function FailedItems({ step }: { step: StepResult }) {
+  const loop = step.loop;
+  if (!loop || loop.failed === 0) return null;
+  return (
+    <details class="failed-items">
+      <summary>
+        Failed items of {step.stepId} ({loop.failed})
+      </summary>
+      <ul class="failed-item-list">
+        {loop.failedItems.map((item) => (
+          <li key={item.index}>
+            <span class="failed-item-index">Item {item.index}</span>
+            <pre>{item.error}</pre>
+          </li>
+        ))}
+      </ul>
+      {loop.failed > loop.failedItems.length && (
+        <p class="muted">
+          The first {loop.failedItems.length} of {loop.failed} failed items; the step's result below holds
+          every item.
+        </p>
+      )}
+    </details>
+  );
+}
+
 function Steps({ steps }: { steps: readonly StepResult[] }) {
   const [shown, setShown] = useState(STEPS_PER_PAGE);
   const failing = steps.findIndex((step) => !step.success);
+  const withFailedItems = steps.findIndex((step) => (step.loop?.failed ?? 0) > 0);
+  const first = failing >= 0 ? failing : withFailedItems;
   useEffect(() => {
-    if (failing >= shown) setShown((Math.floor(failing / STEPS_PER_PAGE) + 1) * STEPS_PER_PAGE);
-  }, [failing]);
+    if (first >= shown) setShown((Math.floor(first / STEPS_PER_PAGE) + 1) * STEPS_PER_PAGE);
+  }, [first]);
   if (steps.length === 0) return <p class="muted">No step ran.</p>;
   return (
     <>
@@ -85,11 +114,25 @@ function Steps({ steps }: { steps: readonly StepResult[] }) {
           <a href={`#step-${failing}`}>Go to the failing step ({steps[failing]?.stepId})</a>
         </p>
       )}
+      {failing < 0 && withFailedItems >= 0 && (
+        <p>
+          <a href={`#step-${withFailedItems}`}>
+            Go to the step with failed items ({steps[withFailedItems]?.stepId})
+          </a>
+        </p>
+      )}
       <ol class="steps">
         {steps.slice(0, shown).map((step, index) => (
           <li key={`${step.stepId}-${index}`} id={`step-${index}`} class="step">
             <h3 class="step-head">
               <StepOutcome success={step.success} /> <span class="step-id">{step.stepId}</span>
+              {step.loop !== undefined && step.loop.failed > 0 && (
+                <Badge
+                  icon="⚠"
+                  word={`${step.loop.failed} of ${step.loop.items} items failed`}
+                  tone="aborted"
+                />
+              )}
               {step.durationMs !== undefined && <span class="muted"> {formatDuration(step.durationMs)}</span>}
             </h3>
             {step.error && (
@@ -97,6 +140,7 @@ function Steps({ steps }: { steps: readonly StepResult[] }) {
                 <pre>{step.error}</pre>
               </div>
             )}
+            <FailedItems step={step} />
             {step.notes?.map((note) => (
               <p key={note} class="muted">
                 {note}
