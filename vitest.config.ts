@@ -9,5 +9,8 @@ export default defineConfig({
     execArgv: ['--no-node-snapshot'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
+    // A poll waits for something to become true, never for a time: its default of 1 s failed dashboard and
+    // overview tests on a loaded machine (load 20+) where the condition came true a little later.
+    expect: { poll: { timeout: 15_000 } },
   },
 });

@@ -83,9 +83,13 @@ describe('SIGTERM to the whole process group', () => {
     expect(output(), where).toContain('"role":"embedded","msg":"stopped"');
   }
 
-  it(`exits cleanly ${ROUNDS} times out of ${ROUNDS}`, async () => {
-    for (let number = 1; number <= ROUNDS; number++) await round(number);
-  }, 240_000);
+  // One test per round, each with its own time: a server start takes 2 s on a quiet machine and 25 s at
+  // load 25, so a budget for all 20 together failed on a loaded machine with every round clean.
+  it.each(Array.from({ length: ROUNDS }, (_, index) => index + 1))(
+    `exits cleanly: round %i of ${ROUNDS}`,
+    round,
+    90_000,
+  );
 });
 
 describe('the worker pool closing while its workers die', () => {
