@@ -135,12 +135,15 @@ export async function kubeglueEnv(
   };
 }
 
-/** Reads until ok(value) or timeoutMs; the value, or an error naming what and the last value read. */
+/**
+ * Reads until ok(value) or timeoutMs; the value, or an error naming what and the last value read. The
+ * default is a ceiling for a loaded CI machine (load 25 on 2 cores), not an expected time.
+ */
 export async function waitFor<T>(
   what: string,
   read: () => Promise<T>,
   ok: (value: T) => boolean,
-  timeoutMs = 20_000,
+  timeoutMs = 60_000,
   intervalMs = 100,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
