@@ -14,6 +14,12 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExampleTarget } from '../../../examples/target.ts';
 import { startTestApi, TEST_ADMIN_KEY, type TestApi } from '../../support/embedded.ts';
+import {
+  REDIS_PASSWORD,
+  redisServerMissing,
+  startRedisServer,
+  type TestRedisServer,
+} from '../../support/redis-server.ts';
 
 const REPO = join(import.meta.dirname, '..', '..', '..');
 const PAGES = [
@@ -23,8 +29,12 @@ const PAGES = [
   'docs/state.md',
   'docs/schedules.md',
   'docs/cli.md',
+  'docs/redis.md',
 ];
 const DOCUMENTED_TARGET = 'http://127.0.0.1:8090';
+/** docs/redis.md's server, replaced by a started one's address and password. */
+const DOCUMENTED_REDIS = { address: '127.0.0.1:6379', password: 'cache-password' };
+const NEEDS_REDIS = new Set(['docs/redis.md']);
 
 interface Fence {
   info: string;
@@ -82,22 +92,34 @@ describe.each(PAGES)('the runnable examples of %s', (page) => {
   const list = examples(page);
   let api: TestApi;
   let target: Awaited<ReturnType<typeof startExampleTarget>>;
+  let redis: TestRedisServer | undefined;
+  const redisMissing = NEEDS_REDIS.has(page) ? redisServerMissing() : undefined;
 
   beforeAll(async () => {
-    [api, target] = await Promise.all([startTestApi(), startExampleTarget(0)]);
+    [api, target, redis] = await Promise.all([
+      startTestApi(),
+      startExampleTarget(0),
+      NEEDS_REDIS.has(page) && !redisMissing ? startRedisServer() : undefined,
+    ]);
   });
   afterAll(async () => {
-    await Promise.all([api?.stop(), new Promise((resolve) => target?.server.close(resolve))]);
+    await Promise.all([api?.stop(), new Promise((resolve) => target?.server.close(resolve)), redis?.stop()]);
   });
 
   it('has examples', () => {
     expect(list.length).toBeGreaterThan(3);
   });
 
-  it.each(list.map((example) => [`${page}:${example.line}`, example] as const))(
+  it.skipIf(redisMissing).each(list.map((example) => [`${page}:${example.line}`, example] as const))(
     '%s prints what the page says',
     async (_where, example) => {
-      const here = (text: string) => text.replaceAll(DOCUMENTED_TARGET, target.url);
+      const here = (text: string) => {
+        const local = text.replaceAll(DOCUMENTED_TARGET, target.url);
+        if (!redis) return local;
+        return local
+          .replaceAll(DOCUMENTED_REDIS.address, `127.0.0.1:${redis.port}`)
+          .replaceAll(DOCUMENTED_REDIS.password, REDIS_PASSWORD);
+      };
       const { stdout } = await promisify(execFile)('sh', ['-e', '-c', here(example.script)], {
         env: {
           PATH: process.env.PATH ?? '',
