@@ -4,6 +4,8 @@
  * deadline and cancellation (the connection is closed, which ends a blocked command on the server), and
  * pooled connections per server, database and credentials.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   closeRedisPools,
@@ -403,6 +405,22 @@ describe.skipIf(missing)('Redis steps', () => {
         credentials: { username: 'alice', password: REDIS_USERS.alice.password },
       });
       expect(new Set([zero, one, alice]).size).toBe(3);
+    });
+
+    it('lets a process exit while its pooled connections are idle, plain and TLS', async () => {
+      const module = new URL('../../../engine/protocols/redis.ts', import.meta.url).href;
+      const script = `
+        const { executeRedisStep } = await import(${JSON.stringify(module)});
+        const base = { body: { command: 'DBSIZE' }, modify: false, signal: new AbortController().signal, deadline: Date.now() + 20000 };
+        const plain = await executeRedisStep({ ...base, url: ${JSON.stringify(redis.url)}, credentials: { password: ${JSON.stringify(REDIS_PASSWORD)} } });
+        const tls = await executeRedisStep({ ...base, url: ${JSON.stringify(redis.tlsUrl)}, credentials: { password: ${JSON.stringify(REDIS_PASSWORD)}, ca: ${JSON.stringify(redis.ca)} } });
+        console.log(JSON.stringify([typeof plain, typeof tls]));
+      `;
+      // The idle timeout is 30 s: a process held by its idle connections would be killed here first.
+      const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+        timeout: 20_000,
+      });
+      expect(JSON.parse(stdout)).toEqual(['number', 'number']);
     });
 
     it(`holds at most ${MAX_CONNECTIONS_PER_POOL} connections per server, database and credentials; the other steps wait`, async () => {
