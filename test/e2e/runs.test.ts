@@ -149,9 +149,14 @@ describeRealNode(
         expect(run.status, run.error).toBe('success');
         const results = await kubeglue.call<{ data: { data: unknown } }>('GET', `/v1/runs/${runId}/results`);
         expect(results.body.data.data).toBe('from a runner Pod');
-        const pod = await kubeglue.pod(runId);
+        // The result is stored before the container exits: the Pod then ends as Succeeded.
+        const pod = await waitFor(
+          'the runner Pod to succeed',
+          () => kubeglue.pod(runId),
+          (found) => found?.status?.phase === 'Succeeded',
+          60_000,
+        );
         expect(pod?.spec?.containers[0]?.image).toBe(NODE_IMAGE);
-        expect(pod?.status?.phase).toBe('Succeeded');
       },
       120_000,
     );
