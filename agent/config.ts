@@ -61,6 +61,7 @@ const WELL_KNOWN_PORTS: Record<number, TargetProtocol> = {
   443: 'https',
   990: 'ftps',
   5432: 'postgres',
+  6379: 'redis',
   8080: 'http',
   8443: 'https',
 };

@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- name…]`: prints one JSON line per figure on stdout (progress on stderr).
- * Names: store, sandbox, engine, api, dispatch, list-runs, operator (needs KUBEBUILDER_ASSETS), gateway, soak, ui.
+ * Names: store, sandbox, engine, api, dispatch, list-runs, operator (needs KUBEBUILDER_ASSETS), gateway, soak, ui,
+ * redis (needs redis-server).
  * Without
  * names, all run but the opt-in ones: real-node (root and the real node's caches, test/support/kube-node/prepare.sh).
  * Figures, never pass/fail.
@@ -12,6 +13,7 @@ import { benchGateway } from './gateway.ts';
 import { benchListRuns } from './list-runs.ts';
 import { benchOperator } from './operator.ts';
 import { benchRealNode } from './real-node.ts';
+import { benchRedis } from './redis.ts';
 import { benchSandbox } from './sandbox.ts';
 import { benchSoak } from './soak.ts';
 import { benchStore } from './store.ts';
@@ -28,6 +30,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   gateway: benchGateway,
   soak: benchSoak,
   ui: benchUi,
+  redis: benchRedis,
   'real-node': benchRealNode,
 };
 /** Run only when named (`dispatch`: `api` prints the same figure). */

@@ -9,6 +9,7 @@ import { gatewayRouteFor } from './gateway-route.ts';
 import type { TokenKeeper } from './managed-tokens.ts';
 import { describeOrigins, originOf, systemOrigins } from './origins.ts';
 import { createPaginator } from './pagination.ts';
+import { redisBodyTemplateProblems, redisTemplateError } from './redis-templates.ts';
 import { sqlBodyTemplateProblems, sqlTemplateError } from './sql-templates.ts';
 import { applySystemAuth } from './system-auth.ts';
 import {
@@ -328,6 +329,10 @@ export async function runRequestStep(input: RequestStepInput): Promise<JsonValue
   if (protocol === 'postgres') {
     const problems = sqlBodyTemplateProblems(config.body);
     if (problems.length > 0) throw sqlTemplateError(problems);
+  }
+  if (protocol === 'redis') {
+    const problems = redisBodyTemplateProblems(config.body);
+    if (problems.length > 0) throw redisTemplateError(problems);
   }
   const target = await resolveTarget(input, input.sourceData);
   let body: unknown;

@@ -338,6 +338,7 @@ class RunInProgress {
         signal: this.#signal,
         deadline: this.#deadline,
         traceId: this.#request.traceId,
+        maxStepDataBytes: this.#limits.maxStepDataBytes,
         redact: (text) => redactor.string(text),
       },
       onEvent: (event) => this.#emit(event),

@@ -21,6 +21,7 @@ import type { JsonValue } from '../contract/json.ts';
 import { literalScheme, schemeProblem } from '../contract/step-protocols.ts';
 import { checkJsonSchema } from '../engine/output-schema.ts';
 import { PaginationError, parsePaginationSettings } from '../engine/pagination.ts';
+import { isRedisStep, redisBodyTemplateProblems } from '../engine/redis-templates.ts';
 import { checkSource } from '../engine/sandbox/sandbox.ts';
 import { isPostgresStep, sqlBodyTemplateProblems } from '../engine/sql-templates.ts';
 import { compileTemplate, TemplateError, type TemplateExpression } from '../engine/template.ts';
@@ -130,8 +131,12 @@ export async function toolProblems(tool: Tool, opts: ToolValidationOptions): Pro
         }
       }
     }
-    if (!isPostgresStep(config, urls)) continue;
-    for (const problem of sqlBodyTemplateProblems(config.body)) {
+    const bodyProblems = isPostgresStep(config, urls)
+      ? sqlBodyTemplateProblems(config.body)
+      : isRedisStep(config, urls)
+        ? redisBodyTemplateProblems(config.body)
+        : [];
+    for (const problem of bodyProblems) {
       report(at(stepField(index, step.id), ...problem.field.split('.')), problem.message);
     }
   }

@@ -154,7 +154,10 @@ export const RequestStepConfig = z
       .optional()
       .describe(
         'Request body: any content for HTTP; {query, params} for Postgres (no templates in the SQL text); ' +
-          'an operation object or list for FTP/SFTP.',
+          'an operation object or list for FTP/SFTP; ' +
+          'for Redis one command {"command": "HGETALL", "args": ["user:<<id>>"]} or a pipeline ' +
+          '{"commands": [["GET", "a"], ["INCR", "b"]], "transaction": false} (true: MULTI/EXEC), every argument ' +
+          'one array element, binary as {"$base64": "…"} (templates fill elements only, never a body given as text).',
       ),
     pagination: Pagination.optional().describe('HTTP/HTTPS only: fetch and merge pages.'),
     systemId: z.string().min(1).optional().describe('System whose base URL and credentials this step uses.'),

@@ -9,6 +9,8 @@ import type { JsonValue } from '../../contract/json.ts';
 import { EgressGuard, PERMISSIVE_EGRESS } from './egress-policy.ts';
 import { GuardedSocket } from './egress-socket.ts';
 import type { GatewayDial } from './gateway-socket.ts';
+import { PoolRegistry } from './pool-registry.ts';
+import { scrubSecrets, watchdog } from './step-bounds.ts';
 
 export interface PostgresStepRequest {
   /** `postgres://` or `postgresql://` URL; may carry userinfo, `sslmode`, `host`, `options`, `application_name`. */
@@ -304,8 +306,8 @@ interface PoolEntry {
   plainFallback: boolean;
 }
 
-/** Insertion order = recency: a used entry is re-inserted at the end; the first one is evicted. */
-const pools = new Map<string, PoolEntry>();
+// end() waits for checked-out clients to come back, so a running step is not cut off.
+const pools = new PoolRegistry<PoolEntry>(MAX_POOLS, (entry) => entry.pool.end());
 
 function poolKey(resolved: ResolvedConnection, guard: EgressGuard, gateway: GatewayDial | undefined): string {
   const { types: _types, stream: _stream, ...rest } = resolved.config;
@@ -333,33 +335,18 @@ function newPool(config: pg.PoolConfig): pg.Pool {
 }
 
 function poolFor(resolved: ResolvedConnection, guard: EgressGuard, gateway?: GatewayDial): PoolEntry {
-  const key = poolKey(resolved, guard, gateway);
-  const existing = pools.get(key);
-  if (existing) {
-    pools.delete(key);
-    pools.set(key, existing);
-    return existing;
-  }
-  const config: pg.PoolConfig = {
-    ...resolved.config,
-    stream: gateway ? gateway.socket : guardedStream(guard),
-  };
-  const entry: PoolEntry = { pool: newPool(config), config, plainFallback: resolved.plainFallback };
-  pools.set(key, entry);
-  while (pools.size > MAX_POOLS) {
-    const [oldestKey, oldest] = pools.entries().next().value as [string, PoolEntry];
-    pools.delete(oldestKey);
-    // end() waits for checked-out clients to come back, so a running step is not cut off.
-    void oldest.pool.end().catch(() => {});
-  }
-  return entry;
+  return pools.get(poolKey(resolved, guard, gateway), () => {
+    const config: pg.PoolConfig = {
+      ...resolved.config,
+      stream: gateway ? gateway.socket : guardedStream(guard),
+    };
+    return { pool: newPool(config), config, plainFallback: resolved.plainFallback };
+  });
 }
 
 /** Ends every pool (shutdown, tests). */
 export async function closePostgresPools(): Promise<void> {
-  const entries = [...pools.values()];
-  pools.clear();
-  await Promise.all(entries.map((entry) => entry.pool.end().catch(() => {})));
+  await pools.closeAll();
 }
 
 /** Number of pools currently open (for tests and metrics). */
@@ -389,13 +376,6 @@ async function connect(entry: PoolEntry): Promise<pg.PoolClient> {
 // ---------------------------------------------------------------------------------------------
 // Errors
 
-function scrub(text: string, secrets: string[]): string {
-  let out = text.replace(/(postgres(?:ql)?:\/\/[^:/@\s]*):[^@\s]*@/gi, '$1:***@');
-  // Very short passwords would mangle ordinary words; those are left to the engine's redaction.
-  for (const secret of secrets) if (secret.length >= 4) out = out.replaceAll(secret, '***');
-  return out;
-}
-
 function describeError(error: unknown, resolved: ResolvedConnection): PostgresStepError {
   if (error instanceof PostgresStepError) return error;
   if (error instanceof pg.DatabaseError) {
@@ -403,7 +383,7 @@ function describeError(error: unknown, resolved: ResolvedConnection): PostgresSt
     if (error.code === '25006') {
       return new PostgresStepError(
         'read-only',
-        scrub(
+        scrubSecrets(
           `Postgres error ${error.code}: ${error.message}${detail}; the step has modify: false, so it runs in a READ ONLY transaction (set modify: true to allow writes)`,
           resolved.secrets,
         ),
@@ -413,7 +393,7 @@ function describeError(error: unknown, resolved: ResolvedConnection): PostgresSt
     const hint = error.hint ? ` Hint: ${error.hint}` : '';
     return new PostgresStepError(
       'sql',
-      scrub(`Postgres error ${error.code ?? ''}: ${error.message}${detail}${hint}`, resolved.secrets),
+      scrubSecrets(`Postgres error ${error.code ?? ''}: ${error.message}${detail}${hint}`, resolved.secrets),
       error.code,
     );
   }
@@ -421,7 +401,7 @@ function describeError(error: unknown, resolved: ResolvedConnection): PostgresSt
   const code = (error as { code?: unknown } | null)?.code;
   return new PostgresStepError(
     'connection',
-    scrub(`Postgres connection to ${resolved.label} failed: ${message}`, resolved.secrets),
+    scrubSecrets(`Postgres connection to ${resolved.label} failed: ${message}`, resolved.secrets),
     typeof code === 'string' ? code : undefined,
   );
 }
@@ -429,25 +409,10 @@ function describeError(error: unknown, resolved: ResolvedConnection): PostgresSt
 // ---------------------------------------------------------------------------------------------
 // Execution
 
-/** Rejects when the signal aborts or the deadline passes, whichever first; `dispose` stops watching. */
-function watchdog(signal: AbortSignal, deadline: number): { fired: Promise<never>; dispose(): void } {
-  let dispose = (): void => {};
-  const fired = new Promise<never>((_, reject) => {
-    const onAbort = (): void => reject(new PostgresStepError('aborted', 'Postgres query was aborted'));
-    const timer = setTimeout(
-      () =>
-        reject(new PostgresStepError('timeout', 'Postgres query timed out: the run deadline was reached')),
-      Math.max(0, deadline - Date.now()),
-    );
-    signal.addEventListener('abort', onAbort, { once: true });
-    dispose = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-    };
-  });
-  fired.catch(() => {});
-  return { fired, dispose: () => dispose() };
-}
+const STOPPED = {
+  aborted: () => new PostgresStepError('aborted', 'Postgres query was aborted'),
+  timeout: () => new PostgresStepError('timeout', 'Postgres query timed out: the run deadline was reached'),
+};
 
 /** Asks the server to cancel the statement running on `pid`, over a separate short connection. */
 async function cancelBackend(config: pg.PoolConfig, pid: number): Promise<void> {
@@ -513,7 +478,7 @@ export async function executePostgresStep(req: PostgresStepRequest): Promise<Jso
   }
 
   const entry = poolFor(resolved, req.egress ?? new EgressGuard(PERMISSIVE_EGRESS), req.gateway);
-  const guard = watchdog(req.signal, req.deadline);
+  const guard = watchdog(req.signal, req.deadline, STOPPED);
   try {
     const connecting = connect(entry);
     let client: pg.PoolClient;

@@ -23,6 +23,7 @@ import {
   type RealNode,
   startRealNode,
 } from '../support/kube-node/node.ts';
+import { REDIS_PASSWORD, redisServerMissing, useRedisServer } from '../support/redis-server.ts';
 import { describeRealNode } from './support.ts';
 
 const NAMESPACE = 'e2e-runs';
@@ -32,6 +33,9 @@ describeRealNode(
   () => {
     const db = useTestDatabase();
     const target = useHttpTarget({ resetBeforeEach: false });
+    // Under CI a missing redis-server is an error (redisServerMissing throws); elsewhere its scenario skips.
+    const redisMissing = redisServerMissing();
+    const redis = redisMissing ? undefined : useRedisServer();
     let node: RealNode;
     let kubeglue: KubeglueOnNode;
     /** The HTTP target as Pods reach it: on the node's address. */
@@ -78,6 +82,27 @@ describeRealNode(
         await createTool('broken', '/broken');
         await createTool('slow', '/slow');
         await createTool('waits', '/wait');
+        if (redis) {
+          // A Redis system as Pods reach it, its password in the System's Secret.
+          await redis.admin().set('greeting', 'from a runner Pod');
+          const cache = await kubeglue.call('POST', '/v1/systems', {
+            id: 'cache',
+            url: `redis://${NODE_GATEWAY}:${await node.expose(redis.port)}/0`,
+            authType: 'dataStore',
+            credentials: { password: REDIS_PASSWORD },
+          });
+          expect(cache.status, JSON.stringify(cache.body)).toBe(201);
+          const tool = await kubeglue.call('POST', '/v1/tools', {
+            id: 'redis-get',
+            steps: [
+              {
+                id: 'get',
+                config: { url: '/', systemId: 'cache', body: { command: 'GET', args: ['greeting'] } },
+              },
+            ],
+          });
+          expect(tool.status, JSON.stringify(tool.body)).toBe(201);
+        }
       } catch (error) {
         await node.stop();
         throw error;
@@ -115,6 +140,26 @@ describeRealNode(
       const sync = await kubeglue.call<{ status: string; data: unknown }>('POST', '/v1/tools/items/run', {});
       expect(sync.body).toMatchObject({ status: 'success', data: [{ id: 1 }, { id: 2 }] });
     }, 120_000);
+
+    it.skipIf(redisMissing)(
+      'runs an async run of a Redis tool in a runner Pod, with the Redis client from the image',
+      async () => {
+        const runId = await startAsync('redis-get');
+        const run = await kubeglue.finished(runId, 90_000);
+        expect(run.status, run.error).toBe('success');
+        const results = await kubeglue.call<{ data: { data: unknown } }>('GET', `/v1/runs/${runId}/results`);
+        expect(results.body.data.data).toBe('from a runner Pod');
+        // The result is stored before the container exits: the Pod then ends as Succeeded.
+        const pod = await waitFor(
+          'the runner Pod to succeed',
+          () => kubeglue.pod(runId),
+          (found) => found?.status?.phase === 'Succeeded',
+          60_000,
+        );
+        expect(pod?.spec?.containers[0]?.image).toBe(NODE_IMAGE);
+      },
+      120_000,
+    );
 
     it('fails a run whose step fails, with the step error in the run and the ToolRun', async () => {
       const runId = await startAsync('broken');

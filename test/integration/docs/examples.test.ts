@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExampleTarget } from '../../../examples/target.ts';
 import { startTestApi, TEST_ADMIN_KEY, type TestApi } from '../../support/embedded.ts';
+import { REDIS_PASSWORD, redisServerMissing, startRedisServer } from '../../support/redis-server.ts';
 
 const REPO = join(import.meta.dirname, '..', '..', '..');
 const PAGES = [
@@ -24,8 +25,11 @@ const PAGES = [
   'docs/state.md',
   'docs/schedules.md',
   'docs/cli.md',
+  'docs/redis.md',
 ];
 const DOCUMENTED_TARGET = 'http://127.0.0.1:8090';
+/** docs/redis.md's server, replaced by a started one's address and password. */
+const DOCUMENTED_REDIS = { address: '127.0.0.1:6379', password: 'cache-password' };
 
 interface Fence {
   info: string;
@@ -86,19 +90,59 @@ function outputPattern(expected: string): RegExp {
  */
 const AFTER: ReadonlyArray<readonly [page: string, earlier: string]> = [['docs/cli.md', 'README.md']];
 
-/** A started server and example target for one suite, and how its examples run against them. */
-function useExampleServer() {
-  const started: { api?: TestApi; target?: Awaited<ReturnType<typeof startExampleTarget>> } = {};
+/** A data server a page's examples call, started for that page's suite. */
+interface PageServer {
+  /** The page's documented address (and password) replaced by the started server's. */
+  substitute(text: string): string;
+  stop(): Promise<void>;
+}
+
+/** Pages whose examples need a data server besides the example target: why it cannot start, and how it does. */
+const PAGE_SERVERS: Record<string, { missing(): string | undefined; start(): Promise<PageServer> }> = {
+  'docs/redis.md': {
+    missing: redisServerMissing,
+    async start() {
+      const redis = await startRedisServer();
+      return {
+        substitute: (text) =>
+          text
+            .replaceAll(DOCUMENTED_REDIS.address, `127.0.0.1:${redis.port}`)
+            .replaceAll(DOCUMENTED_REDIS.password, REDIS_PASSWORD),
+        stop: () => redis.stop(),
+      };
+    },
+  },
+};
+
+/** Why the page's data server cannot start here (its suite skips), or undefined. */
+const serverMissing = (page: string) => PAGE_SERVERS[page]?.missing();
+
+/** A started server, example target and the page's data server for one suite, and how its examples run. */
+function useExampleServer(page: string) {
+  const started: {
+    api?: TestApi;
+    target?: Awaited<ReturnType<typeof startExampleTarget>>;
+    data?: PageServer | undefined;
+  } = {};
+  const needs = serverMissing(page) === undefined ? PAGE_SERVERS[page] : undefined;
   beforeAll(async () => {
-    [started.api, started.target] = await Promise.all([startTestApi(), startExampleTarget(0)]);
+    [started.api, started.target, started.data] = await Promise.all([
+      startTestApi(),
+      startExampleTarget(0),
+      needs?.start(),
+    ]);
   });
   afterAll(async () => {
     await Promise.all([
       started.api?.stop(),
       new Promise((resolve) => (started.target ? started.target.server.close(resolve) : resolve(undefined))),
+      started.data?.stop(),
     ]);
   });
-  const here = (text: string) => text.replaceAll(DOCUMENTED_TARGET, started.target?.url ?? DOCUMENTED_TARGET);
+  const here = (text: string) => {
+    const local = text.replaceAll(DOCUMENTED_TARGET, started.target?.url ?? DOCUMENTED_TARGET);
+    return started.data ? started.data.substitute(local) : local;
+  };
   /** Runs an example's script as the page's reader would, and resolves with what it printed. */
   return async (example: Example): Promise<{ printed: string; expected: RegExp }> => {
     const api = started.api as TestApi;
@@ -119,13 +163,13 @@ function useExampleServer() {
 
 describe.each(PAGES)('the runnable examples of %s', (page) => {
   const list = examples(page);
-  const run = useExampleServer();
+  const run = useExampleServer(page);
 
   it('has examples', () => {
     expect(list.length).toBeGreaterThan(3);
   });
 
-  it.each(list.map((example) => [`${page}:${example.line}`, example] as const))(
+  it.skipIf(serverMissing(page)).each(list.map((example) => [`${page}:${example.line}`, example] as const))(
     '%s prints what the page says',
     async (_where, example) => {
       const { printed, expected } = await run(example);
@@ -135,7 +179,7 @@ describe.each(PAGES)('the runnable examples of %s', (page) => {
 });
 
 describe.each(AFTER)('the runnable examples of %s, on the server where %s was followed', (page, earlier) => {
-  const run = useExampleServer();
+  const run = useExampleServer(page);
 
   beforeAll(async () => {
     for (const example of examples(earlier)) await run(example);

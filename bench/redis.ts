@@ -1,0 +1,93 @@
+/**
+ * `npm run bench -- redis`: a one-step tool whose step is a Redis GET (with a small outputTransform, as a
+ * real tool has), run by the engine worker pool, beside the same GET sent directly with ioredis from this
+ * process, in the same run: the added p50 of sequential runs (interleaved with direct GETs) and the rate at
+ * concurrency 32 against the direct rate. Needs redis-server (test/support/redis-server.ts starts one).
+ */
+import { Redis } from 'ioredis';
+import { defaultPoolSettings } from '../config/config.ts';
+import { Tool } from '../contract/api/tool.ts';
+import type { RunOrder } from '../contract/wire/run-order.ts';
+import { WorkerPool } from '../engine/worker/pool.ts';
+import { REDIS_PASSWORD, redisServerPath, startRedisServer } from '../test/support/redis-server.ts';
+import { emit, interleaved, overheadFigures, progress, round, throughput } from './stats.ts';
+
+const SEQUENTIAL_CALLS = 2_000;
+const THROUGHPUT_MS = 10_000;
+const CONCURRENCY = 32;
+const VALUE = JSON.stringify({ id: 42, name: 'Ada', roles: ['admin', 'dev'] });
+
+let runNo = 0;
+function getOrder(url: string): RunOrder {
+  return {
+    runId: `bench-redis-${runNo++}`,
+    tool: Tool.parse({
+      id: 'bench-redis-get',
+      steps: [
+        { id: 'get', config: { url: '/', systemId: 'cache', body: { command: 'GET', args: ['user:42'] } } },
+      ],
+      outputTransform: '(s) => JSON.parse(s.get.data).name',
+    }),
+    inputs: {},
+    systems: [{ id: 'cache', url, authType: 'dataStore', credentials: { password: REDIS_PASSWORD } }],
+    traceId: 'bench',
+  };
+}
+
+/** redis.get_step_overhead, redis.get_step_throughput. */
+export async function benchRedis(): Promise<void> {
+  if (!redisServerPath()) {
+    progress('redis: skipped, no redis-server (apt-get install redis-server)');
+    return;
+  }
+  const server = await startRedisServer();
+  const direct = new Redis({ port: server.port, host: '127.0.0.1', password: REDIS_PASSWORD });
+  const pool = new WorkerPool(defaultPoolSettings());
+  await pool.start();
+  try {
+    await direct.set('user:42', VALUE);
+    const url = `${server.url}/0`;
+    const viaPool = async () => {
+      const result = await pool.run(getOrder(url));
+      if (result.status !== 'success' || result.data !== 'Ada') {
+        throw new Error(`bench run failed: ${result.error ?? JSON.stringify(result.data)}`);
+      }
+    };
+    const directGet = async () => {
+      const value = await direct.get('user:42');
+      if (JSON.parse(value ?? '{}').name !== 'Ada') throw new Error('direct GET failed');
+    };
+    progress(`redis: warming up (${pool.size} workers)`);
+    for (let i = 0; i < 300; i++) {
+      await viaPool();
+      await directGet();
+    }
+
+    progress(`redis: ${SEQUENTIAL_CALLS} sequential one-step runs vs direct GETs, interleaved`);
+    emit({
+      bench: 'redis.get_step_overhead',
+      calls: SEQUENTIAL_CALLS,
+      ...overheadFigures('pool', await interleaved(SEQUENTIAL_CALLS, viaPool, directGet)),
+      targetOverheadP50Ms: 0.5,
+    });
+
+    progress(`redis: throughput at concurrency ${CONCURRENCY} for ${THROUGHPUT_MS / 1000} s each`);
+    const runsPerSec = await throughput(viaPool, CONCURRENCY, THROUGHPUT_MS);
+    const directPerSec = await throughput(directGet, CONCURRENCY, THROUGHPUT_MS);
+    emit({
+      bench: 'redis.get_step_throughput',
+      concurrency: CONCURRENCY,
+      workers: pool.size,
+      runsPerSec: round(runsPerSec, 0),
+      directGetsPerSec: round(directPerSec, 0),
+      ratio: round(runsPerSec / directPerSec, 3),
+      targetRatio: 0.3,
+    });
+  } finally {
+    await pool.close();
+    direct.disconnect();
+    await server.stop();
+  }
+}
+
+if (import.meta.main) await benchRedis();
