@@ -4,11 +4,15 @@
  * cancelled on abort, on pooled connections kept per connection string.
  */
 import pg from 'pg';
-import { z } from 'zod';
 import type { JsonValue } from '../../contract/json.ts';
 import { EgressGuard, PERMISSIVE_EGRESS } from './egress-policy.ts';
 import { GuardedSocket } from './egress-socket.ts';
 import type { GatewayDial } from './gateway-socket.ts';
+import { PoolRegistry } from './pool-registry.ts';
+import { scrubSecrets, secretForms } from './scrub.ts';
+import { parseSqlBody, type SqlQuery } from './sql-body.ts';
+import { exactDecimal, safeInteger } from './sql-values.ts';
+import { stepWatchdog } from './step-watchdog.ts';
 
 export interface PostgresStepRequest {
   /** `postgres://` or `postgresql://` URL; may carry userinfo, `sslmode`, `host`, `options`, `application_name`. */
@@ -56,52 +60,15 @@ const CONNECT_TIMEOUT_MS = 30_000;
 // ---------------------------------------------------------------------------------------------
 // Request body
 
-const QueryBody = z
-  .object({
-    query: z.string().trim().min(1, 'query must not be empty'),
-    params: z.array(z.json()).optional(),
-    values: z.array(z.json()).optional(),
-  })
-  .refine((body) => body.params === undefined || body.values === undefined, {
-    message: 'give either params or values, not both',
-  });
-
-export interface PostgresQuery {
-  text: string;
-  params: JsonValue[];
-}
-
-function invalid(message: string): PostgresStepError {
-  return new PostgresStepError('invalid-request', `Invalid Postgres step body: ${message}`);
-}
-
-function fromObject(value: unknown): PostgresQuery {
-  const parsed = QueryBody.safeParse(value);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`);
-    throw invalid(`expected { "query": "...", "params": [...] }; ${issues.join('; ')}`);
-  }
-  return { text: parsed.data.query, params: parsed.data.params ?? parsed.data.values ?? [] };
-}
+export type PostgresQuery = SqlQuery;
 
 /** `{query, params|values}` as an object or JSON text, or a plain SQL string (no params). */
 export function parsePostgresBody(body: unknown): PostgresQuery {
-  if (typeof body === 'string') {
-    const trimmed = body.trim();
-    if (trimmed === '') throw invalid('the SQL text is empty');
-    if (trimmed.startsWith('{')) {
-      let json: unknown;
-      try {
-        json = JSON.parse(trimmed);
-      } catch {
-        throw invalid('it starts with "{" but is not valid JSON');
-      }
-      return fromObject(json);
-    }
-    return { text: trimmed, params: [] };
-  }
-  if (typeof body === 'object' && body !== null && !Array.isArray(body)) return fromObject(body);
-  throw invalid('expected an object with "query" or an SQL string');
+  return parseSqlBody(
+    body,
+    (message) => new PostgresStepError('invalid-request', `Invalid Postgres step body: ${message}`),
+    '$1',
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -209,32 +176,13 @@ export function resolvePostgresConnection(
   return {
     config,
     plainFallback: mode === 'prefer',
-    secrets: password ? [password, encodeURIComponent(password)] : [],
+    secrets: secretForms(password),
     label: `${config.host}:${port}/${database ?? ''}`,
   };
 }
 
 // ---------------------------------------------------------------------------------------------
 // JSON-safe values
-
-const MAX_EXACT_DIGITS = 15;
-
-/** bigint as a number when it is a safe integer, else the exact decimal text. */
-function parseInt8(text: string): number | string {
-  const value = Number(text);
-  return Number.isSafeInteger(value) ? value : text;
-}
-
-/** numeric as a number when at most 15 significant digits (exact in a double), else the exact text. */
-function parseNumeric(text: string): number | string {
-  const digits = text
-    .replace(/^[-+]?0*/, '')
-    .replace('.', '')
-    .replace(/^0+/, '')
-    .replace(/0+$/, '');
-  const value = Number(text);
-  return Number.isFinite(value) && digits.length <= MAX_EXACT_DIGITS ? value : text;
-}
 
 function jsonSafeTypeParsers(): pg.CustomTypesConfig {
   // pg-types' TypeId enum lists only scalar builtins; array OIDs are registered too.
@@ -255,10 +203,10 @@ function jsonSafeTypeParsers(): pg.CustomTypesConfig {
   const timestamp = (text: string): string => text.replace(' ', 'T');
 
   const overrides = new Map<number, (text: string) => unknown>([
-    [20, parseInt8],
-    [1016, asArray(parseInt8)],
-    [1700, parseNumeric],
-    [1231, asArray(parseNumeric)],
+    [20, safeInteger],
+    [1016, asArray(safeInteger)],
+    [1700, exactDecimal],
+    [1231, asArray(exactDecimal)],
     [1082, identity],
     [1182, asArray(identity)],
     [1114, timestamp],
@@ -304,8 +252,7 @@ interface PoolEntry {
   plainFallback: boolean;
 }
 
-/** Insertion order = recency: a used entry is re-inserted at the end; the first one is evicted. */
-const pools = new Map<string, PoolEntry>();
+const pools = new PoolRegistry<PoolEntry>(MAX_POOLS, (entry) => entry.pool.end());
 
 function poolKey(resolved: ResolvedConnection, guard: EgressGuard, gateway: GatewayDial | undefined): string {
   const { types: _types, stream: _stream, ...rest } = resolved.config;
@@ -333,33 +280,18 @@ function newPool(config: pg.PoolConfig): pg.Pool {
 }
 
 function poolFor(resolved: ResolvedConnection, guard: EgressGuard, gateway?: GatewayDial): PoolEntry {
-  const key = poolKey(resolved, guard, gateway);
-  const existing = pools.get(key);
-  if (existing) {
-    pools.delete(key);
-    pools.set(key, existing);
-    return existing;
-  }
-  const config: pg.PoolConfig = {
-    ...resolved.config,
-    stream: gateway ? gateway.socket : guardedStream(guard),
-  };
-  const entry: PoolEntry = { pool: newPool(config), config, plainFallback: resolved.plainFallback };
-  pools.set(key, entry);
-  while (pools.size > MAX_POOLS) {
-    const [oldestKey, oldest] = pools.entries().next().value as [string, PoolEntry];
-    pools.delete(oldestKey);
-    // end() waits for checked-out clients to come back, so a running step is not cut off.
-    void oldest.pool.end().catch(() => {});
-  }
-  return entry;
+  return pools.get(poolKey(resolved, guard, gateway), () => {
+    const config: pg.PoolConfig = {
+      ...resolved.config,
+      stream: gateway ? gateway.socket : guardedStream(guard),
+    };
+    return { pool: newPool(config), config, plainFallback: resolved.plainFallback };
+  });
 }
 
 /** Ends every pool (shutdown, tests). */
-export async function closePostgresPools(): Promise<void> {
-  const entries = [...pools.values()];
-  pools.clear();
-  await Promise.all(entries.map((entry) => entry.pool.end().catch(() => {})));
+export function closePostgresPools(): Promise<void> {
+  return pools.closeAll();
 }
 
 /** Number of pools currently open (for tests and metrics). */
@@ -389,13 +321,6 @@ async function connect(entry: PoolEntry): Promise<pg.PoolClient> {
 // ---------------------------------------------------------------------------------------------
 // Errors
 
-function scrub(text: string, secrets: string[]): string {
-  let out = text.replace(/(postgres(?:ql)?:\/\/[^:/@\s]*):[^@\s]*@/gi, '$1:***@');
-  // Very short passwords would mangle ordinary words; those are left to the engine's redaction.
-  for (const secret of secrets) if (secret.length >= 4) out = out.replaceAll(secret, '***');
-  return out;
-}
-
 function describeError(error: unknown, resolved: ResolvedConnection): PostgresStepError {
   if (error instanceof PostgresStepError) return error;
   if (error instanceof pg.DatabaseError) {
@@ -403,7 +328,7 @@ function describeError(error: unknown, resolved: ResolvedConnection): PostgresSt
     if (error.code === '25006') {
       return new PostgresStepError(
         'read-only',
-        scrub(
+        scrubSecrets(
           `Postgres error ${error.code}: ${error.message}${detail}; the step has modify: false, so it runs in a READ ONLY transaction (set modify: true to allow writes)`,
           resolved.secrets,
         ),
@@ -413,7 +338,7 @@ function describeError(error: unknown, resolved: ResolvedConnection): PostgresSt
     const hint = error.hint ? ` Hint: ${error.hint}` : '';
     return new PostgresStepError(
       'sql',
-      scrub(`Postgres error ${error.code ?? ''}: ${error.message}${detail}${hint}`, resolved.secrets),
+      scrubSecrets(`Postgres error ${error.code ?? ''}: ${error.message}${detail}${hint}`, resolved.secrets),
       error.code,
     );
   }
@@ -421,7 +346,7 @@ function describeError(error: unknown, resolved: ResolvedConnection): PostgresSt
   const code = (error as { code?: unknown } | null)?.code;
   return new PostgresStepError(
     'connection',
-    scrub(`Postgres connection to ${resolved.label} failed: ${message}`, resolved.secrets),
+    scrubSecrets(`Postgres connection to ${resolved.label} failed: ${message}`, resolved.secrets),
     typeof code === 'string' ? code : undefined,
   );
 }
@@ -429,24 +354,11 @@ function describeError(error: unknown, resolved: ResolvedConnection): PostgresSt
 // ---------------------------------------------------------------------------------------------
 // Execution
 
-/** Rejects when the signal aborts or the deadline passes, whichever first; `dispose` stops watching. */
-function watchdog(signal: AbortSignal, deadline: number): { fired: Promise<never>; dispose(): void } {
-  let dispose = (): void => {};
-  const fired = new Promise<never>((_, reject) => {
-    const onAbort = (): void => reject(new PostgresStepError('aborted', 'Postgres query was aborted'));
-    const timer = setTimeout(
-      () =>
-        reject(new PostgresStepError('timeout', 'Postgres query timed out: the run deadline was reached')),
-      Math.max(0, deadline - Date.now()),
-    );
-    signal.addEventListener('abort', onAbort, { once: true });
-    dispose = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-    };
+function watchdog(signal: AbortSignal, deadline: number) {
+  return stepWatchdog(signal, deadline, {
+    aborted: () => new PostgresStepError('aborted', 'Postgres query was aborted'),
+    timeout: () => new PostgresStepError('timeout', 'Postgres query timed out: the run deadline was reached'),
   });
-  fired.catch(() => {});
-  return { fired, dispose: () => dispose() };
 }
 
 /** Asks the server to cancel the statement running on `pid`, over a separate short connection. */
