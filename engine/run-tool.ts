@@ -291,6 +291,7 @@ class RunInProgress {
         deadline: this.#deadline,
         traceId: this.#request.traceId,
         redact: (text) => redactor.string(text),
+        maxDataBytes: this.#limits.maxStepDataBytes,
       },
       onEvent: (event) => this.#emit(event),
       tokens: this.#tokens,

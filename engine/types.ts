@@ -60,6 +60,8 @@ export interface ProtocolContext {
   redact?: ((text: string) => string) | undefined;
   /** Told before a failed attempt is retried (HTTP): progress for live logs, never data. */
   onRetry?: ((retry: RetryInfo) => void) | undefined;
+  /** The step data bound (KUBEGLUE_MAX_STEP_DATA_BYTES): a protocol that streams rows stops there. */
+  maxDataBytes?: number | undefined;
 }
 
 export interface RetryInfo {

@@ -22,7 +22,7 @@ import { literalScheme, schemeProblem } from '../contract/step-protocols.ts';
 import { checkJsonSchema } from '../engine/output-schema.ts';
 import { PaginationError, parsePaginationSettings } from '../engine/pagination.ts';
 import { checkSource } from '../engine/sandbox/sandbox.ts';
-import { isPostgresStep, sqlBodyTemplateProblems } from '../engine/sql-templates.ts';
+import { sqlBodyTemplateProblems, sqlStepDialect } from '../engine/sql-templates.ts';
 import { compileTemplate, TemplateError, type TemplateExpression } from '../engine/template.ts';
 
 export interface ToolValidationOptions {
@@ -130,8 +130,9 @@ export async function toolProblems(tool: Tool, opts: ToolValidationOptions): Pro
         }
       }
     }
-    if (!isPostgresStep(config, urls)) continue;
-    for (const problem of sqlBodyTemplateProblems(config.body)) {
+    const dialect = sqlStepDialect(config, urls);
+    if (!dialect) continue;
+    for (const problem of sqlBodyTemplateProblems(config.body, dialect)) {
       report(at(stepField(index, step.id), ...problem.field.split('.')), problem.message);
     }
   }

@@ -20,6 +20,8 @@ export interface ConnectionBounds {
   signal: AbortSignal;
   deadline: number;
   egress: EgressGuard;
+  /** The step data bound: a protocol that streams its answer fails past it instead of holding it all. */
+  maxDataBytes?: number | undefined;
 }
 
 /** What a connection protocol's module gives: its step, and how to end the connections it keeps open. */
@@ -38,6 +40,11 @@ const CONNECTION_MODULES: { [P in ConnectionProtocol]: () => Promise<ConnectionM
     })),
   ftp: () => import('./ftp.ts').then((module) => ({ step: module.executeFtpStep })),
   sftp: () => import('./sftp.ts').then((module) => ({ step: module.executeSftpStep })),
+  mysql: () =>
+    import('./mysql.ts').then((module) => ({
+      step: module.executeMysqlStep,
+      closePools: module.closeMysqlPools,
+    })),
 };
 
 /** The modules loaded in this process so far (contract/step-protocols.ts lists the protocols). */
@@ -72,6 +79,7 @@ export function createProtocols(options: ProtocolOptions = {}): Protocols {
         signal: ctx.signal,
         deadline: ctx.deadline,
         egress: guard.withAllow(allowedNetworks),
+        ...(ctx.maxDataBytes !== undefined ? { maxDataBytes: ctx.maxDataBytes } : {}),
       });
     };
   return {
@@ -93,5 +101,6 @@ export function createProtocols(options: ProtocolOptions = {}): Protocols {
     postgres: connectionStep('postgres'),
     ftp: connectionStep('ftp'),
     sftp: connectionStep('sftp'),
+    mysql: connectionStep('mysql'),
   };
 }
