@@ -159,7 +159,11 @@ export function resolveMysqlConnection(
   const port = parsed.port ? Number(parsed.port) : 3306;
   const user = decodeURIComponent(parsed.username) || credentials.username || credentials.user || undefined;
   const password = parsed.password ? decodeURIComponent(parsed.password) : credentials.password;
-  const database = decodeURIComponent(parsed.pathname.replace(/^\//, '')) || undefined;
+  // A step URL relative to the system's (`/`) ends in a slash; the path names one database.
+  const database = decodeURIComponent(parsed.pathname.replace(/^\/+|\/+$/g, '')) || undefined;
+  if (database?.includes('/')) {
+    throw new MysqlStepError('invalid-request', `The MySQL URL's path names one database, not '${database}'`);
+  }
   return {
     host,
     port,
