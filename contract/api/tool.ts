@@ -140,8 +140,8 @@ export const RequestStepConfig = z
     body: freeForm(z.union([z.string(), JsonValue]))
       .optional()
       .describe(
-        'Request body: any content for HTTP; {query, params} for Postgres (no templates in the SQL text); ' +
-          'an operation object or list for FTP/SFTP.',
+        'Request body: any content for HTTP; {query, params} for Postgres ($1, $2, …) and MySQL/MariaDB (?), ' +
+          'no templates in the SQL text; an operation object or list for FTP/SFTP.',
       ),
     pagination: Pagination.optional().describe('HTTP/HTTPS only: fetch and merge pages.'),
     systemId: z.string().min(1).optional().describe('System whose base URL and credentials this step uses.'),
@@ -183,7 +183,7 @@ export const ToolStep = z
       .boolean()
       .default(false)
       .describe(
-        'Whether the step changes data on its system (false: Postgres runs READ ONLY, retries allowed).',
+        'Whether the step changes data on its system (false: Postgres and MySQL run READ ONLY, retries allowed).',
       ),
     dataSelector: z
       .string()
