@@ -17,10 +17,9 @@ import { GuardedSocket } from './egress-socket.ts';
 import type { GatewayDial } from './gateway-socket.ts';
 import { normalisePem } from './pem.ts';
 import { PoolRegistry } from './pool-registry.ts';
-import { scrubSecrets, secretForms } from './scrub.ts';
 import { parseSqlBody, type SqlQuery } from './sql-body.ts';
 import { exactDecimal, safeInteger } from './sql-values.ts';
-import { stepWatchdog } from './step-watchdog.ts';
+import { scrubSecrets, watchdog } from './step-bounds.ts';
 
 export interface MysqlStepRequest {
   /** `mysql://` or `mariadb://` URL; may carry userinfo, a database, `ssl-mode` (or `sslmode`) and `ssl`. */
@@ -172,7 +171,7 @@ export function resolveMysqlConnection(
     database,
     tls: tlsModeFrom(parsed.searchParams, host),
     ca: credentials.ca ? normalisePem(credentials.ca) : undefined,
-    secrets: secretForms(password),
+    secrets: password ? [password] : [],
     label: `${host}:${port}/${database ?? ''}`,
   };
 }
@@ -612,7 +611,7 @@ export async function executeMysqlStep(req: MysqlStepRequest): Promise<JsonValue
 
   const entry = poolFor(resolved, req.egress ?? new EgressGuard(PERMISSIVE_EGRESS), req.gateway);
   entry.busy += 1;
-  const guard = stepWatchdog(req.signal, req.deadline, {
+  const guard = watchdog(req.signal, req.deadline, {
     aborted: () => new MysqlStepError('aborted', 'MySQL query was aborted'),
     timeout: () => timedOut(),
   });

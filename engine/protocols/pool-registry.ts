@@ -1,17 +1,19 @@
 /**
- * The connection pools of one protocol in one process, by key (the connection settings, the credentials,
- * the egress rules or gateway: connections are never shared across any of them), at most `max` of them:
- * the least recently used pool is ended when another is needed. Each pool closes its own idle connections.
+ * The pools of one connection protocol in a process, by key: a key holds everything a connection depends
+ * on (address, database, user, a digest of the password, TLS settings, the egress rules or gateway it was
+ * judged under), so connections are never shared across credentials, databases or egress rules. At most
+ * `maxPools` are kept; using one makes it the most recent, and past the bound the least recently used is
+ * closed (a pool's close lets its running steps finish).
  */
 export class PoolRegistry<P> {
-  readonly #max: number;
-  readonly #end: (pool: P) => Promise<void>;
   /** Insertion order = recency: a used entry is re-inserted at the end; the first one is evicted. */
   readonly #pools = new Map<string, P>();
+  readonly #maxPools: number;
+  readonly #close: (pool: P) => Promise<void> | void;
 
-  constructor(max: number, end: (pool: P) => Promise<void>) {
-    this.#max = max;
-    this.#end = end;
+  constructor(maxPools: number, close: (pool: P) => Promise<void> | void) {
+    this.#maxPools = maxPools;
+    this.#close = close;
   }
 
   /** The pool of `key`, made by `create` when there is none. */
@@ -24,23 +26,26 @@ export class PoolRegistry<P> {
     }
     const pool = create();
     this.#pools.set(key, pool);
-    while (this.#pools.size > this.#max) {
+    while (this.#pools.size > this.#maxPools) {
       const [oldestKey, oldest] = this.#pools.entries().next().value as [string, P];
       this.#pools.delete(oldestKey);
-      // Ending waits for checked-out connections to come back, so a running step is not cut off.
-      void this.#end(oldest).catch(() => {});
+      void Promise.resolve(this.#close(oldest)).catch(() => {});
     }
     return pool;
   }
 
-  /** Ends every pool (shutdown, tests). */
+  get size(): number {
+    return this.#pools.size;
+  }
+
+  values(): P[] {
+    return [...this.#pools.values()];
+  }
+
+  /** Closes every pool (shutdown, tests). */
   async closeAll(): Promise<void> {
     const pools = [...this.#pools.values()];
     this.#pools.clear();
-    await Promise.all(pools.map((pool) => this.#end(pool).catch(() => {})));
-  }
-
-  get size(): number {
-    return this.#pools.size;
+    await Promise.all(pools.map((pool) => Promise.resolve(this.#close(pool)).catch(() => {})));
   }
 }

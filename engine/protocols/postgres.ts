@@ -9,10 +9,9 @@ import { EgressGuard, PERMISSIVE_EGRESS } from './egress-policy.ts';
 import { GuardedSocket } from './egress-socket.ts';
 import type { GatewayDial } from './gateway-socket.ts';
 import { PoolRegistry } from './pool-registry.ts';
-import { scrubSecrets, secretForms } from './scrub.ts';
 import { parseSqlBody, type SqlQuery } from './sql-body.ts';
 import { exactDecimal, safeInteger } from './sql-values.ts';
-import { stepWatchdog } from './step-watchdog.ts';
+import { scrubSecrets, watchdog } from './step-bounds.ts';
 
 export interface PostgresStepRequest {
   /** `postgres://` or `postgresql://` URL; may carry userinfo, `sslmode`, `host`, `options`, `application_name`. */
@@ -176,7 +175,7 @@ export function resolvePostgresConnection(
   return {
     config,
     plainFallback: mode === 'prefer',
-    secrets: secretForms(password),
+    secrets: password ? [password, encodeURIComponent(password)] : [],
     label: `${config.host}:${port}/${database ?? ''}`,
   };
 }
@@ -252,6 +251,7 @@ interface PoolEntry {
   plainFallback: boolean;
 }
 
+// end() waits for checked-out clients to come back, so a running step is not cut off.
 const pools = new PoolRegistry<PoolEntry>(MAX_POOLS, (entry) => entry.pool.end());
 
 function poolKey(resolved: ResolvedConnection, guard: EgressGuard, gateway: GatewayDial | undefined): string {
@@ -290,8 +290,8 @@ function poolFor(resolved: ResolvedConnection, guard: EgressGuard, gateway?: Gat
 }
 
 /** Ends every pool (shutdown, tests). */
-export function closePostgresPools(): Promise<void> {
-  return pools.closeAll();
+export async function closePostgresPools(): Promise<void> {
+  await pools.closeAll();
 }
 
 /** Number of pools currently open (for tests and metrics). */
@@ -354,12 +354,10 @@ function describeError(error: unknown, resolved: ResolvedConnection): PostgresSt
 // ---------------------------------------------------------------------------------------------
 // Execution
 
-function watchdog(signal: AbortSignal, deadline: number) {
-  return stepWatchdog(signal, deadline, {
-    aborted: () => new PostgresStepError('aborted', 'Postgres query was aborted'),
-    timeout: () => new PostgresStepError('timeout', 'Postgres query timed out: the run deadline was reached'),
-  });
-}
+const STOPPED = {
+  aborted: () => new PostgresStepError('aborted', 'Postgres query was aborted'),
+  timeout: () => new PostgresStepError('timeout', 'Postgres query timed out: the run deadline was reached'),
+};
 
 /** Asks the server to cancel the statement running on `pid`, over a separate short connection. */
 async function cancelBackend(config: pg.PoolConfig, pid: number): Promise<void> {
@@ -425,7 +423,7 @@ export async function executePostgresStep(req: PostgresStepRequest): Promise<Jso
   }
 
   const entry = poolFor(resolved, req.egress ?? new EgressGuard(PERMISSIVE_EGRESS), req.gateway);
-  const guard = watchdog(req.signal, req.deadline);
+  const guard = watchdog(req.signal, req.deadline, STOPPED);
   try {
     const connecting = connect(entry);
     let client: pg.PoolClient;
