@@ -161,14 +161,24 @@ export interface TestMariaDbDatabase {
   admin: mysql.Connection;
 }
 
-/** Makes a database and a user with all rights on it (and only on it). */
-export async function createMariaDbDatabase(server: MariaDbServer): Promise<TestMariaDbDatabase> {
+/**
+ * Makes a database and a user with all rights on it (and only on it); names are random unless given (a
+ * page of the documentation names its own), and given ones are dropped first if an earlier run left them.
+ */
+export async function createMariaDbDatabase(
+  server: MariaDbServer,
+  names: { name: string; user: string; password: string } | undefined = undefined,
+): Promise<TestMariaDbDatabase> {
   const suffix = randomBytes(5).toString('hex');
-  const name = `kg_${suffix}`;
-  const user = `kg_user_${suffix}`;
-  const password = `pw-${randomBytes(9).toString('hex')}`;
+  const name = names?.name ?? `kg_${suffix}`;
+  const user = names?.user ?? `kg_user_${suffix}`;
+  const password = names?.password ?? `pw-${randomBytes(9).toString('hex')}`;
   const root = await rootConnection(server);
   try {
+    if (names) {
+      await root.query(`DROP DATABASE IF EXISTS ${name}`);
+      await root.query('DROP USER IF EXISTS ?@?', [user, '%']);
+    }
     await root.query(`CREATE DATABASE ${name}`);
     await root.query('CREATE USER ?@? IDENTIFIED BY ?', [user, '%', password]);
     await root.query(`GRANT ALL ON ${name}.* TO ?@?`, [user, '%']);

@@ -5,7 +5,9 @@
  * docs/cli.md sets them. What it prints must match the next fenced block, whose info string holds
  * `output`: there `…` stands for any text and whitespace is free (outputs are shown formatted, curl
  * prints them compact). The target's documented address, http://127.0.0.1:8090, is replaced by the one
- * it got. The conventions are described in docs/developers/testing.md.
+ * it got. A page that documents a MySQL server (docs/mysql.md) gets the run's MariaDB with the database and
+ * user the page names, and its documented address, 127.0.0.1:3306, is replaced by the server's. The
+ * conventions are described in docs/developers/testing.md.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -14,6 +16,13 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExampleTarget } from '../../../examples/target.ts';
 import { startTestApi, TEST_ADMIN_KEY, type TestApi } from '../../support/embedded.ts';
+import {
+  createMariaDbDatabase,
+  dropMariaDbDatabase,
+  mariadbSkip,
+  providedMariaDb,
+  type TestMariaDbDatabase,
+} from '../../support/mariadb.ts';
 
 const REPO = join(import.meta.dirname, '..', '..', '..');
 const PAGES = [
@@ -23,8 +32,14 @@ const PAGES = [
   'docs/state.md',
   'docs/schedules.md',
   'docs/cli.md',
+  'docs/mysql.md',
 ];
 const DOCUMENTED_TARGET = 'http://127.0.0.1:8090';
+/** The pages that need a MySQL server, with the database and login they name. */
+const MYSQL_PAGES: Record<string, { name: string; user: string; password: string }> = {
+  'docs/mysql.md': { name: 'shop', user: 'shop_app', password: 'shop-secret' },
+};
+const DOCUMENTED_MYSQL = '127.0.0.1:3306';
 
 interface Fence {
   info: string;
@@ -80,24 +95,42 @@ function outputPattern(expected: string): RegExp {
 
 describe.each(PAGES)('the runnable examples of %s', (page) => {
   const list = examples(page);
+  const mysql = MYSQL_PAGES[page];
   let api: TestApi;
   let target: Awaited<ReturnType<typeof startExampleTarget>>;
+  let database: TestMariaDbDatabase | undefined;
 
   beforeAll(async () => {
-    [api, target] = await Promise.all([startTestApi(), startExampleTarget(0)]);
+    if (mysql && mariadbSkip()) return;
+    [api, target, database] = await Promise.all([
+      startTestApi(),
+      startExampleTarget(0),
+      mysql
+        ? createMariaDbDatabase(providedMariaDb() as NonNullable<ReturnType<typeof providedMariaDb>>, mysql)
+        : undefined,
+    ]);
   });
   afterAll(async () => {
-    await Promise.all([api?.stop(), new Promise((resolve) => target?.server.close(resolve))]);
+    await Promise.all([
+      api?.stop(),
+      target && new Promise((resolve) => target.server.close(resolve)),
+      database && dropMariaDbDatabase(database),
+    ]);
   });
 
   it('has examples', () => {
     expect(list.length).toBeGreaterThan(3);
   });
 
-  it.each(list.map((example) => [`${page}:${example.line}`, example] as const))(
+  it
+    .skipIf(mysql !== undefined && mariadbSkip())
+    .each(list.map((example) => [`${page}:${example.line}`, example] as const))(
     '%s prints what the page says',
     async (_where, example) => {
-      const here = (text: string) => text.replaceAll(DOCUMENTED_TARGET, target.url);
+      const here = (text: string) => {
+        const local = text.replaceAll(DOCUMENTED_TARGET, target.url);
+        return database ? local.replaceAll(DOCUMENTED_MYSQL, `127.0.0.1:${database.server.port}`) : local;
+      };
       const { stdout } = await promisify(execFile)('sh', ['-e', '-c', here(example.script)], {
         env: {
           PATH: process.env.PATH ?? '',
