@@ -393,11 +393,15 @@ const AUTHENTICATION_ERRORS = new Set([
 const STATEMENT_TIMEOUTS = new Set([1969, 3024]);
 const READ_ONLY_TRANSACTION = 1792;
 
-function timedOut(detail?: string): MysqlStepError {
+function timedOut(where: string, detail?: string): MysqlStepError {
   return new MysqlStepError(
     'timeout',
-    `MySQL query timed out: the run deadline was reached${detail ? ` (${detail})` : ''}`,
+    `MySQL query on ${where} timed out: the run deadline was reached${detail ? ` (${detail})` : ''}`,
   );
+}
+
+function aborted(where: string): MysqlStepError {
+  return new MysqlStepError('aborted', `MySQL query on ${where} was aborted`);
 }
 
 function describeError(
@@ -426,7 +430,7 @@ function describeError(
         error.code,
       );
     }
-    if (STATEMENT_TIMEOUTS.has(error.errno)) return timedOut(scrub(error.sqlMessage));
+    if (STATEMENT_TIMEOUTS.has(error.errno)) return timedOut(where, scrub(error.sqlMessage));
     if (connecting) {
       return new MysqlStepError(
         'connection',
@@ -606,14 +610,14 @@ function killQuery(entry: PoolEntry, threadId: number): Promise<void> {
 export async function executeMysqlStep(req: MysqlStepRequest): Promise<JsonValue> {
   const query = parseMysqlBody(req.body);
   const resolved = resolveMysqlConnection(req.url, req.credentials);
-  if (req.signal.aborted) throw new MysqlStepError('aborted', 'MySQL query was aborted');
-  if (Date.now() >= req.deadline) throw timedOut();
+  if (req.signal.aborted) throw aborted(resolved.label);
+  if (Date.now() >= req.deadline) throw timedOut(resolved.label);
 
   const entry = poolFor(resolved, req.egress ?? new EgressGuard(PERMISSIVE_EGRESS), req.gateway);
   entry.busy += 1;
   const guard = watchdog(req.signal, req.deadline, {
-    aborted: () => new MysqlStepError('aborted', 'MySQL query was aborted'),
-    timeout: () => timedOut(),
+    aborted: () => aborted(resolved.label),
+    timeout: () => timedOut(resolved.label),
   });
   let connection: mysql.PoolConnection | undefined;
   let settled: Promise<unknown> = Promise.resolve();

@@ -226,7 +226,9 @@ describe.skipIf(mariadbSkip())('MySQL steps on MariaDB', () => {
         step('SELECT SLEEP(30) AS deadline_marker', { deadline: Date.now() + 700 }),
       );
       expect(error.kind).toBe('timeout');
-      expect(error.message).toContain('timed out');
+      expect(error.message).toBe(
+        `MySQL query on 127.0.0.1:${database.server.port}/${database.name} timed out: the run deadline was reached`,
+      );
       await until(async () => (await running('deadline_marker')) === 0, 'the server stopped the SLEEP');
     });
 
@@ -244,7 +246,9 @@ describe.skipIf(mariadbSkip())('MySQL steps on MariaDB', () => {
       controller.abort();
       const error = await rejection(pending);
       expect(error.kind).toBe('aborted');
-      expect(error.message).toBe('MySQL query was aborted');
+      expect(error.message).toBe(
+        `MySQL query on 127.0.0.1:${database.server.port}/${database.name} was aborted`,
+      );
       await until(async () => (await running('abort_marker')) === 0, 'the server stopped the statement');
       expect(await step('SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
     });
@@ -290,6 +294,26 @@ describe.skipIf(mariadbSkip())('MySQL steps on MariaDB', () => {
       expect(theirs[0]?.who).toBe('kg_other@%');
       expect(mine[0]?.who).toBe(`${database.user}@%`);
       expect(theirs[0]?.id).not.toBe(mine[0]?.id);
+    });
+
+    it('closes a connection that stays idle for 30 s', { timeout: 90_000 }, async () => {
+      await closeMysqlPools();
+      const rows = (await step('SELECT CONNECTION_ID() AS id')) as Array<{ id: number }>;
+      const id = rows[0]?.id;
+      const connected = async () => {
+        const [found] = await database.admin.query(
+          'SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE ID = ?',
+          [id],
+        );
+        return Number((found as Array<{ n: number }>)[0]?.n) === 1;
+      };
+      expect(await connected()).toBe(true);
+      const deadline = Date.now() + 60_000;
+      while (await connected()) {
+        if (Date.now() > deadline) throw new Error('the idle connection was not closed within 60 s');
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      expect(openMysqlPoolCount()).toBe(1);
     });
 
     it('closes its connections when the pools are closed', async () => {
