@@ -615,67 +615,81 @@ export async function executeMysqlStep(req: MysqlStepRequest): Promise<JsonValue
 
   const entry = poolFor(resolved, req.egress ?? new EgressGuard(PERMISSIVE_EGRESS), req.gateway);
   entry.busy += 1;
+  const done = (): void => {
+    entry.busy -= 1;
+    if (entry.busy === 0) entry.drained?.();
+  };
   const guard = watchdog(req.signal, req.deadline, {
     aborted: () => aborted(resolved.label),
     timeout: () => timedOut(resolved.label),
   });
-  let connection: mysql.PoolConnection | undefined;
-  let settled: Promise<unknown> = Promise.resolve();
+  let connection: mysql.PoolConnection;
+  const connecting = connect(entry);
   try {
-    const connecting = connect(entry);
-    try {
-      connection = await Promise.race([connecting, guard.fired]);
-    } catch (error) {
-      // A connection that arrives after we gave up goes straight back to the pool.
-      connecting.then((late) => late.release()).catch(() => {});
-      throw describeError(error, resolved, true);
+    connection = await Promise.race([connecting, guard.fired]);
+  } catch (error) {
+    guard.dispose();
+    done();
+    // A connection that arrives after we gave up goes straight back to the pool.
+    connecting.then((late) => late.release()).catch(() => {});
+    throw describeError(error, resolved, true);
+  }
+  const current = connection;
+  const release = (): void => {
+    current.release();
+    done();
+  };
+  // Stop the statement on the server. The connection is not used again after a KILL QUERY, which could
+  // arrive once its statement is over: it is closed when the statement and the KILL are (or the KILL
+  // failed, which leaves closing it as the way to stop the statement).
+  let killing: Promise<void> | undefined;
+  const stop = (): void => {
+    killing ??= killQuery(entry, current.threadId).catch(() => current.destroy());
+  };
+  let rowsTooLarge: number | undefined;
+  const work = runTransaction(
+    current,
+    query,
+    req.modify,
+    req.deadline,
+    req.maxDataBytes ?? Number.POSITIVE_INFINITY,
+    (bytes) => {
+      rowsTooLarge = bytes;
+      stop();
+    },
+  );
+  /** Once the statement (and a KILL sent for it) is over, the connection goes back to the pool, or is closed. */
+  const releaseLater = (): void => {
+    void work
+      .catch(() => {})
+      .then(() => killing)
+      .then(() => {
+        if (killing) current.destroy();
+        release();
+      });
+  };
+  try {
+    const outcome = await Promise.race([work, guard.fired]);
+    release();
+    return stepData(outcome);
+  } catch (error) {
+    if (error instanceof MysqlStepError && (error.kind === 'aborted' || error.kind === 'timeout')) {
+      stop();
+      releaseLater();
+      throw error;
     }
-    const current = connection;
-    // Stop the statement on the server; if that fails, the connection is closed instead.
-    let killed = false;
-    const stop = (): void => {
-      if (killed) return;
-      killed = true;
-      killQuery(entry, current.threadId).catch(() => current.destroy());
-    };
-    let rowsTooLarge: number | undefined;
-    const work = runTransaction(
-      current,
-      query,
-      req.modify,
-      req.deadline,
-      req.maxDataBytes ?? Number.POSITIVE_INFINITY,
-      (bytes) => {
-        rowsTooLarge = bytes;
-        stop();
-      },
-    );
-    // The connection goes back to the pool once the statement is over, even when the step stopped waiting.
-    settled = work.catch(() => {});
-    try {
-      return stepData(await Promise.race([work, guard.fired]));
-    } catch (error) {
-      if (error instanceof MysqlStepError && (error.kind === 'aborted' || error.kind === 'timeout')) {
-        stop();
-        throw error;
-      }
-      if (error instanceof TooLarge || rowsTooLarge !== undefined) {
-        const limit = req.maxDataBytes ?? 0;
-        throw new MysqlStepError(
-          'too-large',
-          `${tooLargeMessage("the step's data (the rows so far)", rowsTooLarge ?? limit, limit, STEP_DATA_SETTING)}; the statement was stopped`,
-        );
-      }
-      if (isServerError(error) && (error as ServerError).fatal === true) current.destroy();
-      throw describeError(error, resolved, false);
+    if (error instanceof TooLarge || rowsTooLarge !== undefined) {
+      releaseLater();
+      const limit = req.maxDataBytes ?? 0;
+      throw new MysqlStepError(
+        'too-large',
+        `${tooLargeMessage("the step's data (the rows so far)", rowsTooLarge ?? limit, limit, STEP_DATA_SETTING)}; the statement was stopped`,
+      );
     }
+    if (isServerError(error) && (error as ServerError).fatal === true) current.destroy();
+    release();
+    throw describeError(error, resolved, false);
   } finally {
     guard.dispose();
-    const held = connection;
-    void settled.then(() => {
-      held?.release();
-      entry.busy -= 1;
-      if (entry.busy === 0) entry.drained?.();
-    });
   }
 }

@@ -45,8 +45,11 @@ export function mariadbMissing(): string | undefined {
   return reason;
 }
 
-/** Installs a data directory and starts mariadbd on it; resolves once root can run a query. */
-export async function startTestMariaDb(): Promise<TestMariaDbProcess> {
+/**
+ * Installs a data directory and starts mariadbd on it; resolves once root can run a query. `tls: false`
+ * starts it without TLS (what a client that prefers TLS must cope with).
+ */
+export async function startTestMariaDb(options: { tls?: boolean } = {}): Promise<TestMariaDbProcess> {
   const dir = await mkdtemp(join(tmpdir(), 'kg-mariadb-'));
   const data = join(dir, 'data');
   const socket = join(dir, 'sock');
@@ -79,8 +82,9 @@ export async function startTestMariaDb(): Promise<TestMariaDbProcess> {
       '--skip-log-bin',
       '--skip-name-resolve',
       `--log-error=${log}`,
-      `--ssl-cert=${join(dir, 'cert.pem')}`,
-      `--ssl-key=${join(dir, 'key.pem')}`,
+      ...(options.tls === false
+        ? []
+        : [`--ssl-cert=${join(dir, 'cert.pem')}`, `--ssl-key=${join(dir, 'key.pem')}`]),
       ...sizes,
     ],
     { detached: true, stdio: 'ignore' },

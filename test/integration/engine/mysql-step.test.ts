@@ -12,7 +12,14 @@ import {
   type MysqlStepRequest,
   openMysqlPoolCount,
 } from '../../../engine/protocols/mysql.ts';
-import { mariadbSkip, useMariaDb } from '../../support/mariadb.ts';
+import { useStarted } from '../../support/fixture.ts';
+import {
+  createMariaDbDatabase,
+  dropMariaDbDatabase,
+  mariadbSkip,
+  startTestMariaDb,
+  useMariaDb,
+} from '../../support/mariadb.ts';
 
 describe.skipIf(mariadbSkip())('MySQL steps on MariaDB', () => {
   const database = useMariaDb();
@@ -269,6 +276,8 @@ describe.skipIf(mariadbSkip())('MySQL steps on MariaDB', () => {
 
   describe('pools', () => {
     it('reuses a pooled connection across steps', async () => {
+      // One connection in the pool (earlier tests may have left several, which steps take in turn).
+      await closeMysqlPools();
       await step('SELECT 1');
       const before = openMysqlPoolCount();
       const ids = new Set<unknown>();
@@ -408,5 +417,42 @@ describe.skipIf(mariadbSkip())('MySQL steps on MariaDB', () => {
         { ok: 1 },
       ]);
     });
+  });
+});
+
+describe.skipIf(mariadbSkip())('MySQL steps on a MariaDB without TLS', () => {
+  // A server of its own: the run's server has TLS on.
+  const plain = useStarted(
+    async () => {
+      const server = await startTestMariaDb({ tls: false });
+      return { server, database: await createMariaDbDatabase(server) };
+    },
+    async ({ server, database }) => {
+      await closeMysqlPools();
+      await dropMariaDbDatabase(database);
+      await server.stop();
+    },
+  );
+
+  const cipher =
+    "SELECT VARIABLE_VALUE AS cipher FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'SSL_CIPHER'";
+  const run = (url: string) =>
+    executeMysqlStep({
+      url,
+      body: cipher,
+      credentials: {},
+      modify: false,
+      signal: new AbortController().signal,
+      deadline: Date.now() + 20_000,
+    });
+
+  it('connects plain when TLS is only preferred, and refuses to when it is required', async () => {
+    expect(await run(`${plain.database.url}?ssl-mode=PREFERRED`)).toEqual([{ cipher: '' }]);
+    // The pool stays plain: the next step does not try TLS again.
+    expect(await run(`${plain.database.url}?ssl-mode=PREFERRED`)).toEqual([{ cipher: '' }]);
+    const error = await run(`${plain.database.url}?ssl-mode=REQUIRED`).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(MysqlStepError);
+    expect((error as MysqlStepError).kind).toBe('connection');
+    expect((error as MysqlStepError).message).toContain('Server does not support secure connection');
   });
 });
