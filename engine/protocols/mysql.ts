@@ -139,6 +139,34 @@ function tlsModeFrom(params: URLSearchParams, host: string): MysqlTlsMode {
   return isLoopback(host) ? 'disabled' : 'preferred';
 }
 
+/**
+ * The login of a connection URL kept in the `url` credential (`mysql://user:password@host/db`), when it is
+ * for the same server as the step's URL: a step on such a system may give its URL without the login.
+ */
+function credentialUrlLogin(
+  url: string | undefined,
+  host: string,
+  port: number,
+): { user: string; password: string | undefined } | undefined {
+  if (!url) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  if (parsed.protocol !== 'mysql:' && parsed.protocol !== 'mariadb:') return undefined;
+  const sameHost =
+    decodeURIComponent(parsed.hostname)
+      .replace(/^\[(.*)\]$/, '$1')
+      .toLowerCase() === host.toLowerCase();
+  if (!sameHost || (parsed.port ? Number(parsed.port) : 3306) !== port || !parsed.username) return undefined;
+  return {
+    user: decodeURIComponent(parsed.username),
+    password: parsed.password ? decodeURIComponent(parsed.password) : undefined,
+  };
+}
+
 /** Connection settings from the URL, the credentials filling in what the URL lacks. */
 export function resolveMysqlConnection(
   url: string,
@@ -156,8 +184,16 @@ export function resolveMysqlConnection(
   const host = decodeURIComponent(parsed.hostname).replace(/^\[(.*)\]$/, '$1');
   if (host === '') throw new MysqlStepError('invalid-request', 'The MySQL URL has no host');
   const port = parsed.port ? Number(parsed.port) : 3306;
-  const user = decodeURIComponent(parsed.username) || credentials.username || credentials.user || undefined;
-  const password = parsed.password ? decodeURIComponent(parsed.password) : credentials.password;
+  const login = credentialUrlLogin(credentials.url, host, port);
+  const user =
+    decodeURIComponent(parsed.username) ||
+    credentials.username ||
+    credentials.user ||
+    login?.user ||
+    undefined;
+  const password = parsed.password
+    ? decodeURIComponent(parsed.password)
+    : (credentials.password ?? (user === login?.user ? login?.password : undefined));
   // A step URL relative to the system's (`/`) ends in a slash; the path names one database.
   const database = decodeURIComponent(parsed.pathname.replace(/^\/+|\/+$/g, '')) || undefined;
   if (database?.includes('/')) {

@@ -347,6 +347,20 @@ describe.skipIf(mariadbSkip())('MySQL steps on MariaDB', () => {
         credentials: { username: database.user, password: database.password },
       });
       expect(fromCredentials).toEqual([{ who: `${database.user}@%` }]);
+      const fromCredentialUrl = await step('SELECT CURRENT_USER() AS who', {
+        url: database.bareUrl,
+        credentials: { url: database.url },
+      });
+      expect(fromCredentialUrl).toEqual([{ who: `${database.user}@%` }]);
+      // A connection URL for another server lends its login to no step on this one.
+      const elsewhere = await rejection(
+        step('SELECT 1', {
+          url: database.bareUrl,
+          credentials: { url: database.url.replace('127.0.0.1', 'db.elsewhere.example') },
+        }),
+      );
+      expect(elsewhere.kind).toBe('authentication');
+      expect(elsewhere.message).toContain('using password: NO');
     });
 
     it('fails a wrong password as an authentication error that names the system but never the password', async () => {

@@ -81,6 +81,17 @@ describe.skipIf(mariadbSkip())('MySQL steps in the engine', () => {
     expect(JSON.stringify(result)).not.toContain(database.password);
   });
 
+  it('takes the login from the connection URL credential for a step on the system URL without one', async () => {
+    const result = await lookup(
+      'SELECT CURRENT_USER() AS who',
+      {},
+      shop({ credentials: { url: database.url } }),
+    );
+    expect(result.status, result.error).toBe('success');
+    expect(result.data).toEqual([{ who: `${database.user}@%` }]);
+    expect(JSON.stringify(result)).not.toContain(database.password);
+  });
+
   it("sends the system's login only to its own server, and names neither the password in the error", async () => {
     // localhost is the same server, but not the system's origin (127.0.0.1): its login is withheld there.
     const elsewhere = database.bareUrl.replace('127.0.0.1', 'localhost');
