@@ -37,7 +37,7 @@ describe.skipIf(mariadbSkip())('a MySQL system behind a gateway', () => {
         id: 'shop',
         url: `mysql://shop.corp.internal:3306/${database.name}`,
         authType: 'dataStore',
-        credentials: { username: database.user, password: database.password },
+        credentials: { username: database.user, password: database.password, ca: database.server.ca },
         gateway: { tunnelId: TUNNEL, target: 'shop' },
       },
     });
@@ -45,6 +45,8 @@ describe.skipIf(mariadbSkip())('a MySQL system behind a gateway', () => {
     for (const [id, url] of [
       ['notes', '/'],
       ['notes-plain', `mysql://shop.corp.internal:3306/${database.name}?ssl-mode=DISABLED`],
+      ['notes-verify-ca', `mysql://shop.corp.internal:3306/${database.name}?ssl-mode=VERIFY_CA`],
+      ['notes-verify-identity', `mysql://shop.corp.internal:3306/${database.name}?ssl-mode=VERIFY_IDENTITY`],
     ]) {
       const tool = await api.call('POST', '/v1/tools', {
         body: {
@@ -87,6 +89,17 @@ describe.skipIf(mariadbSkip())('a MySQL system behind a gateway', () => {
     const result = await run('notes-plain');
     expect(result.status, result.error).toBe('success');
     expect(result.data).toEqual([{ text: 'private', cipher: '' }]);
+  });
+
+  it("checks the certificate against the system's host name, not the address the agent dials", async () => {
+    // The test certificate is the ca credential's own, issued to localhost: its chain holds for shop.corp.internal,
+    // its name does not.
+    const chain = await run('notes-verify-ca');
+    expect(chain.status, chain.error).toBe('success');
+    const identity = await run('notes-verify-identity');
+    expect(identity.status).toBe('failed');
+    expect(identity.error).toContain('MySQL connection to shop.corp.internal:3306');
+    expect(identity.error).toMatch(/does not match certificate's altnames|shop\.corp\.internal/);
   });
 
   it('lists the target as a MySQL one', async () => {
