@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
+    globalSetup: ['test/support/global-setup.ts', 'test/support/mariadb-setup.ts'],
     pool: 'forks',
     // isolated-vm needs V8 without the startup snapshot on Node >= 20.
     execArgv: ['--no-node-snapshot'],

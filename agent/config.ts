@@ -60,6 +60,7 @@ const WELL_KNOWN_PORTS: Record<number, TargetProtocol> = {
   80: 'http',
   443: 'https',
   990: 'ftps',
+  3306: 'mysql',
   5432: 'postgres',
   6379: 'redis',
   8080: 'http',

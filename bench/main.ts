@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- name…]`: prints one JSON line per figure on stdout (progress on stderr).
  * Names: store, sandbox, engine, api, dispatch, list-runs, operator (needs KUBEBUILDER_ASSETS), gateway, soak, ui,
- * redis (needs redis-server).
+ * redis (needs redis-server), mysql (needs mariadbd).
  * Without
  * names, all run but the opt-in ones: real-node (root and the real node's caches, test/support/kube-node/prepare.sh).
  * Figures, never pass/fail.
@@ -11,6 +11,7 @@ import { benchDispatch } from './dispatch.ts';
 import { benchEngine } from './engine.ts';
 import { benchGateway } from './gateway.ts';
 import { benchListRuns } from './list-runs.ts';
+import { benchMysql } from './mysql.ts';
 import { benchOperator } from './operator.ts';
 import { benchRealNode } from './real-node.ts';
 import { benchRedis } from './redis.ts';
@@ -31,6 +32,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   soak: benchSoak,
   ui: benchUi,
   redis: benchRedis,
+  mysql: benchMysql,
   'real-node': benchRealNode,
 };
 /** Run only when named (`dispatch`: `api` prints the same figure). */

@@ -5,7 +5,7 @@
  */
 
 /** What runs a step: HTTP(S), or a protocol that connects to a server and answers JSON. */
-export type StepProtocol = 'http' | 'postgres' | 'ftp' | 'sftp' | 'redis';
+export type StepProtocol = 'http' | 'postgres' | 'ftp' | 'sftp' | 'redis' | 'mysql';
 /** Every protocol but HTTP: each is a module of engine/protocols/ loaded on its first step. */
 export type ConnectionProtocol = Exclude<StepProtocol, 'http'>;
 
@@ -26,6 +26,8 @@ export const STEP_SCHEMES: Readonly<Record<string, StepScheme>> = {
   'sftp:': { protocol: 'sftp', defaultPort: 22 },
   'redis:': { protocol: 'redis', defaultPort: 6379 },
   'rediss:': { protocol: 'redis', defaultPort: 6379 },
+  'mysql:': { protocol: 'mysql', defaultPort: 3306 },
+  'mariadb:': { protocol: 'mysql', defaultPort: 3306 },
 };
 
 /**
@@ -52,6 +54,22 @@ export function stepScheme(scheme: string): StepScheme | undefined {
 /** The scheme written literally at the start of a URL (lower case, with its colon), if any. */
 export function literalScheme(url: string): string | undefined {
   return /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0].toLowerCase();
+}
+
+/**
+ * The protocols a step URL speaks as far as can be seen without running it: its own scheme's, else (a
+ * relative URL) those of its system's URLs (the variants of one system may differ). None for a URL that
+ * starts with an expression: that is only known when rendered.
+ */
+export function protocolsSeen(url: string, systemUrls: readonly string[]): StepProtocol[] {
+  const trimmed = url.trim();
+  if (trimmed.startsWith('<<')) return [];
+  const own = literalScheme(trimmed);
+  const schemes = own !== undefined ? [own] : systemUrls.map((systemUrl) => literalScheme(systemUrl.trim()));
+  return schemes.flatMap((scheme) => {
+    const protocol = scheme === undefined ? undefined : stepScheme(scheme)?.protocol;
+    return protocol ? [protocol] : [];
+  });
 }
 
 /** Why a step with this scheme cannot run, naming the supported schemes; undefined when it can. */

@@ -6,6 +6,8 @@
 import { stepScheme } from '../contract/step-protocols.ts';
 import type { ResolvedSystem } from '../contract/wire/run-order.ts';
 
+const SAME_PROTOCOL: Readonly<Record<string, string>> = { 'postgresql:': 'postgres:', 'mariadb:': 'mysql:' };
+
 /**
  * `scheme://host:port` with the default port written out, or undefined for text that is not an absolute
  * URL. For Postgres the host and port are the ones pg connects to (`?host=` and `?port=` win, as in
@@ -18,7 +20,8 @@ export function originOf(url: string): string | undefined {
   } catch {
     return undefined;
   }
-  const scheme = parsed.protocol === 'postgresql:' ? 'postgres:' : parsed.protocol.toLowerCase();
+  // Two names of one protocol are one origin: a system's mysql:// credentials also go to mariadb:// steps.
+  const scheme = SAME_PROTOCOL[parsed.protocol.toLowerCase()] ?? parsed.protocol.toLowerCase();
   let host = parsed.hostname.toLowerCase();
   let port = parsed.port;
   if (scheme === 'postgres:') {

@@ -6,7 +6,7 @@
  */
 import type { RequestStepConfig } from '../contract/api/tool.ts';
 import type { JsonValue } from '../contract/json.ts';
-import { literalScheme, stepScheme } from '../contract/step-protocols.ts';
+import { protocolsSeen } from '../contract/step-protocols.ts';
 import { compileTemplate, type TemplateExpression } from './template.ts';
 
 export interface RedisTemplateProblem {
@@ -47,13 +47,7 @@ export function redisBodyTemplateProblems(body: string | JsonValue | undefined):
  * URL) any of its system's URLs. A URL that starts with an expression is judged at run time.
  */
 export function isRedisStep(config: RequestStepConfig, systemUrls: readonly string[]): boolean {
-  const url = config.url.trim();
-  if (url.startsWith('<<')) return false;
-  const own = literalScheme(url);
-  if (own !== undefined) return stepScheme(own)?.protocol === 'redis';
-  return systemUrls.some(
-    (systemUrl) => stepScheme(literalScheme(systemUrl.trim()) ?? '')?.protocol === 'redis',
-  );
+  return protocolsSeen(config.url, systemUrls).includes('redis');
 }
 
 /** Message of a run-time refusal. */

@@ -326,8 +326,8 @@ export async function runRequestStep(input: RequestStepInput): Promise<JsonValue
   const protocol = stepScheme(scheme)?.protocol;
   if (protocol === undefined) throw new Error(`Step ${input.stepId}: ${schemeProblem(scheme)}`);
   if (protocol === 'http') return runHttp(input);
-  if (protocol === 'postgres') {
-    const problems = sqlBodyTemplateProblems(config.body);
+  if (protocol === 'postgres' || protocol === 'mysql') {
+    const problems = sqlBodyTemplateProblems(config.body, protocol);
     if (problems.length > 0) throw sqlTemplateError(problems);
   }
   if (protocol === 'redis') {

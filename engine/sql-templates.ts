@@ -1,7 +1,7 @@
 /**
- * Postgres steps must not build SQL text from templates: a value substituted into the SQL is an injection
- * waiting to happen. Values go through parameters (`$1` in the query, the value in `params` of an object
- * body), where templates stay allowed. A body given as text (plain SQL, or JSON text) is rendered by text
+ * SQL steps (Postgres, MySQL/MariaDB) must not build SQL text from templates: a value substituted into the SQL
+ * is an injection waiting to happen. Values go through parameters (`$1` or `?` in the query, the value in
+ * `params` of an object body), where templates stay allowed. A body given as text (plain SQL, or JSON text) is rendered by text
  * substitution, so an expression anywhere in it could rewrite the SQL — in JSON text a value can close its
  * string and add its own "query" — and such bodies may hold no expression at all. Pure; the engine refuses
  * at run time, tool validation at save time.
@@ -9,6 +9,7 @@
 
 import type { RequestStepConfig } from '../contract/api/tool.ts';
 import type { JsonValue } from '../contract/json.ts';
+import { protocolsSeen } from '../contract/step-protocols.ts';
 import { isJsonObject } from './paths.ts';
 import { compileTemplate, type TemplateExpression } from './template.ts';
 
@@ -35,12 +36,23 @@ function expressionsOf(text: string): string[] {
   }
 }
 
-const HINT = (first: string) =>
-  `write $1, $2, … in the query and give the values in "params" of an object body, e.g. ` +
-  `{"query": "SELECT … WHERE id = $1", "params": ["${first}"]}`;
+/** The SQL steps: each names its protocol and its placeholders in messages. */
+export type SqlDialect = 'postgres' | 'mysql';
 
-/** Problems of a Postgres step body, as written (before rendering). */
-export function sqlBodyTemplateProblems(body: string | JsonValue | undefined): SqlTemplateProblem[] {
+const DIALECTS: Readonly<Record<SqlDialect, { name: string; placeholders: string; first: string }>> = {
+  postgres: { name: 'Postgres', placeholders: '$1, $2, …', first: '$1' },
+  mysql: { name: 'MySQL', placeholders: '?', first: '?' },
+};
+
+const HINT = (dialect: SqlDialect, first: string) =>
+  `write ${DIALECTS[dialect].placeholders} in the query and give the values in "params" of an object body, e.g. ` +
+  `{"query": "SELECT … WHERE id = ${DIALECTS[dialect].first}", "params": ["${first}"]}`;
+
+/** Problems of an SQL step body, as written (before rendering). */
+export function sqlBodyTemplateProblems(
+  body: string | JsonValue | undefined,
+  dialect: SqlDialect = 'postgres',
+): SqlTemplateProblem[] {
   if (typeof body === 'string') {
     const expressions = expressionsOf(body);
     if (expressions.length === 0) return [];
@@ -49,8 +61,8 @@ export function sqlBodyTemplateProblems(body: string | JsonValue | undefined): S
         field: 'config.body',
         expressions,
         message:
-          `template expressions are not allowed in a Postgres body given as text (${expressions.join(', ')}): ` +
-          `the substituted text could change the SQL (SQL injection); ${HINT(expressions[0] as string)}`,
+          `template expressions are not allowed in a ${DIALECTS[dialect].name} body given as text (${expressions.join(', ')}): ` +
+          `the substituted text could change the SQL (SQL injection); ${HINT(dialect, expressions[0] as string)}`,
       },
     ];
   }
@@ -63,28 +75,24 @@ export function sqlBodyTemplateProblems(body: string | JsonValue | undefined): S
         expressions,
         message:
           `template expressions are not allowed in SQL text (${expressions.join(', ')}): the value would become ` +
-          `part of the SQL (SQL injection); ${HINT(expressions[0] as string)}`,
+          `part of the SQL (SQL injection); ${HINT(dialect, expressions[0] as string)}`,
       },
     ];
   }
   return [];
 }
 
-const SCHEME = /^([a-z][a-z0-9+.-]*):/i;
-const POSTGRES_SCHEMES = new Set(['postgres', 'postgresql']);
-
 /**
- * Whether a step is a Postgres step as far as can be seen without running it: its own scheme, else (a
- * relative URL) any of its system's URLs (variants of one system may differ). A URL that starts with an
- * expression is only known when rendered, and judged at run time.
+ * Which SQL a step speaks as far as can be seen without running it: its own scheme, else (a relative URL)
+ * its system's URLs (variants of one system may differ; the first SQL one decides). A URL that starts with
+ * an expression is only known when rendered, and judged at run time.
  */
-export function isPostgresStep(config: RequestStepConfig, systemUrls: readonly string[]): boolean {
-  const url = config.url.trim();
-  if (url.startsWith('<<')) return false;
-  const own = SCHEME.exec(url)?.[1];
-  if (own !== undefined) return POSTGRES_SCHEMES.has(own.toLowerCase());
-  return systemUrls.some((systemUrl) =>
-    POSTGRES_SCHEMES.has(SCHEME.exec(systemUrl.trim())?.[1]?.toLowerCase() ?? ''),
+export function sqlStepDialect(
+  config: RequestStepConfig,
+  systemUrls: readonly string[],
+): SqlDialect | undefined {
+  return protocolsSeen(config.url, systemUrls).find(
+    (protocol): protocol is SqlDialect => protocol === 'postgres' || protocol === 'mysql',
   );
 }
 

@@ -56,12 +56,12 @@ export interface ProtocolContext {
   /** Epoch ms; every outbound call must finish before it. */
   deadline: number;
   traceId: string;
-  /** The step data bound (KUBEGLUE_MAX_STEP_DATA_BYTES): protocols that can stop reading past it do. */
-  maxStepDataBytes?: number | undefined;
   /** Replaces the run's credential values; protocols apply it to text before they cut it short. */
   redact?: ((text: string) => string) | undefined;
   /** Told before a failed attempt is retried (HTTP): progress for live logs, never data. */
   onRetry?: ((retry: RetryInfo) => void) | undefined;
+  /** The step data bound (KUBEGLUE_MAX_STEP_DATA_BYTES): protocols that can stop reading past it do. */
+  maxDataBytes?: number | undefined;
 }
 
 export interface RetryInfo {

@@ -23,7 +23,7 @@ import { checkJsonSchema } from '../engine/output-schema.ts';
 import { PaginationError, parsePaginationSettings } from '../engine/pagination.ts';
 import { isRedisStep, redisBodyTemplateProblems } from '../engine/redis-templates.ts';
 import { checkSource } from '../engine/sandbox/sandbox.ts';
-import { isPostgresStep, sqlBodyTemplateProblems } from '../engine/sql-templates.ts';
+import { sqlBodyTemplateProblems, sqlStepDialect } from '../engine/sql-templates.ts';
 import { compileTemplate, TemplateError, type TemplateExpression } from '../engine/template.ts';
 
 export interface ToolValidationOptions {
@@ -131,8 +131,9 @@ export async function toolProblems(tool: Tool, opts: ToolValidationOptions): Pro
         }
       }
     }
-    const bodyProblems = isPostgresStep(config, urls)
-      ? sqlBodyTemplateProblems(config.body)
+    const dialect = sqlStepDialect(config, urls);
+    const bodyProblems = dialect
+      ? sqlBodyTemplateProblems(config.body, dialect)
       : isRedisStep(config, urls)
         ? redisBodyTemplateProblems(config.body)
         : [];

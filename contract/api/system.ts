@@ -81,7 +81,7 @@ export type ApiKeyPlacement = z.infer<typeof ApiKeyPlacement>;
 export const BasicCredentials = z.looseObject({ username: secret, password: z.string() });
 export const BearerCredentials = z.looseObject({ bearerToken: secret });
 export const BotTokenCredentials = z.looseObject({ botToken: secret });
-/** `postgresql://`, `mssql://`, `redis(s)://`, `mongodb(+srv)://` URLs, or `sftp://host:port` with username/password. */
+/** `postgresql://`, `mysql://`, `mariadb://`, `mssql://`, `redis(s)://`, `mongodb(+srv)://` URLs, or `sftp://host:port` with username/password. */
 export const DataStoreCredentials = z.looseObject({
   url: z.string().optional(),
   username: z.string().optional(),
@@ -371,7 +371,9 @@ export const DocumentationState = z
     status: z.enum(['pending', 'ready', 'failed']),
     source: z
       .string()
-      .describe('The URL fetched, `upload:<name>` for an uploaded file, or `postgres-schema`.'),
+      .describe(
+        'The URL fetched, `upload:<name>` for an uploaded file, or `postgres-schema` / `mysql-schema` (the database schema).',
+      ),
     requestedAt: z.iso.datetime({ offset: true }),
     fetchedAt: z.iso.datetime({ offset: true }).optional().describe('When the kept summary was made.'),
     error: z.string().optional().describe('Why the last processing failed.'),

@@ -153,8 +153,8 @@ export const RequestStepConfig = z
     body: freeForm(z.union([z.string(), JsonValue]))
       .optional()
       .describe(
-        'Request body: any content for HTTP; {query, params} for Postgres (no templates in the SQL text); ' +
-          'an operation object or list for FTP/SFTP; ' +
+        'Request body: any content for HTTP; {query, params} for Postgres ($1, $2, …) and MySQL/MariaDB (?), ' +
+          'no templates in the SQL text; an operation object or list for FTP/SFTP; ' +
           'for Redis one command {"command": "HGETALL", "args": ["user:<<id>>"]} or a pipeline ' +
           '{"commands": [["GET", "a"], ["INCR", "b"]], "transaction": false} (true: MULTI/EXEC), every argument ' +
           'one array element, binary as {"$base64": "…"} (templates fill elements only, never a body given as text).',
@@ -201,7 +201,7 @@ export const ToolStep = z
       .boolean()
       .default(false)
       .describe(
-        'Whether the step changes data on its system (false: Postgres runs READ ONLY, retries allowed).',
+        'Whether the step changes data on its system (false: Postgres and MySQL run READ ONLY, retries allowed).',
       ),
     dataSelector: z
       .string()

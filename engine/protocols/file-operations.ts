@@ -198,10 +198,7 @@ export function resolveRemotePath(basePath: string, path: string | undefined): s
   return stripTrailingSlash(posix.normalize(given === '' ? '.' : given)) || '.';
 }
 
-/** PEM keys and certificates pasted into single-line fields often arrive with literal `\n`. */
-export function normalisePem(text: string): string {
-  return text.includes('\n') ? text : text.replace(/\\n/g, '\n');
-}
+export { normalisePem } from './pem.ts';
 
 /** The path of `name` inside the listed directory `dir`. */
 export function joinRemotePath(dir: string, name: string): string {

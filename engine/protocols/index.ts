@@ -20,8 +20,8 @@ export interface ConnectionBounds {
   signal: AbortSignal;
   deadline: number;
   egress: EgressGuard;
-  /** The most bytes of replies a step reads (the step data bound), for protocols that can stop reading. */
-  maxReplyBytes?: number | undefined;
+  /** The step data bound: a protocol that streams its answer fails past it instead of holding it all. */
+  maxDataBytes?: number | undefined;
 }
 
 /** What a connection protocol's module gives: its step, and how to end the connections it keeps open. */
@@ -44,6 +44,11 @@ const CONNECTION_MODULES: { [P in ConnectionProtocol]: () => Promise<ConnectionM
     import('./redis.ts').then((module) => ({
       step: module.executeRedisStep,
       closePools: module.closeRedisPools,
+    })),
+  mysql: () =>
+    import('./mysql.ts').then((module) => ({
+      step: module.executeMysqlStep,
+      closePools: module.closeMysqlPools,
     })),
 };
 
@@ -79,7 +84,7 @@ export function createProtocols(options: ProtocolOptions = {}): Protocols {
         signal: ctx.signal,
         deadline: ctx.deadline,
         egress: guard.withAllow(allowedNetworks),
-        maxReplyBytes: ctx.maxStepDataBytes,
+        ...(ctx.maxDataBytes !== undefined ? { maxDataBytes: ctx.maxDataBytes } : {}),
       });
     };
   return {
@@ -102,5 +107,6 @@ export function createProtocols(options: ProtocolOptions = {}): Protocols {
     ftp: connectionStep('ftp'),
     sftp: connectionStep('sftp'),
     redis: connectionStep('redis'),
+    mysql: connectionStep('mysql'),
   };
 }

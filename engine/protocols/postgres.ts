@@ -4,12 +4,13 @@
  * cancelled on abort, on pooled connections kept per connection string.
  */
 import pg from 'pg';
-import { z } from 'zod';
 import type { JsonValue } from '../../contract/json.ts';
 import { EgressGuard, PERMISSIVE_EGRESS } from './egress-policy.ts';
 import { GuardedSocket } from './egress-socket.ts';
 import type { GatewayDial } from './gateway-socket.ts';
 import { PoolRegistry } from './pool-registry.ts';
+import { parseSqlBody, type SqlQuery } from './sql-body.ts';
+import { exactDecimal, safeInteger } from './sql-values.ts';
 import { scrubSecrets, watchdog } from './step-bounds.ts';
 
 export interface PostgresStepRequest {
@@ -58,52 +59,15 @@ const CONNECT_TIMEOUT_MS = 30_000;
 // ---------------------------------------------------------------------------------------------
 // Request body
 
-const QueryBody = z
-  .object({
-    query: z.string().trim().min(1, 'query must not be empty'),
-    params: z.array(z.json()).optional(),
-    values: z.array(z.json()).optional(),
-  })
-  .refine((body) => body.params === undefined || body.values === undefined, {
-    message: 'give either params or values, not both',
-  });
-
-export interface PostgresQuery {
-  text: string;
-  params: JsonValue[];
-}
-
-function invalid(message: string): PostgresStepError {
-  return new PostgresStepError('invalid-request', `Invalid Postgres step body: ${message}`);
-}
-
-function fromObject(value: unknown): PostgresQuery {
-  const parsed = QueryBody.safeParse(value);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`);
-    throw invalid(`expected { "query": "...", "params": [...] }; ${issues.join('; ')}`);
-  }
-  return { text: parsed.data.query, params: parsed.data.params ?? parsed.data.values ?? [] };
-}
+export type PostgresQuery = SqlQuery;
 
 /** `{query, params|values}` as an object or JSON text, or a plain SQL string (no params). */
 export function parsePostgresBody(body: unknown): PostgresQuery {
-  if (typeof body === 'string') {
-    const trimmed = body.trim();
-    if (trimmed === '') throw invalid('the SQL text is empty');
-    if (trimmed.startsWith('{')) {
-      let json: unknown;
-      try {
-        json = JSON.parse(trimmed);
-      } catch {
-        throw invalid('it starts with "{" but is not valid JSON');
-      }
-      return fromObject(json);
-    }
-    return { text: trimmed, params: [] };
-  }
-  if (typeof body === 'object' && body !== null && !Array.isArray(body)) return fromObject(body);
-  throw invalid('expected an object with "query" or an SQL string');
+  return parseSqlBody(
+    body,
+    (message) => new PostgresStepError('invalid-request', `Invalid Postgres step body: ${message}`),
+    '$1',
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -219,25 +183,6 @@ export function resolvePostgresConnection(
 // ---------------------------------------------------------------------------------------------
 // JSON-safe values
 
-const MAX_EXACT_DIGITS = 15;
-
-/** bigint as a number when it is a safe integer, else the exact decimal text. */
-function parseInt8(text: string): number | string {
-  const value = Number(text);
-  return Number.isSafeInteger(value) ? value : text;
-}
-
-/** numeric as a number when at most 15 significant digits (exact in a double), else the exact text. */
-function parseNumeric(text: string): number | string {
-  const digits = text
-    .replace(/^[-+]?0*/, '')
-    .replace('.', '')
-    .replace(/^0+/, '')
-    .replace(/0+$/, '');
-  const value = Number(text);
-  return Number.isFinite(value) && digits.length <= MAX_EXACT_DIGITS ? value : text;
-}
-
 function jsonSafeTypeParsers(): pg.CustomTypesConfig {
   // pg-types' TypeId enum lists only scalar builtins; array OIDs are registered too.
   const baseParser = pg.types.getTypeParser as (oid: number, format: 'text' | 'binary') => unknown;
@@ -257,10 +202,10 @@ function jsonSafeTypeParsers(): pg.CustomTypesConfig {
   const timestamp = (text: string): string => text.replace(' ', 'T');
 
   const overrides = new Map<number, (text: string) => unknown>([
-    [20, parseInt8],
-    [1016, asArray(parseInt8)],
-    [1700, parseNumeric],
-    [1231, asArray(parseNumeric)],
+    [20, safeInteger],
+    [1016, asArray(safeInteger)],
+    [1700, exactDecimal],
+    [1231, asArray(exactDecimal)],
     [1082, identity],
     [1182, asArray(identity)],
     [1114, timestamp],

@@ -39,7 +39,7 @@ export interface RedisStepRequest {
   /** Epoch ms: the step may not run past it. */
   deadline: number;
   /** The most bytes of replies one step reads (the step data bound); unbounded when absent. */
-  maxReplyBytes?: number | undefined;
+  maxDataBytes?: number | undefined;
   egress?: EgressGuard | undefined;
   gateway?: GatewayDial | undefined;
 }
@@ -661,7 +661,7 @@ export async function executeRedisStep(req: RedisStepRequest): Promise<JsonValue
     connection = await pool.connections.lease(req.deadline, guard.fired);
     const leased = connection;
     const tooLarge = new Promise<never>((_, reject) => {
-      leased.meter.start(req.maxReplyBytes ?? Number.POSITIVE_INFINITY, (bytes, limit) => {
+      leased.meter.start(req.maxDataBytes ?? Number.POSITIVE_INFINITY, (bytes, limit) => {
         reject(
           new RedisStepError(
             'too-large',

@@ -1,6 +1,6 @@
 /**
- * Documentation processing: a system create/update with documentationUrl, an upload, or a postgres://
- * system stores a pending request; this process then fetches and summarises it in the background (the
+ * Documentation processing: a system create/update with documentationUrl, an upload, or a database
+ * system (postgres://, mysql://, mariadb://: its schema) stores a pending request; this process then fetches and summarises it in the background (the
  * system is usable at once) and stores the summary, or the reason it failed.
  *
  * Restarts: a request is claimed with a lease (the processing time limit plus a margin). A process that
@@ -32,21 +32,25 @@ import type { SystemResolver } from '../cache.ts';
 import { crawlable, createFetcher, DocumentationFetchError, displayUrl, type Fetcher } from './fetch.ts';
 import { narrowToKeywords } from './parsers/keywords.ts';
 import { type DocumentedPlacement, documentedApiKeyPlacement } from './parsers/placement.ts';
-import { MAX_RELATIONS, SCHEMA_QUERY, shapeSchema } from './parsers/postgres-schema.ts';
 import type { DocumentationSummary, SkippedPart, SummaryDocument } from './parsers/summary.ts';
+import {
+  readDatabaseSchema,
+  SCHEMA_SOURCES,
+  type SchemaDialect,
+  schemaDialect,
+  schemaSourceDialect,
+} from './schema-readers.ts';
 import { DocumentationSearch, type SearchOutcome } from './search/search.ts';
 
-export const POSTGRES_SCHEMA_SOURCE = 'postgres-schema';
 const UPLOAD_PREFIX = 'upload:';
 const LEASE_MARGIN_MS = 30_000;
 const SWEEP_BATCH = 20;
 const CONCURRENCY = 2;
 const SCHEMA_TIMEOUT_MS = 30_000;
 
-// The parsers (OpenAPI, HTML, PDF, zip) and pg load with the first documentation to process: most
-// processes never process any, and together they are megabytes resident.
+// The parsers (OpenAPI, HTML, PDF, zip) and the database clients (schema-readers.ts) load with the first
+// documentation to process: most processes never process any, and together they are megabytes resident.
 const loadSummarise = () => import('./parsers/summarise.ts');
-const loadPostgres = () => import('../../engine/protocols/postgres.ts');
 
 export interface DocumentationServiceOptions {
   store: DocumentationStore;
@@ -83,19 +87,6 @@ export interface SystemWrite {
   created: boolean;
   /** documentationUrl was given in the body (re-fetched even when unchanged). */
   documentationUrlGiven: boolean;
-}
-
-export function isPostgresUrl(url: string | undefined): boolean {
-  return url !== undefined && /^postgres(ql)?:\/\//i.test(url);
-}
-
-function postgresLabel(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
-  } catch {
-    return 'postgres';
-  }
 }
 
 export class DocumentationService {
@@ -153,12 +144,13 @@ export class DocumentationService {
     const key = { systemId: system.id, environment: system.environment };
     if (system.documentationUrl && (write.created || write.documentationUrlGiven)) {
       await this.#request(key, system.documentationUrl, system.documentationKeywords);
-    } else if (!system.documentationUrl && isPostgresUrl(system.url)) {
+    } else if (!system.documentationUrl && schemaDialect(system.url)) {
       // The schema is re-read on every write (the URL or the credentials may have changed), unless the
       // documentation is an upload, which only another upload or a documentationUrl replaces.
       const state = write.created ? undefined : await this.#store.state(key);
       if (!state?.source.startsWith(UPLOAD_PREFIX)) {
-        await this.#request(key, POSTGRES_SCHEMA_SOURCE, system.documentationKeywords);
+        const dialect = schemaDialect(system.url) as SchemaDialect;
+        await this.#request(key, SCHEMA_SOURCES[dialect], system.documentationKeywords);
       }
     }
     return this.present(system);
@@ -305,7 +297,7 @@ export class DocumentationService {
     if (!claimed) return;
     const timeout = AbortSignal.timeout(this.#limits.timeoutMs);
     const signal = AbortSignal.any([timeout, this.#closing.signal]);
-    // The system's credentials, once known, are taken out of every message (a postgres:// URL's password…).
+    // The system's credentials, once known, are taken out of every message (a connection URL's password…).
     let redact = (text: string) => text;
     const failuresBefore = claimed.attempts - 1;
     await this.#jobs.attempt({
@@ -422,7 +414,8 @@ export class DocumentationService {
       return { documents: part.documents, skipped: part.skipped, truncated: false };
     }
     const guard = new EgressGuard(this.#egress).withAllow(system.allowedNetworks);
-    if (source === POSTGRES_SCHEMA_SOURCE) return this.#readSchema(system, guard, signal);
+    const dialect = schemaSourceDialect(source);
+    if (dialect) return this.#readSchema(dialect, system, guard, signal);
     const fetcher = createFetcher(guard, signal);
     try {
       return await this.#crawl(source, fetcher, signal);
@@ -486,38 +479,42 @@ export class DocumentationService {
     return { documents, skipped, truncated: false };
   }
 
-  /** The schema, read with the system's own credentials in a read-only transaction with a statement timeout. */
+  /** The schema, read with the system's own credentials in read-only transactions with the time limit. */
   async #readSchema(
+    dialect: SchemaDialect,
     system: ResolvedSystem,
     guard: EgressGuard,
     signal: AbortSignal,
   ): Promise<DocumentationSummary> {
     const credentialUrl = system.credentials.url;
-    const url = isPostgresUrl(credentialUrl) ? (credentialUrl as string) : system.url;
-    if (!url || !isPostgresUrl(url))
-      throw new Error('the system has no postgres:// URL to read a schema from');
-    const rows = await (await loadPostgres()).executePostgresStep({
+    const url = schemaDialect(credentialUrl) === dialect ? (credentialUrl as string) : system.url;
+    if (!url || schemaDialect(url) !== dialect) {
+      throw new Error(`the system has no ${dialect}:// URL to read a schema from`);
+    }
+    const document = await readDatabaseSchema(dialect, {
       url,
-      body: { query: SCHEMA_QUERY, params: [MAX_RELATIONS] },
       credentials: system.credentials,
-      modify: false,
       signal,
       deadline: Date.now() + Math.min(SCHEMA_TIMEOUT_MS, this.#limits.timeoutMs),
       egress: guard,
     });
-    return { documents: [shapeSchema(rows, postgresLabel(url))], skipped: [], truncated: false };
+    return { documents: [document], skipped: [], truncated: false };
   }
 }
 
 /**
  * A failure the next attempt may not meet: the site's network error or 5xx, the database unreachable
- * (PostgresStepError is matched by name: pg loads only with the first schema to read). A refusal of the
- * egress guard is no such failure: the guard decides the same every time.
+ * (the step errors are matched by name: their clients load only with the first schema to read). A refusal of
+ * the egress guard is no such failure: the guard decides the same every time.
  */
 function mayPass(error: unknown): boolean {
   if (error instanceof DocumentationFetchError) return error.retryable;
   const { name, kind, code } = error as { name?: unknown; kind?: unknown; code?: unknown };
-  return name === 'PostgresStepError' && kind === 'connection' && code !== EGRESS_REFUSED_CODE;
+  return (
+    (name === 'PostgresStepError' || name === 'MysqlStepError') &&
+    kind === 'connection' &&
+    code !== EGRESS_REFUSED_CODE
+  );
 }
 
 function variantName(key: DocumentationKey): string {

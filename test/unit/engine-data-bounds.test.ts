@@ -25,6 +25,7 @@ async function run(
     ftp: async () => null,
     sftp: async () => null,
     redis: async () => null,
+    mysql: async () => null,
   };
   const result = await runTool(
     { evaluate: unsafeTestEvaluate, protocols, limits },

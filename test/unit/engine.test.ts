@@ -27,6 +27,7 @@ function protocols(http: HttpHandler) {
     ftp: async (call: ConnectionCall) => ({ ftp: call.url }),
     sftp: async (call: ConnectionCall) => ({ sftp: call.url }),
     redis: async (call: ConnectionCall) => ({ redis: call.url }),
+    mysql: async (call: ConnectionCall) => ({ mysql: call.url }),
   };
   return { table, calls };
 }

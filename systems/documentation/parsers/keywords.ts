@@ -33,7 +33,8 @@ function narrowDocument(document: SummaryDocument, keywords: string[]): SummaryD
       );
       return sections.length > 0 ? { ...document, sections } : undefined;
     }
-    case 'postgres-schema': {
+    case 'postgres-schema':
+    case 'mysql-schema': {
       const columnsMention = (columns: Array<{ name: string }>) =>
         columns.some((column) => mentions(keywords, column.name));
       const tables = document.tables.filter(

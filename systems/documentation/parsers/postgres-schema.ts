@@ -1,8 +1,9 @@
 /**
  * A Postgres database's schema as documentation: one catalog query (run by the caller in a read-only
- * transaction with a statement timeout) and the pure shaping of its answer.
+ * transaction with a statement timeout) whose answer database-schema.ts shapes.
  */
 import { z } from 'zod';
+import { Relation, shapeRelations } from './database-schema.ts';
 import type { DatabaseSchemaDocument } from './summary.ts';
 
 /** Tables and views of every schema but the system ones, at most `$1` relations, as one JSON value. */
@@ -53,55 +54,8 @@ SELECT json_agg(json_build_object(
 ) ORDER BY r.schema, r.name) AS relations
 FROM rels r`;
 
-/** Relations read at most (a database with more keeps the first, by schema and name). */
-export const MAX_RELATIONS = 1000;
-
-const Column = z.object({
-  name: z.string(),
-  type: z.string(),
-  nullable: z.boolean(),
-  default: z.string().nullable(),
-});
-
-const Relation = z.object({
-  schema: z.string(),
-  name: z.string(),
-  kind: z.string(),
-  rowEstimate: z.number(),
-  columns: z.array(Column),
-  primaryKey: z.array(z.string()),
-  foreignKeys: z.array(
-    z.object({ columns: z.array(z.string()), table: z.string(), refColumns: z.array(z.string()) }),
-  ),
-});
-
 /** The query's rows (`[{relations: [...] | null}]`) → the kept document. */
 export function shapeSchema(rows: unknown, source: string): DatabaseSchemaDocument {
   const parsed = z.array(z.object({ relations: z.array(Relation).nullable() })).parse(rows);
-  const relations = parsed[0]?.relations ?? [];
-  const document: DatabaseSchemaDocument = { kind: 'postgres-schema', source, tables: [], views: [] };
-  for (const relation of relations) {
-    const columns = relation.columns.map((column) => ({
-      name: column.name,
-      type: column.type,
-      nullable: column.nullable,
-      ...(column.default !== null ? { default: column.default } : {}),
-    }));
-    if (relation.kind === 'v' || relation.kind === 'm') {
-      document.views.push({ schema: relation.schema, name: relation.name, columns });
-      continue;
-    }
-    document.tables.push({
-      schema: relation.schema,
-      name: relation.name,
-      columns,
-      primaryKey: relation.primaryKey,
-      foreignKeys: relation.foreignKeys.map((key) => ({
-        columns: key.columns,
-        references: { table: key.table, columns: key.refColumns },
-      })),
-      rowEstimate: relation.rowEstimate,
-    });
-  }
-  return document;
+  return shapeRelations(parsed[0]?.relations ?? [], 'postgres-schema', source);
 }

@@ -62,6 +62,7 @@ function renderDocument(document: SummaryDocument): string {
       }
       break;
     case 'postgres-schema':
+    case 'mysql-schema':
       lines.push(`# Database schema`, `Source: ${document.source}`);
       for (const table of document.tables) {
         lines.push(

@@ -144,6 +144,7 @@ function cutDocument(document: SummaryDocument, room: number): SummaryDocument {
     case 'text':
       return { ...document, sections: fitting(document.sections, budget) };
     case 'postgres-schema':
+    case 'mysql-schema':
       return { ...document, tables: fitting(document.tables, budget), views: [] };
   }
 }

@@ -92,7 +92,7 @@ export interface TableInfo {
   columns: ColumnInfo[];
   primaryKey: string[];
   foreignKeys: ForeignKeyInfo[];
-  /** pg_class.reltuples: the planner's estimate, -1 when the table was never analysed. */
+  /** The server's estimate (pg_class.reltuples, information_schema TABLES.TABLE_ROWS); -1 when it has none. */
   rowEstimate: number;
 }
 
@@ -102,8 +102,11 @@ export interface ViewInfo {
   columns: ColumnInfo[];
 }
 
+/** The SQL databases whose schema is kept as documentation; the document is the same for each. */
+export type DatabaseSchemaKind = 'postgres-schema' | 'mysql-schema';
+
 export interface DatabaseSchemaDocument {
-  kind: 'postgres-schema';
+  kind: DatabaseSchemaKind;
   source: string;
   tables: TableInfo[];
   views: ViewInfo[];

@@ -159,6 +159,7 @@ function documentSections(document: SummaryDocument): SearchSection[] {
       return overview ? [overview, ...operations] : operations;
     }
     case 'postgres-schema':
+    case 'mysql-schema':
       return schemaSections(document);
   }
 }

@@ -5,8 +5,9 @@
  * docs/cli.md sets them. What it prints must match the next fenced block, whose info string holds
  * `output`: there `…` stands for any text and whitespace is free (outputs are shown formatted, curl
  * prints them compact). The target's documented address, http://127.0.0.1:8090, is replaced by the one
- * it got. Pages listed in AFTER run again where another page was followed first. The conventions are
- * described in docs/developers/testing.md.
+ * it got, and so are the documented addresses of the data servers some pages call (PAGE_SERVERS: Redis,
+ * the run's MariaDB with the database and user the page names). Pages listed in AFTER run again where
+ * another page was followed first. The conventions are described in docs/developers/testing.md.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExampleTarget } from '../../../examples/target.ts';
 import { startTestApi, TEST_ADMIN_KEY, type TestApi } from '../../support/embedded.ts';
+import { createMariaDbDatabase, dropMariaDbDatabase, providedMariaDb } from '../../support/mariadb.ts';
 import { REDIS_PASSWORD, redisServerMissing, startRedisServer } from '../../support/redis-server.ts';
 
 const REPO = join(import.meta.dirname, '..', '..', '..');
@@ -26,10 +28,18 @@ const PAGES = [
   'docs/schedules.md',
   'docs/cli.md',
   'docs/redis.md',
+  'docs/mysql.md',
 ];
 const DOCUMENTED_TARGET = 'http://127.0.0.1:8090';
 /** docs/redis.md's server, replaced by a started one's address and password. */
 const DOCUMENTED_REDIS = { address: '127.0.0.1:6379', password: 'cache-password' };
+/** docs/mysql.md's server, replaced by the run's MariaDB; the database and login the page names. */
+const DOCUMENTED_MYSQL = {
+  address: '127.0.0.1:3306',
+  name: 'shop',
+  user: 'shop_app',
+  password: 'shop-secret',
+};
 
 interface Fence {
   info: string;
@@ -109,6 +119,21 @@ const PAGE_SERVERS: Record<string, { missing(): string | undefined; start(): Pro
             .replaceAll(DOCUMENTED_REDIS.address, `127.0.0.1:${redis.port}`)
             .replaceAll(DOCUMENTED_REDIS.password, REDIS_PASSWORD),
         stop: () => redis.stop(),
+      };
+    },
+  },
+  'docs/mysql.md': {
+    missing: () =>
+      providedMariaDb() ? undefined : 'no MariaDB server in this run (test/support/mariadb.ts)',
+    async start() {
+      const { address, ...login } = DOCUMENTED_MYSQL;
+      const database = await createMariaDbDatabase(
+        providedMariaDb() as NonNullable<ReturnType<typeof providedMariaDb>>,
+        login,
+      );
+      return {
+        substitute: (text) => text.replaceAll(address, `127.0.0.1:${database.server.port}`),
+        stop: () => dropMariaDbDatabase(database),
       };
     },
   },

@@ -9,6 +9,7 @@ import {
   startDocSite,
 } from '../../support/doc-site.ts';
 import { TEST_ADMIN_KEY, useTestApi } from '../../support/embedded.ts';
+import { mariadbSkip, useMariaDb } from '../../support/mariadb.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
 
 const API_KEY = 'inventory-key-5f2c9e81d4';
@@ -384,5 +385,98 @@ describe('a Postgres system', () => {
     ]);
     const text = await api.call('GET', '/v1/systems/shop-db/documentation?format=text');
     expect(text.text).toContain('FOREIGN KEY (customer_id) REFERENCES customers (id)');
+  });
+});
+
+describe.skipIf(mariadbSkip())('a MariaDB system', () => {
+  const mariadb = useMariaDb();
+
+  beforeAll(async () => {
+    await mariadb.admin.query(`
+      CREATE TABLE customers (id INT AUTO_INCREMENT PRIMARY KEY, email VARCHAR(200) NOT NULL, status VARCHAR(10) DEFAULT 'open', note TEXT);
+      CREATE TABLE orders (id BIGINT PRIMARY KEY, customer_id INT NOT NULL, total DECIMAL(10,2),
+        FOREIGN KEY (customer_id) REFERENCES customers (id));
+      CREATE TABLE order_lines (order_id BIGINT, line INT, sku VARCHAR(20), PRIMARY KEY (order_id, line),
+        CONSTRAINT line_order FOREIGN KEY (order_id) REFERENCES orders (id));
+      CREATE VIEW big_orders AS SELECT id, total FROM orders WHERE total > 100;
+      INSERT INTO customers (email) VALUES ('a@example.com'), ('b@example.com'), ('c@example.com');
+      ANALYZE TABLE customers;`);
+  });
+
+  it('keeps its schema as documentation: tables, columns, keys, views, row estimates; searchable', async () => {
+    const created = await api.call<SystemAnswer>('POST', '/v1/systems', {
+      body: {
+        id: 'maria-shop',
+        url: mariadb.bareUrl.replace('mysql://', 'mariadb://'),
+        authType: 'dataStore',
+        credentials: { username: mariadb.user, password: mariadb.password },
+      },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.data.documentation).toMatchObject({ status: 'pending', source: 'mysql-schema' });
+    expect(await settled('maria-shop')).toMatchObject({ status: 'ready' });
+    const summary = await summaryOf('maria-shop');
+    const [schema] = summary.documents;
+    expect(schema.kind).toBe('mysql-schema');
+    expect(schema.source).toBe(`mariadb://127.0.0.1:${mariadb.server.port}/${mariadb.name}`);
+    const table = (name: string) => schema.tables.find((t: { name: string }) => t.name === name);
+    expect(table('customers')).toEqual({
+      schema: mariadb.name,
+      name: 'customers',
+      primaryKey: ['id'],
+      foreignKeys: [],
+      rowEstimate: 3,
+      columns: [
+        { name: 'id', type: 'int(11)', nullable: false },
+        { name: 'email', type: 'varchar(200)', nullable: false },
+        { name: 'status', type: 'varchar(10)', nullable: true, default: "'open'" },
+        { name: 'note', type: 'text', nullable: true },
+      ],
+    });
+    expect(table('orders').foreignKeys).toEqual([
+      { columns: ['customer_id'], references: { table: 'customers', columns: ['id'] } },
+    ]);
+    expect(table('order_lines').primaryKey).toEqual(['order_id', 'line']);
+    expect(table('order_lines').foreignKeys).toEqual([
+      { columns: ['order_id'], references: { table: 'orders', columns: ['id'] } },
+    ]);
+    expect(schema.views).toEqual([
+      {
+        schema: mariadb.name,
+        name: 'big_orders',
+        columns: [
+          { name: 'id', type: 'bigint(20)', nullable: false },
+          { name: 'total', type: 'decimal(10,2)', nullable: true },
+        ],
+      },
+    ]);
+    const text = await api.call('GET', '/v1/systems/maria-shop/documentation?format=text');
+    expect(text.text).toContain('FOREIGN KEY (customer_id) REFERENCES customers (id)');
+    expect(text.text).not.toContain(mariadb.password);
+
+    const search = await api.call<{ results: Array<{ title: string; text: string }> }>(
+      'POST',
+      '/v1/systems/maria-shop/documentation/search',
+      { body: { keywords: 'order lines sku' } },
+    );
+    expect(search.status).toBe(200);
+    expect(search.body.results[0]?.title).toBe(`TABLE ${mariadb.name}.order_lines`);
+    expect(search.body.results[0]?.text).toContain('sku varchar(20)');
+  });
+
+  it('fails at once, naming the cause, when the login is refused, and never shows the password', async () => {
+    await api.call('POST', '/v1/systems', {
+      body: {
+        id: 'maria-wrong',
+        url: mariadb.bareUrl,
+        authType: 'dataStore',
+        credentials: { username: mariadb.user, password: 'Not-the-password-42' },
+      },
+    });
+    const state = await settled('maria-wrong');
+    expect(state.status).toBe('failed');
+    expect(state.error).toContain('MySQL authentication to 127.0.0.1');
+    expect(state.error).toContain('Access denied');
+    expect(state.error).not.toContain('Not-the-password-42');
   });
 });

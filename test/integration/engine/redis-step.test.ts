@@ -355,7 +355,7 @@ describe.skipIf(missing)('Redis steps', () => {
     it('stops reading a reply larger than the step data bound and fails the step', async () => {
       const size = 4 * 1024 * 1024;
       await db.set('huge', Buffer.alloc(size, 'a'));
-      const error = await rejection(step({ command: 'GET', args: ['huge'] }, { maxReplyBytes: 64 * 1024 }));
+      const error = await rejection(step({ command: 'GET', args: ['huge'] }, { maxDataBytes: 64 * 1024 }));
       expect(error.kind).toBe('too-large');
       const read = Number(/after (\d+) bytes/.exec(error.message)?.[1]);
       expect(read).toBeGreaterThan(64 * 1024);
@@ -363,7 +363,7 @@ describe.skipIf(missing)('Redis steps', () => {
       expect(error.message).toContain(
         'larger than the step data limit of 65536 bytes (KUBEGLUE_MAX_STEP_DATA_BYTES)',
       );
-      expect(await step({ command: 'STRLEN', args: ['huge'] }, { maxReplyBytes: 64 * 1024 })).toBe(size);
+      expect(await step({ command: 'STRLEN', args: ['huge'] }, { maxDataBytes: 64 * 1024 })).toBe(size);
     });
 
     it('ends a blocked BLPOP when the run deadline passes: the connection closes and the server lets go', async () => {

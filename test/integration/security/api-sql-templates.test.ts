@@ -121,3 +121,35 @@ describe('templates in the SQL text of Postgres steps', () => {
     expect(http.status).toBe(201);
   });
 });
+
+describe('templates in the SQL text of MySQL and MariaDB steps', () => {
+  it('are refused at save, by the step URL or the system URL, with the ? hint; params stay allowed', async () => {
+    const shop = await api.call('POST', '/v1/systems', {
+      body: { id: 'shop', url: 'mariadb://db.internal:3306/shop', authType: 'dataStore' },
+    });
+    expect(shop.status).toBe(201);
+    for (const [id, config] of [
+      [
+        'mysql-url',
+        { url: 'mysql://db.internal/shop', body: { query: "SELECT * FROM t WHERE a = '<<a>>'" } },
+      ],
+      ['mariadb-system', { url: '/', systemId: 'shop', body: { query: 'SELECT * FROM t WHERE a = <<a>>' } }],
+      ['mysql-text', { url: 'mysql://db.internal/shop', body: 'DELETE FROM t WHERE a = <<a>>' }],
+    ] as const) {
+      const answer = await api.call<ErrorAnswer>('POST', '/v1/tools', { body: postgresTool(id, config) });
+      expect(answer.status).toBe(422);
+      expect(answer.body.error.code).toBe('KG_ERR_TOOL_INVALID');
+      expect(answer.body.error.message).toContain('steps[0] (lookup)');
+      expect(answer.body.error.message).toContain('<<a>>');
+      expect(answer.body.error.message).toContain('write ? in the query');
+    }
+    const params = await api.call('POST', '/v1/tools', {
+      body: postgresTool('mysql-params-ok', {
+        url: '/',
+        systemId: 'shop',
+        body: { query: 'SELECT * FROM t WHERE a = ?', params: ['<<a>>'] },
+      }),
+    });
+    expect(params.status).toBe(201);
+  });
+});
