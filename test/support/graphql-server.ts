@@ -6,7 +6,8 @@
  *   hasNextPage }`, `totalCount`) over 12 tasks; task 3's assignee is unknown, so asking for `assignee`
  *   on it answers data with an error at that path (a partial error, extensions.code NOT_FOUND);
  * - `task(id)`: non-null, so an unknown id nulls the whole answer (`data: null` and the error, HTTP 200);
- * - `echo(text)`, `slow(ms)`; the mutation `addTask(title)`;
+ * - `echo(text)`, `slow(ms)`, `fail(message)` (always an error, beside the rest of the data); the mutation
+ *   `addTask(title)`;
  * - `Authorization: Bearer <token>` on every request, else 401 with a GraphQL error (UNAUTHENTICATED);
  * - `/schema.graphql`: the schema as SDL (no token), for documentation fetched as a file.
  * The endpoint is `/graphql` (and `/api`, for an endpoint whose path does not say GraphQL).
@@ -72,6 +73,8 @@ type Query {
   echo(text: String!): String!
   """Answers after \`ms\` milliseconds."""
   slow(ms: Int!): Boolean!
+  """Always an error with this message (code FAILED): a field that fails as asked."""
+  fail(message: String!): String
 }
 
 type Mutation {
@@ -195,6 +198,9 @@ export async function startGraphqlServer(
       return taskObject(row);
     },
     echo: ({ text }: { text: string }) => text,
+    fail: ({ message }: { message: string }) => {
+      throw new GraphQLError(message, { extensions: { code: 'FAILED' } });
+    },
     slow: async ({ ms }: { ms: number }) => {
       await new Promise((resolve) => setTimeout(resolve, ms));
       return true;

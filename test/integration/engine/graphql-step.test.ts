@@ -138,6 +138,31 @@ describe('a GraphQL request', () => {
     ]);
   });
 
+  it('lists at most 10 errors of an answer as notes and counts the rest', async () => {
+    const fields = Array.from({ length: 12 }, (_, i) => `f${i}: fail(message: "broken ${i}")`).join(' ');
+    const result = await run(graphqlStep({ query: `{ echo(text: "kept") ${fields} }` }));
+    expect(result.status, result.error).toBe('success');
+    const notes = result.stepResults[0]?.notes ?? [];
+    expect(notes).toHaveLength(11);
+    expect(notes[0]).toMatch(/^GraphQL error beside data: broken 0 \(at f0, 1:\d+, FAILED\)$/);
+    expect(notes[10]).toBe('GraphQL errors beside data: 2 more not listed');
+  });
+
+  it('keeps at most 20 notes in a step result, however many loop items add', async () => {
+    const fields = Array.from({ length: 10 }, (_, i) => `f${i}: fail(message: $m)`).join(' ');
+    const result = await run(
+      graphqlStep(
+        { query: `query ($m: String!) { ${fields} }`, variables: { m: 'item <<currentItem>>' } },
+        {},
+        { dataSelector: '(s) => [1, 2, 3]' },
+      ),
+    );
+    expect(result.status, result.error).toBe('success');
+    const notes = result.stepResults[0]?.notes ?? [];
+    expect(notes).toHaveLength(21);
+    expect(notes[20]).toBe('more notes were left out (a step keeps 20)');
+  });
+
   it('fails the step when a 2xx answer is not a GraphQL response', async () => {
     const result = await run({
       steps: [
