@@ -2,9 +2,10 @@
  * GraphQL over HTTP, the part that is GraphQL's: a request step with `graphql: {query, variables,
  * operationName}` goes out through the HTTP step's path (auth, redirects, retries, egress, gateway) as a
  * POST with a JSON body, and its answer is read here. Rules, decided here (docs/graphql.md):
- * - The query and the operationName are text the server parses: no template expression may build them
- *   (an input would become GraphQL, an injection); values go in `variables`, whose string leaves are
- *   templates as in a JSON body. Refused at save (tools/validation.ts) and again here at run time.
+ * - The query is text the server parses: no template expression may build it (an input would become
+ *   GraphQL, an injection); values go in `variables`, whose string leaves are templates as in a JSON body.
+ *   Refused at save (tools/graphql-check.ts) and again here at run time. The operationName's schema
+ *   allows a GraphQL name only.
  * - An answer with `errors` and no `data` (absent or null) fails the step with the errors' messages, each
  *   with its path, location and `extensions.code` in a few characters; whatever the HTTP status (a 4xx
  *   answer whose body holds GraphQL errors reads the same way).
@@ -29,7 +30,7 @@ const ERRORS_AS_NOTES = 10;
 const ERROR_MESSAGE_CHARS = 300;
 
 export interface GraphqlTemplateProblem {
-  /** `config.graphql.query` or `config.graphql.operationName`. */
+  /** `config.graphql.query`. */
   field: string;
   message: string;
 }
@@ -45,7 +46,7 @@ function expressionsOf(text: string): string[] {
   }
 }
 
-/** Template expressions in the query or the operationName, which must hold none. */
+/** Template expressions in the query, which must hold none (an operationName is a GraphQL name: the schema). */
 export function graphqlTemplateProblems(request: GraphqlRequest): GraphqlTemplateProblem[] {
   const problems: GraphqlTemplateProblem[] = [];
   const query = expressionsOf(request.query);
@@ -56,13 +57,6 @@ export function graphqlTemplateProblems(request: GraphqlRequest): GraphqlTemplat
         `template expressions are not allowed in a GraphQL query (${query.join(', ')}): the substituted text ` +
         'would become GraphQL (an injection); declare a variable and give its value in variables, e.g. ' +
         `query ($id: ID!) { task(id: $id) { title } } with "variables": {"id": "${query[0]}"}`,
-    });
-  }
-  const name = request.operationName === undefined ? [] : expressionsOf(request.operationName);
-  if (name.length > 0) {
-    problems.push({
-      field: 'config.graphql.operationName',
-      message: `template expressions are not allowed in an operationName (${name.join(', ')}): name one operation of the query`,
     });
   }
   return problems;

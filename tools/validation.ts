@@ -24,6 +24,7 @@ import { PaginationError, parsePaginationSettings } from '../engine/pagination.t
 import { checkSource } from '../engine/sandbox/sandbox.ts';
 import { isPostgresStep, sqlBodyTemplateProblems } from '../engine/sql-templates.ts';
 import { compileTemplate, TemplateError, type TemplateExpression } from '../engine/template.ts';
+import { graphqlStepProblems } from './graphql-check.ts';
 
 export interface ToolValidationOptions {
   /** Whether a system with this id exists (in any environment). */
@@ -130,6 +131,10 @@ export async function toolProblems(tool: Tool, opts: ToolValidationOptions): Pro
         }
       }
     }
+    for (const problem of await graphqlStepProblems(config, step.modify, urls)) {
+      const { path, message, ...where } = problem;
+      report(at(stepField(index, step.id), ...path), message, where);
+    }
     if (!isPostgresStep(config, urls)) continue;
     for (const problem of sqlBodyTemplateProblems(config.body)) {
       report(at(stepField(index, step.id), ...problem.field.split('.')), problem.message);
@@ -198,6 +203,8 @@ function checkStep(prefix: Field, step: ToolStep, report: Report): void {
         ...(pagination.pageSize !== undefined ? { pageSize: pagination.pageSize } : {}),
         ...(pagination.cursorPath !== undefined ? { cursorPath: pagination.cursorPath } : {}),
         ...(pagination.maxPages !== undefined ? { maxPages: pagination.maxPages } : {}),
+        // A GraphQL step pages through a connection's pageInfo when it has no cursorPath.
+        ...(config.graphql ? { connection: { path: null } } : {}),
       });
     } catch (error) {
       if (!(error instanceof PaginationError)) throw error;
