@@ -214,7 +214,7 @@ export async function startGraphqlServer(
   const graphql = createHandler({ schema, rootValue });
 
   const server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const path = ((req.url ?? '/').split('?')[0] ?? '/').replace(/(.)\/+$/, '$1');
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
