@@ -4,6 +4,7 @@
  * a documentationUrl ending in /graphql or marked #graphql), or read from schema language, and searchable
  * like OpenAPI documentation.
  */
+import { getIntrospectionQuery } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { useTestApi } from '../../support/embedded.ts';
 import { useStarted } from '../../support/fixture.ts';
@@ -147,6 +148,24 @@ describe('a GraphQL endpoint documents itself', () => {
     expect(schema.types.find((type) => type.name === 'Task')?.description).toBe('A task of the tracker.');
     const found = await search('from-file', 'assignee unknown user');
     expect(found.body.results[0]?.source.graphql).toBe('Task');
+  });
+
+  it('is read from an uploaded introspection answer', async () => {
+    const answer = await fetch(server.endpoint, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${GRAPHQL_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: getIntrospectionQuery() }),
+    });
+    await createSystem({ id: 'uploaded', url: server.url });
+    const put = await api.call('PUT', '/v1/systems/uploaded/documentation', {
+      rawBody: await answer.text(),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(put.status, put.text).toBe(202);
+    expect(await settled('uploaded')).toMatchObject({ status: 'ready' });
+    const schema = await schemaOf('uploaded');
+    expect(schema.kind).toBe('graphql-schema');
+    expect(schema.operations.map((operation) => operation.name)).toContain('addTask');
   });
 
   it('keeps only what documentationKeywords mention, and reads as schema language in text', async () => {
