@@ -5,7 +5,7 @@
  * docs/cli.md sets them. What it prints must match the next fenced block, whose info string holds
  * `output`: there `…` stands for any text and whitespace is free (outputs are shown formatted, curl
  * prints them compact). The target's documented address, http://127.0.0.1:8090, is replaced by the one
- * it got. Pages listed in AFTER run again where another page was followed first. The conventions are
+ * it got; so is the GraphQL server's, http://127.0.0.1:8091, for the pages that use it (GRAPHQL_PAGES). Pages listed in AFTER run again where another page was followed first. The conventions are
  * described in docs/developers/testing.md.
  */
 import { execFile } from 'node:child_process';
@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExampleTarget } from '../../../examples/target.ts';
 import { startTestApi, TEST_ADMIN_KEY, type TestApi } from '../../support/embedded.ts';
+import { type GraphqlServer, startGraphqlServer } from '../../support/graphql-server.ts';
 
 const REPO = join(import.meta.dirname, '..', '..', '..');
 const PAGES = [
@@ -24,8 +25,12 @@ const PAGES = [
   'docs/state.md',
   'docs/schedules.md',
   'docs/cli.md',
+  'docs/graphql.md',
 ];
 const DOCUMENTED_TARGET = 'http://127.0.0.1:8090';
+/** Pages whose examples call the GraphQL server (`npm run example-graphql`), and its documented address. */
+const GRAPHQL_PAGES = new Set(['docs/graphql.md']);
+const DOCUMENTED_GRAPHQL = 'http://127.0.0.1:8091';
 
 interface Fence {
   info: string;
@@ -87,18 +92,30 @@ function outputPattern(expected: string): RegExp {
 const AFTER: ReadonlyArray<readonly [page: string, earlier: string]> = [['docs/cli.md', 'README.md']];
 
 /** A started server and example target for one suite, and how its examples run against them. */
-function useExampleServer() {
-  const started: { api?: TestApi; target?: Awaited<ReturnType<typeof startExampleTarget>> } = {};
+function useExampleServer(page: string) {
+  const started: {
+    api?: TestApi;
+    target?: Awaited<ReturnType<typeof startExampleTarget>>;
+    graphql?: GraphqlServer | undefined;
+  } = {};
   beforeAll(async () => {
-    [started.api, started.target] = await Promise.all([startTestApi(), startExampleTarget(0)]);
+    [started.api, started.target, started.graphql] = await Promise.all([
+      startTestApi(),
+      startExampleTarget(0),
+      GRAPHQL_PAGES.has(page) ? startGraphqlServer() : undefined,
+    ]);
   });
   afterAll(async () => {
     await Promise.all([
       started.api?.stop(),
       new Promise((resolve) => (started.target ? started.target.server.close(resolve) : resolve(undefined))),
+      started.graphql?.stop(),
     ]);
   });
-  const here = (text: string) => text.replaceAll(DOCUMENTED_TARGET, started.target?.url ?? DOCUMENTED_TARGET);
+  const here = (text: string) =>
+    text
+      .replaceAll(DOCUMENTED_TARGET, started.target?.url ?? DOCUMENTED_TARGET)
+      .replaceAll(DOCUMENTED_GRAPHQL, started.graphql?.url ?? DOCUMENTED_GRAPHQL);
   /** Runs an example's script as the page's reader would, and resolves with what it printed. */
   return async (example: Example): Promise<{ printed: string; expected: RegExp }> => {
     const api = started.api as TestApi;
@@ -119,7 +136,7 @@ function useExampleServer() {
 
 describe.each(PAGES)('the runnable examples of %s', (page) => {
   const list = examples(page);
-  const run = useExampleServer();
+  const run = useExampleServer(page);
 
   it('has examples', () => {
     expect(list.length).toBeGreaterThan(3);
@@ -135,7 +152,7 @@ describe.each(PAGES)('the runnable examples of %s', (page) => {
 });
 
 describe.each(AFTER)('the runnable examples of %s, on the server where %s was followed', (page, earlier) => {
-  const run = useExampleServer();
+  const run = useExampleServer(page);
 
   beforeAll(async () => {
     for (const example of examples(earlier)) await run(example);
