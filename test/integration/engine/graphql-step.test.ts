@@ -183,6 +183,37 @@ describe('a GraphQL request', () => {
   });
 });
 
+describe('a plain HTTP step with a GraphQL body', () => {
+  it('keeps working as before: the whole answer is its data, errors and all', async () => {
+    const result = await run({
+      steps: [
+        {
+          id: 'q',
+          config: {
+            url: '/graphql',
+            systemId: 'tracker',
+            method: 'POST',
+            body: { query: '{ task(id: "77") { title } }' },
+          },
+        },
+      ],
+    });
+    expect(result.status, result.error).toBe('success');
+    expect(result.stepResults[0]?.data).toEqual({
+      errors: [
+        {
+          message: 'Task 77 not found',
+          locations: [{ line: 1, column: 3 }],
+          path: ['task'],
+          extensions: { code: 'NOT_FOUND' },
+        },
+      ],
+      data: null,
+    });
+    expect(result.stepResults[0]?.notes).toBeUndefined();
+  });
+});
+
 describe('variables', () => {
   it('take inputs through templates, keeping their JSON types', async () => {
     const mark = server.requests.length;
