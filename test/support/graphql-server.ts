@@ -10,7 +10,8 @@
  *   `addTask(title)`;
  * - `Authorization: Bearer <token>` on every request, else 401 with a GraphQL error (UNAUTHENTICATED);
  * - `/schema.graphql`: the schema as SDL (no token), for documentation fetched as a file.
- * The endpoint is `/graphql` (and `/api`, for an endpoint whose path does not say GraphQL).
+ * The endpoint is `/graphql` (and `/api`, for an endpoint whose path does not say GraphQL); `/moved`
+ * answers 308 to it.
  *
  * `npm run example-graphql` starts it on http://127.0.0.1:8091 (docs/graphql.md; `-- 0`: any free port).
  */
@@ -226,6 +227,10 @@ export async function startGraphqlServer(
         body = text;
       }
       requests.push({ method: req.method ?? '', path, headers: req.headers, body });
+      if (path === '/moved') {
+        res.writeHead(308, { location: '/graphql' }).end();
+        return;
+      }
       if (path === '/schema.graphql') {
         res.writeHead(200, { 'content-type': 'application/graphql; charset=utf-8' }).end(SCHEMA_SDL);
         return;

@@ -267,6 +267,32 @@ describe('auth and the HTTP path', () => {
     expect(result.stepResults[0]?.data).toEqual({ echo: '<<tracker_bearerToken>>' });
   });
 
+  it('follows a 308 redirect on its own origin with the method, body and token', async () => {
+    const mark = server.requests.length;
+    const result = await run({
+      steps: [
+        {
+          id: 'q',
+          config: {
+            url: '/moved',
+            systemId: 'tracker',
+            method: 'POST',
+            graphql: { query: '{ echo(text: "here") }' },
+          },
+        },
+      ],
+    });
+    expect(result.status, result.error).toBe('success');
+    expect(result.stepResults[0]?.data).toEqual({ echo: 'here' });
+    const [, followed] = receivedFrom(mark);
+    expect(followed).toMatchObject({
+      method: 'POST',
+      path: '/graphql',
+      body: { query: '{ echo(text: "here") }' },
+    });
+    expect(followed?.headers.authorization).toBe(`Bearer ${GRAPHQL_TOKEN}`);
+  });
+
   it('retries a query after a 503, and never a mutation (modify: true)', async () => {
     server.failNext(1);
     const events: EngineEvent[] = [];
