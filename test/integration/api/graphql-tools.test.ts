@@ -202,6 +202,19 @@ describe('refused when saved', () => {
     expect(saved.status, saved.text).toBe(201);
   });
 
+  it('a subscription: a step sends one request and reads one answer', async () => {
+    const error = await refusal(
+      tool('listens', { graphql: { query: 'subscription Added { taskAdded { id } }' } }),
+    );
+    expect(error.issues).toEqual([
+      {
+        path: ['steps', 0, 'config', 'graphql', 'query'],
+        message:
+          'operation Added is a subscription: a step sends one request and reads one answer (queries and mutations only)',
+      },
+    ]);
+  });
+
   it('variables the operation does not declare, and required ones not given', async () => {
     const error = await refusal(
       tool('variables', {
