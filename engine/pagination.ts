@@ -37,10 +37,18 @@
  *   an accumulated array or object; any other kind mismatch takes the newest value.
  * - maxPages: the step fails only when a page beyond the cap would be needed; a last page that is
  *   exactly the cap-th succeeds.
+ * - A GraphQL connection (`connection`: cursor pagination of a GraphQL step without cursorPath;
+ *   graphql-connection.ts finds it): the connection's edges (else nodes) are the page's items, its
+ *   pageInfo.endCursor the cursor, and pageInfo.hasNextPage false ends pagination before any other rule
+ *   (`noNextPage`); a page whose pageInfo lacks hasNextPage, or endCursor while there is a next page,
+ *   fails the step (the query must select them). Pages merge into the first: each later page's edges and
+ *   nodes are appended to the connection's and its pageInfo replaces the connection's; the rest of the
+ *   data is the first page's.
  */
 import { createHash } from 'node:crypto';
 import type { PaginationStop, StepPagination } from '../contract/api/run.ts';
 import type { JsonObject, JsonValue } from '../contract/json.ts';
+import { type ConnectionPage, connectionAt, locateConnection, pathText } from './graphql-connection.ts';
 import { getByPath, isJsonObject, setOwnKey } from './paths.ts';
 import type { Evaluate } from './template.ts';
 
@@ -52,6 +60,13 @@ export interface PaginationConfig {
   cursorPath?: string;
   stopCondition?: string;
   maxPages?: number;
+  /**
+   * GraphQL cursor pagination through a Relay connection (no cursorPath): where it is in the data (dotted
+   * segments), or null to find the one object that holds a pageInfo.
+   */
+  connection?: { path: string[] | null };
+  /** A GraphQL step's cursor variable: named in the message when pages do not differ. */
+  cursorVariable?: string;
 }
 
 export interface PaginatorDeps {
@@ -118,6 +133,7 @@ export interface PaginationSettings {
   cursorPath: string | null;
   stopCondition: string | null;
   maxPages: number;
+  connection: { path: string[] | null } | null;
 }
 
 /** Validates and normalises a config; usable at save time. Throws PaginationError `config`. */
@@ -129,11 +145,13 @@ export function parsePaginationSettings(config: PaginationConfig): PaginationSet
   const pageSize = parsePositiveInteger(config.pageSize, DEFAULT_PAGE_SIZE, 'pageSize');
   const maxPages = parsePositiveInteger(config.maxPages, DEFAULT_MAX_PAGES, 'maxPages');
   const cursorPath = config.cursorPath?.trim() ? config.cursorPath.trim() : null;
-  if (config.type === 'cursorBased' && cursorPath === null) {
+  const connection =
+    config.type === 'cursorBased' && cursorPath === null ? (config.connection ?? null) : null;
+  if (config.type === 'cursorBased' && cursorPath === null && connection === null) {
     throw new PaginationError('config', 'cursorBased pagination needs a cursorPath');
   }
   const stopCondition = config.stopCondition?.trim() ? config.stopCondition.trim() : null;
-  return { type: config.type, pageSize, cursorPath, stopCondition, maxPages };
+  return { type: config.type, pageSize, cursorPath, stopCondition, maxPages, connection };
 }
 
 function parsePositiveInteger(raw: string | number | undefined, fallback: number, field: string): number {
@@ -150,7 +168,9 @@ function parsePositiveInteger(raw: string | number | undefined, fallback: number
 
 export function createPaginator(config: PaginationConfig, deps: PaginatorDeps): Paginator {
   const settings = parsePaginationSettings(config);
-  const { pageSize, cursorPath, stopCondition, maxPages } = settings;
+  const { pageSize, cursorPath, stopCondition, maxPages, connection } = settings;
+  /** The connection's path: the setting, else where the first page had it. */
+  let connectionPath = connection?.path ?? null;
   const passMergedResult = stopCondition?.includes('mergedResult') ?? false;
   const counter = { work: 0 };
 
@@ -177,8 +197,18 @@ export function createPaginator(config: PaginationConfig, deps: PaginatorDeps): 
     if (finished) throw new PaginationError('finished', 'Pagination already finished');
     pagesReceived += 1;
     const data = response.data;
-    const items = pageItemCount(data, counter);
-    const empty = isEmptyPage(data, items);
+    let relay: ConnectionPage | undefined;
+    if (connection) {
+      const located = locateConnection(data, connectionPath);
+      if ('problem' in located) {
+        finished = true;
+        throw new PaginationError('cursorNotFound', `Pagination on page ${page} ${located.problem}`);
+      }
+      relay = located;
+      connectionPath = located.path;
+    }
+    const items = relay ? (relay.items?.length ?? null) : pageItemCount(data, counter);
+    const empty = relay ? items === 0 : isEmptyPage(data, items);
 
     if (stopCondition === null || pagesReceived <= 2) {
       const hash = hashPage(data, counter);
@@ -187,7 +217,9 @@ export function createPaginator(config: PaginationConfig, deps: PaginatorDeps): 
         throw new PaginationError(
           'parametersNotApplied',
           'Pagination parameters are not being applied: the first two pages are identical. ' +
-            'Use <<page>>, <<offset>>, <<cursor>> or <<limit>> in the request so each page differs.',
+            (config.cursorVariable !== undefined && settings.type === 'cursorBased'
+              ? `Pass $${config.cursorVariable} to the paginated field's cursor argument (after: $${config.cursorVariable}) so each page differs.`
+              : 'Use <<page>>, <<offset>>, <<cursor>> or <<limit>> in the request so each page differs.'),
         );
       }
       if (pagesReceived === 1) firstPageHash = hash;
@@ -197,12 +229,35 @@ export function createPaginator(config: PaginationConfig, deps: PaginatorDeps): 
       seenPages.add(hash);
     }
 
-    merged = mergePage(merged, data, empty, pagesMerged, counter);
+    merged = relay
+      ? mergeConnectionPage(merged, data, relay, counter)
+      : mergePage(merged, data, empty, pagesMerged, counter);
     pagesMerged += 1;
-    totalFetched += items ?? (empty ? 0 : 1);
+    totalFetched += relay ? (items ?? 0) : (items ?? (empty ? 0 : 1));
     // undefined: the path finds nothing on this page (unlike a cursor that is there and null).
-    const foundCursor = cursorPath === null ? undefined : getByPath(data, cursorPath);
+    const foundCursor = relay
+      ? relay.endCursor
+      : cursorPath === null
+        ? undefined
+        : getByPath(data, cursorPath);
     const nextCursor = foundCursor ?? null;
+
+    if (relay) {
+      const where = `'${pathText(relay.path)}'`;
+      if (relay.hasNextPage === false) {
+        return finish('noNextPage', `page ${page} had pageInfo.hasNextPage false at ${where}`);
+      }
+      const missing =
+        relay.hasNextPage === undefined ? 'hasNextPage' : foundCursor === undefined ? 'endCursor' : '';
+      if (missing) {
+        finished = true;
+        throw new PaginationError(
+          'cursorNotFound',
+          `Pagination on page ${page}: the pageInfo of the connection at ${where} has no ${missing}; ` +
+            'select pageInfo { endCursor hasNextPage } in the query',
+        );
+      }
+    }
 
     if (stopCondition !== null) {
       const pageInfo: JsonObject = { page, offset, cursor, totalFetched };
@@ -230,8 +285,8 @@ export function createPaginator(config: PaginationConfig, deps: PaginatorDeps): 
         return finish('shortPage', `page ${page} had ${count(items)}, fewer than pageSize ${pageSize}`);
       }
     }
-    if (settings.type === 'cursorBased' && cursorPath !== null) {
-      const at = `cursorPath '${cursorPath}'`;
+    if (settings.type === 'cursorBased' && (cursorPath !== null || relay)) {
+      const at = relay ? `pageInfo.endCursor of '${pathText(relay.path)}'` : `cursorPath '${cursorPath}'`;
       if (foundCursor === undefined) {
         const full = items !== null && items >= pageSize;
         if (!empty && (page === 1 || full)) {
@@ -443,6 +498,33 @@ function mergePage(
     );
   }
   return mergeValue(merged, cloneJson(page, counter), counter);
+}
+
+/**
+ * A GraphQL connection's page merged into the first page (pagination rules above): its edges and nodes
+ * appended, its pageInfo taking the connection's place. Linear in the page, like mergePage.
+ */
+function mergeConnectionPage(
+  merged: JsonValue | undefined,
+  page: JsonValue,
+  relay: ConnectionPage,
+  counter: WorkCounter,
+): JsonValue {
+  if (merged === undefined) return cloneJson(page, counter);
+  const target = connectionAt(merged, relay.path);
+  if (!target) return mergeValue(merged, cloneJson(page, counter), counter);
+  for (const key of ['edges', 'nodes'] as const) {
+    const incoming = relay.connection[key];
+    const existing = target[key];
+    if (!Array.isArray(incoming)) continue;
+    if (!Array.isArray(existing)) {
+      setOwnKey(target, key, cloneJson(incoming, counter));
+      continue;
+    }
+    for (const item of incoming) existing.push(cloneJson(item, counter));
+  }
+  setOwnKey(target, 'pageInfo', cloneJson(relay.connection.pageInfo as JsonValue, counter));
+  return merged;
 }
 
 function describeKind(value: JsonValue): string {

@@ -6,9 +6,18 @@ import type { ResolvedSystem } from '../contract/wire/run-order.ts';
 import { type CredentialView, codeAccessMessage, hasCodeAccess, requestView } from './credential-views.ts';
 import type { CredentialScope } from './credentials.ts';
 import { gatewayRouteFor } from './gateway-route.ts';
+import {
+  GRAPHQL_ACCEPT,
+  graphqlBody,
+  graphqlData,
+  graphqlStatusError,
+  graphqlTemplateProblems,
+} from './graphql.ts';
+import { parseConnectionPath } from './graphql-connection.ts';
 import type { TokenKeeper } from './managed-tokens.ts';
 import { describeOrigins, originOf, systemOrigins } from './origins.ts';
-import { createPaginator } from './pagination.ts';
+import { createPaginator, type PaginationConfig } from './pagination.ts';
+import { isJsonObject } from './paths.ts';
 import { redisBodyTemplateProblems, redisTemplateError } from './redis-templates.ts';
 import { sqlBodyTemplateProblems, sqlTemplateError } from './sql-templates.ts';
 import { applySystemAuth } from './system-auth.ts';
@@ -211,6 +220,37 @@ function carrying(entries: Iterable<[string, string]>, input: RequestStepInput):
   return [...entries].filter(([, value]) => redactor.string(value) !== value).map(([name]) => name);
 }
 
+/** The variable a GraphQL step's cursor goes into, when it pages by cursor. */
+function cursorVariableOf(config: RequestStepInput['config']): string | undefined {
+  if (!config.graphql || config.pagination?.type !== 'cursorBased') return undefined;
+  return config.pagination.cursorVariable ?? 'after';
+}
+
+/**
+ * A GraphQL step's JSON body: its variables rendered (templates fill values only), and the cursor of a
+ * cursor-paginated step in its variable (left out while there is none: the first page).
+ */
+async function graphqlRequestBody(
+  input: RequestStepInput,
+  data: JsonObject,
+  target: Target,
+): Promise<JsonObject> {
+  const request = input.config.graphql as NonNullable<RequestStepInput['config']['graphql']>;
+  const rendered = await renderBody(request.variables ?? {}, target.sourceData, target.evaluate);
+  const variables: JsonObject = isJsonObject(rendered) ? rendered : {};
+  const cursorVariable = cursorVariableOf(input.config);
+  if (cursorVariable !== undefined) {
+    const cursor = data.cursor ?? null;
+    if (cursor === null) delete variables[cursorVariable];
+    else variables[cursorVariable] = cursor;
+  }
+  return graphqlBody(request, variables);
+}
+
+function hasHeader(headers: Record<string, string>, name: string): boolean {
+  return Object.keys(headers).some((key) => key.toLowerCase() === name);
+}
+
 async function httpCall(input: RequestStepInput, data: JsonObject): Promise<HttpCall> {
   const { config, system } = input;
   const target = await resolveTarget(input, data);
@@ -223,10 +263,17 @@ async function httpCall(input: RequestStepInput, data: JsonObject): Promise<Http
   try {
     headers = config.headers ? await renderHeaders(config.headers, target.sourceData, evaluate) : {};
     query = config.queryParams ? await renderQuery(config.queryParams, target.sourceData, evaluate) : [];
-    body = hasBody ? await renderBody(config.body as JsonValue, target.sourceData, evaluate) : undefined;
+    if (config.graphql) body = await graphqlRequestBody(input, data, target);
+    else body = hasBody ? await renderBody(config.body as JsonValue, target.sourceData, evaluate) : undefined;
   } catch (error) {
     throw explainWithheld(error, input, origin);
   }
+  if (config.graphql) {
+    if (!hasHeader(headers, 'content-type')) headers['Content-Type'] = 'application/json';
+    if (!hasHeader(headers, 'accept')) headers.Accept = GRAPHQL_ACCEPT;
+  }
+  // A GraphQL request is a POST whatever the step says (saving refuses another method).
+  const method = config.graphql ? 'POST' : config.method;
   const credentialHeaders = carrying(Object.entries(headers), input);
   const credentialQueryParams = carrying(query, input);
   if (system && target.allowed.includes(system.id)) {
@@ -236,12 +283,12 @@ async function httpCall(input: RequestStepInput, data: JsonObject): Promise<Http
     credentialQueryParams.push(...added.query);
   }
   return {
-    method: config.method,
+    method,
     url: target.url,
     headers,
     query,
     body,
-    retry: !input.modify || IDEMPOTENT_METHODS.has(config.method),
+    retry: !input.modify || IDEMPOTENT_METHODS.has(method),
     credentialHeaders,
     credentialQueryParams,
     ...(body !== undefined && carrying([['body', renderBodyText(body)]], input).length > 0
@@ -271,31 +318,65 @@ async function send(input: RequestStepInput, data: JsonObject, ctx: ProtocolCont
   }
 }
 
+/**
+ * One request and its answer's data, redacted: what a server answers may echo a credential (an API that
+ * returns the request), so it is redacted before anything else of the run sees it (stopCondition,
+ * cursors, later steps). A GraphQL step's data is the answer's `data` (graphql.ts).
+ */
+async function fetchData(
+  input: RequestStepInput,
+  data: JsonObject,
+  ctx: ProtocolContext,
+): Promise<{ data: JsonValue; headers: Record<string, string> }> {
+  const redactor = input.scope.redactor;
+  let reply: HttpReply;
+  try {
+    reply = await send(input, data, ctx);
+  } catch (error) {
+    throw (input.config.graphql && graphqlStatusError(error)) || error;
+  }
+  const answer = redactor.value(reply.data);
+  return {
+    data: input.config.graphql ? graphqlData(answer, input.onNote) : answer,
+    headers: redactor.value(reply.headers),
+  };
+}
+
+/** The paginator's settings from the step's (a GraphQL step pages through a connection without cursorPath). */
+function paginationConfig(config: RequestStepInput['config']): PaginationConfig {
+  const { type, cursorVariable, connectionPath, ...rest } = config.pagination as NonNullable<
+    RequestStepInput['config']['pagination']
+  >;
+  if (type === 'disabled') throw new Error('pagination is disabled');
+  if (!config.graphql) return { ...rest, type };
+  return {
+    ...rest,
+    type,
+    cursorVariable: cursorVariable ?? 'after',
+    ...(rest.cursorPath?.trim() ? {} : { connection: { path: parseConnectionPath(connectionPath) } }),
+  };
+}
+
 async function runHttp(input: RequestStepInput): Promise<JsonValue> {
   const { config } = input;
   const ctx: ProtocolContext = {
     ...input.ctx,
     onRetry: (retry) => input.onEvent({ type: 'retry', stepId: input.stepId, ...retry }),
   };
-  // What a server answers may echo a credential (an API that returns the request): it is redacted
-  // before anything else of the run sees it (stopCondition, cursors, later steps).
-  const redactor = input.scope.redactor;
   const pagination = config.pagination;
   if (!pagination || pagination.type === 'disabled') {
-    return redactor.value((await send(input, input.sourceData, ctx)).data);
+    return (await fetchData(input, input.sourceData, ctx)).data;
   }
-  const paginator = createPaginator(
-    { ...pagination, type: pagination.type },
-    { evaluate: input.evaluate, sourceData: input.sourceData },
-  );
+  const paginator = createPaginator(paginationConfig(config), {
+    evaluate: input.evaluate,
+    sourceData: input.sourceData,
+  });
   for (;;) {
     ctx.signal.throwIfAborted();
     const variables = paginator.variables();
-    const reply = await send(input, { ...input.sourceData, ...variables }, ctx);
-    const outcome = await paginator.accept({
-      data: redactor.value(reply.data),
-      headers: redactor.value(reply.headers),
-    });
+    const outcome = await paginator.accept(
+      await fetchData(input, { ...input.sourceData, ...variables }, ctx),
+    );
     input.onEvent({
       type: 'page_fetched',
       stepId: input.stepId,
@@ -325,6 +406,13 @@ export async function runRequestStep(input: RequestStepInput): Promise<JsonValue
   const scheme = await schemeOf(input);
   const protocol = stepScheme(scheme)?.protocol;
   if (protocol === undefined) throw new Error(`Step ${input.stepId}: ${schemeProblem(scheme)}`);
+  if (config.graphql) {
+    if (protocol !== 'http') {
+      throw new Error(`a GraphQL request is sent over HTTP(S); this step's URL is ${scheme}//`);
+    }
+    const problems = graphqlTemplateProblems(config.graphql);
+    if (problems.length > 0) throw new Error(problems.map((p) => `${p.field}: ${p.message}`).join('; '));
+  }
   if (protocol === 'http') return runHttp(input);
   if (protocol === 'postgres' || protocol === 'mysql') {
     const problems = sqlBodyTemplateProblems(config.body, protocol);

@@ -31,6 +31,13 @@ import {
   type ProducedFile,
 } from './types.ts';
 
+/**
+ * Notes one step result keeps (a loop's items and a pagination's pages each may add some: a GraphQL error
+ * beside data is one); past them one note says more were left out.
+ */
+const MAX_NOTES = 20;
+const NOTES_LEFT_OUT = `more notes were left out (a step keeps ${MAX_NOTES})`;
+
 /** A step's value in sourceData (semantics.md, "Step envelope"). */
 interface Envelope {
   currentItem: JsonValue;
@@ -346,7 +353,8 @@ class RunInProgress {
       tokens: this.#tokens,
       onNote: (note) => {
         const notes = this.#notes.get(step.id) ?? new Set<string>();
-        notes.add(note);
+        if (notes.size < MAX_NOTES) notes.add(note);
+        else if (notes.size === MAX_NOTES) notes.add(NOTES_LEFT_OUT);
         this.#notes.set(step.id, notes);
       },
     });

@@ -25,6 +25,7 @@ import { isRedisStep, redisBodyTemplateProblems } from '../engine/redis-template
 import { checkSource } from '../engine/sandbox/sandbox.ts';
 import { sqlBodyTemplateProblems, sqlStepDialect } from '../engine/sql-templates.ts';
 import { compileTemplate, TemplateError, type TemplateExpression } from '../engine/template.ts';
+import { graphqlStepProblems } from './graphql-check.ts';
 
 export interface ToolValidationOptions {
   /** Whether a system with this id exists (in any environment). */
@@ -131,6 +132,10 @@ export async function toolProblems(tool: Tool, opts: ToolValidationOptions): Pro
         }
       }
     }
+    for (const problem of await graphqlStepProblems(config, step.modify, urls)) {
+      const { path, message, ...where } = problem;
+      report(at(stepField(index, step.id), ...path), message, where);
+    }
     const dialect = sqlStepDialect(config, urls);
     const bodyProblems = dialect
       ? sqlBodyTemplateProblems(config.body, dialect)
@@ -204,6 +209,8 @@ function checkStep(prefix: Field, step: ToolStep, report: Report): void {
         ...(pagination.pageSize !== undefined ? { pageSize: pagination.pageSize } : {}),
         ...(pagination.cursorPath !== undefined ? { cursorPath: pagination.cursorPath } : {}),
         ...(pagination.maxPages !== undefined ? { maxPages: pagination.maxPages } : {}),
+        // A GraphQL step pages through a connection's pageInfo when it has no cursorPath.
+        ...(config.graphql ? { connection: { path: null } } : {}),
       });
     } catch (error) {
       if (!(error instanceof PaginationError)) throw error;

@@ -54,6 +54,10 @@ export const DocumentationSearchResult = z
       method: z.string().optional(),
       page: z.number().int().optional().describe('PDF: the page, from 1.'),
       table: z.string().optional().describe('Database schema: `schema.table` or view.'),
+      graphql: z
+        .string()
+        .optional()
+        .describe('GraphQL schema: the operation (`Query.tasks`, `Mutation.addTask`) or the type (`Task`).'),
     }),
   })
   .meta({ id: 'DocumentationSearchResult' });

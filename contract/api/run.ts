@@ -262,6 +262,7 @@ export const PaginationStop = z.enum([
   'absentCursor',
   'repeatedCursor',
   'repeatedPage',
+  'noNextPage',
 ]);
 export type PaginationStop = z.infer<typeof PaginationStop>;
 

@@ -95,6 +95,38 @@ export const SemVer = z
 export const HttpMethod = z.enum(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']);
 export type HttpMethod = z.infer<typeof HttpMethod>;
 
+/** A GraphQL name (an operation or a variable): `[_A-Za-z][_0-9A-Za-z]*`. */
+const GraphqlName = z
+  .string()
+  .max(128)
+  .regex(/^[_A-Za-z][_0-9A-Za-z]*$/, 'must be a GraphQL name: a letter or "_", then letters, digits or "_"');
+
+/** Longest GraphQL document a step may hold, in characters. */
+export const MAX_GRAPHQL_QUERY_LENGTH = 100_000;
+
+export const GraphqlRequest = z
+  .strictObject({
+    query: z
+      .string()
+      .min(1)
+      .max(MAX_GRAPHQL_QUERY_LENGTH)
+      .describe(
+        'The GraphQL document: one or more operations (query or mutation). No <<templates>>: values go in ' +
+          'variables ($id in the query, "id" in variables).',
+      ),
+    variables: freeForm(z.record(z.string(), JsonValue))
+      .optional()
+      .describe(
+        'The variables, a JSON object; string leaves may hold <<templates>> (a leaf that is exactly one ' +
+          'expression keeps its JSON type: "<<limit>>" sends a number).',
+      ),
+    operationName: GraphqlName.optional().describe(
+      'Which operation of the document runs; needed when the document holds more than one.',
+    ),
+  })
+  .meta({ id: 'GraphqlRequest' });
+export type GraphqlRequest = z.infer<typeof GraphqlRequest>;
+
 export const PaginationType = z
   .enum(['offsetBased', 'pageBased', 'cursorBased', 'disabled'])
   .describe('How the next page is requested: by offset, page number, or a cursor from the last response.');
@@ -124,6 +156,19 @@ export const Pagination = z
       .max(100_000)
       .optional()
       .describe('Extension: hard cap on pages (default 1000).'),
+    cursorVariable: GraphqlName.optional().describe(
+      'Extension, GraphQL steps with cursorBased pagination: the variable the cursor is sent in (default ' +
+        '"after"; the operation must declare it). Left out on the first page.',
+    ),
+    connectionPath: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Extension, GraphQL steps with cursorBased pagination and no cursorPath: the dotted path in data of ' +
+          'the connection to page through (repository.issues); default: the one object holding pageInfo. Its ' +
+          'pageInfo.endCursor is the cursor, hasNextPage false ends, its edges or nodes are the items.',
+      ),
   })
   .meta({ id: 'Pagination' });
 export type Pagination = z.infer<typeof Pagination>;
@@ -159,6 +204,11 @@ export const RequestStepConfig = z
           '{"commands": [["GET", "a"], ["INCR", "b"]], "transaction": false} (true: MULTI/EXEC), every argument ' +
           'one array element, binary as {"$base64": "…"} (templates fill elements only, never a body given as text).',
       ),
+    graphql: GraphqlRequest.optional().describe(
+      'Extension: a GraphQL request, sent over HTTP(S) as POST with the JSON body {query, variables, ' +
+        "operationName} instead of body (method must be POST). The step data is the answer's data; errors " +
+        'without data fail the step, errors beside data become notes (docs/graphql.md).',
+    ),
     pagination: Pagination.optional().describe('HTTP/HTTPS only: fetch and merge pages.'),
     systemId: z.string().min(1).optional().describe('System whose base URL and credentials this step uses.'),
   })

@@ -95,6 +95,8 @@ export class HttpStatusError extends Error {
   readonly method: string;
   readonly url: string;
   readonly bodySnippet: string;
+  /** The body as read (at most 16 KiB), redacted: a GraphQL step reads the errors a 4xx answer holds. */
+  readonly body: string;
 
   /** `redact` runs before the body is cut, so a secret across the cut cannot leave a prefix behind. */
   constructor(
@@ -105,7 +107,8 @@ export class HttpStatusError extends Error {
     body: string,
     redact: (text: string) => string = (text) => text,
   ) {
-    const snippet = redact(body).slice(0, ERROR_BODY_CHARS);
+    const redacted = redact(body);
+    const snippet = redacted.slice(0, ERROR_BODY_CHARS);
     super(`HTTP ${status} ${method} ${maskedUrl}: ${snippet}`);
     this.name = 'HttpStatusError';
     this.status = status;
@@ -113,6 +116,7 @@ export class HttpStatusError extends Error {
     this.method = method;
     this.url = maskedUrl;
     this.bodySnippet = snippet;
+    this.body = redacted;
   }
 }
 

@@ -45,8 +45,17 @@ export function displayUrl(url: string): string {
   }
 }
 
+/**
+ * A POST instead of a GET (a GraphQL endpoint's introspection): its headers may carry the system's
+ * credentials, so a redirect is not followed but fails, naming where it pointed.
+ */
+export interface PostRequest {
+  headers: Record<string, string>;
+  body: string;
+}
+
 export interface Fetcher {
-  fetch(url: string, maxBytes: number): Promise<FetchedFile>;
+  fetch(url: string, maxBytes: number, post?: PostRequest): Promise<FetchedFile>;
   close(): Promise<void>;
 }
 
@@ -57,7 +66,7 @@ export function createFetcher(guard: EgressGuard, signal: AbortSignal): Fetcher 
     keepAliveTimeout: 5_000,
   });
   return {
-    fetch: (url, maxBytes) => fetchOne(url, maxBytes, dispatcher, signal),
+    fetch: (url, maxBytes, post) => fetchOne(url, maxBytes, dispatcher, signal, post),
     close: () => dispatcher.destroy(),
   };
 }
@@ -67,6 +76,7 @@ async function fetchOne(
   maxBytes: number,
   dispatcher: Agent,
   signal: AbortSignal,
+  post?: PostRequest,
 ): Promise<FetchedFile> {
   let url = start;
   for (let hop = 0; ; hop++) {
@@ -76,13 +86,16 @@ async function fetchOne(
         `documentation URL ${displayUrl(url)}: only http and https can be fetched`,
       );
     }
+    // A fragment is never sent (`#graphql` is a hint to kubeglue only).
+    parsed.hash = '';
     let response: Awaited<ReturnType<typeof request>>;
     try {
-      response = await request(url, {
-        method: 'GET',
+      response = await request(parsed.toString(), {
+        method: post ? 'POST' : 'GET',
         dispatcher,
         signal,
-        headers: { accept: '*/*', 'user-agent': 'kubeglue-documentation' },
+        headers: { accept: '*/*', 'user-agent': 'kubeglue-documentation', ...post?.headers },
+        ...(post ? { body: post.body } : {}),
       });
     } catch (error) {
       if (signal.aborted)
@@ -99,6 +112,12 @@ async function fetchOne(
     const { statusCode, headers, body } = response;
     if (statusCode >= 300 && statusCode < 400 && headers.location) {
       discardBody(body);
+      if (post) {
+        throw new DocumentationFetchError(
+          `${displayUrl(url)} answered HTTP ${statusCode}, a redirect to ` +
+            `${displayUrl(new URL(String(headers.location), url).toString())}: give that URL as the endpoint`,
+        );
+      }
       if (hop >= MAX_REDIRECTS)
         throw new DocumentationFetchError(
           `fetching ${displayUrl(start)}: more than ${MAX_REDIRECTS} redirects`,

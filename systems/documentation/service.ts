@@ -1,6 +1,8 @@
 /**
- * Documentation processing: a system create/update with documentationUrl, an upload, or a database
- * system (postgres://, mysql://, mariadb://: its schema) stores a pending request; this process then fetches and summarises it in the background (the
+ * Documentation processing: a system create/update with documentationUrl, an upload, a database system
+ * (postgres://, mysql://, mariadb://: its schema) or a GraphQL endpoint (a URL ending in /graphql, or
+ * marked #graphql: introspected) stores a pending request; this process then fetches and summarises it
+ * in the background (the
  * system is usable at once) and stores the summary, or the reason it failed.
  *
  * Restarts: a request is claimed with a lease (the processing time limit plus a margin). A process that
@@ -23,13 +25,18 @@ import type {
   Environment,
   System,
 } from '../../contract/api/system.ts';
+import type { JsonValue } from '../../contract/json.ts';
 import type { ResolvedSystem } from '../../contract/wire/run-order.ts';
 import { buildCredentialScope } from '../../engine/credentials.ts';
+import { GRAPHQL_ACCEPT, graphqlData } from '../../engine/graphql.ts';
+import { originOf, systemOrigins } from '../../engine/origins.ts';
 import { EGRESS_REFUSED_CODE, EgressGuard, type EgressPolicy } from '../../engine/protocols/egress-policy.ts';
+import { applySystemAuth } from '../../engine/system-auth.ts';
 import { type JobFailure, JobSupervisor } from '../../kube/supervisor.ts';
 import type { DocumentationKey, DocumentationStore, StoredDocumentationState } from '../../store/index.ts';
 import type { SystemResolver } from '../cache.ts';
 import { crawlable, createFetcher, DocumentationFetchError, displayUrl, type Fetcher } from './fetch.ts';
+import { isGraphqlEndpoint } from './parsers/graphql-schema.ts';
 import { narrowToKeywords } from './parsers/keywords.ts';
 import { type DocumentedPlacement, documentedApiKeyPlacement } from './parsers/placement.ts';
 import type { DocumentationSummary, SkippedPart, SummaryDocument } from './parsers/summary.ts';
@@ -51,6 +58,7 @@ const SCHEMA_TIMEOUT_MS = 30_000;
 // The parsers (OpenAPI, HTML, PDF, zip) and the database clients (schema-readers.ts) load with the first
 // documentation to process: most processes never process any, and together they are megabytes resident.
 const loadSummarise = () => import('./parsers/summarise.ts');
+const loadGraphqlSchema = () => import('./parsers/graphql-schema.ts');
 
 export interface DocumentationServiceOptions {
   store: DocumentationStore;
@@ -151,6 +159,13 @@ export class DocumentationService {
       if (!state?.source.startsWith(UPLOAD_PREFIX)) {
         const dialect = schemaDialect(system.url) as SchemaDialect;
         await this.#request(key, SCHEMA_SOURCES[dialect], system.documentationKeywords);
+      }
+    } else if (!system.documentationUrl && system.url && isGraphqlEndpoint(system.url)) {
+      // A GraphQL endpoint documents itself: its schema is introspected, again on every write (as a
+      // database's schema is read), unless the documentation is an upload.
+      const state = write.created ? undefined : await this.#store.state(key);
+      if (!state?.source.startsWith(UPLOAD_PREFIX)) {
+        await this.#request(key, system.url, system.documentationKeywords);
       }
     }
     return this.present(system);
@@ -418,6 +433,7 @@ export class DocumentationService {
     if (dialect) return this.#readSchema(dialect, system, guard, signal);
     const fetcher = createFetcher(guard, signal);
     try {
+      if (isGraphqlEndpoint(source)) return await this.#introspect(system, source, fetcher);
       return await this.#crawl(source, fetcher, signal);
     } finally {
       await fetcher.close().catch(() => {});
@@ -477,6 +493,47 @@ export class DocumentationService {
       });
     }
     return { documents, skipped, truncated: false };
+  }
+
+  /**
+   * A GraphQL endpoint's schema, by the introspection query. The system's credentials go with it only when
+   * the endpoint is one of the system's origins, as a step's would; an answer of errors without data
+   * (introspection turned off, a refused token) fails the processing with the errors' messages.
+   */
+  async #introspect(
+    system: ResolvedSystem,
+    endpoint: string,
+    fetcher: Fetcher,
+  ): Promise<DocumentationSummary> {
+    const { introspectionQuery, shapeIntrospection } = await loadGraphqlSchema();
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: GRAPHQL_ACCEPT };
+    const query: Array<[string, string]> = [];
+    const origin = originOf(endpoint);
+    if (origin !== undefined && systemOrigins(system).has(origin)) {
+      applySystemAuth(system, system.credentials, headers, query);
+    }
+    const url = new URL(endpoint);
+    for (const [name, value] of query) url.searchParams.append(name, value);
+    const file = await fetcher.fetch(url.toString(), this.#limits.maxBytes, {
+      headers,
+      body: JSON.stringify({ query: await introspectionQuery() }),
+    });
+    let answer: JsonValue;
+    try {
+      answer = JSON.parse(new TextDecoder().decode(file.bytes)) as JsonValue;
+    } catch {
+      throw new SettledFailure(`${displayUrl(endpoint)} did not answer the introspection query with JSON`);
+    }
+    let data: JsonValue;
+    try {
+      data = graphqlData(answer, () => {});
+    } catch (error) {
+      throw new SettledFailure(
+        `introspection of ${displayUrl(endpoint)} failed: ${(error as Error).message}`,
+      );
+    }
+    const document = shapeIntrospection({ data }, displayUrl(endpoint), displayUrl(endpoint));
+    return { documents: [document], skipped: [], truncated: false };
   }
 
   /** The schema, read with the system's own credentials in read-only transactions with the time limit. */

@@ -30,6 +30,8 @@ function crdSchema(crd: Node): Node {
 const DELIBERATELY_FREE_FORM = [
   /\.spec(\.tool)?\.(inputSchema|outputSchema)$/,
   /\.spec(\.tool)?\.steps\[\]\.config\.body$/,
+  // A GraphQL step's variables: any JSON object, as a body.
+  /\.spec(\.tool)?\.steps\[\]\.config\.graphql\.variables$/,
   /\.spec(\.tool)?\.steps\[\]\.config\.queryParams\.\*$/,
   // A ToolSchedule's inputs: any JSON object, as a run request's.
   /^\.spec\.inputs$/,

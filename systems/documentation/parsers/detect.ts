@@ -1,6 +1,6 @@
 /** Which parser a fetched or uploaded file needs: from its first bytes, then its content type and name. Pure. */
 
-export type DetectedFormat = 'pdf' | 'zip' | 'html' | 'markdown' | 'openapi-or-text' | 'binary';
+export type DetectedFormat = 'pdf' | 'zip' | 'html' | 'markdown' | 'graphql' | 'openapi-or-text' | 'binary';
 
 function extension(name: string): string {
   const path = name.split(/[?#]/)[0] ?? '';
@@ -31,6 +31,9 @@ export function detectFormat(
   if (type === 'text/html' || type === 'application/xhtml+xml' || ext === 'html' || ext === 'htm')
     return 'html';
   if (type === 'text/markdown' || ext === 'md' || ext === 'markdown') return 'markdown';
+  // GraphQL schema language; an introspection answer is JSON, recognised by its content.
+  if (type === 'application/graphql' || ext === 'graphql' || ext === 'graphqls' || ext === 'gql')
+    return 'graphql';
   const head = new TextDecoder().decode(bytes.subarray(0, 1024)).trimStart().toLowerCase();
   if (head.startsWith('<!doctype html') || head.startsWith('<html')) return 'html';
   return 'openapi-or-text';

@@ -2,7 +2,8 @@
  * `documentationKeywords` narrow what is kept: text sections and OpenAPI operations that mention none of the
  * keywords (case-insensitive) are dropped. An OpenAPI document keeps its servers and security schemes, which
  * the engine needs whatever the keywords; a database schema keeps the tables and views whose names or
- * columns mention one. Pure.
+ * columns mention one; a GraphQL schema the types whose names, descriptions or fields mention one, and
+ * the operations that mention one or return such a type. Pure.
  */
 import type { DocumentationSummary, SummaryDocument } from './summary.ts';
 
@@ -44,6 +45,27 @@ function narrowDocument(document: SummaryDocument, keywords: string[]): SummaryD
         (view) => mentions(keywords, view.name) || columnsMention(view.columns),
       );
       return { ...document, tables, views };
+    }
+    case 'graphql-schema': {
+      const fieldsMention = (fields: Array<{ name: string; description?: string }>) =>
+        fields.some((field) => mentions(keywords, field.name, field.description));
+      const types = document.types.filter(
+        (type) =>
+          mentions(keywords, type.name, type.description, ...(type.values ?? [])) ||
+          fieldsMention(type.fields),
+      );
+      const kept = new Set(types.map((type) => type.name));
+      return {
+        ...document,
+        // An operation stays when it mentions a keyword or returns a type that stays.
+        operations: document.operations.filter(
+          (operation) =>
+            mentions(keywords, operation.name, operation.description) ||
+            fieldsMention(operation.args) ||
+            kept.has(operation.type.replace(/[[\]!]/g, '')),
+        ),
+        types,
+      };
     }
   }
 }

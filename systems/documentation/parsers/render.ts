@@ -3,6 +3,9 @@ import type {
   ColumnInfo,
   DocumentationSummary,
   ForeignKeyInfo,
+  GraphqlField,
+  GraphqlSchemaDocument,
+  GraphqlType,
   SecurityScheme,
   SummaryDocument,
 } from './summary.ts';
@@ -21,6 +24,45 @@ export function columnText(column: ColumnInfo): string {
 
 export function foreignKeyText(key: ForeignKeyInfo): string {
   return `FOREIGN KEY (${key.columns.join(', ')}) REFERENCES ${key.references.table} (${key.references.columns.join(', ')})`;
+}
+
+/** `tasks(first: Int = 10, after: String): TaskConnection!`, as schema language writes a field. */
+export function graphqlFieldText(field: GraphqlField): string {
+  const args = field.args.map(
+    (arg) => `${arg.name}: ${arg.type}${arg.defaultValue !== undefined ? ` = ${arg.defaultValue}` : ''}`,
+  );
+  return `${field.name}${args.length > 0 ? `(${args.join(', ')})` : ''}: ${field.type}`;
+}
+
+/** `type Task`, `enum Status`, `input NewTask`. */
+export function graphqlTypeTitle(type: GraphqlType): string {
+  return `${type.kind} ${type.name}`;
+}
+
+/** A type's members, one line each: fields with their descriptions, an enum's values, a union's members. */
+export function graphqlTypeLines(type: GraphqlType): string[] {
+  const lines = type.fields.map(
+    (field) =>
+      `- ${graphqlFieldText(field)}${field.description ? `: ${field.description}` : ''}` +
+      `${field.deprecated ? ` (deprecated: ${field.deprecated})` : ''}`,
+  );
+  if (type.values?.length) lines.push(`Values: ${type.values.join(', ')}`);
+  if (type.possibleTypes?.length)
+    lines.push(`${type.kind === 'union' ? 'Members' : 'Implemented by'}: ${type.possibleTypes.join(', ')}`);
+  return lines;
+}
+
+function renderGraphql(document: GraphqlSchemaDocument, lines: string[]): void {
+  lines.push('# GraphQL schema', `Source: ${document.source}`);
+  if (document.endpoint) lines.push(`Endpoint: ${document.endpoint} (POST)`);
+  for (const operation of document.operations) {
+    lines.push('', `${operation.operation} ${graphqlFieldText(operation)}`);
+    if (operation.description) lines.push(`  ${operation.description}`);
+  }
+  for (const type of document.types) {
+    lines.push('', `${graphqlTypeTitle(type)}${type.description ? ` - ${type.description}` : ''}`);
+    for (const line of graphqlTypeLines(type)) lines.push(`  ${line}`);
+  }
 }
 
 function columns(list: ColumnInfo[]): string {
@@ -75,6 +117,9 @@ function renderDocument(document: SummaryDocument): string {
       }
       for (const view of document.views)
         lines.push('', `VIEW ${view.schema}.${view.name}`, columns(view.columns));
+      break;
+    case 'graphql-schema':
+      renderGraphql(document, lines);
       break;
   }
   return lines.join('\n');

@@ -3,6 +3,7 @@
  * unpacked (with its limits) and each entry summarised on its own. Free of I/O: bytes in, summaries out.
  */
 import { detectFormat } from './detect.ts';
+import { isIntrospectionAnswer, shapeIntrospection, shapeSdl } from './graphql-schema.ts';
 import { parseHtml } from './html.ts';
 import { looksLikeOpenApi } from './openapi.ts';
 import { type OpenApiLimits, summariseOpenApiInWorker } from './openapi-thread.ts';
@@ -77,8 +78,18 @@ export async function summariseFile(
         skipped: [],
         links: [],
       };
+    case 'graphql':
+      return {
+        documents: [await shapeSdl(decoder.decode(input.bytes), input.source)],
+        skipped: [],
+        links: [],
+      };
     case 'openapi-or-text': {
       const text = decoder.decode(input.bytes);
+      const introspected = introspectionIn(text);
+      if (introspected !== undefined) {
+        return { documents: [shapeIntrospection(introspected, input.source)], skipped: [], links: [] };
+      }
       const api = looksLikeOpenApi(text)
         ? await summariseOpenApiInWorker(text, input.source, options.openapi, options.signal)
         : undefined;
@@ -91,11 +102,22 @@ export async function summariseFile(
         skipped: [
           {
             source: input.source,
-            reason: 'not a supported format (OpenAPI, HTML, PDF, zip, Markdown, text)',
+            reason: 'not a supported format (OpenAPI, GraphQL, HTML, PDF, zip, Markdown, text)',
           },
         ],
         links: [],
       };
+  }
+}
+
+/** A saved introspection answer (JSON with `__schema`), parsed; undefined for any other text. */
+function introspectionIn(text: string): unknown {
+  if (!text.trimStart().startsWith('{') || !text.includes('"__schema"')) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return isIntrospectionAnswer(value) ? value : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -146,5 +168,10 @@ function cutDocument(document: SummaryDocument, room: number): SummaryDocument {
     case 'postgres-schema':
     case 'mysql-schema':
       return { ...document, tables: fitting(document.tables, budget), views: [] };
+    case 'graphql-schema': {
+      const operations = fitting(document.operations, budget);
+      const left = budget - JSON.stringify(operations).length;
+      return { ...document, operations, types: fitting(document.types, left) };
+    }
   }
 }

@@ -112,7 +112,51 @@ export interface DatabaseSchemaDocument {
   views: ViewInfo[];
 }
 
-export type SummaryDocument = OpenApiDocument | TextDocument | DatabaseSchemaDocument;
+export interface GraphqlArgument {
+  name: string;
+  /** As schema language writes it: `[Task!]!`. */
+  type: string;
+  description?: string;
+  defaultValue?: string;
+}
+
+export interface GraphqlField {
+  name: string;
+  type: string;
+  description?: string;
+  args: GraphqlArgument[];
+  /** The deprecation reason of a deprecated field. */
+  deprecated?: string;
+}
+
+export interface GraphqlType {
+  kind: 'type' | 'interface' | 'input' | 'enum' | 'union' | 'scalar';
+  name: string;
+  description?: string;
+  /** Fields of a type or interface; an input's fields (without args). */
+  fields: GraphqlField[];
+  /** An enum's values. */
+  values?: string[];
+  /** A union's members, an interface's implementations. */
+  possibleTypes?: string[];
+}
+
+/** A GraphQL schema: introspected at its endpoint, or read from schema language (parsers/graphql-schema.ts). */
+export interface GraphqlSchemaDocument {
+  kind: 'graphql-schema';
+  source: string;
+  /** The endpoint introspected, when it was. */
+  endpoint?: string;
+  queryType?: string;
+  mutationType?: string;
+  subscriptionType?: string;
+  /** The root fields: what a query, mutation or subscription can ask for. */
+  operations: Array<GraphqlField & { operation: 'query' | 'mutation' | 'subscription' }>;
+  /** Every other type (built-in scalars and introspection types left out). */
+  types: GraphqlType[];
+}
+
+export type SummaryDocument = OpenApiDocument | TextDocument | DatabaseSchemaDocument | GraphqlSchemaDocument;
 
 /** A fetched or unpacked part that was not kept, and why. */
 export interface SkippedPart {

@@ -11,6 +11,7 @@ export function whereFrom(source: DocumentationSearchResult['source']): string {
     source.method && source.openApiPath ? `${source.method} ${source.openApiPath}` : undefined,
     source.page === undefined ? undefined : `page ${source.page}`,
     source.table ? `table ${source.table}` : undefined,
+    source.graphql ? `GraphQL ${source.graphql}` : undefined,
   ].filter(Boolean);
   return `${source.url ?? source.document}${details.length ? ` (${details.join(', ')})` : ''}`;
 }

@@ -4,15 +4,25 @@
  * - a text document (HTML page, Markdown, plain text, PDF): each of its sections — an HTML page is cut at
  *   its headings (the URL gets the heading's id as its fragment), Markdown at `#` headings, a PDF per page;
  * - an OpenAPI document: each operation (method and path), plus one for its servers and security schemes;
- * - a database schema: each table and view.
+ * - a database schema: each table and view;
+ * - a GraphQL schema: each operation (a root field of Query, Mutation, Subscription: its arguments and what
+ *   its result holds), each other type, and one for the endpoint and root types.
  * Summaries stored before sections kept their PDF page say it only in the heading (`Page 3`): read there.
  * Pure.
  */
-import { columnText, foreignKeyText, schemeText } from '../parsers/render.ts';
+import {
+  columnText,
+  foreignKeyText,
+  graphqlFieldText,
+  graphqlTypeLines,
+  graphqlTypeTitle,
+  schemeText,
+} from '../parsers/render.ts';
 import type {
   ColumnInfo,
   DatabaseSchemaDocument,
   DocumentationSummary,
+  GraphqlSchemaDocument,
   OpenApiDocument,
   OpenApiOperation,
   SummaryDocument,
@@ -31,6 +41,8 @@ export interface SectionSource {
   page?: number;
   /** A database schema's table or view: `schema.name`. */
   table?: string;
+  /** A GraphQL schema's operation (`Query.tasks`) or type (`Task`). */
+  graphql?: string;
 }
 
 export interface SearchSection {
@@ -149,6 +161,55 @@ function schemaSections(document: DatabaseSchemaDocument): SearchSection[] {
   return [...tables, ...views];
 }
 
+function graphqlSections(document: GraphqlSchemaDocument): SearchSection[] {
+  const types = new Map(document.types.map((type) => [type.name, type]));
+  const roots = {
+    query: document.queryType,
+    mutation: document.mutationType,
+    subscription: document.subscriptionType,
+  };
+  const overview: SearchSection = {
+    title: 'GraphQL schema: endpoint and root types',
+    text: [
+      document.endpoint
+        ? `GraphQL endpoint: ${document.endpoint} (POST, JSON body {query, variables, operationName})`
+        : undefined,
+      ...Object.entries(roots).map(([operation, name]) => (name ? `${operation} type: ${name}` : undefined)),
+      `${document.operations.length} operations, ${document.types.length} types`,
+    ]
+      .filter(Boolean)
+      .join('\n'),
+    source: sourceOf(document.source),
+  };
+  const operations = document.operations.map((operation) => {
+    const lines = [`${operation.operation} ${graphqlFieldText(operation)}`];
+    if (operation.description) lines.push(operation.description);
+    if (operation.deprecated) lines.push(`Deprecated: ${operation.deprecated}`);
+    if (operation.args.length > 0) lines.push('Arguments:');
+    for (const arg of operation.args) {
+      lines.push(
+        `- ${arg.name}: ${arg.type}${arg.defaultValue !== undefined ? ` = ${arg.defaultValue}` : ''}` +
+          `${arg.description ? `: ${arg.description}` : ''}`,
+      );
+    }
+    // What the result holds, so a search for one of its fields finds the operation too.
+    const result = types.get(operation.type.replace(/[[\]!]/g, ''));
+    if (result) lines.push(`Returns ${graphqlTypeTitle(result)}:`, ...graphqlTypeLines(result));
+    const root = roots[operation.operation] ?? operation.operation;
+    return {
+      title: `${operation.operation} ${operation.name}: ${operation.type}${operation.description ? ` - ${operation.description}` : ''}`,
+      text: lines.join('\n'),
+      source: sourceOf(document.source, { graphql: `${root}.${operation.name}` }),
+    };
+  });
+  const typeSections = document.types.map((type) => ({
+    title: `${graphqlTypeTitle(type)}${type.description ? ` - ${type.description}` : ''}`,
+    text: graphqlTypeLines(type).join('\n'),
+    source: sourceOf(document.source, { graphql: type.name }),
+  }));
+  return [overview, ...operations, ...typeSections];
+}
+
 function documentSections(document: SummaryDocument): SearchSection[] {
   switch (document.kind) {
     case 'text':
@@ -161,6 +222,8 @@ function documentSections(document: SummaryDocument): SearchSection[] {
     case 'postgres-schema':
     case 'mysql-schema':
       return schemaSections(document);
+    case 'graphql-schema':
+      return graphqlSections(document);
   }
 }
 

@@ -6,7 +6,7 @@
  * `output`: there `…` stands for any text and whitespace is free (outputs are shown formatted, curl
  * prints them compact). The target's documented address, http://127.0.0.1:8090, is replaced by the one
  * it got, and so are the documented addresses of the data servers some pages call (PAGE_SERVERS: Redis,
- * the run's MariaDB with the database and user the page names). Pages listed in AFTER run again where
+ * the run's MariaDB with the database and user the page names, the GraphQL server). Pages listed in AFTER run again where
  * another page was followed first. The conventions are described in docs/developers/testing.md.
  */
 import { execFile } from 'node:child_process';
@@ -16,6 +16,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExampleTarget } from '../../../examples/target.ts';
 import { startTestApi, TEST_ADMIN_KEY, type TestApi } from '../../support/embedded.ts';
+import { startGraphqlServer } from '../../support/graphql-server.ts';
 import { createMariaDbDatabase, dropMariaDbDatabase, providedMariaDb } from '../../support/mariadb.ts';
 import { REDIS_PASSWORD, redisServerMissing, startRedisServer } from '../../support/redis-server.ts';
 
@@ -29,6 +30,7 @@ const PAGES = [
   'docs/cli.md',
   'docs/redis.md',
   'docs/mysql.md',
+  'docs/graphql.md',
 ];
 const DOCUMENTED_TARGET = 'http://127.0.0.1:8090';
 /** docs/redis.md's server, replaced by a started one's address and password. */
@@ -40,6 +42,8 @@ const DOCUMENTED_MYSQL = {
   user: 'shop_app',
   password: 'shop-secret',
 };
+/** docs/graphql.md's server (`npm run example-graphql`), replaced by a started one's address. */
+const DOCUMENTED_GRAPHQL = 'http://127.0.0.1:8091';
 
 interface Fence {
   info: string;
@@ -134,6 +138,16 @@ const PAGE_SERVERS: Record<string, { missing(): string | undefined; start(): Pro
       return {
         substitute: (text) => text.replaceAll(address, `127.0.0.1:${database.server.port}`),
         stop: () => dropMariaDbDatabase(database),
+      };
+    },
+  },
+  'docs/graphql.md': {
+    missing: () => undefined,
+    async start() {
+      const graphql = await startGraphqlServer();
+      return {
+        substitute: (text) => text.replaceAll(DOCUMENTED_GRAPHQL, graphql.url),
+        stop: () => graphql.stop(),
       };
     },
   },
