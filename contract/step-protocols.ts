@@ -5,7 +5,7 @@
  */
 
 /** What runs a step: HTTP(S), or a protocol that connects to a server and answers JSON. */
-export type StepProtocol = 'http' | 'postgres' | 'ftp' | 'sftp';
+export type StepProtocol = 'http' | 'postgres' | 'ftp' | 'sftp' | 'smb';
 /** Every protocol but HTTP: each is a module of engine/protocols/ loaded on its first step. */
 export type ConnectionProtocol = Exclude<StepProtocol, 'http'>;
 
@@ -24,6 +24,7 @@ export const STEP_SCHEMES: Readonly<Record<string, StepScheme>> = {
   'ftp:': { protocol: 'ftp', defaultPort: 21 },
   'ftps:': { protocol: 'ftp', defaultPort: 21 },
   'sftp:': { protocol: 'sftp', defaultPort: 22 },
+  'smb:': { protocol: 'smb', defaultPort: 445 },
 };
 
 /**

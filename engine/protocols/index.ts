@@ -38,6 +38,7 @@ const CONNECTION_MODULES: { [P in ConnectionProtocol]: () => Promise<ConnectionM
     })),
   ftp: () => import('./ftp.ts').then((module) => ({ step: module.executeFtpStep })),
   sftp: () => import('./sftp.ts').then((module) => ({ step: module.executeSftpStep })),
+  smb: () => import('./smb.ts').then((module) => ({ step: module.executeSmbStep })),
 };
 
 /** The modules loaded in this process so far (contract/step-protocols.ts lists the protocols). */
@@ -93,5 +94,6 @@ export function createProtocols(options: ProtocolOptions = {}): Protocols {
     postgres: connectionStep('postgres'),
     ftp: connectionStep('ftp'),
     sftp: connectionStep('sftp'),
+    smb: connectionStep('smb'),
   };
 }

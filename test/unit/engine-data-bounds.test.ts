@@ -24,6 +24,7 @@ async function run(
     postgres: async () => null,
     ftp: async () => null,
     sftp: async () => null,
+    smb: async () => null,
   };
   const result = await runTool(
     { evaluate: unsafeTestEvaluate, protocols, limits },

@@ -26,6 +26,7 @@ function protocols(http: HttpHandler) {
     postgres: async (call: ConnectionCall) => ({ url: call.url, body: call.body as JsonValue }),
     ftp: async (call: ConnectionCall) => ({ ftp: call.url }),
     sftp: async (call: ConnectionCall) => ({ sftp: call.url }),
+    smb: async (call: ConnectionCall) => ({ smb: call.url }),
   };
   return { table, calls };
 }
