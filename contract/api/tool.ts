@@ -154,7 +154,7 @@ export const RequestStepConfig = z
       .optional()
       .describe(
         'Request body: any content for HTTP; {query, params} for Postgres (no templates in the SQL text); ' +
-          'an operation object or list for FTP/SFTP.',
+          'an operation object or list for FTP/SFTP/SMB ({operation: list|get|put|delete|rename|mkdir|exists|stat, path, content}).',
       ),
     pagination: Pagination.optional().describe('HTTP/HTTPS only: fetch and merge pages.'),
     systemId: z.string().min(1).optional().describe('System whose base URL and credentials this step uses.'),
@@ -198,7 +198,8 @@ export const ToolStep = z
       .boolean()
       .default(false)
       .describe(
-        'Whether the step changes data on its system (false: Postgres runs READ ONLY, retries allowed).',
+        'Whether the step changes data on its system (false: Postgres runs READ ONLY, SMB allows only ' +
+          'list, get, exists and stat; retries allowed).',
       ),
     dataSelector: z
       .string()

@@ -59,7 +59,7 @@ export const TunnelId = z
 export const TargetName = z
   .string()
   .regex(TARGET_NAME, 'letters, digits, `.`, `_` and `-`, starting with a letter or digit, at most 63');
-export const TargetProtocol = z.enum(['http', 'https', 'postgres', 'ftp', 'ftps', 'sftp', 'tcp']);
+export const TargetProtocol = z.enum(['http', 'https', 'postgres', 'ftp', 'ftps', 'sftp', 'smb', 'tcp']);
 export type TargetProtocol = z.infer<typeof TargetProtocol>;
 
 /** What the agent tells the server about a target: never its address (the server needs only the name). */
