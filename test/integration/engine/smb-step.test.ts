@@ -3,9 +3,11 @@
  * credential forms (system, URL, domain, connection URL), the errors a user meets, the download cap, the
  * run's deadline and cancellation of a transfer in flight, and signing on every dialect from 2.0.2 to 3.1.1.
  */
+import { execFile } from 'node:child_process';
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonValue } from '../../../contract/json.ts';
 import { fileRefFromBytes } from '../../../engine/file-ref.ts';
@@ -466,3 +468,29 @@ describe
     });
   },
 );
+
+describe('the SMB client module', () => {
+  it('loads on the first SMB step, not with the engine', async () => {
+    // A fresh process records every module it loads: engine/protocols/index.ts alone must not bring SMB in.
+    const script = `
+      import { registerHooks } from 'node:module';
+      const loaded = [];
+      registerHooks({ load(url, context, next) { loaded.push(url); return next(url, context); } });
+      const { createProtocols } = await import(process.argv[1]);
+      const smb = () => loaded.some((url) => url.includes('/engine/protocols/smb'));
+      const before = smb();
+      const ctx = { signal: new AbortController().signal, deadline: Date.now() + 5000, traceId: 't' };
+      const call = { url: 'smb://127.0.0.1:1/share', body: { operation: 'list' }, credentials: {}, modify: false };
+      await createProtocols().smb(call, ctx).catch(() => {});
+      console.log(JSON.stringify({ before, after: smb() }));
+    `;
+    const index = new URL('../../../engine/protocols/index.ts', import.meta.url).pathname;
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      '--input-type=module',
+      '-e',
+      script,
+      index,
+    ]);
+    expect(JSON.parse(stdout)).toEqual({ before: false, after: true });
+  });
+});
