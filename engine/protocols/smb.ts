@@ -177,10 +177,8 @@ class SmbSession implements FileSession {
     return entries.map((entry) => ({ ...entry, path: joinRemotePath(path, entry.name) }));
   }
 
-  async get(path: string, maxBytes: number): Promise<Uint8Array> {
-    const chunks: Buffer[] = [];
-    await this.#smb.read(smbPath(path), maxBytes, (chunk) => chunks.push(chunk));
-    return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+  get(path: string, maxBytes: number): Promise<Uint8Array> {
+    return this.#smb.read(smbPath(path), maxBytes);
   }
 
   put(path: string, bytes: Uint8Array): Promise<void> {

@@ -594,10 +594,12 @@ export class SmbClient {
   }
 
   /**
-   * Reads a whole file, handing its chunks to `sink` in order; fails before reading anything when the file
-   * is larger than `maxBytes`, and stops at `maxBytes` should it grow while read.
+   * Reads a whole file into one buffer of the size the server gave when it was opened: each answer is
+   * copied to its place as it arrives, so the file is held once (plus the answers in flight). Fails
+   * before reading anything when the file is larger than `maxBytes`; a file that shrinks while read
+   * ends where its data ends.
    */
-  async read(path: string, maxBytes: number, sink: (chunk: Buffer) => void): Promise<number> {
+  async read(path: string, maxBytes: number): Promise<Buffer> {
     const handle = await this.#open(
       path,
       FILE_READ_DATA | FILE_READ_ATTRIBUTES | SYNCHRONIZE,
@@ -608,38 +610,34 @@ export class SmbClient {
       if (handle.size > maxBytes) {
         throw new SmbProtocolError(`the file is larger than the ${maxBytes} byte download limit`);
       }
-      const inFlight: Array<{ length: number; reply: Promise<Buffer> }> = [];
-      let next = 0;
-      let received = 0;
-      let done = false;
+      const file = Buffer.allocUnsafe(handle.size);
+      let end = handle.size;
+      const readInto = async (offset: number, length: number): Promise<void> => {
+        const data = await this.#readAt(handle, offset, length);
+        data.copy(file, offset);
+        if (data.length < length) end = Math.min(end, offset + data.length);
+      };
+      const inFlight: Array<Promise<void>> = [];
       try {
-        for (;;) {
-          while (!done && next < handle.size && inFlight.length < IO_WINDOW) {
-            const size = Math.min(this.#maxRead, handle.size - next);
-            // A request that would wait for credits waits only when one in flight will bring some.
-            if (inFlight.length > 0 && this.#credits < this.#charge(size)) break;
-            const length = inFlight.length > 0 ? size : Math.min(size, this.#affordable());
-            const reply = this.#readAt(handle, next, length);
-            reply.catch(() => {});
-            inFlight.push({ length, reply });
-            next += length;
+        for (let next = 0; next < end; ) {
+          const wanted = Math.min(this.#maxRead, end - next);
+          // With reads in flight, a read the credits do not cover yet waits for their answers' credits.
+          if (inFlight.length >= IO_WINDOW || (inFlight.length > 0 && this.#credits < this.#charge(wanted))) {
+            await inFlight.shift();
+            continue;
           }
-          const first = inFlight.shift();
-          if (first === undefined) return received;
-          const data = await first.reply;
-          if (done) continue;
-          received += data.length;
-          if (received > maxBytes) {
-            throw new SmbProtocolError(`the file is larger than the ${maxBytes} byte download limit`);
-          }
-          if (data.length > 0) sink(data);
-          // The file shrank: what was asked beyond its end is not wanted.
-          if (data.length < first.length) done = true;
+          const length = Math.min(wanted, this.#affordable());
+          const reading = readInto(next, length);
+          reading.catch(() => {});
+          inFlight.push(reading);
+          next += length;
         }
+        for (const reading of inFlight.splice(0)) await reading;
       } finally {
         // Answers still on their way are awaited so the handle closes after them.
-        await Promise.allSettled(inFlight.map((read) => read.reply));
+        await Promise.allSettled(inFlight);
       }
+      return end === file.length ? file : file.subarray(0, end);
     });
   }
 
