@@ -174,7 +174,13 @@ class SmbSession implements FileSession {
 
   async list(path: string): Promise<FileEntry[]> {
     const entries = await this.#smb.list(smbPath(path));
-    return entries.map((entry) => ({ ...entry, path: joinRemotePath(path, entry.name) }));
+    return entries.map(({ name, size, type, modifyTime }) => ({
+      name,
+      path: joinRemotePath(path, name),
+      size,
+      type,
+      modifyTime,
+    }));
   }
 
   get(path: string, maxBytes: number): Promise<Uint8Array> {
@@ -202,7 +208,8 @@ class SmbSession implements FileSession {
 
   async stat(path: string): Promise<FileEntry | null> {
     const entry = await this.#smb.stat(smbPath(path));
-    return entry === null ? null : { ...entry, name: path === '/' ? '/' : remoteBasename(path), path };
+    if (entry === null) return null;
+    return { name: path === '/' ? '/' : remoteBasename(path), path, ...entry };
   }
 
   async close(): Promise<void> {

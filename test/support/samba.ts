@@ -44,6 +44,12 @@ export interface SambaOptions {
   dialect?: 'SMB2_02' | 'SMB2_10' | 'SMB3_00' | 'SMB3_02' | 'SMB3_11';
   /** The server's workgroup (the users' domain); default KGTEST. */
   workgroup?: string;
+  /**
+   * The test user's name (default root) and password (default SAMBA_PASSWORD). Any name but root is
+   * mapped to root (`username map`): smbd needs a Unix account behind each user, and tests make none.
+   */
+  username?: string;
+  password?: string;
 }
 
 export interface TestSamba {
@@ -105,7 +111,10 @@ export async function startSamba(options: SambaOptions = {}): Promise<TestSamba>
   for (const sub of ['private', 'lock', 'state', 'cache', 'pid', 'logs', ...Object.values(shares)]) {
     await mkdir(sub.startsWith('/') ? sub : join(dir, sub), { recursive: true });
   }
+  const username = options.username ?? 'root';
+  const password = options.password ?? SAMBA_PASSWORD;
   const conf = join(dir, 'smb.conf');
+  if (username !== 'root') await writeFile(join(dir, 'users.map'), `root = ${username}\n`);
   await writeFile(
     conf,
     [
@@ -125,6 +134,7 @@ export async function startSamba(options: SambaOptions = {}): Promise<TestSamba>
       `  log file = ${dir}/logs/log.%m`,
       '  log level = 1 auth_audit:3',
       '  disable netbios = yes',
+      ...(username !== 'root' ? [`  username map = ${dir}/users.map`] : []),
       // `SMB2` is SMB2_10 to Samba.
       `  server min protocol = ${options.dialect ?? 'SMB2'}`,
       ...(options.dialect ? [`  server max protocol = ${options.dialect}`] : []),
@@ -140,21 +150,21 @@ export async function startSamba(options: SambaOptions = {}): Promise<TestSamba>
       '[private]',
       `  path = ${shares.private}`,
       '  read only = no',
-      '  valid users = root',
+      `  valid users = root${username !== 'root' ? ` ${username}` : ''}`,
       '',
     ].join('\n'),
   );
   // Not `nobody`: Samba's guest account.
   const other = { username: 'daemon', password: 'other-password' };
-  for (const [user, password] of [
-    ['root', SAMBA_PASSWORD],
+  for (const [user, secret] of [
+    ['root', password],
     [other.username, other.password],
   ] as const) {
     await new Promise<void>((resolve, reject) => {
       const child = execFile(SMBPASSWD, ['-c', conf, '-a', '-s', user], (error) =>
         error ? reject(error) : resolve(),
       );
-      child.stdin?.end(`${password}\n${password}\n`);
+      child.stdin?.end(`${secret}\n${secret}\n`);
     });
   }
   const out = openSync(join(dir, 'smbd.out'), 'w');
@@ -190,8 +200,8 @@ export async function startSamba(options: SambaOptions = {}): Promise<TestSamba>
     port,
     url: `smb://127.0.0.1:${port}`,
     shares,
-    username: 'root',
-    password: SAMBA_PASSWORD,
+    username,
+    password,
     other,
     workgroup,
     async sessionCount() {
@@ -213,4 +223,22 @@ export function useSamba(options: SambaOptions = {}): TestSamba {
     () => startSamba(options),
     (samba) => samba.stop(),
   );
+}
+
+/** What docs/smb.md's examples show: a share `files` at this address, user alice in WORKGROUP. */
+export const DOCS_SMB_ADDRESS = 'smb://127.0.0.1:4445';
+
+/**
+ * The Samba docs/smb.md's examples run against (test/integration/docs/examples.test.ts): its user,
+ * password and workgroup as the page shows them, and the share's files the page reads.
+ */
+export async function startDocsSamba(): Promise<{
+  documented: string;
+  actual: string;
+  stop(): Promise<void>;
+}> {
+  const samba = await startSamba({ username: 'alice', password: 'alice-secret', workgroup: 'WORKGROUP' });
+  await mkdir(join(samba.shares.files, 'reports'));
+  await writeFile(join(samba.shares.files, 'reports/sales.csv'), 'region,amount\nnorth,120\nsouth,80\n');
+  return { documented: DOCS_SMB_ADDRESS, actual: samba.url, stop: () => samba.stop() };
 }

@@ -5,8 +5,9 @@
  * docs/cli.md sets them. What it prints must match the next fenced block, whose info string holds
  * `output`: there `…` stands for any text and whitespace is free (outputs are shown formatted, curl
  * prints them compact). The target's documented address, http://127.0.0.1:8090, is replaced by the one
- * it got. Pages listed in AFTER run again where another page was followed first. The conventions are
- * described in docs/developers/testing.md.
+ * it got; a page that needs a server of its own (PAGE_SERVERS: docs/smb.md's Samba) gets one started for
+ * it, whose documented address is replaced the same way. Pages listed in AFTER run again where another
+ * page was followed first. The conventions are described in docs/developers/testing.md.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExampleTarget } from '../../../examples/target.ts';
 import { startTestApi, TEST_ADMIN_KEY, type TestApi } from '../../support/embedded.ts';
+import { sambaMissing, startDocsSamba } from '../../support/samba.ts';
 
 const REPO = join(import.meta.dirname, '..', '..', '..');
 const PAGES = [
@@ -24,8 +26,21 @@ const PAGES = [
   'docs/state.md',
   'docs/schedules.md',
   'docs/cli.md',
+  'docs/smb.md',
 ];
 const DOCUMENTED_TARGET = 'http://127.0.0.1:8090';
+
+/** A server a page's examples need besides the example target: the address the page shows, and the real one. */
+interface PageServer {
+  documented: string;
+  actual: string;
+  stop(): Promise<void>;
+}
+
+/** Pages that need a server of their own, and why they cannot run here when they cannot. */
+const PAGE_SERVERS: Record<string, { start(): Promise<PageServer>; missing(): string | undefined }> = {
+  'docs/smb.md': { start: startDocsSamba, missing: sambaMissing },
+};
 
 interface Fence {
   info: string;
@@ -87,18 +102,31 @@ function outputPattern(expected: string): RegExp {
 const AFTER: ReadonlyArray<readonly [page: string, earlier: string]> = [['docs/cli.md', 'README.md']];
 
 /** A started server and example target for one suite, and how its examples run against them. */
-function useExampleServer() {
-  const started: { api?: TestApi; target?: Awaited<ReturnType<typeof startExampleTarget>> } = {};
+function useExampleServer(page: string) {
+  const started: {
+    api?: TestApi;
+    target?: Awaited<ReturnType<typeof startExampleTarget>>;
+    extra?: PageServer | undefined;
+  } = {};
   beforeAll(async () => {
-    [started.api, started.target] = await Promise.all([startTestApi(), startExampleTarget(0)]);
+    [started.api, started.target, started.extra] = await Promise.all([
+      startTestApi(),
+      startExampleTarget(0),
+      PAGE_SERVERS[page]?.start(),
+    ]);
   });
   afterAll(async () => {
     await Promise.all([
       started.api?.stop(),
+      started.extra?.stop(),
       new Promise((resolve) => (started.target ? started.target.server.close(resolve) : resolve(undefined))),
     ]);
   });
-  const here = (text: string) => text.replaceAll(DOCUMENTED_TARGET, started.target?.url ?? DOCUMENTED_TARGET);
+  const here = (text: string) => {
+    const extra = started.extra;
+    const local = text.replaceAll(DOCUMENTED_TARGET, started.target?.url ?? DOCUMENTED_TARGET);
+    return extra ? local.replaceAll(extra.documented, extra.actual) : local;
+  };
   /** Runs an example's script as the page's reader would, and resolves with what it printed. */
   return async (example: Example): Promise<{ printed: string; expected: RegExp }> => {
     const api = started.api as TestApi;
@@ -119,7 +147,11 @@ function useExampleServer() {
 
 describe.each(PAGES)('the runnable examples of %s', (page) => {
   const list = examples(page);
-  const run = useExampleServer();
+  if (PAGE_SERVERS[page]?.missing()) {
+    it.skip(`needs ${PAGE_SERVERS[page]?.missing()}`, () => {});
+    return;
+  }
+  const run = useExampleServer(page);
 
   it('has examples', () => {
     expect(list.length).toBeGreaterThan(3);
@@ -135,7 +167,7 @@ describe.each(PAGES)('the runnable examples of %s', (page) => {
 });
 
 describe.each(AFTER)('the runnable examples of %s, on the server where %s was followed', (page, earlier) => {
-  const run = useExampleServer();
+  const run = useExampleServer(page);
 
   beforeAll(async () => {
     for (const example of examples(earlier)) await run(example);
