@@ -286,6 +286,20 @@ describe.skipIf(skip)('SMB steps', () => {
       expect(inUrl?.message).not.toContain(wrong);
     });
 
+    it('never shares a connection between credentials: steps at once each log on as their own user', async () => {
+      const other = { username: samba.other.username, password: samba.other.password };
+      const [mine, theirs] = await Promise.allSettled([
+        run({ operation: 'get', path: '/secret.txt' }),
+        run({ operation: 'get', path: '/secret.txt' }, { credentials: other }),
+      ]);
+      expect(mine.status === 'fulfilled' && mine.value).toMatchObject({ content: 'for root only' });
+      expect(theirs.status === 'rejected' && String(theirs.reason)).toContain('STATUS_ACCESS_DENIED');
+      const users = (await samba.authLog())
+        .slice(-2)
+        .map((line) => /user \[[^\]]*\]\\\[([^\]]+)\]/.exec(line)?.[1]);
+      expect(users.sort()).toEqual(['daemon', 'root']);
+    });
+
     it('refuses a step without a username before connecting', async () => {
       const error = await failure(run({ operation: 'list' }, { credentials: {} }));
       expect(error?.message).toMatch(/^SMB needs a username/);

@@ -91,6 +91,33 @@ describe.skipIf(skip)('SMB steps and the security rules', () => {
       expect(await logons()).toBe(before);
     });
 
+    it("come from the system's connection URL when the system has no base URL", async () => {
+      const password = encodeURIComponent(samba.password);
+      const connection = {
+        id: 'share',
+        credentials: { url: `smb://URLDOM;${samba.username}:${password}@127.0.0.1:${samba.port}/files` },
+      } as ResolvedSystem;
+      const result = await engine.run(
+        {
+          steps: [
+            {
+              id: 's',
+              config: {
+                systemId: 'share',
+                url: '<<share_url>>',
+                body: { operation: 'get', path: 'keep.txt' },
+              },
+            },
+          ],
+        },
+        { systems: [connection] },
+      );
+      expect(result.status, errorOf(result)).toBe('success');
+      expect(result.data).toMatchObject({ content: 'keep me' });
+      expect((await samba.authLog()).at(-1)).toContain('user [URLDOM]\\[root]');
+      expect(JSON.stringify(result)).not.toContain(password);
+    });
+
     it('are scrubbed from what a step returns and from its errors', async () => {
       const result = await engine.run(
         {
