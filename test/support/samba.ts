@@ -182,7 +182,11 @@ export async function startSamba(options: SambaOptions = {}): Promise<TestSamba>
       // Already gone.
     }
   };
+  // A test process that dies without stopping it must not leave smbd behind.
+  const killOnExit = () => kill('SIGKILL');
+  process.once('exit', killOnExit);
   const stop = async (): Promise<void> => {
+    process.off('exit', killOnExit);
     kill('SIGTERM');
     const timer = setTimeout(() => kill('SIGKILL'), 5_000);
     await stopped;

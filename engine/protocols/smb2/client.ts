@@ -180,7 +180,14 @@ export class SmbClient {
   private constructor(socket: Socket, idleTimeoutMs: number) {
     this.#socket = socket;
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.#receive(chunk));
+    socket.on('data', (chunk: Buffer) => {
+      // Whatever a server sends fails this connection, never the process.
+      try {
+        this.#receive(chunk);
+      } catch (error) {
+        this.#fatal(`the server sent a malformed message (${(error as Error).message})`);
+      }
+    });
     socket.on('error', (error) => this.#fail(error));
     socket.on('close', () => this.#fail(new SmbProtocolError('the server closed the connection')));
     socket.setTimeout(idleTimeoutMs, () => {
@@ -656,7 +663,8 @@ export class SmbClient {
     const reply = await this.#send(COMMAND.READ, body, { payload: length, accept: [STATUS.END_OF_FILE] });
     if (reply.status === STATUS.END_OF_FILE) return Buffer.alloc(0);
     const dataOffset = reply.body.readUInt8(2) - 64;
-    return reply.body.subarray(dataOffset, dataOffset + reply.body.readUInt32LE(4));
+    // Never more than was asked: a longer answer must not write past this read's part of the file.
+    return reply.body.subarray(dataOffset, dataOffset + Math.min(length, reply.body.readUInt32LE(4)));
   }
 
   /** Creates or replaces a file with `bytes`. */

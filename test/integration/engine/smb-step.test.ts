@@ -354,6 +354,22 @@ describe.skipIf(skip)('SMB steps', () => {
       );
     });
 
+    it('fails a server that does not speak SMB (an HTTP port) without hanging', async () => {
+      const http: Server = createServer((socket) => {
+        socket.once('data', () => socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n'));
+      });
+      await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+      const port = (http.address() as { port: number }).port;
+      try {
+        const error = await failure(run({ operation: 'list' }, { url: `smb://127.0.0.1:${port}/files` }));
+        expect(error?.message).toBe(
+          `SMB connect to //127.0.0.1:${port}/files failed: the server sent something that is not SMB2 over TCP`,
+        );
+      } finally {
+        await new Promise((resolve) => http.close(resolve));
+      }
+    });
+
     it('fails a URL without a share before connecting', async () => {
       await expect(run({ operation: 'list' }, { url: samba.url })).rejects.toThrow(
         'Invalid SMB URL: it names no share (smb://host/share/path)',
