@@ -134,6 +134,8 @@ export async function startSamba(options: SambaOptions = {}): Promise<TestSamba>
       `  log file = ${dir}/logs/log.%m`,
       '  log level = 1 auth_audit:3',
       '  disable netbios = yes',
+      // An unknown user gets a guest session, as on many NAS boxes: the client must refuse it.
+      '  map to guest = bad user',
       ...(username !== 'root' ? [`  username map = ${dir}/users.map`] : []),
       // `SMB2` is SMB2_10 to Samba.
       `  server min protocol = ${options.dialect ?? 'SMB2'}`,

@@ -300,6 +300,16 @@ describe.skipIf(skip)('SMB steps', () => {
       expect(users.sort()).toEqual(['daemon', 'root']);
     });
 
+    it('refuses the guest session a server gives a user it does not know', async () => {
+      const error = await failure(
+        run({ operation: 'list' }, { credentials: { username: 'nosuchuser', password: 'whatever' } }),
+      );
+      expect(error?.message).toBe(
+        `SMB connect to //127.0.0.1:${samba.port}/files failed: the server logged the user on as a guest ` +
+          '(it does not know the user name), so nothing it sends can be checked',
+      );
+    });
+
     it('refuses a step without a username before connecting', async () => {
       const error = await failure(run({ operation: 'list' }, { credentials: {} }));
       expect(error?.message).toMatch(/^SMB needs a username/);
