@@ -59,6 +59,7 @@ const WELL_KNOWN_PORTS: Record<number, TargetProtocol> = {
   22: 'sftp',
   80: 'http',
   443: 'https',
+  445: 'smb',
   990: 'ftps',
   3306: 'mysql',
   5432: 'postgres',

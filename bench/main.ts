@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- name…]`: prints one JSON line per figure on stdout (progress on stderr).
  * Names: store, sandbox, engine, api, dispatch, list-runs, operator (needs KUBEBUILDER_ASSETS), gateway, soak, ui,
- * redis (needs redis-server), mysql (needs mariadbd).
+ * redis (needs redis-server), mysql (needs mariadbd), smb (needs smbd and root).
  * Without
  * names, all run but the opt-in ones: real-node (root and the real node's caches, test/support/kube-node/prepare.sh).
  * Figures, never pass/fail.
@@ -16,6 +16,7 @@ import { benchOperator } from './operator.ts';
 import { benchRealNode } from './real-node.ts';
 import { benchRedis } from './redis.ts';
 import { benchSandbox } from './sandbox.ts';
+import { benchSmb } from './smb.ts';
 import { benchSoak } from './soak.ts';
 import { benchStore } from './store.ts';
 import { benchUi } from './ui.ts';
@@ -29,6 +30,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   'list-runs': benchListRuns,
   operator: benchOperator,
   gateway: benchGateway,
+  smb: benchSmb,
   soak: benchSoak,
   ui: benchUi,
   redis: benchRedis,

@@ -5,7 +5,7 @@
  */
 
 /** What runs a step: HTTP(S), or a protocol that connects to a server and answers JSON. */
-export type StepProtocol = 'http' | 'postgres' | 'ftp' | 'sftp' | 'redis' | 'mysql';
+export type StepProtocol = 'http' | 'postgres' | 'ftp' | 'sftp' | 'redis' | 'mysql' | 'smb';
 /** Every protocol but HTTP: each is a module of engine/protocols/ loaded on its first step. */
 export type ConnectionProtocol = Exclude<StepProtocol, 'http'>;
 
@@ -28,6 +28,7 @@ export const STEP_SCHEMES: Readonly<Record<string, StepScheme>> = {
   'rediss:': { protocol: 'redis', defaultPort: 6379 },
   'mysql:': { protocol: 'mysql', defaultPort: 3306 },
   'mariadb:': { protocol: 'mysql', defaultPort: 3306 },
+  'smb:': { protocol: 'smb', defaultPort: 445 },
 };
 
 /**

@@ -245,7 +245,18 @@ export const Gateway = z
       .array(
         z.object({
           name: z.string().describe('Target name, what a private system names in gateway.target.'),
-          protocol: z.enum(['http', 'https', 'postgres', 'ftp', 'ftps', 'sftp', 'redis', 'mysql', 'tcp']),
+          protocol: z.enum([
+            'http',
+            'https',
+            'postgres',
+            'ftp',
+            'ftps',
+            'sftp',
+            'redis',
+            'mysql',
+            'smb',
+            'tcp',
+          ]),
         }),
       )
       .describe("The agent's configured targets."),

@@ -81,11 +81,16 @@ export type ApiKeyPlacement = z.infer<typeof ApiKeyPlacement>;
 export const BasicCredentials = z.looseObject({ username: secret, password: z.string() });
 export const BearerCredentials = z.looseObject({ bearerToken: secret });
 export const BotTokenCredentials = z.looseObject({ botToken: secret });
-/** `postgresql://`, `mysql://`, `mariadb://`, `mssql://`, `redis(s)://`, `mongodb(+srv)://` URLs, or `sftp://host:port` with username/password. */
+/**
+ * `postgresql://`, `mysql://`, `mariadb://`, `mssql://`, `redis(s)://`, `mongodb(+srv)://` URLs, or
+ * `sftp://host:port` with username/password, or `smb://host/share` with username/password and the user's
+ * `domain`.
+ */
 export const DataStoreCredentials = z.looseObject({
   url: z.string().optional(),
   username: z.string().optional(),
   password: z.string().optional(),
+  domain: z.string().optional(),
   privateKey: z.string().optional(),
   passphrase: z.string().optional(),
 });

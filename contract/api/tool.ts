@@ -199,7 +199,8 @@ export const RequestStepConfig = z
       .optional()
       .describe(
         'Request body: any content for HTTP; {query, params} for Postgres ($1, $2, …) and MySQL/MariaDB (?), ' +
-          'no templates in the SQL text; an operation object or list for FTP/SFTP; ' +
+          'no templates in the SQL text; an operation object or list for FTP/SFTP/SMB ' +
+          '({operation: list|get|put|delete|rename|mkdir|exists|stat, path, content}); ' +
           'for Redis one command {"command": "HGETALL", "args": ["user:<<id>>"]} or a pipeline ' +
           '{"commands": [["GET", "a"], ["INCR", "b"]], "transaction": false} (true: MULTI/EXEC), every argument ' +
           'one array element, binary as {"$base64": "…"} (templates fill elements only, never a body given as text).',
@@ -251,7 +252,8 @@ export const ToolStep = z
       .boolean()
       .default(false)
       .describe(
-        'Whether the step changes data on its system (false: Postgres and MySQL run READ ONLY, retries allowed).',
+        'Whether the step changes data on its system (false: Postgres and MySQL run READ ONLY, Redis runs only ' +
+          'read-only commands, SMB allows only list, get, exists and stat; retries allowed).',
       ),
     dataSelector: z
       .string()

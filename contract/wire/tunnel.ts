@@ -68,6 +68,7 @@ export const TargetProtocol = z.enum([
   'sftp',
   'redis',
   'mysql',
+  'smb',
   'tcp',
 ]);
 export type TargetProtocol = z.infer<typeof TargetProtocol>;

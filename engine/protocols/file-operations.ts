@@ -1,5 +1,5 @@
 /**
- * What FTP, FTPS and SFTP steps share: the operation body, the URL and path rules, the result shapes,
+ * What FTP, FTPS, SFTP and SMB steps share: the operation body, the URL and path rules, the result shapes,
  * content decoding for `get`, and the driver that runs a list of operations on one connection within
  * the run's deadline and AbortSignal. The protocol modules only supply a `FileSession`.
  */
@@ -28,6 +28,11 @@ export interface FileStepRequest {
   egress?: EgressGuard | undefined;
   /** The system is behind a gateway: the connections go through its tunnel instead (SFTP, FTP). */
   gateway?: GatewayDial | undefined;
+  /**
+   * The step has modify: false: operations that change files are refused before connecting. SMB passes
+   * it; FTP and SFTP steps do not (yet), so there modify does not restrict the operations.
+   */
+  readOnly?: boolean | undefined;
 }
 
 export const DEFAULT_MAX_DOWNLOAD_BYTES = 100 * 1024 * 1024;
@@ -132,7 +137,7 @@ export function parseOperations(body: unknown, label: string): ParsedOperations 
 // URL and paths
 
 export interface FileTarget {
-  scheme: 'ftp' | 'ftps' | 'sftp';
+  scheme: 'ftp' | 'ftps' | 'sftp' | 'smb';
   /** Host without IPv6 brackets. */
   host: string;
   port: number | undefined;
@@ -152,7 +157,7 @@ export function parseFileTarget(url: string, label: string): FileTarget {
     throw new FileStepError(`Invalid ${label} URL`);
   }
   const scheme = parsed.protocol.slice(0, -1);
-  if (scheme !== 'ftp' && scheme !== 'ftps' && scheme !== 'sftp') {
+  if (scheme !== 'ftp' && scheme !== 'ftps' && scheme !== 'sftp' && scheme !== 'smb') {
     throw new FileStepError(`Invalid ${label} URL: unsupported scheme '${scheme}'`);
   }
   const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -370,6 +375,11 @@ export interface FileProtocol {
   ): FileSession;
   /** host:port as shown in messages. */
   endpoint(target: FileTarget): string;
+  /**
+   * The directory relative paths resolve under, when it is not the URL's path (SMB: the path after the
+   * share, '/' for the share's root).
+   */
+  basePath?(target: FileTarget): string;
 }
 
 export interface Bounds {
@@ -496,11 +506,13 @@ function secretsOf(
   url: string,
 ): string[] {
   const values = [credentials.password, credentials.passphrase, credentials.privateKey, target?.password];
-  try {
-    const raw = new URL(url).password;
-    values.push(raw);
-  } catch {
-    // An unparseable URL never reaches a message.
+  for (const text of [url, credentials.url]) {
+    try {
+      const raw = text === undefined ? '' : new URL(text).password;
+      values.push(raw, decodeUserinfo(raw));
+    } catch {
+      // An unparseable URL never reaches a message.
+    }
   }
   return values.filter((value): value is string => typeof value === 'string' && value.length >= 3);
 }
@@ -517,6 +529,24 @@ function rethrowScrubbed(error: unknown, secrets: string[]): never {
   throw scrubbed;
 }
 
+/** Operations that change files: refused when the step may not modify (FileStepRequest.readOnly). */
+const WRITE_OPERATIONS: ReadonlySet<FileOperation['operation']> = new Set([
+  'put',
+  'delete',
+  'rename',
+  'mkdir',
+]);
+
+function refuseWrites(operations: FileOperation[], single: boolean, label: string): void {
+  const index = operations.findIndex((op) => WRITE_OPERATIONS.has(op.operation));
+  const op = operations[index];
+  if (op === undefined) return;
+  throw new FileStepError(
+    `${label} ${single ? '' : `body[${index}] `}${op.operation} refused: the step has modify: false, which ` +
+      'allows only list, get, exists and stat; set modify: true on the step to put, delete, rename or mkdir',
+  );
+}
+
 /** Time a polite close may take before the connection is simply dropped. */
 const CLOSE_GRACE_MS = 2_000;
 
@@ -530,9 +560,10 @@ export async function runFileStep(req: FileStepRequest, protocol: FileProtocol):
     }
     const label = protocol.label(target);
     const { operations, single } = parseOperations(req.body, label);
+    if (req.readOnly) refuseWrites(operations, single, label);
     const bounds: Bounds = { signal: req.signal, deadline: req.deadline };
     const maxBytes = req.maxDownloadBytes ?? DEFAULT_MAX_DOWNLOAD_BYTES;
-    const { basePath } = target;
+    const basePath = protocol.basePath?.(target) ?? target.basePath;
     const egress = req.egress ?? new EgressGuard(PERMISSIVE_EGRESS);
     const session = protocol.createSession(target, req.credentials, bounds, egress, req.gateway);
     let dropped = false;
@@ -548,7 +579,7 @@ export async function runFileStep(req: FileStepRequest, protocol: FileProtocol):
       });
       const results: JsonValue[] = [];
       for (const [index, op] of operations.entries()) {
-        const what = `${label} ${single ? '' : `body[${index}] `}${describeOperation(op, target.basePath)}`;
+        const what = `${label} ${single ? '' : `body[${index}] `}${describeOperation(op, basePath)}`;
         const result = await withinBounds(
           () => runOperation(session, op, basePath, maxBytes),
           bounds,

@@ -50,6 +50,7 @@ const CONNECTION_MODULES: { [P in ConnectionProtocol]: () => Promise<ConnectionM
       step: module.executeMysqlStep,
       closePools: module.closeMysqlPools,
     })),
+  smb: () => import('./smb.ts').then((module) => ({ step: module.executeSmbStep })),
 };
 
 /** The modules loaded in this process so far (contract/step-protocols.ts lists the protocols). */
@@ -108,5 +109,6 @@ export function createProtocols(options: ProtocolOptions = {}): Protocols {
     sftp: connectionStep('sftp'),
     redis: connectionStep('redis'),
     mysql: connectionStep('mysql'),
+    smb: connectionStep('smb'),
   };
 }

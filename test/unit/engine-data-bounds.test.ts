@@ -26,6 +26,7 @@ async function run(
     sftp: async () => null,
     redis: async () => null,
     mysql: async () => null,
+    smb: async () => null,
   };
   const result = await runTool(
     { evaluate: unsafeTestEvaluate, protocols, limits },

@@ -28,6 +28,7 @@ function protocols(http: HttpHandler) {
     sftp: async (call: ConnectionCall) => ({ sftp: call.url }),
     redis: async (call: ConnectionCall) => ({ redis: call.url }),
     mysql: async (call: ConnectionCall) => ({ mysql: call.url }),
+    smb: async (call: ConnectionCall) => ({ smb: call.url }),
   };
   return { table, calls };
 }

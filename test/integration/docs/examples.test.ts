@@ -6,7 +6,7 @@
  * `output`: there `…` stands for any text and whitespace is free (outputs are shown formatted, curl
  * prints them compact). The target's documented address, http://127.0.0.1:8090, is replaced by the one
  * it got, and so are the documented addresses of the data servers some pages call (PAGE_SERVERS: Redis,
- * the run's MariaDB with the database and user the page names, the GraphQL server). Pages listed in AFTER run again where
+ * the run's MariaDB with the database and user the page names, the GraphQL server, docs/smb.md's Samba). Pages listed in AFTER run again where
  * another page was followed first. The conventions are described in docs/developers/testing.md.
  */
 import { execFile } from 'node:child_process';
@@ -19,6 +19,7 @@ import { startTestApi, TEST_ADMIN_KEY, type TestApi } from '../../support/embedd
 import { startGraphqlServer } from '../../support/graphql-server.ts';
 import { createMariaDbDatabase, dropMariaDbDatabase, providedMariaDb } from '../../support/mariadb.ts';
 import { REDIS_PASSWORD, redisServerMissing, startRedisServer } from '../../support/redis-server.ts';
+import { sambaMissing, startDocsSamba } from '../../support/samba.ts';
 
 const REPO = join(import.meta.dirname, '..', '..', '..');
 const PAGES = [
@@ -31,6 +32,7 @@ const PAGES = [
   'docs/redis.md',
   'docs/mysql.md',
   'docs/graphql.md',
+  'docs/smb.md',
 ];
 const DOCUMENTED_TARGET = 'http://127.0.0.1:8090';
 /** docs/redis.md's server, replaced by a started one's address and password. */
@@ -148,6 +150,16 @@ const PAGE_SERVERS: Record<string, { missing(): string | undefined; start(): Pro
       return {
         substitute: (text) => text.replaceAll(DOCUMENTED_GRAPHQL, graphql.url),
         stop: () => graphql.stop(),
+      };
+    },
+  },
+  'docs/smb.md': {
+    missing: sambaMissing,
+    async start() {
+      const samba = await startDocsSamba();
+      return {
+        substitute: (text) => text.replaceAll(samba.documented, samba.actual),
+        stop: () => samba.stop(),
       };
     },
   },

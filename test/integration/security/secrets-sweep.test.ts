@@ -14,6 +14,7 @@ import {
   type TestDatabase,
   type TestRole,
 } from '../../support/postgres.ts';
+import { sambaMissing, startSamba, type TestSamba } from '../../support/samba.ts';
 import { type Exposed, findSecrets, type Secret, summarise } from '../../support/secret-scan.ts';
 import { generateTestKeyPair, type SftpTestServer, startSftpServer } from '../../support/sftp-server.ts';
 
@@ -40,6 +41,8 @@ const S = {
   sftpPassword: 'sftp-Sw"eep Pa\\ss!-0e1f',
   sftpPassphrase: 'sftp-Passphrase"!-2a3b',
   sftpWrongPassword: 'sftp-Wrong-Pw-4c5d',
+  smbPassword: 'smb-Sw"eep Pa\\ss!-7e8f',
+  smbWrongPassword: 'smb-Wrong-Pw-9a0b',
   rtStoredApiKey: 'swRtStored-6c7d',
   rtSyncApiKey: "rtSyncKey'(x)-6e7f",
   rtSyncLoose: 'rtSyncLoose~!-8a9b',
@@ -63,6 +66,8 @@ let elsewhere: HttpTarget;
 let receiver: HttpTarget;
 let ftp: FtpTestServer;
 let sftp: SftpTestServer;
+/** Without smbd (not under CI, where it must be there) the sweep leaves SMB out. */
+let samba: TestSamba | undefined;
 let database: TestDatabase;
 let role: TestRole;
 let server: SweptServer;
@@ -227,6 +232,7 @@ async function startDataServers(): Promise<void> {
     loginFailureMessage: (given) => `Login incorrect: '${given}' is not the password`,
   });
   sftp = await startSftpServer({ password: S.sftpPassword, publicKey: sftpKey.publicKey });
+  if (!sambaMissing()) samba = await startSamba({ password: S.smbPassword });
 }
 
 // --- systems, tools and runs ---
@@ -309,6 +315,22 @@ function systems() {
       authType: 'dataStore',
       credentials: { username: sftp.username, password: S.sftpWrongPassword },
     },
+    ...(samba
+      ? [
+          {
+            id: 'sw-smb',
+            url: `${samba.url}/files`,
+            authType: 'dataStore',
+            credentials: { username: samba.username, password: S.smbPassword, domain: samba.workgroup },
+          },
+          {
+            id: 'sw-smb-wrong',
+            url: `${samba.url}/files`,
+            authType: 'dataStore',
+            credentials: { username: samba.username, password: S.smbWrongPassword },
+          },
+        ]
+      : []),
   ]);
 }
 
@@ -466,6 +488,27 @@ function tools() {
           files('/', { operation: 'list', path: '/missing-<<sw-sftp-key_passphrase>>' }),
         ),
         step('sftpWrongPassword', 'sw-sftp-wrong', files('/', { operation: 'list', path: '/' })),
+        ...(samba
+          ? [
+              {
+                ...step(
+                  'smbRoundTrip',
+                  'sw-smb',
+                  files('/', [
+                    { operation: 'put', path: '/echo.txt', content: 'password=<<sw-smb_password>>' },
+                    { operation: 'get', path: '/echo.txt' },
+                  ]),
+                ),
+                modify: true,
+              },
+              step(
+                'smbMissing',
+                'sw-smb',
+                files('/', { operation: 'get', path: '/nope/<<sw-smb_password>>.txt' }),
+              ),
+              step('smbWrongPassword', 'sw-smb-wrong', files('/', { operation: 'list', path: '/' })),
+            ]
+          : []),
         copyCredentials,
       ],
       outputTransform: writeFiles,
@@ -690,7 +733,14 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const res of held) res.destroy();
   await server?.stop().catch(() => {});
-  await Promise.all([target?.stop(), elsewhere?.stop(), receiver?.stop(), ftp?.stop(), sftp?.stop()]);
+  await Promise.all([
+    target?.stop(),
+    elsewhere?.stop(),
+    receiver?.stop(),
+    ftp?.stop(),
+    sftp?.stop(),
+    samba?.stop(),
+  ]);
   await database?.drop();
   await role?.drop();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
@@ -744,13 +794,19 @@ describe('the sweep exercised what it claims', () => {
     expect(stepError('files sync', 'sftpMissing')).toMatch(/SFTP get .* failed/);
     expect(stepError('files sync', 'sftpKeyMissing')).toMatch(/SFTP list .* failed/);
     expect(stepError('files sync', 'sftpWrongPassword')).toMatch(/authentication/i);
+    if (samba) {
+      expect(stepError('files sync', 'smbMissing')).toMatch(/SMB get .* failed/);
+      expect(stepError('files sync', 'smbWrongPassword')).toMatch(/STATUS_LOGON_FAILURE/);
+    }
     for (const label of ['pg sync', 'files sync']) {
       const ok = runs
         .get(label)
         ?.stepResults?.filter((s) => s.success)
         .map((s) => s.stepId);
       expect(ok).toEqual(
-        label === 'pg sync' ? ['pgOk', 'creds'] : ['ftpRoundTrip', 'sftpRoundTrip', 'creds'],
+        label === 'pg sync'
+          ? ['pgOk', 'creds']
+          : ['ftpRoundTrip', 'sftpRoundTrip', ...(samba ? ['smbRoundTrip'] : []), 'creds'],
       );
     }
     expect(runs.get('timed out')).toMatchObject({
