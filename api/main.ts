@@ -106,6 +106,7 @@ export async function main(_args: string[]): Promise<void> {
     stateLimits: settings.toolState,
     bodyLimitBytes: settings.bodyLimitBytes,
     logLevel: settings.logLevel,
+    requestLog: settings.requestLog,
     dashboardDir: settings.uiDir,
     log,
     documentation: { egress: settings.egress, limits: settings.documentation },

@@ -20,6 +20,7 @@ import {
 } from '../contract/api/errors.ts';
 import { openApiDocument } from '../contract/api/openapi.ts';
 import { OPENAPI_ROUTE } from '../contract/api/routes.ts';
+import type { LogFields } from '../contract/log.ts';
 import { type Dashboard, installDashboard } from './dashboard.ts';
 
 export interface ServerOptions {
@@ -33,6 +34,8 @@ export interface ServerOptions {
   ready: () => boolean;
   /** The built dashboard to serve at `/` (api/dashboard.ts); without it the server has no pages. */
   dashboardDir?: string;
+  /** Where each answered request is logged (KUBEGLUE_REQUEST_LOG); unset: requests are not logged. */
+  requestLog?: ((line: string, fields: LogFields) => void) | undefined;
 }
 
 const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -188,7 +191,8 @@ export function buildBaseServer(options: BaseServerOptions): { app: FastifyInsta
         ? { redact: options.redactHeaders.map((name) => `req.headers.${name}`) }
         : {}),
     },
-    // One line per request would dominate the log (and the CPU) at a thousand runs per second.
+    // Fastify's own two lines per request (incoming, completed) are off: buildServer writes one in the
+    // role's log shape when KUBEGLUE_REQUEST_LOG is on, and the internal port of runner Pods logs none.
     logController: new LogController({ disableRequestLogging: true }),
     // Fastify's own 503 while closing has another body shape; the onRequest hooks answer instead.
     return503OnClosing: false,
@@ -245,6 +249,23 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     page: (request, reply) => dashboard?.page(request, reply) ?? false,
   });
   app.decorateRequest('traceId', '');
+  const requestLog = options.requestLog;
+  if (requestLog) {
+    // The route's pattern, never the URL: a path parameter or a query string (a webhook's ?token=) may be
+    // a secret. A request no route matched (a page of the dashboard, a typo) shows its path alone.
+    app.addHook('onResponse', async (request, reply) => {
+      const route = request.routeOptions.url ?? request.url.split('?')[0] ?? '';
+      const ms = Math.round(reply.elapsedTime);
+      const status = reply.statusCode;
+      requestLog(`${request.method} ${route} ${status} ${ms} ms`, {
+        method: request.method,
+        route,
+        status,
+        ms,
+        traceId: request.traceId,
+      });
+    });
+  }
   app.addHook('onRequest', async (request, reply) => {
     const given = request.headers['x-trace-id'];
     request.traceId =

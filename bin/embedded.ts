@@ -8,6 +8,7 @@ import type { Auth } from '../api/auth.ts';
 import { startGateways } from '../api/gateway/index.ts';
 import { loadTls } from '../api/tls.ts';
 import { type EmbeddedSettings, poolSettings } from '../config/config.ts';
+import type { LogFields } from '../contract/log.ts';
 import { WorkerPool } from '../engine/worker/pool.ts';
 import { createEmbeddedKubeglueResources } from '../kube/resources/index.ts';
 import { EmbeddedSecretStore } from '../kube/secrets/embedded.ts';
@@ -64,7 +65,7 @@ async function freePort(host: string): Promise<number> {
  */
 export async function startEmbedded(
   config: EmbeddedSettings,
-  log: (line: string) => void,
+  log: (line: string, fields?: LogFields) => void,
   /** Tests: the schedules' clock, moved by hand. */
   options: { scheduleClock?: ScheduleClock } = {},
 ): Promise<EmbeddedApp> {
@@ -147,6 +148,7 @@ export async function startEmbedded(
     executor,
     bodyLimitBytes: config.bodyLimitBytes,
     logLevel: config.logLevel,
+    requestLog: config.requestLog,
     dashboardDir: config.uiDir,
     log,
     documentation: { egress: config.egress, limits: config.documentation },
