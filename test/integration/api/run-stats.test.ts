@@ -120,9 +120,7 @@ describe.each<DriverName>(['sqlite', 'pg'])('GET /v1/stats/runs on %s', (driver)
     expect(answer.tools.map((tool) => tool.toolId)).toEqual(['beta']);
     expect(answer.queue).toEqual({
       waiting: 1,
-      runs: [
-        { runId: 'stranded', toolId: 'beta', requestSource: 'api', acceptedAt: at('08:00:00.000') },
-      ],
+      runs: [{ runId: 'stranded', toolId: 'beta', requestSource: 'api', acceptedAt: at('08:00:00.000') }],
     });
   });
 
