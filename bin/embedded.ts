@@ -163,7 +163,11 @@ export async function startEmbedded(
   });
   const pool = new WorkerPool({ ...poolSettings(config), gatewayRelay: gateways.relay.address, log });
   log(`starting 1 engine worker (up to ${pool.size} under load)`);
-  await pool.start();
+  // The worker boots (its own process, another core) while the API and the operator loops are built; a run
+  // that comes before it is ready waits for it. Awaited before listening: a worker that cannot start
+  // stops the start.
+  const poolStarted = pool.start();
+  poolStarted.catch(() => {});
 
   const port = config.port === 0 ? await freePort(config.host) : config.port;
   const url = `${tls ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
@@ -246,6 +250,7 @@ export async function startEmbedded(
     log,
   });
 
+  await poolStarted;
   await api.app.listen({ host: config.host, port });
   api.setReady(true);
 
