@@ -39,6 +39,8 @@ export interface ServerOptions {
 }
 
 const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Characters of a path no route matched that its request log line shows. */
+const UNMATCHED_PATH_LOGGED = 200;
 
 /**
  * How deep a JSON request body may nest. JSON.parse copes with any depth, but every recursive walk after it
@@ -252,9 +254,10 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   const requestLog = options.requestLog;
   if (requestLog) {
     // The route's pattern, never the URL: a path parameter or a query string (a webhook's ?token=) may be
-    // a secret. A request no route matched (a page of the dashboard, a typo) shows its path alone.
+    // a secret. A request no route matched (a page of the dashboard, a typo) shows its path alone, cut.
     app.addHook('onResponse', async (request, reply) => {
-      const route = request.routeOptions.url ?? request.url.split('?')[0] ?? '';
+      const route =
+        request.routeOptions.url ?? (request.url.split('?')[0] ?? '').slice(0, UNMATCHED_PATH_LOGGED);
       const ms = Math.round(reply.elapsedTime);
       const status = reply.statusCode;
       requestLog(`${request.method} ${route} ${status} ${ms} ms`, {
