@@ -9,6 +9,7 @@
 import type { FastifyInstance } from 'fastify';
 import { type DocumentationLimits, defaultSettings } from '../config/config.ts';
 import type { Tool } from '../contract/api/tool.ts';
+import type { LogFields } from '../contract/log.ts';
 import type { ToolResource, ToolScheduleResource } from '../contract/resources/kinds.ts';
 import type { EgressPolicy } from '../engine/protocols/egress-policy.ts';
 import type { WorkerPool } from '../engine/worker/pool.ts';
@@ -69,9 +70,14 @@ export interface ApiDeps {
   executor: string;
   bodyLimitBytes: number;
   logLevel: string;
+  /**
+   * KUBEGLUE_REQUEST_LOG: a log line per request and per run end, unless logLevel is above info (a
+   * benchmark's `warn` keeps them out of its measurement).
+   */
+  requestLog?: boolean;
   /** The /v1 port speaks HTTPS with this certificate chain and key. */
   tls?: { cert: Buffer; key: Buffer } | undefined;
-  log: (line: string) => void;
+  log: (line: string, fields?: LogFields) => void;
   /**
    * How live run events reach the other API replicas (the store's LISTEN/NOTIFY in the Kubernetes role);
    * without it a stream sees the runs of this process only (the embedded deployment is one process).
@@ -101,6 +107,9 @@ export interface ApiDeps {
    */
   metricsRoute?: boolean;
 }
+
+/** The log levels (KUBEGLUE_LOG_LEVEL) that let info lines through. */
+const INFO_OR_FINER = new Set(['info', 'debug', 'trace']);
 
 /** The /v1 API of one process: routes, auth, metrics and the services behind them. */
 export interface Api {
@@ -175,13 +184,35 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     runningRuns: (list) => store.scheduleTicks.runningRunsOf(list),
     limits: deps.scheduleLimits ?? defaultSettings('api').schedules,
   });
-  const events = new RunEventHub({ ...(deps.eventBus ? { bus: deps.eventBus } : {}), log });
+  const activityLog = deps.requestLog === true && INFO_OR_FINER.has(deps.logLevel);
+  const events = new RunEventHub({
+    ...(deps.eventBus ? { bus: deps.eventBus } : {}),
+    log,
+    ...(activityLog
+      ? {
+          onRunFinished: (ref, end) => {
+            const ms = end.durationMs;
+            log(
+              `run ${ref.runId} of tool ${ref.toolId}: ${end.status}${ms !== undefined ? ` in ${ms} ms` : ''}`,
+              {
+                runId: ref.runId,
+                toolId: ref.toolId,
+                status: end.status,
+                ms,
+                traceId: ref.traceId,
+              },
+            );
+          },
+        }
+      : {}),
+  });
   await events.start();
 
   let ready = false;
   const app = buildServer({
     bodyLimitBytes: deps.bodyLimitBytes,
     logLevel: deps.logLevel,
+    requestLog: activityLog ? log : undefined,
     tls: deps.tls,
     ready: () => ready,
     dashboardDir: deps.dashboardDir ?? defaultDashboardDir(),
@@ -213,6 +244,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     validateTool,
     ...(oauth ? { accessToken: (id, mode, rejected) => oauth.accessToken(id, mode, rejected) } : {}),
     stateLimits,
+    log,
   });
   const toolState = new ToolStateService({ store, tools, systems, limits: stateLimits });
 

@@ -108,6 +108,7 @@ export async function main(_args: string[]): Promise<void> {
     scheduleLimits: settings.schedules,
     bodyLimitBytes: settings.bodyLimitBytes,
     logLevel: settings.logLevel,
+    requestLog: settings.requestLog,
     dashboardDir: settings.uiDir,
     log,
     documentation: { egress: settings.egress, limits: settings.documentation },

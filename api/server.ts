@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
+  type FastifyServerOptions,
   LogController,
 } from 'fastify';
 import { SETTINGS } from '../config/config.ts';
@@ -20,6 +22,7 @@ import {
 } from '../contract/api/errors.ts';
 import { openApiDocument } from '../contract/api/openapi.ts';
 import { OPENAPI_ROUTE } from '../contract/api/routes.ts';
+import type { LogFields } from '../contract/log.ts';
 import { type Dashboard, installDashboard } from './dashboard.ts';
 
 export interface ServerOptions {
@@ -33,9 +36,13 @@ export interface ServerOptions {
   ready: () => boolean;
   /** The built dashboard to serve at `/` (api/dashboard.ts); without it the server has no pages. */
   dashboardDir?: string;
+  /** Where each answered request is logged (KUBEGLUE_REQUEST_LOG); unset: requests are not logged. */
+  requestLog?: ((line: string, fields: LogFields) => void) | undefined;
 }
 
 const TRACE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Characters of a path no route matched that its request log line shows. */
+const UNMATCHED_PATH_LOGGED = 200;
 
 /**
  * How deep a JSON request body may nest. JSON.parse copes with any depth, but every recursive walk after it
@@ -171,6 +178,36 @@ export interface BaseServerOptions {
   page?: (request: FastifyRequest, reply: FastifyReply) => boolean;
 }
 
+type Compilers = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
+type ValidatorFactory = NonNullable<Compilers['buildValidator']>;
+type SerializerFactory = NonNullable<Compilers['buildSerializer']>;
+
+/** Loads a module as fastify itself resolves it (its own dependencies, not kubeglue's). */
+const requireFromFastify = (id: string): unknown =>
+  createRequire(createRequire(import.meta.url).resolve('fastify'))(id);
+
+/** What fastify calls a compiler factory with: the instance's shared schemas and its compiler options. */
+type FactoryCall = (externalSchemas: unknown, options: unknown) => unknown;
+
+/** A compiler factory of fastify's, loaded (once) when fastify first asks for a compiler. */
+function loadedOnUse(id: string): FactoryCall {
+  let factory: FactoryCall | undefined;
+  return (externalSchemas, options) => {
+    factory ??= (requireFromFastify(id) as () => FactoryCall)();
+    return factory(externalSchemas, options);
+  };
+}
+
+/**
+ * Fastify's own JSON-schema compilers (ajv, fast-json-stringify), loaded when a route first declares a
+ * schema. None does (requests are checked with zod at the edge), and fastify would load them with every
+ * instance: ~0.3 s of CPU on every start.
+ */
+const LAZY_COMPILERS: Compilers = {
+  buildValidator: loadedOnUse('@fastify/ajv-compiler') as unknown as ValidatorFactory,
+  buildSerializer: loadedOnUse('@fastify/fast-json-stringify-compiler') as unknown as SerializerFactory,
+};
+
 /**
  * A fastify instance with kubeglue's error shape everywhere (routes, hooks, fastify's own errors,
  * unknown routes, draining) and `/healthz`; the public and the internal server build on it. `closing()`
@@ -182,13 +219,15 @@ export function buildBaseServer(options: BaseServerOptions): { app: FastifyInsta
     // An HTTPS server is an http.Server to every route and hook we install (fastify types it apart).
     ...(options.tls ? { https: { cert: options.tls.cert, key: options.tls.key } } : {}),
     bodyLimit: options.bodyLimitBytes,
+    schemaController: { compilersFactory: LAZY_COMPILERS },
     logger: {
       level: options.logLevel,
       ...(options.redactHeaders
         ? { redact: options.redactHeaders.map((name) => `req.headers.${name}`) }
         : {}),
     },
-    // One line per request would dominate the log (and the CPU) at a thousand runs per second.
+    // Fastify's own two lines per request (incoming, completed) are off: buildServer writes one in the
+    // role's log shape when KUBEGLUE_REQUEST_LOG is on, and the internal port of runner Pods logs none.
     logController: new LogController({ disableRequestLogging: true }),
     // Fastify's own 503 while closing has another body shape; the onRequest hooks answer instead.
     return503OnClosing: false,
@@ -245,6 +284,24 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     page: (request, reply) => dashboard?.page(request, reply) ?? false,
   });
   app.decorateRequest('traceId', '');
+  const requestLog = options.requestLog;
+  if (requestLog) {
+    // The route's pattern, never the URL: a path parameter or a query string (a webhook's ?token=) may be
+    // a secret. A request no route matched (a page of the dashboard, a typo) shows its path alone, cut.
+    app.addHook('onResponse', async (request, reply) => {
+      const route =
+        request.routeOptions.url ?? (request.url.split('?')[0] ?? '').slice(0, UNMATCHED_PATH_LOGGED);
+      const ms = Math.round(reply.elapsedTime);
+      const status = reply.statusCode;
+      requestLog(`${request.method} ${route} ${status} ${ms} ms`, {
+        method: request.method,
+        route,
+        status,
+        ms,
+        traceId: request.traceId,
+      });
+    });
+  }
   app.addHook('onRequest', async (request, reply) => {
     const given = request.headers['x-trace-id'];
     request.traceId =
@@ -275,11 +332,19 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     parseJson(request, text, done);
   });
 
-  const openApi = openApiDocument();
+  // Made at the first request for it rather than at every start (~0.3 s of CPU), then kept.
+  let openApi: ReturnType<typeof openApiDocument> | undefined;
   app.get('/readyz', async (_request, reply) =>
     options.ready() ? { status: 'ready' } : sendError(reply, KG_ERR_NOT_READY()),
   );
-  app.route({ method: OPENAPI_ROUTE.method, url: `/v1${OPENAPI_ROUTE.path}`, handler: async () => openApi });
+  app.route({
+    method: OPENAPI_ROUTE.method,
+    url: `/v1${OPENAPI_ROUTE.path}`,
+    handler: async () => {
+      openApi ??= openApiDocument();
+      return openApi;
+    },
+  });
   if (options.dashboardDir !== undefined) dashboard = installDashboard(app, { dir: options.dashboardDir });
   return app;
 }

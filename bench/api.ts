@@ -59,7 +59,7 @@ const START_FLAGS = (readFileSync(START_COMMAND, 'utf8').match(/^exec [^\n]*(?:\
 
 /**
  * The embedded deployment as its own process, compiled (`npm run bench` builds first): with `viaStartCommand`,
- * the README's start command itself (bin/start: it builds again, then execs node), else the node process that
+ * the README's start command itself (bin/start: it builds what changed, then execs node), else the node process that
  * command leaves, started directly with its flags.
  */
 export async function startServer(

@@ -1,13 +1,15 @@
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { hostname } from 'node:os';
+import { createSecureContext } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import { ensureAdminKey } from '../api/api-keys.ts';
 import { type Api, createApi } from '../api/app.ts';
 import type { Auth } from '../api/auth.ts';
 import { startGateways } from '../api/gateway/index.ts';
 import { loadTls } from '../api/tls.ts';
-import { type EmbeddedSettings, poolSettings } from '../config/config.ts';
+import { type EmbeddedSettings, poolSettings, SETTINGS } from '../config/config.ts';
+import type { LogFields } from '../contract/log.ts';
 import { WorkerPool } from '../engine/worker/pool.ts';
 import { createEmbeddedKubeglueResources } from '../kube/resources/index.ts';
 import { EmbeddedSecretStore } from '../kube/secrets/embedded.ts';
@@ -45,6 +47,32 @@ export interface EmbeddedApp {
   close(): Promise<void>;
 }
 
+/**
+ * Refuses a start whose port another process holds, naming the port and the setting that moves it. Run
+ * before anything is written (the first start's admin key is printed once: a start that minted it and then
+ * died on EADDRINUSE would lose it). Port 0 is always free; the listen itself still decides.
+ */
+async function checkPortFree(host: string, port: number, setting: string): Promise<void> {
+  if (port === 0) return;
+  const refusal = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+    const server = createServer();
+    server.once('error', (error: NodeJS.ErrnoException) => resolve(error));
+    server.listen({ host, port, exclusive: true }, () => server.close(() => resolve(undefined)));
+  });
+  if (!refusal) return;
+  const where = `port ${port} on ${host}`;
+  const choose = `choose another with ${setting}=<port> (0: any free port)`;
+  if (refusal.code === 'EADDRINUSE') {
+    throw new Error(
+      `${where} is taken by another process (a kubeglue already running?): stop it, or ${choose}; nothing was started`,
+    );
+  }
+  if (refusal.code === 'EACCES') {
+    throw new Error(`${where} may not be listened on by this user (a privileged port?): ${choose}`);
+  }
+  throw new Error(`cannot listen on ${where} (${refusal.code ?? refusal.message}): ${choose}`);
+}
+
 async function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -64,10 +92,25 @@ async function freePort(host: string): Promise<number> {
  */
 export async function startEmbedded(
   config: EmbeddedSettings,
-  log: (line: string) => void,
+  log: (line: string, fields?: LogFields) => void,
   /** Tests: the schedules' clock, moved by hand. */
   options: { scheduleClock?: ScheduleClock } = {},
 ): Promise<EmbeddedApp> {
+  // What can refuse the start comes before anything is written, the admin key above all.
+  await checkPortFree(config.host, config.port, SETTINGS.tree.port.name);
+  await checkPortFree(config.relay.host, config.relay.port, SETTINGS.tree.relay.port.name);
+  const tls = await loadTls(config.tls);
+  // A certificate and key that do not belong together are refused here, not by the server built later.
+  if (tls) {
+    try {
+      createSecureContext(tls);
+    } catch (error) {
+      const { certFile, keyFile } = SETTINGS.tree.tls;
+      throw new Error(
+        `${certFile.name} and ${keyFile.name} are not a usable pair: ${(error as Error).message}`,
+      );
+    }
+  }
   // Holds the embedded store's file and, without KUBEGLUE_MASTER_KEY, the master key file (Postgres mode too).
   await mkdir(config.dataDir, { recursive: true });
   let store: Store;
@@ -120,10 +163,13 @@ export async function startEmbedded(
   });
   const pool = new WorkerPool({ ...poolSettings(config), gatewayRelay: gateways.relay.address, log });
   log(`starting 1 engine worker (up to ${pool.size} under load)`);
-  await pool.start();
+  // The worker boots (its own process, another core) while the API and the operator loops are built; a run
+  // that comes before it is ready waits for it. Awaited before listening: a worker that cannot start
+  // stops the start.
+  const poolStarted = pool.start();
+  poolStarted.catch(() => {});
 
   const port = config.port === 0 ? await freePort(config.host) : config.port;
-  const tls = await loadTls(config.tls);
   const url = `${tls ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   const signer = new FileUrlSigner({
     key: deriveKey(masterKey, 'kubeglue/file-urls/v1'),
@@ -149,6 +195,7 @@ export async function startEmbedded(
     executor,
     bodyLimitBytes: config.bodyLimitBytes,
     logLevel: config.logLevel,
+    requestLog: config.requestLog,
     dashboardDir: config.uiDir,
     log,
     documentation: { egress: config.egress, limits: config.documentation },
@@ -205,6 +252,7 @@ export async function startEmbedded(
     log,
   });
 
+  await poolStarted;
   await api.app.listen({ host: config.host, port });
   api.setReady(true);
 

@@ -1,12 +1,13 @@
-/** Settings of the repository's own tools: the benchmarks (`npm run bench`) and the CI entrypoint. */
+/** Settings of the repository's own tools: the benchmarks (`npm run bench`) and the test command (`npm test`). */
 import { z } from 'zod';
 import { nonNegativeInt, positiveInt } from './schemas.ts';
 import { section, setting } from './setting.ts';
 
 export const DEVELOPMENT = section(
   'Benchmarks and CI',
-  'Read by `npm run bench` and `.ci/run`, never by a kubeglue role; they make a measurement shorter or ' +
-    'longer, or say where the CI keeps its Kubernetes binaries.',
+  'Read by `npm run bench` and `npm test` (bin/test and its setup, test/setup.sh, which `.ci/run` calls), ' +
+    'never by a kubeglue role; they make a measurement shorter or longer, or say where the tests keep ' +
+    'what the setup installs.',
   {
     bench: {
       throughputMs: setting(
@@ -79,14 +80,28 @@ export const DEVELOPMENT = section(
         z.string().optional(),
         undefined,
         ['ci'],
-        '.ci/run: where the kube-apiserver and etcd built for the tests are cached, when KUBEBUILDER_ASSETS is unset (unset: ~/.cache/kubeglue-kube)',
+        'npm test: where the kube-apiserver, kube-controller-manager and etcd built for the tests are cached, used when KUBEBUILDER_ASSETS is unset (unset: ~/.cache/kubeglue-kube)',
       ),
       nodeCache: setting(
         'KUBEGLUE_NODE_CACHE',
         z.string().optional(),
         undefined,
         ['ci'],
-        '.ci/run and test/e2e/: where the real node (shared/kube-node: kubelet, kube-proxy, containerd state, images) is cached (unset: ~/.cache/kube-node)',
+        'npm test and test/e2e/: where the real node (shared/kube-node: kubelet, kube-proxy, containerd state, images) is cached (unset: ~/.cache/kube-node)',
+      ),
+      promtoolCache: setting(
+        'KUBEGLUE_PROMTOOL_CACHE',
+        z.string().optional(),
+        undefined,
+        ['ci'],
+        "npm test: where promtool, taken from Debian's prometheus package, is cached (unset: ~/.cache/kubeglue-promtool)",
+      ),
+      skipRealNode: setting(
+        'KUBEGLUE_SKIP_REAL_NODE',
+        z.string().optional(),
+        undefined,
+        ['ci'],
+        'npm test: any value leaves the real node unprepared, so its suites (test/e2e/) skip, and fail under CI=true',
       ),
     },
   },

@@ -21,7 +21,7 @@ const ROLE_NOTES: Record<Role, string> = {
   agent: '`kubeglue agent`: the gateway agent, which reads only its configuration file',
   cli: 'the client commands of `kubeglue` (`run`, `runs`, `logs`, `tools`, `schedules`; [cli.md](cli.md))',
   bench: '`npm run bench`',
-  ci: '`.ci/run`, the CI entrypoint',
+  ci: '`npm test` (bin/test and test/setup.sh; `.ci/run`, the CI entrypoint, calls it)',
 };
 
 /** What formatting reads of a zod schema (zod 4's definition), as contract/format-issues.ts does. */

@@ -1,6 +1,6 @@
 /** Settings of the /v1 server and the store. */
 import { z } from 'zod';
-import { baseUrl, nonNegativeInt, path, port, positiveInt, text } from './schemas.ts';
+import { baseUrl, bool, nonNegativeInt, path, port, positiveInt, text } from './schemas.ts';
 import { section, setting } from './setting.ts';
 
 export const SERVER = section(
@@ -108,6 +108,13 @@ export const SERVER = section(
       'info',
       ['embedded', 'api'],
       "level of the API server's log (requests, errors)",
+    ),
+    requestLog: setting(
+      'KUBEGLUE_REQUEST_LOG',
+      bool,
+      'true',
+      ['embedded', 'api'],
+      'one info line per API request (method, route pattern, status, ms, trace id; never a query string or a header) and one per run end (run, tool, status, ms); `false` turns both off, as does KUBEGLUE_LOG_LEVEL above `info`',
     ),
     shutdownGraceMs: setting(
       'KUBEGLUE_SHUTDOWN_GRACE_MS',

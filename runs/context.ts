@@ -59,6 +59,8 @@ export interface RunServiceDeps {
   accessToken?: (systemId: string, mode: ExecutionMode, rejected?: string) => Promise<GrantedToken>;
   /** Bounds of persistent tool state (KUBEGLUE_TOOL_STATE_*); the defaults without it. */
   stateLimits?: StateLimits;
+  /** The process's log: a shutdown names the sync runs it fails there. */
+  log?: (line: string) => void;
 }
 
 /** What one RunService's phases share: its dependencies, the runs executing here and the sync slots. */

@@ -121,6 +121,7 @@ export async function executeSync(
   // not executed again (runs/interrupted.ts); it fails saying why.
   if (result.status === 'aborted' && stoppedByShutdown(controller.signal)) {
     result = shutDownSyncResult(result);
+    deps.log?.(`shutdown: run ${run.runId} failed: ${result.error}`);
   }
   // Throws (the request fails) when the start record could not be stored.
   await opts.startWrite;

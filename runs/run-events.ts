@@ -38,6 +38,8 @@ export interface RunLogFilter {
 export interface RunEventHubOptions {
   bus?: RunEventBus;
   log?: (line: string) => void;
+  /** Called once per run that ends in this process (its first run_finished here): the run-end log line. */
+  onRunFinished?: (ref: RunRef, news: Extract<RunNews, { type: 'run_finished' }>) => void;
   now?: () => number;
   /** Events kept per run for late streams (the first, run_started, is always kept). */
   eventsPerRun?: number;
@@ -216,9 +218,10 @@ export function runLogEvent(
  */
 export class RunEventHub {
   readonly replicaId = randomBytes(8).toString('hex');
-  readonly #options: Required<Omit<RunEventHubOptions, 'bus' | 'log'>>;
+  readonly #options: Required<Omit<RunEventHubOptions, 'bus' | 'log' | 'onRunFinished'>>;
   readonly #bus: RunEventBus | undefined;
   readonly #log: (line: string) => void;
+  readonly #onRunFinished: RunEventHubOptions['onRunFinished'];
   readonly #entries = new Map<string, Entry>();
   readonly #subscribers = new Set<Subscriber>();
   readonly #remote = new Map<string, RemoteInterest>();
@@ -231,6 +234,7 @@ export class RunEventHub {
   constructor(options: RunEventHubOptions = {}) {
     this.#bus = options.bus;
     this.#log = options.log ?? (() => {});
+    this.#onRunFinished = options.onRunFinished;
     this.#options = {
       now: options.now ?? Date.now,
       eventsPerRun: options.eventsPerRun ?? 100,
@@ -285,6 +289,8 @@ export class RunEventHub {
         if (started !== undefined) durationMs = Math.max(0, Math.round(now - started));
       }
       const event = runLogEvent(ref, news, { seq, timestamp: new Date(now).toISOString(), durationMs });
+      // A run's end may be reported twice (a cancel, then the execution it stopped): the first counts.
+      if (news.type === 'run_finished' && entry.finishedAt === undefined) this.#onRunFinished?.(ref, news);
       this.#keep(entry, event, now);
       this.#deliver(ref, event);
       if (this.#remoteWants(ref)) this.#send({ k: 'e', r: this.replicaId, e: event });

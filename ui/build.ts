@@ -23,7 +23,7 @@ export interface UiBuild {
 }
 
 /**
- * Bundles into a fresh directory beside outDir and swaps it in with one rename, so a server or a test
+ * Bundles into a fresh directory beside outDir and swaps it in by renames, so a server or a test
  * reading outDir never sees half a build.
  */
 export async function buildUi(outDir: string = DEFAULT_UI_OUT_DIR): Promise<UiBuild> {
@@ -72,8 +72,14 @@ export async function buildUi(outDir: string = DEFAULT_UI_OUT_DIR): Promise<UiBu
       }
     };
     walk(entry[0]);
-    await rm(outDir, { recursive: true, force: true });
+    // Moved aside rather than deleted first: outDir is missing only between two renames, not for as long
+    // as a delete of the old tree takes (another test run may start a server reading it just then).
+    const aside = `${outDir}.staging-old-${process.pid}-${Date.now()}`;
+    await rename(outDir, aside).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
     await rename(staging, outDir);
+    await rm(aside, { recursive: true, force: true });
     return { outDir, script, stylesheet, firstLoadScripts: [...firstLoad].map(asServed) };
   } catch (error) {
     await rm(staging, { recursive: true, force: true });

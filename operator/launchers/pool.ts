@@ -256,11 +256,13 @@ export class PoolLauncher implements Launcher {
         return undefined;
       }
     }
+    const error = verdict.retry ? `${SHUTDOWN_MESSAGE} (it was not retried)` : verdict.error;
+    this.#ctx.log?.(`shutdown: run ${run.runId} failed: ${error}`);
     return {
       ...result,
       status: 'failed',
       data: null,
-      error: verdict.retry ? `${SHUTDOWN_MESSAGE} (it was not retried)` : verdict.error,
+      error,
       stepResults: interruptedSteps(result.stepResults),
     };
   }

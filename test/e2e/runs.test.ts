@@ -116,11 +116,23 @@ describeRealNode(
 
     it('runs an async run in a runner Pod from the image, as uid 65532 on a read-only root filesystem', async () => {
       const runId = await startAsync('items');
+      // The operator makes the ToolRun after the API answered, and kubectl wait fails at once on one that
+      // does not exist yet.
+      await waitFor(
+        'the ToolRun',
+        () => node.get(['-n', NAMESPACE, 'toolrun', toolRunName(runId)]),
+        (found) => found !== undefined,
+      );
       await kubectl('wait', '--for=condition=Succeeded', `toolrun/${toolRunName(runId)}`, '--timeout=90s');
       expect((await kubeglue.finished(runId)).status).toBe('success');
       const results = await kubeglue.call<{ data: { data: unknown } }>('GET', `/v1/runs/${runId}/results`);
       expect(results.body.data.data).toEqual([{ id: 1 }, { id: 2 }]);
-      const pod = await kubeglue.pod(runId);
+      // The run is stored before its runner's container has exited: the Pod ends a moment later.
+      const pod = await waitFor(
+        'the runner Pod to end',
+        () => kubeglue.pod(runId),
+        (found) => found?.status?.phase !== 'Running' && found?.status?.phase !== 'Pending',
+      );
       expect(pod?.spec?.nodeName).toBe(NODE_NAME);
       expect(pod?.spec?.containers[0]?.image).toBe(NODE_IMAGE);
       expect(pod?.status?.phase).toBe('Succeeded');

@@ -1,37 +1,28 @@
 /**
  * A real browser for the dashboard's tests: Debian's Chromium (never a downloaded one) driven by
- * playwright-core. Where it is: KUBEGLUE_CHROMIUM, else CHROMIUM_PATH, else /usr/bin/chromium; `.ci/run`
+ * playwright-core. Where it is: KUBEGLUE_CHROMIUM, else CHROMIUM_PATH, else /usr/bin/chromium; `npm test`
  * installs the `chromium` package when it is missing. Without one the browser tests are skipped with the
- * reason, except under CI=true, where that is an error.
+ * reason (prerequisites.ts), except under CI=true, where that is an error.
  *
  * Pages are checked as a person meets them: axe-core (from node_modules, never a CDN) for accessibility,
  * the Content-Security-Policy's violations and the console's errors collected, and a screenshot of each
  * page written under test-output/ui/ (KUBEGLUE_TEST_OUTPUT moves it), which CI keeps as an artifact;
  * with KUBEGLUE_UPDATE_SCREENSHOTS=1 the documentation's copies in docs/images/ are rewritten too.
  */
-import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { TEST_ADMIN_KEY } from './embedded.ts';
+import { chromiumPath, skipReason } from './prerequisites.ts';
 
 const REPO = resolve(import.meta.dirname, '..', '..');
 
-/** The Chromium to drive, or undefined when the machine has none. */
-export function chromiumPath(): string | undefined {
-  const given = process.env.KUBEGLUE_CHROMIUM || process.env.CHROMIUM_PATH;
-  if (given) return given;
-  return ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => existsSync(path));
-}
+export { chromiumPath } from './prerequisites.ts';
 
 /** Why the browser tests cannot run here (undefined: they can); throws under CI, where they must. */
 export function browserMissing(): string | undefined {
-  if (chromiumPath()) return undefined;
-  const reason =
-    "no Chromium: install Debian's package (apt-get install chromium) or set KUBEGLUE_CHROMIUM to its binary";
-  if (process.env.CI === 'true') throw new Error(`the dashboard's browser tests need Chromium: ${reason}`);
-  return reason;
+  return skipReason('chromium');
 }
 
 export async function launchBrowser(): Promise<Browser> {

@@ -1,17 +1,16 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { buildUi } from '../../ui/build.ts';
 import type { KubeConnection } from './kube/client.ts';
 import { type ControlPlane, startControlPlane } from './kube/control-plane.ts';
 import { startTestPostgres, type TestPostgres } from './postgres.ts';
+import { kubeAssets, skipReason } from './prerequisites.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** Superuser URL of the run's throwaway PostgreSQL server; make your own database with createTestDatabase. */
     databaseUrl: string;
     /**
-     * The run's real kube-apiserver + etcd (+ controller-manager), or null without KUBEBUILDER_ASSETS.
+     * The run's real kube-apiserver + etcd (+ controller-manager), or null without one (prerequisites.ts).
      * Use test/support/kube/provided.ts rather than reading this directly.
      */
     kube: KubeConnection | null;
@@ -19,9 +18,9 @@ declare module 'vitest' {
 }
 
 /**
- * One PostgreSQL server and, when KUBEBUILDER_ASSETS has the binaries, one Kubernetes control plane for the
- * whole run; and the dashboard built into dist/ui, which every server the tests start serves at `/` (the
- * tests run the .ts sources, which `npm run build` never compiled).
+ * One PostgreSQL server and, when its binaries are there (KUBEBUILDER_ASSETS, or the cache npm test builds),
+ * one Kubernetes control plane for the whole run; and the dashboard built into dist/ui, which every server
+ * the tests start serves at `/` (the tests run the .ts sources, which `npm run build` never compiled).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [postgres, kube, ui] = await Promise.allSettled([startTestPostgres(), startKube(), buildUi()]);
@@ -42,13 +41,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
 }
 
 async function startKube(): Promise<ControlPlane | undefined> {
-  const assets = process.env.KUBEBUILDER_ASSETS;
-  if (!assets || !existsSync(join(assets, 'kube-apiserver'))) {
-    if (process.env.CI === 'true') {
-      throw new Error(
-        `KUBEBUILDER_ASSETS must point at etcd and kube-apiserver; .ci/run builds them (KUBEBUILDER_ASSETS=${assets ?? 'unset'})`,
-      );
-    }
+  const assets = kubeAssets();
+  if (!assets) {
+    // Skipped, with the reason in the run's report; an error under CI=true.
+    skipReason('kube');
     return undefined;
   }
   return startControlPlane({ assetsDir: assets });

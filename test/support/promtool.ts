@@ -1,33 +1,15 @@
 /**
- * Prometheus' promtool for the chart's alert tests: on PATH, or where .ci/run extracts it from Debian's
+ * Prometheus' promtool for the chart's alert tests: on PATH, or where `npm test` extracts it from Debian's
  * prometheus package (~/.cache/kubeglue-promtool/bin). Without it those tests are skipped locally and
  * fail in CI.
  */
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { promtoolPath, skipReason } from './prerequisites.ts';
 
-function findPromtool(): string | undefined {
-  try {
-    const found = execFileSync('sh', ['-c', 'command -v promtool'], { encoding: 'utf8' }).trim();
-    if (found) return found;
-  } catch {
-    // not on PATH
-  }
-  const cached = join(
-    process.env.KUBEGLUE_PROMTOOL_CACHE ?? join(homedir(), '.cache', 'kubeglue-promtool'),
-    'bin',
-    'promtool',
-  );
-  return existsSync(cached) ? cached : undefined;
-}
-
-export const PROMTOOL = findPromtool();
-if (!PROMTOOL && process.env.CI === 'true') {
-  throw new Error('promtool not found: .ci/run extracts it from Debian (see there)');
-}
+export const PROMTOOL = promtoolPath();
+// Skipped without it (the reason is in the run's report); an error under CI=true.
+skipReason('promtool');
 
 /** Runs promtool; resolves with its output, rejects with it (stdout and stderr) when it fails. */
 export async function promtool(args: string[]): Promise<string> {

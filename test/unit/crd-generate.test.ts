@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,16 +8,12 @@ import { parse } from 'yaml';
 import { writeConfigurationFiles } from '../../config/generate.ts';
 import { CHART_CRD_DIR, CRD_DIR, writeGeneratedFiles } from '../../contract/generate.ts';
 import { startDiscoveryServer } from '../support/kube-discovery.ts';
+import { onPath, skipReason } from '../support/prerequisites.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const run = promisify(execFile);
-const kubectl = (() => {
-  try {
-    return execFileSync('sh', ['-c', 'command -v kubectl'], { encoding: 'utf8' }).trim();
-  } catch {
-    return '';
-  }
-})();
+// kubectl's own check of the CRDs (test/support/prerequisites.ts: skipped without it, an error under CI).
+const kubectl = skipReason('kubectl') === undefined ? onPath('kubectl') : undefined;
 
 type Node = { [key: string]: unknown };
 

@@ -199,6 +199,16 @@ describe('SIGTERM', () => {
       status: 'failed',
       error: 'kubeglue shut down before this run finished (synchronous runs are not retried)',
     });
+    // The shutdown's log names each run it hands back and each it fails.
+    const shutdownLog = server.output();
+    for (const runId of [reader, crmReader])
+      expect(shutdownLog).toContain(`shutdown: run ${runId} handed back to run again (attempt 2)`);
+    expect(shutdownLog).toContain(
+      `shutdown: run ${writer} failed: kubeglue shut down before this run finished (it modifies data, so it was not retried)`,
+    );
+    expect(shutdownLog).toContain(
+      `shutdown: run ${answered.runId} failed: kubeglue shut down before this run finished (synchronous runs are not retried)`,
+    );
 
     server = await startServer(dir);
     const readerRun = await finished(server, reader);

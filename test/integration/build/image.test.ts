@@ -477,6 +477,9 @@ describe('build context', () => {
       'engine/worker/worker.ts',
       'dist/contract/generate.js',
       'dist/api/server.test.js',
+      'dist/bin/prepare.js',
+      'dist/.tsbuildinfo',
+      'dist/.build-inputs.json',
     ]) {
       expect(isIgnored(ignoreRules, path), path).toBe(true);
     }

@@ -3,8 +3,9 @@
 #   1. shared/kube-node/setup.sh: packages, kubelet + kube-scheduler, node certificates (cached steps)
 #   2. kube-proxy, built from the same Kubernetes source tree in shared/kube's build environment (cached)
 #   3. dnsmasq (cluster DNS for Pods, served by the harness) when missing
-#   4. `npm run build`, then shared/kube-node/images.sh with KUBEGLUE_SRC = this checkout: the runner
-#      image is made from the checkout under test on every run (its npm install is cached by the lock file)
+#   4. dist/ built from scratch (bin/prepare.ts, as bin/start builds), then shared/kube-node/images.sh with
+#      KUBEGLUE_SRC = this checkout: the runner image is made from the checkout under test on every run
+#      (its npm install is cached by the lock file)
 #   KUBE_HOME=... [NODE_HOME=...] test/support/kube-node/prepare.sh
 # Settings: KUBE_HOME (default $HOME/.cache/kubeglue-kube, the control plane build with src/ kept),
 # NODE_HOME (default $HOME/.cache/kube-node, KUBEGLUE_NODE_CACHE in the tests), KUBE_NODE_SCRIPTS (the
@@ -53,8 +54,8 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-log "npm run build (dist/ for the image; from scratch, so nothing stale is shipped)"
-(cd "$repo" && rm -rf dist && npm run build --silent)
+log "building dist/ for the image (from scratch, so nothing stale is shipped; bin/prepare.ts records what it built, so the next bin/start builds nothing)"
+(cd "$repo" && rm -rf dist && node_modules/.bin/node bin/prepare.ts)
 log "images.sh (the kubeglue image from $repo)"
 KUBEGLUE_SRC=$repo bash "$scripts/images.sh" pause base kubeglue
 log "ready in $(($(date +%s) - t0))s"
