@@ -16,12 +16,12 @@ import mysql from 'mysql2/promise';
 import { inject } from 'vitest';
 import { useStarted } from './fixture.ts';
 import { freeLoopbackPort } from './os.ts';
+import { MARIADB, skipReason } from './prerequisites.ts';
 import { testTlsMaterial } from './tls.ts';
 
 const run = promisify(execFile);
 
-const SERVER = '/usr/sbin/mariadbd';
-const INSTALL_DB = '/usr/bin/mariadb-install-db';
+const { server: SERVER, installDb: INSTALL_DB } = MARIADB;
 
 /** What the tests need to reach the run's server (plain data: it crosses from the global setup). */
 export interface MariaDbServer {
@@ -39,10 +39,7 @@ export interface TestMariaDbProcess extends MariaDbServer {
 
 /** Why MariaDB tests cannot run here (undefined: they can); throws under CI, where they must. */
 export function mariadbMissing(): string | undefined {
-  if (existsSync(SERVER) && existsSync(INSTALL_DB)) return undefined;
-  const reason = `no MariaDB server: install Debian's package (apt-get install mariadb-server) for ${SERVER}`;
-  if (process.env.CI === 'true') throw new Error(`the MariaDB tests need a server: ${reason}`);
-  return reason;
+  return skipReason('mariadb');
 }
 
 /**

@@ -66,6 +66,23 @@ export function promtoolPath(): string | undefined {
   return onPath('promtool') ?? (existsSync(cached) ? cached : undefined);
 }
 
+/** The redis-server binary: REDIS_SERVER, else Debian's. */
+export function redisServerPath(): string | undefined {
+  const given = process.env.REDIS_SERVER;
+  if (given) return given;
+  return ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((path) => existsSync(path));
+}
+
+/** Debian's MariaDB server and its installer (test/support/mariadb.ts starts them). */
+export const MARIADB = { server: '/usr/sbin/mariadbd', installDb: '/usr/bin/mariadb-install-db' };
+
+/** Samba's smbd (KUBEGLUE_SMBD names another) and the tool that adds its users. */
+export const SAMBA = {
+  smbd: process.env.KUBEGLUE_SMBD ?? '/usr/sbin/smbd',
+  smbpasswd: '/usr/bin/smbpasswd',
+  smbstatus: '/usr/bin/smbstatus',
+};
+
 export const PREREQUISITES = {
   kube: {
     suites: 'the Kubernetes tests',
@@ -103,6 +120,32 @@ export const PREREQUISITES = {
     uses: /skipReason\('kubectl'\)/,
     missing: () =>
       onPath('kubectl') ? undefined : "no kubectl on PATH; npm test installs Debian's kubernetes-client",
+  },
+  redis: {
+    suites: 'the Redis protocol tests',
+    uses: /\bredisServerMissing\(/,
+    missing: () =>
+      redisServerPath()
+        ? undefined
+        : "no redis-server: npm test installs Debian's redis-server (or set REDIS_SERVER to one)",
+  },
+  mariadb: {
+    suites: 'the MySQL/MariaDB protocol tests',
+    uses: /\b(mariadbSkip|useMariaDb|providedMariaDb)\(/,
+    missing: () =>
+      existsSync(MARIADB.server) && existsSync(MARIADB.installDb)
+        ? undefined
+        : `no MariaDB server at ${MARIADB.server}: npm test installs Debian's mariadb-server`,
+  },
+  samba: {
+    suites: 'the SMB protocol tests',
+    uses: /\bsambaMissing\(/,
+    missing: () => {
+      if (!existsSync(SAMBA.smbd) || !existsSync(SAMBA.smbpasswd)) {
+        return `no Samba at ${SAMBA.smbd}: npm test installs Debian's samba (or set KUBEGLUE_SMBD to smbd)`;
+      }
+      return process.getuid?.() === 0 ? undefined : 'smbd must run as root to act as the logged-on user';
+    },
   },
   script: {
     suites: "the CLI's terminal test",

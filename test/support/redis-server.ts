@@ -10,7 +10,6 @@
  * except under CI=true, where that is an error (`.ci/run` installs the package).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +17,7 @@ import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { useStarted } from './fixture.ts';
 import { freeLoopbackPort } from './os.ts';
+import { redisServerPath, skipReason } from './prerequisites.ts';
 
 const exec = promisify(execFile);
 
@@ -45,20 +45,11 @@ export interface TestRedisServer {
   stop(): Promise<void>;
 }
 
-/** The redis-server binary, or undefined when the machine has none. */
-export function redisServerPath(): string | undefined {
-  const given = process.env.REDIS_SERVER;
-  if (given) return given;
-  return ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((path) => existsSync(path));
-}
+export { redisServerPath };
 
 /** Why Redis tests cannot run here (undefined: they can); throws under CI, where they must. */
 export function redisServerMissing(): string | undefined {
-  if (redisServerPath()) return undefined;
-  const reason =
-    "no redis-server: install Debian's package (apt-get install redis-server) or set REDIS_SERVER";
-  if (process.env.CI === 'true') throw new Error(`the Redis tests need a real server: ${reason}`);
-  return reason;
+  return skipReason('redis');
 }
 
 /** A throwaway CA and a server certificate it signed, for 127.0.0.1 and localhost (EC keys: fast). */

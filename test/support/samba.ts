@@ -12,7 +12,7 @@
  * the reason; with CI=true that is an error. `.ci/run` installs the `samba` package when missing.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -20,23 +20,15 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { useStarted } from './fixture.ts';
 import { freeLoopbackPort } from './os.ts';
+import { SAMBA, skipReason } from './prerequisites.ts';
 
 const exec = promisify(execFile);
 
-const SMBD = process.env.KUBEGLUE_SMBD ?? '/usr/sbin/smbd';
-const SMBPASSWD = '/usr/bin/smbpasswd';
-const SMBSTATUS = '/usr/bin/smbstatus';
+const { smbd: SMBD, smbpasswd: SMBPASSWD, smbstatus: SMBSTATUS } = SAMBA;
 
 /** Why smbd cannot run here (undefined: it can); throws under CI, where it must. */
 export function sambaMissing(): string | undefined {
-  let reason: string | undefined;
-  if (!existsSync(SMBD) || !existsSync(SMBPASSWD)) {
-    reason = `no Samba: install Debian's package (apt-get install samba), or set KUBEGLUE_SMBD to smbd (looked for ${SMBD})`;
-  } else if (process.getuid?.() !== 0) {
-    reason = 'smbd must run as root to act as the logged-on user; run the SMB tests as root';
-  }
-  if (reason && process.env.CI === 'true') throw new Error(`the SMB tests need smbd: ${reason}`);
-  return reason;
+  return skipReason('samba');
 }
 
 export interface SambaOptions {
