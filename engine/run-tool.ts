@@ -1,7 +1,7 @@
 /**
  * engine/: pure execution of a tool — templates, steps, pagination, loops, files, the protocols (protocols/:
- * HTTP, Postgres, FTP/FTPS, SFTP, the egress guard), the sandbox (sandbox/: isolated-vm) and the worker pool
- * that runs it in child processes (worker/). No storage, no Kubernetes, no HTTP server. This file runs a tool.
+ * HTTP, Postgres, MySQL, Redis, FTP/FTPS, SFTP, SMB, the egress guard; contract/step-protocols.ts lists them),
+ * the sandbox (sandbox/: isolated-vm) and the worker pool that runs it in child processes (worker/). No storage, no Kubernetes, no HTTP server. This file runs a tool.
  *
  * May import: contract.
  */

@@ -582,8 +582,8 @@ export const KG_ERR_SYSTEM_URL_CREDENTIALS = define(
   400,
   () =>
     'url must not contain credentials (user:password@): the URL is stored and returned in clear. Give them as ' +
-    'credentials.username and credentials.password (authType basic for HTTP, dataStore for Postgres, FTP and ' +
-    'SFTP), which are stored encrypted and never returned',
+    'credentials.username and credentials.password (authType basic for HTTP, dataStore for databases, Redis ' +
+    'and file servers), which are stored encrypted and never returned',
   'Remove user:password@ from url and give credentials.username and credentials.password.',
 );
 export const KG_ERR_CREDENTIAL_PLACEHOLDER_UNKNOWN = define(
