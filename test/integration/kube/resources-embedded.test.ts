@@ -170,24 +170,27 @@ describeStore('embedded resources', (store, driver, config) => {
       expect(summary(await toolEvents)).toEqual(['ADDED after-churn']);
     });
 
-    it.runIf(driver === 'pg')('wakes watchers in another process on the same database', async () => {
-      const otherStore = await openStore(config());
-      try {
-        const local = open('remote');
-        const remote = open('remote', {}, otherStore, local.name);
-        const { resourceVersion } = await remote.resources.tools.list();
-        const events: WatchEvent<WireObject>[] = [];
-        const watching = collect(remote.resources.tools, { resourceVersion }, 1).then((seen) => {
-          events.push(...(seen as WatchEvent<WireObject>[]));
-        });
-        // Let the remote watch go idle first, so only a notification can wake it.
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        await local.resources.tools.create(tool('from-elsewhere'));
-        await watching;
-        expect(summary(events)).toEqual(['ADDED from-elsewhere']);
-      } finally {
-        await otherStore.close();
-      }
-    });
+    // A Postgres-only behaviour: defined for that driver alone, so the SQLite run reports no skipped test.
+
+    if (driver === 'pg')
+      it('wakes watchers in another process on the same database', async () => {
+        const otherStore = await openStore(config());
+        try {
+          const local = open('remote');
+          const remote = open('remote', {}, otherStore, local.name);
+          const { resourceVersion } = await remote.resources.tools.list();
+          const events: WatchEvent<WireObject>[] = [];
+          const watching = collect(remote.resources.tools, { resourceVersion }, 1).then((seen) => {
+            events.push(...(seen as WatchEvent<WireObject>[]));
+          });
+          // Let the remote watch go idle first, so only a notification can wake it.
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          await local.resources.tools.create(tool('from-elsewhere'));
+          await watching;
+          expect(summary(events)).toEqual(['ADDED from-elsewhere']);
+        } finally {
+          await otherStore.close();
+        }
+      });
   });
 });

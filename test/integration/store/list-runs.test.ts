@@ -162,44 +162,47 @@ describeStore('listing 100 000 runs', (store, driver, config) => {
     }
   });
 
-  it.runIf(driver === 'pg')('reads each filtered page through an index, not a table scan', async () => {
-    const client = new pg.Client({ connectionString: postgresUrl(config()) });
-    await client.connect();
-    try {
-      await client.query('ANALYZE runs');
-      await client.query('ANALYZE run_systems');
-      const expectedIndex: Record<string, string> = {
-        'first page': 'runs_started_idx',
-        'time range': 'runs_started_idx',
-        toolId: 'runs_tool_started_idx',
-        userId: 'runs_user_started_idx',
-        requestSources: 'runs_source_started_idx',
-        systemId: 'run_systems_pkey',
-      };
-      for (const [name, filter] of Object.entries(FILTERS)) {
-        // Deeper offsets than the API allows may be planned as a scan (the store serves them; nobody asks).
-        if (filter.page * filter.limit > RUNS_OFFSET_MAX) continue;
-        const query = buildListRunsQuery(filter);
-        const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${query.sql}`, query.params);
-        const plan = JSON.stringify(rows[0]);
-        expect(plan, `${name}: ${plan}`).not.toContain('Seq Scan');
-        const index = expectedIndex[name];
-        if (index) expect(plan, name).toContain(`"Index Name":"${index}"`);
-        // Several request sources: each source's index range in order, merged, never every match sorted.
-        if (name === 'requestSources') expect(plan, plan).toContain('"Node Type":"Merge Append"');
-        // The count stops after the cap and one more.
-        const count = await client.query(`EXPLAIN (FORMAT JSON) ${query.countSql}`, query.countParams);
-        expect(JSON.stringify(count.rows[0]), name).toContain('"Node Type":"Limit"');
+  // A Postgres-only behaviour: defined for that driver alone, so the SQLite run reports no skipped test.
+
+  if (driver === 'pg')
+    it('reads each filtered page through an index, not a table scan', async () => {
+      const client = new pg.Client({ connectionString: postgresUrl(config()) });
+      await client.connect();
+      try {
+        await client.query('ANALYZE runs');
+        await client.query('ANALYZE run_systems');
+        const expectedIndex: Record<string, string> = {
+          'first page': 'runs_started_idx',
+          'time range': 'runs_started_idx',
+          toolId: 'runs_tool_started_idx',
+          userId: 'runs_user_started_idx',
+          requestSources: 'runs_source_started_idx',
+          systemId: 'run_systems_pkey',
+        };
+        for (const [name, filter] of Object.entries(FILTERS)) {
+          // Deeper offsets than the API allows may be planned as a scan (the store serves them; nobody asks).
+          if (filter.page * filter.limit > RUNS_OFFSET_MAX) continue;
+          const query = buildListRunsQuery(filter);
+          const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${query.sql}`, query.params);
+          const plan = JSON.stringify(rows[0]);
+          expect(plan, `${name}: ${plan}`).not.toContain('Seq Scan');
+          const index = expectedIndex[name];
+          if (index) expect(plan, name).toContain(`"Index Name":"${index}"`);
+          // Several request sources: each source's index range in order, merged, never every match sorted.
+          if (name === 'requestSources') expect(plan, plan).toContain('"Node Type":"Merge Append"');
+          // The count stops after the cap and one more.
+          const count = await client.query(`EXPLAIN (FORMAT JSON) ${query.countSql}`, query.countParams);
+          expect(JSON.stringify(count.rows[0]), name).toContain('"Node Type":"Limit"');
+        }
+        // systemId alone is counted on run_systems' key, without reading a run.
+        const system = buildListRunsQuery(FILTERS.systemId!);
+        const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${system.countSql}`, system.countParams);
+        expect(JSON.stringify(rows[0])).toContain('"Index Name":"run_systems_pkey"');
+        expect(JSON.stringify(rows[0])).not.toContain('"Relation Name":"runs"');
+      } finally {
+        await client.end();
       }
-      // systemId alone is counted on run_systems' key, without reading a run.
-      const system = buildListRunsQuery(FILTERS.systemId!);
-      const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${system.countSql}`, system.countParams);
-      expect(JSON.stringify(rows[0])).toContain('"Index Name":"run_systems_pkey"');
-      expect(JSON.stringify(rows[0])).not.toContain('"Relation Name":"runs"');
-    } finally {
-      await client.end();
-    }
-  });
+    });
 });
 
 /** EXPLAIN QUERY PLAN of a statement of buildListRunsQuery on SQLite (`$n` is SQLite's `?n`, as the driver binds). */

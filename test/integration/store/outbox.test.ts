@@ -136,9 +136,10 @@ describeStore('outbox', (store, driver) => {
     expect(claims.flat().every((row) => row.attempts === 1)).toBe(true);
   });
 
-  it.runIf(driver === 'pg')(
-    'skips rows an open transaction has claimed instead of waiting, and gets them back after its rollback',
-    async () => {
+  // A Postgres-only behaviour: defined for that driver alone, so the SQLite run reports no skipped test.
+
+  if (driver === 'pg')
+    it('skips rows an open transaction has claimed instead of waiting, and gets them back after its rollback', async () => {
       const ids = await store.enqueueOutbox(
         Array.from({ length: 4 }, (_, i) => ({ kind: 'notify', payload: { i } })),
       );
@@ -157,8 +158,7 @@ describeStore('outbox', (store, driver) => {
         [ids[0], 1],
         [ids[1], 1],
       ]);
-    },
-  );
+    });
 
   it('writes nothing when the enqueuing transaction rolls back', async () => {
     await expect(
