@@ -4,7 +4,7 @@
  * internal port for runner Pods (internal/), the gateway endpoint and relay (gateway/), the MCP endpoint
  * (mcp/), metrics, and the dashboard's built files at `/` (dashboard.ts). Never the operator.
  *
- * May import: contract, config, engine, kube, store, runs, tools, systems, schedules.
+ * May import: contract, config, engine, kube, store, platform, runs, tools, systems, schedules.
  */
 import type { FastifyInstance } from 'fastify';
 import { type DocumentationLimits, defaultSettings } from '../config/config.ts';
@@ -14,10 +14,10 @@ import type { ToolResource, ToolScheduleResource } from '../contract/resources/k
 import type { EgressPolicy } from '../engine/protocols/egress-policy.ts';
 import type { WorkerPool } from '../engine/worker/pool.ts';
 import { Informer } from '../kube/informer.ts';
-import { registerJobMetrics } from '../kube/job-metrics.ts';
 import type { KubeglueResources } from '../kube/resources/index.ts';
 import type { SecretStore } from '../kube/secrets/interface.ts';
-import { JobSupervisor } from '../kube/supervisor.ts';
+import { registerJobMetrics } from '../platform/job-metrics.ts';
+import { JobSupervisor } from '../platform/supervisor.ts';
 import { propagateCancel } from '../runs/cancel.ts';
 import type { FileUrlSigner } from '../runs/file-urls.ts';
 import { keyNow } from '../runs/run-as.ts';

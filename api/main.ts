@@ -9,12 +9,12 @@ import { poolSettings } from '../config/config.ts';
 import { createLogger } from '../contract/log.ts';
 import { WorkerPool } from '../engine/worker/pool.ts';
 import { openClusterProcess } from '../kube/cluster-process.ts';
-import { installLastResortHandlers } from '../kube/last-resort.ts';
-import { serveMetrics } from '../kube/metrics.ts';
 import { createClusterResources, SECRET_KIND } from '../kube/resources/index.ts';
 import { ClusterSecretStore } from '../kube/secrets/cluster.ts';
-import { deriveKey } from '../kube/secrets/secret-box.ts';
-import { JobSupervisor } from '../kube/supervisor.ts';
+import { installLastResortHandlers } from '../platform/last-resort.ts';
+import { serveMetrics } from '../platform/metrics.ts';
+import { deriveKey } from '../platform/secret-box.ts';
+import { JobSupervisor } from '../platform/supervisor.ts';
 import { listenForCancels } from '../runs/cancel.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
 import { syncRunError } from '../runs/interrupted.ts';
@@ -179,7 +179,7 @@ export async function main(_args: string[]): Promise<void> {
       });
     });
   }
-  // What nothing caught: a rejection is logged, an exception shuts down (kube/last-resort.ts).
+  // What nothing caught: a rejection is logged, an exception shuts down (platform/last-resort.ts).
   installLastResortHandlers({
     log: log.error,
     shutdown: () => stop('uncaught exception'),

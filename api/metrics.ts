@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of the API. The api role serves them on its metrics port (kube/metrics.ts
+ * Prometheus metrics of the API. The api role serves them on its metrics port (platform/metrics.ts
  * serveMetrics), never on the /v1 port an Ingress exposes; the embedded deployment, one process on one
  * port, serves `GET /metrics` there (`route`). Label values always come from bounded sets: the matched route
  * template (never the raw URL, which holds ids and tokens), known HTTP methods, run sources, modes
@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { scrapedMetric } from '../kube/metrics.ts';
+import { scrapedMetric } from '../platform/metrics.ts';
 
 const PREFIX = 'kubeglue_';
 

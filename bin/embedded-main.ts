@@ -4,7 +4,7 @@
  */
 import { loadSettings } from '../config/config.ts';
 import { createLogger } from '../contract/log.ts';
-import { installLastResortHandlers } from '../kube/last-resort.ts';
+import { installLastResortHandlers } from '../platform/last-resort.ts';
 import { startEmbedded } from './embedded.ts';
 
 const log = createLogger('embedded');
@@ -27,7 +27,7 @@ export async function main(_args: string[]): Promise<void> {
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
-  // What nothing caught: a rejection is logged, an exception shuts down (kube/last-resort.ts).
+  // What nothing caught: a rejection is logged, an exception shuts down (platform/last-resort.ts).
   installLastResortHandlers({
     log: log.error,
     shutdown: () => embedded.close(),

@@ -1,4 +1,5 @@
 import { loadSettings, type Settings } from '../config/config.ts';
+import { requireMasterKey } from '../platform/secret-box.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
 import {
   ClusterTransport,
@@ -8,7 +9,6 @@ import {
   SECRET_KIND,
 } from './resources/index.ts';
 import { ensureKeysSecret, type InstallationKeys, waitForKeysSecret } from './secrets/keys.ts';
-import { requireMasterKey } from './secrets/secret-box.ts';
 
 /** A process of the Kubernetes deployment (api or operator), opened: not an RBAC ClusterRole. */
 export interface ClusterProcess<R extends 'api' | 'operator'> {

@@ -1,11 +1,16 @@
 /**
- * kube/: the Kubernetes kit — Resources (cluster and embedded), Secrets, informers, the work queue, leases,
- * backoff, a keyed lock — and the supervisor of background jobs; it knows nothing of tools or runs. This
- * file is the informer (list+watch, resume, relist on 410, backoff, resync).
+ * kube/: the Kubernetes kit, and only the kit — Resources (cluster and embedded: resources/), the Secret
+ * stores (Kubernetes Secrets, or sealed rows of the embedded store: secrets/, with the installation's keys
+ * Secret), informers, the work queue and their gauges (controller-metrics.ts), leases, status writes that
+ * retry on conflict, kubeconfig and the core object types — plus the opening of an api or operator process
+ * on a cluster (cluster-process.ts: settings, the API server connection, the keys), which is made of these
+ * parts. It knows nothing of tools or runs. What every role shares that is not Kubernetes (backoff, the
+ * secret box, the job supervisor, the metrics server) is platform/'s. This file is the informer
+ * (list+watch, resume, relist on 410, backoff, resync).
  *
- * May import: contract, config, store.
+ * May import: contract, config, store, platform.
  */
-import { Backoff, sleep } from './backoff.ts';
+import { Backoff, sleep } from '../platform/backoff.ts';
 import {
   isResourceError,
   type ResourceClient,

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { sleep } from './backoff.ts';
+import { sleep } from '../platform/backoff.ts';
 import { isResourceError, type ResourceClient } from './resources/index.ts';
 import { type Lease, type LeaseSpec, microTime } from './types.ts';
 

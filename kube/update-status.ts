@@ -1,4 +1,4 @@
-import { backoffDelay, sleep } from './backoff.ts';
+import { backoffDelay, sleep } from '../platform/backoff.ts';
 import {
   isResourceError,
   type ResourceClient,

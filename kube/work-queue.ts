@@ -1,4 +1,4 @@
-import { backoffDelay } from './backoff.ts';
+import { backoffDelay } from '../platform/backoff.ts';
 
 export interface WorkQueueOptions {
   /** Keys processed at once (default 1); one key is never processed twice at once. */

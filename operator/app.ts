@@ -3,15 +3,15 @@
  * applies its actions), the launchers of runs (launchers/: worker pool or runner Pods), outbox delivery
  * (outbox/: starts, chains, notifications) and retention. Never the API.
  *
- * May import: contract, config, engine, kube, store, runs, tools, systems, schedules.
+ * May import: contract, config, engine, kube, store, platform, runs, tools, systems, schedules.
  */
 import { defaultOperatorSettings, type OperatorSettings } from '../config/config.ts';
 import type { JsonObject } from '../contract/json.ts';
 import type { KubeglueResources, ResourceClient } from '../kube/resources/index.ts';
 import type { SecretStore } from '../kube/secrets/interface.ts';
-import { deriveKey } from '../kube/secrets/secret-box.ts';
-import { JobSupervisor, type RunningJob } from '../kube/supervisor.ts';
 import type { Pod, Secret } from '../kube/types.ts';
+import { deriveKey } from '../platform/secret-box.ts';
+import { JobSupervisor, type RunningJob } from '../platform/supervisor.ts';
 import { runView, type UrlForFile } from '../runs/run-view.ts';
 import type { ScheduleClock } from '../schedules/clock.ts';
 import type { Store } from '../store/index.ts';
@@ -70,7 +70,7 @@ export interface OperatorDeps {
   secrets?: SecretStore;
   /** Watch of the namespace's Secrets (Kubernetes): Systems are re-checked when theirs changes. */
   secretWatch?: Pick<ResourceClient<Secret>, 'list' | 'watch'>;
-  /** Runs outbox delivery, retention and the prunes (kube/supervisor.ts); one of its own otherwise. */
+  /** Runs outbox delivery, retention and the prunes (platform/supervisor.ts); one of its own otherwise. */
   jobs?: JobSupervisor;
   /** Counts ToolRun ends for /metrics (Kubernetes). */
   metrics?: Pick<OperatorMetrics, 'toolRunFinished'>;

@@ -1,4 +1,4 @@
-import type { InformerHealth } from '../kube/metrics.ts';
+import type { InformerHealth } from '../kube/controller-metrics.ts';
 import type { WorkQueueStats } from '../kube/work-queue.ts';
 
 /** What a controller shows the operator's /metrics: its informers and its work queues by name. */

@@ -8,10 +8,8 @@ import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { operatorSettings } from '../config/config.ts';
 import { createLogger } from '../contract/log.ts';
 import { openClusterProcess } from '../kube/cluster-process.ts';
-import { registerJobMetrics } from '../kube/job-metrics.ts';
-import { installLastResortHandlers } from '../kube/last-resort.ts';
+import { registerInformerMetrics, registerWorkQueueMetrics } from '../kube/controller-metrics.ts';
 import { LeaderElector } from '../kube/lease.ts';
-import { registerInformerMetrics, registerWorkQueueMetrics, serveMetrics } from '../kube/metrics.ts';
 import {
   createClusterResources,
   EVENT_KIND,
@@ -20,8 +18,11 @@ import {
   SECRET_KIND,
 } from '../kube/resources/index.ts';
 import { ClusterSecretStore } from '../kube/secrets/cluster.ts';
-import { deriveKey } from '../kube/secrets/secret-box.ts';
-import { JobSupervisor } from '../kube/supervisor.ts';
+import { registerJobMetrics } from '../platform/job-metrics.ts';
+import { installLastResortHandlers } from '../platform/last-resort.ts';
+import { serveMetrics } from '../platform/metrics.ts';
+import { deriveKey } from '../platform/secret-box.ts';
+import { JobSupervisor } from '../platform/supervisor.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
 import { openStore } from '../store/index.ts';
 import { createPodLauncher, type Operator, startOperator } from './app.ts';

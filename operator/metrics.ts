@@ -4,7 +4,7 @@
  * replica that leads; the embedded deployment counts nothing.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
-import { scrapedMetric } from '../kube/metrics.ts';
+import { scrapedMetric } from '../platform/metrics.ts';
 
 export interface OperatorMetrics {
   /** A ToolRun this process saw reach a terminal status; reason is its status.reason (RunReason). */

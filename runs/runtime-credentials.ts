@@ -6,7 +6,7 @@
  * stored the run stores credentials for it. Both deployments use it: the store is the same Postgres.
  */
 import { RuntimeCredentials } from '../contract/api/run.ts';
-import { deriveKey, SecretBox, SecretBoxError } from '../kube/secrets/secret-box.ts';
+import { deriveKey, SecretBox, SecretBoxError } from '../platform/secret-box.ts';
 import type { StoreQueries } from '../store/index.ts';
 
 /** HKDF purpose of the key sealing runtime credentials (distinct from system credentials' key). */

@@ -2,7 +2,7 @@
  * runs/: the run lifecycle — accepting a run (idempotency, admission, input validation), sync execution,
  * cancel, chains, completion effects, views, live events, the runtime-credential vault, recovery.
  *
- * May import: contract, config, engine, kube, store, tools, systems.
+ * May import: contract, config, engine, kube, store, platform, tools, systems.
  *
  * This file is the RunService, the one door the /v1 run endpoints, webhooks and chains go through. It
  * holds what the phases share (context.ts) and hands each call to its phase: requests.ts and accept.ts

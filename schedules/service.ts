@@ -6,7 +6,7 @@
  * through REST the way superglue's clients call them. Tick claims are in the store
  * (store/queries/schedule-ticks.ts); the operator's reconciler (operator/schedule/) acts on ticks.
  *
- * May import: contract, config, engine, kube, store, runs.
+ * May import: contract, config, engine, kube, store, platform, runs.
  */
 import { randomUUID } from 'node:crypto';
 import { SETTINGS, type Settings } from '../config/config.ts';
@@ -36,8 +36,8 @@ import type { ToolScheduleResource, ToolScheduleSpec } from '../contract/resourc
 import { UPDATED_AT_ANNOTATION } from '../contract/resources/labels.ts';
 import { API_VERSION } from '../contract/resources/meta.ts';
 import type { Informer } from '../kube/informer.ts';
-import { KeyedLock } from '../kube/keyed-lock.ts';
 import { isResourceError, type KubeglueResources } from '../kube/resources/index.ts';
+import { KeyedLock } from '../platform/keyed-lock.ts';
 import { assertInputsMatchSchema } from '../runs/input-schema.ts';
 import type { KeyNow } from '../runs/run-as.ts';
 import { compileSchedule } from './cron.ts';

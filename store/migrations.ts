@@ -647,7 +647,7 @@ export const MIGRATIONS: readonly Migration[] = [
     pg: `
       -- Attempts in a row that ended without an outcome from the row's handler: it threw, or the process died
       -- during it. A claim counts one, an outcome (done, retry later, abandon) resets it. At
-      -- KUBEGLUE_JOB_MAX_FAILURES the row is given up (kube/supervisor.ts). attempts counts every claim.
+      -- KUBEGLUE_JOB_MAX_FAILURES the row is given up (platform/supervisor.ts). attempts counts every claim.
       ALTER TABLE outbox ADD COLUMN failures integer NOT NULL DEFAULT 0;
     `,
     sqlite: `

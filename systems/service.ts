@@ -2,7 +2,7 @@
  * systems/: the SystemService, the systems cache, OAuth (oauth/) and documentation processing with its
  * parsers (documentation/), and the grants of systems to API keys.
  *
- * May import: contract, config, engine, kube, store.
+ * May import: contract, config, engine, kube, store, platform.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -32,9 +32,9 @@ import { type SystemFields, systemToResource } from '../contract/resources/conve
 import type { SystemResource } from '../contract/resources/kinds.ts';
 import { CREDENTIALS_REVISION_ANNOTATION } from '../contract/resources/labels.ts';
 import type { ResolvedSystem } from '../contract/wire/run-order.ts';
-import { KeyedLock } from '../kube/keyed-lock.ts';
 import { isResourceError, type KubeglueResources } from '../kube/resources/index.ts';
 import { type SecretStore, SecretUnreadableError } from '../kube/secrets/interface.ts';
+import { KeyedLock } from '../platform/keyed-lock.ts';
 import { type ResolveOptions, readCredentials, SystemCache } from './cache.ts';
 import {
   compareVariants,

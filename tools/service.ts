@@ -2,7 +2,7 @@
  * tools/: the ToolService (tools as Tool resources, read through an informer) and tool validation (one
  * function for REST and for applied resources).
  *
- * May import: contract, config, engine, kube, store, systems.
+ * May import: contract, config, engine, kube, store, platform, systems.
  */
 import {
   KG_ERR_TOOL_CHANGED_CONCURRENTLY,

@@ -11,7 +11,7 @@ import {
   KG_ERR_LAST_ADMIN_KEY,
   KG_ERR_VALIDATION,
 } from '../../contract/api/errors.ts';
-import { KeyedLock } from '../../kube/keyed-lock.ts';
+import { KeyedLock } from '../../platform/keyed-lock.ts';
 import type { StoredApiKey } from '../../store/index.ts';
 import { type ApiKeyStore, generateApiKey, hashApiKey, newApiKeyId } from '../api-keys.ts';
 import { type Auth, principalOf } from '../auth.ts';

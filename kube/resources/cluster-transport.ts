@@ -1,7 +1,7 @@
 import type { RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, type Dispatcher, ProxyAgent, request, Socks5ProxyAgent } from 'undici';
-import { backoffDelay, sleep } from '../backoff.ts';
+import { backoffDelay, sleep } from '../../platform/backoff.ts';
 import { statusError } from './status-error.ts';
 
 /**

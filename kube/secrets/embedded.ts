@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { type SecretBox, SecretBoxError } from '../../platform/secret-box.ts';
 import { type SecretStore, SecretUnreadableError } from './interface.ts';
-import { type SecretBox, SecretBoxError } from './secret-box.ts';
 
 /** The store's raw secret rows (store/): opaque bytes per namespace and name. */
 export interface SecretBytesStore {

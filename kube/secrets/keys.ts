@@ -7,9 +7,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { COMPONENT_LABEL, MANAGED_BY_LABEL, PART_OF_LABEL } from '../../contract/resources/labels.ts';
+import { parseMasterKey } from '../../platform/secret-box.ts';
 import { isResourceError, type ResourceClient } from '../resources/index.ts';
 import type { Secret } from '../types.ts';
-import { parseMasterKey } from './secret-box.ts';
 
 /** The keys of the Secret's data. */
 export const KEYS_SECRET_ENTRIES = {

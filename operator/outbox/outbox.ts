@@ -4,13 +4,13 @@
  * the outcome. A claim is a lease: if this process dies mid-delivery the row becomes due again when the lease
  * runs out, so nothing is lost (delivery is at least once; handlers must tolerate a repeat).
  *
- * Both run under the job supervisor (kube/supervisor.ts): a handler that throws is retried after a growing
- * wait; a row whose handler threw (or whose process died during it) KUBEGLUE_JOB_MAX_FAILURES times in a row
- * is dead: done, with the reason in last_error, and its kind's onDead tells the run (a start fails it).
- * Outcomes a handler returns (a notification to retry later) are its own policy and reset that count.
+ * Both run under the job supervisor (platform/supervisor.ts): a handler that throws is retried after a
+ * growing wait; a row whose handler threw (or whose process died during it) KUBEGLUE_JOB_MAX_FAILURES times
+ * in a row is dead: done, with the reason in last_error, and its kind's onDead tells the run (a start fails
+ * it). Outcomes a handler returns (a notification to retry later) are its own policy and reset that count.
  */
 
-import { type JobFailure, JobSupervisor, type RunningJob } from '../../kube/supervisor.ts';
+import { type JobFailure, JobSupervisor, type RunningJob } from '../../platform/supervisor.ts';
 import type { OutboxRow } from '../../store/index.ts';
 
 export type { OutboxRow };

@@ -16,8 +16,8 @@ import {
 import type { ToolResource, ToolScheduleResource } from '../../contract/resources/kinds.ts';
 import { Informer } from '../../kube/informer.ts';
 import type { ResourceClient } from '../../kube/resources/index.ts';
-import { type JobFailure, JobSupervisor } from '../../kube/supervisor.ts';
 import { WorkQueue } from '../../kube/work-queue.ts';
+import { type JobFailure, JobSupervisor } from '../../platform/supervisor.ts';
 import { keyNow } from '../../runs/run-as.ts';
 import { runAsNow } from '../../runs/scheduled.ts';
 import { type ScheduleClock, SYSTEM_CLOCK } from '../../schedules/clock.ts';
@@ -141,8 +141,8 @@ export class ScheduleController {
   }
 
   /**
-   * One reconcile as an attempt of the `schedule` job (kube/supervisor.ts): a failure (the store or the API
-   * server unreachable, a run that could not be started) is logged redacted, counted in the job metrics,
+   * One reconcile as an attempt of the `schedule` job (platform/supervisor.ts): a failure (the store or the
+   * API server unreachable, a run that could not be started) is logged redacted, counted in the job metrics,
    * shown as a ReconcileFailed Event, and retried with backoff; given up after KUBEGLUE_JOB_MAX_FAILURES,
    * until the schedule's next tick.
    */

@@ -8,9 +8,9 @@
 import type { OperatorSettings } from '../../config/config.ts';
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
 import { Informer } from '../../kube/informer.ts';
-import { KeyedLock } from '../../kube/keyed-lock.ts';
 import type { ResourceClient } from '../../kube/resources/index.ts';
 import { WorkQueue } from '../../kube/work-queue.ts';
+import { KeyedLock } from '../../platform/keyed-lock.ts';
 import type { Store } from '../../store/index.ts';
 import type { EventRecorder } from '../events.ts';
 import type { ControllerHealth } from '../health.ts';

@@ -10,9 +10,9 @@
  * unclaimed pending requests at start and then periodically, so pending work resumes on whichever process
  * is alive.
  *
- * Failures (kube/supervisor.ts): each claim is an attempt of the request. An answer that settles it (a 404, a
- * zip bomb, nothing usable, the time limit) fails it at once; a failure the next attempt may not meet (a
- * network error, a 5xx, the database unreachable) keeps it pending with the error shown, to be tried again
+ * Failures (platform/supervisor.ts): each claim is an attempt of the request. An answer that settles it (a
+ * 404, a zip bomb, nothing usable, the time limit) fails it at once; a failure the next attempt may not meet
+ * (a network error, a 5xx, the database unreachable) keeps it pending with the error shown, to be tried again
  * after a growing wait. A request whose attempts failed or were interrupted KUBEGLUE_JOB_MAX_FAILURES times
  * in a row is failed, with the count and the last error, until the system is updated or a file uploaded.
  */
@@ -32,7 +32,7 @@ import { GRAPHQL_ACCEPT, graphqlData } from '../../engine/graphql.ts';
 import { originOf, systemOrigins } from '../../engine/origins.ts';
 import { EGRESS_REFUSED_CODE, EgressGuard, type EgressPolicy } from '../../engine/protocols/egress-policy.ts';
 import { applySystemAuth } from '../../engine/system-auth.ts';
-import { type JobFailure, JobSupervisor } from '../../kube/supervisor.ts';
+import { type JobFailure, JobSupervisor } from '../../platform/supervisor.ts';
 import type { DocumentationKey, DocumentationStore, StoredDocumentationState } from '../../store/index.ts';
 import type { SystemResolver } from '../cache.ts';
 import { crawlable, createFetcher, DocumentationFetchError, displayUrl, type Fetcher } from './fetch.ts';

@@ -19,7 +19,7 @@ import {
 } from '../../contract/api/errors.ts';
 import type { Environment } from '../../contract/api/system.ts';
 import { accessTokenHash } from '../../contract/wire/token-hash.ts';
-import { deriveKey, SecretBox } from '../../kube/secrets/secret-box.ts';
+import { deriveKey, SecretBox } from '../../platform/secret-box.ts';
 import type { OAuthQueries, OAuthStateRow, OAuthTokenRow } from '../../store/index.ts';
 import {
   type GrantType,

@@ -17,6 +17,7 @@ const MAIN_FILES: Record<string, string> = {
   engine: 'engine/run-tool.ts',
   store: 'store/index.ts',
   kube: 'kube/informer.ts',
+  platform: 'platform/supervisor.ts',
   runs: 'runs/service.ts',
   tools: 'tools/service.ts',
   systems: 'systems/service.ts',

@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { registerInformerMetrics } from '../../kube/controller-metrics.ts';
 import { Informer } from '../../kube/informer.ts';
-import { registerInformerMetrics } from '../../kube/metrics.ts';
 import {
   type BookmarkEvent,
   type ListResult,

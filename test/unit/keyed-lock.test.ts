@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KeyedLock } from '../../kube/keyed-lock.ts';
+import { KeyedLock } from '../../platform/keyed-lock.ts';
 
 /** A promise the test resolves by hand. */
 function gate() {

@@ -10,7 +10,7 @@ import {
   parseMasterKey,
   SecretBox,
   SecretBoxError,
-} from '../../kube/secrets/secret-box.ts';
+} from '../../platform/secret-box.ts';
 
 const PLAIN = Buffer.from('{"apiKey":"sk-live-very-secret"}');
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type JobAttempt, type JobFailure, JobSupervisor } from '../../kube/supervisor.ts';
+import { type JobAttempt, type JobFailure, JobSupervisor } from '../../platform/supervisor.ts';
 
 const NOW = Date.parse('2030-01-01T00:00:00.000Z');
 

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../../contract/api/run.ts';
-import { parseMasterKey } from '../../../kube/secrets/secret-box.ts';
 import { notificationSigningKey } from '../../../operator/app.ts';
 import { verifySignature } from '../../../operator/outbox/notify.ts';
+import { parseMasterKey } from '../../../platform/secret-box.ts';
 import { TEST_ADMIN_KEY, TEST_MASTER_KEY, useTestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 

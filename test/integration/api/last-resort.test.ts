@@ -1,5 +1,5 @@
 /**
- * What a server process does with an error nothing caught (kube/last-resort.ts): a rejected promise is
+ * What a server process does with an error nothing caught (platform/last-resort.ts): a rejected promise is
  * logged and the process goes on; an escaped exception shuts it down gracefully with exit code 1. Neither
  * log line shows a URL's password.
  */

@@ -10,7 +10,7 @@ import { Informer } from '../../../kube/informer.ts';
 import { createEmbeddedKubeglueResources, type KubeglueResources } from '../../../kube/resources/index.ts';
 import { EmbeddedSecretStore } from '../../../kube/secrets/embedded.ts';
 import { SecretUnreadableError } from '../../../kube/secrets/interface.ts';
-import { credentialsBox } from '../../../kube/secrets/secret-box.ts';
+import { credentialsBox } from '../../../platform/secret-box.ts';
 import { openStore, type Store } from '../../../store/index.ts';
 import { SystemService } from '../../../systems/service.ts';
 import { ToolService } from '../../../tools/service.ts';

@@ -4,9 +4,9 @@
  */
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { createEmbeddedKubeglueResources } from '../../../kube/resources/index.ts';
-import { JobSupervisor } from '../../../kube/supervisor.ts';
 import { OutboxDelivery } from '../../../operator/outbox/outbox.ts';
 import { createStartDeadHandler, createStartHandler } from '../../../operator/outbox/start.ts';
+import { JobSupervisor } from '../../../platform/supervisor.ts';
 import { openStore, type Store } from '../../../store/index.ts';
 import { runningRun } from '../../support/store.ts';
 

@@ -1,5 +1,4 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { JobSupervisor } from '../../../kube/supervisor.ts';
 import {
   type HandlerOutcome,
   OutboxDelivery,
@@ -7,6 +6,7 @@ import {
   type OutboxQueue,
   type OutboxRow,
 } from '../../../operator/outbox/outbox.ts';
+import { JobSupervisor } from '../../../platform/supervisor.ts';
 import { openStore, type Store } from '../../../store/index.ts';
 
 interface Recorded {

@@ -13,11 +13,11 @@ import {
   type KubeglueKinds,
   type ResourceClients,
 } from '../../../kube/resources/index.ts';
-import { JobSupervisor } from '../../../kube/supervisor.ts';
 import type { Event } from '../../../kube/types.ts';
 import { createEventRecorder } from '../../../operator/events.ts';
 import { ScheduleController } from '../../../operator/schedule/controller.ts';
 import type { ScheduledRunStarter } from '../../../operator/schedule/execute.ts';
+import { JobSupervisor } from '../../../platform/supervisor.ts';
 import type { ScheduledRun } from '../../../runs/service.ts';
 import { openStore, type Store } from '../../../store/index.ts';
 import { ManualClock } from '../../support/manual-clock.ts';

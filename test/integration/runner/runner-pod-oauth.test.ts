@@ -5,7 +5,7 @@ import { accessTokenHash } from '../../../contract/wire/token-hash.ts';
 import { PERMISSIVE_EGRESS } from '../../../engine/protocols/egress-policy.ts';
 import { createEmbeddedKubeglueResources } from '../../../kube/resources/index.ts';
 import { EmbeddedSecretStore } from '../../../kube/secrets/embedded.ts';
-import { credentialsBox } from '../../../kube/secrets/secret-box.ts';
+import { credentialsBox } from '../../../platform/secret-box.ts';
 import { SystemOAuth } from '../../../systems/oauth/service.ts';
 import { SystemService } from '../../../systems/service.ts';
 import { useTempDir } from '../../support/fixture.ts';

@@ -1,10 +1,19 @@
 /**
- * The supervisor of background jobs: work a process does on its own, outside any request (documentation
- * processing, outbox delivery, retention and the other sweeps; schedules use the same interface). Whatever a
- * job throws or rejects with is caught here: the failure is logged (redacted), recorded on the job's subject,
- * and the process goes on. A subject whose attempts failed `maxFailures` times in a row, or failed in a way
- * no retry can mend, is given up: it shows a terminal status (recorded by the job, on the subject) and is not
- * retried until a user acts. docs/security.md, "Background jobs", states the promise.
+ * platform/: what every role shares that is not Kubernetes — the supervisor of background jobs and its
+ * metrics (job-metrics.ts), the metrics server (metrics.ts), the last-resort handlers of a server role, the
+ * keyed lock, the secret box (AES-256-GCM: system credentials, runtime credentials, OAuth tokens, derived
+ * keys), backoff. The log line every process writes is a contract (contract/log.ts), written by the engine's
+ * workers too, so it stays there.
+ *
+ * May import: contract, config.
+ *
+ * This file is the supervisor of background jobs: work a process does on its own, outside any request
+ * (documentation processing, outbox delivery, retention and the other sweeps; schedules use the same
+ * interface). Whatever a job throws or rejects with is caught here: the failure is logged (redacted),
+ * recorded on the job's subject, and the process goes on. A subject whose attempts failed `maxFailures` times
+ * in a row, or failed in a way no retry can mend, is given up: it shows a terminal status (recorded by the
+ * job, on the subject) and is not retried until a user acts. docs/security.md, "Background jobs", states the
+ * promise.
  *
  * Two shapes of job:
  * - attempt(): one attempt on a subject that keeps its own record (a documentation request, an outbox row, a
@@ -79,7 +88,7 @@ export interface RunningJob {
   stop(): Promise<void>;
 }
 
-/** What /metrics shows of a job (kube/job-metrics.ts). */
+/** What /metrics shows of a job (platform/job-metrics.ts). */
 export interface JobStatus {
   job: string;
   /** Failed attempts (of any subject) and runs since the process started. */

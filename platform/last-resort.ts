@@ -1,6 +1,6 @@
 /**
  * What a server role does with an error nothing caught (docs/security.md, "Background jobs"). Background jobs
- * run under the supervisor (kube/supervisor.ts), so what reaches these handlers is a bug:
+ * run under the supervisor (platform/supervisor.ts), so what reaches these handlers is a bug:
  *
  * - A promise rejected with nobody listening (`unhandledRejection`): the work that promise stood for has
  *   ended, and nothing is left half-done on the stack. It is logged and the process goes on; ending the
