@@ -13,8 +13,8 @@ import { buildCredentialScope, type CredentialScope, RuntimeCredentialError } fr
 import { jsonBytes, RESULT_SETTING, STEP_DATA_SETTING, tooLargeMessage } from './data-size.ts';
 import { extractFiles, redactFiles } from './files.ts';
 import { isIdentitySource } from './identity-source.ts';
+import { validateOutput } from './json-schema.ts';
 import { ManagedTokens } from './managed-tokens.ts';
-import { validateOutput } from './output-schema.ts';
 import { isJsonObject } from './paths.ts';
 import { RunState, STATE_KEY } from './persisted-state.ts';
 import { runRequestStep } from './request-step.ts';

@@ -4,8 +4,8 @@
  */
 import type { JsonObject } from '../contract/json.ts';
 import type { Store, StoredRun } from '../store/index.ts';
-import { inputHash } from './completion.ts';
 import type { RunContext, StartedRun } from './context.ts';
+import { inputHash } from './input-hash.ts';
 import { startRun } from './requests.ts';
 
 /**

@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-import type { JsonObject } from '../contract/json.ts';
 import type { EngineResult } from '../engine/types.ts';
 import type { FinishRun, OutboxInput, Store, StoredRun, StoredRunState } from '../store/index.ts';
 import { commitRunState, type StateLimits } from '../tools/state.ts';
@@ -80,23 +78,4 @@ export async function recordFinish(
     await tx.toolState.recordRun(run.runId, record, warnings);
     return { won, finish, ...(record ? { state: record } : {}), warnings };
   });
-}
-
-/** Same tool and same inputs make the same hash: a repeated runId with it is a retry, else a conflict. */
-export function inputHash(toolId: string, inputs: JsonObject): string {
-  return createHash('sha256')
-    .update(JSON.stringify([toolId, canonical(inputs)]))
-    .digest('hex');
-}
-
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.keys(value)
-        .sort()
-        .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
-    );
-  }
-  return value;
 }

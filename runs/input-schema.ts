@@ -1,7 +1,7 @@
 import { KG_ERR_INPUTS_INVALID } from '../contract/api/errors.ts';
 import type { Tool } from '../contract/api/tool.ts';
 import type { JsonObject, JsonValue } from '../contract/json.ts';
-import { schemaIssues } from '../engine/output-schema.ts';
+import { schemaIssues } from '../engine/json-schema.ts';
 
 /** Keys the service itself adds to a run's inputs (webhook context), never part of what a caller sends. */
 const SERVICE_INPUT_KEYS = ['__webhook__'];

@@ -82,11 +82,6 @@ export function afterInterruption(i: Interruption): InterruptedOutcome {
   return { retry: true, attempt: i.attempt + 1 };
 }
 
-/** Whether the run was started asynchronously (its options say so; chains and webhooks always are). */
-export function isAsyncRun(options: JsonObject | undefined): boolean {
-  return (options as { async?: unknown } | undefined)?.async === true;
-}
-
 /**
  * The engine ends a step it was stopped in with "Run was cancelled" whatever stopped it (its signal carries
  * no reason across the worker boundary): a step interrupted by a shutdown says so instead.

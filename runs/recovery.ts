@@ -4,9 +4,11 @@
  * attempt; any other run fails with the recovery message, its completion effects (notification) queued as
  * with any terminal write. Runs no executor had started yet are left for their start.
  */
+
+import { isAsyncRun } from '../contract/api/run.ts';
 import type { Store } from '../store/index.ts';
 import { completionEffects } from './completion.ts';
-import { afterInterruption, isAsyncRun } from './interrupted.ts';
+import { afterInterruption } from './interrupted.ts';
 
 /** What happened to a run recovery finds: the error begins with it, followed by why it was not retried. */
 export const RECOVERY_MESSAGE =

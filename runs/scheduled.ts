@@ -6,8 +6,8 @@
 import type { ScheduleRunAs, ScheduleRunOptions } from '../contract/api/schedule.ts';
 import type { JsonObject } from '../contract/json.ts';
 import type { Store } from '../store/index.ts';
-import { inputHash } from './completion.ts';
 import type { Caller, RunContext, StartedRun } from './context.ts';
+import { inputHash } from './input-hash.ts';
 import { startRun } from './requests.ts';
 import { type KeyNow, narrowedCaller } from './run-as.ts';
 

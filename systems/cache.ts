@@ -6,7 +6,7 @@ import { Informer } from '../kube/informer.ts';
 import type { ResourceClient } from '../kube/resources/index.ts';
 import type { SecretStore } from '../kube/secrets/interface.ts';
 import { credentialsSecretName, groupVariants, variantForMode, withoutUndefined } from './model.ts';
-import { isManagedOAuth } from './oauth/config.ts';
+import { isManagedOAuth } from './oauth/settings.ts';
 import { systemUnreadiness } from './readiness.ts';
 
 export interface ResolveOptions {

@@ -19,7 +19,7 @@ import { Tool, type ToolStep } from '../contract/api/tool.ts';
 import { zodIssues } from '../contract/format-issues.ts';
 import type { JsonValue } from '../contract/json.ts';
 import { literalScheme, schemeProblem } from '../contract/step-protocols.ts';
-import { checkJsonSchema } from '../engine/output-schema.ts';
+import { checkJsonSchema } from '../engine/json-schema.ts';
 import { PaginationError, parsePaginationSettings } from '../engine/pagination.ts';
 import { isRedisStep, redisBodyTemplateProblems } from '../engine/redis-templates.ts';
 import { checkSource } from '../engine/sandbox/sandbox.ts';

@@ -70,6 +70,11 @@ export const RunOptions = z
   .meta({ id: 'RunOptions' });
 export type RunOptions = z.infer<typeof RunOptions>;
 
+/** Whether the run was started asynchronously (its options say so; chains and webhooks always are). */
+export function isAsyncRun(options: JsonObject | undefined): boolean {
+  return (options as { async?: unknown } | undefined)?.async === true;
+}
+
 /** Runtime credentials: by their own names, or grouped per system id. */
 export const RuntimeCredentials = z.record(
   z.string(),

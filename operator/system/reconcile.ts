@@ -5,7 +5,7 @@
  */
 import type { SystemResource, SystemStatus } from '../../contract/resources/kinds.ts';
 import { OAUTH_STATUS_ANNOTATION } from '../../contract/resources/labels.ts';
-import { authorizeRoute, OAUTH_NEEDS_REAUTHORIZATION } from '../../systems/oauth/config.ts';
+import { authorizeRoute, OAUTH_NEEDS_REAUTHORIZATION } from '../../systems/oauth/settings.ts';
 import { conditionIs, type DesiredCondition, setCondition } from '../conditions.ts';
 import { SystemConditionType, SystemReason } from './reasons.ts';
 

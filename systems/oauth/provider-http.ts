@@ -6,7 +6,7 @@ import { Agent, request } from 'undici';
 import { discardBody } from '../../engine/protocols/discard-body.ts';
 import { EgressGuard, type EgressPolicy } from '../../engine/protocols/egress-policy.ts';
 import { egressConnector } from '../../engine/protocols/egress-socket.ts';
-import type { OAuthSettings, TokenAuthMethod } from './config.ts';
+import type { OAuthSettings, TokenAuthMethod } from './settings.ts';
 import { buildTokenRequest, chooseAuthMethod, type GrantRequest } from './token-request.ts';
 import { parseTokenAnswer, type TokenAnswer } from './token-response.ts';
 

@@ -11,9 +11,9 @@ import type { EgressPolicy } from '../../engine/protocols/egress-policy.ts';
 import type { Store } from '../../store/index.ts';
 import { environmentOf } from '../model.ts';
 import type { SystemService, SystemVariant } from '../service.ts';
-import { OAUTH_NEEDS_REAUTHORIZATION, oauthSettings } from './config.ts';
 import { ProviderHttp } from './provider-http.ts';
 import { resolveReturnTo } from './return-to.ts';
+import { OAUTH_NEEDS_REAUTHORIZATION, oauthSettings } from './settings.ts';
 import {
   type AccessToken,
   type OAuthSystemRef,

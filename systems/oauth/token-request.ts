@@ -1,5 +1,5 @@
 /** The body and headers of a token request (RFC 6749 §4.1.3, §4.4.2, §6) with the client's authentication. Pure. */
-import type { OAuthSettings, TokenAuthMethod } from './config.ts';
+import type { OAuthSettings, TokenAuthMethod } from './settings.ts';
 
 export type GrantRequest =
   | { grant: 'client_credentials' }

@@ -21,6 +21,8 @@ import type { Environment } from '../../contract/api/system.ts';
 import { accessTokenHash } from '../../contract/wire/token-hash.ts';
 import { deriveKey, SecretBox } from '../../platform/secret-box.ts';
 import type { OAuthQueries, OAuthStateRow, OAuthTokenRow } from '../../store/index.ts';
+import { codeChallengeS256, hashState, newCodeVerifier, newState } from './pkce.ts';
+import { type ProviderHttp, ProviderUnreachableError } from './provider-http.ts';
 import {
   type GrantType,
   grantOf,
@@ -28,9 +30,7 @@ import {
   normaliseScopes,
   type OAuthSettings,
   settingsFingerprint,
-} from './config.ts';
-import { codeChallengeS256, hashState, newCodeVerifier, newState } from './pkce.ts';
-import { type ProviderHttp, ProviderUnreachableError } from './provider-http.ts';
+} from './settings.ts';
 import type { GrantRequest } from './token-request.ts';
 import type { TokenAnswer, TokenGrant } from './token-response.ts';
 

@@ -227,8 +227,8 @@ export function useSamba(options: SambaOptions = {}): TestSamba {
 export const DOCS_SMB_ADDRESS = 'smb://127.0.0.1:4445';
 
 /**
- * The Samba docs/smb.md's examples run against (test/integration/docs/examples.test.ts): its user,
- * password and workgroup as the page shows them, and the share's files the page reads.
+ * The Samba docs/smb.md's examples run against (test/integration/docs-examples/examples.test.ts): its
+ * user, password and workgroup as the page shows them, and the share's files the page reads.
  */
 export async function startDocsSamba(): Promise<{
   documented: string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { needsRefresh, settingsFingerprint } from '../../systems/oauth/config.ts';
 import { codeChallengeS256 } from '../../systems/oauth/pkce.ts';
+import { needsRefresh, settingsFingerprint } from '../../systems/oauth/settings.ts';
 import { buildTokenRequest, chooseAuthMethod } from '../../systems/oauth/token-request.ts';
 import { parseTokenAnswer } from '../../systems/oauth/token-response.ts';
 

@@ -5,7 +5,7 @@
  * kubectl, or stored before) give no usable client, so no authorization flow ever starts with them.
  */
 import { describe, expect, it } from 'vitest';
-import { oauthSettings } from '../../../systems/oauth/config.ts';
+import { oauthSettings } from '../../../systems/oauth/settings.ts';
 import { useTestApi } from '../../support/embedded.ts';
 
 type ErrorAnswer = { error: { message: string; code: string } };

@@ -45,12 +45,12 @@ async function relayAnswer(port: number, request: Record<string, unknown>): Prom
 }
 
 /**
- * The Kubernetes deployment as users run it: `kubeglue api` and `kubeglue operator` as processes with
- * RBAC-limited identities against a real kube-apiserver, runner Pods run by the process kubelet, a real
- * Postgres, and a local HTTP target.
+ * The Kubernetes deployment's roles as users run them: `kubeglue api` and `kubeglue operator` as processes
+ * with RBAC-limited identities against a real kube-apiserver, runner Pods run by the process kubelet (not a
+ * real node: test/e2e/ runs on one), a real Postgres, and a local HTTP target.
  */
-describeKube('Kubernetes mode end to end', () => {
-  const bed = useKubeTestBed('e2e', { crds: true });
+describeKube('the Kubernetes deployment: api, operator and runner Pods on the process kubelet', () => {
+  const bed = useKubeTestBed('roles', { crds: true });
   const db = useTestDatabase();
   const target = useHttpTarget();
   let kubelet: ProcessKubelet;

@@ -1,3 +1,7 @@
+/**
+ * JSON Schema checks (ajv; compiled schemas are cached): whether a tool's schema compiles, every way a run's
+ * inputs break its inputSchema, whether a result matches its outputSchema.
+ */
 import type { ValidateFunction } from 'ajv';
 import type { ErrorIssue } from '../contract/api/errors.ts';
 import type { JsonValue } from '../contract/json.ts';
