@@ -1,7 +1,7 @@
 /**
  * What `kubeglue --help` and `kubeglue <role> --help` print. A role's settings are listed from the
  * settings registry (config/), so its help cannot drift from docs/configuration.md; docs/cli.md shows
- * `kubeglue --help` and each command's help (test/unit/cli-help.test.ts keeps them equal).
+ * `kubeglue --help` and each command's help (test/unit/cli/help.test.ts keeps them equal).
  */
 import { type Role, type Setting, settingsOfRole } from '../config/config.ts';
 import { COMMANDS } from './cli/main.ts';

@@ -1,7 +1,7 @@
 /**
  * The pages generated from the settings registry (`npm run generate`, after contract/generate.ts):
  * docs/configuration.md, and the table of the api and operator containers' variables in the chart's
- * README. test/unit/crd-generate.test.ts fails when a committed file differs.
+ * README. test/unit/contract/crd-generate.test.ts fails when a committed file differs.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';

@@ -1,7 +1,7 @@
 /**
  * What a client command is: its options (parsed with Node's `util.parseArgs`), its positional arguments
  * and its help, declared once. The help text (`kubeglue <command> --help`) is made from the declaration,
- * and docs/cli.md shows that text (test/unit/cli-help.test.ts compares them).
+ * and docs/cli.md shows that text (test/unit/cli/help.test.ts compares them).
  */
 import { parseArgs } from 'node:util';
 import { suggestKey } from '../../contract/format-issues.ts';

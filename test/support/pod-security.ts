@@ -1,6 +1,6 @@
 /**
- * Pod Security checks shared by the tests of the runner Pod builder (test/unit/operator-pod.test.ts)
- * and of the Helm chart's Pods (test/unit/chart-*.test.ts).
+ * Pod Security checks shared by the tests of the runner Pod builder (test/unit/operator/pod.test.ts)
+ * and of the Helm chart's Pods (test/unit/chart/).
  */
 import type { Pod } from '../../kube/types.ts';
 

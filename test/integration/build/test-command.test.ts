@@ -100,7 +100,7 @@ describe("the run's skip report", () => {
    */
   async function runWithoutControlPlane(env: Record<string, string> = {}) {
     const vitest = join(REPO, 'node_modules', '.bin', 'vitest');
-    const files = ['test/integration/kube/tool-manifest.test.ts', 'test/unit/prepare.test.ts'];
+    const files = ['test/integration/kube/tool-manifest.test.ts', 'test/unit/build/prepare.test.ts'];
     return run(vitest, ['run', ...files], {
       cwd: REPO,
       env: { ...process.env, KUBEBUILDER_ASSETS: dir, CI: '', NO_COLOR: '1', ...env },
