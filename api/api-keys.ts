@@ -1,4 +1,5 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto';
+import { SETTINGS } from '../config/config.ts';
 import { SCOPES } from '../contract/api/bodies.ts';
 import type { StoreQueries } from '../store/index.ts';
 
@@ -9,6 +10,8 @@ export type ApiKeyStore = Pick<
 >;
 
 const KEY_PREFIX = 'kg_';
+/** The setting that presets the first admin key. */
+const ADMIN_KEY = SETTINGS.tree.adminKey.name;
 /** Bounds for any key a client presents or an operator presets; outside them a key is refused unseen. */
 export const MIN_KEY_LENGTH = 24;
 export const MAX_KEY_LENGTH = 512;
@@ -59,7 +62,7 @@ export async function ensureAdminKey(store: ApiKeyStore, options: EnsureAdminKey
   const { presetKey, log } = options;
   if (presetKey !== undefined && !isPlausibleApiKey(presetKey)) {
     throw new Error(
-      `KUBEGLUE_ADMIN_KEY is not usable: it must be ${MIN_KEY_LENGTH} to ${MAX_KEY_LENGTH} visible ASCII ` +
+      `${ADMIN_KEY} is not usable: it must be ${MIN_KEY_LENGTH} to ${MAX_KEY_LENGTH} visible ASCII ` +
         'characters without spaces (a generated key such as `kg_` + 32 random bytes in base64url is best)',
     );
   }
@@ -76,27 +79,24 @@ export async function ensureAdminKey(store: ApiKeyStore, options: EnsureAdminKey
   const keyHash = hashApiKey(presetKey);
   const known = await store.findApiKeyByHash(keyHash);
   if (known) {
-    if (!known.admin)
-      log('KUBEGLUE_ADMIN_KEY matches an existing API key that is not an admin key; left as is');
+    if (!known.admin) log(`${ADMIN_KEY} matches an existing API key that is not an admin key; left as is`);
     return;
   }
   try {
-    await insertAdminKey(store, 'admin (KUBEGLUE_ADMIN_KEY)', presetKey);
+    await insertAdminKey(store, `admin (${ADMIN_KEY})`, presetKey);
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
     // The preset key was revoked: bringing it back on every restart would undo the revocation.
     if (adminKeys === 0) {
-      throw new Error(
-        'KUBEGLUE_ADMIN_KEY is a revoked API key and there is no other admin key: set a new key',
-      );
+      throw new Error(`${ADMIN_KEY} is a revoked API key and there is no other admin key: set a new key`);
     }
-    log('KUBEGLUE_ADMIN_KEY is a revoked API key; it is not added again');
+    log(`${ADMIN_KEY} is a revoked API key; it is not added again`);
     return;
   }
   log(
     adminKeys === 0
-      ? 'admin API key from KUBEGLUE_ADMIN_KEY stored'
-      : 'KUBEGLUE_ADMIN_KEY added as an additional admin API key',
+      ? `admin API key from ${ADMIN_KEY} stored`
+      : `${ADMIN_KEY} added as an additional admin API key`,
   );
 }
 

@@ -6,10 +6,12 @@
  * code, no framing. The API's own paths are never shadowed: /v1, /mcp and the probes keep their JSON 404s.
  * Without a build, `/` answers a page that says how to make one.
  */
+
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { SETTINGS } from '../config/config.ts';
 import { KG_ERR_ROUTE_NOT_FOUND } from '../contract/api/errors.ts';
 
 /**
@@ -70,7 +72,7 @@ const NOT_BUILT = `<!doctype html>
 <p>This server runs, and its API is at <a href="/v1/openapi.json">/v1</a>, but the dashboard's files are missing.
 Build them in the checkout with <code>npm run build</code> (or <code>npm run build:ui</code> for the dashboard alone),
 then reload this page. <code>npm start</code> and the container image build it for you.</p>
-<p>A server started with <code>KUBEGLUE_UI_DIR</code> serves the build in that directory.</p></main></body></html>
+<p>A server started with <code>${SETTINGS.tree.uiDir.name}</code> serves the build in that directory.</p></main></body></html>
 `;
 
 /** What the dashboard needs from the server's not-found handler. */

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { loadSettings } from '../config/config.ts';
+import { loadSettings, SETTINGS } from '../config/config.ts';
 import { startTestPostgres } from '../test/support/postgres.ts';
 import { DISPATCH_RUNS, measureDispatch } from './async-dispatch.ts';
 import { type CpuRoots, measureCpu, postmasterPid } from './cpu.ts';
@@ -278,7 +278,8 @@ async function benchDriver(
     }
 
     external = await startBenchClient(server.url, targetUrl);
-    const postgres = env.KUBEGLUE_DATABASE_URL ? await postmasterPid(env.KUBEGLUE_DATABASE_URL) : undefined;
+    const databaseUrl = env[SETTINGS.tree.databaseUrl.name];
+    const postgres = databaseUrl ? await postmasterPid(databaseUrl) : undefined;
     const roots: CpuRoots = { server: pid, loadClient: external.pid, ...(postgres ? { postgres } : {}) };
 
     progress(`api (${driver}): warming up`);

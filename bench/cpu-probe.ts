@@ -7,10 +7,11 @@
  * between two versions. `npx node --no-node-snapshot bench/cpu-probe.ts [runs] [get|pages|both]`; with
  * KUBEGLUE_BENCH_PROFILE_DIR set, the server and workers write V8 CPU profiles (.cpuprofile) there.
  */
+
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadSettings } from '../config/config.ts';
+import { loadSettings, SETTINGS } from '../config/config.ts';
 import { client, createBenchTools, startBenchClient, startServer, startTarget } from './api.ts';
 import { measureCpu, postmasterPid } from './cpu.ts';
 import { emit, progress, round } from './stats.ts';
@@ -21,7 +22,7 @@ const ONLY = process.argv[3] ?? 'both';
 const CONCURRENCY = 32;
 
 const { profileDir } = loadSettings('bench').bench;
-const databaseUrl = process.env.KUBEGLUE_DATABASE_URL;
+const databaseUrl = process.env[SETTINGS.tree.databaseUrl.name];
 const target = await startTarget();
 const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-bench-cpu-'));
 const server = await startServer({

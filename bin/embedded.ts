@@ -115,7 +115,7 @@ export async function startEmbedded(
   await mkdir(config.dataDir, { recursive: true });
   let store: Store;
   if (config.databaseUrl) {
-    log('opening the Postgres store (KUBEGLUE_DATABASE_URL)');
+    log(`opening the Postgres store (${SETTINGS.tree.databaseUrl.name})`);
     store = await openStore({ driver: 'pg', url: config.databaseUrl }, { onProgress: log });
   } else {
     if (await hasPgliteData(config.dataDir)) log(pgliteNotConvertedMessage(config.dataDir));

@@ -3,7 +3,7 @@
  * settings registry (config/), so its help cannot drift from docs/configuration.md; docs/cli.md shows
  * `kubeglue --help` and each command's help (test/unit/cli/help.test.ts keeps them equal).
  */
-import { type Role, type Setting, settingsOfRole } from '../config/config.ts';
+import { type Role, SETTINGS, type Setting, settingsOfRole } from '../config/config.ts';
 import { COMMANDS } from './cli/main.ts';
 import { ROLES, type RoleSpec } from './roles.ts';
 
@@ -25,8 +25,8 @@ export function mainHelp(): string {
     ...column(COMMANDS),
     '',
     '`kubeglue <role or command> --help` describes each. Roles read their settings from KUBEGLUE_*',
-    'environment variables (docs/configuration.md). Commands call the API at KUBEGLUE_URL with',
-    'KUBEGLUE_API_KEY, or as the config file says (docs/cli.md); they exit 0 on success, 1 on a failed',
+    `environment variables (docs/configuration.md). Commands call the API at ${SETTINGS.tree.cli.url.name} with`,
+    `${SETTINGS.tree.cli.apiKey.name}, or as the config file says (docs/cli.md); they exit 0 on success, 1 on a failed`,
     'run or an API error, 2 on a usage or configuration error.',
     '',
   ].join('\n');

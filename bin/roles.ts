@@ -2,7 +2,7 @@
  * The roles of `kubeglue <role>`: what each runs, how it is called, and its module, loaded only when the
  * role starts.
  */
-import type { Role } from '../config/config.ts';
+import { type Role, SETTINGS } from '../config/config.ts';
 
 export interface RoleSpec {
   name: Role;
@@ -22,7 +22,7 @@ export const ROLES: readonly RoleSpec[] = [
     usage: 'kubeglue embedded',
     about: [
       'The /v1 API, the operator loops and the engine workers in one process, on the embedded SQLite store in',
-      'KUBEGLUE_DATA_DIR (or Postgres with KUBEGLUE_DATABASE_URL): a laptop or CI needs no cluster',
+      `${SETTINGS.tree.dataDir.name} (or Postgres with ${SETTINGS.tree.databaseUrl.name}): a laptop or CI needs no cluster`,
       '(docs/embedded.md). SIGINT/SIGTERM stop it gracefully.',
     ],
     takesArguments: false,
@@ -55,7 +55,7 @@ export const ROLES: readonly RoleSpec[] = [
     summary: 'executes one run (the runner Pod, or a run order from a file)',
     usage: 'kubeglue runner [--order <order.json>] [--out <result.json>]',
     about: [
-      'Executes one run. In a runner Pod (KUBEGLUE_RUN_ID set by the operator) it fetches its order from the',
+      `Executes one run. In a runner Pod (${SETTINGS.tree.runId.name} set by the operator) it fetches its order from the`,
       'internal API; otherwise it reads a run order from --order (or stdin) and writes the result to --out',
       '(or stdout). Exit code: 0 success, 2 failed or aborted, 1 could not run at all.',
     ],

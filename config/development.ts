@@ -5,9 +5,9 @@ import { section, setting } from './setting.ts';
 
 export const DEVELOPMENT = section(
   'Benchmarks and CI',
-  'Read by `npm run bench` and `npm test` (bin/test and its setup, test/setup.sh, which `.ci/run` calls), ' +
-    'never by a kubeglue role; they make a measurement shorter or longer, or say where the tests keep ' +
-    'what the setup installs.',
+  'Read by `npm run bench` and `npm test` (bin/test and its setup, test/setup.sh, which `.ci/run` calls, ' +
+    'and the tests themselves), never by a kubeglue role; they make a measurement shorter or longer, or say ' +
+    'where the tests find what the setup installs and keep what they write.',
   {
     bench: {
       throughputMs: setting(
@@ -102,6 +102,34 @@ export const DEVELOPMENT = section(
         undefined,
         ['ci'],
         'npm test: any value leaves the real node unprepared, so its suites (test/e2e/) skip, and fail under CI=true',
+      ),
+      chromium: setting(
+        'KUBEGLUE_CHROMIUM',
+        z.string().optional(),
+        undefined,
+        ['ci'],
+        'the tests: the Chromium the dashboard tests drive (unset: CHROMIUM_PATH, else /usr/bin/chromium)',
+      ),
+      smbd: setting(
+        'KUBEGLUE_SMBD',
+        z.string().optional(),
+        undefined,
+        ['ci'],
+        "the tests: the smbd the SMB tests start (unset: Debian's /usr/sbin/smbd)",
+      ),
+      testOutput: setting(
+        'KUBEGLUE_TEST_OUTPUT',
+        z.string().optional(),
+        undefined,
+        ['ci'],
+        "the tests: where the dashboard tests write their screenshots, in ui/ (unset: the checkout's test-output/)",
+      ),
+      updateScreenshots: setting(
+        'KUBEGLUE_UPDATE_SCREENSHOTS',
+        z.string().optional(),
+        undefined,
+        ['ci'],
+        "the dashboard tests: 1 also rewrites the documentation's pictures in docs/images/",
       ),
     },
   },

@@ -1,8 +1,7 @@
 /**
- * Settings of the runner (`kubeglue runner`). In a runner Pod the operator sets the first ones (the
- * contract's names, contract/wire/runner.ts); the others tune how the runner talks to the internal API.
+ * Settings of the runner (`kubeglue runner`). In a runner Pod the operator sets the first ones, by the
+ * names declared here (operator/toolrun/pod.ts); the others tune how the runner talks to the internal API.
  */
-import { RUNNER_ENV } from '../contract/wire/runner.ts';
 import { hostPort, positiveInt, text } from './schemas.ts';
 import { section, setting } from './setting.ts';
 
@@ -13,28 +12,28 @@ export const RUNNER = section(
     "<file>` (a run order from a file) needs none of the Pod's variables.",
   {
     runId: setting(
-      RUNNER_ENV.runId,
+      'KUBEGLUE_RUN_ID',
       text.optional(),
       undefined,
       ['runner'],
       'the run a runner Pod executes (set by the operator)',
     ),
     runToken: setting(
-      RUNNER_ENV.token,
+      'KUBEGLUE_RUN_TOKEN',
       text.optional(),
       undefined,
       ['runner'],
       "the run's own token for the internal API, from its Secret (set by the operator)",
     ),
     runAttempt: setting(
-      RUNNER_ENV.attempt,
+      'KUBEGLUE_RUN_ATTEMPT',
       positiveInt,
       '1',
       ['runner'],
       'which execution of the run this Pod is (set by the operator)',
     ),
     terminationMessagePath: setting(
-      RUNNER_ENV.terminationMessagePath,
+      'KUBEGLUE_TERMINATION_MESSAGE_PATH',
       text,
       '/dev/termination-log',
       ['runner'],

@@ -1,4 +1,4 @@
-import { loadSettings, type Settings } from '../config/config.ts';
+import { loadSettings, SETTINGS, type Settings } from '../config/config.ts';
 import { requireMasterKey } from '../platform/secret-box.ts';
 import { loadKubeConfig } from './kubeconfig.ts';
 import {
@@ -54,7 +54,9 @@ export async function openClusterProcess<R extends 'api' | 'operator'>(
     namespace,
   } = settings as Settings<'api' | 'operator'>;
   if (!databaseUrl) {
-    throw new Error('KUBEGLUE_DATABASE_URL is required: the Kubernetes deployment keeps runs in Postgres');
+    throw new Error(
+      `${SETTINGS.tree.databaseUrl.name} is required: the Kubernetes deployment keeps runs in Postgres`,
+    );
   }
   // Checked before connecting: a process without either fails at once, naming both.
   const given = key !== undefined || !keysSecret ? requireMasterKey(key) : undefined;

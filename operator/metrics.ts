@@ -3,7 +3,9 @@
  * queue (ToolRuns waiting for a slot), how ToolRuns end and why, and runner Pod starts. Counted by the
  * replica that leads; the embedded deployment counts nothing.
  */
+
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { SETTINGS } from '../config/config.ts';
 import { scrapedMetric } from '../platform/metrics.ts';
 
 export interface OperatorMetrics {
@@ -53,7 +55,7 @@ export function registerToolRunStates(registry: Registry, read: () => ToolRunSta
     'gauge',
     {
       name: 'kubeglue_toolruns',
-      help: 'ToolRuns by admission state: waiting (queued for a slot: KUBEGLUE_MAX_ASYNC_RUNS), active, done',
+      help: `ToolRuns by admission state: waiting (queued for a slot: ${SETTINGS.tree.maxAsyncRuns.name}), active, done`,
       labelNames: ['state'],
     },
     () => Object.entries(read()).map(([state, count]) => [{ state }, count]),

@@ -1,4 +1,5 @@
 import type { Registry } from 'prom-client';
+import { SETTINGS } from '../config/config.ts';
 import { type Sample, scrapedMetric } from './metrics.ts';
 import type { JobStatus } from './supervisor.ts';
 
@@ -13,7 +14,7 @@ const JOB_METRICS: Array<['counter' | 'gauge', string, string, (job: JobStatus) 
   [
     'counter',
     'background_job_given_up_total',
-    'Subjects given up after KUBEGLUE_JOB_MAX_FAILURES failures in a row or a permanent failure, by job',
+    `Subjects given up after ${SETTINGS.tree.jobs.maxFailures.name} failures in a row or a permanent failure, by job`,
     (job) => job.givenUp,
   ],
   [

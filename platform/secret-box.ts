@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
 import { chmod, link, mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { z } from 'zod';
+import { SETTINGS } from '../config/config.ts';
 
 const FORMAT_VERSION = 1;
 const KEY_BYTES = 32;
@@ -131,7 +132,7 @@ export async function loadMasterKey(options: LoadMasterKeyOptions): Promise<Buff
   if (options.masterKey !== undefined) {
     const key = parseMasterKey(options.masterKey);
     // Never echo the value: it is, or is close to, a secret.
-    if (!key) throw new Error(`KUBEGLUE_MASTER_KEY must be ${KEY_FORMAT}`);
+    if (!key) throw new Error(`${SETTINGS.tree.masterKey.name} must be ${KEY_FORMAT}`);
     return key;
   }
   const path = join(options.dataDir, MASTER_KEY_FILE);
@@ -142,7 +143,7 @@ export async function loadMasterKey(options: LoadMasterKeyOptions): Promise<Buff
   if (created.created) {
     log(
       `created the master key ${path}; it encrypts stored system credentials: back it up (or set ` +
-        'KUBEGLUE_MASTER_KEY), because losing it makes stored credentials unreadable',
+        `${SETTINGS.tree.masterKey.name}), because losing it makes stored credentials unreadable`,
     );
   }
   return created.key;
@@ -201,11 +202,12 @@ async function createKeyFile(path: string): Promise<{ key: Buffer; created: bool
 export function requireMasterKey(text: string | undefined): Buffer {
   if (!text) {
     throw new Error(
-      'KUBEGLUE_MASTER_KEY (32 bytes as 64 hex characters or base64) or KUBEGLUE_KEYS_SECRET (a Secret the api ' +
-        'creates once) is required: every replica must share the key',
+      `${SETTINGS.tree.masterKey.name} (32 bytes as 64 hex characters or base64) or ` +
+        `${SETTINGS.tree.keysSecret.name} (a Secret the api creates once) is required: every replica must share the key`,
     );
   }
   const key = parseMasterKey(text);
-  if (!key) throw new Error('KUBEGLUE_MASTER_KEY must be 32 bytes as 64 hex characters or base64');
+  if (!key)
+    throw new Error(`${SETTINGS.tree.masterKey.name} must be 32 bytes as 64 hex characters or base64`);
   return key;
 }

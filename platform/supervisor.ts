@@ -23,7 +23,7 @@
  *   failures are counted in memory; there are no quick retries, the next run is the next tick.
  */
 
-import { defaultSettings, type Settings } from '../config/config.ts';
+import { defaultSettings, SETTINGS, type Settings } from '../config/config.ts';
 
 /**
  * KUBEGLUE_JOB_MAX_FAILURES: failed attempts in a row after which a subject is given up, and
@@ -187,7 +187,7 @@ export class JobSupervisor {
         );
         if (inARow === this.settings.maxFailures) {
           this.#log(
-            `${job.job}: failed ${inARow} times in a row (KUBEGLUE_JOB_MAX_FAILURES); it keeps its schedule, ` +
+            `${job.job}: failed ${inARow} times in a row (${SETTINGS.tree.jobs.maxFailures.name}); it keeps its schedule, ` +
               'and kubeglue_background_job_consecutive_failures shows it until a run succeeds',
           );
         }
@@ -248,7 +248,7 @@ export class JobSupervisor {
       terminal === 'permanent'
         ? 'failed; not retried'
         : terminal === 'exhausted'
-          ? `failed ${failures} times in a row (KUBEGLUE_JOB_MAX_FAILURES); given up`
+          ? `failed ${failures} times in a row (${SETTINGS.tree.jobs.maxFailures.name}); given up`
           : `failed (${failures} in a row), retrying at ${failure.retryAt?.toISOString()}`;
     this.#log(`${attempt.job}: ${attempt.subject} ${what}: ${message}`);
     try {

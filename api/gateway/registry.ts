@@ -4,7 +4,7 @@
  * per-tunnel stream limit. Runs reach it through the relay (relay.ts); the listing and metrics read it.
  */
 import type { Duplex } from 'node:stream';
-import type { ApiSettings } from '../../config/config.ts';
+import { type ApiSettings, SETTINGS } from '../../config/config.ts';
 import type { AdvertisedTarget } from '../../contract/wire/tunnel.ts';
 import type { TunnelMux } from '../../contract/wire/tunnel-mux.ts';
 
@@ -154,7 +154,7 @@ export class GatewayRegistry {
     }
     if (tunnel.mux.streamCount >= this.settings.streamLimit) {
       throw new GatewayStreamError(
-        `gateway ${tunnelId} has ${this.settings.streamLimit} streams open, its limit (KUBEGLUE_GATEWAY_STREAM_LIMIT)`,
+        `gateway ${tunnelId} has ${this.settings.streamLimit} streams open, its limit (${SETTINGS.tree.gateway.streamLimit.name})`,
       );
     }
     tunnel.streamsOpened += 1;

@@ -25,6 +25,7 @@ import {
   type ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SETTINGS } from '../../config/config.ts';
 import { ApiError, KG_ERR_INTERNAL, KG_ERR_VALIDATION } from '../../contract/api/errors.ts';
 import { API_VERSION } from '../../contract/api/openapi.ts';
 import type { Tool } from '../../contract/api/tool.ts';
@@ -149,7 +150,7 @@ function serverFor(deps: McpDeps, request: FastifyRequest): Server {
       skipped: (name, bytes) =>
         request.log.warn(
           { tool: name, bytes, pageBytes: deps.listPageBytes },
-          'MCP tools/list leaves out a tool larger than a page (KUBEGLUE_MCP_LIST_PAGE_BYTES)',
+          `MCP tools/list leaves out a tool larger than a page (${SETTINGS.tree.mcpListPageBytes.name})`,
         ),
     });
   });

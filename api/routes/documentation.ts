@@ -1,3 +1,4 @@
+import { SETTINGS } from '../../config/config.ts';
 import {
   KG_ERR_DOCUMENTATION_EMPTY,
   KG_ERR_DOCUMENTATION_NOT_FOUND,
@@ -31,7 +32,7 @@ export function documentationHandlers(deps: {
       // Whatever the content type says, the body is the file: kept as bytes, detected by content.
       body: {
         as: 'buffer',
-        limit: { bytes: documentation.limits.maxBytes, setting: 'KUBEGLUE_DOCS_MAX_BYTES' },
+        limit: { bytes: documentation.limits.maxBytes, setting: SETTINGS.tree.documentation.maxBytes.name },
       },
       handle: async ({ params: { systemId }, query }, request, reply) => {
         assertSystemAccess(request, systemId, query.environment);

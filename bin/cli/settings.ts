@@ -5,7 +5,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { cliApiUrl, cliConfigPath, DEFAULT_CLI_URL, loadSettings } from '../../config/config.ts';
+import { cliApiUrl, cliConfigPath, DEFAULT_CLI_URL, loadSettings, SETTINGS } from '../../config/config.ts';
 import type { Environment } from '../../config/setting.ts';
 import { formatIssues } from '../../contract/format-issues.ts';
 import { ConfigError } from './command.ts';
@@ -72,7 +72,9 @@ export async function resolveConnection(env: Environment): Promise<Connection> {
   const file = await readConfigFile(path, settings.cli.configFile !== undefined);
   const apiKey = settings.cli.apiKey ?? file.apiKey;
   if (apiKey === undefined) {
-    throw new ConfigError(`no API key: set KUBEGLUE_API_KEY, or apiKey in the config file ${path}`);
+    throw new ConfigError(
+      `no API key: set ${SETTINGS.tree.cli.apiKey.name}, or apiKey in the config file ${path}`,
+    );
   }
   return { url: settings.cli.url ?? file.url ?? DEFAULT_CLI_URL, apiKey };
 }

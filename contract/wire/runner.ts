@@ -18,15 +18,6 @@ export const INTERNAL_PATHS = {
   accessToken: (runId: string) => `/internal/v1/runs/${encodeURIComponent(runId)}/access-token`,
 } as const;
 
-/** Environment the operator gives a runner Pod (the token comes from a Secret through secretKeyRef). */
-export const RUNNER_ENV = {
-  internalUrl: 'KUBEGLUE_INTERNAL_URL',
-  runId: 'KUBEGLUE_RUN_ID',
-  token: 'KUBEGLUE_RUN_TOKEN',
-  attempt: 'KUBEGLUE_RUN_ATTEMPT',
-  terminationMessagePath: 'KUBEGLUE_TERMINATION_MESSAGE_PATH',
-} as const;
-
 /** Key of the per-run token in its Secret. */
 export const RUN_TOKEN_SECRET_KEY = 'token';
 

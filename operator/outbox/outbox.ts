@@ -10,6 +10,7 @@
  * it). Outcomes a handler returns (a notification to retry later) are its own policy and reset that count.
  */
 
+import { SETTINGS } from '../../config/config.ts';
 import { type JobFailure, JobSupervisor, type RunningJob } from '../../platform/supervisor.ts';
 import type { OutboxRow } from '../../store/index.ts';
 
@@ -194,7 +195,7 @@ export class OutboxDelivery {
   async #recordFailure(row: OutboxRow, failure: JobFailure): Promise<void> {
     if (failure.terminal) {
       const reason =
-        `dead after ${failure.failures} failed attempts in a row (KUBEGLUE_JOB_MAX_FAILURES): ` +
+        `dead after ${failure.failures} failed attempts in a row (${SETTINGS.tree.jobs.maxFailures.name}): ` +
         describeError(failure.message);
       await this.#store.abandonOutbox(row.id, reason);
       const onDead = Object.hasOwn(this.#onDead, row.kind) ? this.#onDead[row.kind] : undefined;

@@ -3,6 +3,7 @@
  * the controller knows, it says which waiting ones get a slot now, in creation order, and where the
  * others stand in the queue.
  */
+import { SETTINGS } from '../../config/config.ts';
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
 import { ConditionType } from './reasons.ts';
 
@@ -123,7 +124,7 @@ export function queuedMessage(
   const position = verdict.position <= EXACT_POSITIONS ? `${verdict.position}` : `over ${EXACT_POSITIONS}`;
   const what =
     verdict.scope === 'global'
-      ? `${verdict.inUse} of ${verdict.limit} runs executing (limit KUBEGLUE_MAX_ASYNC_RUNS)`
-      : `${verdict.inUse} of ${verdict.limit} runs of namespace ${namespace} executing (limit KUBEGLUE_MAX_ASYNC_RUNS_PER_NAMESPACE)`;
+      ? `${verdict.inUse} of ${verdict.limit} runs executing (limit ${SETTINGS.tree.maxAsyncRuns.name})`
+      : `${verdict.inUse} of ${verdict.limit} runs of namespace ${namespace} executing (limit ${SETTINGS.tree.maxAsyncRunsPerNamespace.name})`;
   return `Waiting for an execution slot: position ${position} in the queue; ${what}`;
 }

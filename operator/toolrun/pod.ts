@@ -10,7 +10,7 @@
 import { type OperatorSettings, SETTINGS, type Setting, settingText } from '../../config/config.ts';
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
 import { RUN_ID_KEY } from '../../contract/resources/labels.ts';
-import { RUN_TOKEN_SECRET_KEY, RUNNER_ENV } from '../../contract/wire/runner.ts';
+import { RUN_TOKEN_SECRET_KEY } from '../../contract/wire/runner.ts';
 import type { EnvVar, Pod } from '../../kube/types.ts';
 import { runnerLabels, toolRunOwner } from '../launchers/launcher.ts';
 import type { PodNames } from '../launchers/pod.ts';
@@ -85,14 +85,14 @@ function passed(setting: Setting, value: unknown): EnvVar {
 
 function runnerEnv(toolRun: ToolRunResource, attempt: number, names: PodNames, s: PodSettings): EnvVar[] {
   const env: EnvVar[] = [
-    { name: RUNNER_ENV.internalUrl, value: s.internalUrl },
-    { name: RUNNER_ENV.runId, value: toolRun.spec.runId },
-    { name: RUNNER_ENV.attempt, value: String(attempt) },
+    { name: tree.internalUrl.name, value: s.internalUrl },
+    { name: tree.runId.name, value: toolRun.spec.runId },
+    { name: tree.runAttempt.name, value: String(attempt) },
     {
-      name: RUNNER_ENV.token,
+      name: tree.runToken.name,
       valueFrom: { secretKeyRef: { name: names.tokenSecretName, key: RUN_TOKEN_SECRET_KEY } },
     },
-    { name: RUNNER_ENV.terminationMessagePath, value: TERMINATION_MESSAGE_PATH },
+    { name: tree.terminationMessagePath.name, value: TERMINATION_MESSAGE_PATH },
     // The engine's settings, as the operator has them (config/engine.ts).
     passed(tree.sandboxMemoryMb, s.sandboxMemoryMb),
     passed(tree.sandboxTimeoutMs, s.sandboxTimeoutMs),

@@ -3,7 +3,9 @@
  * hop too), each response read as a stream and cut off at the size limit (never buffered whole), within the
  * processing's deadline. A doc site is crawled breadth-first over same-origin links, up to a page count.
  */
+
 import { Agent, request } from 'undici';
+import { SETTINGS } from '../../config/config.ts';
 import { discardBody } from '../../engine/protocols/discard-body.ts';
 import { type EgressGuard, egressRefusalIn } from '../../engine/protocols/egress-policy.ts';
 import { egressConnector } from '../../engine/protocols/egress-socket.ts';
@@ -100,7 +102,7 @@ async function fetchOne(
     } catch (error) {
       if (signal.aborted)
         throw new DocumentationFetchError(
-          `fetching ${displayUrl(url)} ran past the time limit (KUBEGLUE_DOCS_TIMEOUT_MS)`,
+          `fetching ${displayUrl(url)} ran past the time limit (${SETTINGS.tree.documentation.timeoutMs.name})`,
         );
       // The guard decides the same next time: a refusal is final, never retried.
       const refusal = egressRefusalIn(error);
@@ -134,7 +136,7 @@ async function fetchOne(
     const declared = Number(headers['content-length']);
     const tooLarge = () =>
       new DocumentationFetchError(
-        `documentation at ${displayUrl(url)} is larger than the limit of ${maxBytes} bytes (KUBEGLUE_DOCS_MAX_BYTES); ` +
+        `documentation at ${displayUrl(url)} is larger than the limit of ${maxBytes} bytes (${SETTINGS.tree.documentation.maxBytes.name}); ` +
           'the download was stopped',
       );
     if (Number.isFinite(declared) && declared > maxBytes) {
@@ -156,7 +158,7 @@ async function fetchOne(
       if (error instanceof DocumentationFetchError) throw error;
       if (signal.aborted)
         throw new DocumentationFetchError(
-          `fetching ${displayUrl(url)} ran past the time limit (KUBEGLUE_DOCS_TIMEOUT_MS)`,
+          `fetching ${displayUrl(url)} ran past the time limit (${SETTINGS.tree.documentation.timeoutMs.name})`,
         );
       throw new DocumentationFetchError(`reading ${displayUrl(url)} failed: ${(error as Error).message}`, {
         retryable: true,

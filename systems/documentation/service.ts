@@ -17,7 +17,7 @@
  * in a row is failed, with the count and the last error, until the system is updated or a file uploaded.
  */
 import { randomUUID } from 'node:crypto';
-import type { DocumentationLimits } from '../../config/config.ts';
+import { type DocumentationLimits, SETTINGS } from '../../config/config.ts';
 import type {
   ApiKeyPlacement,
   ApiKeyPlacementDecision,
@@ -355,7 +355,7 @@ export class DocumentationService {
           }
           if (timeout.aborted)
             throw new SettledFailure(
-              `processing ran past the time limit of ${this.#limits.timeoutMs} ms (KUBEGLUE_DOCS_TIMEOUT_MS)`,
+              `processing ran past the time limit of ${this.#limits.timeoutMs} ms (${SETTINGS.tree.documentation.timeoutMs.name})`,
             );
           if (mayPass(error)) throw error;
           throw error instanceof SettledFailure ? error : new SettledFailure((error as Error).message);
@@ -383,7 +383,7 @@ export class DocumentationService {
       await this.#store.fail(
         key,
         entry.requestId,
-        `processing failed ${failure.failures} times in a row (KUBEGLUE_JOB_MAX_FAILURES), the last time: ` +
+        `processing failed ${failure.failures} times in a row (${SETTINGS.tree.jobs.maxFailures.name}), the last time: ` +
           `${failure.message}. Update the system or upload the file again to retry`,
       );
       return;
@@ -456,7 +456,7 @@ export class DocumentationService {
         if (room <= 0) {
           skipped.push({
             source: displayUrl(url),
-            reason: 'crawl byte limit reached (KUBEGLUE_DOCS_MAX_TOTAL_BYTES)',
+            reason: `crawl byte limit reached (${SETTINGS.tree.documentation.maxTotalBytes.name})`,
           });
           break;
         }
@@ -489,7 +489,7 @@ export class DocumentationService {
     if (queue.length > 0) {
       skipped.push({
         source: `${queue.length} more linked page(s)`,
-        reason: `the crawl stops after ${this.#limits.maxPages} pages (KUBEGLUE_DOCS_MAX_PAGES)`,
+        reason: `the crawl stops after ${this.#limits.maxPages} pages (${SETTINGS.tree.documentation.maxPages.name})`,
       });
     }
     return { documents, skipped, truncated: false };

@@ -9,10 +9,12 @@
  * page written under test-output/ui/ (KUBEGLUE_TEST_OUTPUT moves it), which CI keeps as an artifact;
  * with KUBEGLUE_UPDATE_SCREENSHOTS=1 the documentation's copies in docs/images/ are rewritten too.
  */
+
 import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { SETTINGS } from '../../config/config.ts';
 import { TEST_ADMIN_KEY } from './embedded.ts';
 import { chromiumPath, skipReason } from './prerequisites.ts';
 
@@ -155,7 +157,10 @@ export async function closeWatchedPages(
 }
 
 /** Where the tests write what CI keeps: screenshots of every page. */
-export const TEST_OUTPUT = resolve(process.env.KUBEGLUE_TEST_OUTPUT ?? join(REPO, 'test-output'), 'ui');
+export const TEST_OUTPUT = resolve(
+  process.env[SETTINGS.tree.ci.testOutput.name] ?? join(REPO, 'test-output'),
+  'ui',
+);
 
 /**
  * A full-page screenshot as test-output/ui/<name>.png; with KUBEGLUE_UPDATE_SCREENSHOTS=1 also as the
@@ -165,7 +170,7 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await mkdir(TEST_OUTPUT, { recursive: true });
   const file = join(TEST_OUTPUT, `${name}.png`);
   await page.screenshot({ path: file, fullPage: true, animations: 'disabled' });
-  if (process.env.KUBEGLUE_UPDATE_SCREENSHOTS === '1') {
+  if (process.env[SETTINGS.tree.ci.updateScreenshots.name] === '1') {
     const docs = join(REPO, 'docs', 'images', `dashboard-${name}.png`);
     await mkdir(join(REPO, 'docs', 'images'), { recursive: true });
     await page.screenshot({ path: docs, animations: 'disabled' });

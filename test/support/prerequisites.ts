@@ -10,11 +10,16 @@
  *
  * Imported by the test files and by the reporter in vitest's main process: no vitest API here.
  */
+
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { SETTINGS } from '../../config/config.ts';
 import { realNodeMissing } from './kube-node/node.ts';
+
+/** The test harness's own settings (config/development.ts). */
+const { ci } = SETTINGS.tree;
 
 export interface Prerequisite {
   /** The suites that need it, as the report names them. */
@@ -35,7 +40,7 @@ export function onPath(name: string): string | undefined {
 
 /** Where test/setup.sh builds the control plane (KUBEGLUE_KUBE_CACHE). */
 export function kubeCache(): string {
-  return process.env.KUBEGLUE_KUBE_CACHE ?? join(homedir(), '.cache', 'kubeglue-kube');
+  return process.env[ci.kubeCache.name] ?? join(homedir(), '.cache', 'kubeglue-kube');
 }
 
 /**
@@ -51,7 +56,7 @@ export function kubeAssets(): string | undefined {
 
 /** The Chromium to drive (never a downloaded one): KUBEGLUE_CHROMIUM, else CHROMIUM_PATH, else Debian's. */
 export function chromiumPath(): string | undefined {
-  const given = process.env.KUBEGLUE_CHROMIUM || process.env.CHROMIUM_PATH;
+  const given = process.env[ci.chromium.name] || process.env.CHROMIUM_PATH;
   if (given) return given;
   return ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => existsSync(path));
 }
@@ -59,7 +64,7 @@ export function chromiumPath(): string | undefined {
 /** Prometheus' promtool: on PATH, or where test/setup.sh extracts it (KUBEGLUE_PROMTOOL_CACHE). */
 export function promtoolPath(): string | undefined {
   const cached = join(
-    process.env.KUBEGLUE_PROMTOOL_CACHE ?? join(homedir(), '.cache', 'kubeglue-promtool'),
+    process.env[ci.promtoolCache.name] ?? join(homedir(), '.cache', 'kubeglue-promtool'),
     'bin',
     'promtool',
   );
@@ -78,7 +83,7 @@ export const MARIADB = { server: '/usr/sbin/mariadbd', installDb: '/usr/bin/mari
 
 /** Samba's smbd (KUBEGLUE_SMBD names another) and the tool that adds its users. */
 export const SAMBA = {
-  smbd: process.env.KUBEGLUE_SMBD ?? '/usr/sbin/smbd',
+  smbd: process.env[ci.smbd.name] ?? '/usr/sbin/smbd',
   smbpasswd: '/usr/bin/smbpasswd',
   smbstatus: '/usr/bin/smbstatus',
 };
@@ -105,7 +110,7 @@ export const PREREQUISITES = {
     missing: () =>
       chromiumPath()
         ? undefined
-        : "no Chromium (KUBEGLUE_CHROMIUM, CHROMIUM_PATH or /usr/bin/chromium); npm test installs Debian's chromium",
+        : `no Chromium (${ci.chromium.name}, CHROMIUM_PATH or /usr/bin/chromium); npm test installs Debian's chromium`,
   },
   promtool: {
     suites: "the chart's alert tests",
@@ -142,7 +147,7 @@ export const PREREQUISITES = {
     uses: /\bsambaMissing\(/,
     missing: () => {
       if (!existsSync(SAMBA.smbd) || !existsSync(SAMBA.smbpasswd)) {
-        return `no Samba at ${SAMBA.smbd}: npm test installs Debian's samba (or set KUBEGLUE_SMBD to smbd)`;
+        return `no Samba at ${SAMBA.smbd}: npm test installs Debian's samba (or set ${ci.smbd.name} to smbd)`;
       }
       return process.getuid?.() === 0 ? undefined : 'smbd must run as root to act as the logged-on user';
     },

@@ -6,7 +6,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { decodeSummary, RUNNER_ENV, type RunnerSummary } from '../../contract/wire/runner.ts';
+import { SETTINGS } from '../../config/config.ts';
+import { decodeSummary, type RunnerSummary } from '../../contract/wire/runner.ts';
 
 const KUBEGLUE = join(import.meta.dirname, '../../bin/kubeglue.ts');
 
@@ -41,11 +42,11 @@ export function startRunnerProcess(opts: {
   const child = spawn(process.execPath, ['--no-node-snapshot', KUBEGLUE, 'runner'], {
     env: {
       ...inherited,
-      [RUNNER_ENV.internalUrl]: opts.url,
-      [RUNNER_ENV.runId]: opts.runId,
-      [RUNNER_ENV.token]: opts.token,
-      [RUNNER_ENV.attempt]: String(opts.attempt ?? 1),
-      [RUNNER_ENV.terminationMessagePath]: terminationPath,
+      [SETTINGS.tree.internalUrl.name]: opts.url,
+      [SETTINGS.tree.runId.name]: opts.runId,
+      [SETTINGS.tree.runToken.name]: opts.token,
+      [SETTINGS.tree.runAttempt.name]: String(opts.attempt ?? 1),
+      [SETTINGS.tree.terminationMessagePath.name]: terminationPath,
       KUBEGLUE_RUNNER_HEARTBEAT_MS: '200',
       // Test targets are on loopback, which a runner Pod refuses unless the deployment allows it.
       KUBEGLUE_EGRESS_ALLOW: '127.0.0.1',

@@ -5,7 +5,7 @@
  * does past them is dropped, and the message names the setting that bounds it.
  */
 import { Worker } from 'node:worker_threads';
-import type { DocumentationLimits } from '../../../config/config.ts';
+import { type DocumentationLimits, SETTINGS } from '../../../config/config.ts';
 import type { OpenApiDocument } from './summary.ts';
 
 /**
@@ -85,7 +85,7 @@ export function summariseOpenApiInWorker(
     const timer = setTimeout(
       () =>
         stopped(
-          `processing ran past the time limit of ${limits.timeoutMs} ms (KUBEGLUE_DOCS_OPENAPI_TIMEOUT_MS)`,
+          `processing ran past the time limit of ${limits.timeoutMs} ms (${SETTINGS.tree.documentation.openapi.timeoutMs.name})`,
         ),
       limits.timeoutMs,
     );
@@ -102,7 +102,7 @@ export function summariseOpenApiInWorker(
     worker.on('error', (error: Error & { code?: string }) =>
       stopped(
         error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-          ? `processing needed more than ${limits.memoryMb} MB (KUBEGLUE_DOCS_OPENAPI_MEMORY_MB)`
+          ? `processing needed more than ${limits.memoryMb} MB (${SETTINGS.tree.documentation.openapi.memoryMb.name})`
           : `processing failed: ${error.message}`,
       ),
     );

@@ -3,10 +3,13 @@
  * dereferencing would make of it and validates it (swagger-parser dereferences) only within the bounds.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { DOCUMENTATION } from '../../../config/documentation.ts';
 import { type Expansion, measureExpansion, parseOpenApiText, summariseOpenApiDocument } from './openapi.ts';
 import type { FromOpenApiWorker, OpenApiJob } from './openapi-thread.ts';
 
 const job = workerData as OpenApiJob;
+/** The settings of the bounds, by name (only the documentation section of the registry: this is a thread). */
+const BOUNDS = DOCUMENTATION.settings.documentation.openapi;
 const post = (message: FromOpenApiWorker) => parentPort?.postMessage(message);
 
 /** `about 44.2 MB`, `about 88.5 TB`. */
@@ -34,12 +37,12 @@ function pastBounds(api: Record<string, unknown>): string | undefined {
   }
   if (expansion.depth > maxDepth) {
     const depth = Number.isFinite(expansion.depth) ? `${expansion.depth} levels` : 'too many levels';
-    return `its $refs expanded would nest ${depth} deep, beyond the bound of ${maxDepth} (KUBEGLUE_DOCS_OPENAPI_MAX_DEPTH)`;
+    return `its $refs expanded would nest ${depth} deep, beyond the bound of ${maxDepth} (${BOUNDS.maxDepth.name})`;
   }
   if (expansion.bytes > maxExpandedBytes)
     return (
       `its $refs expanded would make ${sizeText(expansion.bytes)} of JSON, beyond the bound of ` +
-      `${maxExpandedBytes} bytes (KUBEGLUE_DOCS_OPENAPI_MAX_EXPANDED_BYTES)`
+      `${maxExpandedBytes} bytes (${BOUNDS.maxExpandedBytes.name})`
     );
   return undefined;
 }

@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SETTINGS } from '../../../config/config.ts';
 import type { JsonObject } from '../../../contract/json.ts';
-import { INTERNAL_PATHS, RUNNER_ENV } from '../../../contract/wire/runner.ts';
+import { INTERNAL_PATHS } from '../../../contract/wire/runner.ts';
 import type { Store } from '../../../store/index.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 import { createInternalApi, type InternalApiHarness } from '../../support/internal-api.ts';
@@ -260,7 +261,7 @@ describe('runner pod', () => {
 
   it('exits 1 at once when its environment is incomplete', async () => {
     const { code, output } = await startRunner('pod-no-env', 'token', {
-      [RUNNER_ENV.internalUrl]: 'not a url',
+      [SETTINGS.tree.internalUrl.name]: 'not a url',
     }).exited;
     expect(code).toBe(1);
     expect(output).toMatch(/invalid runner environment: KUBEGLUE_INTERNAL_URL/);

@@ -13,12 +13,14 @@
  *   socket each (the namespaces share the file system, not the network).
  * Root only; the caches come from prepare.sh.
  */
+
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { SETTINGS } from '../../../config/config.ts';
 
 const exec = promisify(execFile);
 const REPO = resolve(import.meta.dirname, '../../..');
@@ -41,8 +43,8 @@ export interface NodePaths {
 
 /** Where the caches are (KUBEGLUE_KUBE_CACHE, KUBEGLUE_NODE_CACHE) and shared/kube-node's scripts. */
 export function nodePaths(): NodePaths {
-  const kubeHome = process.env.KUBEGLUE_KUBE_CACHE ?? join(homedir(), '.cache', 'kubeglue-kube');
-  const nodeHome = process.env.KUBEGLUE_NODE_CACHE ?? join(homedir(), '.cache', 'kube-node');
+  const kubeHome = process.env[SETTINGS.tree.ci.kubeCache.name] ?? join(homedir(), '.cache', 'kubeglue-kube');
+  const nodeHome = process.env[SETTINGS.tree.ci.nodeCache.name] ?? join(homedir(), '.cache', 'kube-node');
   const scripts =
     process.env.KUBE_NODE_SCRIPTS ??
     [join(REPO, '..', 'shared', 'kube-node'), '/work/shared/kube-node'].find((dir) =>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { defaultOperatorSettings, loadOperatorSettings } from '../../../config/config.ts';
+import { defaultOperatorSettings, loadOperatorSettings, SETTINGS } from '../../../config/config.ts';
 import type { ToolRunResource } from '../../../contract/resources/kinds.ts';
-import { RUN_TOKEN_SECRET_KEY, RUNNER_ENV } from '../../../contract/wire/runner.ts';
+import { RUN_TOKEN_SECRET_KEY } from '../../../contract/wire/runner.ts';
 import type { Pod } from '../../../kube/types.ts';
 import {
   activeDeadlineSeconds,
@@ -101,22 +101,22 @@ describe('the runner Pod', () => {
     expect(pod.metadata.labels?.['kubeglue.dev/tool-id']).toMatch(/^my-tool-[0-9a-f]{10}$/);
   });
 
-  it('passes the runner its contract through RUNNER_ENV, the token only by secretKeyRef', () => {
-    expect(env[RUNNER_ENV.token]).toEqual({
-      name: RUNNER_ENV.token,
+  it('passes the runner its run through the runner settings, the token only by secretKeyRef', () => {
+    expect(env[SETTINGS.tree.runToken.name]).toEqual({
+      name: SETTINGS.tree.runToken.name,
       valueFrom: { secretKeyRef: { name: names.tokenSecretName, key: RUN_TOKEN_SECRET_KEY } },
     });
-    expect(env[RUNNER_ENV.runId]?.value).toBe('Run ABC');
-    expect(env[RUNNER_ENV.attempt]?.value).toBe('1');
-    expect(env[RUNNER_ENV.internalUrl]?.value).toBe(settings.internalUrl);
-    expect(env[RUNNER_ENV.terminationMessagePath]?.value).toBe(TERMINATION_MESSAGE_PATH);
+    expect(env[SETTINGS.tree.runId.name]?.value).toBe('Run ABC');
+    expect(env[SETTINGS.tree.runAttempt.name]?.value).toBe('1');
+    expect(env[SETTINGS.tree.internalUrl.name]?.value).toBe(settings.internalUrl);
+    expect(env[SETTINGS.tree.terminationMessagePath.name]?.value).toBe(TERMINATION_MESSAGE_PATH);
     expect(env.KUBEGLUE_SANDBOX_MEMORY_MB?.value).toBe('128');
     expect(env.KUBEGLUE_EGRESS_PRIVATE?.value).toBe('deny');
     expect(env.KUBEGLUE_EGRESS_ALLOW).toBeUndefined();
     // The gateway relay: the internal Service's host on the chart's relay port unless set.
     expect(env.KUBEGLUE_GATEWAY_RELAY?.value).toBe('kubeglue-internal:8082');
     for (const variable of container.env ?? []) {
-      if (variable.name !== RUNNER_ENV.token) expect(variable.valueFrom).toBeUndefined();
+      if (variable.name !== SETTINGS.tree.runToken.name) expect(variable.valueFrom).toBeUndefined();
     }
   });
 
@@ -163,7 +163,7 @@ describe('the runner Pod', () => {
       KUBEGLUE_EGRESS_ALLOW: '10.1.0.0/16',
       KUBEGLUE_EGRESS_DENY: 'internal.example',
       KUBEGLUE_GATEWAY_RELAY: 'relay.kubeglue.svc:9000',
-      [RUNNER_ENV.attempt]: '2',
+      [SETTINGS.tree.runAttempt.name]: '2',
     });
     expect(restrictedViolations(custom)).toEqual([]);
   });
