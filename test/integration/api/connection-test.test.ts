@@ -1,7 +1,8 @@
 /**
  * `POST /v1/systems/{id}/test`: one harmless read per protocol through the run path, against real servers
  * (an HTTP target, the GraphQL server, Postgres, MariaDB, redis-server, SFTP, FTP, smbd). Each protocol
- * answers success with the right credentials and a clear failure with wrong ones, never holding a password;
+ * answers success with the right credentials and a clear failure with wrong ones, never holding a password
+ * (a private Redis through a real gateway agent, an OAuth API with the token kubeglue manages, too);
  * HTTP counts any answer below 500 but 401 and 403 as reachable; the egress guard refuses the metadata
  * address; MSSQL, MongoDB and a system without a URL are refused; the test needs systems:read and
  * runs:execute; it is not recorded as a run, and the server's log keeps one line per test.
@@ -20,10 +21,12 @@ import {
   useTestApi,
 } from '../../support/embedded.ts';
 import { useFtpServer } from '../../support/ftp-server.ts';
+import { startAgent } from '../../support/gateway-agent.ts';
 import { GRAPHQL_TOKEN, type GraphqlServer, startGraphqlServer } from '../../support/graphql-server.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 import { logLines } from '../../support/log-lines.ts';
 import { mariadbSkip, useMariaDb } from '../../support/mariadb.ts';
+import { useOAuthProvider } from '../../support/oauth-provider.ts';
 import {
   createPasswordRole,
   createTestDatabase,
@@ -177,6 +180,25 @@ describe('HTTP systems', () => {
     const result = await tested('metadata');
     expect(result.success).toBe(false);
     expect(result.error).toContain('refused to connect to 169.254.169.254');
+  });
+});
+
+describe('OAuth systems', () => {
+  const idp = useOAuthProvider({ redirectUris: [] });
+
+  it('fetches the token kubeglue manages and sends it, as a run does', async () => {
+    await createSystem({
+      ...idp.clientCredentialsSystem('idp_api', { scopes: 'api:read' }),
+      url: `${idp.apiUrl}/api/whoami`,
+    });
+    const before = { tokens: idp.tokenRequests.client_credentials ?? 0, ok: idp.apiCalls.ok };
+    const result = await tested('idp_api');
+    expect(result).toMatchObject({ protocol: 'http', success: true });
+    expect((idp.tokenRequests.client_credentials ?? 0) - before.tokens).toBe(1);
+    expect(idp.apiCalls.ok - before.ok).toBe(1);
+    for (const [index, value] of [...idp.acceptedTokens].entries()) {
+      secrets.push({ name: `oauth access token ${index}`, value });
+    }
   });
 });
 
@@ -350,6 +372,31 @@ describe.skipIf(redisServerMissing())('Redis systems', () => {
     const result = await tested('cache', 'dev');
     expect(result.success).toBe(false);
     expect(result.error).toContain('WRONGPASS');
+  });
+
+  it('reaches a private server through the system’s gateway agent', async () => {
+    const agent = await startAgent({
+      tunnel_id: 'corp',
+      server_url: api.url.replace('http://', 'ws://').replace('127.0.0.1', 'localhost'),
+      api_key: TEST_ADMIN_KEY,
+      targets: { cache: { address: `127.0.0.1:${redis.port}`, protocol: 'redis' } },
+    });
+    try {
+      await agent.waitFor("tunnel 'corp' registered");
+      // A name nothing resolves: only the tunnel can reach it.
+      await createSystem({
+        id: 'private_cache',
+        url: 'redis://cache.corp.internal:6379/0',
+        authType: 'dataStore',
+        credentials: { password: REDIS_PASSWORD },
+        gateway: { tunnelId: 'corp', target: 'cache' },
+      });
+      const result = await tested('private_cache');
+      expect(result).toMatchObject({ success: true, tried: 'DBSIZE on redis://cache.corp.internal:6379/0' });
+      expect(agent.output()).not.toContain(REDIS_PASSWORD);
+    } finally {
+      await agent.kill();
+    }
   });
 
   it('fails for a user that may not read the command table, saying so', async () => {
