@@ -37,6 +37,7 @@ import { type Gateways, gatewayHandlers, installGateways } from './gateway/index
 import { installMcp } from './mcp/index.ts';
 import { installMetrics, type Metrics } from './metrics.ts';
 import { apiKeyHandlers } from './routes/api-keys.ts';
+import { connectionTestHandlers } from './routes/connection-test.ts';
 import { documentationHandlers } from './routes/documentation.ts';
 import { fileDownloadHandlers } from './routes/files.ts';
 import { hookHandlers } from './routes/hooks.ts';
@@ -258,6 +259,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
       runStatsHandlers({ store, toolRuns: resources.toolRuns }),
       hookHandlers({ runs, tools }),
       systemHandlers({ systems, tools, documentation }),
+      connectionTestHandlers({ systems, runs }),
       documentation
         ? documentationHandlers({ systems, documentation })
         : notOffered('uploadSystemDocumentation', 'getSystemDocumentation', 'searchSystemDocumentation'),

@@ -5,6 +5,7 @@
 import { KG_ERR_RUN_NOT_FOUND } from '../contract/api/errors.ts';
 import type { ExecutionMode, Run } from '../contract/api/run.ts';
 import type { Tool } from '../contract/api/tool.ts';
+import type { LogFields } from '../contract/log.ts';
 import type { ResolvedSystem } from '../contract/wire/run-order.ts';
 import type { GrantedToken } from '../engine/types.ts';
 import type { WorkerPool } from '../engine/worker/pool.ts';
@@ -59,8 +60,8 @@ export interface RunServiceDeps {
   accessToken?: (systemId: string, mode: ExecutionMode, rejected?: string) => Promise<GrantedToken>;
   /** Bounds of persistent tool state (KUBEGLUE_TOOL_STATE_*); the defaults without it. */
   stateLimits?: StateLimits;
-  /** The process's log: a shutdown names the sync runs it fails there. */
-  log?: (line: string) => void;
+  /** The process's log: a shutdown names the sync runs it fails there; each connection test is a line. */
+  log?: (line: string, fields?: LogFields) => void;
 }
 
 /** What one RunService's phases share: its dependencies, the runs executing here and the sync slots. */

@@ -7,13 +7,16 @@
  * This file is the RunService, the one door the /v1 run endpoints, webhooks and chains go through. It
  * holds what the phases share (context.ts) and hands each call to its phase: requests.ts and accept.ts
  * (the three kinds of request, the checks, the stored run, idempotency), execute-sync.ts (the sync slots
- * and the execution in the worker pool), cancel.ts, chains.ts, scheduled.ts.
+ * and the execution in the worker pool), cancel.ts, chains.ts, scheduled.ts, connection-test.ts (a
+ * system's connection test, an unrecorded one-step run).
  */
 import type { Run } from '../contract/api/run.ts';
+import type { ConnectionTestResult } from '../contract/api/system.ts';
 import type { JsonObject } from '../contract/json.ts';
 import type { StoredRun } from '../store/index.ts';
 import { cancelRun } from './cancel.ts';
 import { recordRefusedChain, startChained } from './chains.ts';
+import { type ConnectionTestInput, testConnection } from './connection-test.ts';
 import {
   type Caller,
   canSee,
@@ -35,6 +38,7 @@ import {
 import { RunningHere } from './running-here.ts';
 import { recordRefusedScheduled, type ScheduledRun, startScheduled } from './scheduled.ts';
 
+export type { ConnectionTestInput } from './connection-test.ts';
 export type { Caller, RunServiceDeps, StartedRun, ToolLookup } from './context.ts';
 export type { StartDraftRun, StartRun, StartStepRun, StepRunOutcome } from './requests.ts';
 export type { RuntimeCredentialVault } from './runtime-credentials.ts';
@@ -62,6 +66,11 @@ export class RunService {
 
   runStep(input: StartStepRun): Promise<StepRunOutcome> {
     return runStep(this.#ctx, input);
+  }
+
+  /** One harmless read against a system variant, run as an unrecorded one-step run (connection-test.ts). */
+  testConnection(input: ConnectionTestInput): Promise<ConnectionTestResult> {
+    return testConnection(this.#ctx, input);
   }
 
   startChained(input: {

@@ -10,9 +10,6 @@ import { RunsPage } from './pages/runs/list.tsx';
 import { RunPage } from './pages/runs/run.tsx';
 import { SchedulesPage } from './pages/schedules/list.tsx';
 import { SettingsPage } from './pages/settings.tsx';
-import { SystemFormPage } from './pages/systems/form.tsx';
-import { SystemsPage } from './pages/systems/list.tsx';
-import { SystemPage } from './pages/systems/system.tsx';
 import { ToolStatePage } from './pages/tools/state.tsx';
 
 export interface PageProps {
@@ -33,6 +30,10 @@ export interface PageDefinition {
 const toolsPage = (name: keyof typeof import('./pages/tools/pages.ts')) =>
   lazyPage(() => import('./pages/tools/pages.ts').then((pages) => pages[name]));
 
+/** A Systems page: their forms, protocol table and connection test are a chunk of their own, as the Tools pages'. */
+const systemsPage = (name: keyof typeof import('./pages/systems/pages.ts')) =>
+  lazyPage(() => import('./pages/systems/pages.ts').then((pages) => pages[name]));
+
 export const PAGES: readonly PageDefinition[] = [
   {
     path: '/overview',
@@ -52,14 +53,18 @@ export const PAGES: readonly PageDefinition[] = [
   },
   // Not under /tools/: any name there could be a tool's id.
   { path: '/new/tool', title: () => 'New tool', component: toolsPage('NewToolPage') },
-  { path: '/systems', title: () => 'Systems', nav: 'Systems', component: SystemsPage },
+  { path: '/systems', title: () => 'Systems', nav: 'Systems', component: systemsPage('SystemsPage') },
   // Before /systems/:systemId, which would match it too (a system named "new" is reached by its list row).
-  { path: '/systems/new', title: () => 'New system', component: SystemFormPage },
-  { path: '/systems/:systemId', title: (params) => `System ${params.systemId}`, component: SystemPage },
+  { path: '/systems/new', title: () => 'New system', component: systemsPage('SystemFormPage') },
+  {
+    path: '/systems/:systemId',
+    title: (params) => `System ${params.systemId}`,
+    component: systemsPage('SystemPage'),
+  },
   {
     path: '/systems/:systemId/edit',
     title: (params) => `Edit system ${params.systemId}`,
-    component: SystemFormPage,
+    component: systemsPage('SystemFormPage'),
   },
   { path: '/schedules', title: () => 'Schedules', nav: 'Schedules', component: SchedulesPage },
   { path: '/gateways', title: () => 'Gateways', nav: 'Gateways', component: GatewaysPage },

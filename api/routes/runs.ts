@@ -25,7 +25,7 @@ function preview(value: JsonValue): JsonValue {
 }
 
 /** Aborted when the client goes away before its answer was sent (for runs nobody else could see). */
-function clientGone(reply: FastifyReply): AbortSignal {
+export function clientGone(reply: FastifyReply): AbortSignal {
   const controller = new AbortController();
   reply.raw.once('close', () => {
     if (!reply.raw.writableFinished) controller.abort();

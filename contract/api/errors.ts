@@ -354,7 +354,7 @@ export const KG_ERR_PROTOCOL_UNSUPPORTED = define(
   'KG_ERR_PROTOCOL_UNSUPPORTED',
   422,
   (problems: readonly ToolProblem[]) => `Unsupported protocol: ${toolProblemList(problems)}`,
-  'A step URL (or the base URL of the system a relative step uses) has a scheme no step speaks: MSSQL and MongoDB systems can be stored but no step can use them yet (docs/tools.md#other-protocols lists the protocols). Use a supported protocol and save again.',
+  'A step URL (or the base URL of the system a relative step uses) has a scheme no step speaks: MSSQL and MongoDB systems can be stored but no step can use them yet (docs/tools.md#other-protocols lists the protocols). Use a supported protocol and save again. A connection test of such a system (POST /v1/systems/{id}/test) is refused the same way.',
   undefined,
   (problems) => structured(problems),
 );
@@ -585,6 +585,14 @@ export const KG_ERR_SYSTEM_URL_CREDENTIALS = define(
     'credentials.username and credentials.password (authType basic for HTTP, dataStore for databases, Redis ' +
     'and file servers), which are stored encrypted and never returned',
   'Remove user:password@ from url and give credentials.username and credentials.password.',
+);
+/** A connection test of a system variant that names no server: no url, no connection URL in its credentials. */
+export const KG_ERR_SYSTEM_NO_URL = define(
+  'KG_ERR_SYSTEM_NO_URL',
+  422,
+  (systemId: string, environment: string) =>
+    `system '${systemId}' (${environment}) has no URL to test: give it a url, or a connection URL in credentials.url`,
+  'Give the system a url (PATCH /v1/systems/{id}), or for a data store its connection URL as the credential url; then test again.',
 );
 export const KG_ERR_CREDENTIAL_PLACEHOLDER_UNKNOWN = define(
   'KG_ERR_CREDENTIAL_PLACEHOLDER_UNKNOWN',

@@ -56,6 +56,7 @@ import {
   ToolScheduleUpdateBody,
 } from './schedule.ts';
 import {
+  ConnectionTestResult,
   CredentialSetList,
   Environment,
   SystemCreateBody,
@@ -655,6 +656,27 @@ export const ROUTE_TABLE = [
       200: { description: 'Deleted', schema: SystemDeleteResult },
       404: notFound,
       409: failure('Tools still use the system (listed in the message)'),
+    },
+  },
+  {
+    method: 'POST',
+    path: '/systems/{systemId}/test',
+    operationId: 'testSystemConnection',
+    summary:
+      'Test the connection: one harmless read with the stored credentials (GET, SELECT 1, DBSIZE, list…), not recorded as a run',
+    tag: 'Systems',
+    // A fixed read, so running it needs no tools:write; it is a run, so runs:execute.
+    scopes: ['systems:read', 'runs:execute'],
+    query: envQuery,
+    responses: {
+      200: {
+        description: 'The outcome, failed or not: success, what was tried, how long it took, the error',
+        schema: ConnectionTestResult,
+      },
+      403: restricted,
+      404: notFound,
+      422: failure('The system has no URL, or a protocol no step speaks (MSSQL, MongoDB)'),
+      429: tooManySyncRuns,
     },
   },
   {

@@ -478,6 +478,55 @@ export const SystemDocumentationStateEnvelope = z
   .object({ success: z.literal(true), data: DocumentationState })
   .meta({ id: 'SystemDocumentationStateEnvelope' });
 
+/** What a connection test speaks: a step protocol, or GraphQL (over HTTP, with its own harmless read). */
+export const ConnectionTestProtocol = z.enum([
+  'http',
+  'graphql',
+  'postgres',
+  'mysql',
+  'redis',
+  'ftp',
+  'sftp',
+  'smb',
+]);
+export type ConnectionTestProtocol = z.infer<typeof ConnectionTestProtocol>;
+
+/**
+ * `POST /v1/systems/{id}/test`: the outcome of one harmless read against the system variant, run as a
+ * one-step run that is not recorded (docs/systems-and-credentials.md, "Testing the connection").
+ */
+export const ConnectionTestResult = z
+  .object({
+    systemId: z.string(),
+    environment: Environment.describe('The variant tested.'),
+    protocol: ConnectionTestProtocol,
+    success: z
+      .boolean()
+      .describe(
+        'true: the system answered the read with the stored credentials (for HTTP: any status below 500 ' +
+          'other than 401 and 403).',
+      ),
+    tried: z
+      .string()
+      .describe('What was run, and where: "SELECT 1 on mysql://db.internal:3306/shop" (never a credential).'),
+    durationMs: z.number().int().nonnegative().describe('How long the read took.'),
+    error: z
+      .string()
+      .optional()
+      .describe("The step's error when it failed, with credentials replaced by their placeholders."),
+    detail: z
+      .string()
+      .optional()
+      .describe('Why an answer that is not a success still counts as one (an HTTP 404 of the base URL).'),
+    notes: z
+      .array(z.string())
+      .optional()
+      .describe("The step's notes, e.g. credentials not sent to an endpoint outside the system's origins."),
+    testedAt: z.iso.datetime({ offset: true }),
+  })
+  .meta({ id: 'ConnectionTestResult' });
+export type ConnectionTestResult = z.infer<typeof ConnectionTestResult>;
+
 /**
  * `GET /v1/credentials`: each system variant's stored credential keys, in the shape of superglue's
  * credential sets (its clients read them to show which keys a system has). Read-only, never values.

@@ -23,6 +23,7 @@ import {
   REDIRECT_STATUSES,
   RedirectError,
 } from './http-redirect.ts';
+import { httpStatusMessage } from './http-status.ts';
 import { type AttemptOutcome, DEFAULT_RETRY_POLICY, decideRetry, type RetryPolicy } from './retry.ts';
 import { newSpanId } from './traceparent.ts';
 
@@ -109,7 +110,7 @@ export class HttpStatusError extends Error {
   ) {
     const redacted = redact(body);
     const snippet = redacted.slice(0, ERROR_BODY_CHARS);
-    super(`HTTP ${status} ${method} ${maskedUrl}: ${snippet}`);
+    super(httpStatusMessage(status, method, maskedUrl, snippet));
     this.name = 'HttpStatusError';
     this.status = status;
     this.headers = headers;

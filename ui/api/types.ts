@@ -141,6 +141,9 @@ export type OAuthState = NonNullable<System['oauth']>;
 /** The bodies of POST /v1/systems and PATCH /v1/systems/{id}, as sent (before the server's defaults). */
 export type SystemCreateBody = z.input<typeof import('../../contract/api/system.ts').SystemCreateBody>;
 export type SystemUpdateBody = z.input<typeof import('../../contract/api/system.ts').SystemUpdateBody>;
+export type ConnectionTestResult = z.infer<
+  typeof import('../../contract/api/system.ts').ConnectionTestResult
+>;
 export type DocumentationSearchAnswer = z.infer<
   typeof import('../../contract/api/documentation.ts').DocumentationSearchAnswer
 >;

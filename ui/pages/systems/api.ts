@@ -1,10 +1,11 @@
 /**
  * The /v1 calls of the systems pages, through the signed-in key's client: systems and their variants,
- * documentation (upload, search), the OAuth authorization-code flow, and the connected gateways a private
- * system is reached through.
+ * documentation (upload, search), the OAuth authorization-code flow, the connected gateways a private
+ * system is reached through, and the connection test.
  */
 import { ApiFailure } from '../../api/client.ts';
 import type {
+  ConnectionTestResult,
   DocumentationSearchAnswer,
   DocumentationState,
   Environment,
@@ -117,4 +118,14 @@ export function listGateways(signal?: AbortSignal): Promise<GatewayList> {
 /** Whether the signed-in key may create and change systems. */
 export function canWriteSystems(me: { admin: boolean; scopes: readonly string[] }): boolean {
   return me.admin || me.scopes.includes('systems:write');
+}
+
+/** One harmless read against the variant with its stored credentials (POST /v1/systems/{id}/test). */
+export function testConnection(systemId: string, environment: Environment): Promise<ConnectionTestResult> {
+  return client().json('POST', path(systemId, '/test'), { query: { environment } });
+}
+
+/** Whether the signed-in key may test connections: the route needs systems:read and runs:execute. */
+export function canTestConnections(me: { admin: boolean; scopes: readonly string[] }): boolean {
+  return me.admin || (me.scopes.includes('systems:read') && me.scopes.includes('runs:execute'));
 }

@@ -1,11 +1,13 @@
 /**
- * The credential fields of each authentication method, and the editor that fills them. Credentials are
+ * The credential fields of each authentication method (a data-store login's depend on the protocol:
+ * protocols.ts), and the editor that fills them. Credentials are
  * write-only here: the API answers only their key names, so a stored key shows as "stored", its field
  * stays empty, and leaving it empty sends the key's placeholder, which PATCH /v1/systems answers by
  * keeping the stored value (docs/systems-and-credentials.md). Typing replaces it. The server checks the
  * set against the method; these fields only lay it out.
  */
 import type { AuthType } from '../../api/types.ts';
+import { PROTOCOLS, type SystemProtocol } from './protocols.ts';
 
 export interface CredentialField {
   key: string;
@@ -18,7 +20,7 @@ export interface CredentialField {
   hint?: string;
 }
 
-export const METHOD_FIELDS: Record<AuthType, readonly CredentialField[]> = {
+const METHOD_FIELDS: Record<Exclude<AuthType, 'dataStore'>, readonly CredentialField[]> = {
   none: [],
   apiKey: [
     { key: 'apiKey', label: 'API key', secret: true, required: true },
@@ -57,13 +59,12 @@ export const METHOD_FIELDS: Record<AuthType, readonly CredentialField[]> = {
       hint: "Default: what the provider's discovery document lists, else basic.",
     },
   ],
-  dataStore: [
-    { key: 'username', label: 'Username' },
-    { key: 'password', label: 'Password', secret: true },
-    { key: 'privateKey', label: 'Private key (SFTP)', secret: true, multiline: true },
-    { key: 'passphrase', label: 'Passphrase of the private key', secret: true },
-  ],
 };
+
+/** The fields of a method; a data-store login's are those of the system's protocol. */
+export function fieldsFor(authType: AuthType, protocol: SystemProtocol): readonly CredentialField[] {
+  return authType === 'dataStore' ? PROTOCOLS[protocol].login : METHOD_FIELDS[authType];
+}
 
 /** A credential outside the method's fields (or a custom header): its name and a new value. */
 export interface ExtraCredential {
@@ -88,13 +89,33 @@ export function placeholder(systemId: string, key: string): string {
   return `<<${systemId}_${key}>>`;
 }
 
-/** A draft for a variant whose credentials of `authType` have these stored keys. */
-export function draftOf(authType: AuthType, storedKeys: readonly string[]): CredentialDraft {
-  const own = new Set(METHOD_FIELDS[authType].map((field) => field.key));
+/** A draft for a variant whose credentials, laid out in `fields`, have these stored keys. */
+export function draftOf(fields: readonly CredentialField[], storedKeys: readonly string[]): CredentialDraft {
+  const own = new Set(fields.map((field) => field.key));
   const extra = storedKeys
     .filter((key) => !own.has(key))
     .map((key, row) => ({ row, key, value: '', stored: true }));
   return { values: {}, removed: [], extra };
+}
+
+/**
+ * The draft laid out in other fields (the protocol changed): typed values stay, a stored key that is no
+ * field now gets a row by name (so it is kept), and a row whose key became a field goes into that field.
+ */
+export function relayout(
+  draft: CredentialDraft,
+  fields: readonly CredentialField[],
+  storedKeys: readonly string[],
+): CredentialDraft {
+  const own = new Set(fields.map((field) => field.key));
+  const kept = draft.extra.filter((row) => !own.has(row.key.trim()));
+  const values = { ...draft.values };
+  for (const row of draft.extra) if (own.has(row.key.trim()) && row.value) values[row.key.trim()] = row.value;
+  let next = Math.max(-1, ...draft.extra.map((row) => row.row)) + 1;
+  const added = storedKeys
+    .filter((key) => !own.has(key) && !kept.some((row) => row.key === key))
+    .map((key) => ({ row: next++, key, value: '', stored: true }));
+  return { values, removed: draft.removed.filter((key) => own.has(key)), extra: [...kept, ...added] };
 }
 
 /**
@@ -104,14 +125,14 @@ export function draftOf(authType: AuthType, storedKeys: readonly string[]): Cred
  */
 export function credentialsToSend(
   systemId: string,
-  authType: AuthType,
+  fields: readonly CredentialField[],
   draft: CredentialDraft,
   storedKeys: readonly string[],
 ): Record<string, string> | undefined {
   const stored = new Set(storedKeys);
   const sent: Record<string, string> = {};
   let changed = false;
-  for (const field of METHOD_FIELDS[authType]) {
+  for (const field of fields) {
     const value = draft.values[field.key] ?? '';
     if (value !== '') {
       sent[field.key] = value;

@@ -1,23 +1,44 @@
 /**
  * Creating a system variant (/systems/new, ?id=&environment= to add the other variant of a system) and
- * editing one (/systems/:systemId/edit?environment=): where it is (a URL, or a connected gateway and one
- * of its targets), how it authenticates with a form per method, and its documentation URL. Credentials
- * are write-only (credentials.ts): after saving, only their key names are ever shown.
+ * editing one (/systems/:systemId/edit?environment=): where it is (its protocol and URL, or a connected
+ * gateway and one of its targets), how it authenticates with a form per method (a data-store login's
+ * fields are its protocol's: protocols.ts), its documentation URL, and a test of the saved connection.
+ * Choosing a protocol or typing a URL's scheme shows that protocol's URL shape and credential fields.
+ * Credentials are write-only (credentials.ts): after saving, only their key names are ever shown.
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { AuthType, Environment, Gateway, System } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import type { PageProps } from '../../pages.tsx';
 import { location, navigate } from '../../router.tsx';
-import { createSystem, ENVIRONMENTS, getVariant, listGateways, updateSystem } from './api.ts';
+import { session } from '../../session.ts';
+import {
+  canTestConnections,
+  createSystem,
+  ENVIRONMENTS,
+  getVariant,
+  listGateways,
+  updateSystem,
+} from './api.ts';
+import { ConnectionTest, NotYetNotice } from './connection-test.tsx';
 import {
   type CredentialDraft,
   type CredentialField,
   credentialsToSend,
   draftOf,
   type ExtraCredential,
-  METHOD_FIELDS,
+  fieldsFor,
+  relayout,
 } from './credentials.ts';
+import {
+  notYetName,
+  PROTOCOL_ORDER,
+  PROTOCOLS,
+  protocolOfSystem,
+  protocolOfUrl,
+  type SystemProtocol,
+  withScheme,
+} from './protocols.ts';
 import { AUTH_LABELS, credentialKeys } from './status.tsx';
 
 const AUTH_TYPES = Object.keys(AUTH_LABELS) as AuthType[];
@@ -26,6 +47,7 @@ interface Draft {
   id: string;
   environment: Environment;
   name: string;
+  protocol: SystemProtocol;
   url: string;
   reach: 'direct' | 'gateway';
   tunnelId: string;
@@ -37,16 +59,18 @@ interface Draft {
 
 function draftFrom(system: System | undefined, id: string, environment: Environment): Draft {
   const authType = system?.authType ?? 'none';
+  const protocol = system ? protocolOfSystem(system) : 'http';
   return {
     id: system?.id ?? id,
     environment: system?.environment ?? environment,
     name: system?.name ?? '',
+    protocol,
     url: system?.url ?? '',
     reach: system?.gateway ? 'gateway' : 'direct',
     tunnelId: system?.gateway?.tunnelId ?? '',
     target: system?.gateway?.target ?? '',
     authType,
-    credentials: draftOf(authType, system ? credentialKeys(system) : []),
+    credentials: draftOf(fieldsFor(authType, protocol), system ? credentialKeys(system) : []),
     documentationUrl: system?.documentationUrl ?? '',
   };
 }
@@ -188,21 +212,26 @@ function ExtraCredentials(props: {
 
 function CredentialsEditor(props: {
   authType: AuthType;
+  protocol: SystemProtocol;
   draft: CredentialDraft;
   storedKeys: readonly string[];
   change(draft: CredentialDraft): void;
 }) {
-  const { authType, draft, storedKeys, change } = props;
-  const fields = METHOD_FIELDS[authType];
+  const { authType, protocol, draft, storedKeys, change } = props;
+  const fields = fieldsFor(authType, protocol);
   if (authType === 'none' && draft.extra.length === 0) return null;
+  const legend =
+    authType === 'dataStore'
+      ? `${AUTH_LABELS.dataStore} (${PROTOCOLS[protocol].label.replace(/ \(.*\)$/, '')})`
+      : `${AUTH_LABELS[authType]} credentials`;
   return (
     <>
       {fields.length > 0 && (
         <fieldset class="credential-fields">
-          <legend>{AUTH_LABELS[authType]} credentials</legend>
+          <legend>{legend}</legend>
           {fields.map((field) => (
             <CredentialInput
-              key={`${authType}-${field.key}`}
+              key={`${authType}-${protocol}-${field.key}`}
               field={field}
               value={draft.values[field.key] ?? ''}
               stored={storedKeys.includes(field.key)}
@@ -305,8 +334,9 @@ function TextField(props: {
   hint?: string;
   required?: boolean;
   pattern?: string;
+  placeholder?: string;
 }) {
-  const { id, label, value, change, hint, required, pattern } = props;
+  const { id, label, value, change, hint, required, pattern, placeholder } = props;
   return (
     <div class="field">
       <label for={id}>{label}</label>
@@ -316,6 +346,7 @@ function TextField(props: {
         value={value}
         required={required}
         pattern={pattern}
+        placeholder={placeholder}
         spellcheck={false}
         autocomplete="off"
         aria-describedby={hint ? `${id}-note` : undefined}
@@ -360,12 +391,40 @@ export function SystemFormPage({ params }: PageProps) {
   const storedKeys = stored ? credentialKeys(stored) : [];
   const originalAuth = stored?.authType ?? 'none';
   const changingMethod = Boolean(stored) && draft.authType !== originalAuth && storedKeys.length > 0;
+  const me = session.value?.me;
+  const protocol = PROTOCOLS[draft.protocol];
+  const notYet = notYetName(draft.protocol);
+
+  /**
+   * Another protocol: the URL takes its scheme, the login its fields; a new system's method follows
+   * (a data-store login for a data store, none for an HTTP API) unless it already fits.
+   */
+  const changeProtocol = (next: SystemProtocol, url = withScheme(draft.url, next)) => {
+    const dataStore = PROTOCOLS[next].dataStore;
+    const authType =
+      !stored && dataStore !== (draft.authType === 'dataStore')
+        ? dataStore
+          ? 'dataStore'
+          : 'none'
+        : draft.authType;
+    const fields = fieldsFor(authType, next);
+    const credentials =
+      authType === draft.authType
+        ? relayout(draft.credentials, fields, storedKeys)
+        : { values: {}, removed: [], extra: draft.credentials.extra };
+    set({ protocol: next, url, authType, credentials });
+  };
 
   const submit = async (event: Event) => {
     event.preventDefault();
     setBusy(true);
     setError(undefined);
-    const credentials = credentialsToSend(draft.id, draft.authType, draft.credentials, storedKeys);
+    const credentials = credentialsToSend(
+      draft.id,
+      fieldsFor(draft.authType, draft.protocol),
+      draft.credentials,
+      storedKeys,
+    );
     const gateway =
       draft.reach === 'gateway' ? { tunnelId: draft.tunnelId, target: draft.target } : undefined;
     try {
@@ -475,18 +534,38 @@ export function SystemFormPage({ params }: PageProps) {
               change={(tunnelId, target) => set({ tunnelId, target })}
             />
           )}
+          <div class="field">
+            <label for="system-protocol">Protocol</label>
+            <select
+              id="system-protocol"
+              value={draft.protocol}
+              onChange={(event) => changeProtocol(event.currentTarget.value as SystemProtocol)}
+            >
+              {PROTOCOL_ORDER.map((entry) => (
+                <option key={entry} value={entry}>
+                  {PROTOCOLS[entry].label}
+                </option>
+              ))}
+            </select>
+          </div>
           <TextField
             id="system-url"
             label="URL"
             value={draft.url}
             required={draft.reach === 'gateway'}
+            placeholder={protocol.shape}
             hint={
               draft.reach === 'gateway'
-                ? 'With its real host name (e.g. http://billing.internal:8080): the Host header and the name TLS checks.'
-                : 'The base URL steps resolve against; its origin receives the credentials.'
+                ? `Like ${protocol.shape}, with its real host name (e.g. http://billing.internal:8080): the Host header and the name TLS checks.`
+                : `Like ${protocol.shape}. ${protocol.hint}`
             }
-            change={(url) => set({ url })}
+            change={(url) => {
+              const named = protocolOfUrl(url, draft.protocol);
+              if (named && named !== draft.protocol) changeProtocol(named, url);
+              else set({ url });
+            }}
           />
+          {notYet && <NotYetNotice name={notYet} />}
         </fieldset>
 
         <fieldset>
@@ -506,7 +585,7 @@ export function SystemFormPage({ params }: PageProps) {
                     removed: [],
                     extra:
                       authType === originalAuth
-                        ? draftOf(authType, storedKeys).extra
+                        ? draftOf(fieldsFor(authType, draft.protocol), storedKeys).extra
                         : draft.credentials.extra,
                   },
                 });
@@ -532,6 +611,7 @@ export function SystemFormPage({ params }: PageProps) {
           )}
           <CredentialsEditor
             authType={draft.authType}
+            protocol={draft.protocol}
             draft={draft.credentials}
             storedKeys={storedKeys}
             change={(credentials) => set({ credentials })}
@@ -548,6 +628,24 @@ export function SystemFormPage({ params }: PageProps) {
             change={(documentationUrl) => set({ documentationUrl })}
           />
         </fieldset>
+
+        {!notYet && me && canTestConnections(me) && (
+          <fieldset>
+            <legend>Connection</legend>
+            {stored ? (
+              <ConnectionTest
+                systemId={stored.id}
+                environment={stored.environment}
+                label="Test the saved connection"
+                note="Runs one harmless read with what is saved (a GET of the URL, SELECT 1, DBSIZE, a list): save your changes first to test them."
+              />
+            ) : (
+              <p class="field-note">
+                Once the system is created, its page tests the connection with one harmless read.
+              </p>
+            )}
+          </fieldset>
+        )}
 
         <ErrorMessage
           error={error}

@@ -1,7 +1,8 @@
 /**
  * One system: its prod and dev variants side by side (GET /v1/systems?systemId=, one read), each with where
- * it is, its authentication and stored credential keys (never values), its OAuth token with Connect, and
- * its documentation with upload and search. While a documentation is being processed the page reads the
+ * it is, its authentication and stored credential keys (never values), a connection test (or, for MSSQL
+ * and MongoDB, that no step can use them yet), its OAuth token with Connect, and its documentation with
+ * upload and search. While a documentation is being processed the page reads the
  * variants again every few seconds, so its status moves on its own.
  */
 import { useEffect, useState } from 'preact/hooks';
@@ -11,9 +12,11 @@ import { formatTime } from '../../components/format.ts';
 import type { PageProps } from '../../pages.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { session } from '../../session.ts';
-import { canWriteSystems, ENVIRONMENTS, getVariants } from './api.ts';
+import { canTestConnections, canWriteSystems, ENVIRONMENTS, getVariants } from './api.ts';
+import { ConnectionTest, NotYetNotice } from './connection-test.tsx';
 import { DocumentationPanel } from './documentation.tsx';
 import { OAuthPanel, type OAuthReturn, OAuthReturnNote } from './oauth.tsx';
+import { notYetName, PROTOCOLS, protocolOfSystem } from './protocols.ts';
 import { AUTH_LABELS, CredentialsStatus } from './status.tsx';
 
 export const SYSTEM_POLL_MS = 1_500;
@@ -25,10 +28,13 @@ const ENVIRONMENT_NAMES: Record<Environment, string> = {
 
 type Variants = Partial<Record<Environment, System>>;
 
-function Variant({ system, canWrite, changed }: { system: System; canWrite: boolean; changed(): void }) {
+function Variant(props: { system: System; canWrite: boolean; canTest: boolean; changed(): void }) {
+  const { system, canWrite, canTest, changed } = props;
   const edit = withQuery(`/systems/${encodeURIComponent(system.id)}/edit`, {
     environment: system.environment,
   });
+  const protocol = protocolOfSystem(system);
+  const notYet = notYetName(protocol);
   return (
     <>
       <dl class="facts">
@@ -38,6 +44,8 @@ function Variant({ system, canWrite, changed }: { system: System; canWrite: bool
             <dd>{system.name}</dd>
           </>
         )}
+        <dt>Protocol</dt>
+        <dd>{system.url ? PROTOCOLS[protocol].label : 'from the connection URL in the credentials'}</dd>
         <dt>URL</dt>
         <dd class="overflow-anywhere">{system.url ? <code>{system.url}</code> : '—'}</dd>
         {system.gateway && (
@@ -81,6 +89,17 @@ function Variant({ system, canWrite, changed }: { system: System; canWrite: bool
           </Link>
         </p>
       )}
+      {notYet ? (
+        <NotYetNotice name={notYet} />
+      ) : (
+        canTest && (
+          <ConnectionTest
+            systemId={system.id}
+            environment={system.environment}
+            label={`Test ${system.environment} connection`}
+          />
+        )
+      )}
       {system.authType === 'oauth' && <OAuthPanel system={system} canWrite={canWrite} />}
       <DocumentationPanel system={system} canWrite={canWrite} changed={changed} />
     </>
@@ -107,6 +126,7 @@ export function SystemPage({ params }: PageProps) {
   const [returned] = useState(() => oauthReturnOf(location.value.query));
   const me = session.value?.me;
   const canWrite = me ? canWriteSystems(me) : false;
+  const canTest = me ? canTestConnections(me) : false;
 
   useEffect(() => {
     if (returned) navigate(`/systems/${encodeURIComponent(systemId)}`, { replace: true });
@@ -154,7 +174,7 @@ export function SystemPage({ params }: PageProps) {
               <section key={environment} class="variant" aria-labelledby={`variant-${environment}`}>
                 <h2 id={`variant-${environment}`}>{ENVIRONMENT_NAMES[environment]}</h2>
                 {system ? (
-                  <Variant system={system} canWrite={canWrite} changed={changed} />
+                  <Variant system={system} canWrite={canWrite} canTest={canTest} changed={changed} />
                 ) : (
                   <>
                     <p class="muted">
