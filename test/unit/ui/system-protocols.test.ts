@@ -5,8 +5,8 @@
  * every stored credential. The browser tests (test/integration/ui/systems.test.ts) use them through the form.
  */
 import { describe, expect, it } from 'vitest';
-import { NOT_YET_SUPPORTED_SCHEMES, STEP_SCHEMES } from '../../contract/step-protocols.ts';
-import { credentialsToSend, draftOf, fieldsFor, relayout } from '../../ui/pages/systems/credentials.ts';
+import { NOT_YET_SUPPORTED_SCHEMES, STEP_SCHEMES } from '../../../contract/step-protocols.ts';
+import { credentialsToSend, draftOf, fieldsFor, relayout } from '../../../ui/pages/systems/credentials.ts';
 import {
   notYetName,
   PROTOCOL_ORDER,
@@ -14,7 +14,7 @@ import {
   protocolOfSystem,
   protocolOfUrl,
   withScheme,
-} from '../../ui/pages/systems/protocols.ts';
+} from '../../../ui/pages/systems/protocols.ts';
 
 describe("the form's protocol table", () => {
   it('names every scheme a step speaks, under that protocol, and the ones no step speaks yet', () => {
