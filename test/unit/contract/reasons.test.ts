@@ -1,12 +1,13 @@
 /**
- * The reasons a user reads in `kubectl describe` are declared once (contract/reasons.ts).
- * The writers take only declared reasons (TypeScript holds them to it: the
+ * The reasons a user reads in `kubectl describe` are declared once (contract/reasons.ts) and docs/reasons.md
+ * is generated from them. The writers take only declared reasons (TypeScript holds them to it: the
  * `@ts-expect-error` lines below fail the type check the day an undeclared reason is accepted); every
- * declared reason is one the code writes, and says what to do.
+ * declared reason is one the code writes; the page shows each with where it appears and what to do.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { generatedFiles } from '../../../contract/generate.ts';
 import {
   AdmissionReason,
   eventType,
@@ -21,6 +22,7 @@ import {
   ToolReason,
   ToolRunEventReason,
 } from '../../../contract/reasons.ts';
+import { reasonsPage, tableCell } from '../../../contract/reasons-page.ts';
 import { type DesiredCondition, setCondition } from '../../../operator/conditions.ts';
 import { createEventRecorder, type InvolvedObject } from '../../../operator/events.ts';
 
@@ -49,6 +51,8 @@ function writers(): string {
   );
   return files.map((file) => readFileSync(file, 'utf8')).join('\n');
 }
+
+const page = reasonsPage();
 
 describe('the reasons a user reads on a resource', () => {
   it('are written only as declared: the condition and Event writers refuse any other word', async () => {
@@ -99,6 +103,29 @@ describe('the reasons a user reads on a resource', () => {
         .filter((use) => !new RegExp(`\\b${use.replace('.', '\\.')}\\b`).test(code)),
     );
     expect(unused).toEqual([]);
+  });
+
+  it('are listed in docs/reasons.md, each once in its place with its status or Event type, what it means and what to do', () => {
+    for (const group of REASON_GROUPS) {
+      const start = page.indexOf(`### ${group.title}\n\n${group.shown}`, page.indexOf(`## ${group.kind}\n`));
+      expect(start, `${group.kind}: ${group.title}`).toBeGreaterThan(0);
+      const next = page.indexOf('\n### ', start + 1);
+      const section = page.slice(start, next < 0 ? undefined : next);
+      for (const entry of group.entries) {
+        const rows = section.split('\n').filter((line) => line.startsWith(`| \`${entry.name}\` |`));
+        expect(rows, `${group.kind} ${group.title} ${entry.name}`).toHaveLength(1);
+        const cells = (rows[0] as string).split(' | ');
+        if (group.condition) expect(cells).toContain(entry.status);
+        if (group.events) expect(cells).toContain(entry.eventType);
+        expect(rows[0]).toContain(`| ${tableCell(entry.means)} | ${tableCell(entry.action)} |`);
+      }
+    }
+    expect(page).toContain(
+      "| `OOMKilled` | False | The runner Pod exceeded its memory limit (the message names it). | Raise the runner's memory limit (KUBEGLUE_RUNNER_MEMORY_LIMIT;",
+    );
+    expect(page).toContain('| `MissedSchedule` | Warning |');
+    // The page is generated with the others, so the drift test (crd-generate) holds the committed copy to it.
+    expect(generatedFiles().get(join('docs', 'reasons.md'))).toBe(page);
   });
 
   it('each say what to do, and a Warning never answers "nothing"', () => {
