@@ -196,7 +196,7 @@ function decideTick(
   if (!verdict.start) {
     events.push({
       reason: ScheduleEventReason.ConcurrencyForbid,
-      message: `Skipped the tick at ${at(due.tick)}: run ${o.running.join(', ')} is still running (concurrencyPolicy Forbid)`,
+      message: `Skipped the tick at ${at(due.tick)}: ${o.running.length === 1 ? 'run' : 'runs'} ${o.running.join(', ')} ${o.running.length === 1 ? 'is' : 'are'} still running (concurrencyPolicy Forbid)`,
     });
     return { kind: 'skip', tick: due.tick, outcome: 'skipped', reason: verdict.reason };
   }

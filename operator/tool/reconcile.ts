@@ -48,7 +48,7 @@ export function readyCondition(o: ToolObservation): DesiredCondition & { reason:
     return {
       type: ToolConditionType.Ready,
       reason: ToolReason.SystemNotReady,
-      message: `${o.unreadySystems.join('; ')}; runs of this tool are refused until it is Ready`,
+      message: `${o.unreadySystems.join('; ')}; runs of this tool are refused until ${o.unreadySystems.length === 1 ? 'it is' : 'they are'} Ready`,
       observedGeneration: generation,
     };
   }

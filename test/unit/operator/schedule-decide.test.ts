@@ -178,8 +178,14 @@ describe('the ToolSchedule reconciler', () => {
       outcome: 'skipped',
       reason: TickReason.ConcurrencyForbid,
     });
-    expect(forbid.events[0]?.message).toContain('run-a is still running');
+    expect(forbid.events[0]?.message).toContain('run run-a is still running');
     expect(forbid.status?.active).toEqual(['run-a']);
+    // Runs started under Allow before the policy changed: each is named.
+    const two = decideSchedule(
+      observe({ ...at, running: ['run-a', 'run-b'], schedule: schedule({ concurrencyPolicy: 'Forbid' }) }),
+    );
+    expect(two.events[0]?.message).toContain('runs run-a, run-b are still running');
+
     const replace = decideSchedule(observe({ ...at, schedule: schedule({ concurrencyPolicy: 'Replace' }) }));
     expect(replace.tick).toMatchObject({ kind: 'start', cancel: ['run-a'] });
     expect(replace.status?.active).toEqual([scheduledRunId(UID, new Date('2025-06-01T08:05:00Z'))]);

@@ -67,6 +67,12 @@ describe('decideTool', () => {
       unreadySystems: [unready],
     });
     expect(ready(both.patch?.conditions)?.reason).toBe(ToolReason.InvalidSchema);
+    // Two Systems not Ready: the message names each, and waits for both.
+    const other = "System erp-prod (system 'erp') is not ready: DuplicateSystem: …";
+    const two = decideTool({ now: NOW, tool: tool(), problems: [], unreadySystems: [unready, other] });
+    expect(ready(two.patch?.conditions)?.message).toBe(
+      `${unready}; ${other}; runs of this tool are refused until they are Ready`,
+    );
   });
 
   it('problems of several kinds are InvalidTool listing each', () => {
