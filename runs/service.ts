@@ -3,7 +3,7 @@
  * cancel, chains, completion effects, views, live events, the runtime-credential vault, recovery; and
  * execution/, the one execution layer (a run's order, report and finish) under every transport.
  *
- * May import: contract, config, engine, kube, store, platform, tools, systems.
+ * May import: contract, config, engine, kube, store, platform, tools, systems, runs/execution.
  *
  * This file is the RunService, the one door the /v1 run endpoints, webhooks and chains go through. It
  * holds what the phases share (context.ts) and hands each call to its phase: requests.ts and accept.ts
