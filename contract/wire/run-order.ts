@@ -51,5 +51,10 @@ export const RunOrder = z.object({
   persistedState: JsonObject.optional(),
   /** The stored state's version the run read (absent with a stateFixture: nothing was read). */
   stateVersion: z.number().int().min(0).optional(),
+  /**
+   * Record every exchange of the run's request steps (options.record, else the tool's record): the result
+   * carries the recording (contract/api/recording.ts).
+   */
+  record: z.boolean().optional(),
 });
 export type RunOrder = z.infer<typeof RunOrder>;

@@ -1,3 +1,4 @@
+import type { RecordingSummary } from '../../contract/api/recording.ts';
 import { RUNS_OFFSET_MAX } from '../../contract/api/run.ts';
 import type { JsonObject } from '../../contract/json.ts';
 import { type Dialect, PG_DIALECT } from '../dialect.ts';
@@ -16,7 +17,7 @@ import { optional, toIso, toNumber } from './values.ts';
 /** Column list of every query that returns runs, in the shape RunRow describes. */
 export const RUN_COLUMNS = `run_id, tool_id, status, request_source, user_id, system_ids, execution_mode, trace_id,
   parent_run_id, started_at, completed_at, duration_ms, error, tool, tool_payload, options, file_artifacts,
-  result_storage_uri, executor, allowed_tool_ids, allowed_system_ids, attempt, state, warnings, schedule_id`;
+  result_storage_uri, executor, allowed_tool_ids, allowed_system_ids, attempt, state, warnings, schedule_id, recording`;
 
 export interface RunRow {
   run_id: string;
@@ -44,6 +45,7 @@ export interface RunRow {
   state: StoredRunState | null;
   warnings: string[] | null;
   schedule_id: string | null;
+  recording: RecordingSummary | null;
 }
 
 export function runFromRow(row: RunRow): StoredRun {
@@ -76,6 +78,7 @@ export function runFromRow(row: RunRow): StoredRun {
   optional(run, 'state', row.state);
   optional(run, 'warnings', row.warnings);
   optional(run, 'scheduleId', row.schedule_id);
+  optional(run, 'recording', row.recording);
   return run;
 }
 
