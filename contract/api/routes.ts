@@ -28,6 +28,7 @@ import {
 import { DocumentationSearchAnswer, DocumentationSearchBody } from './documentation.ts';
 import { OAuthAuthorization, OAuthAuthorizeQuery, OAuthCallbackQuery, OAuthCallbackResult } from './oauth.ts';
 import { pageLimit } from './paging.ts';
+import { RecordingAnswer } from './recording.ts';
 import {
   DraftRunQuery,
   DraftRunRequest,
@@ -270,6 +271,18 @@ export const ROUTE_TABLE = [
     scopes: ['runs:read'],
     query: z.strictObject({ truncate: z.enum(['true', 'false']).optional(), token: z.string().optional() }),
     responses: { 200: { description: 'Stored results', schema: RunResults }, 404: notFound },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{runId}/recording',
+    operationId: 'getRunRecording',
+    summary: "A run's recorded exchanges (options.record)",
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    responses: {
+      200: { description: 'The recording, redacted', schema: RecordingAnswer },
+      404: failure('No such run, or it recorded nothing (KG_ERR_RUN_NOT_RECORDED)'),
+    },
   },
   {
     method: 'GET',
