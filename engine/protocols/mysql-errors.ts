@@ -2,6 +2,7 @@
  * The errors of a MySQL step: what kind each is, and the server's, the client's or the socket's error
  * turned into a message that names the system, never its password.
  */
+import { ConnectionStepError } from './connection-step.ts';
 import type { ResolvedMysqlConnection } from './mysql-target.ts';
 import { scrubSecrets } from './step-bounds.ts';
 
@@ -15,17 +16,9 @@ export type MysqlErrorKind =
   | 'too-large'
   | 'invalid-request';
 
-export class MysqlStepError extends Error {
-  readonly kind: MysqlErrorKind;
-  /** The server's error name (ER_NO_SUCH_TABLE…) or the system error code (ECONNREFUSED…). */
-  readonly code: string | undefined;
-
-  constructor(kind: MysqlErrorKind, message: string, code?: string) {
-    super(message);
-    this.name = 'MysqlStepError';
-    this.kind = kind;
-    this.code = code;
-  }
+/** `code`: the server's error name (ER_NO_SUCH_TABLE…) or the system error code (ECONNREFUSED…). */
+export class MysqlStepError extends ConnectionStepError<MysqlErrorKind> {
+  override name = 'MysqlStepError';
 }
 
 export interface ServerError {

@@ -13,6 +13,7 @@ import type { Socket } from 'node:net';
 import mysql from 'mysql2';
 import type { JsonValue } from '../../contract/json.ts';
 import { jsonBytes, STEP_DATA_SETTING, tooLargeMessage } from '../data-size.ts';
+import type { ConnectionStepRequest } from './connection-step.ts';
 import { EgressGuard, PERMISSIVE_EGRESS } from './egress-policy.ts';
 import { GuardedSocket } from './egress-socket.ts';
 import type { GatewayDial } from './gateway-socket.ts';
@@ -32,29 +33,19 @@ import {
 } from './mysql-target.ts';
 import { PoolRegistry } from './pool-registry.ts';
 import { parseSqlBody, type SqlQuery } from './sql-body.ts';
-import { exactDecimal, safeInteger } from './sql-values.ts';
+import { exactDecimal, sqlValueJson } from './sql-values.ts';
 import { watchdog } from './step-bounds.ts';
 
 export { type MysqlErrorKind, MysqlStepError } from './mysql-errors.ts';
 
-export interface MysqlStepRequest {
-  /** `mysql://` or `mariadb://` URL; may carry userinfo, a database, `ssl-mode` (or `sslmode`) and `ssl`. */
-  url: string;
-  /** `{ query, params }` (`values` accepted for `params`), that object as a JSON string, or plain SQL. */
-  body: unknown;
-  /** `username` (or `user`) and `password` when the URL has none; `ca`: a PEM to verify the server with. */
-  credentials: Record<string, string>;
-  modify: boolean;
-  signal: AbortSignal;
-  /** Epoch ms: the statement may not run past it. */
-  deadline: number;
-  /** Judges every connection; default: only metadata addresses refused. */
-  egress?: EgressGuard | undefined;
-  /** The system is behind a gateway: connections go through its tunnel instead (no egress guard). */
-  gateway?: GatewayDial | undefined;
-  /** The step data bound: rows past it fail the step and stop the statement. */
-  maxDataBytes?: number | undefined;
-}
+/**
+ * A MySQL step. `url`: `mysql://` or `mariadb://`; may carry userinfo, a database, `ssl-mode` (or
+ * `sslmode`) and `ssl`. `body`: `{ query, params }` (`values` accepted for `params`), that object as a JSON
+ * string, or plain SQL. `credentials`: `username` (or `user`) and `password` when the URL has none; `ca`: a
+ * PEM to verify the server with. The statement may not run past the deadline; rows past the step data
+ * bound fail the step and stop the statement.
+ */
+export type MysqlStepRequest = ConnectionStepRequest;
 
 export const MAX_POOLS = 32;
 export const MAX_CONNECTIONS_PER_POOL = 5;
@@ -104,33 +95,16 @@ function fieldValue(value: unknown, type: number | undefined): JsonValue {
   switch (type) {
     case TYPE.DECIMAL:
     case TYPE.NEWDECIMAL:
-      return typeof value === 'string' ? exactDecimal(value) : toJson(value);
+      return typeof value === 'string' ? exactDecimal(value) : sqlValueJson(value);
     case TYPE.TIMESTAMP:
-      return typeof value === 'string' ? isoDateTime(value, true) : toJson(value);
+      return typeof value === 'string' ? isoDateTime(value, true) : sqlValueJson(value);
     case TYPE.DATETIME:
-      return typeof value === 'string' ? isoDateTime(value, false) : toJson(value);
+      return typeof value === 'string' ? isoDateTime(value, false) : sqlValueJson(value);
     case TYPE.BIT:
-      return Buffer.isBuffer(value) ? bitValue(value) : toJson(value);
+      return Buffer.isBuffer(value) ? bitValue(value) : sqlValueJson(value);
     default:
-      return toJson(value);
+      return sqlValueJson(value);
   }
-}
-
-/** What the field conversions leave: binary strings as base64, big integers, parsed JSON, geometry objects. */
-function toJson(value: unknown): JsonValue {
-  if (value === null || value === undefined) return null;
-  if (typeof value === 'string' || typeof value === 'boolean') return value;
-  if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
-  if (typeof value === 'bigint') return safeInteger(value.toString());
-  if (Buffer.isBuffer(value)) return value.toString('base64');
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
-  if (Array.isArray(value)) return value.map(toJson);
-  if (typeof value === 'object') {
-    const out: Record<string, JsonValue> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = toJson(item);
-    return out;
-  }
-  return String(value);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -331,7 +305,7 @@ function execute(
       }
       outcome.header = {
         affectedRows: result.affectedRows,
-        insertId: toJson(result.insertId) as number | string,
+        insertId: sqlValueJson(result.insertId) as number | string,
         warnings: result.warningStatus,
       };
     });

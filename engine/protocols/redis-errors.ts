@@ -2,6 +2,7 @@
  * The errors of a Redis step: what kind each is, and the server's or the socket's error turned into a
  * message that names the system, never its password.
  */
+import { ConnectionStepError } from './connection-step.ts';
 import type { RedisCommand } from './redis-body.ts';
 import type { RedisTarget } from './redis-target.ts';
 import { scrubSecrets } from './step-bounds.ts';
@@ -17,17 +18,9 @@ export type RedisErrorKind =
   | 'timeout'
   | 'aborted';
 
-export class RedisStepError extends Error {
-  readonly kind: RedisErrorKind;
-  /** The server's error code (WRONGPASS, NOPERM, WRONGTYPE…) or the socket's (ECONNREFUSED…). */
-  readonly code: string | undefined;
-
-  constructor(kind: RedisErrorKind, message: string, code?: string) {
-    super(message);
-    this.name = 'RedisStepError';
-    this.kind = kind;
-    this.code = code;
-  }
+/** `code`: the server's error code (WRONGPASS, NOPERM, WRONGTYPE…) or the socket's (ECONNREFUSED…). */
+export class RedisStepError extends ConnectionStepError<RedisErrorKind> {
+  override name = 'RedisStepError';
 }
 
 export function codeOf(error: unknown): string | undefined {

@@ -22,6 +22,7 @@ import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { AbstractConnector, Command, Redis } from 'ioredis';
 import type { JsonValue } from '../../contract/json.ts';
 import { ConnectionPool, type PooledConnection } from './connection-pool.ts';
+import type { ConnectionStepRequest } from './connection-step.ts';
 import { EgressGuard, PERMISSIVE_EGRESS } from './egress-policy.ts';
 import { connectGuarded } from './egress-socket.ts';
 import type { GatewayDial } from './gateway-socket.ts';
@@ -42,21 +43,12 @@ import { scrubSecrets, watchdog } from './step-bounds.ts';
 
 export { type RedisErrorKind, RedisStepError } from './redis-errors.ts';
 
-export interface RedisStepRequest {
-  /** `redis://[user:password@]host[:port][/db]` or `rediss://…`; `?tlsInsecure=true` skips the certificate check. */
-  url: string;
-  body: unknown;
-  /** `username`, `password` (when the URL has none) and, for rediss://, `ca` (PEM). */
-  credentials: Record<string, string>;
-  modify: boolean;
-  signal: AbortSignal;
-  /** Epoch ms: the step may not run past it. */
-  deadline: number;
-  /** The most bytes of replies one step reads (the step data bound); unbounded when absent. */
-  maxDataBytes?: number | undefined;
-  egress?: EgressGuard | undefined;
-  gateway?: GatewayDial | undefined;
-}
+/**
+ * A Redis step. `url`: `redis://[user:password@]host[:port][/db]` or `rediss://…`; `?tlsInsecure=true`
+ * skips the certificate check. `credentials`: `username`, `password` (when the URL has none) and, for
+ * rediss://, `ca` (PEM). `maxDataBytes`: the most bytes of replies one step reads; unbounded when absent.
+ */
+export type RedisStepRequest = ConnectionStepRequest;
 
 export const MAX_POOLS = 32;
 export const MAX_CONNECTIONS_PER_POOL = 5;
