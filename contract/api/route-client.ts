@@ -18,25 +18,19 @@ import type { z } from 'zod';
 import type { ErrorIssue } from './errors.ts';
 import type { HttpVerb, ROUTE_TABLE } from './routes.ts';
 
-/** A route as route-paths.ts exports it: its method and OpenAPI path template (`/runs/{runId}`). */
-export interface RoutePath {
-  readonly method: HttpVerb;
-  readonly path: string;
-}
+/** A route as route-paths.ts writes it: its method and OpenAPI path template, `GET /runs/{runId}`. */
+export type RoutePath = `${HttpVerb} /${string}`;
 
 type TableRoute = (typeof ROUTE_TABLE)[number];
 
 /** The table's routes by `METHOD path`: each route's types are worked out once, from its own entry. */
 type Table = { [T in TableRoute as `${T['method']} ${T['path']}`]: T };
-type KeyOf<R extends RoutePath> = `${R['method']} ${R['path']}` & keyof Table;
+
+/** A route of the table (an export of route-paths.ts): any other method and path is refused. */
+export type TableRoutePath = keyof Table;
 
 /** The route table's entry of a route. */
-export type RouteOf<R extends RoutePath> = Table[KeyOf<R>];
-
-/** A route of the table, as route-paths.ts exports it: any other method and path is refused. */
-export type TableRoutePath = {
-  [K in keyof Table]: { readonly method: Table[K]['method']; readonly path: Table[K]['path'] };
-}[keyof Table];
+export type RouteOf<R extends TableRoutePath> = Table[R];
 
 type SuccessStatus = 200 | 201 | 202 | 204;
 type Answered<Response> = Response extends { schema: infer S extends z.ZodType } ? z.output<S> : undefined;
@@ -94,13 +88,13 @@ type Typed = {
 };
 
 /** A request of route R: its path parameters, query and body as the table declares them. */
-export type RouteRequest<R extends RoutePath> = Typed[KeyOf<R>]['request'];
+export type RouteRequest<R extends TableRoutePath> = Typed[R]['request'];
 /** The request argument: optional when the route needs neither path parameters nor a body. */
-export type RequestArgs<R extends RoutePath> = Typed[KeyOf<R>]['args'];
+export type RequestArgs<R extends TableRoutePath> = Typed[R]['args'];
 /** What a route answers when it succeeds: its success responses' schemas, inferred. */
-export type AnswerOf<R extends RoutePath> = Typed[KeyOf<R>]['answer'];
+export type AnswerOf<R extends TableRoutePath> = Typed[R]['answer'];
 /** The query parameters route R takes. */
-export type QueryOf<R extends RoutePath> = QueryFor<RouteOf<R>>;
+export type QueryOf<R extends TableRoutePath> = QueryFor<RouteOf<R>>;
 
 /** The codes of failures the client itself names; every other code is the API's (docs/errors.md). */
 export const CLIENT_CODES = {
@@ -148,11 +142,12 @@ export class ApiFailure extends Error {
     this.issues = init.issues ?? [];
     this.body = init.body;
   }
+}
 
-  /** Whether the code is the API's own (from its catalog), not one the client named. */
-  get fromApi(): boolean {
-    return !(Object.values(CLIENT_CODES) as string[]).includes(this.code);
-  }
+/** A route's method and path template: `GET /runs/{runId}` → `GET`, `/runs/{runId}`. */
+function partsOf(route: RoutePath): { method: HttpVerb; template: string } {
+  const space = route.indexOf(' ');
+  return { method: route.slice(0, space) as HttpVerb, template: route.slice(space + 1) };
 }
 
 /**
@@ -164,13 +159,13 @@ export function routeUrl(
   params: Readonly<Record<string, string>> = {},
   query: Readonly<Record<string, QueryValue>> = {},
 ): string {
-  const path = route.path.replace(/\{([^}]+)\}/g, (_template, name: string) => {
+  const path = partsOf(route).template.replace(/\{([^}]+)\}/g, (_template, name: string) => {
     const value = params[name];
     if (value === undefined || value === '') {
       throw new ApiFailure({
         status: 0,
         code: CLIENT_CODES.emptyParameter,
-        message: `${route.method} /v1${route.path}: ${name} is empty`,
+        message: `${route}: ${name} is empty`,
       });
     }
     return encodeURIComponent(value);
@@ -263,7 +258,7 @@ export class RouteClient {
       throw new ApiFailure({
         status: response.status,
         code: CLIENT_CODES.unexpectedAnswer,
-        message: `${route.method} /v1${path} answered something that is not JSON`,
+        message: `${partsOf(route).method} /v1${path} answered something that is not JSON`,
       });
     }
   }
@@ -271,6 +266,7 @@ export class RouteClient {
   /** Sends a request whose types were checked; `path` is its path without the query, for messages. */
   async #send(route: RoutePath, request: SentRequest = {}): Promise<{ response: Response; path: string }> {
     const transport = this.#transport;
+    const { method } = partsOf(route);
     const target = routeUrl(route, request.params, request.query);
     const path = target.split('?')[0] ?? target;
     const { body } = request;
@@ -282,7 +278,7 @@ export class RouteClient {
     let response: Response;
     try {
       response = await fetch(`${transport.base}${target}`, {
-        method: route.method,
+        method,
         headers: {
           ...transport.headers,
           accept: request.accept ?? 'application/json',
@@ -301,7 +297,7 @@ export class RouteClient {
         hint: NO_ANSWER_HINT,
       });
     }
-    if (!response.ok) throw await this.#failure(route, path, response);
+    if (!response.ok) throw await this.#failure(`${method} /v1${path}`, response);
     return { response, path };
   }
 
@@ -314,7 +310,7 @@ export class RouteClient {
    * holds. A proxy's page or a server's error may echo the request's headers: the text is blanked before
    * it is cut short, so no part of the key is left.
    */
-  async #failure(route: RoutePath, path: string, response: Response): Promise<ApiFailure> {
+  async #failure(request: string, response: Response): Promise<ApiFailure> {
     const traceId = response.headers.get('x-trace-id') ?? undefined;
     const text = this.#redact(await response.text().catch(() => ''));
     let json: unknown;
@@ -331,7 +327,7 @@ export class RouteClient {
     return new ApiFailure({
       status,
       code: CLIENT_CODES.notTheApi,
-      message: `${route.method} /v1${path} answered ${statusLine}${shown ? `: ${shown}` : ''}`,
+      message: `${request} answered ${statusLine}${shown ? `: ${shown}` : ''}`,
       traceId,
       body: json,
     });
