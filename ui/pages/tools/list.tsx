@@ -4,6 +4,7 @@
  * (active, all, archived only), kept in the page's URL; 50 a page. A key limited to tools sees only those.
  */
 import { useEffect, useState } from 'preact/hooks';
+import * as routes from '../../../contract/api/route-paths.ts';
 import type { ListToolsQuery, ToolList } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatTime } from '../../components/format.ts';
@@ -124,7 +125,7 @@ export function ToolsPage() {
       ...(filters.folder ? { folder: filters.folder } : {}),
     };
     client()
-      .listTools(request, abort.signal)
+      .call(routes.listTools, { query: request, signal: abort.signal })
       .then(
         (answer) => {
           setList(answer);
