@@ -4,7 +4,8 @@
  * internal port for runner Pods (internal/), the gateway endpoint and relay (gateway/), the MCP endpoint
  * (mcp/), metrics, and the dashboard's built files at `/` (dashboard.ts). Never the operator.
  *
- * May import: contract, config, engine, kube, store, platform, runs, tools, systems, schedules.
+ * May import: contract, config, engine, kube, store, platform, runs, runs/execution, tools, systems,
+ * schedules.
  */
 import type { FastifyInstance } from 'fastify';
 import { type DocumentationLimits, defaultSettings } from '../config/config.ts';

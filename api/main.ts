@@ -125,7 +125,7 @@ export async function main(_args: string[]): Promise<void> {
     resolveSystems: (ids, mode) => api.systems.resolveForRun(ids, mode),
     takeRuntimeCredentials: (runId) => vault.get(runId),
     dropRuntimeCredentials: (runId) => vault.delete(runId),
-    onFinished: (run, status, durationMs) => api.metrics.runFinished(status, run.requestSource, durationMs),
+    metrics: api.metrics,
     events: api.events,
     ...(api.oauth ? { accessToken: api.oauth.accessToken.bind(api.oauth) } : {}),
     bodyLimitBytes: settings.internalBodyLimitBytes,

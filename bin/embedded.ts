@@ -215,7 +215,7 @@ export async function startEmbedded(
     takeCredentials: (runId) => vault.get(runId),
     dropCredentials: (runId) => vault.delete(runId),
     track: (runId, controller) => runs.track(runId, controller),
-    onFinished: (run, status, durationMs) => metrics.runFinished(status, run.requestSource, durationMs),
+    metrics,
     events: api.events,
     ...(oauth ? { accessToken: (id, mode, rejected) => oauth.accessToken(id, mode, rejected) } : {}),
     maxRunAttempts: config.maxRunAttempts,

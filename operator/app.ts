@@ -3,7 +3,8 @@
  * applies its actions), the launchers of runs (launchers/: worker pool or runner Pods), outbox delivery
  * (outbox/: starts, chains, notifications) and retention. Never the API.
  *
- * May import: contract, config, engine, kube, store, platform, runs, tools, systems, schedules.
+ * May import: contract, config, engine, kube, store, platform, runs, runs/execution, tools, systems,
+ * schedules.
  */
 import { defaultOperatorSettings, type OperatorSettings } from '../config/config.ts';
 import type { JsonObject } from '../contract/json.ts';

@@ -1,14 +1,25 @@
+import { type ConditionReasons, type ConditionType, conditionStatus } from '../contract/reasons.ts';
 import type { Condition } from '../contract/resources/meta.ts';
 
 /** Condition messages are capped like metav1.Condition's (32 768 characters). */
 export const CONDITION_MESSAGE_LIMIT = 32_768;
 
-export interface DesiredCondition {
-  type: string;
-  status: Condition['status'];
-  reason: string;
-  message: string;
-  observedGeneration?: number;
+/**
+ * A condition to write: a declared reason of its type (contract/reasons.ts), which also fixes its status,
+ * and the message with the particulars.
+ */
+export type DesiredCondition = {
+  [T in ConditionType]: {
+    type: T;
+    reason: ConditionReasons[T];
+    message: string;
+    observedGeneration?: number;
+  };
+}[ConditionType];
+
+/** The status the condition is written with: the one its reason is declared with. */
+export function statusOf(desired: DesiredCondition): Condition['status'] {
+  return conditionStatus<ConditionType>(desired.type, desired.reason);
 }
 
 /**
@@ -23,13 +34,13 @@ export function setCondition(
   const list = [...(conditions ?? [])];
   const index = list.findIndex((c) => c.type === desired.type);
   const current = index >= 0 ? list[index] : undefined;
+  const status = statusOf(desired);
   const next: Condition = {
     type: desired.type,
-    status: desired.status,
+    status,
     reason: desired.reason,
-    message: truncate(desired.message, CONDITION_MESSAGE_LIMIT),
-    lastTransitionTime:
-      current && current.status === desired.status ? current.lastTransitionTime : kubeTime(now),
+    message: conditionMessage(desired.message),
+    lastTransitionTime: current && current.status === status ? current.lastTransitionTime : kubeTime(now),
     ...(desired.observedGeneration !== undefined ? { observedGeneration: desired.observedGeneration } : {}),
   };
   if (index >= 0) list[index] = next;
@@ -52,9 +63,9 @@ export function conditionIs(
   const current = findCondition(conditions, desired.type);
   return (
     current !== undefined &&
-    current.status === desired.status &&
+    current.status === statusOf(desired) &&
     current.reason === desired.reason &&
-    current.message === truncate(desired.message, CONDITION_MESSAGE_LIMIT) &&
+    current.message === conditionMessage(desired.message) &&
     (desired.observedGeneration === undefined || current.observedGeneration === desired.observedGeneration)
   );
 }
@@ -74,6 +85,7 @@ export function truncateBytes(text: string, limit: number): string {
   return `${cut}…`;
 }
 
-function truncate(text: string, limit: number): string {
-  return text.length <= limit ? text : `${text.slice(0, limit - 1)}…`;
+/** A message as a condition holds it: at most CONDITION_MESSAGE_LIMIT characters, with `…` when cut. */
+export function conditionMessage(text: string): string {
+  return text.length <= CONDITION_MESSAGE_LIMIT ? text : `${text.slice(0, CONDITION_MESSAGE_LIMIT - 1)}…`;
 }

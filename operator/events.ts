@@ -1,27 +1,33 @@
 /**
  * Kubernetes Events for the objects the operator reconciles (what `kubectl describe` shows): core v1
- * Events with the involved object, a named reason, a message and Normal/Warning. A repeat of the same
- * event (object, type, reason, message) increments the existing Event's count instead of adding one,
- * as client-go's recorder does. Recording never fails the caller: a lost Event is only logged.
+ * Events with the involved object, a reason declared for its kind in contract/reasons.ts (which also says
+ * whether it is Normal or Warning) and a message. A repeat of the same event (object, type, reason,
+ * message) increments the existing Event's count instead of adding one, as client-go's recorder does. Recording never fails the caller: a lost Event is only logged.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { type EventReasons, type EventType, eventType, type ReasonKind } from '../contract/reasons.ts';
 import type { Condition, ObjectMeta } from '../contract/resources/meta.ts';
 import { isResourceError, type ResourceClient } from '../kube/resources/index.ts';
 import type { Event } from '../kube/types.ts';
-import { findCondition, kubeTime, truncateBytes } from './conditions.ts';
+import {
+  conditionMessage,
+  type DesiredCondition,
+  findCondition,
+  kubeTime,
+  statusOf,
+  truncateBytes,
+} from './conditions.ts';
 
 export const EVENT_SOURCE_COMPONENT = 'kubeglue-operator';
 /** Event messages are cut to this many bytes (events.k8s.io caps notes at 1 KiB). */
 export const EVENT_MESSAGE_LIMIT = 1024;
 const EVENT_WRITE_ATTEMPTS = 3;
 
-export type EventType = 'Normal' | 'Warning';
-
-/** What an Event is about. */
-export interface InvolvedObject {
+/** What an Event is about: an object of one of kubeglue's kinds. */
+export interface InvolvedObject<K extends ReasonKind = ReasonKind> {
   apiVersion: string;
-  kind: string;
+  kind: K;
   metadata: Pick<ObjectMeta, 'name' | 'namespace' | 'uid' | 'resourceVersion'>;
 }
 
@@ -40,7 +46,12 @@ export interface EventRecorderOptions {
 }
 
 export interface EventRecorder {
-  record(object: InvolvedObject, type: EventType, reason: string, message: string): Promise<void>;
+  /** Records an Event of the object's kind: Normal or Warning as the reason is declared. */
+  record<K extends ReasonKind>(
+    object: InvolvedObject<K>,
+    reason: EventReasons[K],
+    message: string,
+  ): Promise<void>;
 }
 
 /** Discards every Event. */
@@ -96,7 +107,8 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
   };
 
   return {
-    async record(object, type, reason, rawMessage) {
+    async record(object, reason, rawMessage) {
+      const type = eventType(object.kind, reason);
       const message = truncateBytes(rawMessage, EVENT_MESSAGE_LIMIT);
       const key = JSON.stringify([
         object.metadata.namespace,
@@ -137,30 +149,30 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
 }
 
 /** An Event to record: what changed, said once. */
-export interface ConditionEvent {
-  type: EventType;
-  reason: string;
+export interface ConditionEvent<R> {
+  reason: R;
   message: string;
 }
 
 /**
- * The Event a written change of a Ready-like condition deserves (the Tool and System controllers): a
- * Warning with the reason and message when it turns False, or stays False for another reason or
- * message (another problem); Normal when it turns True. Nothing when it reads as before, so a resync,
+ * The Event a written change of a Ready-like condition deserves (the Tool and System controllers), from the
+ * condition before the write and the one decided: its reason and message when it turns True or False, or
+ * stays False for another reason or message (another problem). Its reasons are declared as Events too,
+ * Normal for those of True and Warning for those of False. Nothing when it reads as before, so a resync,
  * which rewrites nothing, records nothing.
  */
-export function conditionChangeEvent(
+export function conditionChangeEvent<D extends DesiredCondition>(
   before: readonly Condition[] | undefined,
-  after: readonly Condition[] | undefined,
-  type: string,
-): ConditionEvent | undefined {
-  const previous = findCondition(before, type);
-  const next = findCondition(after, type);
-  if (!next) return undefined;
-  const event = { reason: next.reason, message: next.message };
-  if (next.status === 'True') return previous?.status === 'True' ? undefined : { type: 'Normal', ...event };
-  if (next.status !== 'False') return undefined;
+  desired: D,
+): ConditionEvent<D['reason']> | undefined {
+  const previous = findCondition(before, desired.type);
+  const status = statusOf(desired);
+  const event = { reason: desired.reason, message: desired.message };
+  if (status === 'True') return previous?.status === 'True' ? undefined : event;
+  if (status !== 'False') return undefined;
   const same =
-    previous?.status === 'False' && previous.reason === next.reason && previous.message === next.message;
-  return same ? undefined : { type: 'Warning', ...event };
+    previous?.status === 'False' &&
+    previous.reason === desired.reason &&
+    previous.message === conditionMessage(desired.message);
+  return same ? undefined : event;
 }

@@ -3,17 +3,23 @@
  * worker pool, from the accepted run to its stored outcome and the Run the caller gets.
  */
 import { KG_ERR_RUN_LIMIT } from '../contract/api/errors.ts';
-import type { RunOptions, RuntimeCredentials, StepResult } from '../contract/api/run.ts';
+import type { RuntimeCredentials, StepResult } from '../contract/api/run.ts';
 import type { Tool } from '../contract/api/tool.ts';
 import type { ResolvedSystem } from '../contract/wire/run-order.ts';
-import type { EngineEvent, EngineResult } from '../engine/types.ts';
+import type { EngineResult } from '../engine/types.ts';
 import type { StoredRun } from '../store/index.ts';
-import { defaultStateLimits, stateForRun } from '../tools/state.ts';
-import { finishFromResult, type RecordedFinish, recordFinish } from './completion.ts';
-import { type RunContext, refOf, type StartedRun } from './context.ts';
+import type { RunContext, StartedRun } from './context.ts';
+import {
+  buildOrder,
+  executeInPool,
+  finishRun,
+  finishUnrecorded,
+  type RecordedFinish,
+  RunReport,
+  storedOutcome,
+} from './execution/index.ts';
 import { interruptedSteps, SHUTDOWN_MESSAGE, stoppedByShutdown, syncRunError } from './interrupted.ts';
 import { runView, withResult } from './run-view.ts';
-import { StepTimings } from './step-timings.ts';
 
 /** Sync runs are bounded per process (KUBEGLUE_MAX_SYNC_RUNS); more are refused at once. */
 export class SyncSlots {
@@ -38,10 +44,9 @@ export class SyncSlots {
   }
 }
 
-/** Step results without data: stepId, success, error, notes, loop, pagination, and the timing measured here (if any). */
-export function stepResultsWithoutData(results: readonly StepResult[], timings?: StepTimings): StepResult[] {
-  const withoutData = results.map(({ data: _data, ...rest }) => rest);
-  return timings ? timings.apply(withoutData) : withoutData;
+/** Step results without data: stepId, success, error, notes, loop, pagination, and their timing (if any). */
+export function stepResultsWithoutData(results: readonly StepResult[]): StepResult[] {
+  return results.map(({ data: _data, ...rest }) => rest);
 }
 
 /** A sync run's result once a shutdown stopped it: failed, with the steps that finished. */
@@ -63,7 +68,10 @@ export interface SyncOptions {
   signal?: AbortSignal | undefined;
 }
 
-/** Executes an accepted sync run in the worker pool and stores its outcome (when recorded). */
+/**
+ * Executes an accepted sync run in the worker pool and stores its outcome (when recorded): the sync
+ * transport over runs/execution/, which builds its order, takes its events and finishes it.
+ */
 export async function executeSync(
   ctx: RunContext,
   run: StoredRun,
@@ -85,34 +93,26 @@ export async function executeSync(
     opts.signal?.addEventListener('abort', abort, { once: true });
   }
   const untrack = ctx.running.track(run.runId, controller);
-  const ref = refOf(run);
-  const events = deps.events;
-  const timings = new StepTimings();
-  const onEvent = (event: EngineEvent, at: number) => {
-    timings.observe(event, at);
-    events?.emit(ref, event, { at });
-  };
+  const report = new RunReport(run, { events: deps.events });
   let result: EngineResult;
   try {
-    result = await pool.run(
+    // The definition was checked and its systems resolved when the run was accepted, a moment ago.
+    const order = await buildOrder(
+      run,
       {
-        runId: run.runId,
-        keyId: run.userId,
         tool,
-        inputs: run.toolPayload ?? {},
-        systems,
-        runtimeCredentials: credentials,
-        timeoutMs: (run.options as RunOptions | undefined)?.timeout,
-        traceId: run.traceId ?? run.runId,
-        ...(await stateForRun(deps.store, run, tool)),
+        systems: async () => systems,
+        runtimeCredentials: async () => credentials,
+        store: deps.store,
+        timeoutFrom: 'order',
       },
-      {
-        signal: controller.signal,
-        onEvent,
-        progressOnly: true,
-        ...(deps.accessToken ? { accessToken: tokenSource(ctx, run) } : {}),
-      },
+      Date.now(),
     );
+    result = await executeInPool(pool, order, report, {
+      signal: controller.signal,
+      mode: run.executionMode ?? 'prod',
+      accessToken: deps.accessToken,
+    });
   } finally {
     untrack();
     opts.signal?.removeEventListener('abort', abort);
@@ -125,33 +125,16 @@ export async function executeSync(
   }
   // Throws (the request fails) when the start record could not be stored.
   await opts.startWrite;
-  // The stored step results keep their timing (GET …/results, the dashboard's timeline); the answer's
-  // carry it only without data, as before.
-  const toStore = { ...result, stepResults: timings.apply(result.stepResults) };
+  const finishDeps = { store: deps.store, stateLimits: deps.stateLimits, metrics: deps.metrics };
   const recorded: RecordedFinish = opts.record
-    ? await recordFinish(deps.store, run, toStore, deps.stateLimits ?? defaultStateLimits())
-    : unrecorded(run, result);
+    ? await finishRun(run, result, report, finishDeps)
+    : finishUnrecorded(run, result, report, finishDeps);
   const { won, finish } = recorded;
   if (!won) {
     // Cancelled (or failed by recovery) while it ran: the stored outcome stands.
-    const stored = await deps.store.getRun(run.runId);
-    if (stored && stored.status !== 'running') {
-      events?.emit(ref, {
-        type: 'run_finished',
-        status: stored.status,
-        ...(stored.error !== undefined ? { error: stored.error } : {}),
-        ...(stored.metadata.durationMs !== undefined ? { durationMs: stored.metadata.durationMs } : {}),
-      });
-    }
+    const stored = await storedOutcome(run.runId, report, deps.store);
     return { statusCode: 200, run: runView(stored ?? run, { urlFor: deps.urlFor }) };
   }
-  deps.metrics?.runFinished(finish.status, run.requestSource, finish.durationMs);
-  events?.emit(ref, {
-    type: 'run_finished',
-    status: finish.status,
-    ...(finish.error !== undefined ? { error: finish.error } : {}),
-    durationMs: finish.durationMs,
-  });
   const finished: StoredRun = {
     ...run,
     status: finish.status,
@@ -172,27 +155,8 @@ export async function executeSync(
   };
   // Files of an unrecorded run are not kept: no link could serve them.
   const view = runView(finished, opts.record ? { urlFor: deps.urlFor } : {});
-  const steps = opts.withData ? result.stepResults : stepResultsWithoutData(result.stepResults, timings);
+  // The stored step results keep their timing (GET …/results, the dashboard's timeline); the answer's
+  // carry it only without data, as before.
+  const steps = opts.withData ? result.stepResults : stepResultsWithoutData(report.timed(result.stepResults));
   return { statusCode: 200, run: withResult(view, result.data, steps) };
-}
-
-/** A run that is not stored (an unsaved definition without createRun): what it would record, saving nothing. */
-function unrecorded(run: StoredRun, result: EngineResult): RecordedFinish {
-  const fixture = run.state?.fixture;
-  return {
-    won: true,
-    finish: finishFromResult(run, result),
-    ...(fixture !== undefined ? { state: { fixture } } : {}),
-    warnings: result.state?.warnings ?? [],
-  };
-}
-
-/** The OAuth access tokens of the run's tokenManaged systems, for the run's mode. */
-function tokenSource(ctx: RunContext, run: StoredRun) {
-  const source = ctx.deps.accessToken;
-  const mode = run.executionMode ?? 'prod';
-  return (systemId: string, rejected?: string) => {
-    if (!source) return Promise.reject(new Error('no OAuth token source'));
-    return source(systemId, mode, rejected);
-  };
 }

@@ -1,13 +1,14 @@
 /**
  * runs/: the run lifecycle — accepting a run (idempotency, admission, input validation), sync execution,
- * cancel, chains, completion effects, views, live events, the runtime-credential vault, recovery.
+ * cancel, chains, completion effects, views, live events, the runtime-credential vault, recovery; and
+ * execution/, the one execution layer (a run's order, report and finish) under every transport.
  *
- * May import: contract, config, engine, kube, store, platform, tools, systems.
+ * May import: contract, config, engine, kube, store, platform, tools, systems, runs/execution.
  *
  * This file is the RunService, the one door the /v1 run endpoints, webhooks and chains go through. It
  * holds what the phases share (context.ts) and hands each call to its phase: requests.ts and accept.ts
  * (the three kinds of request, the checks, the stored run, idempotency), execute-sync.ts (the sync slots
- * and the execution in the worker pool), cancel.ts, chains.ts, scheduled.ts, connection-test.ts (a
+ * and the sync transport over execution/), cancel.ts, chains.ts, scheduled.ts, connection-test.ts (a
  * system's connection test, an unrecorded one-step run).
  */
 import type { Run } from '../contract/api/run.ts';

@@ -18,11 +18,12 @@ import {
   type RunStatusCounts,
   type WaitingRun,
 } from '../contract/api/run-stats.ts';
+import { ToolRunConditionType } from '../contract/reasons.ts';
 import type { ToolRunResource } from '../contract/resources/kinds.ts';
 import type { ResourceClient } from '../kube/resources/index.ts';
 import type { RunStatsQueries, RunStatsWindow, WaitingRunRow } from '../store/index.ts';
 import type { Caller } from './context.ts';
-import { ConditionType, toolRunName } from './toolrun.ts';
+import { toolRunName } from './toolrun.ts';
 
 export interface RunStatsDeps {
   store: { runStats: RunStatsQueries };
@@ -59,7 +60,7 @@ function failureRate(counts: RunStatusCounts): number | null {
 async function admissionOf(deps: RunStatsDeps, run: WaitingRunRow): Promise<string | undefined> {
   try {
     const toolRun = await deps.toolRuns.get(toolRunName(run.runId));
-    const admitted = toolRun?.status?.conditions?.find((c) => c.type === ConditionType.Admitted);
+    const admitted = toolRun?.status?.conditions?.find((c) => c.type === ToolRunConditionType.Admitted);
     return admitted?.status === 'False' ? admitted.message : undefined;
   } catch {
     // The reason is a detail of the queue: an API server that does not answer now leaves it out, and the

@@ -6,24 +6,6 @@ import { RECORDED_FINALIZER, RUN_ID_KEY, TOOL_ID_LABEL } from '../contract/resou
 import { API_VERSION, type OwnerReference } from '../contract/resources/meta.ts';
 import type { StoredRun } from '../store/index.ts';
 
-/** The conditions of a ToolRun's status (the operator writes them, the API reads the admission). */
-export const ConditionType = {
-  /** True once the run holds an execution slot; False (AdmissionLimit) while it waits for one. */
-  Admitted: 'Admitted',
-  /** Unknown while the run is live, then True (it succeeded) or False (the reason says why not). */
-  Succeeded: 'Succeeded',
-} as const;
-
-/** Reasons of the Admitted condition. */
-export const AdmissionReason = {
-  /** Waiting: the global or the namespace's limit of runs executing at once is reached. */
-  AdmissionLimit: 'AdmissionLimit',
-  /** Holds a slot. */
-  Admitted: 'Admitted',
-  /** Ended before it was ever admitted (cancelled while queued). */
-  NotAdmitted: 'NotAdmitted',
-} as const;
-
 /** A DNS-1123 name per run id: `run-<slug>-<hash>` (run ids may be any string the API accepts). */
 export function toolRunName(runId: string): string {
   const readable = slug(runId);

@@ -7,10 +7,10 @@
  */
 import { isApiError } from '../contract/api/errors.ts';
 import type { Tool } from '../contract/api/tool.ts';
+import { ScheduleReason } from '../contract/reasons.ts';
 import type { ToolScheduleSpec } from '../contract/resources/kinds.ts';
 import { assertInputsMatchSchema } from '../runs/input-schema.ts';
 import { type KeyNow, keyProblem } from '../runs/run-as.ts';
-import { ScheduleReason } from './reasons.ts';
 
 export interface ScheduleHold {
   reason: ScheduleReason;

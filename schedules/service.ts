@@ -1,10 +1,10 @@
 /**
  * schedules/: tool schedules — which ticks a cron expression has in a time zone (cron.ts, DST included),
- * which tick is due and what the concurrency policy says (ticks.ts), the names of their states
- * (reasons.ts), what holds an enabled schedule back (holds.ts: its tool, its payload, the key it runs as),
+ * which tick is due and what the concurrency policy says (ticks.ts), what holds an enabled schedule back (holds.ts: its tool, its payload, the key it runs as),
  * the clock (clock.ts), and the ScheduleService: schedules as ToolSchedule resources, written and read
  * through REST the way superglue's clients call them. Tick claims are in the store
- * (store/queries/schedule-ticks.ts); the operator's reconciler (operator/schedule/) acts on ticks.
+ * (store/queries/schedule-ticks.ts); the operator's reconciler (operator/schedule/) acts on ticks. The
+ * names of their states and of what ticks did are reasons, declared in contract/reasons.ts.
  *
  * May import: contract, config, engine, kube, store, platform, runs.
  */
@@ -26,6 +26,7 @@ import type {
   ToolScheduleUpdateBody,
 } from '../contract/api/schedule.ts';
 import type { Tool } from '../contract/api/tool.ts';
+import { ScheduleConditionType, ScheduleReason, ScheduleStatusReason } from '../contract/reasons.ts';
 import {
   apiInstant,
   resourceTimes,
@@ -42,7 +43,6 @@ import { assertInputsMatchSchema } from '../runs/input-schema.ts';
 import type { KeyNow } from '../runs/run-as.ts';
 import { compileSchedule } from './cron.ts';
 import { type ScheduleHold, scheduleHold } from './holds.ts';
-import { ScheduleConditionType, ScheduleReason } from './reasons.ts';
 
 /** KUBEGLUE_MAX_SCHEDULES_PER_TOOL, KUBEGLUE_MAX_SCHEDULES_PER_KEY, KUBEGLUE_MAX_SCHEDULE_PAYLOAD_BYTES. */
 export type ScheduleLimits = Settings<'api'>['schedules'];
@@ -131,7 +131,8 @@ export function scheduleView(
     startingDeadlineSeconds: spec.startingDeadlineSeconds ?? null,
     status: state.state,
     // Before the operator's first look, an active schedule says so rather than claiming it was checked.
-    statusReason: state.state === 'active' && ready === undefined ? ScheduleReason.Pending : state.reason,
+    statusReason:
+      state.state === 'active' && ready === undefined ? ScheduleStatusReason.Pending : state.reason,
     statusMessage: state.message,
     activeRunIds,
     ...(status?.lastRunId ? { lastRunId: status.lastRunId } : {}),

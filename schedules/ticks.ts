@@ -4,8 +4,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { ConcurrencyPolicy } from '../contract/api/schedule.ts';
+import { TickReason } from '../contract/reasons.ts';
 import type { CronSchedule } from './cron.ts';
-import { TickReason } from './reasons.ts';
 
 export type DueTick =
   /** No tick after `since` has come yet. */
@@ -38,7 +38,7 @@ export function dueTick(input: {
 
 export type ConcurrencyVerdict =
   | { start: true; cancel: string[] }
-  | { start: false; reason: typeof TickReason.Forbidden };
+  | { start: false; reason: typeof TickReason.ConcurrencyForbid };
 
 /** What a due tick does while runs of the schedule still run (CronJob's concurrencyPolicy). */
 export function concurrencyVerdict(
@@ -46,7 +46,7 @@ export function concurrencyVerdict(
   running: readonly string[],
 ): ConcurrencyVerdict {
   if (running.length === 0 || policy === 'Allow') return { start: true, cancel: [] };
-  if (policy === 'Forbid') return { start: false, reason: TickReason.Forbidden };
+  if (policy === 'Forbid') return { start: false, reason: TickReason.ConcurrencyForbid };
   return { start: true, cancel: [...running] };
 }
 

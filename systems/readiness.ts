@@ -6,10 +6,8 @@
  * System reconciler and so no conditions: a System there is usable when it exists, as is one the
  * reconciler has not looked at yet.
  */
+import { SystemConditionType } from '../contract/reasons.ts';
 import type { SystemResource } from '../contract/resources/kinds.ts';
-
-/** The System reconciler's condition type (operator/system/reasons.ts), read here without importing it. */
-const READY = 'Ready';
 
 /** Why a System is not ready: its object, its system id and its Ready condition's reason and message. */
 export interface SystemUnreadiness {
@@ -25,7 +23,9 @@ export interface SystemUnreadiness {
  * for an earlier generation of its spec (that verdict may no longer hold: the reconciler decides anew).
  */
 export function systemUnreadiness(resource: SystemResource): SystemUnreadiness | undefined {
-  const ready = resource.status?.conditions?.find((condition) => condition.type === READY);
+  const ready = resource.status?.conditions?.find(
+    (condition) => condition.type === SystemConditionType.Ready,
+  );
   if (ready?.status !== 'False') return undefined;
   const generation = resource.metadata.generation;
   if (

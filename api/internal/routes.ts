@@ -1,3 +1,8 @@
+/**
+ * The runner's side of an async run (contract/wire/runner.ts): a transport over runs/execution/, which
+ * builds the order a runner fetches, takes the events it posts and finishes the run with the result it
+ * puts. What is decided here is who is calling (auth.ts), and what each answer tells the runner.
+ */
 import type { FastifyInstance } from 'fastify';
 import {
   KG_ERR_RUN_EVENTS_GAP,
@@ -7,7 +12,8 @@ import {
   KG_ERR_RUN_SYSTEM_NOT_USED,
   KG_ERR_RUN_TOKENS_UNAVAILABLE,
 } from '../../contract/api/errors.ts';
-import type { RunOrder } from '../../contract/wire/run-order.ts';
+import type { RuntimeCredentials } from '../../contract/api/run.ts';
+import type { ResolvedSystem, RunOrder } from '../../contract/wire/run-order.ts';
 import {
   type AccessTokenAnswer,
   AccessTokenRequest,
@@ -17,21 +23,33 @@ import {
   ResultBody,
   type RunnerAck,
 } from '../../contract/wire/runner.ts';
-import type { EngineResult, GrantedToken } from '../../engine/types.ts';
-import { recordFinish } from '../../runs/completion.ts';
-import type { RunEventHub, RunRef } from '../../runs/run-events.ts';
-import type { ExecutionMode, Store, StoredRun, TerminalRunStatus } from '../../store/index.ts';
-import { defaultStateLimits, type StateLimits } from '../../tools/state.ts';
+import type { GrantedToken } from '../../engine/types.ts';
+import {
+  buildOrder,
+  type FinishDeps,
+  type FinishMetrics,
+  failedResult,
+  finishRun,
+  OrderRefusal,
+  type OrderSources,
+  RunnerReports,
+} from '../../runs/execution/index.ts';
+import type { RunEventHub } from '../../runs/run-events.ts';
+import type { ExecutionMode, Store } from '../../store/index.ts';
+import type { StateLimits } from '../../tools/state.ts';
 import { parseInput } from '../validation.ts';
 import { assertAttempt, identifyRunner } from './auth.ts';
-import { buildRunOrder, OrderRefusal, type OrderSources } from './order.ts';
 
-export interface InternalRoutesDeps extends OrderSources {
+export interface InternalRoutesDeps {
   store: Store;
+  /** Systems of the run's tool, with their credentials for the run's mode. */
+  resolveSystems(systemIds: string[], mode: ExecutionMode): Promise<ResolvedSystem[]>;
+  /** The runtime credentials the run was started with (read, not removed: the order may be fetched again). */
+  takeRuntimeCredentials(runId: string): Promise<RuntimeCredentials | undefined>;
   /** Removes the run's runtime credentials once it has ended. */
   dropRuntimeCredentials(runId: string): Promise<void>;
-  /** Called after this API wrote a run's terminal state (metrics). */
-  onFinished?(run: StoredRun, status: TerminalRunStatus, durationMs: number): void;
+  /** Counts the runs whose terminal state this API wrote (api/metrics.ts). */
+  metrics?: FinishMetrics;
   /** Live progress of runner Pods for `GET /v1/logs/stream` (never data: see runs/run-events.ts). */
   events?: Pick<RunEventHub, 'emit'>;
   /**
@@ -52,67 +70,41 @@ function route(path: (runId: string) => string): string {
   return path('__run__').replace('__run__', ':runId');
 }
 
-/** Runs whose ids, tool and trace this replica knows (live events need them; one store read per run). */
-const KNOWN_RUNS = 10_000;
-
 const STOP: RunnerAck = { cancel: true };
 const GO_ON: RunnerAck = { cancel: false };
 
 /** The runner's side of an async run (contract/wire/runner.ts): order, events, heartbeat, result. */
 export function registerInternalRoutes(app: FastifyInstance, deps: InternalRoutesDeps): void {
-  const { store, events } = deps;
-  const known = new Map<string, RunRef>();
-  const remember = (run: StoredRun): RunRef => {
-    const ref = { runId: run.runId, toolId: run.toolId, traceId: run.traceId ?? run.runId };
-    known.delete(run.runId);
-    known.set(run.runId, ref);
-    if (known.size > KNOWN_RUNS) known.delete(known.keys().next().value as string);
-    return ref;
+  const { store } = deps;
+  const reports = new RunnerReports({ store, events: deps.events });
+  /** A runner fetches its order after admission, scheduling and the image pull: that time counts. */
+  const sources: OrderSources = {
+    systems: (run) => deps.resolveSystems(run.systemIds, run.executionMode ?? 'prod'),
+    runtimeCredentials: (run) => deps.takeRuntimeCredentials(run.runId),
+    store,
+    timeoutFrom: 'accepted',
   };
-  const refOf = async (runId: string): Promise<RunRef | undefined> => {
-    const cached = known.get(runId);
-    if (cached) return cached;
-    const run = await store.getRun(runId);
-    return run ? remember(run) : undefined;
+  const finishing: FinishDeps = {
+    store,
+    stateLimits: deps.stateLimits,
+    metrics: deps.metrics,
+    dropCredentials: (runId) => deps.dropRuntimeCredentials(runId),
+    log: (line) => deps.log(`internal api: ${line}`),
+    now: deps.now,
   };
-
-  /** The terminal write with completion effects, then the credentials go: nothing will run with them. */
-  async function finish(run: StoredRun, result: EngineResult): Promise<boolean> {
-    const limits = deps.stateLimits ?? defaultStateLimits();
-    const { won: recorded, finish: finished } = await recordFinish(
-      store,
-      run,
-      result,
-      limits,
-      new Date(deps.now()),
-    );
-    if (recorded) {
-      deps.onFinished?.(run, finished.status, finished.durationMs);
-      events?.emit(remember(run), {
-        type: 'run_finished',
-        status: finished.status,
-        ...(finished.error !== undefined ? { error: finished.error } : {}),
-        durationMs: finished.durationMs,
-      });
-      known.delete(run.runId);
-    }
-    await deps.dropRuntimeCredentials(run.runId).catch((error: unknown) => {
-      deps.log(`internal api: could not drop the runtime credentials of run ${run.runId}: ${String(error)}`);
-    });
-    return recorded;
-  }
 
   app.get<RunParams>(route(INTERNAL_PATHS.order), async (request): Promise<RunOrder> => {
     const { runId } = await identifyRunner(store, request, { ended: false });
     const run = await store.getRun(runId);
     if (run?.status !== 'running') throw KG_ERR_RUN_NOT_RUNNING(runId);
+    const report = reports.of(run);
     try {
-      const order = await buildRunOrder(run, deps, deps.now());
-      events?.emit(remember(run), { type: 'run_started' });
+      const order = await buildOrder(run, sources, deps.now());
+      report.started();
       return order;
     } catch (error) {
       if (!(error instanceof OrderRefusal)) throw error;
-      await finish(run, { status: 'failed', data: null, stepResults: [], error: error.message, files: [] });
+      if ((await finishRun(run, failedResult(error.message), report, finishing)).won) reports.forget(runId);
       throw KG_ERR_RUN_ORDER_REFUSED(error.message);
     }
   });
@@ -122,39 +114,10 @@ export function registerInternalRoutes(app: FastifyInstance, deps: InternalRoute
     const batch = parseInput(EventBatch, request.body, 'event batch');
     assertAttempt(identity, batch.attempt);
     if (!identity.live) return STOP;
-    const { runId, attempt } = identity;
-    const count = batch.events.length;
-    // Accepting and applying share one transaction: a batch is either recorded with its effects or not at all.
-    const fresh = await store.transaction(async (tx) => {
-      const accepted = await tx.acceptEvents(runId, attempt, batch.firstSeq, count);
-      if (accepted === undefined) return undefined;
-      const finished = batch.events
-        .slice(count - accepted)
-        .flatMap((e) => (e.type === 'step_finished' ? [e] : []));
-      if (finished.length > 0) {
-        // The seq the terminal write will give the same result, so it overwrites rather than duplicates.
-        let seq = await tx.nextStepSeq(runId);
-        for (const event of finished) await tx.saveStepResult(runId, seq++, event.result);
-      }
-      return accepted;
-    });
-    if (fresh !== undefined) {
-      if (events && fresh > 0) {
-        const ref = await refOf(runId).catch(() => undefined);
-        const first = count - fresh;
-        // Numbered by the runner, so the same event reported twice (or to two replicas) is one event.
-        // Batches arrive after the fact: durations measured here would be wrong.
-        if (ref) {
-          batch.events.slice(first).forEach((event, i) => {
-            events.emit(ref, event, { seq: batch.firstSeq + first + i, timed: false });
-          });
-        }
-      }
-      return GO_ON;
-    }
-    const [run, current] = await Promise.all([store.getRun(runId), store.getRunnerAttempt(runId)]);
-    if (run?.status !== 'running' || current?.attempt !== attempt) return STOP;
-    throw KG_ERR_RUN_EVENTS_GAP(batch.firstSeq, current.lastSeq);
+    const verdict = await reports.batch(identity.runId, identity.attempt, batch);
+    if (verdict.applied) return GO_ON;
+    if (verdict.stop) return STOP;
+    throw KG_ERR_RUN_EVENTS_GAP(batch.firstSeq, verdict.lastSeq);
   });
 
   app.post<RunParams>(route(INTERNAL_PATHS.heartbeat), async (request): Promise<RunnerAck> => {
@@ -198,8 +161,11 @@ export function registerInternalRoutes(app: FastifyInstance, deps: InternalRoute
     if (!identity.live) return { recorded: false, status: identity.status };
     const run = await store.getRun(identity.runId);
     if (!run) throw KG_ERR_RUN_NOT_FOUND(identity.runId);
-    const recorded = await finish(run, body.result);
-    if (recorded) return { recorded, status: body.result.status };
+    const { won: recorded } = await finishRun(run, body.result, reports.of(run), finishing);
+    if (recorded) {
+      reports.forget(run.runId);
+      return { recorded, status: body.result.status };
+    }
     return { recorded, status: (await store.getRun(run.runId))?.status ?? run.status };
   });
 }

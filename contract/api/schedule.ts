@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { JsonObject } from '../json.ts';
+import { reasonList, ScheduleReason, ScheduleStatusReason, TickReason } from '../reasons.ts';
 import { CONTROL_CHARACTERS } from '../text.ts';
 import { listEnvelope } from './bodies.ts';
 import { pageLimit } from './paging.ts';
@@ -199,7 +200,7 @@ export const ToolSchedule = z
     statusReason: z
       .string()
       .describe(
-        'Why, as a named reason: Scheduled, Suspended, ToolArchived, ToolNotFound, InputsInvalid, KeyRevoked, KeyNotAllowed, InvalidSchedule, or Pending before the operator first looked at it.',
+        `Why, as a named reason (docs/reasons.md): ${reasonList(ScheduleReason)}, or ${reasonList(ScheduleStatusReason)} before the operator first looked at it.`,
       ),
     statusMessage: z.string().describe('Why, for people.'),
     activeRunIds: z
@@ -214,7 +215,7 @@ export const ToolSchedule = z
       })
       .optional()
       .describe(
-        'The latest tick acted on: started (its run started), skipped (reason: ConcurrencyForbid, Resumed, ScheduleChanged) or missed (DeadlineExceeded).',
+        `The latest tick acted on: started (its run started), skipped or missed, with the reason (docs/reasons.md): ${reasonList(TickReason)}.`,
       ),
   })
   .meta({ id: 'ToolSchedule' });

@@ -3,6 +3,7 @@ import { Attempt, ExecutionMode, RequestSource, RunOptions, RunStatus } from '..
 import { scheduleFields } from '../api/schedule.ts';
 import { Environment, SystemId, systemFields } from '../api/system.ts';
 import { checkSteps, ToolId, ToolSteps, toolFields } from '../api/tool.ts';
+import { RunReason, reasonList, TickReason } from '../reasons.ts';
 import { API_VERSION, Condition, ObjectMeta } from './meta.ts';
 
 const conditions = z.array(Condition).optional().describe("The latest observations of the object's state.");
@@ -128,9 +129,7 @@ export const ToolRunStatus = z.object({
   reason: z
     .string()
     .optional()
-    .describe(
-      'Why the run is where it is, as a named reason: Queued, Pending, Running, Retrying (a read-only run whose runner Pod was lost starts over as its next attempt); once ended Succeeded, Failed, Cancelled or the cause the operator found (OOMKilled, Evicted, DeadlineExceeded, ImagePullFailed, Unschedulable, PodPendingTimeout, PodLost, HeartbeatStale, RunnerFailed, ExecutionLost, RunNotFound).',
-    ),
+    .describe(`Why the run is where it is, as a named reason (docs/reasons.md): ${reasonList(RunReason)}.`),
   attempt: Attempt.optional().describe(
     'The execution attempt launched for this run (its runner Pod is named after it); above 1 when a read-only run started over after a lost execution.',
   ),
@@ -169,7 +168,7 @@ export const ToolScheduleStatus = z.object({
       reason: z
         .string()
         .optional()
-        .describe('Why no run started: ConcurrencyForbid, DeadlineExceeded, Resumed, ScheduleChanged.'),
+        .describe(`Why no run started (docs/reasons.md): ${reasonList(TickReason)}.`),
     })
     .optional()
     .describe('The latest tick the schedule acted on, and what it did.'),

@@ -37,7 +37,7 @@ export const ConditionStatus = z.enum(['True', 'False', 'Unknown']);
 export const Condition = z.object({
   type: z.string().describe('What the condition is about: Ready, Admitted, Succeeded, EnvironmentsLinked.'),
   status: ConditionStatus.describe('True, False or Unknown.'),
-  reason: z.string().describe('Why, as a stable CamelCase word (listed in docs/kubernetes.md).'),
+  reason: z.string().describe('Why, as a stable CamelCase word (listed in docs/reasons.md).'),
   message: z.string().describe('Why, for people: every problem found, never a secret.'),
   lastTransitionTime: z.string().describe('When status last changed.'),
   observedGeneration: z

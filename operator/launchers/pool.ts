@@ -1,12 +1,25 @@
-/** The embedded launcher: admitted ToolRuns execute in this process's worker pool. */
+/**
+ * The embedded launcher: admitted ToolRuns execute in this process's worker pool. A transport over
+ * runs/execution/, which builds the order, takes the events and finishes the run; what it decides itself
+ * is whether it executes a run at all (claim, shutdown) and what a shutdown's interruption becomes.
+ */
 
 import { defaultSettings } from '../../config/config.ts';
-import type { RunOptions } from '../../contract/api/run.ts';
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
 import type { ResolvedSystem, RunOrder } from '../../contract/wire/run-order.ts';
-import type { EngineResult, GrantedToken } from '../../engine/types.ts';
+import type { EngineResult } from '../../engine/types.ts';
 import type { WorkerPool } from '../../engine/worker/pool.ts';
-import { recordFinish } from '../../runs/completion.ts';
+import {
+  type AccessTokens,
+  buildOrder,
+  executeInPool,
+  type FinishDeps,
+  type FinishMetrics,
+  failedResult,
+  finishRun,
+  type OrderSources,
+  RunReport,
+} from '../../runs/execution/index.ts';
 import {
   afterInterruption,
   interruptedSteps,
@@ -15,9 +28,8 @@ import {
   stoppedByShutdown,
 } from '../../runs/interrupted.ts';
 import type { RunEventHub } from '../../runs/run-events.ts';
-import { StepTimings } from '../../runs/step-timings.ts';
 import type { Store, StoredRun } from '../../store/index.ts';
-import { defaultStateLimits, type StateLimits, stateForRun } from '../../tools/state.ts';
+import type { StateLimits } from '../../tools/state.ts';
 import type { Execution, Launcher, LaunchResult } from './launcher.ts';
 
 /** What the pool launcher needs besides the pool: the run's inputs and credentials, resolved at launch. */
@@ -31,11 +43,12 @@ export interface LaunchContext {
   dropCredentials(runId: string): Promise<void>;
   /** Registers the execution for cancellation; returns the unregister function. */
   track(runId: string, controller: AbortController): () => void;
-  onFinished?(run: StoredRun, status: string, durationMs: number): void;
+  /** Counts the runs that ended (api/metrics.ts). */
+  metrics?: FinishMetrics;
   /** Live progress of the runs for `GET /v1/logs/stream`. */
   events?: Pick<RunEventHub, 'emit'>;
   /** The current OAuth access token of a tokenManaged system. */
-  accessToken?(systemId: string, mode: 'dev' | 'prod', rejected?: string): Promise<GrantedToken>;
+  accessToken?: AccessTokens;
   /** Executions a read-only run gets at most when a shutdown interrupts it (KUBEGLUE_MAX_RUN_ATTEMPTS). */
   maxRunAttempts?: number;
   /** Bounds of persistent tool state (KUBEGLUE_TOOL_STATE_*); the defaults without it. */
@@ -56,6 +69,9 @@ interface PoolExecution {
 export class PoolLauncher implements Launcher {
   readonly kind = 'pool';
   readonly #ctx: LaunchContext;
+  /** Where the parts of a run's order come from here (the tool: its ToolRun's snapshot). */
+  readonly #sources: Omit<OrderSources, 'tool'>;
+  readonly #finish: FinishDeps;
   readonly #executions = new Map<string, PoolExecution>();
   #changed: (toolRunName: string) => void = () => {};
   /** False once shutting down: nothing new starts here (the run stays queued for the next process). */
@@ -63,6 +79,19 @@ export class PoolLauncher implements Launcher {
 
   constructor(ctx: LaunchContext) {
     this.#ctx = ctx;
+    this.#sources = {
+      systems: (run) => ctx.resolveSystems(run.systemIds, run.executionMode ?? 'prod'),
+      runtimeCredentials: (run) => ctx.takeCredentials(run.runId),
+      store: ctx.store,
+      timeoutFrom: 'order',
+    };
+    this.#finish = {
+      store: ctx.store,
+      stateLimits: ctx.stateLimits,
+      metrics: ctx.metrics,
+      dropCredentials: (runId) => ctx.dropCredentials(runId),
+      log: (line) => ctx.log?.(line),
+    };
   }
 
   async open(changed: (toolRunName: string) => void): Promise<void> {
@@ -150,15 +179,6 @@ export class PoolLauncher implements Launcher {
     // Nothing outlives an in-process execution.
   }
 
-  #tokenSource(run: StoredRun) {
-    const mode = run.executionMode ?? 'prod';
-    return (systemId: string, rejected?: string) => {
-      const source = this.#ctx.accessToken;
-      if (!source) return Promise.reject(new Error('no OAuth token source'));
-      return source.call(this.#ctx, systemId, mode, rejected);
-    };
-  }
-
   /** Executes the run and records its outcome; `handedOver` is called once the order has gone to the pool. */
   async #execute(
     toolRun: ToolRunResource,
@@ -166,46 +186,24 @@ export class PoolLauncher implements Launcher {
     controller: AbortController,
     handedOver: () => void,
   ): Promise<void> {
-    const { store, pool } = this.#ctx;
-    const runId = run.runId;
-    const untrack = this.#ctx.track(runId, controller);
-    const events = this.#ctx.events;
-    const ref = { runId, toolId: run.toolId, traceId: run.traceId ?? runId };
-    const timings = new StepTimings();
+    const untrack = this.#ctx.track(run.runId, controller);
+    const report = new RunReport(run, { events: this.#ctx.events });
     let result: EngineResult;
     try {
-      const systems = await this.#ctx.resolveSystems(run.systemIds, run.executionMode ?? 'prod');
-      const executing = pool.run(
-        {
-          runId,
-          keyId: run.userId,
-          tool: toolRun.spec.tool,
-          inputs: run.toolPayload ?? {},
-          systems,
-          runtimeCredentials: await this.#ctx.takeCredentials(runId),
-          timeoutMs: (run.options as RunOptions | undefined)?.timeout,
-          traceId: run.traceId ?? runId,
-          ...(await stateForRun(store, run, toolRun.spec.tool)),
-        },
-        {
-          signal: controller.signal,
-          onEvent: (event, at) => {
-            timings.observe(event, at);
-            events?.emit(ref, event, { at });
-          },
-          progressOnly: true,
-          // Sent now rather than with what else this turn of the event loop queues: nothing batches with
-          // a launch, and the step should not wait for the reconcile that launched it.
-          immediate: true,
-          ...(this.#ctx.accessToken ? { accessToken: this.#tokenSource(run) } : {}),
-        },
-      );
+      const order = await buildOrder(run, { ...this.#sources, tool: toolRun.spec.tool }, Date.now());
+      const executing = executeInPool(this.#ctx.pool, order, report, {
+        signal: controller.signal,
+        mode: run.executionMode ?? 'prod',
+        accessToken: this.#ctx.accessToken,
+        // Nothing batches with a launch, and the step should not wait for the reconcile that launched it.
+        immediate: true,
+      });
       handedOver();
       result = await executing;
     } catch (error) {
       handedOver();
-      // E.g. a system deleted after the run was accepted: the run fails, the process carries on.
-      result = { status: 'failed', data: null, stepResults: [], error: (error as Error).message, files: [] };
+      // No order (e.g. a system deleted after the run was accepted): the run fails, the process carries on.
+      result = failedResult((error as Error).message);
     } finally {
       untrack();
     }
@@ -215,22 +213,7 @@ export class PoolLauncher implements Launcher {
       if (!failed) return;
       result = failed;
     }
-    const { won, finish } = await recordFinish(
-      store,
-      run,
-      { ...result, stepResults: timings.apply(result.stepResults) },
-      this.#ctx.stateLimits ?? defaultStateLimits(),
-    );
-    await this.#ctx.dropCredentials(runId).catch(() => {});
-    if (won) {
-      this.#ctx.onFinished?.(run, finish.status, finish.durationMs);
-      events?.emit(ref, {
-        type: 'run_finished',
-        status: finish.status,
-        ...(finish.error !== undefined ? { error: finish.error } : {}),
-        durationMs: finish.durationMs,
-      });
-    }
+    await finishRun(run, result, report, this.#finish);
   }
 
   /**

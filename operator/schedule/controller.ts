@@ -7,6 +7,7 @@
  * and acts (execute.ts).
  */
 import type { Tool } from '../../contract/api/tool.ts';
+import { ScheduleEventReason } from '../../contract/reasons.ts';
 import {
   resourceNameForId,
   scheduleIdOf,
@@ -23,7 +24,6 @@ import { runAsNow } from '../../runs/scheduled.ts';
 import { type ScheduleClock, SYSTEM_CLOCK } from '../../schedules/clock.ts';
 import { compileSchedule } from '../../schedules/cron.ts';
 import { scheduleHold } from '../../schedules/holds.ts';
-import { ScheduleEventReason } from '../../schedules/reasons.ts';
 import type { Store } from '../../store/index.ts';
 import type { EventRecorder } from '../events.ts';
 import type { ControllerHealth } from '../health.ts';
@@ -175,7 +175,7 @@ export class ScheduleController {
       this.#failures.set(name, failure.failures);
       this.#queue.addAfter(name, Math.max(0, (failure.retryAt?.getTime() ?? Date.now()) - Date.now()));
     }
-    await this.#opts.events.record(schedule, 'Warning', ScheduleEventReason.ReconcileFailed, failure.message);
+    await this.#opts.events.record(schedule, ScheduleEventReason.ReconcileFailed, failure.message);
   }
 
   async #reconcileNow(schedule: ToolScheduleResource): Promise<void> {

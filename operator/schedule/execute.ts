@@ -5,12 +5,12 @@
  */
 import { isApiError, KG_ERR_RUN_ID_CONFLICT } from '../../contract/api/errors.ts';
 import type { ScheduleRunAs } from '../../contract/api/schedule.ts';
+import { ScheduleEventReason } from '../../contract/reasons.ts';
 import { scheduleIdOf } from '../../contract/resources/convert.ts';
 import type { ToolScheduleResource } from '../../contract/resources/kinds.ts';
 import type { Informer } from '../../kube/informer.ts';
 import type { ResourceClient } from '../../kube/resources/index.ts';
 import type { ScheduledRun } from '../../runs/service.ts';
-import { ScheduleEventReason } from '../../schedules/reasons.ts';
 import type { Store } from '../../store/index.ts';
 import type { EventRecorder } from '../events.ts';
 import { writeDecidedStatus } from '../status.ts';
@@ -57,7 +57,7 @@ export async function executeSchedule(
   }
   if (decision.status) await writeDecidedStatus(deps.toolSchedules, deps.informer, schedule, decision.status);
   for (const event of events) {
-    await deps.events.record(schedule, event.type, event.reason, event.message);
+    await deps.events.record(schedule, event.reason, event.message);
   }
   return { lost: false };
 }
@@ -143,7 +143,6 @@ async function startRun(
     if (!isApiError(error) || error.statusCode >= 500 || error.statusCode === 429) throw error;
     await deps.runs.recordRefused({ ...run, reason: `Scheduled run refused: ${error.message}` });
     return {
-      type: 'Warning',
       reason: ScheduleEventReason.RunRefused,
       message: `Run ${runId} was refused: ${error.message}`,
     };

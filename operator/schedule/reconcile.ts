@@ -6,21 +6,20 @@
  * and Events that follow, and when to look again. execute.ts carries it out; a claim lost to another
  * process discards the rest of the decision and the schedule is looked at again.
  */
-import type { ToolScheduleResource } from '../../contract/resources/kinds.ts';
-import type { StatusPatch } from '../../kube/resources/index.ts';
-import { type CronSchedule, compileSchedule } from '../../schedules/cron.ts';
-import type { ScheduleHold } from '../../schedules/holds.ts';
 import {
   ScheduleConditionType,
   ScheduleEventReason,
   ScheduleReason,
   TickReason,
-} from '../../schedules/reasons.ts';
+} from '../../contract/reasons.ts';
+import type { ToolScheduleResource } from '../../contract/resources/kinds.ts';
+import type { StatusPatch } from '../../kube/resources/index.ts';
+import { type CronSchedule, compileSchedule } from '../../schedules/cron.ts';
+import type { ScheduleHold } from '../../schedules/holds.ts';
 import { scheduleState } from '../../schedules/service.ts';
 import { concurrencyVerdict, dueTick, scheduledRunId } from '../../schedules/ticks.ts';
 import type { RunStatus, TickClaim } from '../../store/index.ts';
 import { conditionIs, kubeTime, setCondition } from '../conditions.ts';
-import type { EventType } from '../events.ts';
 
 export interface ScheduleObservation {
   now: Date;
@@ -45,9 +44,9 @@ export type TickAction =
   /** Claim the next attempt of a tick whose run failed, and start it. */
   | { kind: 'retry'; tick: Date; fromAttempt: number; runId: string };
 
+/** An Event on the schedule; Normal or Warning as its reason is declared. */
 export interface ScheduleEvent {
-  type: EventType;
-  reason: string;
+  reason: ScheduleEventReason;
   message: string;
 }
 
@@ -100,7 +99,7 @@ export function decideSchedule(o: ScheduleObservation): ScheduleDecision {
     events.push(inactiveEvent(state.reason, state.message));
   }
   if (state.state === 'active' && ready && ready.reason !== ScheduleReason.Scheduled) {
-    events.push({ type: 'Normal', reason: ScheduleEventReason.Resumed, message: 'Ticks start runs again' });
+    events.push({ reason: ScheduleEventReason.Resumed, message: 'Ticks start runs again' });
   }
 
   // What the status says once the tick action held.
@@ -114,7 +113,6 @@ export function decideSchedule(o: ScheduleObservation): ScheduleDecision {
   const patch: StatusPatch<ToolScheduleResource> = {};
   const desired = {
     type: ScheduleConditionType.Ready,
-    status: state.state === 'active' ? ('True' as const) : ('False' as const),
     reason: state.reason,
     message: state.message,
     observedGeneration: generation,
@@ -187,7 +185,6 @@ function decideTick(
   }
   if (due.kind === 'missed') {
     events.push({
-      type: 'Warning',
       reason: ScheduleEventReason.MissedSchedule,
       message:
         `Missed the tick at ${at(due.tick)}: it could start only ${Math.round(due.lateMs / 1000)} s late, ` +
@@ -198,22 +195,19 @@ function decideTick(
   const verdict = concurrencyVerdict(spec.concurrencyPolicy ?? 'Allow', o.running);
   if (!verdict.start) {
     events.push({
-      type: 'Normal',
-      reason: ScheduleEventReason.SkippedForbid,
-      message: `Skipped the tick at ${at(due.tick)}: run ${o.running.join(', ')} is still running (concurrencyPolicy Forbid)`,
+      reason: ScheduleEventReason.ConcurrencyForbid,
+      message: `Skipped the tick at ${at(due.tick)}: ${o.running.length === 1 ? 'run' : 'runs'} ${o.running.join(', ')} ${o.running.length === 1 ? 'is' : 'are'} still running (concurrencyPolicy Forbid)`,
     });
     return { kind: 'skip', tick: due.tick, outcome: 'skipped', reason: verdict.reason };
   }
   const runId = scheduledRunId(uid, due.tick);
   for (const replaced of verdict.cancel) {
     events.push({
-      type: 'Normal',
       reason: ScheduleEventReason.RunReplaced,
       message: `Cancelled run ${replaced}: the tick at ${at(due.tick)} replaces it (concurrencyPolicy Replace)`,
     });
   }
   events.push({
-    type: 'Normal',
     reason: ScheduleEventReason.RunStarted,
     message: `Started run ${runId} for the tick at ${at(due.tick)}`,
   });
@@ -233,7 +227,6 @@ function followUp(o: ScheduleObservation, now: Date, events: ScheduleEvent[]): T
     const attempt = claim.attempt + 1;
     const runId = scheduledRunId(o.schedule.metadata.uid ?? o.schedule.metadata.name, tick, attempt);
     events.push({
-      type: 'Normal',
       reason: ScheduleEventReason.RunRetried,
       message: `Run ${claim.runId} of the tick at ${at(tick)} failed: started ${runId} (retry ${claim.attempt} of ${retries})`,
     });
@@ -269,12 +262,11 @@ function latestTick(action: TickAction | undefined, claim: TickClaim | undefined
   };
 }
 
-function inactiveEvent(reason: string, message: string): ScheduleEvent {
+function inactiveEvent(reason: ScheduleReason, message: string): ScheduleEvent {
   if (reason === ScheduleReason.InvalidSchedule)
-    return { type: 'Warning', reason: ScheduleEventReason.InvalidSchedule, message };
-  if (reason === ScheduleReason.Suspended)
-    return { type: 'Normal', reason: ScheduleReason.Suspended, message };
-  return { type: 'Warning', reason: ScheduleEventReason.Paused, message };
+    return { reason: ScheduleEventReason.InvalidSchedule, message };
+  if (reason === ScheduleReason.Suspended) return { reason: ScheduleEventReason.Suspended, message };
+  return { reason: ScheduleEventReason.Paused, message };
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {

@@ -15,8 +15,7 @@ import { conditionChangeEvent, type EventRecorder, NO_EVENTS } from '../events.t
 import type { ControllerHealth } from '../health.ts';
 import { informerOptions } from '../informer-options.ts';
 import { writeDecidedStatus } from '../status.ts';
-import { SystemConditionType } from './reasons.ts';
-import { type CredentialCheck, decideSystem } from './reconcile.ts';
+import { type CredentialCheck, decideSystem, readyCondition, type SystemObservation } from './reconcile.ts';
 
 export interface SystemControllerOptions {
   systems: ResourceClient<SystemResource>;
@@ -142,17 +141,16 @@ export class SystemController {
     const system = this.#systems.get(name);
     if (!system) return;
     const credentials = await checkCredentials(system, this.#opts.secrets);
-    const { patch } = decideSystem({
+    const observation: SystemObservation = {
       now: this.#opts.now?.() ?? new Date(),
       system,
       credentials,
       siblings: this.#siblings(system),
-    });
+    };
+    const { patch } = decideSystem(observation);
     if (!patch) return;
     const written = await writeDecidedStatus(this.#opts.systems, this.#systems, system, patch);
-    const event =
-      written && conditionChangeEvent(system.status?.conditions, patch.conditions, SystemConditionType.Ready);
-    if (event)
-      await (this.#opts.events ?? NO_EVENTS).record(written, event.type, event.reason, event.message);
+    const event = written && conditionChangeEvent(system.status?.conditions, readyCondition(observation));
+    if (event) await (this.#opts.events ?? NO_EVENTS).record(written, event.reason, event.message);
   }
 }

@@ -3,11 +3,12 @@
  * (key names and problems only, never a value) and its sibling objects (the same system id), to its
  * Ready and EnvironmentsLinked conditions, patched only when they differ.
  */
+
+import { SystemConditionType, SystemLinkedReason, SystemReason } from '../../contract/reasons.ts';
 import type { SystemResource, SystemStatus } from '../../contract/resources/kinds.ts';
 import { OAUTH_STATUS_ANNOTATION } from '../../contract/resources/labels.ts';
 import { authorizeRoute, OAUTH_NEEDS_REAUTHORIZATION } from '../../systems/oauth/settings.ts';
 import { conditionIs, type DesiredCondition, setCondition } from '../conditions.ts';
-import { SystemConditionType, SystemReason } from './reasons.ts';
 
 /** The credentials as the observer found them: names of keys and of problems, no values. */
 export type CredentialCheck =
@@ -31,29 +32,25 @@ export interface SystemDecision {
 
 const NEEDS_NO_CREDENTIALS = new Set(['none', undefined]);
 
-export function readyCondition(o: SystemObservation): DesiredCondition {
+export function readyCondition(o: SystemObservation): DesiredCondition & { reason: SystemReason } {
   const generation = o.system.metadata.generation ?? 1;
-  const ready = (reason: SystemReason, message: string): DesiredCondition => ({
+  // Its status (True or False) is the one the reason is declared with (contract/reasons.ts).
+  const condition = (reason: SystemReason, message: string) => ({
     type: SystemConditionType.Ready,
-    status: 'True',
     reason,
     message,
     observedGeneration: generation,
   });
-  const notReady = (reason: SystemReason, message: string): DesiredCondition => ({
-    ...ready(reason, message),
-    status: 'False',
-  });
   const environment = o.system.spec.environment ?? 'prod';
   const duplicates = o.siblings.filter((s) => (s.spec.environment ?? 'prod') === environment);
   if (duplicates.length > 0) {
-    return notReady(
+    return condition(
       SystemReason.DuplicateSystem,
       `System ${duplicates.map((s) => s.metadata.name).join(', ')} has the same id '${o.system.spec.id}' and environment ${environment}`,
     );
   }
   if (o.system.metadata.annotations?.[OAUTH_STATUS_ANNOTATION] === OAUTH_NEEDS_REAUTHORIZATION) {
-    return notReady(
+    return condition(
       SystemReason.OAuthReauthorizationRequired,
       `The OAuth provider refused the refresh token of system '${o.system.spec.id}' (invalid_grant); ` +
         `authorize it again: ${authorizeRoute(o.system.spec.id, environment)}`,
@@ -64,27 +61,30 @@ export function readyCondition(o: SystemObservation): DesiredCondition {
   switch (c.state) {
     case 'none':
       return NEEDS_NO_CREDENTIALS.has(authType)
-        ? ready(SystemReason.NoCredentialsNeeded, 'The system needs no credentials')
-        : ready(
+        ? condition(SystemReason.NoCredentialsNeeded, 'The system needs no credentials')
+        : condition(
             SystemReason.NoStoredCredentials,
             `No credentials are stored for authType ${authType}; runs must pass them as runtime credentials`,
           );
     case 'missing':
-      return notReady(SystemReason.SecretNotFound, `The credentials Secret '${c.secretName}' does not exist`);
+      return condition(
+        SystemReason.SecretNotFound,
+        `The credentials Secret '${c.secretName}' does not exist`,
+      );
     case 'unreadable':
-      return notReady(
+      return condition(
         SystemReason.SecretUnreadable,
         `The credentials Secret '${c.secretName}' cannot be read`,
       );
     case 'present':
       return c.problems.length === 0
-        ? ready(
+        ? condition(
             SystemReason.CredentialsReady,
             authType
               ? `The credentials Secret '${c.secretName}' fits authType ${authType}`
               : `The credentials Secret '${c.secretName}' exists`,
           )
-        : notReady(
+        : condition(
             SystemReason.CredentialsInvalid,
             `The credentials Secret '${c.secretName}' does not fit authType ${authType}: ${c.problems.join('; ')}`,
           );
@@ -98,14 +98,12 @@ export function linkedCondition(o: SystemObservation): DesiredCondition {
   return counterpart
     ? {
         type: SystemConditionType.EnvironmentsLinked,
-        status: 'True',
-        reason: SystemReason.Linked,
+        reason: SystemLinkedReason.Linked,
         message: `The ${other} environment of system '${o.system.spec.id}' is System ${counterpart.metadata.name}`,
       }
     : {
         type: SystemConditionType.EnvironmentsLinked,
-        status: 'False',
-        reason: SystemReason.SingleEnvironment,
+        reason: SystemLinkedReason.SingleEnvironment,
         message: `System '${o.system.spec.id}' has no ${other} environment; this one serves both modes`,
       };
 }

@@ -2,7 +2,6 @@ import { conditionChangeEvent, type EventRecorder, NO_EVENTS } from '../events.t
 import type { ControllerHealth } from '../health.ts';
 import { informerOptions } from '../informer-options.ts';
 import { writeDecidedStatus } from '../status.ts';
-import { ToolConditionType } from './reasons.ts';
 /**
  * The Tool controller's wiring: Tools and Systems informers and a work queue. A Tool is checked when it
  * changes and whenever a System it uses is added, changed (its Ready condition included) or removed;
@@ -18,7 +17,7 @@ import { WorkQueue } from '../../kube/work-queue.ts';
 import { groupVariants, variantForMode, variantUrls } from '../../systems/model.ts';
 import { describeUnreadiness, systemUnreadiness } from '../../systems/readiness.ts';
 import { checkTool, problemLine } from '../../tools/validation.ts';
-import { decideTool, type ToolObservation } from './reconcile.ts';
+import { decideTool, readyCondition, type ToolObservation } from './reconcile.ts';
 
 export interface ToolControllerOptions {
   tools: ResourceClient<ToolResource>;
@@ -95,10 +94,8 @@ export class ToolController {
     const { patch } = decideTool(observation);
     if (!patch) return;
     const written = await writeDecidedStatus(this.#opts.tools, this.#tools, tool, patch);
-    const event =
-      written && conditionChangeEvent(tool.status?.conditions, patch.conditions, ToolConditionType.Ready);
-    if (event)
-      await (this.#opts.events ?? NO_EVENTS).record(written, event.type, event.reason, event.message);
+    const event = written && conditionChangeEvent(tool.status?.conditions, readyCondition(observation));
+    if (event) await (this.#opts.events ?? NO_EVENTS).record(written, event.reason, event.message);
   }
 
   async #observe(tool: ToolResource): Promise<ToolObservation> {

@@ -3,9 +3,9 @@
  * the sandbox, schemas, systems resolved) to the status the Tool should show, and a patch only when
  * that differs from what it shows.
  */
+import { ToolConditionType, ToolReason } from '../../contract/reasons.ts';
 import type { ToolResource, ToolStatus } from '../../contract/resources/kinds.ts';
 import { conditionIs, type DesiredCondition, setCondition } from '../conditions.ts';
-import { ToolConditionType, ToolReason } from './reasons.ts';
 
 export interface ToolObservation {
   now: Date;
@@ -33,12 +33,11 @@ export function problemKind(problem: string): ToolReason {
   return ToolReason.CompileError;
 }
 
-export function readyCondition(o: ToolObservation): DesiredCondition {
+export function readyCondition(o: ToolObservation): DesiredCondition & { reason: ToolReason } {
   const generation = o.tool.metadata.generation ?? 1;
   if (o.specIssues && o.specIssues.length > 0) {
     return {
       type: ToolConditionType.Ready,
-      status: 'False',
       reason: ToolReason.InvalidSpec,
       message: `The tool spec is invalid: ${o.specIssues.join('; ')}`,
       observedGeneration: generation,
@@ -48,16 +47,14 @@ export function readyCondition(o: ToolObservation): DesiredCondition {
     // The tool itself is fine; its runs are refused (KG_ERR_RUN_SYSTEM_NOT_READY) until the System is.
     return {
       type: ToolConditionType.Ready,
-      status: 'False',
       reason: ToolReason.SystemNotReady,
-      message: `${o.unreadySystems.join('; ')}; runs of this tool are refused until it is Ready`,
+      message: `${o.unreadySystems.join('; ')}; runs of this tool are refused until ${o.unreadySystems.length === 1 ? 'it is' : 'they are'} Ready`,
       observedGeneration: generation,
     };
   }
   if (o.problems.length === 0) {
     return {
       type: ToolConditionType.Ready,
-      status: 'True',
       reason: ToolReason.Valid,
       message: 'Every step checks out: scripts compile, schemas are valid, systems exist',
       observedGeneration: generation,
@@ -68,7 +65,6 @@ export function readyCondition(o: ToolObservation): DesiredCondition {
   const count = o.problems.length === 1 ? '1 problem' : `${o.problems.length} problems`;
   return {
     type: ToolConditionType.Ready,
-    status: 'False',
     reason,
     message: `${count}: ${o.problems.join('; ')}`,
     observedGeneration: generation,

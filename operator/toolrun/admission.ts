@@ -4,8 +4,8 @@
  * others stand in the queue.
  */
 import { SETTINGS } from '../../config/config.ts';
+import { ToolRunConditionType } from '../../contract/reasons.ts';
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
-import { ConditionType } from './reasons.ts';
 
 export interface AdmissionLimits {
   global: number;
@@ -39,7 +39,9 @@ const TERMINAL = new Set(['success', 'failed', 'aborted']);
 
 export function isAdmitted(toolRun: ToolRunResource): boolean {
   return (
-    toolRun.status?.conditions?.some((c) => c.type === ConditionType.Admitted && c.status === 'True') ?? false
+    toolRun.status?.conditions?.some(
+      (c) => c.type === ToolRunConditionType.Admitted && c.status === 'True',
+    ) ?? false
   );
 }
 

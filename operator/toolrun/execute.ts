@@ -3,6 +3,7 @@
  * launcher and the Event recorder. It decides nothing beyond what an action's result forces: a launch
  * that launched nothing ends the batch.
  */
+import type { RunReason } from '../../contract/reasons.ts';
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
 import { RECORDED_FINALIZER } from '../../contract/resources/labels.ts';
 import { isResourceError, type ResourceClient } from '../../kube/resources/index.ts';
@@ -59,7 +60,7 @@ export async function execute(
   };
 
   /** The operator's terminal write (the first one wins); the cause is noted only when this write won. */
-  const failRun = async (run: StoredRun, error: string, reason: string) => {
+  const failRun = async (run: StoredRun, error: string, reason: RunReason) => {
     const at = now();
     const recorded = await deps.store.batch.finishRun(run.runId, {
       status: 'failed',
@@ -92,7 +93,7 @@ export async function execute(
         }
         break;
       case 'event':
-        await deps.events.record(result.toolRun, action.eventType, action.reason, action.message);
+        await deps.events.record(result.toolRun, action.reason, action.message);
         break;
       case 'launch': {
         const launched = await deps.launcher.launch(result.toolRun, action.attempt);

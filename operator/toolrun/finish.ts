@@ -3,7 +3,12 @@
  * status (never payload data), stop a runner still going after the grace period, delete the token
  * Secret, keep or delete the runner Pod, release the finalizer, and delete the ToolRun after retention.
  */
-
+import {
+  AdmissionReason,
+  RunReason,
+  ToolRunConditionType,
+  ToolRunEventReason,
+} from '../../contract/reasons.ts';
 import { humanDuration } from '../../contract/resources/duration.ts';
 import { RECORDED_FINALIZER } from '../../contract/resources/labels.ts';
 import type { StoredRun } from '../../store/index.ts';
@@ -20,7 +25,6 @@ import {
   statusError,
   type ToolRunObservation,
 } from './plan.ts';
-import { AdmissionReason, ConditionType, EventReason, RunReason } from './reasons.ts';
 
 // --- the store has no run ---
 
@@ -37,14 +41,13 @@ export function runMissing(o: ToolRunObservation, plan: Plan): void {
       },
       [
         {
-          type: ConditionType.Succeeded,
-          status: 'False',
+          type: ToolRunConditionType.Succeeded,
           reason: RunReason.RunNotFound,
           message,
         },
       ],
     );
-    plan.event('Warning', EventReason.Failed, message);
+    plan.event(ToolRunEventReason.Failed, message);
   }
   if (ACTIVE_PHASES.has(o.execution.phase)) {
     plan.add({ type: 'stop', attempt: attemptOf(o.toolRun), graceMs: 0 });
@@ -90,8 +93,7 @@ export function finish(o: ToolRunObservation, run: NonNullable<ToolRunObservatio
       plan.add({ type: 'stop', attempt, graceMs: o.settings.runnerTerminationGraceSeconds * 1000 });
       if (cooperative) {
         plan.event(
-          'Normal',
-          EventReason.Stopping,
+          ToolRunEventReason.Stopping,
           `The runner did not stop within ${seconds(o.settings.cancelGraceMs)} of the run's end; deleting Pod ${execution.podName ?? ''}`.trim(),
         );
       }
@@ -115,12 +117,11 @@ export function finish(o: ToolRunObservation, run: NonNullable<ToolRunObservatio
     const left = keepMs - elapsed(o, completedAt);
     if (left <= 0) {
       plan.add({ type: 'cleanup', attempt, token: false, pod: true });
-      plan.event('Normal', EventReason.PodDeleted, `Deleted the runner Pod ${execution.podName}`);
+      plan.event(ToolRunEventReason.PodDeleted, `Deleted the runner Pod ${execution.podName}`);
     } else {
       if (!mirrored) {
         plan.event(
-          'Normal',
-          EventReason.PodRetained,
+          ToolRunEventReason.PodRetained,
           `The runner Pod ${execution.podName} is kept until ${kubeTime(new Date(Date.parse(completedAt) + keepMs))} for inspection`,
         );
       }
@@ -149,13 +150,10 @@ function mirror(
     success: s.success,
     ...(s.error ? { error: statusError(s.error) } : {}),
   }));
-  const conditions: DesiredCondition[] = [
-    { type: ConditionType.Succeeded, status: succeeded ? 'True' : 'False', reason, message },
-  ];
+  const conditions: DesiredCondition[] = [{ type: ToolRunConditionType.Succeeded, reason, message }];
   if (!isAdmitted(o.toolRun)) {
     conditions.push({
-      type: ConditionType.Admitted,
-      status: 'False',
+      type: ToolRunConditionType.Admitted,
       reason: AdmissionReason.NotAdmitted,
       message: 'The run ended before it was admitted',
     });
@@ -176,17 +174,16 @@ function mirror(
   );
   const duration =
     run.metadata.durationMs !== undefined ? ` in ${humanDuration(run.metadata.durationMs)}` : '';
-  if (succeeded) plan.event('Normal', EventReason.Succeeded, `The run succeeded${duration}`);
-  else if (run.status === 'aborted') plan.event('Normal', EventReason.Cancelled, 'The run was cancelled');
-  else plan.event('Warning', EventReason.Failed, message);
+  if (succeeded) plan.event(ToolRunEventReason.Succeeded, `The run succeeded${duration}`);
+  else if (run.status === 'aborted') plan.event(ToolRunEventReason.Cancelled, 'The run was cancelled');
+  else plan.event(ToolRunEventReason.Failed, message);
   // The token dies with the run in the store already; its Secret has no use left.
   if (o.execution.launcher === 'pod' && o.toolRun.status?.attempt !== undefined) {
     plan.add({ type: 'cleanup', attempt: attemptOf(o.toolRun), token: true, pod: false });
   }
   if (!o.toolRun.metadata.deletionTimestamp) {
     plan.event(
-      'Normal',
-      EventReason.Retained,
+      ToolRunEventReason.Retained,
       `The finished ToolRun is kept until ${kubeTime(new Date(Date.parse(completedAt) + o.settings.toolRunRetentionMs))}`,
     );
   }
@@ -203,6 +200,6 @@ function releaseAndExpire(o: ToolRunObservation, plan: Plan, completedAt: string
       plan.add({ type: 'cleanup', attempt: attemptOf(o.toolRun), token: true, pod: true });
     }
     plan.add({ type: 'delete' });
-    plan.event('Normal', EventReason.Deleted, 'Deleted the finished ToolRun after its retention');
+    plan.event(ToolRunEventReason.Deleted, 'Deleted the finished ToolRun after its retention');
   } else plan.after(left);
 }

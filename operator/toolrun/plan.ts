@@ -4,12 +4,12 @@
  */
 
 import type { OperatorSettings } from '../../config/config.ts';
+import type { RunReason, ToolRunEventReason } from '../../contract/reasons.ts';
 import type { ToolRunResource, ToolRunStatus } from '../../contract/resources/kinds.ts';
 import type { StoredRun } from '../../store/index.ts';
 import { conditionIs, type DesiredCondition, setCondition, truncateBytes } from '../conditions.ts';
 import type { Execution } from '../launchers/launcher.ts';
 import type { AdmissionVerdict } from './admission.ts';
-import type { EventReason, RunReason } from './reasons.ts';
 
 /** Errors in a ToolRun's status are cut to this many bytes. */
 export const STATUS_ERROR_LIMIT = 1024;
@@ -50,7 +50,8 @@ export interface ToolRunObservation {
   settings: ReconcileSettings;
 }
 
-export type StatusPatch = { [K in keyof ToolRunStatus]?: ToolRunStatus[K] };
+/** A change of the status; its `reason` is a declared one (the Succeeded condition's, contract/reasons.ts). */
+export type StatusPatch = { [K in keyof ToolRunStatus]?: K extends 'reason' ? RunReason : ToolRunStatus[K] };
 
 export type Action =
   | { type: 'patchStatus'; patch: StatusPatch }
@@ -71,7 +72,8 @@ export type Action =
   | { type: 'releaseFinalizer' }
   /** TTL: the finished ToolRun goes (its Pod and Secret with it). */
   | { type: 'delete' }
-  | { type: 'event'; eventType: 'Normal' | 'Warning'; reason: EventReason; message: string };
+  /** An Event on the ToolRun; Normal or Warning as its reason is declared. */
+  | { type: 'event'; reason: ToolRunEventReason; message: string };
 
 export interface Decision {
   actions: Action[];
@@ -127,8 +129,8 @@ export class Plan {
     this.actions.push({ type: 'patchStatus', patch: fields });
   }
 
-  event(eventType: 'Normal' | 'Warning', reason: EventReason, message: string): void {
-    this.actions.push({ type: 'event', eventType, reason, message });
+  event(reason: ToolRunEventReason, message: string): void {
+    this.actions.push({ type: 'event', reason, message });
   }
 
   add(action: Action): void {

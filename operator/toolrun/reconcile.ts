@@ -8,6 +8,12 @@
  * else the Pod's state (OOMKilled, evicted, deadline, pending too long, gone, heartbeat stale). The
  * operator writes a terminal state only while the store has none, and the first terminal write wins.
  */
+import {
+  AdmissionReason,
+  RunReason,
+  ToolRunConditionType,
+  ToolRunEventReason,
+} from '../../contract/reasons.ts';
 import { findCondition } from '../conditions.ts';
 import { isAdmitted, queuedMessage } from './admission.ts';
 import { finish, runMissing } from './finish.ts';
@@ -19,7 +25,6 @@ import {
   Plan,
   type ToolRunObservation,
 } from './plan.ts';
-import { AdmissionReason, ConditionType, EventReason, RunReason } from './reasons.ts';
 import { launch, watch } from './watch.ts';
 
 export {
@@ -62,18 +67,17 @@ function admit(o: ToolRunObservation, plan: Plan): void {
   const verdict = o.admission;
   if (!verdict) return;
   if (!verdict.admit) {
-    const wasQueued = findCondition(o.toolRun.status?.conditions, ConditionType.Admitted)?.reason;
+    const wasQueued = findCondition(o.toolRun.status?.conditions, ToolRunConditionType.Admitted)?.reason;
     const message = queuedMessage(verdict, o.toolRun.metadata.namespace ?? '');
     plan.patch({ observedGeneration: generation(o) }, [
-      { type: ConditionType.Admitted, status: 'False', reason: AdmissionReason.AdmissionLimit, message },
+      { type: ToolRunConditionType.Admitted, reason: AdmissionReason.AdmissionLimit, message },
       {
-        type: ConditionType.Succeeded,
-        status: 'Unknown',
+        type: ToolRunConditionType.Succeeded,
         reason: RunReason.Queued,
         message: 'Waiting for admission',
       },
     ]);
-    if (wasQueued !== AdmissionReason.AdmissionLimit) plan.event('Normal', EventReason.Queued, message);
+    if (wasQueued !== AdmissionReason.AdmissionLimit) plan.event(ToolRunEventReason.Queued, message);
     return;
   }
   plan.patch(
@@ -85,19 +89,17 @@ function admit(o: ToolRunObservation, plan: Plan): void {
     },
     [
       {
-        type: ConditionType.Admitted,
-        status: 'True',
+        type: ToolRunConditionType.Admitted,
         reason: AdmissionReason.Admitted,
         message: 'The run holds an execution slot',
       },
       {
-        type: ConditionType.Succeeded,
-        status: 'Unknown',
+        type: ToolRunConditionType.Succeeded,
         reason: RunReason.Pending,
         message: 'Starting the run',
       },
     ],
   );
-  plan.event('Normal', EventReason.Admitted, 'The run was admitted for execution');
+  plan.event(ToolRunEventReason.Admitted, 'The run was admitted for execution');
   launch(o, plan);
 }

@@ -4,12 +4,12 @@
  * without a terminal record in the store, decide the outcome from the termination summary and the
  * Pod's state.
  */
+import { RunReason, ToolRunConditionType, ToolRunEventReason } from '../../contract/reasons.ts';
 import { afterInterruption } from '../../runs/interrupted.ts';
 import { truncateBytes } from '../conditions.ts';
 import { runnerPodName } from '../launchers/launcher.ts';
 import { attemptOf, elapsed, launchAttempt, type Plan, seconds, type ToolRunObservation } from './plan.ts';
 import { activeDeadlineSeconds, runTimeoutMs } from './pod.ts';
-import { ConditionType, EventReason, RunReason } from './reasons.ts';
 
 const IMAGE_PULL_REASONS = new Set([
   'ErrImagePull',
@@ -29,8 +29,7 @@ export function launch(o: ToolRunObservation, plan: Plan, attempt = launchAttemp
   plan.add({ type: 'launch', attempt });
   plan.patch({ attempt, ...(podName ? { podName } : {}), executionPhase: 'Pending' });
   plan.event(
-    'Normal',
-    pod ? EventReason.PodCreated : EventReason.Started,
+    pod ? ToolRunEventReason.PodCreated : ToolRunEventReason.Started,
     pod
       ? `Created the runner Pod ${podName} (attempt ${attempt})`
       : `The run started in the worker pool${attempt > 1 ? ` (attempt ${attempt})` : ''}`,
@@ -64,7 +63,7 @@ export function watch(o: ToolRunObservation, plan: Plan): void {
         plan,
         RunReason.ExecutionLost,
         'The process executing this run stopped before it finished',
-        EventReason.ExecutionLost,
+        ToolRunEventReason.ExecutionLost,
       );
     }
     return;
@@ -108,15 +107,13 @@ export function watch(o: ToolRunObservation, plan: Plan): void {
     if (o.toolRun.status?.executionPhase !== 'Running') {
       plan.patch({ executionPhase: 'Running', reason: RunReason.Running }, [
         {
-          type: ConditionType.Succeeded,
-          status: 'Unknown',
+          type: ToolRunConditionType.Succeeded,
           reason: RunReason.Running,
           message: 'The run is executing',
         },
       ]);
       plan.event(
-        'Normal',
-        EventReason.Running,
+        ToolRunEventReason.Running,
         execution.podName ? `The runner Pod ${execution.podName} is running` : 'The run is executing',
       );
     }
@@ -186,9 +183,9 @@ function lost(o: ToolRunObservation, plan: Plan, reason: RunReason, cause: strin
   });
   const message = `${cause}; the run is read-only, so it starts over: attempt ${verdict.attempt} of at most ${o.settings.maxRunAttempts}`;
   plan.patch({ reason: RunReason.Retrying }, [
-    { type: ConditionType.Succeeded, status: 'Unknown', reason: RunReason.Retrying, message },
+    { type: ToolRunConditionType.Succeeded, reason: RunReason.Retrying, message },
   ]);
-  plan.event('Warning', EventReason.Retrying, message);
+  plan.event(ToolRunEventReason.Retrying, message);
   launch(o, plan, verdict.attempt);
 }
 
@@ -272,8 +269,8 @@ function fail(
   plan: Plan,
   reason: RunReason,
   error: string,
-  event: EventReason = EventReason.PodFailed,
+  event: ToolRunEventReason = ToolRunEventReason.PodFailed,
 ): void {
   plan.add({ type: 'finishRun', status: 'failed', error, reason });
-  plan.event('Warning', event, error);
+  plan.event(event, error);
 }

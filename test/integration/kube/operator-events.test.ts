@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { SystemReason, ToolReason } from '../../../contract/reasons.ts';
 import type { SystemResource, ToolResource } from '../../../contract/resources/kinds.ts';
 import { loadKubeConfig } from '../../../kube/kubeconfig.ts';
 import {
@@ -23,9 +24,7 @@ import { ClusterSecretStore } from '../../../kube/secrets/cluster.ts';
 import type { Event, Secret } from '../../../kube/types.ts';
 import { createEventRecorder } from '../../../operator/events.ts';
 import { SystemController } from '../../../operator/system/controller.ts';
-import { SystemReason } from '../../../operator/system/reasons.ts';
 import { ToolController } from '../../../operator/tool/controller.ts';
-import { ToolReason } from '../../../operator/tool/reasons.ts';
 import { grantKubeglueRoles, waitFor } from '../../support/kube/kubeglue.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 

@@ -1,4 +1,10 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  SystemConditionType,
+  SystemLinkedReason,
+  SystemReason,
+  ToolReason,
+} from '../../../contract/reasons.ts';
 import type { SystemResource, ToolResource } from '../../../contract/resources/kinds.ts';
 import type { Condition } from '../../../contract/resources/meta.ts';
 import {
@@ -11,9 +17,7 @@ import {
 import { ClusterSecretStore } from '../../../kube/secrets/cluster.ts';
 import type { Secret } from '../../../kube/types.ts';
 import { SystemController } from '../../../operator/system/controller.ts';
-import { SystemConditionType, SystemReason } from '../../../operator/system/reasons.ts';
 import { ToolController } from '../../../operator/tool/controller.ts';
-import { ToolReason } from '../../../operator/tool/reasons.ts';
 import { waitFor } from '../../support/kube/kubeglue.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 
@@ -179,7 +183,7 @@ describeKube('the Tool and System controllers on Kubernetes', () => {
     expect(ready(fixed)?.reason).toBe(SystemReason.CredentialsReady);
     expect(ready(fixed, SystemConditionType.EnvironmentsLinked)).toMatchObject({
       status: 'False',
-      reason: SystemReason.SingleEnvironment,
+      reason: SystemLinkedReason.SingleEnvironment,
     });
   });
 

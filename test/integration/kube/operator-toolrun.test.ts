@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { defaultOperatorSettings, type OperatorSettings } from '../../../config/config.ts';
 import type { JsonObject } from '../../../contract/json.ts';
+import { RunReason, ToolRunConditionType, ToolRunEventReason } from '../../../contract/reasons.ts';
 import type { ToolRunResource } from '../../../contract/resources/kinds.ts';
 import { RECORDED_FINALIZER, RUN_ID_KEY } from '../../../contract/resources/labels.ts';
 import type { KubeglueKinds } from '../../../kube/resources/index.ts';
@@ -29,7 +30,6 @@ import { createPodLauncher } from '../../../operator/app.ts';
 import { createEventRecorder } from '../../../operator/events.ts';
 import { runnerPodName, runTokenSecretName } from '../../../operator/launchers/launcher.ts';
 import { ToolRunController } from '../../../operator/toolrun/controller.ts';
-import { ConditionType, EventReason, RunReason } from '../../../operator/toolrun/reasons.ts';
 import { hashRunToken } from '../../../runs/run-token.ts';
 import { runStats } from '../../../runs/stats.ts';
 import { toolRunFor, toolRunName } from '../../../runs/toolrun.ts';
@@ -228,7 +228,7 @@ describeKube('the ToolRun controller on Kubernetes', () => {
   async function endsAs(runId: string, status: string, reason: string, error: string): Promise<void> {
     const toolRun = await finished(main, runId);
     expect(toolRun.status).toMatchObject({ status, reason, error });
-    expect(condition(toolRun, ConditionType.Succeeded)).toMatchObject({ status: 'False', reason });
+    expect(condition(toolRun, ToolRunConditionType.Succeeded)).toMatchObject({ status: 'False', reason });
     expect(await store.getRun(runId)).toMatchObject({ status, error });
   }
 
@@ -305,11 +305,14 @@ describeKube('the ToolRun controller on Kubernetes', () => {
     const [header, row] = listed.stdout.trim().split('\n');
     expect(header?.split(/\s+/)).toEqual(['NAME', 'TOOL', 'STATUS', 'SOURCE', 'DURATION', 'AGE']);
     expect(row?.split(/\s+/).slice(1, 5)).toEqual(['t', 'success', 'api', toolRun.status?.duration]);
-    expect(condition(toolRun, ConditionType.Succeeded)).toMatchObject({
+    expect(condition(toolRun, ToolRunConditionType.Succeeded)).toMatchObject({
       status: 'True',
       reason: 'Succeeded',
     });
-    expect(condition(toolRun, ConditionType.Admitted)).toMatchObject({ status: 'True', reason: 'Admitted' });
+    expect(condition(toolRun, ToolRunConditionType.Admitted)).toMatchObject({
+      status: 'True',
+      reason: 'Admitted',
+    });
     expect((await store.getRun('succeed-1'))?.status).toBe('success');
     // A succeeded runner Pod goes at once; the token Secret when the run ends.
     await waitFor(
@@ -325,7 +328,7 @@ describeKube('the ToolRun controller on Kubernetes', () => {
     const events = await waitFor(
       'the events',
       () => eventsOf(main, 'succeed-1'),
-      (e) => reasons(e).includes(EventReason.PodDeleted),
+      (e) => reasons(e).includes(ToolRunEventReason.PodDeleted),
     );
     expect(reasons(events)).toEqual(
       expect.arrayContaining(['Admitted', 'PodCreated', 'Running', 'Succeeded', 'Retained', 'PodDeleted']),
@@ -342,7 +345,7 @@ describeKube('the ToolRun controller on Kubernetes', () => {
       () => eventsOf(main, 'summary-1'),
       (e) => reasons(e).includes('PodRetained'),
     );
-    expect(events.find((e) => e.reason === EventReason.PodFailed)).toMatchObject({
+    expect(events.find((e) => e.reason === ToolRunEventReason.PodFailed)).toMatchObject({
       type: 'Warning',
       message: 'step a: boom',
     });
@@ -366,7 +369,7 @@ describeKube('the ToolRun controller on Kubernetes', () => {
       reason: RunReason.OOMKilled,
       error: 'The runner Pod was OOMKilled (memory limit 512Mi)',
     });
-    expect(condition(toolRun, ConditionType.Succeeded)?.reason).toBe('OOMKilled');
+    expect(condition(toolRun, ToolRunConditionType.Succeeded)?.reason).toBe('OOMKilled');
   });
 
   it('gives a read-only run whose runner Pod is deleted before it reported a second Pod, which succeeds', async () => {
@@ -381,7 +384,7 @@ describeKube('the ToolRun controller on Kubernetes', () => {
     });
     expect(await store.getRun('lost-deleted')).toMatchObject({ status: 'success', attempt: 2 });
     const events = await eventsOf(main, 'lost-deleted');
-    expect(events.find((e) => e.reason === EventReason.Retrying)?.message).toMatch(
+    expect(events.find((e) => e.reason === ToolRunEventReason.Retrying)?.message).toMatch(
       /runner Pod .*-a1 .*; the run is read-only, so it starts over: attempt 2 of at most 3/,
     );
   });
@@ -408,7 +411,7 @@ describeKube('the ToolRun controller on Kubernetes', () => {
     const toolRun = await finished(main, 'lost-evicted');
     expect(toolRun.status).toMatchObject({ status: 'success', attempt: 2 });
     expect(
-      (await eventsOf(main, 'lost-evicted')).find((e) => e.reason === EventReason.Retrying)?.message,
+      (await eventsOf(main, 'lost-evicted')).find((e) => e.reason === ToolRunEventReason.Retrying)?.message,
     ).toMatch(/^The runner Pod was evicted: The node was low on resource: memory\.; the run is read-only/);
   });
 
@@ -487,7 +490,7 @@ describeKube('the ToolRun controller on Kubernetes', () => {
       15_000,
     );
     const events = await eventsOf(main, 'stubborn-1');
-    expect(reasons(events)).toContain(EventReason.Stopping);
+    expect(reasons(events)).toContain(ToolRunEventReason.Stopping);
   });
 
   it('treats `kubectl delete toolrun` of a live run as a cancel; the finalizer holds until the store is terminal', async () => {
@@ -513,10 +516,10 @@ describeKube('the ToolRun controller on Kubernetes', () => {
     const queued = await waitFor(
       'b to be queued',
       () => toolRunOf(op, 'succeed-b'),
-      (t) => condition(t, ConditionType.Admitted)?.reason === 'AdmissionLimit',
+      (t) => condition(t, ToolRunConditionType.Admitted)?.reason === 'AdmissionLimit',
     );
-    expect(condition(queued, ConditionType.Admitted)).toMatchObject({ status: 'False' });
-    expect(condition(queued, ConditionType.Admitted)?.message).toContain(
+    expect(condition(queued, ToolRunConditionType.Admitted)).toMatchObject({ status: 'False' });
+    expect(condition(queued, ToolRunConditionType.Admitted)?.message).toContain(
       'position 1 in the queue; 1 of 1 runs executing',
     );
     expect(await op.resources.pods.get(runnerPodName(toolRunName('succeed-b'), 1))).toBeUndefined();
@@ -529,7 +532,7 @@ describeKube('the ToolRun controller on Kubernetes', () => {
       { toolIds: null },
     );
     expect(queue.runs.find((run) => run.runId === 'succeed-b')?.admission).toBe(
-      condition(queued, ConditionType.Admitted)?.message,
+      condition(queued, ToolRunConditionType.Admitted)?.message,
     );
     expect(queue.runs.map((run) => run.runId)).not.toContain('slow-a');
     const a = await finished(op, 'slow-a');
@@ -552,7 +555,7 @@ describeKube('the ToolRun controller on Kubernetes', () => {
       status: 'running',
       conditions: [
         {
-          type: ConditionType.Admitted,
+          type: ToolRunConditionType.Admitted,
           status: 'True',
           reason: 'Admitted',
           message: 'The run holds an execution slot',
@@ -582,6 +585,6 @@ describeKube('the ToolRun controller on Kubernetes', () => {
       15_000,
     );
     expect((await store.getRun('succeed-ttl'))?.status).toBe('success');
-    expect(reasons(await eventsOf(op, 'succeed-ttl'))).toContain(EventReason.Deleted);
+    expect(reasons(await eventsOf(op, 'succeed-ttl'))).toContain(ToolRunEventReason.Deleted);
   });
 });

@@ -6,13 +6,13 @@ import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultOperatorSettings } from '../../../config/config.ts';
 import type { JsonObject } from '../../../contract/json.ts';
+import { RunReason, ToolRunConditionType } from '../../../contract/reasons.ts';
 import type { ToolRunResource } from '../../../contract/resources/kinds.ts';
 import { RECORDED_FINALIZER } from '../../../contract/resources/labels.ts';
 import { createEmbeddedKubeglueResources, type KubeglueResources } from '../../../kube/resources/index.ts';
 import { NO_EVENTS } from '../../../operator/events.ts';
 import { PoolLauncher } from '../../../operator/launchers/pool.ts';
 import { ToolRunController } from '../../../operator/toolrun/controller.ts';
-import { ConditionType, RunReason } from '../../../operator/toolrun/reasons.ts';
 import { toolRunFor, toolRunName } from '../../../runs/toolrun.ts';
 import { useWorkerPool } from '../../support/engine.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
@@ -85,7 +85,7 @@ describe('the ToolRun controller with the PoolLauncher', () => {
     await expect.poll(() => held.length, { timeout: 15_000 }).toBe(1);
     await startRun('pool-queued', { type: 'transform', transformCode: '(s) => 1' });
     await expect
-      .poll(async () => condition(await get('pool-queued'), ConditionType.Admitted)?.reason, {
+      .poll(async () => condition(await get('pool-queued'), ToolRunConditionType.Admitted)?.reason, {
         timeout: 10_000,
       })
       .toBe('AdmissionLimit');

@@ -1,5 +1,5 @@
 /**
- * How a finished run's state changes reach the store (runs/completion.ts recordFinish, tools/state.ts), on
+ * How a finished run's state changes reach the store (runs/execution/ finishRun, tools/state.ts), on
  * SQLite and Postgres: in the transaction of the run's terminal write and only when it won and succeeded;
  * per key compare-and-set; concurrent commits queue on the tool's row and lose nothing.
  */
@@ -7,12 +7,22 @@ import { expect, it } from 'vitest';
 import type { JsonObject } from '../../../contract/json.ts';
 import type { StateWrite } from '../../../contract/wire/tool-state.ts';
 import type { EngineResult } from '../../../engine/types.ts';
-import { recordFinish } from '../../../runs/completion.ts';
-import type { StoredRun } from '../../../store/index.ts';
+import { finishRun, type RecordedFinish, RunReport } from '../../../runs/execution/index.ts';
+import type { Store, StoredRun } from '../../../store/index.ts';
 import type { StateLimits } from '../../../tools/state.ts';
 import { describeStore, runningRun } from '../../support/store.ts';
 
 const LIMITS: StateLimits = { maxKeys: 100, maxValueBytes: 1_000 };
+
+/** The run's terminal write from the engine's result, as every transport makes it. */
+function recordFinish(
+  store: Store,
+  run: StoredRun,
+  result: EngineResult,
+  limits: StateLimits,
+): Promise<RecordedFinish> {
+  return finishRun(run, result, new RunReport(run, {}), { store, stateLimits: limits });
+}
 
 function result(
   status: EngineResult['status'],

@@ -12,8 +12,8 @@ import {
 import { ToolCreateBody, ToolDefinition, ToolId, unusedSystemIds } from '../../../contract/api/tool.ts';
 import { resourceNameForId } from '../../../contract/resources/convert.ts';
 import { stepResultsWithoutData } from '../../../runs/execute-sync.ts';
+import { RunReport } from '../../../runs/execution/index.ts';
 import { refuseUnsupportedFields } from '../../../runs/requests.ts';
-import { StepTimings } from '../../../runs/step-timings.ts';
 
 const step = { id: 'a', config: { url: '/x', systemId: 'crm' } };
 
@@ -134,24 +134,26 @@ describe('run requests', () => {
   });
 
   it('step results without data keep success, error, notes and the timing measured', () => {
-    const timings = new StepTimings();
-    timings.observe({ type: 'step_started', stepId: 'a' });
-    timings.observe({ type: 'step_finished', result: { stepId: 'a', success: true } });
+    const report = new RunReport({ runId: 'r', toolId: 't' }, {});
+    report.event({ type: 'step_started', stepId: 'a' }, Date.parse('2026-01-01T00:00:00.000Z'));
+    report.event(
+      { type: 'step_finished', result: { stepId: 'a', success: true } },
+      Date.parse('2026-01-01T00:00:00.250Z'),
+    );
     expect(
       stepResultsWithoutData(
-        [
+        report.timed([
           { stepId: 'a', success: true, data: { big: 1 }, notes: ['n'] },
           { stepId: 'b', success: false, data: null, error: 'boom' },
-        ],
-        timings,
+        ]),
       ),
     ).toEqual([
       {
         stepId: 'a',
         success: true,
         notes: ['n'],
-        startedAt: expect.stringMatching(/Z$/),
-        durationMs: expect.any(Number),
+        startedAt: '2026-01-01T00:00:00.000Z',
+        durationMs: 250,
       },
       { stepId: 'b', success: false, error: 'boom' },
     ]);

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { loadOperatorSettings, SETTINGS } from '../../../config/config.ts';
+import { ToolRunEventReason } from '../../../contract/reasons.ts';
 import { ResourceError } from '../../../kube/resources/index.ts';
 import type { Event } from '../../../kube/types.ts';
-import { createEventRecorder, type EventSink } from '../../../operator/events.ts';
+import { createEventRecorder, type EventSink, type InvolvedObject } from '../../../operator/events.ts';
 
 function memorySink() {
   const events = new Map<string, Event>();
@@ -22,21 +23,21 @@ function memorySink() {
   return { sink, events };
 }
 
-const object = {
+const object: InvolvedObject<'ToolRun'> = {
   apiVersion: 'kubeglue.dev/v1alpha1',
   kind: 'ToolRun',
   metadata: { name: 'run-a', namespace: 'ns', uid: 'u1', resourceVersion: '7' },
 };
 
 describe('the event recorder', () => {
-  it('records a core v1 Event about the object', async () => {
+  it('records a core v1 Event about the object, Normal or Warning as its reason is declared', async () => {
     const { sink, events } = memorySink();
     const recorder = createEventRecorder({
       sink,
       instance: 'op-1',
       now: () => new Date('2026-03-01T10:00:00.500Z'),
     });
-    await recorder.record(object, 'Warning', 'PodFailed', 'The runner Pod was OOMKilled');
+    await recorder.record(object, ToolRunEventReason.PodFailed, 'The runner Pod was OOMKilled');
     const [event] = [...events.values()];
     expect(event).toMatchObject({
       apiVersion: 'v1',
@@ -59,19 +60,24 @@ describe('the event recorder', () => {
       reportingComponent: 'kubeglue-operator',
     });
     expect(event?.metadata.name).toMatch(/^run-a\.[0-9a-f]+$/);
+    await recorder.record(object, ToolRunEventReason.Succeeded, 'The run succeeded in 1.2s');
+    expect([...events.values()].map((e) => [e.type, e.reason])).toEqual([
+      ['Warning', 'PodFailed'],
+      ['Normal', 'Succeeded'],
+    ]);
   });
 
   it('counts repeats on one Event, and starts a new one when it expired', async () => {
     const { sink, events } = memorySink();
     const recorder = createEventRecorder({ sink });
-    await recorder.record(object, 'Normal', 'Queued', 'position 1');
-    await recorder.record(object, 'Normal', 'Queued', 'position 1');
-    await recorder.record(object, 'Normal', 'Queued', 'position 1');
+    await recorder.record(object, ToolRunEventReason.Queued, 'position 1');
+    await recorder.record(object, ToolRunEventReason.Queued, 'position 1');
+    await recorder.record(object, ToolRunEventReason.Queued, 'position 1');
     expect([...events.values()].map((e) => e.count)).toEqual([3]);
-    await recorder.record(object, 'Normal', 'Queued', 'position 2');
+    await recorder.record(object, ToolRunEventReason.Queued, 'position 2');
     expect(events.size).toBe(2);
     events.clear();
-    await recorder.record(object, 'Normal', 'Queued', 'position 1');
+    await recorder.record(object, ToolRunEventReason.Queued, 'position 1');
     expect([...events.values()].map((e) => e.count)).toEqual([1]);
   });
 
@@ -79,7 +85,7 @@ describe('the event recorder', () => {
     const { sink, events } = memorySink();
     const lines: string[] = [];
     const recorder = createEventRecorder({ sink, log: (line) => lines.push(line) });
-    await recorder.record(object, 'Warning', 'Failed', 'x'.repeat(5000));
+    await recorder.record(object, ToolRunEventReason.Failed, 'x'.repeat(5000));
     expect(Buffer.byteLength([...events.values()][0]?.message ?? '')).toBeLessThanOrEqual(1024);
     const failing = createEventRecorder({
       sink: {
@@ -88,13 +94,13 @@ describe('the event recorder', () => {
       },
       log: (line) => lines.push(line),
     });
-    await failing.record(object, 'Normal', 'Admitted', 'ok');
+    await failing.record(object, ToolRunEventReason.Admitted, 'ok');
     expect(lines.at(-1)).toBe('event Admitted for ToolRun run-a not recorded: forbidden');
   });
 
   it('without a sink records nothing', async () => {
     await expect(
-      createEventRecorder({ sink: undefined }).record(object, 'Normal', 'X', 'y'),
+      createEventRecorder({ sink: undefined }).record(object, ToolRunEventReason.Queued, 'y'),
     ).resolves.toBeUndefined();
   });
 });

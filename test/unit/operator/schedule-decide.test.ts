@@ -4,10 +4,10 @@
  * crash lost), the status it writes and when it looks again.
  */
 import { describe, expect, it } from 'vitest';
+import { ScheduleReason, TickReason } from '../../../contract/reasons.ts';
 import type { ToolScheduleResource, ToolScheduleSpec } from '../../../contract/resources/kinds.ts';
 import { decideSchedule, type ScheduleObservation } from '../../../operator/schedule/reconcile.ts';
 import { toolHold } from '../../../schedules/holds.ts';
-import { ScheduleReason, TickReason } from '../../../schedules/reasons.ts';
 import { scheduledRunId } from '../../../schedules/ticks.ts';
 import type { TickClaim } from '../../../store/index.ts';
 
@@ -163,7 +163,6 @@ describe('the ToolSchedule reconciler', () => {
     });
     expect(late.events).toEqual([
       expect.objectContaining({
-        type: 'Warning',
         reason: 'MissedSchedule',
         message: expect.stringContaining('240 s late'),
       }),
@@ -174,9 +173,18 @@ describe('the ToolSchedule reconciler', () => {
   it('Forbid skips a tick while a run of the schedule runs; Replace cancels that run; Allow starts beside it', () => {
     const at = { lastClaim: claim('2025-06-01T08:00:00Z'), running: ['run-a'], now: '2025-06-01T08:05:00Z' };
     const forbid = decideSchedule(observe({ ...at, schedule: schedule({ concurrencyPolicy: 'Forbid' }) }));
-    expect(forbid.tick).toMatchObject({ kind: 'skip', outcome: 'skipped', reason: TickReason.Forbidden });
-    expect(forbid.events[0]?.message).toContain('run-a is still running');
+    expect(forbid.tick).toMatchObject({
+      kind: 'skip',
+      outcome: 'skipped',
+      reason: TickReason.ConcurrencyForbid,
+    });
+    expect(forbid.events[0]?.message).toContain('run run-a is still running');
     expect(forbid.status?.active).toEqual(['run-a']);
+    // Runs started under Allow before the policy changed: each is named.
+    const two = decideSchedule(
+      observe({ ...at, running: ['run-a', 'run-b'], schedule: schedule({ concurrencyPolicy: 'Forbid' }) }),
+    );
+    expect(two.events[0]?.message).toContain('runs run-a, run-b are still running');
 
     const replace = decideSchedule(observe({ ...at, schedule: schedule({ concurrencyPolicy: 'Replace' }) }));
     expect(replace.tick).toMatchObject({ kind: 'start', cancel: ['run-a'] });
@@ -229,7 +237,7 @@ describe('the ToolSchedule reconciler', () => {
       expect(paused.tick).toBeUndefined();
       expect(paused.status?.conditions?.[0]).toMatchObject({ status: 'False', reason });
       expect(paused.status?.nextScheduleTime).toBeUndefined();
-      expect(paused.events).toEqual([expect.objectContaining({ type: 'Warning', reason: 'Paused' })]);
+      expect(paused.events).toEqual([expect.objectContaining({ reason: 'Paused' })]);
       // Once paused (its status says so), ticks do not wake it: only the tool's return does.
       const again = decideSchedule(
         observe({ hold, schedule: schedule({}, { readyReason: reason }), now: '2025-06-01T08:10:00Z' }),
@@ -334,8 +342,6 @@ describe('the ToolSchedule reconciler', () => {
       reason: 'InvalidSchedule',
       message: expect.stringContaining('minute'),
     });
-    expect(decision.events).toEqual([
-      expect.objectContaining({ type: 'Warning', reason: 'InvalidSchedule' }),
-    ]);
+    expect(decision.events).toEqual([expect.objectContaining({ reason: 'InvalidSchedule' })]);
   });
 });

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { SystemLinkedReason, SystemReason, ToolReason } from '../../../contract/reasons.ts';
 import type { SystemResource, ToolResource } from '../../../contract/resources/kinds.ts';
 import type { Condition } from '../../../contract/resources/meta.ts';
-import { SystemReason } from '../../../operator/system/reasons.ts';
 import { decideSystem, type SystemObservation } from '../../../operator/system/reconcile.ts';
-import { ToolReason } from '../../../operator/tool/reasons.ts';
 import { decideTool, problemKind } from '../../../operator/tool/reconcile.ts';
 
 const NOW = new Date('2026-03-01T10:00:00.000Z');
@@ -68,6 +67,12 @@ describe('decideTool', () => {
       unreadySystems: [unready],
     });
     expect(ready(both.patch?.conditions)?.reason).toBe(ToolReason.InvalidSchema);
+    // Two Systems not Ready: the message names each, and waits for both.
+    const other = "System erp-prod (system 'erp') is not ready: DuplicateSystem: …";
+    const two = decideTool({ now: NOW, tool: tool(), problems: [], unreadySystems: [unready, other] });
+    expect(ready(two.patch?.conditions)?.message).toBe(
+      `${unready}; ${other}; runs of this tool are refused until they are Ready`,
+    );
   });
 
   it('problems of several kinds are InvalidTool listing each', () => {
@@ -196,11 +201,11 @@ describe('decideSystem', () => {
     );
     expect(linked).toMatchObject({
       status: 'True',
-      reason: SystemReason.Linked,
+      reason: SystemLinkedReason.Linked,
       message: "The dev environment of system 'crm' is System crm-dev",
     });
     const single = find(conditions({}), 'EnvironmentsLinked');
-    expect(single).toMatchObject({ status: 'False', reason: SystemReason.SingleEnvironment });
+    expect(single).toMatchObject({ status: 'False', reason: SystemLinkedReason.SingleEnvironment });
   });
 
   it('patches nothing when the status is current', () => {

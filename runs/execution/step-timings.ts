@@ -1,10 +1,10 @@
 /**
  * When each step of a run started and how long it took, measured from the engine's events by the process
- * executing the run. The stored results keep them (GET /v1/runs/{id}/results: the dashboard draws a run's
- * timeline from them); a synchronous answer without step data carries them too.
+ * executing the run (report.ts). The stored results keep them (GET /v1/runs/{id}/results: the dashboard
+ * draws a run's timeline from them); a synchronous answer without step data carries them too.
  */
-import type { StepResult } from '../contract/api/run.ts';
-import type { EngineEvent } from '../engine/types.ts';
+import type { StepResult } from '../../contract/api/run.ts';
+import type { EngineEvent } from '../../engine/types.ts';
 
 interface Timing {
   startedAt: string;

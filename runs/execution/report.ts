@@ -1,0 +1,163 @@
+/**
+ * What a run reports while it executes, consumed here and nowhere else: the engine's step events become
+ * step timings, live events for `GET /v1/logs/stream` (runs/run-events.ts) and, from a runner Pod, stored
+ * step results. Two transports feed it. In process (the sync path, the pool launcher) each event comes
+ * with the worker's clock, so a step's start and duration are the engine's. A runner Pod's events come in
+ * numbered batches (contract/wire/runner.ts) after the fact, to any replica: each number is applied once
+ * (step results stored in the batch's transaction, live events numbered by the runner), and no duration
+ * is measured from their arrival.
+ */
+import type { StepResult } from '../../contract/api/run.ts';
+import type { EventBatch } from '../../contract/wire/runner.ts';
+import type { EngineEvent } from '../../engine/types.ts';
+import type { Store, StoredRun } from '../../store/index.ts';
+import type { RunEventHub, RunNews, RunRef } from '../run-events.ts';
+import { StepTimings } from './step-timings.ts';
+
+/** Where a run's reports go besides the store. */
+export interface ReportSinks {
+  /** Live progress for `GET /v1/logs/stream` (never data: see runs/run-events.ts). */
+  events?: Pick<RunEventHub, 'emit'> | undefined;
+}
+
+/** The run's end as it is told to the streams. */
+export type RunEnd = Omit<Extract<RunNews, { type: 'run_finished' }>, 'type'>;
+
+/** The report of one run: its live events and the timings of its steps. */
+export class RunReport {
+  readonly ref: RunRef;
+  readonly #events: Pick<RunEventHub, 'emit'> | undefined;
+  readonly #timings = new StepTimings();
+
+  constructor(run: Pick<StoredRun, 'runId' | 'toolId' | 'traceId'>, sinks: ReportSinks) {
+    this.ref = { runId: run.runId, toolId: run.toolId, traceId: run.traceId ?? run.runId };
+    this.#events = sinks.events;
+  }
+
+  /** The run's order went out (to a runner Pod: the API that accepted the run may be another replica). */
+  started(): void {
+    this.#events?.emit(this.ref, { type: 'run_started' });
+  }
+
+  /**
+   * An engine event of an execution in this process, at `at` (epoch ms, the worker's clock): the step's
+   * timing is measured from it, and it streams with that time. A function bound to its report, so the
+   * worker pool can take it as its event callback.
+   */
+  readonly event = (event: EngineEvent, at: number): void => {
+    this.#timings.observe(event, at);
+    this.#events?.emit(this.ref, event, { at });
+  };
+
+  /**
+   * Events of a runner's batch that the store took, numbered by the runner from `firstSeq`: the same event
+   * reported twice (or to two replicas) is one event. They arrive after the fact: untimed.
+   */
+  numbered(firstSeq: number, events: readonly EngineEvent[]): void {
+    const hub = this.#events;
+    if (!hub) return;
+    events.forEach((event, i) => {
+      hub.emit(this.ref, event, { seq: firstSeq + i, timed: false });
+    });
+  }
+
+  /** The results with the timing this report measured for each step (none for a runner's events). */
+  timed(results: readonly StepResult[]): StepResult[] {
+    return this.#timings.apply(results);
+  }
+
+  /** The run has ended (finish.ts says so once its terminal write is decided). */
+  ended(end: RunEnd): void {
+    this.#events?.emit(this.ref, { type: 'run_finished', ...end });
+  }
+}
+
+/** Runs whose ids, tool and trace a replica knows (live events need them; one store read per run). */
+const KNOWN_RUNS = 10_000;
+
+/** What became of a runner's batch. */
+export type BatchVerdict =
+  /** Applied: `fresh` of its events were new (0: a resend of numbers applied already). */
+  | { applied: true; fresh: number }
+  /** The run has ended, or another attempt executes it: the runner must stop. */
+  | { applied: false; stop: true }
+  /** Its first number does not follow the last one the store holds (`lastSeq`): the runner lost events. */
+  | { applied: false; stop: false; lastSeq: number };
+
+/**
+ * The reports of the runner Pods that report to this replica (its internal API). Accepting a batch's
+ * numbers and storing its step results share one transaction: a batch is recorded with its effects or
+ * not at all. A step result gets the seq the terminal write will give the same result, so the terminal
+ * write overwrites it rather than duplicating it.
+ */
+export class RunnerReports {
+  readonly #store: Pick<Store, 'transaction' | 'getRun' | 'getRunnerAttempt'>;
+  readonly #sinks: ReportSinks;
+  readonly #known = new Map<string, RunReport>();
+  readonly #max: number;
+
+  constructor(
+    deps: ReportSinks & { store: Pick<Store, 'transaction' | 'getRun' | 'getRunnerAttempt'> },
+    max = KNOWN_RUNS,
+  ) {
+    this.#store = deps.store;
+    this.#sinks = { events: deps.events };
+    this.#max = max;
+  }
+
+  /** The report of a run whose row this replica read (kept for its next batches). */
+  of(run: Pick<StoredRun, 'runId' | 'toolId' | 'traceId'>): RunReport {
+    const report = this.#known.get(run.runId) ?? new RunReport(run, this.#sinks);
+    this.#known.delete(run.runId);
+    this.#known.set(run.runId, report);
+    if (this.#known.size > this.#max) this.#known.delete(this.#known.keys().next().value as string);
+    return report;
+  }
+
+  /** The run has ended here: its report is not needed again. */
+  forget(runId: string): void {
+    this.#known.delete(runId);
+  }
+
+  /** A batch from the runner of `attempt` (the attempt its token was issued for). */
+  async batch(
+    runId: string,
+    attempt: number,
+    batch: Pick<EventBatch, 'firstSeq' | 'events'>,
+  ): Promise<BatchVerdict> {
+    const count = batch.events.length;
+    const fresh = await this.#store.transaction(async (tx) => {
+      const accepted = await tx.acceptEvents(runId, attempt, batch.firstSeq, count);
+      if (accepted === undefined) return undefined;
+      const finished = batch.events
+        .slice(count - accepted)
+        .flatMap((e) => (e.type === 'step_finished' ? [e] : []));
+      if (finished.length > 0) {
+        let seq = await tx.nextStepSeq(runId);
+        for (const event of finished) await tx.saveStepResult(runId, seq++, event.result);
+      }
+      return accepted;
+    });
+    if (fresh === undefined) {
+      const [run, current] = await Promise.all([
+        this.#store.getRun(runId),
+        this.#store.getRunnerAttempt(runId),
+      ]);
+      if (run?.status !== 'running' || current?.attempt !== attempt) return { applied: false, stop: true };
+      return { applied: false, stop: false, lastSeq: current.lastSeq };
+    }
+    if (this.#sinks.events && fresh > 0) {
+      const report = await this.#reportOf(runId).catch(() => undefined);
+      const first = count - fresh;
+      report?.numbered(batch.firstSeq + first, batch.events.slice(first));
+    }
+    return { applied: true, fresh };
+  }
+
+  async #reportOf(runId: string): Promise<RunReport | undefined> {
+    const known = this.#known.get(runId);
+    if (known) return known;
+    const run = await this.#store.getRun(runId);
+    return run ? this.of(run) : undefined;
+  }
+}
