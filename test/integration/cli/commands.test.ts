@@ -364,6 +364,7 @@ describe('the kubeglue client commands', () => {
       expect(stdout).toMatch(/^open-todos +1 +\S+ \S+ +The titles of the open todos$/m);
       const json = await runCli(['tools', '--output', 'json'], env);
       expect((JSON.parse(json.stdout) as Array<{ id: string }>).map((tool) => tool.id).sort()).toEqual([
+        'Open Todos',
         'broken',
         'echo-inputs',
         'open-todos',
