@@ -13,7 +13,7 @@ import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatInZone, formatRelative, formatTime } from '../../components/format.ts';
 import { Pager } from '../../components/pager.tsx';
 import { usePoll } from '../../components/poll.ts';
-import { Badge } from '../../components/status.tsx';
+import { Badge, type BadgeProps } from '../../components/status.tsx';
 import { Table } from '../../components/table.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { client, session } from '../../session.ts';
@@ -22,9 +22,9 @@ import { ScheduleForm } from './form.tsx';
 export const SCHEDULES_POLL_MS = 5_000;
 const PAGE_SIZE = 50;
 
-const STATES: Record<ToolSchedule['status'], Parameters<typeof Badge>[0]> = {
+const STATES: Record<ToolSchedule['status'], BadgeProps> = {
   active: { icon: '▶', word: 'active', tone: 'success' },
-  disabled: { icon: '⏸', word: 'disabled', tone: 'idle' },
+  disabled: { icon: '⏸', word: 'disabled', tone: 'neutral' },
   paused: { icon: '⚠', word: 'paused', tone: 'aborted' },
   invalid: { icon: '✕', word: 'invalid', tone: 'failed' },
 };
