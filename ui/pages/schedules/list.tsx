@@ -11,7 +11,7 @@ import type { ToolSchedule, ToolScheduleList } from '../../api/types.ts';
 import { ConfirmButton } from '../../components/confirm.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatInZone, formatRelative, formatTime } from '../../components/format.ts';
-import { Pager } from '../../components/pager.tsx';
+import { PageLinks, pageOf } from '../../components/pager.tsx';
 import { usePoll } from '../../components/poll.ts';
 import { Badge, type BadgeProps } from '../../components/status.tsx';
 import { Table } from '../../components/table.tsx';
@@ -194,7 +194,7 @@ function useToolIds(): string[] {
 export function SchedulesPage() {
   const query = location.value.query;
   const toolId = query.get('toolId') || undefined;
-  const page = Math.max(1, Number(query.get('page')) || 1);
+  const page = pageOf(query);
   const [list, setList] = useState<ToolScheduleList>();
   const [error, setError] = useState<unknown>();
   const [reloads, setReloads] = useState(0);
@@ -222,8 +222,6 @@ export function SchedulesPage() {
     [toolId, page, reloads],
   );
   const reload = () => setReloads((count) => count + 1);
-  const goTo = (next: number) =>
-    navigate(withQuery('/schedules', { toolId, page: next > 1 ? String(next) : undefined }));
 
   return (
     <section aria-labelledby="schedules-title">
@@ -304,10 +302,12 @@ export function SchedulesPage() {
             </Table>
           )}
           {(page > 1 || list.hasMore) && (
-            <Pager
+            <PageLinks
               label="Pages of schedules"
-              previous={page > 1 ? () => goTo(page - 1) : undefined}
-              next={list.hasMore ? () => goTo(page + 1) : undefined}
+              path="/schedules"
+              query={{ toolId }}
+              page={page}
+              hasMore={list.hasMore}
             />
           )}
         </>
