@@ -1,0 +1,104 @@
+/** The Runs routes: the list, the stats, one run, cancel, its results, its recording and its files. */
+import { z } from 'zod';
+import { RunList } from '../bodies.ts';
+import { RecordingAnswer } from '../recording.ts';
+import { FileDownloadInfo, FileList, ListRunsQuery, Run, RunResults } from '../run.ts';
+import { RunStats, RunStatsQuery } from '../run-stats.ts';
+import { failure, notFound } from './shared.ts';
+import type { RouteSpec } from './spec.ts';
+
+/** The Runs operations. */
+export const RUN_ROUTES = [
+  {
+    method: 'GET',
+    path: '/runs',
+    operationId: 'listRuns',
+    summary: 'List runs',
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    query: ListRunsQuery,
+    responses: {
+      200: { description: 'Runs, newest first', schema: RunList },
+      400: failure('Invalid query, a page past the first 10 000 runs, or a bad cursor'),
+    },
+  },
+  {
+    method: 'GET',
+    // Not /runs/stats: "stats" is a valid run id, and a static route would hide that run's GET.
+    path: '/stats/runs',
+    operationId: 'getRunStats',
+    summary: 'Runs of a time window by status and tool (p50/p95 durations), and the async runs waiting',
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    query: RunStatsQuery,
+    responses: {
+      200: {
+        description: 'The window in buckets and per tool; a key limited to tools sees only those',
+        schema: RunStats,
+      },
+      400: failure('Invalid query, or a window longer than 7 days or of more than 1 440 buckets'),
+    },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{runId}',
+    operationId: 'getRun',
+    summary: 'Run status and metadata',
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    responses: { 200: { description: 'The run, with fresh download URLs', schema: Run }, 404: notFound },
+  },
+  {
+    method: 'POST',
+    path: '/runs/{runId}/cancel',
+    operationId: 'cancelRun',
+    summary: 'Cancel a run',
+    tag: 'Runs',
+    scopes: ['runs:execute'],
+    responses: {
+      200: { description: 'Cancelled (or already aborted)', schema: Run },
+      400: failure('The run already succeeded or failed'),
+      404: notFound,
+    },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{runId}/results',
+    operationId: 'getRunResults',
+    summary: 'Full run results',
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    query: z.strictObject({ truncate: z.enum(['true', 'false']).optional(), token: z.string().optional() }),
+    responses: { 200: { description: 'Stored results', schema: RunResults }, 404: notFound },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{runId}/recording',
+    operationId: 'getRunRecording',
+    summary: "A run's recorded exchanges (options.record)",
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    responses: {
+      200: { description: 'The recording, redacted', schema: RecordingAnswer },
+      404: failure('No such run, or it recorded nothing (KG_ERR_RUN_NOT_RECORDED)'),
+    },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{runId}/files',
+    operationId: 'listRunFiles',
+    summary: 'List file artifacts',
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    responses: { 200: { description: 'Files with fresh presigned URLs', schema: FileList }, 404: notFound },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{runId}/files/{fileKey}/download',
+    operationId: 'getRunFileDownload',
+    summary: 'Fresh download URL for one file',
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    responses: { 200: { description: 'Download info', schema: FileDownloadInfo }, 404: notFound },
+  },
+] as const satisfies readonly RouteSpec[];
