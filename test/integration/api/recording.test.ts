@@ -216,6 +216,20 @@ describe.each<DriverName>(['sqlite', 'pg'])('recording on %s', (driver) => {
     expect(Buffer.byteLength(JSON.stringify(recording.entries))).toBe(recording.bytes);
   });
 
+  it('is read with the rules of reading the run: a key limited to other tools does not see it', async () => {
+    const done = await run('pages-and-items', { runId: `guarded-${driver}`, options: { record: true } });
+    const created = await api.call<{ key: string }>('POST', '/v1/api-keys', {
+      body: { name: `big only ${driver}`, toolIds: ['big'] },
+    });
+    expect(created.status, created.text).toBeLessThan(300);
+    const refused = await api.call<{ error: { code: string } }>('GET', `/v1/runs/${done.runId}/recording`, {
+      key: created.body.key,
+    });
+    expect(refused.status).toBe(404);
+    expect(refused.body.error.code).toBe('KG_ERR_RUN_NOT_FOUND');
+    expect(refused.text).not.toContain('item 1');
+  });
+
   it('stores nothing for a run that does not record, and says why it has no recording', async () => {
     const done = await run('pages-and-items', { runId: `plain-${driver}` });
     expect(done.status).toBe('success');
