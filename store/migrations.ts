@@ -819,4 +819,18 @@ export const MIGRATIONS: readonly Migration[] = [
         ON CONFLICT DO NOTHING;
     `,
   },
+  {
+    id: 23,
+    name: 'a resumed run names the run it resumes and how many of its steps it reuses',
+    pg: `
+      -- POST /v1/runs/{runId}/resume: every executor builds the run's order from the row (runs/execution/order.ts),
+      -- which reads the reused step results from the resumed run's stored results.
+      ALTER TABLE runs ADD COLUMN resumed_from text;
+      ALTER TABLE runs ADD COLUMN reused_steps integer;
+    `,
+    sqlite: `
+      ALTER TABLE runs ADD COLUMN resumed_from TEXT;
+      ALTER TABLE runs ADD COLUMN reused_steps INTEGER;
+    `,
+  },
 ];

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { KG_ERR_INTERNAL, KG_ERR_RUN_SYSTEM_MISSING } from '../../../contract/api/errors.ts';
-import type { RunLogEvent } from '../../../contract/api/run.ts';
+import type { RunLogEvent, StepResult } from '../../../contract/api/run.ts';
 import { Tool } from '../../../contract/api/tool.ts';
 import type { EngineEvent, EngineResult } from '../../../engine/types.ts';
 import {
@@ -120,6 +120,37 @@ describe('the order', () => {
     });
     await expect(buildOrder(await started(), gone, T0)).rejects.toThrow(
       new OrderRefusal("system 'crm' does not exist"),
+    );
+  });
+
+  it("carries a resumed run's reused step results, read from the resumed run's stored results", async () => {
+    const two = {
+      id: 'tool-a',
+      steps: [...TOOL.steps, { id: 'second', config: { type: 'transform', transformCode: '() => 2' } }],
+    };
+    const origin = await started({ tool: two });
+    // As a run stores them (finish.ts): step results with their timing.
+    const stepResults: StepResult[] = [
+      { stepId: 'first', success: true, data: 1, startedAt: new Date(T0).toISOString(), durationMs: 2 },
+      { stepId: 'second', success: false, data: null, error: 'boom' },
+    ];
+    await store.finishRun(origin.runId, {
+      status: 'failed',
+      completedAt: new Date(T0).toISOString(),
+      durationMs: 5,
+      stepResults,
+      result: { success: false, error: 'boom' },
+    });
+    const resumed = await started({ tool: two, resumedFrom: origin.runId, reusedSteps: 1 });
+    expect((await buildOrder(resumed, sources(), T0)).reusedSteps).toEqual([
+      { stepId: 'first', success: true, data: 1, reusedFrom: origin.runId },
+    ]);
+    // Gone (retention) by the time the order is built: refused for good, the run fails saying so.
+    await store.pruneRunOutputs({ before: new Date(Date.now() + 60_000).toISOString(), limit: 100 });
+    await expect(buildOrder(resumed, sources(), T0)).rejects.toThrow(
+      new OrderRefusal(
+        `The stored step results of run ${origin.runId} this resumed run reuses are no longer stored in full`,
+      ),
     );
   });
 
