@@ -411,8 +411,8 @@ export const KG_ERR_RESUME_TOOL_GONE = define(
   'KG_ERR_RESUME_TOOL_GONE',
   409,
   (runId: string, toolId: string) =>
-    `Run '${runId}' cannot be resumed: its tool '${toolId}' no longer exists (a resumed run runs the tool's current definition)`,
-  'Create the tool again under the same id (the unchanged steps before the failed one are still reused), or run a definition with POST /v1/tools/run.',
+    `Run '${runId}' cannot be resumed: its tool '${toolId}' no longer exists or was never saved (a resumed run runs the tool's current saved definition)`,
+  'Save the tool under that id (again: the steps before the failed one that are defined as they were are still reused), or run a definition with POST /v1/tools/run.',
 );
 /**
  * The key may not use the chain target. Answered before the target is looked up, so it is the same

@@ -48,7 +48,9 @@ function pipeline(id: string, opts: { sinkPath?: string; sourceQuery?: Record<st
   };
 }
 
-async function createTool(definition: ReturnType<typeof pipeline>): Promise<void> {
+async function createTool(
+  definition: ReturnType<typeof pipeline> & { outputTransform?: string },
+): Promise<void> {
   await callOk(api, 'POST', '/v1/tools', definition);
 }
 
@@ -202,6 +204,28 @@ describe('POST /v1/runs/{runId}/resume', () => {
     expect(target.count('/source')).toBe(sourceCalls);
   });
 
+  it('reuses every step when only the output transform failed, and runs the fixed one', async () => {
+    await createTool({ ...pipeline('bad-output'), outputTransform: '(s) => s.shape.missing.field' });
+    sinkStatus = 200;
+    const failed = await api.call<Run>('POST', '/v1/tools/bad-output/run', {
+      body: { inputs: { tag: 'o' } },
+    });
+    expect(failed.body).toMatchObject({
+      status: 'failed',
+      error: expect.stringContaining('outputTransform'),
+    });
+    const [sourceCalls, sinkCalls] = [target.count('/source'), target.count('/sink')];
+    await callOk(api, 'PUT', '/v1/tools/bad-output', { outputTransform: '(s) => s.shape.data.tag' });
+    const resumed = await resume(failed.body.runId);
+    expect(resumed.body).toMatchObject({ status: 'success', data: 'o' });
+    expect(resumed.body.stepResults?.map((s) => s.reusedFrom)).toEqual([
+      failed.body.runId,
+      failed.body.runId,
+      failed.body.runId,
+    ]);
+    expect([target.count('/source'), target.count('/sink')]).toEqual([sourceCalls, sinkCalls]);
+  });
+
   it('answers a repeated resume with the same runId with the same run (idempotency)', async () => {
     await createTool(pipeline('once'));
     const failed = await failedRun('once');
@@ -236,7 +260,7 @@ describe('what cannot be resumed', () => {
     const answer = await resume<ApiErrorBody>(failed.runId);
     expect(answer.status).toBe(409);
     expect(answer.body.error).toMatchObject({ code: 'KG_ERR_RESUME_TOOL_GONE' });
-    expect(answer.body.error.message).toContain("tool 'doomed' no longer exists");
+    expect(answer.body.error.message).toContain("tool 'doomed' no longer exists or was never saved");
   });
 
   it('holds the caller to the rules of running the tool: its tools and the runs:execute scope', async () => {
