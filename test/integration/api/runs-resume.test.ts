@@ -66,6 +66,15 @@ async function failedRun(toolId: string, inputs: Record<string, string> = { tag:
   return run.body;
 }
 
+/** Polls until the condition holds (10 s at most). */
+async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('the condition did not hold within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 function resume<T = Run>(runId: string, body?: unknown, key?: string) {
   return api.call<T>('POST', `/v1/runs/${runId}/resume`, {
     ...(body !== undefined ? { body } : {}),
@@ -224,6 +233,41 @@ describe('POST /v1/runs/{runId}/resume', () => {
       failed.body.runId,
     ]);
     expect([target.count('/source'), target.count('/sink')]).toEqual([sourceCalls, sinkCalls]);
+  });
+
+  it('resumes a run cancelled while it executed, from the step the cancel stopped', async () => {
+    const held = target.hold('/wait');
+    await callOk(api, 'POST', '/v1/tools', {
+      id: 'cancelled',
+      steps: [
+        { id: 'fetch', config: { systemId: 'target', url: '/source' } },
+        { id: 'wait', config: { systemId: 'target', url: '/wait' } },
+      ],
+      outputTransform: '(s) => ({ items: s.fetch.data.items, waited: s.wait.data })',
+    });
+    const started = await callOk<Run>(api, 'POST', '/v1/tools/cancelled/run', { options: { async: true } });
+    await until(() => held.length === 1);
+    expect(await callOk<Run>(api, 'POST', `/v1/runs/${started.runId}/cancel`)).toMatchObject({
+      status: 'aborted',
+    });
+    // The execution stops and keeps the steps it finished (its terminal write lost to the cancel).
+    await until(async () => (await api.embedded.store.getStepResults(started.runId)).length === 2);
+    const sourceCalls = target.count('/source');
+
+    const resuming = resume(started.runId);
+    await until(() => held.length === 2);
+    held[1]?.writeHead(200, { 'content-type': 'application/json' }).end('{"done": true}');
+    const resumed = await resuming;
+    expect(resumed.body).toMatchObject({
+      status: 'success',
+      resumedFrom: started.runId,
+      data: { items: [1, 2, 3], waited: { done: true } },
+    });
+    expect(resumed.body.stepResults?.map((s) => [s.stepId, s.reusedFrom])).toEqual([
+      ['fetch', started.runId],
+      ['wait', undefined],
+    ]);
+    expect(target.count('/source')).toBe(sourceCalls);
   });
 
   it('answers a repeated resume with the same runId with the same run (idempotency)', async () => {

@@ -251,6 +251,10 @@ describe('the finish', () => {
     expect(seen.filter((e) => e.type === 'run_finished').map((e) => e.status)).toEqual(['success']);
     expect(counted).toEqual(['success']);
     expect(dropped).toEqual([run.runId, run.runId]);
+    // A late writer with step results of its own changes none of the winner's.
+    const late = { ...success, stepResults: [{ stepId: 'first', success: true, data: 99 }] };
+    expect((await finishRun(run, late, report, deps)).won).toBe(false);
+    expect(await store.getStepResults(run.runId)).toEqual([{ stepId: 'first', success: true, data: 1 }]);
   });
 
   it('stores the step results with the timings the report measured, over those a runner stored before', async () => {
@@ -284,6 +288,27 @@ describe('the finish', () => {
     expect(await storedOutcome(run.runId, report, store)).toMatchObject({ status: 'aborted' });
     expect(seen.map((e) => [e.type, e.status, e.error])).toEqual([
       ['run_finished', 'aborted', 'Run was cancelled'],
+    ]);
+  });
+
+  it('keeps the step results of an execution that lost to a cancel, which stored none', async () => {
+    const run = await started();
+    await store.abortRun(run.runId, { error: 'Run was cancelled', completedAt: new Date(T0).toISOString() });
+    const cancelled: EngineResult = {
+      status: 'aborted',
+      data: null,
+      error: 'Run was cancelled',
+      stepResults: [
+        { stepId: 'first', success: true, data: 1 },
+        { stepId: 'second', success: false, data: null, error: 'Run was cancelled' },
+      ],
+      files: [],
+    };
+    expect((await finishRun(run, cancelled, new RunReport(run, {}), { store })).won).toBe(false);
+    expect(await store.getRun(run.runId)).toMatchObject({ status: 'aborted', error: 'Run was cancelled' });
+    expect(await store.getStepResults(run.runId)).toEqual([
+      { stepId: 'first', success: true, data: 1 },
+      { stepId: 'second', success: false, error: 'Run was cancelled' },
     ]);
   });
 
