@@ -363,7 +363,8 @@ describe('engine: reused steps (a resumed run)', () => {
       transform('sum', "(s) => s.each.map((e) => e.data.url).join(',') + '|' + s.list.data.ids.length"),
     ],
   };
-  const answers: HttpHandler = (call) => (call.url.endsWith('/list') ? { ids: [1, 2] } : { url: call.url });
+  const answers: HttpHandler = (call): JsonValue =>
+    call.url.endsWith('/list') ? { ids: [1, 2] } : { url: call.url };
 
   it("executes none of them and gives their data, a loop's envelopes included, to the steps after", async () => {
     const first = await run(tool, { http: answers });
