@@ -46,7 +46,7 @@ export async function resumeRun(ctx: RunContext, input: ResumeRun): Promise<Star
     if (!stored) {
       throw KG_ERR_RUN_RESULTS_NOT_STORED(
         original.runId,
-        'no step results of it are stored (results are deleted after KUBEGLUE_RESULT_RETENTION, and a run cancelled while it executed may have stored none)',
+        'no step results of it are stored (results are deleted after KUBEGLUE_RESULT_RETENTION; a run cancelled before it started has none, and one cancelled a moment ago may still be storing them: retry)',
       );
     }
     const reusedSteps = reusableSteps(original, tool, stored);
