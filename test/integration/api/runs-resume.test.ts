@@ -178,6 +178,20 @@ describe('POST /v1/runs/{runId}/resume', () => {
     expect(both.body.error.message).toContain('payload or as inputs, not both');
   });
 
+  it("runs in the original run's mode (dev or prod) unless options.mode says otherwise", async () => {
+    await createTool(pipeline('in-dev'));
+    sinkStatus = 400;
+    const failed = await callOk<Run>(api, 'POST', '/v1/tools/in-dev/run', {
+      inputs: { tag: 'd' },
+      options: { mode: 'dev' },
+    });
+    expect(failed).toMatchObject({ status: 'failed', executionMode: 'dev' });
+    sinkStatus = 200;
+    expect((await resume(failed.runId)).body).toMatchObject({ status: 'success', executionMode: 'dev' });
+    const inProd = await resume(failed.runId, { options: { mode: 'prod' } });
+    expect(inProd.body).toMatchObject({ status: 'success', executionMode: 'prod' });
+  });
+
   it('resumes a resumed run, still reusing what the first run fetched', async () => {
     await createTool(pipeline('twice'));
     const first = await failedRun('twice');
