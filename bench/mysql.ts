@@ -14,7 +14,7 @@ import type { RunOrder } from '../contract/wire/run-order.ts';
 import { closeMysqlPools, executeMysqlStep } from '../engine/protocols/mysql.ts';
 import { WorkerPool } from '../engine/worker/pool.ts';
 import { createMariaDbDatabase, mariadbMissing, startTestMariaDb } from '../test/support/mariadb.ts';
-import { emit, interleaved, overheadFigures, progress, round, throughput } from './stats.ts';
+import { emit, interleaved, overheadFigures, progress, stepAgainstDirect } from './stats.ts';
 
 const SEQUENTIAL_CALLS = 2_000;
 const THROUGHPUT_MS = 10_000;
@@ -93,25 +93,15 @@ export async function benchMysql(): Promise<void> {
       ...overheadFigures('step', await interleaved(SEQUENTIAL_CALLS, stepFunction, directSelect)),
     });
 
-    progress(`mysql: ${SEQUENTIAL_CALLS} sequential one-step runs vs direct SELECTs, interleaved`);
-    emit({
-      bench: 'mysql.select_step_overhead',
-      calls: SEQUENTIAL_CALLS,
-      ...overheadFigures('pool', await interleaved(SEQUENTIAL_CALLS, viaPool, directSelect)),
-      targetOverheadP50Ms: 0.5,
-    });
-
-    progress(`mysql: throughput at concurrency ${CONCURRENCY} for ${THROUGHPUT_MS / 1000} s each`);
-    const runsPerSec = await throughput(viaPool, CONCURRENCY, THROUGHPUT_MS);
-    const directPerSec = await throughput(directSelect, CONCURRENCY, THROUGHPUT_MS);
-    emit({
-      bench: 'mysql.select_step_throughput',
-      concurrency: CONCURRENCY,
+    await stepAgainstDirect({
+      protocol: 'mysql',
+      operation: 'select',
+      viaPool,
+      direct: { call: directSelect, name: 'SELECTs', rateKey: 'directSelectsPerSec' },
       workers: pool.size,
-      runsPerSec: round(runsPerSec, 0),
-      directSelectsPerSec: round(directPerSec, 0),
-      ratio: round(runsPerSec / directPerSec, 3),
-      targetRatio: 0.3,
+      calls: SEQUENTIAL_CALLS,
+      concurrency: CONCURRENCY,
+      throughputMs: THROUGHPUT_MS,
     });
   } finally {
     await pool.close();

@@ -10,7 +10,7 @@ import { Tool } from '../contract/api/tool.ts';
 import type { RunOrder } from '../contract/wire/run-order.ts';
 import { WorkerPool } from '../engine/worker/pool.ts';
 import { REDIS_PASSWORD, redisServerPath, startRedisServer } from '../test/support/redis-server.ts';
-import { emit, interleaved, overheadFigures, progress, round, throughput } from './stats.ts';
+import { progress, stepAgainstDirect } from './stats.ts';
 
 const SEQUENTIAL_CALLS = 2_000;
 const THROUGHPUT_MS = 10_000;
@@ -63,25 +63,15 @@ export async function benchRedis(): Promise<void> {
       await directGet();
     }
 
-    progress(`redis: ${SEQUENTIAL_CALLS} sequential one-step runs vs direct GETs, interleaved`);
-    emit({
-      bench: 'redis.get_step_overhead',
-      calls: SEQUENTIAL_CALLS,
-      ...overheadFigures('pool', await interleaved(SEQUENTIAL_CALLS, viaPool, directGet)),
-      targetOverheadP50Ms: 0.5,
-    });
-
-    progress(`redis: throughput at concurrency ${CONCURRENCY} for ${THROUGHPUT_MS / 1000} s each`);
-    const runsPerSec = await throughput(viaPool, CONCURRENCY, THROUGHPUT_MS);
-    const directPerSec = await throughput(directGet, CONCURRENCY, THROUGHPUT_MS);
-    emit({
-      bench: 'redis.get_step_throughput',
-      concurrency: CONCURRENCY,
+    await stepAgainstDirect({
+      protocol: 'redis',
+      operation: 'get',
+      viaPool,
+      direct: { call: directGet, name: 'GETs', rateKey: 'directGetsPerSec' },
       workers: pool.size,
-      runsPerSec: round(runsPerSec, 0),
-      directGetsPerSec: round(directPerSec, 0),
-      ratio: round(runsPerSec / directPerSec, 3),
-      targetRatio: 0.3,
+      calls: SEQUENTIAL_CALLS,
+      concurrency: CONCURRENCY,
+      throughputMs: THROUGHPUT_MS,
     });
   } finally {
     await pool.close();

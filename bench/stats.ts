@@ -51,6 +51,45 @@ export function overheadFigures(
   };
 }
 
+/**
+ * A one-step run through the engine worker pool beside the same call made directly from this process, as
+ * the protocol benches report it: `<protocol>.<operation>_step_overhead`, the added p50 of `calls`
+ * sequential runs interleaved with direct calls, and `<protocol>.<operation>_step_throughput`, the rate at
+ * `concurrency` for `throughputMs` against the direct rate (`rateKey`). Warm both up first.
+ */
+export async function stepAgainstDirect(bench: {
+  protocol: string;
+  operation: string;
+  viaPool: () => Promise<unknown>;
+  direct: { call: () => Promise<unknown>; name: string; rateKey: string };
+  workers: number;
+  calls: number;
+  concurrency: number;
+  throughputMs: number;
+}): Promise<void> {
+  const { protocol, operation, viaPool, direct, calls, concurrency } = bench;
+  progress(`${protocol}: ${calls} sequential one-step runs vs direct ${direct.name}, interleaved`);
+  emit({
+    bench: `${protocol}.${operation}_step_overhead`,
+    calls,
+    ...overheadFigures('pool', await interleaved(calls, viaPool, direct.call)),
+    targetOverheadP50Ms: 0.5,
+  });
+
+  progress(`${protocol}: throughput at concurrency ${concurrency} for ${bench.throughputMs / 1000} s each`);
+  const runsPerSec = await throughput(viaPool, concurrency, bench.throughputMs);
+  const directPerSec = await throughput(direct.call, concurrency, bench.throughputMs);
+  emit({
+    bench: `${protocol}.${operation}_step_throughput`,
+    concurrency,
+    workers: bench.workers,
+    runsPerSec: round(runsPerSec, 0),
+    [direct.rateKey]: round(directPerSec, 0),
+    ratio: round(runsPerSec / directPerSec, 3),
+    targetRatio: 0.3,
+  });
+}
+
 export async function timed(fn: () => Promise<unknown>): Promise<number> {
   const start = performance.now();
   await fn();

@@ -5,7 +5,7 @@
  *
  * May import: contract.
  */
-import { LOOP_FAILURES_LISTED, type StepLoop, type StepPagination } from '../contract/api/run.ts';
+import type { StepPagination } from '../contract/api/run.ts';
 import type { ToolStep } from '../contract/api/tool.ts';
 import type { JsonObject, JsonValue } from '../contract/json.ts';
 import { type CredentialView, transformView, withheldFailure } from './credential-views.ts';
@@ -18,6 +18,14 @@ import { ManagedTokens } from './managed-tokens.ts';
 import { isJsonObject } from './paths.ts';
 import { RunState, STATE_KEY } from './persisted-state.ts';
 import { runRequestStep } from './request-step.ts';
+import {
+  type Envelope,
+  envelopeJson,
+  loopReport,
+  mapOrdered,
+  StepFailure,
+  type StepOutcome,
+} from './step-outcome.ts';
 import type { Evaluate as TemplateEvaluate } from './template.ts';
 import {
   DEFAULT_LIMITS,
@@ -38,87 +46,9 @@ import {
 const MAX_NOTES = 20;
 const NOTES_LEFT_OUT = `more notes were left out (a step keeps ${MAX_NOTES})`;
 
-/** A step's value in sourceData (semantics.md, "Step envelope"). */
-interface Envelope {
-  currentItem: JsonValue;
-  data: JsonValue;
-  success: boolean;
-  error?: string;
-  /** How the execution's pagination ended (for the step result; not part of the envelope in sourceData). */
-  pagination?: StepPagination;
-}
-
-class StepFailure extends Error {
-  readonly envelopeData: JsonValue;
-  /** jsonBytes(envelopeData): it is stored with the step's result. */
-  readonly bytes: number;
-  readonly loop: StepLoop | undefined;
-  constructor(message: string, envelopeData: JsonValue, bytes = 4, loop?: StepLoop) {
-    super(message);
-    this.envelopeData = envelopeData;
-    this.bytes = bytes;
-    this.loop = loop;
-  }
-}
-
-/** A step's outcome: its value in sourceData, its data, and the size of that data as JSON. */
-interface StepOutcome {
-  envelope: JsonValue;
-  data: JsonValue;
-  bytes: number;
-  /** What the step result says besides: a loop's items, a pagination's end. */
-  report: StepReport;
-}
-
-type StepReport = { loop?: StepLoop; pagination?: StepPagination };
-
-/** A loop item's error in the step result's list of failed items is cut to this many characters. */
-const ITEM_ERROR_LIMIT = 1000;
-
-/** A loop's items as its step result counts them: how many, how many failed, the first failures. */
-function loopReport(items: number, envelopes: ReadonlyArray<JsonObject | undefined>): StepLoop {
-  const failedItems: StepLoop['failedItems'] = [];
-  let failed = 0;
-  envelopes.forEach((envelope, index) => {
-    if (envelope === undefined || envelope.success !== false) return;
-    failed += 1;
-    if (failedItems.length >= LOOP_FAILURES_LISTED) return;
-    const error = typeof envelope.error === 'string' ? envelope.error : 'failed';
-    failedItems.push({
-      index,
-      error: error.length > ITEM_ERROR_LIMIT ? `${error.slice(0, ITEM_ERROR_LIMIT)}…` : error,
-    });
-  });
-  return { items, failed, failedItems };
-}
-
 function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);
-}
-
-function envelopeJson(envelope: Envelope): JsonObject {
-  const out: JsonObject = {
-    currentItem: envelope.currentItem,
-    data: envelope.data,
-    success: envelope.success,
-  };
-  if (envelope.error !== undefined) out.error = envelope.error;
-  return out;
-}
-
-/** Runs `fn` over items with at most `concurrency` at once, results in item order. */
-async function mapOrdered<T, R>(items: T[], concurrency: number, fn: (item: T, index: number) => Promise<R>) {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index] as T, index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
-  return results;
 }
 
 /** One run while runTool executes it: its steps so far, credential scope, deadline and sandbox (not the ToolRun resource). */

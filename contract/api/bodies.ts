@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { plainText } from '../text.ts';
+import { TargetProtocol } from '../wire/target-protocol.ts';
 import { pageLimit } from './paging.ts';
 import { RUNS_OFFSET_MAX, Run } from './run.ts';
 import { System } from './system.ts';
@@ -245,18 +246,8 @@ export const Gateway = z
       .array(
         z.object({
           name: z.string().describe('Target name, what a private system names in gateway.target.'),
-          protocol: z.enum([
-            'http',
-            'https',
-            'postgres',
-            'ftp',
-            'ftps',
-            'sftp',
-            'redis',
-            'mysql',
-            'smb',
-            'tcp',
-          ]),
+          // As the agent advertised it (wire/target-protocol.ts).
+          protocol: TargetProtocol,
         }),
       )
       .describe("The agent's configured targets."),

@@ -11,6 +11,7 @@
  * Both programs import this module, so the two sides cannot drift apart.
  */
 import { z } from 'zod';
+import { TargetProtocol } from './target-protocol.ts';
 
 /** Where the tunnel endpoint listens; the agent appends it to a server_url without a path. */
 export const TUNNEL_PATH = '/v1/tunnel';
@@ -59,19 +60,7 @@ export const TunnelId = z
 export const TargetName = z
   .string()
   .regex(TARGET_NAME, 'letters, digits, `.`, `_` and `-`, starting with a letter or digit, at most 63');
-export const TargetProtocol = z.enum([
-  'http',
-  'https',
-  'postgres',
-  'ftp',
-  'ftps',
-  'sftp',
-  'redis',
-  'mysql',
-  'smb',
-  'tcp',
-]);
-export type TargetProtocol = z.infer<typeof TargetProtocol>;
+export { TargetProtocol };
 
 /** What the agent tells the server about a target: never its address (the server needs only the name). */
 export const AdvertisedTarget = z.strictObject({ name: TargetName, protocol: TargetProtocol });

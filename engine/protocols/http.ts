@@ -1,7 +1,8 @@
 /**
  * HTTP/HTTPS request steps over undici: keep-alive agents whose connections pass the egress guard, each
  * request bounded by the run's deadline and abortable, redirects followed per `http-redirect.ts`,
- * retried per `retry.ts`, body parsed per `http-parse.ts`.
+ * retried per `retry.ts`, body parsed per `http-parse.ts`; its errors are `http-errors.ts`'s, with URLs
+ * masked per `url-mask.ts`.
  */
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { Agent, type Dispatcher, request } from 'undici';
@@ -14,7 +15,13 @@ import { EgressGuard, type EgressPolicy, PERMISSIVE_EGRESS } from './egress-poli
 import { egressConnector, type ResolveAll } from './egress-socket.ts';
 import { gatewayAgentFor } from './gateway-http.ts';
 import type { GatewayRelayAddress } from './gateway-socket.ts';
-import { GATEWAY_REFUSED } from './gateway-socket.ts';
+import {
+  errorCode,
+  HttpRequestError,
+  HttpStatusError,
+  NON_RETRYABLE_CODES,
+  SELF_EXPLAINING_CODES,
+} from './http-errors.ts';
 import { parseResponseBody } from './http-parse.ts';
 import {
   type CredentialCarriers,
@@ -23,9 +30,11 @@ import {
   REDIRECT_STATUSES,
   RedirectError,
 } from './http-redirect.ts';
-import { httpStatusMessage } from './http-status.ts';
 import { type AttemptOutcome, DEFAULT_RETRY_POLICY, decideRetry, type RetryPolicy } from './retry.ts';
 import { newSpanId } from './traceparent.ts';
+import { isSensitiveQueryName, maskUrl } from './url-mask.ts';
+
+export { HttpRequestError, type HttpRequestErrorKind, HttpStatusError } from './http-errors.ts';
 
 export type HttpBody = string | Uint8Array | JsonValue;
 
@@ -85,57 +94,8 @@ export interface HttpClientOptions {
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 100 * 1024 * 1024;
 export const MAX_REDIRECTS = 5;
-const ERROR_BODY_CHARS = 1000;
 /** Bytes of an error response read for its message; the rest is discarded. */
 const ERROR_BODY_READ_BYTES = 16 * 1024;
-
-/** A non-2xx response. `url` is already masked. */
-export class HttpStatusError extends Error {
-  readonly status: number;
-  readonly headers: Record<string, string>;
-  readonly method: string;
-  readonly url: string;
-  readonly bodySnippet: string;
-  /** The body as read (at most 16 KiB), redacted: a GraphQL step reads the errors a 4xx answer holds. */
-  readonly body: string;
-
-  /** `redact` runs before the body is cut, so a secret across the cut cannot leave a prefix behind. */
-  constructor(
-    status: number,
-    method: string,
-    maskedUrl: string,
-    headers: Record<string, string>,
-    body: string,
-    redact: (text: string) => string = (text) => text,
-  ) {
-    const redacted = redact(body);
-    const snippet = redacted.slice(0, ERROR_BODY_CHARS);
-    super(httpStatusMessage(status, method, maskedUrl, snippet));
-    this.name = 'HttpStatusError';
-    this.status = status;
-    this.headers = headers;
-    this.method = method;
-    this.url = maskedUrl;
-    this.bodySnippet = snippet;
-    this.body = redacted;
-  }
-}
-
-export type HttpRequestErrorKind = 'aborted' | 'timeout' | 'network' | 'too-large' | 'invalid-request';
-
-/** Anything that kept a request from producing a status: abort, deadline, connection failure, size limit. */
-export class HttpRequestError extends Error {
-  readonly kind: HttpRequestErrorKind;
-  /** The underlying error code (e.g. ECONNREFUSED), when there was one. */
-  readonly code: string | undefined;
-
-  constructor(kind: HttpRequestErrorKind, message: string, code?: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'HttpRequestError';
-    this.kind = kind;
-    this.code = code;
-  }
-}
 
 /** One compiled guard per policy object (a protocol table keeps its policy for the process's life). */
 const guards = new WeakMap<EgressPolicy, EgressGuard>();
@@ -180,54 +140,6 @@ function agentFor(guard: EgressGuard, resolve: ResolveAll | undefined): Dispatch
 /** Closes the agents' sockets (shutdown, tests). The next request opens a new agent. */
 export async function closeHttpAgent(): Promise<void> {
   await agents.closeAll();
-}
-
-const SENSITIVE_QUERY_EXACT = new Set(['key', 'sig', 'code', 'pass', 'auth', 'hash', 'jwt']);
-const SENSITIVE_QUERY_PARTS = [
-  'token',
-  'secret',
-  'passw',
-  'pwd',
-  'apikey',
-  'signature',
-  'credential',
-  'session',
-  'authorization',
-];
-
-/** Query parameter names that conventionally carry credentials (api_key, access_token, X-Amz-Signature…). */
-export function isSensitiveQueryName(name: string): boolean {
-  const normalized = name.toLowerCase().replace(/[^a-z0-9]/g, '');
-  if (SENSITIVE_QUERY_EXACT.has(normalized)) return true;
-  if (normalized.endsWith('key') || normalized.endsWith('auth')) return true;
-  return SENSITIVE_QUERY_PARTS.some((part) => normalized.includes(part));
-}
-
-/**
- * The URL as it may appear in errors: the userinfo password (or a lone username, usually a token)
- * and credential-like query values replaced by `***`.
- */
-export function maskUrl(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return url.replace(/\/\/[^/@\s]*@/, '//***@');
-  }
-  if (parsed.password) parsed.password = '***';
-  else if (parsed.username) parsed.username = '***';
-  if (parsed.search) {
-    const masked = new URLSearchParams();
-    let changed = false;
-    for (const [name, value] of parsed.searchParams) {
-      const sensitive = isSensitiveQueryName(name);
-      changed ||= sensitive;
-      masked.append(name, sensitive ? '***' : value);
-    }
-    // Re-serialising changes the encoding of the other values, so only when something was masked.
-    if (changed) parsed.search = masked.toString();
-  }
-  return parsed.toString();
 }
 
 /** Headers undici manages itself or refuses. */
@@ -323,32 +235,6 @@ function flattenHeaders(raw: Record<string, string | string[] | undefined>): Rec
     headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
   }
   return headers;
-}
-
-/** Refusals whose message already says why: their code would only add noise to the step error. */
-const SELF_EXPLAINING_CODES = new Set(['ESSRFBLOCKED', GATEWAY_REFUSED]);
-
-const NON_RETRYABLE_CODES = new Set([
-  // Refused by the egress policy: the same request is refused again.
-  'ESSRFBLOCKED',
-  GATEWAY_REFUSED,
-  'ENOTFOUND',
-  'UND_ERR_INVALID_ARG',
-  'UND_ERR_NOT_SUPPORTED',
-  'UND_ERR_REDIRECT_MAX',
-  'ERR_INVALID_URL',
-  'CERT_HAS_EXPIRED',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-]);
-
-function errorCode(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string') return code;
-  const cause = (error as { cause?: unknown } | null)?.cause;
-  return cause === undefined ? undefined : errorCode(cause);
 }
 
 interface AttemptContext {

@@ -6,62 +6,46 @@
  * commit would end the transaction). Cancellation and the run's deadline stop the statement on the server
  * (`KILL QUERY` from a second connection; on MariaDB `max_statement_time` too, should this process die).
  * Rows are converted to JSON as they arrive and counted against the step data bound. Pools are kept per
- * connection settings and credentials, and close their idle connections.
+ * connection settings and credentials, and close their idle connections. The URL and credentials become
+ * connection settings in mysql-target.ts; the errors are mysql-errors.ts's.
  */
 import type { Socket } from 'node:net';
 import mysql from 'mysql2';
 import type { JsonValue } from '../../contract/json.ts';
 import { jsonBytes, STEP_DATA_SETTING, tooLargeMessage } from '../data-size.ts';
+import type { ConnectionStepRequest } from './connection-step.ts';
 import { EgressGuard, PERMISSIVE_EGRESS } from './egress-policy.ts';
 import { GuardedSocket } from './egress-socket.ts';
 import type { GatewayDial } from './gateway-socket.ts';
-import { normalisePem } from './pem.ts';
+import {
+  aborted,
+  describeError,
+  isServerError,
+  MysqlStepError,
+  type ServerError,
+  timedOut,
+} from './mysql-errors.ts';
+import {
+  type MysqlTlsMode,
+  type ResolvedMysqlConnection,
+  resolveMysqlConnection,
+  sslOption,
+} from './mysql-target.ts';
 import { PoolRegistry } from './pool-registry.ts';
 import { parseSqlBody, type SqlQuery } from './sql-body.ts';
-import { exactDecimal, safeInteger } from './sql-values.ts';
-import { scrubSecrets, watchdog } from './step-bounds.ts';
+import { exactDecimal, sqlValueJson } from './sql-values.ts';
+import { watchdog } from './step-bounds.ts';
 
-export interface MysqlStepRequest {
-  /** `mysql://` or `mariadb://` URL; may carry userinfo, a database, `ssl-mode` (or `sslmode`) and `ssl`. */
-  url: string;
-  /** `{ query, params }` (`values` accepted for `params`), that object as a JSON string, or plain SQL. */
-  body: unknown;
-  /** `username` (or `user`) and `password` when the URL has none; `ca`: a PEM to verify the server with. */
-  credentials: Record<string, string>;
-  modify: boolean;
-  signal: AbortSignal;
-  /** Epoch ms: the statement may not run past it. */
-  deadline: number;
-  /** Judges every connection; default: only metadata addresses refused. */
-  egress?: EgressGuard | undefined;
-  /** The system is behind a gateway: connections go through its tunnel instead (no egress guard). */
-  gateway?: GatewayDial | undefined;
-  /** The step data bound: rows past it fail the step and stop the statement. */
-  maxDataBytes?: number | undefined;
-}
+export { type MysqlErrorKind, MysqlStepError } from './mysql-errors.ts';
 
-export type MysqlErrorKind =
-  | 'sql'
-  | 'read-only'
-  | 'timeout'
-  | 'aborted'
-  | 'connection'
-  | 'authentication'
-  | 'too-large'
-  | 'invalid-request';
-
-export class MysqlStepError extends Error {
-  readonly kind: MysqlErrorKind;
-  /** The server's error name (ER_NO_SUCH_TABLE…) or the system error code (ECONNREFUSED…). */
-  readonly code: string | undefined;
-
-  constructor(kind: MysqlErrorKind, message: string, code?: string) {
-    super(message);
-    this.name = 'MysqlStepError';
-    this.kind = kind;
-    this.code = code;
-  }
-}
+/**
+ * A MySQL step. `url`: `mysql://` or `mariadb://`; may carry userinfo, a database, `ssl-mode` (or
+ * `sslmode`) and `ssl`. `body`: `{ query, params }` (`values` accepted for `params`), that object as a JSON
+ * string, or plain SQL. `credentials`: `username` (or `user`) and `password` when the URL has none; `ca`: a
+ * PEM to verify the server with. The statement may not run past the deadline; rows past the step data
+ * bound fail the step and stop the statement.
+ */
+export type MysqlStepRequest = ConnectionStepRequest;
 
 export const MAX_POOLS = 32;
 export const MAX_CONNECTIONS_PER_POOL = 5;
@@ -79,153 +63,6 @@ export function parseMysqlBody(body: unknown): SqlQuery {
     (message) => new MysqlStepError('invalid-request', `Invalid MySQL step body: ${message}`),
     '?',
   );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Connection settings
-
-/** MySQL's own `--ssl-mode` values; libpq's spellings (`require`, `verify-full`, …) are accepted too. */
-export type MysqlTlsMode = 'disabled' | 'preferred' | 'required' | 'verify-ca' | 'verify-identity';
-
-const TLS_MODES: Readonly<Record<string, MysqlTlsMode>> = {
-  disabled: 'disabled',
-  disable: 'disabled',
-  preferred: 'preferred',
-  prefer: 'preferred',
-  required: 'required',
-  require: 'required',
-  verify_ca: 'verify-ca',
-  'verify-ca': 'verify-ca',
-  verify_identity: 'verify-identity',
-  'verify-identity': 'verify-identity',
-  'verify-full': 'verify-identity',
-};
-
-export interface ResolvedMysqlConnection {
-  host: string;
-  port: number;
-  user: string | undefined;
-  password: string | undefined;
-  database: string | undefined;
-  tls: MysqlTlsMode;
-  ca: string | undefined;
-  /** Text that must never appear in an error (the password). */
-  secrets: string[];
-  /** host:port/database, how messages name the system. */
-  label: string;
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '::1';
-}
-
-function tlsModeFrom(params: URLSearchParams, host: string): MysqlTlsMode {
-  const given = params.get('ssl-mode') ?? params.get('sslMode') ?? params.get('sslmode');
-  if (given !== null) {
-    const mode = TLS_MODES[given.toLowerCase()];
-    if (!mode) {
-      throw new MysqlStepError(
-        'invalid-request',
-        `Unsupported ssl-mode '${given}' (use DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY)`,
-      );
-    }
-    return mode;
-  }
-  const ssl = params.get('ssl');
-  if (ssl === 'true' || ssl === '1') return 'required';
-  if (ssl === 'false' || ssl === '0') return 'disabled';
-  if (ssl !== null)
-    throw new MysqlStepError('invalid-request', `Unsupported ssl '${ssl}' (use true or false)`);
-  return isLoopback(host) ? 'disabled' : 'preferred';
-}
-
-/**
- * The login of a connection URL kept in the `url` credential (`mysql://user:password@host/db`), when it is
- * for the same server as the step's URL: a step on such a system may give its URL without the login.
- */
-function credentialUrlLogin(
-  url: string | undefined,
-  host: string,
-  port: number,
-): { user: string; password: string | undefined } | undefined {
-  if (!url) return undefined;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return undefined;
-  }
-  if (parsed.protocol !== 'mysql:' && parsed.protocol !== 'mariadb:') return undefined;
-  const sameHost =
-    decodeURIComponent(parsed.hostname)
-      .replace(/^\[(.*)\]$/, '$1')
-      .toLowerCase() === host.toLowerCase();
-  if (!sameHost || (parsed.port ? Number(parsed.port) : 3306) !== port || !parsed.username) return undefined;
-  return {
-    user: decodeURIComponent(parsed.username),
-    password: parsed.password ? decodeURIComponent(parsed.password) : undefined,
-  };
-}
-
-/** Connection settings from the URL, the credentials filling in what the URL lacks. */
-export function resolveMysqlConnection(
-  url: string,
-  credentials: Record<string, string>,
-): ResolvedMysqlConnection {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new MysqlStepError('invalid-request', 'Invalid MySQL URL');
-  }
-  if (parsed.protocol !== 'mysql:' && parsed.protocol !== 'mariadb:') {
-    throw new MysqlStepError('invalid-request', `Not a MySQL URL (scheme ${parsed.protocol})`);
-  }
-  const host = decodeURIComponent(parsed.hostname).replace(/^\[(.*)\]$/, '$1');
-  if (host === '') throw new MysqlStepError('invalid-request', 'The MySQL URL has no host');
-  const port = parsed.port ? Number(parsed.port) : 3306;
-  const login = credentialUrlLogin(credentials.url, host, port);
-  const user =
-    decodeURIComponent(parsed.username) ||
-    credentials.username ||
-    credentials.user ||
-    login?.user ||
-    undefined;
-  const password = parsed.password
-    ? decodeURIComponent(parsed.password)
-    : (credentials.password ?? (user === login?.user ? login?.password : undefined));
-  // A step URL relative to the system's (`/`) ends in a slash; the path names one database.
-  const database = decodeURIComponent(parsed.pathname.replace(/^\/+|\/+$/g, '')) || undefined;
-  if (database?.includes('/')) {
-    throw new MysqlStepError('invalid-request', `The MySQL URL's path names one database, not '${database}'`);
-  }
-  return {
-    host,
-    port,
-    user,
-    password,
-    database,
-    tls: tlsModeFrom(parsed.searchParams, host),
-    ca: credentials.ca ? normalisePem(credentials.ca) : undefined,
-    secrets: password ? [password] : [],
-    label: `${host}:${port}/${database ?? ''}`,
-  };
-}
-
-function sslOption(resolved: ResolvedMysqlConnection, tls: MysqlTlsMode): mysql.SslOptions | undefined {
-  const ca = resolved.ca ? { ca: resolved.ca } : {};
-  switch (tls) {
-    case 'disabled':
-      return undefined;
-    case 'preferred':
-    case 'required':
-      // MySQL's semantics: encrypted, certificate not checked.
-      return { rejectUnauthorized: false };
-    case 'verify-ca':
-      return { ...ca, rejectUnauthorized: true, verifyIdentity: false };
-    case 'verify-identity':
-      return { ...ca, rejectUnauthorized: true, verifyIdentity: true };
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -258,33 +95,16 @@ function fieldValue(value: unknown, type: number | undefined): JsonValue {
   switch (type) {
     case TYPE.DECIMAL:
     case TYPE.NEWDECIMAL:
-      return typeof value === 'string' ? exactDecimal(value) : toJson(value);
+      return typeof value === 'string' ? exactDecimal(value) : sqlValueJson(value);
     case TYPE.TIMESTAMP:
-      return typeof value === 'string' ? isoDateTime(value, true) : toJson(value);
+      return typeof value === 'string' ? isoDateTime(value, true) : sqlValueJson(value);
     case TYPE.DATETIME:
-      return typeof value === 'string' ? isoDateTime(value, false) : toJson(value);
+      return typeof value === 'string' ? isoDateTime(value, false) : sqlValueJson(value);
     case TYPE.BIT:
-      return Buffer.isBuffer(value) ? bitValue(value) : toJson(value);
+      return Buffer.isBuffer(value) ? bitValue(value) : sqlValueJson(value);
     default:
-      return toJson(value);
+      return sqlValueJson(value);
   }
-}
-
-/** What the field conversions leave: binary strings as base64, big integers, parsed JSON, geometry objects. */
-function toJson(value: unknown): JsonValue {
-  if (value === null || value === undefined) return null;
-  if (typeof value === 'string' || typeof value === 'boolean') return value;
-  if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
-  if (typeof value === 'bigint') return safeInteger(value.toString());
-  if (Buffer.isBuffer(value)) return value.toString('base64');
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
-  if (Array.isArray(value)) return value.map(toJson);
-  if (typeof value === 'object') {
-    const out: Record<string, JsonValue> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = toJson(item);
-    return out;
-  }
-  return String(value);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -402,90 +222,6 @@ async function connect(entry: PoolEntry): Promise<mysql.PoolConnection> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Errors
-
-interface ServerError {
-  code?: unknown;
-  errno?: unknown;
-  sqlMessage?: unknown;
-  fatal?: unknown;
-}
-
-/** Errors the server sent (they carry its errno and message), as opposed to network or client ones. */
-function isServerError(error: unknown): error is Error & { code: string; errno: number; sqlMessage: string } {
-  const { errno, sqlMessage } = (error ?? {}) as ServerError;
-  return typeof errno === 'number' && typeof sqlMessage === 'string';
-}
-
-const AUTHENTICATION_ERRORS = new Set([
-  'ER_ACCESS_DENIED_ERROR',
-  'ER_ACCESS_DENIED_NO_PASSWORD_ERROR',
-  'ER_DBACCESS_DENIED_ERROR',
-  'ER_NOT_SUPPORTED_AUTH_MODE',
-  'ER_PASSWORD_EXPIRED',
-  'ER_MUST_CHANGE_PASSWORD_LOGIN',
-]);
-/** max_statement_time (MariaDB), max_execution_time (MySQL). */
-const STATEMENT_TIMEOUTS = new Set([1969, 3024]);
-const READ_ONLY_TRANSACTION = 1792;
-
-function timedOut(where: string, detail?: string): MysqlStepError {
-  return new MysqlStepError(
-    'timeout',
-    `MySQL query on ${where} timed out: the run deadline was reached${detail ? ` (${detail})` : ''}`,
-  );
-}
-
-function aborted(where: string): MysqlStepError {
-  return new MysqlStepError('aborted', `MySQL query on ${where} was aborted`);
-}
-
-function describeError(
-  error: unknown,
-  resolved: ResolvedMysqlConnection,
-  connecting: boolean,
-): MysqlStepError {
-  if (error instanceof MysqlStepError) return error;
-  const scrub = (text: string): string => scrubSecrets(text, resolved.secrets);
-  const where = resolved.label;
-  if (isServerError(error)) {
-    const cause = `${error.code} (${error.errno}): ${error.sqlMessage}`;
-    if (AUTHENTICATION_ERRORS.has(error.code)) {
-      return new MysqlStepError(
-        'authentication',
-        scrub(`MySQL authentication to ${where} failed: ${cause}`),
-        error.code,
-      );
-    }
-    if (error.errno === READ_ONLY_TRANSACTION) {
-      return new MysqlStepError(
-        'read-only',
-        scrub(
-          `MySQL error on ${where}: ${cause}; the step has modify: false, so it runs in a READ ONLY transaction (set modify: true to allow writes)`,
-        ),
-        error.code,
-      );
-    }
-    if (STATEMENT_TIMEOUTS.has(error.errno)) return timedOut(where, scrub(error.sqlMessage));
-    if (connecting) {
-      return new MysqlStepError(
-        'connection',
-        scrub(`MySQL connection to ${where} failed: ${cause}`),
-        error.code,
-      );
-    }
-    return new MysqlStepError('sql', scrub(`MySQL error on ${where}: ${cause}`), error.code);
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  const code = (error as ServerError | null)?.code;
-  return new MysqlStepError(
-    'connection',
-    scrub(`MySQL connection to ${where} failed: ${message}`),
-    typeof code === 'string' ? code : undefined,
-  );
-}
-
-// ---------------------------------------------------------------------------------------------
 // Execution
 
 /** One query on a connection (setup statements and COMMIT), as a promise. */
@@ -569,7 +305,7 @@ function execute(
       }
       outcome.header = {
         affectedRows: result.affectedRows,
-        insertId: toJson(result.insertId) as number | string,
+        insertId: sqlValueJson(result.insertId) as number | string,
         warnings: result.warningStatus,
       };
     });

@@ -5,30 +5,23 @@
  */
 import pg from 'pg';
 import type { JsonValue } from '../../contract/json.ts';
+import { ConnectionStepError, type ConnectionStepRequest } from './connection-step.ts';
 import { EgressGuard, PERMISSIVE_EGRESS } from './egress-policy.ts';
 import { GuardedSocket } from './egress-socket.ts';
 import type { GatewayDial } from './gateway-socket.ts';
 import { PoolRegistry } from './pool-registry.ts';
 import { parseSqlBody, type SqlQuery } from './sql-body.ts';
-import { exactDecimal, safeInteger } from './sql-values.ts';
+import { exactDecimal, safeInteger, sqlValueJson } from './sql-values.ts';
 import { scrubSecrets, watchdog } from './step-bounds.ts';
 
-export interface PostgresStepRequest {
-  /** `postgres://` or `postgresql://` URL; may carry userinfo, `sslmode`, `host`, `options`, `application_name`. */
-  url: string;
-  /** `{ query, params }` (`values` accepted for `params`), that object as a JSON string, or plain SQL. */
-  body: unknown;
-  /** The step's credentials: `username` (or `user`) and `password` when the URL has none. */
-  credentials: Record<string, string>;
-  modify: boolean;
-  signal: AbortSignal;
-  /** Epoch ms: the statement may not run past it. */
-  deadline: number;
-  /** Judges every connection (TCP host, `?host=`, unix socket); default: only metadata refused. */
-  egress?: EgressGuard | undefined;
-  /** The system is behind a gateway: connections go through its tunnel instead (no egress guard). */
-  gateway?: GatewayDial | undefined;
-}
+/**
+ * A Postgres step. `url`: `postgres://` or `postgresql://`; may carry userinfo, `sslmode`, `host`, `options`,
+ * `application_name`. `body`: `{ query, params }` (`values` accepted for `params`), that object as a JSON
+ * string, or plain SQL. `credentials`: `username` (or `user`) and `password` when the URL has none. The
+ * egress guard judges every connection (TCP host, `?host=`, unix socket); the statement may not run past
+ * the deadline.
+ */
+export type PostgresStepRequest = ConnectionStepRequest;
 
 export type PostgresErrorKind =
   | 'sql'
@@ -38,17 +31,9 @@ export type PostgresErrorKind =
   | 'connection'
   | 'invalid-request';
 
-export class PostgresStepError extends Error {
-  readonly kind: PostgresErrorKind;
-  /** SQLSTATE for server errors, the system error code (ECONNREFUSED…) for connection failures. */
-  readonly code: string | undefined;
-
-  constructor(kind: PostgresErrorKind, message: string, code?: string) {
-    super(message);
-    this.name = 'PostgresStepError';
-    this.kind = kind;
-    this.code = code;
-  }
+/** `code`: SQLSTATE for server errors, the system error code (ECONNREFUSED…) for connection failures. */
+export class PostgresStepError extends ConnectionStepError<PostgresErrorKind> {
+  override name = 'PostgresStepError';
 }
 
 export const MAX_POOLS = 32;
@@ -221,25 +206,6 @@ function jsonSafeTypeParsers(): pg.CustomTypesConfig {
       return override ?? baseParser(oid, format ?? 'text');
     }) as pg.CustomTypesConfig['getTypeParser'],
   };
-}
-
-/** Last-resort conversion of what the type parsers leave: Dates, bytea Buffers, bigints. */
-function toJson(value: unknown): JsonValue {
-  if (value === null || value === undefined) return null;
-  if (typeof value === 'string' || typeof value === 'boolean') return value;
-  if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
-  if (typeof value === 'bigint')
-    return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
-  if (value instanceof Uint8Array)
-    return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64');
-  if (Array.isArray(value)) return value.map(toJson);
-  if (typeof value === 'object') {
-    const out: Record<string, JsonValue> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = toJson(item);
-    return out;
-  }
-  return String(value);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -452,7 +418,7 @@ export async function executePostgresStep(req: PostgresStepRequest): Promise<Jso
     );
     try {
       const rows = await Promise.race([work, guard.fired]);
-      return toJson(rows);
+      return sqlValueJson(rows);
     } catch (error) {
       if (error instanceof PostgresStepError && (error.kind === 'aborted' || error.kind === 'timeout')) {
         // Stop the statement on the server; if that fails, the connection is closed instead.

@@ -13,6 +13,8 @@
  *
  * `modify: false` runs only commands the server's own command table (COMMAND INFO, cached per pool) flags
  * `readonly`; anything else, unknown commands included, is refused before anything is sent.
+ *
+ * The URL and credentials become connection settings in redis-target.ts; the errors are redis-errors.ts's.
  */
 import { createHash } from 'node:crypto';
 import { isIP, type Socket } from 'node:net';
@@ -20,223 +22,38 @@ import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { AbstractConnector, Command, Redis } from 'ioredis';
 import type { JsonValue } from '../../contract/json.ts';
 import { ConnectionPool, type PooledConnection } from './connection-pool.ts';
+import type { ConnectionStepRequest } from './connection-step.ts';
 import { EgressGuard, PERMISSIVE_EGRESS } from './egress-policy.ts';
 import { connectGuarded } from './egress-socket.ts';
 import type { GatewayDial } from './gateway-socket.ts';
 import { PoolRegistry } from './pool-registry.ts';
 import { parseRedisBody, type RedisCommand, type RedisRequest } from './redis-body.ts';
+import {
+  codeOf,
+  commandError,
+  connectError,
+  firstWord,
+  isReplyError,
+  RedisStepError,
+  serverMessage,
+} from './redis-errors.ts';
 import { replyToJson } from './redis-reply.ts';
+import { type RedisTarget, resolveRedisTarget } from './redis-target.ts';
 import { scrubSecrets, watchdog } from './step-bounds.ts';
 
-export interface RedisStepRequest {
-  /** `redis://[user:password@]host[:port][/db]` or `rediss://…`; `?tlsInsecure=true` skips the certificate check. */
-  url: string;
-  body: unknown;
-  /** `username`, `password` (when the URL has none) and, for rediss://, `ca` (PEM). */
-  credentials: Record<string, string>;
-  modify: boolean;
-  signal: AbortSignal;
-  /** Epoch ms: the step may not run past it. */
-  deadline: number;
-  /** The most bytes of replies one step reads (the step data bound); unbounded when absent. */
-  maxDataBytes?: number | undefined;
-  egress?: EgressGuard | undefined;
-  gateway?: GatewayDial | undefined;
-}
+export { type RedisErrorKind, RedisStepError } from './redis-errors.ts';
 
-export type RedisErrorKind =
-  | 'invalid-request'
-  | 'connection'
-  | 'auth'
-  | 'unknown-command'
-  | 'read-only'
-  | 'command'
-  | 'too-large'
-  | 'timeout'
-  | 'aborted';
-
-export class RedisStepError extends Error {
-  readonly kind: RedisErrorKind;
-  /** The server's error code (WRONGPASS, NOPERM, WRONGTYPE…) or the socket's (ECONNREFUSED…). */
-  readonly code: string | undefined;
-
-  constructor(kind: RedisErrorKind, message: string, code?: string) {
-    super(message);
-    this.name = 'RedisStepError';
-    this.kind = kind;
-    this.code = code;
-  }
-}
+/**
+ * A Redis step. `url`: `redis://[user:password@]host[:port][/db]` or `rediss://…`; `?tlsInsecure=true`
+ * skips the certificate check. `credentials`: `username`, `password` (when the URL has none) and, for
+ * rediss://, `ca` (PEM). `maxDataBytes`: the most bytes of replies one step reads; unbounded when absent.
+ */
+export type RedisStepRequest = ConnectionStepRequest;
 
 export const MAX_POOLS = 32;
 export const MAX_CONNECTIONS_PER_POOL = 5;
 export const IDLE_TIMEOUT_MS = 30_000;
 const CONNECT_TIMEOUT_MS = 30_000;
-export const MAX_DATABASE = 15;
-
-// ---------------------------------------------------------------------------------------------------
-// Connection settings
-
-export interface RedisTarget {
-  tls: boolean;
-  /** Host without IPv6 brackets. */
-  host: string;
-  port: number;
-  database: number;
-  username: string | undefined;
-  password: string | undefined;
-  ca: string | undefined;
-  tlsInsecure: boolean;
-  /** `redis://host:port/db` without userinfo: how messages name the system. */
-  label: string;
-  secrets: string[];
-}
-
-function invalid(message: string): RedisStepError {
-  return new RedisStepError('invalid-request', message);
-}
-
-function decoded(raw: string): string {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    return raw;
-  }
-}
-
-/** The URL and the credentials (which fill what the URL lacks) as connection settings. */
-export function resolveRedisTarget(url: string, credentials: Record<string, string>): RedisTarget {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    // URL's own error repeats the input, password included.
-    throw invalid('Invalid Redis URL');
-  }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw invalid(`Not a Redis URL (scheme ${parsed.protocol})`);
-  }
-  const tls = parsed.protocol === 'rediss:';
-  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
-  if (host === '') throw invalid('Invalid Redis URL: no host');
-  const port = parsed.port === '' ? 6379 : Number(parsed.port);
-  const path = parsed.pathname.replace(/^\/+|\/+$/g, '');
-  const database = path === '' ? 0 : Number(path);
-  const label = `${parsed.protocol}//${parsed.host}/${path === '' ? 0 : path}`;
-  if (!/^\d{1,2}$/.test(path === '' ? '0' : path) || database > MAX_DATABASE) {
-    throw invalid(
-      `Invalid Redis URL ${label}: the database is a number from 0 to ${MAX_DATABASE} after the port (redis://host:6379/2; default 0)`,
-    );
-  }
-  for (const key of parsed.searchParams.keys()) {
-    if (key !== 'tlsInsecure') {
-      throw invalid(
-        `Invalid Redis URL ${label}: unknown parameter '${key}' (a Redis URL takes only tlsInsecure)`,
-      );
-    }
-  }
-  const password = parsed.password ? decoded(parsed.password) : credentials.password || undefined;
-  // A user without a password is Redis's `default` user: the username goes only with a password.
-  const username =
-    password === undefined ? undefined : decoded(parsed.username) || credentials.username || undefined;
-  const ca = credentials.ca ? credentials.ca.replace(/\\n/g, '\n') : undefined;
-  return {
-    tls,
-    host,
-    port,
-    database,
-    username,
-    password,
-    ca,
-    tlsInsecure: parsed.searchParams.get('tlsInsecure') === 'true',
-    label,
-    secrets: password ? [password] : [],
-  };
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Errors
-
-function codeOf(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
-function isReplyError(error: unknown): error is Error {
-  return error instanceof Error && error.name === 'ReplyError';
-}
-
-/** The server's error without the arguments it echoes (`…, with args beginning with: 'x'`). */
-function serverMessage(error: Error): string {
-  return error.message.replace(/,? with args beginning with:.*$/s, '');
-}
-
-function firstWord(message: string): string {
-  return /^[A-Z]+/.exec(message)?.[0] ?? '';
-}
-
-function connectError(error: unknown, target: RedisTarget): RedisStepError {
-  if (error instanceof RedisStepError) return error;
-  const message = error instanceof Error ? serverMessage(error) : String(error);
-  const scrub = (text: string) => scrubSecrets(text, target.secrets);
-  if (isReplyError(error)) {
-    const word = firstWord(message);
-    if (word === 'NOAUTH' || (word === 'ERR' && /AUTH|password/i.test(message))) {
-      return new RedisStepError(
-        'auth',
-        scrub(
-          `Redis at ${target.label}: authentication failed: ${message} (give the password in the system's credentials or the URL)`,
-        ),
-        word,
-      );
-    }
-    if (word === 'WRONGPASS' || word === 'NOPERM') {
-      return new RedisStepError(
-        'auth',
-        scrub(`Redis at ${target.label}: authentication failed: ${message}`),
-        word,
-      );
-    }
-    return new RedisStepError(
-      'connection',
-      scrub(`Redis at ${target.label}: cannot connect: ${message}`),
-      word,
-    );
-  }
-  return new RedisStepError(
-    'connection',
-    scrub(`Redis at ${target.label}: cannot connect: ${message}`),
-    codeOf(error),
-  );
-}
-
-function commandError(
-  error: unknown,
-  target: RedisTarget,
-  command: RedisCommand,
-  where: string,
-): RedisStepError {
-  if (error instanceof RedisStepError) return error;
-  const scrub = (text: string) => scrubSecrets(text, target.secrets);
-  if (!isReplyError(error)) {
-    const message = error instanceof Error ? error.message : String(error);
-    return new RedisStepError(
-      'connection',
-      scrub(`Redis at ${target.label}: the connection failed during ${where}${command.name}: ${message}`),
-      codeOf(error),
-    );
-  }
-  const message = serverMessage(error);
-  const word = firstWord(message);
-  if (/^ERR unknown (sub)?command/i.test(message)) {
-    return new RedisStepError('unknown-command', scrub(`Redis at ${target.label}: ${where}${message}`), word);
-  }
-  return new RedisStepError(
-    'command',
-    scrub(`Redis at ${target.label}: ${where}${command.name} failed: ${message}`),
-    word,
-  );
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Connections

@@ -1,4 +1,5 @@
 /** Database values as JSON without losing precision: what SQL steps (Postgres, MySQL) share. */
+import type { JsonValue } from '../../contract/json.ts';
 
 /** Significant digits a double holds exactly. */
 const MAX_EXACT_DIGITS = 15;
@@ -18,4 +19,25 @@ export function exactDecimal(text: string): number | string {
     .replace(/0+$/, '');
   const value = Number(text);
   return Number.isFinite(value) && digits.length <= MAX_EXACT_DIGITS ? value : text;
+}
+
+/**
+ * What a driver's own conversions leave, as JSON: binary as base64 (Postgres bytea, MySQL binary strings),
+ * big integers exact, dates as ISO text, and the objects and arrays a driver parsed (JSON, geometry).
+ */
+export function sqlValueJson(value: unknown): JsonValue {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
+  if (typeof value === 'bigint') return safeInteger(value.toString());
+  if (value instanceof Uint8Array)
+    return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64');
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
+  if (Array.isArray(value)) return value.map(sqlValueJson);
+  if (typeof value === 'object') {
+    const out: Record<string, JsonValue> = {};
+    for (const [key, item] of Object.entries(value)) out[key] = sqlValueJson(item);
+    return out;
+  }
+  return String(value);
 }

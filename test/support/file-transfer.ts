@@ -1,9 +1,11 @@
 /**
  * What the FTP, FTPS and SFTP step tests share: the test user, the seeded tree, and one way to run a step
- * against each protocol's test server (test/support/ftp-server.ts, test/support/sftp-server.ts).
+ * against each protocol's test server (test/support/ftp-server.ts, test/support/sftp-server.ts). The SMB
+ * step tests share the tree and the operations every file protocol answers alike.
  */
 import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import type { JsonValue } from '../../contract/json.ts';
 import { executeFtpStep } from '../../engine/protocols/ftp.ts';
 import { executeSftpStep } from '../../engine/protocols/sftp.ts';
@@ -43,6 +45,41 @@ export async function seed(root: string): Promise<void> {
   await writeFile(join(root, 'data/in/old.txt'), 'old');
   await utimes(join(root, 'data/in/old.txt'), old, old);
 }
+
+/**
+ * One body under /data that creates directories recursively (twice: the second is no error), renames,
+ * checks existence, stats and deletes, and the results every file protocol gives for it.
+ */
+export const DIRECTORY_ROUND: { body: JsonValue; results: unknown[] } = {
+  body: [
+    { operation: 'mkdir', path: 'work/a/b' },
+    { operation: 'mkdir', path: 'work/a/b' },
+    { operation: 'put', path: 'work/a/b/f.txt', content: 'x' },
+    { operation: 'rename', path: 'work/a/b/f.txt', newPath: '/data/work/g.txt' },
+    { operation: 'exists', path: 'work/a/b/f.txt' },
+    { operation: 'exists', path: 'work/g.txt' },
+    { operation: 'stat', path: 'work/g.txt' },
+    { operation: 'delete', path: 'work/g.txt' },
+    { operation: 'delete', path: 'work/a/b' },
+    { operation: 'exists', path: 'work/a/b' },
+    { operation: 'exists', path: 'work/a' },
+    { operation: 'exists', path: 'missing/parent/file' },
+  ],
+  results: [
+    { success: true, path: '/data/work/a/b' },
+    { success: true, path: '/data/work/a/b' },
+    { success: true, path: '/data/work/a/b/f.txt', size: 1 },
+    { success: true, path: '/data/work/a/b/f.txt', newPath: '/data/work/g.txt' },
+    { path: '/data/work/a/b/f.txt', exists: false },
+    { path: '/data/work/g.txt', exists: true, type: 'file' },
+    { name: 'g.txt', path: '/data/work/g.txt', size: 1, type: 'file', modifyTime: expect.any(String) },
+    { success: true, path: '/data/work/g.txt' },
+    { success: true, path: '/data/work/a/b' },
+    { path: '/data/work/a/b', exists: false },
+    { path: '/data/work/a', exists: true, type: 'directory' },
+    { path: '/data/missing/parent/file', exists: false },
+  ],
+};
 
 /** A gate a server hook waits on, plus a promise that resolves once the hook was reached. */
 export function gate(): { reached: Promise<void>; wait: () => Promise<void>; open: () => void } {

@@ -5,6 +5,7 @@
  * is read again every few seconds while the tab is visible, as the runs list is.
  */
 import { useState } from 'preact/hooks';
+import * as routes from '../../contract/api/route-paths.ts';
 import type { Gateway, GatewayList } from '../api/types.ts';
 import { ErrorMessage } from '../components/error-message.tsx';
 import { formatBytes, formatRelative, formatTime } from '../components/format.ts';
@@ -87,7 +88,7 @@ export function GatewaysPage() {
   usePoll(
     async (signal) => {
       try {
-        setList(await client().json<GatewayList>('GET', '/gateways', { signal }));
+        setList(await client().call(routes.listGateways, { signal }));
         setError(undefined);
         setUpdatedAt(new Date());
       } catch (caught) {

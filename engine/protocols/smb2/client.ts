@@ -8,66 +8,55 @@
  * grants. Not done: encryption (a share or session that requires it is refused with a message saying so),
  * Kerberos, DFS referrals, compounding, oplocks and leases.
  *
+ * The requests' bodies and what their answers hold are messages.ts's; this file frames, signs and sends
+ * them, and keeps the credits, the session and the tree.
+ *
  * Why our own client rather than a library: docs/developers/protocols.md ("SMB").
  */
-import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
+import {
+  CAP_LARGE_MTU,
+  COMMAND,
+  closeRequest,
+  createRequest,
+  DIALECTS,
+  DIRECTORY_BUFFER,
+  directoryEntries,
+  FILE_DISPOSITION_INFORMATION,
+  FILE_RENAME_INFORMATION,
+  FLAG_ASYNC,
+  FLAG_SERVER_TO_REDIR,
+  FLAG_SIGNED,
+  goodbyeRequest,
+  type Handle,
+  negotiateRequest,
+  OPEN,
+  type OpenIntent,
+  openedFile,
+  queryDirectoryRequest,
+  readData,
+  readRequest,
+  renameInformation,
+  SESSION_FLAG_ENCRYPT_DATA,
+  SESSION_FLAG_IS_GUEST,
+  SESSION_FLAG_IS_NULL,
+  SHARE_TYPE_DISK,
+  SHAREFLAG_ENCRYPT_DATA,
+  SMB_2_1,
+  SMB_3_1_1,
+  type SmbEntry,
+  securityBuffer,
+  sessionSetupRequest,
+  setInfoRequest,
+  treeConnectRequest,
+  writeRequest,
+} from './messages.ts';
 import { authenticateMessage, type Identity, negotiateMessage, parseChallenge } from './ntlm.ts';
 import { chainHash, sign, signingKey, verify } from './signing.ts';
 import { isNotFound, SmbStatusError, STATUS } from './status.ts';
 
+export type { SmbEntry, SmbEntryType } from './messages.ts';
 export { isNotFound, SmbStatusError } from './status.ts';
-
-const COMMAND = {
-  NEGOTIATE: 0,
-  SESSION_SETUP: 1,
-  LOGOFF: 2,
-  TREE_CONNECT: 3,
-  TREE_DISCONNECT: 4,
-  CREATE: 5,
-  CLOSE: 6,
-  READ: 8,
-  WRITE: 9,
-  QUERY_DIRECTORY: 14,
-  SET_INFO: 17,
-} as const;
-
-const FLAG_SERVER_TO_REDIR = 0x1;
-const FLAG_ASYNC = 0x2;
-const FLAG_SIGNED = 0x8;
-
-const DIALECTS = [0x0202, 0x0210, 0x0300, 0x0302, 0x0311];
-const SMB_2_1 = 0x0210;
-const SMB_3_1_1 = 0x0311;
-
-const CAP_LARGE_MTU = 0x4;
-const SESSION_FLAG_IS_GUEST = 0x1;
-const SESSION_FLAG_IS_NULL = 0x2;
-const SESSION_FLAG_ENCRYPT_DATA = 0x4;
-const SHARE_TYPE_DISK = 1;
-const SHAREFLAG_ENCRYPT_DATA = 0x8000;
-
-// Access masks (MS-SMB2 2.2.13.1)
-const FILE_READ_DATA = 0x1;
-const FILE_WRITE_DATA = 0x2;
-const FILE_READ_ATTRIBUTES = 0x80;
-const DELETE = 0x10000;
-const SYNCHRONIZE = 0x100000;
-
-const SHARE_ALL = 0x1 | 0x2 | 0x4;
-const DISPOSITION = { OPEN: 1, OPEN_IF: 3, OVERWRITE_IF: 5 } as const;
-const OPTION_DIRECTORY = 0x1;
-const OPTION_NON_DIRECTORY = 0x40;
-const OPTION_OPEN_REPARSE_POINT = 0x200000;
-
-const ATTRIBUTE_DIRECTORY = 0x10;
-const ATTRIBUTE_NORMAL = 0x80;
-const ATTRIBUTE_REPARSE_POINT = 0x400;
-
-const INFO_FILE = 1;
-const FILE_DIRECTORY_INFORMATION = 1;
-const FILE_RENAME_INFORMATION = 10;
-const FILE_DISPOSITION_INFORMATION = 13;
 
 /** The most one READ or WRITE moves: larger requests only add latency to the first byte. */
 const MAX_IO_BYTES = 1024 * 1024;
@@ -77,7 +66,6 @@ const IO_WINDOW = 4;
 const CREDIT_BYTES = 65536;
 /** Credits asked for beyond a request's own charge, so several large requests can be in flight. */
 const EXTRA_CREDITS = 64;
-const DIRECTORY_BUFFER = 65536;
 /** The largest frame NetBIOS session framing can carry (24-bit length). */
 const MAX_FRAME = 0xffffff;
 
@@ -90,16 +78,6 @@ export interface SmbConnectOptions {
   identity: Identity;
   /** A server that answers nothing this long while requests wait fails them. */
   idleTimeoutMs: number;
-}
-
-export type SmbEntryType = 'file' | 'directory' | 'symlink';
-
-export interface SmbEntry {
-  name: string;
-  size: number;
-  type: SmbEntryType;
-  /** ISO 8601, or null when the server gives no time. */
-  modifyTime: string | null;
 }
 
 interface Reply {
@@ -126,29 +104,6 @@ interface RequestOptions {
   data?: Buffer;
   /** Statuses that are answers, not failures (besides SUCCESS). */
   accept?: readonly number[];
-}
-
-interface Handle {
-  fileId: Buffer;
-  size: number;
-  entry: Omit<SmbEntry, 'name'>;
-}
-
-/** Windows FILETIME (100 ns since 1601) as ISO 8601; null for 0 (unknown). */
-function fileTime(value: bigint): string | null {
-  if (value === 0n) return null;
-  const ms = Number(value / 10_000n) - 11_644_473_600_000;
-  const date = new Date(ms);
-  return Number.isNaN(date.getTime()) ? null : date.toISOString();
-}
-
-function typeOf(attributes: number): SmbEntryType {
-  if (attributes & ATTRIBUTE_REPARSE_POINT) return 'symlink';
-  return attributes & ATTRIBUTE_DIRECTORY ? 'directory' : 'file';
-}
-
-function utf16(text: string): Buffer {
-  return Buffer.from(text, 'utf16le');
 }
 
 export class SmbProtocolError extends Error {
@@ -372,28 +327,7 @@ export class SmbClient {
 
   /** Negotiates the dialect; answers the 3.1.1 pre-authentication hash so far (else undefined). */
   async #negotiate(): Promise<Buffer | undefined> {
-    const fixed = 36 + DIALECTS.length * 2;
-    const contextOffset = Math.ceil((64 + fixed) / 8) * 8;
-    const salt = randomBytes(32);
-    const context = Buffer.alloc(8 + 38);
-    context.writeUInt16LE(1, 0); // PREAUTH_INTEGRITY_CAPABILITIES
-    context.writeUInt16LE(38, 2);
-    context.writeUInt16LE(1, 8); // one hash algorithm
-    context.writeUInt16LE(salt.length, 10);
-    context.writeUInt16LE(1, 12); // SHA-512
-    salt.copy(context, 14);
-    const body = Buffer.alloc(contextOffset - 64 + context.length);
-    body.writeUInt16LE(36, 0);
-    body.writeUInt16LE(DIALECTS.length, 2);
-    body.writeUInt16LE(1, 4); // signing enabled
-    randomBytes(16).copy(body, 12); // client GUID
-    body.writeUInt32LE(contextOffset, 28);
-    body.writeUInt16LE(1, 32);
-    DIALECTS.forEach((dialect, i) => {
-      body.writeUInt16LE(dialect, 36 + i * 2);
-    });
-    context.copy(body, contextOffset - 64);
-    const reply = await this.#send(COMMAND.NEGOTIATE, body);
+    const reply = await this.#send(COMMAND.NEGOTIATE, negotiateRequest());
     const dialect = reply.body.readUInt16LE(4);
     if (!DIALECTS.includes(dialect)) {
       throw new SmbProtocolError(`the server chose dialect 0x${dialect.toString(16)}, which was not offered`);
@@ -408,19 +342,7 @@ export class SmbClient {
   }
 
   async #sessionSetup(identity: Identity, connectionHash: Buffer | undefined): Promise<void> {
-    const body = (token: Buffer): Buffer => {
-      const fixed = Buffer.alloc(24);
-      fixed.writeUInt16LE(25, 0);
-      fixed.writeUInt8(1, 3); // signing enabled
-      fixed.writeUInt16LE(64 + 24, 12);
-      fixed.writeUInt16LE(token.length, 14);
-      return Buffer.concat([fixed, token]);
-    };
-    const securityBuffer = (reply: Reply): Buffer => {
-      const offset = reply.body.readUInt16LE(4) - 64;
-      return reply.body.subarray(offset, offset + reply.body.readUInt16LE(6));
-    };
-    const first = await this.#send(COMMAND.SESSION_SETUP, body(negotiateMessage()), {
+    const first = await this.#send(COMMAND.SESSION_SETUP, sessionSetupRequest(negotiateMessage()), {
       accept: [STATUS.MORE_PROCESSING_REQUIRED],
     });
     if (first.status !== STATUS.MORE_PROCESSING_REQUIRED) {
@@ -428,8 +350,8 @@ export class SmbClient {
     }
     let hash = connectionHash && chainHash(chainHash(connectionHash, first.sent), [first.message]);
     this.#sessionId = first.sessionId;
-    const { message, sessionKey } = authenticateMessage(identity, parseChallenge(securityBuffer(first)));
-    const second = await this.#send(COMMAND.SESSION_SETUP, body(message));
+    const { message, sessionKey } = authenticateMessage(identity, parseChallenge(securityBuffer(first.body)));
+    const second = await this.#send(COMMAND.SESSION_SETUP, sessionSetupRequest(message));
     hash = hash && chainHash(hash, second.sent);
     const sessionFlags = second.body.readUInt16LE(2);
     if (sessionFlags & (SESSION_FLAG_IS_GUEST | SESSION_FLAG_IS_NULL)) {
@@ -453,12 +375,7 @@ export class SmbClient {
   }
 
   async #treeConnect(server: string, share: string): Promise<void> {
-    const path = utf16(`\\\\${server}\\${share}`);
-    const fixed = Buffer.alloc(8);
-    fixed.writeUInt16LE(9, 0);
-    fixed.writeUInt16LE(64 + 8, 4);
-    fixed.writeUInt16LE(path.length, 6);
-    const reply = await this.#send(COMMAND.TREE_CONNECT, Buffer.concat([fixed, path]));
+    const reply = await this.#send(COMMAND.TREE_CONNECT, treeConnectRequest(server, share));
     if (reply.body.readUInt8(2) !== SHARE_TYPE_DISK) {
       throw new SmbProtocolError(`'${share}' is not a disk share (a printer or named pipe share)`);
     }
@@ -473,48 +390,13 @@ export class SmbClient {
   // -------------------------------------------------------------------------------------------------
   // Files. Paths are relative to the share, with backslashes ('' is the share's root).
 
-  async #open(
-    path: string,
-    access: number,
-    disposition: number,
-    options: number,
-    attributes = 0,
-  ): Promise<Handle> {
-    const name = utf16(path);
-    const fixed = Buffer.alloc(56);
-    fixed.writeUInt16LE(57, 0);
-    fixed.writeUInt32LE(2, 4); // impersonation
-    fixed.writeUInt32LE(access, 24);
-    fixed.writeUInt32LE(attributes, 28);
-    fixed.writeUInt32LE(SHARE_ALL, 32);
-    fixed.writeUInt32LE(disposition, 36);
-    fixed.writeUInt32LE(options, 40);
-    fixed.writeUInt16LE(64 + 56, 44);
-    fixed.writeUInt16LE(name.length, 46);
-    // The variable part is at least one byte, even for the root's empty name.
-    const reply = await this.#send(
-      COMMAND.CREATE,
-      Buffer.concat([fixed, name.length > 0 ? name : Buffer.alloc(1)]),
-    );
-    const body = reply.body;
-    const attributesOut = body.readUInt32LE(56);
-    const size = Number(body.readBigUInt64LE(48));
-    return {
-      fileId: Buffer.from(body.subarray(64, 80)),
-      size,
-      entry: {
-        size: attributesOut & ATTRIBUTE_DIRECTORY ? 0 : size,
-        type: typeOf(attributesOut),
-        modifyTime: fileTime(body.readBigUInt64LE(24)),
-      },
-    };
+  async #open(path: string, intent: OpenIntent): Promise<Handle> {
+    const reply = await this.#send(COMMAND.CREATE, createRequest(path, intent));
+    return openedFile(reply.body);
   }
 
   async #close(handle: Handle): Promise<void> {
-    const body = Buffer.alloc(24);
-    body.writeUInt16LE(24, 0);
-    handle.fileId.copy(body, 8);
-    await this.#send(COMMAND.CLOSE, body);
+    await this.#send(COMMAND.CLOSE, closeRequest(handle));
   }
 
   /** Runs work on an open handle and closes it, also when the work fails (unless the connection is gone). */
@@ -527,58 +409,21 @@ export class SmbClient {
   }
 
   async #setInfo(handle: Handle, infoClass: number, info: Buffer): Promise<void> {
-    const fixed = Buffer.alloc(32);
-    fixed.writeUInt16LE(33, 0);
-    fixed.writeUInt8(INFO_FILE, 2);
-    fixed.writeUInt8(infoClass, 3);
-    fixed.writeUInt32LE(info.length, 4);
-    fixed.writeUInt16LE(64 + 32, 8);
-    handle.fileId.copy(fixed, 16);
-    await this.#send(COMMAND.SET_INFO, Buffer.concat([fixed, info]));
+    await this.#send(COMMAND.SET_INFO, setInfoRequest(handle, infoClass, info));
   }
 
   /** The directory's entries, without `.` and `..`. */
   async list(path: string): Promise<SmbEntry[]> {
-    const handle = await this.#open(
-      path,
-      FILE_READ_DATA | FILE_READ_ATTRIBUTES | SYNCHRONIZE,
-      DISPOSITION.OPEN,
-      OPTION_DIRECTORY,
-    );
+    const handle = await this.#open(path, OPEN.list);
     return this.#withHandle(handle, async () => {
       const entries: SmbEntry[] = [];
-      const pattern = utf16('*');
       for (;;) {
-        const fixed = Buffer.alloc(32);
-        fixed.writeUInt16LE(33, 0);
-        fixed.writeUInt8(FILE_DIRECTORY_INFORMATION, 2);
-        handle.fileId.copy(fixed, 8);
-        fixed.writeUInt16LE(64 + 32, 24);
-        fixed.writeUInt16LE(pattern.length, 26);
-        fixed.writeUInt32LE(DIRECTORY_BUFFER, 28);
-        const reply = await this.#send(COMMAND.QUERY_DIRECTORY, Buffer.concat([fixed, pattern]), {
+        const reply = await this.#send(COMMAND.QUERY_DIRECTORY, queryDirectoryRequest(handle), {
           payload: DIRECTORY_BUFFER,
           accept: [STATUS.NO_MORE_FILES],
         });
         if (reply.status === STATUS.NO_MORE_FILES) return entries;
-        const offset = reply.body.readUInt16LE(2) - 64;
-        const buffer = reply.body.subarray(offset, offset + reply.body.readUInt32LE(4));
-        for (let at = 0; at < buffer.length; ) {
-          const next = buffer.readUInt32LE(at);
-          const nameLength = buffer.readUInt32LE(at + 60);
-          const name = buffer.subarray(at + 64, at + 64 + nameLength).toString('utf16le');
-          if (name !== '.' && name !== '..') {
-            const attributes = buffer.readUInt32LE(at + 56);
-            entries.push({
-              name,
-              size: attributes & ATTRIBUTE_DIRECTORY ? 0 : Number(buffer.readBigUInt64LE(at + 40)),
-              type: typeOf(attributes),
-              modifyTime: fileTime(buffer.readBigUInt64LE(at + 24)),
-            });
-          }
-          if (next === 0) break;
-          at += next;
-        }
+        entries.push(...directoryEntries(reply.body));
       }
     });
   }
@@ -587,12 +432,7 @@ export class SmbClient {
   async stat(path: string): Promise<Omit<SmbEntry, 'name'> | null> {
     let handle: Handle;
     try {
-      handle = await this.#open(
-        path,
-        FILE_READ_ATTRIBUTES | SYNCHRONIZE,
-        DISPOSITION.OPEN,
-        OPTION_OPEN_REPARSE_POINT,
-      );
+      handle = await this.#open(path, OPEN.stat);
     } catch (error) {
       if (error instanceof SmbStatusError && isNotFound(error.status)) return null;
       throw error;
@@ -607,12 +447,7 @@ export class SmbClient {
    * ends where its data ends.
    */
   async read(path: string, maxBytes: number): Promise<Buffer> {
-    const handle = await this.#open(
-      path,
-      FILE_READ_DATA | FILE_READ_ATTRIBUTES | SYNCHRONIZE,
-      DISPOSITION.OPEN,
-      OPTION_NON_DIRECTORY,
-    );
+    const handle = await this.#open(path, OPEN.read);
     return this.#withHandle(handle, async () => {
       if (handle.size > maxBytes) {
         throw new SmbProtocolError(`the file is larger than the ${maxBytes} byte download limit`);
@@ -654,28 +489,17 @@ export class SmbClient {
   }
 
   async #readAt(handle: Handle, offset: number, length: number): Promise<Buffer> {
-    const body = Buffer.alloc(49);
-    body.writeUInt16LE(49, 0);
-    body.writeUInt8(64 + 16, 2);
-    body.writeUInt32LE(length, 4);
-    body.writeBigUInt64LE(BigInt(offset), 8);
-    handle.fileId.copy(body, 16);
-    const reply = await this.#send(COMMAND.READ, body, { payload: length, accept: [STATUS.END_OF_FILE] });
+    const reply = await this.#send(COMMAND.READ, readRequest(handle, offset, length), {
+      payload: length,
+      accept: [STATUS.END_OF_FILE],
+    });
     if (reply.status === STATUS.END_OF_FILE) return Buffer.alloc(0);
-    const dataOffset = reply.body.readUInt8(2) - 64;
-    // Never more than was asked: a longer answer must not write past this read's part of the file.
-    return reply.body.subarray(dataOffset, dataOffset + Math.min(length, reply.body.readUInt32LE(4)));
+    return readData(reply.body, length);
   }
 
   /** Creates or replaces a file with `bytes`. */
   async write(path: string, bytes: Buffer): Promise<void> {
-    const handle = await this.#open(
-      path,
-      FILE_WRITE_DATA | FILE_READ_ATTRIBUTES | SYNCHRONIZE,
-      DISPOSITION.OVERWRITE_IF,
-      OPTION_NON_DIRECTORY,
-      ATTRIBUTE_NORMAL,
-    );
+    const handle = await this.#open(path, OPEN.write);
     await this.#withHandle(handle, async () => {
       const inFlight: Array<Promise<void>> = [];
       try {
@@ -695,13 +519,10 @@ export class SmbClient {
   }
 
   async #writeAt(handle: Handle, offset: number, data: Buffer): Promise<void> {
-    const body = Buffer.alloc(48);
-    body.writeUInt16LE(49, 0);
-    body.writeUInt16LE(64 + 48, 2);
-    body.writeUInt32LE(data.length, 4);
-    body.writeBigUInt64LE(BigInt(offset), 8);
-    handle.fileId.copy(body, 16);
-    const reply = await this.#send(COMMAND.WRITE, body, { payload: data.length, data });
+    const reply = await this.#send(COMMAND.WRITE, writeRequest(handle, offset, data.length), {
+      payload: data.length,
+      data,
+    });
     const count = reply.body.readUInt32LE(4);
     if (count !== data.length) {
       throw new SmbProtocolError(`the server wrote ${count} of ${data.length} bytes`);
@@ -710,7 +531,7 @@ export class SmbClient {
 
   /** Deletes a file or an empty directory. */
   async remove(path: string): Promise<void> {
-    const handle = await this.#open(path, DELETE | FILE_READ_ATTRIBUTES, DISPOSITION.OPEN, 0);
+    const handle = await this.#open(path, OPEN.remove);
     await this.#withHandle(handle, () =>
       this.#setInfo(handle, FILE_DISPOSITION_INFORMATION, Buffer.from([1])),
     );
@@ -718,33 +539,23 @@ export class SmbClient {
 
   /** Renames (moves) within the share; an existing target is not replaced. */
   async rename(from: string, to: string): Promise<void> {
-    const handle = await this.#open(from, DELETE | FILE_READ_ATTRIBUTES | SYNCHRONIZE, DISPOSITION.OPEN, 0);
-    const name = utf16(to);
-    const info = Buffer.alloc(20 + name.length);
-    info.writeUInt32LE(name.length, 16);
-    name.copy(info, 20);
-    await this.#withHandle(handle, () => this.#setInfo(handle, FILE_RENAME_INFORMATION, info));
+    const handle = await this.#open(from, OPEN.rename);
+    await this.#withHandle(handle, () =>
+      this.#setInfo(handle, FILE_RENAME_INFORMATION, renameInformation(to)),
+    );
   }
 
   /** Creates a directory; an existing one is fine. */
   async mkdir(path: string): Promise<void> {
-    const handle = await this.#open(
-      path,
-      FILE_READ_ATTRIBUTES | SYNCHRONIZE,
-      DISPOSITION.OPEN_IF,
-      OPTION_DIRECTORY,
-      ATTRIBUTE_DIRECTORY,
-    );
+    const handle = await this.#open(path, OPEN.mkdir);
     await this.#close(handle);
   }
 
   /** Leaves the share and logs off, then ends the connection. */
   async close(): Promise<void> {
     if (this.#failure === undefined) {
-      const goodbye = Buffer.alloc(4);
-      goodbye.writeUInt16LE(4, 0);
-      await this.#send(COMMAND.TREE_DISCONNECT, goodbye).catch(() => {});
-      await this.#send(COMMAND.LOGOFF, goodbye).catch(() => {});
+      await this.#send(COMMAND.TREE_DISCONNECT, goodbyeRequest()).catch(() => {});
+      await this.#send(COMMAND.LOGOFF, goodbyeRequest()).catch(() => {});
     }
     this.#fail(new SmbProtocolError('the connection is closed'));
     this.#socket.end();

@@ -9,6 +9,7 @@ import type { JsonValue } from '../../../contract/json.ts';
 import { fileRefFromBytes } from '../../../engine/file-ref.ts';
 import {
   BINARY,
+  DIRECTORY_ROUND,
   failure,
   fileStepRunner,
   gate,
@@ -142,34 +143,7 @@ describe.each(TRANSFER_PROTOCOLS)('$name operations', (protocol) => {
     });
 
     it('creates directories recursively, renames, checks existence, stats and deletes', async () => {
-      const results = await call([
-        { operation: 'mkdir', path: 'work/a/b' },
-        { operation: 'mkdir', path: 'work/a/b' },
-        { operation: 'put', path: 'work/a/b/f.txt', content: 'x' },
-        { operation: 'rename', path: 'work/a/b/f.txt', newPath: '/data/work/g.txt' },
-        { operation: 'exists', path: 'work/a/b/f.txt' },
-        { operation: 'exists', path: 'work/g.txt' },
-        { operation: 'stat', path: 'work/g.txt' },
-        { operation: 'delete', path: 'work/g.txt' },
-        { operation: 'delete', path: 'work/a/b' },
-        { operation: 'exists', path: 'work/a/b' },
-        { operation: 'exists', path: 'work/a' },
-        { operation: 'exists', path: 'missing/parent/file' },
-      ]);
-      expect(results).toEqual([
-        { success: true, path: '/data/work/a/b' },
-        { success: true, path: '/data/work/a/b' },
-        { success: true, path: '/data/work/a/b/f.txt', size: 1 },
-        { success: true, path: '/data/work/a/b/f.txt', newPath: '/data/work/g.txt' },
-        { path: '/data/work/a/b/f.txt', exists: false },
-        { path: '/data/work/g.txt', exists: true, type: 'file' },
-        { name: 'g.txt', path: '/data/work/g.txt', size: 1, type: 'file', modifyTime: expect.any(String) },
-        { success: true, path: '/data/work/g.txt' },
-        { success: true, path: '/data/work/a/b' },
-        { path: '/data/work/a/b', exists: false },
-        { path: '/data/work/a', exists: true, type: 'directory' },
-        { path: '/data/missing/parent/file', exists: false },
-      ]);
+      expect(await call(DIRECTORY_ROUND.body)).toEqual(DIRECTORY_ROUND.results);
     });
 
     it('stat returns the list-entry shape with the file time and fails for a missing path', async () => {

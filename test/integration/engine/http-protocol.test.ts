@@ -9,9 +9,9 @@ import {
   HttpRequestError,
   HttpStatusError,
   httpRequest,
-  maskUrl,
 } from '../../../engine/protocols/http.ts';
 import { isTraceparent, traceparentFor } from '../../../engine/protocols/traceparent.ts';
+import { maskUrl } from '../../../engine/protocols/url-mask.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 
 let target: HttpTarget;

@@ -9,9 +9,9 @@ import {
   closeMysqlPools,
   executeMysqlStep,
   MysqlStepError,
-  type MysqlStepRequest,
   openMysqlPoolCount,
 } from '../../../engine/protocols/mysql.ts';
+import { stepCaller, stepRejection } from '../../support/connection-step.ts';
 import { useStarted } from '../../support/fixture.ts';
 import {
   createMariaDbDatabase,
@@ -36,27 +36,8 @@ describe.skipIf(mariadbSkip())('MySQL steps on MariaDB', () => {
     await closeMysqlPools();
   });
 
-  function step(body: unknown, overrides: Partial<MysqlStepRequest> = {}): Promise<unknown> {
-    return executeMysqlStep({
-      url: database.url,
-      body,
-      credentials: {},
-      modify: false,
-      signal: new AbortController().signal,
-      deadline: Date.now() + 20_000,
-      ...overrides,
-    });
-  }
-
-  async function rejection(promise: Promise<unknown>): Promise<MysqlStepError> {
-    try {
-      await promise;
-    } catch (error) {
-      if (error instanceof MysqlStepError) return error;
-      throw error;
-    }
-    throw new Error('expected the step to fail');
-  }
+  const step = stepCaller(executeMysqlStep, () => ({ url: database.url }));
+  const rejection = (promise: Promise<unknown>) => stepRejection(promise, MysqlStepError);
 
   async function itemCount(): Promise<number> {
     const [rows] = await database.admin.query('SELECT COUNT(*) AS n FROM items');

@@ -4,8 +4,8 @@ import {
   executePostgresStep,
   openPostgresPoolCount,
   PostgresStepError,
-  type PostgresStepRequest,
 } from '../../../engine/protocols/postgres.ts';
+import { stepCaller, stepRejection } from '../../support/connection-step.ts';
 import { useTestDatabase } from '../../support/database.ts';
 import { standIn } from '../../support/fixture.ts';
 
@@ -25,27 +25,8 @@ afterAll(async () => {
   await closePostgresPools();
 });
 
-function step(body: unknown, overrides: Partial<PostgresStepRequest> = {}): Promise<unknown> {
-  return executePostgresStep({
-    url: database.url,
-    body,
-    credentials: {},
-    modify: false,
-    signal: new AbortController().signal,
-    deadline: Date.now() + 20_000,
-    ...overrides,
-  });
-}
-
-async function rejection(promise: Promise<unknown>): Promise<PostgresStepError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof PostgresStepError) return error;
-    throw error;
-  }
-  throw new Error('expected the step to fail');
-}
+const step = stepCaller(executePostgresStep, () => ({ url: database.url }));
+const rejection = (promise: Promise<unknown>) => stepRejection(promise, PostgresStepError);
 
 async function itemCount(): Promise<number> {
   const result = await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM items');

@@ -15,6 +15,7 @@ import {
   RedisStepError,
   type RedisStepRequest,
 } from '../../../engine/protocols/redis.ts';
+import { stepCaller, stepRejection } from '../../support/connection-step.ts';
 import {
   REDIS_PASSWORD,
   REDIS_USERS,
@@ -32,27 +33,12 @@ describe.skipIf(missing)('Redis steps', () => {
     await closeRedisPools();
   });
 
-  function step(body: unknown, overrides: Partial<RedisStepRequest> = {}): Promise<unknown> {
-    return executeRedisStep({
-      url: redis.url,
-      body,
-      credentials: { password: REDIS_PASSWORD },
-      modify: true,
-      signal: new AbortController().signal,
-      deadline: Date.now() + 20_000,
-      ...overrides,
-    });
-  }
-
-  async function rejection(promise: Promise<unknown>): Promise<RedisStepError> {
-    try {
-      await promise;
-    } catch (error) {
-      if (error instanceof RedisStepError) return error;
-      throw error;
-    }
-    throw new Error('expected the step to fail');
-  }
+  const step = stepCaller(executeRedisStep, () => ({
+    url: redis.url,
+    credentials: { password: REDIS_PASSWORD },
+    modify: true,
+  }));
+  const rejection = (promise: Promise<unknown>) => stepRejection(promise, RedisStepError);
 
   let db: ReturnType<typeof admin>;
   beforeAll(async () => {

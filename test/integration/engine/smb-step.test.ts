@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonValue } from '../../../contract/json.ts';
 import { fileRefFromBytes } from '../../../engine/file-ref.ts';
 import { executeSmbStep, type SmbStepRequest } from '../../../engine/protocols/smb.ts';
-import { BINARY, failure, seed } from '../../support/file-transfer.ts';
+import { BINARY, DIRECTORY_ROUND, failure, seed } from '../../support/file-transfer.ts';
 import { freeLoopbackPort } from '../../support/os.ts';
 import { type SambaOptions, sambaMissing, startSamba, type TestSamba } from '../../support/samba.ts';
 import { startTcpRelay } from '../../support/tcp-relay.ts';
@@ -139,34 +139,7 @@ describe.skipIf(skip)('SMB steps', () => {
     });
 
     it('creates directories recursively, renames, checks existence, stats and deletes', async () => {
-      const results = await run([
-        { operation: 'mkdir', path: 'work/a/b' },
-        { operation: 'mkdir', path: 'work/a/b' },
-        { operation: 'put', path: 'work/a/b/f.txt', content: 'x' },
-        { operation: 'rename', path: 'work/a/b/f.txt', newPath: '/data/work/g.txt' },
-        { operation: 'exists', path: 'work/a/b/f.txt' },
-        { operation: 'exists', path: 'work/g.txt' },
-        { operation: 'stat', path: 'work/g.txt' },
-        { operation: 'delete', path: 'work/g.txt' },
-        { operation: 'delete', path: 'work/a/b' },
-        { operation: 'exists', path: 'work/a/b' },
-        { operation: 'exists', path: 'work/a' },
-        { operation: 'exists', path: 'missing/parent/file' },
-      ]);
-      expect(results).toEqual([
-        { success: true, path: '/data/work/a/b' },
-        { success: true, path: '/data/work/a/b' },
-        { success: true, path: '/data/work/a/b/f.txt', size: 1 },
-        { success: true, path: '/data/work/a/b/f.txt', newPath: '/data/work/g.txt' },
-        { path: '/data/work/a/b/f.txt', exists: false },
-        { path: '/data/work/g.txt', exists: true, type: 'file' },
-        { name: 'g.txt', path: '/data/work/g.txt', size: 1, type: 'file', modifyTime: expect.any(String) },
-        { success: true, path: '/data/work/g.txt' },
-        { success: true, path: '/data/work/a/b' },
-        { path: '/data/work/a/b', exists: false },
-        { path: '/data/work/a', exists: true, type: 'directory' },
-        { path: '/data/missing/parent/file', exists: false },
-      ]);
+      expect(await run(DIRECTORY_ROUND.body)).toEqual(DIRECTORY_ROUND.results);
     });
 
     it('refuses to delete a directory that is not empty, and to rename onto an existing file', async () => {

@@ -5,6 +5,7 @@
  * again while the tab is visible, like the runs list. Loaded as a chunk of its own (pages.tsx).
  */
 import { useState } from 'preact/hooks';
+import * as routes from '../../../contract/api/route-paths.ts';
 import type { RunStats } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatDuration, formatTime } from '../../components/format.ts';
@@ -166,7 +167,7 @@ export function OverviewPage() {
   usePoll(
     async (signal) => {
       try {
-        const answer = await client().json<RunStats>('GET', '/stats/runs', {
+        const answer = await client().call(routes.getRunStats, {
           query: windowQuery(range, Date.now()),
           signal,
         });

@@ -6,6 +6,7 @@
  * and the API's refusal is shown as it comes.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
+import * as routes from '../../../contract/api/route-paths.ts';
 import type { ApiKey, ApiKeyCreateBody, ApiKeyCreated, ApiKeyList, Me, Scope } from '../../api/types.ts';
 import { SCOPES } from '../../api/types.ts';
 import { ConfirmButton } from '../../components/confirm.tsx';
@@ -61,18 +62,15 @@ function useSuggestions(me: Me): { tools: string[]; systems: string[] } {
   const [found, setFound] = useState<{ tools: string[]; systems: string[] }>({ tools: [], systems: [] });
   useEffect(() => {
     const abort = new AbortController();
-    const ids = async (path: string, scope: Scope) => {
+    const ids = async (list: typeof routes.listTools | typeof routes.listSystems, scope: Scope) => {
       // Without the scope there is nothing to suggest; a key limited to some ids can only grant those.
       if (!me.scopes.includes(scope)) return [];
-      const answer = await client().json<{ data: { id: string }[] }>('GET', path, {
-        query: { limit: SUGGESTIONS },
-        signal: abort.signal,
-      });
+      const answer = await client().call(list, { query: { limit: SUGGESTIONS }, signal: abort.signal });
       return answer.data.map((item) => item.id);
     };
     Promise.all([
-      me.toolIds ?? ids('/tools', 'tools:read').catch(() => []),
-      me.systemIds ?? ids('/systems', 'systems:read').catch(() => []),
+      me.toolIds ?? ids(routes.listTools, 'tools:read').catch(() => []),
+      me.systemIds ?? ids(routes.listSystems, 'systems:read').catch(() => []),
     ]).then(([tools, systems]) => abort.signal.aborted || setFound({ tools, systems }));
     return () => abort.abort();
   }, [me]);
@@ -106,7 +104,7 @@ function CreateKeyForm({ me, created }: { me: Me; created(key: ApiKeyCreated): v
           ...(systemIds ? { systemIds } : {}),
         };
     try {
-      created(await client().json<ApiKeyCreated>('POST', '/api-keys', { body }));
+      created(await client().call(routes.createApiKey, { body }));
       setName('');
       setTools(NO_IDS);
       setSystems(NO_IDS);
@@ -190,7 +188,7 @@ function CreateKeyForm({ me, created }: { me: Me; created(key: ApiKeyCreated): v
 function KeyRow({ apiKey, me, revoked }: { apiKey: ApiKey; me: Me; revoked(): void }) {
   const self = apiKey.id === me.id;
   const revoke = async () => {
-    await client().fetch('DELETE', `/api-keys/${encodeURIComponent(apiKey.id)}`);
+    await client().call(routes.revokeApiKey, { params: { keyId: apiKey.id } });
     // The signed-in key itself: nothing more can be done with it.
     if (self) signOut();
     else revoked();
@@ -248,7 +246,7 @@ export function ApiKeysSection({ me }: { me: Me }) {
     if (!allowed) return;
     const abort = new AbortController();
     client()
-      .json<ApiKeyList>('GET', '/api-keys', { signal: abort.signal })
+      .call(routes.listApiKeys, { signal: abort.signal })
       .then(
         (answer) => {
           setKeys(answer);

@@ -4,10 +4,11 @@
  * (active, all, archived only), kept in the page's URL; 50 a page. A key limited to tools sees only those.
  */
 import { useEffect, useState } from 'preact/hooks';
+import * as routes from '../../../contract/api/route-paths.ts';
 import type { ListToolsQuery, ToolList } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatTime } from '../../components/format.ts';
-import { Pager } from '../../components/pager.tsx';
+import { PageLinks, pageOf } from '../../components/pager.tsx';
 import { Table } from '../../components/table.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { client, session } from '../../session.ts';
@@ -107,7 +108,7 @@ function FilterForm({ filters, folders }: { filters: Filters; folders: ToolList[
 export function ToolsPage() {
   const query = location.value.query;
   const filters = filtersOf(query);
-  const page = Math.max(1, Number(query.get('page')) || 1);
+  const page = pageOf(query);
   const key = withQuery('', { ...filters, page: String(page) });
   const [list, setList] = useState<ToolList>();
   const [error, setError] = useState<unknown>();
@@ -124,7 +125,7 @@ export function ToolsPage() {
       ...(filters.folder ? { folder: filters.folder } : {}),
     };
     client()
-      .listTools(request, abort.signal)
+      .call(routes.listTools, { query: request, signal: abort.signal })
       .then(
         (answer) => {
           setList(answer);
@@ -135,8 +136,6 @@ export function ToolsPage() {
     return () => abort.abort();
   }, [key]);
 
-  const goTo = (target: number) =>
-    navigate(withQuery('/tools', { ...filters, page: target > 1 ? String(target) : undefined }));
   const pages = list ? Math.max(1, Math.ceil(list.total / list.limit)) : 1;
   const filtered = Object.keys(filters).length > 0;
 
@@ -198,10 +197,12 @@ export function ToolsPage() {
             </Table>
           )}
           {pages > 1 && (
-            <Pager
+            <PageLinks
               label="Pages of tools"
-              previous={page > 1 ? () => goTo(page - 1) : undefined}
-              next={list.hasMore ? () => goTo(page + 1) : undefined}
+              path="/tools"
+              query={filters}
+              page={page}
+              hasMore={list.hasMore}
               position={`Page ${page} of ${pages}`}
             />
           )}

@@ -5,6 +5,7 @@
  * after which the next run starts from {}. The tool's page links here.
  */
 import { useEffect, useState } from 'preact/hooks';
+import * as routes from '../../../contract/api/route-paths.ts';
 import type { ToolState, ToolStateReset } from '../../api/types.ts';
 import { ConfirmButton } from '../../components/confirm.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
@@ -25,7 +26,7 @@ export function ToolStatePage({ params }: PageProps) {
   useEffect(() => {
     const abort = new AbortController();
     client()
-      .json<ToolState>('GET', `/tools/${encodeURIComponent(toolId)}/state`, { signal: abort.signal })
+      .call(routes.getToolState, { params: { toolId }, signal: abort.signal })
       .then(
         (answer) => {
           setState(answer);
@@ -99,9 +100,7 @@ export function ToolStatePage({ params }: PageProps) {
               confirmLabel="Reset state"
               disabled={!mayReset || keys === 0}
               onConfirm={async () => {
-                setReset(
-                  await client().json<ToolStateReset>('DELETE', `/tools/${encodeURIComponent(toolId)}/state`),
-                );
+                setReset(await client().call(routes.deleteToolState, { params: { toolId } }));
                 setReloads((count) => count + 1);
               }}
             >

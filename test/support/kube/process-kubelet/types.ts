@@ -1,8 +1,22 @@
 /**
  * The part of the core/v1 JSON the process kubelet reads and writes. Plain JSON shapes (timestamps
  * are RFC 3339 strings), not @kubernetes/client-node's classes, because we speak raw JSON to the
- * API server.
+ * API server. The pod status shapes are kubeglue's own (kube/types.ts): the kubelet writes what the
+ * operator reads.
  */
+import type {
+  ContainerStatus as ApiContainerStatus,
+  PodCondition,
+  PodPhase,
+} from '../../../../kube/types.ts';
+
+export type {
+  ContainerState,
+  ContainerStateTerminated,
+  ContainerStateWaiting,
+  PodCondition,
+  PodPhase,
+} from '../../../../kube/types.ts';
 
 export interface ObjectMeta {
   name: string;
@@ -88,53 +102,8 @@ export interface PodSpec {
   volumes?: Volume[];
 }
 
-export interface PodCondition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason?: string;
-  message?: string;
-  lastProbeTime?: string | null;
-  lastTransitionTime?: string;
-}
-
-export interface ContainerStateWaiting {
-  reason: string;
-  message?: string;
-}
-
-export interface ContainerStateRunning {
-  startedAt: string;
-}
-
-export interface ContainerStateTerminated {
-  exitCode: number;
-  signal?: number;
-  reason: string;
-  message?: string;
-  startedAt?: string;
-  finishedAt: string;
-  containerID?: string;
-}
-
-export interface ContainerState {
-  waiting?: ContainerStateWaiting;
-  running?: ContainerStateRunning;
-  terminated?: ContainerStateTerminated;
-}
-
-export interface ContainerStatus {
-  name: string;
-  state: ContainerState;
-  lastState: ContainerState;
-  ready: boolean;
-  started?: boolean;
-  restartCount: number;
-  image: string;
-  imageID: string;
-  containerID?: string;
-}
-
-export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+/** What the kubelet writes for a container: its state and last state always (kube/types.ts has the rest). */
+export type ContainerStatus = ApiContainerStatus & Required<Pick<ApiContainerStatus, 'state' | 'lastState'>>;
 
 export interface PodStatus {
   phase?: PodPhase;

@@ -1,0 +1,112 @@
+/** The Runs routes: the list, the stats, one run, cancel, its results and its files. */
+import { z } from 'zod';
+import { RunList } from '../bodies.ts';
+import { FileDownloadInfo, FileList, ListRunsQuery, ResumeRunRequest, Run, RunResults } from '../run.ts';
+import { RunStats, RunStatsQuery } from '../run-stats.ts';
+import { failure, notFound, syncRunFinished, tooManySyncRuns } from './shared.ts';
+import type { RouteSpec } from './spec.ts';
+
+/** The Runs operations. */
+export const RUN_ROUTES = [
+  {
+    method: 'GET',
+    path: '/runs',
+    operationId: 'listRuns',
+    summary: 'List runs',
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    query: ListRunsQuery,
+    responses: {
+      200: { description: 'Runs, newest first', schema: RunList },
+      400: failure('Invalid query, a page past the first 10 000 runs, or a bad cursor'),
+    },
+  },
+  {
+    method: 'GET',
+    // Not /runs/stats: "stats" is a valid run id, and a static route would hide that run's GET.
+    path: '/stats/runs',
+    operationId: 'getRunStats',
+    summary: 'Runs of a time window by status and tool (p50/p95 durations), and the async runs waiting',
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    query: RunStatsQuery,
+    responses: {
+      200: {
+        description: 'The window in buckets and per tool; a key limited to tools sees only those',
+        schema: RunStats,
+      },
+      400: failure('Invalid query, or a window longer than 7 days or of more than 1 440 buckets'),
+    },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{runId}',
+    operationId: 'getRun',
+    summary: 'Run status and metadata',
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    responses: { 200: { description: 'The run, with fresh download URLs', schema: Run }, 404: notFound },
+  },
+  {
+    method: 'POST',
+    path: '/runs/{runId}/cancel',
+    operationId: 'cancelRun',
+    summary: 'Cancel a run',
+    tag: 'Runs',
+    scopes: ['runs:execute'],
+    responses: {
+      200: { description: 'Cancelled (or already aborted)', schema: Run },
+      400: failure('The run already succeeded or failed'),
+      404: notFound,
+    },
+  },
+  {
+    method: 'POST',
+    path: '/runs/{runId}/resume',
+    operationId: 'resumeRun',
+    summary:
+      "Resume a failed run: a new run of the tool's current definition from the failed step, reusing the unchanged steps before it",
+    tag: 'Runs',
+    scopes: ['runs:execute'],
+    body: { schema: ResumeRunRequest, name: 'resume request', optional: true },
+    responses: {
+      200: syncRunFinished,
+      202: { description: 'Asynchronous resumed run accepted', schema: Run },
+      400: failure('Invalid request, archived tool, or credentials in options.webhookUrl'),
+      403: failure('options.webhookUrl chains to a tool this API key may not use'),
+      404: failure('No such run, or one of a tool this API key may not use'),
+      409: failure(
+        'The run succeeded or is running, its earlier step results are not stored in full, its tool no longer exists, or runId is reused',
+      ),
+      429: tooManySyncRuns,
+    },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{runId}/results',
+    operationId: 'getRunResults',
+    summary: 'Full run results',
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    query: z.strictObject({ truncate: z.enum(['true', 'false']).optional(), token: z.string().optional() }),
+    responses: { 200: { description: 'Stored results', schema: RunResults }, 404: notFound },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{runId}/files',
+    operationId: 'listRunFiles',
+    summary: 'List file artifacts',
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    responses: { 200: { description: 'Files with fresh presigned URLs', schema: FileList }, 404: notFound },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{runId}/files/{fileKey}/download',
+    operationId: 'getRunFileDownload',
+    summary: 'Fresh download URL for one file',
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    responses: { 200: { description: 'Download info', schema: FileDownloadInfo }, 404: notFound },
+  },
+] as const satisfies readonly RouteSpec[];

@@ -1,0 +1,218 @@
+/**
+ * The Tools routes: a tool and its manifest; running a tool, a definition or one step; the persistent state.
+ */
+import { z } from 'zod';
+import { ToolManifest } from '../../resources/kinds.ts';
+import { DeleteResult, ListToolsQuery, ToolList } from '../bodies.ts';
+import {
+  DraftRunQuery,
+  DraftRunRequest,
+  Run,
+  RunRequest,
+  StepRunQuery,
+  StepRunRequest,
+  StepRunResult,
+} from '../run.ts';
+import { Tool, ToolCreateBody, ToolUpdateBody } from '../tool.ts';
+import {
+  ToolStateAnswer,
+  ToolStateDeleteAnswer,
+  ToolStatePutAnswer,
+  ToolStatePutBody,
+} from '../tool-state.ts';
+import {
+  badRequest,
+  failure,
+  lenientParameter,
+  notFound,
+  restricted,
+  syncRunFinished,
+  tooManySyncRuns,
+} from './shared.ts';
+import type { RouteSpec } from './spec.ts';
+
+/** GET and DELETE of one tool have never checked their query: other parameters are ignored there. */
+const lenientTokenQuery = z.looseObject({ token: lenientParameter });
+
+/** The media type of a manifest in YAML, as kubectl and GitOps tools read it. */
+export const MANIFEST_YAML = 'application/yaml';
+
+const doesNotCompile = failure('A transform, selector or template does not compile');
+
+/** A tool: list, create, get, its manifest, update, delete. */
+export const TOOL_ROUTES = [
+  {
+    method: 'GET',
+    path: '/tools',
+    operationId: 'listTools',
+    summary: 'List tools',
+    tag: 'Tools',
+    scopes: ['tools:read'],
+    query: ListToolsQuery,
+    responses: { 200: { description: 'Tools', schema: ToolList }, 400: badRequest },
+  },
+  {
+    method: 'POST',
+    path: '/tools',
+    operationId: 'createTool',
+    summary: 'Create a tool',
+    tag: 'Tools',
+    scopes: ['tools:write'],
+    body: { schema: ToolCreateBody, name: 'tool' },
+    responses: {
+      201: { description: 'Created', schema: Tool },
+      400: badRequest,
+      409: failure('A tool with this id exists'),
+      422: doesNotCompile,
+    },
+  },
+  {
+    method: 'GET',
+    path: '/tools/{toolId}',
+    operationId: 'getTool',
+    summary: 'Get a tool',
+    tag: 'Tools',
+    scopes: ['tools:read'],
+    query: lenientTokenQuery,
+    responses: { 200: { description: 'The tool', schema: Tool }, 404: notFound },
+  },
+  {
+    method: 'GET',
+    path: '/tools/{toolId}/manifest',
+    operationId: 'getToolManifest',
+    summary:
+      'The tool as a Tool resource to keep in Git and kubectl apply (YAML with Accept: application/yaml)',
+    tag: 'Tools',
+    scopes: ['tools:read'],
+    responses: {
+      200: {
+        description: 'The Tool resource: apiVersion, kind, name, namespace and spec',
+        schema: ToolManifest,
+        alsoAs: [MANIFEST_YAML],
+      },
+      404: notFound,
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/tools/{toolId}',
+    operationId: 'updateTool',
+    summary: 'Update a tool',
+    tag: 'Tools',
+    scopes: ['tools:write'],
+    body: { schema: ToolUpdateBody, name: 'tool update', optional: true },
+    responses: {
+      200: { description: 'The updated tool', schema: Tool },
+      400: badRequest,
+      404: notFound,
+      409: failure('Concurrent update; retry'),
+      422: doesNotCompile,
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/tools/{toolId}',
+    operationId: 'deleteTool',
+    summary: 'Delete a tool',
+    tag: 'Tools',
+    scopes: ['tools:write'],
+    query: lenientTokenQuery,
+    responses: { 200: { description: 'Deleted', schema: DeleteResult }, 404: notFound },
+  },
+] as const satisfies readonly RouteSpec[];
+
+/** Running a tool, a tool definition or one step. */
+export const TOOL_RUN_ROUTES = [
+  {
+    method: 'POST',
+    path: '/tools/{toolId}/run',
+    operationId: 'runTool',
+    summary: 'Run a tool',
+    tag: 'Tools',
+    scopes: ['runs:execute'],
+    body: { schema: RunRequest, name: 'run request', optional: true },
+    responses: {
+      200: syncRunFinished,
+      202: { description: 'Asynchronous run accepted', schema: Run },
+      400: failure('Invalid request, archived tool, or credentials in options.webhookUrl'),
+      403: failure('options.webhookUrl chains to a tool this API key may not use'),
+      404: failure('No such tool, or one this API key may not use'),
+      409: failure('runId reused with a different tool or inputs'),
+      429: failure('Too many synchronous runs at once (KUBEGLUE_MAX_SYNC_RUNS); see Retry-After'),
+    },
+  },
+  {
+    method: 'POST',
+    path: '/tools/run',
+    operationId: 'runToolDefinition',
+    summary: 'Run a tool definition without saving it (keys not limited to tools)',
+    tag: 'Tools',
+    scopes: ['tools:write', 'runs:execute'],
+    unrestricted: true,
+    query: DraftRunQuery,
+    body: { schema: DraftRunRequest, name: 'run request', optional: true },
+    responses: {
+      200: syncRunFinished,
+      202: { description: 'Asynchronous run accepted (createRun=true only)', schema: Run },
+      400: failure('Invalid definition or request'),
+      403: restricted,
+      422: failure('A transform, selector or template does not compile, or a system is unknown'),
+      429: tooManySyncRuns,
+    },
+  },
+  {
+    method: 'POST',
+    path: '/tools/step/run',
+    operationId: 'runToolStep',
+    summary: 'Run one step with a payload and earlier step results (keys not limited to tools)',
+    tag: 'Tools',
+    scopes: ['tools:write', 'runs:execute'],
+    unrestricted: true,
+    query: StepRunQuery,
+    body: { schema: StepRunRequest, name: 'step run request', optional: true },
+    responses: {
+      200: { description: "The step's result", schema: StepRunResult },
+      400: failure('Invalid step or request'),
+      403: restricted,
+      422: failure('The step does not compile, or its system is unknown'),
+      429: tooManySyncRuns,
+    },
+  },
+] as const satisfies readonly RouteSpec[];
+
+/** A tool's persistent state. */
+export const TOOL_STATE_ROUTES = [
+  {
+    method: 'GET',
+    path: '/tools/{toolId}/state',
+    operationId: 'getToolState',
+    summary: "The tool's persistent state (sourceData.persistedState) and its version",
+    tag: 'Tools',
+    scopes: ['tools:read'],
+    responses: { 200: { description: 'The state', schema: ToolStateAnswer }, 404: notFound },
+  },
+  {
+    method: 'PUT',
+    path: '/tools/{toolId}/state',
+    operationId: 'putToolState',
+    summary: "Replace the tool's persistent state (every key)",
+    tag: 'Tools',
+    scopes: ['tools:write'],
+    body: { schema: ToolStatePutBody, name: 'tool state' },
+    responses: {
+      200: { description: 'Replaced', schema: ToolStatePutAnswer },
+      400: badRequest,
+      404: notFound,
+      422: failure('Past the limits (keys, value size), or a value holds a credential of its systems'),
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/tools/{toolId}/state',
+    operationId: 'deleteToolState',
+    summary: "Delete every key of the tool's persistent state (the next run starts from {})",
+    tag: 'Tools',
+    scopes: ['tools:write'],
+    responses: { 200: { description: 'Reset', schema: ToolStateDeleteAnswer }, 404: notFound },
+  },
+] as const satisfies readonly RouteSpec[];
