@@ -6,6 +6,8 @@
  * the input schema, idempotency on a client-chosen runId); execution/order.ts hands the reused results to
  * the engine, whichever process executes it.
  */
+
+import { SETTINGS } from '../config/config.ts';
 import {
   KG_ERR_RESUME_TOOL_GONE,
   KG_ERR_RUN_NOT_RESUMABLE,
@@ -20,6 +22,9 @@ import { type Caller, type RunContext, type StartedRun, visibleRun } from './con
 import { storedStepResults } from './execution/index.ts';
 import { refuseUnsupportedFields } from './requests.ts';
 import { stepHash } from './step-hash.ts';
+
+const RESULT_RETENTION = SETTINGS.tree.resultRetentionMs.name;
+const MAX_RESULT_BYTES = SETTINGS.tree.maxResultBytes.name;
 
 export interface ResumeRun {
   runId: string;
@@ -46,7 +51,7 @@ export async function resumeRun(ctx: RunContext, input: ResumeRun): Promise<Star
     if (!stored) {
       throw KG_ERR_RUN_RESULTS_NOT_STORED(
         original.runId,
-        'no step results of it are stored (results are deleted after KUBEGLUE_RESULT_RETENTION; a run cancelled before it started has none, and one cancelled a moment ago may still be storing them: retry)',
+        `no step results of it are stored (results are deleted after ${RESULT_RETENTION}; a run cancelled before it started has none, and one cancelled a moment ago may still be storing them: retry)`,
       );
     }
     const reusedSteps = reusableSteps(original, tool, stored);
@@ -87,7 +92,7 @@ export function reusableSteps(original: StoredRun, tool: Tool, stored: readonly 
   if (cut) {
     throw KG_ERR_RUN_RESULTS_NOT_STORED(
       original.runId,
-      `the result of its step ${cut.stepId} was stored without its data (the run's result exceeded KUBEGLUE_MAX_RESULT_BYTES)`,
+      `the result of its step ${cut.stepId} was stored without its data (the run's result exceeded ${MAX_RESULT_BYTES})`,
     );
   }
   return count;
