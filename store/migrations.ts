@@ -24,6 +24,7 @@ import { tunnelReplicasAndCounters } from './migrations/019-tunnel-replicas-and-
 import { documentationRetry } from './migrations/020-documentation-retry.ts';
 import { runStatsIndex } from './migrations/021-run-stats-index.ts';
 import { runSystems } from './migrations/022-run-systems.ts';
+import { runResumes } from './migrations/023-run-resumes.ts';
 import type { Migration } from './migrations/migration.ts';
 
 export type { Migration } from './migrations/migration.ts';
@@ -56,4 +57,5 @@ export const MIGRATIONS: readonly Migration[] = [
   documentationRetry,
   runStatsIndex,
   runSystems,
+  runResumes,
 ];
