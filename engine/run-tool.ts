@@ -159,6 +159,7 @@ class RunInProgress {
       ...(result.pagination
         ? { pagination: { ...result.pagination, reason: redactor.string(result.pagination.reason) } }
         : {}),
+      ...(result.reusedFrom !== undefined ? { reusedFrom: result.reusedFrom } : {}),
     };
   }
 
@@ -444,7 +445,31 @@ class RunInProgress {
     let lastBytes = jsonBytes(null);
     /** The size of the step data the run has so far (stored with its result). */
     let stepBytes = 0;
-    for (const step of this.#request.tool.steps) {
+    const steps = this.#request.tool.steps;
+    const reused = this.#request.reusedSteps ?? [];
+    for (const [index, stored] of reused.entries()) {
+      const step = steps[index];
+      if (step?.id !== stored.stepId) {
+        return finish(
+          'failed',
+          null,
+          `The reused result of step ${stored.stepId} is not the tool's step ${index + 1}`,
+        );
+      }
+      // Stored results are redacted already; their data is in sourceData as if the step had just run.
+      const data = stored.data ?? null;
+      this.#steps[step.id] = stored.loop ? data : { currentItem: {}, data, success: stored.success };
+      const result: EngineStepResult = { ...stored, data };
+      this.#redactedData.add(result);
+      lastData = data;
+      lastRedacted = true;
+      lastBytes = jsonBytes(data);
+      stepBytes += lastBytes;
+      stepResults.push(result);
+      this.#emit({ type: 'step_finished', result });
+    }
+    if (stepBytes > limit) return tooLarge("the data of the run's reused steps", stepBytes);
+    for (const step of steps.slice(reused.length)) {
       const interrupted = this.#abortError();
       if (interrupted) return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, interrupted);
       this.#emit({ type: 'step_started', stepId: step.id });

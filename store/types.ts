@@ -52,6 +52,10 @@ export interface StoredRun {
   attempt?: number;
   /** The schedule (ToolSchedule name) whose tick started the run. */
   scheduleId?: string;
+  /** The run this one resumes (POST /v1/runs/{runId}/resume): its stored results of the first reusedSteps steps are reused. */
+  resumedFrom?: string;
+  /** How many of the tool's first steps a resumed run reuses from resumedFrom rather than executes (absent: 0). */
+  reusedSteps?: number;
   /** What the run read and wrote of its tool's persistent state (tools/state.ts); absent: the tool has none. */
   state?: StoredRunState;
   /** What the run did not do as written without failing (state changes not saved). */

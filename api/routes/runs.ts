@@ -59,6 +59,7 @@ type RunOperation =
   | 'listRuns'
   | 'getRun'
   | 'cancelRun'
+  | 'resumeRun'
   | 'getRunResults'
   | 'getRunRecording'
   | 'listRunFiles'
@@ -139,6 +140,16 @@ export function runHandlers(deps: RunRouteDeps): HandlersOf<RunOperation> {
     getRun: async ({ params }, request) => runView(await runs.get(params.runId, caller(request)), { urlFor }),
 
     cancelRun: async ({ params }, request) => runs.cancel(params.runId, caller(request)),
+
+    resumeRun: async ({ params, body }, request, reply) => {
+      const started = await runs.resume({
+        runId: params.runId,
+        request: body,
+        caller: caller(request),
+        traceId: request.traceId,
+      });
+      return sendRun(reply, started);
+    },
 
     getRunResults: async ({ params: { runId }, query }, request) => {
       const run = await runs.get(runId, caller(request));

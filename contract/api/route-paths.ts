@@ -21,6 +21,9 @@ export const getRun = 'GET /runs/{runId}';
 /** Cancel a run */
 export const cancelRun = 'POST /runs/{runId}/cancel';
 
+/** Resume a failed run: a new run of the tool's current definition from the failed step, reusing the unchanged steps before it */
+export const resumeRun = 'POST /runs/{runId}/resume';
+
 /** Full run results */
 export const getRunResults = 'GET /runs/{runId}/results';
 

@@ -148,6 +148,25 @@ export const RunRequest = z
   .meta({ id: 'RunRequest' });
 export type RunRequest = z.infer<typeof RunRequest>;
 
+/**
+ * Body of `POST /v1/runs/{runId}/resume`: the fields of a run request. Without inputs (or payload) the
+ * resumed run keeps the original's; options.mode defaults to the original run's.
+ */
+export const ResumeRunRequest = z
+  .strictObject({
+    inputs: JsonObject.optional().describe("The inputs; absent: the original run's."),
+    payload: JsonObject.optional().describe(
+      "The inputs, as superglue names them; absent: the original run's.",
+    ),
+    ...runRequestFields,
+  })
+  .refine((body) => body.payload === undefined || body.inputs === undefined, {
+    message: 'give the inputs as payload or as inputs, not both',
+    path: ['inputs'],
+  })
+  .meta({ id: 'ResumeRunRequest' });
+export type ResumeRunRequest = z.infer<typeof ResumeRunRequest>;
+
 /** Body of `POST /v1/tools/run`: a tool definition run without saving it. */
 export const DraftRunRequest = z
   .strictObject({
@@ -329,6 +348,13 @@ export const StepResult = z
       .nonnegative()
       .optional()
       .describe('Extension: how long the step took; where startedAt is.'),
+    reusedFrom: z
+      .string()
+      .optional()
+      .describe(
+        'Extension: in a resumed run, the step was not executed again: its result is the stored one of ' +
+          'this run (where the step last executed), reused because its definition is unchanged.',
+      ),
   })
   .meta({ id: 'StepResult' });
 export type StepResult = z.infer<typeof StepResult>;
@@ -384,6 +410,13 @@ export const Run = z
       .string()
       .optional()
       .describe('Extension: the schedule whose tick started this run (requestSource scheduler).'),
+    resumedFrom: z
+      .string()
+      .optional()
+      .describe(
+        'Extension: the run this one resumes (POST /v1/runs/{runId}/resume); its reused step results say ' +
+          'reusedFrom.',
+      ),
     attempt: Attempt.optional().describe(
       'Extension: which execution of the run this is. 1, unless the execution of a read-only async run ' +
         '(every step modify: false) was lost (a shutdown, a crash, a runner Pod gone) and the run started ' +

@@ -2,9 +2,9 @@
 import { z } from 'zod';
 import { RunList } from '../bodies.ts';
 import { RecordingAnswer } from '../recording.ts';
-import { FileDownloadInfo, FileList, ListRunsQuery, Run, RunResults } from '../run.ts';
+import { FileDownloadInfo, FileList, ListRunsQuery, ResumeRunRequest, Run, RunResults } from '../run.ts';
 import { RunStats, RunStatsQuery } from '../run-stats.ts';
-import { failure, notFound } from './shared.ts';
+import { failure, notFound, syncRunFinished, tooManySyncRuns } from './shared.ts';
 import type { RouteSpec } from './spec.ts';
 
 /** The Runs operations. */
@@ -59,6 +59,27 @@ export const RUN_ROUTES = [
       200: { description: 'Cancelled (or already aborted)', schema: Run },
       400: failure('The run already succeeded or failed'),
       404: notFound,
+    },
+  },
+  {
+    method: 'POST',
+    path: '/runs/{runId}/resume',
+    operationId: 'resumeRun',
+    summary:
+      "Resume a failed run: a new run of the tool's current definition from the failed step, reusing the unchanged steps before it",
+    tag: 'Runs',
+    scopes: ['runs:execute'],
+    body: { schema: ResumeRunRequest, name: 'resume request', optional: true },
+    responses: {
+      200: syncRunFinished,
+      202: { description: 'Asynchronous resumed run accepted', schema: Run },
+      400: failure('Invalid request, archived tool, or credentials in options.webhookUrl'),
+      403: failure('options.webhookUrl chains to a tool this API key may not use'),
+      404: failure('No such run, or one of a tool this API key may not use'),
+      409: failure(
+        'The run succeeded or is running, its earlier step results are not stored in full, its tool no longer exists, or runId is reused',
+      ),
+      429: tooManySyncRuns,
     },
   },
   {

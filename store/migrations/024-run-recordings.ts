@@ -1,7 +1,7 @@
 import type { Migration } from './migration.ts';
 
 export const runRecordings: Migration = {
-  id: 23,
+  id: 24,
   name: 'run recordings',
   pg: `
       -- options.record: every exchange of a run's request steps, redacted (contract/api/recording.ts), written by
