@@ -300,7 +300,7 @@ export const toolFields = {
     .boolean()
     .optional()
     .describe(
-      "Record every exchange of the tool's runs with its systems, redacted (docs/tools.md#recording); a run's " +
+      "Record every exchange of the tool's runs with its systems, redacted (docs/authoring.md#recording); a run's " +
         'options.record overrides it. Default false.',
     ),
   archived: z
