@@ -22,6 +22,24 @@ const API_KEY = 'rec-apikey-SECRET-c0ffee';
 const ITEMS = [1, 2, 3, 4, 5].map((id) => ({ id, name: `item ${id}` }));
 const CAP = 6000;
 
+/** A paginated step (three pages) and a loop over three of its items, on the system crm. */
+const steps = [
+  {
+    id: 'list',
+    config: {
+      systemId: 'crm',
+      url: '/items',
+      queryParams: { page: '<<page>>', pageSize: '<<pageSize>>' },
+      pagination: { type: 'pageBased', pageSize: 2 },
+    },
+  },
+  {
+    id: 'detail',
+    dataSelector: '(sourceData) => sourceData.list.data.slice(0, 3).map((item) => item.id)',
+    config: { systemId: 'crm', url: '/items/<<currentItem>>', queryParams: { key: '<<crm_apiKey>>' } },
+  },
+];
+
 interface Exchange {
   stepId: string;
   protocol: string;
@@ -104,22 +122,6 @@ describe.each<DriverName>(['sqlite', 'pg'])('recording on %s', (driver) => {
       },
     });
     expect(system.status, system.text).toBeLessThan(300);
-    const steps = [
-      {
-        id: 'list',
-        config: {
-          systemId: 'crm',
-          url: '/items',
-          queryParams: { page: '<<page>>', pageSize: '<<pageSize>>' },
-          pagination: { type: 'pageBased', pageSize: 2 },
-        },
-      },
-      {
-        id: 'detail',
-        dataSelector: '(sourceData) => sourceData.list.data.slice(0, 3).map((item) => item.id)',
-        config: { systemId: 'crm', url: '/items/<<currentItem>>', queryParams: { key: '<<crm_apiKey>>' } },
-      },
-    ];
     for (const tool of [
       { id: 'pages-and-items', steps },
       { id: 'always-recorded', record: true, steps },
@@ -277,6 +279,42 @@ describe.each<DriverName>(['sqlite', 'pg'])('recording on %s', (driver) => {
       'detail',
     ]);
     expect(JSON.stringify(recording)).not.toContain(TOKEN);
+  });
+
+  it('records only the steps a resumed run executes, not the ones it reuses', async () => {
+    const flaky = {
+      id: `flaky-${driver}`,
+      steps: [
+        steps[0],
+        {
+          id: 'detail',
+          dataSelector: '(sourceData) => sourceData.list.data.slice(0, 2).map((item) => item.id)',
+          config: { systemId: 'crm', url: `/flaky-${driver}/<<currentItem>>` },
+        },
+      ],
+    };
+    expect((await api.call('POST', '/v1/tools', { body: flaky })).status).toBeLessThan(300);
+    const failed = await run(flaky.id, { runId: `to-resume-${driver}`, options: { record: true } });
+    expect(failed.status).toBe('failed');
+    // The failed run recorded the pages and the item that failed (404).
+    const before = await recordingOf(failed.runId);
+    expect(before.entries.map((e) => [e.stepId, e.response?.status])).toEqual([
+      ['list', 200],
+      ['list', 200],
+      ['list', 200],
+      ['detail', 404],
+    ]);
+    for (const id of [1, 2]) target.route('GET', `/flaky-${driver}/${id}`, { body: { id, fixed: true } });
+    const resumed = await api.call<RunAnswer>('POST', `/v1/runs/${failed.runId}/resume`, {
+      body: { options: { record: true } },
+    });
+    expect(resumed.status, resumed.text).toBeLessThan(300);
+    expect(resumed.body.status, resumed.body.error).toBe('success');
+    const after = await recordingOf(resumed.body.runId);
+    expect(after.entries.map((e) => [e.stepId, e.item])).toEqual([
+      ['detail', 0],
+      ['detail', 1],
+    ]);
   });
 
   it('is removed with its run by the retention sweep, and with its results by result retention', async () => {
