@@ -59,6 +59,7 @@ export function runView(run: StoredRun, view: { list?: boolean; urlFor?: UrlForF
       ...(run.state ? { state: stateView(run.state) } : {}),
     },
     ...(files ? { fileArtifacts: files } : {}),
+    ...(run.recording ? { recording: run.recording } : {}),
   };
 }
 

@@ -27,6 +27,9 @@ export const resumeRun = 'POST /runs/{runId}/resume';
 /** Full run results */
 export const getRunResults = 'GET /runs/{runId}/results';
 
+/** A run's recorded exchanges (options.record) */
+export const getRunRecording = 'GET /runs/{runId}/recording';
+
 /** List file artifacts */
 export const listRunFiles = 'GET /runs/{runId}/files';
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { HTTP_URL_PATTERN, isHttpUrl } from '../http-url.ts';
 import { JsonObject, JsonValue } from '../json.ts';
 import { pageLimit } from './paging.ts';
+import { RecordingSummary } from './recording.ts';
 import { SystemIdsField, Tool, ToolDefinition, ToolId, ToolStep, unusedSystemIds } from './tool.ts';
 import { RunStateRecord } from './tool-state.ts';
 
@@ -66,6 +67,13 @@ export const RunOptions = z
       'Who starts the run: api (default), frontend, mcp, cli.',
     ),
     traceId: z.string().min(1).max(128).optional().describe('Trace id for logs and outbound traceparent.'),
+    record: z
+      .boolean()
+      .optional()
+      .describe(
+        "Extension: store every exchange of the run's request steps, redacted (GET /v1/runs/{runId}/recording); " +
+          "default: the tool's record.",
+      ),
   })
   .meta({ id: 'RunOptions' });
 export type RunOptions = z.infer<typeof RunOptions>;
@@ -416,6 +424,9 @@ export const Run = z
     ),
     metadata: RunMetadata,
     fileArtifacts: z.array(FileArtifact).optional(),
+    recording: RecordingSummary.optional().describe(
+      'Extension: what the run recorded (options.record); its exchanges: GET /v1/runs/{runId}/recording.',
+    ),
     important_notice: z.string().optional(),
   })
   .meta({ id: 'Run' });

@@ -57,5 +57,10 @@ export const RunOrder = z.object({
    * just run, and their results lead the run's step results.
    */
   reusedSteps: z.array(StepResult.extend({ reusedFrom: z.string().min(1) })).optional(),
+  /**
+   * Record every exchange of the run's request steps (options.record, else the tool's record): the result
+   * carries the recording (contract/api/recording.ts).
+   */
+  record: z.boolean().optional(),
 });
 export type RunOrder = z.infer<typeof RunOrder>;

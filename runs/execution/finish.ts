@@ -156,6 +156,7 @@ function finishFromResult(run: StoredRun, result: EngineResult, now = new Date()
       content: Buffer.from(f.contentBase64, 'base64'),
     })),
     outbox: completionEffects(run, result.status),
+    ...(result.recording ? { recording: result.recording } : {}),
   };
 }
 

@@ -45,7 +45,8 @@ export class OrderRefusal extends Error {}
  */
 export async function buildOrder(run: StoredRun, sources: OrderSources, now: number): Promise<RunOrder> {
   const tool = sources.tool ?? checkedSnapshot(run);
-  const timeout = (run.options as RunOptions | undefined)?.timeout;
+  const options = run.options as RunOptions | undefined;
+  const timeout = options?.timeout;
   let timeoutMs = timeout;
   if (timeout !== undefined && sources.timeoutFrom === 'accepted') {
     timeoutMs = Date.parse(run.metadata.startedAt) + timeout - now;
@@ -70,6 +71,7 @@ export async function buildOrder(run: StoredRun, sources: OrderSources, now: num
     traceId: run.traceId ?? run.runId,
     ...(await stateForRun(sources.store, run, tool)),
     ...(await reusedSteps(run, tool, sources.store)),
+    ...((options?.record ?? tool.record) ? { record: true } : {}),
   };
 }
 

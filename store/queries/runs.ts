@@ -1,3 +1,4 @@
+import type { RecordingSummary } from '../../contract/api/recording.ts';
 import { RUNS_OFFSET_MAX } from '../../contract/api/run.ts';
 import type { JsonObject } from '../../contract/json.ts';
 import { type Dialect, PG_DIALECT } from '../dialect.ts';
@@ -17,7 +18,7 @@ import { optional, toIso, toNumber } from './values.ts';
 export const RUN_COLUMNS = `run_id, tool_id, status, request_source, user_id, system_ids, execution_mode, trace_id,
   parent_run_id, started_at, completed_at, duration_ms, error, tool, tool_payload, options, file_artifacts,
   result_storage_uri, executor, allowed_tool_ids, allowed_system_ids, attempt, state, warnings, schedule_id,
-  resumed_from, reused_steps`;
+  resumed_from, reused_steps, recording`;
 
 export interface RunRow {
   run_id: string;
@@ -47,6 +48,7 @@ export interface RunRow {
   schedule_id: string | null;
   resumed_from: string | null;
   reused_steps: number | string | bigint | null;
+  recording: RecordingSummary | null;
 }
 
 export function runFromRow(row: RunRow): StoredRun {
@@ -81,6 +83,7 @@ export function runFromRow(row: RunRow): StoredRun {
   optional(run, 'scheduleId', row.schedule_id);
   optional(run, 'resumedFrom', row.resumed_from);
   if (row.reused_steps !== null) run.reusedSteps = toNumber(row.reused_steps);
+  optional(run, 'recording', row.recording);
   return run;
 }
 

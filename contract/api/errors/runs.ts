@@ -26,6 +26,18 @@ export const KG_ERR_RUN_NOT_CANCELLABLE = define(
     `Run '${runId}' already ${status === 'success' ? 'succeeded' : 'failed'}; only running runs can be cancelled`,
   'Nothing to cancel: the run already succeeded or failed (only running runs can be cancelled; cancelling an aborted run answers 200).',
 );
+/** `GET /v1/runs/{runId}/recording` of a run that has none (yet, at all, or any longer). */
+export const KG_ERR_RUN_NOT_RECORDED = define(
+  'KG_ERR_RUN_NOT_RECORDED',
+  404,
+  (runId: string, why: 'running' | 'not-recorded' | 'removed') =>
+    why === 'running'
+      ? `Run '${runId}' is still running; its recording is stored when it ends`
+      : why === 'removed'
+        ? `The recording of run '${runId}' is no longer kept (result retention removed it with the run's results)`
+        : `Run '${runId}' recorded nothing: it was not started with options.record, and its tool does not set record`,
+  'Start the run with {"options": {"record": true}} (or set "record": true on the tool) to record its exchanges; a recording is kept as long as the run\'s results (KUBEGLUE_RESULT_RETENTION).',
+);
 /** `POST /v1/runs/{runId}/resume` of a run that did not fail: there is no failed step to start at. */
 export const KG_ERR_RUN_NOT_RESUMABLE = define(
   'KG_ERR_RUN_NOT_RESUMABLE',

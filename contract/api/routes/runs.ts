@@ -1,6 +1,7 @@
-/** The Runs routes: the list, the stats, one run, cancel, its results and its files. */
+/** The Runs routes: the list, the stats, one run, cancel, its results, its recording and its files. */
 import { z } from 'zod';
 import { RunList } from '../bodies.ts';
+import { RecordingAnswer } from '../recording.ts';
 import { FileDownloadInfo, FileList, ListRunsQuery, ResumeRunRequest, Run, RunResults } from '../run.ts';
 import { RunStats, RunStatsQuery } from '../run-stats.ts';
 import { failure, notFound, syncRunFinished, tooManySyncRuns } from './shared.ts';
@@ -90,6 +91,18 @@ export const RUN_ROUTES = [
     scopes: ['runs:read'],
     query: z.strictObject({ truncate: z.enum(['true', 'false']).optional(), token: z.string().optional() }),
     responses: { 200: { description: 'Stored results', schema: RunResults }, 404: notFound },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{runId}/recording',
+    operationId: 'getRunRecording',
+    summary: "A run's recorded exchanges (options.record)",
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    responses: {
+      200: { description: 'The recording, redacted', schema: RecordingAnswer },
+      404: failure('No such run, or it recorded nothing (KG_ERR_RUN_NOT_RECORDED)'),
+    },
   },
   {
     method: 'GET',
