@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { SETTINGS } from '../../config/config.ts';
-import { TEST_ADMIN_KEY } from './embedded.ts';
+import { callOk, TEST_ADMIN_KEY, type TestApi, useTestApi } from './embedded.ts';
 import { chromiumPath, skipReason } from './prerequisites.ts';
 
 const REPO = resolve(import.meta.dirname, '..', '..');
@@ -223,5 +223,34 @@ export function useDashboard(baseUrl: () => string, dashboardOptions: DashboardO
       return page;
     },
     signIn: (page, key = TEST_ADMIN_KEY) => signIn(page, key),
+  };
+}
+
+export interface BrowserTests {
+  /** Why these tests cannot run here, or undefined: their block is `describe.skipIf(missing !== undefined)`. */
+  missing: string | undefined;
+  /** The started embedded server whose dashboard the tests open. */
+  api: TestApi;
+  /** A call of its /v1 API that must succeed: the answer's body (as the admin unless `key` is given). */
+  call<T>(method: string, path: string, body?: unknown, key?: string): Promise<T>;
+}
+
+/**
+ * What a file of dashboard tests starts with: whether they can run here (the browser, and what else
+ * `alsoMissing` says they need; the reason is said once on stderr, `<suite> browser tests skipped: …`),
+ * an embedded server started with `env` for the file, and `call` to set up what the pages show.
+ */
+export function useBrowserTests(
+  suite: string,
+  options: { env?: Record<string, string>; alsoMissing?: () => string | undefined } = {},
+): BrowserTests {
+  const missing = browserMissing() ?? options.alsoMissing?.();
+  if (missing) console.warn(`${suite} browser tests skipped: ${missing}`);
+  const api = useTestApi(options.env);
+  return {
+    missing,
+    api,
+    call: <T>(method: string, path: string, body?: unknown, key?: string) =>
+      callOk<T>(api, method, path, body, key),
   };
 }

@@ -9,25 +9,24 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG, KG_ERR_INVALID_API_KEY } from '../../../contract/api/errors.ts';
 import {
-  browserMissing,
   expectAccessible,
   horizontalOverflow,
   screenshot,
+  useBrowserTests,
   useDashboard,
   ZOOMED_200,
 } from '../../support/browser.ts';
-import { callOk, TEST_ADMIN_KEY, useTestApi, waitForRun } from '../../support/embedded.ts';
+import { TEST_ADMIN_KEY, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
-
-const missing = browserMissing();
-if (missing) console.warn(`dashboard browser tests skipped: ${missing}`);
 
 const target = useHttpTarget();
 // A 10 MB step result and output fit the limits (the output counts its data again).
-const api = useTestApi({
-  KUBEGLUE_MAX_STEP_DATA_BYTES: String(32 * 1024 * 1024),
-  KUBEGLUE_MAX_RESULT_BYTES: String(64 * 1024 * 1024),
-  KUBEGLUE_BODY_LIMIT_BYTES: String(4 * 1024 * 1024),
+const { missing, api, call } = useBrowserTests('dashboard', {
+  env: {
+    KUBEGLUE_MAX_STEP_DATA_BYTES: String(32 * 1024 * 1024),
+    KUBEGLUE_MAX_RESULT_BYTES: String(64 * 1024 * 1024),
+    KUBEGLUE_BODY_LIMIT_BYTES: String(4 * 1024 * 1024),
+  },
 });
 
 interface RunAnswer {
@@ -36,9 +35,6 @@ interface RunAnswer {
   requestSource?: string;
   toolPayload?: Record<string, unknown>;
 }
-
-const call = <T>(method: string, path: string, body?: unknown, key?: string) =>
-  callOk<T>(api, method, path, body, key);
 
 const requestTool = (id: string, path: string) => ({
   id,

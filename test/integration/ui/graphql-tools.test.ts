@@ -6,15 +6,12 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../../contract/api/run.ts';
-import { browserMissing, expectAccessible, useDashboard } from '../../support/browser.ts';
-import { callOk, TEST_ADMIN_KEY, useTestApi } from '../../support/embedded.ts';
+import { expectAccessible, useBrowserTests, useDashboard } from '../../support/browser.ts';
+import { TEST_ADMIN_KEY } from '../../support/embedded.ts';
 import { useStarted } from '../../support/fixture.ts';
 import { GRAPHQL_TOKEN, startGraphqlServer } from '../../support/graphql-server.ts';
 
-const missing = browserMissing();
-if (missing) console.warn(`GraphQL tools browser tests skipped: ${missing}`);
-
-const api = useTestApi();
+const { missing, api, call } = useBrowserTests('GraphQL tools');
 const server = useStarted(
   () => startGraphqlServer(),
   (started) => started.stop(),
@@ -24,7 +21,7 @@ describe.skipIf(missing !== undefined)('GraphQL tools in the JSON editor', () =>
   const { open, signIn } = useDashboard(() => api.url);
 
   beforeAll(async () => {
-    await callOk(api, 'POST', '/v1/systems', {
+    await call('POST', '/v1/systems', {
       id: 'tracker',
       url: server.url,
       authType: 'bearer',
@@ -74,7 +71,7 @@ describe.skipIf(missing !== undefined)('GraphQL tools in the JSON editor', () =>
     await page.getByRole('button', { name: 'Save tool' }).click();
     await page.waitForURL(`${api.url}/tools/assignees`);
 
-    const run = await callOk<Run>(api, 'POST', '/v1/tools/assignees/run', { runId: 'assignees-1' });
+    const run = await call<Run>('POST', '/v1/tools/assignees/run', { runId: 'assignees-1' });
     expect(run.status, run.error).toBe('success');
     const runPage = await open('/runs/assignees-1');
     await signIn(runPage, TEST_ADMIN_KEY);

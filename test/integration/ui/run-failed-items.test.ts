@@ -4,17 +4,12 @@
  * event says so as it happens. A real browser against a started embedded server and a real HTTP target.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { browserMissing, expectAccessible, screenshot, useDashboard } from '../../support/browser.ts';
-import { callOk, useTestApi, waitForRun } from '../../support/embedded.ts';
+import { expectAccessible, screenshot, useBrowserTests, useDashboard } from '../../support/browser.ts';
+import { waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
-const missing = browserMissing();
-if (missing) console.warn(`failed loop items browser tests skipped: ${missing}`);
-
 const target = useHttpTarget();
-const api = useTestApi();
-
-const call = <T>(method: string, path: string, body?: unknown) => callOk<T>(api, method, path, body);
+const { missing, api, call } = useBrowserTests('failed loop items');
 
 /** A tool looping over `ids` at /parcels/<id>, going on past the items that fail. */
 const parcelsTool = (id: string, ids: number[]) => ({

@@ -10,23 +10,16 @@ import type { ToolSchedule } from '../../../contract/api/schedule.ts';
 // How the page writes an instant in a time zone (the browser's language is en-US: support/browser.ts).
 import { formatInZone } from '../../../ui/components/format.ts';
 import {
-  browserMissing,
   expectAccessible,
   expectRefusedRead,
   horizontalOverflow,
   screenshot,
+  useBrowserTests,
   useDashboard,
   ZOOMED_200,
 } from '../../support/browser.ts';
-import { callOk, useTestApi } from '../../support/embedded.ts';
 
-const missing = browserMissing();
-if (missing) console.warn(`schedules browser tests skipped: ${missing}`);
-
-const api = useTestApi();
-
-const call = <T>(method: string, path: string, body?: unknown, key?: string) =>
-  callOk<T>(api, method, path, body, key);
+const { missing, api, call } = useBrowserTests('schedules');
 
 async function schedulesOf(toolId: string): Promise<ToolSchedule[]> {
   return (await call<{ data: ToolSchedule[] }>('GET', `/v1/tools/${toolId}/schedules`)).data;

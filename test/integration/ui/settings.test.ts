@@ -13,19 +13,15 @@ import {
   KG_ERR_INVALID_API_KEY,
 } from '../../../contract/api/errors.ts';
 import {
-  browserMissing,
   expectAccessible,
   horizontalOverflow,
   screenshot,
+  useBrowserTests,
   useDashboard,
   ZOOMED_200,
 } from '../../support/browser.ts';
-import { callOk, useTestApi } from '../../support/embedded.ts';
 
-const missing = browserMissing();
-if (missing) console.warn(`settings browser tests skipped: ${missing}`);
-
-const api = useTestApi();
+const { missing, api, call } = useBrowserTests('settings');
 
 interface ApiKeyAnswer {
   id: string;
@@ -35,9 +31,6 @@ interface ApiKeyAnswer {
   toolIds: string[] | null;
   systemIds: string[] | null;
 }
-
-const call = <T>(method: string, path: string, body?: unknown, key?: string) =>
-  callOk<T>(api, method, path, body, key);
 
 const transformTool = (id: string) => ({
   id,

@@ -8,19 +8,16 @@
  */
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { browserMissing, expectAccessible, screenshot, useDashboard } from '../../support/browser.ts';
-import { callOk, useTestApi } from '../../support/embedded.ts';
+import { expectAccessible, screenshot, useBrowserTests, useDashboard } from '../../support/browser.ts';
 import { mariadbSkip, useMariaDb } from '../../support/mariadb.ts';
 import { REDIS_PASSWORD, redisServerMissing, useRedisServer } from '../../support/redis-server.ts';
 import { type Exposed, findSecrets, type Secret, summarise } from '../../support/secret-scan.ts';
 
-const missing =
-  browserMissing() ?? redisServerMissing() ?? (mariadbSkip() ? 'no MariaDB in this run' : undefined);
-if (missing) console.warn(`system connection browser tests skipped: ${missing}`);
-
 const WRONG_PASSWORD = 'typed-WRONG-pw-5d0c8e';
 
-const api = useTestApi();
+const { missing, api, call } = useBrowserTests('system connection', {
+  alsoMissing: () => redisServerMissing() ?? (mariadbSkip() ? 'no MariaDB in this run' : undefined),
+});
 /** Every answer of the server the pages read, for the secret scan. */
 const answers: Exposed[] = [];
 const secrets: Secret[] = [
@@ -211,7 +208,7 @@ describe.skipIf(missing !== undefined)(
     });
 
     it('shows no test to a key that may not run', async () => {
-      const reader = await callOk<{ key: string }>(api, 'POST', '/v1/api-keys', {
+      const reader = await call<{ key: string }>('POST', '/v1/api-keys', {
         name: 'systems reader',
         scopes: ['systems:read'],
       });

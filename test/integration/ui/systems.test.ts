@@ -9,15 +9,12 @@
 
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserMissing, expectAccessible, screenshot, useDashboard } from '../../support/browser.ts';
-import { callOk, TEST_ADMIN_KEY, useTestApi } from '../../support/embedded.ts';
+import { expectAccessible, screenshot, useBrowserTests, useDashboard } from '../../support/browser.ts';
+import { TEST_ADMIN_KEY } from '../../support/embedded.ts';
 import { type AgentProcess, startAgent } from '../../support/gateway-agent.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 import { AC_CLIENT, startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.ts';
 import { type Exposed, findSecrets, summarise } from '../../support/secret-scan.ts';
-
-const missing = browserMissing();
-if (missing) console.warn(`systems browser tests skipped: ${missing}`);
 
 const API_KEY = 'crm-key-first-7d1c0a5e9b2f4c68';
 const NEW_API_KEY = 'crm-key-second-3e8a6b0d2c4f1a97';
@@ -26,7 +23,7 @@ const DOCS =
   '# CRM API\n\n## Authentication\n\nSend the key in the X-Api-Key header.\n\n## Contacts\n\nGET /contacts lists the contacts of the CRM.\n';
 
 const target = useHttpTarget();
-const api = useTestApi();
+const { missing, api, call } = useBrowserTests('systems');
 let idp: TestOAuthProvider;
 let agent: AgentProcess | undefined;
 /** Every answer of the server the pages read (their bodies), for the secret scan. */
@@ -42,9 +39,6 @@ const secrets = () => [
   { name: 'oauth client secret', value: AC_CLIENT.secret },
   ...[...idp.acceptedTokens].map((value, i) => ({ name: `oauth access token ${i}`, value })),
 ];
-
-const call = <T>(method: string, path: string, body?: unknown, key?: string) =>
-  callOk<T>(api, method, path, body, key);
 
 /** Every page: the provider's web font stubbed, and each answer of the server recorded for the secret scan. */
 async function prepare(page: Page, context: BrowserContext): Promise<void> {

@@ -15,28 +15,22 @@ import { toolFromResource } from '../../../contract/resources/convert.ts';
 import { ToolManifest, ToolResource } from '../../../contract/resources/kinds.ts';
 import { API_VERSION } from '../../../contract/resources/meta.ts';
 import {
-  browserMissing,
   expectAccessible,
   expectRefusedRead,
   horizontalOverflow,
   screenshot,
+  useBrowserTests,
   useDashboard,
   ZOOMED_200,
 } from '../../support/browser.ts';
-import { callOk, TEST_ADMIN_KEY, useTestApi, waitForRun } from '../../support/embedded.ts';
+import { TEST_ADMIN_KEY, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
-const missing = browserMissing();
-if (missing) console.warn(`tools browser tests skipped: ${missing}`);
-
 const target = useHttpTarget();
-const api = useTestApi();
+const { missing, api, call } = useBrowserTests('tools');
 
 const STORED_TOKEN = 'stored-token-4b1c';
 const RUNTIME_TOKEN = 'runtime-token-9e27';
-
-const call = <T>(method: string, path: string, body?: unknown, key?: string) =>
-  callOk<T>(api, method, path, body, key);
 
 const GREET_SCHEMA = {
   type: 'object',
