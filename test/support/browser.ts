@@ -186,11 +186,16 @@ export function horizontalOverflow(page: Page): Promise<number> {
 /** A 1200 × 800 window at 200 % zoom, in CSS pixels. */
 export const ZOOMED_200 = { width: 600, height: 400 };
 
+/** How a page is opened: its colour scheme and window. */
+type OpenOptions = Parameters<typeof openPage>[1];
+
 export interface Dashboard {
   /** A page at `path` in a fresh context (its own session storage), watched as openPage watches. */
-  open(path: string, options?: Parameters<typeof openPage>[1]): Promise<Page>;
+  open(path: string, options?: OpenOptions): Promise<Page>;
   /** Signs in on the sign-in form the page shows, and waits for the navigation. */
   signIn(page: Page, key?: string): Promise<void>;
+  /** A page at `path`, signed in with `key` (the admin's unless given): where most tests start. */
+  openSignedIn(path: string, options?: OpenOptions & { key?: string }): Promise<Page>;
 }
 
 export interface DashboardOptions {
@@ -213,16 +218,22 @@ export function useDashboard(baseUrl: () => string, dashboardOptions: DashboardO
   afterAll(async () => {
     await browser?.close();
   });
+  const open: Dashboard['open'] = async (path, options = {}) => {
+    if (!browser) throw new Error('the browser starts in beforeAll: open pages in tests');
+    const { context, page, watch } = await openPage(browser, options);
+    opened.push({ context, watch });
+    await dashboardOptions.prepare?.(page, context);
+    await page.goto(`${baseUrl()}${path}`);
+    return page;
+  };
   return {
-    async open(path, options = {}) {
-      if (!browser) throw new Error('the browser starts in beforeAll: open pages in tests');
-      const { context, page, watch } = await openPage(browser, options);
-      opened.push({ context, watch });
-      await dashboardOptions.prepare?.(page, context);
-      await page.goto(`${baseUrl()}${path}`);
+    open,
+    signIn: (page, key = TEST_ADMIN_KEY) => signIn(page, key),
+    async openSignedIn(path, { key = TEST_ADMIN_KEY, ...options } = {}) {
+      const page = await open(path, options);
+      await signIn(page, key);
       return page;
     },
-    signIn: (page, key = TEST_ADMIN_KEY) => signIn(page, key),
   };
 }
 

@@ -55,8 +55,7 @@ describe.skipIf(missing !== undefined)('the Gateways page', () => {
   });
 
   it('says how to connect an agent while none is', async () => {
-    const page = await dashboard.open('/gateways');
-    await dashboard.signIn(page);
+    const page = await dashboard.openSignedIn('/gateways');
     await page.getByText('No gateway agent is connected.').waitFor();
     await expectAccessible(page);
   });
@@ -73,8 +72,7 @@ describe.skipIf(missing !== undefined)('the Gateways page', () => {
     });
     await agent.waitFor(`tunnel '${TUNNEL}' registered`);
 
-    const page = await dashboard.open('/gateways');
-    await dashboard.signIn(page);
+    const page = await dashboard.openSignedIn('/gateways');
     const row = page.getByRole('row', { name: new RegExp(TUNNEL) });
     await row.waitFor();
     const cells = row.getByRole('cell');
@@ -113,8 +111,7 @@ describe.skipIf(missing !== undefined)('the Gateways page', () => {
   });
 
   it('works at 200 % zoom, in the dark theme', async () => {
-    const page = await dashboard.open('/gateways', { viewport: ZOOMED_200, colorScheme: 'dark' });
-    await dashboard.signIn(page);
+    const page = await dashboard.openSignedIn('/gateways', { viewport: ZOOMED_200, colorScheme: 'dark' });
     await page.getByRole('row', { name: new RegExp(TUNNEL) }).waitFor();
     expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
     await expectAccessible(page);

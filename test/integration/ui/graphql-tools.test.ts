@@ -7,7 +7,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../../contract/api/run.ts';
 import { expectAccessible, useBrowserTests, useDashboard } from '../../support/browser.ts';
-import { TEST_ADMIN_KEY } from '../../support/embedded.ts';
 import { useStarted } from '../../support/fixture.ts';
 import { GRAPHQL_TOKEN, startGraphqlServer } from '../../support/graphql-server.ts';
 
@@ -18,7 +17,7 @@ const server = useStarted(
 );
 
 describe.skipIf(missing !== undefined)('GraphQL tools in the JSON editor', () => {
-  const { open, signIn } = useDashboard(() => api.url);
+  const { openSignedIn } = useDashboard(() => api.url);
 
   beforeAll(async () => {
     await call('POST', '/v1/systems', {
@@ -30,8 +29,7 @@ describe.skipIf(missing !== undefined)('GraphQL tools in the JSON editor', () =>
   });
 
   it('creates one, showing a query that does not parse at its line, and saves it again unchanged', async () => {
-    const page = await open('/new/tool');
-    await signIn(page, TEST_ADMIN_KEY);
+    const page = await openSignedIn('/new/tool');
     await page.getByRole('heading', { name: 'New tool' }).waitFor();
     const definition = {
       id: 'assignees',
@@ -73,8 +71,7 @@ describe.skipIf(missing !== undefined)('GraphQL tools in the JSON editor', () =>
 
     const run = await call<Run>('POST', '/v1/tools/assignees/run', { runId: 'assignees-1' });
     expect(run.status, run.error).toBe('success');
-    const runPage = await open('/runs/assignees-1');
-    await signIn(runPage, TEST_ADMIN_KEY);
+    const runPage = await openSignedIn('/runs/assignees-1');
     await expect
       .poll(() => runPage.locator('body').textContent())
       .toContain('GraphQL error beside data: User 99 not found (at tasks.nodes.2.assignee');

@@ -73,13 +73,7 @@ function figure(page: Page, name: string) {
 }
 
 describe.skipIf(missing !== undefined)('the Overview in a browser', () => {
-  const dashboard = useDashboard(() => api.url);
-  /** A signed-in page at `path`. */
-  async function open(path: string, options?: Parameters<typeof dashboard.open>[1]): Promise<Page> {
-    const page = await dashboard.open(path, options);
-    await dashboard.signIn(page);
-    return page;
-  }
+  const { openSignedIn: open } = useDashboard(() => api.url);
 
   beforeAll(async () => {
     held = target.hold('/hold');

@@ -51,8 +51,7 @@ describe.skipIf(missing !== undefined)('schedules and tool state in the dashboar
   });
 
   it('creates a schedule with its next run times previewed, pauses, resumes and deletes it', async () => {
-    const page = await dashboard.open('/schedules');
-    await dashboard.signIn(page);
+    const page = await dashboard.openSignedIn('/schedules');
     await page.getByText('No schedules yet.').waitFor();
     await page.getByRole('button', { name: 'New schedule' }).click();
     await page.getByLabel('Tool to run').fill('report');
@@ -136,8 +135,7 @@ describe.skipIf(missing !== undefined)('schedules and tool state in the dashboar
   it("shows a tool's state after runs that wrote it, and resets it after a confirmation", async () => {
     await call('POST', '/v1/tools/todo-sync/run', {});
     await call('POST', '/v1/tools/todo-sync/run', {});
-    const page = await dashboard.open('/tools/todo-sync/state');
-    await dashboard.signIn(page);
+    const page = await dashboard.openSignedIn('/tools/todo-sync/state');
     await page.getByRole('heading', { name: 'State of todo-sync' }).waitFor();
     const facts = page.getByLabel('The state', { exact: true });
     await expect.poll(() => facts.textContent()).toMatch(/^Version2 \(writes so far\)Updated.*Keys2 /);
@@ -176,8 +174,7 @@ describe.skipIf(missing !== undefined)('schedules and tool state in the dashboar
       steps: [{ id: 'echo', config: { type: 'transform', transformCode: '(s) => s.n' } }],
     });
 
-    const page = await dashboard.open('/schedules?toolId=other');
-    await dashboard.signIn(page);
+    const page = await dashboard.openSignedIn('/schedules?toolId=other');
     const status = page
       .getByRole('row', { name: /by-leaver/ })
       .getByRole('cell')
@@ -200,8 +197,7 @@ describe.skipIf(missing !== undefined)('schedules and tool state in the dashboar
 
   it('works at 200 % zoom, in the dark theme', async () => {
     await call('POST', '/v1/tools/report/schedules', { id: 'report-daily', cronExpression: '@daily' });
-    const page = await dashboard.open('/schedules', { viewport: ZOOMED_200, colorScheme: 'dark' });
-    await dashboard.signIn(page);
+    const page = await dashboard.openSignedIn('/schedules', { viewport: ZOOMED_200, colorScheme: 'dark' });
     await page.getByRole('row', { name: /report-daily/ }).waitFor();
     await page.getByRole('button', { name: 'New schedule' }).click();
     await page.getByLabel('Cron expression').fill('@weekly');

@@ -104,8 +104,7 @@ describe.skipIf(missing !== undefined)('API keys in the dashboard', () => {
     expect(await page.content()).not.toContain(secret);
 
     // Signed in with the new key, only that tool's runs are there.
-    const limited = await dashboard.open('/runs');
-    await dashboard.signIn(limited, secret);
+    const limited = await dashboard.openSignedIn('/runs', { key: secret });
     const tools = limited.locator('.runs-table tbody td:nth-child(3)');
     await expect
       .poll(async () => (await tools.allTextContents()).sort())
@@ -143,8 +142,7 @@ describe.skipIf(missing !== undefined)('API keys in the dashboard', () => {
   });
 
   it('creates an agent key that may host gateway agents and nothing else', async () => {
-    const page = await dashboard.open('/settings');
-    await dashboard.signIn(page);
+    const page = await dashboard.openSignedIn('/settings');
     await page.getByLabel('Name', { exact: true }).fill('corp-eu agent');
     for (const scope of ['tools:read', 'runs:read', 'runs:execute']) {
       await page.getByRole('checkbox', { name: new RegExp(scope) }).uncheck();
@@ -163,8 +161,7 @@ describe.skipIf(missing !== undefined)('API keys in the dashboard', () => {
       scopes: ['keys:admin', 'tools:read', 'runs:read'],
       toolIds: ['list-items'],
     });
-    const page = await dashboard.open('/settings');
-    await dashboard.signIn(page, manager.key);
+    const page = await dashboard.openSignedIn('/settings', { key: manager.key });
     await page.getByRole('heading', { name: 'Create an API key' }).waitFor();
     // No admin keys, and the scopes it lacks cannot be ticked.
     expect(await page.getByText('Admin key: every scope').count()).toBe(0);
@@ -181,8 +178,7 @@ describe.skipIf(missing !== undefined)('API keys in the dashboard', () => {
   });
 
   it('works at 200 % zoom, in the dark theme', async () => {
-    const page = await dashboard.open('/settings', { viewport: ZOOMED_200, colorScheme: 'dark' });
-    await dashboard.signIn(page);
+    const page = await dashboard.openSignedIn('/settings', { viewport: ZOOMED_200, colorScheme: 'dark' });
     await page.getByRole('heading', { name: 'Create an API key' }).waitFor();
     expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
     await expectAccessible(page);

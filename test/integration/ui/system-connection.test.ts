@@ -58,7 +58,7 @@ describe.skipIf(missing !== undefined)(
   () => {
     const redis = useRedisServer();
     const database = useMariaDb();
-    const { open, signIn } = useDashboard(() => api.url, {
+    const { openSignedIn } = useDashboard(() => api.url, {
       prepare: (page) => {
         page.on('response', (response) => {
           if (!response.url().startsWith(api.url)) return;
@@ -71,8 +71,7 @@ describe.skipIf(missing !== undefined)(
     });
 
     it("shows each protocol's URL shape and login fields as it is chosen or typed", async () => {
-      const page = await open('/systems/new');
-      await signIn(page);
+      const page = await openSignedIn('/systems/new');
       await page.getByRole('heading', { name: 'New system' }).waitFor();
       const protocol = page.getByLabel('Protocol');
       const url = page.getByLabel('URL', { exact: true });
@@ -111,8 +110,7 @@ describe.skipIf(missing !== undefined)(
     });
 
     it('creates a Redis system through the form, tests it connected, then failed with a wrong password', async () => {
-      const page = await open('/systems/new');
-      await signIn(page);
+      const page = await openSignedIn('/systems/new');
       await page.getByLabel('Id').fill('cache');
       await page.getByLabel('Protocol').selectOption({ label: 'Redis' });
       expect(await page.getByLabel('URL', { exact: true }).getAttribute('placeholder')).toBe(
@@ -144,8 +142,7 @@ describe.skipIf(missing !== undefined)(
 
     it('creates a MySQL system by typing its URL, and tests it from the edit form too', async () => {
       secrets.push({ name: 'mariadb password', value: database.password });
-      const page = await open('/systems/new');
-      await signIn(page);
+      const page = await openSignedIn('/systems/new');
       await page.getByLabel('Id').fill('shop');
       await page.getByLabel('URL', { exact: true }).fill(database.bareUrl);
       expect(await page.getByLabel('Protocol').inputValue()).toBe('mysql');
@@ -178,8 +175,7 @@ describe.skipIf(missing !== undefined)(
     });
 
     it('says on the form and the page that no step can use an MSSQL system yet, and offers no test', async () => {
-      const page = await open('/systems/new');
-      await signIn(page);
+      const page = await openSignedIn('/systems/new');
       await page.getByLabel('Id').fill('ledger');
       await page.getByLabel('Protocol').selectOption({ label: 'MSSQL (no step can use it yet)' });
       const formNotice = page.getByRole('note');
@@ -201,8 +197,7 @@ describe.skipIf(missing !== undefined)(
     });
 
     it('shows a failed outcome readably in the dark theme', async () => {
-      const page = await open('/systems/cache', { colorScheme: 'dark' });
-      await signIn(page);
+      const page = await openSignedIn('/systems/cache', { colorScheme: 'dark' });
       expect(await testProd(page)).toContain('WRONGPASS');
       await expectAccessible(page);
     });
@@ -212,8 +207,7 @@ describe.skipIf(missing !== undefined)(
         name: 'systems reader',
         scopes: ['systems:read'],
       });
-      const page = await open('/systems/cache');
-      await signIn(page, reader.key);
+      const page = await openSignedIn('/systems/cache', { key: reader.key });
       await prod(page).getByText(`${redis.url}/0`).waitFor();
       expect(await page.getByRole('button', { name: /^Test / }).count()).toBe(0);
     });

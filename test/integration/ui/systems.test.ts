@@ -77,7 +77,7 @@ async function runTool(toolId: string): Promise<{ status: string; data?: unknown
 }
 
 describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeout: 60_000 }, () => {
-  const { open, signIn } = useDashboard(() => api.url, { prepare });
+  const { openSignedIn } = useDashboard(() => api.url, { prepare });
 
   beforeAll(async () => {
     idp = await startOAuthProvider({ redirectUris: [`${api.url}/v1/oauth/callback`] });
@@ -102,8 +102,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
   });
 
   it('creates a system with an API key, and afterwards shows only the key names', async () => {
-    const page = await open('/systems');
-    await signIn(page);
+    const page = await openSignedIn('/systems');
     await page.getByText('No systems yet.').waitFor();
     await page.getByRole('link', { name: 'New system' }).click();
     await page.getByRole('heading', { name: 'New system' }).waitFor();
@@ -144,8 +143,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
   });
 
   it('edits a system: an empty credential field keeps the stored value, a typed one replaces it', async () => {
-    const page = await open('/systems/crm');
-    await signIn(page);
+    const page = await openSignedIn('/systems/crm');
     await page.getByRole('link', { name: 'Edit prod' }).click();
     await page.getByRole('heading', { name: 'Edit system crm (prod)' }).waitFor();
     const key = page.getByLabel('API key', { exact: true });
@@ -178,8 +176,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
   });
 
   it('shows the dev and prod variants side by side', async () => {
-    const page = await open('/systems/crm');
-    await signIn(page);
+    const page = await openSignedIn('/systems/crm');
     // crm has no dev variant yet: the page says so without a read the server refuses (a 404 the browser
     // would log as an error, which fails the test in closeWatchedPages).
     await variant(page, 'dev').getByText('No dev variant', { exact: false }).waitFor();
@@ -205,8 +202,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
   });
 
   it('shows documentation processing until it is ready, uploads a file and searches it', async () => {
-    const page = await open('/systems/crm/edit?environment=dev');
-    await signIn(page);
+    const page = await openSignedIn('/systems/crm/edit?environment=dev');
     await page.getByLabel('Documentation URL').fill(`${target.url}/docs/held`);
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.waitForURL(`${api.url}/systems/crm`);
@@ -239,8 +235,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
   });
 
   it('connects an OAuth system at the provider and comes back to its page, connected', async () => {
-    const page = await open('/systems/new');
-    await signIn(page);
+    const page = await openSignedIn('/systems/new');
     await page.getByLabel('Id').fill('idp');
     await page.getByLabel('URL', { exact: true }).fill(idp.apiUrl);
     await page.getByLabel('Method').selectOption({ label: 'OAuth 2.0' });
@@ -283,8 +278,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
   });
 
   it('does not leave the page for an authorization URL that is not http(s), whatever the server answers', async () => {
-    const page = await open('/systems/idp');
-    await signIn(page);
+    const page = await openSignedIn('/systems/idp');
     // The server never answers one (security/api-navigation-urls.test.ts); an older server or an altered
     // store might: the page checks before it navigates, not only the Content-Security-Policy.
     await page.route(/\/v1\/systems\/idp\/oauth\/authorize/, (route) =>
@@ -317,8 +311,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
       `/v1/systems/idp/oauth/authorize?environment=prod&returnTo=${encodeURIComponent('/systems/idp?environment=prod')}`,
     );
     const state = new URL(started.data.authorizationUrl).searchParams.get('state') ?? '';
-    const page = await open('/systems/idp');
-    await signIn(page);
+    const page = await openSignedIn('/systems/idp');
     // What the provider does when the user refuses consent: back to the callback with error=access_denied.
     await page.goto(`${api.url}/v1/oauth/callback?error=access_denied&state=${encodeURIComponent(state)}`);
     await page.waitForURL((url) => url.pathname === '/systems/idp');
@@ -340,8 +333,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
     });
     await agent.waitFor("tunnel 'corp' registered");
 
-    const page = await open('/systems/new');
-    await signIn(page);
+    const page = await openSignedIn('/systems/new');
     await page.getByLabel('Id').fill('billing');
     await page.getByLabel('In a private network, through a gateway').check();
     await page.getByLabel('Gateway', { exact: true }).selectOption('corp');
@@ -380,8 +372,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
     await expectNoSecretsShown(page);
     await expectAccessible(page);
     await screenshot(page, 'systems');
-    const dark = await open('/systems/crm', { colorScheme: 'dark' });
-    await signIn(dark);
+    const dark = await openSignedIn('/systems/crm', { colorScheme: 'dark' });
     await variant(dark, 'prod').getByRole('list', { name: 'Stored credential keys' }).waitFor();
     await expectAccessible(dark);
   });
@@ -392,8 +383,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
       scopes: ['systems:read'],
       systemIds: ['crm'],
     });
-    const page = await open('/systems');
-    await signIn(page, limited.key);
+    const page = await openSignedIn('/systems', { key: limited.key });
     const rows = page.locator('.systems-table tbody tr');
     await expect.poll(() => rows.count()).toBe(2);
     expect(new Set(await page.locator('.systems-table tbody td:first-child a').allTextContents())).toEqual(
@@ -409,8 +399,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
   });
 
   it('works at 200 % zoom', async () => {
-    const page = await open('/systems', { viewport: { width: 600, height: 400 } });
-    await signIn(page);
+    const page = await openSignedIn('/systems', { viewport: { width: 600, height: 400 } });
     await page.locator('.systems-table').waitFor();
     const overflow = () => page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     expect(await overflow()).toBeLessThanOrEqual(0);
