@@ -12,6 +12,7 @@ import {
   KG_ERR_GRANT_EXCEEDS_KEY,
   KG_ERR_INVALID_API_KEY,
 } from '../../../contract/api/errors.ts';
+import type { ApiKey, ApiKeyCreated, ApiKeyList } from '../../../ui/api/types.ts';
 import {
   expectAccessible,
   horizontalOverflow,
@@ -23,22 +24,13 @@ import {
 
 const { missing, api, call } = useBrowserTests('settings');
 
-interface ApiKeyAnswer {
-  id: string;
-  name: string;
-  key: string;
-  scopes: string[];
-  toolIds: string[] | null;
-  systemIds: string[] | null;
-}
-
 const transformTool = (id: string) => ({
   id,
   steps: [{ id: 'make', config: { type: 'transform', transformCode: `() => '${id}'` } }],
 });
 
-async function keysNamed(name: string): Promise<ApiKeyAnswer[]> {
-  const { data } = await call<{ data: ApiKeyAnswer[] }>('GET', '/v1/api-keys');
+async function keysNamed(name: string): Promise<ApiKey[]> {
+  const { data } = await call<ApiKeyList>('GET', '/v1/api-keys');
   return data.filter((key) => key.name === name);
 }
 
@@ -156,7 +148,7 @@ describe.skipIf(missing !== undefined)('API keys in the dashboard', () => {
   });
 
   it("offers only what the signed-in key has, and shows the API's refusal with what to do", async () => {
-    const manager = await call<ApiKeyAnswer>('POST', '/v1/api-keys', {
+    const manager = await call<ApiKeyCreated>('POST', '/v1/api-keys', {
       name: 'list-items manager',
       scopes: ['keys:admin', 'tools:read', 'runs:read'],
       toolIds: ['list-items'],
