@@ -19,6 +19,7 @@ import { type Exposed, findSecrets, summarise } from '../../support/secret-scan.
 const API_KEY = 'crm-key-first-7d1c0a5e9b2f4c68';
 const NEW_API_KEY = 'crm-key-second-3e8a6b0d2c4f1a97';
 const DEV_TOKEN = 'crm-dev-bearer-5b9e2d7a1c3f6e08';
+const TENANT_TOKEN = 'tenant-header-8f3a1c6e2b9d0574';
 const DOCS =
   '# CRM API\n\n## Authentication\n\nSend the key in the X-Api-Key header.\n\n## Contacts\n\nGET /contacts lists the contacts of the CRM.\n';
 
@@ -36,6 +37,7 @@ const secrets = () => [
   { name: 'api key', value: API_KEY },
   { name: 'new api key', value: NEW_API_KEY },
   { name: 'dev bearer token', value: DEV_TOKEN },
+  { name: 'tenant header', value: TENANT_TOKEN },
   { name: 'oauth client secret', value: AC_CLIENT.secret },
   ...[...idp.acceptedTokens].map((value, i) => ({ name: `oauth access token ${i}`, value })),
 ];
@@ -140,6 +142,22 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
     ]);
     await expectNoSecretsShown(page);
     await expectAccessible(page);
+  });
+
+  it('stores a header named in a row of its own, and afterwards shows only its name', async () => {
+    const page = await openSignedIn('/systems/new');
+    await page.getByLabel('Id').fill('tenant-api');
+    await page.getByLabel('URL', { exact: true }).fill(target.url);
+    await page.getByLabel('Method').selectOption({ label: 'Custom headers' });
+    await page.getByRole('button', { name: 'Add a header' }).click();
+    await page.getByLabel('Name of new header 1').fill('X-Tenant');
+    await page.getByLabel('Value of new header 1').fill(TENANT_TOKEN);
+    await expectAccessible(page);
+    await page.getByRole('button', { name: 'Create system' }).click();
+
+    await page.waitForURL(`${api.url}/systems/tenant-api`);
+    expect(await storedKeys(page, 'prod')).toEqual(['X-Tenant']);
+    await expectNoSecretsShown(page);
   });
 
   it('edits a system: an empty credential field keeps the stored value, a typed one replaces it', async () => {
