@@ -7,12 +7,12 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import * as routes from '../../../contract/api/route-paths.ts';
-import type { ToolSchedule, ToolScheduleList } from '../../api/types.ts';
+import type { ToolSchedule } from '../../api/types.ts';
 import { ConfirmButton } from '../../components/confirm.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatInZone, formatRelative, formatTime } from '../../components/format.ts';
 import { PageLinks, pageOf } from '../../components/pager.tsx';
-import { usePoll } from '../../components/poll.ts';
+import { usePolled } from '../../components/poll.ts';
 import { Badge, type BadgeProps } from '../../components/status.tsx';
 import { Table } from '../../components/table.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
@@ -195,8 +195,6 @@ export function SchedulesPage() {
   const query = location.value.query;
   const toolId = query.get('toolId') || undefined;
   const page = pageOf(query);
-  const [list, setList] = useState<ToolScheduleList>();
-  const [error, setError] = useState<unknown>();
   const [reloads, setReloads] = useState(0);
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<ToolSchedule>();
@@ -204,19 +202,12 @@ export function SchedulesPage() {
   const scopes = session.value?.me.scopes ?? [];
   const mayWrite = scopes.includes('tools:write') && scopes.includes('runs:execute');
 
-  usePoll(
-    async (signal) => {
+  const { answer: list, error } = usePolled(
+    (signal) => {
       const query = { page, limit: PAGE_SIZE };
-      try {
-        setList(
-          toolId
-            ? await client().call(routes.listToolSchedules, { params: { toolId }, query, signal })
-            : await client().call(routes.listSchedules, { query, signal }),
-        );
-        setError(undefined);
-      } catch (caught) {
-        if (!signal.aborted) setError(caught);
-      }
+      return toolId
+        ? client().call(routes.listToolSchedules, { params: { toolId }, query, signal })
+        : client().call(routes.listSchedules, { query, signal });
     },
     SCHEDULES_POLL_MS,
     [toolId, page, reloads],

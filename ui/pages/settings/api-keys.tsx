@@ -7,12 +7,13 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import * as routes from '../../../contract/api/route-paths.ts';
-import type { ApiKey, ApiKeyCreateBody, ApiKeyCreated, ApiKeyList, Me, Scope } from '../../api/types.ts';
+import type { ApiKey, ApiKeyCreateBody, ApiKeyCreated, Me, Scope } from '../../api/types.ts';
 import { SCOPES } from '../../api/types.ts';
 import { ConfirmButton } from '../../components/confirm.tsx';
 import { CopyButton } from '../../components/copy-button.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatRelative, formatTime } from '../../components/format.ts';
+import { usePolled } from '../../components/poll.ts';
 import { Table } from '../../components/table.tsx';
 import { client, signOut } from '../../session.ts';
 import { chosenIds, type IdChoice, IdPicker, NO_IDS } from './id-picker.tsx';
@@ -235,27 +236,17 @@ function KeyRow({ apiKey, me, revoked }: { apiKey: ApiKey; me: Me; revoked(): vo
 }
 
 export function ApiKeysSection({ me }: { me: Me }) {
-  const [keys, setKeys] = useState<ApiKeyList>();
-  const [error, setError] = useState<unknown>();
   const [created, setCreated] = useState<ApiKeyCreated>();
   const [reloads, setReloads] = useState(0);
   const [shown, setShown] = useState(ROWS_PER_PAGE);
   const allowed = me.scopes.includes('keys:admin');
 
-  useEffect(() => {
-    if (!allowed) return;
-    const abort = new AbortController();
-    client()
-      .call(routes.listApiKeys, { signal: abort.signal })
-      .then(
-        (answer) => {
-          setKeys(answer);
-          setError(undefined);
-        },
-        (caught) => abort.signal.aborted || setError(caught),
-      );
-    return () => abort.abort();
-  }, [reloads, allowed]);
+  // Without keys:admin there is nothing to read: the section says so instead.
+  const { answer: keys, error } = usePolled(
+    async (signal) => (allowed ? client().call(routes.listApiKeys, { signal }) : undefined),
+    undefined,
+    [reloads, allowed],
+  );
 
   if (!allowed) {
     return (

@@ -9,6 +9,7 @@ import type { ListToolsQuery, ToolList } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatTime } from '../../components/format.ts';
 import { PageLinks, pageOf } from '../../components/pager.tsx';
+import { usePolled } from '../../components/poll.ts';
 import { Table } from '../../components/table.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { client, session } from '../../session.ts';
@@ -110,31 +111,23 @@ export function ToolsPage() {
   const filters = filtersOf(query);
   const page = pageOf(query);
   const key = withQuery('', { ...filters, page: String(page) });
-  const [list, setList] = useState<ToolList>();
-  const [error, setError] = useState<unknown>();
   const canWrite = session.value?.me.scopes.includes('tools:write') ?? false;
 
-  useEffect(() => {
-    const abort = new AbortController();
-    const shown = SHOWN.find((option) => option.value === (filters.archived ?? '')) ?? SHOWN[0];
-    const request: ListToolsQuery = {
-      page: String(page),
-      limit: String(PAGE_SIZE),
-      includeArchived: shown.includeArchived,
-      ...(filters.search ? { search: filters.search } : {}),
-      ...(filters.folder ? { folder: filters.folder } : {}),
-    };
-    client()
-      .call(routes.listTools, { query: request, signal: abort.signal })
-      .then(
-        (answer) => {
-          setList(answer);
-          setError(undefined);
-        },
-        (caught: unknown) => abort.signal.aborted || setError(caught),
-      );
-    return () => abort.abort();
-  }, [key]);
+  const { answer: list, error } = usePolled(
+    (signal) => {
+      const shown = SHOWN.find((option) => option.value === (filters.archived ?? '')) ?? SHOWN[0];
+      const request: ListToolsQuery = {
+        page: String(page),
+        limit: String(PAGE_SIZE),
+        includeArchived: shown.includeArchived,
+        ...(filters.search ? { search: filters.search } : {}),
+        ...(filters.folder ? { folder: filters.folder } : {}),
+      };
+      return client().call(routes.listTools, { query: request, signal });
+    },
+    undefined,
+    [key],
+  );
 
   const pages = list ? Math.max(1, Math.ceil(list.total / list.limit)) : 1;
   const filtered = Object.keys(filters).length > 0;
