@@ -1,5 +1,5 @@
 import { DEFAULT_RUN_TIMEOUT_MS, type StepResult } from '../contract/api/run.ts';
-import type { JsonValue } from '../contract/json.ts';
+import type { JsonObject, JsonValue } from '../contract/json.ts';
 import type { ConnectionProtocol } from '../contract/step-protocols.ts';
 import type { RunOrder } from '../contract/wire/run-order.ts';
 import type { RunStateChanges } from '../contract/wire/tool-state.ts';
@@ -207,4 +207,6 @@ export interface EngineResult {
   files: ProducedFile[];
   /** What the run changed in its tool's persistent state; only when the order carried a persistedState. */
   state?: RunStateChanges;
+  /** A try (the order's untilStep) that reached its step: what the next step would receive. */
+  until?: { stepId: string; nextStepId?: string; sourceData: JsonObject };
 }

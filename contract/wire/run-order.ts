@@ -57,5 +57,10 @@ export const RunOrder = z.object({
    * just run, and their results lead the run's step results.
    */
   reusedSteps: z.array(StepResult.extend({ reusedFrom: z.string().min(1) })).optional(),
+  /**
+   * A try (POST /v1/tools/run with untilStep): the run stops after this step, with no output transform or
+   * schema, and its result carries the sourceData the next step would receive.
+   */
+  untilStep: z.string().min(1).optional(),
 });
 export type RunOrder = z.infer<typeof RunOrder>;
