@@ -1,8 +1,8 @@
 /**
  * One run: its record (GET /v1/runs/{id}), its live events while it runs (GET /v1/logs/stream, read with
  * fetch so the key stays in the Authorization header), then its stored results (GET …/results): output,
- * each step's result and error, a timeline of steps and pages, file artifacts; cancel, and run again
- * with the same inputs.
+ * each step's result and error, a timeline of steps and pages, file artifacts; cancel, run again
+ * with the same inputs, and resume a failed or aborted run from the step where it stopped.
  */
 import { useEffect, useState } from 'preact/hooks';
 import * as routes from '../../../contract/api/route-paths.ts';
@@ -52,6 +52,14 @@ function Facts({ run }: { run: Run }) {
           <dd>{run.attempt}</dd>
         </>
       )}
+      {run.resumedFrom && (
+        <>
+          <dt>Resumed from</dt>
+          <dd>
+            <Link href={`/runs/${encodeURIComponent(run.resumedFrom)}`}>{run.resumedFrom}</Link>
+          </dd>
+        </>
+      )}
       {run.parentRunId && (
         <>
           <dt>Started by run</dt>
@@ -70,6 +78,22 @@ function Facts({ run }: { run: Run }) {
       )}
     </dl>
   );
+}
+
+/**
+ * What "Resume" says it does, by the API's rule (docs/authoring.md#resume): it starts at the first step
+ * whose stored result failed (a cancelled run's stopped step failed too), or after the last stored step
+ * when they all succeeded (the output transform failed), and tries to reuse every step before that; the
+ * server runs a step again when its definition changed since.
+ */
+export function resumeLabel(steps: readonly StepResult[]): string {
+  const failed = steps.findIndex((step) => !step.success);
+  const reusable = failed >= 0 ? failed : steps.length;
+  const reuse =
+    reusable === 0 ? 'reusing no step' : `reusing up to ${reusable} step${reusable === 1 ? '' : 's'}`;
+  if (failed >= 0) return `Resume from step ${steps[failed]?.stepId}, ${reuse}`;
+  if (steps.length > 0) return `Resume after step ${steps[steps.length - 1]?.stepId}, ${reuse}`;
+  return 'Resume from the failed step';
 }
 
 /** A loop step's failed items, each with its error, behind one click. */
@@ -136,6 +160,13 @@ function Steps({ steps }: { steps: readonly StepResult[] }) {
               )}
               {step.durationMs !== undefined && <span class="muted"> {formatDuration(step.durationMs)}</span>}
             </h3>
+            {step.reusedFrom && (
+              <p class="step-reused">
+                Reused from run{' '}
+                <Link href={`/runs/${encodeURIComponent(step.reusedFrom)}`}>{step.reusedFrom}</Link>, not
+                executed again.
+              </p>
+            )}
             {step.error && (
               <div class="step-error" role="note" aria-label={`Error of step ${step.stepId}`}>
                 <pre>{step.error}</pre>
@@ -316,8 +347,22 @@ export function RunPage({ params }: { params: Record<string, string> }) {
     }
   };
 
+  const resume = async () => {
+    setBusy(true);
+    setActionError(undefined);
+    try {
+      const started = await client().resumeRun(run.runId);
+      navigate(`/runs/${encodeURIComponent(started.runId)}`);
+    } catch (caught) {
+      setActionError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+
   const stored = results?.data ?? undefined;
   const steps = stored?.stepResults ?? [];
+  const resumable = (run.status === 'failed' || run.status === 'aborted') && results !== undefined;
   const liveTimeline = timelineFromEvents(events);
   const timeline =
     liveTimeline.length > 0 ? liveTimeline : timelineFromResults(steps, run.metadata.startedAt);
@@ -338,6 +383,11 @@ export function RunPage({ params }: { params: Record<string, string> }) {
           <button type="button" disabled={busy} onClick={again}>
             Run again with these inputs
           </button>
+          {resumable && (
+            <button type="button" class="secondary" disabled={busy} onClick={resume}>
+              {resumeLabel(steps)}
+            </button>
+          )}
         </div>
       </div>
       <ErrorMessage error={actionError} title="That did not work" />
