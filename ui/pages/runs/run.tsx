@@ -18,6 +18,62 @@ import { client } from '../../session.ts';
 const STEPS_PER_PAGE = 100;
 /** Events kept on screen; the timeline is built from all of them. */
 const EVENTS_SHOWN = 200;
+/** A phone's screen: the width below which styles.css lays the run pages out in one column. */
+const NARROW_SCREEN = '(max-width: 40rem)';
+/**
+ * Data longer than this as JSON (about a screen of lines on a phone) starts collapsed on a narrow screen,
+ * behind a toggle: open two levels deep and wrapped at 390 px, 40 long strings made a page 7 000 px tall.
+ */
+const LONG_DATA_CHARS = 2_000;
+
+/** Whether the screen is narrow (NARROW_SCREEN), following it as the window changes. */
+function useNarrowScreen(): boolean {
+  const [narrow, setNarrow] = useState(() => matchMedia(NARROW_SCREEN).matches);
+  useEffect(() => {
+    const query = matchMedia(NARROW_SCREEN);
+    const changed = () => setNarrow(query.matches);
+    query.addEventListener('change', changed);
+    return () => query.removeEventListener('change', changed);
+  }, []);
+  return narrow;
+}
+
+/** Whether `value` as JSON is longer than `limit` characters, about; stops counting there (10 MB costs nothing). */
+export function longerThan(value: unknown, limit: number): boolean {
+  let left = limit;
+  const walk = (item: unknown): boolean => {
+    if (Array.isArray(item)) {
+      for (const child of item) {
+        left -= 2;
+        if (left < 0 || walk(child)) return true;
+      }
+      return false;
+    }
+    if (item !== null && typeof item === 'object') {
+      for (const key in item) {
+        left -= key.length + 4;
+        if (left < 0 || walk((item as Record<string, unknown>)[key])) return true;
+      }
+      return false;
+    }
+    left -= typeof item === 'string' ? item.length + 2 : String(item).length;
+    return left < 0;
+  };
+  return walk(value);
+}
+
+/** Data as JSON; long data on a narrow screen starts collapsed behind "Show the <label>". */
+function RunData({ value, label }: { value: unknown; label: string }) {
+  const narrow = useNarrowScreen();
+  const view = <JsonView value={value} label={label} />;
+  if (!narrow || !longerThan(value, LONG_DATA_CHARS)) return view;
+  return (
+    <details>
+      <summary>Show the {label.toLowerCase()}</summary>
+      {view}
+    </details>
+  );
+}
 
 function Facts({ run }: { run: Run }) {
   return (
@@ -414,7 +470,7 @@ export function RunPage({ params }: { params: Record<string, string> }) {
       <section aria-labelledby="inputs-title">
         <h2 id="inputs-title">Inputs</h2>
         {run.toolPayload && Object.keys(run.toolPayload).length > 0 ? (
-          <JsonView value={run.toolPayload} label="Inputs" />
+          <RunData value={run.toolPayload} label="Inputs" />
         ) : (
           <p class="muted">No inputs.</p>
         )}
@@ -424,7 +480,7 @@ export function RunPage({ params }: { params: Record<string, string> }) {
         {run.status === 'running' ? (
           <p class="muted">The output is stored when the run finishes.</p>
         ) : stored?.data !== undefined && stored.data !== null ? (
-          <JsonView value={stored.data} label="Output" />
+          <RunData value={stored.data} label="Output" />
         ) : (
           <p class="muted">{stored ? 'No output.' : (results?.message ?? 'No output.')}</p>
         )}
