@@ -14,6 +14,7 @@ import { Badge, StatusBadge, StepOutcome } from '../../components/status.tsx';
 import { Timeline, timelineFromEvents, timelineFromResults } from '../../components/timeline.tsx';
 import { Link, navigate } from '../../router.tsx';
 import { client } from '../../session.ts';
+import { type RecordingState, RecordingSummary, StepExchanges, useRecording } from './recording.tsx';
 
 const STEPS_PER_PAGE = 100;
 /** Events kept on screen; the timeline is built from all of them. */
@@ -179,7 +180,8 @@ function FailedItems({ step }: { step: StepResult }) {
   );
 }
 
-function Steps({ steps }: { steps: readonly StepResult[] }) {
+/** The steps' results; with `recording`, each executed step's recorded exchanges too. */
+function Steps({ steps, recording }: { steps: readonly StepResult[]; recording?: RecordingState }) {
   const [shown, setShown] = useState(STEPS_PER_PAGE);
   const failing = steps.findIndex((step) => !step.success);
   const withFailedItems = steps.findIndex((step) => (step.loop?.failed ?? 0) > 0);
@@ -240,6 +242,7 @@ function Steps({ steps }: { steps: readonly StepResult[] }) {
                 <JsonView value={step.data} label={`Result of ${step.stepId}`} />
               </details>
             )}
+            {recording && !step.reusedFrom && <StepExchanges stepId={step.stepId} recording={recording} />}
           </li>
         ))}
       </ol>
@@ -311,6 +314,7 @@ export function RunPage({ params }: { params: Record<string, string> }) {
   const [actionError, setActionError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const [now, setNow] = useState(Date.now());
+  const recording = useRecording(runId);
 
   useEffect(() => {
     const abort = new AbortController();
@@ -486,12 +490,13 @@ export function RunPage({ params }: { params: Record<string, string> }) {
         )}
       </section>
       <Files run={run} />
+      <RecordingSummary run={run} />
       <section aria-labelledby="steps-title">
         <h2 id="steps-title">Steps</h2>
         {run.status === 'running' ? (
           <p class="muted">Step results are shown when the run finishes.</p>
         ) : (
-          <Steps steps={steps} />
+          <Steps steps={steps} recording={run.recording ? recording : undefined} />
         )}
       </section>
     </article>
