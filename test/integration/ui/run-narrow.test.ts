@@ -27,6 +27,7 @@ const items = Array.from({ length: 40 }, (_, i) => ({
 describe.skipIf(missing !== undefined)('the run pages at 390 px wide', () => {
   const { openSignedIn } = useDashboard(() => api.url);
   let runId = '';
+  let failedId = '';
 
   beforeAll(async () => {
     target.route('GET', '/parcels', { body: items });
@@ -47,11 +48,25 @@ describe.skipIf(missing !== undefined)('the run pages at 390 px wide', () => {
       { inputs: { note: 'a long note that is written without any break at all in it_'.repeat(3) } },
     );
     runId = run.runId;
+    target.route('GET', '/broken', {
+      status: 500,
+      body: { error: 'the warehouse database refused the connection_'.repeat(4) },
+    });
+    await call('POST', '/v1/tools', {
+      id: 'broken-parcels',
+      steps: [
+        { id: 'fetch', config: { systemId: 'target', url: '/parcels' } },
+        { id: 'broken', config: { systemId: 'target', url: '/broken' } },
+      ],
+    });
+    failedId = (await call<{ runId: string }>('POST', '/v1/tools/broken-parcels/run', {})).runId;
   });
 
   it('shows the runs list without sideways scrolling, status, tool and time readable', async () => {
     const page = await openSignedIn('/runs', { viewport: PHONE });
-    const run = page.locator('.runs-table tbody tr').first();
+    const run = page.locator('.runs-table tbody tr', {
+      hasText: 'a-tool-with-a-rather-long-identifier-for-parcels',
+    });
     await run.waitFor();
     expect(await scrollWidth(page)).toBeLessThanOrEqual(PHONE.width);
     // Each run's status, tool and start time are on the screen, not scrolled away.
@@ -60,7 +75,6 @@ describe.skipIf(missing !== undefined)('the run pages at 390 px wide', () => {
       expect(box, cell).not.toBeNull();
       expect((box?.x ?? 0) + (box?.width ?? 0), cell).toBeLessThanOrEqual(PHONE.width);
     }
-    expect(await run.textContent()).toContain('a-tool-with-a-rather-long-identifier-for-parcels');
     await expectAccessible(page);
     await screenshot(page, 'runs-narrow');
   });
@@ -81,6 +95,14 @@ describe.skipIf(missing !== undefined)('the run pages at 390 px wide', () => {
     await output.getByText('Show the output').click();
     await output.getByText('"count"').waitFor();
     expect(await scrollWidth(page)).toBeLessThanOrEqual(PHONE.width);
+  });
+
+  it("shows a failed run's page, its error and its actions, without sideways scrolling", async () => {
+    const page = await openSignedIn(`/runs/${failedId}`, { viewport: PHONE });
+    await page.getByRole('button', { name: 'Resume from step broken, reusing up to 1 step' }).waitFor();
+    await page.getByRole('note', { name: 'Error of step broken' }).waitFor();
+    expect(await scrollWidth(page)).toBeLessThanOrEqual(PHONE.width);
+    await expectAccessible(page);
   });
 
   it('keeps the desktop look: the same output open at once on a wide screen', async () => {
