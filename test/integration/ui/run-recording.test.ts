@@ -26,6 +26,7 @@ interface RunAnswer {
 
 describe.skipIf(missing !== undefined)('a recorded run on its page', () => {
   const { openSignedIn } = useDashboard(() => api.url);
+  let recordedId = '';
 
   beforeAll(async () => {
     // The target echoes the Authorization header: the recording must not keep the token it holds.
@@ -70,6 +71,7 @@ describe.skipIf(missing !== undefined)('a recorded run on its page', () => {
     const runId = decodeURIComponent(new URL(page.url()).pathname.slice('/runs/'.length));
     const run = await waitForRun<RunAnswer>(api, runId);
     expect(run).toMatchObject({ status: 'success', recording: { exchanges: 3, truncated: false } });
+    recordedId = runId;
 
     const recording = page.locator('section', { has: page.getByRole('heading', { name: 'Recording' }) });
     await expect
@@ -101,6 +103,17 @@ describe.skipIf(missing !== undefined)('a recorded run on its page', () => {
     await expectAccessible(page);
     await who.scrollIntoViewIfNeeded();
     await screenshot(page, 'run-recording');
+  });
+
+  it("shows a step's exchanges on a 390 px wide screen without sideways scrolling", async () => {
+    const page = await openSignedIn(`/runs/${recordedId}`, { viewport: { width: 390, height: 844 } });
+    const orders = page.locator('.step', { has: page.getByText('orders', { exact: true }) });
+    await orders.getByText('Recorded exchanges of orders').click();
+    const exchange = orders.locator('.exchange').first();
+    await exchange.getByText('Request', { exact: true }).click();
+    await exchange.getByText('Response (200)').click();
+    await exchange.getByText('"orders"').waitFor();
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
   });
 
   it('does not record a run when the box is left unticked', async () => {
