@@ -52,6 +52,18 @@ export class ApiClient extends RouteClient {
   }
 
   /**
+   * Resumes a failed or aborted run in the background, as the dashboard (requestSource frontend): a new
+   * run of the tool's current definition from the step that failed, reusing the unchanged steps before
+   * it. The run just accepted.
+   */
+  resumeRun(runId: string): Promise<Run> {
+    return this.call(routes.resumeRun, {
+      params: { runId },
+      body: { options: { async: true, requestSource: 'frontend' } },
+    });
+  }
+
+  /**
    * Follows the live events of one run (`GET /v1/logs/stream`, Server-Sent Events) until the run ends,
    * the stream closes or the signal aborts. Read with fetch, not EventSource: EventSource cannot send the
    * Authorization header, and the key must never travel in a URL.

@@ -23,6 +23,10 @@ import type {
 } from '../../contract/api/bodies.ts';
 import type { ErrorIssue as ErrorIssueType } from '../../contract/api/errors.ts';
 import type {
+  RecordedExchange as RecordedExchangeSchema,
+  RecordingAnswer as RecordingAnswerSchema,
+} from '../../contract/api/recording.ts';
+import type {
   FileArtifact as FileArtifactSchema,
   ListRunsQuery as ListRunsQuerySchema,
   RequestSource as RequestSourceSchema,
@@ -61,6 +65,8 @@ export type RunList = z.infer<typeof RunListSchema>;
 export type RunResults = z.infer<typeof RunResultsSchema>;
 export type StepResult = z.infer<typeof StepResultSchema>;
 export type FileArtifact = z.infer<typeof FileArtifactSchema>;
+export type RecordingAnswer = z.infer<typeof RecordingAnswerSchema>;
+export type RecordedExchange = z.infer<typeof RecordedExchangeSchema>;
 export type RunLogEvent = z.infer<typeof RunLogEventSchema>;
 export type Me = z.infer<typeof MeSchema>;
 export type ApiErrorBody = ErrorBody;

@@ -202,17 +202,18 @@ export function RunsPage() {
               columns={['Status', 'Run', 'Tool', 'Source', 'Started', 'Duration']}
             >
               {page.data.map((run) => (
+                // data-label: a narrow screen shows each run as a card, each value after its column's name.
                 <tr key={run.runId}>
-                  <td>
+                  <td data-label="Status">
                     <StatusBadge status={run.status} />
                   </td>
-                  <td>
+                  <td data-label="Run">
                     <Link href={`/runs/${encodeURIComponent(run.runId)}`}>{run.runId}</Link>
                   </td>
-                  <td>{run.toolId}</td>
-                  <td>{run.requestSource ?? 'api'}</td>
-                  <td>{formatTime(run.metadata.startedAt)}</td>
-                  <td>{formatDuration(run.metadata.durationMs)}</td>
+                  <td data-label="Tool">{run.toolId}</td>
+                  <td data-label="Source">{run.requestSource ?? 'api'}</td>
+                  <td data-label="Started">{formatTime(run.metadata.startedAt)}</td>
+                  <td data-label="Duration">{formatDuration(run.metadata.durationMs)}</td>
                 </tr>
               ))}
             </Table>

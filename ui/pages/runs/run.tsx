@@ -1,8 +1,8 @@
 /**
  * One run: its record (GET /v1/runs/{id}), its live events while it runs (GET /v1/logs/stream, read with
  * fetch so the key stays in the Authorization header), then its stored results (GET …/results): output,
- * each step's result and error, a timeline of steps and pages, file artifacts; cancel, and run again
- * with the same inputs.
+ * each step's result and error, a timeline of steps and pages, file artifacts; cancel, run again
+ * with the same inputs, and resume a failed or aborted run from the step where it stopped.
  */
 import { useEffect, useState } from 'preact/hooks';
 import * as routes from '../../../contract/api/route-paths.ts';
@@ -14,10 +14,38 @@ import { Badge, StatusBadge, StepOutcome } from '../../components/status.tsx';
 import { Timeline, timelineFromEvents, timelineFromResults } from '../../components/timeline.tsx';
 import { Link, navigate } from '../../router.tsx';
 import { client } from '../../session.ts';
+import { type RecordingState, RecordingSummary, StepExchanges, useRecording } from './recording.tsx';
+import { LONG_DATA_CHARS, longerThan, resumeLabel } from './run-rules.ts';
 
 const STEPS_PER_PAGE = 100;
 /** Events kept on screen; the timeline is built from all of them. */
 const EVENTS_SHOWN = 200;
+/** A phone's screen: the width below which styles.css lays the run pages out in one column. */
+const NARROW_SCREEN = '(max-width: 40rem)';
+/** Whether the screen is narrow (NARROW_SCREEN), following it as the window changes. */
+function useNarrowScreen(): boolean {
+  const [narrow, setNarrow] = useState(() => matchMedia(NARROW_SCREEN).matches);
+  useEffect(() => {
+    const query = matchMedia(NARROW_SCREEN);
+    const changed = () => setNarrow(query.matches);
+    query.addEventListener('change', changed);
+    return () => query.removeEventListener('change', changed);
+  }, []);
+  return narrow;
+}
+
+/** Data as JSON; long data on a narrow screen starts collapsed behind "Show the <label>". */
+function RunData({ value, label }: { value: unknown; label: string }) {
+  const narrow = useNarrowScreen();
+  const view = <JsonView value={value} label={label} />;
+  if (!narrow || !longerThan(value, LONG_DATA_CHARS)) return view;
+  return (
+    <details>
+      <summary>Show the {label.toLowerCase()}</summary>
+      {view}
+    </details>
+  );
+}
 
 function Facts({ run }: { run: Run }) {
   return (
@@ -50,6 +78,14 @@ function Facts({ run }: { run: Run }) {
         <>
           <dt>Attempt</dt>
           <dd>{run.attempt}</dd>
+        </>
+      )}
+      {run.resumedFrom && (
+        <>
+          <dt>Resumed from</dt>
+          <dd>
+            <Link href={`/runs/${encodeURIComponent(run.resumedFrom)}`}>{run.resumedFrom}</Link>
+          </dd>
         </>
       )}
       {run.parentRunId && (
@@ -99,7 +135,8 @@ function FailedItems({ step }: { step: StepResult }) {
   );
 }
 
-function Steps({ steps }: { steps: readonly StepResult[] }) {
+/** The steps' results; with `recording`, each executed step's recorded exchanges too. */
+function Steps({ steps, recording }: { steps: readonly StepResult[]; recording?: RecordingState }) {
   const [shown, setShown] = useState(STEPS_PER_PAGE);
   const failing = steps.findIndex((step) => !step.success);
   const withFailedItems = steps.findIndex((step) => (step.loop?.failed ?? 0) > 0);
@@ -136,6 +173,13 @@ function Steps({ steps }: { steps: readonly StepResult[] }) {
               )}
               {step.durationMs !== undefined && <span class="muted"> {formatDuration(step.durationMs)}</span>}
             </h3>
+            {step.reusedFrom && (
+              <p class="step-reused">
+                Reused from run{' '}
+                <Link href={`/runs/${encodeURIComponent(step.reusedFrom)}`}>{step.reusedFrom}</Link>, not
+                executed again.
+              </p>
+            )}
             {step.error && (
               <div class="step-error" role="note" aria-label={`Error of step ${step.stepId}`}>
                 <pre>{step.error}</pre>
@@ -153,6 +197,7 @@ function Steps({ steps }: { steps: readonly StepResult[] }) {
                 <JsonView value={step.data} label={`Result of ${step.stepId}`} />
               </details>
             )}
+            {recording && !step.reusedFrom && <StepExchanges stepId={step.stepId} recording={recording} />}
           </li>
         ))}
       </ol>
@@ -224,6 +269,7 @@ export function RunPage({ params }: { params: Record<string, string> }) {
   const [actionError, setActionError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const [now, setNow] = useState(Date.now());
+  const recording = useRecording(runId);
 
   useEffect(() => {
     const abort = new AbortController();
@@ -316,8 +362,22 @@ export function RunPage({ params }: { params: Record<string, string> }) {
     }
   };
 
+  const resume = async () => {
+    setBusy(true);
+    setActionError(undefined);
+    try {
+      const started = await client().resumeRun(run.runId);
+      navigate(`/runs/${encodeURIComponent(started.runId)}`);
+    } catch (caught) {
+      setActionError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+
   const stored = results?.data ?? undefined;
   const steps = stored?.stepResults ?? [];
+  const resumable = (run.status === 'failed' || run.status === 'aborted') && results !== undefined;
   const liveTimeline = timelineFromEvents(events);
   const timeline =
     liveTimeline.length > 0 ? liveTimeline : timelineFromResults(steps, run.metadata.startedAt);
@@ -338,6 +398,11 @@ export function RunPage({ params }: { params: Record<string, string> }) {
           <button type="button" disabled={busy} onClick={again}>
             Run again with these inputs
           </button>
+          {resumable && (
+            <button type="button" class="secondary" disabled={busy} onClick={resume}>
+              {resumeLabel(steps)}
+            </button>
+          )}
         </div>
       </div>
       <ErrorMessage error={actionError} title="That did not work" />
@@ -364,7 +429,7 @@ export function RunPage({ params }: { params: Record<string, string> }) {
       <section aria-labelledby="inputs-title">
         <h2 id="inputs-title">Inputs</h2>
         {run.toolPayload && Object.keys(run.toolPayload).length > 0 ? (
-          <JsonView value={run.toolPayload} label="Inputs" />
+          <RunData value={run.toolPayload} label="Inputs" />
         ) : (
           <p class="muted">No inputs.</p>
         )}
@@ -374,18 +439,19 @@ export function RunPage({ params }: { params: Record<string, string> }) {
         {run.status === 'running' ? (
           <p class="muted">The output is stored when the run finishes.</p>
         ) : stored?.data !== undefined && stored.data !== null ? (
-          <JsonView value={stored.data} label="Output" />
+          <RunData value={stored.data} label="Output" />
         ) : (
           <p class="muted">{stored ? 'No output.' : (results?.message ?? 'No output.')}</p>
         )}
       </section>
       <Files run={run} />
+      <RecordingSummary run={run} />
       <section aria-labelledby="steps-title">
         <h2 id="steps-title">Steps</h2>
         {run.status === 'running' ? (
           <p class="muted">Step results are shown when the run finishes.</p>
         ) : (
-          <Steps steps={steps} />
+          <Steps steps={steps} recording={run.recording ? recording : undefined} />
         )}
       </section>
     </article>

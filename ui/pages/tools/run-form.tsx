@@ -428,6 +428,7 @@ export function RunForm({ tool, canRun }: { tool: Tool; canRun: boolean }) {
   );
   const [background, setBackground] = useState(false);
   const [mode, setMode] = useState<'prod' | 'dev'>('prod');
+  const [record, setRecord] = useState(false);
   const [problems, setProblems] = useState<Problems>(new Map());
   const [elsewhere, setElsewhere] = useState<string[]>([]);
   const [error, setError] = useState<unknown>();
@@ -476,7 +477,8 @@ export function RunForm({ tool, canRun }: { tool: Tool; canRun: boolean }) {
     const request: RunRequest = {
       ...(inputs !== undefined ? { inputs: inputs as RunRequest['inputs'] } : {}),
       ...(Object.keys(given).length > 0 ? { credentials: given } : {}),
-      options: { async: background, ...(mode === 'dev' ? { mode } : {}) },
+      // Unticked sends nothing: the tool's own `record` default then applies.
+      options: { async: background, ...(mode === 'dev' ? { mode } : {}), ...(record ? { record } : {}) },
     };
     setBusy(true);
     try {
@@ -577,6 +579,14 @@ export function RunForm({ tool, canRun }: { tool: Tool; canRun: boolean }) {
             <option value="dev">dev (each system's dev variant, where it has one)</option>
           </select>
         </div>
+        <label class="form-check">
+          <input
+            type="checkbox"
+            checked={record}
+            onChange={(event) => setRecord(event.currentTarget.checked)}
+          />{' '}
+          Record responses (every exchange of the request steps, redacted, kept with the run)
+        </label>
       </fieldset>
       <div class="actions">
         <button type="submit" disabled={busy || !canRun}>
