@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EmbeddedApp, startEmbedded } from '../../bin/embedded.ts';
 import { loadSettings } from '../../config/config.ts';
+import type { DocumentationState } from '../../contract/api/system.ts';
 import type { ScheduleClock } from '../../schedules/clock.ts';
 import { useStarted } from './fixture.ts';
 
@@ -209,6 +210,25 @@ export async function waitForRun<T extends { status: string }>(
     const { body } = await api.call<T>('GET', `/v1/runs/${encodeURIComponent(runId)}`);
     if (body.status !== 'running') return body;
     if (Date.now() > deadline) throw new Error(`run ${runId} still running after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Polls GET /v1/systems/:id until the system's documentation is no longer pending: its state then. */
+export async function waitForDocumentation(
+  api: TestApi,
+  systemId: string,
+  timeoutMs = 30_000,
+): Promise<DocumentationState> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { body } = await api.call<{ data: { documentation?: DocumentationState } }>(
+      'GET',
+      `/v1/systems/${systemId}`,
+    );
+    const state = body.data.documentation;
+    if (state && state.status !== 'pending') return state;
+    if (Date.now() > deadline) throw new Error(`documentation of ${systemId} still pending`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DocumentationSearchAnswer } from '../../../contract/api/documentation.ts';
 import { type DocSite, makePdf, startDocSite } from '../../support/doc-site.ts';
-import { TEST_ADMIN_KEY, useTestApi } from '../../support/embedded.ts';
+import { TEST_ADMIN_KEY, useTestApi, waitForDocumentation } from '../../support/embedded.ts';
 
 interface State {
   status: 'pending' | 'ready' | 'failed';
@@ -82,16 +82,7 @@ function searchDocs(systemId: string, body: unknown, key?: string) {
   });
 }
 
-async function settled(systemId: string): Promise<State> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const { body } = await api.call<{ data: { documentation?: State } }>('GET', `/v1/systems/${systemId}`);
-    const state = body.data.documentation;
-    if (state && state.status !== 'pending') return state;
-    if (Date.now() > deadline) throw new Error(`documentation of ${systemId} still pending`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const settled = (systemId: string) => waitForDocumentation(api, systemId);
 
 async function upload(systemId: string, file: string | Uint8Array, filename: string): Promise<void> {
   const response = await fetch(`${api.url}/v1/systems/${systemId}/documentation?filename=${filename}`, {
