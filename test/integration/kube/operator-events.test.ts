@@ -19,13 +19,7 @@ import type { Event, Secret } from '../../../kube/types.ts';
 import { createEventRecorder } from '../../../operator/events.ts';
 import { SystemController } from '../../../operator/system/controller.ts';
 import { ToolController } from '../../../operator/tool/controller.ts';
-import {
-  grantKubeglueRoles,
-  OPERATOR_KINDS,
-  type OperatorKinds,
-  roleTransport,
-  waitFor,
-} from '../../support/kube/kubeglue.ts';
+import { OPERATOR_KINDS, type OperatorKinds, operatorCluster, waitFor } from '../../support/kube/kubeglue.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 
 const exec = promisify(execFile);
@@ -48,15 +42,13 @@ describeKube('Events of Tools and Systems on Kubernetes', () => {
     waitFor(what, () => eventsOf(kind, name), ok);
 
   beforeAll(async () => {
-    await grantKubeglueRoles(bed.kube, bed.namespace.name);
-    const kinds = OPERATOR_KINDS;
-    admin = createClusterResources<OperatorKinds>(bed.transport, { namespace: bed.namespace.name, kinds });
-    // The operator's identity: recording Events must be within contract/rbac.ts.
-    operatorTransport = await roleTransport(bed, 'operator');
-    const operator = createClusterResources<OperatorKinds>(operatorTransport, {
+    admin = createClusterResources<OperatorKinds>(bed.transport, {
       namespace: bed.namespace.name,
-      kinds,
+      kinds: OPERATOR_KINDS,
     });
+    // Recording Events must be within the operator's Roles.
+    const { transport, resources: operator } = await operatorCluster(bed);
+    operatorTransport = transport;
     const events = createEventRecorder({ sink: operator.events, log: (line) => console.log(line) });
     // A short resync: every object is reconciled again and again while the tests run.
     tools = new ToolController({ tools: operator.tools, systems: operator.systems, events, resyncMs: 300 });

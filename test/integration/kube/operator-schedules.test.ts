@@ -25,13 +25,7 @@ import { createEventRecorder } from '../../../operator/events.ts';
 import { ScheduleController } from '../../../operator/schedule/controller.ts';
 import { scheduledRunId } from '../../../schedules/ticks.ts';
 import { openStore, type Store } from '../../../store/index.ts';
-import {
-  grantKubeglueRoles,
-  OPERATOR_KINDS,
-  type OperatorKinds,
-  roleTransport,
-  waitFor,
-} from '../../support/kube/kubeglue.ts';
+import { type OperatorKinds, operatorCluster, waitFor } from '../../support/kube/kubeglue.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 import { ManualClock } from '../../support/manual-clock.ts';
 
@@ -49,13 +43,7 @@ describeKube('the ToolSchedule controller on Kubernetes', () => {
   const collection = () => `/apis/kubeglue.dev/v1alpha1/namespaces/${bed.namespace.name}/toolschedules`;
 
   beforeAll(async () => {
-    await grantKubeglueRoles(bed.kube, bed.namespace.name);
-    // The operator's identity: what it does here must be within contract/rbac.ts.
-    operatorTransport = await roleTransport(bed, 'operator');
-    resources = createClusterResources<OperatorKinds>(operatorTransport, {
-      namespace: bed.namespace.name,
-      kinds: OPERATOR_KINDS,
-    });
+    ({ transport: operatorTransport, resources } = await operatorCluster(bed));
     store = await openStore({ driver: 'sqlite', path: ':memory:' });
     starters = await createClusterRunStarters({
       store,

@@ -7,9 +7,11 @@ import { RBAC, type RbacRole } from '../../../contract/rbac.ts';
 import { loadKubeConfig } from '../../../kube/kubeconfig.ts';
 import {
   ClusterTransport,
+  createClusterResources,
   EVENT_KIND,
   KUBEGLUE_KIND_SPECS,
   type KubeglueKinds,
+  type ResourceClients,
   SECRET_KIND,
 } from '../../../kube/resources/index.ts';
 import type { Event, Secret } from '../../../kube/types.ts';
@@ -154,6 +156,23 @@ export async function roleTransport(bed: KubeTestBed, role: RbacRole): Promise<C
 /** The kinds an operator's controllers touch in these tests: kubeglue's own, Secrets and Events. */
 export type OperatorKinds = KubeglueKinds & { secrets: Secret; events: Event };
 export const OPERATOR_KINDS = { ...KUBEGLUE_KIND_SPECS, secrets: SECRET_KIND, events: EVENT_KIND };
+
+/**
+ * The operator's side of the bed: the Roles granted, a transport with the operator's identity (what the
+ * test's controllers do must be within contract/rbac.ts) and its resources in the bed's namespace. Close
+ * the transport after the tests.
+ */
+export async function operatorCluster(
+  bed: KubeTestBed,
+): Promise<{ transport: ClusterTransport; resources: ResourceClients<OperatorKinds> }> {
+  await grantKubeglueRoles(bed.kube, bed.namespace.name);
+  const transport = await roleTransport(bed, 'operator');
+  const resources = createClusterResources<OperatorKinds>(transport, {
+    namespace: bed.namespace.name,
+    kinds: OPERATOR_KINDS,
+  });
+  return { transport, resources };
+}
 
 /**
  * Reads until ok(value) or timeoutMs; the value, or an error naming what and the last value read. The
