@@ -63,6 +63,25 @@ export async function callApi<T = unknown>(
 }
 
 /**
+ * The whole environment of an embedded server process a test starts (bin/start, the compiled entry
+ * point): the test's PATH and nothing else of its own, any free port, the data directory, the test admin
+ * key and one engine worker; `extra` on top.
+ */
+export function serverProcessEnv(
+  dataDir: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    KUBEGLUE_PORT: '0',
+    KUBEGLUE_DATA_DIR: dataDir,
+    KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
+    KUBEGLUE_WORKERS: '1',
+    ...extra,
+  };
+}
+
+/**
  * The URL a kubeglue server process prints once it is ready, and everything it has printed (read at each
  * call); rejects with what it printed if it exits first.
  */
