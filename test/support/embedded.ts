@@ -218,19 +218,34 @@ export async function callOk<T>(
   return answer.body;
 }
 
+/** Reads every 50 ms until `done` holds of what it read; past `timeoutMs`, fails with `stillMessage`. */
+async function readUntil<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs: number,
+  stillMessage: string,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(stillMessage);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** Polls GET /v1/runs/:id until the run is no longer running. */
-export async function waitForRun<T extends { status: string }>(
+export function waitForRun<T extends { status: string }>(
   api: TestApi,
   runId: string,
   timeoutMs = 20_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { body } = await api.call<T>('GET', `/v1/runs/${encodeURIComponent(runId)}`);
-    if (body.status !== 'running') return body;
-    if (Date.now() > deadline) throw new Error(`run ${runId} still running after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return readUntil(
+    async () => (await api.call<T>('GET', `/v1/runs/${encodeURIComponent(runId)}`)).body,
+    (run) => run.status !== 'running',
+    timeoutMs,
+    `run ${runId} still running after ${timeoutMs} ms`,
+  );
 }
 
 /** Polls GET /v1/systems/:id until the system's documentation is no longer pending: its state then. */
@@ -239,15 +254,14 @@ export async function waitForDocumentation(
   systemId: string,
   timeoutMs = 30_000,
 ): Promise<DocumentationState> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { body } = await api.call<{ data: { documentation?: DocumentationState } }>(
-      'GET',
-      `/v1/systems/${systemId}`,
-    );
-    const state = body.data.documentation;
-    if (state && state.status !== 'pending') return state;
-    if (Date.now() > deadline) throw new Error(`documentation of ${systemId} still pending`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  const read = async () =>
+    (await api.call<{ data: { documentation?: DocumentationState } }>('GET', `/v1/systems/${systemId}`)).body
+      .data.documentation;
+  const state = await readUntil(
+    read,
+    (documentation) => documentation !== undefined && documentation.status !== 'pending',
+    timeoutMs,
+    `documentation of ${systemId} still pending`,
+  );
+  return state as DocumentationState;
 }
