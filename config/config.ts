@@ -62,6 +62,7 @@ const ENGINE_FIELDS = [
   'sandboxKeyConcurrency',
   'maxStepDataBytes',
   'maxResultBytes',
+  'maxRecordingBytes',
   'egress',
 ] as const;
 /** What the engine of a role runs with: handed to its worker pool or runner (engine/deps.ts). */

@@ -62,6 +62,13 @@ export const ENGINE = section(
       EXECUTING,
       "largest result of a run, as UTF-8 JSON: its output data (files included) and every step's data together, as stored (without an outputTransform the last step's data counts twice: it is also the output); a run with more fails and keeps no step data",
     ),
+    maxRecordingBytes: setting(
+      'KUBEGLUE_MAX_RECORDING_BYTES',
+      positiveInt,
+      String(10 * 1024 * 1024),
+      EXECUTING,
+      "largest recording of a run (`options.record`, or the tool's `record`), as UTF-8 JSON: past it the run's later exchanges are left out and the recording says `truncated`; the run itself goes on",
+    ),
     egress: {
       privateDefault: setting(
         'KUBEGLUE_EGRESS_PRIVATE',

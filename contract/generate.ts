@@ -7,6 +7,7 @@ import { parseArgs, promisify } from 'node:util';
 import { parse, stringify } from 'yaml';
 import { errorsPage } from './api/errors-page.ts';
 import { openApiDocument } from './api/openapi.ts';
+import { routePathsModule } from './api/route-paths-module.ts';
 import { RBAC, type RbacRole } from './rbac.ts';
 import { reasonsPage } from './reasons-page.ts';
 import { customResourceDefinition } from './resources/crd.ts';
@@ -53,6 +54,7 @@ export function generatedFiles(): Map<string, string> {
   files.set(join('docs', 'openapi.json'), `${JSON.stringify(openApiDocument(), null, 2)}\n`);
   files.set(join('docs', 'errors.md'), errorsPage());
   files.set(join('docs', 'reasons.md'), reasonsPage());
+  files.set(join('contract', 'api', 'route-paths.ts'), routePathsModule());
   files.set(join(CHART, 'templates', '_rbac-rules.tpl'), chartRbacRules());
   files.set(join(CHART, 'README.md'), chartReadme());
   return files;

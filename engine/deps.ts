@@ -15,6 +15,8 @@ export interface EngineSettings {
   sandboxKeyConcurrency: number;
   maxStepDataBytes: number;
   maxResultBytes: number;
+  /** Largest recording of a run (KUBEGLUE_MAX_RECORDING_BYTES). */
+  maxRecordingBytes: number;
   egress: EgressPolicy;
 }
 
@@ -48,7 +50,11 @@ export function createEngineDeps(options: RealDepsOptions): { deps: EngineDeps; 
   const deps: EngineDeps = {
     evaluate: (source, args, opts) => sandbox.evaluate(source, args, opts),
     openScope: (owner) => sandbox.openRun(owner),
-    limits: { maxStepDataBytes: options.maxStepDataBytes, maxResultBytes: options.maxResultBytes },
+    limits: {
+      maxStepDataBytes: options.maxStepDataBytes,
+      maxResultBytes: options.maxResultBytes,
+      maxRecordingBytes: options.maxRecordingBytes,
+    },
     protocols: createProtocols({ egress: options.egress, gatewayRelay: options.gatewayRelay }),
   };
   return { deps, sandbox };

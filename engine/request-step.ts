@@ -371,11 +371,12 @@ async function runHttp(input: RequestStepInput): Promise<JsonValue> {
     evaluate: input.evaluate,
     sourceData: input.sourceData,
   });
-  for (;;) {
+  for (let page = 1; ; page += 1) {
     ctx.signal.throwIfAborted();
     const variables = paginator.variables();
+    const exchange = ctx.exchange ? { exchange: { ...ctx.exchange, page } } : {};
     const outcome = await paginator.accept(
-      await fetchData(input, { ...input.sourceData, ...variables }, ctx),
+      await fetchData(input, { ...input.sourceData, ...variables }, { ...ctx, ...exchange }),
     );
     input.onEvent({
       type: 'page_fetched',

@@ -17,6 +17,7 @@ import { validateOutput } from './json-schema.ts';
 import { ManagedTokens } from './managed-tokens.ts';
 import { isJsonObject } from './paths.ts';
 import { RunState, STATE_KEY } from './persisted-state.ts';
+import { RunRecorder, recordingProtocols } from './recording.ts';
 import { runRequestStep } from './request-step.ts';
 import {
   type Envelope,
@@ -37,6 +38,7 @@ import {
   type EngineStepResult,
   type Evaluate,
   type ProducedFile,
+  type Protocols,
 } from './types.ts';
 
 /**
@@ -70,6 +72,10 @@ class RunInProgress {
   readonly #tokens: ManagedTokens;
   /** The tool's persistent state, when the order carries one (docs/state.md). */
   readonly #state: RunState | undefined;
+  /** The run's exchanges, when its order asks to record them (recording.ts). */
+  readonly #recorder: RunRecorder | undefined;
+  /** The protocols the run's steps call: the engine's, recorded when the order asks. */
+  readonly #protocols: Protocols;
 
   constructor(
     deps: EngineDeps,
@@ -96,6 +102,19 @@ class RunInProgress {
       request.persistedState !== undefined
         ? new RunState(request.persistedState, request.stateVersion)
         : undefined;
+    this.#recorder = request.record
+      ? new RunRecorder(
+          this.#scope.redactor,
+          this.#limits.maxRecordingBytes,
+          request.tool.steps.map((step) => step.id),
+        )
+      : undefined;
+    this.#protocols = this.#recorder ? recordingProtocols(deps.protocols, this.#recorder) : deps.protocols;
+  }
+
+  /** What the run recorded so far (absent when its order did not ask). */
+  recording(): { recording?: NonNullable<EngineResult['recording']> } {
+    return this.#recorder ? { recording: this.#recorder.recording() } : {};
   }
 
   get redactor() {
@@ -140,6 +159,7 @@ class RunInProgress {
       ...(result.pagination
         ? { pagination: { ...result.pagination, reason: redactor.string(result.pagination.reason) } }
         : {}),
+      ...(result.reusedFrom !== undefined ? { reusedFrom: result.reusedFrom } : {}),
     };
   }
 
@@ -250,6 +270,7 @@ class RunInProgress {
     sourceData: JsonObject,
     view: CredentialView | undefined,
     onPagination: (summary: StepPagination) => void,
+    item: number | undefined,
   ): Promise<JsonValue> {
     const config = step.config;
     if (config.type === 'transform') {
@@ -270,8 +291,9 @@ class RunInProgress {
       candidates: config.systemId ? [config.systemId] : [...this.#scope.bySystem.keys()],
       evaluate: this.#evaluator(`step ${step.id} stopCondition`),
       evaluateWith: (view) => this.#evaluator(`step ${step.id} template`, view),
-      protocols: this.#deps.protocols,
+      protocols: this.#protocols,
       ctx: {
+        exchange: { stepId: step.id, ...(item !== undefined ? { item } : {}) },
         signal: this.#signal,
         deadline: this.#deadline,
         traceId: this.#request.traceId,
@@ -295,13 +317,21 @@ class RunInProgress {
     sourceData: JsonObject,
     view: CredentialView | undefined,
     currentItem: JsonValue,
+    /** The loop item's index; absent outside a loop. */
+    index?: number,
   ): Promise<Envelope> {
     let pagination: StepPagination | undefined;
     try {
       this.#signal.throwIfAborted();
-      const data = await this.#executeOnce(step, { ...sourceData, currentItem }, view, (summary) => {
-        pagination = summary;
-      });
+      const data = await this.#executeOnce(
+        step,
+        { ...sourceData, currentItem },
+        view,
+        (summary) => {
+          pagination = summary;
+        },
+        index,
+      );
       return { currentItem, data: data ?? null, success: true, ...(pagination ? { pagination } : {}) };
     } catch (error) {
       // A request step's error may quote what a server echoed: later code sees it redacted, like its data.
@@ -355,7 +385,7 @@ class RunInProgress {
     let finished = 0;
     const envelopes = await mapOrdered(selected, step.loopConcurrency ?? 1, async (item, index) => {
       if ((stopOnFailure && firstFailure) || bytes > limit) return undefined;
-      const envelope = await this.#item(step, sourceData, view, item);
+      const envelope = await this.#item(step, sourceData, view, item, index);
       if (!envelope.success && (!firstFailure || index < firstFailure.index)) {
         firstFailure = { index, error: envelope.error ?? 'failed' };
       }
@@ -399,6 +429,7 @@ class RunInProgress {
         ...(error !== undefined ? { error: redactor.string(error) } : {}),
         files: redactFiles(files, redactor),
         ...(state ? { state } : {}),
+        ...this.recording(),
       };
     };
     const limit = this.#limits.maxResultBytes;
@@ -414,7 +445,31 @@ class RunInProgress {
     let lastBytes = jsonBytes(null);
     /** The size of the step data the run has so far (stored with its result). */
     let stepBytes = 0;
-    for (const step of this.#request.tool.steps) {
+    const steps = this.#request.tool.steps;
+    const reused = this.#request.reusedSteps ?? [];
+    for (const [index, stored] of reused.entries()) {
+      const step = steps[index];
+      if (step?.id !== stored.stepId) {
+        return finish(
+          'failed',
+          null,
+          `The reused result of step ${stored.stepId} is not the tool's step ${index + 1}`,
+        );
+      }
+      // Stored results are redacted already; their data is in sourceData as if the step had just run.
+      const data = stored.data ?? null;
+      this.#steps[step.id] = stored.loop ? data : { currentItem: {}, data, success: stored.success };
+      const result: EngineStepResult = { ...stored, data };
+      this.#redactedData.add(result);
+      lastData = data;
+      lastRedacted = true;
+      lastBytes = jsonBytes(data);
+      stepBytes += lastBytes;
+      stepResults.push(result);
+      this.#emit({ type: 'step_finished', result });
+    }
+    if (stepBytes > limit) return tooLarge("the data of the run's reused steps", stepBytes);
+    for (const step of steps.slice(reused.length)) {
       const interrupted = this.#abortError();
       if (interrupted) return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, interrupted);
       this.#emit({ type: 'step_started', stepId: step.id });
@@ -569,7 +624,15 @@ export async function runTool(deps: EngineDeps, request: EngineRequest): Promise
     } catch (error) {
       // A bug in the engine must still end the run cleanly and without leaking a credential.
       const message = run.redactor.string(`Internal error in the run engine: ${messageOf(error)}`);
-      return { status: 'failed', data: null, stepResults: [], error: message, files: [], ...unchanged };
+      return {
+        status: 'failed',
+        data: null,
+        stepResults: [],
+        error: message,
+        files: [],
+        ...unchanged,
+        ...run.recording(),
+      };
     }
   } finally {
     clearTimeout(timer);

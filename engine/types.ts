@@ -1,3 +1,4 @@
+import type { Recording } from '../contract/api/recording.ts';
 import { DEFAULT_RUN_TIMEOUT_MS, type StepResult } from '../contract/api/run.ts';
 import type { JsonValue } from '../contract/json.ts';
 import type { ConnectionProtocol } from '../contract/step-protocols.ts';
@@ -62,6 +63,8 @@ export interface ProtocolContext {
   onRetry?: ((retry: RetryInfo) => void) | undefined;
   /** The step data bound (KUBEGLUE_MAX_STEP_DATA_BYTES): protocols that can stop reading past it do. */
   maxDataBytes?: number | undefined;
+  /** Which exchange of the run this call is (its step, loop item and page), for a recording (recording.ts). */
+  exchange?: { stepId: string; item?: number | undefined; page?: number | undefined } | undefined;
 }
 
 export interface RetryInfo {
@@ -131,6 +134,11 @@ export interface EngineLimits {
    * together, as they are stored (KUBEGLUE_MAX_RESULT_BYTES). Above it the run fails.
    */
   maxResultBytes: number;
+  /**
+   * Largest recording of a run (RunOrder.record), as UTF-8 JSON (KUBEGLUE_MAX_RECORDING_BYTES): past it
+   * exchanges are left out, and the recording says so; the run goes on.
+   */
+  maxRecordingBytes: number;
 }
 
 /**
@@ -142,6 +150,7 @@ export const DEFAULT_LIMITS: EngineLimits = {
   defaultTimeoutMs: DEFAULT_RUN_TIMEOUT_MS,
   maxStepDataBytes: Number.POSITIVE_INFINITY,
   maxResultBytes: Number.POSITIVE_INFINITY,
+  maxRecordingBytes: Number.POSITIVE_INFINITY,
 };
 
 /** The evaluations of one run: they may share state the run's other evaluations see, never another run's. */
@@ -207,4 +216,6 @@ export interface EngineResult {
   files: ProducedFile[];
   /** What the run changed in its tool's persistent state; only when the order carried a persistedState. */
   state?: RunStateChanges;
+  /** Every exchange of the run's request steps, redacted; only when the order asked to record. */
+  recording?: Recording;
 }

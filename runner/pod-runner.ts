@@ -23,6 +23,7 @@ import { createEngineDeps } from '../engine/deps.ts';
 import { closeGatewayAgents } from '../engine/protocols/gateway-http.ts';
 import { closeHttpAgent } from '../engine/protocols/http.ts';
 import { closeConnectionPools } from '../engine/protocols/index.ts';
+import { leftOutAll } from '../engine/recording.ts';
 import { runTool } from '../engine/run-tool.ts';
 import type { EngineEvent, EngineResult, GrantedToken } from '../engine/types.ts';
 import { InternalApiError, InternalClient, withRetry } from './pod-client.ts';
@@ -290,6 +291,9 @@ class PodRun {
       log(`result not stored: ${error.message}`);
       if (error.status !== 413) return undefined;
       try {
+        // A recording is not worth the run: the result goes again with the recording's exchanges left out.
+        if (result.recording?.exchanges)
+          return await put({ ...result, recording: leftOutAll(result.recording) });
         return await put(failure('failed', 'The run result is larger than the internal API accepts'));
       } catch (again) {
         log(`result not stored: ${(again as Error).message}`);

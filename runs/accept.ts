@@ -41,6 +41,8 @@ export interface Launch {
    * state changes. Absent: a saved tool's run reads and writes the stored state (tools/state.ts).
    */
   stateFixture?: JsonObject | undefined;
+  /** A resumed run (resume.ts): the run it resumes, and how many first steps it reuses from there. */
+  resume?: { from: string; reusedSteps: number } | undefined;
 }
 
 export async function accept(ctx: RunContext, input: Launch): Promise<StartedRun> {
@@ -86,6 +88,7 @@ export async function accept(ctx: RunContext, input: Launch): Promise<StartedRun
     traceId,
     ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}),
     ...(input.scheduleId ? { scheduleId: input.scheduleId } : {}),
+    ...(input.resume ? { resumedFrom: input.resume.from, reusedSteps: input.resume.reusedSteps } : {}),
     tool: tool as unknown as JsonObject,
     toolPayload: inputs,
     options: options as JsonObject,

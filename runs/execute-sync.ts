@@ -2,7 +2,9 @@
  * Sync execution: the slots that bound the sync runs of this process, and one sync run executed in the
  * worker pool, from the accepted run to its stored outcome and the Run the caller gets.
  */
+
 import { KG_ERR_RUN_LIMIT } from '../contract/api/errors.ts';
+import { recordingSummary } from '../contract/api/recording.ts';
 import type { RuntimeCredentials, StepResult } from '../contract/api/run.ts';
 import type { Tool } from '../contract/api/tool.ts';
 import type { ResolvedSystem } from '../contract/wire/run-order.ts';
@@ -152,6 +154,7 @@ export async function executeSync(
           })),
         }
       : {}),
+    ...(opts.record && result.recording ? { recording: recordingSummary(result.recording) } : {}),
   };
   // Files of an unrecorded run are not kept: no link could serve them.
   const view = runView(finished, opts.record ? { urlFor: deps.urlFor } : {});

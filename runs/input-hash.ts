@@ -8,7 +8,8 @@ export function inputHash(toolId: string, inputs: JsonObject): string {
     .digest('hex');
 }
 
-function canonical(value: unknown): unknown {
+/** The value with every object's keys in sorted order, so equal values serialize alike. */
+export function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value && typeof value === 'object') {
     return Object.fromEntries(

@@ -184,9 +184,12 @@ export function runLogEvent(
         ...(at.durationMs !== undefined ? { durationMs: at.durationMs } : {}),
         ...(error !== undefined ? { error } : {}),
         ...(loop ? { loop: eventLoop(loop) } : {}),
-        message: success
-          ? `Step '${stepId}' succeeded${took}${itemsFailed}`
-          : `Step '${stepId}' failed${took}: ${error ?? ''}`,
+        message:
+          news.result.reusedFrom !== undefined
+            ? `Step '${stepId}' reused from run ${news.result.reusedFrom} (not executed again)`
+            : success
+              ? `Step '${stepId}' succeeded${took}${itemsFailed}`
+              : `Step '${stepId}' failed${took}: ${error ?? ''}`,
       };
     }
     case 'run_finished': {

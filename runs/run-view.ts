@@ -51,6 +51,7 @@ export function runView(run: StoredRun, view: { list?: boolean; urlFor?: UrlForF
     ...(run.executionMode ? { executionMode: run.executionMode } : {}),
     ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}),
     ...(run.scheduleId ? { scheduleId: run.scheduleId } : {}),
+    ...(run.resumedFrom ? { resumedFrom: run.resumedFrom } : {}),
     attempt: run.attempt ?? 1,
     metadata: {
       ...run.metadata,
@@ -58,6 +59,7 @@ export function runView(run: StoredRun, view: { list?: boolean; urlFor?: UrlForF
       ...(run.state ? { state: stateView(run.state) } : {}),
     },
     ...(files ? { fileArtifacts: files } : {}),
+    ...(run.recording ? { recording: run.recording } : {}),
   };
 }
 

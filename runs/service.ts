@@ -7,9 +7,9 @@
  *
  * This file is the RunService, the one door the /v1 run endpoints, webhooks and chains go through. It
  * holds what the phases share (context.ts) and hands each call to its phase: requests.ts and accept.ts
- * (the three kinds of request, the checks, the stored run, idempotency), execute-sync.ts (the sync slots
- * and the sync transport over execution/), cancel.ts, chains.ts, scheduled.ts, connection-test.ts (a
- * system's connection test, an unrecorded one-step run).
+ * (the three kinds of request, the checks, the stored run, idempotency), resume.ts (a failed run resumed
+ * at its failed step), execute-sync.ts (the sync slots and the sync transport over execution/), cancel.ts,
+ * chains.ts, scheduled.ts, connection-test.ts (a system's connection test, an unrecorded one-step run).
  */
 import type { Run } from '../contract/api/run.ts';
 import type { ConnectionTestResult } from '../contract/api/system.ts';
@@ -36,12 +36,14 @@ import {
   startDraftRun,
   startRun,
 } from './requests.ts';
+import { type ResumeRun, resumeRun } from './resume.ts';
 import { RunningHere } from './running-here.ts';
 import { recordRefusedScheduled, type ScheduledRun, startScheduled } from './scheduled.ts';
 
 export type { ConnectionTestInput } from './connection-test.ts';
 export type { Caller, RunServiceDeps, StartedRun, ToolLookup } from './context.ts';
 export type { StartDraftRun, StartRun, StartStepRun, StepRunOutcome } from './requests.ts';
+export type { ResumeRun } from './resume.ts';
 export type { RuntimeCredentialVault } from './runtime-credentials.ts';
 export type { ScheduledRun } from './scheduled.ts';
 
@@ -63,6 +65,11 @@ export class RunService {
 
   startDraft(input: StartDraftRun): Promise<StartedRun> {
     return startDraftRun(this.#ctx, input);
+  }
+
+  /** A failed run resumed at its failed step with the tool's current definition (resume.ts). */
+  resume(input: ResumeRun): Promise<StartedRun> {
+    return resumeRun(this.#ctx, input);
   }
 
   runStep(input: StartStepRun): Promise<StepRunOutcome> {

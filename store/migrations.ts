@@ -24,6 +24,8 @@ import { tunnelReplicasAndCounters } from './migrations/019-tunnel-replicas-and-
 import { documentationRetry } from './migrations/020-documentation-retry.ts';
 import { runStatsIndex } from './migrations/021-run-stats-index.ts';
 import { runSystems } from './migrations/022-run-systems.ts';
+import { runResumes } from './migrations/023-run-resumes.ts';
+import { runRecordings } from './migrations/024-run-recordings.ts';
 import type { Migration } from './migrations/migration.ts';
 
 export type { Migration } from './migrations/migration.ts';
@@ -56,4 +58,6 @@ export const MIGRATIONS: readonly Migration[] = [
   documentationRetry,
   runStatsIndex,
   runSystems,
+  runResumes,
+  runRecordings,
 ];

@@ -1,3 +1,4 @@
+import type { Recording } from '../contract/api/recording.ts';
 import type { Db, Driver, DriverName } from './driver.ts';
 import { applyMigrations, type MigrationReport } from './migrate.ts';
 import { MIGRATIONS } from './migrations.ts';
@@ -55,6 +56,7 @@ import { deleteRunCredentials, getRunCredentials, pruneRunCredentials } from './
 import {
   getRunFile,
   getRunFiles,
+  getRunRecording,
   getRunResult,
   getStepResults,
   saveStepResult,
@@ -168,6 +170,8 @@ export interface StoreQueries {
   saveStepResult(runId: string, seq: number, result: StoredStepResult): Promise<void>;
   getStepResults(runId: string): Promise<StoredStepResult[]>;
   getRunResult(runId: string): Promise<StoredRunResult | undefined>;
+  /** The run's recording (options.record); undefined when it recorded nothing or retention removed it. */
+  getRunRecording(runId: string): Promise<Recording | undefined>;
   getRunFile(runId: string, fileKey: string): Promise<StoredRunFile | undefined>;
   /** Metadata of a run's files, by file key. */
   getRunFiles(runId: string): Promise<StoredFileArtifact[]>;
@@ -354,6 +358,7 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     saveStepResult: (runId, seq, result) => saveStepResult(db, runId, seq, result),
     getStepResults: (runId) => getStepResults(db, runId),
     getRunResult: (runId) => getRunResult(db, runId),
+    getRunRecording: (runId) => getRunRecording(db, runId),
     getRunFile: (runId, fileKey) => getRunFile(db, runId, fileKey),
     getRunFiles: (runId) => getRunFiles(db, runId),
     insertApiKey: (key) => insertApiKey(db, key),

@@ -1,3 +1,4 @@
+import type { Recording, RecordingSummary } from '../contract/api/recording.ts';
 import type { JsonObject, JsonValue } from '../contract/json.ts';
 
 export type RunStatus = 'running' | 'success' | 'failed' | 'aborted';
@@ -29,6 +30,8 @@ export interface StoredRun {
   toolPayload?: JsonObject;
   options?: JsonObject;
   fileArtifacts?: StoredFileArtifact[];
+  /** What the run's recording holds (its exchanges are in run_recordings); absent: the run recorded nothing. */
+  recording?: RecordingSummary;
   resultStorageUri?: string;
   /** The process or Pod executing the run; crash recovery fails running runs whose executor is gone. */
   executor?: string;
@@ -49,6 +52,10 @@ export interface StoredRun {
   attempt?: number;
   /** The schedule (ToolSchedule name) whose tick started the run. */
   scheduleId?: string;
+  /** The run this one resumes (POST /v1/runs/{runId}/resume): its stored results of the first reusedSteps steps are reused. */
+  resumedFrom?: string;
+  /** How many of the tool's first steps a resumed run reuses from resumedFrom rather than executes (absent: 0). */
+  reusedSteps?: number;
   /** What the run read and wrote of its tool's persistent state (tools/state.ts); absent: the tool has none. */
   state?: StoredRunState;
   /** What the run did not do as written without failing (state changes not saved). */
@@ -107,6 +114,8 @@ export interface FinishRun {
   resultStorageUri?: string;
   /** Completion effects; written in the same transaction, and only when this terminal write wins. */
   outbox?: OutboxInput[];
+  /** The run's recording: its summary goes into runs.recording, the whole of it into run_recordings. */
+  recording?: Recording;
 }
 
 export interface InsertRunOptions {

@@ -12,6 +12,11 @@ import { build } from 'esbuild';
 const UI = import.meta.dirname;
 const ROOT = resolve(UI, '..');
 export const DEFAULT_UI_OUT_DIR = resolve(UI, '..', 'dist', 'ui');
+/**
+ * The most JavaScript a first visit may fetch, gzip-compressed, in KiB: `ui.first_load` of `npm run bench`
+ * reports against it, and test/unit/ui/bundle.test.ts holds every build to it.
+ */
+export const FIRST_LOAD_JS_BUDGET_KIB = 200;
 
 export interface UiBuild {
   outDir: string;
@@ -20,6 +25,8 @@ export interface UiBuild {
   stylesheet: string;
   /** Every JavaScript file the first load fetches (the entry and its static imports), as served. */
   firstLoadScripts: string[];
+  /** Every source module bundled, relative to the checkout (`ui/main.tsx`, `node_modules/preact/…`). */
+  modules: string[];
 }
 
 /**
@@ -80,7 +87,8 @@ export async function buildUi(outDir: string = DEFAULT_UI_OUT_DIR): Promise<UiBu
     });
     await rename(staging, outDir);
     await rm(aside, { recursive: true, force: true });
-    return { outDir, script, stylesheet, firstLoadScripts: [...firstLoad].map(asServed) };
+    const modules = Object.keys(result.metafile.inputs).sort();
+    return { outDir, script, stylesheet, firstLoadScripts: [...firstLoad].map(asServed), modules };
   } catch (error) {
     await rm(staging, { recursive: true, force: true });
     throw error;

@@ -4,6 +4,7 @@
  * it. What the key may do comes from `GET /v1/me`, asked at sign-in and after each reload.
  */
 import { computed, signal } from '@preact/signals';
+import * as routes from '../contract/api/route-paths.ts';
 import { ApiClient, ApiFailure } from './api/client.ts';
 import type { Me } from './api/types.ts';
 
@@ -31,10 +32,16 @@ function stored(): string | null {
 /** Checks the key with GET /v1/me and signs in with it; throws the API's refusal (ApiFailure). */
 export async function signIn(key: string): Promise<Me> {
   const trimmed = key.trim();
-  if (!trimmed)
-    throw new ApiFailure(0, 'Enter an API key', 'KEY_REQUIRED', 'Paste a key that starts with kg_.');
+  if (!trimmed) {
+    throw new ApiFailure({
+      status: 0,
+      message: 'Enter an API key',
+      code: 'KEY_REQUIRED',
+      hint: 'Paste a key that starts with kg_.',
+    });
+  }
   const client = new ApiClient(trimmed);
-  const me = await client.me();
+  const me = await client.call(routes.getMe);
   try {
     sessionStorage.setItem(STORAGE_NAME, trimmed);
   } catch {

@@ -1,5 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { KG_ERR_FILE_NOT_FOUND, KG_ERR_PAGE_TOO_DEEP } from '../../contract/api/errors.ts';
+import {
+  KG_ERR_FILE_NOT_FOUND,
+  KG_ERR_PAGE_TOO_DEEP,
+  KG_ERR_RUN_NOT_RECORDED,
+} from '../../contract/api/errors.ts';
 import { RUNS_OFFSET_MAX } from '../../contract/api/run.ts';
 import type { JsonValue } from '../../contract/json.ts';
 import { type FileUrlSigner, fileDownloadInfo, withDownloadUrls } from '../../runs/file-urls.ts';
@@ -55,7 +59,9 @@ type RunOperation =
   | 'listRuns'
   | 'getRun'
   | 'cancelRun'
+  | 'resumeRun'
   | 'getRunResults'
+  | 'getRunRecording'
   | 'listRunFiles'
   | 'getRunFileDownload';
 
@@ -135,6 +141,16 @@ export function runHandlers(deps: RunRouteDeps): HandlersOf<RunOperation> {
 
     cancelRun: async ({ params }, request) => runs.cancel(params.runId, caller(request)),
 
+    resumeRun: async ({ params, body }, request, reply) => {
+      const started = await runs.resume({
+        runId: params.runId,
+        request: body,
+        caller: caller(request),
+        traceId: request.traceId,
+      });
+      return sendRun(reply, started);
+    },
+
     getRunResults: async ({ params: { runId }, query }, request) => {
       const run = await runs.get(runId, caller(request));
       if (run.status === 'running') {
@@ -162,6 +178,15 @@ export function runHandlers(deps: RunRouteDeps): HandlersOf<RunOperation> {
         },
         message: truncated ? 'Results (truncated preview)' : 'Results',
       };
+    },
+
+    getRunRecording: async ({ params: { runId } }, request) => {
+      const run = await runs.get(runId, caller(request));
+      if (run.status === 'running') throw KG_ERR_RUN_NOT_RECORDED(runId, 'running');
+      const recording = await store.getRunRecording(runId);
+      if (recording) return { runId, recording };
+      // The run keeps its recording's summary when result retention removed the exchanges.
+      throw KG_ERR_RUN_NOT_RECORDED(runId, run.recording ? 'removed' : 'not-recorded');
     },
 
     listRunFiles: async ({ params: { runId } }, request) => {

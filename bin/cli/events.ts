@@ -5,10 +5,12 @@
  * the events it already showed, and asks the run's record when a stream cannot say how the run ended.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiFailure, CLIENT_CODES } from '../../contract/api/route-client.ts';
+import * as routes from '../../contract/api/route-paths.ts';
 import { RunLogEvent } from '../../contract/api/run.ts';
 import { formatIssues } from '../../contract/format-issues.ts';
 import { RunAnswer } from './answers.ts';
-import { type Answer, type ApiClient, ApiError } from './client.ts';
+import type { Answer, ApiClient } from './client.ts';
 
 /** The `data` of each event of a text/event-stream body, until it ends. */
 export async function* serverSentData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
@@ -38,11 +40,19 @@ function parseEvent(data: string): RunLogEvent {
   try {
     json = JSON.parse(data);
   } catch {
-    throw new ApiError('the log stream sent an event that is not JSON', 200);
+    throw new ApiFailure({
+      status: 200,
+      code: CLIENT_CODES.unexpectedAnswer,
+      message: 'the log stream sent an event that is not JSON',
+    });
   }
   const parsed = RunLogEvent.safeParse(json);
   if (!parsed.success) {
-    throw new ApiError(`the log stream sent an unexpected event: ${formatIssues(parsed.error)}`, 200);
+    throw new ApiFailure({
+      status: 200,
+      code: CLIENT_CODES.unexpectedAnswer,
+      message: `the log stream sent an unexpected event: ${formatIssues(parsed.error)}`,
+    });
   }
   return parsed.data;
 }
@@ -85,7 +95,7 @@ export async function followRun(
       }
     } catch (error) {
       // A 404 (no such run) or a refused key will not change by trying again.
-      if (error instanceof ApiError && error.status >= 400 && error.status < 500) throw error;
+      if (error instanceof ApiFailure && error.status >= 400 && error.status < 500) throw error;
       if (options.signal.aborted) throw error;
     } finally {
       controller.abort();
@@ -93,7 +103,7 @@ export async function followRun(
     }
     options.signal.throwIfAborted();
     // The record is the source of truth: its terminal state is written before the final event.
-    const record = await client.request('GET', `/runs/${encodeURIComponent(runId)}`, RunAnswer);
+    const record = await client.request(routes.getRun, RunAnswer, { params: { runId } });
     if (record.value.status !== 'running') return record;
     await sleep(REOPEN_DELAYS_MS[Math.min(attempt, REOPEN_DELAYS_MS.length - 1)], undefined, {
       signal: options.signal,

@@ -1,17 +1,20 @@
 /**
  * bin/cli/: the client commands of `kubeglue` — run, runs, logs, tools, schedules — which talk to a
  * kubeglue API over HTTP like any other client (docs/cli.md). They share nothing with the server but the
- * contract's shapes and the settings registry.
+ * contract's shapes and the settings registry. They call the API through the client the dashboard uses
+ * too (contract/api/route-client.ts, client.ts here): each call names its route of the route table,
+ * `routes.getRun` (contract/api/route-paths.ts), and every failure is an ApiFailure.
  *
  * May import: contract, config.
  *
- * Exit codes: 0 success; 1 a failed or aborted run, or an API error; 2 a usage or configuration error
- * (no API call made); 130 interrupted (Ctrl-C).
+ * Exit codes: 0 success; 1 a failed or aborted run, or an ApiFailure (an API error, an answer the CLI
+ * cannot read, no answer); 2 a usage or configuration error (no API call made); 130 interrupted (Ctrl-C).
  *
  * Whatever a command prints, on stdout or stderr, passes through `keyless`: the API key it calls with is
  * blanked out of it, wherever an answer quoted it from.
  */
-import { ApiError } from './client.ts';
+import { ApiFailure } from '../../contract/api/route-client.ts';
+import { isApiCode } from './client.ts';
 import {
   type CommandSpec,
   ConfigError,
@@ -83,9 +86,11 @@ export async function runCommand(spec: CommandSpec, argv: readonly string[], giv
       io.stderr.write(`${name}: ${printable(error.message)}\n(see ${help})\n`);
       return EXIT.usage;
     }
-    if (error instanceof ApiError) {
+    if (error instanceof ApiFailure) {
       if (output === 'json' && error.body !== undefined) printJson(io.stdout, error.body);
-      io.stderr.write(`${name}: ${printable(`${error.message}${error.code ? ` (${error.code})` : ''}`)}\n`);
+      io.stderr.write(
+        `${name}: ${printable(`${error.message}${isApiCode(error) ? ` (${error.code})` : ''}`)}\n`,
+      );
       if (error.hint) io.stderr.write(`${printable(error.hint)}\n`);
       return EXIT.failed;
     }

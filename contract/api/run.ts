@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { HTTP_URL_PATTERN, isHttpUrl } from '../http-url.ts';
 import { JsonObject, JsonValue } from '../json.ts';
 import { pageLimit } from './paging.ts';
+import { RecordingSummary } from './recording.ts';
 import { SystemIdsField, Tool, ToolDefinition, ToolId, ToolStep, unusedSystemIds } from './tool.ts';
 import { RunStateRecord } from './tool-state.ts';
 
@@ -66,6 +67,13 @@ export const RunOptions = z
       'Who starts the run: api (default), frontend, mcp, cli.',
     ),
     traceId: z.string().min(1).max(128).optional().describe('Trace id for logs and outbound traceparent.'),
+    record: z
+      .boolean()
+      .optional()
+      .describe(
+        "Extension: store every exchange of the run's request steps, redacted (GET /v1/runs/{runId}/recording); " +
+          "default: the tool's record.",
+      ),
   })
   .meta({ id: 'RunOptions' });
 export type RunOptions = z.infer<typeof RunOptions>;
@@ -139,6 +147,25 @@ export const RunRequest = z
   .strictObject({ inputs: JsonObject.optional(), ...runRequestFields })
   .meta({ id: 'RunRequest' });
 export type RunRequest = z.infer<typeof RunRequest>;
+
+/**
+ * Body of `POST /v1/runs/{runId}/resume`: the fields of a run request. Without inputs (or payload) the
+ * resumed run keeps the original's; options.mode defaults to the original run's.
+ */
+export const ResumeRunRequest = z
+  .strictObject({
+    inputs: JsonObject.optional().describe("The inputs; absent: the original run's."),
+    payload: JsonObject.optional().describe(
+      "The inputs, as superglue names them; absent: the original run's.",
+    ),
+    ...runRequestFields,
+  })
+  .refine((body) => body.payload === undefined || body.inputs === undefined, {
+    message: 'give the inputs as payload or as inputs, not both',
+    path: ['inputs'],
+  })
+  .meta({ id: 'ResumeRunRequest' });
+export type ResumeRunRequest = z.infer<typeof ResumeRunRequest>;
 
 /** Body of `POST /v1/tools/run`: a tool definition run without saving it. */
 export const DraftRunRequest = z
@@ -321,6 +348,13 @@ export const StepResult = z
       .nonnegative()
       .optional()
       .describe('Extension: how long the step took; where startedAt is.'),
+    reusedFrom: z
+      .string()
+      .optional()
+      .describe(
+        'Extension: in a resumed run, the step was not executed again: its result is the stored one of ' +
+          'this run (where the step last executed), reused because its definition is unchanged.',
+      ),
   })
   .meta({ id: 'StepResult' });
 export type StepResult = z.infer<typeof StepResult>;
@@ -376,6 +410,13 @@ export const Run = z
       .string()
       .optional()
       .describe('Extension: the schedule whose tick started this run (requestSource scheduler).'),
+    resumedFrom: z
+      .string()
+      .optional()
+      .describe(
+        'Extension: the run this one resumes (POST /v1/runs/{runId}/resume); its reused step results say ' +
+          'reusedFrom.',
+      ),
     attempt: Attempt.optional().describe(
       'Extension: which execution of the run this is. 1, unless the execution of a read-only async run ' +
         '(every step modify: false) was lost (a shutdown, a crash, a runner Pod gone) and the run started ' +
@@ -383,6 +424,9 @@ export const Run = z
     ),
     metadata: RunMetadata,
     fileArtifacts: z.array(FileArtifact).optional(),
+    recording: RecordingSummary.optional().describe(
+      'Extension: what the run recorded (options.record); its exchanges: GET /v1/runs/{runId}/recording.',
+    ),
     important_notice: z.string().optional(),
   })
   .meta({ id: 'Run' });

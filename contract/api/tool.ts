@@ -289,6 +289,13 @@ export const toolFields = {
     .optional()
     .describe("JavaScript (sourceData) => value; its result is the run's data."),
   folder: z.string().max(512).optional().describe('Folder path for organising tools (a/b).'),
+  record: z
+    .boolean()
+    .optional()
+    .describe(
+      "Record every exchange of the tool's runs with its systems, redacted (docs/authoring.md#recording); a run's " +
+        'options.record overrides it. Default false.',
+    ),
   archived: z
     .boolean()
     .default(false)
@@ -438,6 +445,7 @@ export const ToolUpdateBody = z
     outputSchema: removable(toolFields.outputSchema),
     outputTransform: removable(toolFields.outputTransform),
     folder: removable(toolFields.folder),
+    record: removable(toolFields.record),
     archived: z.boolean().optional(),
     ...serverFields,
     systemIds: SystemIdsField.describe(

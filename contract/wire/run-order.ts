@@ -5,7 +5,7 @@
  * this order plus what cannot cross a process: the abort signal and the callbacks.
  */
 import { z } from 'zod';
-import { RuntimeCredentials } from '../api/run.ts';
+import { RuntimeCredentials, StepResult } from '../api/run.ts';
 import { ApiKeyPlacement, AuthType } from '../api/system.ts';
 import { Tool } from '../api/tool.ts';
 import { JsonObject } from '../json.ts';
@@ -51,5 +51,16 @@ export const RunOrder = z.object({
   persistedState: JsonObject.optional(),
   /** The stored state's version the run read (absent with a stateFixture: nothing was read). */
   stateVersion: z.number().int().min(0).optional(),
+  /**
+   * A resumed run (POST /v1/runs/{runId}/resume): the stored results of its first steps, in order, each
+   * with reusedFrom. The engine does not execute those steps: their data is in sourceData as if they had
+   * just run, and their results lead the run's step results.
+   */
+  reusedSteps: z.array(StepResult.extend({ reusedFrom: z.string().min(1) })).optional(),
+  /**
+   * Record every exchange of the run's request steps (options.record, else the tool's record): the result
+   * carries the recording (contract/api/recording.ts).
+   */
+  record: z.boolean().optional(),
 });
 export type RunOrder = z.infer<typeof RunOrder>;

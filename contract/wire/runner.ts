@@ -5,6 +5,7 @@
  * message, which the operator reads when the result never reached the store.
  */
 import { z } from 'zod';
+import { Recording } from '../api/recording.ts';
 import { StepResult } from '../api/run.ts';
 import { JsonValue } from '../json.ts';
 import { RunStateChanges } from './tool-state.ts';
@@ -75,6 +76,7 @@ export const ResultBody = z.strictObject({
     error: z.string().optional(),
     files: z.array(ProducedFileBody),
     state: RunStateChanges.optional(),
+    recording: Recording.optional(),
   }),
 });
 export type ResultBody = z.infer<typeof ResultBody>;

@@ -211,6 +211,7 @@ export class WorkerPool {
         sandboxKeyConcurrency: o.sandboxKeyConcurrency,
         maxStepDataBytes: o.maxStepDataBytes,
         maxResultBytes: o.maxResultBytes,
+        maxRecordingBytes: o.maxRecordingBytes,
         egress: o.egress,
         gatewayRelay: o.gatewayRelay,
       },

@@ -47,6 +47,7 @@ export type PodSettings = Pick<
   | 'sandboxTimeoutMs'
   | 'maxStepDataBytes'
   | 'maxResultBytes'
+  | 'maxRecordingBytes'
   | 'egress'
   | 'defaultRunTimeoutMs'
   | 'deadlineMarginSeconds'
@@ -98,6 +99,7 @@ function runnerEnv(toolRun: ToolRunResource, attempt: number, names: PodNames, s
     passed(tree.sandboxTimeoutMs, s.sandboxTimeoutMs),
     passed(tree.maxStepDataBytes, s.maxStepDataBytes),
     passed(tree.maxResultBytes, s.maxResultBytes),
+    passed(tree.maxRecordingBytes, s.maxRecordingBytes),
     passed(tree.egress.privateDefault, s.egress.privateDefault),
     passed(tree.gatewayRelay, runnerRelayAddress(s)),
   ];

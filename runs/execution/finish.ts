@@ -3,7 +3,8 @@
  * one wins: `… WHERE status = 'running'`) with the step results and their timings, the result, the files,
  * the completion effects in the outbox and, for a run with persistent state, the state commit, in one
  * transaction; then, only for the writer that won, the metrics and the run's end on the streams; then the
- * run's runtime credentials go, won or lost, since nothing will execute with them again. What an
+ * run's runtime credentials go, won or lost, since nothing will execute with them again. A writer that lost
+ * to one that stored no step results (a cancel) keeps its own (report.ts keepLostSteps). What an
  * interrupted execution becomes (handed back, or failed saying why) is its launcher's decision; the
  * outcome it decides is recorded here.
  */
@@ -11,7 +12,7 @@ import type { EngineResult } from '../../engine/types.ts';
 import type { FinishRun, Store, StoredRun, StoredRunState } from '../../store/index.ts';
 import { commitRunState, defaultStateLimits, type StateLimits } from '../../tools/state.ts';
 import { completionEffects } from '../completion.ts';
-import type { RunReport } from './report.ts';
+import { keepLostSteps, type RunReport } from './report.ts';
 
 /** The metrics of runs that ended (api/metrics.ts). */
 export interface FinishMetrics {
@@ -66,6 +67,11 @@ export async function finishRun(
     now,
   );
   if (recorded.won) ended(run, recorded.finish, report, deps);
+  else {
+    await keepLostSteps(deps.store, run.runId, recorded.finish.stepResults ?? []).catch((error: unknown) => {
+      deps.log?.(`could not keep the step results of run ${run.runId}: ${String(error)}`);
+    });
+  }
   if (deps.dropCredentials) {
     await deps.dropCredentials(run.runId).catch((error: unknown) => {
       deps.log?.(`could not drop the runtime credentials of run ${run.runId}: ${String(error)}`);
@@ -150,6 +156,7 @@ function finishFromResult(run: StoredRun, result: EngineResult, now = new Date()
       content: Buffer.from(f.contentBase64, 'base64'),
     })),
     outbox: completionEffects(run, result.status),
+    ...(result.recording ? { recording: result.recording } : {}),
   };
 }
 

@@ -25,3 +25,4 @@ export {
 export { type AccessTokens, executeInPool, type InProcessOptions } from './in-process.ts';
 export { buildOrder, OrderRefusal, type OrderSources } from './order.ts';
 export { type BatchVerdict, type ReportSinks, type RunEnd, RunnerReports, RunReport } from './report.ts';
+export { asReused, type StepResultsStore, storedStepResults } from './reuse.ts';

@@ -11,6 +11,7 @@ import { formatIssues } from '../../contract/format-issues.ts';
 import type { ResolvedSystem, RunOrder } from '../../contract/wire/run-order.ts';
 import type { StoredRun, StoreQueries } from '../../store/index.ts';
 import { stateForRun } from '../../tools/state.ts';
+import { asReused, type StepResultsStore, storedStepResults } from './reuse.ts';
 
 /** Where the parts of a run's order come from, for one transport. */
 export interface OrderSources {
@@ -23,8 +24,8 @@ export interface OrderSources {
   systems(run: StoredRun): Promise<ResolvedSystem[]>;
   /** The runtime credentials the run was started with (read, not removed: an order may be built again). */
   runtimeCredentials(run: StoredRun): Promise<RuntimeCredentials | undefined>;
-  /** Where the tool's persistent state is read. */
-  store: Pick<StoreQueries, 'toolState'>;
+  /** Where the tool's persistent state is read, and a resumed run's reused step results. */
+  store: Pick<StoreQueries, 'toolState'> & StepResultsStore;
   /**
    * What the run's timeout counts from. `accepted`: the run's start (`metadata.startedAt`), so the order
    * gets what is left and a run whose time ran out while it waited is refused; a runner Pod's order, which
@@ -44,7 +45,8 @@ export class OrderRefusal extends Error {}
  */
 export async function buildOrder(run: StoredRun, sources: OrderSources, now: number): Promise<RunOrder> {
   const tool = sources.tool ?? checkedSnapshot(run);
-  const timeout = (run.options as RunOptions | undefined)?.timeout;
+  const options = run.options as RunOptions | undefined;
+  const timeout = options?.timeout;
   let timeoutMs = timeout;
   if (timeout !== undefined && sources.timeoutFrom === 'accepted') {
     timeoutMs = Date.parse(run.metadata.startedAt) + timeout - now;
@@ -68,7 +70,34 @@ export async function buildOrder(run: StoredRun, sources: OrderSources, now: num
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     traceId: run.traceId ?? run.runId,
     ...(await stateForRun(sources.store, run, tool)),
+    ...(await reusedSteps(run, tool, sources.store)),
+    ...((options?.record ?? tool.record) ? { record: true } : {}),
   };
+}
+
+/**
+ * A resumed run's reused step results (runs/resume.ts decided how many when it accepted the run), read
+ * from the resumed run's stored results each time the order is built: a run handed back for another
+ * attempt reuses them again. Gone meanwhile (retention): the order is refused for good.
+ */
+async function reusedSteps(
+  run: StoredRun,
+  tool: Tool,
+  store: StepResultsStore,
+): Promise<Pick<RunOrder, 'reusedSteps'>> {
+  const count = run.reusedSteps ?? 0;
+  if (run.resumedFrom === undefined || count === 0) return {};
+  const stored = await storedStepResults(store, run.resumedFrom);
+  const reused = asReused(stored ?? [], count, run.resumedFrom);
+  const whole =
+    reused.length === count &&
+    reused.every((result, index) => result.stepId === tool.steps[index]?.id && result.data !== undefined);
+  if (!whole) {
+    throw new OrderRefusal(
+      `The stored step results of run ${run.resumedFrom} this resumed run reuses are no longer stored in full`,
+    );
+  }
+  return { reusedSteps: reused };
 }
 
 function checkedSnapshot(run: StoredRun): Tool {

@@ -72,6 +72,23 @@ export class RunReport {
   }
 }
 
+/**
+ * The step results of an execution whose terminal write lost to one that stored none (a cancel, startup
+ * recovery): kept as a runner's reports keep them, so the run shows the steps it finished and can be resumed
+ * where it stopped (runs/resume.ts). Never over results stored already (a winner's, a runner's reports).
+ */
+export async function keepLostSteps(
+  store: Pick<Store, 'transaction'>,
+  runId: string,
+  results: readonly StepResult[],
+): Promise<void> {
+  if (results.length === 0) return;
+  await store.transaction(async (tx) => {
+    if ((await tx.getRunResult(runId)) || (await tx.getStepResults(runId)).length > 0) return;
+    for (const [seq, result] of results.entries()) await tx.saveStepResult(runId, seq, result);
+  });
+}
+
 /** Runs whose ids, tool and trace a replica knows (live events need them; one store read per run). */
 const KNOWN_RUNS = 10_000;
 

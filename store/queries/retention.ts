@@ -8,7 +8,8 @@ import type { Db } from '../driver.ts';
 
 /**
  * Deletes up to `limit` ended runs that started before `before` (ISO), oldest first, with everything that
- * belongs to them (step results, result, files, credentials, executions: ON DELETE CASCADE). Returns how many.
+ * belongs to them (step results, result, files, recording, credentials, executions: ON DELETE CASCADE).
+ * Returns how many.
  */
 export async function pruneRuns(db: Db, opts: { before: string; limit: number }): Promise<number> {
   assertLimit(opts.limit);
@@ -26,8 +27,9 @@ export async function pruneRuns(db: Db, opts: { before: string; limit: number })
 }
 
 /**
- * Deletes up to `limit` run results stored before `before` (with the runs' step results), and up to `limit`
- * files created before it; the run records stay. Returns how many results and files were deleted.
+ * Deletes up to `limit` run results stored before `before` (with the runs' step results and recordings, which
+ * hold the same data; the run record keeps its recording's summary, as it keeps its files' metadata), and up
+ * to `limit` files created before it; the run records stay. Returns how many results and files were deleted.
  */
 export async function pruneRunOutputs(db: Db, opts: { before: string; limit: number }): Promise<number> {
   assertLimit(opts.limit);
@@ -41,6 +43,7 @@ export async function pruneRunOutputs(db: Db, opts: { before: string; limit: num
     if (runIds.length > 0) {
       await tx.query(`DELETE FROM run_step_results WHERE ${d.inArray('run_id', '$1')}`, [runIds]);
       await tx.query(`DELETE FROM run_results WHERE ${d.inArray('run_id', '$1')}`, [runIds]);
+      await tx.query(`DELETE FROM run_recordings WHERE ${d.inArray('run_id', '$1')}`, [runIds]);
     }
     const files = await tx.query(
       `DELETE FROM run_files WHERE (run_id, file_key) IN (

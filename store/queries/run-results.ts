@@ -1,3 +1,4 @@
+import type { Recording } from '../../contract/api/recording.ts';
 import type { JsonObject, JsonValue } from '../../contract/json.ts';
 import type { Dialect } from '../dialect.ts';
 import type { Db } from '../driver.ts';
@@ -103,4 +104,13 @@ export async function getRunFiles(db: Db, runId: string): Promise<StoredFileArti
     contentType: row.content_type,
     size: toNumber(row.size),
   }));
+}
+
+/** A run's recording as its finish stored it; undefined when it recorded nothing or retention removed it. */
+export async function getRunRecording(db: Db, runId: string): Promise<Recording | undefined> {
+  const { rows } = await db.query<{ recording: Recording }>(
+    'SELECT recording FROM run_recordings WHERE run_id = $1',
+    [runId],
+  );
+  return rows[0]?.recording;
 }

@@ -1,3 +1,4 @@
+import { recordingSummary } from '../../contract/api/recording.ts';
 import type { Dialect } from '../dialect.ts';
 import type { Db } from '../driver.ts';
 import type {
@@ -185,7 +186,7 @@ async function writeEffects(tx: Db, params: readonly unknown[], owners: string):
 
 const FINISH_RECORD_TYPES = `run_id text, status text, error text, completed_at timestamptz, duration_ms bigint,
   file_artifacts jsonb, result_storage_uri text, has_result boolean, result_success boolean, result_data jsonb,
-  result_error text, step_results jsonb`;
+  result_error text, step_results jsonb, recording jsonb, recording_entries jsonb`;
 
 const STEP_RECORD_TYPES = 'run_id text, seq integer, step_id text, success boolean, data jsonb, error text';
 
@@ -206,6 +207,8 @@ interface FinishRecords {
   runIds: string[];
   /** Whether any finish carries a result. */
   withResults: boolean;
+  /** Whether any finish carries a recording. */
+  withRecordings: boolean;
 }
 
 /** The finish records of $1 as the row source `finish`; the statements below read them from there. */
@@ -222,7 +225,8 @@ function wonUpdateSql(d: Dialect): string {
   return `UPDATE runs
        SET status = f.status, error = f.error, completed_at = f.completed_at, duration_ms = f.duration_ms,
            file_artifacts = COALESCE(f.file_artifacts, runs.file_artifacts),
-           result_storage_uri = COALESCE(f.result_storage_uri, runs.result_storage_uri)
+           result_storage_uri = COALESCE(f.result_storage_uri, runs.result_storage_uri),
+           recording = f.recording
       FROM finish f
      WHERE runs.run_id = f.run_id AND runs.status = 'running' AND ${d.inArray('runs.run_id', '$2')}
      RETURNING runs.run_id`;
@@ -253,6 +257,16 @@ function resultsSql(d: Dialect, won: string): string {
             tool_payload = EXCLUDED.tool_payload, error = EXCLUDED.error, stored_at = ${d.now}`;
 }
 
+/** Reads `finish`: the recordings of the runs in `won` that have one. */
+function recordingsSql(won: string): string {
+  return `INSERT INTO run_recordings (run_id, recording)
+      SELECT f.run_id, f.recording_entries
+        FROM finish f
+        JOIN ${won} ON won.run_id = f.run_id
+       WHERE f.recording_entries IS NOT NULL
+      ON CONFLICT (run_id) DO UPDATE SET recording = EXCLUDED.recording`;
+}
+
 function filesSql(d: Dialect, recordsParam: string, won: string): string {
   return `INSERT INTO run_files (run_id, file_key, filename, content_type, size, content)
       SELECT x.run_id, x.file_key, x.filename, x.content_type, x.size, ${d.bytesFromText('x.content')}
@@ -276,6 +290,7 @@ async function finishAsCtes(db: Db, records: FinishRecords): Promise<string[]> {
   if (records.steps.length > 0) parts.push(`steps AS (${stepsSql(d, param(params, records.steps), 'won')})`);
   if (records.withResults) parts.push(`results AS (${resultsSql(d, 'won')})`);
   if (records.files.length > 0) parts.push(`files AS (${filesSql(d, param(params, records.files), 'won')})`);
+  if (records.withRecordings) parts.push(`recordings AS (${recordingsSql('won')})`);
   const effects = records.effects.length > 0;
   if (effects) parts.push(outboxInsertCtes(d, param(params, records.effects), 'won AS owner'));
   const { rows } = await db.query<{ run_id: string }>(
@@ -300,7 +315,8 @@ async function finishRunByRun(db: Db, calls: readonly FinishRunCall[], order: nu
       const { rowCount } = await tx.query(
         `UPDATE runs
             SET status = $2, error = $3, completed_at = ${d.timestamp('$4')}, duration_ms = $5,
-                file_artifacts = COALESCE($6, file_artifacts), result_storage_uri = COALESCE($7, result_storage_uri)
+                file_artifacts = COALESCE($6, file_artifacts), result_storage_uri = COALESCE($7, result_storage_uri),
+                recording = $8
           WHERE run_id = $1 AND status = 'running'`,
         [
           runId,
@@ -310,6 +326,7 @@ async function finishRunByRun(db: Db, calls: readonly FinishRunCall[], order: nu
           finish.durationMs,
           runFiles.length > 0 ? JSON.stringify(fileArtifacts(runFiles)) : null,
           finish.resultStorageUri ?? null,
+          finish.recording ? JSON.stringify(recordingSummary(finish.recording)) : null,
         ],
       );
       if (rowCount === 0) continue;
@@ -338,6 +355,13 @@ async function finishRunByRun(db: Db, calls: readonly FinishRunCall[], order: nu
             JSON.stringify(finish.stepResults ?? []),
             finish.result.error ?? null,
           ],
+        );
+      }
+      if (finish.recording) {
+        await tx.query(
+          `INSERT INTO run_recordings (run_id, recording) VALUES ($1, $2)
+           ON CONFLICT (run_id) DO UPDATE SET recording = EXCLUDED.recording`,
+          [runId, JSON.stringify(finish.recording)],
         );
       }
       for (const file of runFiles) {
@@ -418,6 +442,8 @@ function finishRecords(d: Dialect, calls: readonly FinishRunCall[], order: numbe
       result_data: finish.result?.data ?? null,
       result_error: finish.result?.error ?? null,
       step_results: finish.stepResults ?? [],
+      recording: finish.recording ? recordingSummary(finish.recording) : null,
+      recording_entries: finish.recording ?? null,
     });
     steps.push(...stepRecords(runId, finish.stepResults ?? []));
     for (const file of runFiles) {
@@ -439,6 +465,7 @@ function finishRecords(d: Dialect, calls: readonly FinishRunCall[], order: numbe
     effects,
     runIds: order.map((index) => calls[index]!.runId),
     withResults: calls.some((call) => call.finish.result !== undefined),
+    withRecordings: calls.some((call) => call.finish.recording !== undefined),
   };
 }
 

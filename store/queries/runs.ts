@@ -1,3 +1,4 @@
+import type { RecordingSummary } from '../../contract/api/recording.ts';
 import { RUNS_OFFSET_MAX } from '../../contract/api/run.ts';
 import type { JsonObject } from '../../contract/json.ts';
 import { type Dialect, PG_DIALECT } from '../dialect.ts';
@@ -16,7 +17,8 @@ import { optional, toIso, toNumber } from './values.ts';
 /** Column list of every query that returns runs, in the shape RunRow describes. */
 export const RUN_COLUMNS = `run_id, tool_id, status, request_source, user_id, system_ids, execution_mode, trace_id,
   parent_run_id, started_at, completed_at, duration_ms, error, tool, tool_payload, options, file_artifacts,
-  result_storage_uri, executor, allowed_tool_ids, allowed_system_ids, attempt, state, warnings, schedule_id`;
+  result_storage_uri, executor, allowed_tool_ids, allowed_system_ids, attempt, state, warnings, schedule_id,
+  resumed_from, reused_steps, recording`;
 
 export interface RunRow {
   run_id: string;
@@ -44,6 +46,9 @@ export interface RunRow {
   state: StoredRunState | null;
   warnings: string[] | null;
   schedule_id: string | null;
+  resumed_from: string | null;
+  reused_steps: number | string | bigint | null;
+  recording: RecordingSummary | null;
 }
 
 export function runFromRow(row: RunRow): StoredRun {
@@ -76,6 +81,9 @@ export function runFromRow(row: RunRow): StoredRun {
   optional(run, 'state', row.state);
   optional(run, 'warnings', row.warnings);
   optional(run, 'scheduleId', row.schedule_id);
+  optional(run, 'resumedFrom', row.resumed_from);
+  if (row.reused_steps !== null) run.reusedSteps = toNumber(row.reused_steps);
+  optional(run, 'recording', row.recording);
   return run;
 }
 
@@ -107,6 +115,8 @@ export function runRecord(run: StoredRun, inputHash: string | undefined): Record
     attempt: run.attempt ?? 1,
     state: run.state ?? null,
     schedule_id: run.scheduleId ?? null,
+    resumed_from: run.resumedFrom ?? null,
+    reused_steps: run.reusedSteps ?? null,
   };
 }
 
@@ -114,11 +124,12 @@ export const RUN_RECORD_TYPES = `run_id text, tool_id text, status text, request
   execution_mode text, trace_id text, parent_run_id text, started_at timestamptz, completed_at timestamptz,
   duration_ms bigint, error text, tool jsonb, tool_payload jsonb, options jsonb, input_hash text,
   file_artifacts jsonb, result_storage_uri text, executor text, allowed_tool_ids text[], allowed_system_ids text[],
-  attempt integer, state jsonb, schedule_id text`;
+  attempt integer, state jsonb, schedule_id text, resumed_from text, reused_steps integer`;
 
 export const RUN_INSERT_COLUMNS = `run_id, tool_id, status, request_source, user_id, system_ids, execution_mode, trace_id,
   parent_run_id, started_at, completed_at, duration_ms, error, tool, tool_payload, options, input_hash,
-  file_artifacts, result_storage_uri, executor, allowed_tool_ids, allowed_system_ids, attempt, state, schedule_id`;
+  file_artifacts, result_storage_uri, executor, allowed_tool_ids, allowed_system_ids, attempt, state, schedule_id,
+  resumed_from, reused_steps`;
 
 /**
  * One statement inserts any number of runs: the rows travel as one JSON array parameter ($1). `WHERE true`

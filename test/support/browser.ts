@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { SETTINGS } from '../../config/config.ts';
-import { TEST_ADMIN_KEY } from './embedded.ts';
+import { callOk, TEST_ADMIN_KEY, type TestApi, useTestApi } from './embedded.ts';
 import { chromiumPath, skipReason } from './prerequisites.ts';
 
 const REPO = resolve(import.meta.dirname, '..', '..');
@@ -186,11 +186,16 @@ export function horizontalOverflow(page: Page): Promise<number> {
 /** A 1200 × 800 window at 200 % zoom, in CSS pixels. */
 export const ZOOMED_200 = { width: 600, height: 400 };
 
+/** How a page is opened: its colour scheme and window. */
+type OpenOptions = Parameters<typeof openPage>[1];
+
 export interface Dashboard {
   /** A page at `path` in a fresh context (its own session storage), watched as openPage watches. */
-  open(path: string, options?: Parameters<typeof openPage>[1]): Promise<Page>;
+  open(path: string, options?: OpenOptions): Promise<Page>;
   /** Signs in on the sign-in form the page shows, and waits for the navigation. */
   signIn(page: Page, key?: string): Promise<void>;
+  /** A page at `path`, signed in with `key` (the admin's unless given): where most tests start. */
+  openSignedIn(path: string, options?: OpenOptions & { key?: string }): Promise<Page>;
 }
 
 export interface DashboardOptions {
@@ -213,15 +218,50 @@ export function useDashboard(baseUrl: () => string, dashboardOptions: DashboardO
   afterAll(async () => {
     await browser?.close();
   });
+  const open: Dashboard['open'] = async (path, options = {}) => {
+    if (!browser) throw new Error('the browser starts in beforeAll: open pages in tests');
+    const { context, page, watch } = await openPage(browser, options);
+    opened.push({ context, watch });
+    await dashboardOptions.prepare?.(page, context);
+    await page.goto(`${baseUrl()}${path}`);
+    return page;
+  };
   return {
-    async open(path, options = {}) {
-      if (!browser) throw new Error('the browser starts in beforeAll: open pages in tests');
-      const { context, page, watch } = await openPage(browser, options);
-      opened.push({ context, watch });
-      await dashboardOptions.prepare?.(page, context);
-      await page.goto(`${baseUrl()}${path}`);
+    open,
+    signIn: (page, key = TEST_ADMIN_KEY) => signIn(page, key),
+    async openSignedIn(path, { key = TEST_ADMIN_KEY, ...options } = {}) {
+      const page = await open(path, options);
+      await signIn(page, key);
       return page;
     },
-    signIn: (page, key = TEST_ADMIN_KEY) => signIn(page, key),
+  };
+}
+
+export interface BrowserTests {
+  /** Why these tests cannot run here, or undefined: their block is `describe.skipIf(missing !== undefined)`. */
+  missing: string | undefined;
+  /** The started embedded server whose dashboard the tests open. */
+  api: TestApi;
+  /** A call of its /v1 API that must succeed: the answer's body (as the admin unless `key` is given). */
+  call<T>(method: string, path: string, body?: unknown, key?: string): Promise<T>;
+}
+
+/**
+ * What a file of dashboard tests starts with: whether they can run here (the browser, and what else
+ * `alsoMissing` says they need; the reason is said once on stderr, `<suite> browser tests skipped: …`),
+ * an embedded server started with `env` for the file, and `call` to set up what the pages show.
+ */
+export function useBrowserTests(
+  suite: string,
+  options: { env?: Record<string, string>; alsoMissing?: () => string | undefined } = {},
+): BrowserTests {
+  const missing = browserMissing() ?? options.alsoMissing?.();
+  if (missing) console.warn(`${suite} browser tests skipped: ${missing}`);
+  const api = useTestApi(options.env);
+  return {
+    missing,
+    api,
+    call: <T>(method: string, path: string, body?: unknown, key?: string) =>
+      callOk<T>(api, method, path, body, key),
   };
 }

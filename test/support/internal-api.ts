@@ -43,6 +43,8 @@ export interface StartRunOptions {
   credentials?: RuntimeCredentials;
   /** The run's record of its tool state, e.g. the stateFixture it was started with. */
   state?: StoredRunState;
+  /** A resumed run (runs/resume.ts): the run it resumes and how many first steps it reuses. */
+  resume?: { from: string; reusedSteps: number };
 }
 
 export function createInternalApi(
@@ -87,6 +89,7 @@ export function createInternalApi(
           options: { async: true, ...opts.options },
           metadata: { startedAt: opts.startedAt ?? new Date().toISOString() },
           ...(opts.state ? { state: opts.state } : {}),
+          ...(opts.resume ? { resumedFrom: opts.resume.from, reusedSteps: opts.resume.reusedSteps } : {}),
         }),
       );
       if (opts.credentials) credentials.set(runId, opts.credentials);

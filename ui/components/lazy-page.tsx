@@ -5,7 +5,7 @@
  */
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiFailure } from '../api/client.ts';
+import { ApiFailure, CLIENT_CODES } from '../api/client.ts';
 import type { PageProps } from '../pages.tsx';
 import { ErrorMessage } from './error-message.tsx';
 
@@ -39,12 +39,12 @@ export function lazyPage(load: () => Promise<PageComponent>): PageComponent {
       };
     }, []);
     if (error) {
-      const failure = new ApiFailure(
-        0,
-        `This page's code could not be fetched (${error instanceof Error ? error.message : String(error)})`,
-        'NETWORK_ERROR',
-        'Reload the page: kubeglue may have been upgraded, or the network was down.',
-      );
+      const failure = new ApiFailure({
+        status: 0,
+        message: `This page's code could not be fetched (${error instanceof Error ? error.message : String(error)})`,
+        code: CLIENT_CODES.noAnswer,
+        hint: 'Reload the page: kubeglue may have been upgraded, or the network was down.',
+      });
       return <ErrorMessage error={failure} title="The page could not be shown" />;
     }
     if (!page) return <p role="status">Loading…</p>;

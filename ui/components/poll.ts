@@ -3,7 +3,7 @@
  * when it is looked at again), as the runs, gateways and schedules pages keep themselves current. Each
  * read gets the signal that aborts it when the page goes or `deps` change; `everyMs` undefined reads once.
  */
-import { useEffect } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 
 export function usePoll(
   read: (signal: AbortSignal) => Promise<void>,
@@ -27,4 +27,41 @@ export function usePoll(
       clearTimeout(timer);
     };
   }, deps);
+}
+
+/** What a page read last, why its latest read failed, and when it last answered. */
+export interface Polled<T> {
+  answer: T | undefined;
+  /** The latest read's failure; undefined again once a read answers. The last answer is kept. */
+  error: unknown;
+  updatedAt: Date | undefined;
+}
+
+/**
+ * usePoll for a page that shows what one read answers (a list, a record): the answer, the error to show
+ * with ErrorMessage, and when it was read; an aborted read (the page gone, `deps` changed) is no error.
+ */
+export function usePolled<T>(
+  read: (signal: AbortSignal) => Promise<T>,
+  everyMs: number | undefined,
+  deps: unknown[],
+): Polled<T> {
+  const [polled, setPolled] = useState<Polled<T>>({
+    answer: undefined,
+    error: undefined,
+    updatedAt: undefined,
+  });
+  usePoll(
+    async (signal) => {
+      try {
+        const answer = await read(signal);
+        setPolled({ answer, error: undefined, updatedAt: new Date() });
+      } catch (caught) {
+        if (!signal.aborted) setPolled((last) => ({ ...last, error: caught }));
+      }
+    },
+    everyMs,
+    deps,
+  );
+  return polled;
 }

@@ -4,14 +4,7 @@ import type { RunStatus } from '../api/types.ts';
 const ICONS: Record<RunStatus, string> = { success: '✓', failed: '✕', aborted: '⊘', running: '◷' };
 
 export function StatusBadge({ status }: { status: RunStatus }) {
-  return (
-    <span class={`status status-${status}`}>
-      <span class="status-icon" aria-hidden="true">
-        {ICONS[status]}
-      </span>
-      {status}
-    </span>
-  );
+  return <Badge icon={ICONS[status]} word={status} tone={status} />;
 }
 
 /** A step's outcome: success or failed, the same way. */
@@ -19,8 +12,21 @@ export function StepOutcome({ success }: { success: boolean }) {
   return <StatusBadge status={success ? 'success' : 'failed'} />;
 }
 
-/** A status that is not a run's (a schedule, a gateway): its icon and word, coloured like a run status. */
-export function Badge({ icon, word, tone }: { icon: string; word: string; tone: RunStatus | 'idle' }) {
+/** A badge's colour: a run status's, or muted (neither good nor bad: disabled, none needed). */
+type Tone = RunStatus | 'neutral';
+
+/** What a badge shows: an icon and a word, coloured by its tone. */
+export interface BadgeProps {
+  icon: string;
+  word: string;
+  tone: Tone;
+}
+
+/**
+ * A status as an icon and a word, coloured like a run status: a run's, a schedule's, a gateway's, what
+ * a system variant is ready for.
+ */
+export function Badge({ icon, word, tone }: BadgeProps) {
   return (
     <span class={`status status-${tone}`}>
       <span class="status-icon" aria-hidden="true">

@@ -5,10 +5,11 @@
  * is read again every few seconds while the tab is visible, as the runs list is.
  */
 import { useState } from 'preact/hooks';
-import type { Gateway, GatewayList } from '../api/types.ts';
+import * as routes from '../../contract/api/route-paths.ts';
+import type { Gateway } from '../api/types.ts';
 import { ErrorMessage } from '../components/error-message.tsx';
 import { formatBytes, formatRelative, formatTime } from '../components/format.ts';
-import { usePoll } from '../components/poll.ts';
+import { usePolled } from '../components/poll.ts';
 import { Badge } from '../components/status.tsx';
 import { Table } from '../components/table.tsx';
 import { client } from '../session.ts';
@@ -78,25 +79,12 @@ function GatewayRow({ gateway }: { gateway: Gateway }) {
 }
 
 export function GatewaysPage() {
-  const [list, setList] = useState<GatewayList>();
-  const [error, setError] = useState<unknown>();
-  const [updatedAt, setUpdatedAt] = useState<Date>();
-
   const [shown, setShown] = useState(ROWS_PER_PAGE);
-
-  usePoll(
-    async (signal) => {
-      try {
-        setList(await client().json<GatewayList>('GET', '/gateways', { signal }));
-        setError(undefined);
-        setUpdatedAt(new Date());
-      } catch (caught) {
-        if (!signal.aborted) setError(caught);
-      }
-    },
-    GATEWAYS_POLL_MS,
-    [],
-  );
+  const {
+    answer: list,
+    error,
+    updatedAt,
+  } = usePolled((signal) => client().call(routes.listGateways, { signal }), GATEWAYS_POLL_MS, []);
 
   return (
     <section aria-labelledby="gateways-title">

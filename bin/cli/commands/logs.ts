@@ -3,6 +3,7 @@
  * line per step, then the outcome); with --follow, its events as they happen until it ends. Exits 1
  * when the run failed or was aborted, so a script can wait on a run with it.
  */
+import * as routes from '../../../contract/api/route-paths.ts';
 import type { RunLogEvent, StepLoop } from '../../../contract/api/run.ts';
 import type { JsonValue } from '../../../contract/json.ts';
 import { RunAnswer, RunResultsAnswer } from '../answers.ts';
@@ -73,14 +74,13 @@ export const logs = command({
         progress.stop();
       }
     } else {
-      record = await client.request('GET', `/runs/${encodeURIComponent(runId)}`, RunAnswer);
+      record = await client.request(routes.getRun, RunAnswer, { params: { runId } });
     }
     const run = record.value;
     const stored =
       run.status === 'running'
         ? undefined
-        : (await client.request('GET', `/runs/${encodeURIComponent(runId)}/results`, RunResultsAnswer)).value
-            .data;
+        : (await client.request(routes.getRunResults, RunResultsAnswer, { params: { runId } })).value.data;
     const steps = (stored?.stepResults ?? []).map(({ stepId, success, error, loop }) => ({
       stepId,
       success,

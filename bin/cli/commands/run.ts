@@ -5,6 +5,7 @@
  * run is followed by its id until it ends, and then its stored result is printed.
  */
 import { randomUUID } from 'node:crypto';
+import * as routes from '../../../contract/api/route-paths.ts';
 import type { RunRequest } from '../../../contract/api/run.ts';
 import type { JsonValue } from '../../../contract/json.ts';
 import { RunAnswer, RunResultsAnswer } from '../answers.ts';
@@ -56,13 +57,14 @@ export const run = command({
     const inputs = await runInputs(values.input ?? [], values['inputs-file']);
     const client = new ApiClient(await io.connect(), io);
     const runId = randomUUID();
-    const path = `/tools/${encodeURIComponent(args.toolId as string)}/run`;
+    const params = { toolId: args.toolId as string };
     const body = (options: RunRequest['options']): RunRequest => ({ runId, inputs, options });
     // In json mode stdout holds the one document: what goes on is shown on stderr.
     const progress = new Progress(output === 'json' ? io.stderr : io.stdout);
     try {
       if (values.async) {
-        const started = await client.request('POST', path, RunAnswer, {
+        const started = await client.request(routes.runTool, RunAnswer, {
+          params,
           body: body({ async: true, requestSource: 'cli' }),
         });
         if (!values.follow) {
@@ -81,8 +83,8 @@ export const run = command({
         return printOutcome(io, output, await withResult(client, ended), true);
       }
       const answer = values.follow
-        ? await runFollowingEvents(client, path, body, progress, io.signal)
-        : await client.request('POST', path, RunAnswer, { body: body({ requestSource: 'cli' }) });
+        ? await runFollowingEvents(client, params, body, progress, io.signal)
+        : await client.request(routes.runTool, RunAnswer, { params, body: body({ requestSource: 'cli' }) });
       progress.stop();
       return printOutcome(io, output, { run: answer.value, raw: answer.raw }, values.follow === true);
     } catch (error) {
@@ -102,7 +104,7 @@ export const run = command({
  */
 async function runFollowingEvents(
   client: ApiClient,
-  path: string,
+  params: { toolId: string },
   body: (options: RunRequest['options']) => RunRequest,
   progress: Progress,
   signal: AbortSignal,
@@ -125,7 +127,8 @@ async function runFollowingEvents(
     })();
     // The stream only shows progress: if it breaks, the run's answer still comes.
     shown.catch(() => {});
-    const answer = await client.request('POST', path, RunAnswer, {
+    const answer = await client.request(routes.runTool, RunAnswer, {
+      params,
       body: body({ requestSource: 'cli', traceId }),
     });
     await Promise.race([finished, new Promise((resolve) => setTimeout(resolve, LAST_EVENTS_MS).unref())]);
@@ -139,8 +142,8 @@ async function runFollowingEvents(
 /** An async run's record with its stored result (data and step results), as a sync run answers. */
 async function withResult(client: ApiClient, record: Answer<RunAnswer>) {
   const run = record.value;
-  const path = `/runs/${encodeURIComponent(run.runId)}/results`;
-  const stored = (await client.request('GET', path, RunResultsAnswer)).value.data;
+  const params = { runId: run.runId };
+  const stored = (await client.request(routes.getRunResults, RunResultsAnswer, { params })).value.data;
   const data = stored?.data ?? undefined;
   const raw: JsonValue = {
     ...(record.raw as { [key: string]: JsonValue }),

@@ -1,4 +1,5 @@
 /** `kubeglue runs`: the latest runs, newest first, filtered by tool and status. */
+import * as routes from '../../../contract/api/route-paths.ts';
 import { RUNS_OFFSET_MAX, RunStatus } from '../../../contract/api/run.ts';
 import { type RunAnswer, RunListAnswer } from '../answers.ts';
 import { ApiClient, type Item, itemsOf } from '../client.ts';
@@ -59,7 +60,7 @@ export const runs = command({
     let cursor: string | undefined;
     let matching = '';
     do {
-      const answer = await client.request('GET', '/runs', RunListAnswer, {
+      const answer = await client.request(routes.listRuns, RunListAnswer, {
         query: { toolId: values.tool, status, limit: Math.min(PAGE_MAX, limit - found.length), cursor },
       });
       found.push(...itemsOf(answer));

@@ -1,4 +1,5 @@
 /** `kubeglue schedules`: the schedules of every tool the API key may see, or of one tool. */
+import * as routes from '../../../contract/api/route-paths.ts';
 import { ScheduleListAnswer } from '../answers.ts';
 import { ApiClient } from '../client.ts';
 import { command, EXIT } from '../command.ts';
@@ -18,9 +19,12 @@ export const schedules = command({
   examples: ['kubeglue schedules', 'kubeglue schedules --tool nightly-export'],
   async run({ values, output, io }) {
     const client = new ApiClient(await io.connect(), io);
-    const path =
-      values.tool === undefined ? '/schedules' : `/tools/${encodeURIComponent(values.tool)}/schedules`;
-    const found = await client.allPages(path, ScheduleListAnswer);
+    const found =
+      values.tool === undefined
+        ? await client.allPages(routes.listSchedules, ScheduleListAnswer, {})
+        : await client.allPages(routes.listToolSchedules, ScheduleListAnswer, {
+            params: { toolId: values.tool },
+          });
     printList(io, output, found, {
       plural: 'schedules',
       headers: ['SCHEDULE', 'TOOL', 'CRON', 'TIMEZONE', 'STATUS', 'NEXT RUN', 'LAST RUN'],

@@ -1,4 +1,5 @@
 /** `kubeglue tools`: the tools the API key may see. */
+import * as routes from '../../../contract/api/route-paths.ts';
 import { ToolListAnswer } from '../answers.ts';
 import { ApiClient } from '../client.ts';
 import { command, EXIT } from '../command.ts';
@@ -18,8 +19,8 @@ export const tools = command({
   examples: ['kubeglue tools', 'kubeglue tools --output json'],
   async run({ values, output, io }) {
     const client = new ApiClient(await io.connect(), io);
-    const found = await client.allPages('/tools', ToolListAnswer, {
-      includeArchived: values.archived ? 'true' : undefined,
+    const found = await client.allPages(routes.listTools, ToolListAnswer, {
+      query: { includeArchived: values.archived ? 'true' : undefined },
     });
     printList(io, output, found, {
       plural: 'tools',

@@ -26,6 +26,45 @@ export const KG_ERR_RUN_NOT_CANCELLABLE = define(
     `Run '${runId}' already ${status === 'success' ? 'succeeded' : 'failed'}; only running runs can be cancelled`,
   'Nothing to cancel: the run already succeeded or failed (only running runs can be cancelled; cancelling an aborted run answers 200).',
 );
+/** `GET /v1/runs/{runId}/recording` of a run that has none (yet, at all, or any longer). */
+export const KG_ERR_RUN_NOT_RECORDED = define(
+  'KG_ERR_RUN_NOT_RECORDED',
+  404,
+  (runId: string, why: 'running' | 'not-recorded' | 'removed') =>
+    why === 'running'
+      ? `Run '${runId}' is still running; its recording is stored when it ends`
+      : why === 'removed'
+        ? `The recording of run '${runId}' is no longer kept (result retention removed it with the run's results)`
+        : `Run '${runId}' recorded nothing: it was not started with options.record, and its tool does not set record`,
+  'Start the run with {"options": {"record": true}} (or set "record": true on the tool) to record its exchanges; a recording is kept as long as the run\'s results (KUBEGLUE_RESULT_RETENTION).',
+);
+/** `POST /v1/runs/{runId}/resume` of a run that did not fail: there is no failed step to start at. */
+export const KG_ERR_RUN_NOT_RESUMABLE = define(
+  'KG_ERR_RUN_NOT_RESUMABLE',
+  409,
+  (runId: string, status: 'success' | 'running') =>
+    `Run '${runId}' ${status === 'success' ? 'succeeded' : 'is still running'}; only a failed or aborted (cancelled) run can be resumed`,
+  'Resume a run that failed or was aborted. To run a tool that succeeded again, use POST /v1/tools/{id}/run; wait for (or cancel) a run still running.',
+);
+/**
+ * The steps a resume would reuse have no stored results in full: retention removed them, the run stored
+ * none, or they were stored without their data (the run's result was larger than its bound).
+ */
+export const KG_ERR_RUN_RESULTS_NOT_STORED = define(
+  'KG_ERR_RUN_RESULTS_NOT_STORED',
+  409,
+  (runId: string, reason: string) =>
+    `Run '${runId}' cannot be resumed: ${reason}; its earlier steps cannot be reused`,
+  "Run the tool again from its first step (POST /v1/tools/{id}/run with the run's inputs). Results are kept for KUBEGLUE_RESULT_RETENTION; a run whose result exceeded KUBEGLUE_MAX_RESULT_BYTES keeps its step results without data.",
+);
+/** The tool of the run to resume was deleted: a resumed run runs the tool's current definition. */
+export const KG_ERR_RESUME_TOOL_GONE = define(
+  'KG_ERR_RESUME_TOOL_GONE',
+  409,
+  (runId: string, toolId: string) =>
+    `Run '${runId}' cannot be resumed: its tool '${toolId}' no longer exists or was never saved (a resumed run runs the tool's current saved definition)`,
+  'Save the tool under that id (again: the steps before the failed one that are defined as they were are still reused), or run a definition with POST /v1/tools/run.',
+);
 /**
  * The key may not use the chain target. Answered before the target is looked up, so it is the same
  * whether that tool exists or not; the name is the caller's own input.

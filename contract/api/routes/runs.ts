@@ -1,9 +1,10 @@
-/** The Runs routes: the list, the stats, one run, cancel, its results and its files. */
+/** The Runs routes: the list, the stats, one run, cancel, its results, its recording and its files. */
 import { z } from 'zod';
 import { RunList } from '../bodies.ts';
-import { FileDownloadInfo, FileList, ListRunsQuery, Run, RunResults } from '../run.ts';
+import { RecordingAnswer } from '../recording.ts';
+import { FileDownloadInfo, FileList, ListRunsQuery, ResumeRunRequest, Run, RunResults } from '../run.ts';
 import { RunStats, RunStatsQuery } from '../run-stats.ts';
-import { failure, notFound } from './shared.ts';
+import { failure, notFound, syncRunFinished, tooManySyncRuns } from './shared.ts';
 import type { RouteSpec } from './spec.ts';
 
 /** The Runs operations. */
@@ -61,6 +62,27 @@ export const RUN_ROUTES = [
     },
   },
   {
+    method: 'POST',
+    path: '/runs/{runId}/resume',
+    operationId: 'resumeRun',
+    summary:
+      "Resume a failed run: a new run of the tool's current definition from the failed step, reusing the unchanged steps before it",
+    tag: 'Runs',
+    scopes: ['runs:execute'],
+    body: { schema: ResumeRunRequest, name: 'resume request', optional: true },
+    responses: {
+      200: syncRunFinished,
+      202: { description: 'Asynchronous resumed run accepted', schema: Run },
+      400: failure('Invalid request, archived tool, or credentials in options.webhookUrl'),
+      403: failure('options.webhookUrl chains to a tool this API key may not use'),
+      404: failure('No such run, or one of a tool this API key may not use'),
+      409: failure(
+        'The run succeeded or is running, its earlier step results are not stored in full, its tool no longer exists, or runId is reused',
+      ),
+      429: tooManySyncRuns,
+    },
+  },
+  {
     method: 'GET',
     path: '/runs/{runId}/results',
     operationId: 'getRunResults',
@@ -69,6 +91,18 @@ export const RUN_ROUTES = [
     scopes: ['runs:read'],
     query: z.strictObject({ truncate: z.enum(['true', 'false']).optional(), token: z.string().optional() }),
     responses: { 200: { description: 'Stored results', schema: RunResults }, 404: notFound },
+  },
+  {
+    method: 'GET',
+    path: '/runs/{runId}/recording',
+    operationId: 'getRunRecording',
+    summary: "A run's recorded exchanges (options.record)",
+    tag: 'Runs',
+    scopes: ['runs:read'],
+    responses: {
+      200: { description: 'The recording, redacted', schema: RecordingAnswer },
+      404: failure('No such run, or it recorded nothing (KG_ERR_RUN_NOT_RECORDED)'),
+    },
   },
   {
     method: 'GET',

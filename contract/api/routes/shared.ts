@@ -1,6 +1,7 @@
 /** The answers and parameters that routes of several tags share. */
 import { z } from 'zod';
 import { ErrorBody } from '../bodies.ts';
+import { Run } from '../run.ts';
 import type { RouteResponse } from './spec.ts';
 
 export const failure = (description: string): RouteResponse => ({ description, schema: ErrorBody });
@@ -9,6 +10,10 @@ export const restricted = failure('The API key lacks the scope, or is limited to
 export const badRequest = failure('Invalid request');
 export const adminOnly = failure('The key lacks keys:admin');
 export const tooManySyncRuns = failure('Too many synchronous runs at once; see Retry-After');
+export const syncRunFinished = {
+  description: 'Synchronous run finished; includes data and stepResults',
+  schema: Run,
+};
 
 /**
  * A parameter of a route that never refused one given twice (it arrives as an array): it reads as absent

@@ -20,7 +20,15 @@ import {
   ToolStatePutAnswer,
   ToolStatePutBody,
 } from '../tool-state.ts';
-import { badRequest, failure, lenientParameter, notFound, restricted, tooManySyncRuns } from './shared.ts';
+import {
+  badRequest,
+  failure,
+  lenientParameter,
+  notFound,
+  restricted,
+  syncRunFinished,
+  tooManySyncRuns,
+} from './shared.ts';
 import type { RouteSpec } from './spec.ts';
 
 /** GET and DELETE of one tool have never checked their query: other parameters are ignored there. */
@@ -30,10 +38,6 @@ const lenientTokenQuery = z.looseObject({ token: lenientParameter });
 export const MANIFEST_YAML = 'application/yaml';
 
 const doesNotCompile = failure('A transform, selector or template does not compile');
-const syncRunFinished = {
-  description: 'Synchronous run finished; includes data and stepResults',
-  schema: Run,
-};
 
 /** A tool: list, create, get, its manifest, update, delete. */
 export const TOOL_ROUTES = [

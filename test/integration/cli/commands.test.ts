@@ -62,6 +62,12 @@ describe('the kubeglue client commands', () => {
         outputTransform: '(sourceData) => sourceData.todos.data.map((todo) => todo.title)',
       },
       {
+        // An id with spaces: the commands put it in request paths, percent-encoded.
+        id: 'Open Todos',
+        steps: [{ id: 'todos', config: { systemId: 'shop', url: '/todos' } }],
+        outputTransform: '(sourceData) => sourceData.todos.data.length',
+      },
+      {
         id: 'echo-inputs',
         steps: [{ id: 'todos', config: { systemId: 'shop', url: '/todos' } }],
         outputTransform:
@@ -158,6 +164,15 @@ describe('the kubeglue client commands', () => {
       expect(stderr).toMatch(/^kubeglue run: run \S+ failed: .*HTTP 500.*the warehouse is closed/);
       expect(stderr + stdout).not.toContain(SYSTEM_TOKEN);
       expect(stderr + stdout).not.toContain(TEST_ADMIN_KEY);
+    });
+
+    it('runs a tool whose id holds spaces, and lists its schedules', async () => {
+      const ran = await runCli(['run', 'Open Todos'], env);
+      expect(ran.stderr).toBe('');
+      expect(ran.code).toBe(0);
+      expect(JSON.parse(ran.stdout)).toBe(2);
+      const schedules = await runCli(['schedules', '--tool', 'Open Todos'], env);
+      expect(schedules).toMatchObject({ code: 0, stdout: 'No schedules.\n' });
     });
 
     it("exits 1 with the API's error message for a tool that does not exist", async () => {
@@ -308,6 +323,14 @@ describe('the kubeglue client commands', () => {
       expect(stderr).toContain('KG_ERR_RUN_NOT_FOUND');
       expect(stderr).toContain(KG_ERR_RUN_NOT_FOUND('no-such-run').hint as string);
     });
+
+    it('asks for a run id holding "/" as that id, not as a longer path', async () => {
+      const { code, stderr } = await runCli(['logs', 'no/such-run'], env);
+      expect(code).toBe(1);
+      expect(stderr).toBe(
+        `kubeglue logs: Run 'no/such-run' not found (KG_ERR_RUN_NOT_FOUND)\n${KG_ERR_RUN_NOT_FOUND('no/such-run').hint}\n`,
+      );
+    });
   });
 
   describe('runs and tools', () => {
@@ -341,6 +364,7 @@ describe('the kubeglue client commands', () => {
       expect(stdout).toMatch(/^open-todos +1 +\S+ \S+ +The titles of the open todos$/m);
       const json = await runCli(['tools', '--output', 'json'], env);
       expect((JSON.parse(json.stdout) as Array<{ id: string }>).map((tool) => tool.id).sort()).toEqual([
+        'Open Todos',
         'broken',
         'echo-inputs',
         'open-todos',

@@ -25,6 +25,7 @@ const REPO = join(import.meta.dirname, '..', '..', '..');
 const PAGES = [
   'README.md',
   'docs/tools.md',
+  'docs/authoring.md',
   'docs/mcp.md',
   'docs/state.md',
   'docs/schedules.md',

@@ -382,4 +382,41 @@ describeStore('run writes', (store, driver) => {
       }
     });
   });
+  describe('recordings', () => {
+    const recording = (n: number) => ({
+      exchanges: 1,
+      bytes: 100 + n,
+      truncated: false,
+      entries: [
+        {
+          stepId: 'fetch',
+          protocol: 'http' as const,
+          request: { method: 'GET', url: `https://example.test/${n}`, query: [], headers: {} },
+          response: { status: 200, headers: {}, data: { n } },
+        },
+      ],
+    });
+
+    it('writes a recording and its summary with a winning terminal write, in a batch beside runs without one', async () => {
+      await store.insertRuns([run('rec-a'), run('rec-b'), run('rec-late')]);
+      await store.finishRun('rec-late', success);
+      const [a, b, late] = await Promise.all([
+        store.batch.finishRun('rec-a', { ...success, recording: recording(1) }),
+        store.batch.finishRun('rec-b', success),
+        store.batch.finishRun('rec-late', { ...success, recording: recording(3) }),
+      ]);
+      expect([a, b, late]).toEqual([true, true, false]);
+      expect((await store.getRun('rec-a'))?.recording).toEqual({
+        exchanges: 1,
+        bytes: 101,
+        truncated: false,
+      });
+      expect(await store.getRunRecording('rec-a')).toEqual(recording(1));
+      expect((await store.getRun('rec-b'))?.recording).toBeUndefined();
+      expect(await store.getRunRecording('rec-b')).toBeUndefined();
+      // The write that lost stores no recording.
+      expect((await store.getRun('rec-late'))?.recording).toBeUndefined();
+      expect(await store.getRunRecording('rec-late')).toBeUndefined();
+    });
+  });
 });

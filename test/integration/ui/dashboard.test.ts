@@ -9,25 +9,24 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG, KG_ERR_INVALID_API_KEY } from '../../../contract/api/errors.ts';
 import {
-  browserMissing,
   expectAccessible,
   horizontalOverflow,
   screenshot,
+  useBrowserTests,
   useDashboard,
   ZOOMED_200,
 } from '../../support/browser.ts';
-import { callOk, TEST_ADMIN_KEY, useTestApi, waitForRun } from '../../support/embedded.ts';
+import { TEST_ADMIN_KEY, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
-
-const missing = browserMissing();
-if (missing) console.warn(`dashboard browser tests skipped: ${missing}`);
 
 const target = useHttpTarget();
 // A 10 MB step result and output fit the limits (the output counts its data again).
-const api = useTestApi({
-  KUBEGLUE_MAX_STEP_DATA_BYTES: String(32 * 1024 * 1024),
-  KUBEGLUE_MAX_RESULT_BYTES: String(64 * 1024 * 1024),
-  KUBEGLUE_BODY_LIMIT_BYTES: String(4 * 1024 * 1024),
+const { missing, api, call } = useBrowserTests('dashboard', {
+  env: {
+    KUBEGLUE_MAX_STEP_DATA_BYTES: String(32 * 1024 * 1024),
+    KUBEGLUE_MAX_RESULT_BYTES: String(64 * 1024 * 1024),
+    KUBEGLUE_BODY_LIMIT_BYTES: String(4 * 1024 * 1024),
+  },
 });
 
 interface RunAnswer {
@@ -37,9 +36,6 @@ interface RunAnswer {
   toolPayload?: Record<string, unknown>;
 }
 
-const call = <T>(method: string, path: string, body?: unknown, key?: string) =>
-  callOk<T>(api, method, path, body, key);
-
 const requestTool = (id: string, path: string) => ({
   id,
   steps: [{ id: 'fetch', config: { systemId: 'target', url: path } }],
@@ -48,7 +44,7 @@ const requestTool = (id: string, path: string) => ({
 const ids = { failed: '', files: '', big: '', withInputs: '' };
 
 describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
-  const { open, signIn } = useDashboard(() => api.url);
+  const { open, openSignedIn } = useDashboard(() => api.url);
 
   beforeAll(async () => {
     target.route('GET', '/items', (req) => ({
@@ -110,8 +106,7 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
   });
 
   it("signs in with a key kept in the tab's session only, and shows what the key may do", async () => {
-    const page = await open('/settings');
-    await signIn(page);
+    const page = await openSignedIn('/settings');
     expect(page.url()).toBe(`${api.url}/settings`);
     expect(page.url()).not.toContain(TEST_ADMIN_KEY);
     const stored = await page.evaluate(() => ({
@@ -132,8 +127,7 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
   });
 
   it('lists the runs, filters them by status, tool, source and time, and shows new runs as they come', async () => {
-    const page = await open('/runs');
-    await signIn(page);
+    const page = await openSignedIn('/runs');
     const rows = page.locator('.runs-table tbody tr');
     await expect.poll(() => rows.count()).toBe(9);
     await expectAccessible(page);
@@ -166,16 +160,14 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
     await page.getByRole('link', { name: started.runId }).waitFor({ timeout: 15_000 });
 
     // The same page in dark mode stays accessible (contrast).
-    const dark = await open('/runs', { colorScheme: 'dark' });
-    await signIn(dark);
+    const dark = await openSignedIn('/runs', { colorScheme: 'dark' });
     await expect.poll(() => dark.locator('.runs-table tbody tr').count()).toBeGreaterThan(0);
     await expectAccessible(dark);
     await screenshot(dark, 'runs-dark');
   });
 
   it("opens a failed run at its failing step's error", async () => {
-    const page = await open('/runs?status=failed');
-    await signIn(page);
+    const page = await openSignedIn('/runs?status=failed');
     await page.getByRole('link', { name: ids.failed }).click();
     await page.getByRole('heading', { name: `Run ${ids.failed}` }).waitFor();
     const stepError = page.getByRole('note', { name: 'Error of step fetch' });
@@ -190,8 +182,7 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
 
   it('follows a long run live, draws its timeline, and cancels it', async () => {
     const run = await call<RunAnswer>('POST', '/v1/tools/slow/run', { options: { async: true } });
-    const page = await open(`/runs/${run.runId}`);
-    await signIn(page);
+    const page = await openSignedIn(`/runs/${run.runId}`);
     const log = page.getByRole('log');
     await expect.poll(() => log.textContent(), { timeout: 15_000 }).toContain("Step 'fetch' started");
     await expect.poll(() => page.locator('.timeline-bar.timeline-running').count()).toBe(1);
@@ -206,8 +197,7 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
   });
 
   it('runs a run again with its inputs, as the dashboard (requestSource frontend)', async () => {
-    const page = await open(`/runs/${ids.withInputs}`);
-    await signIn(page);
+    const page = await openSignedIn(`/runs/${ids.withInputs}`);
     await page.getByRole('button', { name: 'Run again with these inputs' }).click();
     await page.waitForURL(
       (url) => url.pathname.startsWith('/runs/') && !url.pathname.endsWith(ids.withInputs),
@@ -219,8 +209,7 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
   });
 
   it("links a run's file artifacts for download", async () => {
-    const page = await open(`/runs/${ids.files}`);
-    await signIn(page);
+    const page = await openSignedIn(`/runs/${ids.files}`);
     const link = page.getByRole('link', { name: 'Download report.csv' });
     const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
     const stream = await download.createReadStream();
@@ -242,8 +231,7 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
       ],
     });
     const nested = await call<RunAnswer>('POST', '/v1/tools/nested/run', {});
-    const page = await open(`/runs/${nested.runId}`);
-    await signIn(page);
+    const page = await openSignedIn(`/runs/${nested.runId}`);
     const output = page.locator('section', { has: page.getByRole('heading', { name: 'Output' }) });
     const toggle = (name: string) => output.getByRole('button', { name, exact: true });
     await toggle('{ 1 key }').waitFor();
@@ -257,8 +245,7 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
   });
 
   it('shows a 10 MB result without freezing the tab: two levels open, paged and searchable', async () => {
-    const page = await open(`/runs/${ids.big}`);
-    await signIn(page);
+    const page = await openSignedIn(`/runs/${ids.big}`);
     const output = page.locator('section', { has: page.getByRole('heading', { name: 'Output' }) });
     await output.getByText('{ 2 keys }').waitFor({ timeout: 30_000 });
     // The second level is open (its first page of 100 items), each item collapsed: only that is rendered.
@@ -302,8 +289,7 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
       scopes: ['runs:read'],
       toolIds: ['list-items'],
     });
-    const page = await open('/runs');
-    await signIn(page, limited.key);
+    const page = await openSignedIn('/runs', { key: limited.key });
     const tools = page.locator('.runs-table tbody td:nth-child(3)');
     await expect.poll(async () => new Set(await tools.allTextContents())).toEqual(new Set(['list-items']));
     await page.getByRole('link', { name: 'Settings' }).click();
@@ -311,15 +297,13 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
   });
 
   it('says so for a path that is no page, and keeps it accessible', async () => {
-    const page = await open('/no/such/page');
-    await signIn(page);
+    const page = await openSignedIn('/no/such/page');
     await page.getByRole('heading', { name: 'Page not found' }).waitFor();
     await expectAccessible(page);
   });
 
   it('works by keyboard and at 200 % zoom', async () => {
-    const page = await open(`/runs/${ids.failed}`, { viewport: ZOOMED_200 });
-    await signIn(page);
+    const page = await openSignedIn(`/runs/${ids.failed}`, { viewport: ZOOMED_200 });
     await page.getByRole('heading', { name: `Run ${ids.failed}` }).waitFor();
     const overflow = () => horizontalOverflow(page);
     expect(await overflow()).toBeLessThanOrEqual(0);
@@ -335,8 +319,7 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
   });
 
   it('signs out and forgets the key', async () => {
-    const page = await open('/runs');
-    await signIn(page);
+    const page = await openSignedIn('/runs');
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').waitFor();
     expect(await page.evaluate(() => sessionStorage.length + localStorage.length)).toBe(0);

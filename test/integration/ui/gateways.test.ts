@@ -7,26 +7,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KG_ERR_SCOPE_REQUIRED } from '../../../contract/api/errors.ts';
 import {
-  browserMissing,
   expectAccessible,
   expectRefusedRead,
   horizontalOverflow,
   screenshot,
+  useBrowserTests,
   useDashboard,
   ZOOMED_200,
 } from '../../support/browser.ts';
-import { callOk, TEST_ADMIN_KEY, useTestApi } from '../../support/embedded.ts';
+import { TEST_ADMIN_KEY } from '../../support/embedded.ts';
 import { type AgentProcess, startAgent } from '../../support/gateway-agent.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
-
-const missing = browserMissing();
-if (missing) console.warn(`gateways browser tests skipped: ${missing}`);
 
 const TUNNEL = 'corp-eu';
 const REPLICA = 'kubeglue-api-0';
 const target = useHttpTarget();
 // The private system's host name resolves nowhere: only the agent's tunnel reaches the target.
-const api = useTestApi({ KUBEGLUE_POD_NAME: REPLICA, KUBEGLUE_GATEWAY_CONNECT_WAIT_MS: '1000' });
+const { missing, api, call } = useBrowserTests('gateways', {
+  env: { KUBEGLUE_POD_NAME: REPLICA, KUBEGLUE_GATEWAY_CONNECT_WAIT_MS: '1000' },
+});
 let agent: AgentProcess | undefined;
 
 interface Gateway {
@@ -34,9 +33,6 @@ interface Gateway {
   bytesIn: number;
   bytesOut: number;
 }
-
-const call = <T>(method: string, path: string, body?: unknown, key?: string) =>
-  callOk<T>(api, method, path, body, key);
 
 describe.skipIf(missing !== undefined)('the Gateways page', () => {
   const dashboard = useDashboard(() => api.url);
@@ -59,8 +55,7 @@ describe.skipIf(missing !== undefined)('the Gateways page', () => {
   });
 
   it('says how to connect an agent while none is', async () => {
-    const page = await dashboard.open('/gateways');
-    await dashboard.signIn(page);
+    const page = await dashboard.openSignedIn('/gateways');
     await page.getByText('No gateway agent is connected.').waitFor();
     await expectAccessible(page);
   });
@@ -77,8 +72,7 @@ describe.skipIf(missing !== undefined)('the Gateways page', () => {
     });
     await agent.waitFor(`tunnel '${TUNNEL}' registered`);
 
-    const page = await dashboard.open('/gateways');
-    await dashboard.signIn(page);
+    const page = await dashboard.openSignedIn('/gateways');
     const row = page.getByRole('row', { name: new RegExp(TUNNEL) });
     await row.waitFor();
     const cells = row.getByRole('cell');
@@ -117,8 +111,7 @@ describe.skipIf(missing !== undefined)('the Gateways page', () => {
   });
 
   it('works at 200 % zoom, in the dark theme', async () => {
-    const page = await dashboard.open('/gateways', { viewport: ZOOMED_200, colorScheme: 'dark' });
-    await dashboard.signIn(page);
+    const page = await dashboard.openSignedIn('/gateways', { viewport: ZOOMED_200, colorScheme: 'dark' });
     await page.getByRole('row', { name: new RegExp(TUNNEL) }).waitFor();
     expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
     await expectAccessible(page);

@@ -6,25 +6,21 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../../contract/api/run.ts';
-import { browserMissing, expectAccessible, useDashboard } from '../../support/browser.ts';
-import { callOk, TEST_ADMIN_KEY, useTestApi } from '../../support/embedded.ts';
+import { expectAccessible, useBrowserTests, useDashboard } from '../../support/browser.ts';
 import { useStarted } from '../../support/fixture.ts';
 import { GRAPHQL_TOKEN, startGraphqlServer } from '../../support/graphql-server.ts';
 
-const missing = browserMissing();
-if (missing) console.warn(`GraphQL tools browser tests skipped: ${missing}`);
-
-const api = useTestApi();
+const { missing, api, call } = useBrowserTests('GraphQL tools');
 const server = useStarted(
   () => startGraphqlServer(),
   (started) => started.stop(),
 );
 
 describe.skipIf(missing !== undefined)('GraphQL tools in the JSON editor', () => {
-  const { open, signIn } = useDashboard(() => api.url);
+  const { openSignedIn } = useDashboard(() => api.url);
 
   beforeAll(async () => {
-    await callOk(api, 'POST', '/v1/systems', {
+    await call('POST', '/v1/systems', {
       id: 'tracker',
       url: server.url,
       authType: 'bearer',
@@ -33,8 +29,7 @@ describe.skipIf(missing !== undefined)('GraphQL tools in the JSON editor', () =>
   });
 
   it('creates one, showing a query that does not parse at its line, and saves it again unchanged', async () => {
-    const page = await open('/new/tool');
-    await signIn(page, TEST_ADMIN_KEY);
+    const page = await openSignedIn('/new/tool');
     await page.getByRole('heading', { name: 'New tool' }).waitFor();
     const definition = {
       id: 'assignees',
@@ -74,10 +69,9 @@ describe.skipIf(missing !== undefined)('GraphQL tools in the JSON editor', () =>
     await page.getByRole('button', { name: 'Save tool' }).click();
     await page.waitForURL(`${api.url}/tools/assignees`);
 
-    const run = await callOk<Run>(api, 'POST', '/v1/tools/assignees/run', { runId: 'assignees-1' });
+    const run = await call<Run>('POST', '/v1/tools/assignees/run', { runId: 'assignees-1' });
     expect(run.status, run.error).toBe('success');
-    const runPage = await open('/runs/assignees-1');
-    await signIn(runPage, TEST_ADMIN_KEY);
+    const runPage = await openSignedIn('/runs/assignees-1');
     await expect
       .poll(() => runPage.locator('body').textContent())
       .toContain('GraphQL error beside data: User 99 not found (at tasks.nodes.2.assignee');

@@ -12,22 +12,18 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunStats } from '../../../contract/api/run-stats.ts';
 import type { StoredRun, TerminalRunStatus } from '../../../store/index.ts';
 import {
-  browserMissing,
   expectAccessible,
   horizontalOverflow,
   screenshot,
+  useBrowserTests,
   useDashboard,
   ZOOMED_200,
 } from '../../support/browser.ts';
-import { useTestApi } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 import { endedRun } from '../../support/store.ts';
 
-const missing = browserMissing();
-if (missing) console.warn(`overview browser tests skipped: ${missing}`);
-
 const target = useHttpTarget();
-const api = useTestApi({ KUBEGLUE_MAX_ASYNC_RUNS: '1' });
+const { missing, api } = useBrowserTests('overview', { env: { KUBEGLUE_MAX_ASYNC_RUNS: '1' } });
 
 /** The start of the minute half an hour ago: the seeded runs are in the last hour and the last day. */
 const BASE = Math.floor(Date.now() / 60_000) * 60_000 - 30 * 60_000;
@@ -77,13 +73,7 @@ function figure(page: Page, name: string) {
 }
 
 describe.skipIf(missing !== undefined)('the Overview in a browser', () => {
-  const dashboard = useDashboard(() => api.url);
-  /** A signed-in page at `path`. */
-  async function open(path: string, options?: Parameters<typeof dashboard.open>[1]): Promise<Page> {
-    const page = await dashboard.open(path, options);
-    await dashboard.signIn(page);
-    return page;
-  }
+  const { openSignedIn: open } = useDashboard(() => api.url);
 
   beforeAll(async () => {
     held = target.hold('/hold');

@@ -4,17 +4,12 @@
  * event says so as it happens. A real browser against a started embedded server and a real HTTP target.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { browserMissing, expectAccessible, screenshot, useDashboard } from '../../support/browser.ts';
-import { callOk, useTestApi, waitForRun } from '../../support/embedded.ts';
+import { expectAccessible, screenshot, useBrowserTests, useDashboard } from '../../support/browser.ts';
+import { waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
-const missing = browserMissing();
-if (missing) console.warn(`failed loop items browser tests skipped: ${missing}`);
-
 const target = useHttpTarget();
-const api = useTestApi();
-
-const call = <T>(method: string, path: string, body?: unknown) => callOk<T>(api, method, path, body);
+const { missing, api, call } = useBrowserTests('failed loop items');
 
 /** A tool looping over `ids` at /parcels/<id>, going on past the items that fail. */
 const parcelsTool = (id: string, ids: number[]) => ({
@@ -33,7 +28,7 @@ const notFound = (id: number) =>
   `HTTP 404 GET ${target.url}/parcels/${id}: {"error":"parcel ${id} not found"}`;
 
 describe.skipIf(missing !== undefined)('failed loop items on the run page', () => {
-  const { open, signIn } = useDashboard(() => api.url);
+  const { openSignedIn } = useDashboard(() => api.url);
   let runId = '';
 
   beforeAll(async () => {
@@ -47,8 +42,7 @@ describe.skipIf(missing !== undefined)('failed loop items on the run page', () =
   });
 
   it("shows how many items failed beside the step's success, and each failed item's error one click away", async () => {
-    const page = await open(`/runs/${runId}`);
-    await signIn(page);
+    const page = await openSignedIn(`/runs/${runId}`);
     await page.getByRole('heading', { name: `Run ${runId}` }).waitFor();
     const step = page.locator('.step', { has: page.getByText('parcels', { exact: true }) });
     await expect.poll(() => step.locator('.step-head').textContent()).toContain('2 of 5 items failed');
@@ -77,8 +71,7 @@ describe.skipIf(missing !== undefined)('failed loop items on the run page', () =
     const started = await call<{ runId: string }>('POST', '/v1/tools/slow-parcels/run', {
       options: { async: true },
     });
-    const page = await open(`/runs/${started.runId}`);
-    await signIn(page);
+    const page = await openSignedIn(`/runs/${started.runId}`);
     const log = page.getByRole('log');
     await expect.poll(() => log.textContent(), { timeout: 15_000 }).toContain("Step 'parcels' started");
     await expect.poll(() => held.length, { timeout: 15_000 }).toBe(1);

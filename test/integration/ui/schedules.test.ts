@@ -10,23 +10,16 @@ import type { ToolSchedule } from '../../../contract/api/schedule.ts';
 // How the page writes an instant in a time zone (the browser's language is en-US: support/browser.ts).
 import { formatInZone } from '../../../ui/components/format.ts';
 import {
-  browserMissing,
   expectAccessible,
   expectRefusedRead,
   horizontalOverflow,
   screenshot,
+  useBrowserTests,
   useDashboard,
   ZOOMED_200,
 } from '../../support/browser.ts';
-import { callOk, useTestApi } from '../../support/embedded.ts';
 
-const missing = browserMissing();
-if (missing) console.warn(`schedules browser tests skipped: ${missing}`);
-
-const api = useTestApi();
-
-const call = <T>(method: string, path: string, body?: unknown, key?: string) =>
-  callOk<T>(api, method, path, body, key);
+const { missing, api, call } = useBrowserTests('schedules');
 
 async function schedulesOf(toolId: string): Promise<ToolSchedule[]> {
   return (await call<{ data: ToolSchedule[] }>('GET', `/v1/tools/${toolId}/schedules`)).data;
@@ -58,8 +51,7 @@ describe.skipIf(missing !== undefined)('schedules and tool state in the dashboar
   });
 
   it('creates a schedule with its next run times previewed, pauses, resumes and deletes it', async () => {
-    const page = await dashboard.open('/schedules');
-    await dashboard.signIn(page);
+    const page = await dashboard.openSignedIn('/schedules');
     await page.getByText('No schedules yet.').waitFor();
     await page.getByRole('button', { name: 'New schedule' }).click();
     await page.getByLabel('Tool to run').fill('report');
@@ -143,8 +135,7 @@ describe.skipIf(missing !== undefined)('schedules and tool state in the dashboar
   it("shows a tool's state after runs that wrote it, and resets it after a confirmation", async () => {
     await call('POST', '/v1/tools/todo-sync/run', {});
     await call('POST', '/v1/tools/todo-sync/run', {});
-    const page = await dashboard.open('/tools/todo-sync/state');
-    await dashboard.signIn(page);
+    const page = await dashboard.openSignedIn('/tools/todo-sync/state');
     await page.getByRole('heading', { name: 'State of todo-sync' }).waitFor();
     const facts = page.getByLabel('The state', { exact: true });
     await expect.poll(() => facts.textContent()).toMatch(/^Version2 \(writes so far\)Updated.*Keys2 /);
@@ -183,8 +174,7 @@ describe.skipIf(missing !== undefined)('schedules and tool state in the dashboar
       steps: [{ id: 'echo', config: { type: 'transform', transformCode: '(s) => s.n' } }],
     });
 
-    const page = await dashboard.open('/schedules?toolId=other');
-    await dashboard.signIn(page);
+    const page = await dashboard.openSignedIn('/schedules?toolId=other');
     const status = page
       .getByRole('row', { name: /by-leaver/ })
       .getByRole('cell')
@@ -207,8 +197,7 @@ describe.skipIf(missing !== undefined)('schedules and tool state in the dashboar
 
   it('works at 200 % zoom, in the dark theme', async () => {
     await call('POST', '/v1/tools/report/schedules', { id: 'report-daily', cronExpression: '@daily' });
-    const page = await dashboard.open('/schedules', { viewport: ZOOMED_200, colorScheme: 'dark' });
-    await dashboard.signIn(page);
+    const page = await dashboard.openSignedIn('/schedules', { viewport: ZOOMED_200, colorScheme: 'dark' });
     await page.getByRole('row', { name: /report-daily/ }).waitFor();
     await page.getByRole('button', { name: 'New schedule' }).click();
     await page.getByLabel('Cron expression').fill('@weekly');

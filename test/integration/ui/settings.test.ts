@@ -12,40 +12,25 @@ import {
   KG_ERR_GRANT_EXCEEDS_KEY,
   KG_ERR_INVALID_API_KEY,
 } from '../../../contract/api/errors.ts';
+import type { ApiKey, ApiKeyCreated, ApiKeyList } from '../../../ui/api/types.ts';
 import {
-  browserMissing,
   expectAccessible,
   horizontalOverflow,
   screenshot,
+  useBrowserTests,
   useDashboard,
   ZOOMED_200,
 } from '../../support/browser.ts';
-import { callOk, useTestApi } from '../../support/embedded.ts';
 
-const missing = browserMissing();
-if (missing) console.warn(`settings browser tests skipped: ${missing}`);
-
-const api = useTestApi();
-
-interface ApiKeyAnswer {
-  id: string;
-  name: string;
-  key: string;
-  scopes: string[];
-  toolIds: string[] | null;
-  systemIds: string[] | null;
-}
-
-const call = <T>(method: string, path: string, body?: unknown, key?: string) =>
-  callOk<T>(api, method, path, body, key);
+const { missing, api, call } = useBrowserTests('settings');
 
 const transformTool = (id: string) => ({
   id,
   steps: [{ id: 'make', config: { type: 'transform', transformCode: `() => '${id}'` } }],
 });
 
-async function keysNamed(name: string): Promise<ApiKeyAnswer[]> {
-  const { data } = await call<{ data: ApiKeyAnswer[] }>('GET', '/v1/api-keys');
+async function keysNamed(name: string): Promise<ApiKey[]> {
+  const { data } = await call<ApiKeyList>('GET', '/v1/api-keys');
   return data.filter((key) => key.name === name);
 }
 
@@ -111,8 +96,7 @@ describe.skipIf(missing !== undefined)('API keys in the dashboard', () => {
     expect(await page.content()).not.toContain(secret);
 
     // Signed in with the new key, only that tool's runs are there.
-    const limited = await dashboard.open('/runs');
-    await dashboard.signIn(limited, secret);
+    const limited = await dashboard.openSignedIn('/runs', { key: secret });
     const tools = limited.locator('.runs-table tbody td:nth-child(3)');
     await expect
       .poll(async () => (await tools.allTextContents()).sort())
@@ -150,8 +134,7 @@ describe.skipIf(missing !== undefined)('API keys in the dashboard', () => {
   });
 
   it('creates an agent key that may host gateway agents and nothing else', async () => {
-    const page = await dashboard.open('/settings');
-    await dashboard.signIn(page);
+    const page = await dashboard.openSignedIn('/settings');
     await page.getByLabel('Name', { exact: true }).fill('corp-eu agent');
     for (const scope of ['tools:read', 'runs:read', 'runs:execute']) {
       await page.getByRole('checkbox', { name: new RegExp(scope) }).uncheck();
@@ -165,13 +148,12 @@ describe.skipIf(missing !== undefined)('API keys in the dashboard', () => {
   });
 
   it("offers only what the signed-in key has, and shows the API's refusal with what to do", async () => {
-    const manager = await call<ApiKeyAnswer>('POST', '/v1/api-keys', {
+    const manager = await call<ApiKeyCreated>('POST', '/v1/api-keys', {
       name: 'list-items manager',
       scopes: ['keys:admin', 'tools:read', 'runs:read'],
       toolIds: ['list-items'],
     });
-    const page = await dashboard.open('/settings');
-    await dashboard.signIn(page, manager.key);
+    const page = await dashboard.openSignedIn('/settings', { key: manager.key });
     await page.getByRole('heading', { name: 'Create an API key' }).waitFor();
     // No admin keys, and the scopes it lacks cannot be ticked.
     expect(await page.getByText('Admin key: every scope').count()).toBe(0);
@@ -188,8 +170,7 @@ describe.skipIf(missing !== undefined)('API keys in the dashboard', () => {
   });
 
   it('works at 200 % zoom, in the dark theme', async () => {
-    const page = await dashboard.open('/settings', { viewport: ZOOMED_200, colorScheme: 'dark' });
-    await dashboard.signIn(page);
+    const page = await dashboard.openSignedIn('/settings', { viewport: ZOOMED_200, colorScheme: 'dark' });
     await page.getByRole('heading', { name: 'Create an API key' }).waitFor();
     expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
     await expectAccessible(page);

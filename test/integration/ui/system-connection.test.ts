@@ -8,19 +8,16 @@
  */
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { browserMissing, expectAccessible, screenshot, useDashboard } from '../../support/browser.ts';
-import { callOk, useTestApi } from '../../support/embedded.ts';
+import { expectAccessible, screenshot, useBrowserTests, useDashboard } from '../../support/browser.ts';
 import { mariadbSkip, useMariaDb } from '../../support/mariadb.ts';
 import { REDIS_PASSWORD, redisServerMissing, useRedisServer } from '../../support/redis-server.ts';
 import { type Exposed, findSecrets, type Secret, summarise } from '../../support/secret-scan.ts';
 
-const missing =
-  browserMissing() ?? redisServerMissing() ?? (mariadbSkip() ? 'no MariaDB in this run' : undefined);
-if (missing) console.warn(`system connection browser tests skipped: ${missing}`);
-
 const WRONG_PASSWORD = 'typed-WRONG-pw-5d0c8e';
 
-const api = useTestApi();
+const { missing, api, call } = useBrowserTests('system connection', {
+  alsoMissing: () => redisServerMissing() ?? (mariadbSkip() ? 'no MariaDB in this run' : undefined),
+});
 /** Every answer of the server the pages read, for the secret scan. */
 const answers: Exposed[] = [];
 const secrets: Secret[] = [
@@ -61,7 +58,7 @@ describe.skipIf(missing !== undefined)(
   () => {
     const redis = useRedisServer();
     const database = useMariaDb();
-    const { open, signIn } = useDashboard(() => api.url, {
+    const { openSignedIn } = useDashboard(() => api.url, {
       prepare: (page) => {
         page.on('response', (response) => {
           if (!response.url().startsWith(api.url)) return;
@@ -74,8 +71,7 @@ describe.skipIf(missing !== undefined)(
     });
 
     it("shows each protocol's URL shape and login fields as it is chosen or typed", async () => {
-      const page = await open('/systems/new');
-      await signIn(page);
+      const page = await openSignedIn('/systems/new');
       await page.getByRole('heading', { name: 'New system' }).waitFor();
       const protocol = page.getByLabel('Protocol');
       const url = page.getByLabel('URL', { exact: true });
@@ -114,8 +110,7 @@ describe.skipIf(missing !== undefined)(
     });
 
     it('creates a Redis system through the form, tests it connected, then failed with a wrong password', async () => {
-      const page = await open('/systems/new');
-      await signIn(page);
+      const page = await openSignedIn('/systems/new');
       await page.getByLabel('Id').fill('cache');
       await page.getByLabel('Protocol').selectOption({ label: 'Redis' });
       expect(await page.getByLabel('URL', { exact: true }).getAttribute('placeholder')).toBe(
@@ -147,8 +142,7 @@ describe.skipIf(missing !== undefined)(
 
     it('creates a MySQL system by typing its URL, and tests it from the edit form too', async () => {
       secrets.push({ name: 'mariadb password', value: database.password });
-      const page = await open('/systems/new');
-      await signIn(page);
+      const page = await openSignedIn('/systems/new');
       await page.getByLabel('Id').fill('shop');
       await page.getByLabel('URL', { exact: true }).fill(database.bareUrl);
       expect(await page.getByLabel('Protocol').inputValue()).toBe('mysql');
@@ -181,8 +175,7 @@ describe.skipIf(missing !== undefined)(
     });
 
     it('says on the form and the page that no step can use an MSSQL system yet, and offers no test', async () => {
-      const page = await open('/systems/new');
-      await signIn(page);
+      const page = await openSignedIn('/systems/new');
       await page.getByLabel('Id').fill('ledger');
       await page.getByLabel('Protocol').selectOption({ label: 'MSSQL (no step can use it yet)' });
       const formNotice = page.getByRole('note');
@@ -204,19 +197,17 @@ describe.skipIf(missing !== undefined)(
     });
 
     it('shows a failed outcome readably in the dark theme', async () => {
-      const page = await open('/systems/cache', { colorScheme: 'dark' });
-      await signIn(page);
+      const page = await openSignedIn('/systems/cache', { colorScheme: 'dark' });
       expect(await testProd(page)).toContain('WRONGPASS');
       await expectAccessible(page);
     });
 
     it('shows no test to a key that may not run', async () => {
-      const reader = await callOk<{ key: string }>(api, 'POST', '/v1/api-keys', {
+      const reader = await call<{ key: string }>('POST', '/v1/api-keys', {
         name: 'systems reader',
         scopes: ['systems:read'],
       });
-      const page = await open('/systems/cache');
-      await signIn(page, reader.key);
+      const page = await openSignedIn('/systems/cache', { key: reader.key });
       await prod(page).getByText(`${redis.url}/0`).waitFor();
       expect(await page.getByRole('button', { name: /^Test / }).count()).toBe(0);
     });

@@ -9,24 +9,22 @@
 
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserMissing, expectAccessible, screenshot, useDashboard } from '../../support/browser.ts';
-import { callOk, TEST_ADMIN_KEY, useTestApi } from '../../support/embedded.ts';
+import { expectAccessible, screenshot, useBrowserTests, useDashboard } from '../../support/browser.ts';
+import { TEST_ADMIN_KEY } from '../../support/embedded.ts';
 import { type AgentProcess, startAgent } from '../../support/gateway-agent.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 import { AC_CLIENT, startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.ts';
 import { type Exposed, findSecrets, summarise } from '../../support/secret-scan.ts';
 
-const missing = browserMissing();
-if (missing) console.warn(`systems browser tests skipped: ${missing}`);
-
 const API_KEY = 'crm-key-first-7d1c0a5e9b2f4c68';
 const NEW_API_KEY = 'crm-key-second-3e8a6b0d2c4f1a97';
 const DEV_TOKEN = 'crm-dev-bearer-5b9e2d7a1c3f6e08';
+const TENANT_TOKEN = 'tenant-header-8f3a1c6e2b9d0574';
 const DOCS =
   '# CRM API\n\n## Authentication\n\nSend the key in the X-Api-Key header.\n\n## Contacts\n\nGET /contacts lists the contacts of the CRM.\n';
 
 const target = useHttpTarget();
-const api = useTestApi();
+const { missing, api, call } = useBrowserTests('systems');
 let idp: TestOAuthProvider;
 let agent: AgentProcess | undefined;
 /** Every answer of the server the pages read (their bodies), for the secret scan. */
@@ -39,12 +37,10 @@ const secrets = () => [
   { name: 'api key', value: API_KEY },
   { name: 'new api key', value: NEW_API_KEY },
   { name: 'dev bearer token', value: DEV_TOKEN },
+  { name: 'tenant header', value: TENANT_TOKEN },
   { name: 'oauth client secret', value: AC_CLIENT.secret },
   ...[...idp.acceptedTokens].map((value, i) => ({ name: `oauth access token ${i}`, value })),
 ];
-
-const call = <T>(method: string, path: string, body?: unknown, key?: string) =>
-  callOk<T>(api, method, path, body, key);
 
 /** Every page: the provider's web font stubbed, and each answer of the server recorded for the secret scan. */
 async function prepare(page: Page, context: BrowserContext): Promise<void> {
@@ -83,7 +79,7 @@ async function runTool(toolId: string): Promise<{ status: string; data?: unknown
 }
 
 describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeout: 60_000 }, () => {
-  const { open, signIn } = useDashboard(() => api.url, { prepare });
+  const { openSignedIn } = useDashboard(() => api.url, { prepare });
 
   beforeAll(async () => {
     idp = await startOAuthProvider({ redirectUris: [`${api.url}/v1/oauth/callback`] });
@@ -108,8 +104,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
   });
 
   it('creates a system with an API key, and afterwards shows only the key names', async () => {
-    const page = await open('/systems');
-    await signIn(page);
+    const page = await openSignedIn('/systems');
     await page.getByText('No systems yet.').waitFor();
     await page.getByRole('link', { name: 'New system' }).click();
     await page.getByRole('heading', { name: 'New system' }).waitFor();
@@ -149,9 +144,24 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
     await expectAccessible(page);
   });
 
+  it('stores a header named in a row of its own, and afterwards shows only its name', async () => {
+    const page = await openSignedIn('/systems/new');
+    await page.getByLabel('Id').fill('tenant-api');
+    await page.getByLabel('URL', { exact: true }).fill(target.url);
+    await page.getByLabel('Method').selectOption({ label: 'Custom headers' });
+    await page.getByRole('button', { name: 'Add a header' }).click();
+    await page.getByLabel('Name of new header 1').fill('X-Tenant');
+    await page.getByLabel('Value of new header 1').fill(TENANT_TOKEN);
+    await expectAccessible(page);
+    await page.getByRole('button', { name: 'Create system' }).click();
+
+    await page.waitForURL(`${api.url}/systems/tenant-api`);
+    expect(await storedKeys(page, 'prod')).toEqual(['X-Tenant']);
+    await expectNoSecretsShown(page);
+  });
+
   it('edits a system: an empty credential field keeps the stored value, a typed one replaces it', async () => {
-    const page = await open('/systems/crm');
-    await signIn(page);
+    const page = await openSignedIn('/systems/crm');
     await page.getByRole('link', { name: 'Edit prod' }).click();
     await page.getByRole('heading', { name: 'Edit system crm (prod)' }).waitFor();
     const key = page.getByLabel('API key', { exact: true });
@@ -184,8 +194,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
   });
 
   it('shows the dev and prod variants side by side', async () => {
-    const page = await open('/systems/crm');
-    await signIn(page);
+    const page = await openSignedIn('/systems/crm');
     // crm has no dev variant yet: the page says so without a read the server refuses (a 404 the browser
     // would log as an error, which fails the test in closeWatchedPages).
     await variant(page, 'dev').getByText('No dev variant', { exact: false }).waitFor();
@@ -211,8 +220,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
   });
 
   it('shows documentation processing until it is ready, uploads a file and searches it', async () => {
-    const page = await open('/systems/crm/edit?environment=dev');
-    await signIn(page);
+    const page = await openSignedIn('/systems/crm/edit?environment=dev');
     await page.getByLabel('Documentation URL').fill(`${target.url}/docs/held`);
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.waitForURL(`${api.url}/systems/crm`);
@@ -245,8 +253,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
   });
 
   it('connects an OAuth system at the provider and comes back to its page, connected', async () => {
-    const page = await open('/systems/new');
-    await signIn(page);
+    const page = await openSignedIn('/systems/new');
     await page.getByLabel('Id').fill('idp');
     await page.getByLabel('URL', { exact: true }).fill(idp.apiUrl);
     await page.getByLabel('Method').selectOption({ label: 'OAuth 2.0' });
@@ -289,8 +296,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
   });
 
   it('does not leave the page for an authorization URL that is not http(s), whatever the server answers', async () => {
-    const page = await open('/systems/idp');
-    await signIn(page);
+    const page = await openSignedIn('/systems/idp');
     // The server never answers one (security/api-navigation-urls.test.ts); an older server or an altered
     // store might: the page checks before it navigates, not only the Content-Security-Policy.
     await page.route(/\/v1\/systems\/idp\/oauth\/authorize/, (route) =>
@@ -323,8 +329,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
       `/v1/systems/idp/oauth/authorize?environment=prod&returnTo=${encodeURIComponent('/systems/idp?environment=prod')}`,
     );
     const state = new URL(started.data.authorizationUrl).searchParams.get('state') ?? '';
-    const page = await open('/systems/idp');
-    await signIn(page);
+    const page = await openSignedIn('/systems/idp');
     // What the provider does when the user refuses consent: back to the callback with error=access_denied.
     await page.goto(`${api.url}/v1/oauth/callback?error=access_denied&state=${encodeURIComponent(state)}`);
     await page.waitForURL((url) => url.pathname === '/systems/idp');
@@ -346,8 +351,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
     });
     await agent.waitFor("tunnel 'corp' registered");
 
-    const page = await open('/systems/new');
-    await signIn(page);
+    const page = await openSignedIn('/systems/new');
     await page.getByLabel('Id').fill('billing');
     await page.getByLabel('In a private network, through a gateway').check();
     await page.getByLabel('Gateway', { exact: true }).selectOption('corp');
@@ -386,8 +390,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
     await expectNoSecretsShown(page);
     await expectAccessible(page);
     await screenshot(page, 'systems');
-    const dark = await open('/systems/crm', { colorScheme: 'dark' });
-    await signIn(dark);
+    const dark = await openSignedIn('/systems/crm', { colorScheme: 'dark' });
     await variant(dark, 'prod').getByRole('list', { name: 'Stored credential keys' }).waitFor();
     await expectAccessible(dark);
   });
@@ -398,8 +401,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
       scopes: ['systems:read'],
       systemIds: ['crm'],
     });
-    const page = await open('/systems');
-    await signIn(page, limited.key);
+    const page = await openSignedIn('/systems', { key: limited.key });
     const rows = page.locator('.systems-table tbody tr');
     await expect.poll(() => rows.count()).toBe(2);
     expect(new Set(await page.locator('.systems-table tbody td:first-child a').allTextContents())).toEqual(
@@ -415,8 +417,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
   });
 
   it('works at 200 % zoom', async () => {
-    const page = await open('/systems', { viewport: { width: 600, height: 400 } });
-    await signIn(page);
+    const page = await openSignedIn('/systems', { viewport: { width: 600, height: 400 } });
     await page.locator('.systems-table').waitFor();
     const overflow = () => page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     expect(await overflow()).toBeLessThanOrEqual(0);

@@ -15,28 +15,22 @@ import { toolFromResource } from '../../../contract/resources/convert.ts';
 import { ToolManifest, ToolResource } from '../../../contract/resources/kinds.ts';
 import { API_VERSION } from '../../../contract/resources/meta.ts';
 import {
-  browserMissing,
   expectAccessible,
   expectRefusedRead,
   horizontalOverflow,
   screenshot,
+  useBrowserTests,
   useDashboard,
   ZOOMED_200,
 } from '../../support/browser.ts';
-import { callOk, TEST_ADMIN_KEY, useTestApi, waitForRun } from '../../support/embedded.ts';
+import { waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
-const missing = browserMissing();
-if (missing) console.warn(`tools browser tests skipped: ${missing}`);
-
 const target = useHttpTarget();
-const api = useTestApi();
+const { missing, api, call } = useBrowserTests('tools');
 
 const STORED_TOKEN = 'stored-token-4b1c';
 const RUNTIME_TOKEN = 'runtime-token-9e27';
-
-const call = <T>(method: string, path: string, body?: unknown, key?: string) =>
-  callOk<T>(api, method, path, body, key);
 
 const GREET_SCHEMA = {
   type: 'object',
@@ -93,12 +87,7 @@ const field = (page: Page, label: string) => page.getByLabel(label, { exact: tru
 const editorOf = (page: Page) => page.getByRole('textbox', { name: 'Tool definition (JSON)' });
 
 describe.skipIf(missing !== undefined)('the Tools pages in a browser', () => {
-  const { open, signIn } = useDashboard(() => api.url);
-  const openSignedIn = async (path: string, key = TEST_ADMIN_KEY) => {
-    const page = await open(path);
-    await signIn(page, key);
-    return page;
-  };
+  const { openSignedIn } = useDashboard(() => api.url);
 
   beforeAll(async () => {
     target.route('GET', '/greet', (req) => {
@@ -400,7 +389,7 @@ describe.skipIf(missing !== undefined)('the Tools pages in a browser', () => {
       scopes: ['tools:read', 'runs:execute'],
       toolIds: ['greet'],
     });
-    const page = await openSignedIn('/tools', limited.key);
+    const page = await openSignedIn('/tools', { key: limited.key });
     await expect.poll(() => toolRows(page).allInnerTexts()).toEqual([expect.stringContaining('greet')]);
     expect(await page.getByLabel('Folder').locator('option').allTextContents()).toEqual([
       'All folders',
@@ -440,8 +429,7 @@ describe.skipIf(missing !== undefined)('the Tools pages in a browser', () => {
   });
 
   it('keeps the tool page usable at 200 % zoom and in the dark theme', async () => {
-    const page = await open('/tools/greet', { viewport: ZOOMED_200, colorScheme: 'dark' });
-    await signIn(page);
+    const page = await openSignedIn('/tools/greet', { viewport: ZOOMED_200, colorScheme: 'dark' });
     await page.getByRole('button', { name: 'Run tool' }).waitFor();
     await page.getByRole('region', { name: 'Tool manifest' }).locator('pre').waitFor();
     expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);

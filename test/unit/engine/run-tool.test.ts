@@ -354,6 +354,76 @@ describe('engine: envelopes and loops', () => {
   });
 });
 
+describe('engine: reused steps (a resumed run)', () => {
+  const tool = {
+    id: 'resumable',
+    steps: [
+      get('list', 'https://api.test/list'),
+      get('each', 'https://api.test/item/<<currentItem>>', { dataSelector: '(s) => s.list.data.ids' }),
+      transform('sum', "(s) => s.each.map((e) => e.data.url).join(',') + '|' + s.list.data.ids.length"),
+    ],
+  };
+  const answers: HttpHandler = (call): JsonValue =>
+    call.url.endsWith('/list') ? { ids: [1, 2] } : { url: call.url };
+
+  it("executes none of them and gives their data, a loop's envelopes included, to the steps after", async () => {
+    const first = await run(tool, { http: answers });
+    expect(first.result.status).toBe('success');
+    const reusedSteps = first.result.stepResults
+      .slice(0, 2)
+      .map((result) => ({ ...result, reusedFrom: 'run-0' }));
+    const { table, calls } = protocols(() => {
+      throw new Error('a reused step was executed');
+    });
+    const events: EngineEvent[] = [];
+    const again = await runTool(
+      { evaluate: unsafeTestEvaluate, protocols: table },
+      {
+        tool: Tool.parse(tool),
+        inputs: {},
+        systems: [],
+        traceId: 'trace-2',
+        signal: new AbortController().signal,
+        reusedSteps,
+        onEvent: (e) => events.push(e),
+      },
+    );
+    expect(calls).toEqual([]);
+    expect(again).toMatchObject({ status: 'success', data: first.result.data });
+    expect(again.stepResults.map((r) => [r.stepId, r.reusedFrom])).toEqual([
+      ['list', 'run-0'],
+      ['each', 'run-0'],
+      ['sum', undefined],
+    ]);
+    expect(again.stepResults[1]?.loop).toEqual(first.result.stepResults[1]?.loop);
+    expect(events.filter((e) => e.type === 'step_started').map((e) => e.stepId)).toEqual(['sum']);
+    expect(events.filter((e) => e.type === 'step_finished').map((e) => e.result.stepId)).toEqual([
+      'list',
+      'each',
+      'sum',
+    ]);
+  });
+
+  it('fails the run when the reused results are not those of the first steps', async () => {
+    const { table } = protocols(answers);
+    const result = await runTool(
+      { evaluate: unsafeTestEvaluate, protocols: table },
+      {
+        tool: Tool.parse(tool),
+        inputs: {},
+        systems: [],
+        traceId: 'trace-3',
+        signal: new AbortController().signal,
+        reusedSteps: [{ stepId: 'each', success: true, data: [], reusedFrom: 'run-0' }],
+      },
+    );
+    expect(result).toMatchObject({
+      status: 'failed',
+      error: "The reused result of step each is not the tool's step 1",
+    });
+  });
+});
+
 describe('engine: output', () => {
   it('returns the last step data without an outputTransform', async () => {
     const { result } = await run({

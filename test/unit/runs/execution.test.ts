@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { KG_ERR_INTERNAL, KG_ERR_RUN_SYSTEM_MISSING } from '../../../contract/api/errors.ts';
-import type { RunLogEvent } from '../../../contract/api/run.ts';
+import type { RunLogEvent, StepResult } from '../../../contract/api/run.ts';
 import { Tool } from '../../../contract/api/tool.ts';
 import type { EngineEvent, EngineResult } from '../../../engine/types.ts';
 import {
@@ -123,6 +123,37 @@ describe('the order', () => {
     );
   });
 
+  it("carries a resumed run's reused step results, read from the resumed run's stored results", async () => {
+    const two = {
+      id: 'tool-a',
+      steps: [...TOOL.steps, { id: 'second', config: { type: 'transform', transformCode: '() => 2' } }],
+    };
+    const origin = await started({ tool: two });
+    // As a run stores them (finish.ts): step results with their timing.
+    const stepResults: StepResult[] = [
+      { stepId: 'first', success: true, data: 1, startedAt: new Date(T0).toISOString(), durationMs: 2 },
+      { stepId: 'second', success: false, data: null, error: 'boom' },
+    ];
+    await store.finishRun(origin.runId, {
+      status: 'failed',
+      completedAt: new Date(T0).toISOString(),
+      durationMs: 5,
+      stepResults,
+      result: { success: false, error: 'boom' },
+    });
+    const resumed = await started({ tool: two, resumedFrom: origin.runId, reusedSteps: 1 });
+    expect((await buildOrder(resumed, sources(), T0)).reusedSteps).toEqual([
+      { stepId: 'first', success: true, data: 1, reusedFrom: origin.runId },
+    ]);
+    // Gone (retention) by the time the order is built: refused for good, the run fails saying so.
+    await store.pruneRunOutputs({ before: new Date(Date.now() + 60_000).toISOString(), limit: 100 });
+    await expect(buildOrder(resumed, sources(), T0)).rejects.toThrow(
+      new OrderRefusal(
+        `The stored step results of run ${origin.runId} this resumed run reuses are no longer stored in full`,
+      ),
+    );
+  });
+
   it('is not refused when a source fails for now: the caller may ask again', async () => {
     const unavailable = sources({
       systems: async () => {
@@ -220,6 +251,10 @@ describe('the finish', () => {
     expect(seen.filter((e) => e.type === 'run_finished').map((e) => e.status)).toEqual(['success']);
     expect(counted).toEqual(['success']);
     expect(dropped).toEqual([run.runId, run.runId]);
+    // A late writer with step results of its own changes none of the winner's.
+    const late = { ...success, stepResults: [{ stepId: 'first', success: true, data: 99 }] };
+    expect((await finishRun(run, late, report, deps)).won).toBe(false);
+    expect(await store.getStepResults(run.runId)).toEqual([{ stepId: 'first', success: true, data: 1 }]);
   });
 
   it('stores the step results with the timings the report measured, over those a runner stored before', async () => {
@@ -253,6 +288,27 @@ describe('the finish', () => {
     expect(await storedOutcome(run.runId, report, store)).toMatchObject({ status: 'aborted' });
     expect(seen.map((e) => [e.type, e.status, e.error])).toEqual([
       ['run_finished', 'aborted', 'Run was cancelled'],
+    ]);
+  });
+
+  it('keeps the step results of an execution that lost to a cancel, which stored none', async () => {
+    const run = await started();
+    await store.abortRun(run.runId, { error: 'Run was cancelled', completedAt: new Date(T0).toISOString() });
+    const cancelled: EngineResult = {
+      status: 'aborted',
+      data: null,
+      error: 'Run was cancelled',
+      stepResults: [
+        { stepId: 'first', success: true, data: 1 },
+        { stepId: 'second', success: false, data: null, error: 'Run was cancelled' },
+      ],
+      files: [],
+    };
+    expect((await finishRun(run, cancelled, new RunReport(run, {}), { store })).won).toBe(false);
+    expect(await store.getRun(run.runId)).toMatchObject({ status: 'aborted', error: 'Run was cancelled' });
+    expect(await store.getStepResults(run.runId)).toEqual([
+      { stepId: 'first', success: true, data: 1 },
+      { stepId: 'second', success: false, error: 'Run was cancelled' },
     ]);
   });
 

@@ -61,6 +61,19 @@ describe('runLogEvent', () => {
     );
   });
 
+  it("says a resumed run's reused step was not executed again", () => {
+    const reused = runLogEvent(
+      ref,
+      { type: 'step_finished', result: { stepId: 'list', success: true, data: [1], reusedFrom: 'r0' } },
+      at,
+    );
+    expect(reused).toMatchObject({
+      status: 'success',
+      message: "Step 'list' reused from run r0 (not executed again)",
+    });
+    expect(reused.durationMs).toBeUndefined();
+  });
+
   it('never carries step data, and cuts errors to 1 000 characters', () => {
     const finished = runLogEvent(
       ref,

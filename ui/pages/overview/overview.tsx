@@ -5,11 +5,12 @@
  * again while the tab is visible, like the runs list. Loaded as a chunk of its own (pages.tsx).
  */
 import { useState } from 'preact/hooks';
+import * as routes from '../../../contract/api/route-paths.ts';
 import type { RunStats } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatDuration, formatTime } from '../../components/format.ts';
 import { LiveUpdates } from '../../components/live.tsx';
-import { usePoll } from '../../components/poll.ts';
+import { usePolled } from '../../components/poll.ts';
 import { Table } from '../../components/table.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { client } from '../../session.ts';
@@ -157,29 +158,20 @@ export function OverviewPage() {
   const name: WindowName = asked === 'day' ? 'day' : 'hour';
   const range = WINDOWS[name];
   // Kept with the window it is of: after a change of window, the other window's figures are not shown.
-  const [read, setRead] = useState<{ window: WindowName; stats: RunStats }>();
-  const stats = read?.window === name ? read.stats : undefined;
-  const [error, setError] = useState<unknown>();
-  const [updatedAt, setUpdatedAt] = useState<Date>();
   const [live, setLive] = useState(true);
-
-  usePoll(
-    async (signal) => {
-      try {
-        const answer = await client().json<RunStats>('GET', '/stats/runs', {
-          query: windowQuery(range, Date.now()),
-          signal,
-        });
-        setRead({ window: name, stats: answer });
-        setError(undefined);
-        setUpdatedAt(new Date());
-      } catch (caught) {
-        if (!signal.aborted) setError(caught);
-      }
-    },
+  const {
+    answer: read,
+    error,
+    updatedAt,
+  } = usePolled(
+    async (signal) => ({
+      window: name,
+      stats: await client().call(routes.getRunStats, { query: windowQuery(range, Date.now()), signal }),
+    }),
     live ? range.pollMs : undefined,
     [name, live],
   );
+  const stats = read?.window === name ? read.stats : undefined;
 
   return (
     <section aria-labelledby="overview-title" class="overview">

@@ -5,6 +5,7 @@
  * indexed page query every 5 s costs the server less than a stream per open tab would.
  */
 import { useRef, useState } from 'preact/hooks';
+import * as routes from '../../../contract/api/route-paths.ts';
 import type { ListRunsQuery, RunList } from '../../api/types.ts';
 import { REQUEST_SOURCES, RUN_STATUSES } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
@@ -137,7 +138,7 @@ export function RunsPage() {
     async (signal) => {
       const request: ListRunsQuery = { ...filters, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) };
       try {
-        const answer = await client().listRuns(request, signal);
+        const answer = await client().call(routes.listRuns, { query: request, signal });
         setPage(answer);
         setError(undefined);
         setUpdatedAt(new Date());

@@ -5,6 +5,7 @@
  * with the same inputs.
  */
 import { useEffect, useState } from 'preact/hooks';
+import * as routes from '../../../contract/api/route-paths.ts';
 import type { Run, RunLogEvent, RunResults, StepResult } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatBytes, formatDuration, formatTime } from '../../components/format.ts';
@@ -234,8 +235,8 @@ export function RunPage({ params }: { params: Record<string, string> }) {
     const api = client();
     const finish = async () => {
       const [record, stored] = await Promise.all([
-        api.getRun(runId, signal),
-        api.getRunResults(runId, signal),
+        api.call(routes.getRun, { params: { runId }, signal }),
+        api.call(routes.getRunResults, { params: { runId }, signal }),
       ]);
       setRun(record);
       setResults(stored);
@@ -268,7 +269,7 @@ export function RunPage({ params }: { params: Record<string, string> }) {
       }
     };
     (async () => {
-      const record = await api.getRun(runId, signal);
+      const record = await api.call(routes.getRun, { params: { runId }, signal });
       setRun(record);
       if (record.status === 'running') await follow(record);
       await finish();
@@ -295,7 +296,7 @@ export function RunPage({ params }: { params: Record<string, string> }) {
     setBusy(true);
     setActionError(undefined);
     try {
-      setRun(await client().cancelRun(run.runId));
+      setRun(await client().call(routes.cancelRun, { params: { runId: run.runId } }));
     } catch (caught) {
       setActionError(caught);
     } finally {

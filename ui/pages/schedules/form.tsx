@@ -5,6 +5,7 @@
  * concurrency policy and whether it starts enabled.
  */
 import { useEffect, useId, useState } from 'preact/hooks';
+import * as routes from '../../../contract/api/route-paths.ts';
 import type { ScheduleNextRuns, ToolSchedule, ToolScheduleCreateBody } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatInZone, formatTime } from '../../components/format.ts';
@@ -43,7 +44,7 @@ function NextRuns({ cron, timeZone }: { cron: string; timeZone: string }) {
     const abort = new AbortController();
     const timer = setTimeout(() => {
       client()
-        .json<ScheduleNextRuns>('GET', '/schedules/next-runs', {
+        .call(routes.previewScheduleRuns, {
           query: { cronExpression: cron, timezone: timeZone.trim() || 'UTC', count: PREVIEW_COUNT },
           signal: abort.signal,
         })
@@ -119,11 +120,10 @@ export function ScheduleForm(props: {
     };
     setBusy(true);
     try {
-      const schedule = await client().json<ToolSchedule>(
-        'POST',
-        `/tools/${encodeURIComponent(toolId.trim())}/schedules`,
-        { body },
-      );
+      const schedule = await client().call(routes.createToolSchedule, {
+        params: { toolId: toolId.trim() },
+        body,
+      });
       props.created(schedule);
     } catch (caught) {
       setError(caught);

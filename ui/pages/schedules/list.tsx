@@ -6,13 +6,14 @@
  * for a new one (form.tsx). The page reads the list again every few seconds, so ticks show as they happen.
  */
 import { useEffect, useState } from 'preact/hooks';
-import type { ToolList, ToolSchedule, ToolScheduleList } from '../../api/types.ts';
+import * as routes from '../../../contract/api/route-paths.ts';
+import type { ToolSchedule } from '../../api/types.ts';
 import { ConfirmButton } from '../../components/confirm.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatInZone, formatRelative, formatTime } from '../../components/format.ts';
-import { Pager } from '../../components/pager.tsx';
-import { usePoll } from '../../components/poll.ts';
-import { Badge } from '../../components/status.tsx';
+import { PageLinks, pageOf } from '../../components/pager.tsx';
+import { usePolled } from '../../components/poll.ts';
+import { Badge, type BadgeProps } from '../../components/status.tsx';
 import { Table } from '../../components/table.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { client, session } from '../../session.ts';
@@ -21,15 +22,15 @@ import { ScheduleForm } from './form.tsx';
 export const SCHEDULES_POLL_MS = 5_000;
 const PAGE_SIZE = 50;
 
-const STATES: Record<ToolSchedule['status'], Parameters<typeof Badge>[0]> = {
+const STATES: Record<ToolSchedule['status'], BadgeProps> = {
   active: { icon: '▶', word: 'active', tone: 'success' },
-  disabled: { icon: '⏸', word: 'disabled', tone: 'idle' },
+  disabled: { icon: '⏸', word: 'disabled', tone: 'neutral' },
   paused: { icon: '⚠', word: 'paused', tone: 'aborted' },
   invalid: { icon: '✕', word: 'invalid', tone: 'failed' },
 };
 
-const schedulePath = (schedule: ToolSchedule) =>
-  `/tools/${encodeURIComponent(schedule.toolId)}/schedules/${encodeURIComponent(schedule.id)}`;
+/** The path parameters of one schedule's routes. */
+const scheduleParams = (schedule: ToolSchedule) => ({ toolId: schedule.toolId, scheduleId: schedule.id });
 
 function NextRun({ schedule }: { schedule: ToolSchedule }) {
   if (!schedule.nextRunAt) return <span class="muted">never</span>;
@@ -72,7 +73,7 @@ function ScheduleRow(props: { schedule: ToolSchedule; mayWrite: boolean; changed
     setBusy(true);
     setError(undefined);
     try {
-      await client().json('PUT', schedulePath(schedule), { body: { enabled } });
+      await client().call(routes.updateToolSchedule, { params: scheduleParams(schedule), body: { enabled } });
       changed();
     } catch (caught) {
       setError(caught);
@@ -133,7 +134,7 @@ function ScheduleRow(props: { schedule: ToolSchedule; mayWrite: boolean; changed
             confirmLabel="Delete schedule"
             disabled={!mayWrite}
             onConfirm={async () => {
-              await client().fetch('DELETE', schedulePath(schedule));
+              await client().call(routes.deleteToolSchedule, { params: scheduleParams(schedule) });
               changed();
             }}
           >
@@ -180,7 +181,7 @@ function useToolIds(): string[] {
   useEffect(() => {
     const abort = new AbortController();
     client()
-      .json<ToolList>('GET', '/tools', { query: { limit: '100' }, signal: abort.signal })
+      .call(routes.listTools, { query: { limit: 100 }, signal: abort.signal })
       .then((list) => setIds(list.data.map((tool) => tool.id)))
       .catch(() => {
         // Only suggestions: the tool field takes any id.
@@ -193,9 +194,7 @@ function useToolIds(): string[] {
 export function SchedulesPage() {
   const query = location.value.query;
   const toolId = query.get('toolId') || undefined;
-  const page = Math.max(1, Number(query.get('page')) || 1);
-  const [list, setList] = useState<ToolScheduleList>();
-  const [error, setError] = useState<unknown>();
+  const page = pageOf(query);
   const [reloads, setReloads] = useState(0);
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<ToolSchedule>();
@@ -203,27 +202,17 @@ export function SchedulesPage() {
   const scopes = session.value?.me.scopes ?? [];
   const mayWrite = scopes.includes('tools:write') && scopes.includes('runs:execute');
 
-  usePoll(
-    async (signal) => {
-      const path = toolId ? `/tools/${encodeURIComponent(toolId)}/schedules` : '/schedules';
-      try {
-        setList(
-          await client().json<ToolScheduleList>('GET', path, {
-            query: { page: String(page), limit: String(PAGE_SIZE) },
-            signal,
-          }),
-        );
-        setError(undefined);
-      } catch (caught) {
-        if (!signal.aborted) setError(caught);
-      }
+  const { answer: list, error } = usePolled(
+    (signal) => {
+      const query = { page, limit: PAGE_SIZE };
+      return toolId
+        ? client().call(routes.listToolSchedules, { params: { toolId }, query, signal })
+        : client().call(routes.listSchedules, { query, signal });
     },
     SCHEDULES_POLL_MS,
     [toolId, page, reloads],
   );
   const reload = () => setReloads((count) => count + 1);
-  const goTo = (next: number) =>
-    navigate(withQuery('/schedules', { toolId, page: next > 1 ? String(next) : undefined }));
 
   return (
     <section aria-labelledby="schedules-title">
@@ -304,10 +293,12 @@ export function SchedulesPage() {
             </Table>
           )}
           {(page > 1 || list.hasMore) && (
-            <Pager
+            <PageLinks
               label="Pages of schedules"
-              previous={page > 1 ? () => goTo(page - 1) : undefined}
-              next={list.hasMore ? () => goTo(page + 1) : undefined}
+              path="/schedules"
+              query={{ toolId }}
+              page={page}
+              hasMore={list.hasMore}
             />
           )}
         </>

@@ -6,12 +6,14 @@
  * and the API's refusal is shown as it comes.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { ApiKey, ApiKeyCreateBody, ApiKeyCreated, ApiKeyList, Me, Scope } from '../../api/types.ts';
+import * as routes from '../../../contract/api/route-paths.ts';
+import type { ApiKey, ApiKeyCreateBody, ApiKeyCreated, Me, Scope } from '../../api/types.ts';
 import { SCOPES } from '../../api/types.ts';
 import { ConfirmButton } from '../../components/confirm.tsx';
 import { CopyButton } from '../../components/copy-button.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatRelative, formatTime } from '../../components/format.ts';
+import { usePolled } from '../../components/poll.ts';
 import { Table } from '../../components/table.tsx';
 import { client, signOut } from '../../session.ts';
 import { chosenIds, type IdChoice, IdPicker, NO_IDS } from './id-picker.tsx';
@@ -61,18 +63,15 @@ function useSuggestions(me: Me): { tools: string[]; systems: string[] } {
   const [found, setFound] = useState<{ tools: string[]; systems: string[] }>({ tools: [], systems: [] });
   useEffect(() => {
     const abort = new AbortController();
-    const ids = async (path: string, scope: Scope) => {
+    const ids = async (list: typeof routes.listTools | typeof routes.listSystems, scope: Scope) => {
       // Without the scope there is nothing to suggest; a key limited to some ids can only grant those.
       if (!me.scopes.includes(scope)) return [];
-      const answer = await client().json<{ data: { id: string }[] }>('GET', path, {
-        query: { limit: SUGGESTIONS },
-        signal: abort.signal,
-      });
+      const answer = await client().call(list, { query: { limit: SUGGESTIONS }, signal: abort.signal });
       return answer.data.map((item) => item.id);
     };
     Promise.all([
-      me.toolIds ?? ids('/tools', 'tools:read').catch(() => []),
-      me.systemIds ?? ids('/systems', 'systems:read').catch(() => []),
+      me.toolIds ?? ids(routes.listTools, 'tools:read').catch(() => []),
+      me.systemIds ?? ids(routes.listSystems, 'systems:read').catch(() => []),
     ]).then(([tools, systems]) => abort.signal.aborted || setFound({ tools, systems }));
     return () => abort.abort();
   }, [me]);
@@ -106,7 +105,7 @@ function CreateKeyForm({ me, created }: { me: Me; created(key: ApiKeyCreated): v
           ...(systemIds ? { systemIds } : {}),
         };
     try {
-      created(await client().json<ApiKeyCreated>('POST', '/api-keys', { body }));
+      created(await client().call(routes.createApiKey, { body }));
       setName('');
       setTools(NO_IDS);
       setSystems(NO_IDS);
@@ -190,7 +189,7 @@ function CreateKeyForm({ me, created }: { me: Me; created(key: ApiKeyCreated): v
 function KeyRow({ apiKey, me, revoked }: { apiKey: ApiKey; me: Me; revoked(): void }) {
   const self = apiKey.id === me.id;
   const revoke = async () => {
-    await client().fetch('DELETE', `/api-keys/${encodeURIComponent(apiKey.id)}`);
+    await client().call(routes.revokeApiKey, { params: { keyId: apiKey.id } });
     // The signed-in key itself: nothing more can be done with it.
     if (self) signOut();
     else revoked();
@@ -237,27 +236,17 @@ function KeyRow({ apiKey, me, revoked }: { apiKey: ApiKey; me: Me; revoked(): vo
 }
 
 export function ApiKeysSection({ me }: { me: Me }) {
-  const [keys, setKeys] = useState<ApiKeyList>();
-  const [error, setError] = useState<unknown>();
   const [created, setCreated] = useState<ApiKeyCreated>();
   const [reloads, setReloads] = useState(0);
   const [shown, setShown] = useState(ROWS_PER_PAGE);
   const allowed = me.scopes.includes('keys:admin');
 
-  useEffect(() => {
-    if (!allowed) return;
-    const abort = new AbortController();
-    client()
-      .json<ApiKeyList>('GET', '/api-keys', { signal: abort.signal })
-      .then(
-        (answer) => {
-          setKeys(answer);
-          setError(undefined);
-        },
-        (caught) => abort.signal.aborted || setError(caught),
-      );
-    return () => abort.abort();
-  }, [reloads, allowed]);
+  // Without keys:admin there is nothing to read: the section says so instead.
+  const { answer: keys, error } = usePolled(
+    async (signal) => (allowed ? client().call(routes.listApiKeys, { signal }) : undefined),
+    undefined,
+    [reloads, allowed],
+  );
 
   if (!allowed) {
     return (

@@ -3,6 +3,7 @@
  * documentation (upload, search), the OAuth authorization-code flow, the connected gateways a private
  * system is reached through, and the connection test.
  */
+import * as routes from '../../../contract/api/route-paths.ts';
 import { ApiFailure } from '../../api/client.ts';
 import type {
   ConnectionTestResult,
@@ -20,10 +21,8 @@ import { client } from '../../session.ts';
 
 export const ENVIRONMENTS: readonly Environment[] = ['prod', 'dev'];
 
-const path = (systemId: string, rest = '') => `/systems/${encodeURIComponent(systemId)}${rest}`;
-
 export function listSystems(page: number, limit: number, signal?: AbortSignal): Promise<SystemList> {
-  return client().json('GET', '/systems', { query: { page: String(page), limit: String(limit) }, signal });
+  return client().call(routes.listSystems, { query: { page, limit }, signal });
 }
 
 /**
@@ -34,8 +33,8 @@ export async function getVariants(
   systemId: string,
   signal?: AbortSignal,
 ): Promise<Partial<Record<Environment, System>>> {
-  const list = await client().json<SystemList>('GET', '/systems', {
-    query: { systemId, limit: String(ENVIRONMENTS.length) },
+  const list = await client().call(routes.listSystems, {
+    query: { systemId, limit: ENVIRONMENTS.length },
     signal,
   });
   return Object.fromEntries(list.data.map((system) => [system.environment, system]));
@@ -48,7 +47,8 @@ export async function getVariant(
   signal?: AbortSignal,
 ): Promise<System | undefined> {
   try {
-    const answer = await client().json<{ data: System }>('GET', path(systemId), {
+    const answer = await client().call(routes.getSystem, {
+      params: { systemId },
       query: { environment },
       signal,
     });
@@ -60,7 +60,7 @@ export async function getVariant(
 }
 
 export async function createSystem(body: SystemCreateBody): Promise<System> {
-  return (await client().json<{ data: System }>('POST', '/systems', { body })).data;
+  return (await client().call(routes.createSystem, { body })).data;
 }
 
 /** PATCH: only the fields given change; a credential sent as its placeholder keeps its stored value. */
@@ -69,8 +69,12 @@ export async function updateSystem(
   environment: Environment,
   body: SystemUpdateBody,
 ): Promise<System> {
-  return (await client().json<{ data: System }>('PATCH', path(systemId), { query: { environment }, body }))
-    .data;
+  const answer = await client().call(routes.patchSystem, {
+    params: { systemId },
+    query: { environment },
+    body,
+  });
+  return answer.data;
 }
 
 export async function uploadDocumentation(
@@ -78,7 +82,8 @@ export async function uploadDocumentation(
   environment: Environment,
   file: File,
 ): Promise<DocumentationState> {
-  const answer = await client().json<{ data: DocumentationState }>('PUT', path(systemId, '/documentation'), {
+  const answer = await client().call(routes.uploadSystemDocumentation, {
+    params: { systemId },
     query: { environment, filename: file.name },
     body: file,
   });
@@ -90,7 +95,8 @@ export function searchDocumentation(
   environment: Environment,
   keywords: string,
 ): Promise<DocumentationSearchAnswer> {
-  return client().json('POST', path(systemId, '/documentation/search'), {
+  return client().call(routes.searchSystemDocumentation, {
+    params: { systemId },
     query: { environment },
     body: { keywords, limit: 10 },
   });
@@ -105,14 +111,15 @@ export async function authorizeOAuth(
   environment: Environment,
   returnTo: string,
 ): Promise<OAuthAuthorization['data']> {
-  const answer = await client().json<OAuthAuthorization>('GET', path(systemId, '/oauth/authorize'), {
+  const answer = await client().call(routes.authorizeSystemOAuth, {
+    params: { systemId },
     query: { environment, returnTo },
   });
   return answer.data;
 }
 
 export function listGateways(signal?: AbortSignal): Promise<GatewayList> {
-  return client().json('GET', '/gateways', { signal });
+  return client().call(routes.listGateways, { signal });
 }
 
 /** Whether the signed-in key may create and change systems. */
@@ -122,7 +129,7 @@ export function canWriteSystems(me: { admin: boolean; scopes: readonly string[] 
 
 /** One harmless read against the variant with its stored credentials (POST /v1/systems/{id}/test). */
 export function testConnection(systemId: string, environment: Environment): Promise<ConnectionTestResult> {
-  return client().json('POST', path(systemId, '/test'), { query: { environment } });
+  return client().call(routes.testSystemConnection, { params: { systemId }, query: { environment } });
 }
 
 /** Whether the signed-in key may test connections: the route needs systems:read and runs:execute. */

@@ -170,17 +170,12 @@ function ExtraCredentials(props: {
                 <code>{entry.key}</code> <span class="muted">stored</span>
               </p>
             ) : (
-              <div class="field">
-                <label for={`extra-key-${entry.row}`}>Name of {label}</label>
-                <input
-                  id={`extra-key-${entry.row}`}
-                  type="text"
-                  autocomplete="off"
-                  spellcheck={false}
-                  value={entry.key}
-                  onInput={(event) => update(entry.row, { key: event.currentTarget.value })}
-                />
-              </div>
+              <TextField
+                id={`extra-key-${entry.row}`}
+                label={`Name of ${label}`}
+                value={entry.key}
+                change={(key) => update(entry.row, { key })}
+              />
             )}
             <div class="field">
               <label for={`extra-value-${entry.row}`}>Value of {label}</label>

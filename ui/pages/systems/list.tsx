@@ -7,9 +7,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { SystemList } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
-import { Pager } from '../../components/pager.tsx';
+import { PageLinks, pageOf } from '../../components/pager.tsx';
 import { Table } from '../../components/table.tsx';
-import { Link, location, navigate, withQuery } from '../../router.tsx';
+import { Link, location } from '../../router.tsx';
 import { session } from '../../session.ts';
 import { canWriteSystems, listSystems } from './api.ts';
 import { AUTH_LABELS, attemptsText, CredentialsStatus, DocumentationStatus, OAuthStatus } from './status.tsx';
@@ -18,7 +18,7 @@ const PAGE_SIZE = 50;
 const POLL_MS = 3_000;
 
 export function SystemsPage() {
-  const page = Math.max(1, Number(location.value.query.get('page')) || 1);
+  const page = pageOf(location.value.query);
   const [list, setList] = useState<SystemList>();
   const [error, setError] = useState<unknown>();
   const [reads, setReads] = useState(0);
@@ -114,17 +114,7 @@ export function SystemsPage() {
               );
             })}
           </Table>
-          <Pager
-            label="Pages of systems"
-            previous={
-              page > 1
-                ? () => navigate(withQuery('/systems', { page: page > 2 ? String(page - 1) : undefined }))
-                : undefined
-            }
-            next={
-              list.hasMore ? () => navigate(withQuery('/systems', { page: String(page + 1) })) : undefined
-            }
-          />
+          <PageLinks label="Pages of systems" path="/systems" page={page} hasMore={list.hasMore} />
         </>
       )}
     </section>

@@ -30,12 +30,12 @@ export function OAuthReturnNote({ outcome }: { outcome: OAuthReturn }) {
       </p>
     );
   }
-  const failure = new ApiFailure(
-    0,
-    `The provider or the code exchange refused the connection of the ${outcome.environment} variant.`,
-    outcome.code ?? 'UNKNOWN',
-    'Check the client settings at the provider and the OAuth credentials, then connect again.',
-  );
+  const failure = new ApiFailure({
+    status: 0,
+    message: `The provider or the code exchange refused the connection of the ${outcome.environment} variant.`,
+    code: outcome.code ?? 'UNKNOWN',
+    hint: 'Check the client settings at the provider and the OAuth credentials, then connect again.',
+  });
   return <ErrorMessage error={failure} title="Connecting did not complete" />;
 }
 

@@ -4,19 +4,7 @@
  */
 import type { AuthType, DocumentationState, OAuthState, System } from '../../api/types.ts';
 import { formatTime } from '../../components/format.ts';
-
-type Tone = 'success' | 'failed' | 'aborted' | 'running' | 'neutral';
-
-function Badge({ tone, icon, word }: { tone: Tone; icon: string; word: string }) {
-  return (
-    <span class={`status status-${tone}`}>
-      <span class="status-icon" aria-hidden="true">
-        {icon}
-      </span>
-      {word}
-    </span>
-  );
-}
+import { Badge, type BadgeProps } from '../../components/status.tsx';
 
 export const AUTH_LABELS: Record<AuthType, string> = {
   none: 'None',
@@ -62,7 +50,7 @@ export function CredentialsStatus({ system }: { system: System }) {
   return <Badge tone="aborted" icon="!" word="none stored (give them per run)" />;
 }
 
-const OAUTH: Record<OAuthState['status'], { tone: Tone; icon: string; word: string }> = {
+const OAUTH: Record<OAuthState['status'], BadgeProps> = {
   active: { tone: 'success', icon: '✓', word: 'connected' },
   expired: { tone: 'aborted', icon: '◷', word: 'expired (refreshed at next use)' },
   none: { tone: 'neutral', icon: '–', word: 'no token yet (fetched at first use)' },
@@ -81,7 +69,7 @@ export function OAuthStatus({ oauth, withExpiry = false }: { oauth: OAuthState; 
 }
 
 /** pending is split as the API tells it: processing now, waiting for a retry, or waiting for a first go. */
-export function documentationPhase(state: DocumentationState): { tone: Tone; icon: string; word: string } {
+export function documentationPhase(state: DocumentationState): BadgeProps {
   if (state.status === 'ready') return { tone: 'success', icon: '✓', word: 'ready' };
   if (state.status === 'failed') return { tone: 'failed', icon: '✕', word: 'failed' };
   if (state.processing) return { tone: 'running', icon: '↻', word: 'processing' };

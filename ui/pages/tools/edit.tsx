@@ -6,6 +6,7 @@
  * the code's own line and column.
  */
 import { useId, useState } from 'preact/hooks';
+import * as routes from '../../../contract/api/route-paths.ts';
 import { ApiFailure } from '../../api/client.ts';
 import type { ErrorIssue, Tool, ToolCreateBody, ToolUpdateBody } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
@@ -131,7 +132,7 @@ export function NewToolPage() {
       initial={JSON.stringify(NEW_TOOL, null, 2)}
       submitLabel="Create tool"
       cancelHref="/tools"
-      save={(definition) => client().createTool(definition as ToolCreateBody)}
+      save={(definition) => client().call(routes.createTool, { body: definition as ToolCreateBody })}
     />
   );
 }
@@ -144,7 +145,7 @@ export function EditToolPage({ params }: { params: Record<string, string> }) {
   const save = (definition: Record<string, unknown>) => {
     const removed = REMOVABLE.filter((field) => tool[field] !== undefined && !(field in definition));
     const body = { ...definition, ...Object.fromEntries(removed.map((field) => [field, null])) };
-    return client().updateTool(tool.id, body as ToolUpdateBody);
+    return client().call(routes.updateTool, { params: { toolId: tool.id }, body: body as ToolUpdateBody });
   };
   return (
     <ToolEditor

@@ -4,10 +4,12 @@
  * (active, all, archived only), kept in the page's URL; 50 a page. A key limited to tools sees only those.
  */
 import { useEffect, useState } from 'preact/hooks';
+import * as routes from '../../../contract/api/route-paths.ts';
 import type { ListToolsQuery, ToolList } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatTime } from '../../components/format.ts';
-import { Pager } from '../../components/pager.tsx';
+import { PageLinks, pageOf } from '../../components/pager.tsx';
+import { usePolled } from '../../components/poll.ts';
 import { Table } from '../../components/table.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { client, session } from '../../session.ts';
@@ -107,36 +109,26 @@ function FilterForm({ filters, folders }: { filters: Filters; folders: ToolList[
 export function ToolsPage() {
   const query = location.value.query;
   const filters = filtersOf(query);
-  const page = Math.max(1, Number(query.get('page')) || 1);
+  const page = pageOf(query);
   const key = withQuery('', { ...filters, page: String(page) });
-  const [list, setList] = useState<ToolList>();
-  const [error, setError] = useState<unknown>();
   const canWrite = session.value?.me.scopes.includes('tools:write') ?? false;
 
-  useEffect(() => {
-    const abort = new AbortController();
-    const shown = SHOWN.find((option) => option.value === (filters.archived ?? '')) ?? SHOWN[0];
-    const request: ListToolsQuery = {
-      page: String(page),
-      limit: String(PAGE_SIZE),
-      includeArchived: shown.includeArchived,
-      ...(filters.search ? { search: filters.search } : {}),
-      ...(filters.folder ? { folder: filters.folder } : {}),
-    };
-    client()
-      .listTools(request, abort.signal)
-      .then(
-        (answer) => {
-          setList(answer);
-          setError(undefined);
-        },
-        (caught: unknown) => abort.signal.aborted || setError(caught),
-      );
-    return () => abort.abort();
-  }, [key]);
+  const { answer: list, error } = usePolled(
+    (signal) => {
+      const shown = SHOWN.find((option) => option.value === (filters.archived ?? '')) ?? SHOWN[0];
+      const request: ListToolsQuery = {
+        page: String(page),
+        limit: String(PAGE_SIZE),
+        includeArchived: shown.includeArchived,
+        ...(filters.search ? { search: filters.search } : {}),
+        ...(filters.folder ? { folder: filters.folder } : {}),
+      };
+      return client().call(routes.listTools, { query: request, signal });
+    },
+    undefined,
+    [key],
+  );
 
-  const goTo = (target: number) =>
-    navigate(withQuery('/tools', { ...filters, page: target > 1 ? String(target) : undefined }));
   const pages = list ? Math.max(1, Math.ceil(list.total / list.limit)) : 1;
   const filtered = Object.keys(filters).length > 0;
 
@@ -198,10 +190,12 @@ export function ToolsPage() {
             </Table>
           )}
           {pages > 1 && (
-            <Pager
+            <PageLinks
               label="Pages of tools"
-              previous={page > 1 ? () => goTo(page - 1) : undefined}
-              next={list.hasMore ? () => goTo(page + 1) : undefined}
+              path="/tools"
+              query={filters}
+              page={page}
+              hasMore={list.hasMore}
               position={`Page ${page} of ${pages}`}
             />
           )}

@@ -134,7 +134,7 @@ function FieldControl(props: ControlProps) {
     'aria-required': field.required || undefined,
   };
   const help = field.description ? (
-    <p class="field-help" id={helpId}>
+    <p class="field-note" id={helpId}>
       {field.description}
     </p>
   ) : null;
@@ -341,7 +341,7 @@ function Credentials({
   return (
     <fieldset class="form-group">
       <legend>Runtime credentials</legend>
-      <p class="field-help">
+      <p class="field-note">
         Sent with this run only, never stored in clear: each overrides the stored credential of its name,{' '}
         <code>systemId_key</code> (<code>crm_apiKey</code>), for this run.
       </p>

@@ -1,5 +1,7 @@
 /** What the Tools pages share: a tool's address, its definition as edited, reading it, its state. */
+
 import { useEffect, useState } from 'preact/hooks';
+import * as routes from '../../../contract/api/route-paths.ts';
 import type { Tool } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { Badge } from '../../components/status.tsx';
@@ -21,7 +23,7 @@ export function useTool(toolId: string) {
   useEffect(() => {
     const abort = new AbortController();
     client()
-      .getTool(toolId, abort.signal)
+      .call(routes.getTool, { params: { toolId }, signal: abort.signal })
       .then(setTool, (caught: unknown) => abort.signal.aborted || setError(caught));
     return () => abort.abort();
   }, [toolId]);

@@ -4,37 +4,29 @@
  * shown collapsed and searchable (JsonView), and a reset with a confirmation (DELETE, scope tools:write)
  * after which the next run starts from {}. The tool's page links here.
  */
-import { useEffect, useState } from 'preact/hooks';
-import type { ToolState, ToolStateReset } from '../../api/types.ts';
+import { useState } from 'preact/hooks';
+import * as routes from '../../../contract/api/route-paths.ts';
+import type { ToolStateReset } from '../../api/types.ts';
 import { ConfirmButton } from '../../components/confirm.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatBytes, formatRelative, formatTime } from '../../components/format.ts';
 import { JsonView } from '../../components/json-view.tsx';
+import { usePolled } from '../../components/poll.ts';
 import type { PageProps } from '../../pages.tsx';
 import { Link, withQuery } from '../../router.tsx';
 import { client, session } from '../../session.ts';
 
 export function ToolStatePage({ params }: PageProps) {
   const toolId = params.toolId ?? '';
-  const [state, setState] = useState<ToolState>();
-  const [error, setError] = useState<unknown>();
   const [reset, setReset] = useState<ToolStateReset>();
   const [reloads, setReloads] = useState(0);
   const mayReset = session.value?.me.scopes.includes('tools:write') ?? false;
 
-  useEffect(() => {
-    const abort = new AbortController();
-    client()
-      .json<ToolState>('GET', `/tools/${encodeURIComponent(toolId)}/state`, { signal: abort.signal })
-      .then(
-        (answer) => {
-          setState(answer);
-          setError(undefined);
-        },
-        (caught) => abort.signal.aborted || setError(caught),
-      );
-    return () => abort.abort();
-  }, [toolId, reloads]);
+  const { answer: state, error } = usePolled(
+    (signal) => client().call(routes.getToolState, { params: { toolId }, signal }),
+    undefined,
+    [toolId, reloads],
+  );
 
   const keys = state ? Object.keys(state.state).length : 0;
   return (
@@ -99,9 +91,7 @@ export function ToolStatePage({ params }: PageProps) {
               confirmLabel="Reset state"
               disabled={!mayReset || keys === 0}
               onConfirm={async () => {
-                setReset(
-                  await client().json<ToolStateReset>('DELETE', `/tools/${encodeURIComponent(toolId)}/state`),
-                );
+                setReset(await client().call(routes.deleteToolState, { params: { toolId } }));
                 setReloads((count) => count + 1);
               }}
             >

@@ -4,6 +4,7 @@
  * each ready to copy; archive or unarchive it, edit its JSON, delete it after a confirmation.
  */
 import { useEffect, useState } from 'preact/hooks';
+import * as routes from '../../../contract/api/route-paths.ts';
 import type { Tool, ToolStep } from '../../api/types.ts';
 import { ConfirmButton } from '../../components/confirm.tsx';
 import { CopyButton } from '../../components/copy-button.tsx';
@@ -131,9 +132,16 @@ export function ToolPage({ params }: { params: Record<string, string> }) {
     }
   };
   const archive = () =>
-    act(async () => setTool(await client().updateTool(tool.id, { archived: !tool.archived })));
+    act(async () =>
+      setTool(
+        await client().call(routes.updateTool, {
+          params: { toolId: tool.id },
+          body: { archived: !tool.archived },
+        }),
+      ),
+    );
   const remove = async () => {
-    await client().deleteTool(tool.id);
+    await client().call(routes.deleteTool, { params: { toolId: tool.id } });
     navigate('/tools');
   };
 
