@@ -1,4 +1,3 @@
-
 import { ADMIN_KEY, createBenchTools, startBenchServer } from './api.ts';
 import { DISPATCH_RUNS, measureDispatch } from './async-dispatch.ts';
 import { emit, progress } from './stats.ts';

@@ -1,4 +1,3 @@
-
 import { loadSettings } from '../config/config.ts';
 import { createBenchTools, startBenchClient, startBenchServer } from './api.ts';
 import { measureCpu } from './cpu.ts';
