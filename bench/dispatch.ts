@@ -1,3 +1,7 @@
+/**
+ * `npm run bench -- dispatch`: api.async_dispatch alone (bench/async-dispatch.ts; the `api` bench prints it
+ * too, among its long phases) on the embedded server, started as the other benches start it.
+ */
 import { ADMIN_KEY, createBenchTools, startBenchServer } from './api.ts';
 import { DISPATCH_RUNS, measureDispatch } from './async-dispatch.ts';
 import { emit, progress } from './stats.ts';
