@@ -469,6 +469,9 @@ class RunInProgress {
       this.#emit({ type: 'step_finished', result });
     }
     if (stepBytes > limit) return tooLarge("the data of the run's reused steps", stepBytes);
+    const until = this.#request.untilStep;
+    const reachedUntil = () => this.#until(until ?? '', lastData, lastRedacted, finish);
+    if (until !== undefined && reused.some((result) => result.stepId === until)) return reachedUntil();
     for (const step of steps.slice(reused.length)) {
       const interrupted = this.#abortError();
       if (interrupted) return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, interrupted);
@@ -515,14 +518,36 @@ class RunInProgress {
         lastData = null;
         lastRedacted = false;
         lastBytes = jsonBytes(null);
+        if (step.id === until) return reachedUntil();
         continue;
       }
       stepResults.push(result);
       this.#emit({ type: 'step_finished', result });
       if (stepBytes > limit) return tooLarge(`the data of the run's steps up to ${step.id}`, stepBytes);
+      if (step.id === until) return reachedUntil();
     }
 
     return this.#output(lastData, lastRedacted, stepBytes + lastBytes, stepBytes, finish, tooLarge);
+  }
+
+  /**
+   * A try stops after its untilStep: no output transform or schema; its data is that step's, and it
+   * answers the sourceData the next step would receive (redacted: as code that sees no credentials gets
+   * it, without a transform's credential view or a loop item's currentItem).
+   */
+  #until(stepId: string, lastData: JsonValue, lastRedacted: boolean, finish: Finish): EngineResult {
+    const interrupted = this.#abortError();
+    if (interrupted) return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, interrupted);
+    const steps = this.#request.tool.steps;
+    const next = steps[steps.findIndex((step) => step.id === stepId) + 1];
+    return {
+      ...finish('success', lastData, undefined, [], lastRedacted),
+      until: {
+        stepId,
+        ...(next ? { nextStepId: next.id } : {}),
+        sourceData: this.#redactedSourceData(),
+      },
+    };
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { Recording } from '../contract/api/recording.ts';
 import { DEFAULT_RUN_TIMEOUT_MS, type StepResult } from '../contract/api/run.ts';
-import type { JsonValue } from '../contract/json.ts';
+import type { JsonObject, JsonValue } from '../contract/json.ts';
 import type { ConnectionProtocol } from '../contract/step-protocols.ts';
 import type { RunOrder } from '../contract/wire/run-order.ts';
 import type { RunStateChanges } from '../contract/wire/tool-state.ts';
@@ -218,4 +218,6 @@ export interface EngineResult {
   state?: RunStateChanges;
   /** Every exchange of the run's request steps, redacted; only when the order asked to record. */
   recording?: Recording;
+  /** A try (the order's untilStep) that reached its step: what the next step would receive. */
+  until?: { stepId: string; nextStepId?: string; sourceData: JsonObject };
 }

@@ -43,6 +43,8 @@ export interface Launch {
   stateFixture?: JsonObject | undefined;
   /** A resumed run (resume.ts): the run it resumes, and how many first steps it reuses from there. */
   resume?: { from: string; reusedSteps: number } | undefined;
+  /** A try of a definition (sync only): the step after which the run stops. */
+  untilStep?: string | undefined;
 }
 
 export async function accept(ctx: RunContext, input: Launch): Promise<StartedRun> {
@@ -140,6 +142,7 @@ export async function accept(ctx: RunContext, input: Launch): Promise<StartedRun
     startWrite,
     withData,
     signal: input.signal,
+    untilStep: input.untilStep,
   });
 }
 

@@ -5,7 +5,7 @@
 
 import { KG_ERR_RUN_LIMIT } from '../contract/api/errors.ts';
 import { recordingSummary } from '../contract/api/recording.ts';
-import type { RuntimeCredentials, StepResult } from '../contract/api/run.ts';
+import type { RuntimeCredentials, RunUntil, StepResult } from '../contract/api/run.ts';
 import type { Tool } from '../contract/api/tool.ts';
 import type { ResolvedSystem } from '../contract/wire/run-order.ts';
 import type { EngineResult } from '../engine/types.ts';
@@ -68,6 +68,8 @@ export interface SyncOptions {
   startWrite?: Promise<void> | undefined;
   withData: boolean;
   signal?: AbortSignal | undefined;
+  /** A try: the step after which the run stops (RunOrder.untilStep); its answer carries `until`. */
+  untilStep?: string | undefined;
 }
 
 /**
@@ -107,6 +109,7 @@ export async function executeSync(
         runtimeCredentials: async () => credentials,
         store: deps.store,
         timeoutFrom: 'order',
+        untilStep: opts.untilStep,
       },
       Date.now(),
     );
@@ -161,5 +164,19 @@ export async function executeSync(
   // The stored step results keep their timing (GET …/results, the dashboard's timeline); the answer's
   // carry it only without data, as before.
   const steps = opts.withData ? result.stepResults : stepResultsWithoutData(report.timed(result.stepResults));
-  return { statusCode: 200, run: withResult(view, result.data, steps) };
+  const answered = withResult(view, result.data, steps);
+  return {
+    statusCode: 200,
+    run: result.until ? { ...answered, until: untilView(result.until, opts) } : answered,
+  };
+}
+
+/** A try's `until`: the keys of the next step's sourceData, and the sourceData itself with step data. */
+function untilView(until: NonNullable<EngineResult['until']>, opts: SyncOptions): RunUntil {
+  return {
+    stepId: until.stepId,
+    ...(until.nextStepId !== undefined ? { nextStepId: until.nextStepId } : {}),
+    sourceDataKeys: Object.keys(until.sourceData),
+    ...(opts.withData ? { sourceData: until.sourceData } : {}),
+  };
 }

@@ -141,9 +141,24 @@ export async function startDraftRun(ctx: RunContext, input: StartDraftRun): Prom
         'report to; add ?createRun=true',
     );
   }
+  if (request.untilStep !== undefined && (async || request.options?.webhookUrl !== undefined)) {
+    throw KG_ERR_VALIDATION(
+      'run request',
+      `untilStep: a try answers with the data of its steps and has no completion; remove options.${async ? 'async' : 'webhookUrl'}`,
+    );
+  }
   const { systemIds: _systemIds, ...definition } = input.definition;
   const tool = parseDefinition(definition);
-  const { payload, inputs, tool: _tool, executionKind: _k, parentToolId: _p, draftId: _d, ...rest } = request;
+  const {
+    payload,
+    inputs,
+    tool: _tool,
+    executionKind: _k,
+    parentToolId: _p,
+    draftId: _d,
+    untilStep,
+    ...rest
+  } = request;
   return ctx.slots.admit(async, () =>
     accept(ctx, {
       tool,
@@ -155,6 +170,7 @@ export async function startDraftRun(ctx: RunContext, input: StartDraftRun): Prom
       validate: true,
       signal: input.signal,
       stateFixture: unsavedState(tool, request.stateFixture),
+      untilStep,
     }),
   );
 }

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { listEnvelope, RunList } from '../../contract/api/bodies.ts';
-import { Run, StepResult } from '../../contract/api/run.ts';
+import { Run, RunUntil, StepResult } from '../../contract/api/run.ts';
 import { ToolSchedule } from '../../contract/api/schedule.ts';
 import { Tool } from '../../contract/api/tool.ts';
 import { JsonObject } from '../../contract/json.ts';
@@ -21,6 +21,10 @@ export const RunAnswer = z.looseObject({
   stepResults: z.array(StepResult.loose()).optional(),
 });
 export type RunAnswer = z.infer<typeof RunAnswer>;
+
+/** A try's answer (`POST /v1/tools/run` with untilStep): a run with where it stopped. */
+export const TryAnswer = RunAnswer.extend({ until: RunUntil.loose().optional() });
+export type TryAnswer = z.infer<typeof TryAnswer>;
 
 export const RunListAnswer = listEnvelope(RunAnswer).extend({
   nextCursor: RunList.shape.nextCursor,

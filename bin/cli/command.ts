@@ -72,6 +72,11 @@ export interface CommandSpec<O extends Record<string, OptionSpec> = Record<strin
   /** Lines of the help between the usage and the options. */
   about: readonly string[];
   examples: readonly string[];
+  /**
+   * Commands under this one, named `<name> <word>` (`runs resume`): `kubeglue runs resume …` runs the
+   * subcommand, whose help and options are its own.
+   */
+  subcommands?: readonly CommandSpec[];
   run(invocation: Invocation<O>): Promise<number>;
 }
 

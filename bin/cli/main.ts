@@ -1,5 +1,5 @@
 /**
- * bin/cli/: the client commands of `kubeglue` — run, runs, logs, tools, schedules — which talk to a
+ * bin/cli/: the client commands of `kubeglue` — run, try, runs, logs, tools, schedules — which talk to a
  * kubeglue API over HTTP like any other client (docs/cli.md). They share nothing with the server but the
  * contract's shapes and the settings registry. They call the API through the client the dashboard uses
  * too (contract/api/route-client.ts, client.ts here): each call names its route of the route table,
@@ -30,6 +30,7 @@ import { run } from './commands/run.ts';
 import { runs } from './commands/runs.ts';
 import { schedules } from './commands/schedules.ts';
 import { tools } from './commands/tools.ts';
+import { tryDraft } from './commands/try.ts';
 import { printable, printJson, withoutKey } from './output.ts';
 
 export { commandHelp } from './command.ts';
@@ -37,7 +38,20 @@ export { printable } from './output.ts';
 export { resolveConnection } from './settings.ts';
 
 /** Every client command, in the order `kubeglue --help` lists them. */
-export const COMMANDS: readonly CommandSpec[] = [run, runs, logs, tools, schedules] as readonly CommandSpec[];
+export const COMMANDS: readonly CommandSpec[] = [
+  run,
+  tryDraft,
+  runs,
+  logs,
+  tools,
+  schedules,
+] as readonly CommandSpec[];
+
+/** Every command and subcommand (`runs resume`), each with its own help. */
+export const ALL_COMMANDS: readonly CommandSpec[] = COMMANDS.flatMap((spec) => [
+  spec,
+  ...(spec.subcommands ?? []),
+]);
 
 export function findCommand(name: string): CommandSpec | undefined {
   return COMMANDS.find((spec) => spec.name === name);
@@ -69,6 +83,8 @@ function keyless(io: Io): Io {
 
 /** Runs `kubeglue <spec.name> <argv>`; resolves with its exit code and never throws. */
 export async function runCommand(spec: CommandSpec, argv: readonly string[], given: Io): Promise<number> {
+  const sub = spec.subcommands?.find((one) => one.name === `${spec.name} ${argv[0]}`);
+  if (sub) return runCommand(sub, argv.slice(1), given);
   const io = keyless(given);
   const name = `kubeglue ${spec.name}`;
   let output: 'text' | 'json' = 'text';

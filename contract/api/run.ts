@@ -184,10 +184,27 @@ export const DraftRunRequest = z
       .optional()
       .describe("Sent by superglue's clients; accepted and ignored."),
     draftId: z.string().max(256).optional().describe("Sent by superglue's clients; accepted and ignored."),
+    untilStep: z
+      .string()
+      .optional()
+      .describe(
+        'Try the definition up to this step (a step id): the steps run in order up to and including it, ' +
+          'then the run stops (no output transform or schema); the answer carries `until`, the sourceData ' +
+          'the next step would receive. Synchronous only.',
+      ),
   })
   .refine((body) => body.payload === undefined || body.inputs === undefined, {
     message: 'give the inputs as payload or as inputs, not both',
     path: ['inputs'],
+  })
+  .superRefine((body, ctx) => {
+    const ids = body.tool.steps.map((step) => step.id);
+    if (body.untilStep === undefined || ids.includes(body.untilStep)) return;
+    ctx.addIssue({
+      code: 'custom',
+      path: ['untilStep'],
+      message: `no step '${body.untilStep}' in the definition; its steps are ${ids.map((id) => `'${id}'`).join(', ') || 'none'}`,
+    });
   })
   .meta({ id: 'DraftRunRequest' });
 export type DraftRunRequest = z.infer<typeof DraftRunRequest>;
@@ -386,6 +403,31 @@ export const RunMetadata = z.object({
   ),
 });
 
+/**
+ * The answer's `until` to a try (`POST /v1/tools/run` with untilStep): where the run stopped and what the
+ * next step would receive.
+ */
+export const RunUntil = z
+  .object({
+    stepId: z.string().describe('The step the run stopped after (untilStep).'),
+    nextStepId: z
+      .string()
+      .optional()
+      .describe('The step that would run next; absent when untilStep is the last step.'),
+    sourceDataKeys: z
+      .array(z.string())
+      .describe("The keys of sourceData: the inputs, each finished step's id, persistedState."),
+    sourceData: JsonObject.optional().describe(
+      'The sourceData the next step receives, as the engine builds it: the inputs, then each finished ' +
+        'step by its id ({ currentItem, data, success }; a loop step: an array of those, one per item), then ' +
+        'persistedState if the tool uses ' +
+        'state; every credential value replaced by its placeholder, never a system credential. A loop step ' +
+        'also gets currentItem per item. Absent with includeStepResultData false.',
+    ),
+  })
+  .meta({ id: 'RunUntil' });
+export type RunUntil = z.infer<typeof RunUntil>;
+
 export const Run = z
   .object({
     runId: z.string(),
@@ -421,6 +463,9 @@ export const Run = z
       'Extension: which execution of the run this is. 1, unless the execution of a read-only async run ' +
         '(every step modify: false) was lost (a shutdown, a crash, a runner Pod gone) and the run started ' +
         'over from its first step.',
+    ),
+    until: RunUntil.optional().describe(
+      'Extension: only in the answer to a try (POST /v1/tools/run with untilStep), never stored.',
     ),
     metadata: RunMetadata,
     fileArtifacts: z.array(FileArtifact).optional(),

@@ -62,5 +62,10 @@ export const RunOrder = z.object({
    * carries the recording (contract/api/recording.ts).
    */
   record: z.boolean().optional(),
+  /**
+   * A try (POST /v1/tools/run with untilStep): the run stops after this step, with no output transform or
+   * schema, and its result carries the sourceData the next step would receive.
+   */
+  untilStep: z.string().min(1).optional(),
 });
 export type RunOrder = z.infer<typeof RunOrder>;

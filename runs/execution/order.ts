@@ -33,6 +33,11 @@ export interface OrderSources {
    * and the worker starts the clock; a run executing in this process (the sync path, the pool launcher).
    */
   timeoutFrom: 'accepted' | 'order';
+  /**
+   * A try (POST /v1/tools/run with untilStep, synchronous only): the step after which the run stops. Not
+   * stored with the run: an order built again from the store runs the whole tool.
+   */
+  untilStep?: string | undefined;
 }
 
 /** Why an order can never be built for a run: the run fails (finish.ts) with this message. */
@@ -72,6 +77,7 @@ export async function buildOrder(run: StoredRun, sources: OrderSources, now: num
     ...(await stateForRun(sources.store, run, tool)),
     ...(await reusedSteps(run, tool, sources.store)),
     ...((options?.record ?? tool.record) ? { record: true } : {}),
+    ...(sources.untilStep !== undefined ? { untilStep: sources.untilStep } : {}),
   };
 }
 

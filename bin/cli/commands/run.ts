@@ -157,11 +157,12 @@ async function withResult(client: ApiClient, record: Answer<RunAnswer>) {
  * Prints a finished run: its data (text) or its record (json); exit 0 for success, else 1. A successful
  * run's loop steps that went on past failed items are named on stderr, where --follow did not list them.
  */
-function printOutcome(
+export function printOutcome(
   io: Io,
   output: OutputMode,
   outcome: { run: RunAnswer; raw: JsonValue },
   followed: boolean,
+  name = 'kubeglue run',
 ): number {
   const { run, raw } = outcome;
   if (output === 'json') printJson(io.stdout, raw);
@@ -172,15 +173,13 @@ function printOutcome(
         const loop = step.loop;
         if (!step.success || !loop || loop.failed === 0) continue;
         io.stderr.write(
-          `kubeglue run: step '${step.stepId}': ${loop.failed} of ${loop.items} items failed (kubeglue logs ${run.runId} lists them)\n`,
+          `${name}: step '${step.stepId}': ${loop.failed} of ${loop.items} items failed (kubeglue logs ${run.runId} lists them)\n`,
         );
       }
     }
     return EXIT.ok;
   }
   const what = run.status === 'aborted' ? 'was aborted' : 'failed';
-  io.stderr.write(
-    `${printable(`kubeglue run: run ${run.runId} ${what}${run.error ? `: ${run.error}` : ''}`)}\n`,
-  );
+  io.stderr.write(`${printable(`${name}: run ${run.runId} ${what}${run.error ? `: ${run.error}` : ''}`)}\n`);
   return EXIT.failed;
 }

@@ -53,6 +53,8 @@ async function run(
       systems: opts.systems ?? [],
       runtimeCredentials: opts.runtimeCredentials,
       timeoutMs: opts.timeoutMs,
+      ...(opts.untilStep !== undefined ? { untilStep: opts.untilStep } : {}),
+      ...(opts.persistedState !== undefined ? { persistedState: opts.persistedState } : {}),
       traceId: 'trace-1',
       signal: opts.signal ?? new AbortController().signal,
       onEvent: (e) => events.push(e),
@@ -791,5 +793,81 @@ describe('evaluations that need no sandbox', () => {
       expect(result).toMatchObject({ status: 'success', data: (i + 1) * 2 });
     }
     expect(scopes).toEqual(['scope-0 open', 'scope-0 closed', 'scope-1 open', 'scope-1 closed']);
+  });
+});
+
+describe('engine: a try up to a step (untilStep)', () => {
+  it('stops after the step, skips the output transform, and returns the next step’s sourceData without any credential', async () => {
+    const { result, calls } = await run(
+      {
+        id: 't',
+        steps: [
+          get('who', 'https://crm.example.test/api/me', { systemId: 'crm' }),
+          // codeAccess: this transform reads the token; what it returns is redacted like everything else.
+          transform('leak', '(s) => ({ token: s.crm_bearerToken, runtime: s.credentials.extra })'),
+          transform('next', '(s) => s'),
+          get('never', 'https://crm.example.test/api/never', { systemId: 'crm' }),
+        ],
+        outputTransform: '(s) => { throw new Error("the output transform ran"); }',
+      },
+      {
+        untilStep: 'leak',
+        inputs: { region: 'eu' },
+        systems: [{ ...crm, codeAccess: true }],
+        runtimeCredentials: { extra: 'runtime-only-secret' },
+        persistedState: { cursor: 3 },
+      },
+    );
+    expect(result.status).toBe('success');
+    expect(result.stepResults.map((step) => step.stepId)).toEqual(['who', 'leak']);
+    expect(calls.map((call) => call.url)).toEqual(['https://crm.example.test/api/me']);
+    expect(result.data).toEqual({ token: '<<crm_bearerToken>>', runtime: '<<extra>>' });
+    expect(result.until?.stepId).toBe('leak');
+    expect(result.until?.nextStepId).toBe('next');
+    // Inputs, the finished steps by id, the state: not the transform's view of the credentials.
+    expect(Object.keys(result.until?.sourceData ?? {})).toEqual(['region', 'who', 'leak', 'persistedState']);
+    expect(result.until?.sourceData.leak).toEqual({
+      currentItem: {},
+      data: { token: '<<crm_bearerToken>>', runtime: '<<extra>>' },
+      success: true,
+    });
+    expect(result.until?.sourceData.persistedState).toEqual({ cursor: 3 });
+    const everything = JSON.stringify(result);
+    expect(everything).not.toContain('crm-secret-token');
+    expect(everything).not.toContain('runtime-only-secret');
+  });
+
+  it('stops after a step that failed with failureBehavior continue, which sourceData shows failed', async () => {
+    const { result, calls } = await run(
+      {
+        id: 't',
+        steps: [
+          get('down', 'https://x.test/down', { failureBehavior: 'continue' }),
+          get('after', 'https://x.test/after'),
+        ],
+      },
+      {
+        untilStep: 'down',
+        http: () => {
+          throw new Error('HTTP 503');
+        },
+      },
+    );
+    expect(result.status).toBe('success');
+    expect(calls).toHaveLength(1);
+    expect(result.until).toMatchObject({
+      stepId: 'down',
+      nextStepId: 'after',
+      sourceData: { down: { success: false, error: 'HTTP 503', data: null } },
+    });
+  });
+
+  it('runs every step and the output transform without untilStep, and answers no until', async () => {
+    const { result } = await run(
+      { id: 't', steps: [transform('a', '() => 1')], outputTransform: '(s) => s.a.data + 1' },
+      {},
+    );
+    expect(result.data).toBe(2);
+    expect(result.until).toBeUndefined();
   });
 });
