@@ -165,6 +165,29 @@ async function settledPss(pid: number, idleProcesses: number): Promise<number> {
   return (await treePss(pid)).pssMib;
 }
 
+/**
+ * What most benches start with: the JSON target, the embedded server on a fresh data directory (`env` on
+ * top), and a client of its /v1. `stop` ends them in reverse order and removes the directory; stop what
+ * was started on top of them (a load client, a browser) first.
+ */
+export async function startBenchServer(name: string, env: Record<string, string> = {}) {
+  const target = await startTarget();
+  const dataDir = await mkdtemp(join(tmpdir(), `kubeglue-bench-${name}-`));
+  const server = await startServer({ KUBEGLUE_DATA_DIR: dataDir, ...env });
+  const { agent, call } = client(`${server.url}/v1`);
+  return {
+    target,
+    server,
+    call,
+    stop: async () => {
+      await agent.close();
+      await server.stop();
+      await target.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
 /** The external load generator against this server and target, with the bench tools' ids. */
 export function startBenchClient(serverUrl: string, targetUrl: string): Promise<LoadClient> {
   return startLoadClient({

@@ -8,11 +8,8 @@
  * KUBEGLUE_BENCH_PROFILE_DIR set, the server and workers write V8 CPU profiles (.cpuprofile) there.
  */
 
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { loadSettings, SETTINGS } from '../config/config.ts';
-import { client, createBenchTools, startBenchClient, startServer, startTarget } from './api.ts';
+import { createBenchTools, startBenchClient, startBenchServer } from './api.ts';
 import { measureCpu, postmasterPid } from './cpu.ts';
 import { emit, progress, round } from './stats.ts';
 
@@ -23,13 +20,10 @@ const CONCURRENCY = 32;
 
 const { profileDir } = loadSettings('bench').bench;
 const databaseUrl = process.env[SETTINGS.tree.databaseUrl.name];
-const target = await startTarget();
-const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-bench-cpu-'));
-const server = await startServer({
-  KUBEGLUE_DATA_DIR: dataDir,
-  ...(profileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}),
-});
-const { agent, call } = client(`${server.url}/v1`);
+const { target, server, call, stop } = await startBenchServer(
+  'cpu',
+  profileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {},
+);
 const external = await startBenchClient(server.url, target.url);
 try {
   await createBenchTools(call, target.url);
@@ -64,8 +58,5 @@ try {
   }
 } finally {
   await external.stop();
-  await agent.close();
-  await server.stop();
-  await target.stop();
-  await rm(dataDir, { recursive: true, force: true });
+  await stop();
 }

@@ -3,12 +3,19 @@ import { defaultPoolSettings } from '../config/config.ts';
 import { Tool } from '../contract/api/tool.ts';
 import type { RunOrder } from '../contract/wire/run-order.ts';
 import { WorkerPool } from '../engine/worker/pool.ts';
-import { emit, interleaved, overheadFigures, progress, round, throughput, timed } from './stats.ts';
+import {
+  emit,
+  interleaved,
+  overheadFigures,
+  progress,
+  round,
+  STEP_BENCH,
+  throughput,
+  timed,
+} from './stats.ts';
 import { startJsonTarget } from './target.ts';
 
-const SEQUENTIAL_CALLS = 2_000;
-const THROUGHPUT_MS = 10_000;
-const CONCURRENCY = 32;
+const { calls: SEQUENTIAL_CALLS, throughputMs: THROUGHPUT_MS, concurrency: CONCURRENCY } = STEP_BENCH;
 
 /** The bench target: `/items?page=&pages=` answers pages of 100 items, then an empty page. */
 function startTarget() {

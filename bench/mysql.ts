@@ -14,11 +14,8 @@ import type { RunOrder } from '../contract/wire/run-order.ts';
 import { closeMysqlPools, executeMysqlStep } from '../engine/protocols/mysql.ts';
 import { WorkerPool } from '../engine/worker/pool.ts';
 import { createMariaDbDatabase, mariadbMissing, startTestMariaDb } from '../test/support/mariadb.ts';
-import { emit, interleaved, overheadFigures, progress, stepAgainstDirect } from './stats.ts';
+import { emit, interleaved, overheadFigures, progress, STEP_BENCH, stepAgainstDirect } from './stats.ts';
 
-const SEQUENTIAL_CALLS = 2_000;
-const THROUGHPUT_MS = 10_000;
-const CONCURRENCY = 32;
 const QUERY = 'SELECT 1 AS one';
 
 let runNo = 0;
@@ -86,11 +83,11 @@ export async function benchMysql(): Promise<void> {
       if (JSON.stringify(rows) !== '[{"one":1}]') throw new Error('step function failed');
     };
     for (let i = 0; i < 300; i++) await stepFunction();
-    progress(`mysql: ${SEQUENTIAL_CALLS} calls of the step function vs direct SELECTs, interleaved`);
+    progress(`mysql: ${STEP_BENCH.calls} calls of the step function vs direct SELECTs, interleaved`);
     emit({
       bench: 'mysql.step_function_overhead',
-      calls: SEQUENTIAL_CALLS,
-      ...overheadFigures('step', await interleaved(SEQUENTIAL_CALLS, stepFunction, directSelect)),
+      calls: STEP_BENCH.calls,
+      ...overheadFigures('step', await interleaved(STEP_BENCH.calls, stepFunction, directSelect)),
     });
 
     await stepAgainstDirect({
@@ -99,9 +96,6 @@ export async function benchMysql(): Promise<void> {
       viaPool,
       direct: { call: directSelect, name: 'SELECTs', rateKey: 'directSelectsPerSec' },
       workers: pool.size,
-      calls: SEQUENTIAL_CALLS,
-      concurrency: CONCURRENCY,
-      throughputMs: THROUGHPUT_MS,
     });
   } finally {
     await pool.close();

@@ -12,9 +12,6 @@ import { WorkerPool } from '../engine/worker/pool.ts';
 import { REDIS_PASSWORD, redisServerPath, startRedisServer } from '../test/support/redis-server.ts';
 import { progress, stepAgainstDirect } from './stats.ts';
 
-const SEQUENTIAL_CALLS = 2_000;
-const THROUGHPUT_MS = 10_000;
-const CONCURRENCY = 32;
 const VALUE = JSON.stringify({ id: 42, name: 'Ada', roles: ['admin', 'dev'] });
 
 let runNo = 0;
@@ -69,9 +66,6 @@ export async function benchRedis(): Promise<void> {
       viaPool,
       direct: { call: directGet, name: 'GETs', rateKey: 'directGetsPerSec' },
       workers: pool.size,
-      calls: SEQUENTIAL_CALLS,
-      concurrency: CONCURRENCY,
-      throughputMs: THROUGHPUT_MS,
     });
   } finally {
     await pool.close();

@@ -1,8 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { loadSettings } from '../config/config.ts';
-import { client, createBenchTools, startBenchClient, startServer, startTarget } from './api.ts';
+import { createBenchTools, startBenchClient, startBenchServer } from './api.ts';
 import { measureCpu } from './cpu.ts';
 import { treePss } from './pss.ts';
 import { emit, progress, round } from './stats.ts';
@@ -18,10 +15,7 @@ const CONCURRENCY = 32;
  * leak shows as growth). Lost runs: answered `success` to the client but not stored as `success`.
  */
 export async function benchSoak(): Promise<void> {
-  const target = await startTarget();
-  const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-bench-soak-'));
-  const server = await startServer({ KUBEGLUE_DATA_DIR: dataDir });
-  const { agent, call } = client(`${server.url}/v1`);
+  const { target, server, call, stop } = await startBenchServer('soak');
   const external = await startBenchClient(server.url, target.url);
   const pid = server.child.pid as number;
   try {
@@ -75,10 +69,7 @@ export async function benchSoak(): Promise<void> {
     });
   } finally {
     await external.stop();
-    await agent.close();
-    await server.stop();
-    await target.stop();
-    await rm(dataDir, { recursive: true, force: true });
+    await stop();
   }
 }
 

@@ -51,11 +51,15 @@ export function overheadFigures(
   };
 }
 
+/** How long a step bench measures: sequential calls for the p50, then a rate at a concurrency for a time. */
+export const STEP_BENCH = { calls: 2_000, concurrency: 32, throughputMs: 10_000 } as const;
+
 /**
  * A one-step run through the engine worker pool beside the same call made directly from this process, as
  * the protocol benches report it: `<protocol>.<operation>_step_overhead`, the added p50 of `calls`
  * sequential runs interleaved with direct calls, and `<protocol>.<operation>_step_throughput`, the rate at
- * `concurrency` for `throughputMs` against the direct rate (`rateKey`). Warm both up first.
+ * `concurrency` for `throughputMs` against the direct rate (`rateKey`); the sizes are STEP_BENCH's. Warm
+ * both up first.
  */
 export async function stepAgainstDirect(bench: {
   protocol: string;
@@ -63,11 +67,9 @@ export async function stepAgainstDirect(bench: {
   viaPool: () => Promise<unknown>;
   direct: { call: () => Promise<unknown>; name: string; rateKey: string };
   workers: number;
-  calls: number;
-  concurrency: number;
-  throughputMs: number;
 }): Promise<void> {
-  const { protocol, operation, viaPool, direct, calls, concurrency } = bench;
+  const { protocol, operation, viaPool, direct } = bench;
+  const { calls, concurrency, throughputMs } = STEP_BENCH;
   progress(`${protocol}: ${calls} sequential one-step runs vs direct ${direct.name}, interleaved`);
   emit({
     bench: `${protocol}.${operation}_step_overhead`,
@@ -76,9 +78,9 @@ export async function stepAgainstDirect(bench: {
     targetOverheadP50Ms: 0.5,
   });
 
-  progress(`${protocol}: throughput at concurrency ${concurrency} for ${bench.throughputMs / 1000} s each`);
-  const runsPerSec = await throughput(viaPool, concurrency, bench.throughputMs);
-  const directPerSec = await throughput(direct.call, concurrency, bench.throughputMs);
+  progress(`${protocol}: throughput at concurrency ${concurrency} for ${throughputMs / 1000} s each`);
+  const runsPerSec = await throughput(viaPool, concurrency, throughputMs);
+  const directPerSec = await throughput(direct.call, concurrency, throughputMs);
   emit({
     bench: `${protocol}.${operation}_step_throughput`,
     concurrency,

@@ -16,7 +16,7 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { chromiumPath, launchBrowser } from '../test/support/browser.ts';
 import { buildUi, FIRST_LOAD_JS_BUDGET_KIB } from '../ui/build.ts';
-import { ADMIN_KEY, client, startServer, startTarget } from './api.ts';
+import { ADMIN_KEY, startBenchServer } from './api.ts';
 import { emit, percentile, progress, round } from './stats.ts';
 
 const SAMPLES = 7;
@@ -145,10 +145,7 @@ export async function benchUiRunPage(): Promise<void> {
     progress('ui: no Chromium, ui.run_page skipped');
     return;
   }
-  const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-bench-ui-run-'));
-  const target = await startTarget();
-  const server = await startServer({ KUBEGLUE_DATA_DIR: dataDir });
-  const { agent, call } = client(`${server.url}/v1`);
+  const { target, server, call, stop } = await startBenchServer('ui-run');
   const browser = await launchBrowser();
   try {
     progress(`ui: a run of ${STEPS} steps of ${PAGES_PER_STEP} pages each`);
@@ -206,10 +203,7 @@ export async function benchUiRunPage(): Promise<void> {
     });
   } finally {
     await browser.close();
-    await agent.close();
-    await server.stop();
-    await target.stop();
-    await rm(dataDir, { recursive: true, force: true });
+    await stop();
   }
 }
 

@@ -30,3 +30,18 @@ export function multilineText(schema: z.ZodString = z.string()): z.ZodString {
     'must not contain control characters other than tab and line breaks (such as ESC, U+0000–U+001F, U+007F–U+009F)',
   );
 }
+
+/**
+ * An id that templates and code address by name (a step's `<<id>>` and `sourceData[id]`, a system's
+ * `<<systemId_key>>`): 1 to 128 characters, a letter or "_" first, then letters, digits, "_" and "-".
+ */
+export function templateId(): z.ZodString {
+  return z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(
+      /^[A-Za-z_][A-Za-z0-9_-]*$/,
+      'must start with a letter or "_" and contain only letters, digits, "_" and "-"',
+    );
+}

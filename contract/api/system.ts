@@ -2,17 +2,10 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { HTTP_URL_PATTERN, isHttpUrl } from '../http-url.ts';
 import { JsonValue } from '../json.ts';
-import { plainText } from '../text.ts';
+import { plainText, templateId } from '../text.ts';
 
 // System ids become credential template names (`<<systemId_key>>`) and label values.
-export const SystemId = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(
-    /^[A-Za-z_][A-Za-z0-9_-]*$/,
-    'must start with a letter or "_" and contain only letters, digits, "_" and "-"',
-  );
+export const SystemId = templateId();
 
 export const Environment = z.enum(['dev', 'prod']);
 export type Environment = z.infer<typeof Environment>;

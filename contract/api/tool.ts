@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { JsonValue } from '../json.ts';
 import { SUPPORTED_SCHEMES_TEXT } from '../step-protocols.ts';
-import { CONTROL_CHARACTERS, multilineText, plainText } from '../text.ts';
+import { CONTROL_CHARACTERS, multilineText, plainText, templateId } from '../text.ts';
 
 /**
  * Top-level sourceData names the engine sets itself; a step with one of these ids would be shadowed
@@ -78,14 +78,7 @@ export const SystemIdsField = z
   );
 
 // Step ids are addressable as `sourceData[id]` and `<<id>>`.
-export const StepId = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(
-    /^[A-Za-z_][A-Za-z0-9_-]*$/,
-    'must start with a letter or "_" and contain only letters, digits, "_" and "-"',
-  );
+export const StepId = templateId();
 
 export const SemVer = z
   .string()

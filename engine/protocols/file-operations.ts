@@ -359,6 +359,22 @@ export interface FileSession {
   destroy(): void;
 }
 
+/** What a protocol's session is made from: the step's URL, the system's credentials, the step's bounds. */
+export interface SessionContext {
+  target: FileTarget;
+  credentials: Record<string, string>;
+  bounds: Bounds;
+  /** Judges every connection the session opens, unless it goes through the gateway. */
+  egress: EgressGuard;
+  /** The system is behind a gateway: the connections go through its tunnel instead. */
+  gateway: GatewayDial | undefined;
+}
+
+/** `host:port` as messages show a server, an IPv6 host in brackets. */
+export function hostPort(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
 export interface FileProtocol {
   /** Names the protocol in errors found before the URL is understood. */
   name: string;
@@ -366,13 +382,7 @@ export interface FileProtocol {
   label(target: FileTarget): string;
   schemes: ReadonlyArray<FileTarget['scheme']>;
   /** Builds an unconnected session; throws FileStepError for unusable credentials or URL options. */
-  createSession(
-    target: FileTarget,
-    credentials: Record<string, string>,
-    bounds: Bounds,
-    egress: EgressGuard,
-    gateway?: GatewayDial,
-  ): FileSession;
+  createSession(context: SessionContext): FileSession;
   /** host:port as shown in messages. */
   endpoint(target: FileTarget): string;
   /**
@@ -565,7 +575,13 @@ export async function runFileStep(req: FileStepRequest, protocol: FileProtocol):
     const maxBytes = req.maxDownloadBytes ?? DEFAULT_MAX_DOWNLOAD_BYTES;
     const basePath = protocol.basePath?.(target) ?? target.basePath;
     const egress = req.egress ?? new EgressGuard(PERMISSIVE_EGRESS);
-    const session = protocol.createSession(target, req.credentials, bounds, egress, req.gateway);
+    const session = protocol.createSession({
+      target,
+      credentials: req.credentials,
+      bounds,
+      egress,
+      gateway: req.gateway,
+    });
     let dropped = false;
     const drop = () => {
       if (dropped) return;

@@ -17,7 +17,6 @@ import type { EgressGuard } from './egress-policy.ts';
 import { GuardedSocket } from './egress-socket.ts';
 import {
   BoundedCollector,
-  type Bounds,
   type FileEntry,
   type FileEntryType,
   type FileProtocol,
@@ -25,11 +24,13 @@ import {
   FileStepError,
   type FileStepRequest,
   type FileTarget,
+  hostPort,
   joinRemotePath,
   normalisePem,
   remoteBasename,
   remoteDirname,
   runFileStep,
+  type SessionContext,
 } from './file-operations.ts';
 import type { GatewayDial } from './gateway-socket.ts';
 
@@ -176,12 +177,7 @@ class FtpSession implements FileSession {
   /** The port of the passive data connection basic-ftp is about to open (gateway only). */
   private dataPort: number | undefined;
 
-  constructor(
-    target: FileTarget,
-    credentials: Record<string, string>,
-    egress: EgressGuard,
-    gateway?: GatewayDial,
-  ) {
+  constructor({ target, credentials, egress, gateway }: SessionContext) {
     this.target = target;
     this.credentials = credentials;
     this.egress = egress;
@@ -346,15 +342,9 @@ const ftpProtocol: FileProtocol = {
   schemes: ['ftp', 'ftps'],
   endpoint: (target) => {
     const port = portOf(target, target.scheme === 'ftps' ? parseTlsMode(target) : undefined);
-    return `${target.host.includes(':') ? `[${target.host}]` : target.host}:${port}`;
+    return hostPort(target.host, port);
   },
-  createSession: (
-    target: FileTarget,
-    credentials: Record<string, string>,
-    _bounds: Bounds,
-    egress,
-    gateway,
-  ) => new FtpSession(target, credentials, egress, gateway),
+  createSession: (context) => new FtpSession(context),
 };
 
 /** Runs an `ftp://` or `ftps://` step: one operation or an array of them on one connection. */

@@ -31,7 +31,7 @@ import {
   resolveMysqlConnection,
   sslOption,
 } from './mysql-target.ts';
-import { PoolRegistry } from './pool-registry.ts';
+import { POOL_BOUNDS, PoolRegistry } from './pool-registry.ts';
 import { parseSqlBody, type SqlQuery } from './sql-body.ts';
 import { exactDecimal, sqlValueJson } from './sql-values.ts';
 import { watchdog } from './step-bounds.ts';
@@ -47,9 +47,6 @@ export { type MysqlErrorKind, MysqlStepError } from './mysql-errors.ts';
  */
 export type MysqlStepRequest = ConnectionStepRequest;
 
-export const MAX_POOLS = 32;
-export const MAX_CONNECTIONS_PER_POOL = 5;
-const IDLE_TIMEOUT_MS = 30_000;
 const CONNECT_TIMEOUT_MS = 10_000;
 /** Prepared statements a connection keeps (the least used is closed on the server past it). */
 const MAX_PREPARED_STATEMENTS = 64;
@@ -121,7 +118,7 @@ interface PoolEntry {
   drained?: () => void;
 }
 
-const pools = new PoolRegistry<PoolEntry>(MAX_POOLS, endPool);
+const pools = new PoolRegistry<PoolEntry>(POOL_BOUNDS.maxPools, endPool);
 
 async function endPool(entry: PoolEntry): Promise<void> {
   if (entry.busy > 0) await new Promise<void>((resolve) => (entry.drained = resolve));
@@ -158,10 +155,10 @@ function newPool(entry: Pick<PoolEntry, 'resolved' | 'tls' | 'stream'>): mysql.P
     ...(resolved.database !== undefined ? { database: resolved.database } : {}),
     ...(ssl ? { ssl } : {}),
     stream: entry.stream,
-    connectionLimit: MAX_CONNECTIONS_PER_POOL,
+    connectionLimit: POOL_BOUNDS.connectionsPerPool,
     // Below the limit, so mysql2 closes connections idle for idleTimeout.
-    maxIdle: MAX_CONNECTIONS_PER_POOL - 1,
-    idleTimeout: IDLE_TIMEOUT_MS,
+    maxIdle: POOL_BOUNDS.connectionsPerPool - 1,
+    idleTimeout: POOL_BOUNDS.idleMs,
     connectTimeout: CONNECT_TIMEOUT_MS,
     maxPreparedStatements: MAX_PREPARED_STATEMENTS,
     // Exact values, converted by fieldValue: big integers as text past 2^53, dates as the server's text.

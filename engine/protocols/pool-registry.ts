@@ -5,6 +5,13 @@
  * `maxPools` are kept; using one makes it the most recent, and past the bound the least recently used is
  * closed (a pool's close lets its running steps finish).
  */
+/**
+ * How much a process keeps open to the servers of one pooling protocol (Postgres, MySQL, Redis): at most
+ * `maxPools` pools (one per login, database, TLS settings and egress rules), each of at most
+ * `connectionsPerPool` connections, an idle one closed after `idleMs` (docs/mysql.md, docs/redis.md).
+ */
+export const POOL_BOUNDS = { maxPools: 32, connectionsPerPool: 5, idleMs: 30_000 } as const;
+
 export class PoolRegistry<P> {
   /** Insertion order = recency: a used entry is re-inserted at the end; the first one is evicted. */
   readonly #pools = new Map<string, P>();

@@ -9,7 +9,7 @@ import { ConnectionStepError, type ConnectionStepRequest } from './connection-st
 import { EgressGuard, PERMISSIVE_EGRESS } from './egress-policy.ts';
 import { GuardedSocket } from './egress-socket.ts';
 import type { GatewayDial } from './gateway-socket.ts';
-import { PoolRegistry } from './pool-registry.ts';
+import { POOL_BOUNDS, PoolRegistry } from './pool-registry.ts';
 import { parseSqlBody, type SqlQuery } from './sql-body.ts';
 import { exactDecimal, safeInteger, sqlValueJson } from './sql-values.ts';
 import { scrubSecrets, watchdog } from './step-bounds.ts';
@@ -36,9 +36,6 @@ export class PostgresStepError extends ConnectionStepError<PostgresErrorKind> {
   override name = 'PostgresStepError';
 }
 
-export const MAX_POOLS = 32;
-export const MAX_CLIENTS_PER_POOL = 5;
-const IDLE_TIMEOUT_MS = 30_000;
 const CONNECT_TIMEOUT_MS = 30_000;
 
 // ---------------------------------------------------------------------------------------------
@@ -152,8 +149,8 @@ export function resolvePostgresConnection(
     application_name: params.get('application_name') ?? 'kubeglue',
     ...(params.get('options') !== null && { options: params.get('options') ?? '' }),
     types: TYPE_PARSERS,
-    max: MAX_CLIENTS_PER_POOL,
-    idleTimeoutMillis: IDLE_TIMEOUT_MS,
+    max: POOL_BOUNDS.connectionsPerPool,
+    idleTimeoutMillis: POOL_BOUNDS.idleMs,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     allowExitOnIdle: true,
   };
@@ -218,7 +215,7 @@ interface PoolEntry {
 }
 
 // end() waits for checked-out clients to come back, so a running step is not cut off.
-const pools = new PoolRegistry<PoolEntry>(MAX_POOLS, (entry) => entry.pool.end());
+const pools = new PoolRegistry<PoolEntry>(POOL_BOUNDS.maxPools, (entry) => entry.pool.end());
 
 function poolKey(resolved: ResolvedConnection, guard: EgressGuard, gateway: GatewayDial | undefined): string {
   const { types: _types, stream: _stream, ...rest } = resolved.config;

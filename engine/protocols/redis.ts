@@ -26,7 +26,7 @@ import type { ConnectionStepRequest } from './connection-step.ts';
 import { EgressGuard, PERMISSIVE_EGRESS } from './egress-policy.ts';
 import { connectGuarded } from './egress-socket.ts';
 import type { GatewayDial } from './gateway-socket.ts';
-import { PoolRegistry } from './pool-registry.ts';
+import { POOL_BOUNDS, PoolRegistry } from './pool-registry.ts';
 import { parseRedisBody, type RedisCommand, type RedisRequest } from './redis-body.ts';
 import {
   codeOf,
@@ -50,9 +50,6 @@ export { type RedisErrorKind, RedisStepError } from './redis-errors.ts';
  */
 export type RedisStepRequest = ConnectionStepRequest;
 
-export const MAX_POOLS = 32;
-export const MAX_CONNECTIONS_PER_POOL = 5;
-export const IDLE_TIMEOUT_MS = 30_000;
 const CONNECT_TIMEOUT_MS = 30_000;
 
 // ---------------------------------------------------------------------------------------------------
@@ -235,7 +232,7 @@ interface RedisPool {
   commands: Map<string, CommandInfo | null>;
 }
 
-const pools = new PoolRegistry<RedisPool>(MAX_POOLS, (pool) => pool.connections.close());
+const pools = new PoolRegistry<RedisPool>(POOL_BOUNDS.maxPools, (pool) => pool.connections.close());
 
 const digest = (text: string | undefined) =>
   text === undefined ? '-' : createHash('sha256').update(text).digest('base64url');
@@ -258,8 +255,8 @@ function poolKey(target: RedisTarget, egress: EgressGuard, gateway: GatewayDial 
 function poolFor(target: RedisTarget, egress: EgressGuard, gateway: GatewayDial | undefined): RedisPool {
   return pools.get(poolKey(target, egress, gateway), () => ({
     connections: new ConnectionPool<RedisConnection>({
-      max: MAX_CONNECTIONS_PER_POOL,
-      idleMs: IDLE_TIMEOUT_MS,
+      max: POOL_BOUNDS.connectionsPerPool,
+      idleMs: POOL_BOUNDS.idleMs,
       open: (deadline) => openConnection(target, egress, gateway, deadline),
     }),
     commands: new Map(),

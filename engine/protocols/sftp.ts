@@ -21,11 +21,12 @@ import {
   type FileSession,
   FileStepError,
   type FileStepRequest,
-  type FileTarget,
+  hostPort,
   joinRemotePath,
   normalisePem,
   remoteBasename,
   runFileStep,
+  type SessionContext,
   timeLeft,
 } from './file-operations.ts';
 import type { GatewayDial } from './gateway-socket.ts';
@@ -96,13 +97,7 @@ class SftpSession implements FileSession {
   private readonly gateway: GatewayDial | undefined;
   private readonly bounds: Bounds;
 
-  constructor(
-    target: FileTarget,
-    credentials: Record<string, string>,
-    bounds: Bounds,
-    egress: EgressGuard,
-    gateway?: GatewayDial,
-  ) {
+  constructor({ target, credentials, bounds, egress, gateway }: SessionContext) {
     this.egress = egress;
     this.gateway = gateway;
     this.bounds = bounds;
@@ -233,10 +228,8 @@ const sftpProtocol: FileProtocol = {
   name: 'SFTP',
   label: () => 'SFTP',
   schemes: ['sftp'],
-  endpoint: (target) =>
-    `${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port ?? 22}`,
-  createSession: (target, credentials, bounds, egress, gateway) =>
-    new SftpSession(target, credentials, bounds, egress, gateway),
+  endpoint: (target) => hostPort(target.host, target.port ?? 22),
+  createSession: (context) => new SftpSession(context),
 };
 
 /** Runs an `sftp://` step: one operation or an array of them on one connection. */

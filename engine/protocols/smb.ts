@@ -20,9 +20,11 @@ import {
   FileStepError,
   type FileStepRequest,
   type FileTarget,
+  hostPort,
   joinRemotePath,
   remoteBasename,
   runFileStep,
+  type SessionContext,
   timeLeft,
 } from './file-operations.ts';
 import type { GatewayDial } from './gateway-socket.ts';
@@ -129,13 +131,7 @@ class SmbSession implements FileSession {
   #socket: Socket | undefined;
   #client: SmbClient | undefined;
 
-  constructor(
-    target: FileTarget,
-    credentials: Record<string, string>,
-    bounds: Bounds,
-    egress: EgressGuard,
-    gateway?: GatewayDial,
-  ) {
+  constructor({ target, credentials, bounds, egress, gateway }: SessionContext) {
     this.#target = target;
     this.#share = splitShare(target).share;
     if (this.#share === '') {
@@ -222,12 +218,8 @@ class SmbSession implements FileSession {
   }
 }
 
-function bracketed(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
-}
-
 function endpointOf(target: FileTarget): string {
-  return `${bracketed(target.host)}:${target.port ?? SMB_DEFAULT_PORT}`;
+  return hostPort(target.host, target.port ?? SMB_DEFAULT_PORT);
 }
 
 const smbProtocol: FileProtocol = {
@@ -236,8 +228,7 @@ const smbProtocol: FileProtocol = {
   schemes: ['smb'],
   endpoint: (target) => `//${endpointOf(target)}/${splitShare(target).share}`,
   basePath: (target) => splitShare(target).path,
-  createSession: (target, credentials, bounds, egress, gateway) =>
-    new SmbSession(target, credentials, bounds, egress, gateway),
+  createSession: (context) => new SmbSession(context),
 };
 
 /** Runs an `smb://` step: one operation or an array of them on one connection. */

@@ -67,6 +67,20 @@ describeRealNode(
         ])
       )?.status;
 
+    /** After a disruption: the run ends, succeeded or failed with a reason, and so does its ToolRun. */
+    const endsTerminal = async (runId: string) => {
+      const run = await kubeglue.finished(runId, 120_000);
+      expect(['success', 'failed']).toContain(run.status);
+      if (run.status === 'failed') expect(run.error).toBeTruthy();
+      await waitFor(
+        'the ToolRun to be terminal',
+        () => toolRunStatus(runId),
+        (status) =>
+          status?.status !== undefined && status.status !== 'running' && status.status !== 'pending',
+        60_000,
+      );
+    };
+
     beforeAll(async () => {
       // api and operator are processes in the node's namespace: no Service routing needed.
       node = await startRealNode({ services: false });
@@ -280,16 +294,7 @@ describeRealNode(
       await kubeglue.podRunning(runId);
       await node.stopKubelet();
       try {
-        const run = await kubeglue.finished(runId, 120_000);
-        expect(['success', 'failed']).toContain(run.status);
-        if (run.status === 'failed') expect(run.error).toBeTruthy();
-        await waitFor(
-          'the ToolRun to be terminal',
-          () => toolRunStatus(runId),
-          (status) =>
-            status?.status !== undefined && status.status !== 'running' && status.status !== 'pending',
-          60_000,
-        );
+        await endsTerminal(runId);
       } finally {
         await node.startKubelet();
       }
@@ -299,16 +304,7 @@ describeRealNode(
       const runId = await startAsync('waits');
       await kubeglue.podRunning(runId);
       await node.restartContainerd();
-      const run = await kubeglue.finished(runId, 120_000);
-      expect(['success', 'failed']).toContain(run.status);
-      if (run.status === 'failed') expect(run.error).toBeTruthy();
-      await waitFor(
-        'the ToolRun to be terminal',
-        () => toolRunStatus(runId),
-        (status) =>
-          status?.status !== undefined && status.status !== 'running' && status.status !== 'pending',
-        60_000,
-      );
+      await endsTerminal(runId);
       // Nothing is left running: every run of this suite is terminal.
       const runs = await kubeglue.call<{ data: { runId: string; status: string }[] }>(
         'GET',

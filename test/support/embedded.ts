@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type EmbeddedApp, startEmbedded } from '../../bin/embedded.ts';
 import { loadSettings } from '../../config/config.ts';
+import type { DocumentationState } from '../../contract/api/system.ts';
 import type { ScheduleClock } from '../../schedules/clock.ts';
 import { useStarted } from './fixture.ts';
 
@@ -59,6 +60,25 @@ export async function callApi<T = unknown>(
     parsed = text;
   }
   return { status: response.status, body: parsed as T, text };
+}
+
+/**
+ * The whole environment of an embedded server process a test starts (bin/start, the compiled entry
+ * point): the test's PATH and nothing else of its own, any free port, the data directory, the test admin
+ * key and one engine worker; `extra` on top.
+ */
+export function serverProcessEnv(
+  dataDir: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    KUBEGLUE_PORT: '0',
+    KUBEGLUE_DATA_DIR: dataDir,
+    KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
+    KUBEGLUE_WORKERS: '1',
+    ...extra,
+  };
 }
 
 /**
@@ -198,17 +218,50 @@ export async function callOk<T>(
   return answer.body;
 }
 
+/** Reads every 50 ms until `done` holds of what it read; past `timeoutMs`, fails with `stillMessage`. */
+async function readUntil<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs: number,
+  stillMessage: string,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(stillMessage);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** Polls GET /v1/runs/:id until the run is no longer running. */
-export async function waitForRun<T extends { status: string }>(
+export function waitForRun<T extends { status: string }>(
   api: TestApi,
   runId: string,
   timeoutMs = 20_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { body } = await api.call<T>('GET', `/v1/runs/${encodeURIComponent(runId)}`);
-    if (body.status !== 'running') return body;
-    if (Date.now() > deadline) throw new Error(`run ${runId} still running after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return readUntil(
+    async () => (await api.call<T>('GET', `/v1/runs/${encodeURIComponent(runId)}`)).body,
+    (run) => run.status !== 'running',
+    timeoutMs,
+    `run ${runId} still running after ${timeoutMs} ms`,
+  );
+}
+
+/** Polls GET /v1/systems/:id until the system's documentation is no longer pending: its state then. */
+export async function waitForDocumentation(
+  api: TestApi,
+  systemId: string,
+  timeoutMs = 30_000,
+): Promise<DocumentationState> {
+  const read = async () =>
+    (await api.call<{ data: { documentation?: DocumentationState } }>('GET', `/v1/systems/${systemId}`)).body
+      .data.documentation;
+  const state = await readUntil(
+    read,
+    (documentation) => documentation !== undefined && documentation.status !== 'pending',
+    timeoutMs,
+    `documentation of ${systemId} still pending`,
+  );
+  return state as DocumentationState;
 }

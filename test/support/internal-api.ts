@@ -13,8 +13,9 @@ import type { RuntimeCredentials } from '../../contract/api/run.ts';
 import type { JsonObject } from '../../contract/json.ts';
 import type { ResolvedSystem } from '../../contract/wire/run-order.ts';
 import { hashRunToken, newRunToken } from '../../runs/run-token.ts';
-import type { ExecutionMode, Store, StoredRunState } from '../../store/index.ts';
-import { runningRun } from './store.ts';
+import type { DriverName, ExecutionMode, Store, StoredRunState } from '../../store/index.ts';
+import { standIn, useStarted } from './fixture.ts';
+import { openTestStore, runningRun } from './store.ts';
 
 export interface InternalApiHarness {
   app: FastifyInstance;
@@ -109,4 +110,24 @@ export function createInternalApi(
     close: () => app.close(),
   };
   return harness;
+}
+
+/**
+ * The internal API on a fresh test store of the driver, listening, for the tests of the enclosing block:
+ * opened before them, closed after them (see useStarted).
+ */
+export function useInternalApi(driver: DriverName): { store: Store; api: InternalApiHarness } {
+  const started = useStarted(
+    async () => {
+      const opened = await openTestStore(driver);
+      const api = createInternalApi(opened.store);
+      await api.listen();
+      return { opened, api };
+    },
+    async ({ opened, api }) => {
+      await api.close();
+      await opened.close();
+    },
+  );
+  return { store: standIn(() => started.opened.store), api: standIn(() => started.api) };
 }

@@ -5,6 +5,7 @@
  * may hold tabs and line breaks, nothing else of the kind.
  */
 import { describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import { useTestApi } from '../../support/embedded.ts';
 
 const CLIPBOARD = '\x1b]52;c;ZWNobyBvd25lZA==\x07';
@@ -17,16 +18,12 @@ const HOSTILE = [
   ['a line break', 'two\nlines'],
 ] as const;
 
-interface ErrorAnswer {
-  error: { code: string; message: string; issues?: Array<{ path: Array<string | number>; message: string }> };
-}
-
 describe('the API refuses control characters in ids and names', () => {
   const api = useTestApi();
   const step = { id: 'get', config: { url: 'http://127.0.0.1:9/x' } };
 
   const refused = async (method: string, path: string, body: unknown, field: string) => {
-    const answer = await api.call<ErrorAnswer>(method, path, { body });
+    const answer = await api.call<ErrorBody>(method, path, { body });
     expect(answer.status, `${method} ${path} ${JSON.stringify(body)}`).toBe(400);
     expect(answer.body.error.code).toBe('KG_ERR_VALIDATION');
     expect(answer.body.error.issues?.map((issue) => issue.path.join('.'))).toContain(field);

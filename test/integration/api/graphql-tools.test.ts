@@ -4,20 +4,11 @@
  * check, checkTool, answers a Tool applied with kubectl).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import type { Run } from '../../../contract/api/run.ts';
 import { useTestApi } from '../../support/embedded.ts';
 import { useStarted } from '../../support/fixture.ts';
 import { GRAPHQL_TOKEN, startGraphqlServer } from '../../support/graphql-server.ts';
-
-interface Issue {
-  path: Array<string | number>;
-  message: string;
-  line?: number;
-  column?: number;
-}
-interface ErrorAnswer {
-  error: { code: string; message: string; issues?: Issue[] };
-}
 
 const api = useTestApi();
 const server = useStarted(
@@ -46,8 +37,8 @@ function tool(id: string, config: Record<string, unknown>, step: Record<string, 
   };
 }
 
-async function refusal(body: unknown): Promise<ErrorAnswer['error']> {
-  const answer = await api.call<ErrorAnswer>('POST', '/v1/tools', { body });
+async function refusal(body: unknown): Promise<ErrorBody['error']> {
+  const answer = await api.call<ErrorBody>('POST', '/v1/tools', { body });
   expect(answer.status, answer.text).toBe(422);
   expect(answer.body.error.code).toBe('KG_ERR_TOOL_INVALID');
   return answer.body.error;
@@ -111,7 +102,7 @@ describe('refused when saved', () => {
           '{ task(id: $id) { title } } with "variables": {"id": "<<id>>"}',
       },
     ]);
-    const named = await api.call<ErrorAnswer>('POST', '/v1/tools', {
+    const named = await api.call<ErrorBody>('POST', '/v1/tools', {
       body: tool('named', { graphql: { query: 'query T { echo(text: "x") }', operationName: 'T<<n>>' } }),
     });
     expect(named.status).toBe(400);

@@ -5,6 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import { toolFromResource } from '../../../contract/resources/convert.ts';
 import { ToolManifest, ToolResource } from '../../../contract/resources/kinds.ts';
 import { useTestApi } from '../../support/embedded.ts';
@@ -14,16 +15,6 @@ interface ToolList {
   total: number;
   folders: { path: string; tools: number }[];
 }
-interface Issue {
-  path: (string | number)[];
-  message: string;
-  line?: number;
-  column?: number;
-}
-interface ErrorAnswer {
-  error: { code: string; message: string; issues?: Issue[] };
-}
-
 const api = useTestApi();
 
 const transform = (id: string, extra: Record<string, unknown> = {}) => ({
@@ -70,7 +61,7 @@ describe('listing tools', () => {
     expect(ids(await listed('?includeArchived=only'))).toEqual(['old-invoices']);
     expect(ids(await listed(''))).not.toContain('old-invoices');
     expect(ids(await listed('?includeArchived=true'))).toContain('old-invoices');
-    const bad = await api.call<ErrorAnswer>('GET', '/v1/tools?includeArchived=maybe');
+    const bad = await api.call<ErrorBody>('GET', '/v1/tools?includeArchived=maybe');
     expect(bad.status).toBe(400);
     expect(bad.body.error.issues?.[0]?.path).toEqual(['includeArchived']);
   });
@@ -150,7 +141,7 @@ describe('a tool as a manifest for GitOps', () => {
     const limited = await api.call<{ key: string }>('POST', '/v1/api-keys', {
       body: { name: 'scratch only', scopes: ['tools:read'], toolIds: ['scratch'] },
     });
-    const refused = await api.call<ErrorAnswer>('GET', '/v1/tools/invoice-sync/manifest', {
+    const refused = await api.call<ErrorBody>('GET', '/v1/tools/invoice-sync/manifest', {
       key: limited.body.key,
     });
     expect(refused.status).toBe(404);
@@ -186,7 +177,7 @@ describe('editing a tool', () => {
 
 describe('refusals at their fields', () => {
   it("places a 422's code problems at their field, with the line and column inside the code", async () => {
-    const refused = await api.call<ErrorAnswer>('POST', '/v1/tools', {
+    const refused = await api.call<ErrorBody>('POST', '/v1/tools', {
       body: {
         id: 'broken',
         steps: [
@@ -216,7 +207,7 @@ describe('refusals at their fields', () => {
 
   it('answers duplicate and reserved step ids with the 422 of every other tool problem, as checkTool words it for kubectl too', async () => {
     const step = (id: string) => ({ id, config: { type: 'transform', transformCode: '() => 1' } });
-    const saved = await api.call<ErrorAnswer>('POST', '/v1/tools', {
+    const saved = await api.call<ErrorBody>('POST', '/v1/tools', {
       body: { id: 'clash', steps: [step('a'), step('a'), step('credentials')] },
     });
     expect(saved.status).toBe(422);
@@ -232,7 +223,7 @@ describe('refusals at their fields', () => {
     expect((await api.call('POST', '/v1/tools', { body: { id: 'clash', steps: [step('a')] } })).status).toBe(
       201,
     );
-    const updated = await api.call<ErrorAnswer>('PUT', '/v1/tools/clash', {
+    const updated = await api.call<ErrorBody>('PUT', '/v1/tools/clash', {
       body: { steps: [step('a'), step('a')] },
     });
     expect(updated.status).toBe(422);
@@ -240,7 +231,7 @@ describe('refusals at their fields', () => {
   });
 
   it("places a 400's schema problems at their field", async () => {
-    const refused = await api.call<ErrorAnswer>('POST', '/v1/tools', {
+    const refused = await api.call<ErrorBody>('POST', '/v1/tools', {
       body: {
         id: 'bad',
         version: '1.2',

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callApi, readyUrl, TEST_ADMIN_KEY } from '../../support/embedded.ts';
+import { callApi, readyUrl, serverProcessEnv, TEST_ADMIN_KEY } from '../../support/embedded.ts';
 
 const REPO = resolve(import.meta.dirname, '../../..');
 const run = promisify(execFile);
@@ -76,14 +76,7 @@ describe('the compiled build (what npm start runs)', () => {
     const child = spawn(process.execPath, ['--no-node-snapshot', join(out, 'bin/kubeglue.js'), 'embedded'], {
       cwd: REPO,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        PATH: process.env.PATH ?? '',
-        KUBEGLUE_HOST: '127.0.0.1',
-        KUBEGLUE_PORT: '0',
-        KUBEGLUE_DATA_DIR: dataDir,
-        KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
-        KUBEGLUE_WORKERS: '1',
-      },
+      env: serverProcessEnv(dataDir, { KUBEGLUE_HOST: '127.0.0.1' }),
     });
     server = child;
     const { url, output } = await readyUrl(child);

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installDifference } from '../../../bin/prepare.ts';
-import { callApi, readyUrl, TEST_ADMIN_KEY } from '../../support/embedded.ts';
+import { callApi, readyUrl, serverProcessEnv, TEST_ADMIN_KEY } from '../../support/embedded.ts';
 
 const REPO = resolve(import.meta.dirname, '../../..');
 
@@ -29,15 +29,7 @@ describe('bin/start, the README start command', () => {
     const child = spawn(join(REPO, 'bin/start'), [], {
       cwd: tmpdir(),
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        KUBEGLUE_HOST: '127.0.0.1',
-        KUBEGLUE_PORT: '0',
-        KUBEGLUE_DATA_DIR: dataDir,
-        KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
-        KUBEGLUE_WORKERS: '1',
-      },
+      env: serverProcessEnv(dataDir, { HOME: process.env.HOME ?? '', KUBEGLUE_HOST: '127.0.0.1' }),
     });
     server = child;
     const { url, output } = await readyUrl(child);
@@ -103,14 +95,7 @@ describe('bin/start in a fresh copy of the checkout', () => {
       // Its own process group: a test that gives up stops the npm ci or tsc it started too.
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        KUBEGLUE_PORT: '0',
-        KUBEGLUE_DATA_DIR: dataDir,
-        KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
-        KUBEGLUE_WORKERS: '1',
-      },
+      env: serverProcessEnv(dataDir, { HOME: process.env.HOME ?? '' }),
     });
     running = child;
     const { url, output } = await readyUrl(child);

@@ -7,10 +7,10 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { POOL_BOUNDS } from '../../../engine/protocols/pool-registry.ts';
 import {
   closeRedisPools,
   executeRedisStep,
-  MAX_CONNECTIONS_PER_POOL,
   openRedisConnectionCount,
   RedisStepError,
   type RedisStepRequest,
@@ -409,20 +409,21 @@ describe.skipIf(missing)('Redis steps', () => {
       expect(JSON.parse(stdout)).toEqual(['number', 'number']);
     });
 
-    it(`holds at most ${MAX_CONNECTIONS_PER_POOL} connections per server, database and credentials; the other steps wait`, async () => {
+    it(`holds at most ${POOL_BOUNDS.connectionsPerPool} connections per server, database and credentials; the other steps wait`, async () => {
       await closeRedisPools();
-      const steps = Array.from({ length: MAX_CONNECTIONS_PER_POOL + 3 }, (_, i) =>
+      const steps = Array.from({ length: POOL_BOUNDS.connectionsPerPool + 3 }, (_, i) =>
         step({ command: 'BLPOP', args: [`wait-${i}`, 0] }),
       );
       await redis.waitForClients(
-        (clients) => clients.filter((client) => client.cmd === 'blpop').length === MAX_CONNECTIONS_PER_POOL,
+        (clients) =>
+          clients.filter((client) => client.cmd === 'blpop').length === POOL_BOUNDS.connectionsPerPool,
       );
-      expect(openRedisConnectionCount()).toBe(MAX_CONNECTIONS_PER_POOL);
-      for (let i = 0; i < MAX_CONNECTIONS_PER_POOL + 3; i++) await db.rpush(`wait-${i}`, 'go');
+      expect(openRedisConnectionCount()).toBe(POOL_BOUNDS.connectionsPerPool);
+      for (let i = 0; i < POOL_BOUNDS.connectionsPerPool + 3; i++) await db.rpush(`wait-${i}`, 'go');
       expect(await Promise.all(steps)).toEqual(
-        Array.from({ length: MAX_CONNECTIONS_PER_POOL + 3 }, (_, i) => [`wait-${i}`, 'go']),
+        Array.from({ length: POOL_BOUNDS.connectionsPerPool + 3 }, (_, i) => [`wait-${i}`, 'go']),
       );
-      expect(openRedisConnectionCount()).toBe(MAX_CONNECTIONS_PER_POOL);
+      expect(openRedisConnectionCount()).toBe(POOL_BOUNDS.connectionsPerPool);
     });
   });
 });

@@ -5,35 +5,27 @@
  * when it turns True), never one per resync.
  */
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { SystemReason, ToolReason } from '../../../contract/reasons.ts';
 import type { SystemResource, ToolResource } from '../../../contract/resources/kinds.ts';
-import { loadKubeConfig } from '../../../kube/kubeconfig.ts';
 import {
-  ClusterTransport,
+  type ClusterTransport,
   createClusterResources,
-  EVENT_KIND,
-  KUBEGLUE_KIND_SPECS,
-  type KubeglueKinds,
   type ResourceClients,
-  SECRET_KIND,
 } from '../../../kube/resources/index.ts';
 import { ClusterSecretStore } from '../../../kube/secrets/cluster.ts';
 import type { Event, Secret } from '../../../kube/types.ts';
 import { createEventRecorder } from '../../../operator/events.ts';
 import { SystemController } from '../../../operator/system/controller.ts';
 import { ToolController } from '../../../operator/tool/controller.ts';
-import { grantKubeglueRoles, waitFor } from '../../support/kube/kubeglue.ts';
+import { OPERATOR_KINDS, type OperatorKinds, operatorCluster, waitFor } from '../../support/kube/kubeglue.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 
 const exec = promisify(execFile);
-type Kinds = KubeglueKinds & { secrets: Secret; events: Event };
-
 describeKube('Events of Tools and Systems on Kubernetes', () => {
   const bed = useKubeTestBed('operator-events', { crds: true });
-  let admin: ResourceClients<Kinds>;
+  let admin: ResourceClients<OperatorKinds>;
   let operatorTransport: ClusterTransport;
   let tools: ToolController;
   let systems: SystemController;
@@ -50,19 +42,13 @@ describeKube('Events of Tools and Systems on Kubernetes', () => {
     waitFor(what, () => eventsOf(kind, name), ok);
 
   beforeAll(async () => {
-    await grantKubeglueRoles(bed.kube, bed.namespace.name);
-    const kinds = { ...KUBEGLUE_KIND_SPECS, secrets: SECRET_KIND, events: EVENT_KIND };
-    admin = createClusterResources<Kinds>(bed.transport, { namespace: bed.namespace.name, kinds });
-    // The operator's identity: recording Events must be within contract/rbac.ts.
-    operatorTransport = new ClusterTransport(
-      loadKubeConfig({
-        path: await bed.kube.writeKubeconfig(join(bed.dir, 'operator.kubeconfig'), 'kubeglue-operator'),
-      }),
-    );
-    const operator = createClusterResources<Kinds>(operatorTransport, {
+    admin = createClusterResources<OperatorKinds>(bed.transport, {
       namespace: bed.namespace.name,
-      kinds,
+      kinds: OPERATOR_KINDS,
     });
+    // Recording Events must be within the operator's Roles.
+    const { transport, resources: operator } = await operatorCluster(bed);
+    operatorTransport = transport;
     const events = createEventRecorder({ sink: operator.events, log: (line) => console.log(line) });
     // A short resync: every object is reconciled again and again while the tests run.
     tools = new ToolController({ tools: operator.tools, systems: operator.systems, events, resyncMs: 300 });

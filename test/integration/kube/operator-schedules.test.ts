@@ -11,33 +11,29 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { ToolResource, ToolScheduleResource } from '../../../contract/resources/kinds.ts';
 import type { Condition } from '../../../contract/resources/meta.ts';
-import { loadKubeConfig } from '../../../kube/kubeconfig.ts';
 import {
-  ClusterTransport,
+  type ClusterTransport,
   createClusterResources,
-  EVENT_KIND,
   KUBEGLUE_KIND_SPECS,
   type KubeglueKinds,
   type ResourceClients,
-  SECRET_KIND,
 } from '../../../kube/resources/index.ts';
 import { ClusterSecretStore } from '../../../kube/secrets/cluster.ts';
-import type { Event, Secret } from '../../../kube/types.ts';
+import type { Event } from '../../../kube/types.ts';
 import { createClusterRunStarters } from '../../../operator/cluster-runs.ts';
 import { createEventRecorder } from '../../../operator/events.ts';
 import { ScheduleController } from '../../../operator/schedule/controller.ts';
 import { scheduledRunId } from '../../../schedules/ticks.ts';
 import { openStore, type Store } from '../../../store/index.ts';
-import { grantKubeglueRoles, waitFor } from '../../support/kube/kubeglue.ts';
+import { type OperatorKinds, operatorCluster, waitFor } from '../../support/kube/kubeglue.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 import { ManualClock } from '../../support/manual-clock.ts';
 
 const REPO = join(import.meta.dirname, '../../..');
-type Kinds = KubeglueKinds & { secrets: Secret; events: Event };
 
 describeKube('the ToolSchedule controller on Kubernetes', () => {
   const bed = useKubeTestBed('operator-schedules', { crds: true });
-  let resources: ResourceClients<Kinds>;
+  let resources: ResourceClients<OperatorKinds>;
   let operatorTransport: ClusterTransport;
   let store: Store;
   let controller: ScheduleController;
@@ -47,17 +43,7 @@ describeKube('the ToolSchedule controller on Kubernetes', () => {
   const collection = () => `/apis/kubeglue.dev/v1alpha1/namespaces/${bed.namespace.name}/toolschedules`;
 
   beforeAll(async () => {
-    await grantKubeglueRoles(bed.kube, bed.namespace.name);
-    // The operator's identity: what it does here must be within contract/rbac.ts.
-    operatorTransport = new ClusterTransport(
-      loadKubeConfig({
-        path: await bed.kube.writeKubeconfig(join(bed.dir, 'operator.kubeconfig'), 'kubeglue-operator'),
-      }),
-    );
-    resources = createClusterResources<Kinds>(operatorTransport, {
-      namespace: bed.namespace.name,
-      kinds: { ...KUBEGLUE_KIND_SPECS, secrets: SECRET_KIND, events: EVENT_KIND },
-    });
+    ({ transport: operatorTransport, resources } = await operatorCluster(bed));
     store = await openStore({ driver: 'sqlite', path: ':memory:' });
     starters = await createClusterRunStarters({
       store,

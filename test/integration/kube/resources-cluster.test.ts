@@ -1,7 +1,5 @@
-import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { loadKubeConfig } from '../../../kube/kubeconfig.ts';
 import {
   ClusterTransport,
   COORDINATION_KIND_SPECS,
@@ -11,6 +9,7 @@ import {
   SECRET_KIND,
 } from '../../../kube/resources/index.ts';
 import type { Pod, Secret } from '../../../kube/types.ts';
+import { roleTransport } from '../../support/kube/kubeglue.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 import {
   type ContractKinds,
@@ -105,11 +104,7 @@ describeKube('cluster resources on a real API server', () => {
 
     it('refuses Unauthorized and Forbidden with their reasons', async () => {
       const { name } = await open('auth');
-      const bad = new ClusterTransport(
-        loadKubeConfig({
-          path: await bed.kube.writeKubeconfig(join(bed.dir, 'api.kubeconfig'), 'kubeglue-api'),
-        }),
-      );
+      const bad = await roleTransport(bed, 'api');
       try {
         const forbidden = createClusterResources<ContractKinds>(bad, {
           namespace: name,

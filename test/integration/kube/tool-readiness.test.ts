@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import type { Run } from '../../../contract/api/run.ts';
 import { SystemReason, ToolReason } from '../../../contract/reasons.ts';
 import type { SystemResource, ToolResource, ToolRunResource } from '../../../contract/resources/kinds.ts';
@@ -26,10 +27,6 @@ import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 import { freeLoopbackPort } from '../../support/os.ts';
 
 const exec = promisify(execFile);
-
-interface ErrorAnswer {
-  error: { code: string; message: string };
-}
 
 const readyOf = (object: { status?: { conditions?: Condition[] | undefined } } | undefined) =>
   object?.status?.conditions?.find((condition) => condition.type === 'Ready');
@@ -133,7 +130,7 @@ describeKube('Tools that are not Ready on Kubernetes', () => {
     it.each(cases)(
       '$name: refused by REST, Ready=False InvalidSpec with the same message when applied',
       async ({ name, steps, status, problems }) => {
-        const saved = await call<ErrorAnswer>('POST', '/v1/tools', { id: name, steps });
+        const saved = await call<ErrorBody>('POST', '/v1/tools', { id: name, steps });
         expect(saved.status, saved.text).toBe(status);
         expect(saved.body.error.code).toBe(status === 422 ? 'KG_ERR_TOOL_INVALID' : 'KG_ERR_VALIDATION');
         for (const problem of problems) expect(saved.body.error.message).toContain(problem);
@@ -248,7 +245,7 @@ describeKube('Tools that are not Ready on Kubernetes', () => {
       );
       // Sync and async runs through REST: 409, nothing stored, nothing sent.
       for (const options of [{}, { async: true }]) {
-        const refused = await call<ErrorAnswer>('POST', '/v1/tools/crm-contacts/run', { options });
+        const refused = await call<ErrorBody>('POST', '/v1/tools/crm-contacts/run', { options });
         expect(refused.status, JSON.stringify(options)).toBe(409);
         expect(refused.body.error).toMatchObject({
           code: 'KG_ERR_RUN_SYSTEM_NOT_READY',

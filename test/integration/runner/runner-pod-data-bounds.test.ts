@@ -2,32 +2,13 @@
  * Issue 19, item 6, the runner Pod path: the runner puts its result to the internal API, and bounds it
  * like a pool worker does (KUBEGLUE_MAX_STEP_DATA_BYTES / KUBEGLUE_MAX_RESULT_BYTES from the operator).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../../store/index.ts';
-import { createInternalApi, type InternalApiHarness } from '../../support/internal-api.ts';
+import { describe, expect, it } from 'vitest';
+import { useTempDir } from '../../support/fixture.ts';
+import { useInternalApi } from '../../support/internal-api.ts';
 import { startRunnerProcess } from '../../support/runner-process.ts';
-import { openTestStore } from '../../support/store.ts';
 
-let store: Store;
-let closeStore: () => Promise<void>;
-let api: InternalApiHarness;
-let dir: string;
-
-beforeAll(async () => {
-  ({ store, close: closeStore } = await openTestStore('sqlite'));
-  dir = await mkdtemp(join(tmpdir(), 'kubeglue-runner-bounds-'));
-  api = createInternalApi(store);
-  await api.listen();
-});
-
-afterAll(async () => {
-  await api?.close();
-  await closeStore?.();
-  await rm(dir, { recursive: true, force: true });
-});
+const { store, api } = useInternalApi('sqlite');
+const temp = useTempDir('kubeglue-runner-bounds-');
 
 const blob = (bytes: number) => ({
   id: 'blob-tool',
@@ -41,7 +22,7 @@ describe('runner pod data bounds', () => {
       url: api.url,
       runId: 'pod-too-large',
       token,
-      dir,
+      dir: temp.path,
       env: { KUBEGLUE_MAX_STEP_DATA_BYTES: '4096' },
     });
     const { code, summary } = await runner.exited;
@@ -60,7 +41,7 @@ describe('runner pod data bounds', () => {
       url: api.url,
       runId: 'pod-fits',
       token,
-      dir,
+      dir: temp.path,
       env: { KUBEGLUE_MAX_STEP_DATA_BYTES: '4096' },
     }).exited;
     expect(code).toBe(0);

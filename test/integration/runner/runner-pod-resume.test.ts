@@ -10,11 +10,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StepResult } from '../../../contract/api/run.ts';
 import type { JsonObject } from '../../../contract/json.ts';
-import type { Store } from '../../../store/index.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
-import { createInternalApi, type InternalApiHarness } from '../../support/internal-api.ts';
+import { useInternalApi } from '../../support/internal-api.ts';
 import { startRunnerProcess } from '../../support/runner-process.ts';
-import { DRIVERS, openTestStore, runningRun } from '../../support/store.ts';
+import { DRIVERS, runningRun } from '../../support/store.ts';
 
 let target: HttpTarget;
 let dir: string;
@@ -50,20 +49,7 @@ function pipeline(id: string): JsonObject {
 }
 
 describe.each(DRIVERS)('a resumed run on a runner pod on %s', (driver) => {
-  let store: Store;
-  let closeStore: () => Promise<void>;
-  let api: InternalApiHarness;
-
-  beforeAll(async () => {
-    ({ store, close: closeStore } = await openTestStore(driver));
-    api = createInternalApi(store);
-    await api.listen();
-  });
-
-  afterAll(async () => {
-    await api?.close();
-    await closeStore?.();
-  });
+  const { store, api } = useInternalApi(driver);
 
   it('does not execute the reused step, passes its data on and reports it first', async () => {
     const tool = pipeline(`resume-${driver}`);

@@ -11,11 +11,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../../contract/json.ts';
-import type { Store } from '../../../store/index.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
-import { createInternalApi, type InternalApiHarness } from '../../support/internal-api.ts';
+import { type InternalApiHarness, useInternalApi } from '../../support/internal-api.ts';
 import { startRunnerProcess } from '../../support/runner-process.ts';
-import { DRIVERS, openTestStore } from '../../support/store.ts';
+import { DRIVERS } from '../../support/store.ts';
 
 let target: HttpTarget;
 let dir: string;
@@ -61,20 +60,7 @@ function syncTool(id: string, wait = false): JsonObject {
 }
 
 describe.each(DRIVERS)('runner pods with tool state on %s', (driver) => {
-  let store: Store;
-  let closeStore: () => Promise<void>;
-  let api: InternalApiHarness;
-
-  beforeAll(async () => {
-    ({ store, close: closeStore } = await openTestStore(driver));
-    api = createInternalApi(store);
-    await api.listen();
-  });
-
-  afterAll(async () => {
-    await api?.close();
-    await closeStore?.();
-  });
+  const { store, api } = useInternalApi(driver);
 
   async function runInPod(
     runId: string,

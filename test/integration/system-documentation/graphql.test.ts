@@ -6,15 +6,10 @@
  */
 import { getIntrospectionQuery } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { useTestApi } from '../../support/embedded.ts';
+import { useTestApi, waitForDocumentation } from '../../support/embedded.ts';
 import { useStarted } from '../../support/fixture.ts';
 import { GRAPHQL_TOKEN, startGraphqlServer } from '../../support/graphql-server.ts';
 
-interface State {
-  status: 'pending' | 'ready' | 'failed';
-  source: string;
-  error?: string;
-}
 interface Operation {
   operation: string;
   name: string;
@@ -47,17 +42,7 @@ async function createSystem(body: Record<string, unknown>): Promise<void> {
   expect(created.status, created.text).toBe(201);
 }
 
-/** Polls the system until its documentation is no longer pending. */
-async function settled(systemId: string): Promise<State> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const { body } = await api.call<{ data: { documentation?: State } }>('GET', `/v1/systems/${systemId}`);
-    const state = body.data.documentation;
-    if (state && state.status !== 'pending') return state;
-    if (Date.now() > deadline) throw new Error(`documentation of ${systemId} still pending`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const settled = (systemId: string) => waitForDocumentation(api, systemId);
 
 async function schemaOf(systemId: string): Promise<Schema> {
   const { body } = await api.call<{ data: { summary: { documents: Schema[] } } }>(

@@ -8,7 +8,7 @@ import {
   PDF_TEXT,
   startDocSite,
 } from '../../support/doc-site.ts';
-import { TEST_ADMIN_KEY, useTestApi } from '../../support/embedded.ts';
+import { TEST_ADMIN_KEY, useTestApi, waitForDocumentation } from '../../support/embedded.ts';
 import { mariadbSkip, useMariaDb } from '../../support/mariadb.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
 
@@ -44,17 +44,7 @@ afterAll(async () => {
   await database?.drop();
 });
 
-/** Polls the system until its documentation is no longer pending. */
-async function settled(systemId: string): Promise<State> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const { body } = await api.call<SystemAnswer>('GET', `/v1/systems/${systemId}`);
-    const state = body.data.documentation;
-    if (state && state.status !== 'pending') return state;
-    if (Date.now() > deadline) throw new Error(`documentation of ${systemId} still pending`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const settled = (systemId: string) => waitForDocumentation(api, systemId);
 
 async function summaryOf(systemId: string): Promise<Summary> {
   const { status, body } = await api.call<{ data: { summary: Summary } }>(

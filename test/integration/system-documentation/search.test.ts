@@ -6,9 +6,10 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import { DocumentationSearchAnswer } from '../../../contract/api/documentation.ts';
 import { type DocSite, makePdf, startDocSite } from '../../support/doc-site.ts';
-import { TEST_ADMIN_KEY, useTestApi } from '../../support/embedded.ts';
+import { TEST_ADMIN_KEY, useTestApi, waitForDocumentation } from '../../support/embedded.ts';
 
 interface State {
   status: 'pending' | 'ready' | 'failed';
@@ -31,10 +32,6 @@ interface Answer {
   documentation?: State;
   message?: string;
 }
-interface ErrorAnswer {
-  error: { code: string; message: string };
-}
-
 const api = useTestApi();
 let site: DocSite;
 /** A documentation URL that answers only when released: documentation that stays pending meanwhile. */
@@ -82,16 +79,7 @@ function searchDocs(systemId: string, body: unknown, key?: string) {
   });
 }
 
-async function settled(systemId: string): Promise<State> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const { body } = await api.call<{ data: { documentation?: State } }>('GET', `/v1/systems/${systemId}`);
-    const state = body.data.documentation;
-    if (state && state.status !== 'pending') return state;
-    if (Date.now() > deadline) throw new Error(`documentation of ${systemId} still pending`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const settled = (systemId: string) => waitForDocumentation(api, systemId);
 
 async function upload(systemId: string, file: string | Uint8Array, filename: string): Promise<void> {
   const response = await fetch(`${api.url}/v1/systems/${systemId}/documentation?filename=${filename}`, {
@@ -181,7 +169,7 @@ describe('a crawled doc site', () => {
       { keywords: 'x'.repeat(1001) },
       { keywords: 'a', page: 2 },
     ]) {
-      const answer = await api.call<ErrorAnswer>('POST', '/v1/systems/inventory/documentation/search', {
+      const answer = await api.call<ErrorBody>('POST', '/v1/systems/inventory/documentation/search', {
         body,
       });
       expect({ body, status: answer.status, code: answer.body.error.code }).toEqual({
@@ -245,7 +233,7 @@ describe('documentation that is not ready', () => {
     await api.call('POST', '/v1/systems', {
       body: { id: 'pending-docs', url: 'https://p.example', documentationUrl: `${slowUrl}/slow.md` },
     });
-    const { status, body } = await api.call<ErrorAnswer>(
+    const { status, body } = await api.call<ErrorBody>(
       'POST',
       '/v1/systems/pending-docs/documentation/search',
       { body: { keywords: 'anything' } },
@@ -271,7 +259,7 @@ describe('documentation that is not ready', () => {
       },
     });
     expect((await settled('broken-docs')).status).toBe('failed');
-    const { status, body } = await api.call<ErrorAnswer>(
+    const { status, body } = await api.call<ErrorBody>(
       'POST',
       '/v1/systems/broken-docs/documentation/search',
       {
@@ -323,7 +311,7 @@ describe('systems without documentation, unknown systems and restricted keys', (
   });
 
   it('an unknown system is 404 KG_ERR_SYSTEM_NOT_FOUND', async () => {
-    const { status, body } = await api.call<ErrorAnswer>('POST', '/v1/systems/nowhere/documentation/search', {
+    const { status, body } = await api.call<ErrorBody>('POST', '/v1/systems/nowhere/documentation/search', {
       body: { keywords: 'orders' },
     });
     expect(status).toBe(404);
@@ -339,15 +327,15 @@ describe('systems without documentation, unknown systems and restricted keys', (
       body: { name: 'shop reader', scopes: ['systems:read'], systemIds: ['shop'] },
     });
     const key = created.body.key;
-    const refused = await api.call<ErrorAnswer>('POST', '/v1/systems/inventory/documentation/search', {
+    const refused = await api.call<ErrorBody>('POST', '/v1/systems/inventory/documentation/search', {
       key,
       body: { keywords: 'rotation' },
     });
-    const invalid = await api.call<ErrorAnswer>('POST', '/v1/systems/inventory/documentation/search', {
+    const invalid = await api.call<ErrorBody>('POST', '/v1/systems/inventory/documentation/search', {
       key,
       body: {},
     });
-    const read = await api.call<ErrorAnswer>('GET', '/v1/systems/inventory', { key });
+    const read = await api.call<ErrorBody>('GET', '/v1/systems/inventory', { key });
     expect(refused.status).toBe(404);
     expect(refused.body.error).toEqual({
       code: 'KG_ERR_SYSTEM_NOT_FOUND',

@@ -4,6 +4,17 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { CRD_DIR } from '../../../contract/generate.ts';
 import { RBAC, type RbacRole } from '../../../contract/rbac.ts';
+import { loadKubeConfig } from '../../../kube/kubeconfig.ts';
+import {
+  ClusterTransport,
+  createClusterResources,
+  EVENT_KIND,
+  KUBEGLUE_KIND_SPECS,
+  type KubeglueKinds,
+  type ResourceClients,
+  SECRET_KIND,
+} from '../../../kube/resources/index.ts';
+import type { Event, Secret } from '../../../kube/types.ts';
 import { TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../embedded.ts';
 import type { KubeHandle } from './client.ts';
 import { type ProcessKubelet, startProcessKubelet } from './process-kubelet/kubelet.ts';
@@ -128,11 +139,39 @@ export async function kubeglueEnv(
     KUBEGLUE_INTERNAL_PORT: String(opts.internalPort),
     KUBEGLUE_WORKERS: '1',
     KUBEGLUE_METRICS_PORT: '0',
-    KUBEGLUE_KUBECONFIG: await bed.kube.writeKubeconfig(
-      join(bed.dir, `${role}.kubeconfig`),
-      `kubeglue-${role}`,
-    ),
+    KUBEGLUE_KUBECONFIG: await roleKubeconfig(bed, role),
   };
+}
+
+/** The kubeconfig of a kubeglue role's RBAC-limited identity, written in the bed (grantKubeglueRoles first). */
+export function roleKubeconfig(bed: KubeTestBed, role: RbacRole): Promise<string> {
+  return bed.kube.writeKubeconfig(join(bed.dir, `${role}.kubeconfig`), `kubeglue-${role}`);
+}
+
+/** A transport that speaks to the API server as a kubeglue role: what it does must be within contract/rbac.ts. */
+export async function roleTransport(bed: KubeTestBed, role: RbacRole): Promise<ClusterTransport> {
+  return new ClusterTransport(loadKubeConfig({ path: await roleKubeconfig(bed, role) }));
+}
+
+/** The kinds an operator's controllers touch in these tests: kubeglue's own, Secrets and Events. */
+export type OperatorKinds = KubeglueKinds & { secrets: Secret; events: Event };
+export const OPERATOR_KINDS = { ...KUBEGLUE_KIND_SPECS, secrets: SECRET_KIND, events: EVENT_KIND };
+
+/**
+ * The operator's side of the bed: the Roles granted, a transport with the operator's identity (what the
+ * test's controllers do must be within contract/rbac.ts) and its resources in the bed's namespace. Close
+ * the transport after the tests.
+ */
+export async function operatorCluster(
+  bed: KubeTestBed,
+): Promise<{ transport: ClusterTransport; resources: ResourceClients<OperatorKinds> }> {
+  await grantKubeglueRoles(bed.kube, bed.namespace.name);
+  const transport = await roleTransport(bed, 'operator');
+  const resources = createClusterResources<OperatorKinds>(transport, {
+    namespace: bed.namespace.name,
+    kinds: OPERATOR_KINDS,
+  });
+  return { transport, resources };
 }
 
 /**

@@ -6,8 +6,7 @@
  */
 import type {
   ContainerStatus as ApiContainerStatus,
-  PodCondition,
-  PodPhase,
+  PodStatus as ApiPodStatus,
 } from '../../../../kube/types.ts';
 
 export type {
@@ -105,20 +104,12 @@ export interface PodSpec {
 /** What the kubelet writes for a container: its state and last state always (kube/types.ts has the rest). */
 export type ContainerStatus = ApiContainerStatus & Required<Pick<ApiContainerStatus, 'state' | 'lastState'>>;
 
-export interface PodStatus {
-  phase?: PodPhase;
-  reason?: string;
-  message?: string;
-  conditions?: PodCondition[];
-  hostIP?: string;
-  podIP?: string;
+/** The pod status the kubelet writes: kube/types.ts's, with the pod's IPs and its own container statuses. */
+export type PodStatus = Omit<ApiPodStatus, 'initContainerStatuses' | 'containerStatuses'> & {
   podIPs?: { ip: string }[];
-  startTime?: string;
   initContainerStatuses?: ContainerStatus[];
   containerStatuses?: ContainerStatus[];
-  qosClass?: string;
-  nominatedNodeName?: string;
-}
+};
 
 export interface Pod {
   apiVersion?: string;
