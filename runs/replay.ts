@@ -131,10 +131,7 @@ async function replayedTool(
  */
 function asPlaceholders(system: ResolvedSystem): ResolvedSystem {
   const { tokenManaged: _managed, ...rest } = system;
-  const keys = new Set([
-    ...Object.keys(system.credentials),
-    ...(system.tokenManaged ? ['access_token'] : []),
-  ]);
+  const keys = new Set([...Object.keys(system.credentials), ...(system.tokenManaged ? ['accessToken'] : [])]);
   return {
     ...rest,
     credentials: Object.fromEntries([...keys].map((key) => [key, `<<${system.id}_${key}>>`])),
