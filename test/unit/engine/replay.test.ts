@@ -47,6 +47,7 @@ function call(overrides: Partial<HttpCall> = {}): HttpCall {
     method: 'GET',
     url: 'https://api.example.com/items',
     headers: { traceparent: 'differs-every-run' },
+    retry: false,
     query: [['key', '<<crm_apiKey>>']],
     ...overrides,
   };
