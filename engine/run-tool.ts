@@ -18,6 +18,7 @@ import { ManagedTokens } from './managed-tokens.ts';
 import { isJsonObject } from './paths.ts';
 import { RunState, STATE_KEY } from './persisted-state.ts';
 import { RunRecorder, recordingProtocols } from './recording.ts';
+import { replayProtocols } from './replay.ts';
 import { runRequestStep } from './request-step.ts';
 import {
   type Envelope,
@@ -109,7 +110,9 @@ class RunInProgress {
           request.tool.steps.map((step) => step.id),
         )
       : undefined;
-    this.#protocols = this.#recorder ? recordingProtocols(deps.protocols, this.#recorder) : deps.protocols;
+    // A replay answers every call from its recording: nothing reaches the network.
+    const protocols = request.replay ? replayProtocols(request.replay, this.#scope.redactor) : deps.protocols;
+    this.#protocols = this.#recorder ? recordingProtocols(protocols, this.#recorder) : protocols;
   }
 
   /** What the run recorded so far (absent when its order did not ask). */

@@ -34,7 +34,7 @@ export class SyncSlots {
   }
 
   /** Starts a run; a sync one only while a slot is free, holding it until the run is answered. */
-  async admit(async: boolean, start: () => Promise<StartedRun>): Promise<StartedRun> {
+  async admit<T = StartedRun>(async: boolean, start: () => Promise<T>): Promise<T> {
     if (async) return start();
     if (this.#taken >= this.#max) throw KG_ERR_RUN_LIMIT(this.#max);
     this.#taken++;

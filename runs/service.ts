@@ -11,6 +11,7 @@
  * at its failed step), execute-sync.ts (the sync slots and the sync transport over execution/), cancel.ts,
  * chains.ts, scheduled.ts, connection-test.ts (a system's connection test, an unrecorded one-step run).
  */
+import type { ReplayAnswer } from '../contract/api/replay.ts';
 import type { Run } from '../contract/api/run.ts';
 import type { ConnectionTestResult } from '../contract/api/system.ts';
 import type { JsonObject } from '../contract/json.ts';
@@ -27,6 +28,7 @@ import {
   visibleRun,
 } from './context.ts';
 import { SyncSlots } from './execute-sync.ts';
+import { type ReplayRun, replayRun } from './replay.ts';
 import {
   runStep,
   type StartDraftRun,
@@ -42,6 +44,7 @@ import { recordRefusedScheduled, type ScheduledRun, startScheduled } from './sch
 
 export type { ConnectionTestInput } from './connection-test.ts';
 export type { Caller, RunServiceDeps, StartedRun, ToolLookup } from './context.ts';
+export type { ReplayRun } from './replay.ts';
 export type { StartDraftRun, StartRun, StartStepRun, StepRunOutcome } from './requests.ts';
 export type { ResumeRun } from './resume.ts';
 export type { RuntimeCredentialVault } from './runtime-credentials.ts';
@@ -70,6 +73,11 @@ export class RunService {
   /** A failed run resumed at its failed step with the tool's current definition (resume.ts). */
   resume(input: ResumeRun): Promise<StartedRun> {
     return resumeRun(this.#ctx, input);
+  }
+
+  /** A finished run's tool executed against its recording only, beside the original (replay.ts); not stored. */
+  replay(input: ReplayRun): Promise<ReplayAnswer> {
+    return replayRun(this.#ctx, input);
   }
 
   runStep(input: StartStepRun): Promise<StepRunOutcome> {

@@ -60,6 +60,7 @@ type RunOperation =
   | 'getRun'
   | 'cancelRun'
   | 'resumeRun'
+  | 'replayRun'
   | 'getRunResults'
   | 'getRunRecording'
   | 'listRunFiles'
@@ -150,6 +151,9 @@ export function runHandlers(deps: RunRouteDeps): HandlersOf<RunOperation> {
       });
       return sendRun(reply, started);
     },
+
+    replayRun: async ({ params, body }, request) =>
+      runs.replay({ runId: params.runId, request: body ?? {}, caller: caller(request) }),
 
     getRunResults: async ({ params: { runId }, query }, request) => {
       const run = await runs.get(runId, caller(request));

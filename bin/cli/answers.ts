@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { listEnvelope, RunList } from '../../contract/api/bodies.ts';
+import { ReplayAnswer } from '../../contract/api/replay.ts';
 import { Run, RunUntil, StepResult } from '../../contract/api/run.ts';
 import { ToolSchedule } from '../../contract/api/schedule.ts';
 import { Tool } from '../../contract/api/tool.ts';
@@ -76,3 +77,7 @@ export const ScheduleAnswer = z.looseObject({
 export type ScheduleAnswer = z.infer<typeof ScheduleAnswer>;
 
 export const ScheduleListAnswer = listEnvelope(ScheduleAnswer);
+
+/** A replay's answer (`POST /v1/runs/{runId}/replay`): the replay beside the original, their differences. */
+export const ReplayRunAnswer = ReplayAnswer.loose();
+export type ReplayRunAnswer = z.infer<typeof ReplayRunAnswer>;

@@ -24,6 +24,9 @@ export const cancelRun = 'POST /runs/{runId}/cancel';
 /** Resume a failed run: a new run of the tool's current definition from the failed step, reusing the unchanged steps before it */
 export const resumeRun = 'POST /runs/{runId}/resume';
 
+/** Replay a finished run against its recording only (no network, no credential), beside the original with their differences; nothing is stored */
+export const replayRun = 'POST /runs/{runId}/replay';
+
 /** Full run results */
 export const getRunResults = 'GET /runs/{runId}/results';
 

@@ -5,6 +5,7 @@
  * this order plus what cannot cross a process: the abort signal and the callbacks.
  */
 import { z } from 'zod';
+import { Recording } from '../api/recording.ts';
 import { RuntimeCredentials, StepResult } from '../api/run.ts';
 import { ApiKeyPlacement, AuthType } from '../api/system.ts';
 import { Tool } from '../api/tool.ts';
@@ -67,5 +68,10 @@ export const RunOrder = z.object({
    * schema, and its result carries the sourceData the next step would receive.
    */
   untilStep: z.string().min(1).optional(),
+  /**
+   * A replay (POST /v1/runs/{runId}/replay): the recording the run's protocol calls are answered from, with
+   * no network; each request is compared with the recorded one in its redacted form (engine/replay.ts).
+   */
+  replay: Recording.optional(),
 });
 export type RunOrder = z.infer<typeof RunOrder>;

@@ -5,6 +5,7 @@ import { type RunAnswer, RunListAnswer } from '../answers.ts';
 import { ApiClient, type Item, itemsOf } from '../client.ts';
 import { command, EXIT, UsageError } from '../command.ts';
 import { printList, shortDuration, shortTime } from '../output.ts';
+import { runsReplay } from './runs-replay.ts';
 import { runsResume } from './runs-resume.ts';
 
 const DEFAULT_LIMIT = 20;
@@ -43,9 +44,10 @@ export const runs = command({
     `When more runs match than listed, stderr says how many, counted up to ${RUNS_OFFSET_MAX.toLocaleString('en-US')} ("20 of ${RUNS_OFFSET_MAX.toLocaleString('en-US')}+").`,
     '--output json prints them as a JSON array of run records.',
     '`kubeglue runs resume <runId>` resumes a failed run (`kubeglue runs resume --help`).',
+    '`kubeglue runs replay <runId>` replays a recorded run offline (`kubeglue runs replay --help`).',
   ],
   examples: ['kubeglue runs', 'kubeglue runs --tool open-todos --status failed --limit 5'],
-  subcommands: [runsResume],
+  subcommands: [runsResume, runsReplay],
   async run({ values, output, io }) {
     const limit = limitOf(values.limit);
     let status: RunStatus | undefined;

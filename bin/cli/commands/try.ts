@@ -17,7 +17,7 @@ import { printable, printJson } from '../output.ts';
 const NAME = 'kubeglue try';
 
 /** The definition in the file, checked as the API checks it (its code is checked by the API). */
-async function readDefinition(path: string): Promise<ToolDefinition> {
+export async function readDefinition(path: string): Promise<ToolDefinition> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');

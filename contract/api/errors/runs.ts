@@ -57,6 +57,20 @@ export const KG_ERR_RUN_RESULTS_NOT_STORED = define(
     `Run '${runId}' cannot be resumed: ${reason}; its earlier steps cannot be reused`,
   "Run the tool again from its first step (POST /v1/tools/{id}/run with the run's inputs). Results are kept for KUBEGLUE_RESULT_RETENTION; a run whose result exceeded KUBEGLUE_MAX_RESULT_BYTES keeps its step results without data.",
 );
+/** `POST /v1/runs/{runId}/replay` of a run with no recording to answer from. */
+export const KG_ERR_RUN_NOT_REPLAYABLE = define(
+  'KG_ERR_RUN_NOT_REPLAYABLE',
+  409,
+  (runId: string, why: 'running' | 'not-recorded' | 'removed' | 'tool-gone') =>
+    why === 'running'
+      ? `Run '${runId}' is still running; it can be replayed once it ends`
+      : why === 'removed'
+        ? `Run '${runId}' cannot be replayed: its recording is no longer kept (result retention removed it)`
+        : why === 'tool-gone'
+          ? `Run '${runId}' cannot be replayed with its tool's current definition: the tool no longer exists`
+          : `Run '${runId}' cannot be replayed: it recorded nothing (it was not started with options.record, and its tool does not set record)`,
+  'Replay a run started with {"options": {"record": true}} (or of a tool with "record": true); recordings are kept for KUBEGLUE_RESULT_RETENTION. For a deleted tool, replay with {"definition": "snapshot"} or give the tool in the body.',
+);
 /** The tool of the run to resume was deleted: a resumed run runs the tool's current definition. */
 export const KG_ERR_RESUME_TOOL_GONE = define(
   'KG_ERR_RESUME_TOOL_GONE',

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { RunList } from '../bodies.ts';
 import { RecordingAnswer } from '../recording.ts';
+import { ReplayAnswer, ReplayRunRequest } from '../replay.ts';
 import { FileDownloadInfo, FileList, ListRunsQuery, ResumeRunRequest, Run, RunResults } from '../run.ts';
 import { RunStats, RunStatsQuery } from '../run-stats.ts';
 import { failure, notFound, syncRunFinished, tooManySyncRuns } from './shared.ts';
@@ -78,6 +79,27 @@ export const RUN_ROUTES = [
       404: failure('No such run, or one of a tool this API key may not use'),
       409: failure(
         'The run succeeded or is running, its earlier step results are not stored in full, its tool no longer exists, or runId is reused',
+      ),
+      429: tooManySyncRuns,
+    },
+  },
+  {
+    method: 'POST',
+    path: '/runs/{runId}/replay',
+    operationId: 'replayRun',
+    summary:
+      'Replay a finished run against its recording only (no network, no credential), beside the original with their differences; nothing is stored',
+    tag: 'Runs',
+    // Running a tool, and reading the run (a key limited to other tools gets 404 as for GET /runs/{runId}).
+    scopes: ['runs:execute'],
+    body: { schema: ReplayRunRequest, name: 'replay request', optional: true },
+    responses: {
+      200: { description: 'The replay beside the original, with their differences', schema: ReplayAnswer },
+      400: failure('Invalid request or definition, or an archived tool'),
+      403: failure('The definition uses a system this API key may not use'),
+      404: failure('No such run, or one of a tool this API key may not use'),
+      409: failure(
+        'The run is running, recorded nothing, its recording is no longer kept, or its tool no longer exists (KG_ERR_RUN_NOT_REPLAYABLE)',
       ),
       429: tooManySyncRuns,
     },

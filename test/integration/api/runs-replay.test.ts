@@ -1,0 +1,303 @@
+/**
+ * POST /v1/runs/{runId}/replay: a recorded run's tool executed again against its recording only. The HTTP
+ * target refuses (and the test fails on) any request after the recording; Postgres and Redis steps replay
+ * from their recording too.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { ReplayAnswer } from '../../../contract/api/replay.ts';
+import { callOk, startTestApi, type TestApi } from '../../support/embedded.ts';
+import { useHttpTarget } from '../../support/http-target.ts';
+import {
+  createPasswordRole,
+  createTestDatabase,
+  type TestDatabase,
+  type TestRole,
+} from '../../support/postgres.ts';
+import { REDIS_PASSWORD, redisServerMissing, useRedisServer } from '../../support/redis-server.ts';
+
+const TOKEN = 'replay-bearer-SECRET-5e1d77';
+const API_KEY = 'replay-apikey-SECRET-0b57ac';
+const ITEMS = [1, 2, 3, 4, 5].map((id) => ({ id, name: `item ${id}` }));
+
+interface ApiErrorBody {
+  error: { code: string; message: string };
+}
+
+/** A paginated step (three pages), a loop over three of its items, and a transform. */
+function tool(id: string, total = 'sourceData.detail.length') {
+  return {
+    id,
+    steps: [
+      {
+        id: 'list',
+        config: {
+          systemId: 'crm',
+          url: '/items',
+          queryParams: { page: '<<page>>', pageSize: '<<pageSize>>' },
+          pagination: { type: 'pageBased', pageSize: 2 },
+        },
+      },
+      {
+        id: 'detail',
+        dataSelector: '(sourceData) => sourceData.list.data.slice(0, 3).map((item) => item.id)',
+        config: { systemId: 'crm', url: '/items/<<currentItem>>', queryParams: { key: '<<crm_apiKey>>' } },
+      },
+      {
+        id: 'summary',
+        config: {
+          type: 'transform',
+          transformCode: `(sourceData) => ({ total: ${total}, names: sourceData.list.data.map((i) => i.name) })`,
+        },
+      },
+    ],
+    outputTransform: '(sourceData) => sourceData.summary.data',
+  };
+}
+
+describe('replay of a recorded run', () => {
+  const target = useHttpTarget();
+  let api: TestApi;
+  /** Set once the run is recorded: from then on the target must not be called. */
+  let sealed = false;
+  const lateRequests: string[] = [];
+
+  function replay<T = ReplayAnswer>(runId: string, body?: unknown, key?: string) {
+    return api.call<T>('POST', `/v1/runs/${encodeURIComponent(runId)}/replay`, {
+      ...(body !== undefined ? { body } : {}),
+      ...(key !== undefined ? { key } : {}),
+    });
+  }
+
+  beforeAll(async () => {
+    api = await startTestApi();
+    const guard = (path: string) => {
+      if (sealed) lateRequests.push(path);
+    };
+    target.route('GET', '/items', (req) => {
+      guard(req.url);
+      const page = Number(new URL(req.url, 'http://x').searchParams.get('page'));
+      return {
+        body: ITEMS.slice((page - 1) * 2, page * 2).map((item) => ({
+          ...item,
+          sentAuth: req.headers.authorization ?? null,
+        })),
+      };
+    });
+    for (const id of [1, 2, 3]) {
+      target.route('GET', `/items/${id}`, (req) => {
+        guard(req.url);
+        return {
+          body: { id, detail: true, sentKey: req.query.find(([name]) => name === 'key')?.[1] ?? null },
+        };
+      });
+    }
+    await callOk(api, 'POST', '/v1/systems', {
+      id: 'crm',
+      url: target.url,
+      authType: 'bearer',
+      credentials: { bearerToken: TOKEN, apiKey: API_KEY },
+    });
+    await callOk(api, 'POST', '/v1/tools', tool('pipeline'));
+    await callOk(api, 'POST', '/v1/tools', tool('unrecorded'));
+    for (const [id, record] of [
+      ['pipeline', true],
+      ['unrecorded', false],
+    ] as const) {
+      const run = await api.call<{ status: string; error?: string }>('POST', `/v1/tools/${id}/run`, {
+        body: { runId: `${id}-1`, options: { record } },
+      });
+      expect(run.body.status, run.text).toBe('success');
+    }
+    sealed = true;
+  }, 60_000);
+
+  afterAll(async () => {
+    // Every test of the file replays; none may have reached the target.
+    expect(lateRequests).toEqual([]);
+    await api?.stop();
+  });
+
+  it('replays the current definition unchanged: same output, every step unchanged, no request', async () => {
+    const answer = await replay('pipeline-1');
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.definition).toBe('current');
+    expect(answer.body.replay.success).toBe(true);
+    expect(answer.body.replay.data).toEqual(answer.body.original.data);
+    expect(answer.body.diff.changed).toBe(false);
+    expect(answer.body.diff.steps.map((s) => [s.stepId, s.status])).toEqual([
+      ['list', 'unchanged'],
+      ['detail', 'unchanged'],
+      ['summary', 'unchanged'],
+    ]);
+    expect(lateRequests).toEqual([]);
+  });
+
+  it('replays a changed transform: the new output and its difference, no request reaches the target', async () => {
+    const answer = await replay('pipeline-1', {
+      tool: tool('pipeline', 'sourceData.detail.length * 10'),
+    });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.definition).toBe('body');
+    expect(answer.body.original.data).toMatchObject({ total: 3 });
+    expect(answer.body.replay.data).toMatchObject({ total: 30 });
+    expect(answer.body.diff.changed).toBe(true);
+    expect(answer.body.diff.output.changes).toEqual([{ path: '/total', before: 3, after: 30 }]);
+    expect(answer.body.diff.steps.map((s) => [s.stepId, s.status])).toEqual([
+      ['list', 'unchanged'],
+      ['detail', 'unchanged'],
+      ['summary', 'changed'],
+    ]);
+    expect(answer.body.diff.steps[2]?.data?.changes).toEqual([{ path: '/total', before: 3, after: 30 }]);
+    expect(lateRequests).toEqual([]);
+  });
+
+  it('fails a step whose request differs from the recorded one, showing the difference', async () => {
+    const changed = tool('pipeline');
+    changed.steps[1] = {
+      ...changed.steps[1],
+      config: { ...changed.steps[1]?.config, url: '/things/<<currentItem>>' },
+    } as (typeof changed.steps)[1];
+    const answer = await replay('pipeline-1', { tool: changed });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.replay.success).toBe(false);
+    const detail = answer.body.diff.steps.find((s) => s.stepId === 'detail');
+    expect(detail).toMatchObject({ status: 'changed', success: { before: true, after: false } });
+    expect(detail?.error).toContain('differs from the recorded one');
+    expect(detail?.error).toContain(`url: recorded "${target.url}/items/1", now "${target.url}/things/1"`);
+    expect(lateRequests).toEqual([]);
+  });
+
+  it('fails a step that needs an exchange the run did not make, naming it', async () => {
+    const more = tool('pipeline');
+    more.steps[1] = {
+      ...more.steps[1],
+      dataSelector: '(sourceData) => sourceData.list.data.map((item) => item.id)',
+    } as (typeof more.steps)[1];
+    const answer = await replay('pipeline-1', { tool: more });
+    expect(answer.status, answer.text).toBe(200);
+    const detail = answer.body.diff.steps.find((s) => s.stepId === 'detail');
+    expect(detail?.error).toContain('no recorded exchange for step detail, loop item 3');
+    expect(lateRequests).toEqual([]);
+  });
+
+  it('never answers a credential', async () => {
+    const answer = await replay('pipeline-1', { tool: tool('pipeline', '1') });
+    expect(answer.text).toContain('<<crm_bearerToken>>');
+    for (const secret of [TOKEN, API_KEY, Buffer.from(TOKEN).toString('base64')]) {
+      expect(answer.text).not.toContain(secret);
+    }
+  });
+
+  it('refuses a run that recorded nothing, and an invalid definition', async () => {
+    const none = await replay<ApiErrorBody>('unrecorded-1');
+    expect(none.status).toBe(409);
+    expect(none.body.error.code).toBe('KG_ERR_RUN_NOT_REPLAYABLE');
+    expect(none.body.error.message).toContain('recorded nothing');
+    const invalid = await replay<ApiErrorBody>('pipeline-1', { tool: { id: 'pipeline', steps: 'nope' } });
+    expect(invalid.status).toBe(400);
+  });
+
+  it('answers 404 to a key that may not read the run, and 403 without runs:execute', async () => {
+    const other = await callOk<{ key: string }>(api, 'POST', '/v1/api-keys', {
+      name: 'other',
+      toolIds: ['unrecorded'],
+    });
+    const hidden = await replay<ApiErrorBody>('pipeline-1', {}, other.key);
+    expect(hidden.status).toBe(404);
+    expect(hidden.body.error.code).toBe('KG_ERR_RUN_NOT_FOUND');
+    const reader = await callOk<{ key: string }>(api, 'POST', '/v1/api-keys', {
+      name: 'reader',
+      scopes: ['runs:read'],
+    });
+    expect((await replay('pipeline-1', {}, reader.key)).status).toBe(403);
+    const allowed = await callOk<{ key: string }>(api, 'POST', '/v1/api-keys', {
+      name: 'ok',
+      toolIds: ['pipeline'],
+    });
+    expect((await replay('pipeline-1', {}, allowed.key)).status).toBe(200);
+  });
+});
+
+describe.skipIf(redisServerMissing())('replay of Postgres and Redis steps', () => {
+  const redis = useRedisServer();
+  let api: TestApi;
+  let database: TestDatabase;
+  let role: TestRole | undefined;
+  const password = 'replay-pg-SECRET-9a1c';
+  const pgUrl = () => {
+    const url = new URL(database.url);
+    return `postgres://${url.host}${url.pathname}`;
+  };
+
+  beforeAll(async () => {
+    database = await createTestDatabase(inject('databaseUrl'));
+    role = await createPasswordRole(database, password);
+    api = await startTestApi();
+    const login = await createPasswordRole(database, password);
+    role = login;
+    await callOk(api, 'POST', '/v1/systems', {
+      id: 'warehouse',
+      url: pgUrl(),
+      authType: 'dataStore',
+      credentials: { username: login.name, password },
+    });
+    await callOk(api, 'POST', '/v1/systems', {
+      id: 'cache',
+      url: redis.url,
+      authType: 'dataStore',
+      credentials: { password: REDIS_PASSWORD },
+    });
+    await callOk(api, 'POST', '/v1/tools', {
+      id: 'stores',
+      record: true,
+      steps: [
+        {
+          id: 'rows',
+          config: {
+            systemId: 'warehouse',
+            url: pgUrl(),
+            body: { query: 'SELECT $1::int AS n', params: ['<<n>>'] },
+          },
+        },
+        {
+          id: 'cached',
+          modify: true,
+          config: {
+            systemId: 'cache',
+            url: redis.url,
+            body: { command: 'SET', args: ['replayed', '<<n>>'] },
+          },
+        },
+      ],
+      outputTransform: '(sourceData) => ({ n: sourceData.rows.data[0].n, cached: sourceData.cached.data })',
+    });
+    const run = await api.call<{ status: string }>('POST', '/v1/tools/stores/run', {
+      body: { runId: 'stores-1', inputs: { n: 4 } },
+    });
+    expect(run.body.status, run.text).toBe('success');
+  }, 60_000);
+
+  afterAll(async () => {
+    await api?.stop();
+    await database?.drop();
+    await role?.drop();
+  });
+
+  it('answers both from the recording, and fails the Redis step when its command changes', async () => {
+    // The role is gone: a replay that connected to Postgres would fail to log in.
+    await role?.drop();
+    role = undefined;
+    const same = await api.call<ReplayAnswer>('POST', '/v1/runs/stores-1/replay', {});
+    expect(same.status, same.text).toBe(200);
+    expect(same.body.replay).toMatchObject({ success: true, data: { n: 4, cached: 'OK' } });
+    expect(same.body.diff.changed).toBe(false);
+    const other = await api.call<ReplayAnswer>('POST', '/v1/runs/stores-1/replay', {
+      body: { inputs: { n: 5 } },
+    });
+    expect(other.status, other.text).toBe(200);
+    const rows = other.body.diff.steps.find((s) => s.stepId === 'rows');
+    expect(rows?.error).toContain('body: recorded');
+    expect(JSON.stringify(other.body)).not.toContain(password);
+    expect(JSON.stringify(other.body)).not.toContain(REDIS_PASSWORD);
+  });
+});
