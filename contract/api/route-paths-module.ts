@@ -12,10 +12,9 @@ const HEADER = `/**
  *
  * Each /v1 operation's method and path template, by operationId, without zod: what the client of
  * kubeglue's own callers needs of the table at run time (contract/api/route-client.ts), which types a
- * request from the table by them:
- *
- *   import * as routes from '../contract/api/route-paths.ts';
- *   await client.call(routes.getRun, { params: { runId } });
+ * request from the table by them. A caller imports this module whole, as \`routes\`, and names a route by
+ * its operationId: \`await client.call(routes.getRun, { params: { runId } })\`. (No import statement is
+ * written out here: the build's tests read every import-looking line of the emitted JavaScript.)
  */
 `;
 
