@@ -90,8 +90,13 @@ describe.skipIf(missing !== undefined)('the step builder', () => {
     expect(target.requests.filter((req) => req.path === '/users/2')).toHaveLength(1);
 
     // A transform that does not compile: the error on its card, at its field.
-    const code = transform.getByLabel('Transform code');
+    // The code editor (CodeMirror, fetched once a code field shows) with JavaScript highlighting.
+    await transform.locator('.cm-editor').first().waitFor();
+    const code = transform.getByRole('textbox', { name: 'Transform code' });
+    expect(await code.getAttribute('contenteditable')).toBe('true');
     await code.fill('(s) => ({ title: s.user.data.name.toUpperCase( })');
+    // Highlighted: the code is split into styled tokens.
+    await expect.poll(() => transform.locator('.cm-content span').count()).toBeGreaterThan(0);
     await page.getByRole('button', { name: 'Try up to here: card' }).click();
     await expect.poll(() => transform.locator('.field-error').allTextContents()).not.toEqual([]);
     expect(await code.getAttribute('aria-invalid')).toBe('true');
@@ -99,11 +104,17 @@ describe.skipIf(missing !== undefined)('the step builder', () => {
     await screenshot(page, 'tool-builder-error');
 
     // Fixed against the data shown: its output under its card.
-    await code.fill('(s) => ({ title: s.user.data.name.toUpperCase(), roles: s.user.data.roles.length })');
+    // Typed, key by key, as a person fixes it.
+    await code.click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.press('Delete');
+    await page.keyboard.type(
+      '(s) => ({ title: s.user.data.name.toUpperCase(), roles: s.user.data.roles.length })',
+    );
     await page.getByRole('button', { name: 'Try up to here: card' }).click();
     const cardData = transform.getByRole('region', { name: 'Data of card' });
     await expect.poll(() => cardData.textContent()).toContain('GRACE');
-    expect(await code.getAttribute('aria-invalid')).toBeNull();
+    await expect.poll(() => code.getAttribute('aria-invalid')).toBeNull();
     await request.getByRole('region', { name: 'Data of user' }).scrollIntoViewIfNeeded();
     await screenshot(page, 'tool-builder');
 
@@ -148,5 +159,29 @@ describe.skipIf(missing !== undefined)('the step builder', () => {
     await card(page, 2).waitFor();
     expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
     await expectAccessible(page);
+  });
+
+  it('fetches the code editor only on pages that edit code', async () => {
+    /** The scripts a page fetched, and whether one of them is CodeMirror's. */
+    const scriptsOf = (page: Page) => {
+      const bodies: Promise<string>[] = [];
+      page.on('response', (response) => {
+        if (response.url().endsWith('.js')) bodies.push(response.text());
+      });
+      return async () => (await Promise.all(bodies)).some((body) => body.includes('cm-content'));
+    };
+    const runs = await openSignedIn('/');
+    const loadedOnRuns = scriptsOf(runs);
+    await runs.goto(`${api.url}/runs`);
+    await runs.getByRole('heading', { name: 'Runs', level: 1 }).waitFor();
+    await runs.goto(`${api.url}/tools`);
+    await runs.getByRole('heading', { name: 'Tools', level: 1 }).waitFor();
+    expect(await loadedOnRuns()).toBe(false);
+
+    const editing = await openSignedIn('/');
+    const loadedOnEdit = scriptsOf(editing);
+    await editing.goto(`${api.url}/new/tool`);
+    await editing.locator('.cm-editor >> visible=true').first().waitFor();
+    expect(await loadedOnEdit()).toBe(true);
   });
 });

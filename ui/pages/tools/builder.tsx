@@ -6,13 +6,14 @@
  * the page's sample inputs: each step's data shows under its card, the error on the failing one, and the
  * next step shows the sourceData it will receive. Nothing is saved.
  */
-import { useEffect, useId, useState } from 'preact/hooks';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import * as routes from '../../../contract/api/route-paths.ts';
 import { ApiFailure } from '../../api/client.ts';
 import type { ErrorIssue, Run, SystemList } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { JsonView } from '../../components/json-view.tsx';
 import { client } from '../../session.ts';
+import type { CodeEditorHandle } from './code-editor.ts';
 import {
   BODY_HINTS,
   configOf,
@@ -477,23 +478,83 @@ function SelectField({
   );
 }
 
-/** JavaScript in a field: a monospaced text area (the field's issues with their line and column). */
+type CodeEditorModule = typeof import('./code-editor.ts');
+let codeEditorModule: Promise<CodeEditorModule> | undefined;
+
+/**
+ * JavaScript in a field: CodeMirror with highlighting (its own chunk, fetched the first time a code field
+ * is shown), a monospaced text area until then or if the chunk cannot be fetched; the field's issues carry
+ * the line and column inside the code.
+ */
 export function CodeField({ label, value, onChange, issues, hint }: FieldProps<string>) {
   const id = useId();
+  const labelId = `${id}-label`;
   const bad = issues !== undefined && issues.length > 0;
+  const describedBy = bad ? `${id}-problems` : hint ? `${id}-hint` : undefined;
+  const description = bad ? issues.map((issue) => issue.message).join('; ') : hint;
+  const host = useRef<HTMLDivElement>(null);
+  const editor = useRef<CodeEditorHandle | undefined>(undefined);
+  const emitted = useRef<string[]>([]);
+  const latest = useRef(onChange);
+  latest.current = onChange;
+  const [mounted, setMounted] = useState(false);
+
+  useEffect(() => {
+    let gone = false;
+    codeEditorModule ??= import('./code-editor.ts');
+    codeEditorModule.then(
+      (module) => {
+        if (gone || !host.current) return;
+        editor.current = module.createCodeEditor({
+          parent: host.current,
+          value,
+          label,
+          description,
+          invalid: bad,
+          onChange: (text) => {
+            emitted.current.push(text);
+            latest.current(text);
+          },
+        });
+        setMounted(true);
+      },
+      () => {
+        // The chunk could not be fetched: the text area stays, and works.
+        codeEditorModule = undefined;
+      },
+    );
+    return () => {
+      gone = true;
+      editor.current?.destroy();
+      editor.current = undefined;
+    };
+  }, []);
+  useEffect(() => {
+    // A value the editor itself sent comes back a render later, maybe after more was typed: not a change.
+    const sent = emitted.current.indexOf(value);
+    if (sent >= 0) emitted.current.splice(0, sent + 1);
+    else editor.current?.setValue(value);
+  }, [value, mounted]);
+  useEffect(() => editor.current?.setAttributes(description, bad), [description, bad, mounted]);
+
   return (
     <div class="field">
-      <label for={id}>{label}</label>
-      <textarea
-        id={id}
-        class="code-input"
-        rows={Math.min(12, Math.max(3, value.split('\n').length + 1))}
-        spellcheck={false}
-        value={value}
-        onInput={(event) => onChange(event.currentTarget.value)}
-        aria-invalid={bad ? true : undefined}
-        aria-describedby={bad ? `${id}-problems` : hint ? `${id}-hint` : undefined}
-      />
+      <label id={labelId} for={mounted ? undefined : id}>
+        {label}
+      </label>
+      <div ref={host} class="code-editor" />
+      {!mounted && (
+        <textarea
+          id={id}
+          class="code-input"
+          rows={Math.min(12, Math.max(3, value.split('\n').length + 1))}
+          spellcheck={false}
+          value={value}
+          onInput={(event) => onChange(event.currentTarget.value)}
+          aria-invalid={bad ? true : undefined}
+          aria-describedby={describedBy}
+        />
+      )}
       {hint && (
         <p id={`${id}-hint`} class="muted">
           {hint}
