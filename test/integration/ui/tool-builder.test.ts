@@ -161,6 +161,32 @@ describe.skipIf(missing !== undefined)('the step builder', () => {
     await expectAccessible(page);
   });
 
+  it("edits a paginated step's stop condition in the code editor, keeping the rest of its pagination", async () => {
+    await call('POST', '/v1/tools', {
+      id: 'paged',
+      steps: [
+        {
+          id: 'list',
+          config: {
+            systemId: 'target',
+            url: '/items',
+            pagination: { type: 'offsetBased', pageSize: 2, stopCondition: '(r) => r.length < 2' },
+          },
+        },
+      ],
+    });
+    const page = await openSignedIn('/tools/paged/edit');
+    const stop = card(page, 1).getByRole('textbox', { name: 'Pagination stop condition' });
+    await expect.poll(() => stop.textContent()).toBe('(r) => r.length < 2');
+    await stop.fill('(r, pageInfo) => pageInfo.totalFetched >= 4');
+    const pagination = JSON.parse(await jsonView(page)).steps[0].config.pagination;
+    expect(pagination).toEqual({
+      type: 'offsetBased',
+      pageSize: 2,
+      stopCondition: '(r, pageInfo) => pageInfo.totalFetched >= 4',
+    });
+  });
+
   it('fetches the code editor only on pages that edit code', async () => {
     /** The scripts a page fetched, and whether one of them is CodeMirror's. */
     const scriptsOf = (page: Page) => {

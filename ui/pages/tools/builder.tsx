@@ -17,6 +17,7 @@ import type { CodeEditorHandle } from './code-editor.ts';
 import {
   BODY_HINTS,
   configOf,
+  isObject,
   isTransform,
   type JsonObject,
   type PlacedIssue,
@@ -400,6 +401,20 @@ function RequestFields({
         onChange={(value) => onConfig('pagination', value)}
         hint='{"type": "offsetBased" | "pageBased" | "cursorBased", "pageSize": 50, "stopCondition": "(response, pageInfo) => …"}: see docs/tools.md#pagination.'
       />
+      {isObject(config.pagination) && (
+        <CodeField
+          label="Pagination stop condition"
+          hint="(response, pageInfo, sourceData) => true stops; empty: the rules of docs/tools.md#pagination decide."
+          value={typeof config.pagination.stopCondition === 'string' ? config.pagination.stopCondition : ''}
+          onChange={(value) =>
+            onConfig(
+              'pagination',
+              withField(config.pagination as JsonObject, 'stopCondition', value || undefined),
+            )
+          }
+          issues={at('config.pagination.stopCondition')}
+        />
+      )}
     </>
   );
 }

@@ -9,7 +9,7 @@ import { type ErrorIssue, formatIssuePath } from '../../../contract/api/errors/i
 
 export type JsonObject = Record<string, unknown>;
 
-const isObject = (value: unknown): value is JsonObject =>
+export const isObject = (value: unknown): value is JsonObject =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The definition in the text, or why the builder cannot show it. */
