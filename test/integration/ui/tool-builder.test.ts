@@ -140,7 +140,7 @@ describe.skipIf(missing !== undefined)('the step builder', () => {
     });
   });
 
-  it('moves and removes cards, and fits a narrow screen', async () => {
+  it('moves and removes cards, and fits a narrow screen in the dark theme', async () => {
     await call('POST', '/v1/tools', {
       id: 'three-steps',
       steps: [
@@ -149,16 +149,17 @@ describe.skipIf(missing !== undefined)('the step builder', () => {
         { id: 'c', config: { type: 'transform', transformCode: '() => 3' } },
       ],
     });
-    const page = await openSignedIn('/tools/three-steps/edit', { viewport: ZOOMED_200 });
+    const page = await openSignedIn('/tools/three-steps/edit', { viewport: ZOOMED_200, colorScheme: 'dark' });
     await card(page, 3).waitFor();
     await page.getByRole('button', { name: 'Move c up' }).click();
     await page.getByRole('button', { name: 'Remove a' }).click();
     const ids = JSON.parse(await jsonView(page)).steps.map((step: { id: string }) => step.id);
     expect(ids).toEqual(['c', 'b']);
     await page.getByRole('radio', { name: 'Step builder' }).check();
-    await card(page, 2).waitFor();
+    await card(page, 2).locator('.cm-editor').first().waitFor();
     expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
     await expectAccessible(page);
+    await screenshot(page, 'tool-builder-narrow-dark');
   });
 
   it("edits a paginated step's stop condition in the code editor, keeping the rest of its pagination", async () => {
