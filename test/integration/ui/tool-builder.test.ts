@@ -96,7 +96,7 @@ describe.skipIf(missing !== undefined)('the step builder', () => {
     expect(await code.getAttribute('contenteditable')).toBe('true');
     await code.fill('(s) => ({ title: s.user.data.name.toUpperCase( })');
     // Highlighted: the code is split into styled tokens.
-    await expect.poll(() => transform.locator('.cm-content span').count()).toBeGreaterThan(0);
+    await expect.poll(() => transform.locator('.cm-content .tok-propertyName').count()).toBeGreaterThan(0);
     await page.getByRole('button', { name: 'Try up to here: card' }).click();
     await expect.poll(() => transform.locator('.field-error').allTextContents()).not.toEqual([]);
     expect(await code.getAttribute('aria-invalid')).toBe('true');

@@ -13,9 +13,10 @@
  */
 import { defaultKeymap, history, historyKeymap, indentWithTab } from '@codemirror/commands';
 import { javascript } from '@codemirror/lang-javascript';
-import { bracketMatching, defaultHighlightStyle, syntaxHighlighting } from '@codemirror/language';
+import { bracketMatching, syntaxHighlighting } from '@codemirror/language';
 import { Compartment, EditorState, type Extension } from '@codemirror/state';
 import { EditorView, keymap, lineNumbers } from '@codemirror/view';
+import { classHighlighter } from '@lezer/highlight';
 
 export interface CodeEditorOptions {
   parent: HTMLElement;
@@ -57,6 +58,12 @@ const theme = EditorView.theme({
     caretColor: 'var(--fg)',
   },
   '.cm-gutters': { background: 'var(--panel)', color: 'var(--muted)', border: 'none' },
+  '.tok-keyword, .tok-operator': { color: 'var(--accent)' },
+  '.tok-string, .tok-string2': { color: 'var(--success)' },
+  '.tok-number, .tok-bool, .tok-atom': { color: 'var(--running)' },
+  '.tok-comment': { color: 'var(--muted)', fontStyle: 'italic' },
+  '.tok-propertyName': { color: 'var(--aborted)' },
+  '.tok-invalid': { color: 'var(--failed)' },
 });
 
 export function createCodeEditor(options: CodeEditorOptions): CodeEditorHandle {
@@ -74,7 +81,9 @@ export function createCodeEditor(options: CodeEditorOptions): CodeEditorHandle {
         // Tab indents; Escape then Tab leaves the editor (CodeMirror's documented keyboard escape).
         keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
         javascript(),
-        syntaxHighlighting(defaultHighlightStyle),
+        // Tokens get classes (tok-keyword, …) coloured by the theme below from the page's variables, so
+        // they follow the light and dark themes with the contrast of the rest of the page.
+        syntaxHighlighting(classHighlighter),
         theme,
         EditorView.lineWrapping,
         attributes.of(
