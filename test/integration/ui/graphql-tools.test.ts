@@ -46,6 +46,7 @@ describe.skipIf(missing !== undefined)('GraphQL tools in the JSON editor', () =>
       ],
     };
     const text = JSON.stringify(definition, null, 2);
+    await page.getByRole('radio', { name: 'JSON' }).check();
     const editor = page.getByRole('textbox', { name: 'Tool definition (JSON)' });
     await editor.fill(text);
     await page.getByRole('button', { name: 'Create tool' }).click();
@@ -64,7 +65,8 @@ describe.skipIf(missing !== undefined)('GraphQL tools in the JSON editor', () =>
     await page.getByRole('button', { name: 'Create tool' }).click();
     await page.waitForURL(`${api.url}/tools/assignees`);
 
-    await page.getByRole('link', { name: 'Edit JSON' }).click();
+    await page.getByRole('link', { name: 'Edit', exact: true }).click();
+    await page.getByRole('radio', { name: 'JSON' }).check();
     await expect.poll(() => editor.inputValue()).toContain('"graphql"');
     await page.getByRole('button', { name: 'Save tool' }).click();
     await page.waitForURL(`${api.url}/tools/assignees`);

@@ -84,7 +84,11 @@ async function errorOf(control: Locator): Promise<string> {
   return id ? ((await control.page().locator(`[id="${id}"]`).textContent()) ?? '') : '';
 }
 const field = (page: Page, label: string) => page.getByLabel(label, { exact: true });
-const editorOf = (page: Page) => page.getByRole('textbox', { name: 'Tool definition (JSON)' });
+/** The editor's JSON view (the page opens on the step builder). */
+const editorOf = async (page: Page) => {
+  await page.getByRole('radio', { name: 'JSON' }).check();
+  return page.getByRole('textbox', { name: 'Tool definition (JSON)' });
+};
 
 describe.skipIf(missing !== undefined)('the Tools pages in a browser', () => {
   const { openSignedIn } = useDashboard(() => api.url);
@@ -171,7 +175,7 @@ describe.skipIf(missing !== undefined)('the Tools pages in a browser', () => {
       ],
     };
     const text = JSON.stringify(definition, null, 2);
-    const editor = editorOf(page);
+    const editor = await editorOf(page);
 
     // Text that is not JSON is shown at its line before anything is sent.
     await editor.fill(text.replace('"name": "Shaper",', '"name": "Shaper"'));
@@ -218,8 +222,8 @@ describe.skipIf(missing !== undefined)('the Tools pages in a browser', () => {
   it("edits a tool's JSON: a schema problem at its line, a deleted field removed", async () => {
     await call('POST', '/v1/tools', { ...simpleTool('editable'), outputTransform: '(s) => s.one' });
     const page = await openSignedIn('/tools/editable');
-    await page.getByRole('link', { name: 'Edit JSON' }).click();
-    const editor = editorOf(page);
+    await page.getByRole('link', { name: 'Edit', exact: true }).click();
+    const editor = await editorOf(page);
     await expect.poll(() => editor.inputValue()).toContain('"outputTransform"');
     const definition = JSON.parse(await editor.inputValue()) as Record<string, unknown>;
     const { outputTransform: _removed, ...kept } = definition;
@@ -435,7 +439,7 @@ describe.skipIf(missing !== undefined)('the Tools pages in a browser', () => {
     expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
     await expectAccessible(page);
     await page.goto(`${api.url}/tools/greet/edit`);
-    await editorOf(page).waitFor();
+    await (await editorOf(page)).waitFor();
     expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
     await expectAccessible(page);
   });

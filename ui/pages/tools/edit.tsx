@@ -13,6 +13,8 @@ import { ErrorMessage } from '../../components/error-message.tsx';
 import { type EditorIssue, JsonEditor, jsonSyntaxIssue } from '../../components/json-editor.tsx';
 import { Link, navigate } from '../../router.tsx';
 import { client } from '../../session.ts';
+import { StepBuilder } from './builder.tsx';
+import { formatDefinition, parseDefinition } from './definition.ts';
 import { definitionOf, ToolUnreadable, toolHref, useTool } from './shared.tsx';
 
 /** Optional fields a saved definition may have had; one deleted in the editor is sent as null (removed). */
@@ -62,6 +64,16 @@ function ToolEditor({ title, initial, submitLabel, cancelHref, save }: EditorPag
   const [issues, setIssues] = useState<readonly EditorIssue[]>([]);
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
+  const [view, setView] = useState<'builder' | 'json'>('builder');
+  const [unbuildable, setUnbuildable] = useState<string>();
+  const built = view === 'builder' ? parseDefinition(text) : undefined;
+
+  const showBuilder = () => {
+    // The builder shows the text as it is; text it cannot show stays in the JSON view, with the reason.
+    const parsed = parseDefinition(text);
+    setUnbuildable(parsed.ok ? undefined : parsed.message);
+    if (parsed.ok) setView('builder');
+  };
 
   const parse = (): Parsed => {
     const problem = jsonSyntaxIssue(text);
@@ -81,6 +93,7 @@ function ToolEditor({ title, initial, submitLabel, cancelHref, save }: EditorPag
     setIssues([]);
     const parsed = parse();
     if (!parsed.ok) {
+      setView('json');
       document.getElementById(id)?.focus();
       return;
     }
@@ -105,14 +118,37 @@ function ToolEditor({ title, initial, submitLabel, cancelHref, save }: EditorPag
         there.
       </p>
       <form onSubmit={submit} noValidate>
-        <JsonEditor
-          id={id}
-          label="Tool definition (JSON)"
-          value={text}
-          onInput={setText}
-          issues={issues}
-          syntax={syntax}
-        />
+        <fieldset class="view-switch">
+          <legend>View</legend>
+          <label>
+            <input type="radio" name="view" checked={view === 'builder'} onChange={showBuilder} /> Step
+            builder
+          </label>
+          <label>
+            <input type="radio" name="view" checked={view === 'json'} onChange={() => setView('json')} /> JSON
+          </label>
+        </fieldset>
+        {unbuildable && view === 'json' && (
+          <p class="field-error" role="alert">
+            The builder cannot show this definition: {unbuildable}
+          </p>
+        )}
+        {view === 'builder' && built?.ok ? (
+          <StepBuilder
+            definition={built.value}
+            onChange={(definition) => setText(formatDefinition(definition))}
+            issues={issues}
+          />
+        ) : (
+          <JsonEditor
+            id={id}
+            label="Tool definition (JSON)"
+            value={text}
+            onInput={setText}
+            issues={issues}
+            syntax={syntax}
+          />
+        )}
         <ErrorMessage error={error} title="The tool was not saved" />
         <div class="actions">
           <button type="submit" disabled={busy}>

@@ -170,7 +170,7 @@ export function ToolPage({ params }: { params: Record<string, string> }) {
         {canWrite && (
           <div class="actions">
             <Link href={`${toolHref(tool.id)}/edit`} class="button-link">
-              Edit JSON
+              Edit
             </Link>
             <button type="button" class="secondary" disabled={busy} onClick={archive}>
               {tool.archived ? 'Unarchive' : 'Archive'}
