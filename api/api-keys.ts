@@ -86,6 +86,8 @@ export async function ensureAdminKey(store: ApiKeyStore, options: EnsureAdminKey
     await insertAdminKey(store, `admin (${ADMIN_KEY})`, presetKey);
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
+    // Another replica starting at the same moment stored it first: it is there, as wanted.
+    if (await store.findApiKeyByHash(keyHash)) return;
     // The preset key was revoked: bringing it back on every restart would undo the revocation.
     if (adminKeys === 0) {
       throw new Error(`${ADMIN_KEY} is a revoked API key and there is no other admin key: set a new key`);

@@ -22,6 +22,19 @@ afterAll(async () => {
 const PRESET = 'preset-admin-key-0123456789-abcdef';
 
 describe('admin key bootstrap', () => {
+  it('stores the preset key once when two replicas start on an empty store at the same time', async () => {
+    const store = await memoryStore();
+    const lines: string[] = [];
+    const log = (line: string) => lines.push(line);
+    await Promise.all([
+      ensureAdminKey(store, { presetKey: PRESET, log }),
+      ensureAdminKey(store, { presetKey: PRESET, log }),
+    ]);
+    expect(await store.countApiKeys({ admin: true })).toBe(1);
+    expect((await store.findApiKeyByHash(hashApiKey(PRESET)))?.admin).toBe(true);
+    expect(lines.filter((line) => line.includes('revoked'))).toEqual([]);
+  });
+
   it('generates one admin key on the first start only and logs it once', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-bootstrap-'));
     dirs.push(dataDir);
