@@ -173,7 +173,7 @@ export function printOutcome(
         const loop = step.loop;
         if (!step.success || !loop || loop.failed === 0) continue;
         io.stderr.write(
-          `${name}: step '${step.stepId}': ${loop.failed} of ${loop.items} items failed (kubeglue logs ${run.runId} lists them)\n`,
+          `${printable(`${name}: step '${step.stepId}': ${loop.failed} of ${loop.items} items failed (kubeglue logs ${run.runId} lists them)`)}\n`,
         );
       }
     }
