@@ -13,32 +13,17 @@ import {
   createTestDatabase,
   type TestDatabase,
   type TestRole,
+  urlWithoutLogin,
 } from '../../support/postgres.ts';
+import { crmSteps, crmSystem, routeCrm, storeSystems } from '../../support/recorded-systems.ts';
 import { REDIS_PASSWORD, redisServerMissing, useRedisServer } from '../../support/redis-server.ts';
 
 const TOKEN = 'rec-bearer-SECRET-7f3a91';
 const API_KEY = 'rec-apikey-SECRET-c0ffee';
-/** Every item of the list, 5 in pages of 2: three pages, the last one short. */
-const ITEMS = [1, 2, 3, 4, 5].map((id) => ({ id, name: `item ${id}` }));
 const CAP = 6000;
 
 /** A paginated step (three pages) and a loop over three of its items, on the system crm. */
-const steps = [
-  {
-    id: 'list',
-    config: {
-      systemId: 'crm',
-      url: '/items',
-      queryParams: { page: '<<page>>', pageSize: '<<pageSize>>' },
-      pagination: { type: 'pageBased', pageSize: 2 },
-    },
-  },
-  {
-    id: 'detail',
-    dataSelector: '(sourceData) => sourceData.list.data.slice(0, 3).map((item) => item.id)',
-    config: { systemId: 'crm', url: '/items/<<currentItem>>', queryParams: { key: '<<crm_apiKey>>' } },
-  },
-];
+const steps = crmSteps();
 
 interface Exchange {
   stepId: string;
@@ -96,30 +81,10 @@ describe.each<DriverName>(['sqlite', 'pg'])('recording on %s', (driver) => {
       KUBEGLUE_MAX_RECORDING_BYTES: String(CAP),
       ...(database ? { KUBEGLUE_DATABASE_URL: database.url } : {}),
     });
-    // Each page and each item echo the credentials they were sent, as an API that returns its request does.
-    target.route('GET', '/items', (req) => {
-      const page = Number(new URL(req.url, 'http://x').searchParams.get('page'));
-      return {
-        headers: { 'x-page': String(page) },
-        body: ITEMS.slice((page - 1) * 2, page * 2).map((item) => ({
-          ...item,
-          sentAuth: req.headers.authorization ?? null,
-        })),
-      };
-    });
-    for (const id of [1, 2, 3]) {
-      target.route('GET', `/items/${id}`, (req) => ({
-        body: { id, detail: true, sentKey: req.query.find(([name]) => name === 'key')?.[1] ?? null },
-      }));
-    }
+    routeCrm(target);
     target.route('GET', '/big', () => ({ body: { blob: 'x'.repeat(2000) } }));
     const system = await api.call('POST', '/v1/systems', {
-      body: {
-        id: 'crm',
-        url: target.url,
-        authType: 'bearer',
-        credentials: { bearerToken: TOKEN, apiKey: API_KEY },
-      },
+      body: crmSystem(target.url, { bearerToken: TOKEN, apiKey: API_KEY }),
     });
     expect(system.status, system.text).toBeLessThan(300);
     for (const tool of [
@@ -350,24 +315,20 @@ describe.skipIf(redisServerMissing())('recording of connection protocols', () =>
   let role: TestRole;
   const password = 'rec-pg-SECRET-41d2';
   /** The database's URL without a login: the system's and the step's. */
-  const pgUrl = () => {
-    const url = new URL(database.url);
-    return `postgres://${url.host}${url.pathname}`;
-  };
+  const pgUrl = () => urlWithoutLogin(database);
 
   beforeAll(async () => {
     database = await createTestDatabase(inject('databaseUrl'));
     role = await createPasswordRole(database, password);
     api = await startTestApi();
-    for (const system of [
-      {
-        id: 'warehouse',
-        url: pgUrl(),
-        authType: 'dataStore',
-        credentials: { username: role.name, password },
-      },
-      { id: 'cache', url: redis.url, authType: 'dataStore', credentials: { password: REDIS_PASSWORD } },
-    ]) {
+    const systems = storeSystems({
+      pgUrl: pgUrl(),
+      role,
+      password,
+      redisUrl: redis.url,
+      redisPassword: REDIS_PASSWORD,
+    });
+    for (const system of systems) {
       const saved = await api.call('POST', '/v1/systems', { body: system });
       expect(saved.status, saved.text).toBeLessThan(300);
     }

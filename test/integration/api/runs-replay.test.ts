@@ -12,12 +12,13 @@ import {
   createTestDatabase,
   type TestDatabase,
   type TestRole,
+  urlWithoutLogin,
 } from '../../support/postgres.ts';
+import { crmSteps, crmSystem, routeCrm, storeSystems } from '../../support/recorded-systems.ts';
 import { REDIS_PASSWORD, redisServerMissing, useRedisServer } from '../../support/redis-server.ts';
 
 const TOKEN = 'replay-bearer-SECRET-5e1d77';
 const API_KEY = 'replay-apikey-SECRET-0b57ac';
-const ITEMS = [1, 2, 3, 4, 5].map((id) => ({ id, name: `item ${id}` }));
 
 interface ApiErrorBody {
   error: { code: string; message: string };
@@ -28,20 +29,7 @@ function tool(id: string, total = 'sourceData.detail.length') {
   return {
     id,
     steps: [
-      {
-        id: 'list',
-        config: {
-          systemId: 'crm',
-          url: '/items',
-          queryParams: { page: '<<page>>', pageSize: '<<pageSize>>' },
-          pagination: { type: 'pageBased', pageSize: 2 },
-        },
-      },
-      {
-        id: 'detail',
-        dataSelector: '(sourceData) => sourceData.list.data.slice(0, 3).map((item) => item.id)',
-        config: { systemId: 'crm', url: '/items/<<currentItem>>', queryParams: { key: '<<crm_apiKey>>' } },
-      },
+      ...crmSteps(),
       {
         id: 'summary',
         config: {
@@ -70,33 +58,10 @@ describe('replay of a recorded run', () => {
 
   beforeAll(async () => {
     api = await startTestApi();
-    const guard = (path: string) => {
-      if (sealed) lateRequests.push(path);
-    };
-    target.route('GET', '/items', (req) => {
-      guard(req.url);
-      const page = Number(new URL(req.url, 'http://x').searchParams.get('page'));
-      return {
-        body: ITEMS.slice((page - 1) * 2, page * 2).map((item) => ({
-          ...item,
-          sentAuth: req.headers.authorization ?? null,
-        })),
-      };
+    routeCrm(target, (url) => {
+      if (sealed) lateRequests.push(url);
     });
-    for (const id of [1, 2, 3]) {
-      target.route('GET', `/items/${id}`, (req) => {
-        guard(req.url);
-        return {
-          body: { id, detail: true, sentKey: req.query.find(([name]) => name === 'key')?.[1] ?? null },
-        };
-      });
-    }
-    await callOk(api, 'POST', '/v1/systems', {
-      id: 'crm',
-      url: target.url,
-      authType: 'bearer',
-      credentials: { bearerToken: TOKEN, apiKey: API_KEY },
-    });
+    await callOk(api, 'POST', '/v1/systems', crmSystem(target.url, { bearerToken: TOKEN, apiKey: API_KEY }));
     await callOk(api, 'POST', '/v1/tools', tool('pipeline'));
     await callOk(api, 'POST', '/v1/tools', tool('unrecorded'));
     for (const [id, record] of [
@@ -224,29 +189,21 @@ describe.skipIf(redisServerMissing())('replay of Postgres and Redis steps', () =
   let database: TestDatabase;
   let role: TestRole | undefined;
   const password = 'replay-pg-SECRET-9a1c';
-  const pgUrl = () => {
-    const url = new URL(database.url);
-    return `postgres://${url.host}${url.pathname}`;
-  };
+  const pgUrl = () => urlWithoutLogin(database);
 
   beforeAll(async () => {
     database = await createTestDatabase(inject('databaseUrl'));
-    role = await createPasswordRole(database, password);
-    api = await startTestApi();
     const login = await createPasswordRole(database, password);
     role = login;
-    await callOk(api, 'POST', '/v1/systems', {
-      id: 'warehouse',
-      url: pgUrl(),
-      authType: 'dataStore',
-      credentials: { username: login.name, password },
+    api = await startTestApi();
+    const systems = storeSystems({
+      pgUrl: pgUrl(),
+      role: login,
+      password,
+      redisUrl: redis.url,
+      redisPassword: REDIS_PASSWORD,
     });
-    await callOk(api, 'POST', '/v1/systems', {
-      id: 'cache',
-      url: redis.url,
-      authType: 'dataStore',
-      credentials: { password: REDIS_PASSWORD },
-    });
+    for (const system of systems) await callOk(api, 'POST', '/v1/systems', system);
     await callOk(api, 'POST', '/v1/tools', {
       id: 'stores',
       record: true,
