@@ -3,8 +3,18 @@
  * items and a page per item, each echoing the credentials it was sent (as an API that returns its request
  * does), and a Postgres "warehouse" and a Redis "cache" behind passwords.
  */
+import { inject } from 'vitest';
+import { callOk, startTestApi, type TestApi } from './embedded.ts';
+import { useStarted } from './fixture.ts';
 import type { HttpTarget } from './http-target.ts';
-import type { TestRole } from './postgres.ts';
+import {
+  createPasswordRole,
+  createTestDatabase,
+  type TestDatabase,
+  type TestRole,
+  urlWithoutLogin,
+} from './postgres.ts';
+import { REDIS_PASSWORD, useRedisServer } from './redis-server.ts';
 
 /** Every item of the crm's list, 5 in pages of 2: three pages, the last one short. */
 export const ITEMS = [1, 2, 3, 4, 5].map((id) => ({ id, name: `item ${id}` }));
@@ -60,26 +70,47 @@ export function crmSystem(url: string, credentials: { bearerToken: string; apiKe
   return { id: 'crm', url, authType: 'bearer', credentials };
 }
 
-/** The warehouse (Postgres at `pgUrl`, as `role` with `password`) and the cache (Redis) systems. */
-export function storeSystems(options: {
-  pgUrl: string;
+/** A started API with the warehouse (Postgres) and cache (Redis) systems saved. */
+export interface StoreSystems {
+  api: TestApi;
+  /** The role the warehouse logs in as; dropping it makes any connection to the database fail. */
   role: TestRole;
-  password: string;
+  /** The database's URL without a login: the system's and a step's. */
+  pgUrl: string;
   redisUrl: string;
-  redisPassword: string;
-}) {
-  return [
-    {
-      id: 'warehouse',
-      url: options.pgUrl,
-      authType: 'dataStore',
-      credentials: { username: options.role.name, password: options.password },
+}
+
+/**
+ * For the tests of the enclosing block: a real Redis server, a fresh Postgres database with a role
+ * logging in with `password`, and a started API where the systems warehouse (that database, as that
+ * role) and cache (that Redis, with its password) are saved. All stopped and dropped after the block.
+ */
+export function useStoreSystems(password: string): StoreSystems {
+  const redis = useRedisServer();
+  let database: TestDatabase | undefined;
+  return useStarted(
+    async () => {
+      database = await createTestDatabase(inject('databaseUrl'));
+      const role = await createPasswordRole(database, password);
+      const pgUrl = urlWithoutLogin(database);
+      const api = await startTestApi();
+      for (const system of [
+        {
+          id: 'warehouse',
+          url: pgUrl,
+          authType: 'dataStore',
+          credentials: { username: role.name, password },
+        },
+        { id: 'cache', url: redis.url, authType: 'dataStore', credentials: { password: REDIS_PASSWORD } },
+      ]) {
+        await callOk(api, 'POST', '/v1/systems', system);
+      }
+      return { api, role, pgUrl, redisUrl: redis.url };
     },
-    {
-      id: 'cache',
-      url: options.redisUrl,
-      authType: 'dataStore',
-      credentials: { password: options.redisPassword },
+    async ({ api, role }) => {
+      await api.stop();
+      await database?.drop();
+      await role.drop();
     },
-  ];
+  );
 }

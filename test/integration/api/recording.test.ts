@@ -8,15 +8,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { DriverName } from '../../../store/index.ts';
 import { startTestApi, type TestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
-import {
-  createPasswordRole,
-  createTestDatabase,
-  type TestDatabase,
-  type TestRole,
-  urlWithoutLogin,
-} from '../../support/postgres.ts';
-import { crmSteps, crmSystem, routeCrm, storeSystems } from '../../support/recorded-systems.ts';
-import { REDIS_PASSWORD, redisServerMissing, useRedisServer } from '../../support/redis-server.ts';
+import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
+import { crmSteps, crmSystem, routeCrm, useStoreSystems } from '../../support/recorded-systems.ts';
+import { REDIS_PASSWORD, redisServerMissing } from '../../support/redis-server.ts';
 
 const TOKEN = 'rec-bearer-SECRET-7f3a91';
 const API_KEY = 'rec-apikey-SECRET-c0ffee';
@@ -309,30 +303,13 @@ describe.each<DriverName>(['sqlite', 'pg'])('recording on %s', (driver) => {
 });
 
 describe.skipIf(redisServerMissing())('recording of connection protocols', () => {
-  const redis = useRedisServer();
-  let api: TestApi;
-  let database: TestDatabase;
-  let role: TestRole;
   const password = 'rec-pg-SECRET-41d2';
+  const stores = useStoreSystems(password);
   /** The database's URL without a login: the system's and the step's. */
-  const pgUrl = () => urlWithoutLogin(database);
+  const pgUrl = () => stores.pgUrl;
 
   beforeAll(async () => {
-    database = await createTestDatabase(inject('databaseUrl'));
-    role = await createPasswordRole(database, password);
-    api = await startTestApi();
-    const systems = storeSystems({
-      pgUrl: pgUrl(),
-      role,
-      password,
-      redisUrl: redis.url,
-      redisPassword: REDIS_PASSWORD,
-    });
-    for (const system of systems) {
-      const saved = await api.call('POST', '/v1/systems', { body: system });
-      expect(saved.status, saved.text).toBeLessThan(300);
-    }
-    const saved = await api.call('POST', '/v1/tools', {
+    const saved = await stores.api.call('POST', '/v1/tools', {
       body: {
         id: 'stores',
         steps: [
@@ -349,7 +326,7 @@ describe.skipIf(redisServerMissing())('recording of connection protocols', () =>
             modify: true,
             config: {
               systemId: 'cache',
-              url: redis.url,
+              url: stores.redisUrl,
               body: { command: 'SET', args: ['recorded', '<<n>>'] },
             },
           },
@@ -359,18 +336,12 @@ describe.skipIf(redisServerMissing())('recording of connection protocols', () =>
     expect(saved.status, saved.text).toBeLessThan(300);
   }, 60_000);
 
-  afterAll(async () => {
-    await api?.stop();
-    await database?.drop();
-    await role?.drop();
-  });
-
   it('keeps a Postgres step and a Redis step: the URL without its password, the body, the data', async () => {
-    const answer = await api.call<RunAnswer>('POST', '/v1/tools/stores/run', {
+    const answer = await stores.api.call<RunAnswer>('POST', '/v1/tools/stores/run', {
       body: { runId: 'stores-1', inputs: { n: 7 }, options: { record: true } },
     });
     expect(answer.body.status, answer.body.error).toBe('success');
-    const { body } = await api.call<{ recording: Recording }>('GET', '/v1/runs/stores-1/recording');
+    const { body } = await stores.api.call<{ recording: Recording }>('GET', '/v1/runs/stores-1/recording');
     const [rows, cached] = body.recording.entries as [Exchange, Exchange];
     expect(rows).toMatchObject({
       stepId: 'rows',
@@ -384,10 +355,10 @@ describe.skipIf(redisServerMissing())('recording of connection protocols', () =>
     expect(cached).toMatchObject({
       stepId: 'cached',
       protocol: 'redis',
-      request: { url: redis.url, body: { command: 'SET', args: ['recorded', 7] } },
+      request: { url: stores.redisUrl, body: { command: 'SET', args: ['recorded', 7] } },
       response: { data: 'OK' },
     });
-    const stored = JSON.stringify(await api.embedded.store.getRunRecording('stores-1'));
+    const stored = JSON.stringify(await stores.api.embedded.store.getRunRecording('stores-1'));
     expect(stored).not.toContain(password);
     expect(stored).not.toContain(REDIS_PASSWORD);
   });

@@ -3,19 +3,12 @@
  * target refuses (and the test fails on) any request after the recording; Postgres and Redis steps replay
  * from their recording too.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReplayAnswer } from '../../../contract/api/replay.ts';
 import { callOk, startTestApi, type TestApi } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
-import {
-  createPasswordRole,
-  createTestDatabase,
-  type TestDatabase,
-  type TestRole,
-  urlWithoutLogin,
-} from '../../support/postgres.ts';
-import { crmSteps, crmSystem, routeCrm, storeSystems } from '../../support/recorded-systems.ts';
-import { REDIS_PASSWORD, redisServerMissing, useRedisServer } from '../../support/redis-server.ts';
+import { crmSteps, crmSystem, routeCrm, useStoreSystems } from '../../support/recorded-systems.ts';
+import { REDIS_PASSWORD, redisServerMissing } from '../../support/redis-server.ts';
 
 const TOKEN = 'replay-bearer-SECRET-5e1d77';
 const API_KEY = 'replay-apikey-SECRET-0b57ac';
@@ -184,27 +177,13 @@ describe('replay of a recorded run', () => {
 });
 
 describe.skipIf(redisServerMissing())('replay of Postgres and Redis steps', () => {
-  const redis = useRedisServer();
-  let api: TestApi;
-  let database: TestDatabase;
-  let role: TestRole | undefined;
   const password = 'replay-pg-SECRET-9a1c';
-  const pgUrl = () => urlWithoutLogin(database);
+  const stores = useStoreSystems(password);
+  /** The database's URL without a login: the system's and the step's. */
+  const pgUrl = () => stores.pgUrl;
 
   beforeAll(async () => {
-    database = await createTestDatabase(inject('databaseUrl'));
-    const login = await createPasswordRole(database, password);
-    role = login;
-    api = await startTestApi();
-    const systems = storeSystems({
-      pgUrl: pgUrl(),
-      role: login,
-      password,
-      redisUrl: redis.url,
-      redisPassword: REDIS_PASSWORD,
-    });
-    for (const system of systems) await callOk(api, 'POST', '/v1/systems', system);
-    await callOk(api, 'POST', '/v1/tools', {
+    await callOk(stores.api, 'POST', '/v1/tools', {
       id: 'stores',
       record: true,
       steps: [
@@ -221,34 +200,27 @@ describe.skipIf(redisServerMissing())('replay of Postgres and Redis steps', () =
           modify: true,
           config: {
             systemId: 'cache',
-            url: redis.url,
+            url: stores.redisUrl,
             body: { command: 'SET', args: ['replayed', '<<n>>'] },
           },
         },
       ],
       outputTransform: '(sourceData) => ({ n: sourceData.rows.data[0].n, cached: sourceData.cached.data })',
     });
-    const run = await api.call<{ status: string }>('POST', '/v1/tools/stores/run', {
+    const run = await stores.api.call<{ status: string }>('POST', '/v1/tools/stores/run', {
       body: { runId: 'stores-1', inputs: { n: 4 } },
     });
     expect(run.body.status, run.text).toBe('success');
   }, 60_000);
 
-  afterAll(async () => {
-    await api?.stop();
-    await database?.drop();
-    await role?.drop();
-  });
-
   it('answers both from the recording, and fails the Redis step when its command changes', async () => {
     // The role is gone: a replay that connected to Postgres would fail to log in.
-    await role?.drop();
-    role = undefined;
-    const same = await api.call<ReplayAnswer>('POST', '/v1/runs/stores-1/replay', {});
+    await stores.role.drop();
+    const same = await stores.api.call<ReplayAnswer>('POST', '/v1/runs/stores-1/replay', {});
     expect(same.status, same.text).toBe(200);
     expect(same.body.replay).toMatchObject({ success: true, data: { n: 4, cached: 'OK' } });
     expect(same.body.diff.changed).toBe(false);
-    const other = await api.call<ReplayAnswer>('POST', '/v1/runs/stores-1/replay', {
+    const other = await stores.api.call<ReplayAnswer>('POST', '/v1/runs/stores-1/replay', {
       body: { inputs: { n: 5 } },
     });
     expect(other.status, other.text).toBe(200);
