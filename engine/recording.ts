@@ -14,7 +14,14 @@ import type { ConnectionProtocol } from '../contract/step-protocols.ts';
 import { jsonBytes } from './data-size.ts';
 import { isFileRef } from './file-ref.ts';
 import type { Redactor } from './redact.ts';
-import type { ConnectionCall, HttpCall, HttpReply, ProtocolContext, Protocols } from './types.ts';
+import {
+  type ConnectionCall,
+  connectionSteps,
+  type HttpCall,
+  type HttpReply,
+  type ProtocolContext,
+  type Protocols,
+} from './types.ts';
 
 /** What a blanked credential (a header or query parameter that carries one) is recorded as. */
 export const BLANKED = '<<redacted>>';
@@ -237,12 +244,7 @@ export function recordingProtocols(protocols: Protocols, recorder: RunRecorder):
         throw error;
       }
     },
-    postgres: connection('postgres'),
-    ftp: connection('ftp'),
-    sftp: connection('sftp'),
-    redis: connection('redis'),
-    mysql: connection('mysql'),
-    smb: connection('smb'),
+    ...connectionSteps(connection),
   };
 }
 

@@ -12,7 +12,7 @@ import type { JsonValue } from '../contract/json.ts';
 import type { ConnectionProtocol } from '../contract/step-protocols.ts';
 import { BLANKED, recordedConnectionRequest, recordedHttpRequest } from './recording.ts';
 import type { Redactor } from './redact.ts';
-import type { ProtocolContext, Protocols } from './types.ts';
+import { connectionSteps, type ProtocolContext, type Protocols } from './types.ts';
 
 /** How much of a differing value an error message shows. */
 const SHOWN_CHARS = 300;
@@ -146,11 +146,6 @@ export function replayProtocols(recording: Recording, redactor: Redactor): Proto
         data: entry.response.data ?? null,
       };
     },
-    postgres: connection('postgres'),
-    ftp: connection('ftp'),
-    sftp: connection('sftp'),
-    redis: connection('redis'),
-    mysql: connection('mysql'),
-    smb: connection('smb'),
+    ...connectionSteps(connection),
   };
 }

@@ -122,7 +122,25 @@ export type ConnectionStep = (call: ConnectionCall, ctx: ProtocolContext) => Pro
  */
 export type Protocols = {
   http(call: HttpCall, ctx: ProtocolContext): Promise<HttpReply>;
-} & { [P in ConnectionProtocol]: ConnectionStep };
+} & ConnectionSteps;
+
+/** One step function per connection protocol of contract/step-protocols.ts. */
+export type ConnectionSteps = { [P in ConnectionProtocol]: ConnectionStep };
+
+/**
+ * The connection half of a Protocols, each protocol's step made by `step`: the real one, one that
+ * records or one that replays share this one list (a new protocol is a type error here, not a gap).
+ */
+export function connectionSteps(step: (protocol: ConnectionProtocol) => ConnectionStep): ConnectionSteps {
+  return {
+    postgres: step('postgres'),
+    ftp: step('ftp'),
+    sftp: step('sftp'),
+    redis: step('redis'),
+    mysql: step('mysql'),
+    smb: step('smb'),
+  };
+}
 
 export interface EngineLimits {
   maxLoopItems: number;

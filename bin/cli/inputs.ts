@@ -6,7 +6,22 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { JsonObject, JsonValue } from '../../contract/json.ts';
-import { UsageError } from './command.ts';
+import { type OptionSpec, UsageError } from './command.ts';
+
+/** The options `runInputs` reads, as every command that runs a tool takes them. */
+export const INPUT_OPTIONS = {
+  input: {
+    type: 'string',
+    multiple: true,
+    value: '<key=value>',
+    help: 'an input (repeatable); the value is JSON when it parses as JSON, else text',
+  },
+  'inputs-file': {
+    type: 'string',
+    value: '<path>',
+    help: 'a file holding the inputs as a JSON object (--input keys win over its keys)',
+  },
+} as const satisfies Record<string, OptionSpec>;
 
 /** The value of `--input key=value`: JSON when it parses, else the text itself. */
 export function inputValue(text: string): JsonValue {

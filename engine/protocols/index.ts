@@ -1,6 +1,6 @@
 import type { JsonValue } from '../../contract/json.ts';
 import type { ConnectionProtocol } from '../../contract/step-protocols.ts';
-import type { ConnectionCall, ConnectionStep, Protocols } from '../types.ts';
+import { type ConnectionCall, type ConnectionStep, connectionSteps, type Protocols } from '../types.ts';
 import { EgressGuard, type EgressPolicy, PERMISSIVE_EGRESS } from './egress-policy.ts';
 import { type GatewayDial, type GatewayRelayAddress, gatewayDial } from './gateway-socket.ts';
 import { type HttpClientOptions, httpRequest } from './http.ts';
@@ -104,11 +104,6 @@ export function createProtocols(options: ProtocolOptions = {}): Protocols {
         http,
       );
     },
-    postgres: connectionStep('postgres'),
-    ftp: connectionStep('ftp'),
-    sftp: connectionStep('sftp'),
-    redis: connectionStep('redis'),
-    mysql: connectionStep('mysql'),
-    smb: connectionStep('smb'),
+    ...connectionSteps(connectionStep),
   };
 }

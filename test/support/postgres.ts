@@ -49,6 +49,12 @@ export async function createTestDatabase(adminUrl: string): Promise<TestDatabase
   };
 }
 
+/** The database's URL without a login (no user, no password): what a system with its own credentials names. */
+export function urlWithoutLogin(database: TestDatabase): string {
+  const url = new URL(database.url);
+  return `postgres://${url.host}${url.pathname}`;
+}
+
 export interface TestRole {
   name: string;
   /** Connection URL of the database as this role, with its password in the userinfo. */

@@ -12,7 +12,7 @@ import { RunAnswer, RunResultsAnswer } from '../answers.ts';
 import { type Answer, ApiClient } from '../client.ts';
 import { command, EXIT, type Io, type OutputMode } from '../command.ts';
 import { followRun, streamEvents } from '../events.ts';
-import { runInputs } from '../inputs.ts';
+import { INPUT_OPTIONS, runInputs } from '../inputs.ts';
 import { printable, printJson } from '../output.ts';
 import { Progress } from '../progress.ts';
 
@@ -24,17 +24,7 @@ export const run = command({
   summary: 'run a tool and print its output',
   positionals: ['toolId'],
   options: {
-    input: {
-      type: 'string',
-      multiple: true,
-      value: '<key=value>',
-      help: 'an input (repeatable); the value is JSON when it parses as JSON, else text',
-    },
-    'inputs-file': {
-      type: 'string',
-      value: '<path>',
-      help: 'a file holding the inputs as a JSON object (--input keys win over its keys)',
-    },
+    ...INPUT_OPTIONS,
     async: { type: 'boolean', help: 'start the run in the background and print its id' },
     follow: {
       type: 'boolean',
@@ -173,7 +163,7 @@ export function printOutcome(
         const loop = step.loop;
         if (!step.success || !loop || loop.failed === 0) continue;
         io.stderr.write(
-          `${name}: step '${step.stepId}': ${loop.failed} of ${loop.items} items failed (kubeglue logs ${run.runId} lists them)\n`,
+          `${printable(`${name}: step '${step.stepId}': ${loop.failed} of ${loop.items} items failed (kubeglue logs ${run.runId} lists them)`)}\n`,
         );
       }
     }

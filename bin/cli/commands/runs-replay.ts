@@ -9,7 +9,7 @@ import * as routes from '../../../contract/api/route-paths.ts';
 import { ReplayRunAnswer } from '../answers.ts';
 import { ApiClient } from '../client.ts';
 import { command, EXIT, type Io, UsageError } from '../command.ts';
-import { runInputs } from '../inputs.ts';
+import { INPUT_OPTIONS, runInputs } from '../inputs.ts';
 import { printable, printJson } from '../output.ts';
 import { readDefinition } from './try.ts';
 
@@ -39,16 +39,10 @@ export const runsReplay = command({
       help: "a tool definition (JSON) to replay instead of the tool's current one",
     },
     snapshot: { type: 'boolean', help: 'replay the definition the run ran (its snapshot)' },
+    ...INPUT_OPTIONS,
     input: {
-      type: 'string',
-      multiple: true,
-      value: '<key=value>',
+      ...INPUT_OPTIONS.input,
       help: "an input (repeatable); without inputs the original run's are used",
-    },
-    'inputs-file': {
-      type: 'string',
-      value: '<path>',
-      help: 'a file holding the inputs as a JSON object (--input keys win over its keys)',
     },
   },
   about: [

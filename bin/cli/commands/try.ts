@@ -11,7 +11,7 @@ import { formatIssues } from '../../../contract/format-issues.ts';
 import { TryAnswer } from '../answers.ts';
 import { ApiClient } from '../client.ts';
 import { command, EXIT, type Io, UsageError } from '../command.ts';
-import { runInputs } from '../inputs.ts';
+import { INPUT_OPTIONS, runInputs } from '../inputs.ts';
 import { printable, printJson } from '../output.ts';
 
 const NAME = 'kubeglue try';
@@ -47,17 +47,7 @@ export const tryDraft = command({
       value: '<stepId>',
       help: 'stop after this step (no output transform) and show what the next step would receive',
     },
-    input: {
-      type: 'string',
-      multiple: true,
-      value: '<key=value>',
-      help: 'an input (repeatable); the value is JSON when it parses as JSON, else text',
-    },
-    'inputs-file': {
-      type: 'string',
-      value: '<path>',
-      help: 'a file holding the inputs as a JSON object (--input keys win over its keys)',
-    },
+    ...INPUT_OPTIONS,
     record: { type: 'boolean', help: 'store the run (kubeglue runs lists it); by default nothing is stored' },
   },
   about: [

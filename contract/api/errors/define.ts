@@ -82,14 +82,9 @@ export interface ErrorArea {
 
 export function errorArea(): ErrorArea {
   const entries: CatalogEntry[] = [];
-  function define<Args extends unknown[]>(
-    code: string,
-    statusCode: number,
-    message: (...args: Args) => string,
-    fix: string,
-    headers?: Record<string, string> | ((...args: Args) => Record<string, string>),
-    issues?: (...args: Args) => readonly ErrorIssue[] | undefined,
-  ): ErrorDefinition<Args> {
+  // Typed by ErrorArea's signature: the parameters are written once, there.
+  const define: ErrorArea['define'] = (code, statusCode, message, fix, headers, issues) => {
+    type Args = Parameters<typeof message>;
     // Refused when the module loads, whichever areas declare it.
     if (declared.has(code)) throw new Error(`error code ${code} is declared twice`);
     declared.add(code);
@@ -105,7 +100,7 @@ export function errorArea(): ErrorArea {
     const raise = (...args: Args) =>
       new ApiError(code, statusCode, message(...args), headersOf(...args), fix, issues?.(...args));
     return Object.assign(raise, { code, statusCode });
-  }
+  };
   return { entries, define };
 }
 

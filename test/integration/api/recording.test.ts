@@ -8,37 +8,16 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { DriverName } from '../../../store/index.ts';
 import { startTestApi, type TestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
-import {
-  createPasswordRole,
-  createTestDatabase,
-  type TestDatabase,
-  type TestRole,
-} from '../../support/postgres.ts';
-import { REDIS_PASSWORD, redisServerMissing, useRedisServer } from '../../support/redis-server.ts';
+import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
+import { crmSteps, crmSystem, routeCrm, useStoreSystems } from '../../support/recorded-systems.ts';
+import { REDIS_PASSWORD, redisServerMissing } from '../../support/redis-server.ts';
 
 const TOKEN = 'rec-bearer-SECRET-7f3a91';
 const API_KEY = 'rec-apikey-SECRET-c0ffee';
-/** Every item of the list, 5 in pages of 2: three pages, the last one short. */
-const ITEMS = [1, 2, 3, 4, 5].map((id) => ({ id, name: `item ${id}` }));
 const CAP = 6000;
 
 /** A paginated step (three pages) and a loop over three of its items, on the system crm. */
-const steps = [
-  {
-    id: 'list',
-    config: {
-      systemId: 'crm',
-      url: '/items',
-      queryParams: { page: '<<page>>', pageSize: '<<pageSize>>' },
-      pagination: { type: 'pageBased', pageSize: 2 },
-    },
-  },
-  {
-    id: 'detail',
-    dataSelector: '(sourceData) => sourceData.list.data.slice(0, 3).map((item) => item.id)',
-    config: { systemId: 'crm', url: '/items/<<currentItem>>', queryParams: { key: '<<crm_apiKey>>' } },
-  },
-];
+const steps = crmSteps();
 
 interface Exchange {
   stepId: string;
@@ -96,30 +75,10 @@ describe.each<DriverName>(['sqlite', 'pg'])('recording on %s', (driver) => {
       KUBEGLUE_MAX_RECORDING_BYTES: String(CAP),
       ...(database ? { KUBEGLUE_DATABASE_URL: database.url } : {}),
     });
-    // Each page and each item echo the credentials they were sent, as an API that returns its request does.
-    target.route('GET', '/items', (req) => {
-      const page = Number(new URL(req.url, 'http://x').searchParams.get('page'));
-      return {
-        headers: { 'x-page': String(page) },
-        body: ITEMS.slice((page - 1) * 2, page * 2).map((item) => ({
-          ...item,
-          sentAuth: req.headers.authorization ?? null,
-        })),
-      };
-    });
-    for (const id of [1, 2, 3]) {
-      target.route('GET', `/items/${id}`, (req) => ({
-        body: { id, detail: true, sentKey: req.query.find(([name]) => name === 'key')?.[1] ?? null },
-      }));
-    }
+    routeCrm(target);
     target.route('GET', '/big', () => ({ body: { blob: 'x'.repeat(2000) } }));
     const system = await api.call('POST', '/v1/systems', {
-      body: {
-        id: 'crm',
-        url: target.url,
-        authType: 'bearer',
-        credentials: { bearerToken: TOKEN, apiKey: API_KEY },
-      },
+      body: crmSystem(target.url, { bearerToken: TOKEN, apiKey: API_KEY }),
     });
     expect(system.status, system.text).toBeLessThan(300);
     for (const tool of [
@@ -344,34 +303,13 @@ describe.each<DriverName>(['sqlite', 'pg'])('recording on %s', (driver) => {
 });
 
 describe.skipIf(redisServerMissing())('recording of connection protocols', () => {
-  const redis = useRedisServer();
-  let api: TestApi;
-  let database: TestDatabase;
-  let role: TestRole;
   const password = 'rec-pg-SECRET-41d2';
+  const stores = useStoreSystems(password);
   /** The database's URL without a login: the system's and the step's. */
-  const pgUrl = () => {
-    const url = new URL(database.url);
-    return `postgres://${url.host}${url.pathname}`;
-  };
+  const pgUrl = () => stores.pgUrl;
 
   beforeAll(async () => {
-    database = await createTestDatabase(inject('databaseUrl'));
-    role = await createPasswordRole(database, password);
-    api = await startTestApi();
-    for (const system of [
-      {
-        id: 'warehouse',
-        url: pgUrl(),
-        authType: 'dataStore',
-        credentials: { username: role.name, password },
-      },
-      { id: 'cache', url: redis.url, authType: 'dataStore', credentials: { password: REDIS_PASSWORD } },
-    ]) {
-      const saved = await api.call('POST', '/v1/systems', { body: system });
-      expect(saved.status, saved.text).toBeLessThan(300);
-    }
-    const saved = await api.call('POST', '/v1/tools', {
+    const saved = await stores.api.call('POST', '/v1/tools', {
       body: {
         id: 'stores',
         steps: [
@@ -388,7 +326,7 @@ describe.skipIf(redisServerMissing())('recording of connection protocols', () =>
             modify: true,
             config: {
               systemId: 'cache',
-              url: redis.url,
+              url: stores.redisUrl,
               body: { command: 'SET', args: ['recorded', '<<n>>'] },
             },
           },
@@ -398,18 +336,12 @@ describe.skipIf(redisServerMissing())('recording of connection protocols', () =>
     expect(saved.status, saved.text).toBeLessThan(300);
   }, 60_000);
 
-  afterAll(async () => {
-    await api?.stop();
-    await database?.drop();
-    await role?.drop();
-  });
-
   it('keeps a Postgres step and a Redis step: the URL without its password, the body, the data', async () => {
-    const answer = await api.call<RunAnswer>('POST', '/v1/tools/stores/run', {
+    const answer = await stores.api.call<RunAnswer>('POST', '/v1/tools/stores/run', {
       body: { runId: 'stores-1', inputs: { n: 7 }, options: { record: true } },
     });
     expect(answer.body.status, answer.body.error).toBe('success');
-    const { body } = await api.call<{ recording: Recording }>('GET', '/v1/runs/stores-1/recording');
+    const { body } = await stores.api.call<{ recording: Recording }>('GET', '/v1/runs/stores-1/recording');
     const [rows, cached] = body.recording.entries as [Exchange, Exchange];
     expect(rows).toMatchObject({
       stepId: 'rows',
@@ -423,10 +355,10 @@ describe.skipIf(redisServerMissing())('recording of connection protocols', () =>
     expect(cached).toMatchObject({
       stepId: 'cached',
       protocol: 'redis',
-      request: { url: redis.url, body: { command: 'SET', args: ['recorded', 7] } },
+      request: { url: stores.redisUrl, body: { command: 'SET', args: ['recorded', 7] } },
       response: { data: 'OK' },
     });
-    const stored = JSON.stringify(await api.embedded.store.getRunRecording('stores-1'));
+    const stored = JSON.stringify(await stores.api.embedded.store.getRunRecording('stores-1'));
     expect(stored).not.toContain(password);
     expect(stored).not.toContain(REDIS_PASSWORD);
   });

@@ -3,21 +3,15 @@
  * target refuses (and the test fails on) any request after the recording; Postgres and Redis steps replay
  * from their recording too.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReplayAnswer } from '../../../contract/api/replay.ts';
 import { callOk, startTestApi, type TestApi } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
-import {
-  createPasswordRole,
-  createTestDatabase,
-  type TestDatabase,
-  type TestRole,
-} from '../../support/postgres.ts';
-import { REDIS_PASSWORD, redisServerMissing, useRedisServer } from '../../support/redis-server.ts';
+import { crmSteps, crmSystem, routeCrm, useStoreSystems } from '../../support/recorded-systems.ts';
+import { REDIS_PASSWORD, redisServerMissing } from '../../support/redis-server.ts';
 
 const TOKEN = 'replay-bearer-SECRET-5e1d77';
 const API_KEY = 'replay-apikey-SECRET-0b57ac';
-const ITEMS = [1, 2, 3, 4, 5].map((id) => ({ id, name: `item ${id}` }));
 
 interface ApiErrorBody {
   error: { code: string; message: string };
@@ -28,20 +22,7 @@ function tool(id: string, total = 'sourceData.detail.length') {
   return {
     id,
     steps: [
-      {
-        id: 'list',
-        config: {
-          systemId: 'crm',
-          url: '/items',
-          queryParams: { page: '<<page>>', pageSize: '<<pageSize>>' },
-          pagination: { type: 'pageBased', pageSize: 2 },
-        },
-      },
-      {
-        id: 'detail',
-        dataSelector: '(sourceData) => sourceData.list.data.slice(0, 3).map((item) => item.id)',
-        config: { systemId: 'crm', url: '/items/<<currentItem>>', queryParams: { key: '<<crm_apiKey>>' } },
-      },
+      ...crmSteps(),
       {
         id: 'summary',
         config: {
@@ -70,33 +51,10 @@ describe('replay of a recorded run', () => {
 
   beforeAll(async () => {
     api = await startTestApi();
-    const guard = (path: string) => {
-      if (sealed) lateRequests.push(path);
-    };
-    target.route('GET', '/items', (req) => {
-      guard(req.url);
-      const page = Number(new URL(req.url, 'http://x').searchParams.get('page'));
-      return {
-        body: ITEMS.slice((page - 1) * 2, page * 2).map((item) => ({
-          ...item,
-          sentAuth: req.headers.authorization ?? null,
-        })),
-      };
+    routeCrm(target, (url) => {
+      if (sealed) lateRequests.push(url);
     });
-    for (const id of [1, 2, 3]) {
-      target.route('GET', `/items/${id}`, (req) => {
-        guard(req.url);
-        return {
-          body: { id, detail: true, sentKey: req.query.find(([name]) => name === 'key')?.[1] ?? null },
-        };
-      });
-    }
-    await callOk(api, 'POST', '/v1/systems', {
-      id: 'crm',
-      url: target.url,
-      authType: 'bearer',
-      credentials: { bearerToken: TOKEN, apiKey: API_KEY },
-    });
+    await callOk(api, 'POST', '/v1/systems', crmSystem(target.url, { bearerToken: TOKEN, apiKey: API_KEY }));
     await callOk(api, 'POST', '/v1/tools', tool('pipeline'));
     await callOk(api, 'POST', '/v1/tools', tool('unrecorded'));
     for (const [id, record] of [
@@ -219,35 +177,13 @@ describe('replay of a recorded run', () => {
 });
 
 describe.skipIf(redisServerMissing())('replay of Postgres and Redis steps', () => {
-  const redis = useRedisServer();
-  let api: TestApi;
-  let database: TestDatabase;
-  let role: TestRole | undefined;
   const password = 'replay-pg-SECRET-9a1c';
-  const pgUrl = () => {
-    const url = new URL(database.url);
-    return `postgres://${url.host}${url.pathname}`;
-  };
+  const stores = useStoreSystems(password);
+  /** The database's URL without a login: the system's and the step's. */
+  const pgUrl = () => stores.pgUrl;
 
   beforeAll(async () => {
-    database = await createTestDatabase(inject('databaseUrl'));
-    role = await createPasswordRole(database, password);
-    api = await startTestApi();
-    const login = await createPasswordRole(database, password);
-    role = login;
-    await callOk(api, 'POST', '/v1/systems', {
-      id: 'warehouse',
-      url: pgUrl(),
-      authType: 'dataStore',
-      credentials: { username: login.name, password },
-    });
-    await callOk(api, 'POST', '/v1/systems', {
-      id: 'cache',
-      url: redis.url,
-      authType: 'dataStore',
-      credentials: { password: REDIS_PASSWORD },
-    });
-    await callOk(api, 'POST', '/v1/tools', {
+    await callOk(stores.api, 'POST', '/v1/tools', {
       id: 'stores',
       record: true,
       steps: [
@@ -264,34 +200,27 @@ describe.skipIf(redisServerMissing())('replay of Postgres and Redis steps', () =
           modify: true,
           config: {
             systemId: 'cache',
-            url: redis.url,
+            url: stores.redisUrl,
             body: { command: 'SET', args: ['replayed', '<<n>>'] },
           },
         },
       ],
       outputTransform: '(sourceData) => ({ n: sourceData.rows.data[0].n, cached: sourceData.cached.data })',
     });
-    const run = await api.call<{ status: string }>('POST', '/v1/tools/stores/run', {
+    const run = await stores.api.call<{ status: string }>('POST', '/v1/tools/stores/run', {
       body: { runId: 'stores-1', inputs: { n: 4 } },
     });
     expect(run.body.status, run.text).toBe('success');
   }, 60_000);
 
-  afterAll(async () => {
-    await api?.stop();
-    await database?.drop();
-    await role?.drop();
-  });
-
   it('answers both from the recording, and fails the Redis step when its command changes', async () => {
     // The role is gone: a replay that connected to Postgres would fail to log in.
-    await role?.drop();
-    role = undefined;
-    const same = await api.call<ReplayAnswer>('POST', '/v1/runs/stores-1/replay', {});
+    await stores.role.drop();
+    const same = await stores.api.call<ReplayAnswer>('POST', '/v1/runs/stores-1/replay', {});
     expect(same.status, same.text).toBe(200);
     expect(same.body.replay).toMatchObject({ success: true, data: { n: 4, cached: 'OK' } });
     expect(same.body.diff.changed).toBe(false);
-    const other = await api.call<ReplayAnswer>('POST', '/v1/runs/stores-1/replay', {
+    const other = await stores.api.call<ReplayAnswer>('POST', '/v1/runs/stores-1/replay', {
       body: { inputs: { n: 5 } },
     });
     expect(other.status, other.text).toBe(200);

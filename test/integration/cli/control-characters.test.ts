@@ -132,6 +132,21 @@ describe('the CLI escapes control characters the API sends', () => {
       server.route('GET', '/v1/runs', {
         body: { data: [run], page: 1, limit: 20, total: 1, hasMore: false, nextCursor: null },
       });
+      // A successful run whose loop step went on past a failed item: the CLI names that step.
+      server.route('POST', '/v1/tools/evil/run', {
+        body: {
+          ...run,
+          status: 'success',
+          data: [],
+          stepResults: [
+            {
+              stepId: `todos${HOSTILE}`,
+              success: true,
+              loop: { items: 2, failed: 1, failedItems: [{ index: 1, error: 'HTTP 404' }] },
+            },
+          ],
+        },
+      });
     });
     afterAll(async () => {
       await server?.stop();
@@ -158,6 +173,15 @@ describe('the CLI escapes control characters the API sends', () => {
       expect(result.code).toBe(0);
       expect(result.stdout).toContain(`run${ESCAPED}`);
       expect(result.stdout).toContain(`evil${ESCAPED}`);
+      expectNoRawControl(result);
+    });
+
+    it("kubeglue run: the id of a loop step whose items failed, and the run's id", async () => {
+      const result = await runCli(['run', 'evil'], env);
+      expect(result.code).toBe(0);
+      expect(result.stderr).toContain(
+        `step 'todos${ESCAPED}': 1 of 2 items failed (kubeglue logs run${ESCAPED}`,
+      );
       expectNoRawControl(result);
     });
 

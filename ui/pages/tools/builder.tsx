@@ -430,6 +430,33 @@ function Problems({ id, issues }: { id: string; issues: readonly PlacedIssue[] |
   );
 }
 
+/** A field's hint (`<id>-hint`) and its problems (`<id>-problems`), below its control. */
+function FieldNotes({
+  id,
+  hint,
+  issues,
+}: {
+  id: string;
+  hint?: string | undefined;
+  issues?: readonly PlacedIssue[];
+}) {
+  return (
+    <>
+      {hint && (
+        <p id={`${id}-hint`} class="muted">
+          {hint}
+        </p>
+      )}
+      <Problems id={`${id}-problems`} issues={issues} />
+    </>
+  );
+}
+
+/** What describes the control of field `id`: its problems when it has any, else its hint. */
+function describedBy(id: string, bad: boolean, hint: string | undefined): string | undefined {
+  return bad ? `${id}-problems` : hint ? `${id}-hint` : undefined;
+}
+
 interface FieldProps<T> {
   label: string;
   value: T;
@@ -458,14 +485,9 @@ function TextField({
         value={value}
         onInput={(event) => onChange(event.currentTarget.value)}
         aria-invalid={bad ? true : undefined}
-        aria-describedby={bad ? `${id}-problems` : hint ? `${id}-hint` : undefined}
+        aria-describedby={describedBy(id, bad, hint)}
       />
-      {hint && (
-        <p id={`${id}-hint`} class="muted">
-          {hint}
-        </p>
-      )}
-      <Problems id={`${id}-problems`} issues={issues} />
+      <FieldNotes id={id} hint={hint} issues={issues} />
     </div>
   );
 }
@@ -505,7 +527,7 @@ export function CodeField({ label, value, onChange, issues, hint }: FieldProps<s
   const id = useId();
   const labelId = `${id}-label`;
   const bad = issues !== undefined && issues.length > 0;
-  const describedBy = bad ? `${id}-problems` : hint ? `${id}-hint` : undefined;
+  const described = describedBy(id, bad, hint);
   const description = bad ? issues.map((issue) => issue.message).join('; ') : hint;
   const host = useRef<HTMLDivElement>(null);
   const editor = useRef<CodeEditorHandle | undefined>(undefined);
@@ -567,15 +589,10 @@ export function CodeField({ label, value, onChange, issues, hint }: FieldProps<s
           value={value}
           onInput={(event) => onChange(event.currentTarget.value)}
           aria-invalid={bad ? true : undefined}
-          aria-describedby={describedBy}
+          aria-describedby={described}
         />
       )}
-      {hint && (
-        <p id={`${id}-hint`} class="muted">
-          {hint}
-        </p>
-      )}
-      <Problems id={`${id}-problems`} issues={issues} />
+      <FieldNotes id={id} hint={hint} issues={issues} />
     </div>
   );
 }
@@ -628,14 +645,9 @@ function JsonField({ label, value, onChange, hint, issues }: FieldProps<unknown>
           }
         }}
         aria-invalid={all.length > 0 ? true : undefined}
-        aria-describedby={all.length > 0 ? `${id}-problems` : hint ? `${id}-hint` : undefined}
+        aria-describedby={describedBy(id, all.length > 0, hint)}
       />
-      {hint && (
-        <p id={`${id}-hint`} class="muted">
-          {hint}
-        </p>
-      )}
-      <Problems id={`${id}-problems`} issues={all} />
+      <FieldNotes id={id} hint={hint} issues={all} />
     </div>
   );
 }
