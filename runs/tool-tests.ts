@@ -81,11 +81,12 @@ export async function runToolTests(tool: Tool, sources: ToolTestSources): Promis
 
 /**
  * The systems of an offline test (no server to resolve them): each system a step uses, its base URL from
- * the test's `systems`, and as credentials the placeholders the recording shows for it (`<<crm_apiKey>>`),
+ * the test's `systems`, and as credentials the placeholders the steps and the recording name (`<<crm_apiKey>>`),
  * so a request templated offline renders as the recording redacted it.
  */
 export function offlineSystems(tool: Tool, test: ToolTest): ResolvedSystem[] {
-  const recorded = JSON.stringify(test.recording);
+  // Where a credential is named: the steps' templates, and what the recording kept of them.
+  const recorded = JSON.stringify([tool.steps, test.recording]);
   const ids = new Set<string>();
   for (const step of tool.steps) {
     if (step.config.type !== 'transform' && step.config.systemId) ids.add(step.config.systemId);
