@@ -91,5 +91,5 @@ export const ToolTests = z
   .describe(
     `Offline tests (at most ${MAX_TOOL_TESTS}, ${MAX_TOOL_TESTS_BYTES / 1024} KiB of JSON together): each ` +
       'runs the tool against recorded exchanges with its inputs and checks the output ' +
-      '(docs/authoring.md#testing-a-tool). kubeglue test -f runs them with no server; POST /v1/tools/{id}/test on the server.',
+      '(docs/authoring.md#test). kubeglue test -f runs them with no server; POST /v1/tools/{id}/test on the server.',
   );
