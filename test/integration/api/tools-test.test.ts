@@ -80,6 +80,25 @@ describe('POST /v1/tools/{toolId}/test', () => {
     expect(answer.text).not.toContain(TOKEN);
   });
 
+  it("keeps a tool's tests out of its runs' snapshot", async () => {
+    await callOk(api, 'PUT', '/v1/tools/names', {
+      tests: [{ name: 'equal', recording: recording.entries, expect: { output: ['a', 'b'] } }],
+    });
+    sealed = false;
+    const run = await api.call<{ status: string; tool: Record<string, unknown> }>(
+      'POST',
+      '/v1/tools/names/run',
+      {
+        body: { runId: 'names-2' },
+      },
+    );
+    sealed = true;
+    expect(run.body.status, run.text).toBe('success');
+    const view = await callOk<{ tool: Record<string, unknown> }>(api, 'GET', '/v1/runs/names-2');
+    expect(view.tool.steps).toBeDefined();
+    expect(view.tool).not.toHaveProperty('tests');
+  });
+
   it('fails a test whose output differs, with the difference, and one that breaks its schema', async () => {
     await callOk(api, 'PUT', '/v1/tools/names', {
       tests: [
