@@ -89,6 +89,8 @@ async function main(argv: string[]): Promise<number | undefined> {
       connect: () => resolveConnection(process.env),
       signal: interrupt.signal,
       version: packageVersion(),
+      // Loaded only when a command asks: the engine and its sandbox are no part of the other commands.
+      offlineTests: async (tool) => (await import('./offline-tests.ts')).runTestsOffline(tool),
     });
   }
   const closest = suggestKey(

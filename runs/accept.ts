@@ -91,7 +91,8 @@ export async function accept(ctx: RunContext, input: Launch): Promise<StartedRun
     ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}),
     ...(input.scheduleId ? { scheduleId: input.scheduleId } : {}),
     ...(input.resume ? { resumedFrom: input.resume.from, reusedSteps: input.resume.reusedSteps } : {}),
-    tool: tool as unknown as JsonObject,
+    // The snapshot is what ran: a tool's tests (up to 512 KiB of recordings) are not, and every run would keep them.
+    tool: withoutTests(tool) as unknown as JsonObject,
     toolPayload: inputs,
     options: options as JsonObject,
     ...(async ? {} : { executor: deps.executor }),
@@ -155,4 +156,9 @@ async function existing(ctx: RunContext, stored: StoredRun, withData: boolean): 
   if (!result) return { statusCode: 200, run: view };
   const steps = withData ? result.stepResults : stepResultsWithoutData(result.stepResults);
   return { statusCode: 200, run: withResult(view, result.data, steps) };
+}
+
+function withoutTests(tool: Tool): Omit<Tool, 'tests'> {
+  const { tests: _tests, ...rest } = tool;
+  return rest;
 }

@@ -129,7 +129,7 @@ async function replayedTool(
  * A system whose every credential is its own placeholder: templated into a request it renders as the
  * recording redacted it, and no credential leaves the store. An OAuth system's token is not asked for.
  */
-function asPlaceholders(system: ResolvedSystem): ResolvedSystem {
+export function asPlaceholders(system: ResolvedSystem): ResolvedSystem {
   const { tokenManaged: _managed, ...rest } = system;
   const keys = new Set([...Object.keys(system.credentials), ...(system.tokenManaged ? ['accessToken'] : [])]);
   return {

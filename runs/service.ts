@@ -14,6 +14,7 @@
 import type { ReplayAnswer } from '../contract/api/replay.ts';
 import type { Run } from '../contract/api/run.ts';
 import type { ConnectionTestResult } from '../contract/api/system.ts';
+import type { ToolTestAnswer } from '../contract/api/tool-test-result.ts';
 import type { JsonObject } from '../contract/json.ts';
 import type { StoredRun } from '../store/index.ts';
 import { cancelRun } from './cancel.ts';
@@ -41,6 +42,7 @@ import {
 import { type ResumeRun, resumeRun } from './resume.ts';
 import { RunningHere } from './running-here.ts';
 import { recordRefusedScheduled, type ScheduledRun, startScheduled } from './scheduled.ts';
+import { type TestTool, testTool } from './test-tool.ts';
 
 export type { ConnectionTestInput } from './connection-test.ts';
 export type { Caller, RunServiceDeps, StartedRun, ToolLookup } from './context.ts';
@@ -78,6 +80,11 @@ export class RunService {
   /** A finished run's tool executed against its recording only, beside the original (replay.ts); not stored. */
   replay(input: ReplayRun): Promise<ReplayAnswer> {
     return replayRun(this.#ctx, input);
+  }
+
+  /** A saved tool's tests, each a replay of its recorded exchanges (test-tool.ts); not stored. */
+  test(input: TestTool): Promise<ToolTestAnswer> {
+    return testTool(this.#ctx, input);
   }
 
   runStep(input: StartStepRun): Promise<StepRunOutcome> {

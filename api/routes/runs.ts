@@ -61,6 +61,7 @@ type RunOperation =
   | 'cancelRun'
   | 'resumeRun'
   | 'replayRun'
+  | 'testTool'
   | 'getRunResults'
   | 'getRunRecording'
   | 'listRunFiles'
@@ -154,6 +155,8 @@ export function runHandlers(deps: RunRouteDeps): HandlersOf<RunOperation> {
 
     replayRun: async ({ params, body }, request) =>
       runs.replay({ runId: params.runId, request: body ?? {}, caller: caller(request) }),
+
+    testTool: async ({ params }, request) => runs.test({ toolId: params.toolId, caller: caller(request) }),
 
     getRunResults: async ({ params: { runId }, query }, request) => {
       const run = await runs.get(runId, caller(request));

@@ -4,6 +4,8 @@
  * and docs/cli.md shows that text (test/unit/cli/help.test.ts compares them).
  */
 import { parseArgs } from 'node:util';
+import type { Tool } from '../../contract/api/tool.ts';
+import type { ToolTestAnswer } from '../../contract/api/tool-test-result.ts';
 import { suggestKey } from '../../contract/format-issues.ts';
 import type { Connection } from './settings.ts';
 
@@ -24,6 +26,11 @@ export interface Io {
   signal: AbortSignal;
   /** The package version, sent as the User-Agent. */
   version: string;
+  /**
+   * Runs a tool's tests in this process with no server and no network (`kubeglue test -f`): the engine,
+   * which the client commands may not import, given by bin/kubeglue.ts (bin/offline-tests.ts).
+   */
+  offlineTests?: ((tool: Tool) => Promise<ToolTestAnswer>) | undefined;
 }
 
 /** The exit codes of every client command. */

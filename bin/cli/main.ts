@@ -29,6 +29,7 @@ import { logs } from './commands/logs.ts';
 import { run } from './commands/run.ts';
 import { runs } from './commands/runs.ts';
 import { schedules } from './commands/schedules.ts';
+import { test } from './commands/test.ts';
 import { tools } from './commands/tools.ts';
 import { tryDraft } from './commands/try.ts';
 import { printable, printJson, withoutKey } from './output.ts';
@@ -45,6 +46,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   logs,
   tools,
   schedules,
+  test,
 ] as readonly CommandSpec[];
 
 /** Every command and subcommand (`runs resume`), each with its own help. */

@@ -71,6 +71,9 @@ export const searchSystemDocumentation = 'POST /systems/{systemId}/documentation
 /** Run a tool */
 export const runTool = 'POST /tools/{toolId}/run';
 
+/** Run a tool's tests against their recorded exchanges (no network, no credential) and answer each one's result; nothing is stored */
+export const testTool = 'POST /tools/{toolId}/test';
+
 /** Run a tool definition without saving it (keys not limited to tools) */
 export const runToolDefinition = 'POST /tools/run';
 

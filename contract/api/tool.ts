@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { JsonValue } from '../json.ts';
 import { SUPPORTED_SCHEMES_TEXT } from '../step-protocols.ts';
 import { CONTROL_CHARACTERS, multilineText, plainText, templateId } from '../text.ts';
+import { ToolTests } from './tool-test.ts';
 
 /**
  * Top-level sourceData names the engine sets itself; a step with one of these ids would be shadowed
@@ -296,6 +297,7 @@ export const toolFields = {
       "Record every exchange of the tool's runs with its systems, redacted (docs/authoring.md#recording); a run's " +
         'options.record overrides it. Default false.',
     ),
+  tests: ToolTests.optional(),
   archived: z
     .boolean()
     .default(false)
@@ -446,6 +448,7 @@ export const ToolUpdateBody = z
     outputTransform: removable(toolFields.outputTransform),
     folder: removable(toolFields.folder),
     record: removable(toolFields.record),
+    tests: removable(toolFields.tests),
     archived: z.boolean().optional(),
     ...serverFields,
     systemIds: SystemIdsField.describe(

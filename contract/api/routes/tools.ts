@@ -20,6 +20,7 @@ import {
   ToolStatePutAnswer,
   ToolStatePutBody,
 } from '../tool-state.ts';
+import { ToolTestAnswer } from '../tool-test-result.ts';
 import {
   badRequest,
   failure,
@@ -138,6 +139,22 @@ export const TOOL_RUN_ROUTES = [
       403: failure('options.webhookUrl chains to a tool this API key may not use'),
       404: failure('No such tool, or one this API key may not use'),
       409: failure('runId reused with a different tool or inputs'),
+      429: failure('Too many synchronous runs at once (KUBEGLUE_MAX_SYNC_RUNS); see Retry-After'),
+    },
+  },
+  {
+    method: 'POST',
+    path: '/tools/{toolId}/test',
+    operationId: 'testTool',
+    summary:
+      "Run a tool's tests against their recorded exchanges (no network, no credential) and answer each one's result; nothing is stored",
+    tag: 'Tools',
+    // Running the tool (offline): a key limited to other tools gets 404 as for POST /tools/{toolId}/run.
+    scopes: ['runs:execute'],
+    responses: {
+      200: { description: "Each test's result (passed, the output, the difference)", schema: ToolTestAnswer },
+      400: failure('An archived tool'),
+      404: failure('No such tool, or one this API key may not use'),
       429: failure('Too many synchronous runs at once (KUBEGLUE_MAX_SYNC_RUNS); see Retry-After'),
     },
   },

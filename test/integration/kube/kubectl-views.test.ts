@@ -55,6 +55,14 @@ describeKube('kubectl on kubeglue resources', () => {
     expect(await explained('toolrun.spec.cancel', 'true cancels the run')).toBeTruthy();
   });
 
+  it("explains a Tool's tests: what a test is, its recording and what it expects", async () => {
+    const tests = await explained('tool.spec.tests', 'Offline tests (at most 20');
+    expect(tests).not.toContain('<empty>');
+    for (const field of ['name', 'inputs', 'recording', 'systems', 'expect']) expect(tests).toContain(field);
+    expect(await explained('tool.spec.tests.expect', 'outputSchema')).not.toContain('<empty>');
+    expect(await explained('tool.spec.tests.recording', 'in run order')).toBeTruthy();
+  });
+
   it('kubectl get toolruns shows the duration of a finished run as people read it', async () => {
     const resources = createClusterKubeglueResources(bed.transport, bed.namespace.name);
     const run = runningRun('took-a-while', {

@@ -29,6 +29,9 @@ const DELIBERATELY_FREE_FORM = [
   // A GraphQL step's variables: any JSON object, as a body.
   /\.spec(\.tool)?\.steps\[\]\.config\.graphql\.variables$/,
   /\.spec(\.tool)?\.steps\[\]\.config\.queryParams\.\*$/,
+  // A tool test's inputs, its recorded exchanges (a query is a list of [name, value] pairs, which a structural
+  // schema cannot type; the API checks them) and its expected output or output schema: any JSON.
+  /\.spec(\.tool)?\.tests\[\]\.(inputs|recording|expect\.output|expect\.outputSchema)$/,
   // A ToolSchedule's inputs: any JSON object, as a run request's.
   /^\.spec\.inputs$/,
 ];

@@ -1,0 +1,64 @@
+/**
+ * Tool.tests (contract/api/tool-test.ts): bounded in count and size with messages that say the bound,
+ * names unique, and described in the generated Tool CRD (what `kubectl explain tool.spec.tests` prints).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { Tool } from '../../../contract/api/tool.ts';
+import { MAX_TOOL_TESTS, MAX_TOOL_TESTS_BYTES } from '../../../contract/api/tool-test.ts';
+import { zodIssues } from '../../../contract/format-issues.ts';
+
+const steps = [{ id: 'get', config: { url: 'https://api.example.com/items' } }];
+const test = (name: string, data: unknown = [{ id: 1 }]) => ({
+  name,
+  inputs: {},
+  recording: [
+    {
+      stepId: 'get',
+      protocol: 'http',
+      page: 1,
+      request: { method: 'GET', url: 'https://api.example.com/items', query: [], headers: {} },
+      response: { status: 200, data },
+    },
+  ],
+  expect: { output: data },
+});
+
+function problems(tests: unknown[]): string {
+  const parsed = Tool.safeParse({ id: 't', steps, tests });
+  return parsed.success ? '' : JSON.stringify(zodIssues(parsed.error));
+}
+
+describe('Tool.tests', () => {
+  it('accepts a test with a recording and an expected output or output schema', () => {
+    expect(problems([test('a'), { ...test('b'), expect: { outputSchema: { type: 'array' } } }])).toBe('');
+  });
+
+  it(`refuses more than ${MAX_TOOL_TESTS} tests, two with one name, and tests larger than the size bound`, () => {
+    const many = Array.from({ length: MAX_TOOL_TESTS + 1 }, (_, i) => test(`t${i}`));
+    expect(problems(many)).toMatch(/20/);
+    expect(problems([test('same'), test('same')])).toContain("duplicate test name 'same'");
+    const big = 'x'.repeat(MAX_TOOL_TESTS_BYTES);
+    expect(problems([test('big', big)])).toContain(`more than ${MAX_TOOL_TESTS_BYTES}`);
+  });
+
+  it('refuses an expect that is neither {output} nor {outputSchema}', () => {
+    expect(problems([{ ...test('a'), expect: { equals: 1 } }])).not.toBe('');
+  });
+
+  it('is described in the generated Tool CRD, so kubectl explain shows it', () => {
+    const crd = parse(
+      readFileSync(join(import.meta.dirname, '../../../crds/kubeglue.dev_tools.yaml'), 'utf8'),
+    );
+    const spec = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec;
+    const tests = spec.properties.tests;
+    expect(tests.description).toMatch(/Offline tests \(at most 20/);
+    expect(tests.maxItems).toBe(MAX_TOOL_TESTS);
+    const item = tests.items.properties;
+    expect(Object.keys(item)).toEqual(expect.arrayContaining(['name', 'inputs', 'recording', 'expect']));
+    expect(item.recording.description).toMatch(/exchanges/);
+    expect(item.expect.description).toMatch(/outputSchema/);
+  });
+});
