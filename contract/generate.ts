@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { parse, stringify } from 'yaml';
+import { Document, parse, parseDocument, Scalar, stringify, type ToStringOptions, visit } from 'yaml';
 import { errorsPage } from './api/errors-page.ts';
 import { openApiDocument } from './api/openapi.ts';
 import { routePathsModule } from './api/route-paths-module.ts';
@@ -42,16 +42,46 @@ function chartRbacRules(): string {
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * Bidi controls (the ones contract/text.ts refuses in names) written as `\uNNNN` escapes: a generated
+ * file holding them raw would show a reader something other than what it holds ("Trojan Source").
+ */
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const escapeBidi = (text: string) =>
+  text.replace(BIDI, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/** Each string holding a bidi control double-quoted, where `\uNNNN` is an escape. */
+function quoteBidi(document: Document, options: ToStringOptions = { lineWidth: 0 }): string {
+  visit(document, {
+    Scalar(_key, node) {
+      if (typeof node.value === 'string' && node.value.match(BIDI)) node.type = Scalar.QUOTE_DOUBLE;
+    },
+  });
+  return escapeBidi(document.toString(options));
+}
+
+const visibleYaml = (value: unknown) => quoteBidi(new Document(value));
+
+/** Close to how Helm writes YAML, so that only the patterns change in the rewritten documents. */
+const HELM_STYLE: ToStringOptions = { indentSeq: false, lineWidth: 80, minContentWidth: 0 };
+
+/** Helm's output with the documents that hold a bidi control rewritten quoted (Helm writes them raw). */
+const visibleManifests = (yaml: string) =>
+  yaml
+    .split(/^(?=---$)/m)
+    .map((part) => (part.match(BIDI) ? quoteBidi(parseDocument(part), HELM_STYLE) : part))
+    .join('');
+
 /** Relative path → content of every generated file. */
 export function generatedFiles(): Map<string, string> {
   const files = new Map<string, string>();
   for (const def of RESOURCE_DEFINITIONS) {
-    const yaml = HEADER + stringify(customResourceDefinition(def), { lineWidth: 0 });
+    const yaml = HEADER + visibleYaml(customResourceDefinition(def));
     const name = `${GROUP}_${def.plural}.yaml`;
     files.set(join(CRD_DIR, name), yaml);
     files.set(join(CHART_CRD_DIR, name), yaml);
   }
-  files.set(join('docs', 'openapi.json'), `${JSON.stringify(openApiDocument(), null, 2)}\n`);
+  files.set(join('docs', 'openapi.json'), `${escapeBidi(JSON.stringify(openApiDocument(), null, 2))}\n`);
   files.set(join('docs', 'errors.md'), errorsPage());
   files.set(join('docs', 'reasons.md'), reasonsPage());
   files.set(join('contract', 'api', 'route-paths.ts'), routePathsModule());
@@ -169,7 +199,10 @@ export async function renderPlainManifests(chartDir = join(REPO, CHART)): Promis
     // kubectl, not Helm, manages what is applied from this file.
     return (
       PLAIN_HEADER +
-      stdout.replaceAll('app.kubernetes.io/managed-by: Helm', 'app.kubernetes.io/managed-by: kubectl')
+      visibleManifests(stdout).replaceAll(
+        'app.kubernetes.io/managed-by: Helm',
+        'app.kubernetes.io/managed-by: kubectl',
+      )
     );
   } finally {
     await rm(home, { recursive: true, force: true });

@@ -16,6 +16,9 @@ const HOSTILE = [
   ['DEL', 'evil\x7f'],
   ['NUL', 'evil\x00'],
   ['a line break', 'two\nlines'],
+  // Trojan Source: shown right to left, "evil\u202etxt.exe" reads "evilexe.txt".
+  ['a bidi override', 'evil\u202etxt.exe'],
+  ['a right-to-left mark', 'evil\u200f'],
 ] as const;
 
 describe('the API refuses control characters in ids and names', () => {

@@ -162,6 +162,8 @@ describeKube('kubectl apply of the CRDs and deploy/kubeglue.yaml on a v1.20 serv
       expect(await apply('name', tool({ name: 'evil\x1b]52;c;cHduZWQ=\x07' }))).toMatch(
         /spec\.name.*should match/,
       );
+      // A bidi override (Trojan Source): the pattern holds it as itself, which RE2 reads.
+      expect(await apply('bidi', tool({ name: 'evil\u202etxt.exe' }))).toMatch(/spec\.name.*should match/);
       expect(await apply('instruction', tool({ instruction: 'evil\x9b2J' }))).toMatch(
         /spec\.instruction.*should match/,
       );
