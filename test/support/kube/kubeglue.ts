@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -15,6 +15,7 @@ import {
   SECRET_KIND,
 } from '../../../kube/resources/index.ts';
 import type { Event, Secret } from '../../../kube/types.ts';
+import { type OwnedProcess, ownProcess } from '../child-process.ts';
 import { TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../embedded.ts';
 import type { KubeHandle } from './client.ts';
 import { type ProcessKubelet, startProcessKubelet } from './process-kubelet/kubelet.ts';
@@ -208,51 +209,31 @@ export async function waitUntil(
   }
 }
 
-export interface KubeglueProcess {
-  child: ChildProcess;
-  /** Everything the process printed so far. */
-  output(): string;
+export interface KubeglueProcess extends OwnedProcess {
   /** Resolves when a line matching pattern was printed. */
   waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<void>;
-  /** SIGTERM (or the given signal), then waits for the exit. */
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
-  exited: Promise<number | null>;
 }
 
 /** Starts `kubeglue <role>` as its own process with exactly the given environment (plus PATH). */
 export function startKubeglue(role: string, env: Record<string, string>): KubeglueProcess {
-  const child = spawn(process.execPath, ['--no-node-snapshot', KUBEGLUE_CLI, role], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const onData = (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-  };
-  child.stdout?.on('data', onData);
-  child.stderr?.on('data', onData);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const kill = () => child.kill('SIGKILL');
-  process.once('exit', kill);
-  void exited.then(() => process.off('exit', kill));
+  const owned = ownProcess(
+    spawn(process.execPath, ['--no-node-snapshot', KUBEGLUE_CLI, role], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+  const { child, output } = owned;
   return {
-    child,
-    output: () => output,
-    exited,
+    ...owned,
     waitForOutput: (pattern, timeoutMs = 30_000) =>
       waitUntil(
         () => {
           if (child.exitCode !== null)
-            throw new Error(`kubeglue ${role} exited (${child.exitCode}):\n${output}`);
-          return pattern.test(output);
+            throw new Error(`kubeglue ${role} exited (${child.exitCode}):\n${output()}`);
+          return pattern.test(output());
         },
         timeoutMs,
-        `kubeglue ${role} to print ${pattern}:\n${output}`,
+        `kubeglue ${role} to print ${pattern}:\n${output()}`,
       ),
-    stop: async (signal = 'SIGTERM') => {
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      child.kill(signal);
-      return exited;
-    },
   };
 }
