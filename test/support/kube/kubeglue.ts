@@ -17,6 +17,7 @@ import {
 import type { Event, Secret } from '../../../kube/types.ts';
 import { type OwnedProcess, ownProcess } from '../child-process.ts';
 import { TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../embedded.ts';
+import { freeLoopbackPort } from '../os.ts';
 import type { KubeHandle } from './client.ts';
 import { type ProcessKubelet, startProcessKubelet } from './process-kubelet/kubelet.ts';
 import type { KubeTestBed } from './provided.ts';
@@ -141,6 +142,59 @@ export async function kubeglueEnv(
     KUBEGLUE_WORKERS: '1',
     KUBEGLUE_METRICS_PORT: '0',
     KUBEGLUE_KUBECONFIG: await roleKubeconfig(bed, role),
+  };
+}
+
+/** A `kubeglue api` process of a Kubernetes test, and where it listens. */
+export interface ApiProcess extends KubeglueProcess {
+  /** `http://127.0.0.1:<port>`. */
+  url: string;
+  port: number;
+  /** The internal API's port (the runner Pods report there) and the gateway relay's. */
+  internalPort: number;
+  relayPort: number;
+  /** The environment it was started with, to start it again. */
+  env: Record<string, string>;
+}
+
+/**
+ * `kubeglue api` on the bed and the test database (kubeglueEnv), on free loopback ports: its own, the
+ * internal API's and the gateway relay's; `env` on top. Call grantKubeglueRoles first; wait for
+ * `/ready on/` before calling it.
+ */
+export async function startApi(
+  bed: KubeTestBed,
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<ApiProcess> {
+  const [port, internalPort, relayPort] = [
+    await freeLoopbackPort(),
+    await freeLoopbackPort(),
+    await freeLoopbackPort(),
+  ];
+  const apiEnv = {
+    ...(await kubeglueEnv(bed, 'api', { databaseUrl, port, internalPort })),
+    KUBEGLUE_GATEWAY_RELAY_PORT: String(relayPort),
+    ...env,
+  };
+  const url = `http://127.0.0.1:${port}`;
+  return { ...startKubeglue('api', apiEnv), url, port, internalPort, relayPort, env: apiEnv };
+}
+
+/**
+ * The settings of `kubeglue operator` beside `api` (kubeglueEnv, with the api's ports): runner Pods from
+ * the test image, which report to the api's internal API and dial its gateway relay.
+ */
+export async function operatorEnvBeside(
+  bed: KubeTestBed,
+  databaseUrl: string,
+  api: Pick<ApiProcess, 'port' | 'internalPort' | 'relayPort'>,
+): Promise<Record<string, string>> {
+  return {
+    ...(await kubeglueEnv(bed, 'operator', { databaseUrl, port: api.port, internalPort: api.internalPort })),
+    KUBEGLUE_RUNNER_IMAGE: TEST_RUNNER_IMAGE,
+    KUBEGLUE_INTERNAL_URL: `http://127.0.0.1:${api.internalPort}`,
+    KUBEGLUE_RUNNER_GATEWAY_RELAY: `127.0.0.1:${api.relayPort}`,
   };
 }
 
