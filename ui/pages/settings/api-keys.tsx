@@ -9,6 +9,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import * as routes from '../../../contract/api/route-paths.ts';
 import type { ApiKey, ApiKeyCreateBody, ApiKeyCreated, Me, Scope } from '../../api/types.ts';
 import { SCOPES } from '../../api/types.ts';
+import { useAction } from '../../components/action.ts';
 import { ConfirmButton } from '../../components/confirm.tsx';
 import { CopyButton } from '../../components/copy-button.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
@@ -84,16 +85,13 @@ function CreateKeyForm({ me, created }: { me: Me; created(key: ApiKeyCreated): v
   const [scopes, setScopes] = useState<readonly Scope[]>(FIRST_SCOPES.filter((s) => me.scopes.includes(s)));
   const [tools, setTools] = useState<IdChoice>(NO_IDS);
   const [systems, setSystems] = useState<IdChoice>(NO_IDS);
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const suggestions = useSuggestions(me);
 
   const toggle = (scope: Scope, on: boolean) =>
     setScopes(SCOPES.map((s) => s.scope).filter((s) => (s === scope ? on : scopes.includes(s))));
   const submit = async (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
     const toolIds = chosenIds(tools);
     const systemIds = chosenIds(systems);
     const body: ApiKeyCreateBody = admin
@@ -104,16 +102,12 @@ function CreateKeyForm({ me, created }: { me: Me; created(key: ApiKeyCreated): v
           ...(toolIds ? { toolIds } : {}),
           ...(systemIds ? { systemIds } : {}),
         };
-    try {
+    await run(async () => {
       created(await client().call(routes.createApiKey, { body }));
       setName('');
       setTools(NO_IDS);
       setSystems(NO_IDS);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
