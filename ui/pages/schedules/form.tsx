@@ -7,6 +7,7 @@
 import { useEffect, useId, useState } from 'preact/hooks';
 import * as routes from '../../../contract/api/route-paths.ts';
 import type { ScheduleNextRuns, ToolSchedule, ToolScheduleCreateBody } from '../../api/types.ts';
+import { Checkbox } from '../../components/checkbox.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatInZone, formatTime } from '../../components/format.ts';
 import { client } from '../../session.ts';
@@ -235,14 +236,9 @@ export function ScheduleForm(props: {
           onInput={(event) => setInputs(event.currentTarget.value)}
         />
       </div>
-      <label class="check">
-        <input
-          type="checkbox"
-          checked={enabled}
-          onChange={(event) => setEnabled(event.currentTarget.checked)}
-        />{' '}
+      <Checkbox class="check" checked={enabled} change={setEnabled}>
         Enabled: ticks start runs from now on
-      </label>
+      </Checkbox>
       <NextRuns cron={cron} timeZone={timeZone} />
       <ErrorMessage error={error} title="The schedule was not created" />
       <div class="actions">
