@@ -4,9 +4,9 @@
  * `tags=["a","b"]` an array, `flag=true` a boolean), and text otherwise (`name=alice`); quote a value to
  * keep it text (`zip='"01234"'`, `id='"42"'`).
  */
-import { readFile } from 'node:fs/promises';
 import type { JsonObject, JsonValue } from '../../contract/json.ts';
 import { type OptionSpec, UsageError } from './command.ts';
+import { readDocument } from './files.ts';
 
 /** The options `runInputs` reads, as every command that runs a tool takes them. */
 export const INPUT_OPTIONS = {
@@ -38,18 +38,7 @@ function kindOf(value: unknown): string {
 }
 
 async function readInputsFile(path: string): Promise<JsonObject> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    throw new UsageError(`--inputs-file: cannot read ${path}: ${(error as NodeJS.ErrnoException).code}`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`--inputs-file ${path} is not JSON: ${(error as Error).message}`);
-  }
+  const json = await readDocument(path, { option: '--inputs-file' });
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     throw new UsageError(`--inputs-file ${path} must hold a JSON object, not ${kindOf(json)}`);
   }

@@ -195,19 +195,32 @@ export async function abortRun(
 }
 
 /**
- * Crash recovery: fails every running run (only those of executor, when given) with error. Returns their ids.
+ * Fails the running runs that also match `where`, in which $1 is `executor` (the text NULL when not
+ * given), with error. Returns their ids, sorted.
  */
-export async function failRunningRuns(
+async function failRuns(
   db: Db,
-  opts: { executor?: string; error: string; completedAt: string },
+  where: (executor: string) => string,
+  executor: string | undefined,
+  opts: { error: string; completedAt: string },
 ): Promise<string[]> {
   const { rows } = await db.query<{ run_id: string }>(
     `UPDATE runs SET ${terminalSet(db.dialect, 'failed')}
-      WHERE status = 'running' AND (${db.dialect.typed('$1', 'text')} IS NULL OR executor = $1)
+      WHERE status = 'running' AND ${where(db.dialect.typed('$1', 'text'))}
       RETURNING run_id`,
-    [opts.executor ?? null, opts.error, opts.completedAt],
+    [executor ?? null, opts.error, opts.completedAt],
   );
   return rows.map((row) => row.run_id).sort();
+}
+
+/**
+ * Crash recovery: fails every running run (only those of executor, when given) with error. Returns their ids.
+ */
+export function failRunningRuns(
+  db: Db,
+  opts: { executor?: string; error: string; completedAt: string },
+): Promise<string[]> {
+  return failRuns(db, (executor) => `(${executor} IS NULL OR executor = $1)`, opts.executor, opts);
 }
 
 /**
@@ -215,18 +228,16 @@ export async function failRunningRuns(
  * other than exceptExecutor, the process now starting. Runs not started yet (accepted async runs, executor
  * NULL) are left for their start. Returns the ids failed.
  */
-export async function failStartedRuns(
+export function failStartedRuns(
   db: Db,
   opts: { exceptExecutor?: string; error: string; completedAt: string },
 ): Promise<string[]> {
-  const { rows } = await db.query<{ run_id: string }>(
-    `UPDATE runs SET ${terminalSet(db.dialect, 'failed')}
-      WHERE status = 'running' AND executor IS NOT NULL
-        AND (${db.dialect.typed('$1', 'text')} IS NULL OR executor <> $1)
-      RETURNING run_id`,
-    [opts.exceptExecutor ?? null, opts.error, opts.completedAt],
+  return failRuns(
+    db,
+    (executor) => `executor IS NOT NULL AND (${executor} IS NULL OR executor <> $1)`,
+    opts.exceptExecutor,
+    opts,
   );
-  return rows.map((row) => row.run_id).sort();
 }
 
 /**

@@ -183,6 +183,12 @@ export function horizontalOverflow(page: Page): Promise<number> {
   return page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
 }
 
+/** The page fits its window (no sideways scrolling) and axe-core finds nothing serious: a zoomed page's check. */
+export async function expectFitsAccessibly(page: Page): Promise<void> {
+  expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
+  await expectAccessible(page);
+}
+
 /** A 1200 × 800 window at 200 % zoom, in CSS pixels. */
 export const ZOOMED_200 = { width: 600, height: 400 };
 

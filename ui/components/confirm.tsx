@@ -6,7 +6,8 @@
  * toolbar). A refusal of the API shows inside the dialog.
  */
 import type { ComponentChildren, TargetedKeyboardEvent } from 'preact';
-import { useId, useRef, useState } from 'preact/hooks';
+import { useId, useRef } from 'preact/hooks';
+import { useAction } from './action.ts';
 import { ErrorMessage } from './error-message.tsx';
 
 export interface ConfirmButtonProps {
@@ -45,25 +46,17 @@ export function ConfirmButton(props: ConfirmButtonProps) {
   const dialog = useRef<HTMLDialogElement>(null);
   const cancel = useRef<HTMLButtonElement>(null);
   const titleId = useId();
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, setError, run } = useAction();
   const open = () => {
     setError(undefined);
     dialog.current?.showModal();
     cancel.current?.focus();
   };
-  const confirm = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
+  const confirm = () =>
+    run(async () => {
       await props.onConfirm();
       dialog.current?.close();
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   return (
     <>
       <button

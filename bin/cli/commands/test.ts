@@ -4,8 +4,8 @@
  * one, the difference. `kubeglue test record <runId>`: a recorded run made a test of its tool, through the
  * API (docs/authoring.md#testing-a-tool). Exit codes: 0 every test passed, 1 a test failed, 2 bad input.
  */
-import { readFile, writeFile } from 'node:fs/promises';
-import { parse, stringify } from 'yaml';
+import { writeFile } from 'node:fs/promises';
+import { stringify } from 'yaml';
 import { z } from 'zod';
 import { Recording } from '../../../contract/api/recording.ts';
 import * as routes from '../../../contract/api/route-paths.ts';
@@ -18,6 +18,7 @@ import { ToolSpec } from '../../../contract/resources/kinds.ts';
 import { RunAnswer, RunResultsAnswer } from '../answers.ts';
 import { ApiClient } from '../client.ts';
 import { command, EXIT, type Io, UsageError } from '../command.ts';
+import { isYaml, readDocument } from '../files.ts';
 import { printable, printJson } from '../output.ts';
 
 /** What a tool file holds: a tool as POST /v1/tools takes it, or a Tool resource (kind: Tool, spec). */
@@ -27,8 +28,6 @@ interface ToolFile {
   document: Record<string, unknown>;
   tool: Tool;
 }
-
-const isYaml = (path: string) => /\.ya?ml$/i.test(path);
 
 function asTool(path: string, document: Record<string, unknown>): Tool {
   if (document.kind === 'Tool') {
@@ -48,18 +47,7 @@ function asTool(path: string, document: Record<string, unknown>): Tool {
 }
 
 export async function readToolFile(path: string): Promise<ToolFile> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code}`);
-  }
-  let document: unknown;
-  try {
-    document = isYaml(path) ? parse(text) : JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`${path} is not ${isYaml(path) ? 'YAML' : 'JSON'}: ${(error as Error).message}`);
-  }
+  const document = await readDocument(path, { yaml: true });
   if (document === null || typeof document !== 'object' || Array.isArray(document)) {
     throw new UsageError(`${path} does not hold a tool (an object)`);
   }

@@ -3,7 +3,6 @@
  * up to a step with --until, and prints each step's data and what the next step would receive
  * (docs/authoring.md#try). Nothing is stored unless --record asks for it.
  */
-import { readFile } from 'node:fs/promises';
 import * as routes from '../../../contract/api/route-paths.ts';
 import type { DraftRunRequest } from '../../../contract/api/run.ts';
 import { ToolDefinition } from '../../../contract/api/tool.ts';
@@ -11,6 +10,7 @@ import { formatIssues } from '../../../contract/format-issues.ts';
 import { TryAnswer } from '../answers.ts';
 import { ApiClient } from '../client.ts';
 import { command, EXIT, type Io, UsageError } from '../command.ts';
+import { readDocument } from '../files.ts';
 import { INPUT_OPTIONS, runInputs } from '../inputs.ts';
 import { printable, printJson } from '../output.ts';
 
@@ -18,18 +18,7 @@ const NAME = 'kubeglue try';
 
 /** The definition in the file, checked as the API checks it (its code is checked by the API). */
 export async function readDefinition(path: string): Promise<ToolDefinition> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code}`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`${path} is not JSON: ${(error as Error).message}`);
-  }
+  const json = await readDocument(path);
   const definition = ToolDefinition.safeParse(json);
   if (!definition.success) {
     throw new UsageError(`${path} is not a tool definition: ${formatIssues(definition.error)}`);

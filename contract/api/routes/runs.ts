@@ -5,8 +5,11 @@ import { RecordingAnswer } from '../recording.ts';
 import { ReplayAnswer, ReplayRunRequest } from '../replay.ts';
 import { FileDownloadInfo, FileList, ListRunsQuery, ResumeRunRequest, Run, RunResults } from '../run.ts';
 import { RunStats, RunStatsQuery } from '../run-stats.ts';
-import { failure, notFound, syncRunFinished, tooManySyncRuns } from './shared.ts';
+import { failure, notFound, runOptionsRefused, syncRunFinished, tooManySyncRuns } from './shared.ts';
 import type { RouteSpec } from './spec.ts';
+
+/** A run the key may not see (of a tool outside its toolIds) is answered as one that does not exist. */
+const runNotFound = failure('No such run, or one of a tool this API key may not use');
 
 /** The Runs operations. */
 export const RUN_ROUTES = [
@@ -74,9 +77,8 @@ export const RUN_ROUTES = [
     responses: {
       200: syncRunFinished,
       202: { description: 'Asynchronous resumed run accepted', schema: Run },
-      400: failure('Invalid request, archived tool, or credentials in options.webhookUrl'),
-      403: failure('options.webhookUrl chains to a tool this API key may not use'),
-      404: failure('No such run, or one of a tool this API key may not use'),
+      ...runOptionsRefused,
+      404: runNotFound,
       409: failure(
         'The run succeeded or is running, its earlier step results are not stored in full, its tool no longer exists, or runId is reused',
       ),
@@ -97,7 +99,7 @@ export const RUN_ROUTES = [
       200: { description: 'The replay beside the original, with their differences', schema: ReplayAnswer },
       400: failure('Invalid request or definition, or an archived tool'),
       403: failure('The definition uses a system this API key may not use'),
-      404: failure('No such run, or one of a tool this API key may not use'),
+      404: runNotFound,
       409: failure(
         'The run is running, recorded nothing, its recording is no longer kept, or its tool no longer exists (KG_ERR_RUN_NOT_REPLAYABLE)',
       ),

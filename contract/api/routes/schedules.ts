@@ -9,7 +9,7 @@ import {
   ToolScheduleList,
   ToolScheduleUpdateBody,
 } from '../schedule.ts';
-import { badRequest, failure, notFound } from './shared.ts';
+import { badRequest, concurrentUpdate, failure, notFound } from './shared.ts';
 import type { RouteSpec } from './spec.ts';
 
 /** The Schedules operations. */
@@ -89,7 +89,7 @@ export const SCHEDULE_ROUTES = [
       200: { description: 'The updated schedule', schema: ToolSchedule },
       400: badRequest,
       404: notFound,
-      409: failure('Concurrent update; retry'),
+      409: concurrentUpdate,
     },
   },
   {

@@ -10,10 +10,20 @@ export const restricted = failure('The API key lacks the scope, or is limited to
 export const badRequest = failure('Invalid request');
 export const adminOnly = failure('The key lacks keys:admin');
 export const tooManySyncRuns = failure('Too many synchronous runs at once; see Retry-After');
+export const concurrentUpdate = failure('Concurrent update; retry');
 export const syncRunFinished = {
   description: 'Synchronous run finished; includes data and stepResults',
   schema: Run,
 };
+/**
+ * How a route that starts a run with `options` refuses the request (bad body or options, an archived tool,
+ * a webhookUrl carrying credentials or chaining to a tool the key may not use): the same checks on every
+ * such route (POST /tools/{toolId}/run, POST /runs/{runId}/resume).
+ */
+export const runOptionsRefused = {
+  400: failure('Invalid request, archived tool, or credentials in options.webhookUrl'),
+  403: failure('options.webhookUrl chains to a tool this API key may not use'),
+} as const;
 
 /**
  * A parameter of a route that never refused one given twice (it arrives as an array): it reads as absent

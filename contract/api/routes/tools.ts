@@ -23,10 +23,12 @@ import {
 import { ToolTestAnswer } from '../tool-test-result.ts';
 import {
   badRequest,
+  concurrentUpdate,
   failure,
   lenientParameter,
   notFound,
   restricted,
+  runOptionsRefused,
   syncRunFinished,
   tooManySyncRuns,
 } from './shared.ts';
@@ -39,6 +41,11 @@ const lenientTokenQuery = z.looseObject({ token: lenientParameter });
 export const MANIFEST_YAML = 'application/yaml';
 
 const doesNotCompile = failure('A transform, selector or template does not compile');
+/** A saved tool run (POST /tools/{toolId}/run and /test): a key limited to other tools is told 404 too. */
+const toolNotFound = failure('No such tool, or one this API key may not use');
+const syncRunsAtLimit = failure(
+  'Too many synchronous runs at once (KUBEGLUE_MAX_SYNC_RUNS); see Retry-After',
+);
 
 /** A tool: list, create, get, its manifest, update, delete. */
 export const TOOL_ROUTES = [
@@ -106,7 +113,7 @@ export const TOOL_ROUTES = [
       200: { description: 'The updated tool', schema: Tool },
       400: badRequest,
       404: notFound,
-      409: failure('Concurrent update; retry'),
+      409: concurrentUpdate,
       422: doesNotCompile,
     },
   },
@@ -135,11 +142,10 @@ export const TOOL_RUN_ROUTES = [
     responses: {
       200: syncRunFinished,
       202: { description: 'Asynchronous run accepted', schema: Run },
-      400: failure('Invalid request, archived tool, or credentials in options.webhookUrl'),
-      403: failure('options.webhookUrl chains to a tool this API key may not use'),
-      404: failure('No such tool, or one this API key may not use'),
+      ...runOptionsRefused,
+      404: toolNotFound,
       409: failure('runId reused with a different tool or inputs'),
-      429: failure('Too many synchronous runs at once (KUBEGLUE_MAX_SYNC_RUNS); see Retry-After'),
+      429: syncRunsAtLimit,
     },
   },
   {
@@ -154,8 +160,8 @@ export const TOOL_RUN_ROUTES = [
     responses: {
       200: { description: "Each test's result (passed, the output, the difference)", schema: ToolTestAnswer },
       400: failure('An archived tool'),
-      404: failure('No such tool, or one this API key may not use'),
-      429: failure('Too many synchronous runs at once (KUBEGLUE_MAX_SYNC_RUNS); see Retry-After'),
+      404: toolNotFound,
+      429: syncRunsAtLimit,
     },
   },
   {

@@ -15,6 +15,7 @@ import { buildServer } from '../../../api/server.ts';
 import { SCOPES } from '../../../contract/api/bodies.ts';
 import { ROUTES } from '../../../contract/api/routes.ts';
 import { openStore, type Store } from '../../../store/index.ts';
+import { catalogError } from '../../support/api-error.ts';
 
 /** The route table plus this file's own probe routes, declared the same way. */
 const TEST_ROUTES = routeAccessTable([
@@ -111,13 +112,12 @@ describe('API key authentication', () => {
     const answer = await call('/v1/ping');
     expect(answer.status).toBe(401);
     expect(answer.headers.get('www-authenticate')).toBe('Bearer realm="kubeglue"');
-    expect(answer.body).toEqual({
-      error: {
-        message: 'Missing API key: send Authorization: Bearer <key> or ?token=<key>',
-        code: 'KG_ERR_MISSING_API_KEY',
-        hint: expect.any(String),
-      },
-    });
+    expect(answer.body).toEqual(
+      catalogError(
+        'KG_ERR_MISSING_API_KEY',
+        'Missing API key: send Authorization: Bearer <key> or ?token=<key>',
+      ),
+    );
     expect(answer.headers.get('x-trace-id')).toMatch(/\S/);
   });
 
@@ -198,19 +198,13 @@ describe('tool-restricted keys', () => {
     // A tool the key may not use does not exist as far as the key can tell.
     const otherTool = await call('/v1/tools/billing/ping', { key });
     expect(otherTool.status).toBe(404);
-    expect(otherTool.body).toEqual({
-      error: { message: "Tool 'billing' not found", code: 'KG_ERR_TOOL_NOT_FOUND', hint: expect.any(String) },
-    });
+    expect(otherTool.body).toEqual(catalogError('KG_ERR_TOOL_NOT_FOUND', "Tool 'billing' not found"));
 
     const everything = await call('/v1/everything', { key });
     expect(everything.status).toBe(403);
-    expect(everything.body).toEqual({
-      error: {
-        message: 'This API key is limited to specific tools',
-        code: 'KG_ERR_KEY_RESTRICTED',
-        hint: expect.any(String),
-      },
-    });
+    expect(everything.body).toEqual(
+      catalogError('KG_ERR_KEY_RESTRICTED', 'This API key is limited to specific tools'),
+    );
 
     for (const [method, path] of [
       ['GET', '/v1/api-keys'],
@@ -219,13 +213,9 @@ describe('tool-restricted keys', () => {
     ] as const) {
       const answer = await call(path, { method, key, ...(method === 'POST' ? { body: { name: 'x' } } : {}) });
       expect(answer.status).toBe(403);
-      expect(answer.body).toEqual({
-        error: {
-          message: expect.stringContaining("lacks the scope 'keys:admin'"),
-          code: 'KG_ERR_SCOPE_REQUIRED',
-          hint: expect.any(String),
-        },
-      });
+      expect(answer.body).toEqual(
+        catalogError('KG_ERR_SCOPE_REQUIRED', expect.stringContaining("lacks the scope 'keys:admin'")),
+      );
     }
     const listed = (await call('/v1/api-keys', { key: adminKey })).body as { data: { toolIds: unknown }[] };
     expect(listed.data.map((k) => k.toolIds)).toContainEqual(['crm-sync']);
@@ -379,13 +369,9 @@ describe('API key management', () => {
       body: { name: 'a', admin: true, toolIds: ['t'] },
     });
     expect(limitedAdmin.status).toBe(400);
-    expect(limitedAdmin.body).toEqual({
-      error: {
-        message: expect.stringContaining('every scope'),
-        code: 'KG_ERR_ADMIN_KEY_WITH_TOOLS',
-        hint: expect.any(String),
-      },
-    });
+    expect(limitedAdmin.body).toEqual(
+      catalogError('KG_ERR_ADMIN_KEY_WITH_TOOLS', expect.stringContaining('every scope')),
+    );
     const unknownScope = await call('/v1/api-keys', {
       method: 'POST',
       key: adminKey,
@@ -412,9 +398,7 @@ describe('API key management', () => {
   it('answers 404 for an unknown key id', async () => {
     const answer = await call('/v1/api-keys/no-such-key', { method: 'DELETE', key: adminKey });
     expect(answer.status).toBe(404);
-    expect(answer.body).toEqual({
-      error: { message: 'API key not found', code: 'KG_ERR_API_KEY_NOT_FOUND', hint: expect.any(String) },
-    });
+    expect(answer.body).toEqual(catalogError('KG_ERR_API_KEY_NOT_FOUND', 'API key not found'));
   });
 
   it('refuses to revoke the last admin key with 409, and allows it once another admin exists', async () => {

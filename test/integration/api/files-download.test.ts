@@ -6,6 +6,7 @@ import { registerOperations } from '../../../api/routes/register.ts';
 import { buildServer } from '../../../api/server.ts';
 import { FileUrlSigner, fileDownloadInfo, withDownloadUrls } from '../../../runs/file-urls.ts';
 import { openStore, type RunFileInput, type Store } from '../../../store/index.ts';
+import { catalogError } from '../../support/api-error.ts';
 
 const PUBLIC_BASE = 'https://kubeglue.example';
 const key = randomBytes(32);
@@ -81,7 +82,7 @@ async function expectForbidden(url: string | URL, message: string): Promise<void
   expect(response.status).toBe(403);
   const code =
     message === 'Download link expired' ? 'KG_ERR_DOWNLOAD_LINK_EXPIRED' : 'KG_ERR_DOWNLOAD_LINK_INVALID';
-  expect(await response.json()).toEqual({ error: { message, code, hint: expect.any(String) } });
+  expect(await response.json()).toEqual(catalogError(code, message));
 }
 
 describe('presigned file downloads', () => {
@@ -174,13 +175,9 @@ describe('presigned file downloads', () => {
   it('answers 404 for a validly signed link to a file that does not exist', async () => {
     const response = await fetch(signedUrl(RUN_ID, 'missing.txt'));
     expect(response.status).toBe(404);
-    expect(await response.json()).toEqual({
-      error: {
-        message: expect.stringMatching(/^File '.*' of run '.*' not found$/),
-        code: 'KG_ERR_FILE_NOT_FOUND',
-        hint: expect.any(String),
-      },
-    });
+    expect(await response.json()).toEqual(
+      catalogError('KG_ERR_FILE_NOT_FOUND', expect.stringMatching(/^File '.*' of run '.*' not found$/)),
+    );
   });
 
   it('builds artifact lists and download info with fresh working URLs', async () => {

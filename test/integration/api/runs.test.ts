@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../../contract/api/run.ts';
+import { catalogError } from '../../support/api-error.ts';
 import { useTestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
@@ -318,9 +319,7 @@ describe('runs', () => {
     expect(await download.text()).toBe('a,b\n1,2\n');
     const tampered = await fetch(url.replace(/signature=[^&]+/, 'signature=AAAA'));
     expect(tampered.status).toBe(403);
-    expect(await tampered.json()).toEqual({
-      error: { message: expect.any(String), code: 'KG_ERR_DOWNLOAD_LINK_INVALID', hint: expect.any(String) },
-    });
+    expect(await tampered.json()).toEqual(catalogError('KG_ERR_DOWNLOAD_LINK_INVALID', expect.any(String)));
     const info = await api.call<{ downloadUrl: string; expiresIn: number }>(
       'GET',
       `/v1/runs/${run.body.runId}/files/report.csv/download`,

@@ -14,6 +14,7 @@ import { credentialsBox } from '../../../platform/secret-box.ts';
 import { openStore, type Store } from '../../../store/index.ts';
 import { SystemService } from '../../../systems/service.ts';
 import { ToolService } from '../../../tools/service.ts';
+import { catalogError } from '../../support/api-error.ts';
 
 const NAMESPACE = 'kubeglue';
 const MASTER = randomBytes(32);
@@ -173,13 +174,9 @@ describe('systems API', () => {
     expect((await call('POST', '/v1/systems', { id: 'dup', url: 'https://a.example' })).status).toBe(201);
     const again = await call('POST', '/v1/systems', { id: 'dup', url: 'https://b.example' });
     expect(again.status).toBe(409);
-    expect(again.body).toEqual({
-      error: {
-        message: "system 'dup' already exists in environment prod",
-        code: 'KG_ERR_SYSTEM_EXISTS',
-        hint: expect.any(String),
-      },
-    });
+    expect(again.body).toEqual(
+      catalogError('KG_ERR_SYSTEM_EXISTS', "system 'dup' already exists in environment prod"),
+    );
     expect((await call('POST', '/v1/systems', { id: 'dup', environment: 'dev' })).status).toBe(201);
   });
 

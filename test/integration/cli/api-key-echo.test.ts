@@ -4,11 +4,11 @@
  * make with such errors (a JSON error answer quoting the Authorization header, a proxy's HTML page with
  * the header where the CLI cuts the text short), and `kubeglue` runs as a process against it.
  */
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../support/cli.ts';
+import { useTempDir } from '../../support/fixture.ts';
 import { type TargetRequest, useHttpTarget } from '../../support/http-target.ts';
 
 const KEY = 'kg_cli-own-key-3f9a7c1e5b2d8046aa17e0c4d9b36f25';
@@ -78,16 +78,10 @@ describe('the CLI blanks its API key out of what it prints', () => {
   });
 
   describe('a config file holding the key', () => {
-    let dir: string;
-    beforeAll(async () => {
-      dir = await mkdtemp(join(tmpdir(), 'kubeglue-key-'));
-    });
-    afterAll(async () => {
-      await rm(dir, { recursive: true, force: true });
-    });
+    const dir = useTempDir('kubeglue-key-');
 
     it('is not quoted when it is not JSON (an unquoted key)', async () => {
-      const path = join(dir, 'config.json');
+      const path = join(dir.path, 'config.json');
       await writeFile(path, `{"url": "${target.url}", "apiKey": ${KEY}}`);
       await chmod(path, 0o600);
       const { code, stdout, stderr } = await runCli(['tools'], { KUBEGLUE_CLI_CONFIG: path });

@@ -4,11 +4,10 @@
  * `--version` prints the package's version; an unknown name or argument is a usage error (exit 2).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../../support/cli.ts';
+import { useTempDir } from '../../support/fixture.ts';
 
 const ROLES = ['embedded', 'api', 'operator', 'runner', 'agent'];
 const COMMANDS = ['run', 'runs', 'logs', 'tools', 'schedules'];
@@ -21,13 +20,7 @@ const VERSION = (
 const PROMPTLY_MS = 10_000;
 
 describe('kubeglue --help', () => {
-  let scratch: string;
-  beforeAll(async () => {
-    scratch = await mkdtemp(join(tmpdir(), 'kubeglue-help-'));
-  });
-  afterAll(async () => {
-    await rm(scratch, { recursive: true, force: true });
-  });
+  const scratch = useTempDir('kubeglue-help-');
 
   it.each(['--help', '-h'])('`kubeglue %s` lists every role and command and exits 0', async (flag) => {
     const { code, stdout, stderr } = await runCli([flag]);
@@ -53,12 +46,12 @@ describe('kubeglue --help', () => {
   it.each(ROLES.flatMap((role) => [[role, '--help'] as const, [role, '-h'] as const]))(
     '`kubeglue %s %s` describes the role without starting it',
     async (role, flag) => {
-      const dataDir = join(scratch, `${role}${flag}`);
+      const dataDir = join(scratch.path, `${role}${flag}`);
       const { code, stdout, stderr, ms } = await runCli([role, flag], {
         KUBEGLUE_DATA_DIR: dataDir,
         // Set as a user of the role would have them: still nothing may be opened or reached.
         KUBEGLUE_DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
-        KUBEGLUE_KUBECONFIG: join(scratch, 'no-kubeconfig'),
+        KUBEGLUE_KUBECONFIG: join(scratch.path, 'no-kubeconfig'),
       });
       expect(stderr).toBe('');
       expect(code).toBe(0);
@@ -94,7 +87,7 @@ describe('kubeglue --help', () => {
   );
 
   it('refuses an argument a role does not take, before starting it', async () => {
-    const dataDir = join(scratch, 'refused');
+    const dataDir = join(scratch.path, 'refused');
     const { code, stderr } = await runCli(['embedded', '--port', '3000'], { KUBEGLUE_DATA_DIR: dataDir });
     expect(code).toBe(2);
     expect(stderr).toContain("unknown argument '--port'");

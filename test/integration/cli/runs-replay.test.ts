@@ -2,12 +2,12 @@
  * `kubeglue runs replay <runId> [-f tool.json]` as a user runs it: the real CLI process against a started
  * embedded API, replaying a run recorded against a real HTTP target that is not called again.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../support/cli.ts';
 import { TEST_ADMIN_KEY, useTestApi } from '../../support/embedded.ts';
+import { useTempDir } from '../../support/fixture.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
 const SYSTEM_TOKEN = 'cli-replay-token-never-printed-71c3';
@@ -26,12 +26,11 @@ function tool(transform: string) {
 describe('kubeglue runs replay', () => {
   const api = useTestApi();
   const target = useHttpTarget();
-  let scratch: string;
+  const scratch = useTempDir('kubeglue-cli-replay-');
   let env: Record<string, string>;
   let runId: string;
 
   beforeAll(async () => {
-    scratch = await mkdtemp(join(tmpdir(), 'kubeglue-cli-replay-'));
     env = { KUBEGLUE_URL: api.url, KUBEGLUE_API_KEY: TEST_ADMIN_KEY };
     target.route('GET', '/orders', (req) => ({
       body: { orders: [1, 2, 3], auth: req.headers.authorization },
@@ -47,10 +46,6 @@ describe('kubeglue runs replay', () => {
     runId = run.body.runId;
   });
 
-  afterAll(async () => {
-    await rm(scratch, { recursive: true, force: true });
-  });
-
   it('prints the output and each step unchanged for the current definition, without calling the target', async () => {
     const calls = target.count('/orders');
     const { code, stdout, stderr } = await runCli(['runs', 'replay', runId], env);
@@ -63,7 +58,7 @@ describe('kubeglue runs replay', () => {
   });
 
   it('replays the definition in -f and prints the differences as JSON pointers', async () => {
-    const file = join(scratch, 'tool.json');
+    const file = join(scratch.path, 'tool.json');
     await writeFile(
       file,
       JSON.stringify(tool('(s) => ({ orders: s.fetch.data.orders.length, first: s.fetch.data.orders[0] })')),
@@ -82,7 +77,7 @@ describe('kubeglue runs replay', () => {
   it('exits 1 with the step that failed when the request differs from the recorded one', async () => {
     const changed = tool('(s) => s.fetch.data.orders.length');
     changed.steps[0] = { id: 'fetch', config: { systemId: 'shop', url: '/orders?all=1' } };
-    const file = join(scratch, 'changed.json');
+    const file = join(scratch.path, 'changed.json');
     await writeFile(file, JSON.stringify(changed));
     const { code, stdout } = await runCli(['runs', 'replay', runId, '-f', file, '--output', 'json'], env);
     expect(code).toBe(1);

@@ -3,13 +3,13 @@
  * with `kubeglue test record`, and `kubeglue test -f` runs it in its own process with no server (no
  * KUBEGLUE_URL) and the target stopped: nothing is there to answer, so a pass came from the recording.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { runCli } from '../../support/cli.ts';
 import { TEST_ADMIN_KEY, useTestApi } from '../../support/embedded.ts';
+import { useTempDir } from '../../support/fixture.ts';
 import { startHttpTarget } from '../../support/http-target.ts';
 
 const SYSTEM_TOKEN = 'cli-test-token-never-printed-5d2e';
@@ -28,12 +28,11 @@ const tool = {
 
 describe('kubeglue test', () => {
   const api = useTestApi();
-  let scratch: string;
+  const scratch = useTempDir('kubeglue-cli-test-');
   let env: Record<string, string>;
   let runId: string;
 
   beforeAll(async () => {
-    scratch = await mkdtemp(join(tmpdir(), 'kubeglue-cli-test-'));
     env = { KUBEGLUE_URL: api.url, KUBEGLUE_API_KEY: TEST_ADMIN_KEY };
     const target = await startHttpTarget();
     target.route('GET', '/orders', () => ({ body: { orders: [1, 2, 3] } }));
@@ -55,15 +54,11 @@ describe('kubeglue test', () => {
     await target.stop();
   });
 
-  afterAll(async () => {
-    await rm(scratch, { recursive: true, force: true });
-  });
-
   /** `kubeglue test -f` with no server to reach: no KUBEGLUE_URL, no key. */
   const offline = (file: string, ...more: string[]) => runCli(['test', '-f', file, ...more], {});
 
   it('records a run as a test in a YAML tool file, which then passes offline with the target stopped', async () => {
-    const file = join(scratch, 'tool.yaml');
+    const file = join(scratch.path, 'tool.yaml');
     await writeFile(file, stringify({ ...tool, instruction: 'Counts the orders.' }));
     const recorded = await runCli(['test', 'record', runId, '--name', 'three orders', '-o', file], env);
     expect(recorded.stderr).toContain('added test three orders');
@@ -81,10 +76,10 @@ describe('kubeglue test', () => {
   });
 
   it('fails a test when a changed transform changes the output, printing the difference (exit 1)', async () => {
-    const file = join(scratch, 'tool.yaml');
+    const file = join(scratch.path, 'tool.yaml');
     const document = parse(await readFile(file, 'utf8'));
     document.steps[1].config.transformCode = '(s) => ({ orders: s.fetch.data.orders.length * 2 })';
-    const changed = join(scratch, 'changed.yaml');
+    const changed = join(scratch.path, 'changed.yaml');
     await writeFile(changed, stringify(document));
     const { code, stdout } = await offline(changed);
     expect(stdout).toContain('FAIL three orders\n  /orders: expected 3, got 6\n0 passed, 1 failed\n');
@@ -92,7 +87,7 @@ describe('kubeglue test', () => {
   });
 
   it('passes or fails a test by its expected output schema, and answers JSON with --output json', async () => {
-    const document = parse(await readFile(join(scratch, 'tool.yaml'), 'utf8'));
+    const document = parse(await readFile(join(scratch.path, 'tool.yaml'), 'utf8'));
     const recording = document.tests[0].recording;
     const systems = document.tests[0].systems;
     document.tests = [
@@ -109,7 +104,7 @@ describe('kubeglue test', () => {
         expect: { outputSchema: { properties: { orders: { minimum: 4 } } } },
       },
     ];
-    const file = join(scratch, 'schema.json');
+    const file = join(scratch.path, 'schema.json');
     await writeFile(file, JSON.stringify(document));
     const { code, stdout } = await offline(file, '--output', 'json');
     expect(code).toBe(1);
@@ -122,13 +117,13 @@ describe('kubeglue test', () => {
   });
 
   it('exits 2 for a file that is missing, not YAML, or no tool', async () => {
-    expect((await offline(join(scratch, 'missing.yaml'))).code).toBe(2);
-    const broken = join(scratch, 'broken.yaml');
+    expect((await offline(join(scratch.path, 'missing.yaml'))).code).toBe(2);
+    const broken = join(scratch.path, 'broken.yaml');
     await writeFile(broken, 'steps: [unclosed');
     const notYaml = await offline(broken);
     expect(notYaml.code).toBe(2);
     expect(notYaml.stderr).toContain('is not YAML');
-    const noTool = join(scratch, 'notool.json');
+    const noTool = join(scratch.path, 'notool.json');
     await writeFile(noTool, JSON.stringify({ id: 'x', tests: 'none' }));
     const refused = await offline(noTool);
     expect(refused.code).toBe(2);

@@ -1,9 +1,8 @@
 import { expect, it } from 'vitest';
 import { useTestDatabase } from '../../support/database.ts';
 import { callApi, TEST_ADMIN_KEY } from '../../support/embedded.ts';
-import { grantKubeglueRoles, kubeglueEnv, startKubeglue, waitUntil } from '../../support/kube/kubeglue.ts';
+import { grantKubeglueRoles, startApi, waitUntil } from '../../support/kube/kubeglue.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
-import { freeLoopbackPort } from '../../support/os.ts';
 
 /**
  * KUBEGLUE_SHUTDOWN_DELAY_MS (the chart's api.shutdownDelayMs): after SIGTERM the api reports not
@@ -16,17 +15,8 @@ describeKube('the api shutdown delay', () => {
 
   it('answers requests, with /readyz 503, for the delay after SIGTERM, then exits', async () => {
     await grantKubeglueRoles(bed.kube, bed.namespace.name);
-    const port = await freeLoopbackPort();
-    const url = `http://127.0.0.1:${port}`;
-    const api = startKubeglue('api', {
-      ...(await kubeglueEnv(bed, 'api', {
-        databaseUrl: db.url,
-        port,
-        internalPort: await freeLoopbackPort(),
-      })),
-      KUBEGLUE_GATEWAY_RELAY_PORT: String(await freeLoopbackPort()),
-      KUBEGLUE_SHUTDOWN_DELAY_MS: '3000',
-    });
+    const api = await startApi(bed, db.url, { KUBEGLUE_SHUTDOWN_DELAY_MS: '3000' });
+    const { url } = api;
     try {
       await api.waitForOutput(/ready on/);
       expect((await fetch(`${url}/readyz`)).status).toBe(200);

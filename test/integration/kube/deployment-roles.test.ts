@@ -16,16 +16,15 @@ import { startKubeFaultProxy } from '../../support/kube/fault-proxy.ts';
 import {
   grantKubeglueRoles,
   type KubeglueProcess,
-  kubeglueEnv,
+  operatorEnvBeside,
+  startApi,
   startKubeglue,
   startKubegluePodRunner,
-  TEST_RUNNER_IMAGE,
   waitUntil,
 } from '../../support/kube/kubeglue.ts';
 import type { ProcessKubelet } from '../../support/kube/process-kubelet/kubelet.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 import { CC_CLIENT, startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.ts';
-import { freeLoopbackPort } from '../../support/os.ts';
 import { findSecrets, summarise } from '../../support/secret-scan.ts';
 
 const exec = promisify(execFile);
@@ -63,9 +62,6 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
 
   const call = <T>(method: string, path: string, body?: unknown) =>
     callApi<T>(apiUrl, TEST_ADMIN_KEY, method, path, body);
-  const kubectl = async (...args: string[]) =>
-    (await exec('kubectl', ['--kubeconfig', bed.kube.kubeconfigPath, '-n', bed.namespace.name, ...args]))
-      .stdout;
   const finished = async (runId: string, timeoutMs = 60_000): Promise<Run> => {
     let run: Run | undefined;
     await waitUntil(
@@ -111,25 +107,18 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
     target.route('GET', '/broken', { status: 500, body: { message: 'the target is down' } });
     target.route('GET', '/slow', { delayMs: 60_000, body: { late: true } });
     kubelet = await startKubegluePodRunner(bed.kube, bed.namespace.name);
-    const [port, internalPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
-    relayPort = await freeLoopbackPort();
-    apiUrl = `http://127.0.0.1:${port}`;
-    const ports = { databaseUrl: db.url, port, internalPort };
     const env = {
-      KUBEGLUE_GATEWAY_RELAY_PORT: String(relayPort),
       // The HTTP target is on loopback; the deployment's default would refuse it.
       KUBEGLUE_EGRESS_PRIVATE: 'allow',
       KUBEGLUE_LOG_LEVEL: 'warn',
     };
-    apiEnv = { ...(await kubeglueEnv(bed, 'api', ports)), ...env };
-    api = startKubeglue('api', apiEnv);
+    const started = await startApi(bed, db.url, env);
+    ({ url: apiUrl, relayPort, env: apiEnv } = started);
+    api = started;
     await api.waitForOutput(/ready on/);
     operatorEnv = {
-      ...(await kubeglueEnv(bed, 'operator', ports)),
+      ...(await operatorEnvBeside(bed, db.url, started)),
       ...env,
-      KUBEGLUE_RUNNER_IMAGE: TEST_RUNNER_IMAGE,
-      KUBEGLUE_INTERNAL_URL: `http://127.0.0.1:${internalPort}`,
-      KUBEGLUE_RUNNER_GATEWAY_RELAY: `127.0.0.1:${relayPort}`,
       KUBEGLUE_RUNNER_PENDING_TIMEOUT_MS: '4000',
       KUBEGLUE_CANCEL_GRACE_MS: '3000',
       KUBEGLUE_LEASE_DURATION_MS: '3000',
@@ -214,8 +203,8 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
         { where: 'GET results', text: JSON.stringify((await call('GET', `/v1/runs/${runId}/results`)).body) },
         { where: 'GET system', text: JSON.stringify((await call('GET', '/v1/systems/oauth-cc')).body) },
         { where: 'ToolRun', text: JSON.stringify(object) },
-        { where: 'Tools and Systems', text: await kubectl('get', 'tools,systems', '-o', 'json') },
-        { where: 'Events', text: await kubectl('get', 'events', '-o', 'json') },
+        { where: 'Tools and Systems', text: await bed.kubectl('get', 'tools,systems', '-o', 'json') },
+        { where: 'Events', text: await bed.kubectl('get', 'events', '-o', 'json') },
         {
           where: 'runner Pod log',
           text: await kubelet.logs(bed.namespace.name, runnerPodName(toolRunName(runId), 1)).catch(() => ''),
@@ -311,7 +300,7 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
   it('cancels a live run when its ToolRun is deleted with kubectl', async () => {
     const runId = await startAsync('slow');
     await podRunning(runId);
-    await kubectl('delete', 'toolrun', toolRunName(runId), '--wait=false');
+    await bed.kubectl('delete', 'toolrun', toolRunName(runId), '--wait=false');
     const run = await finished(runId, 30_000);
     expect(run.status).toBe('aborted');
     // The finalizer is released once the store holds the outcome, then the object goes.
@@ -344,7 +333,7 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
     const runId = await startAsync('first-held');
     await podRunning(runId);
     await waitUntil(async () => requests === 1, 20_000, 'the first attempt to call the target');
-    await kubectl('delete', 'pod', runnerPodName(toolRunName(runId), 1), '--wait=false');
+    await bed.kubectl('delete', 'pod', runnerPodName(toolRunName(runId), 1), '--wait=false');
     const run = await finished(runId);
     expect(run).toMatchObject({ status: 'success', attempt: 2 });
     const results = await call<{ data: { data: unknown } }>('GET', `/v1/runs/${runId}/results`);
@@ -355,7 +344,7 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
     });
     const writerId = await startAsync('slow-writer');
     await podRunning(writerId);
-    await kubectl('delete', 'pod', runnerPodName(toolRunName(writerId), 1), '--wait=false');
+    await bed.kubectl('delete', 'pod', runnerPodName(toolRunName(writerId), 1), '--wait=false');
     const writer = await finished(writerId);
     expect(writer).toMatchObject({ status: 'failed', attempt: 1 });
     expect(writer.error).toMatch(
@@ -377,16 +366,16 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
   });
 
   it('lists Tools applied with kubectl, shows Ready and the step count, and explains the fields', async () => {
-    await kubectl('apply', '-f', join(import.meta.dirname, '../../../examples'));
+    await bed.kubectl('apply', '-f', join(import.meta.dirname, '../../../examples'));
     await waitUntil(
-      async () => (await kubectl('get', 'tools')).match(/list-posts\s+True\s+1/) !== null,
+      async () => (await bed.kubectl('get', 'tools')).match(/list-posts\s+True\s+1/) !== null,
       20_000,
       'list-posts Ready',
     );
     const listed = await call<{ data: { id: string }[] }>('GET', '/v1/tools');
     expect(listed.body.data.map((tool) => tool.id)).toContain('list-posts');
     await waitUntil(
-      async () => (await kubectl('get', 'systems')).includes('True'),
+      async () => (await bed.kubectl('get', 'systems')).includes('True'),
       20_000,
       'the System Ready',
     );
@@ -402,22 +391,22 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
       body: broken,
     });
     await waitUntil(
-      async () => (await kubectl('get', 'tools', 'broken-transform')).includes('False'),
+      async () => (await bed.kubectl('get', 'tools', 'broken-transform')).includes('False'),
       20_000,
     );
-    const described = await kubectl('describe', 'tool', 'broken-transform');
+    const described = await bed.kubectl('describe', 'tool', 'broken-transform');
     expect(described).toMatch(/steps\[0\]|step x/i);
     // The operator told it in an Event too (recorded right after the status it wrote).
     await waitUntil(
       async () =>
         /Warning\s+CompileError\s+.*kubeglue-operator/.test(
-          await kubectl('describe', 'tool', 'broken-transform'),
+          await bed.kubectl('describe', 'tool', 'broken-transform'),
         ),
       20_000,
       'the Warning Event of broken-transform',
     );
 
-    const explained = await kubectl('explain', 'tool.spec.steps');
+    const explained = await bed.kubectl('explain', 'tool.spec.steps');
     expect(explained).toContain('each one');
   });
 

@@ -81,9 +81,6 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
   let apiMetricsPort: number;
   let operatorMetricsPort: number;
 
-  const kubectl = async (...args: string[]) =>
-    (await exec('kubectl', ['--kubeconfig', bed.kube.kubeconfigPath, '-n', bed.namespace.name, ...args]))
-      .stdout;
   const helmCli = (...args: string[]) =>
     helm([...args, '--namespace', bed.namespace.name], {
       kubeconfig: bed.kube.kubeconfigPath,
@@ -267,7 +264,7 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
     );
     // As NOTES.txt says: the admin key from the generated Secret.
     adminKey = Buffer.from(
-      await kubectl('get', 'secret', `${RELEASE}-keys`, '-o', 'jsonpath={.data.admin-key}'),
+      await bed.kubectl('get', 'secret', `${RELEASE}-keys`, '-o', 'jsonpath={.data.admin-key}'),
       'base64',
     ).toString('utf8');
   }, 240_000);
@@ -332,9 +329,9 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
   });
 
   it('runs the example Tool applied with kubectl, sync and async, through the public API', async () => {
-    await kubectl('apply', '-f', join(REPO, 'examples'));
+    await bed.kubectl('apply', '-f', join(REPO, 'examples'));
     // The example's System points at the internet; here it is the local target.
-    await kubectl(
+    await bed.kubectl(
       'patch',
       'system',
       'jsonplaceholder-prod',
@@ -343,8 +340,8 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
       '-p',
       JSON.stringify({ spec: { url: target.url } }),
     );
-    await kubectl('wait', '--for=condition=Ready', 'tool/list-posts', '--timeout=60s');
-    await kubectl('wait', '--for=condition=Ready', 'system/jsonplaceholder-prod', '--timeout=60s');
+    await bed.kubectl('wait', '--for=condition=Ready', 'tool/list-posts', '--timeout=60s');
+    await bed.kubectl('wait', '--for=condition=Ready', 'system/jsonplaceholder-prod', '--timeout=60s');
 
     const sync = await call<Run>('POST', '/v1/tools/list-posts/run', {});
     expect(sync.status).toBe(200);
@@ -477,26 +474,26 @@ describeKube('helm install, upgrade and uninstall of the chart', () => {
     for (const object of objects) object.metadata.namespace = bed.namespace.name;
     const file = join(bed.dir, 'gitops.yaml');
     await writeFile(file, objects.map((object) => stringify(object)).join('---\n'));
-    await kubectl('apply', '-f', file);
+    await bed.kubectl('apply', '-f', file);
     // What External Secrets Operator would create for crm-prod; crm-dev's Secret stays missing.
-    await kubectl(
+    await bed.kubectl(
       'create',
       'secret',
       'generic',
       'crm-prod-credentials',
       '--from-literal=apiKey=test-key-0123',
     );
-    await kubectl(
+    await bed.kubectl(
       'wait',
       '--for=condition=Ready',
       'tool/crm-recent-contacts',
       'tool/list-posts',
       '--timeout=60s',
     );
-    await kubectl('wait', '--for=condition=Ready', 'system/crm-prod', '--timeout=60s');
+    await bed.kubectl('wait', '--for=condition=Ready', 'system/crm-prod', '--timeout=60s');
     await waitUntil(
       async () =>
-        (await kubectl(
+        (await bed.kubectl(
           'get',
           'system',
           'crm-dev',

@@ -4,8 +4,6 @@
  * Event when a Ready condition changes (Warning with the reason and message when it turns False, Normal
  * when it turns True), never one per resync.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { SystemReason, ToolReason } from '../../../contract/reasons.ts';
 import type { SystemResource, ToolResource } from '../../../contract/resources/kinds.ts';
@@ -22,7 +20,6 @@ import { ToolController } from '../../../operator/tool/controller.ts';
 import { OPERATOR_KINDS, type OperatorKinds, operatorCluster, waitFor } from '../../support/kube/kubeglue.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 
-const exec = promisify(execFile);
 describeKube('Events of Tools and Systems on Kubernetes', () => {
   const bed = useKubeTestBed('operator-events', { crds: true });
   let admin: ResourceClients<OperatorKinds>;
@@ -30,9 +27,6 @@ describeKube('Events of Tools and Systems on Kubernetes', () => {
   let tools: ToolController;
   let systems: SystemController;
 
-  const kubectl = async (...args: string[]) =>
-    (await exec('kubectl', ['--kubeconfig', bed.kube.kubeconfigPath, '-n', bed.namespace.name, ...args]))
-      .stdout;
   /** The Events of one object, oldest first, as `kubectl get events` lists them. */
   const eventsOf = async (kind: string, name: string) =>
     (await admin.events.list()).items
@@ -83,7 +77,7 @@ describeKube('Events of Tools and Systems on Kubernetes', () => {
     expect(warning?.message).toContain('steps[0] (x).config.transformCode');
     expect(warning?.source?.component).toBe('kubeglue-operator');
 
-    const described = await kubectl('describe', 'tool', 'broken');
+    const described = await bed.kubectl('describe', 'tool', 'broken');
     expect(described).not.toMatch(/Events:\s+<none>/);
     expect(described).toMatch(/Warning\s+CompileError\s+.*kubeglue-operator/);
 
@@ -105,7 +99,7 @@ describeKube('Events of Tools and Systems on Kubernetes', () => {
       ['Warning', ToolReason.CompileError],
       ['Normal', ToolReason.Valid],
     ]);
-    expect(await kubectl('describe', 'tool', 'broken')).toMatch(/Normal\s+Valid\s+.*kubeglue-operator/);
+    expect(await bed.kubectl('describe', 'tool', 'broken')).toMatch(/Normal\s+Valid\s+.*kubeglue-operator/);
   });
 
   it('a System whose Secret is missing has a Warning naming the Secret; created, a Normal one', async () => {
@@ -124,7 +118,7 @@ describeKube('Events of Tools and Systems on Kubernetes', () => {
     const [warning] = await eventsWhen('System', 'crm-prod', 'a Warning', (e) => e.length > 0);
     expect(warning).toMatchObject({ type: 'Warning', reason: SystemReason.SecretNotFound });
     expect(warning?.message).toContain("'crm-creds' does not exist");
-    expect(await kubectl('describe', 'system', 'crm-prod')).toMatch(/Warning\s+SecretNotFound\s+/);
+    expect(await bed.kubectl('describe', 'system', 'crm-prod')).toMatch(/Warning\s+SecretNotFound\s+/);
 
     await admin.secrets.create({
       apiVersion: 'v1',

@@ -1,7 +1,5 @@
-import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { ErrorBody } from '../../../contract/api/bodies.ts';
@@ -14,19 +12,17 @@ import { useTestDatabase } from '../../support/database.ts';
 import { callApi, TEST_ADMIN_KEY } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 import {
+  type ApiProcess,
   grantKubeglueRoles,
   type KubeglueProcess,
-  kubeglueEnv,
+  operatorEnvBeside,
+  startApi,
   startKubeglue,
   startKubegluePodRunner,
-  TEST_RUNNER_IMAGE,
   waitFor,
 } from '../../support/kube/kubeglue.ts';
 import type { ProcessKubelet } from '../../support/kube/process-kubelet/kubelet.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
-import { freeLoopbackPort } from '../../support/os.ts';
-
-const exec = promisify(execFile);
 
 const readyOf = (object: { status?: { conditions?: Condition[] | undefined } } | undefined) =>
   object?.status?.conditions?.find((condition) => condition.type === 'Ready');
@@ -41,23 +37,20 @@ describeKube('Tools that are not Ready on Kubernetes', () => {
   const db = useTestDatabase();
   const target = useHttpTarget();
   let kubelet: ProcessKubelet;
-  let api: KubeglueProcess;
+  let api: ApiProcess;
   let operator: KubeglueProcess;
   let apiUrl: string;
 
   const call = <T>(method: string, path: string, body?: unknown) =>
     callApi<T>(apiUrl, TEST_ADMIN_KEY, method, path, body);
-  const kubectl = async (...args: string[]) =>
-    (await exec('kubectl', ['--kubeconfig', bed.kube.kubeconfigPath, '-n', bed.namespace.name, ...args]))
-      .stdout;
   /** `kubectl apply -f` of these objects, written to a file as a user keeps them. */
   const apply = async (name: string, ...objects: unknown[]) => {
     const file = join(bed.dir, `${name}.yaml`);
     await writeFile(file, objects.map((object) => stringify(object)).join('---\n'));
-    return kubectl('apply', '-f', file);
+    return bed.kubectl('apply', '-f', file);
   };
   const getObject = async <T>(kind: string, name: string): Promise<T | undefined> => {
-    const answer = await kubectl('get', kind, name, '-o', 'json', '--ignore-not-found');
+    const answer = await bed.kubectl('get', kind, name, '-o', 'json', '--ignore-not-found');
     return answer.trim() ? (JSON.parse(answer) as T) : undefined;
   };
   const toolWhen = (name: string, what: string, ok: (ready: Condition | undefined) => boolean) =>
@@ -72,17 +65,13 @@ describeKube('Tools that are not Ready on Kubernetes', () => {
   beforeAll(async () => {
     await grantKubeglueRoles(bed.kube, bed.namespace.name);
     kubelet = await startKubegluePodRunner(bed.kube, bed.namespace.name);
-    const [port, internalPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
-    apiUrl = `http://127.0.0.1:${port}`;
-    const ports = { databaseUrl: db.url, port, internalPort };
     const env = { KUBEGLUE_EGRESS_PRIVATE: 'allow', KUBEGLUE_LOG_LEVEL: 'warn' };
-    api = startKubeglue('api', { ...(await kubeglueEnv(bed, 'api', ports)), ...env });
+    api = await startApi(bed, db.url, env);
+    apiUrl = api.url;
     await api.waitForOutput(/ready on/, 90_000);
     operator = startKubeglue('operator', {
-      ...(await kubeglueEnv(bed, 'operator', ports)),
+      ...(await operatorEnvBeside(bed, db.url, api)),
       ...env,
-      KUBEGLUE_RUNNER_IMAGE: TEST_RUNNER_IMAGE,
-      KUBEGLUE_INTERNAL_URL: `http://127.0.0.1:${internalPort}`,
       // One async run at a time: a run can wait queued while its System breaks.
       KUBEGLUE_MAX_ASYNC_RUNS: '1',
     });
@@ -145,7 +134,7 @@ describeKube('Tools that are not Ready on Kubernetes', () => {
         expect(readyOf(tool)).toMatchObject({ status: 'False', reason: ToolReason.InvalidSpec });
         expect(readyOf(tool)?.message).toBe(`The tool spec is invalid: ${problems.join('; ')}`);
         // `kubectl get tools` shows it, and the operator carries on checking other Tools.
-        expect(await kubectl('get', 'tool', name)).toMatch(new RegExp(`${name}\\s+False`));
+        expect(await bed.kubectl('get', 'tool', name)).toMatch(new RegExp(`${name}\\s+False`));
       },
     );
 
@@ -225,7 +214,7 @@ describeKube('Tools that are not Ready on Kubernetes', () => {
       const queued = await call<Run>('POST', '/v1/tools/crm-contacts/run', { options: { async: true } });
       expect(queued.status).toBe(202);
 
-      await kubectl('delete', 'secret', 'crm-prod-credentials');
+      await bed.kubectl('delete', 'secret', 'crm-prod-credentials');
       const missing = await systemWhen(
         'SecretNotFound',
         (ready) => ready?.reason === SystemReason.SecretNotFound,

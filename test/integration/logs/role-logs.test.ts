@@ -5,13 +5,13 @@
  * parsed as JSON.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LOG_LEVELS } from '../../../contract/log.ts';
 import { callApi, readyUrl, TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded.ts';
+import { useTempDir } from '../../support/fixture.ts';
 import { startAgent } from '../../support/gateway-agent.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 import { startKubeglue } from '../../support/kube/kubeglue.ts';
@@ -20,14 +20,7 @@ import { startRunnerProcess } from '../../support/runner-process.ts';
 
 const CLI = join(import.meta.dirname, '../../../bin/kubeglue.ts');
 const target = useHttpTarget();
-let dir: string;
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'kubeglue-role-logs-'));
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const dir = useTempDir('kubeglue-role-logs-');
 
 /** Every line a JSON log line of the role (fastify's request log in the API's roles has no role). */
 function expectJsonLines(output: string, role: string): LogLine[] {
@@ -56,7 +49,7 @@ describe('the log of every role', () => {
     });
     const process = startKubeglue('embedded', {
       KUBEGLUE_PORT: '0',
-      KUBEGLUE_DATA_DIR: dir,
+      KUBEGLUE_DATA_DIR: dir.path,
       KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
       KUBEGLUE_MASTER_KEY: TEST_MASTER_KEY,
       KUBEGLUE_WORKERS: '1',
@@ -118,7 +111,7 @@ describe('the log of every role', () => {
 
   it('runner: a runner Pod that gets no order logs each step as JSON and ends with a JSON line', async () => {
     // The internal API answers 404 for the order: the run is unknown.
-    const runner = startRunnerProcess({ url: target.url, runId: 'gone-1', token: 'kgr_x', dir });
+    const runner = startRunnerProcess({ url: target.url, runId: 'gone-1', token: 'kgr_x', dir: dir.path });
     const { code, output } = await runner.exited;
     expect(code).toBe(1);
     const lines = expectJsonLines(output, 'runner');
@@ -126,7 +119,7 @@ describe('the log of every role', () => {
   });
 
   it('runner: an invalid run order is an error line', async () => {
-    const file = join(dir, 'invalid.json');
+    const file = join(dir.path, 'invalid.json');
     await writeFile(file, JSON.stringify({ runId: 'x' }));
     const result = await new Promise<{ code: number; output: string }>((resolve) =>
       execFile(

@@ -6,20 +6,14 @@ import type { Run } from '../../../contract/api/run.ts';
 import { useTestDatabase } from '../../support/database.ts';
 import { callApi, TEST_ADMIN_KEY } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
-import {
-  grantKubeglueRoles,
-  type KubeglueProcess,
-  kubeglueEnv,
-  startKubeglue,
-} from '../../support/kube/kubeglue.ts';
+import { type ApiProcess, grantKubeglueRoles, startApi } from '../../support/kube/kubeglue.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
-import { freeLoopbackPort } from '../../support/os.ts';
 
 describeKube('the MCP endpoint of two kubeglue api replicas', () => {
   const bed = useKubeTestBed('mcp', { crds: true });
   const db = useTestDatabase();
   const target = useHttpTarget();
-  const replicas: KubeglueProcess[] = [];
+  const replicas: ApiProcess[] = [];
   const urls: string[] = [];
   const answeredBy: number[] = [];
   let client: Client;
@@ -28,19 +22,12 @@ describeKube('the MCP endpoint of two kubeglue api replicas', () => {
     await grantKubeglueRoles(bed.kube, bed.namespace.name);
     target.route('GET', '/stock', { body: { sku: 'a-1', count: 7 } });
     for (let i = 0; i < 2; i++) {
-      const port = await freeLoopbackPort();
-      const replica = startKubeglue('api', {
-        ...(await kubeglueEnv(bed, 'api', {
-          databaseUrl: db.url,
-          port,
-          internalPort: await freeLoopbackPort(),
-        })),
-        KUBEGLUE_GATEWAY_RELAY_PORT: String(await freeLoopbackPort()),
+      const replica = await startApi(bed, db.url, {
         KUBEGLUE_EGRESS_PRIVATE: 'allow',
         KUBEGLUE_LOG_LEVEL: 'warn',
       });
       replicas.push(replica);
-      urls.push(`http://127.0.0.1:${port}`);
+      urls.push(replica.url);
     }
     await Promise.all(replicas.map((replica) => replica.waitForOutput(/ready on/, 60_000)));
 

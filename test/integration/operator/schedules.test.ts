@@ -6,16 +6,14 @@
  * run carries the rights of the key that wrote the schedule.
  */
 
-import { mkdtemp, rm } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../../contract/api/run.ts';
 import type { ToolSchedule } from '../../../contract/api/schedule.ts';
 import type { ToolScheduleResource } from '../../../contract/resources/kinds.ts';
 import { createEmbeddedKubeglueResources } from '../../../kube/resources/index.ts';
 import { startTestApi, type TestApi, waitForRun } from '../../support/embedded.ts';
+import { useTempDir } from '../../support/fixture.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 import { ManualClock } from '../../support/manual-clock.ts';
 import {
@@ -332,18 +330,15 @@ describe('what holds a schedule back, looked at before every tick', () => {
 });
 
 describe('a schedule across downtime', () => {
-  let dataDir: string;
-  beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'kubeglue-schedules-'));
-  });
-  afterAll(async () => {
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  const dataDir = useTempDir('kubeglue-schedules-');
 
   /** Starts, creates the schedule at the base, stops; starts again at `back` and returns that server. */
   async function downAndBack(schedule: Record<string, unknown>, back: Date) {
     const start = base;
-    const before = await startTestApi({}, { dataDir, scheduleClock: new ManualClock(at(start, 0, 30)) });
+    const before = await startTestApi(
+      {},
+      { dataDir: dataDir.path, scheduleClock: new ManualClock(at(start, 0, 30)) },
+    );
     await createEchoTool(before, `tool-${schedule.id}`).catch(() => {});
     const created = await createSchedule(before, `tool-${schedule.id}`, schedule);
     await until(
@@ -352,7 +347,7 @@ describe('a schedule across downtime', () => {
       (s) => s.statusReason === 'Scheduled',
     );
     await before.embedded.close();
-    const after = await startTestApi({}, { dataDir, scheduleClock: new ManualClock(back) });
+    const after = await startTestApi({}, { dataDir: dataDir.path, scheduleClock: new ManualClock(back) });
     return { api: after, toolId: `tool-${schedule.id}`, id: created.id };
   }
 

@@ -16,8 +16,8 @@ import { ToolManifest, ToolResource } from '../../../contract/resources/kinds.ts
 import { API_VERSION } from '../../../contract/resources/meta.ts';
 import {
   expectAccessible,
+  expectFitsAccessibly,
   expectRefusedRead,
-  horizontalOverflow,
   screenshot,
   useBrowserTests,
   useDashboard,
@@ -436,11 +436,9 @@ describe.skipIf(missing !== undefined)('the Tools pages in a browser', () => {
     const page = await openSignedIn('/tools/greet', { viewport: ZOOMED_200, colorScheme: 'dark' });
     await page.getByRole('button', { name: 'Run tool' }).waitFor();
     await page.getByRole('region', { name: 'Tool manifest' }).locator('pre').waitFor();
-    expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
-    await expectAccessible(page);
+    await expectFitsAccessibly(page);
     await page.goto(`${api.url}/tools/greet/edit`);
     await (await editorOf(page)).waitFor();
-    expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
-    await expectAccessible(page);
+    await expectFitsAccessibly(page);
   });
 });

@@ -21,6 +21,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { SETTINGS } from '../../../config/config.ts';
+import { type OwnedProcess, ownProcess } from '../child-process.ts';
 
 const exec = promisify(execFile);
 const REPO = resolve(import.meta.dirname, '../../..');
@@ -83,12 +84,8 @@ export function realNodeMissing(options: { services?: boolean } = {}): string | 
   return undefined;
 }
 
-export interface NsProcess {
-  child: ChildProcess;
-  output(): string;
-  exited: Promise<number | null>;
-  stop(signal?: NodeJS.Signals): Promise<void>;
-}
+/** A process started inside the node's network namespace. */
+export type NsProcess = OwnedProcess;
 
 export interface RealNode {
   paths: NodePaths;
@@ -279,26 +276,7 @@ export async function startRealNode(options: { services?: boolean } = {}): Promi
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     owned.push(child);
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    const kill = () => child.kill('SIGKILL');
-    process.once('exit', kill);
-    return {
-      child,
-      output: () => output,
-      exited,
-      stop: async (signal = 'SIGTERM') => {
-        if (child.exitCode === null && child.signalCode === null) {
-          child.kill(signal);
-          await exited;
-        }
-      },
-    };
+    return ownProcess(child);
   };
   let bridgeCount = 0;
   const socat = (inside: boolean, args: string[]) => {

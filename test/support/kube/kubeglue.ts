@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -15,7 +15,9 @@ import {
   SECRET_KIND,
 } from '../../../kube/resources/index.ts';
 import type { Event, Secret } from '../../../kube/types.ts';
+import { type OwnedProcess, ownProcess } from '../child-process.ts';
 import { TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../embedded.ts';
+import { freeLoopbackPort } from '../os.ts';
 import type { KubeHandle } from './client.ts';
 import { type ProcessKubelet, startProcessKubelet } from './process-kubelet/kubelet.ts';
 import type { KubeTestBed } from './provided.ts';
@@ -143,6 +145,59 @@ export async function kubeglueEnv(
   };
 }
 
+/** A `kubeglue api` process of a Kubernetes test, and where it listens. */
+export interface ApiProcess extends KubeglueProcess {
+  /** `http://127.0.0.1:<port>`. */
+  url: string;
+  port: number;
+  /** The internal API's port (the runner Pods report there) and the gateway relay's. */
+  internalPort: number;
+  relayPort: number;
+  /** The environment it was started with, to start it again. */
+  env: Record<string, string>;
+}
+
+/**
+ * `kubeglue api` on the bed and the test database (kubeglueEnv), on free loopback ports: its own, the
+ * internal API's and the gateway relay's; `env` on top. Call grantKubeglueRoles first; wait for
+ * `/ready on/` before calling it.
+ */
+export async function startApi(
+  bed: KubeTestBed,
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<ApiProcess> {
+  const [port, internalPort, relayPort] = [
+    await freeLoopbackPort(),
+    await freeLoopbackPort(),
+    await freeLoopbackPort(),
+  ];
+  const apiEnv = {
+    ...(await kubeglueEnv(bed, 'api', { databaseUrl, port, internalPort })),
+    KUBEGLUE_GATEWAY_RELAY_PORT: String(relayPort),
+    ...env,
+  };
+  const url = `http://127.0.0.1:${port}`;
+  return { ...startKubeglue('api', apiEnv), url, port, internalPort, relayPort, env: apiEnv };
+}
+
+/**
+ * The settings of `kubeglue operator` beside `api` (kubeglueEnv, with the api's ports): runner Pods from
+ * the test image, which report to the api's internal API and dial its gateway relay.
+ */
+export async function operatorEnvBeside(
+  bed: KubeTestBed,
+  databaseUrl: string,
+  api: Pick<ApiProcess, 'port' | 'internalPort' | 'relayPort'>,
+): Promise<Record<string, string>> {
+  return {
+    ...(await kubeglueEnv(bed, 'operator', { databaseUrl, port: api.port, internalPort: api.internalPort })),
+    KUBEGLUE_RUNNER_IMAGE: TEST_RUNNER_IMAGE,
+    KUBEGLUE_INTERNAL_URL: `http://127.0.0.1:${api.internalPort}`,
+    KUBEGLUE_RUNNER_GATEWAY_RELAY: `127.0.0.1:${api.relayPort}`,
+  };
+}
+
 /** The kubeconfig of a kubeglue role's RBAC-limited identity, written in the bed (grantKubeglueRoles first). */
 export function roleKubeconfig(bed: KubeTestBed, role: RbacRole): Promise<string> {
   return bed.kube.writeKubeconfig(join(bed.dir, `${role}.kubeconfig`), `kubeglue-${role}`);
@@ -208,51 +263,31 @@ export async function waitUntil(
   }
 }
 
-export interface KubeglueProcess {
-  child: ChildProcess;
-  /** Everything the process printed so far. */
-  output(): string;
+export interface KubeglueProcess extends OwnedProcess {
   /** Resolves when a line matching pattern was printed. */
   waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<void>;
-  /** SIGTERM (or the given signal), then waits for the exit. */
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
-  exited: Promise<number | null>;
 }
 
 /** Starts `kubeglue <role>` as its own process with exactly the given environment (plus PATH). */
 export function startKubeglue(role: string, env: Record<string, string>): KubeglueProcess {
-  const child = spawn(process.execPath, ['--no-node-snapshot', KUBEGLUE_CLI, role], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const onData = (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-  };
-  child.stdout?.on('data', onData);
-  child.stderr?.on('data', onData);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const kill = () => child.kill('SIGKILL');
-  process.once('exit', kill);
-  void exited.then(() => process.off('exit', kill));
+  const owned = ownProcess(
+    spawn(process.execPath, ['--no-node-snapshot', KUBEGLUE_CLI, role], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+  const { child, output } = owned;
   return {
-    child,
-    output: () => output,
-    exited,
+    ...owned,
     waitForOutput: (pattern, timeoutMs = 30_000) =>
       waitUntil(
         () => {
           if (child.exitCode !== null)
-            throw new Error(`kubeglue ${role} exited (${child.exitCode}):\n${output}`);
-          return pattern.test(output);
+            throw new Error(`kubeglue ${role} exited (${child.exitCode}):\n${output()}`);
+          return pattern.test(output());
         },
         timeoutMs,
-        `kubeglue ${role} to print ${pattern}:\n${output}`,
+        `kubeglue ${role} to print ${pattern}:\n${output()}`,
       ),
-    stop: async (signal = 'SIGTERM') => {
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      child.kill(signal);
-      return exited;
-    },
   };
 }

@@ -1,11 +1,15 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, inject } from 'vitest';
 import { loadKubeConfig } from '../../../kube/kubeconfig.ts';
 import { ClusterTransport } from '../../../kube/resources/index.ts';
 import { createTestNamespace, type KubeHandle, kubeHandle, type TestNamespace } from './client.ts';
 import { installCrds } from './kubeglue.ts';
+
+const exec = promisify(execFile);
 
 export type { AuditEvent, KubeConnection, KubeHandle, TestNamespace } from './client.ts';
 export { createTestNamespace } from './client.ts';
@@ -37,6 +41,8 @@ export interface KubeTestBed {
   readonly transport: ClusterTransport;
   /** Another namespace, deleted with the rest after the block's tests. */
   createNamespace(prefix: string): Promise<TestNamespace>;
+  /** `kubectl` as the admin in the block's namespace, as a user types it; what it printed on stdout. */
+  kubectl(...args: string[]): Promise<string>;
 }
 
 export interface KubeTestBedOptions {
@@ -93,6 +99,11 @@ export function useKubeTestBed(prefix: string, options: KubeTestBedOptions = {})
       const made = await createTestNamespace(this.kube, prefix);
       others.push(made);
       return made;
+    },
+    kubectl: async (...args) => {
+      const config = made(kube, 'control plane').kubeconfigPath;
+      const { name } = made(namespace, 'namespace');
+      return (await exec('kubectl', ['--kubeconfig', config, '-n', name, ...args])).stdout;
     },
   };
 }

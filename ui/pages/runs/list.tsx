@@ -9,6 +9,7 @@ import * as routes from '../../../contract/api/route-paths.ts';
 import type { ListRunsQuery, RunList } from '../../api/types.ts';
 import { REQUEST_SOURCES, RUN_STATUSES } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
+import { ClearFilters, filtersOf } from '../../components/filters.tsx';
 import { formatDuration, formatTime, isoToLocalInput, localInputToIso } from '../../components/format.ts';
 import { LiveUpdates } from '../../components/live.tsx';
 import { Pager } from '../../components/pager.tsx';
@@ -25,15 +26,6 @@ type Filter = (typeof FILTERS)[number];
 
 /** Cursors of the pages before the current one, to go back to newer runs. */
 const newerCursors: string[] = [];
-
-function filtersOf(query: URLSearchParams): Partial<Record<Filter, string>> {
-  const filters: Partial<Record<Filter, string>> = {};
-  for (const name of FILTERS) {
-    const value = query.get(name);
-    if (value) filters[name] = value;
-  }
-  return filters;
-}
 
 type FieldSpec = { name: Filter; label: string } & (
   | { kind: 'text'; placeholder: string }
@@ -114,18 +106,14 @@ function FilterForm({ filters }: { filters: Partial<Record<Filter, string>> }) {
           change={(value) => change(spec.name, value)}
         />
       ))}
-      {Object.keys(filters).length > 0 && (
-        <button type="button" class="secondary" onClick={() => navigate('/runs', { replace: true })}>
-          Clear filters
-        </button>
-      )}
+      <ClearFilters filters={filters} path="/runs" />
     </form>
   );
 }
 
 export function RunsPage() {
   const query = location.value.query;
-  const filters = filtersOf(query);
+  const filters = filtersOf(query, FILTERS);
   const cursor = query.get('cursor') ?? undefined;
   const key = withQuery('', { ...filters, cursor });
   const [page, setPage] = useState<RunList>();

@@ -7,6 +7,7 @@
 import { useEffect, useId, useState } from 'preact/hooks';
 import * as routes from '../../../contract/api/route-paths.ts';
 import type { ScheduleNextRuns, ToolSchedule, ToolScheduleCreateBody } from '../../api/types.ts';
+import { Checkbox } from '../../components/checkbox.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatInZone, formatTime } from '../../components/format.ts';
 import { client } from '../../session.ts';
@@ -76,13 +77,43 @@ function NextRuns({ cron, timeZone }: { cron: string; timeZone: string }) {
   );
 }
 
+/** A required text field that suggests ids or names as the user types (a datalist of `suggestions`). */
+function SuggestingField(props: {
+  id: string;
+  label: string;
+  value: string;
+  change(value: string): void;
+  suggestions: readonly string[];
+}) {
+  const listId = useId();
+  return (
+    <div class="field">
+      <label for={props.id}>{props.label}</label>
+      <input
+        id={props.id}
+        type="text"
+        required
+        list={listId}
+        autocomplete="off"
+        spellcheck={false}
+        value={props.value}
+        onInput={(event) => props.change(event.currentTarget.value)}
+      />
+      <datalist id={listId}>
+        {props.suggestions.map((suggestion) => (
+          <option key={suggestion} value={suggestion} />
+        ))}
+      </datalist>
+    </div>
+  );
+}
+
 export function ScheduleForm(props: {
   toolId: string | undefined;
   toolIds: readonly string[];
   created(schedule: ToolSchedule): void;
   cancel(): void;
 }) {
-  const ids = { tools: useId(), zones: useId() };
   const [toolId, setToolId] = useState(props.toolId ?? '');
   const [id, setId] = useState('');
   const [cron, setCron] = useState('');
@@ -136,24 +167,13 @@ export function ScheduleForm(props: {
     <form class="schedule-form" aria-labelledby="new-schedule-title" onSubmit={submit}>
       <h2 id="new-schedule-title">New schedule</h2>
       <div class="form-grid">
-        <div class="field">
-          <label for="schedule-tool">Tool to run</label>
-          <input
-            id="schedule-tool"
-            type="text"
-            required
-            list={ids.tools}
-            autocomplete="off"
-            spellcheck={false}
-            value={toolId}
-            onInput={(event) => setToolId(event.currentTarget.value)}
-          />
-          <datalist id={ids.tools}>
-            {props.toolIds.map((tool) => (
-              <option key={tool} value={tool} />
-            ))}
-          </datalist>
-        </div>
+        <SuggestingField
+          id="schedule-tool"
+          label="Tool to run"
+          value={toolId}
+          change={setToolId}
+          suggestions={props.toolIds}
+        />
         <div class="field">
           <label for="schedule-cron">Cron expression</label>
           <input
@@ -171,24 +191,13 @@ export function ScheduleForm(props: {
             minute hour day-of-month month day-of-week, or @hourly, @daily, @weekly, @monthly
           </span>
         </div>
-        <div class="field">
-          <label for="schedule-zone">Time zone</label>
-          <input
-            id="schedule-zone"
-            type="text"
-            required
-            list={ids.zones}
-            autocomplete="off"
-            spellcheck={false}
-            value={timeZone}
-            onInput={(event) => setTimeZone(event.currentTarget.value)}
-          />
-          <datalist id={ids.zones}>
-            {zones.map((zone) => (
-              <option key={zone} value={zone} />
-            ))}
-          </datalist>
-        </div>
+        <SuggestingField
+          id="schedule-zone"
+          label="Time zone"
+          value={timeZone}
+          change={setTimeZone}
+          suggestions={zones}
+        />
         <div class="field">
           <label for="schedule-id">Id (optional)</label>
           <input
@@ -227,14 +236,9 @@ export function ScheduleForm(props: {
           onInput={(event) => setInputs(event.currentTarget.value)}
         />
       </div>
-      <label class="check">
-        <input
-          type="checkbox"
-          checked={enabled}
-          onChange={(event) => setEnabled(event.currentTarget.checked)}
-        />{' '}
+      <Checkbox class="check" checked={enabled} change={setEnabled}>
         Enabled: ticks start runs from now on
-      </label>
+      </Checkbox>
       <NextRuns cron={cron} timeZone={timeZone} />
       <ErrorMessage error={error} title="The schedule was not created" />
       <div class="actions">

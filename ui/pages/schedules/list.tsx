@@ -8,6 +8,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import * as routes from '../../../contract/api/route-paths.ts';
 import type { ToolSchedule } from '../../api/types.ts';
+import { useAction } from '../../components/action.ts';
 import { ConfirmButton } from '../../components/confirm.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatInZone, formatRelative, formatTime } from '../../components/format.ts';
@@ -67,20 +68,12 @@ function LastTick({ schedule }: { schedule: ToolSchedule }) {
 
 function ScheduleRow(props: { schedule: ToolSchedule; mayWrite: boolean; changed(): void }) {
   const { schedule, mayWrite, changed } = props;
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
-  const setEnabled = async (enabled: boolean) => {
-    setBusy(true);
-    setError(undefined);
-    try {
+  const { busy, error, run } = useAction();
+  const setEnabled = (enabled: boolean) =>
+    run(async () => {
       await client().call(routes.updateToolSchedule, { params: scheduleParams(schedule), body: { enabled } });
       changed();
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   const verb = schedule.enabled ? 'Pause' : 'Resume';
   return (
     <tr>

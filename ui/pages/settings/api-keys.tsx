@@ -9,6 +9,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import * as routes from '../../../contract/api/route-paths.ts';
 import type { ApiKey, ApiKeyCreateBody, ApiKeyCreated, Me, Scope } from '../../api/types.ts';
 import { SCOPES } from '../../api/types.ts';
+import { useAction } from '../../components/action.ts';
+import { Checkbox } from '../../components/checkbox.tsx';
 import { ConfirmButton } from '../../components/confirm.tsx';
 import { CopyButton } from '../../components/copy-button.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
@@ -84,16 +86,13 @@ function CreateKeyForm({ me, created }: { me: Me; created(key: ApiKeyCreated): v
   const [scopes, setScopes] = useState<readonly Scope[]>(FIRST_SCOPES.filter((s) => me.scopes.includes(s)));
   const [tools, setTools] = useState<IdChoice>(NO_IDS);
   const [systems, setSystems] = useState<IdChoice>(NO_IDS);
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const suggestions = useSuggestions(me);
 
   const toggle = (scope: Scope, on: boolean) =>
     setScopes(SCOPES.map((s) => s.scope).filter((s) => (s === scope ? on : scopes.includes(s))));
   const submit = async (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
     const toolIds = chosenIds(tools);
     const systemIds = chosenIds(systems);
     const body: ApiKeyCreateBody = admin
@@ -104,16 +103,12 @@ function CreateKeyForm({ me, created }: { me: Me; created(key: ApiKeyCreated): v
           ...(toolIds ? { toolIds } : {}),
           ...(systemIds ? { systemIds } : {}),
         };
-    try {
+    await run(async () => {
       created(await client().call(routes.createApiKey, { body }));
       setName('');
       setTools(NO_IDS);
       setSystems(NO_IDS);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -131,31 +126,26 @@ function CreateKeyForm({ me, created }: { me: Me; created(key: ApiKeyCreated): v
         />
       </div>
       {me.admin && (
-        <label class="check">
-          <input
-            type="checkbox"
-            checked={admin}
-            onChange={(event) => setAdmin(event.currentTarget.checked)}
-          />{' '}
+        <Checkbox class="check" checked={admin} change={setAdmin}>
           Admin key: every scope, every tool and system
-        </label>
+        </Checkbox>
       )}
       <fieldset class="scopes" disabled={admin}>
         <legend>Scopes: what the key may do</legend>
         {SCOPES.map(({ scope, what }) => {
           const held = me.scopes.includes(scope);
           return (
-            <label key={scope} class="check">
-              <input
-                type="checkbox"
-                checked={scopes.includes(scope)}
-                disabled={!held}
-                onChange={(event) => toggle(scope, event.currentTarget.checked)}
-              />{' '}
+            <Checkbox
+              key={scope}
+              class="check"
+              checked={scopes.includes(scope)}
+              disabled={!held}
+              change={(on) => toggle(scope, on)}
+            >
               {scope === 'gateways:host' ? 'Host gateway agents' : what} (<code>{scope}</code>)
               {scope === 'gateways:host' && <span class="muted"> — {what}</span>}
               {!held && <span class="muted"> — your key lacks it, so it cannot grant it</span>}
-            </label>
+            </Checkbox>
           );
         })}
       </fieldset>

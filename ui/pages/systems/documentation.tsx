@@ -5,6 +5,7 @@
  */
 import { useId, useState } from 'preact/hooks';
 import type { DocumentationSearchAnswer, System } from '../../api/types.ts';
+import { useAction } from '../../components/action.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatTime } from '../../components/format.ts';
 import { searchDocumentation, uploadDocumentation } from './api.ts';
@@ -13,24 +14,17 @@ import { attemptsText, DocumentationStatus } from './status.tsx';
 function Upload({ system, uploaded }: { system: System; uploaded(): void }) {
   const id = useId();
   const [file, setFile] = useState<File>();
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const submit = async (event: Event) => {
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;
     if (!file) return;
-    setBusy(true);
-    setError(undefined);
-    try {
+    await run(async () => {
       await uploadDocumentation(system.id, system.environment, file);
       form.reset();
       setFile(undefined);
       uploaded();
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <form class="inline-form" onSubmit={submit} aria-label={`Upload documentation (${system.environment})`}>

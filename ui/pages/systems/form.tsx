@@ -8,6 +8,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { AuthType, Environment, Gateway, System } from '../../api/types.ts';
+import { Checkbox } from '../../components/checkbox.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import type { PageProps } from '../../pages.tsx';
 import { location, navigate } from '../../router.tsx';
@@ -128,14 +129,9 @@ function CredentialInput(props: {
         </p>
       )}
       {stored && !field.required && (
-        <label class="inline-check">
-          <input
-            type="checkbox"
-            checked={removed}
-            onChange={(event) => remove(event.currentTarget.checked)}
-          />{' '}
+        <Checkbox class="inline-check" checked={removed} change={remove}>
           Remove the stored {field.label.toLowerCase()}
-        </label>
+        </Checkbox>
       )}
     </div>
   );

@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import * as routes from '../../../contract/api/route-paths.ts';
 import type { ListToolsQuery, ToolList } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
+import { ClearFilters, filtersOf } from '../../components/filters.tsx';
 import { formatTime } from '../../components/format.ts';
 import { PageLinks, pageOf } from '../../components/pager.tsx';
 import { usePolled } from '../../components/poll.ts';
@@ -25,15 +26,6 @@ const SHOWN = [
   { value: 'all', label: 'Active and archived', includeArchived: 'true' },
   { value: 'only', label: 'Archived only', includeArchived: 'only' },
 ] as const;
-
-function filtersOf(query: URLSearchParams): Filters {
-  const filters: Filters = {};
-  for (const name of FILTERS) {
-    const value = query.get(name);
-    if (value) filters[name] = value;
-  }
-  return filters;
-}
 
 function FilterForm({ filters, folders }: { filters: Filters; folders: ToolList['folders'] }) {
   const [search, setSearch] = useState(filters.search ?? '');
@@ -97,18 +89,14 @@ function FilterForm({ filters, folders }: { filters: Filters; folders: ToolList[
       <button type="submit" class="secondary">
         Search
       </button>
-      {Object.keys(filters).length > 0 && (
-        <button type="button" class="secondary" onClick={() => navigate('/tools', { replace: true })}>
-          Clear filters
-        </button>
-      )}
+      <ClearFilters filters={filters} path="/tools" />
     </form>
   );
 }
 
 export function ToolsPage() {
   const query = location.value.query;
-  const filters = filtersOf(query);
+  const filters = filtersOf(query, FILTERS);
   const page = pageOf(query);
   const key = withQuery('', { ...filters, page: String(page) });
   const canWrite = session.value?.me.scopes.includes('tools:write') ?? false;

@@ -8,6 +8,7 @@
 import { useId, useMemo, useState } from 'preact/hooks';
 import { ApiFailure } from '../../api/client.ts';
 import type { ErrorIssue, Run, RunRequest, Tool } from '../../api/types.ts';
+import { Checkbox } from '../../components/checkbox.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatDuration } from '../../components/format.ts';
 import { pathText } from '../../components/json-search.ts';
@@ -155,20 +156,20 @@ function FieldControl(props: ControlProps) {
             const chosen = Array.isArray(draft) ? (draft as string[]) : [];
             const value = String(index);
             return (
-              <label key={value} class="form-check">
-                <input
-                  type="checkbox"
-                  checked={chosen.includes(value)}
-                  onChange={(event) =>
-                    set(
-                      event.currentTarget.checked
-                        ? [...chosen, value].sort((a, b) => Number(a) - Number(b))
-                        : chosen.filter((item) => item !== value),
-                    )
-                  }
-                />{' '}
+              <Checkbox
+                key={value}
+                class="form-check"
+                checked={chosen.includes(value)}
+                change={(on) =>
+                  set(
+                    on
+                      ? [...chosen, value].sort((a, b) => Number(a) - Number(b))
+                      : chosen.filter((item) => item !== value),
+                  )
+                }
+              >
                 {optionLabel(option)}
-              </label>
+              </Checkbox>
             );
           })}
       </fieldset>
@@ -579,14 +580,9 @@ export function RunForm({ tool, canRun }: { tool: Tool; canRun: boolean }) {
             <option value="dev">dev (each system's dev variant, where it has one)</option>
           </select>
         </div>
-        <label class="form-check">
-          <input
-            type="checkbox"
-            checked={record}
-            onChange={(event) => setRecord(event.currentTarget.checked)}
-          />{' '}
+        <Checkbox class="form-check" checked={record} change={setRecord}>
           Record responses (every exchange of the request steps, redacted, kept with the run)
-        </label>
+        </Checkbox>
       </fieldset>
       <div class="actions">
         <button type="submit" disabled={busy || !canRun}>

@@ -6,6 +6,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import * as routes from '../../../contract/api/route-paths.ts';
 import type { Tool, ToolStep } from '../../api/types.ts';
+import { useAction } from '../../components/action.ts';
 import { ConfirmButton } from '../../components/confirm.tsx';
 import { CopyButton } from '../../components/copy-button.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
@@ -111,8 +112,7 @@ function Definition({ tool }: { tool: Tool }) {
 export function ToolPage({ params }: { params: Record<string, string> }) {
   const toolId = params.toolId ?? '';
   const { tool, setTool, error } = useTool(toolId);
-  const [actionError, setActionError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error: actionError, run: act } = useAction();
   const scopes = session.value?.me.scopes ?? [];
   const canWrite = scopes.includes('tools:write');
   const canExecute = scopes.includes('runs:execute');
@@ -120,17 +120,6 @@ export function ToolPage({ params }: { params: Record<string, string> }) {
   if (error && !tool) return <ToolUnreadable title={`Tool ${toolId}`} error={error} />;
   if (!tool) return <p role="status">Loading tool {toolId}…</p>;
 
-  const act = async (action: () => Promise<void>) => {
-    setBusy(true);
-    setActionError(undefined);
-    try {
-      await action();
-    } catch (caught) {
-      setActionError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
   const archive = () =>
     act(async () =>
       setTool(
