@@ -11,6 +11,7 @@ import type { Run, RunLogEvent, RunResults, StepResult } from '../../api/types.t
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatBytes, formatDuration, formatTime } from '../../components/format.ts';
 import { JsonView } from '../../components/json-view.tsx';
+import { useNarrowScreen } from '../../components/narrow-screen.ts';
 import { Badge, StatusBadge, StepOutcome } from '../../components/status.tsx';
 import { Timeline, timelineFromEvents, timelineFromResults } from '../../components/timeline.tsx';
 import { Link, navigate } from '../../router.tsx';
@@ -22,20 +23,6 @@ import { LONG_DATA_CHARS, longerThan, resumeLabel } from './run-rules.ts';
 const STEPS_PER_PAGE = 100;
 /** Events kept on screen; the timeline is built from all of them. */
 const EVENTS_SHOWN = 200;
-/** A phone's screen: the width below which styles.css lays the run pages out in one column. */
-const NARROW_SCREEN = '(max-width: 40rem)';
-/** Whether the screen is narrow (NARROW_SCREEN), following it as the window changes. */
-function useNarrowScreen(): boolean {
-  const [narrow, setNarrow] = useState(() => matchMedia(NARROW_SCREEN).matches);
-  useEffect(() => {
-    const query = matchMedia(NARROW_SCREEN);
-    const changed = () => setNarrow(query.matches);
-    query.addEventListener('change', changed);
-    return () => query.removeEventListener('change', changed);
-  }, []);
-  return narrow;
-}
-
 /** Data as JSON; long data on a narrow screen starts collapsed behind "Show the <label>". */
 function RunData({ value, label }: { value: unknown; label: string }) {
   const narrow = useNarrowScreen();
