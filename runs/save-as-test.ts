@@ -82,11 +82,9 @@ export async function saveRunAsTest(deps: SaveAsTestDeps, input: SaveAsTest): Pr
     (current) => {
       const next = withTest(current.tests ?? [], test);
       if ('bound' in next) {
-        throw KG_ERR_TOOL_TESTS_LIMIT(
-          toolId,
-          next,
-          next.bound === 'count' ? MAX_TOOL_TESTS : MAX_TOOL_TESTS_BYTES,
-        );
+        throw next.bound === 'count'
+          ? KG_ERR_TOOL_TESTS_LIMIT(toolId, 'count', next.tests, MAX_TOOL_TESTS)
+          : KG_ERR_TOOL_TESTS_LIMIT(toolId, 'bytes', next.bytes, MAX_TOOL_TESTS_BYTES);
       }
       saved = next;
       return { tests: next.tests };

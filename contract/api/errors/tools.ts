@@ -72,14 +72,10 @@ export const KG_ERR_TOOL_ARCHIVED = define(
 export const KG_ERR_TOOL_TESTS_LIMIT = define(
   'KG_ERR_TOOL_TESTS_LIMIT',
   422,
-  (
-    toolId: string,
-    bound: { bound: 'count'; tests: number } | { bound: 'bytes'; bytes: number },
-    max: number,
-  ) =>
-    bound.bound === 'count'
-      ? `Tool '${toolId}' has ${bound.tests} tests, the most a tool may carry (${max}); the test was not added`
-      : `The tests of tool '${toolId}' would be ${bound.bytes} bytes of JSON together with this one, more than ${max}; the test was not added`,
+  (toolId: string, over: 'count' | 'bytes', amount: number, max: number) =>
+    over === 'count'
+      ? `Tool '${toolId}' has ${amount} tests, the most a tool may carry (${max}); the test was not added`
+      : `The tests of tool '${toolId}' would be ${amount} bytes of JSON together with this one, more than ${max}; the test was not added`,
   "Remove a test first (PUT /v1/tools/{id} with the tests to keep), or save the test under the name of one it replaces. A test's size is mostly its recorded exchanges: record a run with fewer pages or items.",
 );
 
