@@ -51,6 +51,7 @@ import { runHandlers } from './routes/runs.ts';
 import { scheduleHandlers } from './routes/schedules.ts';
 import { systemHandlers } from './routes/systems.ts';
 import { toolStateHandlers } from './routes/tool-state.ts';
+import { toolTestHandlers } from './routes/tool-tests.ts';
 import { toolHandlers } from './routes/tools.ts';
 import { publicPrefixes } from './scopes.ts';
 import { buildServer } from './server.ts';
@@ -257,6 +258,16 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
       scheduleHandlers({ schedules, tools }),
       toolStateHandlers({ toolState }),
       runHandlers({ runs, store, signer }),
+      toolTestHandlers({
+        store,
+        tools,
+        // The system as GET /v1/systems/{id} answers it, whose URL kubeglue test record keeps too.
+        systemUrl: (id) =>
+          systems.get(id).then(
+            (system) => system.url,
+            () => undefined,
+          ),
+      }),
       runStatsHandlers({ store, toolRuns: resources.toolRuns }),
       hookHandlers({ runs, tools }),
       systemHandlers({ systems, tools, documentation }),

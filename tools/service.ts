@@ -174,14 +174,26 @@ export class ToolService {
     }
   }
 
-  /** The tool as it results from the update must use only systems in `grant.systemIds`. */
-  async update(id: string, body: ToolUpdateBody, grant: ToolSaveGrant): Promise<Tool> {
-    if (body.id !== undefined && body.id !== id) throw KG_ERR_TOOL_ID_MISMATCH(body.id, id);
-    // systemIds (superglue's clients) is checked against the resulting steps, never stored.
-    const { id: _id, createdAt: _c, updatedAt: _u, systemIds, ...changes } = body;
+  /**
+   * The tool as it results from the update must use only systems in `grant.systemIds`. `changesOf`, a
+   * function, gives the changes from the tool as stored, again at each attempt after a concurrent write
+   * (a test appended to the tests another write just changed).
+   */
+  async update(
+    id: string,
+    changesOf: ToolUpdateBody | ((current: Tool) => ToolUpdateBody),
+    grant: ToolSaveGrant,
+  ): Promise<Tool> {
+    if (typeof changesOf !== 'function' && changesOf.id !== undefined && changesOf.id !== id) {
+      throw KG_ERR_TOOL_ID_MISMATCH(changesOf.id, id);
+    }
     for (let attempt = 1; ; attempt++) {
       const existing = await this.#deps.resources.tools.get(resourceNameForId(id));
       if (!existing || toolIdOf(existing) !== id) throw KG_ERR_TOOL_NOT_FOUND(id);
+      const body = typeof changesOf === 'function' ? changesOf(toolFromResource(existing)) : changesOf;
+      if (body.id !== undefined && body.id !== id) throw KG_ERR_TOOL_ID_MISMATCH(body.id, id);
+      // systemIds (superglue's clients) is checked against the resulting steps, never stored.
+      const { id: _id, createdAt: _c, updatedAt: _u, systemIds, ...changes } = body;
       const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
       // null removes a field (JSON Merge Patch): the tool is parsed without it.
       const fields = Object.entries({ ...toolFromResource(existing), ...defined }).filter(

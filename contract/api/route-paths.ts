@@ -74,6 +74,9 @@ export const runTool = 'POST /tools/{toolId}/run';
 /** Run a tool's tests against their recorded exchanges (no network, no credential) and answer each one's result; nothing is stored */
 export const testTool = 'POST /tools/{toolId}/test';
 
+/** Save a recorded run of the tool as one of its tests: the run's inputs, recorded exchanges and output (replaces a test of the same name) */
+export const addToolTest = 'POST /tools/{toolId}/tests';
+
 /** Run a tool definition without saving it (keys not limited to tools) */
 export const runToolDefinition = 'POST /tools/run';
 

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { JsonObject, JsonValue } from '../json.ts';
-import { RecordedExchange } from './recording.ts';
+import { RecordedExchange, type Recording } from './recording.ts';
 
 /** Tests one tool may carry. */
 export const MAX_TOOL_TESTS = 20;
@@ -93,3 +93,80 @@ export const ToolTests = z
       'runs the tool against recorded exchanges with its inputs and checks the output ' +
       '(docs/authoring.md#test). kubeglue test -f runs them with no server; POST /v1/tools/{id}/test on the server.',
   );
+
+/**
+ * `POST /v1/tools/{toolId}/tests` (a run saved as a test, the dashboard's one click): which run, and the
+ * test's name (default: the run id; a test of that name is replaced).
+ */
+export const SaveRunAsTestBody = z
+  .strictObject({
+    fromRun: z.string().min(1).describe('The run to make a test of: it succeeded and was recorded in full.'),
+    name: ToolTest.shape.name
+      .optional()
+      .describe("The test's name (default: the run id); replaces a test of that name."),
+  })
+  .meta({ id: 'SaveRunAsTestBody' });
+export type SaveRunAsTestBody = z.infer<typeof SaveRunAsTestBody>;
+
+export const SavedToolTest = z
+  .object({
+    toolId: z.string(),
+    name: z.string().describe('The test saved.'),
+    replaced: z.boolean().describe('A test of that name was there and was replaced.'),
+    exchanges: z.number().int().describe("The recorded exchanges the test answers the steps' calls with."),
+    tests: z.array(z.string()).describe("The names of the tool's tests, in order, the new one included."),
+  })
+  .meta({ id: 'SavedToolTest' });
+export type SavedToolTest = z.infer<typeof SavedToolTest>;
+
+/** What of a run a test is made of (GET /v1/runs/{id}, its results and its recording). */
+export interface RunForTest {
+  runId: string;
+  status: string;
+  inputs: JsonObject;
+  output: JsonValue;
+  recording: Recording;
+  /** The base URL of each system the tool's steps use (systemId: URL), for kubeglue test -f. */
+  systems: Record<string, string>;
+}
+
+/** Why a run cannot be a test: it did not succeed, or its recording was cut at its size cap. */
+export type RunTestRefusal = 'running' | 'failed' | 'aborted' | 'truncated';
+
+/**
+ * A run as a test of its tool, the one conversion behind `kubeglue test record` and `POST
+ * /v1/tools/{toolId}/tests`: its inputs, its recorded exchanges, the systems' base URLs, and its output as
+ * what the test expects. A refusal when the run cannot be one.
+ */
+export function testFromRun(run: RunForTest, name?: string): ToolTest | { refused: RunTestRefusal } {
+  if (run.status !== 'success') {
+    return { refused: run.status === 'running' || run.status === 'aborted' ? run.status : 'failed' };
+  }
+  if (run.recording.truncated) return { refused: 'truncated' };
+  return {
+    name: name ?? run.runId,
+    inputs: run.inputs,
+    recording: run.recording.entries,
+    ...(Object.keys(run.systems).length > 0 ? { systems: run.systems } : {}),
+    expect: { output: run.output },
+  };
+}
+
+/** Why a test does not fit a tool's tests: there are MAX_TOOL_TESTS, or they would pass MAX_TOOL_TESTS_BYTES. */
+export type TestsBound = { bound: 'count'; tests: number } | { bound: 'bytes'; bytes: number };
+
+/**
+ * The tool's tests with `test` appended, or in place of the test of its name; the bound it would break
+ * instead, so each caller says it in its own words (a catalog error, the CLI's usage error).
+ */
+export function withTest(
+  tests: readonly ToolTest[],
+  test: ToolTest,
+): { tests: ToolTest[]; replaced: boolean } | TestsBound {
+  const index = tests.findIndex((one) => one.name === test.name);
+  const next = index >= 0 ? tests.map((one, at) => (at === index ? test : one)) : [...tests, test];
+  if (next.length > MAX_TOOL_TESTS) return { bound: 'count', tests: tests.length };
+  const bytes = new TextEncoder().encode(JSON.stringify(next)).length;
+  if (bytes > MAX_TOOL_TESTS_BYTES) return { bound: 'bytes', bytes };
+  return { tests: next, replaced: index >= 0 };
+}

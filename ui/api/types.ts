@@ -27,6 +27,10 @@ import type {
   RecordingAnswer as RecordingAnswerSchema,
 } from '../../contract/api/recording.ts';
 import type {
+  ReplayAnswer as ReplayAnswerSchema,
+  ReplayValueDiff as ReplayValueDiffSchema,
+} from '../../contract/api/replay.ts';
+import type {
   FileArtifact as FileArtifactSchema,
   ListRunsQuery as ListRunsQuerySchema,
   RequestSource as RequestSourceSchema,
@@ -57,6 +61,11 @@ import type {
   ToolStateAnswer as ToolStateAnswerSchema,
   ToolStateDeleteAnswer as ToolStateDeleteAnswerSchema,
 } from '../../contract/api/tool-state.ts';
+import type {
+  SavedToolTest as SavedToolTestSchema,
+  ToolTest as ToolTestSchema,
+} from '../../contract/api/tool-test.ts';
+import type { ToolTestAnswer as ToolTestAnswerSchema } from '../../contract/api/tool-test-result.ts';
 
 export type Run = z.infer<typeof RunSchema>;
 export type RunStatus = z.infer<typeof RunStatusSchema>;
@@ -68,6 +77,11 @@ export type FileArtifact = z.infer<typeof FileArtifactSchema>;
 export type RecordingAnswer = z.infer<typeof RecordingAnswerSchema>;
 export type RecordedExchange = z.infer<typeof RecordedExchangeSchema>;
 export type RunLogEvent = z.infer<typeof RunLogEventSchema>;
+export type ReplayAnswer = z.infer<typeof ReplayAnswerSchema>;
+export type ReplayValueDiff = z.infer<typeof ReplayValueDiffSchema>;
+export type ToolTest = z.infer<typeof ToolTestSchema>;
+export type ToolTestAnswer = z.infer<typeof ToolTestAnswerSchema>;
+export type SavedToolTest = z.infer<typeof SavedToolTestSchema>;
 export type Me = z.infer<typeof MeSchema>;
 export type ApiErrorBody = ErrorBody;
 export type ErrorIssue = ErrorIssueType;

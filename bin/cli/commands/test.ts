@@ -9,8 +9,13 @@ import { stringify } from 'yaml';
 import { z } from 'zod';
 import { Recording } from '../../../contract/api/recording.ts';
 import * as routes from '../../../contract/api/route-paths.ts';
-import { Tool } from '../../../contract/api/tool.ts';
-import type { ToolTest } from '../../../contract/api/tool-test.ts';
+import { stepSystemIds, Tool } from '../../../contract/api/tool.ts';
+import {
+  MAX_TOOL_TESTS,
+  MAX_TOOL_TESTS_BYTES,
+  testFromRun,
+  withTest,
+} from '../../../contract/api/tool-test.ts';
 import type { ToolTestAnswer } from '../../../contract/api/tool-test-result.ts';
 import { formatIssues } from '../../../contract/format-issues.ts';
 import { JsonObject, type JsonValue } from '../../../contract/json.ts';
@@ -100,6 +105,7 @@ const testRecord = command({
     const runId = args.runId as string;
     const client = new ApiClient(await io.connect(), io);
     const run = (await client.request(routes.getRun, RunAnswer, { params: { runId } })).value;
+    // Said before reading its results and recording, which a failed run may lack.
     if (run.status !== 'success') {
       throw new UsageError(
         `run ${runId} ${run.status === 'running' ? 'is running' : run.status}: a test records a run that succeeded`,
@@ -112,11 +118,6 @@ const testRecord = command({
         params: { runId },
       })
     ).value.recording;
-    if (recorded.truncated) {
-      throw new UsageError(
-        `run ${runId}'s recording was truncated at its size cap: it cannot answer every call`,
-      );
-    }
     const existing = values.out ? await readToolFile(values.out).catch(() => undefined) : undefined;
     let document: Record<string, unknown>;
     let tool: Tool;
@@ -133,23 +134,40 @@ const testRecord = command({
       tool = asTool('the tool', rest);
     }
     const systems: Record<string, string> = {};
-    for (const step of tool.steps) {
-      const id = step.config.type !== 'transform' ? step.config.systemId : undefined;
-      if (!id || id in systems) continue;
+    for (const id of stepSystemIds(tool.steps)) {
       // The envelope superglue's clients read: {success, data: System}.
       const answer = z.looseObject({ data: z.looseObject({ url: z.string().optional() }) });
       const system = await client.request(routes.getSystem, answer, { params: { systemId: id } });
       if (system.value.data.url) systems[id] = system.value.data.url;
     }
-    const test: ToolTest = {
-      name: values.name ?? runId,
-      inputs: JsonObject.parse(results.data?.toolPayload ?? {}),
-      recording: recorded.entries,
-      ...(Object.keys(systems).length ? { systems } : {}),
-      expect: { output: results.data?.data ?? null },
-    };
-    const others = (tool.tests ?? []).filter((one) => one.name !== test.name);
-    const tests = [...others, test];
+    // The conversion POST /v1/tools/{toolId}/tests (the dashboard's "Save as test") makes too.
+    const test = testFromRun(
+      {
+        runId,
+        status: run.status,
+        inputs: JsonObject.parse(results.data?.toolPayload ?? {}),
+        output: results.data?.data ?? null,
+        recording: recorded,
+        systems,
+      },
+      values.name,
+    );
+    if ('refused' in test) {
+      throw new UsageError(
+        test.refused === 'truncated'
+          ? `run ${runId}'s recording was truncated at its size cap: it cannot answer every call`
+          : `run ${runId} ${test.refused}: a test records a run that succeeded`,
+      );
+    }
+    const next = withTest(tool.tests ?? [], test);
+    if ('bound' in next) {
+      throw new UsageError(
+        next.bound === 'count'
+          ? `the tool has ${next.tests} tests, the most it may carry (${MAX_TOOL_TESTS})`
+          : `the tests would be ${next.bytes} bytes of JSON together, more than ${MAX_TOOL_TESTS_BYTES}`,
+      );
+    }
+    const { tests } = next;
     const target = document.kind === 'Tool' ? (document.spec as Record<string, unknown>) : document;
     target.tests = tests;
     const checked = Tool.safeParse({ ...tool, tests });

@@ -71,6 +71,27 @@ export const KG_ERR_RUN_NOT_REPLAYABLE = define(
           : `Run '${runId}' cannot be replayed: it recorded nothing (it was not started with options.record, and its tool does not set record)`,
   'Replay a run started with {"options": {"record": true}} (or of a tool with "record": true); recordings are kept for KUBEGLUE_RESULT_RETENTION. For a deleted tool, replay with {"definition": "snapshot"} or give the tool in the body.',
 );
+/** `POST /v1/tools/{toolId}/tests` with a run that cannot be a test of that tool (contract/api/tool-test.ts). */
+export const KG_ERR_RUN_NOT_A_TEST = define(
+  'KG_ERR_RUN_NOT_A_TEST',
+  409,
+  (
+    runId: string,
+    why: 'running' | 'failed' | 'aborted' | 'truncated' | 'not-recorded' | 'removed' | 'other-tool',
+  ) =>
+    why === 'running'
+      ? `Run '${runId}' is still running; it can be saved as a test once it succeeds`
+      : why === 'failed' || why === 'aborted'
+        ? `Run '${runId}' ${why === 'failed' ? 'failed' : 'was aborted'}: a test expects the output of a run that succeeded`
+        : why === 'truncated'
+          ? `The recording of run '${runId}' was cut at its size cap (KUBEGLUE_MAX_RECORDING_BYTES): it cannot answer every call of a test`
+          : why === 'removed'
+            ? `The recording of run '${runId}' is no longer kept (result retention removed it)`
+            : why === 'other-tool'
+              ? `Run '${runId}' is a run of another tool`
+              : `Run '${runId}' recorded nothing (it was not started with options.record, and its tool does not set record)`,
+  'Save as a test a run of this tool that succeeded with {"options": {"record": true}} (or of a tool with "record": true), and whose recording is complete; recordings are kept for KUBEGLUE_RESULT_RETENTION.',
+);
 /** The tool of the run to resume was deleted: a resumed run runs the tool's current definition. */
 export const KG_ERR_RESUME_TOOL_GONE = define(
   'KG_ERR_RESUME_TOOL_GONE',

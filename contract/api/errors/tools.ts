@@ -68,5 +68,16 @@ export const KG_ERR_TOOL_ARCHIVED = define(
   'Unarchive the tool first: PUT /v1/tools/{id} with {"archived": false}.',
 );
 
+/** A test added to a tool (a run saved as a test) would break the tool's test bounds (contract/api/tool-test.ts). */
+export const KG_ERR_TOOL_TESTS_LIMIT = define(
+  'KG_ERR_TOOL_TESTS_LIMIT',
+  422,
+  (toolId: string, over: 'count' | 'bytes', amount: number, max: number) =>
+    over === 'count'
+      ? `Tool '${toolId}' has ${amount} tests, the most a tool may carry (${max}); the test was not added`
+      : `The tests of tool '${toolId}' would be ${amount} bytes of JSON together with this one, more than ${max}; the test was not added`,
+  "Remove a test first (PUT /v1/tools/{id} with the tests to keep), or save the test under the name of one it replaces. A test's size is mostly its recorded exchanges: record a run with fewer pages or items.",
+);
+
 /** This area's codes in the order declared here (errors.ts puts the areas together into the catalog). */
 export const TOOL_ERRORS: readonly CatalogEntry[] = entries;

@@ -20,6 +20,7 @@ import {
   ToolStatePutAnswer,
   ToolStatePutBody,
 } from '../tool-state.ts';
+import { SavedToolTest, SaveRunAsTestBody } from '../tool-test.ts';
 import { ToolTestAnswer } from '../tool-test-result.ts';
 import {
   badRequest,
@@ -162,6 +163,28 @@ export const TOOL_RUN_ROUTES = [
       400: failure('An archived tool'),
       404: toolNotFound,
       429: syncRunsAtLimit,
+    },
+  },
+  {
+    method: 'POST',
+    path: '/tools/{toolId}/tests',
+    operationId: 'addToolTest',
+    summary:
+      "Save a recorded run of the tool as one of its tests: the run's inputs, recorded exchanges and output (replaces a test of the same name)",
+    tag: 'Tools',
+    // Changing the tool, from what a run stored (a key limited to other tools gets 404 for either).
+    scopes: ['tools:write', 'runs:read'],
+    body: { schema: SaveRunAsTestBody, name: 'test from a run' },
+    responses: {
+      201: { description: 'The test saved, and the names of the tool’s tests', schema: SavedToolTest },
+      400: badRequest,
+      404: failure('No such tool or run, or one this API key may not use'),
+      409: failure(
+        'The run did not succeed, is of another tool, recorded nothing or not in full (KG_ERR_RUN_NOT_A_TEST), or the tool changed concurrently',
+      ),
+      422: failure(
+        'The tool has 20 tests, or the tests would be larger than 512 KiB (KG_ERR_TOOL_TESTS_LIMIT)',
+      ),
     },
   },
   {

@@ -1,6 +1,7 @@
 /**
  * Issue 32: the runs list and a run's page on a phone's screen (390 × 844 CSS pixels): nothing wider than
- * the screen, and a run with long step data not absurdly tall (its step data collapsed behind a toggle).
+ * the screen, the list's filters folded behind a button, and a run with long step data not absurdly tall
+ * (its step data collapsed behind a toggle).
  * A real browser against a started embedded server and a real HTTP target.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -79,6 +80,33 @@ describe.skipIf(missing !== undefined)('the run pages at 390 px wide', () => {
     await screenshot(page, 'runs-narrow');
   });
 
+  it('folds the runs list’s filters behind a button that says how many apply, the first run on the first screen', async () => {
+    const page = await openSignedIn('/runs', { viewport: PHONE });
+    const first = page.locator('.runs-table tbody tr').first();
+    await first.waitFor();
+    const toggle = page.getByRole('button', { name: 'Filters', exact: true });
+    expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+    const status = page.getByRole('combobox', { name: 'Status' });
+    expect(await status.isVisible()).toBe(false);
+    // The six filter fields no longer push the runs down: the first run starts on the first screen.
+    const box = await first.boundingBox();
+    expect((box?.y ?? PHONE.height) + (box?.height ?? 0)).toBeLessThanOrEqual(PHONE.height);
+
+    await toggle.click();
+    expect(await toggle.getAttribute('aria-expanded')).toBe('true');
+    await status.selectOption('failed');
+    await page.waitForURL((url) => url.searchParams.get('status') === 'failed');
+    await page.locator('.runs-table tbody tr', { hasText: 'broken-parcels' }).waitFor();
+    await expect.poll(() => page.locator('.runs-table tbody tr').count()).toBe(1);
+    expect(await scrollWidth(page)).toBeLessThanOrEqual(PHONE.width);
+    await expectAccessible(page);
+
+    // Opened again later, the filters stay folded and the button says one applies.
+    const again = await openSignedIn('/runs?status=failed', { viewport: PHONE });
+    await again.getByRole('button', { name: 'Filters (1 applied)' }).waitFor();
+    expect(await again.getByRole('combobox', { name: 'Status' }).isVisible()).toBe(false);
+  });
+
   it("shows a run's page without sideways scrolling, its step data collapsed behind a toggle", async () => {
     const page = await openSignedIn(`/runs/${runId}`, { viewport: PHONE });
     await page.getByRole('heading', { name: 'Steps' }).waitFor();
@@ -110,5 +138,9 @@ describe.skipIf(missing !== undefined)('the run pages at 390 px wide', () => {
     const output = page.locator('section', { has: page.getByRole('heading', { name: 'Output' }) });
     await output.getByText('"count"').waitFor();
     expect(await output.getByText('Show the output').count()).toBe(0);
+    // The runs list shows its filters at once, with no button to fold them.
+    const list = await openSignedIn('/runs');
+    await list.getByRole('combobox', { name: 'Status' }).waitFor();
+    expect(await list.getByRole('button', { name: /^Filters/ }).count()).toBe(0);
   });
 });

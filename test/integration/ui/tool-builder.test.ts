@@ -4,7 +4,8 @@
  * builder, the definition round-tripping between the builder and the JSON view unchanged, "Try up to here"
  * showing a step's data under its card and the sourceData the next step receives, a transform written
  * against that data, a broken transform's error on its card, and the saved tool equal to the builder's
- * JSON. Nothing is saved before the user saves.
+ * JSON; a paginated request and a loop over its items that continues past a failed item, built in the
+ * builder's forms and tried. Nothing is saved before the user saves.
  */
 import type { Locator, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -35,6 +36,13 @@ describe.skipIf(missing !== undefined)('the step builder', () => {
 
   beforeAll(async () => {
     target.route('GET', '/users/2', { body: { id: 2, name: 'Grace', roles: ['admin', 'author'] } });
+    // Three items in pages of two; the detail of item 3 fails.
+    target.route('GET', '/pages', (req) => {
+      const page = Number(req.query.find(([name]) => name === 'page')?.[1]);
+      return { body: [{ id: 1 }, { id: 2 }, { id: 3 }].slice((page - 1) * 2, page * 2) };
+    });
+    for (const id of [1, 2]) target.route('GET', `/details/${id}`, { body: { text: `detail of ${id}` } });
+    target.route('GET', '/details/3', { status: 404, body: { error: 'no such item' } });
     await call('POST', '/v1/systems', { id: 'target', url: target.url });
   });
 
@@ -138,6 +146,75 @@ describe.skipIf(missing !== undefined)('the step builder', () => {
         modify: false,
       })),
     });
+  });
+
+  it('builds a paginated request and a loop over its items that continues on failure, tried up to the loop', async () => {
+    const page = await openSignedIn('/new/tool');
+    await page.getByRole('radio', { name: 'JSON' }).check();
+    await page
+      .getByRole('textbox', { name: 'Tool definition (JSON)' })
+      .fill(JSON.stringify({ id: 'paged-details', steps: [] }));
+    await page.getByRole('radio', { name: 'Step builder' }).check();
+    await page.getByRole('button', { name: 'Add request step' }).click();
+    const list = card(page, 1);
+    await list.getByLabel('Step id').fill('list');
+    await list.getByLabel('System').selectOption('target');
+    await list.getByLabel('URL').fill('/pages');
+    await list
+      .getByLabel('Query parameters (JSON object)')
+      .fill('{"page": "<<page>>", "pageSize": "<<pageSize>>"}');
+    await list.getByLabel('Pagination (JSON object)').fill('{"type": "pageBased", "pageSize": 2}');
+    await page.getByRole('button', { name: 'Add request step' }).click();
+    const detail = card(page, 2);
+    await detail.getByLabel('Step id').fill('detail');
+    await detail.getByLabel('System').selectOption('target');
+    await detail.getByLabel('URL').fill('/details/<<currentItem>>');
+    await detail.getByText('Loop and failure').click();
+    const loop = detail.getByRole('textbox', { name: 'Loop selector (dataSelector)' });
+    await loop.fill('(sourceData) => sourceData.list.data.map((item) => item.id)');
+    await detail.getByLabel('When the step fails').selectOption('continue');
+
+    // Tried: the list's two pages, then the loop over their three items, the third failing.
+    await page.getByRole('button', { name: 'Try up to here: detail' }).click();
+    const listData = list.getByRole('region', { name: 'Data of list' });
+    await expect.poll(() => listData.textContent(), { timeout: 15_000 }).toContain('3 items');
+    const detailData = detail.getByRole('region', { name: 'Data of detail' });
+    // One entry per item; the failed one says why, and the step went on.
+    await expect.poll(() => detailData.textContent(), { timeout: 15_000 }).toContain('"currentItem": 3');
+    expect(await detailData.textContent()).toContain('"error": "HTTP 404 GET');
+    expect(await detailData.textContent()).toContain('▾ [ 3 items ]');
+    expect(target.requests.filter((req) => req.path === '/pages').map((req) => req.query)).toEqual([
+      [
+        ['page', '1'],
+        ['pageSize', '2'],
+      ],
+      [
+        ['page', '2'],
+        ['pageSize', '2'],
+      ],
+    ]);
+    expect(target.count('/details/3')).toBe(1);
+
+    expect(JSON.parse(await jsonView(page)).steps).toEqual([
+      {
+        id: 'list',
+        config: {
+          url: '/pages',
+          method: 'GET',
+          systemId: 'target',
+          queryParams: { page: '<<page>>', pageSize: '<<pageSize>>' },
+          pagination: { type: 'pageBased', pageSize: 2 },
+        },
+      },
+      {
+        id: 'detail',
+        config: { url: '/details/<<currentItem>>', method: 'GET', systemId: 'target' },
+        dataSelector: '(sourceData) => sourceData.list.data.map((item) => item.id)',
+        failureBehavior: 'continue',
+      },
+    ]);
+    expect((await api.call('GET', '/v1/tools/paged-details')).status).toBe(404);
+    await expectAccessible(page);
   });
 
   it('moves and removes cards, and fits a narrow screen in the dark theme', async () => {

@@ -1,13 +1,21 @@
 /**
  * Tool.tests (contract/api/tool-test.ts): bounded in count and size with messages that say the bound,
- * names unique, and described in the generated Tool CRD (what `kubectl explain tool.spec.tests` prints).
+ * names unique, and described in the generated Tool CRD (what `kubectl explain tool.spec.tests` prints);
+ * a run made a test (testFromRun, withTest: what kubeglue test record and POST /v1/tools/{id}/tests share).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import type { Recording } from '../../../contract/api/recording.ts';
 import { Tool } from '../../../contract/api/tool.ts';
-import { MAX_TOOL_TESTS, MAX_TOOL_TESTS_BYTES } from '../../../contract/api/tool-test.ts';
+import {
+  MAX_TOOL_TESTS,
+  MAX_TOOL_TESTS_BYTES,
+  type ToolTest,
+  testFromRun,
+  withTest,
+} from '../../../contract/api/tool-test.ts';
 import { zodIssues } from '../../../contract/format-issues.ts';
 
 const steps = [{ id: 'get', config: { url: 'https://api.example.com/items' } }];
@@ -60,5 +68,55 @@ describe('Tool.tests', () => {
     expect(Object.keys(item)).toEqual(expect.arrayContaining(['name', 'inputs', 'recording', 'expect']));
     expect(item.recording.description).toMatch(/exchanges/);
     expect(item.expect.description).toMatch(/outputSchema/);
+  });
+});
+
+describe('a run made a test of its tool', () => {
+  const recorded = test('r').recording;
+  const recording = (truncated: boolean): Recording => ({
+    exchanges: recorded.length,
+    bytes: 100,
+    truncated,
+    entries: recorded as Recording['entries'],
+  });
+  const run = (status: string, truncated = false) => ({
+    runId: 'run-1',
+    status,
+    inputs: { q: 1 },
+    output: [{ id: 1 }],
+    recording: recording(truncated),
+    systems: { crm: 'https://api.example.com' },
+  });
+
+  it('keeps the inputs, the recorded exchanges, the systems and the output as what is expected', () => {
+    expect(testFromRun(run('success'))).toEqual({
+      name: 'run-1',
+      inputs: { q: 1 },
+      recording: recorded,
+      systems: { crm: 'https://api.example.com' },
+      expect: { output: [{ id: 1 }] },
+    });
+    expect(testFromRun(run('success'), 'named')).toMatchObject({ name: 'named' });
+  });
+
+  it('refuses a run that did not succeed, and one whose recording the cap cut', () => {
+    expect(testFromRun(run('failed'))).toEqual({ refused: 'failed' });
+    expect(testFromRun(run('aborted'))).toEqual({ refused: 'aborted' });
+    expect(testFromRun(run('running'))).toEqual({ refused: 'running' });
+    expect(testFromRun(run('success', true))).toEqual({ refused: 'truncated' });
+  });
+
+  it('appends a test, replaces one of its name in place, and says the bound a test would break', () => {
+    const [a, b] = [test('a'), test('b')] as ToolTest[];
+    expect(withTest([a as ToolTest], b as ToolTest)).toEqual({ tests: [a, b], replaced: false });
+    const newA = { ...(a as ToolTest), inputs: { changed: true } };
+    expect(withTest([a as ToolTest, b as ToolTest], newA)).toEqual({ tests: [newA, b], replaced: true });
+    const full = Array.from({ length: MAX_TOOL_TESTS }, (_, i) => test(`t${i}`) as ToolTest);
+    expect(withTest(full, test('one-more') as ToolTest)).toEqual({ bound: 'count', tests: MAX_TOOL_TESTS });
+    expect(withTest(full, test('t0', [{ id: 2 }]) as ToolTest)).toMatchObject({ replaced: true });
+    const big = test('big', 'x'.repeat(MAX_TOOL_TESTS_BYTES / 2)) as ToolTest;
+    const answer = withTest([big], { ...big, name: 'big-2' });
+    expect(answer).toMatchObject({ bound: 'bytes' });
+    expect((answer as { bytes: number }).bytes).toBeGreaterThan(MAX_TOOL_TESTS_BYTES);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The runs list: GET /v1/runs with its filters (tool, status, request source, system, time range), kept in
- * the page's URL, paged by cursor. The first page updates live by polling the same query every few
+ * the page's URL (folded behind a "Filters" button on a phone's screen), paged by cursor. The first page updates live by polling the same query every few
  * seconds while the tab is visible: /v1/logs/stream follows one run or one trace, not a list, and one
  * indexed page query every 5 s costs the server less than a stream per open tab would.
  */
@@ -12,6 +12,7 @@ import { ErrorMessage } from '../../components/error-message.tsx';
 import { ClearFilters, filtersOf } from '../../components/filters.tsx';
 import { formatDuration, formatTime, isoToLocalInput, localInputToIso } from '../../components/format.ts';
 import { LiveUpdates } from '../../components/live.tsx';
+import { useNarrowScreen } from '../../components/narrow-screen.ts';
 import { Pager } from '../../components/pager.tsx';
 import { usePoll } from '../../components/poll.ts';
 import { StatusBadge } from '../../components/status.tsx';
@@ -96,18 +97,41 @@ function FilterForm({ filters }: { filters: Partial<Record<Filter, string>> }) {
     newerCursors.length = 0;
     navigate(withQuery('/runs', { ...filters, [name]: value }), { replace: true });
   };
+  // On a phone the six fields would fill the first screen: they fold behind a button naming how many apply.
+  const narrow = useNarrowScreen();
+  const [unfolded, setUnfolded] = useState(false);
+  const active = Object.keys(filters).length;
   return (
-    <form class="filters" aria-label="Filter runs" onSubmit={(event) => event.preventDefault()}>
-      {FIELDS.map((spec) => (
-        <FilterField
-          key={spec.name}
-          spec={spec}
-          value={filters[spec.name]}
-          change={(value) => change(spec.name, value)}
-        />
-      ))}
-      <ClearFilters filters={filters} path="/runs" />
-    </form>
+    <>
+      {narrow && (
+        <button
+          type="button"
+          class="secondary filters-toggle"
+          aria-expanded={unfolded}
+          aria-controls="run-filters"
+          onClick={() => setUnfolded(!unfolded)}
+        >
+          Filters{active > 0 ? ` (${active} applied)` : ''}
+        </button>
+      )}
+      <form
+        id="run-filters"
+        class="filters"
+        aria-label="Filter runs"
+        hidden={narrow && !unfolded}
+        onSubmit={(event) => event.preventDefault()}
+      >
+        {FIELDS.map((spec) => (
+          <FilterField
+            key={spec.name}
+            spec={spec}
+            value={filters[spec.name]}
+            change={(value) => change(spec.name, value)}
+          />
+        ))}
+        <ClearFilters filters={filters} path="/runs" />
+      </form>
+    </>
   );
 }
 

@@ -2,7 +2,8 @@
  * One run: its record (GET /v1/runs/{id}), its live events while it runs (GET /v1/logs/stream, read with
  * fetch so the key stays in the Authorization header), then its stored results (GET …/results): output,
  * each step's result and error, a timeline of steps and pages, file artifacts; cancel, run again
- * with the same inputs, and resume a failed or aborted run from the step where it stopped.
+ * with the same inputs, and resume a failed or aborted run from the step where it stopped; a recorded
+ * run replayed, or saved as a test of its tool (replay.tsx).
  */
 import { useEffect, useState } from 'preact/hooks';
 import * as routes from '../../../contract/api/route-paths.ts';
@@ -10,30 +11,18 @@ import type { Run, RunLogEvent, RunResults, StepResult } from '../../api/types.t
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatBytes, formatDuration, formatTime } from '../../components/format.ts';
 import { JsonView } from '../../components/json-view.tsx';
+import { useNarrowScreen } from '../../components/narrow-screen.ts';
 import { Badge, StatusBadge, StepOutcome } from '../../components/status.tsx';
 import { Timeline, timelineFromEvents, timelineFromResults } from '../../components/timeline.tsx';
 import { Link, navigate } from '../../router.tsx';
-import { client } from '../../session.ts';
+import { client, session } from '../../session.ts';
 import { type RecordingState, RecordingSummary, StepExchanges, useRecording } from './recording.tsx';
+import { ReplayPanel, SaveAsTest } from './replay.tsx';
 import { LONG_DATA_CHARS, longerThan, resumeLabel } from './run-rules.ts';
 
 const STEPS_PER_PAGE = 100;
 /** Events kept on screen; the timeline is built from all of them. */
 const EVENTS_SHOWN = 200;
-/** A phone's screen: the width below which styles.css lays the run pages out in one column. */
-const NARROW_SCREEN = '(max-width: 40rem)';
-/** Whether the screen is narrow (NARROW_SCREEN), following it as the window changes. */
-function useNarrowScreen(): boolean {
-  const [narrow, setNarrow] = useState(() => matchMedia(NARROW_SCREEN).matches);
-  useEffect(() => {
-    const query = matchMedia(NARROW_SCREEN);
-    const changed = () => setNarrow(query.matches);
-    query.addEventListener('change', changed);
-    return () => query.removeEventListener('change', changed);
-  }, []);
-  return narrow;
-}
-
 /** Data as JSON; long data on a narrow screen starts collapsed behind "Show the <label>". */
 function RunData({ value, label }: { value: unknown; label: string }) {
   const narrow = useNarrowScreen();
@@ -375,6 +364,9 @@ export function RunPage({ params }: { params: Record<string, string> }) {
     }
   };
 
+  const scopes = session.value?.me.scopes ?? [];
+  const canSaveTest = scopes.includes('tools:write') && scopes.includes('runs:read');
+  const canReplay = scopes.includes('runs:execute');
   const stored = results?.data ?? undefined;
   const steps = stored?.stepResults ?? [];
   const resumable = (run.status === 'failed' || run.status === 'aborted') && results !== undefined;
@@ -446,6 +438,10 @@ export function RunPage({ params }: { params: Record<string, string> }) {
       </section>
       <Files run={run} />
       <RecordingSummary run={run} />
+      {run.recording && run.status === 'success' && !run.recording.truncated && canSaveTest && (
+        <SaveAsTest run={run} />
+      )}
+      {run.recording && run.status !== 'running' && canReplay && <ReplayPanel run={run} />}
       <section aria-labelledby="steps-title">
         <h2 id="steps-title">Steps</h2>
         {run.status === 'running' ? (

@@ -1,7 +1,8 @@
 /**
  * One tool: what it is (GET /v1/tools/{id}), a run form made from its inputSchema, its steps and schemas,
  * and its definition as JSON and as the Tool manifest kubectl applies (GET /v1/tools/{id}/manifest, YAML),
- * each ready to copy; archive or unarchive it, edit its JSON, delete it after a confirmation.
+ * each ready to copy; its tests, run on the server (tests.tsx); archive or unarchive it, edit its JSON,
+ * delete it after a confirmation.
  */
 import { useEffect, useState } from 'preact/hooks';
 import * as routes from '../../../contract/api/route-paths.ts';
@@ -15,6 +16,7 @@ import { Link, navigate, withQuery } from '../../router.tsx';
 import { client, session } from '../../session.ts';
 import { RunForm } from './run-form.tsx';
 import { definitionOf, ToolState, ToolUnreadable, toolHref, useTool } from './shared.tsx';
+import { ToolTests } from './tests.tsx';
 
 function StepSummary({ step, index }: { step: ToolStep; index: number }) {
   const config = step.config;
@@ -230,6 +232,8 @@ export function ToolPage({ params }: { params: Record<string, string> }) {
           </>
         )}
       </section>
+
+      <ToolTests key={tool.updatedAt} tool={tool} canRun={canExecute && !tool.archived} />
 
       <section aria-labelledby="schemas-title">
         <h2 id="schemas-title">Schemas</h2>
