@@ -112,7 +112,10 @@ describe('outbound identity tokens', () => {
           id: 'away',
           config: {
             url: `${target.url}/away`,
-            headers: { Authorization: 'Bearer <<kubeglue_identity_jwt>>' },
+            headers: {
+              Authorization: 'Bearer <<kubeglue_identity_jwt>>',
+              'X-Caller-Identity': '<<sg_auth_jwt>>',
+            },
           },
         },
       ],
@@ -183,6 +186,9 @@ describe('outbound identity tokens', () => {
     expect(answer.status, answer.error).toBe('success');
     expect(other.requests).toHaveLength(1);
     expect(other.requests[0]?.headers.authorization).toBeUndefined();
+    // A header of the step's own naming carries it too, and is dropped like a credential header.
+    expect(other.requests[0]?.headers['x-caller-identity']).toBeUndefined();
+    expect(target.requests.find((r) => r.path === '/away')?.headers['x-caller-identity']).toMatch(/^ey/);
     expect(answer.stepResults?.[0]?.data).toEqual({ checks: [] });
     expect(target.requests.filter((r) => r.path === '/away').flatMap(tokensOf)).toHaveLength(1);
   });
