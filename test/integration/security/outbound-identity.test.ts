@@ -261,6 +261,22 @@ describe('outbound identity tokens', () => {
     }
   });
 
+  it('replays a recorded run that sent tokens without asking for one or calling anyone', async () => {
+    const before = target.requests.length + other.requests.length;
+    const answer = await api.call<{
+      replay: { success: boolean };
+      diff: { changed: boolean; steps: Array<{ stepId: string; status: string }> };
+    }>('POST', '/v1/runs/identity-sync/replay', { body: {} });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.replay.success).toBe(true);
+    expect(answer.body.diff.steps.map((step) => step.status)).toEqual([
+      'unchanged',
+      'unchanged',
+      'unchanged',
+    ]);
+    expect(target.requests.length + other.requests.length).toBe(before);
+  });
+
   it('serves the JWKS without a key, public keys only', async () => {
     const jwks = await api.call<{ keys: Array<Record<string, string>> }>('GET', '/.well-known/jwks.json', {
       key: null,
