@@ -217,6 +217,28 @@ describe('outbound identity tokens', () => {
     expect(answer.body.stepResults?.[0]?.data).toEqual({ seen: 'undefinedundefined' });
   });
 
+  it('is refused by a step of another protocol, which never asks for one', async () => {
+    const answer = await api.call<RunAnswer>('POST', '/v1/tools/run', {
+      body: {
+        tool: {
+          id: 'not-http',
+          steps: [
+            {
+              id: 'cache',
+              config: {
+                url: 'redis://127.0.0.1:1/0',
+                body: { command: 'SET', args: ['caller', '<<kubeglue_identity_jwt>>'] },
+              },
+            },
+          ],
+        },
+      },
+    });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.status).toBe('failed');
+    expect(answer.body.error).toContain('<<kubeglue_identity_jwt>> is sent in HTTP(S) requests only');
+  });
+
   it('gets one in an async run in the worker pool', async () => {
     const started = await api.call<RunAnswer>('POST', '/v1/tools/everywhere/run', {
       body: { runId: 'identity-async', options: { async: true } },
