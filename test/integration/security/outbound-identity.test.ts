@@ -309,5 +309,12 @@ describe('outbound identity tokens', () => {
     expect(jwks.body.keys).toHaveLength(1);
     expect(jwks.body.keys[0]).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig' });
     expect(jwks.body.keys[0]).not.toHaveProperty('d');
+    // Another well-known path is the API's unknown route, not the dashboard's page, even to a browser.
+    const other = await api.call<{ error: { code: string } }>('GET', '/.well-known/openid-configuration', {
+      key: null,
+      headers: { accept: 'text/html' },
+    });
+    expect(other.status).toBe(404);
+    expect(other.body.error.code).toBe('KG_ERR_ROUTE_NOT_FOUND');
   });
 });
