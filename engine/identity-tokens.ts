@@ -7,6 +7,7 @@
  * that carries it is dropped on a redirect to another origin (http-redirect.ts). No I/O of its own: the
  * source is injected.
  */
+import type { RequestStepConfig } from '../contract/api/tool.ts';
 import type { JsonObject, JsonValue } from '../contract/json.ts';
 import type { Redactor } from './redact.ts';
 import type { Evaluate } from './template.ts';
@@ -24,6 +25,19 @@ export function namesIdentityToken(...parts: Array<JsonValue | undefined>): bool
   return parts.some(
     (part) => part !== undefined && NAMED.test(typeof part === 'string' ? part : JSON.stringify(part)),
   );
+}
+
+/** Per step config (the same object for every page and loop item): whether it names the token. */
+const namedBy = new WeakMap<RequestStepConfig, boolean>();
+
+/** Whether a request step's headers, query, body or GraphQL variables name the token; looked at once per step. */
+export function stepNamesIdentityToken(config: RequestStepConfig): boolean {
+  let names = namedBy.get(config);
+  if (names === undefined) {
+    names = namesIdentityToken(config.headers, config.queryParams, config.body, config.graphql?.variables);
+    namedBy.set(config, names);
+  }
+  return names;
 }
 
 /** Template functions evaluate without the token: only its name, written out, sends it. */

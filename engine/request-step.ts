@@ -18,6 +18,7 @@ import {
   IDENTITY_TOKEN_PLACEHOLDER,
   type IdentityTokens,
   namesIdentityToken,
+  stepNamesIdentityToken,
   withoutIdentityToken,
 } from './identity-tokens.ts';
 import type { TokenKeeper } from './managed-tokens.ts';
@@ -264,10 +265,7 @@ function hasHeader(headers: Record<string, string>, name: string): boolean {
  * the audience is the origin the URL names, so the token is good there only.
  */
 async function withIdentity(input: RequestStepInput, target: Target): Promise<Target> {
-  const { config } = input;
-  if (!namesIdentityToken(config.headers, config.queryParams, config.body, config.graphql?.variables)) {
-    return target;
-  }
+  if (!stepNamesIdentityToken(input.config)) return target;
   if (!input.identity) throw new Error(`${IDENTITY_TOKEN_PLACEHOLDER} is not available to this run`);
   const audience = new URL(target.url).origin;
   return {
