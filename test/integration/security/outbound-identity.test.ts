@@ -5,7 +5,7 @@
  * serves at /.well-known/jwks.json; the token never reaches another origin (a redirect included), and it is
  * in no answer, run record, recording or log line of the server.
  */
-import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
+import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi, waitForRun } from '../../support/embedded.ts';
 import { type TargetRequest, useHttpTarget } from '../../support/http-target.ts';
@@ -316,5 +316,87 @@ describe('outbound identity tokens', () => {
     });
     expect(other.status).toBe(404);
     expect(other.body.error.code).toBe('KG_ERR_ROUTE_NOT_FOUND');
+  });
+});
+
+describe('outbound identity tokens across a key rotation', () => {
+  const target = useHttpTarget();
+  let api: TestApi;
+  const received: string[] = [];
+
+  beforeAll(async () => {
+    // A key signs for 6 s and the next one is published 4 s before: a rotation within the test.
+    api = await startTestApi({
+      KUBEGLUE_IDENTITY_KEY_ROTATION: '6s',
+      KUBEGLUE_IDENTITY_KEY_PUBLISH_AHEAD: '4s',
+    });
+    target.route('GET', '/token', (req) => {
+      received.push(BEARER.exec(String(req.headers.authorization))?.[1] ?? '');
+      return { body: {} };
+    });
+    const saved = await api.call('POST', '/v1/tools', {
+      body: {
+        id: 'token',
+        steps: [
+          {
+            id: 'send',
+            config: {
+              url: `${target.url}/token`,
+              headers: { Authorization: 'Bearer <<kubeglue_identity_jwt>>' },
+            },
+          },
+        ],
+      },
+    });
+    expect(saved.status, saved.text).toBe(201);
+  });
+
+  afterAll(async () => {
+    await api?.stop();
+  });
+
+  /** Runs the tool once: the token the target got. */
+  async function tokenOfARun(): Promise<string> {
+    const answer = await api.call<RunAnswer>('POST', '/v1/tools/token/run', { body: {} });
+    expect(answer.body.status, answer.text).toBe('success');
+    return received.at(-1) as string;
+  }
+  const kidOf = (token: string) => decodeProtectedHeader(token).kid;
+  /** Between two looks at a condition polled for. */
+  const pollPause = () => new Promise((resolve) => setTimeout(resolve, 100));
+  const servedKids = async () =>
+    (
+      await api.call<{ keys: Array<{ kid: string }> }>('GET', '/.well-known/jwks.json', { key: null })
+    ).body.keys.map((key) => key.kid);
+
+  it('rotates by its settings: new tokens carry the new kid, and a token signed before still verifies', async () => {
+    const before = await tokenOfARun();
+    const oldKid = kidOf(before);
+    // The next key appears in the JWKS before it signs (that it does not sign yet is checked with a clock
+    // moved by hand in identity-key-rotation.test.ts; here the settings are the server's).
+    const deadline = Date.now() + 30_000;
+    let kids = await servedKids();
+    while (kids.length < 2 && Date.now() < deadline) {
+      await pollPause();
+      kids = await servedKids();
+    }
+    expect(kids).toContain(oldKid);
+    const newKid = kids.find((kid) => kid !== oldKid);
+    expect(newKid).toBeDefined();
+    // Once it signs, new tokens carry its kid.
+    let after = await tokenOfARun();
+    while (kidOf(after) === oldKid && Date.now() < deadline) {
+      await pollPause();
+      after = await tokenOfARun();
+    }
+    // The new key, or (on a machine slow enough to take a whole period) one after it.
+    expect(kidOf(after)).not.toBe(oldKid);
+    expect(await servedKids()).toEqual(expect.arrayContaining([oldKid, kidOf(after)]));
+    // Both verify against the JWKS served now (the old key stays until its tokens expired).
+    const jwks = createRemoteJWKSet(new URL(`${api.url}/.well-known/jwks.json`));
+    for (const token of [before, after]) {
+      const { payload } = await jwtVerify(token, jwks, { issuer: api.url, audience: target.url });
+      expect(payload.tool_id).toBe('token');
+    }
   });
 });
