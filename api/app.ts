@@ -21,6 +21,7 @@ import { registerJobMetrics } from '../platform/job-metrics.ts';
 import { JobSupervisor } from '../platform/supervisor.ts';
 import { propagateCancel } from '../runs/cancel.ts';
 import type { FileUrlSigner } from '../runs/file-urls.ts';
+import type { IdentityIssuer } from '../runs/identity/issuer.ts';
 import { keyNow } from '../runs/run-as.ts';
 import { type RunEventBus, RunEventHub } from '../runs/run-events.ts';
 import { RunService, type RuntimeCredentialVault } from '../runs/service.ts';
@@ -35,6 +36,7 @@ import { validateToolDefinition } from '../tools/validation.ts';
 import { type Auth, installAuth } from './auth.ts';
 import { defaultDashboardDir } from './dashboard.ts';
 import { type Gateways, gatewayHandlers, installGateways } from './gateway/index.ts';
+import { installJwks } from './identity.ts';
 import { installMcp } from './mcp/index.ts';
 import { installMetrics, type Metrics } from './metrics.ts';
 import { apiKeyHandlers } from './routes/api-keys.ts';
@@ -100,6 +102,8 @@ export interface ApiDeps {
   oauth?: Pick<SystemOAuthOptions, 'masterKey' | 'publicUrl' | 'egress' | 'tokens'>;
   /** Bounds of persistent tool state (KUBEGLUE_TOOL_STATE_*); the defaults without it. */
   stateLimits?: StateLimits;
+  /** Signs the runs' outbound identity tokens and serves their JWKS (without it steps cannot send one). */
+  identity?: IdentityIssuer;
   /** The largest MCP `tools/list` page (KUBEGLUE_MCP_LIST_PAGE_BYTES); the default without it. */
   mcpListPageBytes?: number;
   /** Bounds of schedules (KUBEGLUE_MAX_SCHEDULE*); the defaults without it. */
@@ -246,6 +250,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     events,
     validateTool,
     ...(oauth ? { accessToken: (id, mode, rejected) => oauth.accessToken(id, mode, rejected) } : {}),
+    ...(deps.identity ? { identity: deps.identity } : {}),
     stateLimits,
     log,
   });
@@ -290,6 +295,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
         : notOffered('listGateways', 'getGateway', 'releaseGatewayOwner'),
     ),
   );
+  if (deps.identity) installJwks(app, deps.identity);
   installMcp(app, {
     tools,
     runs,

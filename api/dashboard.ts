@@ -40,7 +40,13 @@ const PAGE_HEADERS = {
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 /** Paths that belong to the API: a browser navigation there gets the API's answer, never the app. */
-const API_PATHS = [/^\/v1(\/|$)/, /^\/mcp(\/|$)/, /^\/(healthz|readyz|metrics)$/, /^\/assets\//];
+const API_PATHS = [
+  /^\/v1(\/|$)/,
+  /^\/mcp(\/|$)/,
+  /^\/(healthz|readyz|metrics)$/,
+  /^\/assets\//,
+  /^\/\.well-known\//,
+];
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',

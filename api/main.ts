@@ -17,6 +17,7 @@ import { deriveKey } from '../platform/secret-box.ts';
 import { JobSupervisor } from '../platform/supervisor.ts';
 import { listenForCancels } from '../runs/cancel.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
+import { identityIssuer } from '../runs/identity/issuer.ts';
 import { syncRunError } from '../runs/interrupted.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
 import { openStore } from '../store/index.ts';
@@ -90,6 +91,7 @@ export async function main(_args: string[]): Promise<void> {
     baseUrl: publicUrl,
   });
   const vault = new StoreRuntimeCredentialVault({ store, masterKey });
+  const identity = identityIssuer({ store, masterKey, settings: settings.identity, publicUrl });
   // Documentation processing and its sweep: their failures are recorded, never fatal.
   const jobs = new JobSupervisor({ settings: settings.jobs, log });
   const api = await createApi({
@@ -113,6 +115,7 @@ export async function main(_args: string[]): Promise<void> {
     log,
     documentation: { egress: settings.egress, limits: settings.documentation },
     oauth: { masterKey, publicUrl, egress: settings.egress },
+    identity,
     gateways,
     tls,
     // Live run events reach a log stream on any replica.
@@ -128,6 +131,7 @@ export async function main(_args: string[]): Promise<void> {
     metrics: api.metrics,
     events: api.events,
     ...(api.oauth ? { accessToken: api.oauth.accessToken.bind(api.oauth) } : {}),
+    identityToken: (run, audience) => identity.forRun(run)(audience),
     bodyLimitBytes: settings.internalBodyLimitBytes,
     stateLimits: settings.toolState,
     logLevel: settings.logLevel,

@@ -19,6 +19,7 @@ import { scheduledRunsOf } from '../operator/schedule/starter.ts';
 import { credentialsBox, deriveKey, loadMasterKey } from '../platform/secret-box.ts';
 import { JobSupervisor } from '../platform/supervisor.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
+import { identityIssuer } from '../runs/identity/issuer.ts';
 import { recoverStartedRuns } from '../runs/recovery.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
 import type { ScheduleClock } from '../schedules/clock.ts';
@@ -178,6 +179,12 @@ export async function startEmbedded(
   const urlFor = (runId: string, fileKey: string) => signer.sign(runId, fileKey).url;
   // Documentation, outbox delivery, retention and the sweeps: their failures are recorded, never fatal.
   const jobs = new JobSupervisor({ settings: config.jobs, log });
+  const identity = identityIssuer({
+    store,
+    masterKey,
+    settings: config.identity,
+    publicUrl: config.publicUrl ?? url,
+  });
 
   const api = await createApi({
     jobs,
@@ -200,6 +207,7 @@ export async function startEmbedded(
     log,
     documentation: { egress: config.egress, limits: config.documentation },
     oauth: { masterKey, publicUrl: config.publicUrl ?? url, egress: config.egress },
+    identity,
     tls,
     gateways,
     // One process on one port, listening on loopback by default: /metrics is there (docs/embedded.md).
@@ -218,6 +226,7 @@ export async function startEmbedded(
     metrics,
     events: api.events,
     ...(oauth ? { accessToken: (id, mode, rejected) => oauth.accessToken(id, mode, rejected) } : {}),
+    identityToken: (run) => identity.forRun(run),
     maxRunAttempts: config.maxRunAttempts,
     stateLimits: config.toolState,
     log,

@@ -12,6 +12,7 @@ import { DEVELOPMENT } from './development.ts';
 import { DOCUMENTATION } from './documentation.ts';
 import { ENGINE } from './engine.ts';
 import { GATEWAY } from './gateway.ts';
+import { IDENTITY } from './identity.ts';
 import { OPERATOR } from './operator.ts';
 import { RUNNER } from './runner.ts';
 import { RUNS } from './runs.ts';
@@ -46,6 +47,7 @@ export const SETTINGS = registry(
   DEVELOPMENT,
   TOOL_STATE,
   SCHEDULES,
+  IDENTITY,
 );
 
 /** What role R reads, parsed: the registry's nesting, only R's settings. */

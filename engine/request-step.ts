@@ -14,6 +14,13 @@ import {
   graphqlTemplateProblems,
 } from './graphql.ts';
 import { parseConnectionPath } from './graphql-connection.ts';
+import {
+  IDENTITY_TOKEN_PLACEHOLDER,
+  type IdentityTokens,
+  namesIdentityToken,
+  stepNamesIdentityToken,
+  withoutIdentityToken,
+} from './identity-tokens.ts';
 import type { TokenKeeper } from './managed-tokens.ts';
 import { describeOrigins, originOf, systemOrigins } from './origins.ts';
 import { createPaginator, type PaginationConfig } from './pagination.ts';
@@ -66,6 +73,8 @@ export interface RequestStepInput {
   onPagination?: ((summary: StepPagination) => void) | undefined;
   /** OAuth access tokens of tokenManaged systems (managed-tokens.ts). */
   tokens?: TokenKeeper | undefined;
+  /** The run's outbound identity tokens (identity-tokens.ts). */
+  identity?: IdentityTokens | undefined;
 }
 
 /** A step URL without a scheme is relative to its system's base URL. */
@@ -251,9 +260,24 @@ function hasHeader(headers: Record<string, string>, name: string): boolean {
   return Object.keys(headers).some((key) => key.toLowerCase() === name);
 }
 
+/**
+ * The target with the identity token bound for its origin, when the step names it (identity-tokens.ts):
+ * the audience is the origin the URL names, so the token is good there only.
+ */
+async function withIdentity(input: RequestStepInput, target: Target): Promise<Target> {
+  if (!stepNamesIdentityToken(input.config)) return target;
+  if (!input.identity) throw new Error(`${IDENTITY_TOKEN_PLACEHOLDER} is not available to this run`);
+  const audience = new URL(target.url).origin;
+  return {
+    ...target,
+    sourceData: { ...target.sourceData, ...(await input.identity.sourceData(audience)) },
+    evaluate: withoutIdentityToken(target.evaluate),
+  };
+}
+
 async function httpCall(input: RequestStepInput, data: JsonObject): Promise<HttpCall> {
   const { config, system } = input;
-  const target = await resolveTarget(input, data);
+  const target = await withIdentity(input, await resolveTarget(input, data));
   const evaluate = target.evaluate;
   const origin = originOf(target.url);
   let headers: Record<string, string>;
@@ -415,6 +439,11 @@ export async function runRequestStep(input: RequestStepInput): Promise<JsonValue
     if (problems.length > 0) throw new Error(problems.map((p) => `${p.field}: ${p.message}`).join('; '));
   }
   if (protocol === 'http') return runHttp(input);
+  if (namesIdentityToken(config.body)) {
+    throw new Error(
+      `${IDENTITY_TOKEN_PLACEHOLDER} is sent in HTTP(S) requests only; this step's URL is ${scheme}//`,
+    );
+  }
   if (protocol === 'postgres' || protocol === 'mysql') {
     const problems = sqlBodyTemplateProblems(config.body, protocol);
     if (problems.length > 0) throw sqlTemplateError(problems);

@@ -13,6 +13,7 @@ import { buildCredentialScope, type CredentialScope, RuntimeCredentialError } fr
 import { jsonBytes, RESULT_SETTING, STEP_DATA_SETTING, tooLargeMessage } from './data-size.ts';
 import { extractFiles, redactFiles } from './files.ts';
 import { isIdentitySource } from './identity-source.ts';
+import { IdentityTokens } from './identity-tokens.ts';
 import { validateOutput } from './json-schema.ts';
 import { ManagedTokens } from './managed-tokens.ts';
 import { isJsonObject } from './paths.ts';
@@ -38,6 +39,7 @@ import {
   type EngineResult,
   type EngineStepResult,
   type Evaluate,
+  type IdentityTokenSource,
   type ProducedFile,
   type Protocols,
 } from './types.ts';
@@ -71,6 +73,7 @@ class RunInProgress {
   /** Step results whose data is redacted already (request steps: see request-step.ts). */
   readonly #redactedData = new WeakSet<EngineStepResult>();
   readonly #tokens: ManagedTokens;
+  readonly #identity: IdentityTokens;
   /** The tool's persistent state, when the order carries one (docs/state.md). */
   readonly #state: RunState | undefined;
   /** The run's exchanges, when its order asks to record them (recording.ts). */
@@ -96,6 +99,14 @@ class RunInProgress {
       stepIds: request.tool.steps.map((step) => step.id),
     });
     this.#tokens = new ManagedTokens(this.#scope, request.accessToken, () => this.#now());
+    // A replay sends nothing: a stand-in token reads as the recorded placeholder once redacted.
+    const identitySource: IdentityTokenSource | undefined = request.replay
+      ? async () => ({
+          token: `replayed-identity-token-${request.tool.id}`,
+          expiresAt: Number.MAX_SAFE_INTEGER,
+        })
+      : request.identityToken;
+    this.#identity = new IdentityTokens(this.#scope.redactor, identitySource, () => this.#now());
     this.#signal = signal;
     this.#deadline = deadline;
     this.#timeoutMs = timeoutMs;
@@ -306,6 +317,7 @@ class RunInProgress {
       onEvent: (event) => this.#emit(event),
       onPagination,
       tokens: this.#tokens,
+      identity: this.#identity,
       onNote: (note) => {
         const notes = this.#notes.get(step.id) ?? new Set<string>();
         if (notes.size < MAX_NOTES) notes.add(note);

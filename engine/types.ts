@@ -30,6 +30,18 @@ export interface GrantedToken {
  */
 export type AccessTokenSource = (systemId: string, rejected?: string) => Promise<GrantedToken>;
 
+/** An outbound identity token (`<<kubeglue_identity_jwt>>`, identity-tokens.ts) and its expiry (epoch ms). */
+export interface IdentityGrant {
+  token: string;
+  expiresAt: number;
+}
+
+/**
+ * Asks the run's host (the API process, which holds the signing key) for an identity token of this run for
+ * a request to `audience`, an origin. Throws with a message safe to show (it becomes the step's error).
+ */
+export type IdentityTokenSource = (audience: string) => Promise<IdentityGrant>;
+
 /**
  * A property of the first argument that exists for code but throws `message` when read; its value
  * never reaches the sandbox (a credential code may not see: credentials.ts).
@@ -203,6 +215,8 @@ export type EngineRequest = Omit<RunOrder, 'runId'> & {
   onEvent?: ((event: EngineEvent) => void) | undefined;
   /** Where tokenManaged systems get their access token; without it their steps fail with a clear error. */
   accessToken?: AccessTokenSource | undefined;
+  /** Where `<<kubeglue_identity_jwt>>` comes from; without it the steps that send one fail with a clear error. */
+  identityToken?: IdentityTokenSource | undefined;
 };
 
 /**

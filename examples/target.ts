@@ -10,10 +10,13 @@
  *   GET  /users            the users; GET /users/{id} one of them
  *   GET  /me               who the bearer token is: 401 without `Authorization: Bearer demo-token`
  *   *    /echo             what was received: method, url (path and query as sent), headers, body
+ *   GET  /identity?issuer= verifies the `Authorization: Bearer` JWT a kubeglue at `issuer` signed (its JWKS,
+ *                          iss, aud = this origin, exp) and answers its claims (docs/operations.md)
  *   GET  /slow?seconds=n   answers after n seconds (default 30): a run long enough to cancel
  *   GET  /report.csv       a CSV file; GET /logo.png a binary file
  *   GET  /status/{code}    answers with that HTTP status
  */
+import { createPublicKey, type JsonWebKey, verify } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -97,10 +100,57 @@ function wait(seconds: number, res: ServerResponse): Promise<void> {
   });
 }
 
+function decodePart(part: string | undefined): Record<string, unknown> {
+  try {
+    return JSON.parse(Buffer.from(part ?? '', 'base64url').toString('utf8'));
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * What a service that receives kubeglue's identity tokens does: the signature by a key of the issuer's JWKS
+ * (ES256), the issuer, the audience (this origin) and the expiry. A real service pins its issuer; this
+ * one takes it from the query, as a demonstration.
+ */
+async function verifyIdentity(req: IncomingMessage, url: URL): Promise<Reply> {
+  const issuer = url.searchParams.get('issuer');
+  const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+  if (!issuer || !token) {
+    return { status: 400, body: { error: 'send ?issuer=<kubeglue URL> and Authorization: Bearer <token>' } };
+  }
+  const [head, payload, signature] = token.split('.');
+  const header = decodePart(head);
+  const claims = decodePart(payload);
+  const jwks = (await (await fetch(`${issuer}/.well-known/jwks.json`)).json()) as {
+    keys: Array<JsonWebKey & { kid?: string }>;
+  };
+  const jwk = jwks.keys.find((key) => key.kid === header.kid);
+  const problems: string[] = [];
+  const signed =
+    header.alg === 'ES256' &&
+    jwk !== undefined &&
+    verify(
+      'sha256',
+      Buffer.from(`${head}.${payload}`),
+      { key: createPublicKey({ key: jwk, format: 'jwk' }), dsaEncoding: 'ieee-p1363' },
+      Buffer.from(signature ?? '', 'base64url'),
+    );
+  if (!signed) problems.push('signature');
+  if (claims.iss !== issuer) problems.push('issuer');
+  if (claims.aud !== `http://${req.headers.host}`) problems.push('audience');
+  const now = Date.now() / 1000;
+  const { exp, iat } = claims as { exp?: number; iat?: number };
+  if (exp === undefined || iat === undefined || exp <= now || exp - iat > 300) problems.push('expiry');
+  if (problems.length > 0) return { status: 401, body: { verified: false, problems } };
+  return { body: { verified: true, kid: header.kid, claims } };
+}
+
 async function route(req: IncomingMessage, res: ServerResponse, text: string): Promise<Reply> {
   const url = new URL(req.url ?? '/', 'http://target');
   const [, first, second] = url.pathname.split('/');
   const method = req.method ?? 'GET';
+  if (first === 'identity' && method === 'GET') return verifyIdentity(req, url);
   if (first === 'echo') {
     const headers = Object.fromEntries(
       Object.entries(req.headers).filter(

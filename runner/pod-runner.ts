@@ -13,6 +13,7 @@ import { RunOrder } from '../contract/wire/run-order.ts';
 import {
   AccessTokenAnswer,
   encodeSummary,
+  IdentityTokenAnswer,
   INTERNAL_PATHS,
   ResultAck,
   RunnerAck,
@@ -25,7 +26,7 @@ import { closeHttpAgent } from '../engine/protocols/http.ts';
 import { closeConnectionPools } from '../engine/protocols/index.ts';
 import { leftOutAll } from '../engine/recording.ts';
 import { runTool } from '../engine/run-tool.ts';
-import type { EngineEvent, EngineResult, GrantedToken } from '../engine/types.ts';
+import type { EngineEvent, EngineResult, GrantedToken, IdentityGrant } from '../engine/types.ts';
 import { InternalApiError, InternalClient, withRetry } from './pod-client.ts';
 import { type PodRunnerConfig, podRunnerConfig } from './pod-env.ts';
 import { EventShipper } from './pod-events.ts';
@@ -218,6 +219,7 @@ class PodRun {
         signal: this.#stop.signal,
         onEvent,
         accessToken: (systemId, rejected) => this.#accessToken(systemId, rejected),
+        identityToken: (audience) => this.#identityToken(audience),
       });
     } finally {
       sandbox.dispose();
@@ -263,6 +265,34 @@ class PodRun {
         signal: this.#stop.signal,
         onRetry: (error, delayMs) =>
           log(`access token of ${systemId}: ${error.message}; retrying in ${Math.round(delayMs)} ms`),
+      });
+    } catch (error) {
+      if (!(error instanceof InternalApiError)) throw error;
+      throw new Error(error.reason);
+    }
+  }
+
+  /**
+   * An outbound identity token of this run for `audience`, signed by the internal API (this Pod never holds
+   * the signing key). Retried like the order while the API is unreachable or busy; the error becomes the
+   * step's, so it carries the API's message only.
+   */
+  async #identityToken(audience: string): Promise<IdentityGrant> {
+    const body = { attempt: this.#config.attempt, audience };
+    const ask = () =>
+      this.#client.call(
+        'POST',
+        INTERNAL_PATHS.identityToken(this.#config.runId),
+        IdentityTokenAnswer,
+        body,
+        this.#stop.signal,
+      );
+    try {
+      return await withRetry(ask, {
+        budgetMs: this.#config.orderRetryMs,
+        signal: this.#stop.signal,
+        onRetry: (error, delayMs) =>
+          log(`identity token for ${audience}: ${error.message}; retrying in ${Math.round(delayMs)} ms`),
       });
     } catch (error) {
       if (!(error instanceof InternalApiError)) throw error;

@@ -117,6 +117,7 @@ export async function executeSync(
       signal: controller.signal,
       mode: run.executionMode ?? 'prod',
       accessToken: deps.accessToken,
+      identityToken: deps.identity?.forRun(run),
     });
   } finally {
     untrack();

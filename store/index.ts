@@ -22,6 +22,7 @@ export type {
 } from './queries/documentation.ts';
 export type { GatewayTunnelOwnerQueries } from './queries/gateway-tunnel-owners.ts';
 export type { GatewayTunnelQueries, GatewayTunnelRow } from './queries/gateway-tunnels.ts';
+export type { IdentityKeyQueries, IdentityKeyRow } from './queries/identity-keys.ts';
 export type {
   OAuthQueries,
   OAuthStateRow,

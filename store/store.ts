@@ -25,6 +25,7 @@ import {
   type GatewayTunnelOwnerQueries,
 } from './queries/gateway-tunnel-owners.ts';
 import { bindGatewayTunnelQueries, type GatewayTunnelQueries } from './queries/gateway-tunnels.ts';
+import { bindIdentityKeyQueries, type IdentityKeyQueries } from './queries/identity-keys.ts';
 import { bindOAuthQueries, type OAuthQueries } from './queries/oauth.ts';
 import {
   abandonOutbox,
@@ -252,6 +253,8 @@ export interface StoreQueries {
 
   /** OAuth token cache, refresh lease and authorization states (store/queries/oauth.ts). */
   oauth: OAuthQueries;
+  /** The signing keys of outbound identity tokens (store/queries/identity-keys.ts). */
+  identityKeys: IdentityKeyQueries;
   /** Which API replica holds each gateway tunnel (store/queries/gateway-tunnels.ts). */
   gatewayTunnels: GatewayTunnelQueries;
   /** Which API key owns each gateway tunnel id (store/queries/gateway-tunnel-owners.ts). */
@@ -393,6 +396,7 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     deleteSecret: (namespace, name) => deleteSecret(db, namespace, name),
     documentation: documentationQueries(db),
     oauth: bindOAuthQueries(db),
+    identityKeys: bindIdentityKeyQueries(db),
     gatewayTunnels: bindGatewayTunnelQueries(db),
     gatewayTunnelOwners: bindGatewayTunnelOwnerQueries(db),
     scheduleTicks: bindScheduleTickQueries(db),

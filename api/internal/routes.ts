@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import {
   KG_ERR_RUN_EVENTS_GAP,
+  KG_ERR_RUN_IDENTITY_UNAVAILABLE,
   KG_ERR_RUN_NOT_FOUND,
   KG_ERR_RUN_NOT_RUNNING,
   KG_ERR_RUN_ORDER_REFUSED,
@@ -19,11 +20,13 @@ import {
   AccessTokenRequest,
   EventBatch,
   Heartbeat,
+  type IdentityTokenAnswer,
+  IdentityTokenRequest,
   INTERNAL_PATHS,
   ResultBody,
   type RunnerAck,
 } from '../../contract/wire/runner.ts';
-import type { GrantedToken } from '../../engine/types.ts';
+import type { GrantedToken, IdentityGrant } from '../../engine/types.ts';
 import {
   buildOrder,
   type FinishDeps,
@@ -35,7 +38,7 @@ import {
   RunnerReports,
 } from '../../runs/execution/index.ts';
 import type { RunEventHub } from '../../runs/run-events.ts';
-import type { ExecutionMode, Store } from '../../store/index.ts';
+import type { ExecutionMode, Store, StoredRun } from '../../store/index.ts';
 import type { StateLimits } from '../../tools/state.ts';
 import { parseInput } from '../validation.ts';
 import { assertAttempt, identifyRunner } from './auth.ts';
@@ -57,6 +60,8 @@ export interface InternalRoutesDeps {
    * source the worker pool uses too); without it runner Pods get no managed tokens.
    */
   accessToken?(systemId: string, mode: ExecutionMode, rejected?: { sha256: string }): Promise<GrantedToken>;
+  /** An outbound identity token of the run for a request to `audience` (runs/identity/, the pool's source too). */
+  identityToken?(run: StoredRun, audience: string): Promise<IdentityGrant>;
   /** Bounds of persistent tool state (KUBEGLUE_TOOL_STATE_*); the defaults without it. */
   stateLimits?: StateLimits;
   log(line: string): void;
@@ -150,6 +155,22 @@ export function registerInternalRoutes(app: FastifyInstance, deps: InternalRoute
         accessToken: token.accessToken,
         ...(token.expiresAt !== undefined ? { expiresAt: token.expiresAt } : {}),
       };
+    },
+  );
+
+  // A running run's runner only; the answer is a credential: never cached.
+  app.post<RunParams>(
+    route(INTERNAL_PATHS.identityToken),
+    async (request, reply): Promise<IdentityTokenAnswer> => {
+      const identity = await identifyRunner(store, request, { ended: false });
+      const body = parseInput(IdentityTokenRequest, request.body, 'identity token request');
+      assertAttempt(identity, body.attempt);
+      const run = await store.getRun(identity.runId);
+      if (run?.status !== 'running') throw KG_ERR_RUN_NOT_RUNNING(identity.runId);
+      if (!deps.identityToken) throw KG_ERR_RUN_IDENTITY_UNAVAILABLE();
+      const grant = await deps.identityToken(run, body.audience);
+      reply.header('cache-control', 'no-store');
+      return { token: grant.token, expiresAt: grant.expiresAt };
     },
   );
 

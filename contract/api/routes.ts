@@ -27,8 +27,8 @@ export { MANIFEST_YAML } from './routes/tools.ts';
 
 /**
  * The /v1 routes that are not operations of the table, and why; the server registers no other /v1 route
- * (test/integration/api/route-table.test.ts). Outside /v1 there are only the probes, /metrics and the MCP
- * endpoint (MCP_ROUTE).
+ * (test/integration/api/route-table.test.ts). Outside /v1 there are only the probes, /metrics, the MCP
+ * endpoint (MCP_ROUTE) and the identity tokens' public keys (JWKS_ROUTE).
  */
 export const OPENAPI_ROUTE = {
   method: 'GET',
@@ -54,6 +54,17 @@ export const MCP_ROUTE = {
   path: '/mcp',
   scopes: ['tools:read', 'runs:execute'],
 } as const satisfies { method: HttpVerb; path: string; scopes: readonly Scope[] };
+
+/**
+ * The public keys that verify the identity tokens request steps send (`<<kubeglue_identity_jwt>>`,
+ * docs/operations.md#outbound-identity): a JSON Web Key Set (RFC 7517), where verifiers look for it
+ * (`<issuer>/.well-known/jwks.json`), so outside /v1 and without a key.
+ */
+export const JWKS_ROUTE = {
+  method: 'GET',
+  path: '/.well-known/jwks.json',
+  public: true,
+} as const satisfies { method: HttpVerb; path: string } & RouteAccess;
 
 /**
  * Every /v1 operation. The order is the OpenAPI document's; `as const` keeps each route's schemas in its

@@ -17,6 +17,7 @@ export const INTERNAL_PATHS = {
   heartbeat: (runId: string) => `/internal/v1/runs/${encodeURIComponent(runId)}/heartbeat`,
   result: (runId: string) => `/internal/v1/runs/${encodeURIComponent(runId)}/result`,
   accessToken: (runId: string) => `/internal/v1/runs/${encodeURIComponent(runId)}/access-token`,
+  identityToken: (runId: string) => `/internal/v1/runs/${encodeURIComponent(runId)}/identity-token`,
 } as const;
 
 /** Key of the per-run token in its Secret. */
@@ -105,6 +106,37 @@ export const AccessTokenAnswer = z.object({
   expiresAt: z.number().optional(),
 });
 export type AccessTokenAnswer = z.infer<typeof AccessTokenAnswer>;
+
+/** An identity token's audience: the origin a request goes to, as a browser writes it (`https://api.example.com`). */
+export const IdentityAudience = z
+  .string()
+  .max(2048)
+  .refine((text) => {
+    try {
+      const url = new URL(text);
+      return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text;
+    } catch {
+      return false;
+    }
+  }, 'an http(s) origin such as https://api.example.com');
+
+/**
+ * `POST …/identity-token`: an outbound identity token of the run for a request to `audience`
+ * (`<<kubeglue_identity_jwt>>`, docs/operations.md#outbound-identity), signed by the API: the runner never
+ * holds the signing key.
+ */
+export const IdentityTokenRequest = z.strictObject({
+  attempt: z.number().int().min(1),
+  audience: IdentityAudience,
+});
+export type IdentityTokenRequest = z.infer<typeof IdentityTokenRequest>;
+
+export const IdentityTokenAnswer = z.object({
+  token: z.string().min(1),
+  /** Epoch ms. */
+  expiresAt: z.number(),
+});
+export type IdentityTokenAnswer = z.infer<typeof IdentityTokenAnswer>;
 
 /** The termination message of a runner container: at most 4 KiB of JSON, never payload data. */
 export const TERMINATION_MESSAGE_LIMIT = 4096;

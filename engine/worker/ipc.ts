@@ -1,7 +1,7 @@
 import type { RunOrder } from '../../contract/wire/run-order.ts';
 import type { EngineSettings } from '../deps.ts';
 import type { GatewayRelayAddress } from '../protocols/gateway-socket.ts';
-import type { EngineEvent, EngineResult, GrantedToken } from '../types.ts';
+import type { EngineEvent, EngineResult, GrantedToken, IdentityGrant } from '../types.ts';
 
 /** What a worker runs with, sent as its first message. */
 export interface WorkerSettings extends EngineSettings {
@@ -21,6 +21,8 @@ export type ToWorker =
   | { type: 'cancel'; id: number }
   /** The answer to a token request of run `id`: a token, or the error message to fail the step with. */
   | { type: 'token'; id: number; requestId: number; token?: GrantedToken; error?: string }
+  /** The answer to an identity token request of run `id`: a token, or the error message to fail the step with. */
+  | { type: 'identity'; id: number; requestId: number; grant?: IdentityGrant; error?: string }
   | { type: 'shutdown' };
 
 export type FromWorker =
@@ -34,4 +36,6 @@ export type FromWorker =
   | { type: 'events'; events: { id: number; event: EngineEvent; at: number }[] }
   | { type: 'result'; id: number; result: EngineResult }
   /** Run `id` needs a system's current OAuth access token (rejected: the one its target refused). */
-  | { type: 'token_request'; id: number; requestId: number; systemId: string; rejected?: string };
+  | { type: 'token_request'; id: number; requestId: number; systemId: string; rejected?: string }
+  /** Run `id` needs an outbound identity token for a request to `audience` (an origin). */
+  | { type: 'identity_request'; id: number; requestId: number; audience: string };

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { RunOrder } from '../../contract/wire/run-order.ts';
 import type { EngineSettings } from '../deps.ts';
 import type { GatewayRelayAddress } from '../protocols/gateway-socket.ts';
-import type { AccessTokenSource, EngineEvent, EngineResult } from '../types.ts';
+import type { AccessTokenSource, EngineEvent, EngineResult, IdentityTokenSource } from '../types.ts';
 import { workerEnvironment } from './env.ts';
 import type { FromWorker, ToWorker } from './ipc.ts';
 
@@ -29,6 +29,7 @@ interface InFlight {
   resolve: (result: EngineResult) => void;
   onEvent: ((event: EngineEvent, at: number) => void) | undefined;
   accessToken: AccessTokenSource | undefined;
+  identityToken: IdentityTokenSource | undefined;
   detach: () => void;
 }
 
@@ -112,6 +113,24 @@ function answerToken(
   }
   run.accessToken(message.systemId, message.rejected).then(
     (token) => reply({ token }),
+    (error: unknown) => reply({ error: error instanceof Error ? error.message : String(error) }),
+  );
+}
+
+/** Asks the run's identity source and sends the answer back; an error travels as its (safe) message. */
+function answerIdentity(
+  worker: Worker,
+  run: InFlight,
+  message: Extract<FromWorker, { type: 'identity_request' }>,
+): void {
+  const reply = (answer: { grant?: { token: string; expiresAt: number }; error?: string }) =>
+    sendTo(worker, { type: 'identity', id: message.id, requestId: message.requestId, ...answer });
+  if (!run.identityToken) {
+    reply({ error: 'this process signs no identity tokens' });
+    return;
+  }
+  run.identityToken(message.audience).then(
+    (grant) => reply({ grant }),
     (error: unknown) => reply({ error: error instanceof Error ? error.message : String(error) }),
   );
 }
@@ -273,6 +292,8 @@ export class WorkerPool {
     if (!run) return;
     if (message.type === 'token_request') {
       answerToken(worker, run, message);
+    } else if (message.type === 'identity_request') {
+      answerIdentity(worker, run, message);
     } else {
       worker.inFlight.delete(message.id);
       run.detach();
@@ -379,6 +400,8 @@ export class WorkerPool {
       progressOnly?: boolean;
       /** Answers the run's requests for OAuth access tokens (systems with tokenManaged). */
       accessToken?: AccessTokenSource;
+      /** Answers the run's requests for outbound identity tokens (`<<kubeglue_identity_jwt>>`). */
+      identityToken?: IdentityTokenSource;
       /**
        * Send the order at once (with whatever this turn queued for the worker) instead of at the end of
        * the turn: for a run nothing else is batched with, whose caller goes on with other work meanwhile.
@@ -398,6 +421,7 @@ export class WorkerPool {
         resolve,
         onEvent,
         accessToken: options.accessToken,
+        identityToken: options.identityToken,
         detach: () => signal?.removeEventListener('abort', onAbort),
       });
       worker.ready.then(

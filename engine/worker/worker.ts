@@ -9,7 +9,7 @@ import { closeGatewayAgents } from '../protocols/gateway-http.ts';
 import { closeHttpAgent } from '../protocols/http.ts';
 import { closeConnectionPools } from '../protocols/index.ts';
 import { runTool } from '../run-tool.ts';
-import type { EngineEvent, GrantedToken } from '../types.ts';
+import type { EngineEvent, GrantedToken, IdentityGrant } from '../types.ts';
 import type { FromWorker, ToWorker, WorkerSettings } from './ipc.ts';
 import { startWorkerWatchdog } from './watchdog.ts';
 
@@ -79,6 +79,21 @@ function askToken(runId: number, systemId: string, rejected: string | undefined)
   return new Promise((resolve, reject) => {
     tokenRequests.set(requestId, { resolve, reject });
     send({ type: 'token_request', id: runId, requestId, systemId, ...(rejected ? { rejected } : {}) });
+  });
+}
+
+/** Identity token requests waiting for the parent's answer, by request id. */
+const identityRequests = new Map<
+  number,
+  { resolve: (grant: IdentityGrant) => void; reject: (error: Error) => void }
+>();
+
+/** The parent process holds the signing key: it answers with a token of the run for `audience`. */
+function askIdentity(runId: number, audience: string): Promise<IdentityGrant> {
+  const requestId = nextTokenRequest++;
+  return new Promise((resolve, reject) => {
+    identityRequests.set(requestId, { resolve, reject });
+    send({ type: 'identity_request', id: runId, requestId, audience });
   });
 }
 
@@ -162,6 +177,7 @@ function receive(message: ToWorker): void {
         ...message.order,
         signal: controller.signal,
         accessToken: (systemId, rejected) => askToken(message.id, systemId, rejected),
+        identityToken: (audience) => askIdentity(message.id, audience),
         onEvent: message.events
           ? (event) => sendEvent(message.id, eventFor(message.events, event))
           : undefined,
@@ -179,6 +195,13 @@ function receive(message: ToWorker): void {
       tokenRequests.delete(message.requestId);
       if (message.token) waiting?.resolve(message.token);
       else waiting?.reject(new Error(message.error ?? 'no access token'));
+      break;
+    }
+    case 'identity': {
+      const waiting = identityRequests.get(message.requestId);
+      identityRequests.delete(message.requestId);
+      if (message.grant) waiting?.resolve(message.grant);
+      else waiting?.reject(new Error(message.error ?? 'no identity token'));
       break;
     }
     case 'shutdown':

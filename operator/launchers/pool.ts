@@ -7,7 +7,7 @@
 import { defaultSettings } from '../../config/config.ts';
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
 import type { ResolvedSystem, RunOrder } from '../../contract/wire/run-order.ts';
-import type { EngineResult } from '../../engine/types.ts';
+import type { EngineResult, IdentityTokenSource } from '../../engine/types.ts';
 import type { WorkerPool } from '../../engine/worker/pool.ts';
 import {
   type AccessTokens,
@@ -49,6 +49,8 @@ export interface LaunchContext {
   events?: Pick<RunEventHub, 'emit'>;
   /** The current OAuth access token of a tokenManaged system. */
   accessToken?: AccessTokens;
+  /** Where a run's outbound identity tokens come from (runs/identity/). */
+  identityToken?: (run: StoredRun) => IdentityTokenSource;
   /** Executions a read-only run gets at most when a shutdown interrupts it (KUBEGLUE_MAX_RUN_ATTEMPTS). */
   maxRunAttempts?: number;
   /** Bounds of persistent tool state (KUBEGLUE_TOOL_STATE_*); the defaults without it. */
@@ -195,6 +197,7 @@ export class PoolLauncher implements Launcher {
         signal: controller.signal,
         mode: run.executionMode ?? 'prod',
         accessToken: this.#ctx.accessToken,
+        identityToken: this.#ctx.identityToken?.(run),
         // Nothing batches with a launch, and the step should not wait for the reconcile that launched it.
         immediate: true,
       });

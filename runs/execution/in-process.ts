@@ -1,10 +1,16 @@
 /**
  * The in-process transport, shared by the sync path and the pool launcher: a run's order executes in this
  * process's worker pool, each engine event reaches the run's report with the worker's time, and the OAuth
- * access tokens its steps ask for come from this process (which owns the store).
+ * access tokens and identity tokens its steps ask for come from this process (which owns the store and
+ * the signing key).
  */
 import type { RunOrder } from '../../contract/wire/run-order.ts';
-import type { AccessTokenSource, EngineResult, GrantedToken } from '../../engine/types.ts';
+import type {
+  AccessTokenSource,
+  EngineResult,
+  GrantedToken,
+  IdentityTokenSource,
+} from '../../engine/types.ts';
 import type { WorkerPool } from '../../engine/worker/pool.ts';
 import type { ExecutionMode } from '../../store/index.ts';
 import type { RunReport } from './report.ts';
@@ -21,6 +27,8 @@ export interface InProcessOptions {
   /** The run's execution mode: which of a system's tokens its steps get. */
   mode: ExecutionMode;
   accessToken?: AccessTokens | undefined;
+  /** The run's outbound identity tokens, signed by this process (runs/identity/). */
+  identityToken?: IdentityTokenSource | undefined;
   /**
    * Send the order at once rather than with what else this turn of the event loop queues for the worker:
    * for a launch, which nothing batches with and whose caller goes on with other work meanwhile.
@@ -46,5 +54,6 @@ export function executeInPool(
     progressOnly: true,
     ...(opts.immediate ? { immediate: true } : {}),
     ...(accessToken ? { accessToken } : {}),
+    ...(opts.identityToken ? { identityToken: opts.identityToken } : {}),
   });
 }

@@ -137,11 +137,16 @@ export function testServerEnv(dataDir: string, env: Record<string, string> = {})
 
 /**
  * Starts the embedded deployment on a free port with a fresh data dir (or `opts.dataDir`, to start again on
- * what an earlier one left) and a known admin key; `opts.scheduleClock`: the schedules' clock.
+ * what an earlier one left) and a known admin key; `opts.scheduleClock`: the schedules' clock; `opts.log`: where
+ * its log lines go (with their fields as JSON), instead of nowhere.
  */
 export async function startTestApi(
   env: Record<string, string> = {},
-  opts: { dataDir?: string; scheduleClock?: ScheduleClock } = {},
+  opts: {
+    dataDir?: string;
+    scheduleClock?: ScheduleClock;
+    log?: (line: string, fields?: object) => void;
+  } = {},
 ): Promise<TestApi> {
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'kubeglue-api-')));
   const config = loadSettings(
@@ -155,7 +160,7 @@ export async function startTestApi(
   );
   const embedded = await startEmbedded(
     config,
-    process.env.DEBUG_EMBEDDED ? (line) => console.log(line) : () => {},
+    opts.log ?? (process.env.DEBUG_EMBEDDED ? (line) => console.log(line) : () => {}),
     opts.scheduleClock ? { scheduleClock: opts.scheduleClock } : {},
   );
   const bodies: string[] = [];

@@ -60,6 +60,13 @@ export const KG_ERR_RUN_TOKENS_UNAVAILABLE = define(
   (systemId: string) => `system '${systemId}': this API manages no OAuth tokens`,
   'Serve the internal port from kubeglue api, which manages OAuth tokens; this API was started without them.',
 );
+/** The API serving the internal port signs no identity tokens (started without an issuer). */
+export const KG_ERR_RUN_IDENTITY_UNAVAILABLE = define(
+  'KG_ERR_RUN_IDENTITY_UNAVAILABLE',
+  409,
+  () => 'this API signs no identity tokens',
+  "Serve the internal port from kubeglue api, which signs the runs' identity tokens (docs/operations.md#outbound-identity).",
+);
 /** The run's order cannot be built, ever (timed out while queued, a system gone): the run was failed. */
 export const KG_ERR_RUN_ORDER_REFUSED = define(
   'KG_ERR_RUN_ORDER_REFUSED',

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../../contract/api/run.ts';
 import { allows, type RbacRole } from '../../../contract/rbac.ts';
@@ -154,6 +155,38 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
     // A sync run executes in the API's own worker pool.
     const sync = await call<{ status: string; data: unknown }>('POST', '/v1/tools/items/run', {});
     expect(sync.body).toMatchObject({ status: 'success', data: [{ id: 1 }, { id: 2 }] });
+  });
+
+  it("sends a runner Pod's identity token, signed by the api, which the target verifies against the api's JWKS", async () => {
+    const received: string[] = [];
+    target.route('GET', '/whoami', async (req) => {
+      const token = /^Bearer (.+)$/.exec(String(req.headers.authorization))?.[1] ?? '';
+      received.push(token);
+      const jwks = createRemoteJWKSet(new URL(`${apiUrl}/.well-known/jwks.json`));
+      const { payload } = await jwtVerify(token, jwks, { issuer: apiUrl, audience: target.url });
+      return { body: { run: payload.run_id, source: payload.request_source } };
+    });
+    const created = await call('POST', '/v1/tools', {
+      id: 'whoami',
+      steps: [
+        {
+          id: 'fetch',
+          config: {
+            url: `${target.url}/whoami`,
+            headers: { Authorization: 'Bearer <<kubeglue_identity_jwt>>' },
+          },
+        },
+      ],
+    });
+    expect(created.status).toBe(201);
+    const runId = await startAsync('whoami');
+    const run = await finished(runId);
+    expect(run.status, run.error).toBe('success');
+    const results = await call<{ data: { data: unknown } }>('GET', `/v1/runs/${runId}/results`);
+    expect(results.body.data.data).toEqual({ run: runId, source: 'api' });
+    expect(received).toHaveLength(1);
+    expect(JSON.stringify(results.body)).not.toContain(received[0]);
+    expect(api.output()).not.toContain(received[0]);
   });
 
   it('fails a run whose step fails, with the step error in the run and the ToolRun', async () => {
