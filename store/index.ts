@@ -48,6 +48,17 @@ export type {
   ToolWindowStats,
   WaitingRunRow,
 } from './queries/run-stats.ts';
+export type {
+  KeyQuotaRequest,
+  KeyQuotaState,
+  RateState,
+  RunSlotQueries,
+  SlotClaim,
+  SlotClaimRequest,
+  ToolSlot,
+  ToolSlotRequest,
+  WaitingSlot,
+} from './queries/run-slots.ts';
 export { buildListRunsQuery, type ListRunsQuery, RUNS_TOTAL_CAP } from './queries/runs.ts';
 export type {
   NewTickClaim,
