@@ -11,6 +11,7 @@ import type { GrantedToken } from '../engine/types.ts';
 import type { WorkerPool } from '../engine/worker/pool.ts';
 import type { Store, StoredRun } from '../store/index.ts';
 import type { StateLimits } from '../tools/state.ts';
+import type { CallerQuotas } from './capacity.ts';
 import type { SyncSlots } from './execute-sync.ts';
 import type { RunEventHub, RunRef } from './run-events.ts';
 import type { UrlForFile } from './run-view.ts';
@@ -83,6 +84,8 @@ export interface Caller {
   toolIds: string[] | null;
   /** The systems the caller's tools may use; null: every system. */
   systemIds: string[] | null;
+  /** The key's quotas (runs/capacity.ts); absent: none, as for runs a schedule or a chain starts. */
+  quotas?: CallerQuotas | undefined;
 }
 
 export function canSee(caller: Caller, toolId: string): boolean {

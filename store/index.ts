@@ -41,14 +41,6 @@ export type {
   ResourceWriter,
 } from './queries/resources.ts';
 export type {
-  BucketCount,
-  RunStatsQueries,
-  RunStatsWindow,
-  StatusCounts,
-  ToolWindowStats,
-  WaitingRunRow,
-} from './queries/run-stats.ts';
-export type {
   KeyQuotaRequest,
   KeyQuotaState,
   RateState,
@@ -59,6 +51,14 @@ export type {
   ToolSlotRequest,
   WaitingSlot,
 } from './queries/run-slots.ts';
+export type {
+  BucketCount,
+  RunStatsQueries,
+  RunStatsWindow,
+  StatusCounts,
+  ToolWindowStats,
+  WaitingRunRow,
+} from './queries/run-stats.ts';
 export { buildListRunsQuery, type ListRunsQuery, RUNS_TOTAL_CAP } from './queries/runs.ts';
 export type {
   NewTickClaim,

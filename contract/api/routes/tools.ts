@@ -139,7 +139,9 @@ export const TOOL_RUN_ROUTES = [
       403: failure('options.webhookUrl chains to a tool this API key may not use'),
       404: failure('No such tool, or one this API key may not use'),
       409: failure('runId reused with a different tool or inputs'),
-      429: failure('Too many synchronous runs at once (KUBEGLUE_MAX_SYNC_RUNS); see Retry-After'),
+      429: failure(
+        'Too many synchronous runs at once (KUBEGLUE_MAX_SYNC_RUNS), the tool at its maxConcurrentRuns (KG_ERR_TOOL_AT_CAPACITY), or the API key over a quota (KG_ERR_KEY_QUOTA_EXCEEDED, with RateLimit-* headers); see Retry-After',
+      ),
     },
   },
   {
