@@ -205,3 +205,38 @@ describe('API key quotas', () => {
     });
   });
 });
+
+describe("runs waiting for their tool's slot, under the installation's limit of async runs", () => {
+  const limited = useTestApi({ KUBEGLUE_MAX_ASYNC_RUNS: '2' });
+
+  it('do not hold back a run of another tool behind them', async () => {
+    const capped = target.hold('/capped');
+    const free = target.hold('/free');
+    for (const [id, path, capacity] of [
+      ['capped', '/capped', { maxConcurrentRuns: 1 }],
+      ['free', '/free', {}],
+    ] as const) {
+      await callOk(limited, 'POST', '/v1/tools', {
+        id,
+        steps: [{ id: 'wait', config: { url: `${target.url}${path}` } }],
+        ...capacity,
+      });
+    }
+    const first = await startAsync(limited, 'capped');
+    await expect.poll(() => capped.length, { timeout: 20_000 }).toBe(1);
+    const queued = await startAsync(limited, 'capped');
+    const waiting = async () =>
+      (await limited.call<Run>('GET', `/v1/runs/${queued.body.runId}`)).body.waiting?.position ?? 0;
+    await expect.poll(waiting, { timeout: 20_000 }).toBe(1);
+    // One of the two async slots is free: the other tool's run takes it, though it came later.
+    const other = await startAsync(limited, 'free');
+    await expect.poll(() => free.length, { timeout: 20_000 }).toBe(1);
+    answer(free[0], {});
+    answer(capped[0], {});
+    await expect.poll(() => capped.length, { timeout: 20_000 }).toBe(2);
+    answer(capped[1], {});
+    for (const run of [first, queued, other]) {
+      expect((await waitForRun<Run>(limited, run.body.runId)).status).toBe('success');
+    }
+  });
+});
