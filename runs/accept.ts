@@ -126,7 +126,7 @@ export async function accept(ctx: RunContext, input: Launch): Promise<StartedRun
       deps.metrics?.runStarted(requestSource, mode);
       deps.events?.emit(refOf(run), { type: 'run_started' });
     }
-    return { statusCode: 202, run: runView(inserted.run, { urlFor: deps.urlFor }) };
+    return { statusCode: 202, run: runView(inserted.run, { urlFor: deps.urlFor }), rate: capacity.rate };
   }
 
   const withData = input.request.includeStepResultData !== false;
@@ -150,13 +150,14 @@ export async function accept(ctx: RunContext, input: Launch): Promise<StartedRun
   deps.metrics?.runStarted(requestSource, mode);
   deps.events?.emit(refOf(run), { type: 'run_started' });
   try {
-    return await executeSync(ctx, run, tool, systems, input.request.credentials, {
+    const started = await executeSync(ctx, run, tool, systems, input.request.credentials, {
       record: input.record,
       startWrite,
       withData,
       signal: input.signal,
       untilStep: input.untilStep,
     });
+    return { ...started, rate: capacity.rate };
   } finally {
     await capacity.release();
   }

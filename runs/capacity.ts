@@ -9,7 +9,14 @@
 import { KG_ERR_KEY_QUOTA_EXCEEDED, KG_ERR_TOOL_AT_CAPACITY } from '../contract/api/errors.ts';
 import { DEFAULT_RUN_TIMEOUT_MS, type RunWaiting } from '../contract/api/run.ts';
 import type { Tool } from '../contract/api/tool.ts';
-import type { KeyQuotaRequest, SlotClaimRequest, Store, StoredRun, ToolSlotRequest } from '../store/index.ts';
+import type {
+  KeyQuotaRequest,
+  RateState,
+  SlotClaimRequest,
+  Store,
+  StoredRun,
+  ToolSlotRequest,
+} from '../store/index.ts';
 import type { Caller } from './context.ts';
 
 /** An API key's quotas as a caller carries them; null or absent: none. */
@@ -35,6 +42,8 @@ export interface CapacityRequest {
 /** A run counted against its key or tool: release() once it is answered (a no-op for an async run). */
 export interface TakenCapacity {
   release(): Promise<void>;
+  /** The key's runsPerMinute quota after this run, when it has one. */
+  rate?: RateState | undefined;
 }
 
 const NOTHING: TakenCapacity = { release: async () => {} };
@@ -100,7 +109,8 @@ export async function takeCapacity(store: Store, request: CapacityRequest): Prom
     await new Promise((resolve) => setTimeout(resolve, Math.min(SYNC_QUEUE_POLL_MS, timeoutMs - waited)));
     claim = await store.runSlots.claim(claimOf(new Date(), false));
   }
-  return { release };
+  const rate = claim.key && claim.key.refused === undefined ? claim.key.runsPerMinute : undefined;
+  return { release, ...(rate ? { rate } : {}) };
 }
 
 /** The message of a run waiting for one of its tool's slots (the Run's waiting, the ToolRun's condition). */

@@ -9,7 +9,7 @@ import type { LogFields } from '../contract/log.ts';
 import type { ResolvedSystem } from '../contract/wire/run-order.ts';
 import type { GrantedToken } from '../engine/types.ts';
 import type { WorkerPool } from '../engine/worker/pool.ts';
-import type { Store, StoredRun } from '../store/index.ts';
+import type { RateState, Store, StoredRun } from '../store/index.ts';
 import type { StateLimits } from '../tools/state.ts';
 import type { CallerQuotas } from './capacity.ts';
 import type { SyncSlots } from './execute-sync.ts';
@@ -76,6 +76,8 @@ export interface RunContext {
 export interface StartedRun {
   statusCode: 200 | 202;
   run: Run;
+  /** The key's runsPerMinute quota after this run, for the answer's RateLimit-* headers (runs/capacity.ts). */
+  rate?: RateState | undefined;
 }
 
 export interface Caller {

@@ -50,6 +50,12 @@ export interface RunRouteDeps {
  */
 function sendRun(reply: FastifyReply, started: StartedRun): FastifyReply {
   if (started.run.traceId) reply.header('X-Trace-Id', started.run.traceId);
+  // The key's runsPerMinute quota as this run left it (docs/operations.md#quotas-per-api-key).
+  if (started.rate) {
+    reply.header('RateLimit-Limit', String(started.rate.limit));
+    reply.header('RateLimit-Remaining', String(started.rate.remaining));
+    reply.header('RateLimit-Reset', String(started.rate.resetSeconds));
+  }
   return reply.status(started.statusCode).send(started.run);
 }
 

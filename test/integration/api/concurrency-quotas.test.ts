@@ -170,6 +170,14 @@ describe('API key quotas', () => {
     expect(refused.headers.get('retry-after')).toBe(String(reset));
     expect(refused.headers.get('ratelimit-limit')).toBe('2');
     expect(refused.headers.get('ratelimit-remaining')).toBe('0');
+    // Each accepted run's answer says what is left of the minute's quota.
+    const accepted = answers.at(-2)!;
+    expect(accepted.status).toBe(200);
+    expect(accepted.headers.get('ratelimit-limit')).toBe('2');
+    expect(accepted.headers.get('ratelimit-remaining')).toBe('0');
+    expect(Number(accepted.headers.get('ratelimit-reset'))).toBeGreaterThanOrEqual(1);
+    const unlimited = await api.call('POST', '/v1/tools/quick/run', { body: {} });
+    expect(unlimited.headers.get('ratelimit-limit')).toBeNull();
   });
 
   it('refuses a run past concurrentRuns until one ends; PATCH changes the quota', async () => {
