@@ -11,7 +11,7 @@ import {
   KG_ERR_TOOL_NOT_FOUND,
 } from '../contract/api/errors.ts';
 import type { RouteAccess } from '../contract/api/routes.ts';
-import type { StoredApiKey } from '../store/index.ts';
+import type { ApiKeyQuotas, StoredApiKey } from '../store/index.ts';
 import { type ApiKeyStore, hashApiKey, isPlausibleApiKey } from './api-keys.ts';
 import {
   accessOf,
@@ -33,6 +33,8 @@ export interface Principal {
   toolIds: string[] | null;
   /** The systems the key may use in tools and runs; null = every system. */
   systemIds: string[] | null;
+  /** The key's quotas (docs/operations.md#quotas-per-api-key); absent: none. */
+  quotas?: ApiKeyQuotas | undefined;
 }
 
 declare module 'fastify' {
@@ -109,6 +111,7 @@ export function toPrincipal(key: StoredApiKey): Principal {
     scopes: scopesOfKey(key),
     toolIds: key.toolIds,
     systemIds: key.systemIds,
+    ...(key.quotas ? { quotas: key.quotas } : {}),
   };
 }
 

@@ -307,6 +307,13 @@ export const AdmissionReason = conditionReasons(
       action:
         'Nothing: it starts when a slot frees. If runs wait long, raise KUBEGLUE_MAX_ASYNC_RUNS (`operator.maxAsyncRuns` in the chart) when the cluster has room, or look for runs that take long (`kubectl get toolruns`).',
     },
+    ToolConcurrencyLimit: {
+      status: 'False',
+      means:
+        "Waiting for one of its tool's slots: the tool's maxConcurrentRuns runs execute already (counted across every replica and runner Pod); the message gives the place in the tool's queue and the limit.",
+      action:
+        "Nothing: it starts when a run of the tool ends. If runs wait long, raise the tool's maxConcurrentRuns (docs/operations.md#concurrency-per-tool) when the systems it calls allow it.",
+    },
     Admitted: {
       status: 'True',
       means: 'The run holds an execution slot.',

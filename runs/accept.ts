@@ -11,6 +11,7 @@ import type { JsonObject } from '../contract/json.ts';
 import type { StoredRun } from '../store/index.ts';
 import { assertSystemsGranted } from '../systems/grants.ts';
 import { defaultStateLimits, limitProblem } from '../tools/state.ts';
+import { takeCapacity } from './capacity.ts';
 import { type Caller, canSee, type RunContext, refOf, type StartedRun } from './context.ts';
 import { executeSync, stepResultsWithoutData } from './execute-sync.ts';
 import { inputHash } from './input-hash.ts';
@@ -75,6 +76,15 @@ export async function accept(ctx: RunContext, input: Launch): Promise<StartedRun
   const systemIds = stepSystemIds(tool.steps);
   // Resolved before anything is stored: an unknown system is the caller's error, not a failed run.
   const systems = await deps.systems.resolveForRun(systemIds, mode);
+  // Last before anything is stored: a run refused for its key's quota or its tool's capacity uses neither.
+  const capacity = await takeCapacity(store, {
+    runId,
+    tool,
+    caller,
+    async,
+    timeoutMs: options.timeout,
+    signal: input.signal,
+  });
 
   const run: StoredRun = {
     runId,
@@ -116,7 +126,7 @@ export async function accept(ctx: RunContext, input: Launch): Promise<StartedRun
       deps.metrics?.runStarted(requestSource, mode);
       deps.events?.emit(refOf(run), { type: 'run_started' });
     }
-    return { statusCode: 202, run: runView(inserted.run, { urlFor: deps.urlFor }) };
+    return { statusCode: 202, run: runView(inserted.run, { urlFor: deps.urlFor }), rate: capacity.rate };
   }
 
   const withData = input.request.includeStepResultData !== false;
@@ -127,6 +137,7 @@ export async function accept(ctx: RunContext, input: Launch): Promise<StartedRun
       // A client-chosen id may repeat an earlier request or conflict with another run: decided first.
       const inserted = await insert;
       if (inserted.status === 'conflict') throw KG_ERR_RUN_ID_CONFLICT(runId);
+      // The run of that id holds its own slot (the claim above was for it): kept.
       if (inserted.status === 'existing') return existing(ctx, inserted.run, withData);
     } else {
       // A new random id can do neither: the start record is written while the run executes, and
@@ -138,13 +149,18 @@ export async function accept(ctx: RunContext, input: Launch): Promise<StartedRun
   }
   deps.metrics?.runStarted(requestSource, mode);
   deps.events?.emit(refOf(run), { type: 'run_started' });
-  return executeSync(ctx, run, tool, systems, input.request.credentials, {
-    record: input.record,
-    startWrite,
-    withData,
-    signal: input.signal,
-    untilStep: input.untilStep,
-  });
+  try {
+    const started = await executeSync(ctx, run, tool, systems, input.request.credentials, {
+      record: input.record,
+      startWrite,
+      withData,
+      signal: input.signal,
+      untilStep: input.untilStep,
+    });
+    return { ...started, rate: capacity.rate };
+  } finally {
+    await capacity.release();
+  }
 }
 
 /** A repeated request with the same runId, tool and inputs: the run as it is now. */

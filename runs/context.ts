@@ -9,8 +9,9 @@ import type { LogFields } from '../contract/log.ts';
 import type { ResolvedSystem } from '../contract/wire/run-order.ts';
 import type { GrantedToken } from '../engine/types.ts';
 import type { WorkerPool } from '../engine/worker/pool.ts';
-import type { Store, StoredRun } from '../store/index.ts';
+import type { RateState, Store, StoredRun } from '../store/index.ts';
 import type { StateLimits } from '../tools/state.ts';
+import type { CallerQuotas } from './capacity.ts';
 import type { SyncSlots } from './execute-sync.ts';
 import type { IdentityIssuer } from './identity/issuer.ts';
 import type { RunEventHub, RunRef } from './run-events.ts';
@@ -78,6 +79,8 @@ export interface RunContext {
 export interface StartedRun {
   statusCode: 200 | 202;
   run: Run;
+  /** The key's runsPerMinute quota after this run, for the answer's RateLimit-* headers (runs/capacity.ts). */
+  rate?: RateState | undefined;
 }
 
 export interface Caller {
@@ -86,6 +89,8 @@ export interface Caller {
   toolIds: string[] | null;
   /** The systems the caller's tools may use; null: every system. */
   systemIds: string[] | null;
+  /** The key's quotas (runs/capacity.ts); absent: none, as for runs a schedule or a chain starts. */
+  quotas?: CallerQuotas | undefined;
 }
 
 export function canSee(caller: Caller, toolId: string): boolean {

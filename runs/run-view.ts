@@ -1,4 +1,4 @@
-import type { FileArtifact, Run, RunOptions } from '../contract/api/run.ts';
+import type { FileArtifact, Run, RunOptions, RunWaiting } from '../contract/api/run.ts';
 import type { Tool } from '../contract/api/tool.ts';
 import type { RunStateRecord } from '../contract/api/tool-state.ts';
 import type { JsonObject, JsonValue } from '../contract/json.ts';
@@ -30,7 +30,10 @@ function truncatedPayload(payload: JsonObject): JsonObject {
  * The Run of the REST API. `list` views carry file metadata only and truncate large payloads;
  * single-run views get fresh download URLs.
  */
-export function runView(run: StoredRun, view: { list?: boolean; urlFor?: UrlForFile } = {}): Run {
+export function runView(
+  run: StoredRun,
+  view: { list?: boolean; urlFor?: UrlForFile; waiting?: RunWaiting | undefined } = {},
+): Run {
   const files = artifacts(run, view.list ? undefined : view.urlFor);
   return {
     runId: run.runId,
@@ -53,6 +56,7 @@ export function runView(run: StoredRun, view: { list?: boolean; urlFor?: UrlForF
     ...(run.scheduleId ? { scheduleId: run.scheduleId } : {}),
     ...(run.resumedFrom ? { resumedFrom: run.resumedFrom } : {}),
     attempt: run.attempt ?? 1,
+    ...(view.waiting && run.status === 'running' ? { waiting: view.waiting } : {}),
     metadata: {
       ...run.metadata,
       ...(run.warnings?.length ? { warnings: run.warnings } : {}),

@@ -42,6 +42,17 @@ export type {
   ResourceWriter,
 } from './queries/resources.ts';
 export type {
+  KeyQuotaRequest,
+  KeyQuotaState,
+  RateState,
+  RunSlotQueries,
+  SlotClaim,
+  SlotClaimRequest,
+  ToolSlot,
+  ToolSlotRequest,
+  WaitingSlot,
+} from './queries/run-slots.ts';
+export type {
   BucketCount,
   RunStatsQueries,
   RunStatsWindow,

@@ -9,6 +9,7 @@ import {
   insertApiKey,
   listApiKeys,
   revokeApiKey,
+  setApiKeyQuotas,
   touchApiKeys,
 } from './queries/api-keys.ts';
 import { type DocumentationStore, documentationQueries } from './queries/documentation.ts';
@@ -62,6 +63,7 @@ import {
   getStepResults,
   saveStepResult,
 } from './queries/run-results.ts';
+import { bindRunSlotQueries, type RunSlotQueries } from './queries/run-slots.ts';
 import { bindRunStatsQueries, type RunStatsQueries } from './queries/run-stats.ts';
 import { finishRun, insertRun } from './queries/run-writes.ts';
 import {
@@ -89,6 +91,7 @@ import { deleteSecret, getSecret, putSecret } from './queries/secrets.ts';
 import { bindToolStateQueries, type ToolStateQueries } from './queries/tool-state.ts';
 import { createRunWriteBatcher, type RunWriteBatcher } from './run-batcher.ts';
 import type {
+  ApiKeyQuotas,
   EndedRunnerAttempt,
   FinishRun,
   InsertRunOptions,
@@ -190,6 +193,8 @@ export interface StoreQueries {
   countApiKeys(opts?: { admin?: boolean }): Promise<number>;
   /** Sets last_used_at in one statement (never moves it back). */
   touchApiKeys(ids: readonly string[], at: string): Promise<void>;
+  /** Sets a key's quotas (null: none); false when the key is unknown or revoked. */
+  setApiKeyQuotas(id: string, quotas: ApiKeyQuotas): Promise<boolean>;
 
   /** Ids in input order; wakes onOutbox listeners at commit. */
   enqueueOutbox(rows: readonly OutboxInput[]): Promise<number[]>;
@@ -269,6 +274,8 @@ export interface StoreQueries {
   toolState: ToolStateQueries;
   /** What the runs of a time window add up to, and the async runs waiting (store/queries/run-stats.ts). */
   runStats: RunStatsQueries;
+  /** Runs counted against tools' maxConcurrentRuns and keys' quotas, across processes (store/queries/run-slots.ts). */
+  runSlots: RunSlotQueries;
 }
 
 export interface Store extends StoreQueries {
@@ -371,6 +378,7 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     revokeApiKey: (id) => revokeApiKey(db, id),
     countApiKeys: (opts) => countApiKeys(db, opts),
     touchApiKeys: (ids, at) => touchApiKeys(db, ids, at),
+    setApiKeyQuotas: (id, quotas) => setApiKeyQuotas(db, id, quotas),
     enqueueOutbox: (rows) => enqueueOutbox(db, rows),
     claimOutbox: (opts) => claimOutbox(db, opts),
     completeOutbox: (id) => completeOutbox(db, id),
@@ -402,6 +410,7 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     scheduleTicks: bindScheduleTickQueries(db),
     toolState: bindToolStateQueries(db),
     runStats: bindRunStatsQueries(db),
+    runSlots: bindRunSlotQueries(db),
     resources: {
       get: (key) => getResource(db, key),
       list: (kind, namespace, labels) => listResources(db, kind, namespace, labels),

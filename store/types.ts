@@ -173,6 +173,12 @@ export interface RunPage {
   hasMore: boolean;
 }
 
+/** An API key's quotas (docs/operations.md#quotas-per-api-key); null: none. */
+export interface ApiKeyQuotas {
+  runsPerMinute: number | null;
+  concurrentRuns: number | null;
+}
+
 /** An `api_keys` row that is not revoked. Only the key's hash is stored. */
 export interface StoredApiKey {
   id: string;
@@ -191,6 +197,8 @@ export interface StoredApiKey {
   admin: boolean;
   createdAt: string;
   lastUsedAt: string | null;
+  /** Absent: none (a key stored before quotas existed reads as none too). */
+  quotas?: ApiKeyQuotas;
 }
 
 /** A unit of deferred work (kinds in use: 'start', 'notify', 'chain'). */

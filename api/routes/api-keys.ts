@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type {
   ApiKeyCreateBody,
   ApiKeyCreated as ApiKeyCreatedSchema,
+  ApiKeyQuotas as ApiKeyQuotasBody,
   ApiKey as ApiKeySchema,
 } from '../../contract/api/bodies.ts';
 import {
@@ -12,7 +13,7 @@ import {
   KG_ERR_VALIDATION,
 } from '../../contract/api/errors.ts';
 import { KeyedLock } from '../../platform/keyed-lock.ts';
-import type { StoredApiKey } from '../../store/index.ts';
+import type { ApiKeyQuotas, StoredApiKey, StoreQueries } from '../../store/index.ts';
 import { type ApiKeyStore, generateApiKey, hashApiKey, newApiKeyId } from '../api-keys.ts';
 import { type Auth, principalOf } from '../auth.ts';
 import {
@@ -27,13 +28,14 @@ import {
 import type { HandlersOf } from './register.ts';
 
 export interface ApiKeyRoutesDeps {
-  store: ApiKeyStore;
+  store: ApiKeyStore & Pick<StoreQueries, 'setApiKeyQuotas'>;
   auth: Pick<Auth, 'evict'>;
 }
 
 type ApiKey = z.infer<typeof ApiKeySchema>;
 type ApiKeyCreated = z.infer<typeof ApiKeyCreatedSchema>;
 type CreateBody = z.infer<typeof ApiKeyCreateBody>;
+type QuotasBody = z.infer<typeof ApiKeyQuotasBody>;
 
 /** The API shape of a key: never the secret, never its hash. */
 function toApiKey(key: StoredApiKey): ApiKey {
@@ -48,6 +50,17 @@ function toApiKey(key: StoredApiKey): ApiKey {
     hostGateways: scopes.includes('gateways:host'),
     createdAt: new Date(key.createdAt).toISOString(),
     lastUsedAt: key.lastUsedAt === null ? null : new Date(key.lastUsedAt).toISOString(),
+    quotas: key.quotas ?? NO_QUOTAS,
+  };
+}
+
+const NO_QUOTAS: ApiKeyQuotas = { runsPerMinute: null, concurrentRuns: null };
+
+/** The quotas a body asks for, over the key's current ones: a field given replaces, null removes. */
+function quotasOf(asked: QuotasBody | undefined, current: ApiKeyQuotas = NO_QUOTAS): ApiKeyQuotas {
+  return {
+    runsPerMinute: asked?.runsPerMinute !== undefined ? asked.runsPerMinute : current.runsPerMinute,
+    concurrentRuns: asked?.concurrentRuns !== undefined ? asked.concurrentRuns : current.concurrentRuns,
   };
 }
 
@@ -84,7 +97,7 @@ function requestedGrant(body: CreateBody): Grant {
  */
 export function apiKeyHandlers(
   deps: ApiKeyRoutesDeps,
-): HandlersOf<'createApiKey' | 'listApiKeys' | 'revokeApiKey'> {
+): HandlersOf<'createApiKey' | 'listApiKeys' | 'updateApiKey' | 'revokeApiKey'> {
   const { store, auth } = deps;
   // Revocations in this process run one at a time, so two concurrent requests cannot each revoke
   // one of the last two admin keys.
@@ -106,6 +119,8 @@ export function apiKeyHandlers(
         admin: isFullGrant(grant),
         createdAt: new Date().toISOString(),
       };
+      const quotas = quotasOf(body.quotas);
+      if (quotas.runsPerMinute !== null || quotas.concurrentRuns !== null) row.quotas = quotas;
       await store.insertApiKey(row);
       const created: ApiKeyCreated = { ...toApiKey({ ...row, lastUsedAt: null }), key };
       return reply.status(201).send(created);
@@ -114,6 +129,19 @@ export function apiKeyHandlers(
     listApiKeys: async () => {
       const keys = await store.listApiKeys();
       return { data: keys.map(toApiKey) };
+    },
+
+    updateApiKey: async ({ params: { keyId }, body }, request) => {
+      const target = (await store.listApiKeys()).find((key) => key.id === keyId);
+      if (!target) throw KG_ERR_API_KEY_NOT_FOUND();
+      // Changing a key is for keys that could have created it, as revoking is.
+      const problem = grantProblem(principalOf(request), { ...target, scopes: scopesOfKey(target) });
+      if (problem) throw KG_ERR_GRANT_EXCEEDS_KEY('update', problem);
+      const quotas = quotasOf(body.quotas, target.quotas);
+      if (!(await store.setApiKeyQuotas(keyId, quotas))) throw KG_ERR_API_KEY_NOT_FOUND();
+      // This process applies the new quotas at once; other replicas within their key cache's lifetime.
+      auth.evict(keyId);
+      return toApiKey({ ...target, quotas });
     },
 
     revokeApiKey: async ({ params: { keyId } }, request) => {

@@ -6,6 +6,7 @@ import {
 } from '../../contract/api/errors.ts';
 import { RUNS_OFFSET_MAX } from '../../contract/api/run.ts';
 import type { JsonValue } from '../../contract/json.ts';
+import { waitingRuns } from '../../runs/capacity.ts';
 import { type FileUrlSigner, fileDownloadInfo, withDownloadUrls } from '../../runs/file-urls.ts';
 import { runView } from '../../runs/run-view.ts';
 import type { Caller, RunService, StartedRun } from '../../runs/service.ts';
@@ -49,6 +50,12 @@ export interface RunRouteDeps {
  */
 function sendRun(reply: FastifyReply, started: StartedRun): FastifyReply {
   if (started.run.traceId) reply.header('X-Trace-Id', started.run.traceId);
+  // The key's runsPerMinute quota as this run left it (docs/operations.md#quotas-per-api-key).
+  if (started.rate) {
+    reply.header('RateLimit-Limit', String(started.rate.limit));
+    reply.header('RateLimit-Remaining', String(started.rate.remaining));
+    reply.header('RateLimit-Reset', String(started.rate.resetSeconds));
+  }
   return reply.status(started.statusCode).send(started.run);
 }
 
@@ -128,8 +135,9 @@ export function runHandlers(deps: RunRouteDeps): HandlersOf<RunOperation> {
         limit: query.limit,
       });
       const last = page.runs.at(-1);
+      const waiting = await waitingRuns(store, page.runs);
       return {
-        data: page.runs.map((run) => runView(run, { list: true })),
+        data: page.runs.map((run) => runView(run, { list: true, waiting: waiting.get(run.runId) })),
         page: pageNumber,
         limit: query.limit,
         total: page.total,
@@ -139,7 +147,11 @@ export function runHandlers(deps: RunRouteDeps): HandlersOf<RunOperation> {
       };
     },
 
-    getRun: async ({ params }, request) => runView(await runs.get(params.runId, caller(request)), { urlFor }),
+    getRun: async ({ params }, request) => {
+      const run = await runs.get(params.runId, caller(request));
+      const waiting = await waitingRuns(store, [run]);
+      return runView(run, { urlFor, waiting: waiting.get(run.runId) });
+    },
 
     cancelRun: async ({ params }, request) => runs.cancel(params.runId, caller(request)),
 

@@ -168,6 +168,21 @@ const KeySystemIds = z
       'absent or null: every system.',
   );
 
+const quotaLimit = (what: string) =>
+  z.number().int().min(1).max(1_000_000).nullable().optional().describe(`${what}; null or absent: no limit.`);
+
+/** An API key's quotas (docs/operations.md#quotas-per-api-key); over one, a run is refused with 429. */
+export const ApiKeyQuotas = z
+  .strictObject({
+    runsPerMinute: quotaLimit(
+      'Runs the key may start per minute (fixed windows starting on the minute), counted across replicas',
+    ),
+    concurrentRuns: quotaLimit(
+      'Runs of the key that may be in progress at once (accepted and not ended, queued ones included), counted across replicas',
+    ),
+  })
+  .meta({ id: 'ApiKeyQuotas' });
+
 export const ApiKeyCreateBody = z
   .strictObject({
     name: plainText(z.string().min(1).max(128)),
@@ -196,8 +211,18 @@ export const ApiKeyCreateBody = z
       .describe(
         'Deprecated spelling of scopes: ["gateways:host"]: a key that may connect gateway agents only.',
       ),
+    quotas: ApiKeyQuotas.optional().describe('Limits of the runs the key starts; absent: none.'),
   })
   .meta({ id: 'ApiKeyCreateBody' });
+
+/** Body of `PATCH /v1/api-keys/{keyId}`: what changes; a quota given null is removed. */
+export const ApiKeyUpdateBody = z
+  .strictObject({
+    quotas: ApiKeyQuotas.describe(
+      'The quotas to set: a field given replaces that quota (null removes it), a field left out keeps it.',
+    ),
+  })
+  .meta({ id: 'ApiKeyUpdateBody' });
 
 export const ApiKey = z
   .object({
@@ -210,6 +235,9 @@ export const ApiKey = z
     hostGateways: z.boolean().describe('Whether scopes include gateways:host.'),
     createdAt: z.iso.datetime({ offset: true }),
     lastUsedAt: z.iso.datetime({ offset: true }).nullable(),
+    quotas: z
+      .object({ runsPerMinute: z.number().int().nullable(), concurrentRuns: z.number().int().nullable() })
+      .describe('Limits of the runs the key starts (null: none).'),
   })
   .meta({ id: 'ApiKey' });
 

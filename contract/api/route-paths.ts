@@ -131,6 +131,9 @@ export const createApiKey = 'POST /api-keys';
 /** List API keys without secrets (admin) */
 export const listApiKeys = 'GET /api-keys';
 
+/** Change an API key's quotas (admin) */
+export const updateApiKey = 'PATCH /api-keys/{keyId}';
+
 /** Revoke an API key (admin) */
 export const revokeApiKey = 'DELETE /api-keys/{keyId}';
 

@@ -428,6 +428,21 @@ export const RunUntil = z
   .meta({ id: 'RunUntil' });
 export type RunUntil = z.infer<typeof RunUntil>;
 
+/** Where a live run waits before it executes (GET /v1/runs/{runId}, the runs list). */
+export const RunWaiting = z
+  .object({
+    reason: z
+      .literal('ToolConcurrencyLimit')
+      .describe("Why it waits: its tool's maxConcurrentRuns runs execute already (docs/reasons.md)."),
+    message: z.string().describe('The same in a sentence, with its place in the queue and the limit.'),
+    position: z.number().int().positive().describe("1-based place in the tool's queue."),
+    inUse: z.number().int().nonnegative().describe('Runs of the tool executing now.'),
+    limit: z.number().int().positive().describe("The tool's maxConcurrentRuns."),
+    since: z.iso.datetime({ offset: true }).describe('When it started waiting.'),
+  })
+  .meta({ id: 'RunWaiting' });
+export type RunWaiting = z.infer<typeof RunWaiting>;
+
 export const Run = z
   .object({
     runId: z.string(),
@@ -463,6 +478,9 @@ export const Run = z
       'Extension: which execution of the run this is. 1, unless the execution of a read-only async run ' +
         '(every step modify: false) was lost (a shutdown, a crash, a runner Pod gone) and the run started ' +
         'over from its first step.',
+    ),
+    waiting: RunWaiting.optional().describe(
+      "Extension: a running run that waits for one of its tool's slots (maxConcurrentRuns, whenAtCapacity queue); absent once it executes.",
     ),
     until: RunUntil.optional().describe(
       'Extension: only in the answer to a try (POST /v1/tools/run with untilStep), never stored.',

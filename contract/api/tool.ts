@@ -274,6 +274,9 @@ export const ToolSteps = z
   .min(1, 'a tool needs at least one step')
   .max(MAX_STEPS);
 
+/** The highest maxConcurrentRuns a tool may set. */
+export const MAX_CONCURRENT_RUNS = 10_000;
+
 /** Fields a user writes; shared by the REST Tool and the Tool resource's spec. */
 export const toolFields = {
   name: plainText(z.string().max(256)).optional().describe('Display name.'),
@@ -298,6 +301,24 @@ export const toolFields = {
         'options.record overrides it. Default false.',
     ),
   tests: ToolTests.optional(),
+  maxConcurrentRuns: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_CONCURRENT_RUNS)
+    .optional()
+    .describe(
+      'At most this many runs of the tool execute at once, counted across every API replica and runner Pod ' +
+        '(docs/operations.md#concurrency-per-tool). Absent: no limit of its own.',
+    ),
+  whenAtCapacity: z
+    .enum(['queue', 'refuse'])
+    .optional()
+    .describe(
+      'What a run beyond maxConcurrentRuns does: queue (default) waits for a slot in arrival order (an async ' +
+        'run shows waiting; a sync run waits up to its timeout); refuse answers 429 KG_ERR_TOOL_AT_CAPACITY ' +
+        'with Retry-After.',
+    ),
   archived: z
     .boolean()
     .default(false)
@@ -449,6 +470,8 @@ export const ToolUpdateBody = z
     folder: removable(toolFields.folder),
     record: removable(toolFields.record),
     tests: removable(toolFields.tests),
+    maxConcurrentRuns: removable(toolFields.maxConcurrentRuns),
+    whenAtCapacity: removable(toolFields.whenAtCapacity),
     archived: z.boolean().optional(),
     ...serverFields,
     systemIds: SystemIdsField.describe(

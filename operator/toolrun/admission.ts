@@ -4,8 +4,9 @@
  * others stand in the queue.
  */
 import { SETTINGS } from '../../config/config.ts';
-import { ToolRunConditionType } from '../../contract/reasons.ts';
+import { AdmissionReason, ToolRunConditionType } from '../../contract/reasons.ts';
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
+import { toolQueueMessage } from '../../runs/capacity.ts';
 
 export interface AdmissionLimits {
   global: number;
@@ -33,7 +34,19 @@ export type AdmissionVerdict =
       scope: 'global' | 'namespace';
       inUse: number;
       limit: number;
+    }
+  | {
+      admit: false;
+      /** 1-based place in the tool's queue (in the store: across replicas and sync runs). */
+      position: number;
+      scope: 'tool';
+      toolId: string;
+      inUse: number;
+      limit: number;
     };
+
+/** A run waiting for its tool's slot asks the store again this often (slots freed by other processes). */
+export const TOOL_QUEUE_RECHECK_MS = 1_000;
 
 const TERMINAL = new Set(['success', 'failed', 'aborted']);
 
@@ -41,6 +54,18 @@ export function isAdmitted(toolRun: ToolRunResource): boolean {
   return (
     toolRun.status?.conditions?.some(
       (c) => c.type === ToolRunConditionType.Admitted && c.status === 'True',
+    ) ?? false
+  );
+}
+
+/** Waiting for one of its tool's slots (maxConcurrentRuns), not for the global or namespace limit. */
+export function waitsForTool(toolRun: ToolRunResource): boolean {
+  return (
+    toolRun.status?.conditions?.some(
+      (c) =>
+        c.type === ToolRunConditionType.Admitted &&
+        c.status === 'False' &&
+        c.reason === AdmissionReason.ToolConcurrencyLimit,
     ) ?? false
   );
 }
@@ -123,6 +148,9 @@ export function queuedMessage(
   verdict: Extract<AdmissionVerdict, { admit: false }>,
   namespace: string,
 ): string {
+  if (verdict.scope === 'tool') {
+    return toolQueueMessage(verdict.toolId, verdict.position, verdict.inUse, verdict.limit);
+  }
   const position = verdict.position <= EXACT_POSITIONS ? `${verdict.position}` : `over ${EXACT_POSITIONS}`;
   const what =
     verdict.scope === 'global'

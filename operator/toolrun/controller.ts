@@ -6,6 +6,7 @@
  */
 
 import type { OperatorSettings } from '../../config/config.ts';
+import { DEFAULT_RUN_TIMEOUT_MS } from '../../contract/api/run.ts';
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
 import { Informer } from '../../kube/informer.ts';
 import type { ResourceClient } from '../../kube/resources/index.ts';
@@ -24,6 +25,7 @@ import {
   admissionState,
   EXACT_POSITIONS,
   isFinished,
+  waitsForTool,
 } from './admission.ts';
 import { execute } from './execute.ts';
 import { decide, type ReconcileSettings } from './reconcile.ts';
@@ -34,7 +36,7 @@ export type ToolRunControllerSettings = ReconcileSettings &
 
 export interface ToolRunControllerOptions {
   toolRuns: ResourceClient<ToolRunResource>;
-  store: Pick<Store, 'getRun' | 'getStepResults' | 'batch' | 'transaction' | 'retryRun'>;
+  store: Pick<Store, 'getRun' | 'getStepResults' | 'batch' | 'transaction' | 'retryRun' | 'runSlots'>;
   launcher: Launcher;
   events: EventRecorder;
   settings: ToolRunControllerSettings;
@@ -44,6 +46,9 @@ export interface ToolRunControllerOptions {
   /** The clock (tests). */
   now?: () => Date;
 }
+
+const waitsForToolByName = (toolRun: ToolRunResource | undefined) =>
+  toolRun !== undefined && waitsForTool(toolRun);
 
 /** setTimeout's ceiling: longer waits are cut to it (the resync comes sooner anyway). */
 const MAX_DELAY_MS = 2 ** 31 - 1;
@@ -162,13 +167,48 @@ export class ToolRunController {
 
   #verdict(toolRun: ToolRunResource): AdmissionVerdict | undefined {
     if (admissionState(toolRun) !== 'waiting') return undefined;
-    const verdicts = admissionQueue(this.#entries(), {
+    // Runs waiting for their tool's slot do not hold back the runs of other tools behind them.
+    const entries = this.#entries().filter(
+      (entry) =>
+        entry.name === toolRun.metadata.name ||
+        entry.state !== 'waiting' ||
+        !waitsForToolByName(this.#informer.get(entry.name)),
+    );
+    const verdicts = admissionQueue(entries, {
       global: this.#opts.settings.maxAsyncRuns,
       perNamespace: this.#opts.settings.maxAsyncRunsPerNamespace,
     });
     return verdicts.get(
       admissionKey({ namespace: toolRun.metadata.namespace ?? '', name: toolRun.metadata.name }),
     );
+  }
+
+  /**
+   * A run past the global and namespace limits whose tool has maxConcurrentRuns: one of the tool's slots,
+   * from the store (counted with the sync runs of every replica), or its place in the tool's queue.
+   */
+  async #toolSlot(toolRun: ToolRunResource, now: Date): Promise<AdmissionVerdict> {
+    const { tool, runId, options } = toolRun.spec;
+    if (tool.maxConcurrentRuns === undefined) return { admit: true };
+    const timeoutMs = options?.timeout ?? DEFAULT_RUN_TIMEOUT_MS;
+    const claim = await this.#opts.store.runSlots.claim({
+      runId,
+      // Accepted already: an async run waits in the queue even when its tool refuses new runs (a refusing
+      // tool's run took its slot when it was accepted, and holds it here).
+      tool: { toolId: tool.id, limit: tool.maxConcurrentRuns, whenAtCapacity: 'queue' },
+      expiresAt: new Date(now.getTime() + timeoutMs).toISOString(),
+      now,
+    });
+    const slot = claim.tool;
+    if (!slot || slot.state === 'held') return { admit: true };
+    return {
+      admit: false,
+      scope: 'tool',
+      toolId: tool.id,
+      position: slot.state === 'waiting' ? slot.position : 1,
+      inUse: slot.inUse,
+      limit: slot.limit,
+    };
   }
 
   async #reconcile(name: string): Promise<void> {
@@ -203,7 +243,8 @@ export class ToolRunController {
           ...(s.error ? { error: s.error } : {}),
         }))
       : undefined;
-    const admission = run?.status === 'running' ? this.#verdict(toolRun) : undefined;
+    const verdict = run?.status === 'running' ? this.#verdict(toolRun) : undefined;
+    const admission = verdict?.admit ? await this.#toolSlot(toolRun, now) : verdict;
     const decision = decide({
       now,
       toolRun,

@@ -15,7 +15,7 @@ import {
   ToolRunEventReason,
 } from '../../contract/reasons.ts';
 import { findCondition } from '../conditions.ts';
-import { isAdmitted, queuedMessage } from './admission.ts';
+import { isAdmitted, queuedMessage, TOOL_QUEUE_RECHECK_MS } from './admission.ts';
 import { finish, runMissing } from './finish.ts';
 import {
   ACTIVE_PHASES,
@@ -69,15 +69,19 @@ function admit(o: ToolRunObservation, plan: Plan): void {
   if (!verdict.admit) {
     const wasQueued = findCondition(o.toolRun.status?.conditions, ToolRunConditionType.Admitted)?.reason;
     const message = queuedMessage(verdict, o.toolRun.metadata.namespace ?? '');
+    const reason =
+      verdict.scope === 'tool' ? AdmissionReason.ToolConcurrencyLimit : AdmissionReason.AdmissionLimit;
+    // A tool's slot may be freed by another process (a sync run on another replica): ask again soon.
+    if (verdict.scope === 'tool') plan.after(TOOL_QUEUE_RECHECK_MS);
     plan.patch({ observedGeneration: generation(o) }, [
-      { type: ToolRunConditionType.Admitted, reason: AdmissionReason.AdmissionLimit, message },
+      { type: ToolRunConditionType.Admitted, reason, message },
       {
         type: ToolRunConditionType.Succeeded,
         reason: RunReason.Queued,
         message: 'Waiting for admission',
       },
     ]);
-    if (wasQueued !== AdmissionReason.AdmissionLimit) plan.event(ToolRunEventReason.Queued, message);
+    if (wasQueued !== reason) plan.event(ToolRunEventReason.Queued, message);
     return;
   }
   plan.patch(

@@ -1,5 +1,5 @@
 import type { Db } from '../driver.ts';
-import type { StoredApiKey } from '../types.ts';
+import type { ApiKeyQuotas, StoredApiKey } from '../types.ts';
 import { camelRow, toIso, toNumber } from './values.ts';
 
 /** API keys: only hashes are stored. Revoked keys stay as rows (revoked_at set) and are invisible here. */
@@ -14,26 +14,42 @@ interface ApiKeyRow {
   is_admin: boolean;
   created_at: Date | string;
   last_used_at: Date | string | null;
+  quota_runs_per_minute: number | string | null;
+  quota_concurrent_runs: number | string | null;
 }
 
 const API_KEY_COLUMNS =
-  'id, name, key_hash, scopes, tool_ids, system_ids, is_admin, created_at, last_used_at';
+  'id, name, key_hash, scopes, tool_ids, system_ids, is_admin, created_at, last_used_at, ' +
+  'quota_runs_per_minute, quota_concurrent_runs';
 
-function apiKeyFromRow({ is_admin, created_at, last_used_at, ...row }: ApiKeyRow): StoredApiKey {
+function apiKeyFromRow({
+  is_admin,
+  created_at,
+  last_used_at,
+  quota_runs_per_minute,
+  quota_concurrent_runs,
+  ...row
+}: ApiKeyRow): StoredApiKey {
+  const quotas: ApiKeyQuotas = {
+    runsPerMinute: quota_runs_per_minute === null ? null : toNumber(quota_runs_per_minute),
+    concurrentRuns: quota_concurrent_runs === null ? null : toNumber(quota_concurrent_runs),
+  };
   return {
     ...camelRow(row),
     admin: is_admin,
     createdAt: toIso(created_at),
     lastUsedAt: last_used_at === null ? null : toIso(last_used_at),
+    ...(quotas.runsPerMinute !== null || quotas.concurrentRuns !== null ? { quotas } : {}),
   };
 }
 
 export async function insertApiKey(db: Db, key: Omit<StoredApiKey, 'lastUsedAt'>): Promise<void> {
   // host_gateways is written for a version from before scopes that may still read the store.
   await db.query(
-    `INSERT INTO api_keys (id, name, key_hash, scopes, tool_ids, system_ids, is_admin, host_gateways, created_at)
+    `INSERT INTO api_keys (id, name, key_hash, scopes, tool_ids, system_ids, is_admin, host_gateways, created_at,
+                           quota_runs_per_minute, quota_concurrent_runs)
      VALUES ($1, $2, $3, ${db.dialect.textArray('$4')}, ${db.dialect.textArray('$5')},
-             ${db.dialect.textArray('$6')}, $7, $8, ${db.dialect.timestamp('$9')})`,
+             ${db.dialect.textArray('$6')}, $7, $8, ${db.dialect.timestamp('$9')}, $10, $11)`,
     [
       key.id,
       key.name,
@@ -44,6 +60,8 @@ export async function insertApiKey(db: Db, key: Omit<StoredApiKey, 'lastUsedAt'>
       key.admin,
       key.scopes.includes('gateways:host'),
       key.createdAt,
+      key.quotas?.runsPerMinute ?? null,
+      key.quotas?.concurrentRuns ?? null,
     ],
   );
 }
@@ -110,4 +128,14 @@ export async function touchApiKeys(db: Db, ids: readonly string[], at: string): 
         AND (last_used_at IS NULL OR last_used_at < ${db.dialect.timestamp('$2')})`,
     [[...new Set(ids)], at],
   );
+}
+
+/** Sets both quotas of a key (null: none); false when the key is unknown or revoked. */
+export async function setApiKeyQuotas(db: Db, id: string, quotas: ApiKeyQuotas): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE api_keys SET quota_runs_per_minute = $2, quota_concurrent_runs = $3
+      WHERE id = $1 AND revoked_at IS NULL`,
+    [id, quotas.runsPerMinute, quotas.concurrentRuns],
+  );
+  return rowCount > 0;
 }

@@ -52,9 +52,9 @@ export const KG_ERR_SYSTEM_NOT_GRANTED = define(
 export const KG_ERR_GRANT_EXCEEDS_KEY = define(
   'KG_ERR_GRANT_EXCEEDS_KEY',
   403,
-  (action: 'create' | 'revoke', problem: string) =>
+  (action: 'create' | 'update' | 'revoke', problem: string) =>
     `An API key can ${action} only keys with no more than it has itself, and this one ${problem}`,
-  'Create or revoke only keys with no more scopes, tools and systems than the key you use, or use an admin key.',
+  'Create, change or revoke only keys with no more scopes, tools and systems than the key you use, or use an admin key.',
 );
 export const KG_ERR_API_KEY_NOT_FOUND = define(
   'KG_ERR_API_KEY_NOT_FOUND',

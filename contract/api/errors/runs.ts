@@ -148,6 +148,39 @@ export const KG_ERR_RUN_LIMIT = define(
   'Retry after Retry-After, or run with options.async: true (asynchronous runs wait in a queue). KUBEGLUE_MAX_SYNC_RUNS sets the limit.',
   { 'Retry-After': '1' },
 );
+/**
+ * A run of a tool at its maxConcurrentRuns: refused at once (whenAtCapacity refuse), or a sync run that
+ * waited its whole timeout in the tool's queue.
+ */
+export const KG_ERR_TOOL_AT_CAPACITY = define(
+  'KG_ERR_TOOL_AT_CAPACITY',
+  429,
+  (toolId: string, limit: number, retryAfterSeconds: number, waitedMs: number) =>
+    `Tool '${toolId}' is at its capacity: ${limit} of its runs execute at once (maxConcurrentRuns)` +
+    (waitedMs > 0
+      ? `; this synchronous run waited ${Math.round(waitedMs / 100) / 10} s (its timeout) without getting a slot`
+      : `; retry in ${retryAfterSeconds} s`),
+  "Retry after Retry-After, or start the run with options.async: true when the tool queues (whenAtCapacity: queue). The tool's maxConcurrentRuns sets the limit (docs/operations.md#concurrency-per-tool).",
+  (_toolId: string, _limit: number, retryAfterSeconds: number) => ({
+    'Retry-After': String(retryAfterSeconds),
+  }),
+);
+/** The calling API key is over one of its quotas (runs per minute, concurrent runs). */
+export const KG_ERR_KEY_QUOTA_EXCEEDED = define(
+  'KG_ERR_KEY_QUOTA_EXCEEDED',
+  429,
+  (quota: 'runsPerMinute' | 'concurrentRuns', limit: number, resetSeconds: number) =>
+    quota === 'runsPerMinute'
+      ? `This API key may start ${limit} runs per minute (its quota runsPerMinute) and has; the next minute starts in ${resetSeconds} s`
+      : `This API key may have ${limit} runs in progress at once (its quota concurrentRuns) and has; retry when one ends`,
+  'Retry after Retry-After (RateLimit-Reset says the same); an admin raises the quota with PATCH /v1/api-keys/{keyId} (docs/operations.md#quotas-per-api-key).',
+  (_quota: 'runsPerMinute' | 'concurrentRuns', limit: number, resetSeconds: number) => ({
+    'Retry-After': String(resetSeconds),
+    'RateLimit-Limit': String(limit),
+    'RateLimit-Remaining': '0',
+    'RateLimit-Reset': String(resetSeconds),
+  }),
+);
 /** A field superglue's clients send for a feature kubeglue does not have, given a value that would matter. */
 export const KG_ERR_UNSUPPORTED_FIELD = define(
   'KG_ERR_UNSUPPORTED_FIELD',

@@ -1,5 +1,13 @@
 /** The API keys routes: the calling key; creating, listing and revoking keys (admin). */
-import { ApiKeyCreateBody, ApiKeyCreated, ApiKeyList, DeleteResult, Me } from '../bodies.ts';
+import {
+  ApiKey,
+  ApiKeyCreateBody,
+  ApiKeyCreated,
+  ApiKeyList,
+  ApiKeyUpdateBody,
+  DeleteResult,
+  Me,
+} from '../bodies.ts';
 import { adminOnly, badRequest, failure, notFound } from './shared.ts';
 import type { RouteSpec } from './spec.ts';
 
@@ -36,6 +44,21 @@ export const API_KEY_ROUTES = [
     tag: 'API keys',
     scopes: ['keys:admin'],
     responses: { 200: { description: 'Keys', schema: ApiKeyList }, 403: adminOnly },
+  },
+  {
+    method: 'PATCH',
+    path: '/api-keys/{keyId}',
+    operationId: 'updateApiKey',
+    summary: "Change an API key's quotas (admin)",
+    tag: 'API keys',
+    scopes: ['keys:admin'],
+    body: { schema: ApiKeyUpdateBody, name: 'API key update' },
+    responses: {
+      200: { description: 'The key as it is now', schema: ApiKey },
+      400: badRequest,
+      403: failure('The key lacks keys:admin, or could not have created this key'),
+      404: notFound,
+    },
   },
   {
     method: 'DELETE',

@@ -146,7 +146,9 @@ export const TOOL_RUN_ROUTES = [
       ...runOptionsRefused,
       404: toolNotFound,
       409: failure('runId reused with a different tool or inputs'),
-      429: syncRunsAtLimit,
+      429: failure(
+        'Too many synchronous runs at once (KUBEGLUE_MAX_SYNC_RUNS), the tool at its maxConcurrentRuns (KG_ERR_TOOL_AT_CAPACITY), or the API key over a quota (KG_ERR_KEY_QUOTA_EXCEEDED, with RateLimit-* headers); see Retry-After',
+      ),
     },
   },
   {

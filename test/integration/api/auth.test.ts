@@ -328,6 +328,7 @@ describe('API key management', () => {
       hostGateways: false,
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       lastUsedAt: null,
+      quotas: { runsPerMinute: null, concurrentRuns: null },
       key: expect.stringMatching(/^kg_/),
     });
     expect((await call('/v1/ping', { key: body.key as string })).status).toBe(200);
@@ -345,6 +346,7 @@ describe('API key management', () => {
         'id',
         'lastUsedAt',
         'name',
+        'quotas',
         'scopes',
         'systemIds',
         'toolIds',

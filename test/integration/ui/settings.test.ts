@@ -35,11 +35,18 @@ async function keysNamed(name: string): Promise<ApiKey[]> {
 }
 
 /** Fills and submits the create form: name, the scopes to tick on top of the defaults, tools. */
-async function createKey(page: Page, name: string, options: { tools?: string[] } = {}): Promise<void> {
+async function createKey(
+  page: Page,
+  name: string,
+  options: { tools?: string[]; runsPerMinute?: number } = {},
+): Promise<void> {
   await page.getByLabel('Name', { exact: true }).fill(name);
   for (const tool of options.tools ?? []) {
     await page.getByLabel('Add a tool').fill(tool);
     await page.getByLabel('Add a tool').press('Enter');
+  }
+  if (options.runsPerMinute !== undefined) {
+    await page.getByLabel('Runs per minute').fill(String(options.runsPerMinute));
   }
   await page.getByRole('button', { name: 'Create key' }).click();
 }
@@ -66,7 +73,7 @@ describe.skipIf(missing !== undefined)('API keys in the dashboard', () => {
     await page.getByRole('row', { name: /admin \(KUBEGLUE_ADMIN_KEY\) \(signed in with it\)/ }).waitFor();
     await expectAccessible(page);
 
-    await createKey(page, 'list-items reader', { tools: ['list-items'] });
+    await createKey(page, 'list-items reader', { tools: ['list-items'], runsPerMinute: 30 });
     const field = page.getByLabel('The new API key');
     await field.waitFor();
     const secret = await field.inputValue();
@@ -78,16 +85,18 @@ describe.skipIf(missing !== undefined)('API keys in the dashboard', () => {
     await expectAccessible(page);
     await screenshot(page, 'settings-new-key');
 
-    // What the API made of the form: the default scopes of a tool-limited key, one tool.
+    // What the API made of the form: the default scopes of a tool-limited key, one tool, its quota.
     const [created] = await keysNamed('list-items reader');
     expect(created).toMatchObject({
       scopes: ['tools:read', 'runs:read', 'runs:execute'],
       toolIds: ['list-items'],
       systemIds: null,
+      quotas: { runsPerMinute: 30, concurrentRuns: null },
     });
-    // Listed with its limit, and the secret is gone from the page for good once copied.
+    // Listed with its limit and quota, and the secret is gone from the page for good once copied.
     const row = page.getByRole('row', { name: /list-items reader/ });
     expect(await row.getByRole('cell').nth(2).textContent()).toBe('list-items');
+    expect(await row.getByRole('cell').nth(4).textContent()).toBe('30 runs/min');
     await page.getByRole('button', { name: 'I have copied it' }).click();
     await field.waitFor({ state: 'detached' });
     expect(await page.content()).not.toContain(secret);

@@ -168,6 +168,31 @@ describe('admission', () => {
     expect(types(moved.actions)).toEqual(['patchStatus']);
   });
 
+  it("a run waiting for its tool's slot is Admitted=False ToolConcurrencyLimit, Queued once, and looks again within a second", () => {
+    const verdict = {
+      admit: false as const,
+      position: 2,
+      scope: 'tool' as const,
+      toolId: 't',
+      inUse: 3,
+      limit: 3,
+    };
+    const first = decide(observe({ admission: verdict }));
+    expect(types(first.actions)).toEqual(['patchStatus', 'event:Queued']);
+    expect(first.requeueAfterMs).toBe(1_000);
+    const queued = condition(first.actions, ToolRunConditionType.Admitted);
+    expect(queued).toMatchObject({ status: 'False', reason: AdmissionReason.ToolConcurrencyLimit });
+    expect(queued?.message).toBe(
+      'Waiting for a slot of tool t: position 2 in its queue; 3 of 3 runs executing (maxConcurrentRuns)',
+    );
+    expect(condition(first.actions, ToolRunConditionType.Succeeded)?.reason).toBe(RunReason.Queued);
+    const again = decide(
+      observe({ toolRun: toolRun({ ...patches(first.actions)[0]?.patch }), admission: verdict }),
+    );
+    expect(again.actions).toEqual([]);
+    expect(again.requeueAfterMs).toBe(1_000);
+  });
+
   it('a namespace limit names the namespace', () => {
     const { actions } = decide(
       observe({ admission: { admit: false, position: 1, scope: 'namespace', inUse: 1, limit: 1 } }),

@@ -399,6 +399,11 @@ export function RunPage({ params }: { params: Record<string, string> }) {
       </div>
       <ErrorMessage error={actionError} title="That did not work" />
       <Facts run={run} />
+      {run.waiting && (
+        <p class="run-waiting" role="status" aria-label="Why the run waits">
+          {run.waiting.message}
+        </p>
+      )}
       {run.error && (
         <div class="run-error" role="note" aria-label="Error of the run">
           <h2>Error</h2>

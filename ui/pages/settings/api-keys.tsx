@@ -1,7 +1,7 @@
 /**
  * Settings, API keys (scope keys:admin): the keys without their secrets (GET /v1/api-keys), a form that
  * creates one with its scopes (gateways:host lets it host gateway agents) and the tools and systems it is
- * limited to (POST /v1/api-keys), the new key shown once with a copy button, and revoking with a
+ * limited to and its quotas (POST /v1/api-keys), the new key shown once with a copy button, and revoking with a
  * confirmation (DELETE /v1/api-keys/{id}). A key grants only what it has: scopes it lacks are not offered,
  * and the API's refusal is shown as it comes.
  */
@@ -86,6 +86,8 @@ function CreateKeyForm({ me, created }: { me: Me; created(key: ApiKeyCreated): v
   const [scopes, setScopes] = useState<readonly Scope[]>(FIRST_SCOPES.filter((s) => me.scopes.includes(s)));
   const [tools, setTools] = useState<IdChoice>(NO_IDS);
   const [systems, setSystems] = useState<IdChoice>(NO_IDS);
+  const [perMinute, setPerMinute] = useState('');
+  const [concurrent, setConcurrent] = useState('');
   const { busy, error, run } = useAction();
   const suggestions = useSuggestions(me);
 
@@ -95,19 +97,28 @@ function CreateKeyForm({ me, created }: { me: Me; created(key: ApiKeyCreated): v
     event.preventDefault();
     const toolIds = chosenIds(tools);
     const systemIds = chosenIds(systems);
+    // Empty: no quota (docs/operations.md#quotas-per-api-key).
+    const quotas = {
+      ...(perMinute.trim() ? { runsPerMinute: Number(perMinute) } : {}),
+      ...(concurrent.trim() ? { concurrentRuns: Number(concurrent) } : {}),
+    };
+    const limits = Object.keys(quotas).length > 0 ? { quotas } : {};
     const body: ApiKeyCreateBody = admin
-      ? { name: name.trim(), admin: true }
+      ? { name: name.trim(), admin: true, ...limits }
       : {
           name: name.trim(),
           scopes: [...scopes],
           ...(toolIds ? { toolIds } : {}),
           ...(systemIds ? { systemIds } : {}),
+          ...limits,
         };
     await run(async () => {
       created(await client().call(routes.createApiKey, { body }));
       setName('');
       setTools(NO_IDS);
       setSystems(NO_IDS);
+      setPerMinute('');
+      setConcurrent('');
     });
   };
 
@@ -165,6 +176,31 @@ function CreateKeyForm({ me, created }: { me: Me; created(key: ApiKeyCreated): v
         none={me.systemIds ? 'the systems your key is limited to' : 'every system'}
         disabled={admin}
       />
+      <fieldset class="quotas">
+        <legend>Quotas: empty for none</legend>
+        <div class="field">
+          <label for="key-runs-per-minute">Runs per minute</label>
+          <input
+            id="key-runs-per-minute"
+            type="number"
+            min={1}
+            step={1}
+            value={perMinute}
+            onInput={(event) => setPerMinute(event.currentTarget.value)}
+          />
+        </div>
+        <div class="field">
+          <label for="key-concurrent-runs">Runs in progress at once</label>
+          <input
+            id="key-concurrent-runs"
+            type="number"
+            min={1}
+            step={1}
+            value={concurrent}
+            onInput={(event) => setConcurrent(event.currentTarget.value)}
+          />
+        </div>
+      </fieldset>
       <ErrorMessage error={error} title="The key was not created" />
       <div class="actions">
         <button type="submit" disabled={busy || (!admin && scopes.length === 0)}>
@@ -174,6 +210,14 @@ function CreateKeyForm({ me, created }: { me: Me; created(key: ApiKeyCreated): v
       </div>
     </form>
   );
+}
+
+function quotaText(quotas: ApiKey['quotas']): string {
+  const parts = [
+    ...(quotas.runsPerMinute !== null ? [`${quotas.runsPerMinute} runs/min`] : []),
+    ...(quotas.concurrentRuns !== null ? [`${quotas.concurrentRuns} at once`] : []),
+  ];
+  return parts.length > 0 ? parts.join(', ') : 'none';
 }
 
 function KeyRow({ apiKey, me, revoked }: { apiKey: ApiKey; me: Me; revoked(): void }) {
@@ -200,6 +244,7 @@ function KeyRow({ apiKey, me, revoked }: { apiKey: ApiKey; me: Me; revoked(): vo
       <td>
         <KeyLimit ids={apiKey.systemIds} everything="every system" />
       </td>
+      <td>{quotaText(apiKey.quotas)}</td>
       <td>{formatTime(apiKey.createdAt)}</td>
       <td>{apiKey.lastUsedAt ? formatRelative(apiKey.lastUsedAt) : 'never'}</td>
       <td>
@@ -255,7 +300,17 @@ export function ApiKeysSection({ me }: { me: Me }) {
           class="keys-table"
           caption="API keys (never their secrets)"
           captionHidden
-          columns={['Name', 'Id', 'Scopes', 'Tools', 'Systems', 'Created', 'Last used', { hidden: 'Revoke' }]}
+          columns={[
+            'Name',
+            'Id',
+            'Scopes',
+            'Tools',
+            'Systems',
+            'Quotas',
+            'Created',
+            'Last used',
+            { hidden: 'Revoke' },
+          ]}
         >
           {keys.data.slice(0, shown).map((apiKey) => (
             <KeyRow key={apiKey.id} apiKey={apiKey} me={me} revoked={reload} />

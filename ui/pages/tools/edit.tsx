@@ -26,6 +26,8 @@ const REMOVABLE = [
   'outputSchema',
   'outputTransform',
   'folder',
+  'maxConcurrentRuns',
+  'whenAtCapacity',
 ] as const;
 
 const NEW_TOOL = {
