@@ -18,6 +18,7 @@ import { PoolLauncher } from '../operator/launchers/pool.ts';
 import { scheduledRunsOf } from '../operator/schedule/starter.ts';
 import { credentialsBox, deriveKey, loadMasterKey } from '../platform/secret-box.ts';
 import { JobSupervisor } from '../platform/supervisor.ts';
+import { openTraceExport } from '../platform/traces.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
 import { recoverStartedRuns } from '../runs/recovery.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
@@ -178,6 +179,8 @@ export async function startEmbedded(
   const urlFor = (runId: string, fileKey: string) => signer.sign(runId, fileKey).url;
   // Documentation, outbox delivery, retention and the sweeps: their failures are recorded, never fatal.
   const jobs = new JobSupervisor({ settings: config.jobs, log });
+  // The OpenTelemetry SDK is loaded only when an OTLP endpoint is set (docs/operations.md).
+  const traces = await openTraceExport(config.traces);
 
   const api = await createApi({
     jobs,
@@ -186,6 +189,7 @@ export async function startEmbedded(
     secrets,
     vault,
     maxSyncRuns: config.maxSyncRuns,
+    traces,
     stateLimits: config.toolState,
     mcpListPageBytes: config.mcpListPageBytes,
     scheduleLimits: config.schedules,
@@ -217,6 +221,7 @@ export async function startEmbedded(
     track: (runId, controller) => runs.track(runId, controller),
     metrics,
     events: api.events,
+    traces,
     ...(oauth ? { accessToken: (id, mode, rejected) => oauth.accessToken(id, mode, rejected) } : {}),
     maxRunAttempts: config.maxRunAttempts,
     stateLimits: config.toolState,
@@ -269,6 +274,8 @@ export async function startEmbedded(
       await api.close();
       await jobs.stop();
       await pool.close();
+      // The spans of the runs that just ended go out before the process does.
+      await traces?.shutdown().catch((error: unknown) => log(`traces: ${(error as Error).message}`));
       await store.close();
     })();
     return closing;

@@ -79,6 +79,7 @@ export function runHandlers(deps: RunRouteDeps): HandlersOf<RunOperation> {
         request: body,
         caller: caller(request),
         traceId: request.traceId,
+        parentSpanId: request.parentSpanId,
       });
       return sendRun(reply, started);
     },
@@ -93,6 +94,7 @@ export function runHandlers(deps: RunRouteDeps): HandlersOf<RunOperation> {
         createRun: query.createRun,
         caller: caller(request),
         traceId: request.traceId,
+        parentSpanId: request.parentSpanId,
         signal: clientGone(reply),
       });
       return sendRun(reply, started);
@@ -103,6 +105,7 @@ export function runHandlers(deps: RunRouteDeps): HandlersOf<RunOperation> {
         request: body,
         caller: caller(request),
         traceId: request.traceId,
+        parentSpanId: request.parentSpanId,
         signal: clientGone(reply),
       }),
 
