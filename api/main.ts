@@ -94,7 +94,7 @@ export async function main(_args: string[]): Promise<void> {
   // Documentation processing and its sweep: their failures are recorded, never fatal.
   const jobs = new JobSupervisor({ settings: settings.jobs, log });
   // The OpenTelemetry SDK is loaded only when an OTLP endpoint is set (docs/operations.md).
-  const traces = await openTraceExport(settings.traces);
+  const traces = await openTraceExport(settings.traces, log);
   const api = await createApi({
     jobs,
     store,
@@ -172,7 +172,7 @@ export async function main(_args: string[]): Promise<void> {
     await jobs.stop();
     await pool.close();
     // The spans of the runs that just ended go out before the process does.
-    await traces?.shutdown().catch((error: unknown) => log(`traces: ${(error as Error).message}`));
+    await traces?.shutdown();
     await liveness.release();
     await store.close();
     await transport.close();

@@ -180,7 +180,7 @@ export async function startEmbedded(
   // Documentation, outbox delivery, retention and the sweeps: their failures are recorded, never fatal.
   const jobs = new JobSupervisor({ settings: config.jobs, log });
   // The OpenTelemetry SDK is loaded only when an OTLP endpoint is set (docs/operations.md).
-  const traces = await openTraceExport(config.traces);
+  const traces = await openTraceExport(config.traces, log);
 
   const api = await createApi({
     jobs,
@@ -275,7 +275,7 @@ export async function startEmbedded(
       await jobs.stop();
       await pool.close();
       // The spans of the runs that just ended go out before the process does.
-      await traces?.shutdown().catch((error: unknown) => log(`traces: ${(error as Error).message}`));
+      await traces?.shutdown();
       await store.close();
     })();
     return closing;

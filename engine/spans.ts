@@ -19,15 +19,18 @@ export interface EngineSpan {
   stepId: string;
   /** The loop item's index (kind item), the page's number from 1 (kind page). */
   index?: number | undefined;
-  /** Epoch ms, fractional: the engine's clock. */
+  /** Epoch ms: the wall clock of the process that ran the engine (as every engine event's time). */
   startMs: number;
   endMs: number;
   failed: boolean;
 }
 
-/** Epoch ms with the monotonic clock's sub-millisecond part. */
+/**
+ * Epoch ms from the wall clock, as every engine event is timed: a span's parent may be built in another
+ * process (the run's, in the api), whose monotonic clock's origin drifts from this one's.
+ */
 function spanNow(): number {
-  return performance.timeOrigin + performance.now();
+  return Date.now();
 }
 
 /** A span opened and not yet ended. */

@@ -27,9 +27,9 @@ export interface SpanRecord {
 /** Where finished spans go: batched and exported in the background. */
 export interface TraceExport {
   span(record: SpanRecord): void;
-  /** Exports what is queued now. */
+  /** Exports what is queued now (a failure is logged, not thrown). */
   flush(): Promise<void>;
-  /** Exports what is queued, then stops. */
+  /** Exports what is queued, then stops (a failure is logged, not thrown). */
   shutdown(): Promise<void>;
 }
 
@@ -40,8 +40,18 @@ export function tracesUrl(settings: Pick<TraceSettings, 'endpoint' | 'tracesEndp
   return `${settings.endpoint.replace(/\/+$/, '')}/v1/traces`;
 }
 
-/** The export the settings ask for, or undefined when tracing is off (no endpoint): then nothing is loaded. */
-export async function openTraceExport(settings: TraceSettings): Promise<TraceExport | undefined> {
+/** How often a failing collector is reported in the process's log at most. */
+const FAILURE_LOG_EVERY_MS = 60_000;
+
+/**
+ * The export the settings ask for, or undefined when tracing is off (no endpoint): then nothing is loaded.
+ * A failed export is logged (the first, then at most once a minute, with how many failed since); its
+ * spans are dropped, and the runs never wait for it.
+ */
+export async function openTraceExport(
+  settings: TraceSettings,
+  log: (line: string) => void = () => {},
+): Promise<TraceExport | undefined> {
   const url = tracesUrl(settings);
   if (url === undefined) return undefined;
   const [api, sdk, resources, semconv, exporterModule] = await Promise.all([
@@ -58,6 +68,23 @@ export async function openTraceExport(settings: TraceSettings): Promise<TraceExp
     headers: settings.headers,
     timeoutMillis: settings.timeoutMs,
   });
+  let failures = 0;
+  let loggedAt = Number.NEGATIVE_INFINITY;
+  const send = exporter.export.bind(exporter);
+  exporter.export = (spans, done) =>
+    send(spans, (result) => {
+      if (result.code !== 0) {
+        failures += 1;
+        if (Date.now() - loggedAt >= FAILURE_LOG_EVERY_MS) {
+          loggedAt = Date.now();
+          log(
+            `traces: export of ${spans.length} span(s) to the OTLP endpoint failed (${failures} failed export(s) since the last report): ${result.error?.message ?? 'no answer'}`,
+          );
+          failures = 0;
+        }
+      }
+      done(result);
+    });
   const { batch } = settings;
   // The ids of the span being started: the SDK asks its generator for them in startSpan.
   let next = { traceId: '', spanId: '' };
@@ -96,7 +123,8 @@ export async function openTraceExport(settings: TraceSettings): Promise<TraceExp
       if (record.failed) span.setStatus({ code: api.SpanStatusCode.ERROR });
       span.end(record.endMs);
     },
-    flush: () => provider.forceFlush(),
-    shutdown: () => provider.shutdown(),
+    // A failed export was logged above: flushing never throws for it.
+    flush: () => provider.forceFlush().catch(() => {}),
+    shutdown: () => provider.shutdown().catch(() => {}),
   };
 }

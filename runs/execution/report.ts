@@ -85,7 +85,7 @@ export class RunReport {
   /** The run has ended (finish.ts says so once its terminal write is decided). */
   ended(end: RunEnd): void {
     this.#events?.emit(this.ref, { type: 'run_finished', ...end });
-    this.#trace?.runEnded(end.status, end.durationMs, Date.now());
+    this.#trace?.runEnded(end.status);
   }
 }
 

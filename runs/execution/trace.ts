@@ -81,19 +81,22 @@ export class RunTrace {
     });
   }
 
-  /** The run ended with `status` after `durationMs` (from its stored start). */
-  runEnded(status: 'success' | 'failed' | 'aborted', durationMs: number | undefined, endMs: number): void {
+  /**
+   * The run ended with `status`, now (its terminal write was just decided): its span runs from the run's
+   * stored start (acceptance), after the spans of its steps, which reached this report before its result.
+   */
+  runEnded(status: 'success' | 'failed' | 'aborted'): void {
     const run = this.#run;
-    const started = run.metadata?.startedAt !== undefined ? Date.parse(run.metadata.startedAt) : undefined;
-    const startMs = started ?? endMs - (durationMs ?? 0);
+    const endMs = Date.now();
+    const started = run.metadata?.startedAt !== undefined ? Date.parse(run.metadata.startedAt) : endMs;
     const parentSpanId = parentOf(run);
     const record: SpanRecord = {
       traceId: this.#traceId,
       spanId: runSpanId(run.runId),
       ...(parentSpanId !== undefined ? { parentSpanId, remoteParent: true } : {}),
       name: `run ${run.toolId}`,
-      startMs,
-      endMs: durationMs !== undefined && started !== undefined ? started + durationMs : endMs,
+      startMs: Math.min(started, endMs),
+      endMs,
       attributes: {
         'kubeglue.run.id': run.runId,
         'kubeglue.tool.id': run.toolId,

@@ -181,15 +181,38 @@ describe('traces over OTLP/HTTP protobuf', () => {
     const spans = await otlp.waitForSpans((all) =>
       all.some((span) => span.name === 'run broken' && span.attributes['kubeglue.run.id'] === runId),
     );
-    const run = one(spans, 'run broken');
+    const run = one(
+      spans.filter((span) => span.attributes['kubeglue.run.id'] === runId),
+      'run broken',
+    );
     // No traceparent came with the request: the run's span is the root of a trace of its own.
     expect(run.parentSpanId).toBe('');
     expect(run.traceId).toBe(answer.headers.get('x-trace-id'));
     expect(run.attributes['kubeglue.run.status']).toBe('failed');
     expect(run.statusCode).toBe(2);
-    const step = one(spans, 'step fetch');
+    const step = one(
+      spans.filter((span) => span.attributes['kubeglue.run.id'] === runId),
+      'step fetch',
+    );
     expect(step.parentSpanId).toBe(run.spanId);
     expect(step.statusCode).toBe(2);
+  }, 60_000);
+  it('links no parent from another trace than the one X-Trace-Id names', async () => {
+    const traceId = '5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a';
+    const answer = await api.call<{ runId: string }>('POST', '/v1/tools/broken/run', {
+      body: {},
+      headers: { 'x-trace-id': traceId, traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` },
+    });
+    expect(answer.headers.get('x-trace-id')).toBe(traceId);
+    const runId = answer.body.runId;
+    const spans = await otlp.waitForSpans((all) =>
+      all.some((span) => span.name === 'run broken' && span.attributes['kubeglue.run.id'] === runId),
+    );
+    const run = spans.find(
+      (span) => span.attributes['kubeglue.run.id'] === runId && span.name === 'run broken',
+    );
+    expect(run?.traceId).toBe(traceId);
+    expect(run?.parentSpanId).toBe('');
   }, 60_000);
 });
 
@@ -263,4 +286,37 @@ describe('traces of a runner Pod', () => {
       await rm(dir, { recursive: true, force: true });
     }
   }, 90_000);
+});
+
+describe('a collector that refuses', () => {
+  const collector = useHttpTarget();
+
+  it('is reported in the log, without the export headers; spans are dropped', async () => {
+    collector.route('POST', '/v1/traces', { status: 400, body: { error: 'no' } });
+    const lines: string[] = [];
+    const settings = loadSettings('api', {
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer%20${CREDENTIAL}`,
+    });
+    const traces = (await openTraceExport(settings.traces, (line) => lines.push(line))) as TraceExport;
+    try {
+      traces.span({
+        traceId: CALLER_TRACE,
+        spanId: CALLER_SPAN,
+        name: 'run refused',
+        startMs: Date.now() - 5,
+        endMs: Date.now(),
+        attributes: {},
+        failed: false,
+      });
+      await traces.flush();
+      expect(collector.count('/v1/traces')).toBe(1);
+      expect(collector.requests[0]?.headers.authorization).toBe(`Bearer ${CREDENTIAL}`);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^traces: export of 1 span\(s\) to the OTLP endpoint failed/);
+      expect(lines.join('\n')).not.toContain(CREDENTIAL);
+    } finally {
+      await traces.shutdown();
+    }
+  }, 30_000);
 });
