@@ -1,7 +1,8 @@
 /**
  * What a run reports while it executes, consumed here and nowhere else: the engine's step events become
- * step timings, live events for `GET /v1/logs/stream` (runs/run-events.ts) and, from a runner Pod, stored
- * step results. Two transports feed it. In process (the sync path, the pool launcher) each event comes
+ * step timings, live events for `GET /v1/logs/stream` (runs/run-events.ts), from a runner Pod stored
+ * step results, and for a traced run its spans (trace.ts: a span event carries the engine's own times,
+ * whichever transport brings it). Two transports feed it. In process (the sync path, the pool launcher) each event comes
  * with the worker's clock, so a step's start and duration are the engine's. A runner Pod's events come in
  * numbered batches (contract/wire/runner.ts) after the fact, to any replica: each number is applied once
  * (step results stored in the batch's transaction, live events numbered by the runner), and no duration
