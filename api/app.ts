@@ -19,6 +19,7 @@ import type { KubeglueResources } from '../kube/resources/index.ts';
 import type { SecretStore } from '../kube/secrets/interface.ts';
 import { registerJobMetrics } from '../platform/job-metrics.ts';
 import { JobSupervisor } from '../platform/supervisor.ts';
+import type { TraceExport } from '../platform/traces.ts';
 import { propagateCancel } from '../runs/cancel.ts';
 import type { FileUrlSigner } from '../runs/file-urls.ts';
 import type { IdentityIssuer } from '../runs/identity/issuer.ts';
@@ -88,6 +89,8 @@ export interface ApiDeps {
    * without it a stream sees the runs of this process only (the embedded deployment is one process).
    */
   eventBus?: RunEventBus;
+  /** Where traced runs' spans go (platform/traces.ts, docs/operations.md); absent: tracing is off. */
+  traces?: TraceExport | undefined;
   /** Documentation processing (runs/documentation); off without it. */
   documentation?: { egress: EgressPolicy; limits: DocumentationLimits; sweepMs?: number };
   /** Runs the background jobs (documentation); one of its own with the defaults otherwise. */
@@ -130,6 +133,8 @@ export interface Api {
   auth: Auth;
   /** Live run events: runs executing in this process report here (pool launcher, internal API). */
   events: RunEventHub;
+  /** Where traced runs' spans go (ApiDeps.traces), for the pool launcher and the internal API. */
+  traces: TraceExport | undefined;
   /** Every route registered after the server's own (probes, OpenAPI document): the table's, by method. */
   routes(): ReadonlyArray<{ method: string; url: string }>;
   /** Marks the server ready for traffic (readiness probe). */
@@ -248,6 +253,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     onCancelled: propagateCancel({ store, toolRuns: resources.toolRuns }),
     metrics,
     events,
+    traces: deps.traces,
     validateTool,
     ...(oauth ? { accessToken: (id, mode, rejected) => oauth.accessToken(id, mode, rejected) } : {}),
     ...(deps.identity ? { identity: deps.identity } : {}),
@@ -321,6 +327,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     metrics,
     auth,
     events,
+    traces: deps.traces,
     routes: () => [...routes],
     setReady: (value) => {
       ready = value;

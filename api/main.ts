@@ -15,6 +15,7 @@ import { installLastResortHandlers } from '../platform/last-resort.ts';
 import { serveMetrics } from '../platform/metrics.ts';
 import { deriveKey } from '../platform/secret-box.ts';
 import { JobSupervisor } from '../platform/supervisor.ts';
+import { openTraceExport } from '../platform/traces.ts';
 import { listenForCancels } from '../runs/cancel.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
 import { identityIssuer } from '../runs/identity/issuer.ts';
@@ -94,6 +95,8 @@ export async function main(_args: string[]): Promise<void> {
   const identity = identityIssuer({ store, masterKey, settings: settings.identity, publicUrl });
   // Documentation processing and its sweep: their failures are recorded, never fatal.
   const jobs = new JobSupervisor({ settings: settings.jobs, log });
+  // The OpenTelemetry SDK is loaded only when an OTLP endpoint is set (docs/operations.md).
+  const traces = await openTraceExport(settings.traces, log);
   const api = await createApi({
     jobs,
     store,
@@ -105,6 +108,7 @@ export async function main(_args: string[]): Promise<void> {
     namespace,
     executor,
     maxSyncRuns: settings.maxSyncRuns,
+    traces,
     stateLimits: settings.toolState,
     mcpListPageBytes: settings.mcpListPageBytes,
     scheduleLimits: settings.schedules,
@@ -130,6 +134,7 @@ export async function main(_args: string[]): Promise<void> {
     dropRuntimeCredentials: (runId) => vault.delete(runId),
     metrics: api.metrics,
     events: api.events,
+    traces,
     ...(api.oauth ? { accessToken: api.oauth.accessToken.bind(api.oauth) } : {}),
     identityToken: (run, audience) => identity.forRun(run)(audience),
     bodyLimitBytes: settings.internalBodyLimitBytes,
@@ -170,6 +175,8 @@ export async function main(_args: string[]): Promise<void> {
     await api.close();
     await jobs.stop();
     await pool.close();
+    // The spans of the runs that just ended go out before the process does.
+    await traces?.shutdown();
     await liveness.release();
     await store.close();
     await transport.close();

@@ -23,6 +23,7 @@ import {
 import { openApiDocument } from '../contract/api/openapi.ts';
 import { OPENAPI_ROUTE } from '../contract/api/routes.ts';
 import type { LogFields } from '../contract/log.ts';
+import { parseTraceparent } from '../engine/protocols/traceparent.ts';
 import { type Dashboard, installDashboard } from './dashboard.ts';
 
 export interface ServerOptions {
@@ -77,6 +78,11 @@ export function jsonDeeperThan(text: string, max: number): boolean {
 declare module 'fastify' {
   interface FastifyRequest {
     traceId: string;
+    /**
+     * The span id of the request's `traceparent` when the request's trace id is that traceparent's: a run
+     * it starts has its span there (docs/operations.md "Traces"). '' when there is none.
+     */
+    parentSpanId: string;
   }
   interface FastifyContextConfig {
     /** The setting that raises this route's own bodyLimit, named when a body is too large. */
@@ -284,6 +290,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     page: (request, reply) => dashboard?.page(request, reply) ?? false,
   });
   app.decorateRequest('traceId', '');
+  app.decorateRequest('parentSpanId', '');
   const requestLog = options.requestLog;
   if (requestLog) {
     // The route's pattern, never the URL: a path parameter or a query string (a webhook's ?token=) may be
@@ -304,11 +311,16 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   }
   app.addHook('onRequest', async (request, reply) => {
     const given = request.headers['x-trace-id'];
+    const header = request.headers.traceparent;
+    // A caller's W3C trace context: its trace id is the request's (unless X-Trace-Id names one), its span the parent.
+    const parent = typeof header === 'string' ? parseTraceparent(header) : undefined;
     request.traceId =
       typeof given === 'string' && TRACE_ID.test(given)
         ? given
-        : // 122 random bits from Node's cached entropy, not a getrandom call per request as randomBytes is.
-          randomUUID().replaceAll('-', '');
+        : (parent?.traceId ??
+          // 122 random bits from Node's cached entropy, not a getrandom call per request as randomBytes is.
+          randomUUID().replaceAll('-', ''));
+    request.parentSpanId = parent && parent.traceId === request.traceId ? parent.spanId : '';
     reply.header('X-Trace-Id', request.traceId);
     // Requests still arriving on open connections while the server drains go elsewhere.
     if (closing()) return sendError(reply.header('Connection', 'close'), KG_ERR_SHUTTING_DOWN());

@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- name…]`: prints one JSON line per figure on stdout (progress on stderr).
  * Names: store, sandbox, engine, api, dispatch, list-runs, operator (needs KUBEBUILDER_ASSETS), gateway, soak, ui,
- * redis (needs redis-server), mysql (needs mariadbd), smb (needs smbd and root).
+ * redis (needs redis-server), mysql (needs mariadbd), smb (needs smbd and root), traces.
  * Without
  * names, all run but the opt-in ones: real-node (root and the real node's caches, test/support/kube-node/prepare.sh).
  * Figures, never pass/fail.
@@ -19,6 +19,7 @@ import { benchSandbox } from './sandbox.ts';
 import { benchSmb } from './smb.ts';
 import { benchSoak } from './soak.ts';
 import { benchStore } from './store.ts';
+import { benchTraces } from './traces.ts';
 import { benchUi } from './ui.ts';
 
 const BENCHES: Record<string, () => Promise<void>> = {
@@ -35,6 +36,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   ui: benchUi,
   redis: benchRedis,
   mysql: benchMysql,
+  traces: benchTraces,
   'real-node': benchRealNode,
 };
 /** Run only when named (`dispatch`: `api` prints the same figure). */

@@ -18,6 +18,7 @@ import { PoolLauncher } from '../operator/launchers/pool.ts';
 import { scheduledRunsOf } from '../operator/schedule/starter.ts';
 import { credentialsBox, deriveKey, loadMasterKey } from '../platform/secret-box.ts';
 import { JobSupervisor } from '../platform/supervisor.ts';
+import { openTraceExport } from '../platform/traces.ts';
 import { FileUrlSigner } from '../runs/file-urls.ts';
 import { identityIssuer } from '../runs/identity/issuer.ts';
 import { recoverStartedRuns } from '../runs/recovery.ts';
@@ -185,6 +186,8 @@ export async function startEmbedded(
     settings: config.identity,
     publicUrl: config.publicUrl ?? url,
   });
+  // The OpenTelemetry SDK is loaded only when an OTLP endpoint is set (docs/operations.md).
+  const traces = await openTraceExport(config.traces, log);
 
   const api = await createApi({
     jobs,
@@ -193,6 +196,7 @@ export async function startEmbedded(
     secrets,
     vault,
     maxSyncRuns: config.maxSyncRuns,
+    traces,
     stateLimits: config.toolState,
     mcpListPageBytes: config.mcpListPageBytes,
     scheduleLimits: config.schedules,
@@ -225,6 +229,7 @@ export async function startEmbedded(
     track: (runId, controller) => runs.track(runId, controller),
     metrics,
     events: api.events,
+    traces,
     ...(oauth ? { accessToken: (id, mode, rejected) => oauth.accessToken(id, mode, rejected) } : {}),
     identityToken: (run) => identity.forRun(run),
     maxRunAttempts: config.maxRunAttempts,
@@ -278,6 +283,8 @@ export async function startEmbedded(
       await api.close();
       await jobs.stop();
       await pool.close();
+      // The spans of the runs that just ended go out before the process does.
+      await traces?.shutdown();
       await store.close();
     })();
     return closing;

@@ -29,6 +29,7 @@ import {
   unknownVariables,
 } from './setting.ts';
 import { TOOL_STATE } from './tool-state.ts';
+import { TRACES } from './traces.ts';
 
 export { cliApiUrl, cliConfigPath, DEFAULT_CLI_URL } from './cli.ts';
 export { ROLES, type Role, Setting, settingText } from './setting.ts';
@@ -48,6 +49,7 @@ export const SETTINGS = registry(
   TOOL_STATE,
   SCHEDULES,
   IDENTITY,
+  TRACES,
 );
 
 /** What role R reads, parsed: the registry's nesting, only R's settings. */
@@ -57,6 +59,8 @@ export type ApiSettings = Settings<'api'>;
 /** The operator's default internal URL makes it always set (a runner Pod, which has none, requires it). */
 export type OperatorSettings = Omit<Settings<'operator'>, 'internalUrl'> & { internalUrl: string };
 export type RunnerSettings = Settings<'runner'>;
+/** What the processes that export runs' spans read (config/traces.ts). */
+export type TraceSettings = Settings<'api'>['traces'];
 
 const ENGINE_FIELDS = [
   'sandboxMemoryMb',

@@ -26,6 +26,7 @@ import { describeOrigins, originOf, systemOrigins } from './origins.ts';
 import { createPaginator, type PaginationConfig } from './pagination.ts';
 import { isJsonObject } from './paths.ts';
 import { redisBodyTemplateProblems, redisTemplateError } from './redis-templates.ts';
+import { OpenSpan } from './spans.ts';
 import { sqlBodyTemplateProblems, sqlTemplateError } from './sql-templates.ts';
 import { applySystemAuth } from './system-auth.ts';
 import {
@@ -399,9 +400,22 @@ async function runHttp(input: RequestStepInput): Promise<JsonValue> {
     ctx.signal.throwIfAborted();
     const variables = paginator.variables();
     const exchange = ctx.exchange ? { exchange: { ...ctx.exchange, page } } : {};
-    const outcome = await paginator.accept(
-      await fetchData(input, { ...input.sourceData, ...variables }, { ...ctx, ...exchange }),
-    );
+    // A page of a traced run is a span of its own, in its step's (or loop item's): its request's parent.
+    const span = ctx.spanId !== undefined ? new OpenSpan('page', ctx.spanId, input.stepId, page) : undefined;
+    let outcome: Awaited<ReturnType<typeof paginator.accept>>;
+    try {
+      outcome = await paginator.accept(
+        await fetchData(
+          input,
+          { ...input.sourceData, ...variables },
+          { ...ctx, ...exchange, ...(span ? { spanId: span.spanId } : {}) },
+        ),
+      );
+    } catch (error) {
+      if (span) input.onEvent(span.end(true));
+      throw error;
+    }
+    if (span) input.onEvent(span.end(false));
     input.onEvent({
       type: 'page_fetched',
       stepId: input.stepId,

@@ -21,6 +21,7 @@ import { RunState, STATE_KEY } from './persisted-state.ts';
 import { RunRecorder, recordingProtocols } from './recording.ts';
 import { replayProtocols } from './replay.ts';
 import { runRequestStep } from './request-step.ts';
+import { OpenSpan } from './spans.ts';
 import {
   type Envelope,
   envelopeJson,
@@ -285,6 +286,8 @@ class RunInProgress {
     view: CredentialView | undefined,
     onPagination: (summary: StepPagination) => void,
     item: number | undefined,
+    /** The traced run's span the call is made in (its step's or loop item's); absent untraced. */
+    spanId: string | undefined,
   ): Promise<JsonValue> {
     const config = step.config;
     if (config.type === 'transform') {
@@ -311,6 +314,7 @@ class RunInProgress {
         signal: this.#signal,
         deadline: this.#deadline,
         traceId: this.#request.traceId,
+        ...(spanId !== undefined ? { spanId } : {}),
         redact: (text) => redactor.string(text),
         maxDataBytes: this.#limits.maxStepDataBytes,
       },
@@ -333,7 +337,32 @@ class RunInProgress {
     view: CredentialView | undefined,
     currentItem: JsonValue,
     /** The loop item's index; absent outside a loop. */
-    index?: number,
+    index: number | undefined,
+    /** The traced run's step span; absent untraced. */
+    stepSpan: OpenSpan | undefined,
+  ): Promise<Envelope> {
+    // A loop item of a traced run is a span of its own, in its step's.
+    const itemSpan =
+      stepSpan && index !== undefined ? new OpenSpan('item', stepSpan.spanId, step.id, index) : undefined;
+    const envelope = await this.#itemEnvelope(
+      step,
+      sourceData,
+      view,
+      currentItem,
+      index,
+      (itemSpan ?? stepSpan)?.spanId,
+    );
+    if (itemSpan) this.#emit(itemSpan.end(!envelope.success));
+    return envelope;
+  }
+
+  async #itemEnvelope(
+    step: ToolStep,
+    sourceData: JsonObject,
+    view: CredentialView | undefined,
+    currentItem: JsonValue,
+    index: number | undefined,
+    spanId: string | undefined,
   ): Promise<Envelope> {
     let pagination: StepPagination | undefined;
     try {
@@ -346,6 +375,7 @@ class RunInProgress {
           pagination = summary;
         },
         index,
+        spanId,
       );
       return { currentItem, data: data ?? null, success: true, ...(pagination ? { pagination } : {}) };
     } catch (error) {
@@ -373,10 +403,10 @@ class RunInProgress {
   }
 
   /** Runs one step (with its loop) and returns the value sourceData[step.id] takes. */
-  async #step(step: ToolStep): Promise<StepOutcome> {
+  async #step(step: ToolStep, span: OpenSpan | undefined): Promise<StepOutcome> {
     const { sourceData, view } = this.#sourceDataFor(step);
     if (!step.dataSelector) {
-      return this.#single(await this.#item(step, sourceData, view, {}));
+      return this.#single(await this.#item(step, sourceData, view, {}, undefined, span));
     }
     const selected = await this.#evaluate(
       step.dataSelector,
@@ -384,7 +414,7 @@ class RunInProgress {
       `step ${step.id} dataSelector`,
     );
     if (!Array.isArray(selected)) {
-      return this.#single(await this.#item(step, sourceData, view, selected ?? null));
+      return this.#single(await this.#item(step, sourceData, view, selected ?? null, undefined, span));
     }
     if (selected.length > this.#limits.maxLoopItems) {
       throw new StepFailure(
@@ -400,7 +430,7 @@ class RunInProgress {
     let finished = 0;
     const envelopes = await mapOrdered(selected, step.loopConcurrency ?? 1, async (item, index) => {
       if ((stopOnFailure && firstFailure) || bytes > limit) return undefined;
-      const envelope = await this.#item(step, sourceData, view, item, index);
+      const envelope = await this.#item(step, sourceData, view, item, index, span);
       if (!envelope.success && (!firstFailure || index < firstFailure.index)) {
         firstFailure = { index, error: envelope.error ?? 'failed' };
       }
@@ -491,9 +521,11 @@ class RunInProgress {
       const interrupted = this.#abortError();
       if (interrupted) return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, interrupted);
       this.#emit({ type: 'step_started', stepId: step.id });
+      const runSpanId = this.#request.trace?.spanId;
+      const span = runSpanId !== undefined ? new OpenSpan('step', runSpanId, step.id) : undefined;
       let result: EngineStepResult;
       try {
-        const outcome = await this.#step(step);
+        const outcome = await this.#step(step, span);
         this.#steps[step.id] = outcome.envelope;
         lastData = outcome.data;
         lastRedacted = step.config.type === 'request';
@@ -522,6 +554,7 @@ class RunInProgress {
         };
         if (step.config.type === 'request') this.#redactedData.add(result);
         stepResults.push(result);
+        if (span) this.#emit(span.end(true));
         this.#emit({ type: 'step_finished', result });
         if (this.#abortError()) {
           return finish(this.#request.signal.aborted ? 'aborted' : 'failed', null, message);
@@ -537,6 +570,7 @@ class RunInProgress {
         continue;
       }
       stepResults.push(result);
+      if (span) this.#emit(span.end(false));
       this.#emit({ type: 'step_finished', result });
       if (stepBytes > limit) return tooLarge(`the data of the run's steps up to ${step.id}`, stepBytes);
       if (step.id === until) return reachedUntil();

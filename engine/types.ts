@@ -4,6 +4,7 @@ import type { JsonObject, JsonValue } from '../contract/json.ts';
 import type { ConnectionProtocol } from '../contract/step-protocols.ts';
 import type { RunOrder } from '../contract/wire/run-order.ts';
 import type { RunStateChanges } from '../contract/wire/tool-state.ts';
+import type { EngineSpan } from './spans.ts';
 
 /**
  * A connection to a private system: the bytes go to the gateway target, whatever the URL says; `host`
@@ -69,6 +70,11 @@ export interface ProtocolContext {
   /** Epoch ms; every outbound call must finish before it. */
   deadline: number;
   traceId: string;
+  /**
+   * A traced run's span this call is made in (its step, loop item or page: spans.ts): the parent its
+   * `traceparent` names. Absent: the run is not traced, and the traceparent's span id is random.
+   */
+  spanId?: string | undefined;
   /** Replaces the run's credential values; protocols apply it to text before they cut it short. */
   redact?: ((text: string) => string) | undefined;
   /** Told before a failed attempt is retried (HTTP): progress for live logs, never data. */
@@ -230,7 +236,9 @@ export type EngineEvent =
   | { type: 'step_started'; stepId: string }
   | { type: 'step_finished'; result: EngineStepResult }
   | { type: 'page_fetched'; stepId: string; page: number; totalFetched: number }
-  | ({ type: 'retry'; stepId: string } & RetryInfo);
+  | ({ type: 'retry'; stepId: string } & RetryInfo)
+  /** A traced run's step, loop item or page ended (spans.ts); only when the order carries `trace`. */
+  | { type: 'span'; span: EngineSpan };
 
 export interface ProducedFile {
   fileKey: string;

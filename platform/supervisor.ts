@@ -2,7 +2,7 @@
  * platform/: what every role shares that is not Kubernetes — the supervisor of background jobs and its
  * metrics (job-metrics.ts), the metrics server (metrics.ts), the last-resort handlers of a server role, the
  * keyed lock, the secret box (AES-256-GCM: system credentials, runtime credentials, OAuth tokens, derived
- * keys), backoff. The log line every process writes is a contract (contract/log.ts), written by the engine's
+ * keys), backoff, the export of runs' spans (traces.ts: the OpenTelemetry SDK, loaded only when configured). The log line every process writes is a contract (contract/log.ts), written by the engine's
  * workers too, so it stays there.
  *
  * May import: contract, config.

@@ -14,6 +14,7 @@ import { defaultStateLimits, limitProblem } from '../tools/state.ts';
 import { takeCapacity } from './capacity.ts';
 import { type Caller, canSee, type RunContext, refOf, type StartedRun } from './context.ts';
 import { executeSync, stepResultsWithoutData } from './execute-sync.ts';
+import { parentSpanOption } from './execution/index.ts';
 import { inputHash } from './input-hash.ts';
 import { assertInputsMatchSchema } from './input-schema.ts';
 import { newRunId } from './run-id.ts';
@@ -26,6 +27,8 @@ export interface Launch {
   request: RunRequest;
   caller: Caller;
   traceId: string;
+  /** The span id of the `traceparent` the request came with, when its trace is the run's (runs/execution/trace.ts). */
+  parentSpanId?: string | undefined;
   async: boolean;
   /** false: the run is executed but not stored (no record, no files, no completion effects). */
   record: boolean;
@@ -65,7 +68,9 @@ export async function accept(ctx: RunContext, input: Launch): Promise<StartedRun
   const mode: ExecutionMode = input.mode ?? given.mode ?? 'prod';
   const requestSource: RequestSource = input.requestSource ?? given.requestSource ?? 'api';
   const traceId = given.traceId ?? input.traceId;
-  const options: RunOptions = { ...given, async, mode, requestSource, traceId };
+  // The caller's traceparent is the run span's parent only when the run is in its trace (no other options.traceId).
+  const parent = given.traceId === undefined ? parentSpanOption(input.parentSpanId) : {};
+  const options: RunOptions = { ...given, async, mode, requestSource, traceId, ...parent };
   const inputs: JsonObject = input.request.inputs ?? {};
   assertInputsMatchSchema(tool, inputs);
   if (input.stateFixture !== undefined) {

@@ -9,6 +9,7 @@ import type { LogFields } from '../contract/log.ts';
 import type { ResolvedSystem } from '../contract/wire/run-order.ts';
 import type { GrantedToken } from '../engine/types.ts';
 import type { WorkerPool } from '../engine/worker/pool.ts';
+import type { TraceExport } from '../platform/traces.ts';
 import type { RateState, Store, StoredRun } from '../store/index.ts';
 import type { StateLimits } from '../tools/state.ts';
 import type { CallerQuotas } from './capacity.ts';
@@ -53,6 +54,8 @@ export interface RunServiceDeps {
   onCancelled?: (run: StoredRun) => Promise<void>;
   /** Live progress for `GET /v1/logs/stream`. */
   events?: Pick<RunEventHub, 'emit'>;
+  /** Where traced runs' spans go (platform/traces.ts, docs/operations.md); absent: tracing is off. */
+  traces?: TraceExport | undefined;
   /**
    * Save-time checks (code compiles, systems exist; KG_ERR_TOOL_INVALID) applied to definitions that run
    * without being saved (`POST /v1/tools/run`, `/v1/tools/step/run`).

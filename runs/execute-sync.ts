@@ -97,7 +97,7 @@ export async function executeSync(
     opts.signal?.addEventListener('abort', abort, { once: true });
   }
   const untrack = ctx.running.track(run.runId, controller);
-  const report = new RunReport(run, { events: deps.events });
+  const report = new RunReport(run, { events: deps.events, traces: deps.traces });
   let result: EngineResult;
   try {
     // The definition was checked and its systems resolved when the run was accepted, a moment ago.
@@ -110,6 +110,7 @@ export async function executeSync(
         store: deps.store,
         timeoutFrom: 'order',
         untilStep: opts.untilStep,
+        traced: report.traced,
       },
       Date.now(),
     );

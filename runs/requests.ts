@@ -29,6 +29,8 @@ export interface StartRun {
   request: RunRequest;
   caller: Caller;
   traceId: string;
+  /** The span id of the `traceparent` the request came with, when its trace is the run's (runs/execution/trace.ts). */
+  parentSpanId?: string | undefined;
   /** Server-set sources (webhook, tool-chain) override what the client declared. */
   requestSource?: RequestSource;
   forceAsync?: boolean;
@@ -45,6 +47,8 @@ export interface StartDraftRun {
   createRun: boolean;
   caller: Caller;
   traceId: string;
+  /** The span id of the `traceparent` the request came with, when its trace is the run's (runs/execution/trace.ts). */
+  parentSpanId?: string | undefined;
   /** Aborts an unrecorded run (the client went away: nobody could see its outcome). */
   signal?: AbortSignal;
 }
@@ -54,6 +58,8 @@ export interface StartStepRun {
   request: StepRunRequest;
   caller: Caller;
   traceId: string;
+  /** The span id of the `traceparent` the request came with, when its trace is the run's (runs/execution/trace.ts). */
+  parentSpanId?: string | undefined;
   signal?: AbortSignal;
 }
 
@@ -114,6 +120,7 @@ export async function startRun(ctx: RunContext, input: StartRun): Promise<Starte
       request: input.request,
       caller,
       traceId: input.traceId,
+      parentSpanId: input.parentSpanId,
       async,
       record: true,
       requestSource: input.requestSource,
@@ -165,6 +172,7 @@ export async function startDraftRun(ctx: RunContext, input: StartDraftRun): Prom
       request: { ...rest, inputs: payload ?? inputs ?? {} },
       caller: input.caller,
       traceId: input.traceId,
+      parentSpanId: input.parentSpanId,
       async,
       record: input.createRun,
       validate: true,
@@ -199,6 +207,7 @@ export async function runStep(ctx: RunContext, input: StartStepRun): Promise<Ste
       },
       caller: input.caller,
       traceId: input.traceId,
+      parentSpanId: input.parentSpanId,
       async: false,
       record: request.createRun === true,
       validate: true,

@@ -19,7 +19,8 @@ export interface RunRef {
 
 /** What can be reported about a run: the engine's events, its start, its outcome. */
 export type RunNews =
-  | EngineEvent
+  /** A span is for traces (runs/execution/report.ts), never a live event. */
+  | Exclude<EngineEvent, { type: 'span' }>
   | { type: 'run_started' }
   | { type: 'run_finished'; status: 'success' | 'failed' | 'aborted'; error?: string; durationMs?: number };
 

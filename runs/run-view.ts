@@ -3,6 +3,7 @@ import type { Tool } from '../contract/api/tool.ts';
 import type { RunStateRecord } from '../contract/api/tool-state.ts';
 import type { JsonObject, JsonValue } from '../contract/json.ts';
 import type { StoredFileArtifact, StoredRun } from '../store/index.ts';
+import { withoutTraceOptions } from './execution/index.ts';
 
 /** Payloads above this size are shown as a marker in list responses (the full payload stays stored). */
 export const LIST_PAYLOAD_LIMIT_BYTES = 8 * 1024;
@@ -46,7 +47,7 @@ export function runView(
     ...(run.error !== undefined && run.status !== 'running' && run.status !== 'success'
       ? { error: run.error }
       : {}),
-    ...(run.options ? { options: run.options as RunOptions } : {}),
+    ...(run.options ? { options: withoutTraceOptions(run.options) as RunOptions } : {}),
     requestSource: run.requestSource as Run['requestSource'],
     ...(run.traceId ? { traceId: run.traceId } : {}),
     ...(run.resultStorageUri ? { resultStorageUri: run.resultStorageUri } : {}),

@@ -5,6 +5,7 @@ import type { ToolRunResource } from '../contract/resources/kinds.ts';
 import { RECORDED_FINALIZER, RUN_ID_KEY, TOOL_ID_LABEL } from '../contract/resources/labels.ts';
 import { API_VERSION, type OwnerReference } from '../contract/resources/meta.ts';
 import type { StoredRun } from '../store/index.ts';
+import { withoutTraceOptions } from './execution/index.ts';
 
 /** A DNS-1123 name per run id: `run-<slug>-<hash>` (run ids may be any string the API accepts). */
 export function toolRunName(runId: string): string {
@@ -29,7 +30,7 @@ export function toolRunFor(run: StoredRun, namespace: string, owner?: OwnerRefer
     spec: {
       runId: run.runId,
       tool: snapshot,
-      ...(run.options ? { options: run.options as RunOptions } : {}),
+      ...(run.options ? { options: withoutTraceOptions(run.options) as RunOptions } : {}),
       requestSource: run.requestSource as RequestSource,
       executionMode: (run.executionMode ?? 'prod') as ExecutionMode,
       ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}),

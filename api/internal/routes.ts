@@ -27,6 +27,7 @@ import {
   type RunnerAck,
 } from '../../contract/wire/runner.ts';
 import type { GrantedToken, IdentityGrant } from '../../engine/types.ts';
+import type { TraceExport } from '../../platform/traces.ts';
 import {
   buildOrder,
   type FinishDeps,
@@ -55,6 +56,8 @@ export interface InternalRoutesDeps {
   metrics?: FinishMetrics;
   /** Live progress of runner Pods for `GET /v1/logs/stream` (never data: see runs/run-events.ts). */
   events?: Pick<RunEventHub, 'emit'>;
+  /** Where traced runs' spans go (platform/traces.ts, docs/operations.md); absent: tracing is off. */
+  traces?: TraceExport | undefined;
   /**
    * The current OAuth access token of a tokenManaged system for a run in `mode` (systems/oauth/service.ts, the
    * source the worker pool uses too); without it runner Pods get no managed tokens.
@@ -81,13 +84,14 @@ const GO_ON: RunnerAck = { cancel: false };
 /** The runner's side of an async run (contract/wire/runner.ts): order, events, heartbeat, result. */
 export function registerInternalRoutes(app: FastifyInstance, deps: InternalRoutesDeps): void {
   const { store } = deps;
-  const reports = new RunnerReports({ store, events: deps.events });
+  const reports = new RunnerReports({ store, events: deps.events, traces: deps.traces });
   /** A runner fetches its order after admission, scheduling and the image pull: that time counts. */
   const sources: OrderSources = {
     systems: (run) => deps.resolveSystems(run.systemIds, run.executionMode ?? 'prod'),
     runtimeCredentials: (run) => deps.takeRuntimeCredentials(run.runId),
     store,
     timeoutFrom: 'accepted',
+    traced: deps.traces !== undefined,
   };
   const finishing: FinishDeps = {
     store,

@@ -114,6 +114,7 @@ async function callTool(
       request: { runId, inputs: inputs.data },
       caller: principal,
       traceId: request.traceId,
+      parentSpanId: request.parentSpanId,
       requestSource: 'mcp',
     });
     return runResult(started.run);

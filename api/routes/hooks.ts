@@ -93,6 +93,7 @@ export function hookHandlers(deps: HookRouteDeps): HandlersOf<'triggerHook' | 'v
           request: { inputs },
           caller: principalOf(request),
           traceId: request.traceId,
+          parentSpanId: request.parentSpanId,
           requestSource: 'webhook',
           forceAsync: true,
           ...(query.mode ? { mode: query.mode } : {}),

@@ -86,6 +86,7 @@ export function runHandlers(deps: RunRouteDeps): HandlersOf<RunOperation> {
         request: body,
         caller: caller(request),
         traceId: request.traceId,
+        parentSpanId: request.parentSpanId,
       });
       return sendRun(reply, started);
     },
@@ -100,6 +101,7 @@ export function runHandlers(deps: RunRouteDeps): HandlersOf<RunOperation> {
         createRun: query.createRun,
         caller: caller(request),
         traceId: request.traceId,
+        parentSpanId: request.parentSpanId,
         signal: clientGone(reply),
       });
       return sendRun(reply, started);
@@ -110,6 +112,7 @@ export function runHandlers(deps: RunRouteDeps): HandlersOf<RunOperation> {
         request: body,
         caller: caller(request),
         traceId: request.traceId,
+        parentSpanId: request.parentSpanId,
         signal: clientGone(reply),
       }),
 

@@ -46,6 +46,11 @@ export const RunOrder = z.object({
   timeoutMs: z.number().int().positive().optional(),
   traceId: z.string().min(1),
   /**
+   * The run is traced (docs/operations.md "Traces"): the engine reports a span per step, loop item and page
+   * (engine/spans.ts), the steps' parent being the run's span `spanId`. Absent: no spans, no span ids.
+   */
+  trace: z.object({ spanId: z.string().regex(/^[0-9a-f]{16}$/) }).optional(),
+  /**
    * The tool's persistent state as the run reads it (`sourceData.persistedState`), or the run's stateFixture;
    * absent: the tool does not use state (contract/wire/tool-state.ts).
    */

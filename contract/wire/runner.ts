@@ -20,6 +20,9 @@ export const INTERNAL_PATHS = {
   identityToken: (runId: string) => `/internal/v1/runs/${encodeURIComponent(runId)}/identity-token`,
 } as const;
 
+/** A W3C span id: 16 lowercase hex digits. */
+const SPAN_ID = /^[0-9a-f]{16}$/;
+
 /** Key of the per-run token in its Secret. */
 export const RUN_TOKEN_SECRET_KEY = 'token';
 
@@ -38,6 +41,19 @@ export const EngineEventBody = z.discriminatedUnion('type', [
     attempt: z.number().int(),
     delayMs: z.number(),
     status: z.number().int().optional(),
+  }),
+  z.object({
+    type: z.literal('span'),
+    span: z.object({
+      kind: z.enum(['step', 'item', 'page']),
+      spanId: z.string().regex(SPAN_ID),
+      parentSpanId: z.string().regex(SPAN_ID),
+      stepId: z.string(),
+      index: z.number().int().min(0).optional(),
+      startMs: z.number(),
+      endMs: z.number(),
+      failed: z.boolean(),
+    }),
   }),
 ]);
 

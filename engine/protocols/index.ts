@@ -97,7 +97,7 @@ export function createProtocols(options: ProtocolOptions = {}): Protocols {
           signal: ctx.signal,
           deadline: ctx.deadline,
           retry: { enabled: retry },
-          traceparent: traceparentFor(ctx.traceId),
+          traceparent: traceparentFor(ctx.traceId, ctx.spanId),
           redact: ctx.redact,
           onRetry: ctx.onRetry,
         },

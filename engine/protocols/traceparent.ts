@@ -57,3 +57,10 @@ export function traceparentFor(traceId: string, spanId?: string): string {
 export function isTraceparent(value: string): boolean {
   return TRACEPARENT.test(value);
 }
+
+/** The trace and parent span ids of a valid `traceparent` (version 00, ids not all zero); else undefined. */
+export function parseTraceparent(value: string): { traceId: string; spanId: string } | undefined {
+  if (!TRACEPARENT.test(value)) return undefined;
+  const [, traceId = '', spanId = ''] = value.split('-');
+  return isAllZero(traceId) || isAllZero(spanId) ? undefined : { traceId, spanId };
+}

@@ -9,6 +9,7 @@ import type { ToolRunResource } from '../../contract/resources/kinds.ts';
 import type { ResolvedSystem, RunOrder } from '../../contract/wire/run-order.ts';
 import type { EngineResult, IdentityTokenSource } from '../../engine/types.ts';
 import type { WorkerPool } from '../../engine/worker/pool.ts';
+import type { TraceExport } from '../../platform/traces.ts';
 import {
   type AccessTokens,
   buildOrder,
@@ -47,6 +48,8 @@ export interface LaunchContext {
   metrics?: FinishMetrics;
   /** Live progress of the runs for `GET /v1/logs/stream`. */
   events?: Pick<RunEventHub, 'emit'>;
+  /** Where traced runs' spans go (platform/traces.ts, docs/operations.md); absent: tracing is off. */
+  traces?: TraceExport | undefined;
   /** The current OAuth access token of a tokenManaged system. */
   accessToken?: AccessTokens;
   /** Where a run's outbound identity tokens come from (runs/identity/). */
@@ -189,10 +192,14 @@ export class PoolLauncher implements Launcher {
     handedOver: () => void,
   ): Promise<void> {
     const untrack = this.#ctx.track(run.runId, controller);
-    const report = new RunReport(run, { events: this.#ctx.events });
+    const report = new RunReport(run, { events: this.#ctx.events, traces: this.#ctx.traces });
     let result: EngineResult;
     try {
-      const order = await buildOrder(run, { ...this.#sources, tool: toolRun.spec.tool }, Date.now());
+      const order = await buildOrder(
+        run,
+        { ...this.#sources, tool: toolRun.spec.tool, traced: report.traced },
+        Date.now(),
+      );
       const executing = executeInPool(this.#ctx.pool, order, report, {
         signal: controller.signal,
         mode: run.executionMode ?? 'prod',

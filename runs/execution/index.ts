@@ -26,3 +26,4 @@ export { type AccessTokens, executeInPool, type InProcessOptions } from './in-pr
 export { buildOrder, OrderRefusal, type OrderSources } from './order.ts';
 export { type BatchVerdict, type ReportSinks, type RunEnd, RunnerReports, RunReport } from './report.ts';
 export { asReused, type StepResultsStore, storedStepResults } from './reuse.ts';
+export { parentSpanOption, withoutTraceOptions } from './trace.ts';

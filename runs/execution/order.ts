@@ -12,6 +12,7 @@ import type { ResolvedSystem, RunOrder } from '../../contract/wire/run-order.ts'
 import type { StoredRun, StoreQueries } from '../../store/index.ts';
 import { stateForRun } from '../../tools/state.ts';
 import { asReused, type StepResultsStore, storedStepResults } from './reuse.ts';
+import { runSpanId } from './trace.ts';
 
 /** Where the parts of a run's order come from, for one transport. */
 export interface OrderSources {
@@ -38,6 +39,8 @@ export interface OrderSources {
    * stored with the run: an order built again from the store runs the whole tool.
    */
   untilStep?: string | undefined;
+  /** This process exports traces (report.ts `traced`): the order asks the engine for its spans. */
+  traced?: boolean | undefined;
 }
 
 /** Why an order can never be built for a run: the run fails (finish.ts) with this message. */
@@ -74,6 +77,7 @@ export async function buildOrder(run: StoredRun, sources: OrderSources, now: num
     runtimeCredentials: await sources.runtimeCredentials(run),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     traceId: run.traceId ?? run.runId,
+    ...(sources.traced ? { trace: { spanId: runSpanId(run.runId) } } : {}),
     ...(await stateForRun(sources.store, run, tool)),
     ...(await reusedSteps(run, tool, sources.store)),
     ...((options?.record ?? tool.record) ? { record: true } : {}),

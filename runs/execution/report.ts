@@ -1,7 +1,8 @@
 /**
  * What a run reports while it executes, consumed here and nowhere else: the engine's step events become
- * step timings, live events for `GET /v1/logs/stream` (runs/run-events.ts) and, from a runner Pod, stored
- * step results. Two transports feed it. In process (the sync path, the pool launcher) each event comes
+ * step timings, live events for `GET /v1/logs/stream` (runs/run-events.ts), from a runner Pod stored
+ * step results, and for a traced run its spans (trace.ts: a span event carries the engine's own times,
+ * whichever transport brings it). Two transports feed it. In process (the sync path, the pool launcher) each event comes
  * with the worker's clock, so a step's start and duration are the engine's. A runner Pod's events come in
  * numbered batches (contract/wire/runner.ts) after the fact, to any replica: each number is applied once
  * (step results stored in the batch's transaction, live events numbered by the runner), and no duration
@@ -10,14 +11,18 @@
 import type { StepResult } from '../../contract/api/run.ts';
 import type { EventBatch } from '../../contract/wire/runner.ts';
 import type { EngineEvent } from '../../engine/types.ts';
+import type { TraceExport } from '../../platform/traces.ts';
 import type { Store, StoredRun } from '../../store/index.ts';
 import type { RunEventHub, RunNews, RunRef } from '../run-events.ts';
 import { StepTimings } from './step-timings.ts';
+import { RunTrace, type TracedRun } from './trace.ts';
 
 /** Where a run's reports go besides the store. */
 export interface ReportSinks {
   /** Live progress for `GET /v1/logs/stream` (never data: see runs/run-events.ts). */
   events?: Pick<RunEventHub, 'emit'> | undefined;
+  /** Where traced runs' spans go (trace.ts); absent: tracing is off, and orders ask for no spans. */
+  traces?: TraceExport | undefined;
 }
 
 /** The run's end as it is told to the streams. */
@@ -28,10 +33,18 @@ export class RunReport {
   readonly ref: RunRef;
   readonly #events: Pick<RunEventHub, 'emit'> | undefined;
   readonly #timings = new StepTimings();
+  /** The run's trace; absent when this process exports none. */
+  readonly #trace: RunTrace | undefined;
 
-  constructor(run: Pick<StoredRun, 'runId' | 'toolId' | 'traceId'>, sinks: ReportSinks) {
+  constructor(run: TracedRun, sinks: ReportSinks) {
     this.ref = { runId: run.runId, toolId: run.toolId, traceId: run.traceId ?? run.runId };
     this.#events = sinks.events;
+    this.#trace = sinks.traces ? new RunTrace(run, sinks.traces) : undefined;
+  }
+
+  /** Whether the run's order asks the engine for spans (order.ts): this process exports them. */
+  get traced(): boolean {
+    return this.#trace !== undefined;
   }
 
   /** The run's order went out (to a runner Pod: the API that accepted the run may be another replica). */
@@ -45,6 +58,10 @@ export class RunReport {
    * worker pool can take it as its event callback.
    */
   readonly event = (event: EngineEvent, at: number): void => {
+    if (event.type === 'span') {
+      this.#trace?.engineSpan(event.span);
+      return;
+    }
     this.#timings.observe(event, at);
     this.#events?.emit(this.ref, event, { at });
   };
@@ -55,9 +72,9 @@ export class RunReport {
    */
   numbered(firstSeq: number, events: readonly EngineEvent[]): void {
     const hub = this.#events;
-    if (!hub) return;
     events.forEach((event, i) => {
-      hub.emit(this.ref, event, { seq: firstSeq + i, timed: false });
+      if (event.type === 'span') this.#trace?.engineSpan(event.span);
+      else hub?.emit(this.ref, event, { seq: firstSeq + i, timed: false });
     });
   }
 
@@ -69,6 +86,7 @@ export class RunReport {
   /** The run has ended (finish.ts says so once its terminal write is decided). */
   ended(end: RunEnd): void {
     this.#events?.emit(this.ref, { type: 'run_finished', ...end });
+    this.#trace?.runEnded(end.status);
   }
 }
 
@@ -118,12 +136,12 @@ export class RunnerReports {
     max = KNOWN_RUNS,
   ) {
     this.#store = deps.store;
-    this.#sinks = { events: deps.events };
+    this.#sinks = { events: deps.events, traces: deps.traces };
     this.#max = max;
   }
 
   /** The report of a run whose row this replica read (kept for its next batches). */
-  of(run: Pick<StoredRun, 'runId' | 'toolId' | 'traceId'>): RunReport {
+  of(run: StoredRun): RunReport {
     const report = this.#known.get(run.runId) ?? new RunReport(run, this.#sinks);
     this.#known.delete(run.runId);
     this.#known.set(run.runId, report);
@@ -163,7 +181,7 @@ export class RunnerReports {
       if (run?.status !== 'running' || current?.attempt !== attempt) return { applied: false, stop: true };
       return { applied: false, stop: false, lastSeq: current.lastSeq };
     }
-    if (this.#sinks.events && fresh > 0) {
+    if ((this.#sinks.events || this.#sinks.traces) && fresh > 0) {
       const report = await this.#reportOf(runId).catch(() => undefined);
       const first = count - fresh;
       report?.numbered(batch.firstSeq + first, batch.events.slice(first));

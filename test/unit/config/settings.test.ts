@@ -34,7 +34,8 @@ describe('the registry', () => {
 
   it('documents every setting in one line, for at least one role', () => {
     for (const declared of SETTINGS.byName.values()) {
-      expect(declared.name).toMatch(/^(KUBEGLUE_[A-Z0-9_]+|POD_IP)$/);
+      // kubeglue's own, the downward API's POD_IP, and the OpenTelemetry SDK's standard OTEL_* names.
+      expect(declared.name).toMatch(/^(KUBEGLUE_[A-Z0-9_]+|POD_IP|OTEL_[A-Z0-9_]+)$/);
       expect(declared.doc.length, declared.name).toBeGreaterThan(10);
       expect(declared.doc, declared.name).not.toContain('\n');
       expect(declared.roles.length, declared.name).toBeGreaterThan(0);
