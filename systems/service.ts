@@ -25,6 +25,7 @@ import {
   CREDENTIAL_SHAPES,
   type Environment,
   type System,
+  isLimited,
   type SystemCreateBody,
   type SystemUpdateBody,
 } from '../contract/api/system.ts';
@@ -132,7 +133,12 @@ export class SystemService {
       if ((await this.#variants(id))?.has(environment)) {
         throw KG_ERR_SYSTEM_EXISTS(id, environment);
       }
-      const fieldsOfSystem: SystemFields = withoutUndefined({ id, environment, ...fields });
+      const fieldsOfSystem: SystemFields = withoutUndefined({
+        id,
+        environment,
+        ...fields,
+        rateLimit: isLimited(fields.rateLimit) ? fields.rateLimit : undefined,
+      });
       let created = await this.#resourceCall(id, () =>
         this.#systems.create(systemToResource(fieldsOfSystem, this.#namespace, undefined)),
       );
@@ -252,6 +258,13 @@ export class SystemService {
       documentationKeywords: body.documentationKeywords ?? spec.documentationKeywords,
       authType,
       gateway: body.gateway ?? spec.gateway,
+      // {} removes the budget.
+      rateLimit:
+        body.rateLimit === undefined
+          ? spec.rateLimit
+          : isLimited(body.rateLimit)
+            ? body.rateLimit
+            : undefined,
       codeAccess: body.codeAccess ?? spec.codeAccess,
       extraOrigins: body.extraOrigins ?? spec.extraOrigins,
       allowedNetworks: body.allowedNetworks ?? spec.allowedNetworks,

@@ -190,6 +190,47 @@ export const systemSecurityFields = {
     ),
 };
 
+/**
+ * A system's rate budget: what every request of every run to it takes from, across replicas, engine workers
+ * and runner Pods (kept in the store; docs/operations.md). Each field is optional; none given (`{}`) means
+ * no budget.
+ */
+export const RateLimit = z
+  .strictObject({
+    requestsPerSecond: z
+      .number()
+      .positive()
+      .max(100_000)
+      .optional()
+      .describe('Requests per second the system is sent at most, on average.'),
+    burst: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .optional()
+      .describe('Requests that may go at once after a quiet spell (default 1: evenly spaced at the rate).'),
+    maxConcurrent: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .optional()
+      .describe('Requests in flight to the system at most at any moment.'),
+  })
+  .superRefine((value, ctx) => {
+    if (value.burst !== undefined && value.requestsPerSecond === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['burst'], message: 'burst needs requestsPerSecond' });
+    }
+  })
+  .meta({ id: 'RateLimit' });
+export type RateLimit = z.infer<typeof RateLimit>;
+
+/** Whether a rate limit limits anything (an empty one is the same as none). */
+export function isLimited(limit: RateLimit | undefined): limit is RateLimit {
+  return limit?.requestsPerSecond !== undefined || limit?.maxConcurrent !== undefined;
+}
+
 export const systemFields = {
   name: plainText(z.string().max(256)).optional().describe('Display name.'),
   url: z
@@ -214,6 +255,10 @@ export const systemFields = {
     'How credentials are sent: none, oauth, apiKey, basic, customHeaders, bearer, botToken, dataStore.',
   ),
   gateway: GatewayRef.optional().describe('Reach the system through a gateway agent instead of directly.'),
+  rateLimit: RateLimit.optional().describe(
+    'The budget every request to the system takes from, across all runs and replicas: ' +
+      '{requestsPerSecond, burst, maxConcurrent}, each optional; {} removes it. Absent: unlimited.',
+  ),
   ...systemSecurityFields,
 };
 
