@@ -24,8 +24,8 @@ import {
   type ApiKeyPlacement,
   CREDENTIAL_SHAPES,
   type Environment,
-  type System,
   isLimited,
+  type System,
   type SystemCreateBody,
   type SystemUpdateBody,
 } from '../contract/api/system.ts';
