@@ -186,6 +186,7 @@ export async function startEmbedded(
     secrets,
     vault,
     maxSyncRuns: config.maxSyncRuns,
+    budgetSlotPollMs: config.budgetSlotPollMs,
     stateLimits: config.toolState,
     mcpListPageBytes: config.mcpListPageBytes,
     scheduleLimits: config.schedules,
@@ -205,7 +206,7 @@ export async function startEmbedded(
     // One process on one port, listening on loopback by default: /metrics is there (docs/embedded.md).
     metricsRoute: true,
   });
-  const { runs, systems, metrics, oauth } = api;
+  const { runs, systems, metrics, oauth, budgets } = api;
 
   const launcher = new PoolLauncher({
     store,
@@ -218,6 +219,7 @@ export async function startEmbedded(
     metrics,
     events: api.events,
     ...(oauth ? { accessToken: (id, mode, rejected) => oauth.accessToken(id, mode, rejected) } : {}),
+    budgets: (mode) => budgets.forRun(mode),
     maxRunAttempts: config.maxRunAttempts,
     stateLimits: config.toolState,
     log,

@@ -12,6 +12,7 @@ import type { WorkerPool } from '../engine/worker/pool.ts';
 import type { Store, StoredRun } from '../store/index.ts';
 import type { StateLimits } from '../tools/state.ts';
 import type { SyncSlots } from './execute-sync.ts';
+import type { Budgets } from './execution/index.ts';
 import type { RunEventHub, RunRef } from './run-events.ts';
 import type { UrlForFile } from './run-view.ts';
 import type { RunningHere } from './running-here.ts';
@@ -58,6 +59,8 @@ export interface RunServiceDeps {
   validateTool?: (tool: Tool) => Promise<void>;
   /** The current OAuth access token of a tokenManaged system (systems/oauth/service.ts). */
   accessToken?: (systemId: string, mode: ExecutionMode, rejected?: string) => Promise<GrantedToken>;
+  /** Systems' rate budgets for a run in a mode (systems/budgets.ts); without it nothing is held back. */
+  budgets?: Budgets;
   /** Bounds of persistent tool state (KUBEGLUE_TOOL_STATE_*); the defaults without it. */
   stateLimits?: StateLimits;
   /** The process's log: a shutdown names the sync runs it fails there; each connection test is a line. */

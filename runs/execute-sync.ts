@@ -117,6 +117,7 @@ export async function executeSync(
       signal: controller.signal,
       mode: run.executionMode ?? 'prod',
       accessToken: deps.accessToken,
+      budgets: deps.budgets,
     });
   } finally {
     untrack();

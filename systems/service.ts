@@ -36,6 +36,7 @@ import type { ResolvedSystem } from '../contract/wire/run-order.ts';
 import { isResourceError, type KubeglueResources } from '../kube/resources/index.ts';
 import { type SecretStore, SecretUnreadableError } from '../kube/secrets/interface.ts';
 import { KeyedLock } from '../platform/keyed-lock.ts';
+import type { BudgetOf } from './budgets.ts';
 import { type ResolveOptions, readCredentials, SystemCache } from './cache.ts';
 import {
   compareVariants,
@@ -377,6 +378,18 @@ export class SystemService {
       const gateway = variants && variantForMode(variants, mode)?.spec.gateway;
       return gateway ? [gateway] : [];
     });
+  }
+
+  /**
+   * The rate budget of the variant a run in `mode` uses (run-time cache, no credentials read): its key in
+   * the store and its limits; undefined when it has none.
+   */
+  async budgetOf(systemId: string, mode: Environment): Promise<BudgetOf | undefined> {
+    const snapshot = await this.#cache.snapshot();
+    const variants = snapshot.variants.get(systemId);
+    const resource = variants && variantForMode(variants, mode);
+    const limit = resource?.spec.rateLimit;
+    return resource && isLimited(limit) ? { key: resource.metadata.name, limit } : undefined;
   }
 
   /** The REST shape of a variant; `known`: its credentials when the caller holds them (create, update). */

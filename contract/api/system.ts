@@ -453,6 +453,30 @@ export const ApiKeyPlacementDecision = z
   .meta({ id: 'ApiKeyPlacementDecision' });
 export type ApiKeyPlacementDecision = z.infer<typeof ApiKeyPlacementDecision>;
 
+/** What a system's rate budget did, counted in the store since its first request (every replica's). */
+export const RateLimitUse = z
+  .object({
+    requests: z.number().int().describe('Requests that took from the budget (each attempt counts).'),
+    waits: z.number().int().describe('Of those, the ones that had to wait for it.'),
+    waitMs: z.number().int().describe('Their waits, in all.'),
+    throttled: z
+      .number()
+      .int()
+      .describe('Answers 429 or 503 with Retry-After from the system; each paused the whole budget.'),
+    inFlight: z.number().int().describe('maxConcurrent: requests holding a slot now.'),
+    backlogMs: z
+      .number()
+      .int()
+      .describe('How long a request asking now would wait: how far ahead the budget is taken (0: free).'),
+    pausedUntil: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .describe("Paused by the system's Retry-After until then: nothing is sent before it."),
+    lastRequestAt: z.iso.datetime({ offset: true }).optional(),
+  })
+  .meta({ id: 'RateLimitUse' });
+export type RateLimitUse = z.infer<typeof RateLimitUse>;
+
 /** A system as the API returns it: credentials only as placeholders, never values. */
 export const System = z
   .object({
@@ -484,6 +508,9 @@ export const System = z
       .describe(
         'OAuth systems whose token kubeglue manages: token status, expiry and scopes; never a token.',
       ),
+    rateLimitUse: RateLimitUse.optional().describe(
+      'A system with a rateLimit, once its budget was used: what it let through and held back, across every replica.',
+    ),
     createdAt: z.iso.datetime({ offset: true }).optional(),
     updatedAt: z.iso.datetime({ offset: true }).optional(),
   })

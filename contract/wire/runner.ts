@@ -17,6 +17,7 @@ export const INTERNAL_PATHS = {
   heartbeat: (runId: string) => `/internal/v1/runs/${encodeURIComponent(runId)}/heartbeat`,
   result: (runId: string) => `/internal/v1/runs/${encodeURIComponent(runId)}/result`,
   accessToken: (runId: string) => `/internal/v1/runs/${encodeURIComponent(runId)}/access-token`,
+  budget: (runId: string) => `/internal/v1/runs/${encodeURIComponent(runId)}/budget`,
 } as const;
 
 /** Key of the per-run token in its Secret. */
@@ -37,6 +38,12 @@ export const EngineEventBody = z.discriminatedUnion('type', [
     attempt: z.number().int(),
     delayMs: z.number(),
     status: z.number().int().optional(),
+  }),
+  z.object({
+    type: z.literal('budget_wait'),
+    stepId: z.string(),
+    system: z.string(),
+    waitMs: z.number(),
   }),
 ]);
 
@@ -105,6 +112,27 @@ export const AccessTokenAnswer = z.object({
   expiresAt: z.number().optional(),
 });
 export type AccessTokenAnswer = z.infer<typeof AccessTokenAnswer>;
+
+/**
+ * `POST …/budget`: a request of the run to a system with a rateLimit takes from the system's budget (the
+ * answer: a BudgetAnswer), gives its maxConcurrent slot back, or pauses the budget after the system's
+ * Retry-After (both answered `{}`). Times are relative: the runner's and the API's clocks may differ.
+ */
+export const BudgetRequest = z.strictObject({
+  attempt: z.number().int().min(1),
+  systemId: z.string().min(1).max(253),
+  take: z.strictObject({ withinMs: z.number().positive() }).optional(),
+  release: z.strictObject({ lease: z.string().min(1).max(64) }).optional(),
+  pause: z.strictObject({ forMs: z.number().positive() }).optional(),
+});
+export type BudgetRequest = z.infer<typeof BudgetRequest>;
+
+export const BudgetAnswer = z.union([
+  z.strictObject({ waitMs: z.number().min(0), lease: z.string().optional() }),
+  z.strictObject({ retryInMs: z.number().positive() }),
+  z.strictObject({}),
+]);
+export type BudgetAnswer = z.infer<typeof BudgetAnswer>;
 
 /** The termination message of a runner container: at most 4 KiB of JSON, never payload data. */
 export const TERMINATION_MESSAGE_LIMIT = 4096;

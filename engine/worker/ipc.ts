@@ -1,7 +1,7 @@
 import type { RunOrder } from '../../contract/wire/run-order.ts';
 import type { EngineSettings } from '../deps.ts';
 import type { GatewayRelayAddress } from '../protocols/gateway-socket.ts';
-import type { EngineEvent, EngineResult, GrantedToken } from '../types.ts';
+import type { BudgetTicket, EngineEvent, EngineResult, GrantedToken } from '../types.ts';
 
 /** What a worker runs with, sent as its first message. */
 export interface WorkerSettings extends EngineSettings {
@@ -21,6 +21,8 @@ export type ToWorker =
   | { type: 'cancel'; id: number }
   /** The answer to a token request of run `id`: a token, or the error message to fail the step with. */
   | { type: 'token'; id: number; requestId: number; token?: GrantedToken; error?: string }
+  /** The answer to a budget take of run `id`: a ticket, or the error message to fail the request with. */
+  | { type: 'budget'; id: number; requestId: number; ticket?: BudgetTicket; error?: string }
   | { type: 'shutdown' };
 
 export type FromWorker =
@@ -34,4 +36,11 @@ export type FromWorker =
   | { type: 'events'; events: { id: number; event: EngineEvent; at: number }[] }
   | { type: 'result'; id: number; result: EngineResult }
   /** Run `id` needs a system's current OAuth access token (rejected: the one its target refused). */
-  | { type: 'token_request'; id: number; requestId: number; systemId: string; rejected?: string };
+  | { type: 'token_request'; id: number; requestId: number; systemId: string; rejected?: string }
+  /**
+   * Run `id` takes from a system's rate budget (answered by 'budget'), gives a maxConcurrent slot back, or
+   * pauses the budget after a Retry-After (neither answered). Only for systems with a rateLimit.
+   */
+  | { type: 'budget_request'; id: number; requestId: number; systemId: string; take: { withinMs: number } }
+  | { type: 'budget_release'; id: number; systemId: string; lease: string }
+  | { type: 'budget_pause'; id: number; systemId: string; forMs: number };

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { RunOrder } from '../../contract/wire/run-order.ts';
 import type { EngineSettings } from '../deps.ts';
 import type { GatewayRelayAddress } from '../protocols/gateway-socket.ts';
-import type { AccessTokenSource, EngineEvent, EngineResult } from '../types.ts';
+import type { AccessTokenSource, BudgetSource, BudgetTicket, EngineEvent, EngineResult } from '../types.ts';
 import { workerEnvironment } from './env.ts';
 import type { FromWorker, ToWorker } from './ipc.ts';
 
@@ -29,6 +29,7 @@ interface InFlight {
   resolve: (result: EngineResult) => void;
   onEvent: ((event: EngineEvent, at: number) => void) | undefined;
   accessToken: AccessTokenSource | undefined;
+  budget: BudgetSource | undefined;
   detach: () => void;
 }
 
@@ -112,6 +113,33 @@ function answerToken(
   }
   run.accessToken(message.systemId, message.rejected).then(
     (token) => reply({ token }),
+    (error: unknown) => reply({ error: error instanceof Error ? error.message : String(error) }),
+  );
+}
+
+/** A run's rate budget question: the ticket, or why there is none; release and pause are not answered. */
+function answerBudget(
+  worker: Worker,
+  run: InFlight,
+  message: Extract<FromWorker, { type: 'budget_request' | 'budget_release' | 'budget_pause' }>,
+): void {
+  if (message.type === 'budget_release') {
+    run.budget?.release(message.systemId, message.lease);
+    return;
+  }
+  if (message.type === 'budget_pause') {
+    run.budget?.pause(message.systemId, message.forMs);
+    return;
+  }
+  const reply = (answer: { ticket?: BudgetTicket; error?: string }) =>
+    sendTo(worker, { type: 'budget', id: message.id, requestId: message.requestId, ...answer });
+  if (!run.budget) {
+    // No budget here (an engine run outside the API): the request goes, as for a system without one.
+    reply({ ticket: { waitMs: 0 } });
+    return;
+  }
+  run.budget.take(message.systemId, message.take.withinMs).then(
+    (ticket) => reply({ ticket }),
     (error: unknown) => reply({ error: error instanceof Error ? error.message : String(error) }),
   );
 }
@@ -273,6 +301,12 @@ export class WorkerPool {
     if (!run) return;
     if (message.type === 'token_request') {
       answerToken(worker, run, message);
+    } else if (
+      message.type === 'budget_request' ||
+      message.type === 'budget_release' ||
+      message.type === 'budget_pause'
+    ) {
+      answerBudget(worker, run, message);
     } else {
       worker.inFlight.delete(message.id);
       run.detach();
@@ -379,6 +413,8 @@ export class WorkerPool {
       progressOnly?: boolean;
       /** Answers the run's requests for OAuth access tokens (systems with tokenManaged). */
       accessToken?: AccessTokenSource;
+      /** Answers the run's takes from systems' rate budgets (systems with a rateLimit). */
+      budget?: BudgetSource;
       /**
        * Send the order at once (with whatever this turn queued for the worker) instead of at the end of
        * the turn: for a run nothing else is batched with, whose caller goes on with other work meanwhile.
@@ -398,6 +434,7 @@ export class WorkerPool {
         resolve,
         onEvent,
         accessToken: options.accessToken,
+        budget: options.budget,
         detach: () => signal?.removeEventListener('abort', onAbort),
       });
       worker.ready.then(

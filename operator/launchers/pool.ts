@@ -11,6 +11,7 @@ import type { EngineResult } from '../../engine/types.ts';
 import type { WorkerPool } from '../../engine/worker/pool.ts';
 import {
   type AccessTokens,
+  type Budgets,
   buildOrder,
   executeInPool,
   type FinishDeps,
@@ -49,6 +50,8 @@ export interface LaunchContext {
   events?: Pick<RunEventHub, 'emit'>;
   /** The current OAuth access token of a tokenManaged system. */
   accessToken?: AccessTokens;
+  /** Systems' rate budgets (systems/budgets.ts); without it nothing is held back. */
+  budgets?: Budgets;
   /** Executions a read-only run gets at most when a shutdown interrupts it (KUBEGLUE_MAX_RUN_ATTEMPTS). */
   maxRunAttempts?: number;
   /** Bounds of persistent tool state (KUBEGLUE_TOOL_STATE_*); the defaults without it. */
@@ -195,6 +198,7 @@ export class PoolLauncher implements Launcher {
         signal: controller.signal,
         mode: run.executionMode ?? 'prod',
         accessToken: this.#ctx.accessToken,
+        budgets: this.#ctx.budgets,
         // Nothing batches with a launch, and the step should not wait for the reconcile that launched it.
         immediate: true,
       });

@@ -4,7 +4,7 @@
  * access tokens its steps ask for come from this process (which owns the store).
  */
 import type { RunOrder } from '../../contract/wire/run-order.ts';
-import type { AccessTokenSource, EngineResult, GrantedToken } from '../../engine/types.ts';
+import type { AccessTokenSource, BudgetSource, EngineResult, GrantedToken } from '../../engine/types.ts';
 import type { WorkerPool } from '../../engine/worker/pool.ts';
 import type { ExecutionMode } from '../../store/index.ts';
 import type { RunReport } from './report.ts';
@@ -16,11 +16,16 @@ export type AccessTokens = (
   rejected?: string,
 ) => Promise<GrantedToken>;
 
+/** The rate budgets of systems for a run in `mode` (systems/budgets.ts SystemBudgets.forRun). */
+export type Budgets = (mode: ExecutionMode) => BudgetSource;
+
 export interface InProcessOptions {
   signal: AbortSignal;
   /** The run's execution mode: which of a system's tokens its steps get. */
   mode: ExecutionMode;
   accessToken?: AccessTokens | undefined;
+  /** Where requests to systems with a rateLimit take from their budget (none: they are not held back). */
+  budgets?: Budgets | undefined;
   /**
    * Send the order at once rather than with what else this turn of the event loop queues for the worker:
    * for a launch, which nothing batches with and whose caller goes on with other work meanwhile.
@@ -46,5 +51,6 @@ export function executeInPool(
     progressOnly: true,
     ...(opts.immediate ? { immediate: true } : {}),
     ...(accessToken ? { accessToken } : {}),
+    ...(opts.budgets ? { budget: opts.budgets(opts.mode) } : {}),
   });
 }
