@@ -1,8 +1,10 @@
 /**
  * The proof of systems' rate budgets: two API processes on one Postgres, each with its own engine worker
  * processes, run many paginated runs at once against a target that counts the requests it receives in
- * each second. The budget is the store's, so the target never sees more than the System's rateLimit in any
- * second, no run fails, and the whole takes about what the rate allows (within 20 % of the ideal).
+ * each second. The budget is the store's, so the target sees the System's rateLimit in each second (one
+ * more at most, where the scheduling of the processes between the send and the target's clock carries an
+ * arrival across a second's boundary), no run fails, and the whole takes about what the rate allows
+ * (within 20 % of the ideal).
  *
  * The issue's numbers (100 runs × 10 pages at 20 requests/s: 50 s of ideal time) unless
  * KUBEGLUE_BUDGET_PROOF_RUNS says fewer runs (a quick local check).
@@ -108,7 +110,7 @@ function busiestSecond(times: readonly number[]): { fromFirst: number[]; byClock
 
 describe("a system's rate budget across two API processes on one Postgres", () => {
   it(
-    `${RUNS} concurrent runs of a ${PAGES}-page tool never send the target more than ${RATE} requests in a second, and none fails`,
+    `${RUNS} concurrent runs of a ${PAGES}-page tool send the target ${RATE} requests a second (one more where an arrival crosses a second's boundary), none fails, in about the ideal time`,
     async () => {
       const [first, second] = replicas as [ServerProcess, ServerProcess];
       const started = Date.now();

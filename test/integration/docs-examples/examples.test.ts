@@ -34,6 +34,7 @@ const PAGES = [
   'docs/mysql.md',
   'docs/graphql.md',
   'docs/smb.md',
+  'docs/operations.md',
 ];
 const DOCUMENTED_TARGET = 'http://127.0.0.1:8090';
 /** docs/redis.md's server, replaced by a started one's address and password. */
