@@ -57,6 +57,8 @@ beforeAll(async () => {
     { id: 'slow-api', url: target.url, rateLimit: { requestsPerSecond: 4 } },
     { id: 'paused-api', url: target.url, rateLimit: { requestsPerSecond: 100 } },
     { id: 'free-api', url: target.url },
+    { id: 'one-at-a-time', url: target.url, rateLimit: { maxConcurrent: 1 } },
+    { id: 'rare-api', url: target.url, rateLimit: { requestsPerSecond: 0.2 } },
   ]) {
     const created = await api.call('POST', '/v1/systems', { body });
     expect(created.status, created.text).toBe(201);
@@ -144,5 +146,37 @@ describe("a system's rate budget", () => {
     expect((await api.call('GET', '/metrics')).text).toContain(
       'kubeglue_system_throttled_total{system="paused-api"} 1',
     );
+  });
+
+  it('maxConcurrent: the system never has more requests of the runs in flight than allowed', async () => {
+    let inFlight = 0;
+    let most = 0;
+    target.route('GET', '/slow', async () => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      inFlight--;
+      return { body: { ok: true } };
+    });
+    await tool('one-by-one', 'one-at-a-time', '/slow', 4);
+    const runs = await Promise.all(
+      [1, 2].map(() => api.call<Run>('POST', '/v1/tools/one-by-one/run', { body: {} })),
+    );
+    expect(runs.map((run) => run.body.status)).toEqual(['success', 'success']);
+    expect(most).toBe(1);
+    expect((await system('one-at-a-time')).rateLimitUse).toMatchObject({ requests: 8, inFlight: 0 });
+  });
+
+  it("a request that could not go before the run's deadline is not sent, and its step says why", async () => {
+    target.reset();
+    await tool('rare-twice', 'rare-api', '/ok', 2);
+    const run = (
+      await api.call<Run>('POST', '/v1/tools/rare-twice/run', { body: { options: { timeout: 2_000 } } })
+    ).body;
+    expect(run.status).toBe('failed');
+    expect(run.error).toContain(
+      "was not sent: system 'rare-api's rate budget admits no request before the run's deadline",
+    );
+    expect(target.requests.filter((req) => req.path === '/ok')).toHaveLength(1);
   });
 });
