@@ -37,6 +37,12 @@ const TERMINAL = new Set<string>(['success', 'failed', 'aborted']);
 
 const log = createLogger('runner');
 
+/**
+ * A budget answer's moment on the API's clock is used when it is this close to the wait it came with (the
+ * clocks agree, the answer's way here included); otherwise the wait, from when the answer arrived.
+ */
+const CLOCKS_AGREE_MS = 1_000;
+
 function failure(status: 'failed' | 'aborted', error: string): EngineResult {
   return { status, data: null, stepResults: [], error, files: [] };
 }
@@ -303,10 +309,14 @@ class PodRun {
               log(`budget of ${systemId}: ${error.message}; retrying in ${Math.round(delayMs)} ms`),
           });
           if ('retryInMs' in answer && answer.retryInMs !== undefined) return { retryInMs: answer.retryInMs };
-          return {
-            waitMs: 'waitMs' in answer ? (answer.waitMs ?? 0) : 0,
-            ...('lease' in answer && answer.lease ? { lease: answer.lease } : {}),
-          };
+          if (!('waitMs' in answer) || answer.waitMs === undefined) return { waitMs: 0 };
+          const lease = 'lease' in answer && answer.lease ? { lease: answer.lease } : {};
+          // The API's moment when this clock agrees with its clock (both NTP-synced): the wait from now.
+          const untilThen = answer.at !== undefined ? answer.at - Date.now() : undefined;
+          if (untilThen !== undefined && Math.abs(untilThen - answer.waitMs) <= CLOCKS_AGREE_MS) {
+            return { waitMs: Math.max(0, untilThen), at: answer.at, ...lease };
+          }
+          return { waitMs: answer.waitMs, ...lease };
         } catch (error) {
           if (!(error instanceof InternalApiError)) throw error;
           throw new Error(error.reason);

@@ -176,8 +176,11 @@ export function registerInternalRoutes(app: FastifyInstance, deps: InternalRoute
     try {
       const ticket = await budgets.take(body.systemId, mode, body.take.withinMs);
       if ('retryInMs' in ticket) return ticket;
-      // Relative only: the runner's clock is another machine's.
-      return { waitMs: ticket.waitMs, ...(ticket.lease !== undefined ? { lease: ticket.lease } : {}) };
+      return {
+        waitMs: ticket.waitMs,
+        ...(ticket.at !== undefined ? { at: ticket.at } : {}),
+        ...(ticket.lease !== undefined ? { lease: ticket.lease } : {}),
+      };
     } catch (error) {
       throw KG_ERR_RUN_BUDGET_EXHAUSTED(
         body.systemId,

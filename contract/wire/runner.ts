@@ -116,7 +116,9 @@ export type AccessTokenAnswer = z.infer<typeof AccessTokenAnswer>;
 /**
  * `POST …/budget`: a request of the run to a system with a rateLimit takes from the system's budget (the
  * answer: a BudgetAnswer), gives its maxConcurrent slot back, or pauses the budget after the system's
- * Retry-After (both answered `{}`). Times are relative: the runner's and the API's clocks may differ.
+ * Retry-After (both answered `{}`). Times are relative (the runner's and the API's clocks may differ), and
+ * a take's answer also says its moment on the API's clock (`at`, epoch ms), which a runner whose clock
+ * agrees uses instead, so that the time the answer took to arrive does not move the request later.
  */
 export const BudgetRequest = z.strictObject({
   attempt: z.number().int().min(1),
@@ -128,7 +130,7 @@ export const BudgetRequest = z.strictObject({
 export type BudgetRequest = z.infer<typeof BudgetRequest>;
 
 export const BudgetAnswer = z.union([
-  z.strictObject({ waitMs: z.number().min(0), lease: z.string().optional() }),
+  z.strictObject({ waitMs: z.number().min(0), at: z.number().optional(), lease: z.string().optional() }),
   z.strictObject({ retryInMs: z.number().positive() }),
   z.strictObject({}),
 ]);
