@@ -456,7 +456,12 @@ export type ApiKeyPlacementDecision = z.infer<typeof ApiKeyPlacementDecision>;
 /** What a system's rate budget did, counted in the store since its first request (every replica's). */
 export const RateLimitUse = z
   .object({
-    requests: z.number().int().describe('Requests that took from the budget (each attempt counts).'),
+    requests: z
+      .number()
+      .int()
+      .describe(
+        'Turns taken from the budget: one per request (each attempt counts), and one more for a turn given up because its sender could not use it on time.',
+      ),
     waits: z.number().int().describe('Of those, the ones that had to wait for it.'),
     waitMs: z.number().int().describe('Their waits, in all.'),
     throttled: z

@@ -93,6 +93,9 @@ describe("a runner Pod and a system's rate budget", () => {
       expect(sorted[i]! - sorted[i - 1]!).toBeGreaterThanOrEqual(1000 / RATE - 30);
     }
     // One budget: the other process's five turns and the runner's three.
-    expect(await budgets.use('limited', 'prod')).toMatchObject({ requests: RATE + 3, throttled: 1 });
+    // (and any turn a late sender gave up for a new one)
+    const use = await budgets.use('limited', 'prod');
+    expect(use).toMatchObject({ throttled: 1 });
+    expect(use?.requests).toBeGreaterThanOrEqual(RATE + 3);
   });
 });
