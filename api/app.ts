@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { type DocumentationLimits, defaultSettings } from '../config/config.ts';
 import type { Tool } from '../contract/api/tool.ts';
 import type { LogFields } from '../contract/log.ts';
-import type { ToolResource, ToolScheduleResource } from '../contract/resources/kinds.ts';
+import type { SystemResource, ToolResource, ToolScheduleResource } from '../contract/resources/kinds.ts';
 import type { EgressPolicy } from '../engine/protocols/egress-policy.ts';
 import type { WorkerPool } from '../engine/worker/pool.ts';
 import { Informer } from '../kube/informer.ts';
@@ -28,6 +28,7 @@ import { type RunEventBus, RunEventHub } from '../runs/run-events.ts';
 import { RunService, type RuntimeCredentialVault } from '../runs/service.ts';
 import { type ScheduleLimits, ScheduleService } from '../schedules/service.ts';
 import type { Store } from '../store/index.ts';
+import { presentBudgetUse, SystemBudgets } from '../systems/budgets.ts';
 import { DocumentationService } from '../systems/documentation/service.ts';
 import { SystemOAuth, type SystemOAuthOptions } from '../systems/oauth/service.ts';
 import { SystemService } from '../systems/service.ts';
@@ -68,6 +69,8 @@ export interface ApiDeps {
   vault: Pick<RuntimeCredentialVault, 'seal'>;
   /** Sync runs executing at once in this process (KUBEGLUE_MAX_SYNC_RUNS); more answer 429. */
   maxSyncRuns: number;
+  /** How long a request waits for a free maxConcurrent slot of a system before asking again (KUBEGLUE_BUDGET_SLOT_POLL_MS). */
+  budgetSlotPollMs?: number;
   /** Executes sync runs. */
   pool: WorkerPool;
   signer: FileUrlSigner;
@@ -128,6 +131,8 @@ export interface Api {
   systems: SystemService;
   /** OAuth tokens of systems, when ApiDeps.oauth was given. */
   oauth: SystemOAuth | undefined;
+  /** Systems' rate budgets: what the runs this process executes (or its runner Pods) take from. */
+  budgets: SystemBudgets;
   tools: ToolService;
   metrics: Metrics;
   auth: Auth;
@@ -156,12 +161,11 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     namespace,
     log,
     documentedPlacement: async (key) => documentation?.placementFor(key),
-    ...(oauth
-      ? {
-          present: (resource, credentials) => oauth.present(resource, credentials),
-          onDeleted: (resource) => oauth.forget(resource),
-        }
-      : {}),
+    present: async (resource, credentials) => ({
+      ...(oauth ? await oauth.present(resource, credentials) : {}),
+      ...(await presentBudgetUse(store, resource, Date.now())),
+    }),
+    ...(oauth ? { onDeleted: (resource: SystemResource) => oauth.forget(resource) } : {}),
   });
   oauth?.attach(systems);
   await systems.start();
@@ -240,6 +244,13 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     route: deps.metricsRoute ?? false,
   });
   registerJobMetrics(metrics.registry, () => jobs.status());
+  const budgets = new SystemBudgets({
+    store,
+    budgetOf: (systemId, mode) => systems.budgetOf(systemId, mode),
+    slotPollMs: deps.budgetSlotPollMs ?? defaultSettings('api').budgetSlotPollMs,
+    metrics,
+    log,
+  });
   const signer = deps.signer;
   const runs = new RunService({
     store,
@@ -257,6 +268,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     validateTool,
     ...(oauth ? { accessToken: (id, mode, rejected) => oauth.accessToken(id, mode, rejected) } : {}),
     ...(deps.identity ? { identity: deps.identity } : {}),
+    budgets: (mode) => budgets.forRun(mode),
     stateLimits,
     log,
   });
@@ -323,6 +335,7 @@ export async function createApi(deps: ApiDeps): Promise<Api> {
     runs,
     systems,
     oauth,
+    budgets,
     tools,
     metrics,
     auth,

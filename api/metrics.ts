@@ -8,6 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { scrapedMetric } from '../platform/metrics.ts';
+import type { BudgetMetrics } from '../systems/budgets.ts';
 
 const PREFIX = 'kubeglue_';
 
@@ -20,7 +21,7 @@ export interface MetricsOptions {
   route?: boolean;
 }
 
-export interface Metrics {
+export interface Metrics extends BudgetMetrics {
   readonly registry: Registry;
   runStarted(source: string, mode: string): void;
   runFinished(status: string, source: string, durationMs: number): void;
@@ -70,6 +71,31 @@ export function installMetrics(app: FastifyInstance, opts: MetricsOptions): Metr
     help: 'Duration of finished runs, by terminal status',
     labelNames: ['status'],
     buckets: RUN_DURATION_BUCKETS,
+    registers: [registry],
+  });
+  // Per system with a rateLimit (a configured, bounded set): what its budget let through and held back.
+  const systemRequests = new Counter({
+    name: `${PREFIX}system_requests_total`,
+    help: 'Requests to systems with a rate budget, by system (each attempt takes from the budget)',
+    labelNames: ['system'],
+    registers: [registry],
+  });
+  const budgetWaits = new Counter({
+    name: `${PREFIX}system_budget_waits_total`,
+    help: "Requests that waited for their system's rate budget, by system",
+    labelNames: ['system'],
+    registers: [registry],
+  });
+  const budgetWaitSeconds = new Counter({
+    name: `${PREFIX}system_budget_wait_seconds_total`,
+    help: "Time requests waited for their system's rate budget, by system",
+    labelNames: ['system'],
+    registers: [registry],
+  });
+  const systemThrottled = new Counter({
+    name: `${PREFIX}system_throttled_total`,
+    help: 'Answers 429 or 503 with Retry-After from systems with a rate budget (each pauses the budget), by system',
+    labelNames: ['system'],
     registers: [registry],
   });
   // Read at scrape time: a worker that went away does not keep reporting its last value.
@@ -129,6 +155,15 @@ export function installMetrics(app: FastifyInstance, opts: MetricsOptions): Metr
     registry,
     runStarted(source, mode) {
       runsStarted.inc({ source, mode });
+    },
+    budgetTaken(system, waitMs) {
+      systemRequests.inc({ system });
+      if (waitMs <= 0) return;
+      budgetWaits.inc({ system });
+      budgetWaitSeconds.inc({ system }, waitMs / 1000);
+    },
+    budgetThrottled(system) {
+      systemThrottled.inc({ system });
     },
     runFinished(status, source, durationMs) {
       runsFinished.inc({ status, source });

@@ -1,12 +1,13 @@
 /**
  * `npm run bench [-- name…]`: prints one JSON line per figure on stdout (progress on stderr).
- * Names: store, sandbox, engine, api, dispatch, list-runs, operator (needs KUBEBUILDER_ASSETS), gateway, soak, ui,
+ * Names: store, sandbox, engine, budget, api, dispatch, list-runs, operator (needs KUBEBUILDER_ASSETS), gateway, soak, ui,
  * redis (needs redis-server), mysql (needs mariadbd), smb (needs smbd and root), traces.
  * Without
  * names, all run but the opt-in ones: real-node (root and the real node's caches, test/support/kube-node/prepare.sh).
  * Figures, never pass/fail.
  */
 import { benchApi } from './api.ts';
+import { benchBudget } from './budget.ts';
 import { benchDispatch } from './dispatch.ts';
 import { benchEngine } from './engine.ts';
 import { benchGateway } from './gateway.ts';
@@ -26,6 +27,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   store: benchStore,
   sandbox: benchSandbox,
   engine: benchEngine,
+  budget: benchBudget,
   api: benchApi,
   dispatch: benchDispatch,
   'list-runs': benchListRuns,

@@ -197,6 +197,7 @@ export async function startEmbedded(
     vault,
     maxSyncRuns: config.maxSyncRuns,
     traces,
+    budgetSlotPollMs: config.budgetSlotPollMs,
     stateLimits: config.toolState,
     mcpListPageBytes: config.mcpListPageBytes,
     scheduleLimits: config.schedules,
@@ -217,7 +218,7 @@ export async function startEmbedded(
     // One process on one port, listening on loopback by default: /metrics is there (docs/embedded.md).
     metricsRoute: true,
   });
-  const { runs, systems, metrics, oauth } = api;
+  const { runs, systems, metrics, oauth, budgets } = api;
 
   const launcher = new PoolLauncher({
     store,
@@ -232,6 +233,7 @@ export async function startEmbedded(
     traces,
     ...(oauth ? { accessToken: (id, mode, rejected) => oauth.accessToken(id, mode, rejected) } : {}),
     identityToken: (run) => identity.forRun(run),
+    budgets: (mode) => budgets.forRun(mode),
     maxRunAttempts: config.maxRunAttempts,
     stateLimits: config.toolState,
     log,

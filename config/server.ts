@@ -144,5 +144,12 @@ export const SERVER = section(
       ['embedded', 'api'],
       'synchronous runs one API process executes at once; more are refused at once with 429 and Retry-After',
     ),
+    budgetSlotPollMs: setting(
+      'KUBEGLUE_BUDGET_SLOT_POLL_MS',
+      positiveInt,
+      '50',
+      ['embedded', 'api'],
+      "how long a request to a system whose rateLimit.maxConcurrent slots are all in use waits before it asks its budget again (a slot's release is not announced); shorter sees a free slot sooner and costs more store queries (docs/operations.md)",
+    ),
   },
 );

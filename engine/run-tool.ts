@@ -8,6 +8,7 @@
 import type { StepPagination } from '../contract/api/run.ts';
 import type { ToolStep } from '../contract/api/tool.ts';
 import type { JsonObject, JsonValue } from '../contract/json.ts';
+import { requestBudget } from './budget.ts';
 import { type CredentialView, transformView, withheldFailure } from './credential-views.ts';
 import { buildCredentialScope, type CredentialScope, RuntimeCredentialError } from './credentials.ts';
 import { jsonBytes, RESULT_SETTING, STEP_DATA_SETTING, tooLargeMessage } from './data-size.ts';
@@ -317,6 +318,12 @@ class RunInProgress {
         ...(spanId !== undefined ? { spanId } : {}),
         redact: (text) => redactor.string(text),
         maxDataBytes: this.#limits.maxStepDataBytes,
+        // A replay sends nothing: no budget to take from.
+        budget: requestBudget(
+          this.#request.replay ? undefined : this.#request.budget,
+          systemEntry?.system,
+          (system, waitMs) => this.#emit({ type: 'budget_wait', stepId: step.id, system, waitMs }),
+        ),
       },
       onEvent: (event) => this.#emit(event),
       onPagination,

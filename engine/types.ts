@@ -44,6 +44,32 @@ export interface IdentityGrant {
 export type IdentityTokenSource = (audience: string) => Promise<IdentityGrant>;
 
 /**
+ * When a request to a system with a rate budget may go, as the run's host answers (engine/budget.ts). Times
+ * are relative: the host may be another machine (a runner Pod asks the API).
+ */
+export type BudgetTicket =
+  /**
+   * Go after waitMs (0: now); give `lease` back once the request has ended (maxConcurrent). `at`: the same
+   * moment on the host's clock (epoch ms), given where the host and the engine share a clock (a worker of
+   * the host's pool), so that the time the answer took to arrive does not move the request later.
+   */
+  | { waitMs: number; at?: number | undefined; lease?: string | undefined }
+  /** Every slot of the system's maxConcurrent is in use: ask again after retryInMs. */
+  | { retryInMs: number };
+
+/**
+ * The host's side of systems' rate budgets, kept in its store and shared by every process (the API's
+ * systems/budgets.ts; a runner Pod asks the internal API). Only systems whose order entry has a rateLimit
+ * are asked about. `take` throws with a message safe to show when no request can go within `withinMs`.
+ */
+export interface BudgetSource {
+  take(systemId: string, withinMs: number): Promise<BudgetTicket>;
+  release(systemId: string, lease: string): void;
+  /** The system answered 429 or 503 with Retry-After: nothing of its budget goes for `forMs`. */
+  pause(systemId: string, forMs: number): void;
+}
+
+/**
  * A property of the first argument that exists for code but throws `message` when read; its value
  * never reaches the sandbox (a credential code may not see: credentials.ts).
  */
@@ -83,6 +109,19 @@ export interface ProtocolContext {
   maxDataBytes?: number | undefined;
   /** Which exchange of the run this call is (its step, loop item and page), for a recording (recording.ts). */
   exchange?: { stepId: string; item?: number | undefined; page?: number | undefined } | undefined;
+  /** The step system's rate budget, when it has one: every request (each attempt) takes from it. */
+  budget?: RequestBudget | undefined;
+}
+
+/** A system's rate budget as a protocol sees it (engine/budget.ts). */
+export interface RequestBudget {
+  /**
+   * Resolves once a request may go, with what ends it (a maxConcurrent slot given back); waits as long as
+   * the budget says, and throws when it could not go before `deadline` or `signal` aborts.
+   */
+  take(signal: AbortSignal, deadline: number): Promise<() => void>;
+  /** The system answered 429 or 503 with Retry-After: the whole budget waits `forMs`. */
+  pause(forMs: number): void;
 }
 
 export interface RetryInfo {
@@ -223,6 +262,8 @@ export type EngineRequest = Omit<RunOrder, 'runId'> & {
   accessToken?: AccessTokenSource | undefined;
   /** Where `<<kubeglue_identity_jwt>>` comes from; without it the steps that send one fail with a clear error. */
   identityToken?: IdentityTokenSource | undefined;
+  /** Where systems with a rateLimit take from their budget; without it their requests are not held back. */
+  budget?: BudgetSource | undefined;
 };
 
 /**
@@ -238,7 +279,9 @@ export type EngineEvent =
   | { type: 'page_fetched'; stepId: string; page: number; totalFetched: number }
   | ({ type: 'retry'; stepId: string } & RetryInfo)
   /** A traced run's step, loop item or page ended (spans.ts); only when the order carries `trace`. */
-  | { type: 'span'; span: EngineSpan };
+  | { type: 'span'; span: EngineSpan }
+  /** A request of the step waits for its system's rate budget (`system`: its host, or its id). */
+  | { type: 'budget_wait'; stepId: string; system: string; waitMs: number };
 
 export interface ProducedFile {
   fileKey: string;

@@ -12,6 +12,8 @@ import { createLogger } from '../contract/log.ts';
 import { RunOrder } from '../contract/wire/run-order.ts';
 import {
   AccessTokenAnswer,
+  BudgetAnswer,
+  type BudgetRequest,
   encodeSummary,
   IdentityTokenAnswer,
   INTERNAL_PATHS,
@@ -26,7 +28,14 @@ import { closeHttpAgent } from '../engine/protocols/http.ts';
 import { closeConnectionPools } from '../engine/protocols/index.ts';
 import { leftOutAll } from '../engine/recording.ts';
 import { runTool } from '../engine/run-tool.ts';
-import type { EngineEvent, EngineResult, GrantedToken, IdentityGrant } from '../engine/types.ts';
+import type {
+  BudgetSource,
+  BudgetTicket,
+  EngineEvent,
+  EngineResult,
+  GrantedToken,
+  IdentityGrant,
+} from '../engine/types.ts';
 import { InternalApiError, InternalClient, withRetry } from './pod-client.ts';
 import { type PodRunnerConfig, podRunnerConfig } from './pod-env.ts';
 import { EventShipper } from './pod-events.ts';
@@ -35,6 +44,12 @@ type Ack = z.infer<typeof ResultAck>;
 const TERMINAL = new Set<string>(['success', 'failed', 'aborted']);
 
 const log = createLogger('runner');
+
+/**
+ * A budget answer's moment on the API's clock is used when it is this close to the wait it came with (the
+ * clocks agree, the answer's way here included); otherwise the wait, from when the answer arrived.
+ */
+const CLOCKS_AGREE_MS = 1_000;
 
 function failure(status: 'failed' | 'aborted', error: string): EngineResult {
   return { status, data: null, stepResults: [], error, files: [] };
@@ -220,6 +235,7 @@ class PodRun {
         onEvent,
         accessToken: (systemId, rejected) => this.#accessToken(systemId, rejected),
         identityToken: (audience) => this.#identityToken(audience),
+        budget: this.#budget(),
       });
     } finally {
       sandbox.dispose();
@@ -298,6 +314,54 @@ class PodRun {
       if (!(error instanceof InternalApiError)) throw error;
       throw new Error(error.reason);
     }
+  }
+
+  /**
+   * Systems' rate budgets, kept by the API for every process on the store: a take is retried like the
+   * order while the API is unreachable; a refusal (no request before the deadline) fails the request with
+   * the API's message. A release or pause is sent once: a lost release only holds a slot until the run's
+   * deadline, a lost pause is the system's to repeat.
+   */
+  #budget(): BudgetSource {
+    const call = (body: Omit<BudgetRequest, 'attempt'>) =>
+      this.#client.call(
+        'POST',
+        INTERNAL_PATHS.budget(this.#config.runId),
+        BudgetAnswer,
+        { attempt: this.#config.attempt, ...body },
+        this.#stop.signal,
+      );
+    const background = (body: Omit<BudgetRequest, 'attempt'>, what: string) => {
+      call(body).catch((error: unknown) =>
+        log(`budget ${what} of ${body.systemId}: ${(error as Error).message}`),
+      );
+    };
+    return {
+      take: async (systemId, withinMs): Promise<BudgetTicket> => {
+        try {
+          const answer = await withRetry(() => call({ systemId, take: { withinMs } }), {
+            budgetMs: Math.min(withinMs, this.#config.orderRetryMs),
+            signal: this.#stop.signal,
+            onRetry: (error, delayMs) =>
+              log(`budget of ${systemId}: ${error.message}; retrying in ${Math.round(delayMs)} ms`),
+          });
+          if ('retryInMs' in answer && answer.retryInMs !== undefined) return { retryInMs: answer.retryInMs };
+          if (!('waitMs' in answer) || answer.waitMs === undefined) return { waitMs: 0 };
+          const lease = 'lease' in answer && answer.lease ? { lease: answer.lease } : {};
+          // The API's moment when this clock agrees with its clock (both NTP-synced): the wait from now.
+          const untilThen = answer.at !== undefined ? answer.at - Date.now() : undefined;
+          if (untilThen !== undefined && Math.abs(untilThen - answer.waitMs) <= CLOCKS_AGREE_MS) {
+            return { waitMs: Math.max(0, untilThen), at: answer.at, ...lease };
+          }
+          return { waitMs: answer.waitMs, ...lease };
+        } catch (error) {
+          if (!(error instanceof InternalApiError)) throw error;
+          throw new Error(error.reason);
+        }
+      },
+      release: (systemId, lease) => background({ systemId, release: { lease } }, 'release'),
+      pause: (systemId, forMs) => background({ systemId, pause: { forMs } }, 'pause'),
+    };
   }
 
   /** The result, retried within its budget; a result too large for the API becomes a failure that fits. */

@@ -14,6 +14,7 @@ import type { RateState, Store, StoredRun } from '../store/index.ts';
 import type { StateLimits } from '../tools/state.ts';
 import type { CallerQuotas } from './capacity.ts';
 import type { SyncSlots } from './execute-sync.ts';
+import type { Budgets } from './execution/index.ts';
 import type { IdentityIssuer } from './identity/issuer.ts';
 import type { RunEventHub, RunRef } from './run-events.ts';
 import type { UrlForFile } from './run-view.ts';
@@ -65,6 +66,8 @@ export interface RunServiceDeps {
   accessToken?: (systemId: string, mode: ExecutionMode, rejected?: string) => Promise<GrantedToken>;
   /** Signs the outbound identity tokens of the runs executed here (runs/identity/). */
   identity?: Pick<IdentityIssuer, 'forRun'>;
+  /** Systems' rate budgets for a run in a mode (systems/budgets.ts); without it nothing is held back. */
+  budgets?: Budgets;
   /** Bounds of persistent tool state (KUBEGLUE_TOOL_STATE_*); the defaults without it. */
   stateLimits?: StateLimits;
   /** The process's log: a shutdown names the sync runs it fails there; each connection test is a line. */

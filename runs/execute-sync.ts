@@ -119,6 +119,7 @@ export async function executeSync(
       mode: run.executionMode ?? 'prod',
       accessToken: deps.accessToken,
       identityToken: deps.identity?.forRun(run),
+      budgets: deps.budgets,
     });
   } finally {
     untrack();

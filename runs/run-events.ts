@@ -116,6 +116,12 @@ function interestKeys(filter: RunLogFilter): string[] {
   ];
 }
 
+/** A wait as people read it: "1.2 s", "0.05 s". */
+function seconds(ms: number): string {
+  const s = ms / 1000;
+  return `${s >= 10 ? Math.round(s) : Number(s.toPrecision(2))} s`;
+}
+
 /** The RunLogEvent of one piece of news (pure; exported for tests). */
 export function runLogEvent(
   ref: RunRef,
@@ -168,6 +174,17 @@ export function runLogEvent(
         message: `Step '${news.stepId}': ${why}; attempt ${news.attempt} in ${Math.round(news.delayMs)} ms`,
       };
     }
+    case 'budget_wait':
+      return {
+        ...base,
+        id,
+        type: 'budget_wait',
+        level: 'INFO',
+        stepId: news.stepId,
+        system: news.system,
+        delayMs: Math.round(news.waitMs),
+        message: `Step '${news.stepId}': waiting for ${news.system}'s budget, ${seconds(news.waitMs)}`,
+      };
     case 'step_finished': {
       const { stepId, success, loop } = news.result;
       const error = news.result.error !== undefined ? cut(news.result.error) : undefined;

@@ -67,6 +67,13 @@ export type {
   TickClaim,
   TickOutcome,
 } from './queries/schedule-ticks.ts';
+export type {
+  BudgetLimit,
+  BudgetTake,
+  BudgetTakeRequest,
+  BudgetUse,
+  SystemBudgetQueries,
+} from './queries/system-budgets.ts';
 export type { StoredToolState, ToolStateChange, ToolStateQueries } from './queries/tool-state.ts';
 export type { RunWriteBatcher, RunWriteBatcherOptions } from './run-batcher.ts';
 export {

@@ -26,6 +26,7 @@ import { runStatsIndex } from './migrations/021-run-stats-index.ts';
 import { runSystems } from './migrations/022-run-systems.ts';
 import { runResumes } from './migrations/023-run-resumes.ts';
 import { runRecordings } from './migrations/024-run-recordings.ts';
+import { systemBudgets } from './migrations/025-system-budgets.ts';
 import { runSlotsAndKeyQuotas } from './migrations/026-run-slots-and-key-quotas.ts';
 import { identityKeys } from './migrations/027-identity-keys.ts';
 import type { Migration } from './migrations/migration.ts';
@@ -62,6 +63,7 @@ export const MIGRATIONS: readonly Migration[] = [
   runSystems,
   runResumes,
   runRecordings,
+  systemBudgets,
   runSlotsAndKeyQuotas,
   identityKeys,
 ];

@@ -88,6 +88,7 @@ import {
 } from './queries/runs.ts';
 import { bindScheduleTickQueries, type ScheduleTickQueries } from './queries/schedule-ticks.ts';
 import { deleteSecret, getSecret, putSecret } from './queries/secrets.ts';
+import { bindSystemBudgetQueries, type SystemBudgetQueries } from './queries/system-budgets.ts';
 import { bindToolStateQueries, type ToolStateQueries } from './queries/tool-state.ts';
 import { createRunWriteBatcher, type RunWriteBatcher } from './run-batcher.ts';
 import type {
@@ -272,6 +273,8 @@ export interface StoreQueries {
   documentation: DocumentationStore;
   /** Persistent tool state and what runs record of it (store/queries/tool-state.ts). */
   toolState: ToolStateQueries;
+  /** Rate budgets of systems, shared by every process on the database (queries/system-budgets.ts). */
+  systemBudgets: SystemBudgetQueries;
   /** What the runs of a time window add up to, and the async runs waiting (store/queries/run-stats.ts). */
   runStats: RunStatsQueries;
   /** Runs counted against tools' maxConcurrentRuns and keys' quotas, across processes (store/queries/run-slots.ts). */
@@ -409,6 +412,7 @@ function bindQueries(db: Db, driver: Driver): StoreQueries {
     gatewayTunnelOwners: bindGatewayTunnelOwnerQueries(db),
     scheduleTicks: bindScheduleTickQueries(db),
     toolState: bindToolStateQueries(db),
+    systemBudgets: bindSystemBudgetQueries(db),
     runStats: bindRunStatsQueries(db),
     runSlots: bindRunSlotQueries(db),
     resources: {

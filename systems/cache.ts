@@ -1,5 +1,5 @@
 import { KG_ERR_RUN_SYSTEM_MISSING, KG_ERR_RUN_SYSTEM_NOT_READY } from '../contract/api/errors.ts';
-import type { Environment } from '../contract/api/system.ts';
+import { type Environment, isLimited } from '../contract/api/system.ts';
 import type { SystemResource } from '../contract/resources/kinds.ts';
 import type { ResolvedSystem } from '../contract/wire/run-order.ts';
 import { Informer } from '../kube/informer.ts';
@@ -67,6 +67,7 @@ export class SystemSnapshot {
         allowedNetworks: resource.spec.allowedNetworks,
         tokenManaged: isManagedOAuth(resource.spec.authType, credentials[index] ?? {}) || undefined,
         gateway: resource.spec.gateway,
+        rateLimit: isLimited(resource.spec.rateLimit) ? resource.spec.rateLimit : undefined,
       }),
     );
   }

@@ -96,6 +96,7 @@ export function toApiSystem(resource: SystemResource, credentialKeys: Iterable<s
     documentationKeywords: spec.documentationKeywords,
     authType: spec.authType,
     gateway: spec.gateway,
+    rateLimit: spec.rateLimit,
     // Shown also when off, so whoever reads a system learns whether its tools' code may read credentials.
     codeAccess: spec.codeAccess === true,
     extraOrigins: spec.extraOrigins,

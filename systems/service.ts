@@ -24,6 +24,7 @@ import {
   type ApiKeyPlacement,
   CREDENTIAL_SHAPES,
   type Environment,
+  isLimited,
   type System,
   type SystemCreateBody,
   type SystemUpdateBody,
@@ -35,6 +36,7 @@ import type { ResolvedSystem } from '../contract/wire/run-order.ts';
 import { isResourceError, type KubeglueResources } from '../kube/resources/index.ts';
 import { type SecretStore, SecretUnreadableError } from '../kube/secrets/interface.ts';
 import { KeyedLock } from '../platform/keyed-lock.ts';
+import type { BudgetOf } from './budgets.ts';
 import { type ResolveOptions, readCredentials, SystemCache } from './cache.ts';
 import {
   compareVariants,
@@ -132,7 +134,12 @@ export class SystemService {
       if ((await this.#variants(id))?.has(environment)) {
         throw KG_ERR_SYSTEM_EXISTS(id, environment);
       }
-      const fieldsOfSystem: SystemFields = withoutUndefined({ id, environment, ...fields });
+      const fieldsOfSystem: SystemFields = withoutUndefined({
+        id,
+        environment,
+        ...fields,
+        rateLimit: isLimited(fields.rateLimit) ? fields.rateLimit : undefined,
+      });
       let created = await this.#resourceCall(id, () =>
         this.#systems.create(systemToResource(fieldsOfSystem, this.#namespace, undefined)),
       );
@@ -252,6 +259,13 @@ export class SystemService {
       documentationKeywords: body.documentationKeywords ?? spec.documentationKeywords,
       authType,
       gateway: body.gateway ?? spec.gateway,
+      // {} removes the budget.
+      rateLimit:
+        body.rateLimit === undefined
+          ? spec.rateLimit
+          : isLimited(body.rateLimit)
+            ? body.rateLimit
+            : undefined,
       codeAccess: body.codeAccess ?? spec.codeAccess,
       extraOrigins: body.extraOrigins ?? spec.extraOrigins,
       allowedNetworks: body.allowedNetworks ?? spec.allowedNetworks,
@@ -364,6 +378,18 @@ export class SystemService {
       const gateway = variants && variantForMode(variants, mode)?.spec.gateway;
       return gateway ? [gateway] : [];
     });
+  }
+
+  /**
+   * The rate budget of the variant a run in `mode` uses (run-time cache, no credentials read): its key in
+   * the store and its limits; undefined when it has none.
+   */
+  async budgetOf(systemId: string, mode: Environment): Promise<BudgetOf | undefined> {
+    const snapshot = await this.#cache.snapshot();
+    const variants = snapshot.variants.get(systemId);
+    const resource = variants && variantForMode(variants, mode);
+    const limit = resource?.spec.rateLimit;
+    return resource && isLimited(limit) ? { key: resource.metadata.name, limit } : undefined;
   }
 
   /** The REST shape of a variant; `known`: its credentials when the caller holds them (create, update). */

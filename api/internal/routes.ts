@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import {
+  KG_ERR_RUN_BUDGET_EXHAUSTED,
   KG_ERR_RUN_EVENTS_GAP,
   KG_ERR_RUN_IDENTITY_UNAVAILABLE,
   KG_ERR_RUN_NOT_FOUND,
@@ -18,6 +19,8 @@ import type { ResolvedSystem, RunOrder } from '../../contract/wire/run-order.ts'
 import {
   type AccessTokenAnswer,
   AccessTokenRequest,
+  type BudgetAnswer,
+  BudgetRequest,
   EventBatch,
   Heartbeat,
   type IdentityTokenAnswer,
@@ -40,6 +43,7 @@ import {
 } from '../../runs/execution/index.ts';
 import type { RunEventHub } from '../../runs/run-events.ts';
 import type { ExecutionMode, Store, StoredRun } from '../../store/index.ts';
+import type { SystemBudgets } from '../../systems/budgets.ts';
 import type { StateLimits } from '../../tools/state.ts';
 import { parseInput } from '../validation.ts';
 import { assertAttempt, identifyRunner } from './auth.ts';
@@ -65,6 +69,8 @@ export interface InternalRoutesDeps {
   accessToken?(systemId: string, mode: ExecutionMode, rejected?: { sha256: string }): Promise<GrantedToken>;
   /** An outbound identity token of the run for a request to `audience` (runs/identity/, the pool's source too). */
   identityToken?(run: StoredRun, audience: string): Promise<IdentityGrant>;
+  /** Systems' rate budgets, the same the worker pool takes from; without it runner Pods are not held back. */
+  budgets?: Pick<SystemBudgets, 'take' | 'release' | 'pause'>;
   /** Bounds of persistent tool state (KUBEGLUE_TOOL_STATE_*); the defaults without it. */
   stateLimits?: StateLimits;
   log(line: string): void;
@@ -177,6 +183,35 @@ export function registerInternalRoutes(app: FastifyInstance, deps: InternalRoute
       return { token: grant.token, expiresAt: grant.expiresAt };
     },
   );
+  // A running run's runner only, for systems its tool uses: the budget is every process's, not the runner's.
+  app.post<RunParams>(route(INTERNAL_PATHS.budget), async (request): Promise<BudgetAnswer> => {
+    const identity = await identifyRunner(store, request, { ended: false });
+    const body = parseInput(BudgetRequest, request.body, 'budget request');
+    assertAttempt(identity, body.attempt);
+    const run = await store.getRun(identity.runId);
+    if (run?.status !== 'running') throw KG_ERR_RUN_NOT_RUNNING(identity.runId);
+    if (!run.systemIds.includes(body.systemId)) throw KG_ERR_RUN_SYSTEM_NOT_USED(body.systemId);
+    const mode = run.executionMode ?? 'prod';
+    const { budgets } = deps;
+    if (!budgets) return body.take ? { waitMs: 0 } : {};
+    if (body.release) await budgets.release(body.systemId, mode, body.release.lease);
+    if (body.pause) await budgets.pause(body.systemId, mode, body.pause.forMs);
+    if (!body.take) return {};
+    try {
+      const ticket = await budgets.take(body.systemId, mode, body.take.withinMs);
+      if ('retryInMs' in ticket) return ticket;
+      return {
+        waitMs: ticket.waitMs,
+        ...(ticket.at !== undefined ? { at: ticket.at } : {}),
+        ...(ticket.lease !== undefined ? { lease: ticket.lease } : {}),
+      };
+    } catch (error) {
+      throw KG_ERR_RUN_BUDGET_EXHAUSTED(
+        body.systemId,
+        error instanceof Error ? error.message : String(error),
+      );
+    }
+  });
 
   app.put<RunParams>(route(INTERNAL_PATHS.result), async (request) => {
     const identity = await identifyRunner(store, request, { ended: true });

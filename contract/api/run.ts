@@ -587,6 +587,7 @@ export const RUN_LOG_EVENT_TYPES = [
   'step_started',
   'page_fetched',
   'retry',
+  'budget_wait',
   'step_finished',
   'run_finished',
 ] as const;
@@ -615,7 +616,17 @@ export const RunLogEvent = z
     page: z.number().int().optional().describe('page_fetched: the page number (from 1).'),
     totalFetched: z.number().int().optional().describe('page_fetched: items merged so far.'),
     attempt: z.number().int().optional().describe('retry: the attempt about to be made (2, 3, …).'),
-    delayMs: z.number().int().optional().describe('retry: the wait before it.'),
+    delayMs: z
+      .number()
+      .int()
+      .optional()
+      .describe("retry: the wait before it; budget_wait: the wait for the system's rate budget."),
+    system: z
+      .string()
+      .optional()
+      .describe(
+        "budget_wait: the system whose budget the step waits for (its base URL's host, else its id).",
+      ),
     httpStatus: z
       .number()
       .int()

@@ -190,6 +190,47 @@ export const systemSecurityFields = {
     ),
 };
 
+/**
+ * A system's rate budget: what every request of every run to it takes from, across replicas, engine workers
+ * and runner Pods (kept in the store; docs/operations.md). Each field is optional; none given (`{}`) means
+ * no budget.
+ */
+export const RateLimit = z
+  .strictObject({
+    requestsPerSecond: z
+      .number()
+      .positive()
+      .max(100_000)
+      .optional()
+      .describe('Requests per second the system is sent at most, on average.'),
+    burst: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .optional()
+      .describe('Requests that may go at once after a quiet spell (default 1: evenly spaced at the rate).'),
+    maxConcurrent: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .optional()
+      .describe('Requests in flight to the system at most at any moment.'),
+  })
+  .superRefine((value, ctx) => {
+    if (value.burst !== undefined && value.requestsPerSecond === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['burst'], message: 'burst needs requestsPerSecond' });
+    }
+  })
+  .meta({ id: 'RateLimit' });
+export type RateLimit = z.infer<typeof RateLimit>;
+
+/** Whether a rate limit limits anything (an empty one is the same as none). */
+export function isLimited(limit: RateLimit | undefined): limit is RateLimit {
+  return limit?.requestsPerSecond !== undefined || limit?.maxConcurrent !== undefined;
+}
+
 export const systemFields = {
   name: plainText(z.string().max(256)).optional().describe('Display name.'),
   url: z
@@ -214,6 +255,10 @@ export const systemFields = {
     'How credentials are sent: none, oauth, apiKey, basic, customHeaders, bearer, botToken, dataStore.',
   ),
   gateway: GatewayRef.optional().describe('Reach the system through a gateway agent instead of directly.'),
+  rateLimit: RateLimit.optional().describe(
+    'The budget every request to the system takes from, across all runs and replicas: ' +
+      '{requestsPerSecond, burst, maxConcurrent}, each optional; {} removes it. Absent: unlimited.',
+  ),
   ...systemSecurityFields,
 };
 
@@ -408,6 +453,35 @@ export const ApiKeyPlacementDecision = z
   .meta({ id: 'ApiKeyPlacementDecision' });
 export type ApiKeyPlacementDecision = z.infer<typeof ApiKeyPlacementDecision>;
 
+/** What a system's rate budget did, counted in the store since its first request (every replica's). */
+export const RateLimitUse = z
+  .object({
+    requests: z
+      .number()
+      .int()
+      .describe(
+        'Turns taken from the budget: one per request (each attempt counts), and one more for a turn given up because its sender could not use it on time.',
+      ),
+    waits: z.number().int().describe('Of those, the ones that had to wait for it.'),
+    waitMs: z.number().int().describe('Their waits, in all.'),
+    throttled: z
+      .number()
+      .int()
+      .describe('Answers 429 or 503 with Retry-After from the system; each paused the whole budget.'),
+    inFlight: z.number().int().describe('maxConcurrent: requests holding a slot now.'),
+    backlogMs: z
+      .number()
+      .int()
+      .describe('How long a request asking now would wait: how far ahead the budget is taken (0: free).'),
+    pausedUntil: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .describe("Paused by the system's Retry-After until then: nothing is sent before it."),
+    lastRequestAt: z.iso.datetime({ offset: true }).optional(),
+  })
+  .meta({ id: 'RateLimitUse' });
+export type RateLimitUse = z.infer<typeof RateLimitUse>;
+
 /** A system as the API returns it: credentials only as placeholders, never values. */
 export const System = z
   .object({
@@ -439,6 +513,9 @@ export const System = z
       .describe(
         'OAuth systems whose token kubeglue manages: token status, expiry and scopes; never a token.',
       ),
+    rateLimitUse: RateLimitUse.optional().describe(
+      'A system with a rateLimit, once its budget was used: what it let through and held back, across every replica.',
+    ),
     createdAt: z.iso.datetime({ offset: true }).optional(),
     updatedAt: z.iso.datetime({ offset: true }).optional(),
   })

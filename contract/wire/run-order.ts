@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { Recording } from '../api/recording.ts';
 import { RuntimeCredentials, StepResult } from '../api/run.ts';
-import { ApiKeyPlacement, AuthType } from '../api/system.ts';
+import { ApiKeyPlacement, AuthType, RateLimit } from '../api/system.ts';
 import { Tool } from '../api/tool.ts';
 import { JsonObject } from '../json.ts';
 
@@ -32,6 +32,12 @@ export const ResolvedSystem = z.object({
   tokenManaged: z.boolean().optional(),
   /** The system is reached through a gateway agent's tunnel (System.gateway). */
   gateway: z.strictObject({ tunnelId: z.string(), target: z.string() }).optional(),
+  /**
+   * The system has a rate budget (System.rateLimit): each request asks the run's host first
+   * (EngineRequest.budget). Absent: unlimited, and nothing is asked. The host reads the limits from the
+   * System itself; these say only what the engine reports while it waits.
+   */
+  rateLimit: RateLimit.optional(),
 });
 export type ResolvedSystem = z.infer<typeof ResolvedSystem>;
 

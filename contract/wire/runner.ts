@@ -18,6 +18,7 @@ export const INTERNAL_PATHS = {
   result: (runId: string) => `/internal/v1/runs/${encodeURIComponent(runId)}/result`,
   accessToken: (runId: string) => `/internal/v1/runs/${encodeURIComponent(runId)}/access-token`,
   identityToken: (runId: string) => `/internal/v1/runs/${encodeURIComponent(runId)}/identity-token`,
+  budget: (runId: string) => `/internal/v1/runs/${encodeURIComponent(runId)}/budget`,
 } as const;
 
 /** A W3C span id: 16 lowercase hex digits. */
@@ -54,6 +55,12 @@ export const EngineEventBody = z.discriminatedUnion('type', [
       endMs: z.number(),
       failed: z.boolean(),
     }),
+  }),
+  z.object({
+    type: z.literal('budget_wait'),
+    stepId: z.string(),
+    system: z.string(),
+    waitMs: z.number(),
   }),
 ]);
 
@@ -153,6 +160,28 @@ export const IdentityTokenAnswer = z.object({
   expiresAt: z.number(),
 });
 export type IdentityTokenAnswer = z.infer<typeof IdentityTokenAnswer>;
+/**
+ * `POST …/budget`: a request of the run to a system with a rateLimit takes from the system's budget (the
+ * answer: a BudgetAnswer), gives its maxConcurrent slot back, or pauses the budget after the system's
+ * Retry-After (both answered `{}`). Times are relative (the runner's and the API's clocks may differ), and
+ * a take's answer also says its moment on the API's clock (`at`, epoch ms), which a runner whose clock
+ * agrees uses instead, so that the time the answer took to arrive does not move the request later.
+ */
+export const BudgetRequest = z.strictObject({
+  attempt: z.number().int().min(1),
+  systemId: z.string().min(1).max(253),
+  take: z.strictObject({ withinMs: z.number().positive() }).optional(),
+  release: z.strictObject({ lease: z.string().min(1).max(64) }).optional(),
+  pause: z.strictObject({ forMs: z.number().positive() }).optional(),
+});
+export type BudgetRequest = z.infer<typeof BudgetRequest>;
+
+export const BudgetAnswer = z.union([
+  z.strictObject({ waitMs: z.number().min(0), at: z.number().optional(), lease: z.string().optional() }),
+  z.strictObject({ retryInMs: z.number().positive() }),
+  z.strictObject({}),
+]);
+export type BudgetAnswer = z.infer<typeof BudgetAnswer>;
 
 /** The termination message of a runner container: at most 4 KiB of JSON, never payload data. */
 export const TERMINATION_MESSAGE_LIMIT = 4096;

@@ -7,7 +7,7 @@
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { Agent, type Dispatcher, request } from 'undici';
 import type { JsonValue } from '../../contract/json.ts';
-import type { GatewayRoute } from '../types.ts';
+import type { GatewayRoute, RequestBudget } from '../types.ts';
 import { AgentCache } from './agent-cache.ts';
 import { decompress } from './decompress.ts';
 import { discardBody } from './discard-body.ts';
@@ -30,7 +30,13 @@ import {
   REDIRECT_STATUSES,
   RedirectError,
 } from './http-redirect.ts';
-import { type AttemptOutcome, DEFAULT_RETRY_POLICY, decideRetry, type RetryPolicy } from './retry.ts';
+import {
+  type AttemptOutcome,
+  DEFAULT_RETRY_POLICY,
+  decideRetry,
+  parseRetryAfter,
+  type RetryPolicy,
+} from './retry.ts';
 import { newSpanId } from './traceparent.ts';
 import { isSensitiveQueryName, maskUrl } from './url-mask.ts';
 
@@ -64,7 +70,15 @@ export interface HttpRequest {
   redact?: ((text: string) => string) | undefined;
   /** Told before each retry (live progress). */
   onRetry?: ((retry: { attempt: number; delayMs: number; status?: number | undefined }) => void) | undefined;
+  /**
+   * The system's rate budget: each attempt takes from it, and a 429 or 503 with Retry-After pauses all of
+   * it (every run's requests to the system wait, not only this one's).
+   */
+  budget?: RequestBudget | undefined;
 }
+
+/** Statuses whose Retry-After is the system asking everyone to slow down, not only this request. */
+const PAUSING_STATUSES = new Set([429, 503]);
 
 export interface HttpResponse {
   status: number;
@@ -447,6 +461,22 @@ async function attempt(ctx: AttemptContext): Promise<AttemptResult> {
   }
 }
 
+/** Waits for the system's budget, if it has one; a wait the run cannot afford fails like a timeout. */
+async function takeBudget(req: HttpRequest, ctx: AttemptContext): Promise<(() => void) | undefined> {
+  if (!req.budget) return undefined;
+  try {
+    return await req.budget.take(ctx.runSignal, ctx.deadline);
+  } catch (error) {
+    if (ctx.runSignal.aborted) throw abortedError(ctx, false, error);
+    throw new HttpRequestError(
+      'timeout',
+      `${describe(ctx.prepared)} was not sent: ${error instanceof Error ? error.message : String(error)}`,
+      undefined,
+      { cause: error },
+    );
+  }
+}
+
 async function defaultSleep(ms: number, signal: AbortSignal): Promise<void> {
   await sleepFor(ms, undefined, { signal });
 }
@@ -482,8 +512,18 @@ export async function httpRequest(req: HttpRequest, options: HttpClientOptions =
   };
 
   for (let attemptNumber = 1; ; attemptNumber++) {
-    const result = await attempt(ctx);
+    const release = await takeBudget(req, ctx);
+    let result: AttemptResult;
+    try {
+      result = await attempt(ctx);
+    } finally {
+      release?.();
+    }
     if (result.ok) return result.response;
+    if (req.budget && result.outcome.kind === 'status' && PAUSING_STATUSES.has(result.outcome.status)) {
+      const pauseMs = parseRetryAfter(result.outcome.retryAfter, now());
+      if (pauseMs !== undefined && pauseMs > 0) req.budget.pause(pauseMs);
+    }
     if (!req.retry.enabled) throw result.error;
     const decision = decideRetry({
       attempt: attemptNumber,

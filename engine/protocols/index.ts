@@ -79,14 +79,20 @@ export function createProtocols(options: ProtocolOptions = {}): Protocols {
     (protocol: ConnectionProtocol): ConnectionStep =>
     async ({ allowedNetworks, gateway, ...call }, ctx) => {
       const { step } = await connectionModule(protocol);
-      return step({
-        ...call,
-        ...(gateway ? { gateway: gatewayDial(relay, gateway) } : {}),
-        signal: ctx.signal,
-        deadline: ctx.deadline,
-        egress: guard.withAllow(allowedNetworks),
-        ...(ctx.maxDataBytes !== undefined ? { maxDataBytes: ctx.maxDataBytes } : {}),
-      });
+      // One step call is one request to the system's budget (its queries, transfers or commands).
+      const release = await ctx.budget?.take(ctx.signal, ctx.deadline);
+      try {
+        return await step({
+          ...call,
+          ...(gateway ? { gateway: gatewayDial(relay, gateway) } : {}),
+          signal: ctx.signal,
+          deadline: ctx.deadline,
+          egress: guard.withAllow(allowedNetworks),
+          ...(ctx.maxDataBytes !== undefined ? { maxDataBytes: ctx.maxDataBytes } : {}),
+        });
+      } finally {
+        release?.();
+      }
     };
   return {
     async http(call, ctx) {
@@ -100,6 +106,7 @@ export function createProtocols(options: ProtocolOptions = {}): Protocols {
           traceparent: traceparentFor(ctx.traceId, ctx.spanId),
           redact: ctx.redact,
           onRetry: ctx.onRetry,
+          budget: ctx.budget,
         },
         http,
       );

@@ -1,7 +1,7 @@
 import type { RunOrder } from '../../contract/wire/run-order.ts';
 import type { EngineSettings } from '../deps.ts';
 import type { GatewayRelayAddress } from '../protocols/gateway-socket.ts';
-import type { EngineEvent, EngineResult, GrantedToken, IdentityGrant } from '../types.ts';
+import type { BudgetTicket, EngineEvent, EngineResult, GrantedToken, IdentityGrant } from '../types.ts';
 
 /** What a worker runs with, sent as its first message. */
 export interface WorkerSettings extends EngineSettings {
@@ -23,6 +23,8 @@ export type ToWorker =
   | { type: 'token'; id: number; requestId: number; token?: GrantedToken; error?: string }
   /** The answer to an identity token request of run `id`: a token, or the error message to fail the step with. */
   | { type: 'identity'; id: number; requestId: number; grant?: IdentityGrant; error?: string }
+  /** The answer to a budget take of run `id`: a ticket, or the error message to fail the request with. */
+  | { type: 'budget'; id: number; requestId: number; ticket?: BudgetTicket; error?: string }
   | { type: 'shutdown' };
 
 export type FromWorker =
@@ -38,4 +40,11 @@ export type FromWorker =
   /** Run `id` needs a system's current OAuth access token (rejected: the one its target refused). */
   | { type: 'token_request'; id: number; requestId: number; systemId: string; rejected?: string }
   /** Run `id` needs an outbound identity token for a request to `audience` (an origin). */
-  | { type: 'identity_request'; id: number; requestId: number; audience: string };
+  | { type: 'identity_request'; id: number; requestId: number; audience: string }
+  /**
+   * Run `id` takes from a system's rate budget (answered by 'budget'), gives a maxConcurrent slot back, or
+   * pauses the budget after a Retry-After (neither answered). Only for systems with a rateLimit.
+   */
+  | { type: 'budget_request'; id: number; requestId: number; systemId: string; take: { withinMs: number } }
+  | { type: 'budget_release'; id: number; systemId: string; lease: string }
+  | { type: 'budget_pause'; id: number; systemId: string; forMs: number };

@@ -4,7 +4,14 @@ import { fileURLToPath } from 'node:url';
 import type { RunOrder } from '../../contract/wire/run-order.ts';
 import type { EngineSettings } from '../deps.ts';
 import type { GatewayRelayAddress } from '../protocols/gateway-socket.ts';
-import type { AccessTokenSource, EngineEvent, EngineResult, IdentityTokenSource } from '../types.ts';
+import type {
+  AccessTokenSource,
+  BudgetSource,
+  BudgetTicket,
+  EngineEvent,
+  EngineResult,
+  IdentityTokenSource,
+} from '../types.ts';
 import { workerEnvironment } from './env.ts';
 import type { FromWorker, ToWorker } from './ipc.ts';
 
@@ -30,6 +37,7 @@ interface InFlight {
   onEvent: ((event: EngineEvent, at: number) => void) | undefined;
   accessToken: AccessTokenSource | undefined;
   identityToken: IdentityTokenSource | undefined;
+  budget: BudgetSource | undefined;
   detach: () => void;
 }
 
@@ -131,6 +139,33 @@ function answerIdentity(
   }
   run.identityToken(message.audience).then(
     (grant) => reply({ grant }),
+    (error: unknown) => reply({ error: error instanceof Error ? error.message : String(error) }),
+  );
+}
+
+/** A run's rate budget question: the ticket, or why there is none; release and pause are not answered. */
+function answerBudget(
+  worker: Worker,
+  run: InFlight,
+  message: Extract<FromWorker, { type: 'budget_request' | 'budget_release' | 'budget_pause' }>,
+): void {
+  if (message.type === 'budget_release') {
+    run.budget?.release(message.systemId, message.lease);
+    return;
+  }
+  if (message.type === 'budget_pause') {
+    run.budget?.pause(message.systemId, message.forMs);
+    return;
+  }
+  const reply = (answer: { ticket?: BudgetTicket; error?: string }) =>
+    sendTo(worker, { type: 'budget', id: message.id, requestId: message.requestId, ...answer });
+  if (!run.budget) {
+    // No budget here (an engine run outside the API): the request goes, as for a system without one.
+    reply({ ticket: { waitMs: 0 } });
+    return;
+  }
+  run.budget.take(message.systemId, message.take.withinMs).then(
+    (ticket) => reply({ ticket }),
     (error: unknown) => reply({ error: error instanceof Error ? error.message : String(error) }),
   );
 }
@@ -294,6 +329,12 @@ export class WorkerPool {
       answerToken(worker, run, message);
     } else if (message.type === 'identity_request') {
       answerIdentity(worker, run, message);
+    } else if (
+      message.type === 'budget_request' ||
+      message.type === 'budget_release' ||
+      message.type === 'budget_pause'
+    ) {
+      answerBudget(worker, run, message);
     } else {
       worker.inFlight.delete(message.id);
       run.detach();
@@ -402,6 +443,8 @@ export class WorkerPool {
       accessToken?: AccessTokenSource;
       /** Answers the run's requests for outbound identity tokens (`<<kubeglue_identity_jwt>>`). */
       identityToken?: IdentityTokenSource;
+      /** Answers the run's takes from systems' rate budgets (systems with a rateLimit). */
+      budget?: BudgetSource;
       /**
        * Send the order at once (with whatever this turn queued for the worker) instead of at the end of
        * the turn: for a run nothing else is batched with, whose caller goes on with other work meanwhile.
@@ -422,6 +465,7 @@ export class WorkerPool {
         onEvent,
         accessToken: options.accessToken,
         identityToken: options.identityToken,
+        budget: options.budget,
         detach: () => signal?.removeEventListener('abort', onAbort),
       });
       worker.ready.then(

@@ -9,7 +9,7 @@ import { closeGatewayAgents } from '../protocols/gateway-http.ts';
 import { closeHttpAgent } from '../protocols/http.ts';
 import { closeConnectionPools } from '../protocols/index.ts';
 import { runTool } from '../run-tool.ts';
-import type { EngineEvent, GrantedToken, IdentityGrant } from '../types.ts';
+import type { BudgetSource, BudgetTicket, EngineEvent, GrantedToken, IdentityGrant } from '../types.ts';
 import type { FromWorker, ToWorker, WorkerSettings } from './ipc.ts';
 import { startWorkerWatchdog } from './watchdog.ts';
 
@@ -66,35 +66,65 @@ function runFinished(id: number): void {
   trimTimer = setTimeout(() => engine?.sandbox.trim(), TRIM_AFTER_IDLE_MS);
   trimTimer.unref();
 }
-/** Token requests waiting for the parent's answer, by request id. */
-const tokenRequests = new Map<
+/** Questions to the parent (tokens, budgets) waiting for its answer, by request id. */
+const parentRequests = new Map<
   number,
-  { resolve: (token: GrantedToken) => void; reject: (error: Error) => void }
+  { resolve: (answer: never) => void; reject: (error: Error) => void }
 >();
-let nextTokenRequest = 1;
+let nextParentRequest = 1;
 
-/** The parent process owns the store: it answers with the system's current token (or why there is none). */
-function askToken(runId: number, systemId: string, rejected: string | undefined): Promise<GrantedToken> {
-  const requestId = nextTokenRequest++;
-  return new Promise((resolve, reject) => {
-    tokenRequests.set(requestId, { resolve, reject });
-    send({ type: 'token_request', id: runId, requestId, systemId, ...(rejected ? { rejected } : {}) });
+/** Sends a question to the parent, which owns the store; resolves with its answer (see `answered`). */
+function askParent<T>(question: (requestId: number) => FromWorker): Promise<T> {
+  const requestId = nextParentRequest++;
+  return new Promise<T>((resolve, reject) => {
+    parentRequests.set(requestId, { resolve: resolve as (answer: never) => void, reject });
+    send(question(requestId));
   });
 }
 
-/** Identity token requests waiting for the parent's answer, by request id. */
-const identityRequests = new Map<
-  number,
-  { resolve: (grant: IdentityGrant) => void; reject: (error: Error) => void }
->();
+/** The parent's answer to a question: a value, or the error message to fail with. */
+function answered<T>(requestId: number, value: T | undefined, error: string | undefined, what: string): void {
+  const waiting = parentRequests.get(requestId);
+  parentRequests.delete(requestId);
+  if (value !== undefined) waiting?.resolve(value as never);
+  else waiting?.reject(new Error(error ?? `no ${what}`));
+}
+
+/** The parent process owns the store: it answers with the system's current token (or why there is none). */
+function askToken(runId: number, systemId: string, rejected: string | undefined): Promise<GrantedToken> {
+  return askParent((requestId) => ({
+    type: 'token_request',
+    id: runId,
+    requestId,
+    systemId,
+    ...(rejected ? { rejected } : {}),
+  }));
+}
+
+/** Systems' rate budgets are in the parent's store too; a release and a pause need no answer. */
+function budgetOf(runId: number): BudgetSource {
+  return {
+    take: async (systemId, withinMs) => {
+      const ticket = await askParent<BudgetTicket>((requestId) => ({
+        type: 'budget_request',
+        id: runId,
+        requestId,
+        systemId,
+        take: { withinMs },
+      }));
+      // The parent's clock is this one: its moment, not its wait, which the way back made late.
+      return 'at' in ticket && ticket.at !== undefined
+        ? { ...ticket, waitMs: Math.max(0, ticket.at - Date.now()) }
+        : ticket;
+    },
+    release: (systemId, lease) => send({ type: 'budget_release', id: runId, systemId, lease }),
+    pause: (systemId, forMs) => send({ type: 'budget_pause', id: runId, systemId, forMs }),
+  };
+}
 
 /** The parent process holds the signing key: it answers with a token of the run for `audience`. */
 function askIdentity(runId: number, audience: string): Promise<IdentityGrant> {
-  const requestId = nextTokenRequest++;
-  return new Promise((resolve, reject) => {
-    identityRequests.set(requestId, { resolve, reject });
-    send({ type: 'identity_request', id: runId, requestId, audience });
-  });
+  return askParent((requestId) => ({ type: 'identity_request', id: runId, requestId, audience }));
 }
 
 /** 'progress': step_finished without its data, so a listener that wants progress only copies no results. */
@@ -178,6 +208,7 @@ function receive(message: ToWorker): void {
         signal: controller.signal,
         accessToken: (systemId, rejected) => askToken(message.id, systemId, rejected),
         identityToken: (audience) => askIdentity(message.id, audience),
+        budget: budgetOf(message.id),
         onEvent: message.events
           ? (event) => sendEvent(message.id, eventFor(message.events, event))
           : undefined,
@@ -190,20 +221,15 @@ function receive(message: ToWorker): void {
     case 'cancel':
       running.get(message.id)?.abort();
       break;
-    case 'token': {
-      const waiting = tokenRequests.get(message.requestId);
-      tokenRequests.delete(message.requestId);
-      if (message.token) waiting?.resolve(message.token);
-      else waiting?.reject(new Error(message.error ?? 'no access token'));
+    case 'token':
+      answered(message.requestId, message.token, message.error, 'access token');
       break;
-    }
-    case 'identity': {
-      const waiting = identityRequests.get(message.requestId);
-      identityRequests.delete(message.requestId);
-      if (message.grant) waiting?.resolve(message.grant);
-      else waiting?.reject(new Error(message.error ?? 'no identity token'));
+    case 'budget':
+      answered(message.requestId, message.ticket, message.error, 'budget');
       break;
-    }
+    case 'identity':
+      answered(message.requestId, message.grant, message.error, 'identity token');
+      break;
     case 'shutdown':
       void shutdown();
       break;

@@ -12,6 +12,7 @@ import type { WorkerPool } from '../../engine/worker/pool.ts';
 import type { TraceExport } from '../../platform/traces.ts';
 import {
   type AccessTokens,
+  type Budgets,
   buildOrder,
   executeInPool,
   type FinishDeps,
@@ -54,6 +55,8 @@ export interface LaunchContext {
   accessToken?: AccessTokens;
   /** Where a run's outbound identity tokens come from (runs/identity/). */
   identityToken?: (run: StoredRun) => IdentityTokenSource;
+  /** Systems' rate budgets (systems/budgets.ts); without it nothing is held back. */
+  budgets?: Budgets;
   /** Executions a read-only run gets at most when a shutdown interrupts it (KUBEGLUE_MAX_RUN_ATTEMPTS). */
   maxRunAttempts?: number;
   /** Bounds of persistent tool state (KUBEGLUE_TOOL_STATE_*); the defaults without it. */
@@ -205,6 +208,7 @@ export class PoolLauncher implements Launcher {
         mode: run.executionMode ?? 'prod',
         accessToken: this.#ctx.accessToken,
         identityToken: this.#ctx.identityToken?.(run),
+        budgets: this.#ctx.budgets,
         // Nothing batches with a launch, and the step should not wait for the reconcile that launched it.
         immediate: true,
       });

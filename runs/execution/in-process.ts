@@ -7,6 +7,7 @@
 import type { RunOrder } from '../../contract/wire/run-order.ts';
 import type {
   AccessTokenSource,
+  BudgetSource,
   EngineResult,
   GrantedToken,
   IdentityTokenSource,
@@ -22,6 +23,9 @@ export type AccessTokens = (
   rejected?: string,
 ) => Promise<GrantedToken>;
 
+/** The rate budgets of systems for a run in `mode` (systems/budgets.ts SystemBudgets.forRun). */
+export type Budgets = (mode: ExecutionMode) => BudgetSource;
+
 export interface InProcessOptions {
   signal: AbortSignal;
   /** The run's execution mode: which of a system's tokens its steps get. */
@@ -29,6 +33,8 @@ export interface InProcessOptions {
   accessToken?: AccessTokens | undefined;
   /** The run's outbound identity tokens, signed by this process (runs/identity/). */
   identityToken?: IdentityTokenSource | undefined;
+  /** Where requests to systems with a rateLimit take from their budget (none: they are not held back). */
+  budgets?: Budgets | undefined;
   /**
    * Send the order at once rather than with what else this turn of the event loop queues for the worker:
    * for a launch, which nothing batches with and whose caller goes on with other work meanwhile.
@@ -55,5 +61,6 @@ export function executeInPool(
     ...(opts.immediate ? { immediate: true } : {}),
     ...(accessToken ? { accessToken } : {}),
     ...(opts.identityToken ? { identityToken: opts.identityToken } : {}),
+    ...(opts.budgets ? { budget: opts.budgets(opts.mode) } : {}),
   });
 }

@@ -22,7 +22,7 @@ export {
   type RecordedFinish,
   storedOutcome,
 } from './finish.ts';
-export { type AccessTokens, executeInPool, type InProcessOptions } from './in-process.ts';
+export { type AccessTokens, type Budgets, executeInPool, type InProcessOptions } from './in-process.ts';
 export { buildOrder, OrderRefusal, type OrderSources } from './order.ts';
 export { type BatchVerdict, type ReportSinks, type RunEnd, RunnerReports, RunReport } from './report.ts';
 export { asReused, type StepResultsStore, storedStepResults } from './reuse.ts';

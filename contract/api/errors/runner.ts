@@ -53,6 +53,14 @@ export const KG_ERR_RUN_SYSTEM_NOT_USED = define(
   (systemId: string) => `This run's tool does not use system '${systemId}'`,
   "A runner gets tokens only for its tool's systems: check the tool's steps.",
 );
+/** A request of a runner's run could not go before the run's deadline: its system's rate budget is taken. */
+export const KG_ERR_RUN_BUDGET_EXHAUSTED = define(
+  'KG_ERR_RUN_BUDGET_EXHAUSTED',
+  409,
+  (systemId: string, reason: string) => `system '${systemId}': ${reason}`,
+  "The system's rateLimit admits fewer requests than its runs send before their deadlines: raise the run's timeout, " +
+    'lower the load on the system, or raise its rateLimit if the system allows more (docs/operations.md).',
+);
 /** The API serving the internal port manages no OAuth tokens (started without OAuth). */
 export const KG_ERR_RUN_TOKENS_UNAVAILABLE = define(
   'KG_ERR_RUN_TOKENS_UNAVAILABLE',

@@ -189,6 +189,47 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
     expect(api.output()).not.toContain(received[0]);
   });
 
+  it("a runner Pod's requests and the API's own take from one rate budget of their system", async () => {
+    const created = await call('POST', '/v1/systems', {
+      id: 'budgeted',
+      url: target.url,
+      rateLimit: { requestsPerSecond: 4 },
+    });
+    expect(created.status).toBe(201);
+    target.route('GET', '/budgeted', { body: { ok: true } });
+    await createTool('budgeted-four', '/budgeted', {
+      steps: [
+        {
+          id: 'fetch',
+          dataSelector: '() => [1, 2, 3, 4]',
+          config: { systemId: 'budgeted', url: '/budgeted' },
+        },
+      ],
+    });
+    const runId = await startAsync('budgeted-four');
+    await podRunning(runId);
+    const sync = await call<Run>('POST', '/v1/tools/budgeted-four/run', {});
+    expect(sync.body.status, sync.body.error).toBe('success');
+    expect((await finished(runId)).status).toBe('success');
+
+    const arrivals = target.requests
+      .filter((req) => req.path === '/budgeted')
+      .map((req) => req.receivedAt)
+      .sort((a, b) => a - b);
+    expect(arrivals).toHaveLength(8);
+    // One turn each quarter second, whichever process sent it (the Pod's through the internal API): the
+    // eight span seven turns; a gap moves by the scheduling between a turn and its arrival, never to a burst.
+    expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThanOrEqual(7 * 250 - 100);
+    for (let i = 1; i < arrivals.length; i++)
+      expect(arrivals[i]! - arrivals[i - 1]!).toBeGreaterThanOrEqual(150);
+    const system = await call<{ data: { rateLimitUse?: { requests: number } } }>(
+      'GET',
+      '/v1/systems/budgeted',
+    );
+    // Turns taken: the eight, and any a late sender gave up for a new one.
+    expect(system.body.data.rateLimitUse?.requests).toBeGreaterThanOrEqual(8);
+  });
+
   it('fails a run whose step fails, with the step error in the run and the ToolRun', async () => {
     await createTool('broken', `${target.url}/broken`);
     const runId = await startAsync('broken');

@@ -416,6 +416,46 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
     await page.getByText('There is no system idp, or this API key may not use it.').waitFor();
   });
 
+  it("sets a system's rate budget in the form, and its page shows what the budget did", async () => {
+    target.route('GET', '/limited', { body: { ok: true } });
+    const page = await openSignedIn('/systems/new');
+    await page.getByLabel('Id').fill('limited-api');
+    await page.getByLabel('URL', { exact: true }).fill(target.url);
+    await page.getByLabel('Requests per second').fill('5');
+    await page.getByLabel('Requests in flight').fill('2');
+    await expectAccessible(page);
+    await page.getByRole('button', { name: 'Create system' }).click();
+    await page.waitForURL(`${api.url}/systems/limited-api`);
+    await variant(page, 'prod').getByText('5 requests/s, 2 in flight').waitFor();
+    await variant(page, 'prod').getByText('not used yet').waitFor();
+    expect(
+      (await call<{ data: { rateLimit?: unknown } }>('GET', '/v1/systems/limited-api')).data.rateLimit,
+    ).toEqual({
+      requestsPerSecond: 5,
+      maxConcurrent: 2,
+    });
+
+    await call('POST', '/v1/tools', {
+      id: 'limited-twice',
+      steps: [
+        { id: 'call', dataSelector: '() => [1, 2, 3]', config: { systemId: 'limited-api', url: '/limited' } },
+      ],
+    });
+    expect((await runTool('limited-twice')).status).toBe('success');
+    await page.reload();
+    await variant(page, 'prod')
+      .getByText(/^3 requests, \d+ waited/)
+      .waitFor();
+
+    // Emptying the fields removes the budget.
+    await page.getByRole('link', { name: 'Edit prod' }).click();
+    await page.getByLabel('Requests per second').fill('');
+    await page.getByLabel('Requests in flight').fill('');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.waitForURL(`${api.url}/systems/limited-api`);
+    await variant(page, 'prod').getByText('none (requests are not held back)').waitFor();
+  });
+
   it('works at 200 % zoom', async () => {
     const page = await openSignedIn('/systems', { viewport: { width: 600, height: 400 } });
     await page.locator('.systems-table').waitFor();

@@ -225,6 +225,30 @@ function Files({ run }: { run: Run }) {
   );
 }
 
+/**
+ * A running step that waits for its system's rate budget: the latest such wait of each step whose next
+ * event has not come yet ("waiting for api.example.com's budget, 1.2 s"; docs/operations.md).
+ */
+function BudgetWaits({ events }: { events: readonly RunLogEvent[] }) {
+  const waiting = new Map<string, RunLogEvent>();
+  for (const event of events) {
+    if (event.stepId === undefined) continue;
+    if (event.type === 'budget_wait') waiting.set(event.stepId, event);
+    else if (event.type === 'step_finished' || event.type === 'page_fetched') waiting.delete(event.stepId);
+  }
+  if (waiting.size === 0) return null;
+  return (
+    <p role="status" class="budget-waits">
+      {[...waiting.values()].map((event) => (
+        <span key={event.id}>
+          Step <code>{event.stepId}</code> is waiting for {event.system}'s budget,{' '}
+          {((event.delayMs ?? 0) / 1000).toFixed(1)} s.{' '}
+        </span>
+      ))}
+    </p>
+  );
+}
+
 function LiveEvents({ events }: { events: readonly RunLogEvent[] }) {
   const shown = events.slice(-EVENTS_SHOWN);
   return (
@@ -422,6 +446,7 @@ export function RunPage({ params }: { params: Record<string, string> }) {
           </p>
         )}
       </section>
+      {run.status === 'running' && <BudgetWaits events={events} />}
       {(run.status === 'running' || events.length > 0) && <LiveEvents events={events} />}
       <section aria-labelledby="inputs-title">
         <h2 id="inputs-title">Inputs</h2>

@@ -56,7 +56,29 @@ interface Draft {
   authType: AuthType;
   credentials: CredentialDraft;
   documentationUrl: string;
+  /** The rate budget's fields as typed (empty: not set). */
+  requestsPerSecond: string;
+  burst: string;
+  maxConcurrent: string;
 }
+
+type RateLimitDraft = Pick<Draft, 'requestsPerSecond' | 'burst' | 'maxConcurrent'>;
+
+/** The rateLimit the fields say ({} when all are empty: no budget). The server checks the values. */
+function rateLimitOf(draft: RateLimitDraft): NonNullable<System['rateLimit']> {
+  const number = (text: string) => (text.trim() === '' ? undefined : Number(text));
+  const requestsPerSecond = number(draft.requestsPerSecond);
+  const burst = number(draft.burst);
+  const maxConcurrent = number(draft.maxConcurrent);
+  return {
+    ...(requestsPerSecond !== undefined ? { requestsPerSecond } : {}),
+    ...(burst !== undefined ? { burst } : {}),
+    ...(maxConcurrent !== undefined ? { maxConcurrent } : {}),
+  };
+}
+
+const sameRateLimit = (a: System['rateLimit'], b: System['rateLimit']) =>
+  JSON.stringify(a ?? {}) === JSON.stringify(b ?? {});
 
 function draftFrom(system: System | undefined, id: string, environment: Environment): Draft {
   const authType = system?.authType ?? 'none';
@@ -73,6 +95,9 @@ function draftFrom(system: System | undefined, id: string, environment: Environm
     authType,
     credentials: draftOf(fieldsFor(authType, protocol), system ? credentialKeys(system) : []),
     documentationUrl: system?.documentationUrl ?? '',
+    requestsPerSecond: String(system?.rateLimit?.requestsPerSecond ?? ''),
+    burst: String(system?.rateLimit?.burst ?? ''),
+    maxConcurrent: String(system?.rateLimit?.maxConcurrent ?? ''),
   };
 }
 
@@ -426,6 +451,7 @@ export function SystemFormPage({ params }: PageProps) {
           ...(draft.authType !== originalAuth ? { authType: draft.authType } : {}),
           ...(credentials ? { credentials } : {}),
           ...(gateway ? { gateway } : {}),
+          ...(sameRateLimit(rateLimitOf(draft), stored.rateLimit) ? {} : { rateLimit: rateLimitOf(draft) }),
           // Given again unchanged, it would fetch the documentation again.
           ...(draft.documentationUrl !== (stored.documentationUrl ?? '')
             ? { documentationUrl: draft.documentationUrl }
@@ -441,6 +467,7 @@ export function SystemFormPage({ params }: PageProps) {
           ...(credentials ? { credentials } : {}),
           ...(gateway ? { gateway } : {}),
           ...(draft.documentationUrl ? { documentationUrl: draft.documentationUrl } : {}),
+          ...(Object.keys(rateLimitOf(draft)).length > 0 ? { rateLimit: rateLimitOf(draft) } : {}),
         });
       }
       // The form (and every value typed into it) is gone with the navigation.
@@ -617,6 +644,38 @@ export function SystemFormPage({ params }: PageProps) {
             value={draft.documentationUrl}
             hint="OpenAPI, a doc site, HTML, PDF, zip, Markdown: fetched and processed in the background. A file can be uploaded on the system's page."
             change={(documentationUrl) => set({ documentationUrl })}
+          />
+        </fieldset>
+
+        <fieldset>
+          <legend>Rate budget</legend>
+          <p class="field-note">
+            What every run's requests to this system share, across all replicas and runner Pods. Leave all
+            three empty for no budget (docs/operations.md).
+          </p>
+          <TextField
+            id="system-rate"
+            label="Requests per second"
+            value={draft.requestsPerSecond}
+            pattern="[0-9]*\.?[0-9]*"
+            hint="At most this many requests a second, on average (0.5: one every 2 s)."
+            change={(requestsPerSecond) => set({ requestsPerSecond })}
+          />
+          <TextField
+            id="system-burst"
+            label="Burst"
+            value={draft.burst}
+            pattern="[0-9]*"
+            hint="Requests that may go at once after a quiet spell (empty: 1, evenly spaced)."
+            change={(burst) => set({ burst })}
+          />
+          <TextField
+            id="system-max-concurrent"
+            label="Requests in flight"
+            value={draft.maxConcurrent}
+            pattern="[0-9]*"
+            hint="At most this many requests to the system at any moment (empty: no limit)."
+            change={(maxConcurrent) => set({ maxConcurrent })}
           />
         </fieldset>
 

@@ -28,6 +28,33 @@ const ENVIRONMENT_NAMES: Record<Environment, string> = {
 
 type Variants = Partial<Record<Environment, System>>;
 
+/** The system's rateLimit and what its budget did, across every replica (rateLimitUse). */
+function RateBudget({ system }: { system: System }) {
+  const limit = system.rateLimit;
+  if (!limit) return <>none (requests are not held back)</>;
+  const parts = [
+    limit.requestsPerSecond !== undefined && `${limit.requestsPerSecond} requests/s`,
+    limit.burst !== undefined && `bursts of ${limit.burst}`,
+    limit.maxConcurrent !== undefined && `${limit.maxConcurrent} in flight`,
+  ].filter(Boolean);
+  const use = system.rateLimitUse;
+  return (
+    <>
+      {parts.join(', ')}
+      {use ? (
+        <p class="muted budget-use">
+          {use.requests} requests, {use.waits} waited ({(use.waitMs / 1000).toFixed(1)} s in all),{' '}
+          {use.throttled} answered 429/503 · now: {use.inFlight} in flight
+          {use.backlogMs > 0 ? `, next free in ${(use.backlogMs / 1000).toFixed(1)} s` : ', free'}
+          {use.pausedUntil ? `, paused until ${formatTime(use.pausedUntil)}` : ''}
+        </p>
+      ) : (
+        <p class="muted budget-use">not used yet</p>
+      )}
+    </>
+  );
+}
+
 function Variant(props: { system: System; canWrite: boolean; canTest: boolean; changed(): void }) {
   const { system, canWrite, canTest, changed } = props;
   const edit = withQuery(`/systems/${encodeURIComponent(system.id)}/edit`, {
@@ -77,6 +104,10 @@ function Variant(props: { system: System; canWrite: boolean; canTest: boolean; c
             </dd>
           </>
         )}
+        <dt>Rate budget</dt>
+        <dd>
+          <RateBudget system={system} />
+        </dd>
         <dt>Code access</dt>
         <dd>{system.codeAccess ? 'tool code may read the credentials' : 'no (templates only)'}</dd>
         <dt>Updated</dt>
