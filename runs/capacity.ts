@@ -74,7 +74,6 @@ function keyRequest(caller: Caller): KeyQuotaRequest | undefined {
 export async function takeCapacity(store: Store, request: CapacityRequest): Promise<TakenCapacity> {
   const tool = toolRequest(request.tool, request.async);
   const key = keyRequest(request.caller);
-  console.log('CAP', request.runId, JSON.stringify(request.caller), JSON.stringify(key));
   if (!tool && !key) return NOTHING;
   const timeoutMs = request.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS;
   const started = Date.now();
@@ -90,7 +89,6 @@ export async function takeCapacity(store: Store, request: CapacityRequest): Prom
     if (!request.async) await store.runSlots.release(request.runId);
   };
   let claim = await store.runSlots.claim(claimOf(new Date(), true));
-  console.log('CLAIM', JSON.stringify(claim), JSON.stringify(await store.getRun(request.runId)));
   if (claim.key?.refused === 'runsPerMinute') {
     throw KG_ERR_KEY_QUOTA_EXCEEDED('runsPerMinute', claim.key.limit, claim.key.resetSeconds);
   }

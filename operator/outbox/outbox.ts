@@ -97,6 +97,7 @@ export class OutboxDelivery {
     this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.#pollMs = options.pollMs ?? DEFAULT_POLL_MS;
     this.#retryDelayMs = options.retryDelayMs;
+    // biome-ignore lint/suspicious/noConsole: the sink of a delivery loop built without a logger (tests, tools)
     this.#log = options.log ?? ((line) => console.log(line));
     this.#now = options.now ?? Date.now;
     this.#jobs = options.jobs ?? new JobSupervisor({ log: this.#log, now: this.#now });
