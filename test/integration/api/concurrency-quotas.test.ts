@@ -33,6 +33,19 @@ function answer(res: ServerResponse | undefined, body: unknown): void {
   res?.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
+/**
+ * Ends the one run holding its slot (held[0]) and waits for the run queued behind it to reach `path`:
+ * its request comes only after the first run ended.
+ */
+async function endFirstThenNextStarts(held: ServerResponse[], path: string): Promise<void> {
+  expect(held).toHaveLength(1);
+  const firstEnded = Date.now();
+  answer(held[0], { n: 1 });
+  await expect.poll(() => held.length, { timeout: 20_000 }).toBe(2);
+  const second = target.requests.filter((r) => r.path === path)[1];
+  expect(second?.receivedAt).toBeGreaterThanOrEqual(firstEnded);
+}
+
 const startAsync = (runApi: TestApi, toolId: string, key?: string) =>
   runApi.call<Run>('POST', `/v1/tools/${toolId}/run`, {
     body: { options: { async: true } },
@@ -80,13 +93,7 @@ describe('a tool at its maxConcurrentRuns', () => {
     expect(shown.waiting?.message).toMatch(/^Waiting for a slot of tool one-at-a-time: position 1/);
     const listed = await api.call<{ data: Run[] }>('GET', '/v1/runs?toolId=one-at-a-time&status=running');
     expect(listed.body.data.find((run) => run.runId === second.body.runId)?.waiting?.position).toBe(1);
-    expect(held).toHaveLength(1);
-    const firstEnded = Date.now();
-    answer(held[0], { n: 1 });
-    await expect.poll(() => held.length, { timeout: 20_000 }).toBe(2);
-    expect(target.requests.filter((r) => r.path === '/one')[1]?.receivedAt).toBeGreaterThanOrEqual(
-      firstEnded,
-    );
+    await endFirstThenNextStarts(held, '/one');
     answer(held[1], { n: 2 });
     const done = await waitForRun<Run>(api, second.body.runId);
     expect(done).toMatchObject({ status: 'success' });
@@ -105,13 +112,7 @@ describe('a tool at its maxConcurrentRuns', () => {
     const queued = async () =>
       (await api.embedded.store.runSlots.waiting(['sync-waiter'], new Date())).length;
     await expect.poll(queued, { timeout: 20_000 }).toBe(1);
-    expect(held).toHaveLength(1);
-    const firstEnded = Date.now();
-    answer(held[0], { n: 1 });
-    await expect.poll(() => held.length, { timeout: 20_000 }).toBe(2);
-    expect(target.requests.filter((r) => r.path === '/sync-queue')[1]?.receivedAt).toBeGreaterThanOrEqual(
-      firstEnded,
-    );
+    await endFirstThenNextStarts(held, '/sync-queue');
     answer(held[1], { n: 2 });
     expect((await sync).body).toMatchObject({ status: 'success', data: { n: 2 } });
     expect((await waitForRun<Run>(api, first.body.runId)).status).toBe('success');

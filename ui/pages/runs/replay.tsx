@@ -8,6 +8,7 @@ import { useId, useState } from 'preact/hooks';
 import * as routes from '../../../contract/api/route-paths.ts';
 import { ApiFailure } from '../../api/client.ts';
 import type { ErrorIssue, ReplayAnswer, Run, SavedToolTest } from '../../api/types.ts';
+import { useAction } from '../../components/action.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { type EditorIssue, JsonEditor, jsonSyntaxIssue } from '../../components/json-editor.tsx';
 import { JsonView } from '../../components/json-view.tsx';
@@ -89,42 +90,38 @@ function ReplayResult({ answer }: { answer: ReplayAnswer }) {
 export function ReplayPanel({ run }: { run: Run }) {
   const editorId = useId();
   const [answer, setAnswer] = useState<ReplayAnswer>();
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run: start } = useAction();
   const [text, setText] = useState<string>();
   const [loadError, setLoadError] = useState<unknown>();
   const [syntax, setSyntax] = useState<ReturnType<typeof jsonSyntaxIssue>>();
   const [issues, setIssues] = useState<readonly EditorIssue[]>([]);
 
-  const replay = async (tool?: Record<string, unknown>) => {
-    setBusy(true);
-    setError(undefined);
-    setIssues([]);
-    setAnswer(undefined);
-    try {
-      setAnswer(
-        await client().call(routes.replayRun, {
-          params: { runId: run.runId },
-          body: tool ? { tool: tool as never } : { definition: 'current' },
-        }),
-      );
-    } catch (caught) {
-      setError(caught);
-      // A problem of the definition is placed at its line in the editor: the save-time checks name it
-      // from the tool, the body's validation from the body ({tool}).
-      if (caught instanceof ApiFailure && tool) {
-        setIssues(
-          (caught.issues as readonly ErrorIssue[]).flatMap((issue) =>
-            typeof issue === 'string'
-              ? []
-              : [{ ...issue, path: issue.path[0] === 'tool' ? issue.path.slice(1) : issue.path }],
-          ),
+  const replay = (tool?: Record<string, unknown>) =>
+    start(async () => {
+      setIssues([]);
+      setAnswer(undefined);
+      try {
+        setAnswer(
+          await client().call(routes.replayRun, {
+            params: { runId: run.runId },
+            body: tool ? { tool: tool as never } : { definition: 'current' },
+          }),
         );
+      } catch (caught) {
+        // A problem of the definition is placed at its line in the editor: the save-time checks name it
+        // from the tool, the body's validation from the body ({tool}).
+        if (caught instanceof ApiFailure && tool) {
+          setIssues(
+            (caught.issues as readonly ErrorIssue[]).flatMap((issue) =>
+              typeof issue === 'string'
+                ? []
+                : [{ ...issue, path: issue.path[0] === 'tool' ? issue.path.slice(1) : issue.path }],
+            ),
+          );
+        }
+        throw caught;
       }
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   // The editor starts from the tool's current definition, read when first opened.
   const openEditor = (open: boolean) => {
     if (!open || text !== undefined) return;
@@ -198,24 +195,16 @@ export function ReplayPanel({ run }: { run: Run }) {
 /** "Save as test": the run, its recording and its output as a test of its tool. */
 export function SaveAsTest({ run }: { run: Run }) {
   const [saved, setSaved] = useState<SavedToolTest>();
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
-  const save = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
+  const { busy, error, run: start } = useAction();
+  const save = () =>
+    start(async () =>
       setSaved(
         await client().call(routes.addToolTest, {
           params: { toolId: run.toolId },
           body: { fromRun: run.runId },
         }),
-      );
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+      ),
+    );
   return (
     <div class="save-as-test">
       <button type="button" class="secondary" disabled={busy} onClick={save}>

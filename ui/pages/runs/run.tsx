@@ -8,6 +8,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import * as routes from '../../../contract/api/route-paths.ts';
 import type { Run, RunLogEvent, RunResults, StepResult } from '../../api/types.ts';
+import { useAction } from '../../components/action.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatBytes, formatDuration, formatTime } from '../../components/format.ts';
 import { JsonView } from '../../components/json-view.tsx';
@@ -279,8 +280,7 @@ export function RunPage({ params }: { params: Record<string, string> }) {
   const [results, setResults] = useState<RunResults>();
   const [events, setEvents] = useState<RunLogEvent[]>([]);
   const [error, setError] = useState<unknown>();
-  const [actionError, setActionError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
   const [now, setNow] = useState(Date.now());
   const recording = useRecording(runId);
 
@@ -351,42 +351,21 @@ export function RunPage({ params }: { params: Record<string, string> }) {
   }
   if (!run) return <p role="status">Loading run {runId}…</p>;
 
-  const cancel = async () => {
-    setBusy(true);
-    setActionError(undefined);
-    try {
+  const cancel = () =>
+    action.run(async () => {
       setRun(await client().call(routes.cancelRun, { params: { runId: run.runId } }));
-    } catch (caught) {
-      setActionError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
-  const again = async () => {
-    setBusy(true);
-    setActionError(undefined);
-    try {
+    });
+  const again = () =>
+    action.run(async () => {
       const started = await client().startRun(run.toolId, run.toolPayload);
       navigate(`/runs/${encodeURIComponent(started.runId)}`);
-    } catch (caught) {
-      setActionError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
-  const resume = async () => {
-    setBusy(true);
-    setActionError(undefined);
-    try {
+  const resume = () =>
+    action.run(async () => {
       const started = await client().resumeRun(run.runId);
       navigate(`/runs/${encodeURIComponent(started.runId)}`);
-    } catch (caught) {
-      setActionError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   const scopes = session.value?.me.scopes ?? [];
   const canSaveTest = scopes.includes('tools:write') && scopes.includes('runs:read');
@@ -407,21 +386,21 @@ export function RunPage({ params }: { params: Record<string, string> }) {
         </h1>
         <div class="actions">
           {run.status === 'running' && (
-            <button type="button" class="danger" disabled={busy} onClick={cancel}>
+            <button type="button" class="danger" disabled={action.busy} onClick={cancel}>
               Cancel run
             </button>
           )}
-          <button type="button" disabled={busy} onClick={again}>
+          <button type="button" disabled={action.busy} onClick={again}>
             Run again with these inputs
           </button>
           {resumable && (
-            <button type="button" class="secondary" disabled={busy} onClick={resume}>
+            <button type="button" class="secondary" disabled={action.busy} onClick={resume}>
               {resumeLabel(steps)}
             </button>
           )}
         </div>
       </div>
-      <ErrorMessage error={actionError} title="That did not work" />
+      <ErrorMessage error={action.error} title="That did not work" />
       <Facts run={run} />
       {run.waiting && (
         <p class="run-waiting" role="status" aria-label="Why the run waits">

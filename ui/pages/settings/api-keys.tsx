@@ -80,6 +80,23 @@ function useSuggestions(me: Me): { tools: string[]; systems: string[] } {
   return found;
 }
 
+/** A quota of the new key: a whole number from 1, the text kept as typed (empty for none). */
+function QuotaField(props: { id: string; label: string; value: string; change(value: string): void }) {
+  return (
+    <div class="field">
+      <label for={props.id}>{props.label}</label>
+      <input
+        id={props.id}
+        type="number"
+        min={1}
+        step={1}
+        value={props.value}
+        onInput={(event) => props.change(event.currentTarget.value)}
+      />
+    </div>
+  );
+}
+
 function CreateKeyForm({ me, created }: { me: Me; created(key: ApiKeyCreated): void }) {
   const [name, setName] = useState('');
   const [admin, setAdmin] = useState(false);
@@ -178,28 +195,18 @@ function CreateKeyForm({ me, created }: { me: Me; created(key: ApiKeyCreated): v
       />
       <fieldset class="quotas">
         <legend>Quotas: empty for none</legend>
-        <div class="field">
-          <label for="key-runs-per-minute">Runs per minute</label>
-          <input
-            id="key-runs-per-minute"
-            type="number"
-            min={1}
-            step={1}
-            value={perMinute}
-            onInput={(event) => setPerMinute(event.currentTarget.value)}
-          />
-        </div>
-        <div class="field">
-          <label for="key-concurrent-runs">Runs in progress at once</label>
-          <input
-            id="key-concurrent-runs"
-            type="number"
-            min={1}
-            step={1}
-            value={concurrent}
-            onInput={(event) => setConcurrent(event.currentTarget.value)}
-          />
-        </div>
+        <QuotaField
+          id="key-runs-per-minute"
+          label="Runs per minute"
+          value={perMinute}
+          change={setPerMinute}
+        />
+        <QuotaField
+          id="key-concurrent-runs"
+          label="Runs in progress at once"
+          value={concurrent}
+          change={setConcurrent}
+        />
       </fieldset>
       <ErrorMessage error={error} title="The key was not created" />
       <div class="actions">

@@ -7,6 +7,7 @@
 import { useState } from 'preact/hooks';
 import * as routes from '../../../contract/api/route-paths.ts';
 import type { Tool, ToolTestAnswer } from '../../api/types.ts';
+import { useAction } from '../../components/action.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { Badge } from '../../components/status.tsx';
 import { ValueDiff } from '../../components/value-diff.tsx';
@@ -15,20 +16,12 @@ import { client } from '../../session.ts';
 export function ToolTests({ tool, canRun }: { tool: Tool; canRun: boolean }) {
   const tests = tool.tests ?? [];
   const [answer, setAnswer] = useState<ToolTestAnswer>();
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
-  const run = async () => {
-    setBusy(true);
-    setError(undefined);
-    setAnswer(undefined);
-    try {
+  const { busy, error, run: start } = useAction();
+  const run = () =>
+    start(async () => {
+      setAnswer(undefined);
       setAnswer(await client().call(routes.testTool, { params: { toolId: tool.id } }));
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   const results = new Map(answer?.results.map((result) => [result.name, result]));
   const failed = answer?.results.filter((result) => !result.passed).length ?? 0;
   return (
