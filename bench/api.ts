@@ -22,6 +22,9 @@ const CONCURRENCY = 32;
 export const LISTING_ITEMS = 45;
 export const PAGE_SIZE = 10;
 const PAGES = Math.ceil(LISTING_ITEMS / PAGE_SIZE);
+/** The one-step GET with a small transform: the outputTransform reads one field of the step's data. */
+export const TRANSFORM_TOOL = 'bench-transform';
+export const TRANSFORM_SOURCE = '(s) => s.get.data.ok';
 /** How long to wait after the load for idle engine workers to retire (KUBEGLUE_WORKER_IDLE_MS + margin). */
 const SETTLE_MS = bench.settleMs;
 
@@ -120,11 +123,19 @@ export function client(base: string) {
   return { agent, call };
 }
 
-/** The benchmark's two tools (a one-step GET, a 5-page pagination + transform) and a call of each. */
+/**
+ * The benchmark's tools and a call of each: a one-step GET; the same GET with a small outputTransform that
+ * reads one field (what users run: the headline figures use it); a 5-page pagination + transform.
+ */
 export async function createBenchTools(call: ReturnType<typeof client>['call'], targetUrl: string) {
   await call('POST', '/tools', {
     id: 'bench-get',
     steps: [{ id: 'get', config: { url: `${targetUrl}/ok` } }],
+  });
+  await call('POST', '/tools', {
+    id: TRANSFORM_TOOL,
+    steps: [{ id: 'get', config: { url: `${targetUrl}/ok` } }],
+    outputTransform: TRANSFORM_SOURCE,
   });
   await call('POST', '/tools', {
     id: 'bench-pages',
@@ -147,13 +158,19 @@ export async function createBenchTools(call: ReturnType<typeof client>['call'], 
     ],
   });
   const run = () => call('POST', '/tools/bench-get/run', {});
+  const runTransform = async () => {
+    const result = await call('POST', `/tools/${TRANSFORM_TOOL}/run`, {});
+    if (result.status !== 'success' || result.data !== true) {
+      throw new Error(`transform bench run: ${JSON.stringify(result).slice(0, 300)}`);
+    }
+  };
   const runPages = async () => {
     const result = await call('POST', '/tools/bench-pages/run', {});
     if (result.status !== 'success' || !Array.isArray(result.data) || result.data.length !== LISTING_ITEMS) {
       throw new Error(`pagination bench run: ${JSON.stringify(result).slice(0, 300)}`);
     }
   };
-  return { run, runPages };
+  return { run, runTransform, runPages };
 }
 
 /** The tree's PSS once the idle engine workers have retired (back to the server and one worker). */
@@ -195,6 +212,7 @@ export function startBenchClient(serverUrl: string, targetUrl: string): Promise<
     targetUrl,
     key: ADMIN_KEY,
     tool: 'bench-get',
+    transformTool: TRANSFORM_TOOL,
     pagesTool: 'bench-pages',
     items: LISTING_ITEMS,
     pageSize: PAGE_SIZE,
