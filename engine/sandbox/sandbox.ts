@@ -189,8 +189,14 @@ export class Sandbox {
     if (!(timeoutMs >= 1)) {
       return Promise.reject(new SandboxError('timeout', 'no time left to run the function', { label }));
     }
-    // Guarded and captured properties need the driver; a selector reads neither.
-    if (this.#options.hostSelectors && !options.guarded?.length && options.capture === undefined) {
+    // Guarded and captured properties need the driver; a selector reads neither. The host answers as a
+    // fresh context would: not once the run has a context of its own, which its code may have changed.
+    if (
+      this.#options.hostSelectors &&
+      !options.guarded?.length &&
+      options.capture === undefined &&
+      run?.touched !== true
+    ) {
       const answer = this.#selector(source)?.(args);
       if (answer !== undefined) return Promise.resolve(answer.value);
     }
@@ -214,6 +220,7 @@ export class Sandbox {
       guarded,
       options.capture,
     );
+    if (run !== undefined) run.touched = true;
     this.#queue.push(job);
     this.#pump();
     return job.promise;

@@ -7,7 +7,10 @@ import type { JsonValue } from '../../contract/json.ts';
  * parsed into a path template, never executed), so nothing of one run can reach another, and a
  * context (~0.3 ms of CPU to create) is not needed.
  *
- * The answer is the one the isolate would give, or none (the caller then evaluates in the isolate).
+ * The answer is the one a fresh context would give, or none (the caller then evaluates in the isolate);
+ * so the sandbox asks only where the evaluation would get a fresh context: outside a run, or in a run
+ * none of whose evaluations went to an isolate yet (its code may have changed its context's prototypes,
+ * `Object.prototype.toJSON` included, which a later evaluation of the run sees).
  * The isolate sees the JSON image of the arguments (`JSON.parse(JSON.stringify(args))`), so every read
  * here follows that image: an `undefined` member is missing, an `undefined` array element or a
  * non-finite number is `null`. Whatever the image could not settle without V8's prototypes is left to

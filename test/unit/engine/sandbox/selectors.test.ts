@@ -160,6 +160,27 @@ describe('selectors answered on the host', () => {
     );
   });
 
+  it('leaves a run’s selectors to its context once its code ran there: what the code changed counts', async () => {
+    const run = host.openRun({ key: 'k', tool: 't' });
+    try {
+      expect(await run.evaluate('(s) => s.missing', [{}])).toBeNull();
+      await run.evaluate(
+        '() => { Object.prototype.missing = "inherited"; Object.prototype.toJSON = function () { return "replaced"; }; }',
+        [],
+      );
+      expect(await run.evaluate('(s) => s.missing', [{}])).toBe('inherited');
+      expect(await run.evaluate('(s) => ({ a: s.a })', [{ a: 1 }])).toBe('replaced');
+    } finally {
+      run.close();
+    }
+    const fresh = host.openRun({ key: 'k', tool: 't' });
+    try {
+      expect(await fresh.evaluate('(s) => ({ a: s.a, missing: s.missing })', [{ a: 1 }])).toEqual({ a: 1 });
+    } finally {
+      fresh.close();
+    }
+  });
+
   it('gives a copy: changing the result leaves the arguments alone', async () => {
     const args: JsonValue[] = [{ a: { b: [1] } }];
     const result = (await host.evaluate('(s) => s.a', args)) as { b: number[] };
@@ -171,9 +192,10 @@ describe('selectors answered on the host', () => {
     const sandbox = new Sandbox({ ...DEFAULTS, timeoutMs: 1_000, keyConcurrency: 1, maxIsolates: 1 });
     try {
       const run = sandbox.openRun({ key: 'a', tool: 't' });
+      const next = sandbox.openRun({ key: 'a', tool: 't' });
       const order: string[] = [];
       const loop = run.evaluate('() => { for (;;) {} }', []).catch(() => order.push('loop'));
-      const selected = run.evaluate('(s) => s.get.data.ok', [DATA]).then((value) => {
+      const selected = next.evaluate('(s) => s.get.data.ok', [DATA]).then((value) => {
         order.push('selector');
         return value;
       });
@@ -181,6 +203,7 @@ describe('selectors answered on the host', () => {
       await loop;
       expect(order).toEqual(['selector', 'loop']);
       run.close();
+      next.close();
     } finally {
       sandbox.dispose();
     }
