@@ -21,22 +21,29 @@ import type { JsonValue } from '../../contract/json.ts';
  *
  * The grammar (anything else is not a selector): a parenthesized or bare parameter list of plain
  * identifiers, `=>`, and an expression made of: a path from a parameter (`.name`, `?.name`,
- * `[0]`, `["key"]`, `?.[…]`), a parenthesized object literal at the top (`({ … })`) or an object literal
+ * `[0]`, `["key"]`, `?.[…]`), ending at most in `.map((item, index, array) => expression)` over an
+ * array (the expression may read the callback's and the function's parameters), a parenthesized object literal at the top (`({ … })`) or an object literal
  * inside, with `name`, `"string"` or integer keys (never `__proto__`), an array literal, a string,
  * number, `true`, `false` or `null`; at least one path (a constant is left to the isolate).
  */
 export type Selector = (args: readonly JsonValue[]) => { value: JsonValue } | undefined;
 
 type Node =
-  | { kind: 'path'; root: number; steps: Step[] }
+  | { kind: 'path'; root: Slot; steps: Step[] }
   | { kind: 'object'; entries: [string, Node][] }
   | { kind: 'array'; items: Node[] }
   | { kind: 'literal'; value: JsonValue };
 
-interface Step {
-  key: string;
-  optional: boolean;
+/** A parameter: of the function (frame 0) or of a `.map` callback inside it (frame 1, 2, …). */
+interface Slot {
+  frame: number;
+  index: number;
 }
+
+type Step =
+  | { kind: 'get'; key: string; optional: boolean }
+  /** `.map((item, index, array) => body)` on an array, with the callback's parameters in a new frame. */
+  | { kind: 'map'; body: Node; optional: boolean };
 
 /** Why a read cannot be answered here: the isolate must answer. */
 const UNSETTLED = Symbol('unsettled');
@@ -58,7 +65,7 @@ export function compileSelector(source: string): Selector | undefined {
   if (parsed === undefined) return undefined;
   const { body } = parsed;
   return (args) => {
-    const value = evaluate(body, args);
+    const value = evaluate(body, [args]);
     if (value === UNSETTLED) return undefined;
     return value === SHORT_CIRCUIT ? { value: null } : jsonCopy(value);
   };
@@ -78,20 +85,24 @@ function jsonCopy(value: Value): { value: JsonValue } | undefined {
   }
 }
 
-function evaluate(node: Node, args: readonly JsonValue[]): Value | typeof UNSETTLED | typeof SHORT_CIRCUIT {
+/** The parameters in scope: the function's arguments, then each enclosing `.map` callback's. */
+type Frames = readonly (readonly unknown[])[];
+
+function evaluate(node: Node, frames: Frames): Value | typeof UNSETTLED | typeof SHORT_CIRCUIT {
   switch (node.kind) {
     case 'literal':
       return node.value;
     case 'path': {
+      const params = frames[node.root.frame] ?? [];
       // A missing argument is undefined in the isolate too (the call passes only the given ones).
-      let value: Value = node.root < args.length ? image(args[node.root]) : undefined;
+      let value: Value = node.root.index < params.length ? image(params[node.root.index]) : undefined;
       if (value === UNSETTLED) return UNSETTLED;
       for (const step of node.steps) {
         if (value === null || value === undefined) {
           if (step.optional) return SHORT_CIRCUIT;
           return UNSETTLED;
         }
-        value = read(value, step.key);
+        value = step.kind === 'get' ? read(value, step.key) : map(value, step.body, frames);
         if (value === UNSETTLED) return UNSETTLED;
       }
       return value;
@@ -99,7 +110,7 @@ function evaluate(node: Node, args: readonly JsonValue[]): Value | typeof UNSETT
     case 'object': {
       const object: Record<string, Value> = {};
       for (const [key, child] of node.entries) {
-        const value = evaluate(child, args);
+        const value = evaluate(child, frames);
         if (value === UNSETTLED) return UNSETTLED;
         object[key] = value === SHORT_CIRCUIT ? undefined : value;
       }
@@ -108,13 +119,31 @@ function evaluate(node: Node, args: readonly JsonValue[]): Value | typeof UNSETT
     case 'array': {
       const array: Value[] = [];
       for (const child of node.items) {
-        const value = evaluate(child, args);
+        const value = evaluate(child, frames);
         if (value === UNSETTLED) return UNSETTLED;
         array.push(value === SHORT_CIRCUIT ? undefined : value);
       }
       return array;
     }
   }
+}
+
+/**
+ * `array.map(callback)` as a fresh context's `Array.prototype.map` runs it on the JSON image: the
+ * callback gets each element (as its image), its index and the array; anything but an array (a string,
+ * an object whose `map` is missing) is left to the isolate.
+ */
+function map(value: Value, body: Node, frames: Frames): Value | typeof UNSETTLED {
+  if (!Array.isArray(value)) return UNSETTLED;
+  const mapped: Value[] = [];
+  for (let index = 0; index < value.length; index++) {
+    const element = image(value[index]);
+    if (element === UNSETTLED) return UNSETTLED;
+    const result = evaluate(body, [...frames, [element === MISSING ? null : element, index, value]]);
+    if (result === UNSETTLED) return UNSETTLED;
+    mapped.push(result === SHORT_CIRCUIT ? undefined : result);
+  }
+  return mapped;
 }
 
 /**
@@ -206,7 +235,8 @@ const RESERVED = new Set(
 class Parser {
   readonly #tokens: Token[];
   #at = 0;
-  #params: string[] = [];
+  /** The parameter names in scope, the function's first, then each enclosing callback's. */
+  #scopes: string[][] = [];
   /** Paths read by the body. */
   #paths = 0;
 
@@ -227,7 +257,7 @@ class Parser {
     }
     const params = this.#params_();
     if (params === undefined || !this.#eat('=>')) return undefined;
-    this.#params = params;
+    this.#scopes = [params];
     // `=> {` opens a block, not an object literal.
     if (this.#isPunct('{')) return undefined;
     const body = this.#expression();
@@ -268,8 +298,8 @@ class Parser {
       if (token.text === 'true' || token.text === 'false')
         return { kind: 'literal', value: token.text === 'true' };
       if (token.text === 'null') return { kind: 'literal', value: null };
-      const root = this.#params.indexOf(token.text);
-      if (root < 0) return undefined;
+      const root = this.#resolve(token.text);
+      if (root === undefined) return undefined;
       this.#paths++;
       return this.#path(root);
     }
@@ -282,15 +312,37 @@ class Parser {
     return undefined;
   }
 
-  #path(root: number): Node | undefined {
+  /** The innermost parameter of this name. */
+  #resolve(name: string): Slot | undefined {
+    for (let frame = this.#scopes.length - 1; frame >= 0; frame--) {
+      const index = this.#scopes[frame]?.indexOf(name) ?? -1;
+      if (index >= 0) return { frame, index };
+    }
+    return undefined;
+  }
+
+  /** After `.map`: `((item, index, array) => body)`, the callback's parameters in a new scope. */
+  #mapCallback(): Node | undefined {
+    if (!this.#eat('(')) return undefined;
+    const params = this.#params_();
+    if (params === undefined || params.length > 3 || !this.#eat('=>') || this.#isPunct('{')) return undefined;
+    this.#scopes.push(params);
+    const body = this.#expression();
+    this.#scopes.pop();
+    return body !== undefined && this.#eat(')') ? body : undefined;
+  }
+
+  #path(root: Slot): Node | undefined {
     const steps: Step[] = [];
-    for (;;) {
+    // A `.map(…)` ends the path: its array holds live values (an `undefined` element is not the JSON
+    // image's null), which only the result's JSON copy may read.
+    while (steps.at(-1)?.kind !== 'map') {
       const optional = this.#eat('?.');
       if (this.#eat('[')) {
         const key = this.#tokens[this.#at];
-        if (key?.type === 'string') steps.push({ key: key.value, optional });
+        if (key?.type === 'string') steps.push({ kind: 'get', key: key.value, optional });
         else if (key?.type === 'number' && Number.isInteger(key.value))
-          steps.push({ key: String(key.value), optional });
+          steps.push({ kind: 'get', key: String(key.value), optional });
         else return undefined;
         this.#at++;
         if (!this.#eat(']')) return undefined;
@@ -300,16 +352,23 @@ class Parser {
         const name = this.#tokens[this.#at];
         if (name?.type !== 'name') return undefined;
         this.#at++;
-        steps.push({ key: name.text, optional });
+        if (name.text === 'map' && this.#isPunct('(')) {
+          const body = this.#mapCallback();
+          if (body === undefined) return undefined;
+          steps.push({ kind: 'map', body, optional });
+          continue;
+        }
+        steps.push({ kind: 'get', key: name.text, optional });
         continue;
       }
-      // A call, a template or an operator after the path: not a selector.
-      const next = this.#tokens[this.#at];
-      if (next !== undefined && next.type === 'punct' && !['}', ']', ')', ','].includes(next.text))
-        return undefined;
-      if (next !== undefined && next.type !== 'punct') return undefined;
-      return { kind: 'path', root, steps };
+      break;
     }
+    // A call, a template or an operator after the path: not a selector.
+    const next = this.#tokens[this.#at];
+    if (next !== undefined && next.type === 'punct' && !['}', ']', ')', ','].includes(next.text))
+      return undefined;
+    if (next !== undefined && next.type !== 'punct') return undefined;
+    return { kind: 'path', root, steps };
   }
 
   #object(): Node | undefined {

@@ -57,6 +57,26 @@ const SELECTORS: [string, JsonValue[]][] = [
   ['(s) => ({ a: 1, a: s.text, b: 2 })', [DATA]],
   ['(response, pageInfo, s) => pageInfo.page', [{ a: 1 }, { page: 3 }, DATA]],
   ['(a, b) => [a, b]', [1]],
+  ['(s) => s.get.data.list.map((x) => x)', [DATA]],
+  [
+    '(s) => s.items.map((item) => ({ id: item.id, name: item.name, gone: item.missing }))',
+    [{ items: [{ id: 1, name: 'a' }, { id: 2 }, {}] }],
+  ],
+  ['(s) => s.items.map(item => [item?.id, s.text])', [{ items: [{ id: 1 }, null, [], {}] }]],
+  [
+    '(s) => s.items.map((item, i, all) => ({ i, n: all.length, first: all[0], s: item.list?.map((x) => x.v) }))'.replace(
+      '{ i,',
+      '{ i: i,',
+    ),
+    [{ items: [{ list: [{ v: 1 }, { v: null }] }, { list: null }] }],
+  ],
+  ['(s) => s.items.map((s) => s.id)', [{ items: [{ id: 3 }, { id: 4 }] }]],
+  ['(s) => s.none?.map((x) => x.id)', [{}]],
+  [
+    '(s) => ({ open: s.todos.data.map((t) => t.title) })',
+    [{ todos: { data: [{ title: 'a' }, { title: 'b' }] } }],
+  ],
+  ['(s) => s.items.map((x) => x)', [{ items: [] }]],
   ['(s) => s.items', [{ items: [1, null, 2] }]],
   ['(s) => s.big', [{ big: 1e300 }]],
 ];
@@ -74,13 +94,17 @@ const UNSETTLED: [string, JsonValue[]][] = [
   ['(s) => s.text[0]', [DATA]],
   ['(s) => s.hasOwnProperty', [DATA]],
   ['(a) => a.x', []],
+  ['(s) => s.text.map((x) => x)', [DATA]],
+  ['(s) => s.get.map((x) => x)', [DATA]],
+  ['(s) => s.items.map((x) => x.a.b)', [{ items: [{ a: { b: 1 } }, {}] }]],
+  ['(s) => s.items.map((x) => x.toString)', [{ items: [{}] }]],
+  ['(s) => s.items.map((item) => item.id)', [{ items: [{ id: 1 }, null] }]],
 ];
 
 /** Sources that are not selectors: they run in the isolate. */
 const NOT_SELECTORS = [
   '() => 42',
   '(s) => ({ a: [1, "x"] })',
-  '(s) => s.get.data.list.map((x) => x)',
   '(s) => s.a + 1',
   '(s) => { return s.a; }',
   '(s) => { a: s.a }',
@@ -104,6 +128,15 @@ const NOT_SELECTORS = [
   '(s, s) => s.a',
   '(s) => s.a; s.b',
   '(s) => s.a) || (s.b',
+  '(s) => s.a.map((x) => x).length',
+  '(s) => s.a.map((x) => x)[0]',
+  '(s) => s.a.map((x) => x).map((y) => y)',
+  '(s) => s.a.map((x) => { return x; })',
+  '(s) => s.a.map((x, i, a, b) => x)',
+  '(s) => s.a.map(function (x) { return x; })',
+  '(s) => s.a.map((x) => x, s)',
+  '(s) => s.a.filter((x) => x)',
+  '(s) => s.a.map((x) => y.b)',
 ];
 
 describe('selectors answered on the host', () => {
