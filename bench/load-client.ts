@@ -8,16 +8,20 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { Pool } from 'undici';
 import { z } from 'zod';
 
-/** What one operation is: a sync run of the one-step tool or the 5-page tool, or the same calls made directly. */
-const Kind = z.enum(['run', 'runPages', 'direct', 'directPages']);
+/**
+ * What one operation is: a sync run of the one-step tool, of the same GET with a one-field outputTransform
+ * (`runTransform`) or of the 5-page tool, or the same calls made directly.
+ */
+const Kind = z.enum(['run', 'runTransform', 'runPages', 'direct', 'directPages']);
 export type LoadKind = z.infer<typeof Kind>;
 
 const Setup = z.strictObject({
   apiUrl: z.string().url(),
   targetUrl: z.string().url(),
   key: z.string(),
-  /** Tool ids: the one-step tool and the 5-page tool. */
+  /** Tool ids: the one-step tool, the one-step tool with a small outputTransform, and the 5-page tool. */
   tool: z.string(),
+  transformTool: z.string(),
   pagesTool: z.string(),
   /** Items the 5-page tool returns and pages of the direct pagination. */
   items: z.number().int(),
@@ -89,6 +93,10 @@ function operations(setup: LoadSetup) {
   const ops: Record<LoadKind, () => Promise<void>> = {
     run: async () => {
       await runTool(setup.tool);
+    },
+    runTransform: async () => {
+      const result = await runTool(setup.transformTool);
+      if (result.data !== true) throw new Error(`transform run: ${JSON.stringify(result).slice(0, 300)}`);
     },
     runPages: async () => {
       const result = await runTool(setup.pagesTool);

@@ -2,10 +2,20 @@ import { defaultEngineSettings } from '../config/config.ts';
 import type { JsonValue } from '../contract/json.ts';
 import { sandboxOptions } from '../engine/deps.ts';
 import { Sandbox } from '../engine/sandbox/sandbox.ts';
+import { emit, round } from './stats.ts';
 
 const WARMUP = 300;
 const SAMPLES = 2000;
 const TRANSFORM = '(s) => ({n: s.items.length})';
+/** The same reshaping written so that it is not a selector (selector.ts): it runs in the isolate. */
+const TRANSFORM_IN_ISOLATE = '(s) => ({n: s.items.length + 0})';
+/** The bench tool's outputTransform (bench/api.ts), and a small transform that is not a selector. */
+const SMALL_SELECTOR = '(s) => s.get.data.ok';
+const SMALL_CODE = '(s) => ({ ok: s.get.data.ok === true })';
+const SMALL_INPUT: JsonValue[] = [
+  { get: { data: { ok: true }, status: 200, headers: { 'content-type': 'application/json' } } },
+];
+const SMALL_RUNS = 3000;
 const transformFn = (s: { items: unknown[] }) => ({ n: s.items.length });
 
 function input(items: number): JsonValue[] {
@@ -32,10 +42,42 @@ function input(items: number): JsonValue[] {
  * - copyP50Us: host JSON.stringify + JSON.parse of the arguments, the floor of any deep copy (so the
  *   sandbox's own share can be told apart from the cost of copying the input);
  * - freshContextP50Us: the same evaluation with a fresh context each time (Sandbox.evaluate).
+ * The transform reads a length into an object literal: a selector, answered on the host (selector.ts);
+ * `isolate` is the same figure for a source that is not one (`+ 0`), as every transform ran before.
+ *
+ * engine.small_transform_cpu: CPU-µs (the whole process: isolated-vm's threads included) per run of a
+ * one-evaluation transform as a run makes it (openRun, evaluate, close), back to back: the bench tool's
+ * outputTransform (a selector) and a small transform that is not one.
  */
 export async function benchSandbox(): Promise<void> {
   const sandbox = new Sandbox(sandboxOptions(defaultEngineSettings()));
   try {
+    for (const [name, source] of [
+      ['selector', SMALL_SELECTOR],
+      ['isolate', SMALL_CODE],
+    ] as const) {
+      const perRun = async () => {
+        const run = sandbox.openRun({ key: 'bench', tool: 'bench' });
+        try {
+          await run.evaluate(source, SMALL_INPUT);
+        } finally {
+          run.close();
+        }
+      };
+      for (let i = 0; i < WARMUP; i++) await perRun();
+      const before = process.cpuUsage();
+      const wall = await sample(SMALL_RUNS, perRun);
+      const cpu = process.cpuUsage(before);
+      emit({
+        bench: 'engine.small_transform_cpu',
+        transform: name,
+        source,
+        runs: SMALL_RUNS,
+        cpuUsPerRun: round((cpu.user + cpu.system) / SMALL_RUNS, 1),
+        p50Us: quantile(wall, 0.5),
+        target: 100,
+      });
+    }
     for (const items of [8, 1000]) {
       const args = input(items);
       let run = sandbox.openRun();
@@ -51,7 +93,20 @@ export async function benchSandbox(): Promise<void> {
       for (let i = 0; i < WARMUP; i++) await inRun();
       const backToBack = await sample(SAMPLES, inRun);
       run.close();
-      const fresh = await sample(SAMPLES / 4, () => sandbox.evaluate(TRANSFORM, args));
+      const fresh = await sample(SAMPLES / 4, () => sandbox.evaluate(TRANSFORM_IN_ISOLATE, args));
+      let inIsolateRun = sandbox.openRun();
+      let isolateUsed = 0;
+      const inIsolate = () => {
+        if (isolateUsed++ === 7) {
+          inIsolateRun.close();
+          inIsolateRun = sandbox.openRun();
+          isolateUsed = 1;
+        }
+        return inIsolateRun.evaluate(TRANSFORM_IN_ISOLATE, args);
+      };
+      for (let i = 0; i < WARMUP; i++) await inIsolate();
+      const isolate = await sample(SAMPLES, inIsolate);
+      inIsolateRun.close();
       const floor = await sample(SAMPLES, async () => transformFn(args[0] as { items: unknown[] }));
       const copy = await sample(SAMPLES, async () => JSON.parse(JSON.stringify(args)));
       const p50 = quantile(backToBack, 0.5);
@@ -67,6 +122,11 @@ export async function benchSandbox(): Promise<void> {
           overheadP50Us: p50 - floorP50,
           copyP50Us: quantile(copy, 0.5),
           freshContextP50Us: quantile(fresh, 0.5),
+          isolate: {
+            source: TRANSFORM_IN_ISOLATE,
+            p50Us: quantile(isolate, 0.5),
+            p99Us: quantile(isolate, 0.99),
+          },
           targetP50Us: items > 100 ? 300 : 150,
         })}\n`,
       );

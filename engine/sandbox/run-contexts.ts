@@ -15,6 +15,12 @@ interface Held {
 export class RunContexts {
   readonly #held = new Map<object, Held>();
   #closed = false;
+  /**
+   * An evaluation of the run went to an isolate: its context there may have been changed (a prototype,
+   * `Object.prototype.toJSON`), so the run's later selectors are no longer answered on the host
+   * (selector.ts answers as a fresh context would).
+   */
+  touched = false;
 
   get closed(): boolean {
     return this.#closed;

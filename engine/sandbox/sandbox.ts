@@ -6,7 +6,9 @@ import { SandboxError } from './errors.ts';
 import { FairQueue } from './fair-queue.ts';
 import { EvaluationJob, type EvaluationOwner } from './job.ts';
 import { IsolateLane } from './lane.ts';
+import { LruCache } from './lru.ts';
 import { RunContexts } from './run-contexts.ts';
+import { compileSelector, type Selector } from './selector.ts';
 
 export type { CheckResult } from './check.ts';
 export { SandboxError, type SandboxErrorKind } from './errors.ts';
@@ -30,6 +32,11 @@ export const SandboxOptions = z.object({
   maxIsolates: z.number().int().positive().optional(),
   /** Compiled sources kept per isolate. */
   scriptCacheSize: z.number().int().positive().default(256),
+  /**
+   * Answer selectors (sources that only read fields and arrange them in literals, selector.ts) on the
+   * host, without entering an isolate: no user code runs for them. Off only to compare with the isolate.
+   */
+  hostSelectors: z.boolean().default(true),
   /** Fresh contexts prepared ahead of use per isolate (each serves one evaluation, or one run). */
   spareContexts: z.number().int().min(0).default(2),
   /**
@@ -105,6 +112,8 @@ export class Sandbox {
   /** Evaluations waiting for an isolate, per key and tool. */
   readonly #queue: FairQueue<EvaluationJob>;
   readonly #checker = new SourceChecker();
+  /** Sources parsed as selectors (null: not one), so a source is parsed once. */
+  readonly #selectors: LruCache<string, Selector | null>;
   #disposed = false;
   /** Runs opened and not closed yet: their contexts live in the isolates. */
   #openRuns = 0;
@@ -113,6 +122,7 @@ export class Sandbox {
     this.#options = SandboxOptions.parse(options);
     this.#maxIsolates = this.#options.maxIsolates ?? this.#options.keyConcurrency + 1;
     this.#queue = new FairQueue(this.#options.keyConcurrency);
+    this.#selectors = new LruCache(this.#options.scriptCacheSize);
     const lane = this.#addLane();
     lane.warm();
     this.#idle.push(lane);
@@ -179,6 +189,17 @@ export class Sandbox {
     if (!(timeoutMs >= 1)) {
       return Promise.reject(new SandboxError('timeout', 'no time left to run the function', { label }));
     }
+    // Guarded and captured properties need the driver; a selector reads neither. The host answers as a
+    // fresh context would: not once the run has a context of its own, which its code may have changed.
+    if (
+      this.#options.hostSelectors &&
+      !options.guarded?.length &&
+      options.capture === undefined &&
+      run?.touched !== true
+    ) {
+      const answer = this.#selector(source)?.(args);
+      if (answer !== undefined) return Promise.resolve(answer.value);
+    }
     let input: string;
     let guarded: string | undefined;
     try {
@@ -199,9 +220,19 @@ export class Sandbox {
       guarded,
       options.capture,
     );
+    if (run !== undefined) run.touched = true;
     this.#queue.push(job);
     this.#pump();
     return job.promise;
+  }
+
+  #selector(source: string): Selector | undefined {
+    let selector = this.#selectors.get(source);
+    if (selector === undefined) {
+      selector = compileSelector(source) ?? null;
+      this.#selectors.set(source, selector);
+    }
+    return selector ?? undefined;
   }
 
   /** Save-time validation: the source compiles and is a function expression. Runs nothing. */
