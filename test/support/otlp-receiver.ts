@@ -1,6 +1,6 @@
 /**
  * An OTLP/HTTP trace receiver for tests: what a collector's `otlp` receiver does with `POST /v1/traces`,
- * decoded with the official definitions (the opentelemetry-proto `.proto` files in ./otlp-proto, v1.11.0,
+ * decoded with the official definitions (the opentelemetry-proto `.proto` files in ./vendor/otlp-proto, v1.11.0,
  * Apache-2.0, loaded by protobufjs). `application/x-protobuf` bodies are decoded as an
  * ExportTraceServiceRequest; `application/json` bodies (OTLP/JSON: the proto3 JSON mapping, ids in hex)
  * are read into the same message type. Each span comes out flat, with its resource's attributes.
@@ -14,7 +14,7 @@ import protobuf from 'protobufjs';
 import { expect, vi } from 'vitest';
 import { type HttpTarget, type TargetRequest, useHttpTarget } from './http-target.ts';
 
-const PROTO_ROOT = join(import.meta.dirname, 'otlp-proto');
+const PROTO_ROOT = join(import.meta.dirname, 'vendor', 'otlp-proto');
 const REQUEST_TYPE = 'opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest';
 
 let requestType: protobuf.Type | undefined;
