@@ -18,6 +18,7 @@ import { startExampleTarget } from '../../../examples/target.ts';
 import { startTestApi, TEST_ADMIN_KEY, type TestApi } from '../../support/embedded.ts';
 import { startGraphqlServer } from '../../support/graphql-server.ts';
 import { createMariaDbDatabase, dropMariaDbDatabase, providedMariaDb } from '../../support/mariadb.ts';
+import { startOtlpCollector } from '../../support/otlp-collector.ts';
 import { REDIS_PASSWORD, redisServerMissing, startRedisServer } from '../../support/redis-server.ts';
 import { sambaMissing, startDocsSamba } from '../../support/samba.ts';
 
@@ -48,6 +49,8 @@ const DOCUMENTED_MYSQL = {
 };
 /** docs/graphql.md's server (`npm run example-graphql`), replaced by a started one's address. */
 const DOCUMENTED_GRAPHQL = 'http://127.0.0.1:8091';
+/** docs/operations.md's trace receiver (`npm run example-otlp`), replaced by a started one's address. */
+const DOCUMENTED_OTLP = 'http://127.0.0.1:4318';
 
 interface Fence {
   info: string;
@@ -112,6 +115,8 @@ const AFTER: ReadonlyArray<readonly [page: string, earlier: string]> = [['docs/c
 interface PageServer {
   /** The page's documented address (and password) replaced by the started server's. */
   substitute(text: string): string;
+  /** Settings the page starts kubeglue with to use the server, if any. */
+  env?: Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -155,6 +160,18 @@ const PAGE_SERVERS: Record<string, { missing(): string | undefined; start(): Pro
       };
     },
   },
+  'docs/operations.md': {
+    missing: () => undefined,
+    async start() {
+      const collector = await startOtlpCollector(0);
+      return {
+        substitute: (text) => text.replaceAll(DOCUMENTED_OTLP, collector.url),
+        // As the page starts kubeglue for its traces example.
+        env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_SCHEDULE_DELAY: '200' },
+        stop: () => collector.stop(),
+      };
+    },
+  },
   'docs/smb.md': {
     missing: sambaMissing,
     async start() {
@@ -179,10 +196,10 @@ function useExampleServer(page: string) {
   } = {};
   const needs = serverMissing(page) === undefined ? PAGE_SERVERS[page] : undefined;
   beforeAll(async () => {
-    [started.api, started.target, started.data] = await Promise.all([
-      startTestApi(),
+    started.data = await needs?.start();
+    [started.api, started.target] = await Promise.all([
+      startTestApi(started.data?.env),
       startExampleTarget(0),
-      needs?.start(),
     ]);
   });
   afterAll(async () => {
