@@ -371,27 +371,38 @@ function withoutSuperglueFields<
   return authType ? { ...rest, authType } : rest;
 }
 
+type SystemBodyFields = SuperglueSystemFields & {
+  tunnel?: unknown;
+  authType?: AuthType | undefined;
+  credentials?: Credentials | undefined;
+};
+
+/**
+ * How a system body (create or update) is read: a superglue tunnel refused, superglue's fields dropped
+ * (its authentication.type becomes authType), then the credentials checked against the auth type.
+ */
+function systemBody<T extends SystemBodyFields, I>(body: z.ZodType<T, I>) {
+  return body.superRefine(refuseTunnel).transform(withoutSuperglueFields).superRefine(checkCredentialShape);
+}
+
 /** Body of `POST /v1/systems`. */
-export const SystemCreateBody = z
-  .strictObject({
+export const SystemCreateBody = systemBody(
+  z.strictObject({
     id: SystemId,
     ...systemFields,
     environment: Environment.default('prod'),
     credentials: Credentials.optional(),
     ...superglueSystemFields,
-  })
-  .superRefine(refuseTunnel)
-  .transform(withoutSuperglueFields)
-  .superRefine(checkCredentialShape)
-  .meta({ id: 'SystemCreateBody' });
+  }),
+).meta({ id: 'SystemCreateBody' });
 export type SystemCreateBody = z.infer<typeof SystemCreateBody>;
 
 /**
  * Body of `PUT /v1/systems/{id}?environment=`: only given fields change. `credentials` replaces the stored
  * set, except that a value equal to its placeholder (`<<id_key>>`) keeps the stored value.
  */
-export const SystemUpdateBody = z
-  .strictObject({
+export const SystemUpdateBody = systemBody(
+  z.strictObject({
     id: SystemId.optional(),
     ...systemFields,
     environment: Environment.optional(),
@@ -401,11 +412,8 @@ export const SystemUpdateBody = z
     ...superglueSystemFields,
     // GET answers carry these; a fetched system can be sent back as is.
     hasUserCredentials: z.boolean().optional().describe('Set by the server; ignored.'),
-  })
-  .superRefine(refuseTunnel)
-  .transform(withoutSuperglueFields)
-  .superRefine(checkCredentialShape)
-  .meta({ id: 'SystemUpdateBody' });
+  }),
+).meta({ id: 'SystemUpdateBody' });
 export type SystemUpdateBody = z.infer<typeof SystemUpdateBody>;
 
 /** Progress of a system's documentation processing (the summary itself: GET /v1/systems/{id}/documentation). */
