@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { HTTP_URL_PATTERN, isHttpUrl } from '../http-url.ts';
-import { JsonValue } from '../json.ts';
+import { Instant, JsonValue } from '../json.ts';
 import { plainText, templateId } from '../text.ts';
 
 // System ids become credential template names (`<<systemId_key>>`) and label values.
@@ -425,8 +425,8 @@ export const DocumentationState = z
       .describe(
         'The URL fetched, `upload:<name>` for an uploaded file, or `postgres-schema` / `mysql-schema` (the database schema).',
       ),
-    requestedAt: z.iso.datetime({ offset: true }),
-    fetchedAt: z.iso.datetime({ offset: true }).optional().describe('When the kept summary was made.'),
+    requestedAt: Instant,
+    fetchedAt: Instant.optional().describe('When the kept summary was made.'),
     error: z.string().optional().describe('Why the last processing failed.'),
     processing: z
       .boolean()
@@ -441,10 +441,9 @@ export const DocumentationState = z
       .describe(
         'After this many failed or interrupted attempts in a row the request fails (KUBEGLUE_JOB_MAX_FAILURES).',
       ),
-    retryAt: z.iso
-      .datetime({ offset: true })
-      .optional()
-      .describe('pending after a failed attempt: when the next attempt is due (error says why it failed).'),
+    retryAt: Instant.optional().describe(
+      'pending after a failed attempt: when the next attempt is due (error says why it failed).',
+    ),
   })
   .meta({ id: 'DocumentationState' });
 export type DocumentationState = z.infer<typeof DocumentationState>;
@@ -481,11 +480,10 @@ export const RateLimitUse = z
       .number()
       .int()
       .describe('How long a request asking now would wait: how far ahead the budget is taken (0: free).'),
-    pausedUntil: z.iso
-      .datetime({ offset: true })
-      .optional()
-      .describe("Paused by the system's Retry-After until then: nothing is sent before it."),
-    lastRequestAt: z.iso.datetime({ offset: true }).optional(),
+    pausedUntil: Instant.optional().describe(
+      "Paused by the system's Retry-After until then: nothing is sent before it.",
+    ),
+    lastRequestAt: Instant.optional(),
   })
   .meta({ id: 'RateLimitUse' });
 export type RateLimitUse = z.infer<typeof RateLimitUse>;
@@ -514,7 +512,7 @@ export const System = z
     oauth: z
       .object({
         status: z.enum(['none', 'not_authorized', 'active', 'expired', 'needs_reauthorization']),
-        expiresAt: z.iso.datetime({ offset: true }).optional(),
+        expiresAt: Instant.optional(),
         scopes: z.string().optional(),
       })
       .optional()
@@ -524,8 +522,8 @@ export const System = z
     rateLimitUse: RateLimitUse.optional().describe(
       'A system with a rateLimit, once its budget was used: what it let through and held back, across every replica.',
     ),
-    createdAt: z.iso.datetime({ offset: true }).optional(),
-    updatedAt: z.iso.datetime({ offset: true }).optional(),
+    createdAt: Instant.optional(),
+    updatedAt: Instant.optional(),
   })
   .meta({ id: 'System' });
 export type System = z.infer<typeof System>;
@@ -600,7 +598,7 @@ export const ConnectionTestResult = z
       .array(z.string())
       .optional()
       .describe("The step's notes, e.g. credentials not sent to an endpoint outside the system's origins."),
-    testedAt: z.iso.datetime({ offset: true }),
+    testedAt: Instant,
   })
   .meta({ id: 'ConnectionTestResult' });
 export type ConnectionTestResult = z.infer<typeof ConnectionTestResult>;
@@ -620,8 +618,8 @@ export const CredentialSet = z
     isOwner: z.boolean(),
     isDefault: z.boolean().describe('The variant a request without ?environment= addresses.'),
     permission: z.literal('editor'),
-    createdAt: z.iso.datetime({ offset: true }).optional(),
-    updatedAt: z.iso.datetime({ offset: true }).optional(),
+    createdAt: Instant.optional(),
+    updatedAt: Instant.optional(),
   })
   .meta({ id: 'CredentialSet' });
 
