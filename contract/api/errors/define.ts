@@ -1,6 +1,7 @@
 /**
- * The catalog's machinery: the error the API answers with, and `define`, which declares one code of an area
- * (errors/<area>.ts) and gives the function that raises it.
+ * The catalog's machinery: the error the API answers with, and `define` (or `defineRefusal`, for a code
+ * raised with the problems field by field), which declares one code of an area (errors/<area>.ts) and
+ * gives the function that raises it.
  */
 import { type ErrorIssue, type IssueList, structured } from './issues.ts';
 
