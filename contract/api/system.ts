@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { HTTP_URL_PATTERN, isHttpUrl } from '../http-url.ts';
 import { Instant, JsonValue } from '../json.ts';
+import { STEP_PROTOCOLS } from '../step-protocols.ts';
 import { plainText, templateId } from '../text.ts';
 
 // System ids become credential template names (`<<systemId_key>>`) and label values.
@@ -554,17 +555,9 @@ export const SystemDocumentationStateEnvelope = z
   .object({ success: z.literal(true), data: DocumentationState })
   .meta({ id: 'SystemDocumentationStateEnvelope' });
 
+const [HTTP, ...CONNECTION_PROTOCOLS] = STEP_PROTOCOLS;
 /** What a connection test speaks: a step protocol, or GraphQL (over HTTP, with its own harmless read). */
-export const ConnectionTestProtocol = z.enum([
-  'http',
-  'graphql',
-  'postgres',
-  'mysql',
-  'redis',
-  'ftp',
-  'sftp',
-  'smb',
-]);
+export const ConnectionTestProtocol = z.enum([HTTP, 'graphql', ...CONNECTION_PROTOCOLS]);
 export type ConnectionTestProtocol = z.infer<typeof ConnectionTestProtocol>;
 
 /**
