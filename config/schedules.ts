@@ -1,9 +1,6 @@
 /** Bounds of tool schedules (docs/schedules.md), applied where they are written: the REST API. */
 import { positiveInt } from './schemas.ts';
-import { section, setting } from './setting.ts';
-
-/** The processes that answer /v1/tools/{id}/schedules. */
-const API = ['embedded', 'api'] as const;
+import { API_ROLES, section, setting } from './setting.ts';
 
 export const SCHEDULES = section(
   'Schedules',
@@ -16,21 +13,21 @@ export const SCHEDULES = section(
         'KUBEGLUE_MAX_SCHEDULES_PER_TOOL',
         positiveInt,
         '100',
-        API,
+        API_ROLES,
         'schedules of one tool, whoever wrote them',
       ),
       maxPerKey: setting(
         'KUBEGLUE_MAX_SCHEDULES_PER_KEY',
         positiveInt,
         '500',
-        API,
+        API_ROLES,
         'schedules one API key created or last changed (whose rights their runs carry), over every tool',
       ),
       maxPayloadBytes: setting(
         'KUBEGLUE_MAX_SCHEDULE_PAYLOAD_BYTES',
         positiveInt,
         String(256 * 1024),
-        API,
+        API_ROLES,
         "size of a schedule's payload (the inputs of each of its runs), as UTF-8 JSON: it is stored in the ToolSchedule resource, and a Kubernetes object is at most about 1.5 MiB in etcd",
       ),
     },

@@ -14,6 +14,9 @@ import { formatIssues, suggestKey } from '../contract/format-issues.ts';
 export const ROLES = ['embedded', 'api', 'operator', 'runner', 'agent', 'cli', 'bench', 'ci'] as const;
 export type Role = (typeof ROLES)[number];
 
+/** The processes that serve the /v1 API, and with it what the API writes: the embedded one and the api role. */
+export const API_ROLES = ['embedded', 'api'] as const;
+
 /**
  * The default as it would be written in the environment (undefined: unset). Where roles differ, one per
  * role and `otherwise` for the others.

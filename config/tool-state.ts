@@ -1,9 +1,6 @@
 /** Bounds of the persistent tool state (docs/state.md), applied where it is written: runs and PUT. */
 import { positiveInt } from './schemas.ts';
-import { section, setting } from './setting.ts';
-
-/** The processes that store runs' outcomes and answer /v1/tools/{id}/state. */
-const API = ['embedded', 'api'] as const;
+import { API_ROLES, section, setting } from './setting.ts';
 
 export const TOOL_STATE = section(
   'Persistent tool state',
@@ -11,12 +8,18 @@ export const TOOL_STATE = section(
     'changes would pass one saves none of them and gets a warning; `PUT /v1/tools/{id}/state` is refused.',
   {
     toolState: {
-      maxKeys: setting('KUBEGLUE_TOOL_STATE_MAX_KEYS', positiveInt, '100', API, 'keys of one tool state'),
+      maxKeys: setting(
+        'KUBEGLUE_TOOL_STATE_MAX_KEYS',
+        positiveInt,
+        '100',
+        API_ROLES,
+        'keys of one tool state',
+      ),
       maxValueBytes: setting(
         'KUBEGLUE_TOOL_STATE_MAX_VALUE_BYTES',
         positiveInt,
         String(64 * 1024),
-        API,
+        API_ROLES,
         'size of one value of a tool state, as UTF-8 JSON',
       ),
     },

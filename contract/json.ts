@@ -17,3 +17,9 @@ export const JsonValue: z.ZodType<JsonValue> = z
   )
   .meta({ id: 'JsonValue', description: 'Any JSON value.' });
 export const JsonObject = z.record(z.string(), JsonValue);
+
+/**
+ * An instant, as every /v1 body and query states one: ISO 8601 date-time with an offset (`Z` or `+02:00`).
+ * JSON has no date type; this is the one place the API's instants get their format.
+ */
+export const Instant = z.iso.datetime({ offset: true });

@@ -5,7 +5,8 @@
  */
 
 /** What runs a step: HTTP(S), or a protocol that connects to a server and answers JSON. */
-export type StepProtocol = 'http' | 'postgres' | 'ftp' | 'sftp' | 'redis' | 'mysql' | 'smb';
+export const STEP_PROTOCOLS = ['http', 'postgres', 'mysql', 'redis', 'ftp', 'sftp', 'smb'] as const;
+export type StepProtocol = (typeof STEP_PROTOCOLS)[number];
 /** Every protocol but HTTP: each is a module of engine/protocols/ loaded on its first step. */
 export type ConnectionProtocol = Exclude<StepProtocol, 'http'>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Instant } from '../json.ts';
 import { plainText } from '../text.ts';
 import { TargetProtocol } from '../wire/target-protocol.ts';
 import { pageLimit } from './paging.ts';
@@ -233,8 +234,8 @@ export const ApiKey = z
     systemIds: z.array(z.string()).nullable().describe('The systems the key may use; null: every system.'),
     admin: z.boolean().describe('Every scope and no restriction.'),
     hostGateways: z.boolean().describe('Whether scopes include gateways:host.'),
-    createdAt: z.iso.datetime({ offset: true }),
-    lastUsedAt: z.iso.datetime({ offset: true }).nullable(),
+    createdAt: Instant,
+    lastUsedAt: Instant.nullable(),
     quotas: z
       .object({ runsPerMinute: z.number().int().nullable(), concurrentRuns: z.number().int().nullable() })
       .describe('Limits of the runs the key starts (null: none).'),

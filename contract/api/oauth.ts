@@ -1,5 +1,6 @@
 /** Shapes of the OAuth routes (api/routes/oauth.ts). No token, secret or code ever appears in them. */
 import { z } from 'zod';
+import { Instant } from '../json.ts';
 import { Environment } from './system.ts';
 
 export const OAuthView = z
@@ -11,7 +12,7 @@ export const OAuthView = z
           'authorization-code flow has not been completed; active / expired: a token is stored; ' +
           'needs_reauthorization: the provider refused the refresh token, authorize again.',
       ),
-    expiresAt: z.iso.datetime({ offset: true }).optional(),
+    expiresAt: Instant.optional(),
     scopes: z.string().optional(),
   })
   .meta({ id: 'OAuthStatus' });
@@ -38,7 +39,7 @@ export const OAuthAuthorization = z
     data: z.object({
       authorizationUrl: z.string().describe("The provider's authorization URL to open in a browser."),
       redirectUri: z.string().describe('Where the provider sends the browser back (the callback).'),
-      expiresAt: z.iso.datetime({ offset: true }).describe('The state in the URL is valid until then, once.'),
+      expiresAt: Instant.describe('The state in the URL is valid until then, once.'),
     }),
   })
   .meta({ id: 'OAuthAuthorization' });

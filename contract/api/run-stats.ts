@@ -4,6 +4,7 @@
  * Prometheus; and the async runs waiting now to start.
  */
 import { z } from 'zod';
+import { Instant } from '../json.ts';
 import { RequestSource } from './run.ts';
 
 /** The window when the query gives none: the hour before `to`. */
@@ -17,7 +18,7 @@ export const RUN_STATS_MAX_TOOLS = 100;
 /** Waiting runs listed, oldest first (`queue.waiting` counts them all). */
 export const RUN_STATS_MAX_WAITING = 20;
 
-const instant = z.iso.datetime({ offset: true });
+const instant = Instant;
 
 export const RunStatsQuery = z.strictObject({
   from: instant

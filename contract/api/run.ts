@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { HTTP_URL_PATTERN, isHttpUrl } from '../http-url.ts';
-import { JsonObject, JsonValue } from '../json.ts';
+import { Instant, JsonObject, JsonValue } from '../json.ts';
 import { pageLimit } from './paging.ts';
 import { RecordingSummary } from './recording.ts';
 import { SystemIdsField, Tool, ToolDefinition, ToolId, ToolStep, unusedSystemIds } from './tool.ts';
@@ -352,13 +352,10 @@ export const StepResult = z
     pagination: StepPagination.optional().describe(
       'Extension: a paginated step (not a loop): pages and items fetched, and why pagination ended.',
     ),
-    startedAt: z.iso
-      .datetime({ offset: true })
-      .optional()
-      .describe(
-        'Extension: when the step started; in the stored results of runs executed by a worker pool (not ' +
-          'by a runner Pod), and in synchronous answers with includeStepResultData false.',
-      ),
+    startedAt: Instant.optional().describe(
+      'Extension: when the step started; in the stored results of runs executed by a worker pool (not ' +
+        'by a runner Pod), and in synchronous answers with includeStepResultData false.',
+    ),
     durationMs: z
       .number()
       .int()
@@ -388,8 +385,8 @@ export const FileArtifact = z
 export type FileArtifact = z.infer<typeof FileArtifact>;
 
 export const RunMetadata = z.object({
-  startedAt: z.iso.datetime({ offset: true }),
-  completedAt: z.iso.datetime({ offset: true }).optional(),
+  startedAt: Instant,
+  completedAt: Instant.optional(),
   durationMs: z.number().int().nonnegative().optional(),
   warnings: z
     .array(z.string())
@@ -438,7 +435,7 @@ export const RunWaiting = z
     position: z.number().int().positive().describe("1-based place in the tool's queue."),
     inUse: z.number().int().nonnegative().describe('Runs of the tool executing now.'),
     limit: z.number().int().positive().describe("The tool's maxConcurrentRuns."),
-    since: z.iso.datetime({ offset: true }).describe('When it started waiting.'),
+    since: Instant.describe('When it started waiting.'),
   })
   .meta({ id: 'RunWaiting' });
 export type RunWaiting = z.infer<typeof RunWaiting>;
@@ -506,7 +503,7 @@ export const RunResults = z
         stepResults: z.array(StepResult),
         toolPayload: JsonObject.nullable(),
         error: z.string().nullable(),
-        storedAt: z.iso.datetime({ offset: true }),
+        storedAt: Instant,
       })
       .nullable(),
     message: z.string(),
@@ -553,14 +550,12 @@ export const ListRunsQuery = z
     requestSources: commaList.pipe(z.array(RequestSource)).optional(),
     userId: z.string().min(1).optional(),
     systemId: z.string().min(1).optional(),
-    startedAfter: z.iso
-      .datetime({ offset: true })
-      .optional()
-      .describe('Runs started at or after this instant (date-time), as superglue names it.'),
-    startedBefore: z.iso
-      .datetime({ offset: true })
-      .optional()
-      .describe('Extension: runs started before this instant (date-time); with startedAfter, a time range.'),
+    startedAfter: Instant.optional().describe(
+      'Runs started at or after this instant (date-time), as superglue names it.',
+    ),
+    startedBefore: Instant.optional().describe(
+      'Extension: runs started before this instant (date-time); with startedAfter, a time range.',
+    ),
     page: z.coerce
       .number()
       .int()
@@ -604,7 +599,7 @@ export const RunLogEvent = z
     type: z.enum(RUN_LOG_EVENT_TYPES),
     level: z.enum(['INFO', 'WARN', 'ERROR']),
     message: z.string().describe('One human-readable line.'),
-    timestamp: z.iso.datetime({ offset: true }),
+    timestamp: Instant,
     traceId: z.string(),
     runId: z.string(),
     toolId: z.string(),

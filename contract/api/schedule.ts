@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JsonObject } from '../json.ts';
+import { Instant, JsonObject } from '../json.ts';
 import { reasonList, ScheduleReason, ScheduleStatusReason, TickReason } from '../reasons.ts';
 import { CONTROL_CHARACTERS } from '../text.ts';
 import { listEnvelope } from './bodies.ts';
@@ -181,19 +181,13 @@ export const ToolSchedule = z
     payload: JsonObject.describe('The inputs of every run.'),
     options: ScheduleRunOptions,
     createdByUserId: z.string().optional().describe('The API key that created or last changed it.'),
-    lastRunAt: z.iso
-      .datetime({ offset: true })
-      .optional()
-      .describe('The tick the latest run was started for.'),
-    nextRunAt: z.iso
-      .datetime({ offset: true })
-      .nullable()
-      .describe(
-        'The next tick after now (also while disabled or paused: the tick that would run); null when the ' +
-          'expression never matches or cannot be evaluated.',
-      ),
-    createdAt: z.iso.datetime({ offset: true }),
-    updatedAt: z.iso.datetime({ offset: true }),
+    lastRunAt: Instant.optional().describe('The tick the latest run was started for.'),
+    nextRunAt: Instant.nullable().describe(
+      'The next tick after now (also while disabled or paused: the tick that would run); null when the ' +
+        'expression never matches or cannot be evaluated.',
+    ),
+    createdAt: Instant,
+    updatedAt: Instant,
     concurrencyPolicy: ConcurrencyPolicy,
     startingDeadlineSeconds: z.number().int().nullable(),
     status: ScheduleState,
@@ -209,7 +203,7 @@ export const ToolSchedule = z
     lastRunId: z.string().optional().describe('The run started for the latest tick.'),
     lastTick: z
       .object({
-        at: z.iso.datetime({ offset: true }),
+        at: Instant,
         outcome: z.enum(['started', 'skipped', 'missed']),
         reason: z.string().optional(),
       })
@@ -287,7 +281,7 @@ export const ScheduleNextRuns = z
     cronExpression: z.string().describe('The expression as it is evaluated (whitespace collapsed).'),
     timezone: z.string(),
     nextRuns: z
-      .array(z.iso.datetime({ offset: true }))
+      .array(Instant)
       .describe(
         'The next ticks after now, as a schedule with this expression would run them (DST rules included; fewer when the expression runs out of dates).',
       ),

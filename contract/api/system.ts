@@ -1,7 +1,8 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { HTTP_URL_PATTERN, isHttpUrl } from '../http-url.ts';
-import { JsonValue } from '../json.ts';
+import { Instant, JsonValue } from '../json.ts';
+import { STEP_PROTOCOLS } from '../step-protocols.ts';
 import { plainText, templateId } from '../text.ts';
 
 // System ids become credential template names (`<<systemId_key>>`) and label values.
@@ -371,27 +372,38 @@ function withoutSuperglueFields<
   return authType ? { ...rest, authType } : rest;
 }
 
+type SystemBodyFields = SuperglueSystemFields & {
+  tunnel?: unknown;
+  authType?: AuthType | undefined;
+  credentials?: Credentials | undefined;
+};
+
+/**
+ * How a system body (create or update) is read: a superglue tunnel refused, superglue's fields dropped
+ * (its authentication.type becomes authType), then the credentials checked against the auth type.
+ */
+function systemBody<T extends SystemBodyFields, I>(body: z.ZodType<T, I>) {
+  return body.superRefine(refuseTunnel).transform(withoutSuperglueFields).superRefine(checkCredentialShape);
+}
+
 /** Body of `POST /v1/systems`. */
-export const SystemCreateBody = z
-  .strictObject({
+export const SystemCreateBody = systemBody(
+  z.strictObject({
     id: SystemId,
     ...systemFields,
     environment: Environment.default('prod'),
     credentials: Credentials.optional(),
     ...superglueSystemFields,
-  })
-  .superRefine(refuseTunnel)
-  .transform(withoutSuperglueFields)
-  .superRefine(checkCredentialShape)
-  .meta({ id: 'SystemCreateBody' });
+  }),
+).meta({ id: 'SystemCreateBody' });
 export type SystemCreateBody = z.infer<typeof SystemCreateBody>;
 
 /**
  * Body of `PUT /v1/systems/{id}?environment=`: only given fields change. `credentials` replaces the stored
  * set, except that a value equal to its placeholder (`<<id_key>>`) keeps the stored value.
  */
-export const SystemUpdateBody = z
-  .strictObject({
+export const SystemUpdateBody = systemBody(
+  z.strictObject({
     id: SystemId.optional(),
     ...systemFields,
     environment: Environment.optional(),
@@ -401,11 +413,8 @@ export const SystemUpdateBody = z
     ...superglueSystemFields,
     // GET answers carry these; a fetched system can be sent back as is.
     hasUserCredentials: z.boolean().optional().describe('Set by the server; ignored.'),
-  })
-  .superRefine(refuseTunnel)
-  .transform(withoutSuperglueFields)
-  .superRefine(checkCredentialShape)
-  .meta({ id: 'SystemUpdateBody' });
+  }),
+).meta({ id: 'SystemUpdateBody' });
 export type SystemUpdateBody = z.infer<typeof SystemUpdateBody>;
 
 /** Progress of a system's documentation processing (the summary itself: GET /v1/systems/{id}/documentation). */
@@ -417,8 +426,8 @@ export const DocumentationState = z
       .describe(
         'The URL fetched, `upload:<name>` for an uploaded file, or `postgres-schema` / `mysql-schema` (the database schema).',
       ),
-    requestedAt: z.iso.datetime({ offset: true }),
-    fetchedAt: z.iso.datetime({ offset: true }).optional().describe('When the kept summary was made.'),
+    requestedAt: Instant,
+    fetchedAt: Instant.optional().describe('When the kept summary was made.'),
     error: z.string().optional().describe('Why the last processing failed.'),
     processing: z
       .boolean()
@@ -433,10 +442,9 @@ export const DocumentationState = z
       .describe(
         'After this many failed or interrupted attempts in a row the request fails (KUBEGLUE_JOB_MAX_FAILURES).',
       ),
-    retryAt: z.iso
-      .datetime({ offset: true })
-      .optional()
-      .describe('pending after a failed attempt: when the next attempt is due (error says why it failed).'),
+    retryAt: Instant.optional().describe(
+      'pending after a failed attempt: when the next attempt is due (error says why it failed).',
+    ),
   })
   .meta({ id: 'DocumentationState' });
 export type DocumentationState = z.infer<typeof DocumentationState>;
@@ -473,11 +481,10 @@ export const RateLimitUse = z
       .number()
       .int()
       .describe('How long a request asking now would wait: how far ahead the budget is taken (0: free).'),
-    pausedUntil: z.iso
-      .datetime({ offset: true })
-      .optional()
-      .describe("Paused by the system's Retry-After until then: nothing is sent before it."),
-    lastRequestAt: z.iso.datetime({ offset: true }).optional(),
+    pausedUntil: Instant.optional().describe(
+      "Paused by the system's Retry-After until then: nothing is sent before it.",
+    ),
+    lastRequestAt: Instant.optional(),
   })
   .meta({ id: 'RateLimitUse' });
 export type RateLimitUse = z.infer<typeof RateLimitUse>;
@@ -506,7 +513,7 @@ export const System = z
     oauth: z
       .object({
         status: z.enum(['none', 'not_authorized', 'active', 'expired', 'needs_reauthorization']),
-        expiresAt: z.iso.datetime({ offset: true }).optional(),
+        expiresAt: Instant.optional(),
         scopes: z.string().optional(),
       })
       .optional()
@@ -516,8 +523,8 @@ export const System = z
     rateLimitUse: RateLimitUse.optional().describe(
       'A system with a rateLimit, once its budget was used: what it let through and held back, across every replica.',
     ),
-    createdAt: z.iso.datetime({ offset: true }).optional(),
-    updatedAt: z.iso.datetime({ offset: true }).optional(),
+    createdAt: Instant.optional(),
+    updatedAt: Instant.optional(),
   })
   .meta({ id: 'System' });
 export type System = z.infer<typeof System>;
@@ -548,17 +555,9 @@ export const SystemDocumentationStateEnvelope = z
   .object({ success: z.literal(true), data: DocumentationState })
   .meta({ id: 'SystemDocumentationStateEnvelope' });
 
+const [HTTP, ...CONNECTION_PROTOCOLS] = STEP_PROTOCOLS;
 /** What a connection test speaks: a step protocol, or GraphQL (over HTTP, with its own harmless read). */
-export const ConnectionTestProtocol = z.enum([
-  'http',
-  'graphql',
-  'postgres',
-  'mysql',
-  'redis',
-  'ftp',
-  'sftp',
-  'smb',
-]);
+export const ConnectionTestProtocol = z.enum([HTTP, 'graphql', ...CONNECTION_PROTOCOLS]);
 export type ConnectionTestProtocol = z.infer<typeof ConnectionTestProtocol>;
 
 /**
@@ -592,7 +591,7 @@ export const ConnectionTestResult = z
       .array(z.string())
       .optional()
       .describe("The step's notes, e.g. credentials not sent to an endpoint outside the system's origins."),
-    testedAt: z.iso.datetime({ offset: true }),
+    testedAt: Instant,
   })
   .meta({ id: 'ConnectionTestResult' });
 export type ConnectionTestResult = z.infer<typeof ConnectionTestResult>;
@@ -612,8 +611,8 @@ export const CredentialSet = z
     isOwner: z.boolean(),
     isDefault: z.boolean().describe('The variant a request without ?environment= addresses.'),
     permission: z.literal('editor'),
-    createdAt: z.iso.datetime({ offset: true }).optional(),
-    updatedAt: z.iso.datetime({ offset: true }).optional(),
+    createdAt: Instant.optional(),
+    updatedAt: Instant.optional(),
   })
   .meta({ id: 'CredentialSet' });
 

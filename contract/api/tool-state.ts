@@ -3,7 +3,7 @@
  * `sg tool state get/set/reset` call them, and what a run record says about the state it read and wrote.
  */
 import { z } from 'zod';
-import { JsonObject } from '../json.ts';
+import { Instant, JsonObject } from '../json.ts';
 
 export const ToolStateVersion = z
   .number()
@@ -20,10 +20,7 @@ export const ToolStateAnswer = z
         "tool's systems are shown as <<systemId_key>> placeholders.",
     ),
     version: ToolStateVersion,
-    updatedAt: z.iso
-      .datetime({ offset: true })
-      .nullable()
-      .describe('When the state was last written; null: never.'),
+    updatedAt: Instant.nullable().describe('When the state was last written; null: never.'),
   })
   .meta({ id: 'ToolState' });
 export type ToolStateAnswer = z.infer<typeof ToolStateAnswer>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JsonValue } from '../json.ts';
+import { Instant, JsonValue } from '../json.ts';
 import { SUPPORTED_SCHEMES_TEXT } from '../step-protocols.ts';
 import { CONTROL_CHARACTERS, multilineText, plainText, templateId } from '../text.ts';
 import { ToolTests } from './tool-test.ts';
@@ -327,8 +327,8 @@ export const toolFields = {
 
 /** Set by the server; accepted (and ignored) in request bodies so a fetched tool can be sent back as is. */
 const serverFields = {
-  createdAt: z.iso.datetime({ offset: true }).optional(),
-  updatedAt: z.iso.datetime({ offset: true }).optional(),
+  createdAt: Instant.optional(),
+  updatedAt: Instant.optional(),
 };
 
 interface StepsCarrier {

@@ -1,8 +1,9 @@
 /**
- * The catalog's machinery: the error the API answers with, and `define`, which declares one code of an area
- * (errors/<area>.ts) and gives the function that raises it.
+ * The catalog's machinery: the error the API answers with, and `define` (or `defineRefusal`, for a code
+ * raised with the problems field by field), which declares one code of an area (errors/<area>.ts) and
+ * gives the function that raises it.
  */
-import type { ErrorIssue } from './issues.ts';
+import { type ErrorIssue, type IssueList, structured } from './issues.ts';
 
 /** An error the API answers with; its message is safe to show to the client. */
 export class ApiError extends Error {
@@ -75,16 +76,30 @@ export interface ErrorArea {
     message: (...args: Args) => string,
     fix: string,
     headers?: Record<string, string> | ((...args: Args) => Record<string, string>),
-    /** The problems field by field, for errors raised with them (`error.issues` of the body). */
-    issues?: (...args: Args) => readonly ErrorIssue[] | undefined,
+  ): ErrorDefinition<Args>;
+  /**
+   * A code that refuses input field by field: the message's last argument is the problems, which the body
+   * also carries one by one (`error.issues`), so a client can show each at its field.
+   */
+  defineRefusal<Args extends [...unknown[], IssueList]>(
+    code: string,
+    statusCode: number,
+    message: (...args: Args) => string,
+    fix: string,
   ): ErrorDefinition<Args>;
 }
 
 export function errorArea(): ErrorArea {
   const entries: CatalogEntry[] = [];
-  // Typed by ErrorArea's signature: the parameters are written once, there.
-  const define: ErrorArea['define'] = (code, statusCode, message, fix, headers, issues) => {
-    type Args = Parameters<typeof message>;
+  // `define`, plus the problems field by field that `defineRefusal` takes from the last argument.
+  const declare = <Args extends unknown[]>(
+    code: string,
+    statusCode: number,
+    message: (...args: Args) => string,
+    fix: string,
+    headers?: Record<string, string> | ((...args: Args) => Record<string, string>),
+    issues?: (...args: Args) => readonly ErrorIssue[] | undefined,
+  ): ErrorDefinition<Args> => {
     // Refused when the module loads, whichever areas declare it.
     if (declared.has(code)) throw new Error(`error code ${code} is declared twice`);
     declared.add(code);
@@ -101,7 +116,11 @@ export function errorArea(): ErrorArea {
       new ApiError(code, statusCode, message(...args), headersOf(...args), fix, issues?.(...args));
     return Object.assign(raise, { code, statusCode });
   };
-  return { entries, define };
+  const defineRefusal: ErrorArea['defineRefusal'] = (code, statusCode, message, fix) =>
+    declare(code, statusCode, message, fix, undefined, (...args) =>
+      structured(args[args.length - 1] as IssueList),
+    );
+  return { entries, define: declare, defineRefusal };
 }
 
 /** Whether `error` was raised from this catalog entry. */

@@ -32,17 +32,20 @@ export function formatIssue(issue: Pick<ErrorIssue, 'path' | 'message'>): string
   return path ? `${path}: ${issue.message}` : issue.message;
 }
 
+/** The problems a refusal is raised with; a string is already formatted (docs/errors.md renders the templates with strings). */
+export type IssueList = string | readonly (ErrorIssue | string)[];
+
 /**
  * Issues as one message (`a: …; b[0]: …`); a string is already formatted (docs/errors.md renders the
  * templates with strings in place of every argument).
  */
-export function listIssues(issues: string | readonly (ErrorIssue | string)[]): string {
+export function listIssues(issues: IssueList): string {
   if (typeof issues === 'string') return issues;
   return issues.map((issue) => (typeof issue === 'string' ? issue : formatIssue(issue))).join('; ');
 }
 
 /** The structured issues of an argument that may hold them. */
-export function structured(issues: string | readonly (ErrorIssue | string)[]): ErrorIssue[] | undefined {
+export function structured(issues: IssueList): ErrorIssue[] | undefined {
   if (typeof issues === 'string') return undefined;
   const found = issues.filter((issue): issue is ErrorIssue => typeof issue !== 'string');
   return found.length > 0

@@ -3,26 +3,22 @@
  * ready or failing.
  */
 import { type CatalogEntry, errorArea } from './define.ts';
-import { type ErrorIssue, listIssues, structured } from './issues.ts';
+import { type ErrorIssue, listIssues } from './issues.ts';
 
-const { define, entries } = errorArea();
+const { define, defineRefusal, entries } = errorArea();
 
-export const KG_ERR_VALIDATION = define(
+export const KG_ERR_VALIDATION = defineRefusal(
   'KG_ERR_VALIDATION',
   400,
   (what: string, issues: string | readonly ErrorIssue[]) => `Invalid ${what}: ${listIssues(issues)}`,
   'Fix each field the message names (it gives the path and the rule) and send the request again; GET /v1/openapi.json has the schema of every body.',
-  undefined,
-  (_what, issues) => structured(issues),
 );
-export const KG_ERR_INPUTS_INVALID = define(
+export const KG_ERR_INPUTS_INVALID = defineRefusal(
   'KG_ERR_INPUTS_INVALID',
   400,
   (toolId: string, violations: readonly ErrorIssue[]) =>
     `Inputs do not match the inputSchema of tool '${toolId}': ${listIssues(violations)}`,
   "Send inputs that satisfy the tool's inputSchema (GET /v1/tools/{id} shows it); every violation is listed by path, and no run was stored.",
-  undefined,
-  (_toolId, violations) => structured(violations),
 );
 /** Fastify refused the request before a route saw it (malformed JSON, bad URL, bad Content-Length). */
 export const KG_ERR_MALFORMED_REQUEST = define(

@@ -1,8 +1,8 @@
 /** Errors of tools: not found, exists, changed concurrently, invalid at save time, archived. */
 import { type CatalogEntry, errorArea } from './define.ts';
-import { type ErrorIssue, structured } from './issues.ts';
+import type { ErrorIssue } from './issues.ts';
 
-const { define, entries } = errorArea();
+const { define, defineRefusal, entries } = errorArea();
 
 /** A problem of a tool, as the 422 message names it (`steps[1] (shape).config.transformCode`). */
 export interface ToolProblem extends ErrorIssue {
@@ -44,22 +44,18 @@ const toolProblemList = (problems: readonly ToolProblem[]): string =>
     .join('; ');
 
 /** Save-time validation: every problem, each naming its step and field. */
-export const KG_ERR_TOOL_INVALID = define(
+export const KG_ERR_TOOL_INVALID = defineRefusal(
   'KG_ERR_TOOL_INVALID',
   422,
   (problems: readonly ToolProblem[]) => `Invalid tool: ${toolProblemList(problems)}`,
   'Fix every problem listed (each names its step and field: a transform that does not compile, an invalid JSON Schema, an unknown system, a step URL without scheme or system, an expression in SQL text) and save again.',
-  undefined,
-  (problems) => structured(problems),
 );
 /** Save-time validation found a step that speaks a protocol kubeglue does not (MSSQL, MongoDB, …). */
-export const KG_ERR_PROTOCOL_UNSUPPORTED = define(
+export const KG_ERR_PROTOCOL_UNSUPPORTED = defineRefusal(
   'KG_ERR_PROTOCOL_UNSUPPORTED',
   422,
   (problems: readonly ToolProblem[]) => `Unsupported protocol: ${toolProblemList(problems)}`,
   'A step URL (or the base URL of the system a relative step uses) has a scheme no step speaks: MSSQL and MongoDB systems can be stored but no step can use them yet (docs/tools.md#other-protocols lists the protocols). Use a supported protocol and save again. A connection test of such a system (POST /v1/systems/{id}/test) is refused the same way.',
-  undefined,
-  (problems) => structured(problems),
 );
 export const KG_ERR_TOOL_ARCHIVED = define(
   'KG_ERR_TOOL_ARCHIVED',

@@ -5,7 +5,7 @@ import { RecordingAnswer } from '../recording.ts';
 import { ReplayAnswer, ReplayRunRequest } from '../replay.ts';
 import { FileDownloadInfo, FileList, ListRunsQuery, ResumeRunRequest, Run, RunResults } from '../run.ts';
 import { RunStats, RunStatsQuery } from '../run-stats.ts';
-import { failure, notFound, runOptionsRefused, syncRunFinished, tooManySyncRuns } from './shared.ts';
+import { failure, notFound, runStarted, tooManySyncRuns } from './shared.ts';
 import type { RouteSpec } from './spec.ts';
 
 /** A run the key may not see (of a tool outside its toolIds) is answered as one that does not exist. */
@@ -75,9 +75,7 @@ export const RUN_ROUTES = [
     scopes: ['runs:execute'],
     body: { schema: ResumeRunRequest, name: 'resume request', optional: true },
     responses: {
-      200: syncRunFinished,
-      202: { description: 'Asynchronous resumed run accepted', schema: Run },
-      ...runOptionsRefused,
+      ...runStarted('Asynchronous resumed run accepted'),
       404: runNotFound,
       409: failure(
         'The run succeeded or is running, its earlier step results are not stored in full, its tool no longer exists, or runId is reused',

@@ -9,7 +9,7 @@ import {
   ToolScheduleList,
   ToolScheduleUpdateBody,
 } from '../schedule.ts';
-import { badRequest, concurrentUpdate, failure, notFound } from './shared.ts';
+import { badRequest, failure, notFound, updateRefused } from './shared.ts';
 import type { RouteSpec } from './spec.ts';
 
 /** The Schedules operations. */
@@ -87,9 +87,7 @@ export const SCHEDULE_ROUTES = [
     body: { schema: ToolScheduleUpdateBody, name: 'schedule update', optional: true },
     responses: {
       200: { description: 'The updated schedule', schema: ToolSchedule },
-      400: badRequest,
-      404: notFound,
-      409: concurrentUpdate,
+      ...updateRefused,
     },
   },
   {

@@ -10,7 +10,12 @@ export const restricted = failure('The API key lacks the scope, or is limited to
 export const badRequest = failure('Invalid request');
 export const adminOnly = failure('The key lacks keys:admin');
 export const tooManySyncRuns = failure('Too many synchronous runs at once; see Retry-After');
-export const concurrentUpdate = failure('Concurrent update; retry');
+/** How a PUT of a stored thing is refused: a bad body, nothing there, or a write that came first. */
+export const updateRefused = {
+  400: badRequest,
+  404: notFound,
+  409: failure('Concurrent update; retry'),
+} as const;
 export const syncRunFinished = {
   description: 'Synchronous run finished; includes data and stepResults',
   schema: Run,
@@ -20,10 +25,21 @@ export const syncRunFinished = {
  * a webhookUrl carrying credentials or chaining to a tool the key may not use): the same checks on every
  * such route (POST /tools/{toolId}/run, POST /runs/{runId}/resume).
  */
-export const runOptionsRefused = {
+const runOptionsRefused = {
   400: failure('Invalid request, archived tool, or credentials in options.webhookUrl'),
   403: failure('options.webhookUrl chains to a tool this API key may not use'),
 } as const;
+
+/**
+ * What a route that starts a run with `options` answers besides its own refusals: the finished run when
+ * synchronous, the run as `accepted` when asynchronous, and the refusals of its request (runOptionsRefused).
+ */
+export const runStarted = (accepted: string) =>
+  ({
+    200: syncRunFinished,
+    202: { description: accepted, schema: Run },
+    ...runOptionsRefused,
+  }) as const;
 
 /**
  * A parameter of a route that never refused one given twice (it arrives as an array): it reads as absent

@@ -24,14 +24,14 @@ import { SavedToolTest, SaveRunAsTestBody } from '../tool-test.ts';
 import { ToolTestAnswer } from '../tool-test-result.ts';
 import {
   badRequest,
-  concurrentUpdate,
   failure,
   lenientParameter,
   notFound,
   restricted,
-  runOptionsRefused,
+  runStarted,
   syncRunFinished,
   tooManySyncRuns,
+  updateRefused,
 } from './shared.ts';
 import type { RouteSpec } from './spec.ts';
 
@@ -112,9 +112,7 @@ export const TOOL_ROUTES = [
     body: { schema: ToolUpdateBody, name: 'tool update', optional: true },
     responses: {
       200: { description: 'The updated tool', schema: Tool },
-      400: badRequest,
-      404: notFound,
-      409: concurrentUpdate,
+      ...updateRefused,
       422: doesNotCompile,
     },
   },
@@ -141,9 +139,7 @@ export const TOOL_RUN_ROUTES = [
     scopes: ['runs:execute'],
     body: { schema: RunRequest, name: 'run request', optional: true },
     responses: {
-      200: syncRunFinished,
-      202: { description: 'Asynchronous run accepted', schema: Run },
-      ...runOptionsRefused,
+      ...runStarted('Asynchronous run accepted'),
       404: toolNotFound,
       409: failure('runId reused with a different tool or inputs'),
       429: failure(
