@@ -80,33 +80,9 @@ export async function benchSandbox(): Promise<void> {
     }
     for (const items of [8, 1000]) {
       const args = input(items);
-      let run = sandbox.openRun();
-      let used = 0;
-      const inRun = () => {
-        if (used++ === 7) {
-          run.close();
-          run = sandbox.openRun();
-          used = 1;
-        }
-        return run.evaluate(TRANSFORM, args);
-      };
-      for (let i = 0; i < WARMUP; i++) await inRun();
-      const backToBack = await sample(SAMPLES, inRun);
-      run.close();
+      const backToBack = await sampleInRuns(sandbox, TRANSFORM, args);
       const fresh = await sample(SAMPLES / 4, () => sandbox.evaluate(TRANSFORM_IN_ISOLATE, args));
-      let inIsolateRun = sandbox.openRun();
-      let isolateUsed = 0;
-      const inIsolate = () => {
-        if (isolateUsed++ === 7) {
-          inIsolateRun.close();
-          inIsolateRun = sandbox.openRun();
-          isolateUsed = 1;
-        }
-        return inIsolateRun.evaluate(TRANSFORM_IN_ISOLATE, args);
-      };
-      for (let i = 0; i < WARMUP; i++) await inIsolate();
-      const isolate = await sample(SAMPLES, inIsolate);
-      inIsolateRun.close();
+      const isolate = await sampleInRuns(sandbox, TRANSFORM_IN_ISOLATE, args);
       const floor = await sample(SAMPLES, async () => transformFn(args[0] as { items: unknown[] }));
       const copy = await sample(SAMPLES, async () => JSON.parse(JSON.stringify(args)));
       const p50 = quantile(backToBack, 0.5);
@@ -133,6 +109,29 @@ export async function benchSandbox(): Promise<void> {
     }
   } finally {
     sandbox.dispose();
+  }
+}
+
+/**
+ * `source` evaluated back to back in a run's context, a new run every 7 evaluations (as a pagination tool's
+ * transforms share one): WARMUP evaluations, then SAMPLES timed. Durations in µs, sorted.
+ */
+async function sampleInRuns(sandbox: Sandbox, source: string, args: JsonValue[]): Promise<number[]> {
+  let run = sandbox.openRun();
+  let used = 0;
+  const inRun = () => {
+    if (used++ === 7) {
+      run.close();
+      run = sandbox.openRun();
+      used = 1;
+    }
+    return run.evaluate(source, args);
+  };
+  try {
+    for (let i = 0; i < WARMUP; i++) await inRun();
+    return await sample(SAMPLES, inRun);
+  } finally {
+    run.close();
   }
 }
 

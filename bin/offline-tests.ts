@@ -8,10 +8,9 @@
 import { engineSettings, loadSettings } from '../config/config.ts';
 import type { Tool } from '../contract/api/tool.ts';
 import type { ToolTestAnswer } from '../contract/api/tool-test-result.ts';
-import { sandboxOptions } from '../engine/deps.ts';
+import { createEngineDeps } from '../engine/deps.ts';
 import { runTool } from '../engine/run-tool.ts';
-import { Sandbox } from '../engine/sandbox/sandbox.ts';
-import type { EngineDeps, Protocols } from '../engine/types.ts';
+import type { Protocols } from '../engine/types.ts';
 import { offlineSystems, runToolTests } from '../runs/tool-tests.ts';
 
 const refuse = async (): Promise<never> => {
@@ -30,17 +29,7 @@ const NO_NETWORK: Protocols = {
 
 export async function runTestsOffline(tool: Tool): Promise<ToolTestAnswer> {
   const settings = engineSettings(loadSettings('runner'));
-  const sandbox = new Sandbox(sandboxOptions(settings));
-  const deps: EngineDeps = {
-    evaluate: (source, args, opts) => sandbox.evaluate(source, args, opts),
-    openScope: (owner) => sandbox.openRun(owner),
-    limits: {
-      maxStepDataBytes: settings.maxStepDataBytes,
-      maxResultBytes: settings.maxResultBytes,
-      maxRecordingBytes: settings.maxRecordingBytes,
-    },
-    protocols: NO_NETWORK,
-  };
+  const { deps, sandbox } = createEngineDeps({ ...settings, protocols: NO_NETWORK });
   try {
     return await runToolTests(tool, {
       systems: async (test) => offlineSystems(tool, test),

@@ -2,7 +2,7 @@ import type { EgressPolicy } from './protocols/egress-policy.ts';
 import type { GatewayRelayAddress } from './protocols/gateway-socket.ts';
 import { createProtocols } from './protocols/index.ts';
 import { Sandbox, type SandboxOptions } from './sandbox/sandbox.ts';
-import type { EngineDeps } from './types.ts';
+import type { EngineDeps, Protocols } from './types.ts';
 
 /**
  * What a role hands the engine: the sandbox's limits, the bounds of a run's data and what steps may
@@ -28,6 +28,11 @@ export interface RealDepsOptions extends EngineSettings {
   onCatastrophicError?: ((message: string) => void) | undefined;
   /** The API's gateway relay (pool workers, runner Pods), for steps on private systems. */
   gatewayRelay?: GatewayRelayAddress | undefined;
+  /**
+   * The calls steps make. Default: the real protocols under the egress policy. `kubeglue test -f`
+   * passes protocols that refuse every call (its calls are answered from recordings).
+   */
+  protocols?: Protocols | undefined;
 }
 
 /** The sandbox's options from the settings. */
@@ -41,7 +46,7 @@ export function sandboxOptions(
   };
 }
 
-/** The engine wired to the real sandbox and protocols, for workers and the runner Pod. */
+/** The engine wired to the real sandbox and protocols, for workers, the runner Pod and `kubeglue test -f`. */
 export function createEngineDeps(options: RealDepsOptions): { deps: EngineDeps; sandbox: Sandbox } {
   const sandbox = new Sandbox({
     ...sandboxOptions(options),
@@ -55,7 +60,8 @@ export function createEngineDeps(options: RealDepsOptions): { deps: EngineDeps; 
       maxResultBytes: options.maxResultBytes,
       maxRecordingBytes: options.maxRecordingBytes,
     },
-    protocols: createProtocols({ egress: options.egress, gatewayRelay: options.gatewayRelay }),
+    protocols:
+      options.protocols ?? createProtocols({ egress: options.egress, gatewayRelay: options.gatewayRelay }),
   };
   return { deps, sandbox };
 }

@@ -275,17 +275,7 @@ class PodRun {
         throw error;
       }
     };
-    try {
-      return await withRetry(ask, {
-        budgetMs: this.#config.orderRetryMs,
-        signal: this.#stop.signal,
-        onRetry: (error, delayMs) =>
-          log(`access token of ${systemId}: ${error.message}; retrying in ${Math.round(delayMs)} ms`),
-      });
-    } catch (error) {
-      if (!(error instanceof InternalApiError)) throw error;
-      throw new Error(error.reason);
-    }
+    return this.#askForStep(`access token of ${systemId}`, ask);
   }
 
   /**
@@ -303,12 +293,24 @@ class PodRun {
         body,
         this.#stop.signal,
       );
+    return this.#askForStep(`identity token for ${audience}`, ask);
+  }
+
+  /**
+   * A step's question to the internal API, retried like the order (within `budgetMs`, until the runner
+   * stops) while the API is unreachable or busy. A final refusal becomes the step's error, so it carries
+   * the API's message only.
+   */
+  async #askForStep<T>(
+    what: string,
+    ask: () => Promise<T>,
+    budgetMs = this.#config.orderRetryMs,
+  ): Promise<T> {
     try {
       return await withRetry(ask, {
-        budgetMs: this.#config.orderRetryMs,
+        budgetMs,
         signal: this.#stop.signal,
-        onRetry: (error, delayMs) =>
-          log(`identity token for ${audience}: ${error.message}; retrying in ${Math.round(delayMs)} ms`),
+        onRetry: (error, delayMs) => log(`${what}: ${error.message}; retrying in ${Math.round(delayMs)} ms`),
       });
     } catch (error) {
       if (!(error instanceof InternalApiError)) throw error;
@@ -338,26 +340,20 @@ class PodRun {
     };
     return {
       take: async (systemId, withinMs): Promise<BudgetTicket> => {
-        try {
-          const answer = await withRetry(() => call({ systemId, take: { withinMs } }), {
-            budgetMs: Math.min(withinMs, this.#config.orderRetryMs),
-            signal: this.#stop.signal,
-            onRetry: (error, delayMs) =>
-              log(`budget of ${systemId}: ${error.message}; retrying in ${Math.round(delayMs)} ms`),
-          });
-          if ('retryInMs' in answer && answer.retryInMs !== undefined) return { retryInMs: answer.retryInMs };
-          if (!('waitMs' in answer) || answer.waitMs === undefined) return { waitMs: 0 };
-          const lease = 'lease' in answer && answer.lease ? { lease: answer.lease } : {};
-          // The API's moment when this clock agrees with its clock (both NTP-synced): the wait from now.
-          const untilThen = answer.at !== undefined ? answer.at - Date.now() : undefined;
-          if (untilThen !== undefined && Math.abs(untilThen - answer.waitMs) <= CLOCKS_AGREE_MS) {
-            return { waitMs: Math.max(0, untilThen), at: answer.at, ...lease };
-          }
-          return { waitMs: answer.waitMs, ...lease };
-        } catch (error) {
-          if (!(error instanceof InternalApiError)) throw error;
-          throw new Error(error.reason);
+        const answer = await this.#askForStep(
+          `budget of ${systemId}`,
+          () => call({ systemId, take: { withinMs } }),
+          Math.min(withinMs, this.#config.orderRetryMs),
+        );
+        if ('retryInMs' in answer && answer.retryInMs !== undefined) return { retryInMs: answer.retryInMs };
+        if (!('waitMs' in answer) || answer.waitMs === undefined) return { waitMs: 0 };
+        const lease = 'lease' in answer && answer.lease ? { lease: answer.lease } : {};
+        // The API's moment when this clock agrees with its clock (both NTP-synced): the wait from now.
+        const untilThen = answer.at !== undefined ? answer.at - Date.now() : undefined;
+        if (untilThen !== undefined && Math.abs(untilThen - answer.waitMs) <= CLOCKS_AGREE_MS) {
+          return { waitMs: Math.max(0, untilThen), at: answer.at, ...lease };
         }
+        return { waitMs: answer.waitMs, ...lease };
       },
       release: (systemId, lease) => background({ systemId, release: { lease } }, 'release'),
       pause: (systemId, forMs) => background({ systemId, pause: { forMs } }, 'pause'),

@@ -1,12 +1,15 @@
 import type { FastifyRequest } from 'fastify';
+import type { z } from 'zod';
 import {
   KG_ERR_INVALID_RUN_TOKEN,
   KG_ERR_MISSING_RUN_TOKEN,
   KG_ERR_RUN_ATTEMPT_MISMATCH,
+  KG_ERR_RUN_NOT_RUNNING,
   KG_ERR_RUN_TOKEN_OTHER_RUN,
 } from '../../contract/api/errors.ts';
 import { hashRunToken } from '../../runs/run-token.ts';
-import type { StoreQueries, TerminalRunStatus } from '../../store/index.ts';
+import type { StoredRun, StoreQueries, TerminalRunStatus } from '../../store/index.ts';
+import { parseInput } from '../validation.ts';
 
 /** The runner behind a request: the run and attempt its token was issued for. */
 export type RunnerIdentity =
@@ -45,4 +48,21 @@ export async function identifyRunner(
 /** The attempt a body names must be the token's: an older attempt's runner holds no valid token. */
 export function assertAttempt(identity: RunnerIdentity, attempt: number): void {
   if (attempt !== identity.attempt) throw KG_ERR_RUN_ATTEMPT_MISMATCH(attempt);
+}
+
+/**
+ * A running run's runner asking for something with a body (a token, a budget): the token is a running
+ * run's, the body names the token's attempt, and the run still runs. The run and the body.
+ */
+export async function runningRunAsks<T extends z.ZodType<{ attempt: number }>>(
+  store: Pick<StoreQueries, 'findRunnerAttemptByToken' | 'findEndedRunnerAttemptByToken' | 'getRun'>,
+  request: FastifyRequest<{ Params: { runId: string } }>,
+  ask: { schema: T; what: string },
+): Promise<{ run: StoredRun; body: z.infer<T> }> {
+  const identity = await identifyRunner(store, request, { ended: false });
+  const body = parseInput(ask.schema, request.body, ask.what);
+  assertAttempt(identity, body.attempt);
+  const run = await store.getRun(identity.runId);
+  if (run?.status !== 'running') throw KG_ERR_RUN_NOT_RUNNING(identity.runId);
+  return { run, body };
 }

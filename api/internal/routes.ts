@@ -46,7 +46,7 @@ import type { ExecutionMode, Store, StoredRun } from '../../store/index.ts';
 import type { SystemBudgets } from '../../systems/budgets.ts';
 import type { StateLimits } from '../../tools/state.ts';
 import { parseInput } from '../validation.ts';
-import { assertAttempt, identifyRunner } from './auth.ts';
+import { assertAttempt, identifyRunner, runningRunAsks } from './auth.ts';
 
 export interface InternalRoutesDeps {
   store: Store;
@@ -151,11 +151,10 @@ export function registerInternalRoutes(app: FastifyInstance, deps: InternalRoute
   app.post<RunParams>(
     route(INTERNAL_PATHS.accessToken),
     async (request, reply): Promise<AccessTokenAnswer> => {
-      const identity = await identifyRunner(store, request, { ended: false });
-      const body = parseInput(AccessTokenRequest, request.body, 'access token request');
-      assertAttempt(identity, body.attempt);
-      const run = await store.getRun(identity.runId);
-      if (run?.status !== 'running') throw KG_ERR_RUN_NOT_RUNNING(identity.runId);
+      const { run, body } = await runningRunAsks(store, request, {
+        schema: AccessTokenRequest,
+        what: 'access token request',
+      });
       if (!run.systemIds.includes(body.systemId)) throw KG_ERR_RUN_SYSTEM_NOT_USED(body.systemId);
       if (!deps.accessToken) throw KG_ERR_RUN_TOKENS_UNAVAILABLE(body.systemId);
       const rejected = body.rejectedSha256 !== undefined ? { sha256: body.rejectedSha256 } : undefined;
@@ -172,11 +171,10 @@ export function registerInternalRoutes(app: FastifyInstance, deps: InternalRoute
   app.post<RunParams>(
     route(INTERNAL_PATHS.identityToken),
     async (request, reply): Promise<IdentityTokenAnswer> => {
-      const identity = await identifyRunner(store, request, { ended: false });
-      const body = parseInput(IdentityTokenRequest, request.body, 'identity token request');
-      assertAttempt(identity, body.attempt);
-      const run = await store.getRun(identity.runId);
-      if (run?.status !== 'running') throw KG_ERR_RUN_NOT_RUNNING(identity.runId);
+      const { run, body } = await runningRunAsks(store, request, {
+        schema: IdentityTokenRequest,
+        what: 'identity token request',
+      });
       if (!deps.identityToken) throw KG_ERR_RUN_IDENTITY_UNAVAILABLE();
       const grant = await deps.identityToken(run, body.audience);
       reply.header('cache-control', 'no-store');
@@ -185,11 +183,10 @@ export function registerInternalRoutes(app: FastifyInstance, deps: InternalRoute
   );
   // A running run's runner only, for systems its tool uses: the budget is every process's, not the runner's.
   app.post<RunParams>(route(INTERNAL_PATHS.budget), async (request): Promise<BudgetAnswer> => {
-    const identity = await identifyRunner(store, request, { ended: false });
-    const body = parseInput(BudgetRequest, request.body, 'budget request');
-    assertAttempt(identity, body.attempt);
-    const run = await store.getRun(identity.runId);
-    if (run?.status !== 'running') throw KG_ERR_RUN_NOT_RUNNING(identity.runId);
+    const { run, body } = await runningRunAsks(store, request, {
+      schema: BudgetRequest,
+      what: 'budget request',
+    });
     if (!run.systemIds.includes(body.systemId)) throw KG_ERR_RUN_SYSTEM_NOT_USED(body.systemId);
     const mode = run.executionMode ?? 'prod';
     const { budgets } = deps;

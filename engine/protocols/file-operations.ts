@@ -359,6 +359,30 @@ export interface FileSession {
   destroy(): void;
 }
 
+/**
+ * FileSession.remove for a protocol whose file delete refuses directories (FTP DELE, SFTP unlink): only
+ * when the delete is refused (`refused`, default any error) and `path` is a directory is `removeDirectory`
+ * tried, which refuses a non-empty one. Otherwise the delete's own error stands.
+ */
+export async function removeFileOrEmptyDirectory(
+  session: Pick<FileSession, 'stat'>,
+  path: string,
+  remove: {
+    file: (path: string) => Promise<unknown>;
+    directory: (path: string) => Promise<unknown>;
+    refused?: (error: unknown) => boolean;
+  },
+): Promise<void> {
+  try {
+    await remove.file(path);
+  } catch (error) {
+    if (remove.refused && !remove.refused(error)) throw error;
+    const entry = await session.stat(path).catch(() => null);
+    if (entry?.type !== 'directory') throw error;
+    await remove.directory(path);
+  }
+}
+
 /** What a protocol's session is made from: the step's URL, the system's credentials, the step's bounds. */
 export interface SessionContext {
   target: FileTarget;

@@ -29,6 +29,7 @@ import {
   normalisePem,
   remoteBasename,
   remoteDirname,
+  removeFileOrEmptyDirectory,
   runFileStep,
   type SessionContext,
 } from './file-operations.ts';
@@ -262,15 +263,12 @@ class FtpSession implements FileSession {
   }
 
   async remove(path: string): Promise<void> {
-    try {
-      await this.client.remove(path);
-    } catch (error) {
-      // DELE refuses directories; only then fall back to RMD (which refuses non-empty ones).
-      if (!(error instanceof FTPError)) throw error;
-      const entry = await this.stat(path).catch(() => null);
-      if (entry?.type !== 'directory') throw error;
-      await this.client.removeEmptyDir(path);
-    }
+    // DELE refuses directories (an FTP reply, not socket trouble); only then is RMD tried.
+    await removeFileOrEmptyDirectory(this, path, {
+      file: (file) => this.client.remove(file),
+      directory: (dir) => this.client.removeEmptyDir(dir),
+      refused: (error) => error instanceof FTPError,
+    });
   }
 
   async rename(from: string, to: string): Promise<void> {

@@ -3,8 +3,11 @@
  * TLS the URL asks for.
  */
 import type mysql from 'mysql2';
+import { type DataStoreScheme, decodedHost, parseDataStoreUrl } from './data-store-url.ts';
 import { MysqlStepError } from './mysql-errors.ts';
 import { normalisePem } from './pem.ts';
+
+const MYSQL_URL: DataStoreScheme = { name: 'MySQL', schemes: ['mysql:', 'mariadb:'] };
 
 /** MySQL's own `--ssl-mode` values; libpq's spellings (`require`, `verify-full`, …) are accepted too. */
 export type MysqlTlsMode = 'disabled' | 'preferred' | 'required' | 'verify-ca' | 'verify-identity';
@@ -77,11 +80,8 @@ function credentialUrlLogin(
   } catch {
     return undefined;
   }
-  if (parsed.protocol !== 'mysql:' && parsed.protocol !== 'mariadb:') return undefined;
-  const sameHost =
-    decodeURIComponent(parsed.hostname)
-      .replace(/^\[(.*)\]$/, '$1')
-      .toLowerCase() === host.toLowerCase();
+  if (!MYSQL_URL.schemes.includes(parsed.protocol)) return undefined;
+  const sameHost = decodedHost(parsed).toLowerCase() === host.toLowerCase();
   if (!sameHost || (parsed.port ? Number(parsed.port) : 3306) !== port || !parsed.username) return undefined;
   return {
     user: decodeURIComponent(parsed.username),
@@ -94,16 +94,12 @@ export function resolveMysqlConnection(
   url: string,
   credentials: Record<string, string>,
 ): ResolvedMysqlConnection {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new MysqlStepError('invalid-request', 'Invalid MySQL URL');
-  }
-  if (parsed.protocol !== 'mysql:' && parsed.protocol !== 'mariadb:') {
-    throw new MysqlStepError('invalid-request', `Not a MySQL URL (scheme ${parsed.protocol})`);
-  }
-  const host = decodeURIComponent(parsed.hostname).replace(/^\[(.*)\]$/, '$1');
+  const parsed = parseDataStoreUrl(
+    url,
+    MYSQL_URL,
+    (message) => new MysqlStepError('invalid-request', message),
+  );
+  const host = decodedHost(parsed);
   if (host === '') throw new MysqlStepError('invalid-request', 'The MySQL URL has no host');
   const port = parsed.port ? Number(parsed.port) : 3306;
   const login = credentialUrlLogin(credentials.url, host, port);

@@ -6,6 +6,7 @@
 import pg from 'pg';
 import type { JsonValue } from '../../contract/json.ts';
 import { ConnectionStepError, type ConnectionStepRequest } from './connection-step.ts';
+import { decodedHost, parseDataStoreUrl } from './data-store-url.ts';
 import { EgressGuard, PERMISSIVE_EGRESS } from './egress-policy.ts';
 import { GuardedSocket } from './egress-socket.ts';
 import type { GatewayDial } from './gateway-socket.ts';
@@ -122,17 +123,13 @@ export function resolvePostgresConnection(
   url: string,
   credentials: Record<string, string>,
 ): ResolvedConnection {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new PostgresStepError('invalid-request', 'Invalid Postgres URL');
-  }
-  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
-    throw new PostgresStepError('invalid-request', `Not a Postgres URL (scheme ${parsed.protocol})`);
-  }
+  const parsed = parseDataStoreUrl(
+    url,
+    { name: 'Postgres', schemes: ['postgres:', 'postgresql:'] },
+    (message) => new PostgresStepError('invalid-request', message),
+  );
   const params = parsed.searchParams;
-  const host = params.get('host') ?? decodeURIComponent(parsed.hostname).replace(/^\[(.*)\]$/, '$1');
+  const host = params.get('host') ?? decodedHost(parsed);
   const user = decodeURIComponent(parsed.username) || credentials.username || credentials.user || undefined;
   const password = parsed.password ? decodeURIComponent(parsed.password) : credentials.password;
   const database = decodeURIComponent(parsed.pathname.replace(/^\//, '')) || user;

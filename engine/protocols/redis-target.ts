@@ -1,4 +1,5 @@
 /** A Redis step's connection settings: its URL, with the credentials filling in what the URL lacks. */
+import { parseDataStoreUrl } from './data-store-url.ts';
 import { RedisStepError } from './redis-errors.ts';
 
 export const MAX_DATABASE = 15;
@@ -32,16 +33,7 @@ function decoded(raw: string): string {
 
 /** The URL and the credentials (which fill what the URL lacks) as connection settings. */
 export function resolveRedisTarget(url: string, credentials: Record<string, string>): RedisTarget {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    // URL's own error repeats the input, password included.
-    throw invalid('Invalid Redis URL');
-  }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw invalid(`Not a Redis URL (scheme ${parsed.protocol})`);
-  }
+  const parsed = parseDataStoreUrl(url, { name: 'Redis', schemes: ['redis:', 'rediss:'] }, invalid);
   const tls = parsed.protocol === 'rediss:';
   const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
   if (host === '') throw invalid('Invalid Redis URL: no host');

@@ -25,6 +25,7 @@ import {
   joinRemotePath,
   normalisePem,
   remoteBasename,
+  removeFileOrEmptyDirectory,
   runFileStep,
   type SessionContext,
   timeLeft,
@@ -183,14 +184,11 @@ class SftpSession implements FileSession {
   }
 
   async remove(path: string): Promise<void> {
-    try {
-      await this.client.delete(path);
-    } catch (error) {
-      // unlink refuses directories; only then fall back to rmdir (which refuses non-empty ones).
-      const entry = await this.stat(path).catch(() => null);
-      if (entry?.type !== 'directory') throw error;
-      await this.client.rmdir(path);
-    }
+    // unlink refuses directories; only then is rmdir tried.
+    await removeFileOrEmptyDirectory(this, path, {
+      file: (file) => this.client.delete(file),
+      directory: (dir) => this.client.rmdir(dir),
+    });
   }
 
   async rename(from: string, to: string): Promise<void> {

@@ -17,7 +17,7 @@ import {
 import type { ToolResource, ToolScheduleResource } from '../../contract/resources/kinds.ts';
 import { Informer } from '../../kube/informer.ts';
 import type { ResourceClient } from '../../kube/resources/index.ts';
-import { WorkQueue } from '../../kube/work-queue.ts';
+import type { WorkQueue } from '../../kube/work-queue.ts';
 import { type JobFailure, JobSupervisor } from '../../platform/supervisor.ts';
 import { keyNow } from '../../runs/run-as.ts';
 import { runAsNow } from '../../runs/scheduled.ts';
@@ -28,6 +28,7 @@ import type { Store } from '../../store/index.ts';
 import type { EventRecorder } from '../events.ts';
 import type { ControllerHealth } from '../health.ts';
 import { informerOptions } from '../informer-options.ts';
+import { reconcileQueue } from '../reconcile-queue.ts';
 import { executeSchedule, type ScheduledRunStarter } from './execute.ts';
 import { decideSchedule } from './reconcile.ts';
 
@@ -68,14 +69,7 @@ export class ScheduleController {
     this.#schedules = new Informer(opts.toolSchedules, { kind: 'ToolSchedule', ...informers });
     // Tools only matter as present, absent or archived; the Tool controller resyncs Tools.
     this.#tools = new Informer(opts.tools, { kind: 'Tool', ...informers, resyncMs: 0 });
-    this.#queue = new WorkQueue(
-      (name) => this.#reconcile(name),
-      (name, error, retryInMs) =>
-        opts.log?.(
-          `toolschedule ${name}: reconcile failed (retry in ${retryInMs} ms): ${(error as Error).message}`,
-        ),
-      { baseDelayMs: 1_000, maxDelayMs: 5 * 60_000 },
-    );
+    this.#queue = reconcileQueue('toolschedule', (name) => this.#reconcile(name), opts.log);
   }
 
   async start(): Promise<void> {

@@ -10,10 +10,11 @@ import { Informer } from '../../kube/informer.ts';
 import type { ListOptions, ResourceClient, WatchEvent, WatchOptions } from '../../kube/resources/index.ts';
 import { type SecretStore, SecretUnreadableError } from '../../kube/secrets/interface.ts';
 import type { Secret } from '../../kube/types.ts';
-import { WorkQueue } from '../../kube/work-queue.ts';
+import type { WorkQueue } from '../../kube/work-queue.ts';
 import { conditionChangeEvent, type EventRecorder, NO_EVENTS } from '../events.ts';
 import type { ControllerHealth } from '../health.ts';
 import { informerOptions } from '../informer-options.ts';
+import { reconcileQueue } from '../reconcile-queue.ts';
 import { writeDecidedStatus } from '../status.ts';
 import { type CredentialCheck, decideSystem, readyCondition, type SystemObservation } from './reconcile.ts';
 
@@ -89,14 +90,7 @@ export class SystemController {
     const informers = informerOptions(opts);
     this.#systems = new Informer(opts.systems, informers);
     this.#secrets = opts.secretWatch ? new Informer(metadataOnly(opts.secretWatch), informers) : undefined;
-    this.#queue = new WorkQueue(
-      (name) => this.#reconcile(name),
-      (name, error, retryInMs) =>
-        opts.log?.(
-          `system ${name}: reconcile failed (retry in ${retryInMs} ms): ${(error as Error).message}`,
-        ),
-      { baseDelayMs: 1_000, maxDelayMs: 5 * 60_000 },
-    );
+    this.#queue = reconcileQueue('system', (name) => this.#reconcile(name), opts.log);
   }
 
   async start(): Promise<void> {

@@ -13,10 +13,11 @@ import { toolFromResource } from '../../contract/resources/convert.ts';
 import type { SystemResource, ToolResource } from '../../contract/resources/kinds.ts';
 import { Informer } from '../../kube/informer.ts';
 import type { ResourceClient } from '../../kube/resources/index.ts';
-import { WorkQueue } from '../../kube/work-queue.ts';
+import type { WorkQueue } from '../../kube/work-queue.ts';
 import { groupVariants, variantForMode, variantUrls } from '../../systems/model.ts';
 import { describeUnreadiness, systemUnreadiness } from '../../systems/readiness.ts';
 import { checkTool, problemLine } from '../../tools/validation.ts';
+import { reconcileQueue } from '../reconcile-queue.ts';
 import { decideTool, readyCondition, type ToolObservation } from './reconcile.ts';
 
 export interface ToolControllerOptions {
@@ -51,12 +52,7 @@ export class ToolController {
     this.#tools = new Informer(opts.tools, { kind: 'Tool', ...informers });
     // Ids and Ready conditions matter here; the System controller resyncs Systems.
     this.#systems = new Informer(opts.systems, { kind: 'System', ...informers, resyncMs: 0 });
-    this.#queue = new WorkQueue(
-      (name) => this.#reconcile(name),
-      (name, error, retryInMs) =>
-        opts.log?.(`tool ${name}: reconcile failed (retry in ${retryInMs} ms): ${(error as Error).message}`),
-      { baseDelayMs: 1_000, maxDelayMs: 5 * 60_000 },
-    );
+    this.#queue = reconcileQueue('tool', (name) => this.#reconcile(name), opts.log);
   }
 
   async start(): Promise<void> {

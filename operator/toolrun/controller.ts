@@ -10,13 +10,14 @@ import { DEFAULT_RUN_TIMEOUT_MS } from '../../contract/api/run.ts';
 import type { ToolRunResource } from '../../contract/resources/kinds.ts';
 import { Informer } from '../../kube/informer.ts';
 import type { ResourceClient } from '../../kube/resources/index.ts';
-import { WorkQueue } from '../../kube/work-queue.ts';
+import type { WorkQueue } from '../../kube/work-queue.ts';
 import { KeyedLock } from '../../platform/keyed-lock.ts';
 import type { Store } from '../../store/index.ts';
 import type { EventRecorder } from '../events.ts';
 import type { ControllerHealth } from '../health.ts';
 import type { Launcher } from '../launchers/launcher.ts';
 import type { OperatorMetrics, ToolRunStates } from '../metrics.ts';
+import { reconcileQueue } from '../reconcile-queue.ts';
 import {
   type AdmissionEntry,
   type AdmissionVerdict,
@@ -75,14 +76,11 @@ export class ToolRunController {
       resyncMs: opts.settings.resyncMs,
       ...(opts.log ? { log: opts.log } : {}),
     });
-    this.#queue = new WorkQueue(
-      (name) => this.#reconcile(name),
-      (name, error, retryInMs) =>
-        opts.log?.(
-          `toolrun ${name}: reconcile failed (retry in ${retryInMs} ms): ${(error as Error).message}`,
-        ),
-      { baseDelayMs: 500, maxDelayMs: 60_000, workers: opts.settings.reconcileWorkers ?? 1 },
-    );
+    this.#queue = reconcileQueue('toolrun', (name) => this.#reconcile(name), opts.log, {
+      baseDelayMs: 500,
+      maxDelayMs: 60_000,
+      workers: opts.settings.reconcileWorkers ?? 1,
+    });
   }
 
   async start(): Promise<void> {
