@@ -57,6 +57,26 @@ export const DATA_JSON_GET: JsonValue = {
   file: { ...fileRefFromBytes(DATA_JSON, 'data.json', 'application/json') },
 };
 
+/** A tool of one step on the file system `systemId` that puts `content` at `path` and gets it back. */
+export function putThenGetTool(id: string, systemId: string, path: string, content: string) {
+  return {
+    id,
+    steps: [
+      {
+        id: 'ops',
+        config: {
+          url: '/',
+          systemId,
+          body: [
+            { operation: 'put', path, content },
+            { operation: 'get', path },
+          ],
+        },
+      },
+    ],
+  };
+}
+
 /**
  * One body under /data that creates directories recursively (twice: the second is no error), renames,
  * checks existence, stats and deletes, and the results every file protocol gives for it.
