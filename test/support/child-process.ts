@@ -37,3 +37,39 @@ export function ownProcess(child: ChildProcess): OwnedProcess {
     },
   };
 }
+
+/** Sends signal to the process group of a child spawned `detached` (its own group); nothing when it is gone. */
+export function signalProcessGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * Stops a server spawned `detached` together with the children it forked: SIGTERM to its process group,
+ * SIGKILL after graceMs; resolves when it has exited (at once when it has already).
+ */
+export async function stopProcessGroup(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    // What it forked may outlive it.
+    signalProcessGroup(child, 'SIGKILL');
+    return;
+  }
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  signalProcessGroup(child, 'SIGTERM');
+  const killer = setTimeout(() => signalProcessGroup(child, 'SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(killer);
+}
+
+/** Waits for a server being started to answer; stops it and throws when it never does. */
+export async function readyOrStopped(ready: () => Promise<void>, stop: () => Promise<void>): Promise<void> {
+  try {
+    await ready();
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -7,6 +7,7 @@ import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { JsonValue } from '../../contract/json.ts';
+import { fileRefFromBytes } from '../../engine/file-ref.ts';
 import { executeFtpStep } from '../../engine/protocols/ftp.ts';
 import { executeSftpStep } from '../../engine/protocols/sftp.ts';
 import { startFtpServer } from './ftp-server.ts';
@@ -15,6 +16,7 @@ import { startSftpServer } from './sftp-server.ts';
 /** The test user's password: `@ : /` and a literal `%20`, which must survive the URL userinfo. */
 export const PASSWORD = 'p@ss:w/rd%20x';
 export const BINARY = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff, 0xfe, 0x01]);
+const DATA_JSON = Buffer.from('{"items":[1,2],"ok":true}');
 
 /** The URL with the user (default the test user) in its userinfo, percent-encoded. */
 export function withUser(url: string, user = 'tester', password = PASSWORD): string {
@@ -34,7 +36,7 @@ export function withPath(url: string, path: string): string {
 /** The tree the tests read: /data/in with one file of each kind, a sub-directory and a file of 2020. */
 export async function seed(root: string): Promise<void> {
   await mkdir(join(root, 'data/in/sub'), { recursive: true });
-  await writeFile(join(root, 'data/in/data.json'), '{"items":[1,2],"ok":true}');
+  await writeFile(join(root, 'data/in/data.json'), DATA_JSON);
   await writeFile(join(root, 'data/in/rows.csv'), 'id,name\n1,Ada\n2,Linus\n');
   await writeFile(join(root, 'data/in/tabs.tsv'), 'id\tname\n1\tAda\n');
   await writeFile(join(root, 'data/in/notes.txt'), 'hello\nworld');
@@ -44,6 +46,35 @@ export async function seed(root: string): Promise<void> {
   const old = new Date(Date.UTC(2020, 2, 4, 10, 30));
   await writeFile(join(root, 'data/in/old.txt'), 'old');
   await utimes(join(root, 'data/in/old.txt'), old, old);
+}
+
+/** What every file protocol answers to `get` of the seeded data.json: the parsed content, the bytes as a file reference. */
+export const DATA_JSON_GET: JsonValue = {
+  path: '/data/in/data.json',
+  size: DATA_JSON.byteLength,
+  contentType: 'application/json',
+  content: { items: [1, 2], ok: true },
+  file: { ...fileRefFromBytes(DATA_JSON, 'data.json', 'application/json') },
+};
+
+/** A tool of one step on the file system `systemId` that puts `content` at `path` and gets it back. */
+export function putThenGetTool(id: string, systemId: string, path: string, content: string) {
+  return {
+    id,
+    steps: [
+      {
+        id: 'ops',
+        config: {
+          url: '/',
+          systemId,
+          body: [
+            { operation: 'put', path, content },
+            { operation: 'get', path },
+          ],
+        },
+      },
+    ],
+  };
 }
 
 /**

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import { inject } from 'vitest';
+import { readyOrStopped, stopProcessGroup } from './child-process.ts';
 import { useStarted } from './fixture.ts';
 import { freeLoopbackPort } from './os.ts';
 import { MARIADB, skipReason } from './prerequisites.ts';
@@ -79,15 +80,10 @@ export async function startTestMariaDb(options: { tls?: boolean } = {}): Promise
     { detached: true, stdio: 'ignore' },
   );
   const stop = async (): Promise<void> => {
-    await stopProcess(server);
+    await stopProcessGroup(server, 20_000);
     await rm(dir, { recursive: true, force: true });
   };
-  try {
-    await untilReady(socket, server, log);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
+  await readyOrStopped(() => untilReady(socket, server, log), stop);
   return { host: '127.0.0.1', port, socket, ca: tls.ca, stop };
 }
 
@@ -136,23 +132,6 @@ async function untilReady(socket: string, server: ChildProcess, log: string): Pr
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-}
-
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.pid === undefined) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  try {
-    process.kill(-child.pid, 'SIGTERM');
-  } catch {
-    return;
-  }
-  const killer = setTimeout(() => {
-    try {
-      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-    } catch {}
-  }, 20_000);
-  await exited;
-  clearTimeout(killer);
 }
 
 /** The run's server as the global setup provided it, or undefined when MariaDB tests are skipped. */

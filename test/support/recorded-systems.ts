@@ -3,7 +3,7 @@
  * items and a page per item, each echoing the credentials it was sent (as an API that returns its request
  * does), and a Postgres "warehouse" and a Redis "cache" behind passwords.
  */
-import { inject } from 'vitest';
+import { afterAll, expect, inject } from 'vitest';
 import { callOk, startTestApi, type TestApi } from './embedded.ts';
 import { useStarted } from './fixture.ts';
 import type { HttpTarget } from './http-target.ts';
@@ -15,6 +15,35 @@ import {
   urlWithoutLogin,
 } from './postgres.ts';
 import { REDIS_PASSWORD, useRedisServer } from './redis-server.ts';
+
+/**
+ * For a file whose tests must reach no system once its runs are recorded: routes note() each request;
+ * between seal() and unseal() every one noted is late (`late`), and the file fails on any (afterAll).
+ */
+export function useSealedAfterRecording(): {
+  note(url: string): void;
+  seal(): void;
+  unseal(): void;
+  readonly late: readonly string[];
+} {
+  let sealed = false;
+  const late: string[] = [];
+  afterAll(() => {
+    expect(late, 'requests that reached the target after the recording').toEqual([]);
+  });
+  return {
+    note: (url) => {
+      if (sealed) late.push(url);
+    },
+    seal: () => {
+      sealed = true;
+    },
+    unseal: () => {
+      sealed = false;
+    },
+    late,
+  };
+}
 
 /** Every item of the crm's list, 5 in pages of 2: three pages, the last one short. */
 export const ITEMS = [1, 2, 3, 4, 5].map((id) => ({ id, name: `item ${id}` }));

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
+import { readyOrStopped } from './child-process.ts';
 import { useStarted } from './fixture.ts';
 import { freeLoopbackPort } from './os.ts';
 import { redisServerPath, skipReason } from './prerequisites.ts';
@@ -187,18 +188,15 @@ export async function startRedisServer(): Promise<TestRedisServer> {
   const probe = admin();
   probe.on('error', () => {});
   const started = Date.now();
-  for (;;) {
-    if (child.exitCode !== null) {
-      await stop();
-      throw new Error(`redis-server exited at start: ${output}`);
+  await readyOrStopped(async () => {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`redis-server exited at start: ${output}`);
+      if ((await probe.ping().catch(() => '')) === 'PONG') return;
+      if (Date.now() - started > 20_000)
+        throw new Error(`redis-server did not answer within 20 s: ${output}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    if ((await probe.ping().catch(() => '')) === 'PONG') break;
-    if (Date.now() - started > 20_000) {
-      await stop();
-      throw new Error(`redis-server did not answer within 20 s: ${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  }, stop);
   const waitForClients: TestRedisServer['waitForClients'] = async (predicate, timeoutMs = 10_000) => {
     const until = Date.now() + timeoutMs;
     for (;;) {

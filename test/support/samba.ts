@@ -18,6 +18,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { readyOrStopped, signalProcessGroup, stopProcessGroup } from './child-process.ts';
 import { useStarted } from './fixture.ts';
 import { freeLoopbackPort } from './os.ts';
 import { SAMBA, skipReason } from './prerequisites.ts';
@@ -168,31 +169,15 @@ export async function startSamba(options: SambaOptions = {}): Promise<TestSamba>
     stdio: ['ignore', out, out],
   });
   closeSync(out);
-  const stopped = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const kill = (signal: NodeJS.Signals): void => {
-    try {
-      if (child.pid !== undefined) process.kill(-child.pid, signal);
-    } catch {
-      // Already gone.
-    }
-  };
   // A test process that dies without stopping it must not leave smbd behind.
-  const killOnExit = () => kill('SIGKILL');
+  const killOnExit = () => signalProcessGroup(child, 'SIGKILL');
   process.once('exit', killOnExit);
   const stop = async (): Promise<void> => {
     process.off('exit', killOnExit);
-    kill('SIGTERM');
-    const timer = setTimeout(() => kill('SIGKILL'), 5_000);
-    await stopped;
-    clearTimeout(timer);
+    await stopProcessGroup(child, 5_000);
     await rm(dir, { recursive: true, force: true });
   };
-  try {
-    await waitForPort(port, child, dir);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
+  await readyOrStopped(() => waitForPort(port, child, dir), stop);
   return {
     host: '127.0.0.1',
     port,

@@ -7,7 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReplayAnswer } from '../../../contract/api/replay.ts';
 import { callOk, startTestApi, type TestApi } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
-import { crmSteps, crmSystem, routeCrm, useStoreSystems } from '../../support/recorded-systems.ts';
+import {
+  crmSteps,
+  crmSystem,
+  routeCrm,
+  useSealedAfterRecording,
+  useStoreSystems,
+} from '../../support/recorded-systems.ts';
 import { REDIS_PASSWORD, redisServerMissing } from '../../support/redis-server.ts';
 
 const TOKEN = 'replay-bearer-SECRET-5e1d77';
@@ -38,9 +44,8 @@ function tool(id: string, total = 'sourceData.detail.length') {
 describe('replay of a recorded run', () => {
   const target = useHttpTarget();
   let api: TestApi;
-  /** Set once the run is recorded: from then on the target must not be called. */
-  let sealed = false;
-  const lateRequests: string[] = [];
+  // Every test of the file replays; none may reach the target.
+  const recorded = useSealedAfterRecording();
 
   function replay<T = ReplayAnswer>(runId: string, body?: unknown, key?: string) {
     return api.call<T>('POST', `/v1/runs/${encodeURIComponent(runId)}/replay`, {
@@ -51,9 +56,7 @@ describe('replay of a recorded run', () => {
 
   beforeAll(async () => {
     api = await startTestApi();
-    routeCrm(target, (url) => {
-      if (sealed) lateRequests.push(url);
-    });
+    routeCrm(target, recorded.note);
     await callOk(api, 'POST', '/v1/systems', crmSystem(target.url, { bearerToken: TOKEN, apiKey: API_KEY }));
     await callOk(api, 'POST', '/v1/tools', tool('pipeline'));
     await callOk(api, 'POST', '/v1/tools', tool('unrecorded'));
@@ -66,12 +69,10 @@ describe('replay of a recorded run', () => {
       });
       expect(run.body.status, run.text).toBe('success');
     }
-    sealed = true;
+    recorded.seal();
   }, 60_000);
 
   afterAll(async () => {
-    // Every test of the file replays; none may have reached the target.
-    expect(lateRequests).toEqual([]);
     await api?.stop();
   });
 
@@ -87,7 +88,7 @@ describe('replay of a recorded run', () => {
       ['detail', 'unchanged'],
       ['summary', 'unchanged'],
     ]);
-    expect(lateRequests).toEqual([]);
+    expect(recorded.late).toEqual([]);
   });
 
   it('replays a changed transform: the new output and its difference, no request reaches the target', async () => {
@@ -106,7 +107,7 @@ describe('replay of a recorded run', () => {
       ['summary', 'changed'],
     ]);
     expect(answer.body.diff.steps[2]?.data?.changes).toEqual([{ path: '/total', before: 3, after: 30 }]);
-    expect(lateRequests).toEqual([]);
+    expect(recorded.late).toEqual([]);
   });
 
   it('fails a step whose request differs from the recorded one, showing the difference', async () => {
@@ -122,7 +123,7 @@ describe('replay of a recorded run', () => {
     expect(detail).toMatchObject({ status: 'changed', success: { before: true, after: false } });
     expect(detail?.error).toContain('differs from the recorded one');
     expect(detail?.error).toContain(`url: recorded "${target.url}/items/1", now "${target.url}/things/1"`);
-    expect(lateRequests).toEqual([]);
+    expect(recorded.late).toEqual([]);
   });
 
   it('fails a step that needs an exchange the run did not make, naming it', async () => {
@@ -135,7 +136,7 @@ describe('replay of a recorded run', () => {
     expect(answer.status, answer.text).toBe(200);
     const detail = answer.body.diff.steps.find((s) => s.stepId === 'detail');
     expect(detail?.error).toContain('no recorded exchange for step detail, loop item 3');
-    expect(lateRequests).toEqual([]);
+    expect(recorded.late).toEqual([]);
   });
 
   it('never answers a credential', async () => {

@@ -9,6 +9,7 @@ import type { JsonValue } from '../../../contract/json.ts';
 import { fileRefFromBytes } from '../../../engine/file-ref.ts';
 import {
   BINARY,
+  DATA_JSON_GET,
   DIRECTORY_ROUND,
   failure,
   fileStepRunner,
@@ -68,14 +69,7 @@ describe.each(TRANSFER_PROTOCOLS)('$name operations', (protocol) => {
   describe('get', () => {
     it('parses a .json file and attaches the raw bytes as a file reference', async () => {
       const result = (await call({ operation: 'get', path: 'in/data.json' })) as Record<string, JsonValue>;
-      const bytes = Buffer.from('{"items":[1,2],"ok":true}');
-      expect(result).toEqual({
-        path: '/data/in/data.json',
-        size: bytes.byteLength,
-        contentType: 'application/json',
-        content: { items: [1, 2], ok: true },
-        file: { ...fileRefFromBytes(bytes, 'data.json', 'application/json') },
-      });
+      expect(result).toEqual(DATA_JSON_GET);
     });
 
     it('parses .csv and .tsv files into row objects keyed by the header row', async () => {

@@ -49,7 +49,7 @@ function run(tool: Omit<ToolInput, 'id'>, options: RunOptions = {}): Promise<Eng
   );
 }
 
-/** A one-step tool: the GraphQL request on the tracker system. */
+/** A one-step tool: the GraphQL request on the tracker system (to /graphql unless `extra` names a url). */
 function graphqlStep(
   graphql: { query: string; variables?: Record<string, unknown>; operationName?: string },
   extra: Record<string, unknown> = {},
@@ -164,19 +164,7 @@ describe('a GraphQL request', () => {
   });
 
   it('fails the step when a 2xx answer is not a GraphQL response', async () => {
-    const result = await run({
-      steps: [
-        {
-          id: 'q',
-          config: {
-            url: '/schema.graphql',
-            systemId: 'tracker',
-            method: 'POST',
-            graphql: { query: '{ x }' },
-          },
-        },
-      ],
-    });
+    const result = await run(graphqlStep({ query: '{ x }' }, { url: '/schema.graphql' }));
     expect(result.stepResults[0]?.error).toMatch(
       /^the answer is not a GraphQL response \(a JSON object with data or errors\): "\\"\\"\\"A task of the tracker/,
     );
@@ -269,19 +257,7 @@ describe('auth and the HTTP path', () => {
 
   it('follows a 308 redirect on its own origin with the method, body and token', async () => {
     const mark = server.requests.length;
-    const result = await run({
-      steps: [
-        {
-          id: 'q',
-          config: {
-            url: '/moved',
-            systemId: 'tracker',
-            method: 'POST',
-            graphql: { query: '{ echo(text: "here") }' },
-          },
-        },
-      ],
-    });
+    const result = await run(graphqlStep({ query: '{ echo(text: "here") }' }, { url: '/moved' }));
     expect(result.status, result.error).toBe('success');
     expect(result.stepResults[0]?.data).toEqual({ echo: 'here' });
     const [, followed] = receivedFrom(mark);

@@ -9,7 +9,7 @@ import type { JsonObject, JsonValue } from '../../../contract/json.ts';
 import { runTool } from '../../../engine/run-tool.ts';
 import type { EngineResult } from '../../../engine/types.ts';
 import { useEngineDeps } from '../../support/engine.ts';
-import { type TargetRequest, useHttpTarget } from '../../support/http-target.ts';
+import { type TargetHandler, type TargetRequest, useHttpTarget } from '../../support/http-target.ts';
 
 const target = useHttpTarget();
 const engine = useEngineDeps();
@@ -46,6 +46,27 @@ function records(n: number): JsonObject[] {
   return Array.from({ length: n }, (_, i) => ({ id: i + 1 }));
 }
 
+/** A cursor endpoint serving `pages` by the cursor in query parameter `cursorParam` ('' when there is none). */
+function cursorEndpoint(pages: Record<string, JsonValue>, cursorParam = 'after') {
+  return (request: TargetRequest) => ({
+    body: pages[param(request, cursorParam) ?? ''] ?? { error: 'unknown cursor' },
+  });
+}
+
+/** An offset endpoint: `offset` and `limit` from the query over `rows`. */
+function offsetEndpoint(rows: JsonValue[]) {
+  return (request: TargetRequest) => {
+    const offset = Number(param(request, 'offset'));
+    const limit = Number(param(request, 'limit'));
+    return { body: rows.slice(offset, offset + limit) };
+  };
+}
+
+/** A page-numbered endpoint that wraps around to its first page past the last of `pages`. */
+function repeatingEndpoint(pages: JsonValue[]) {
+  return (request: TargetRequest) => ({ body: pages[(Number(param(request, 'page')) - 1) % pages.length] });
+}
+
 /** A page-numbered endpoint: `page` (1-based) and `per_page` from the query over `rows`. */
 function pageEndpoint(rows: JsonValue[]) {
   return (request: TargetRequest) => {
@@ -58,11 +79,7 @@ function pageEndpoint(rows: JsonValue[]) {
 describe('pagination types', () => {
   it('offsetBased advances offset by pageSize and sends limit', async () => {
     const rows = records(5);
-    target.route('GET', '/pg/offset', (request) => {
-      const offset = Number(param(request, 'offset'));
-      const limit = Number(param(request, 'limit'));
-      return { body: rows.slice(offset, offset + limit) };
-    });
+    target.route('GET', '/pg/offset', offsetEndpoint(rows));
     const result = await runPaged({
       url: url('/pg/offset'),
       queryParams: { offset: '<<offset>>', limit: '<<limit>>' },
@@ -125,9 +142,7 @@ describe('pagination types', () => {
       'tok-2': { items: [3, 4], meta: { next: 'tok-3' } },
       'tok-3': { items: [5], meta: {} },
     };
-    target.route('GET', '/pg/cursor-dotted', (request) => ({
-      body: pages[param(request, 'after') ?? ''] ?? { error: 'unknown cursor' },
-    }));
+    target.route('GET', '/pg/cursor-dotted', cursorEndpoint(pages));
     const result = await runPaged({
       url: url('/pg/cursor-dotted'),
       queryParams: { after: '<<cursor>>', size: '<<limit>>' },
@@ -177,9 +192,7 @@ describe('pagination types', () => {
       c2: { data: ['c', 'd'], paging: { cursors: { after: 'c3' } } },
       c3: { data: ['e'], paging: { cursors: { after: '' } } },
     };
-    target.route('GET', '/pg/cursor-dollar', (request) => ({
-      body: pages[param(request, 'after') ?? ''] ?? { error: 'unknown cursor' },
-    }));
+    target.route('GET', '/pg/cursor-dollar', cursorEndpoint(pages));
     const result = await runPaged({
       url: url('/pg/cursor-dollar'),
       queryParams: { after: '<<cursor>>' },
@@ -225,9 +238,7 @@ describe('pagination stop rules', () => {
       '': { results: [{ id: 1 }], nextCursor: 'n2' },
       n2: { results: [{ id: 2 }], nextCursor: null },
     };
-    target.route('GET', '/pg/missing-cursor', (request) => ({
-      body: pages[param(request, 'cursor') ?? ''] ?? { results: [{ id: 'unexpected' }] },
-    }));
+    target.route('GET', '/pg/missing-cursor', cursorEndpoint(pages, 'cursor'));
     const result = await runPaged({
       url: url('/pg/missing-cursor'),
       queryParams: { cursor: '<<cursor>>' },
@@ -244,9 +255,7 @@ describe('pagination stop rules', () => {
       [{ id: 3 }, { id: 4 }],
     ];
     // Past the last page this server wraps around to the first one.
-    target.route('GET', '/pg/repeat', (request) => ({
-      body: pages[(Number(param(request, 'page')) - 1) % pages.length],
-    }));
+    target.route('GET', '/pg/repeat', repeatingEndpoint(pages));
     const result = await runPaged({
       url: url('/pg/repeat'),
       queryParams: { page: '<<page>>' },
@@ -348,141 +357,138 @@ describe('merging pages', () => {
 });
 
 describe('how pagination ended, in the step result', () => {
-  /** The step result's account of the pagination of the run's one step. */
-  const ended = (result: EngineResult) => result.stepResults[0]?.pagination;
-
-  /** A cursor endpoint at `path` serving `pages` by the `after` parameter ('' for the first page). */
-  function cursorEndpoint(path: string, pages: Record<string, JsonValue>) {
-    target.route('GET', path, (request) => ({
-      body: pages[param(request, 'after') ?? ''] ?? { error: 'unknown cursor' },
-    }));
-    return { url: url(path), queryParams: { after: '<<cursor>>' } };
+  /** A run that pages through the endpoint at `path` and succeeds: its data and how its one step's pagination ended. */
+  interface Ending {
+    case: string;
+    path: string;
+    endpoint: TargetHandler;
+    request: Omit<RequestConfig, 'url'>;
+    data: JsonValue;
+    ended: NonNullable<EngineResult['stepResults'][number]['pagination']>;
   }
 
-  it('a short page: the page, its item count and pageSize', async () => {
-    target.route('GET', '/pg/end/short', pageEndpoint(records(7)));
-    const result = await runPaged({
-      url: url('/pg/end/short'),
-      queryParams: { page: '<<page>>', per_page: '<<pageSize>>' },
-      pagination: { type: 'pageBased', pageSize: 3 },
-    });
-    expect(result.status).toBe('success');
-    expect(ended(result)).toEqual({
-      pages: 3,
-      items: 7,
-      stoppedBy: 'shortPage',
-      reason: 'page 3 had 1 item, fewer than pageSize 3',
-    });
-  });
-
-  it('an empty page', async () => {
-    const rows = records(4);
-    target.route('GET', '/pg/end/empty', (request) => {
-      const offset = Number(param(request, 'offset'));
-      return { body: rows.slice(offset, offset + 2) };
-    });
-    const result = await runPaged({
-      url: url('/pg/end/empty'),
-      queryParams: { offset: '<<offset>>', limit: '<<limit>>' },
-      pagination: { type: 'offsetBased', pageSize: 2 },
-    });
-    expect(result.data).toEqual(rows);
-    expect(ended(result)).toEqual({ pages: 3, items: 4, stoppedBy: 'emptyPage', reason: 'page 3 was empty' });
-  });
-
-  it('a page repeating an earlier one, which is not merged', async () => {
-    const pages = [records(2), [{ id: 3 }, { id: 4 }]];
-    target.route('GET', '/pg/end/repeat', (request) => ({
-      body: pages[(Number(param(request, 'page')) - 1) % pages.length],
-    }));
-    const result = await runPaged({
-      url: url('/pg/end/repeat'),
-      queryParams: { page: '<<page>>' },
-      pagination: { type: 'pageBased', pageSize: 2 },
-    });
-    expect(result.data).toEqual(records(4));
-    expect(ended(result)).toEqual({
-      pages: 3,
-      items: 4,
-      stoppedBy: 'repeatedPage',
-      reason: 'page 3 repeated an earlier page (it was not merged)',
-    });
-  });
-
-  it('the stopCondition', async () => {
-    target.route('GET', '/pg/end/stop', pageEndpoint(records(10)));
-    const result = await runPaged({
-      url: url('/pg/end/stop'),
-      queryParams: { page: '<<page>>', per_page: '<<pageSize>>' },
-      pagination: {
-        type: 'pageBased',
-        pageSize: 2,
-        stopCondition: '(response, pageInfo) => pageInfo.totalFetched >= 4',
+  const endings: Ending[] = [
+    {
+      case: 'a short page: the page, its item count and pageSize',
+      path: '/pg/end/short',
+      endpoint: pageEndpoint(records(7)),
+      request: {
+        queryParams: { page: '<<page>>', per_page: '<<pageSize>>' },
+        pagination: { type: 'pageBased', pageSize: 3 },
       },
-    });
-    expect(result.data).toEqual(records(4));
-    expect(ended(result)).toEqual({
-      pages: 2,
-      items: 4,
-      stoppedBy: 'stopCondition',
-      reason: 'the stopCondition returned true on page 2',
-    });
-  });
+      data: records(7),
+      ended: {
+        pages: 3,
+        items: 7,
+        stoppedBy: 'shortPage',
+        reason: 'page 3 had 1 item, fewer than pageSize 3',
+      },
+    },
+    {
+      case: 'an empty page',
+      path: '/pg/end/empty',
+      endpoint: offsetEndpoint(records(4)),
+      request: {
+        queryParams: { offset: '<<offset>>', limit: '<<limit>>' },
+        pagination: { type: 'offsetBased', pageSize: 2 },
+      },
+      data: records(4),
+      ended: { pages: 3, items: 4, stoppedBy: 'emptyPage', reason: 'page 3 was empty' },
+    },
+    {
+      case: 'a page repeating an earlier one, which is not merged',
+      path: '/pg/end/repeat',
+      endpoint: repeatingEndpoint([records(2), [{ id: 3 }, { id: 4 }]]),
+      request: { queryParams: { page: '<<page>>' }, pagination: { type: 'pageBased', pageSize: 2 } },
+      data: records(4),
+      ended: {
+        pages: 3,
+        items: 4,
+        stoppedBy: 'repeatedPage',
+        reason: 'page 3 repeated an earlier page (it was not merged)',
+      },
+    },
+    {
+      case: 'the stopCondition',
+      path: '/pg/end/stop',
+      endpoint: pageEndpoint(records(10)),
+      request: {
+        queryParams: { page: '<<page>>', per_page: '<<pageSize>>' },
+        pagination: {
+          type: 'pageBased',
+          pageSize: 2,
+          stopCondition: '(response, pageInfo) => pageInfo.totalFetched >= 4',
+        },
+      },
+      data: records(4),
+      ended: {
+        pages: 2,
+        items: 4,
+        stoppedBy: 'stopCondition',
+        reason: 'the stopCondition returned true on page 2',
+      },
+    },
+    {
+      case: 'an empty cursor, even on a full page',
+      path: '/pg/end/null-cursor',
+      endpoint: cursorEndpoint({
+        '': { items: records(2), next: 'b' },
+        b: { items: [{ id: 3 }, { id: 4 }], next: null },
+      }),
+      request: {
+        queryParams: { after: '<<cursor>>' },
+        pagination: { type: 'cursorBased', pageSize: 2, cursorPath: 'next' },
+      },
+      data: { items: records(4), next: null },
+      ended: { pages: 2, items: 4, stoppedBy: 'emptyCursor', reason: "page 2 had null at cursorPath 'next'" },
+    },
+    {
+      case: 'a cursor left out of a later page that was not full: taken as the last page, and said so',
+      path: '/pg/end/absent-cursor',
+      endpoint: cursorEndpoint({
+        '': { items: records(2), meta: { next: 'b' } },
+        b: { items: [{ id: 3 }], meta: {} },
+      }),
+      request: {
+        queryParams: { after: '<<cursor>>' },
+        pagination: { type: 'cursorBased', pageSize: 2, cursorPath: 'meta.next' },
+      },
+      data: { items: records(3), meta: { next: 'b' } },
+      ended: {
+        pages: 2,
+        items: 3,
+        stoppedBy: 'absentCursor',
+        reason:
+          "page 2 had nothing at cursorPath 'meta.next' (a page of 1 item, fewer than pageSize 2, taken as the last page)",
+      },
+    },
+    {
+      case: 'a cursor that was sent before',
+      path: '/pg/end/same-cursor',
+      endpoint: cursorEndpoint({
+        '': { items: records(2), next: 'b' },
+        b: { items: [{ id: 3 }, { id: 4 }], next: 'b' },
+      }),
+      request: {
+        queryParams: { after: '<<cursor>>' },
+        pagination: { type: 'cursorBased', pageSize: 2, cursorPath: 'next' },
+      },
+      data: { items: records(4), next: 'b' },
+      ended: {
+        pages: 2,
+        items: 4,
+        stoppedBy: 'repeatedCursor',
+        reason: "page 2 had a cursor at cursorPath 'next' that was sent before",
+      },
+    },
+  ];
 
-  it('an empty cursor, even on a full page', async () => {
-    const request = cursorEndpoint('/pg/end/null-cursor', {
-      '': { items: records(2), next: 'b' },
-      b: { items: [{ id: 3 }, { id: 4 }], next: null },
-    });
-    const result = await runPaged({
-      ...request,
-      pagination: { type: 'cursorBased', pageSize: 2, cursorPath: 'next' },
-    });
+  it.each(endings)('$case', async ({ path, endpoint, request, data, ended }) => {
+    target.route('GET', path, endpoint);
+    const result = await runPaged({ url: url(path), ...request });
     expect(result.status).toBe('success');
-    expect(ended(result)).toEqual({
-      pages: 2,
-      items: 4,
-      stoppedBy: 'emptyCursor',
-      reason: "page 2 had null at cursorPath 'next'",
-    });
-  });
-
-  it('a cursor left out of a later page that was not full: taken as the last page, and said so', async () => {
-    const request = cursorEndpoint('/pg/end/absent-cursor', {
-      '': { items: records(2), meta: { next: 'b' } },
-      b: { items: [{ id: 3 }], meta: {} },
-    });
-    const result = await runPaged({
-      ...request,
-      pagination: { type: 'cursorBased', pageSize: 2, cursorPath: 'meta.next' },
-    });
-    expect(result.status).toBe('success');
-    expect(result.data).toEqual({ items: records(3), meta: { next: 'b' } });
-    expect(ended(result)).toEqual({
-      pages: 2,
-      items: 3,
-      stoppedBy: 'absentCursor',
-      reason:
-        "page 2 had nothing at cursorPath 'meta.next' (a page of 1 item, fewer than pageSize 2, taken as the last page)",
-    });
-  });
-
-  it('a cursor that was sent before', async () => {
-    const request = cursorEndpoint('/pg/end/same-cursor', {
-      '': { items: records(2), next: 'b' },
-      b: { items: [{ id: 3 }, { id: 4 }], next: 'b' },
-    });
-    const result = await runPaged({
-      ...request,
-      pagination: { type: 'cursorBased', pageSize: 2, cursorPath: 'next' },
-    });
-    expect(result.data).toEqual({ items: records(4), next: 'b' });
-    expect(ended(result)).toEqual({
-      pages: 2,
-      items: 4,
-      stoppedBy: 'repeatedCursor',
-      reason: "page 2 had a cursor at cursorPath 'next' that was sent before",
-    });
+    expect(result.data).toEqual(data);
+    expect(result.stepResults[0]?.pagination).toEqual(ended);
   });
 });
 
@@ -492,9 +498,7 @@ describe('pagination that cannot go on fails the step instead of ending quietly'
       '': { items: records(5), meta: { nextCursor: 'b', total: 8 } },
       b: { items: [{ id: 6 }, { id: 7 }, { id: 8 }], meta: { nextCursor: null, total: 8 } },
     };
-    target.route('GET', '/pg/wrong-cursor-path', (request) => ({
-      body: pages[param(request, 'cursor') ?? ''] ?? { error: 'unknown cursor' },
-    }));
+    target.route('GET', '/pg/wrong-cursor-path', cursorEndpoint(pages, 'cursor'));
     const result = await runPaged({
       url: url('/pg/wrong-cursor-path'),
       queryParams: { cursor: '<<cursor>>' },
@@ -528,9 +532,7 @@ describe('pagination that cannot go on fails the step instead of ending quietly'
       '': { items: records(2), next: 'b' },
       b: { items: [{ id: 3 }, { id: 4 }] },
     };
-    target.route('GET', '/pg/cursor-gone', (request) => ({
-      body: pages[param(request, 'cursor') ?? ''] ?? { error: 'unknown cursor' },
-    }));
+    target.route('GET', '/pg/cursor-gone', cursorEndpoint(pages, 'cursor'));
     const result = await runPaged({
       url: url('/pg/cursor-gone'),
       queryParams: { cursor: '<<cursor>>' },
@@ -562,9 +564,7 @@ describe('pagination that cannot go on fails the step instead of ending quietly'
       '': { items: records(2), next: 'b' },
       b: { items: [{ id: 3 }, { id: 4 }], next: null },
     };
-    target.route('GET', '/pg/cursor-ends-stop', (request) => ({
-      body: pages[param(request, 'cursor') ?? ''] ?? { error: 'unknown cursor' },
-    }));
+    target.route('GET', '/pg/cursor-ends-stop', cursorEndpoint(pages, 'cursor'));
     const result = await runPaged({
       url: url('/pg/cursor-ends-stop'),
       queryParams: { cursor: '<<cursor>>' },

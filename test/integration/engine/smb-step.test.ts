@@ -10,9 +10,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonValue } from '../../../contract/json.ts';
-import { fileRefFromBytes } from '../../../engine/file-ref.ts';
 import { executeSmbStep, type SmbStepRequest } from '../../../engine/protocols/smb.ts';
-import { BINARY, DIRECTORY_ROUND, failure, seed } from '../../support/file-transfer.ts';
+import { BINARY, DATA_JSON_GET, DIRECTORY_ROUND, failure, seed } from '../../support/file-transfer.ts';
 import { freeLoopbackPort } from '../../support/os.ts';
 import { type SambaOptions, sambaMissing, startSamba, type TestSamba } from '../../support/samba.ts';
 import { startTcpRelay } from '../../support/tcp-relay.ts';
@@ -87,14 +86,7 @@ describe.skipIf(skip)('SMB steps', () => {
         { operation: 'get', path: 'in/rows.csv' },
         { operation: 'get', path: '/data/in/blob.bin' },
       ])) as Record<string, JsonValue>[];
-      const bytes = Buffer.from('{"items":[1,2],"ok":true}');
-      expect(json).toEqual({
-        path: '/data/in/data.json',
-        size: bytes.byteLength,
-        contentType: 'application/json',
-        content: { items: [1, 2], ok: true },
-        file: { ...fileRefFromBytes(bytes, 'data.json', 'application/json') },
-      });
+      expect(json).toEqual(DATA_JSON_GET);
       expect(csv?.content).toEqual([
         { id: '1', name: 'Ada' },
         { id: '2', name: 'Linus' },

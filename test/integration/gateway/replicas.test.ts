@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../../contract/api/run.ts';
 import { useTestDatabase } from '../../support/database.ts';
 import { startTestApi, TEST_ADMIN_KEY, type TestApi, useTestApi } from '../../support/embedded.ts';
+import { putThenGetTool } from '../../support/file-transfer.ts';
 import { useFtpServer } from '../../support/ftp-server.ts';
 import { type AgentProcess, startAgent } from '../../support/gateway-agent.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
@@ -74,22 +75,7 @@ beforeAll(async () => {
     },
   });
   await first.call('POST', '/v1/tools', {
-    body: {
-      id: 'private-ftp-roundtrip',
-      steps: [
-        {
-          id: 'ops',
-          config: {
-            url: '/',
-            systemId: 'private-ftp',
-            body: [
-              { operation: 'put', path: '/relayed.txt', content: 'one hop away' },
-              { operation: 'get', path: '/relayed.txt' },
-            ],
-          },
-        },
-      ],
-    },
+    body: putThenGetTool('private-ftp-roundtrip', 'private-ftp', '/relayed.txt', 'one hop away'),
   });
   await first.call('POST', '/v1/systems', {
     body: {

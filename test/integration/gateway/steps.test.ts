@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../../contract/api/run.ts';
 import { useTestDatabase } from '../../support/database.ts';
 import { TEST_ADMIN_KEY, useTestApi } from '../../support/embedded.ts';
+import { putThenGetTool } from '../../support/file-transfer.ts';
 import { useFtpServer } from '../../support/ftp-server.ts';
 import { type AgentProcess, startAgent } from '../../support/gateway-agent.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
@@ -113,22 +114,7 @@ beforeAll(async () => {
       id: 'db-query',
       steps: [{ id: 'q', config: { url: db.toString(), systemId: 'db', body: 'SELECT 41 + 1 AS answer' } }],
     },
-    {
-      id: 'files-roundtrip',
-      steps: [
-        {
-          id: 'ops',
-          config: {
-            url: '/',
-            systemId: 'files',
-            body: [
-              { operation: 'put', path: '/hello.txt', content: 'through the tunnel' },
-              { operation: 'get', path: '/hello.txt' },
-            ],
-          },
-        },
-      ],
-    },
+    putThenGetTool('files-roundtrip', 'files', '/hello.txt', 'through the tunnel'),
   ];
   const roundtrip = (id: string, systemId: string) => ({
     id,

@@ -50,6 +50,17 @@ async function listed(client: Client): Promise<Map<string, McpTool>> {
   return new Map(tools.map((tool) => [tool.name, tool]));
 }
 
+/** Calls tool `name` on a new session, asking for progress: the result and the progress messages in order. */
+async function callWithProgress(name: string): Promise<{ result: CallToolResult; messages: string[] }> {
+  const messages: string[] = [];
+  const result = (await (
+    await connect()
+  ).callTool({ name, arguments: {} }, undefined, {
+    onprogress: (progress) => messages.push(progress.message ?? ''),
+  })) as CallToolResult;
+  return { result, messages };
+}
+
 function text(result: CallToolResult): string {
   const first = result.content[0];
   return first?.type === 'text' ? first.text : '';
@@ -214,12 +225,7 @@ describe('the MCP endpoint', () => {
       ],
     });
     await expect.poll(async () => (await listed(await connect())).has('two-steps')).toBe(true);
-    const messages: string[] = [];
-    const result = (await (
-      await connect()
-    ).callTool({ name: 'two-steps', arguments: {} }, undefined, {
-      onprogress: (progress) => messages.push(progress.message ?? ''),
-    })) as CallToolResult;
+    const { result, messages } = await callWithProgress('two-steps');
     expect(result.structuredContent).toEqual({ sum: 2 });
     expect(messages).toEqual([
       expect.stringMatching(/^Run \S+ of tool 'two-steps' started$/),
@@ -251,12 +257,7 @@ describe('the MCP endpoint', () => {
     await expect.poll(async () => (await listed(await connect())).has('track-parcels')).toBe(true);
     const notFound = (id: number) =>
       `HTTP 404 GET ${target.url}/parcels/${id}: {"error":"parcel ${id} not found"}`;
-    const messages: string[] = [];
-    const result = (await (
-      await connect()
-    ).callTool({ name: 'track-parcels', arguments: {} }, undefined, {
-      onprogress: (progress) => messages.push(progress.message ?? ''),
-    })) as CallToolResult;
+    const { result, messages } = await callWithProgress('track-parcels');
     expect(messages.map((message) => message.replace(/ in \d+ ms/, ' in N ms'))).toContain(
       `Step 'parcels' succeeded in N ms; 2 of 4 items failed: item 1: ${notFound(2)}; item 3: ${notFound(4)}`,
     );

@@ -332,72 +332,64 @@ describe('what holds a schedule back, looked at before every tick', () => {
 describe('a schedule across downtime', () => {
   const dataDir = useTempDir('kubeglue-schedules-');
 
-  /** Starts, creates the schedule at the base, stops; starts again at `back` and returns that server. */
-  async function downAndBack(schedule: Record<string, unknown>, back: Date) {
-    const start = base;
+  /**
+   * Starts, creates `schedule` (every 5 minutes) at the base and stops; starts again 2 h 2 min later, when 24
+   * ticks have passed, waits for it to decide on the latest, 2:00, and hands `check` the schedule then and
+   * a reader of its runs; stops the server again.
+   */
+  async function afterDowntime(
+    schedule: Record<string, unknown>,
+    check: (back: { schedule: ToolSchedule; runs: () => Promise<Run[]> }) => Promise<void>,
+  ): Promise<void> {
+    const toolId = `tool-${schedule.id}`;
     const before = await startTestApi(
       {},
-      { dataDir: dataDir.path, scheduleClock: new ManualClock(at(start, 0, 30)) },
+      { dataDir: dataDir.path, scheduleClock: new ManualClock(at(base, 0, 30)) },
     );
-    await createEchoTool(before, `tool-${schedule.id}`).catch(() => {});
-    const created = await createSchedule(before, `tool-${schedule.id}`, schedule);
+    await createEchoTool(before, toolId).catch(() => {});
+    const created = await createSchedule(before, toolId, { cronExpression: '*/5 * * * *', ...schedule });
     await until(
       'the operator to look at it',
-      () => getSchedule(before, `tool-${schedule.id}`, created.id),
+      () => getSchedule(before, toolId, created.id),
       (s) => s.statusReason === 'Scheduled',
     );
     await before.embedded.close();
-    const after = await startTestApi({}, { dataDir: dataDir.path, scheduleClock: new ManualClock(back) });
-    return { api: after, toolId: `tool-${schedule.id}`, id: created.id };
+    const after = await startTestApi(
+      {},
+      { dataDir: dataDir.path, scheduleClock: new ManualClock(at(base, 122)) },
+    );
+    try {
+      const latest = await untilTick(after, toolId, created.id, at(base, 120));
+      await check({ schedule: latest, runs: () => runsOf(after, toolId, created.id) });
+    } finally {
+      await after.embedded.close();
+    }
   }
 
   it('without a deadline: one catch-up run for the latest missed tick, never a burst', async () => {
-    // Every 5 minutes; down for 2 h 2 min: 24 ticks passed.
-    const back = await downAndBack({ id: 'no-deadline', cronExpression: '*/5 * * * *' }, at(base, 122));
-    try {
-      const schedule = await untilTick(back.api, back.toolId, back.id, at(base, 120));
-      expect(schedule.lastTick).toMatchObject({
-        at: at(base, 120).toISOString(),
-        outcome: 'started',
-      });
+    await afterDowntime({ id: 'no-deadline' }, async ({ schedule, runs }) => {
+      expect(schedule.lastTick).toMatchObject({ at: at(base, 120).toISOString(), outcome: 'started' });
       await new Promise((resolve) => setTimeout(resolve, 500));
-      const runs = await runsOf(back.api, back.toolId, back.id);
-      expect(runs).toHaveLength(1);
-    } finally {
-      await back.api.embedded.close();
-    }
+      expect(await runs()).toHaveLength(1);
+    });
   });
 
   it('with a deadline: a missed tick later than it is recorded as missed and does not run', async () => {
-    const back = await downAndBack(
-      { id: 'deadline', cronExpression: '*/5 * * * *', startingDeadlineSeconds: 60 },
-      at(base, 122),
-    );
-    try {
-      const schedule = await untilTick(back.api, back.toolId, back.id, at(base, 120));
+    await afterDowntime({ id: 'deadline', startingDeadlineSeconds: 60 }, async ({ schedule, runs }) => {
       expect(schedule.lastTick).toEqual({
         at: at(base, 120).toISOString(),
         outcome: 'missed',
         reason: 'DeadlineExceeded',
       });
-      expect(await runsOf(back.api, back.toolId, back.id)).toHaveLength(0);
-    } finally {
-      await back.api.embedded.close();
-    }
+      expect(await runs()).toHaveLength(0);
+    });
   });
 
   it('with a deadline: a missed tick still within it runs once', async () => {
-    const back = await downAndBack(
-      { id: 'within', cronExpression: '*/5 * * * *', startingDeadlineSeconds: 300 },
-      at(base, 122),
-    );
-    try {
-      const schedule = await untilTick(back.api, back.toolId, back.id, at(base, 120));
+    await afterDowntime({ id: 'within', startingDeadlineSeconds: 300 }, async ({ schedule, runs }) => {
       expect(schedule.lastTick?.outcome).toBe('started');
       await new Promise((resolve) => setTimeout(resolve, 500));
-      expect(await runsOf(back.api, back.toolId, back.id)).toHaveLength(1);
-    } finally {
-      await back.api.embedded.close();
-    }
+      expect(await runs()).toHaveLength(1);
+    });
   });
 });

@@ -98,18 +98,7 @@ describe.skipIf(skip)('SMB steps and the security rules', () => {
         credentials: { url: `smb://URLDOM;${samba.username}:${password}@127.0.0.1:${samba.port}/files` },
       } as ResolvedSystem;
       const result = await engine.run(
-        {
-          steps: [
-            {
-              id: 's',
-              config: {
-                systemId: 'share',
-                url: '<<share_url>>',
-                body: { operation: 'get', path: 'keep.txt' },
-              },
-            },
-          ],
-        },
+        step({ systemId: 'share', url: '<<share_url>>', body: { operation: 'get', path: 'keep.txt' } }),
         { systems: [connection] },
       );
       expect(result.status, errorOf(result)).toBe('success');

@@ -20,6 +20,11 @@ interface RunAnswer {
 
 const BEARER = /^Bearer (.+)$/;
 
+/** A request step to `url` sending `token` (a template) as its bearer token. */
+function bearerStep(id: string, url: string, token = '<<kubeglue_identity_jwt>>') {
+  return { id, config: { url, headers: { Authorization: `Bearer ${token}` } } };
+}
+
 describe('outbound identity tokens', () => {
   const target = useHttpTarget();
   const other = useHttpTarget();
@@ -89,20 +94,8 @@ describe('outbound identity tokens', () => {
             body: { identity: '<<kubeglue_identity_jwt>>' },
           },
         },
-        {
-          id: 'superglue',
-          config: {
-            url: `${target.url}/verify`,
-            headers: { Authorization: 'Bearer <<sg_auth_jwt>>' },
-          },
-        },
-        {
-          id: 'elsewhere',
-          config: {
-            url: `${other.url}/verify`,
-            headers: { Authorization: 'Bearer <<kubeglue_identity_jwt>>' },
-          },
-        },
+        bearerStep('superglue', `${target.url}/verify`, '<<sg_auth_jwt>>'),
+        bearerStep('elsewhere', `${other.url}/verify`),
       ],
     });
     await saveTool({
@@ -120,18 +113,7 @@ describe('outbound identity tokens', () => {
         },
       ],
     });
-    await saveTool({
-      id: 'refused',
-      steps: [
-        {
-          id: 'refuse',
-          config: {
-            url: `${target.url}/refuse`,
-            headers: { Authorization: 'Bearer <<kubeglue_identity_jwt>>' },
-          },
-        },
-      ],
-    });
+    await saveTool({ id: 'refused', steps: [bearerStep('refuse', `${target.url}/refuse`)] });
   });
 
   afterAll(async () => {
@@ -337,15 +319,7 @@ describe('outbound identity tokens across a key rotation', () => {
     const saved = await api.call('POST', '/v1/tools', {
       body: {
         id: 'token',
-        steps: [
-          {
-            id: 'send',
-            config: {
-              url: `${target.url}/token`,
-              headers: { Authorization: 'Bearer <<kubeglue_identity_jwt>>' },
-            },
-          },
-        ],
+        steps: [bearerStep('send', `${target.url}/token`)],
       },
     });
     expect(saved.status, saved.text).toBe(201);

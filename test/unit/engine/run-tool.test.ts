@@ -5,6 +5,7 @@ import type { ResolvedSystem } from '../../../contract/wire/run-order.ts';
 import { runTool } from '../../../engine/run-tool.ts';
 import type {
   ConnectionCall,
+  EngineDeps,
   EngineEvent,
   EngineRequest,
   HttpCall,
@@ -39,14 +40,21 @@ const echo: HttpHandler = (call) => ({
   query: call.query as JsonValue,
 });
 
+/** Runs `tool` on the in-memory protocols; `evaluate` and `openScope` stand in for the sandbox. */
 async function run(
   tool: Record<string, unknown>,
-  opts: Partial<Omit<EngineRequest, 'tool'>> & { http?: HttpHandler; maxLoopItems?: number } = {},
+  opts: Partial<Omit<EngineRequest, 'tool'>> &
+    Partial<Pick<EngineDeps, 'evaluate' | 'openScope'>> & { http?: HttpHandler; maxLoopItems?: number } = {},
 ) {
   const { table, calls } = protocols(opts.http ?? echo);
   const events: EngineEvent[] = [];
   const result = await runTool(
-    { evaluate: unsafeTestEvaluate, protocols: table, limits: { maxLoopItems: opts.maxLoopItems ?? 10_000 } },
+    {
+      evaluate: opts.evaluate ?? unsafeTestEvaluate,
+      openScope: opts.openScope,
+      protocols: table,
+      limits: { maxLoopItems: opts.maxLoopItems ?? 10_000 },
+    },
     {
       tool: Tool.parse(tool),
       inputs: opts.inputs ?? {},
@@ -55,6 +63,7 @@ async function run(
       timeoutMs: opts.timeoutMs,
       ...(opts.untilStep !== undefined ? { untilStep: opts.untilStep } : {}),
       ...(opts.persistedState !== undefined ? { persistedState: opts.persistedState } : {}),
+      ...(opts.reusedSteps !== undefined ? { reusedSteps: opts.reusedSteps } : {}),
       traceId: 'trace-1',
       signal: opts.signal ?? new AbortController().signal,
       onEvent: (e) => events.push(e),
@@ -374,32 +383,22 @@ describe('engine: reused steps (a resumed run)', () => {
     const reusedSteps = first.result.stepResults
       .slice(0, 2)
       .map((result) => ({ ...result, reusedFrom: 'run-0' }));
-    const { table, calls } = protocols(() => {
-      throw new Error('a reused step was executed');
-    });
-    const events: EngineEvent[] = [];
-    const again = await runTool(
-      { evaluate: unsafeTestEvaluate, protocols: table },
-      {
-        tool: Tool.parse(tool),
-        inputs: {},
-        systems: [],
-        traceId: 'trace-2',
-        signal: new AbortController().signal,
-        reusedSteps,
-        onEvent: (e) => events.push(e),
+    const again = await run(tool, {
+      http: () => {
+        throw new Error('a reused step was executed');
       },
-    );
-    expect(calls).toEqual([]);
-    expect(again).toMatchObject({ status: 'success', data: first.result.data });
-    expect(again.stepResults.map((r) => [r.stepId, r.reusedFrom])).toEqual([
+      reusedSteps,
+    });
+    expect(again.calls).toEqual([]);
+    expect(again.result).toMatchObject({ status: 'success', data: first.result.data });
+    expect(again.result.stepResults.map((r) => [r.stepId, r.reusedFrom])).toEqual([
       ['list', 'run-0'],
       ['each', 'run-0'],
       ['sum', undefined],
     ]);
-    expect(again.stepResults[1]?.loop).toEqual(first.result.stepResults[1]?.loop);
-    expect(events.filter((e) => e.type === 'step_started').map((e) => e.stepId)).toEqual(['sum']);
-    expect(events.filter((e) => e.type === 'step_finished').map((e) => e.result.stepId)).toEqual([
+    expect(again.result.stepResults[1]?.loop).toEqual(first.result.stepResults[1]?.loop);
+    expect(again.events.filter((e) => e.type === 'step_started').map((e) => e.stepId)).toEqual(['sum']);
+    expect(again.events.filter((e) => e.type === 'step_finished').map((e) => e.result.stepId)).toEqual([
       'list',
       'each',
       'sum',
@@ -407,18 +406,10 @@ describe('engine: reused steps (a resumed run)', () => {
   });
 
   it('fails the run when the reused results are not those of the first steps', async () => {
-    const { table } = protocols(answers);
-    const result = await runTool(
-      { evaluate: unsafeTestEvaluate, protocols: table },
-      {
-        tool: Tool.parse(tool),
-        inputs: {},
-        systems: [],
-        traceId: 'trace-3',
-        signal: new AbortController().signal,
-        reusedSteps: [{ stepId: 'each', success: true, data: [], reusedFrom: 'run-0' }],
-      },
-    );
+    const { result } = await run(tool, {
+      http: answers,
+      reusedSteps: [{ stepId: 'each', success: true, data: [], reusedFrom: 'run-0' }],
+    });
     expect(result).toMatchObject({
       status: 'failed',
       error: "The reused result of step each is not the tool's step 1",
@@ -733,15 +724,9 @@ describe('evaluations that need no sandbox', () => {
   it.each(['(sourceData) => sourceData', 'x => x', '(s) => (s);', 'function (data) { return data; }'])(
     'answers the identity transform %s without the sandbox',
     async (code) => {
-      const result = await runTool(
-        { evaluate: noSandbox, protocols: protocols(echo).table },
-        {
-          tool: Tool.parse({ id: 't', steps: [transform('same', code)], outputTransform: code }),
-          inputs: { list: [1, { a: 'b' }] },
-          systems: [],
-          traceId: 'trace-1',
-          signal: new AbortController().signal,
-        },
+      const { result } = await run(
+        { id: 't', steps: [transform('same', code)], outputTransform: code },
+        { evaluate: noSandbox, inputs: { list: [1, { a: 'b' }] } },
       );
       expect(result.status).toBe('success');
       expect(result.stepResults[0]?.data).toMatchObject({ list: [1, { a: 'b' }], currentItem: {} });
@@ -753,15 +738,9 @@ describe('evaluations that need no sandbox', () => {
   );
 
   it('sends every other source to the sandbox', async () => {
-    const result = await runTool(
-      { evaluate: noSandbox, protocols: protocols(echo).table },
-      {
-        tool: Tool.parse({ id: 't', steps: [transform('other', '(s) => s.list')] }),
-        inputs: { list: [1] },
-        systems: [],
-        traceId: 'trace-1',
-        signal: new AbortController().signal,
-      },
+    const { result } = await run(
+      { id: 't', steps: [transform('other', '(s) => s.list')] },
+      { evaluate: noSandbox, inputs: { list: [1] } },
     );
     expect(result.status).toBe('failed');
     expect(result.error).toContain('the sandbox was called');
@@ -770,26 +749,16 @@ describe('evaluations that need no sandbox', () => {
   it('opens one evaluation scope per run and closes it when the run ends', async () => {
     const scopes: string[] = [];
     let opened = 0;
-    const deps = {
-      evaluate: noSandbox,
-      openScope: () => {
-        const id = `scope-${opened++}`;
-        scopes.push(`${id} open`);
-        return { evaluate: unsafeTestEvaluate, close: () => scopes.push(`${id} closed`) };
-      },
-      protocols: protocols(echo).table,
+    const openScope = () => {
+      const id = `scope-${opened++}`;
+      scopes.push(`${id} open`);
+      return { evaluate: unsafeTestEvaluate, close: () => scopes.push(`${id} closed`) };
     };
     for (let i = 0; i < 2; i++) {
-      const result = await runTool(deps, {
-        tool: Tool.parse({
-          id: 't',
-          steps: [transform('a', '(s) => s.n + 1'), transform('b', '(s) => s.a.data * 2')],
-        }),
-        inputs: { n: i },
-        systems: [],
-        traceId: 'trace-1',
-        signal: new AbortController().signal,
-      });
+      const { result } = await run(
+        { id: 't', steps: [transform('a', '(s) => s.n + 1'), transform('b', '(s) => s.a.data * 2')] },
+        { evaluate: noSandbox, openScope, inputs: { n: i } },
+      );
       expect(result).toMatchObject({ status: 'success', data: (i + 1) * 2 });
     }
     expect(scopes).toEqual(['scope-0 open', 'scope-0 closed', 'scope-1 open', 'scope-1 closed']);
