@@ -177,6 +177,23 @@ describeDashboard('the dashboard in a browser', ({ open, openSignedIn }) => {
     await screenshot(page, 'run-failed');
   });
 
+  it("lists a long run's first 100 steps, and the rest on request", async () => {
+    const steps = Array.from({ length: 130 }, (_, i) => ({
+      id: `step${i + 1}`,
+      config: { type: 'transform', transformCode: `() => ${i + 1}` },
+    }));
+    await call('POST', '/v1/tools', { id: 'many-steps', steps });
+    const run = await call<RunAnswer>('POST', '/v1/tools/many-steps/run', {});
+    expect(run.status).toBe('success');
+    const page = await openSignedIn(`/runs/${run.runId}`);
+    const listed = page.locator('ol.steps > li');
+    await expect.poll(() => listed.count()).toBe(100);
+    await page.getByRole('button', { name: 'Show 30 more steps of 130' }).click();
+    await expect.poll(() => listed.count()).toBe(130);
+    expect(await listed.last().locator('.step-id').textContent()).toBe('step130');
+    expect(await page.getByRole('button', { name: /^Show \d+ more steps/ }).count()).toBe(0);
+  });
+
   it('follows a long run live, draws its timeline, and cancels it', async () => {
     const run = await call<RunAnswer>('POST', '/v1/tools/slow/run', { options: { async: true } });
     const page = await openSignedIn(`/runs/${run.runId}`);
