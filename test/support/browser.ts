@@ -13,10 +13,11 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect } from 'vitest';
 import { SETTINGS } from '../../config/config.ts';
 import { callOk, TEST_ADMIN_KEY, type TestApi, useTestApi } from './embedded.ts';
 import { chromiumPath, skipReason } from './prerequisites.ts';
+import { type Exposed, findSecrets, type Secret, summarise } from './secret-scan.ts';
 
 const REPO = resolve(import.meta.dirname, '..', '..');
 
@@ -156,6 +157,28 @@ export async function closeWatchedPages(
   );
 }
 
+/**
+ * Keeps every answer of the server at `baseUrl` that `page` reads (`<method> <url>` and its body) in
+ * `answers`, for the secret scan of the tests that type credentials: their DashboardOptions.prepare.
+ */
+export function keepServerAnswers(page: Page, baseUrl: string, answers: Exposed[]): void {
+  page.on('response', (response) => {
+    if (!response.url().startsWith(baseUrl)) return;
+    void response.text().then(
+      (text) => answers.push({ where: `${response.request().method()} ${response.url()}`, text }),
+      () => {}, // a redirect has no body
+    );
+  });
+}
+
+/** No value of `secrets` in the page as it is now: its markup and every field's value. */
+export async function expectNoSecretsShown(page: Page, secrets: Secret[]): Promise<void> {
+  const shown = await page.evaluate<string>(
+    "document.documentElement.outerHTML + '\\n' + [...document.querySelectorAll('input, textarea, select')].map((e) => e.value).join('\\n')",
+  );
+  expect(summarise(findSecrets(secrets, [{ where: page.url(), text: shown }]))).toEqual([]);
+}
+
 /** Where the tests write what CI keeps: screenshots of every page. */
 export const TEST_OUTPUT = resolve(
   process.env[SETTINGS.tree.ci.testOutput.name] ?? join(REPO, 'test-output'),
@@ -250,6 +273,19 @@ export interface BrowserTests {
   api: TestApi;
   /** A call of its /v1 API that must succeed: the answer's body (as the admin unless `key` is given). */
   call<T>(method: string, path: string, body?: unknown, key?: string): Promise<T>;
+  /**
+   * The file's block of dashboard tests, skipped where they cannot run (`missing`): a `describe` whose
+   * `tests` get the dashboard of the file's server (useDashboard), its browser launched for the block.
+   */
+  describeDashboard: DescribeDashboard;
+}
+
+/** A block's `timeout` (as `describe` takes it) and what each of its pages is prepared with. */
+export type DashboardBlockOptions = DashboardOptions & { timeout?: number };
+
+interface DescribeDashboard {
+  (name: string, tests: (dashboard: Dashboard) => void): void;
+  (name: string, options: DashboardBlockOptions, tests: (dashboard: Dashboard) => void): void;
 }
 
 /**
@@ -264,10 +300,20 @@ export function useBrowserTests(
   const missing = browserMissing() ?? options.alsoMissing?.();
   if (missing) console.warn(`${suite} browser tests skipped: ${missing}`);
   const api = useTestApi(options.env);
+  const describeDashboard: DescribeDashboard = (
+    name: string,
+    ...rest: [(dashboard: Dashboard) => void] | [DashboardBlockOptions, (dashboard: Dashboard) => void]
+  ) => {
+    const [{ timeout, ...dashboardOptions }, tests] = rest.length === 1 ? [{}, rest[0]] : rest;
+    describe.skipIf(missing !== undefined)(name, timeout === undefined ? {} : { timeout }, () => {
+      tests(useDashboard(() => api.url, dashboardOptions));
+    });
+  };
   return {
     missing,
     api,
     call: <T>(method: string, path: string, body?: unknown, key?: string) =>
       callOk<T>(api, method, path, body, key),
+    describeDashboard,
   };
 }

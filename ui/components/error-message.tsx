@@ -1,4 +1,5 @@
 import { ApiFailure } from '../api/client.ts';
+import { Fact } from './fact.tsx';
 
 /**
  * An error for the user: the API's message, its code, and what to do (the error catalog's hint, which
@@ -19,19 +20,11 @@ export function ErrorMessage({ error, title }: { error: unknown; title?: string 
             <code>{failure.code}</code>
             {failure.status > 0 && <span> (HTTP {failure.status})</span>}
           </dd>
-          {failure.hint && (
-            <>
-              <dt>What to do</dt>
-              <dd>{failure.hint}</dd>
-            </>
-          )}
+          {failure.hint && <Fact term="What to do">{failure.hint}</Fact>}
           {failure.traceId && (
-            <>
-              <dt>Trace id</dt>
-              <dd>
-                <code>{failure.traceId}</code>
-              </dd>
-            </>
+            <Fact term="Trace id">
+              <code>{failure.traceId}</code>
+            </Fact>
           )}
         </dl>
       )}

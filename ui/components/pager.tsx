@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
 import { navigate, withQuery } from '../router.tsx';
 
 /**
@@ -54,5 +55,37 @@ export function PageLinks(props: {
       next={props.hasMore ? () => goTo(page + 1) : undefined}
       position={props.position}
     />
+  );
+}
+
+/** How many rows of a long list are rendered: a page at first, then more on request (ShowMore). */
+export interface ShownRows {
+  shown: number;
+  pageSize: number;
+  show(count: number): void;
+}
+
+export function useShownRows(pageSize: number): ShownRows {
+  const [shown, show] = useState(pageSize);
+  return { shown, pageSize, show };
+}
+
+/**
+ * Under a list that renders a page of its rows at a time (thousands at once would stall the tab): the
+ * button that renders a page more ("Show 100 more keys"), while any of the `total` are not shown.
+ */
+export function ShowMore(props: {
+  rows: ShownRows;
+  total: number;
+  /** What the rows are, after the count: "keys", "steps of 340". */
+  what: string;
+  class?: string;
+}) {
+  const { shown, pageSize, show } = props.rows;
+  if (shown >= props.total) return null;
+  return (
+    <button type="button" class={props.class ?? 'secondary'} onClick={() => show(shown + pageSize)}>
+      Show {Math.min(pageSize, props.total - shown)} more {props.what}
+    </button>
   );
 }

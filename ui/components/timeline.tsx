@@ -2,9 +2,9 @@
  * Where a run's time went: one bar per step on a shared time axis, with a tick for each page a paginated
  * step fetched. Fed by the live events of a run (timelineFromEvents) or by stored step timings.
  */
-import { useState } from 'preact/hooks';
 import type { RunLogEvent, StepResult } from '../api/types.ts';
 import { formatDuration } from './format.ts';
+import { ShowMore, useShownRows } from './pager.tsx';
 
 export interface TimelineStep {
   stepId: string;
@@ -63,7 +63,7 @@ export function timelineFromResults(steps: readonly StepResult[], runStartedAt: 
 const ROWS_PER_PAGE = 200;
 
 export function Timeline({ steps, nowMs }: { steps: readonly TimelineStep[]; nowMs: number }) {
-  const [shown, setShown] = useState(ROWS_PER_PAGE);
+  const rows = useShownRows(ROWS_PER_PAGE);
   const span = Math.max(1, ...steps.map((step) => step.startMs + (step.durationMs ?? nowMs - step.startMs)));
   const percent = (ms: number) => `${Math.min(100, Math.max(0, (ms / span) * 100))}%`;
   return (
@@ -73,7 +73,7 @@ export function Timeline({ steps, nowMs }: { steps: readonly TimelineStep[]; now
         <span>{formatDuration(span)}</span>
       </p>
       <ol class="timeline-rows">
-        {steps.slice(0, shown).map((step, index) => {
+        {steps.slice(0, rows.shown).map((step, index) => {
           const duration = step.durationMs ?? Math.max(0, nowMs - step.startMs);
           const what = `${step.stepId}: ${step.status}, started at ${formatDuration(step.startMs)}, ${step.durationMs === undefined ? 'running for' : 'took'} ${formatDuration(duration)}${step.pagesAtMs.length ? `, ${step.pagesAtMs.length} pages` : ''}`;
           return (
@@ -96,11 +96,7 @@ export function Timeline({ steps, nowMs }: { steps: readonly TimelineStep[]; now
           );
         })}
       </ol>
-      {shown < steps.length && (
-        <button type="button" class="link-button" onClick={() => setShown(shown + ROWS_PER_PAGE)}>
-          Show {Math.min(ROWS_PER_PAGE, steps.length - shown)} more steps of {steps.length}
-        </button>
-      )}
+      <ShowMore class="link-button" rows={rows} total={steps.length} what={`steps of ${steps.length}`} />
     </div>
   );
 }

@@ -4,11 +4,11 @@
  * for all of them (the holder's counters come through the store with its heartbeat: countersAt). The list
  * is read again every few seconds while the tab is visible, as the runs list is.
  */
-import { useState } from 'preact/hooks';
 import * as routes from '../../contract/api/route-paths.ts';
 import type { Gateway } from '../api/types.ts';
 import { ErrorMessage } from '../components/error-message.tsx';
 import { formatBytes, formatRelative, formatTime } from '../components/format.ts';
+import { ShowMore, useShownRows } from '../components/pager.tsx';
 import { usePolled } from '../components/poll.ts';
 import { Badge } from '../components/status.tsx';
 import { Table } from '../components/table.tsx';
@@ -79,7 +79,7 @@ function GatewayRow({ gateway }: { gateway: Gateway }) {
 }
 
 export function GatewaysPage() {
-  const [shown, setShown] = useState(ROWS_PER_PAGE);
+  const rows = useShownRows(ROWS_PER_PAGE);
   const {
     answer: list,
     error,
@@ -114,16 +114,12 @@ export function GatewaysPage() {
             scrollLabel="Connected gateway agents"
             columns={['Tunnel', 'Status', 'Targets', 'Replica', 'Connected since', 'Streams', 'Bytes moved']}
           >
-            {list.data.slice(0, shown).map((gateway) => (
+            {list.data.slice(0, rows.shown).map((gateway) => (
               <GatewayRow key={gateway.tunnelId} gateway={gateway} />
             ))}
           </Table>
         ))}
-      {list && list.data.length > shown && (
-        <button type="button" class="secondary" onClick={() => setShown(shown + ROWS_PER_PAGE)}>
-          Show {Math.min(ROWS_PER_PAGE, list.data.length - shown)} more gateways
-        </button>
-      )}
+      {list && <ShowMore rows={rows} total={list.data.length} what="gateways" />}
     </section>
   );
 }

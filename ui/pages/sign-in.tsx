@@ -1,6 +1,7 @@
 /** Signing in with an API key: checked with GET /v1/me; a refused key shows the API's error. */
 import { useState } from 'preact/hooks';
 import { ErrorMessage } from '../components/error-message.tsx';
+import { LabelledField } from '../components/field.tsx';
 import { signIn } from '../session.ts';
 
 export function SignInPage() {
@@ -29,8 +30,7 @@ export function SignInPage() {
         is printed when kubeglue first starts; other keys are created with <code>POST /v1/api-keys</code>.
       </p>
       <form onSubmit={submit}>
-        <div class="field">
-          <label for="api-key">API key</label>
+        <LabelledField id="api-key" label="API key">
           <input
             id="api-key"
             name="api-key"
@@ -41,7 +41,7 @@ export function SignInPage() {
             value={key}
             onInput={(event) => setKey(event.currentTarget.value)}
           />
-        </div>
+        </LabelledField>
         <button type="submit" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>

@@ -6,14 +6,13 @@
  * photographed into test-output/ui/.
  */
 
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { ERROR_CATALOG, KG_ERR_INVALID_API_KEY } from '../../../contract/api/errors.ts';
 import {
   expectAccessible,
   horizontalOverflow,
   screenshot,
   useBrowserTests,
-  useDashboard,
   ZOOMED_200,
 } from '../../support/browser.ts';
 import { TEST_ADMIN_KEY, waitForRun } from '../../support/embedded.ts';
@@ -21,7 +20,7 @@ import { useHttpTarget } from '../../support/http-target.ts';
 
 const target = useHttpTarget();
 // A 10 MB step result and output fit the limits (the output counts its data again).
-const { missing, api, call } = useBrowserTests('dashboard', {
+const { api, call, describeDashboard } = useBrowserTests('dashboard', {
   env: {
     KUBEGLUE_MAX_STEP_DATA_BYTES: String(32 * 1024 * 1024),
     KUBEGLUE_MAX_RESULT_BYTES: String(64 * 1024 * 1024),
@@ -43,9 +42,7 @@ const requestTool = (id: string, path: string) => ({
 
 const ids = { failed: '', files: '', big: '', withInputs: '' };
 
-describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
-  const { open, openSignedIn } = useDashboard(() => api.url);
-
+describeDashboard('the dashboard in a browser', ({ open, openSignedIn }) => {
   beforeAll(async () => {
     target.route('GET', '/items', (req) => ({
       body: [
@@ -178,6 +175,23 @@ describe.skipIf(missing !== undefined)('the dashboard in a browser', () => {
     expect(await page.locator('.timeline-bar.timeline-failed').count()).toBe(1);
     await expectAccessible(page);
     await screenshot(page, 'run-failed');
+  });
+
+  it("lists a long run's first 100 steps, and the rest on request", async () => {
+    const steps = Array.from({ length: 130 }, (_, i) => ({
+      id: `step${i + 1}`,
+      config: { type: 'transform', transformCode: `() => ${i + 1}` },
+    }));
+    await call('POST', '/v1/tools', { id: 'many-steps', steps });
+    const run = await call<RunAnswer>('POST', '/v1/tools/many-steps/run', {});
+    expect(run.status).toBe('success');
+    const page = await openSignedIn(`/runs/${run.runId}`);
+    const listed = page.locator('ol.steps > li');
+    await expect.poll(() => listed.count()).toBe(100);
+    await page.getByRole('button', { name: 'Show 30 more steps of 130' }).click();
+    await expect.poll(() => listed.count()).toBe(130);
+    expect(await listed.last().locator('.step-id').textContent()).toBe('step130');
+    expect(await page.getByRole('button', { name: /^Show \d+ more steps/ }).count()).toBe(0);
   });
 
   it('follows a long run live, draws its timeline, and cancels it', async () => {

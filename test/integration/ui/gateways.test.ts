@@ -4,7 +4,7 @@
  * the bytes a run moved through it, as the page reads the list again; a key without systems:read is told
  * why it sees nothing. Checked with axe-core and photographed.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { KG_ERR_SCOPE_REQUIRED } from '../../../contract/api/errors.ts';
 import {
   expectAccessible,
@@ -12,7 +12,6 @@ import {
   expectRefusedRead,
   screenshot,
   useBrowserTests,
-  useDashboard,
   ZOOMED_200,
 } from '../../support/browser.ts';
 import { TEST_ADMIN_KEY } from '../../support/embedded.ts';
@@ -23,7 +22,7 @@ const TUNNEL = 'corp-eu';
 const REPLICA = 'kubeglue-api-0';
 const target = useHttpTarget();
 // The private system's host name resolves nowhere: only the agent's tunnel reaches the target.
-const { missing, api, call } = useBrowserTests('gateways', {
+const { api, call, describeDashboard } = useBrowserTests('gateways', {
   env: { KUBEGLUE_POD_NAME: REPLICA, KUBEGLUE_GATEWAY_CONNECT_WAIT_MS: '1000' },
 });
 let agent: AgentProcess | undefined;
@@ -34,9 +33,7 @@ interface Gateway {
   bytesOut: number;
 }
 
-describe.skipIf(missing !== undefined)('the Gateways page', () => {
-  const dashboard = useDashboard(() => api.url);
-
+describeDashboard('the Gateways page', (dashboard) => {
   beforeAll(async () => {
     target.route('GET', '/hello', { body: { hello: 'from the private network' } });
     await call('POST', '/v1/systems', {

@@ -4,21 +4,19 @@
  * line, the saved definition edited and saved again unchanged, and a run's partial GraphQL error shown as
  * a note of its step. In Debian's Chromium through playwright-core.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import type { Run } from '../../../contract/api/run.ts';
-import { expectAccessible, useBrowserTests, useDashboard } from '../../support/browser.ts';
+import { expectAccessible, useBrowserTests } from '../../support/browser.ts';
 import { useStarted } from '../../support/fixture.ts';
 import { GRAPHQL_TOKEN, startGraphqlServer } from '../../support/graphql-server.ts';
 
-const { missing, api, call } = useBrowserTests('GraphQL tools');
+const { api, call, describeDashboard } = useBrowserTests('GraphQL tools');
 const server = useStarted(
   () => startGraphqlServer(),
   (started) => started.stop(),
 );
 
-describe.skipIf(missing !== undefined)('GraphQL tools in the JSON editor', () => {
-  const { openSignedIn } = useDashboard(() => api.url);
-
+describeDashboard('GraphQL tools in the JSON editor', ({ openSignedIn }) => {
   beforeAll(async () => {
     await call('POST', '/v1/systems', {
       id: 'tracker',

@@ -8,7 +8,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import type { RunStats } from '../../../contract/api/run-stats.ts';
 import type { StoredRun, TerminalRunStatus } from '../../../store/index.ts';
 import {
@@ -16,14 +16,13 @@ import {
   horizontalOverflow,
   screenshot,
   useBrowserTests,
-  useDashboard,
   ZOOMED_200,
 } from '../../support/browser.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 import { endedRun } from '../../support/store.ts';
 
 const target = useHttpTarget();
-const { missing, api } = useBrowserTests('overview', { env: { KUBEGLUE_MAX_ASYNC_RUNS: '1' } });
+const { api, describeDashboard } = useBrowserTests('overview', { env: { KUBEGLUE_MAX_ASYNC_RUNS: '1' } });
 
 /** The start of the minute half an hour ago: the seeded runs are in the last hour and the last day. */
 const BASE = Math.floor(Date.now() / 60_000) * 60_000 - 30 * 60_000;
@@ -72,9 +71,7 @@ function figure(page: Page, name: string) {
     .locator('dd');
 }
 
-describe.skipIf(missing !== undefined)('the Overview in a browser', () => {
-  const { openSignedIn: open } = useDashboard(() => api.url);
-
+describeDashboard('the Overview in a browser', ({ openSignedIn: open }) => {
   beforeAll(async () => {
     held = target.hold('/hold');
     await api.embedded.store.insertRuns(RUNS);

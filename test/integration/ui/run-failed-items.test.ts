@@ -3,13 +3,13 @@
  * run's page says how many items failed, with each failed item's error one click away; followed live, its
  * event says so as it happens. A real browser against a started embedded server and a real HTTP target.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
-import { expectAccessible, screenshot, useBrowserTests, useDashboard } from '../../support/browser.ts';
+import { beforeAll, expect, it } from 'vitest';
+import { expectAccessible, screenshot, useBrowserTests } from '../../support/browser.ts';
 import { waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
 const target = useHttpTarget();
-const { missing, api, call } = useBrowserTests('failed loop items');
+const { api, call, describeDashboard } = useBrowserTests('failed loop items');
 
 /** A tool looping over `ids` at /parcels/<id>, going on past the items that fail. */
 const parcelsTool = (id: string, ids: number[]) => ({
@@ -27,8 +27,7 @@ const parcelsTool = (id: string, ids: number[]) => ({
 const notFound = (id: number) =>
   `HTTP 404 GET ${target.url}/parcels/${id}: {"error":"parcel ${id} not found"}`;
 
-describe.skipIf(missing !== undefined)('failed loop items on the run page', () => {
-  const { openSignedIn } = useDashboard(() => api.url);
+describeDashboard('failed loop items on the run page', ({ openSignedIn }) => {
   let runId = '';
 
   beforeAll(async () => {

@@ -4,12 +4,12 @@
  * (its step data collapsed behind a toggle).
  * A real browser against a started embedded server and a real HTTP target.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
-import { expectAccessible, screenshot, useBrowserTests, useDashboard } from '../../support/browser.ts';
+import { beforeAll, expect, it } from 'vitest';
+import { expectAccessible, screenshot, useBrowserTests } from '../../support/browser.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
 const target = useHttpTarget();
-const { missing, api, call } = useBrowserTests('narrow run pages');
+const { call, describeDashboard } = useBrowserTests('narrow run pages');
 
 const PHONE = { width: 390, height: 844 };
 
@@ -25,8 +25,7 @@ const items = Array.from({ length: 40 }, (_, i) => ({
   tags: ['fragile', 'express'],
 }));
 
-describe.skipIf(missing !== undefined)('the run pages at 390 px wide', () => {
-  const { openSignedIn } = useDashboard(() => api.url);
+describeDashboard('the run pages at 390 px wide', ({ openSignedIn }) => {
   let runId = '';
   let failedId = '';
 

@@ -4,14 +4,14 @@
  * cut by its size cap says so. A real browser against a started embedded server and a real HTTP target
  * that echoes what it was sent.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
-import { expectAccessible, screenshot, useBrowserTests, useDashboard } from '../../support/browser.ts';
+import { beforeAll, expect, it } from 'vitest';
+import { expectAccessible, screenshot, useBrowserTests } from '../../support/browser.ts';
 import { waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
 const target = useHttpTarget();
 // Small enough that the big tool's second exchange is left out.
-const { missing, api, call } = useBrowserTests('run recording', {
+const { api, call, describeDashboard } = useBrowserTests('run recording', {
   env: { KUBEGLUE_MAX_RECORDING_BYTES: '20000' },
 });
 
@@ -24,8 +24,7 @@ interface RunAnswer {
   recording?: { exchanges: number; truncated: boolean };
 }
 
-describe.skipIf(missing !== undefined)('a recorded run on its page', () => {
-  const { openSignedIn } = useDashboard(() => api.url);
+describeDashboard('a recorded run on its page', ({ openSignedIn }) => {
   let recordedId = '';
 
   beforeAll(async () => {

@@ -4,19 +4,13 @@
  * the tool's page then runs its tests, a passing one and one failing with its difference, and says the
  * tool's test bound plainly. A real browser against a started embedded server and a real HTTP target.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { MAX_TOOL_TESTS } from '../../../contract/api/tool-test.ts';
-import {
-  expectAccessible,
-  horizontalOverflow,
-  screenshot,
-  useBrowserTests,
-  useDashboard,
-} from '../../support/browser.ts';
+import { expectAccessible, horizontalOverflow, screenshot, useBrowserTests } from '../../support/browser.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
 const target = useHttpTarget();
-const { missing, api, call } = useBrowserTests('run replay and tests');
+const { call, describeDashboard } = useBrowserTests('run replay and tests');
 
 const TOKEN = 'replay-ui-bearer-SECRET-19c';
 
@@ -37,8 +31,7 @@ const pricesTool = (transformCode: string) => ({
 const NAMES = '(sourceData) => sourceData.list.data.map((item) => item.name)';
 const UPPER = '(sourceData) => sourceData.list.data.map((item) => item.name.toUpperCase())';
 
-describe.skipIf(missing !== undefined)('replaying a recorded run and saving it as a test', () => {
-  const { openSignedIn } = useDashboard(() => api.url);
+describeDashboard('replaying a recorded run and saving it as a test', ({ openSignedIn }) => {
   let recorded = '';
 
   beforeAll(async () => {

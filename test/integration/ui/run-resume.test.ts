@@ -4,14 +4,14 @@
  * resumed shown as every API error is. A real browser against a started embedded server and a real HTTP
  * target.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { ERROR_CATALOG, KG_ERR_RESUME_TOOL_GONE } from '../../../contract/api/errors.ts';
-import { expectAccessible, screenshot, useBrowserTests, useDashboard } from '../../support/browser.ts';
+import { expectAccessible, screenshot, useBrowserTests } from '../../support/browser.ts';
 import { waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
 const target = useHttpTarget();
-const { missing, api, call } = useBrowserTests('run resume');
+const { api, call, describeDashboard } = useBrowserTests('run resume');
 
 interface RunAnswer {
   runId: string;
@@ -32,9 +32,7 @@ const todosTool = (id: string, todosPath: string) => ({
   outputTransform: '(s) => ({ name: s.user.data.name, open: s.todos.data.length })',
 });
 
-describe.skipIf(missing !== undefined)('resuming a run from its page', () => {
-  const { openSignedIn } = useDashboard(() => api.url);
-
+describeDashboard('resuming a run from its page', ({ openSignedIn }) => {
   beforeAll(async () => {
     target.route('GET', '/users/2', { body: { id: 2, name: 'Grace' } });
     target.route('GET', '/todos', { body: [{ title: 'write the report' }, { title: 'fix the bike' }] });

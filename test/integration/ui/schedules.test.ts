@@ -4,7 +4,7 @@
  * saving), shown with its next run, paused and resumed, listed per tool, deleted after a confirmation; a
  * tool's state after runs that wrote it, and its reset. Each page checked with axe-core and photographed.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { KG_ERR_INPUTS_INVALID, KG_ERR_SCHEDULE_INVALID } from '../../../contract/api/errors.ts';
 import type { ToolSchedule } from '../../../contract/api/schedule.ts';
 // How the page writes an instant in a time zone (the browser's language is en-US: support/browser.ts).
@@ -15,19 +15,16 @@ import {
   expectRefusedRead,
   screenshot,
   useBrowserTests,
-  useDashboard,
   ZOOMED_200,
 } from '../../support/browser.ts';
 
-const { missing, api, call } = useBrowserTests('schedules');
+const { api, call, describeDashboard } = useBrowserTests('schedules');
 
 async function schedulesOf(toolId: string): Promise<ToolSchedule[]> {
   return (await call<{ data: ToolSchedule[] }>('GET', `/v1/tools/${toolId}/schedules`)).data;
 }
 
-describe.skipIf(missing !== undefined)('schedules and tool state in the dashboard', () => {
-  const dashboard = useDashboard(() => api.url);
-
+describeDashboard('schedules and tool state in the dashboard', (dashboard) => {
   beforeAll(async () => {
     for (const id of ['report', 'other']) {
       await call('POST', '/v1/tools', {

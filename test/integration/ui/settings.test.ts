@@ -6,7 +6,7 @@
  * photographed.
  */
 import type { Page } from 'playwright-core';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import {
   ERROR_CATALOG,
   KG_ERR_GRANT_EXCEEDS_KEY,
@@ -18,11 +18,10 @@ import {
   expectFitsAccessibly,
   screenshot,
   useBrowserTests,
-  useDashboard,
   ZOOMED_200,
 } from '../../support/browser.ts';
 
-const { missing, api, call } = useBrowserTests('settings');
+const { api, call, describeDashboard } = useBrowserTests('settings');
 
 const transformTool = (id: string) => ({
   id,
@@ -51,9 +50,7 @@ async function createKey(
   await page.getByRole('button', { name: 'Create key' }).click();
 }
 
-describe.skipIf(missing !== undefined)('API keys in the dashboard', () => {
-  const dashboard = useDashboard(() => api.url);
-
+describeDashboard('API keys in the dashboard', (dashboard) => {
   beforeAll(async () => {
     await call('POST', '/v1/tools', transformTool('list-items'));
     await call('POST', '/v1/tools', transformTool('other'));

@@ -7,15 +7,21 @@
  * that may not run sees no test.
  */
 import type { Page } from 'playwright-core';
-import { describe, expect, it } from 'vitest';
-import { expectAccessible, screenshot, useBrowserTests, useDashboard } from '../../support/browser.ts';
+import { expect, it } from 'vitest';
+import {
+  expectAccessible,
+  expectNoSecretsShown,
+  keepServerAnswers,
+  screenshot,
+  useBrowserTests,
+} from '../../support/browser.ts';
 import { mariadbSkip, useMariaDb } from '../../support/mariadb.ts';
 import { REDIS_PASSWORD, redisServerMissing, useRedisServer } from '../../support/redis-server.ts';
 import { type Exposed, findSecrets, type Secret, summarise } from '../../support/secret-scan.ts';
 
 const WRONG_PASSWORD = 'typed-WRONG-pw-5d0c8e';
 
-const { missing, api, call } = useBrowserTests('system connection', {
+const { api, call, describeDashboard } = useBrowserTests('system connection', {
   alsoMissing: () => redisServerMissing() ?? (mariadbSkip() ? 'no MariaDB in this run' : undefined),
 });
 /** Every answer of the server the pages read, for the secret scan. */
@@ -24,14 +30,6 @@ const secrets: Secret[] = [
   { name: 'redis password', value: REDIS_PASSWORD },
   { name: 'wrong password', value: WRONG_PASSWORD },
 ];
-
-/** No credential value in the page as it is now: its markup and every field's value. */
-async function expectNoSecretsShown(page: Page): Promise<void> {
-  const shown = await page.evaluate<string>(
-    "document.documentElement.outerHTML + '\\n' + [...document.querySelectorAll('input, textarea, select')].map((e) => e.value).join('\\n')",
-  );
-  expect(summarise(findSecrets(secrets, [{ where: page.url(), text: shown }]))).toEqual([]);
-}
 
 const prod = (page: Page) => page.getByRole('region', { name: 'Production (prod)' });
 
@@ -52,23 +50,12 @@ async function savePassword(page: Page, systemId: string, password: string): Pro
   await page.waitForURL(`${api.url}/systems/${systemId}`);
 }
 
-describe.skipIf(missing !== undefined)(
+describeDashboard(
   'the system form per protocol, and the connection test',
-  { timeout: 90_000 },
-  () => {
+  { timeout: 90_000, prepare: (page) => keepServerAnswers(page, api.url, answers) },
+  ({ openSignedIn }) => {
     const redis = useRedisServer();
     const database = useMariaDb();
-    const { openSignedIn } = useDashboard(() => api.url, {
-      prepare: (page) => {
-        page.on('response', (response) => {
-          if (!response.url().startsWith(api.url)) return;
-          void response.text().then(
-            (text) => answers.push({ where: `${response.request().method()} ${response.url()}`, text }),
-            () => {},
-          );
-        });
-      },
-    });
 
     it("shows each protocol's URL shape and login fields as it is chosen or typed", async () => {
       const page = await openSignedIn('/systems/new');
@@ -127,7 +114,7 @@ describe.skipIf(missing !== undefined)(
       const connected = await testProd(page);
       expect(connected).toContain('Connected');
       expect(connected).toContain(`DBSIZE on ${redis.url}/0`);
-      await expectNoSecretsShown(page);
+      await expectNoSecretsShown(page, secrets);
       await expectAccessible(page);
       await screenshot(page, 'system-connection');
 
@@ -135,7 +122,7 @@ describe.skipIf(missing !== undefined)(
       const failed = await testProd(page);
       expect(failed).toContain('Failed');
       expect(failed).toContain('WRONGPASS');
-      await expectNoSecretsShown(page);
+      await expectNoSecretsShown(page, secrets);
       await expectAccessible(page);
       await screenshot(page, 'system-connection-failed');
     });
@@ -160,7 +147,7 @@ describe.skipIf(missing !== undefined)(
       // The user name is a credential too: the error shows its placeholder.
       expect(failed).toContain('<<shop_username>>');
       expect(failed).not.toContain(database.user);
-      await expectNoSecretsShown(page);
+      await expectNoSecretsShown(page, secrets);
 
       // The edit form tests what is saved, never what is typed.
       await prod(page).getByRole('link', { name: 'Edit prod' }).click();
@@ -191,7 +178,7 @@ describe.skipIf(missing !== undefined)(
       await prod(page).getByRole('note').getByText('No step can use MSSQL systems yet.').waitFor();
       expect(await prod(page).getByText('MSSQL (no step can use it yet)').count()).toBe(1);
       expect(await page.getByRole('button', { name: /^Test / }).count()).toBe(0);
-      await expectNoSecretsShown(page);
+      await expectNoSecretsShown(page, secrets);
       await expectAccessible(page);
       await screenshot(page, 'system-mssql');
     });

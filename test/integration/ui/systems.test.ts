@@ -8,8 +8,14 @@
  */
 
 import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectAccessible, screenshot, useBrowserTests, useDashboard } from '../../support/browser.ts';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  expectAccessible,
+  expectNoSecretsShown,
+  keepServerAnswers,
+  screenshot,
+  useBrowserTests,
+} from '../../support/browser.ts';
 import { TEST_ADMIN_KEY } from '../../support/embedded.ts';
 import { type AgentProcess, startAgent } from '../../support/gateway-agent.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
@@ -24,7 +30,7 @@ const DOCS =
   '# CRM API\n\n## Authentication\n\nSend the key in the X-Api-Key header.\n\n## Contacts\n\nGET /contacts lists the contacts of the CRM.\n';
 
 const target = useHttpTarget();
-const { missing, api, call } = useBrowserTests('systems');
+const { api, call, describeDashboard } = useBrowserTests('systems');
 let idp: TestOAuthProvider;
 let agent: AgentProcess | undefined;
 /** Every answer of the server the pages read (their bodies), for the secret scan. */
@@ -48,21 +54,7 @@ async function prepare(page: Page, context: BrowserContext): Promise<void> {
   await context.route(/fonts\.googleapis\.com/, (route) =>
     route.fulfill({ status: 200, contentType: 'text/css', body: '' }),
   );
-  page.on('response', (response) => {
-    if (!response.url().startsWith(api.url)) return;
-    void response.text().then(
-      (text) => answers.push({ where: `${response.request().method()} ${response.url()}`, text }),
-      () => {}, // a redirect has no body
-    );
-  });
-}
-
-/** No credential value in the page as it is now: its markup and every field's value. */
-async function expectNoSecretsShown(page: Page): Promise<void> {
-  const shown = await page.evaluate<string>(
-    "document.documentElement.outerHTML + '\\n' + [...document.querySelectorAll('input, textarea, select')].map((e) => e.value).join('\\n')",
-  );
-  expect(summarise(findSecrets(secrets(), [{ where: page.url(), text: shown }]))).toEqual([]);
+  keepServerAnswers(page, api.url, answers);
 }
 
 const variant = (page: Page, environment: 'prod' | 'dev') =>
@@ -78,9 +70,7 @@ async function runTool(toolId: string): Promise<{ status: string; data?: unknown
   return call('POST', `/v1/tools/${toolId}/run`, {});
 }
 
-describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeout: 60_000 }, () => {
-  const { openSignedIn } = useDashboard(() => api.url, { prepare });
-
+describeDashboard('the systems pages in a browser', { timeout: 60_000, prepare }, ({ openSignedIn }) => {
   beforeAll(async () => {
     idp = await startOAuthProvider({ redirectUris: [`${api.url}/v1/oauth/callback`] });
     target.route('GET', '/whoami', (req) => ({
@@ -120,7 +110,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
 
     await page.waitForURL(`${api.url}/systems/crm`);
     expect(await storedKeys(page, 'prod')).toEqual(['apiKey', 'apiKeyHeader']);
-    await expectNoSecretsShown(page);
+    await expectNoSecretsShown(page, secrets());
     // The value stored is the one typed: the target receives it.
     await call('POST', '/v1/tools', {
       id: 'whoami-crm',
@@ -140,7 +130,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
       '—',
       '—',
     ]);
-    await expectNoSecretsShown(page);
+    await expectNoSecretsShown(page, secrets());
     await expectAccessible(page);
   });
 
@@ -157,7 +147,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
 
     await page.waitForURL(`${api.url}/systems/tenant-api`);
     expect(await storedKeys(page, 'prod')).toEqual(['X-Tenant']);
-    await expectNoSecretsShown(page);
+    await expectNoSecretsShown(page, secrets());
   });
 
   it('edits a system: an empty credential field keeps the stored value, a typed one replaces it', async () => {
@@ -169,7 +159,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
     expect(await key.inputValue()).toBe('');
     expect(await key.getAttribute('aria-describedby')).toBeTruthy();
     await page.getByText('Stored; leave empty to keep it, type to replace it.').first().waitFor();
-    await expectNoSecretsShown(page);
+    await expectNoSecretsShown(page, secrets());
     await expectAccessible(page);
     await screenshot(page, 'system-edit');
 
@@ -190,7 +180,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
     await page.waitForURL(`${api.url}/systems/crm`);
     expect(await storedKeys(page, 'prod')).toEqual(['apiKey', 'apiKeyHeader']);
     expect((await runTool('whoami-crm')).data).toEqual({ key: 'second' });
-    await expectNoSecretsShown(page);
+    await expectNoSecretsShown(page, secrets());
   });
 
   it('shows the dev and prod variants side by side', async () => {
@@ -214,7 +204,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
     expect(prod && dev && Math.abs(prod.y - dev.y)).toBe(0);
     expect(prod && dev && dev.x > prod.x + prod.width - 1).toBe(true);
     expect(await variant(page, 'dev').getByText(`${target.url}/sandbox`).count()).toBe(1);
-    await expectNoSecretsShown(page);
+    await expectNoSecretsShown(page, secrets());
     await expectAccessible(page);
     await screenshot(page, 'system');
   });
@@ -267,7 +257,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
     await page.waitForURL(`${api.url}/systems/idp`);
     const oauth = page.getByRole('region', { name: 'OAuth (prod)' });
     await oauth.getByText('not connected').waitFor();
-    await expectNoSecretsShown(page);
+    await expectNoSecretsShown(page, secrets());
 
     await oauth.getByRole('button', { name: 'Connect prod' }).click();
     // The provider's own pages: sign in, then consent.
@@ -283,7 +273,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
     await oauth.locator('.status', { hasText: /^.connected$/ }).waitFor();
     await oauth.getByRole('button', { name: 'Reconnect prod' }).waitFor();
     expect(new URL(page.url()).search).toBe('');
-    await expectNoSecretsShown(page);
+    await expectNoSecretsShown(page, secrets());
     await expectAccessible(page);
     await screenshot(page, 'system-oauth');
 
@@ -387,7 +377,7 @@ describe.skipIf(missing !== undefined)('the systems pages in a browser', { timeo
       .getByText('gateway corp → web')
       .waitFor();
     await page.getByRole('row', { name: /idp/ }).getByText('connected', { exact: false }).waitFor();
-    await expectNoSecretsShown(page);
+    await expectNoSecretsShown(page, secrets());
     await expectAccessible(page);
     await screenshot(page, 'systems');
     const dark = await openSignedIn('/systems/crm', { colorScheme: 'dark' });

@@ -8,19 +8,18 @@
  * builder's forms and tried. Nothing is saved before the user saves.
  */
 import type { Locator, Page } from 'playwright-core';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import {
   expectAccessible,
   expectFitsAccessibly,
   screenshot,
   useBrowserTests,
-  useDashboard,
   ZOOMED_200,
 } from '../../support/browser.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
 const target = useHttpTarget();
-const { missing, api, call } = useBrowserTests('tool builder');
+const { api, call, describeDashboard } = useBrowserTests('tool builder');
 
 /** The card of the step at `position` (1-based), whatever its id is now. */
 const card = (page: Page, position: number): Locator =>
@@ -31,9 +30,7 @@ const jsonView = async (page: Page): Promise<string> => {
   return page.getByRole('textbox', { name: 'Tool definition (JSON)' }).inputValue();
 };
 
-describe.skipIf(missing !== undefined)('the step builder', () => {
-  const { openSignedIn } = useDashboard(() => api.url);
-
+describeDashboard('the step builder', ({ openSignedIn }) => {
   beforeAll(async () => {
     target.route('GET', '/users/2', { body: { id: 2, name: 'Grace', roles: ['admin', 'author'] } });
     // Three items in pages of two; the detail of item 3 fails.

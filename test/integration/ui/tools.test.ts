@@ -8,7 +8,7 @@
  * tool; the manifest copied as kubectl takes it. Every page is checked with axe-core and photographed.
  */
 import type { Locator, Page } from 'playwright-core';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { Run } from '../../../contract/api/run.ts';
 import { toolFromResource } from '../../../contract/resources/convert.ts';
@@ -20,14 +20,13 @@ import {
   expectRefusedRead,
   screenshot,
   useBrowserTests,
-  useDashboard,
   ZOOMED_200,
 } from '../../support/browser.ts';
 import { waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
 const target = useHttpTarget();
-const { missing, api, call } = useBrowserTests('tools');
+const { api, call, describeDashboard } = useBrowserTests('tools');
 
 const STORED_TOKEN = 'stored-token-4b1c';
 const RUNTIME_TOKEN = 'runtime-token-9e27';
@@ -90,9 +89,7 @@ const editorOf = async (page: Page) => {
   return page.getByRole('textbox', { name: 'Tool definition (JSON)' });
 };
 
-describe.skipIf(missing !== undefined)('the Tools pages in a browser', () => {
-  const { openSignedIn } = useDashboard(() => api.url);
-
+describeDashboard('the Tools pages in a browser', ({ openSignedIn }) => {
   beforeAll(async () => {
     target.route('GET', '/greet', (req) => {
       const query = Object.fromEntries(req.query);

@@ -9,6 +9,7 @@ import * as routes from '../../../contract/api/route-paths.ts';
 import type { ListRunsQuery, RunList } from '../../api/types.ts';
 import { REQUEST_SOURCES, RUN_STATUSES } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
+import { LabelledField } from '../../components/field.tsx';
 import { ClearFilters, filtersOf } from '../../components/filters.tsx';
 import { formatDuration, formatTime, isoToLocalInput, localInputToIso } from '../../components/format.ts';
 import { LiveUpdates } from '../../components/live.tsx';
@@ -59,8 +60,7 @@ function FilterField(props: {
   const id = `filter-${spec.name}`;
   const changed = (event: Event) => (event.currentTarget as HTMLInputElement | HTMLSelectElement).value;
   return (
-    <div class="field">
-      <label for={id}>{spec.label}</label>
+    <LabelledField id={id} label={spec.label}>
       {spec.kind === 'text' && (
         <input
           id={id}
@@ -88,7 +88,7 @@ function FilterField(props: {
           onChange={(event) => change(localInputToIso(changed(event)))}
         />
       )}
-    </div>
+    </LabelledField>
   );
 }
 

@@ -10,9 +10,11 @@ import * as routes from '../../../contract/api/route-paths.ts';
 import type { Run, RunLogEvent, RunResults, StepResult } from '../../api/types.ts';
 import { useAction } from '../../components/action.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
+import { Fact } from '../../components/fact.tsx';
 import { formatBytes, formatDuration, formatTime } from '../../components/format.ts';
 import { JsonView } from '../../components/json-view.tsx';
 import { useNarrowScreen } from '../../components/narrow-screen.ts';
+import { ShowMore, useShownRows } from '../../components/pager.tsx';
 import { Badge, StatusBadge, StepOutcome } from '../../components/status.tsx';
 import { Timeline, timelineFromEvents, timelineFromResults } from '../../components/timeline.tsx';
 import { Link, navigate } from '../../router.tsx';
@@ -58,41 +60,22 @@ function Facts({ run }: { run: Run }) {
       <dd>
         <code>{run.traceId ?? '—'}</code>
       </dd>
-      {run.executionMode && (
-        <>
-          <dt>Mode</dt>
-          <dd>{run.executionMode}</dd>
-        </>
-      )}
-      {run.attempt !== undefined && run.attempt > 1 && (
-        <>
-          <dt>Attempt</dt>
-          <dd>{run.attempt}</dd>
-        </>
-      )}
+      {run.executionMode && <Fact term="Mode">{run.executionMode}</Fact>}
+      {run.attempt !== undefined && run.attempt > 1 && <Fact term="Attempt">{run.attempt}</Fact>}
       {run.resumedFrom && (
-        <>
-          <dt>Resumed from</dt>
-          <dd>
-            <Link href={`/runs/${encodeURIComponent(run.resumedFrom)}`}>{run.resumedFrom}</Link>
-          </dd>
-        </>
+        <Fact term="Resumed from">
+          <Link href={`/runs/${encodeURIComponent(run.resumedFrom)}`}>{run.resumedFrom}</Link>
+        </Fact>
       )}
       {run.parentRunId && (
-        <>
-          <dt>Started by run</dt>
-          <dd>
-            <Link href={`/runs/${encodeURIComponent(run.parentRunId)}`}>{run.parentRunId}</Link>
-          </dd>
-        </>
+        <Fact term="Started by run">
+          <Link href={`/runs/${encodeURIComponent(run.parentRunId)}`}>{run.parentRunId}</Link>
+        </Fact>
       )}
       {run.userId && (
-        <>
-          <dt>API key</dt>
-          <dd>
-            <code>{run.userId}</code>
-          </dd>
-        </>
+        <Fact term="API key">
+          <code>{run.userId}</code>
+        </Fact>
       )}
     </dl>
   );
@@ -127,12 +110,12 @@ function FailedItems({ step }: { step: StepResult }) {
 
 /** The steps' results; with `recording`, each executed step's recorded exchanges too. */
 function Steps({ steps, recording }: { steps: readonly StepResult[]; recording?: RecordingState }) {
-  const [shown, setShown] = useState(STEPS_PER_PAGE);
+  const rows = useShownRows(STEPS_PER_PAGE);
   const failing = steps.findIndex((step) => !step.success);
   const withFailedItems = steps.findIndex((step) => (step.loop?.failed ?? 0) > 0);
   const first = failing >= 0 ? failing : withFailedItems;
   useEffect(() => {
-    if (first >= shown) setShown((Math.floor(first / STEPS_PER_PAGE) + 1) * STEPS_PER_PAGE);
+    if (first >= rows.shown) rows.show((Math.floor(first / STEPS_PER_PAGE) + 1) * STEPS_PER_PAGE);
   }, [first]);
   if (steps.length === 0) return <p class="muted">No step ran.</p>;
   return (
@@ -150,7 +133,7 @@ function Steps({ steps, recording }: { steps: readonly StepResult[]; recording?:
         </p>
       )}
       <ol class="steps">
-        {steps.slice(0, shown).map((step, index) => (
+        {steps.slice(0, rows.shown).map((step, index) => (
           <li key={`${step.stepId}-${index}`} id={`step-${index}`} class="step">
             <h3 class="step-head">
               <StepOutcome success={step.success} /> <span class="step-id">{step.stepId}</span>
@@ -191,11 +174,7 @@ function Steps({ steps, recording }: { steps: readonly StepResult[]; recording?:
           </li>
         ))}
       </ol>
-      {shown < steps.length && (
-        <button type="button" class="secondary" onClick={() => setShown(shown + STEPS_PER_PAGE)}>
-          Show {Math.min(STEPS_PER_PAGE, steps.length - shown)} more steps of {steps.length}
-        </button>
-      )}
+      <ShowMore rows={rows} total={steps.length} what={`steps of ${steps.length}`} />
     </>
   );
 }

@@ -9,6 +9,7 @@ import * as routes from '../../../contract/api/route-paths.ts';
 import type { ScheduleNextRuns, ToolSchedule, ToolScheduleCreateBody } from '../../api/types.ts';
 import { Checkbox } from '../../components/checkbox.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
+import { LabelledField } from '../../components/field.tsx';
 import { formatInZone, formatTime } from '../../components/format.ts';
 import { client } from '../../session.ts';
 
@@ -87,8 +88,7 @@ function SuggestingField(props: {
 }) {
   const listId = useId();
   return (
-    <div class="field">
-      <label for={props.id}>{props.label}</label>
+    <LabelledField id={props.id} label={props.label}>
       <input
         id={props.id}
         type="text"
@@ -104,7 +104,7 @@ function SuggestingField(props: {
           <option key={suggestion} value={suggestion} />
         ))}
       </datalist>
-    </div>
+    </LabelledField>
   );
 }
 
@@ -174,8 +174,7 @@ export function ScheduleForm(props: {
           change={setToolId}
           suggestions={props.toolIds}
         />
-        <div class="field">
-          <label for="schedule-cron">Cron expression</label>
+        <LabelledField id="schedule-cron" label="Cron expression">
           <input
             id="schedule-cron"
             type="text"
@@ -190,7 +189,7 @@ export function ScheduleForm(props: {
           <span id="schedule-cron-help" class="muted">
             minute hour day-of-month month day-of-week, or @hourly, @daily, @weekly, @monthly
           </span>
-        </div>
+        </LabelledField>
         <SuggestingField
           id="schedule-zone"
           label="Time zone"
@@ -198,8 +197,7 @@ export function ScheduleForm(props: {
           change={setTimeZone}
           suggestions={zones}
         />
-        <div class="field">
-          <label for="schedule-id">Id (optional)</label>
+        <LabelledField id="schedule-id" label="Id (optional)">
           <input
             id="schedule-id"
             type="text"
@@ -209,9 +207,8 @@ export function ScheduleForm(props: {
             value={id}
             onInput={(event) => setId(event.currentTarget.value)}
           />
-        </div>
-        <div class="field">
-          <label for="schedule-policy">While a run still runs</label>
+        </LabelledField>
+        <LabelledField id="schedule-policy" label="While a run still runs">
           <select
             id="schedule-policy"
             value={policy}
@@ -223,10 +220,9 @@ export function ScheduleForm(props: {
               </option>
             ))}
           </select>
-        </div>
+        </LabelledField>
       </div>
-      <div class="field">
-        <label for="schedule-inputs">Inputs of every run (JSON object, optional)</label>
+      <LabelledField id="schedule-inputs" label="Inputs of every run (JSON object, optional)">
         <textarea
           id="schedule-inputs"
           rows={3}
@@ -235,7 +231,7 @@ export function ScheduleForm(props: {
           value={inputs}
           onInput={(event) => setInputs(event.currentTarget.value)}
         />
-      </div>
+      </LabelledField>
       <Checkbox class="check" checked={enabled} change={setEnabled}>
         Enabled: ticks start runs from now on
       </Checkbox>

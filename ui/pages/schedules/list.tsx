@@ -11,6 +11,7 @@ import type { ToolSchedule } from '../../api/types.ts';
 import { useAction } from '../../components/action.ts';
 import { ConfirmButton } from '../../components/confirm.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
+import { LabelledField } from '../../components/field.tsx';
 import { formatInZone, formatRelative, formatTime } from '../../components/format.ts';
 import { PageLinks, pageOf } from '../../components/pager.tsx';
 import { usePolled } from '../../components/poll.ts';
@@ -148,8 +149,7 @@ function ScheduleRow(props: { schedule: ToolSchedule; mayWrite: boolean; changed
 function ToolFilter({ toolId }: { toolId: string | undefined }) {
   return (
     <form class="filters" aria-label="Filter schedules" onSubmit={(event) => event.preventDefault()}>
-      <div class="field">
-        <label for="schedules-tool">Tool</label>
+      <LabelledField id="schedules-tool" label="Tool">
         <input
           id="schedules-tool"
           type="text"
@@ -159,7 +159,7 @@ function ToolFilter({ toolId }: { toolId: string | undefined }) {
             navigate(withQuery('/schedules', { toolId: event.currentTarget.value.trim() }), { replace: true })
           }
         />
-      </div>
+      </LabelledField>
       {toolId && (
         <button type="button" class="secondary" onClick={() => navigate('/schedules', { replace: true })}>
           Every tool

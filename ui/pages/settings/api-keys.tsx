@@ -14,7 +14,9 @@ import { Checkbox } from '../../components/checkbox.tsx';
 import { ConfirmButton } from '../../components/confirm.tsx';
 import { CopyButton } from '../../components/copy-button.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
+import { LabelledField } from '../../components/field.tsx';
 import { formatRelative, formatTime } from '../../components/format.ts';
+import { ShowMore, useShownRows } from '../../components/pager.tsx';
 import { usePolled } from '../../components/poll.ts';
 import { Table } from '../../components/table.tsx';
 import { client, signOut } from '../../session.ts';
@@ -83,8 +85,7 @@ function useSuggestions(me: Me): { tools: string[]; systems: string[] } {
 /** A quota of the new key: a whole number from 1, the text kept as typed (empty for none). */
 function QuotaField(props: { id: string; label: string; value: string; change(value: string): void }) {
   return (
-    <div class="field">
-      <label for={props.id}>{props.label}</label>
+    <LabelledField id={props.id} label={props.label}>
       <input
         id={props.id}
         type="number"
@@ -93,7 +94,7 @@ function QuotaField(props: { id: string; label: string; value: string; change(va
         value={props.value}
         onInput={(event) => props.change(event.currentTarget.value)}
       />
-    </div>
+    </LabelledField>
   );
 }
 
@@ -142,8 +143,7 @@ function CreateKeyForm({ me, created }: { me: Me; created(key: ApiKeyCreated): v
   return (
     <form class="key-form" aria-labelledby="create-key-title" onSubmit={submit}>
       <h3 id="create-key-title">Create an API key</h3>
-      <div class="field">
-        <label for="key-name">Name</label>
+      <LabelledField id="key-name" label="Name">
         <input
           id="key-name"
           type="text"
@@ -152,7 +152,7 @@ function CreateKeyForm({ me, created }: { me: Me; created(key: ApiKeyCreated): v
           value={name}
           onInput={(event) => setName(event.currentTarget.value)}
         />
-      </div>
+      </LabelledField>
       {me.admin && (
         <Checkbox class="check" checked={admin} change={setAdmin}>
           Admin key: every scope, every tool and system
@@ -280,7 +280,7 @@ function KeyRow({ apiKey, me, revoked }: { apiKey: ApiKey; me: Me; revoked(): vo
 export function ApiKeysSection({ me }: { me: Me }) {
   const [created, setCreated] = useState<ApiKeyCreated>();
   const [reloads, setReloads] = useState(0);
-  const [shown, setShown] = useState(ROWS_PER_PAGE);
+  const rows = useShownRows(ROWS_PER_PAGE);
   const allowed = me.scopes.includes('keys:admin');
 
   // Without keys:admin there is nothing to read: the section says so instead.
@@ -319,16 +319,12 @@ export function ApiKeysSection({ me }: { me: Me }) {
             { hidden: 'Revoke' },
           ]}
         >
-          {keys.data.slice(0, shown).map((apiKey) => (
+          {keys.data.slice(0, rows.shown).map((apiKey) => (
             <KeyRow key={apiKey.id} apiKey={apiKey} me={me} revoked={reload} />
           ))}
         </Table>
       )}
-      {keys && keys.data.length > shown && (
-        <button type="button" class="secondary" onClick={() => setShown(shown + ROWS_PER_PAGE)}>
-          Show {Math.min(ROWS_PER_PAGE, keys.data.length - shown)} more keys
-        </button>
-      )}
+      {keys && <ShowMore rows={rows} total={keys.data.length} what="keys" />}
       <CreateKeyForm
         me={me}
         created={(key) => {

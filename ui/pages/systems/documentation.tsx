@@ -7,6 +7,8 @@ import { useId, useState } from 'preact/hooks';
 import type { DocumentationSearchAnswer, System } from '../../api/types.ts';
 import { useAction } from '../../components/action.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
+import { Fact } from '../../components/fact.tsx';
+import { LabelledField } from '../../components/field.tsx';
 import { formatTime } from '../../components/format.ts';
 import { searchDocumentation, uploadDocumentation } from './api.ts';
 import { attemptsText, DocumentationStatus } from './status.tsx';
@@ -28,10 +30,9 @@ function Upload({ system, uploaded }: { system: System; uploaded(): void }) {
   };
   return (
     <form class="inline-form" onSubmit={submit} aria-label={`Upload documentation (${system.environment})`}>
-      <div class="field">
-        <label for={id}>Documentation file</label>
+      <LabelledField id={id} label="Documentation file">
         <input id={id} type="file" required onChange={(event) => setFile(event.currentTarget.files?.[0])} />
-      </div>
+      </LabelledField>
       <button type="submit" class="secondary" disabled={busy || !file}>
         {busy ? 'Uploading…' : 'Upload'}
       </button>
@@ -62,8 +63,7 @@ function Search({ system }: { system: System }) {
         onSubmit={submit}
         aria-label={`Search the documentation (${system.environment})`}
       >
-        <div class="field">
-          <label for={id}>Search the documentation</label>
+        <LabelledField id={id} label="Search the documentation">
           <input
             id={id}
             type="search"
@@ -71,7 +71,7 @@ function Search({ system }: { system: System }) {
             value={keywords}
             onInput={(event) => setKeywords(event.currentTarget.value)}
           />
-        </div>
+        </LabelledField>
         <button type="submit" class="secondary">
           Search
         </button>
@@ -116,12 +116,7 @@ export function DocumentationPanel(props: { system: System; canWrite: boolean; c
           <dd class="overflow-anywhere">{state.source}</dd>
           <dt>Requested</dt>
           <dd>{formatTime(state.requestedAt)}</dd>
-          {state.fetchedAt && (
-            <>
-              <dt>Summary made</dt>
-              <dd>{formatTime(state.fetchedAt)}</dd>
-            </>
-          )}
+          {state.fetchedAt && <Fact term="Summary made">{formatTime(state.fetchedAt)}</Fact>}
           {state.error && (
             <>
               <dt>Error</dt>

@@ -10,6 +10,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { AuthType, Environment, Gateway, System } from '../../api/types.ts';
 import { Checkbox } from '../../components/checkbox.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
+import { LabelledField } from '../../components/field.tsx';
 import type { PageProps } from '../../pages.tsx';
 import { location, navigate } from '../../router.tsx';
 import { session } from '../../session.ts';
@@ -129,8 +130,7 @@ function CredentialInput(props: {
     spellcheck: false,
   };
   return (
-    <div class="field credential-field">
-      <label for={id}>{field.label}</label>
+    <LabelledField id={id} label={field.label} class="credential-field">
       {field.choices ? (
         <select {...common} onChange={onInput}>
           <option value="">{stored ? 'keep the stored value' : 'default'}</option>
@@ -158,7 +158,7 @@ function CredentialInput(props: {
           Remove the stored {field.label.toLowerCase()}
         </Checkbox>
       )}
-    </div>
+    </LabelledField>
   );
 }
 
@@ -198,8 +198,7 @@ function ExtraCredentials(props: {
                 change={(key) => update(entry.row, { key })}
               />
             )}
-            <div class="field">
-              <label for={`extra-value-${entry.row}`}>Value of {label}</label>
+            <LabelledField id={`extra-value-${entry.row}`} label={<>Value of {label}</>}>
               <input
                 id={`extra-value-${entry.row}`}
                 type="password"
@@ -208,7 +207,7 @@ function ExtraCredentials(props: {
                 value={entry.value}
                 onInput={(event) => update(entry.row, { value: event.currentTarget.value })}
               />
-            </div>
+            </LabelledField>
             <button
               type="button"
               class="secondary"
@@ -302,8 +301,7 @@ function GatewayChoice(props: {
           once it is connected.
         </p>
       )}
-      <div class="field">
-        <label for="system-gateway">Gateway</label>
+      <LabelledField id="system-gateway" label="Gateway">
         <select
           id="system-gateway"
           required
@@ -318,9 +316,8 @@ function GatewayChoice(props: {
           ))}
           {stranger && <option value={tunnelId}>{tunnelId} (not connected now)</option>}
         </select>
-      </div>
-      <div class="field">
-        <label for="system-target">Target</label>
+      </LabelledField>
+      <LabelledField id="system-target" label="Target">
         <select
           id="system-target"
           required
@@ -337,7 +334,7 @@ function GatewayChoice(props: {
             <option value={target}>{target}</option>
           )}
         </select>
-      </div>
+      </LabelledField>
     </div>
   );
 }
@@ -354,8 +351,7 @@ function TextField(props: {
 }) {
   const { id, label, value, change, hint, required, pattern, placeholder } = props;
   return (
-    <div class="field">
-      <label for={id}>{label}</label>
+    <LabelledField id={id} label={label}>
       <input
         id={id}
         type="text"
@@ -373,7 +369,7 @@ function TextField(props: {
           {hint}
         </p>
       )}
-    </div>
+    </LabelledField>
   );
 }
 
@@ -503,8 +499,7 @@ export function SystemFormPage({ params }: PageProps) {
               hint="What steps name in systemId and templates (<<id_key>>): a letter or _, then letters, digits, _ and -."
               change={(id) => set({ id })}
             />
-            <div class="field">
-              <label for="system-environment">Environment</label>
+            <LabelledField id="system-environment" label="Environment">
               <select
                 id="system-environment"
                 value={draft.environment}
@@ -516,7 +511,7 @@ export function SystemFormPage({ params }: PageProps) {
                   </option>
                 ))}
               </select>
-            </div>
+            </LabelledField>
           </div>
         )}
         <TextField id="system-name" label="Name" value={draft.name} change={(name) => set({ name })} />
@@ -552,8 +547,7 @@ export function SystemFormPage({ params }: PageProps) {
               change={(tunnelId, target) => set({ tunnelId, target })}
             />
           )}
-          <div class="field">
-            <label for="system-protocol">Protocol</label>
+          <LabelledField id="system-protocol" label="Protocol">
             <select
               id="system-protocol"
               value={draft.protocol}
@@ -565,7 +559,7 @@ export function SystemFormPage({ params }: PageProps) {
                 </option>
               ))}
             </select>
-          </div>
+          </LabelledField>
           <TextField
             id="system-url"
             label="URL"
@@ -588,8 +582,7 @@ export function SystemFormPage({ params }: PageProps) {
 
         <fieldset>
           <legend>Authentication</legend>
-          <div class="field">
-            <label for="system-auth">Method</label>
+          <LabelledField id="system-auth" label="Method">
             <select
               id="system-auth"
               value={draft.authType}
@@ -615,7 +608,7 @@ export function SystemFormPage({ params }: PageProps) {
                 </option>
               ))}
             </select>
-          </div>
+          </LabelledField>
           {changingMethod && (
             <p class="field-note">
               Changing the method replaces the stored credentials: keys of {AUTH_LABELS[originalAuth]} that

@@ -9,6 +9,7 @@ import { isHttpUrl } from '../../../contract/http-url.ts';
 import { ApiFailure } from '../../api/client.ts';
 import type { Environment, System } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
+import { Fact } from '../../components/fact.tsx';
 import { formatTime } from '../../components/format.ts';
 import { withQuery } from '../../router.tsx';
 import { authorizeOAuth } from './api.ts';
@@ -77,19 +78,11 @@ export function OAuthPanel({ system, canWrite }: { system: System; canWrite: boo
           <dd>
             <OAuthStatus oauth={oauth} />
           </dd>
-          {oauth.expiresAt && (
-            <>
-              <dt>Expires</dt>
-              <dd>{formatTime(oauth.expiresAt)}</dd>
-            </>
-          )}
+          {oauth.expiresAt && <Fact term="Expires">{formatTime(oauth.expiresAt)}</Fact>}
           {oauth.scopes && (
-            <>
-              <dt>Scopes</dt>
-              <dd>
-                <code>{oauth.scopes}</code>
-              </dd>
-            </>
+            <Fact term="Scopes">
+              <code>{oauth.scopes}</code>
+            </Fact>
           )}
         </dl>
       ) : (

@@ -8,6 +8,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Environment, System } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
+import { Fact } from '../../components/fact.tsx';
 import { formatTime } from '../../components/format.ts';
 import type { PageProps } from '../../pages.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
@@ -65,23 +66,15 @@ function Variant(props: { system: System; canWrite: boolean; canTest: boolean; c
   return (
     <>
       <dl class="facts">
-        {system.name && (
-          <>
-            <dt>Name</dt>
-            <dd>{system.name}</dd>
-          </>
-        )}
+        {system.name && <Fact term="Name">{system.name}</Fact>}
         <dt>Protocol</dt>
         <dd>{system.url ? PROTOCOLS[protocol].label : 'from the connection URL in the credentials'}</dd>
         <dt>URL</dt>
         <dd class="overflow-anywhere">{system.url ? <code>{system.url}</code> : '—'}</dd>
         {system.gateway && (
-          <>
-            <dt>Gateway</dt>
-            <dd>
-              <code>{system.gateway.tunnelId}</code>, target <code>{system.gateway.target}</code>
-            </dd>
-          </>
+          <Fact term="Gateway">
+            <code>{system.gateway.tunnelId}</code>, target <code>{system.gateway.target}</code>
+          </Fact>
         )}
         <dt>Authentication</dt>
         <dd>{AUTH_LABELS[system.authType ?? 'none']}</dd>
@@ -90,19 +83,16 @@ function Variant(props: { system: System; canWrite: boolean; canTest: boolean; c
           <CredentialsStatus system={system} />
         </dd>
         {system.apiKeyPlacement && (
-          <>
-            <dt>API key sent</dt>
-            <dd>
-              in the {system.apiKeyPlacement.in}
-              {system.apiKeyPlacement.name ? (
-                <>
-                  {' '}
-                  <code>{system.apiKeyPlacement.name}</code>
-                </>
-              ) : null}{' '}
-              <span class="muted">(decided by the {system.apiKeyPlacement.source})</span>
-            </dd>
-          </>
+          <Fact term="API key sent">
+            in the {system.apiKeyPlacement.in}
+            {system.apiKeyPlacement.name ? (
+              <>
+                {' '}
+                <code>{system.apiKeyPlacement.name}</code>
+              </>
+            ) : null}{' '}
+            <span class="muted">(decided by the {system.apiKeyPlacement.source})</span>
+          </Fact>
         )}
         <dt>Rate budget</dt>
         <dd>

@@ -11,6 +11,7 @@ import * as routes from '../../../contract/api/route-paths.ts';
 import { ApiFailure } from '../../api/client.ts';
 import type { ErrorIssue, Run, SystemList } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
+import { LabelledField } from '../../components/field.tsx';
 import { JsonView } from '../../components/json-view.tsx';
 import { client } from '../../session.ts';
 import type { CodeEditorHandle } from './code-editor.ts';
@@ -35,6 +36,12 @@ import {
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'];
 /** The tool's fields with a control of their own in the builder (their issues show there). */
 const TOOL_FIELDS = ['id', 'name', 'instruction', 'outputTransform'];
+/** The tool's own text fields, first in the builder, with their labels. */
+const TOOL_TEXT_FIELDS = [
+  ['id', 'Tool id'],
+  ['name', 'Name'],
+  ['instruction', 'Instruction'],
+] as const;
 const INPUTS_KEY = 'kubeglue.builder.inputs';
 
 export interface BuilderProps {
@@ -117,26 +124,19 @@ export function StepBuilder({ definition, onChange, issues }: BuilderProps) {
 
   return (
     <div class="step-builder">
-      <TextField
-        label="Tool id"
-        value={str(definition.id)}
-        onChange={toolField('id')}
-        issues={toolIssues('id')}
-      />
-      <TextField
-        label="Name"
-        value={str(definition.name)}
-        onChange={toolField('name')}
-        issues={toolIssues('name')}
-      />
-      <TextField
-        label="Instruction"
-        value={str(definition.instruction)}
-        onChange={toolField('instruction')}
-        issues={toolIssues('instruction')}
-      />
-      <div class="field">
-        <label for={inputsId}>Sample inputs (JSON, for "Try up to here"; kept for this session)</label>
+      {TOOL_TEXT_FIELDS.map(([field, label]) => (
+        <TextField
+          key={field}
+          label={label}
+          value={str(definition[field])}
+          onChange={toolField(field)}
+          issues={toolIssues(field)}
+        />
+      ))}
+      <LabelledField
+        id={inputsId}
+        label={'Sample inputs (JSON, for "Try up to here"; kept for this session)'}
+      >
         <textarea
           id={inputsId}
           class="code-input"
@@ -147,7 +147,7 @@ export function StepBuilder({ definition, onChange, issues }: BuilderProps) {
           aria-invalid={inputsError ? true : undefined}
         />
         {inputsError && <p class="field-error">{inputsError}</p>}
-      </div>
+      </LabelledField>
       {placed
         .filter((issue) => issue.step === undefined && !TOOL_FIELDS.includes(issue.field))
         .map((issue) => (
@@ -476,8 +476,7 @@ function TextField({
   const id = useId();
   const bad = issues !== undefined && issues.length > 0;
   return (
-    <div class="field">
-      <label for={id}>{label}</label>
+    <LabelledField id={id} label={label}>
       <input
         id={id}
         type="text"
@@ -488,7 +487,7 @@ function TextField({
         aria-describedby={describedBy(id, bad, hint)}
       />
       <FieldNotes id={id} hint={hint} issues={issues} />
-    </div>
+    </LabelledField>
   );
 }
 
@@ -501,8 +500,7 @@ function SelectField({
 }: FieldProps<string> & { options: readonly [string, string][] }) {
   const id = useId();
   return (
-    <div class="field">
-      <label for={id}>{label}</label>
+    <LabelledField id={id} label={label}>
       <select id={id} value={value} onChange={(event) => onChange(event.currentTarget.value)}>
         {options.map(([option, text]) => (
           <option key={option} value={option}>
@@ -511,7 +509,7 @@ function SelectField({
         ))}
       </select>
       <Problems id={`${id}-problems`} issues={issues} />
-    </div>
+    </LabelledField>
   );
 }
 
@@ -620,8 +618,7 @@ function JsonField({ label, value, onChange, hint, issues }: FieldProps<unknown>
   }, [shown]);
   const all = [...(issues ?? []), ...(problem ? [{ step: undefined, field: '', message: problem }] : [])];
   return (
-    <div class="field">
-      <label for={id}>{label}</label>
+    <LabelledField id={id} label={label}>
       <textarea
         id={id}
         class="code-input"
@@ -648,6 +645,6 @@ function JsonField({ label, value, onChange, hint, issues }: FieldProps<unknown>
         aria-describedby={describedBy(id, all.length > 0, hint)}
       />
       <FieldNotes id={id} hint={hint} issues={all} />
-    </div>
+    </LabelledField>
   );
 }

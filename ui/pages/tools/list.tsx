@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import * as routes from '../../../contract/api/route-paths.ts';
 import type { ListToolsQuery, ToolList } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
+import { LabelledField } from '../../components/field.tsx';
 import { ClearFilters, filtersOf } from '../../components/filters.tsx';
 import { formatTime } from '../../components/format.ts';
 import { PageLinks, pageOf } from '../../components/pager.tsx';
@@ -45,8 +46,7 @@ function FilterForm({ filters, folders }: { filters: Filters; folders: ToolList[
         change('search', search.trim());
       }}
     >
-      <div class="field tools-search">
-        <label for="tools-search">Search</label>
+      <LabelledField id="tools-search" label="Search" class="tools-search">
         <input
           id="tools-search"
           type="search"
@@ -55,9 +55,8 @@ function FilterForm({ filters, folders }: { filters: Filters; folders: ToolList[
           onInput={(event) => setSearch(event.currentTarget.value)}
           onChange={(event) => change('search', event.currentTarget.value.trim())}
         />
-      </div>
-      <div class="field">
-        <label for="tools-folder">Folder</label>
+      </LabelledField>
+      <LabelledField id="tools-folder" label="Folder">
         <select
           id="tools-folder"
           value={filters.folder ?? ''}
@@ -71,9 +70,8 @@ function FilterForm({ filters, folders }: { filters: Filters; folders: ToolList[
             </option>
           ))}
         </select>
-      </div>
-      <div class="field">
-        <label for="tools-archived">Show</label>
+      </LabelledField>
+      <LabelledField id="tools-archived" label="Show">
         <select
           id="tools-archived"
           value={filters.archived ?? ''}
@@ -85,7 +83,7 @@ function FilterForm({ filters, folders }: { filters: Filters; folders: ToolList[
             </option>
           ))}
         </select>
-      </div>
+      </LabelledField>
       <button type="submit" class="secondary">
         Search
       </button>

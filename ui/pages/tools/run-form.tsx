@@ -10,6 +10,7 @@ import { ApiFailure } from '../../api/client.ts';
 import type { ErrorIssue, Run, RunRequest, Tool } from '../../api/types.ts';
 import { Checkbox } from '../../components/checkbox.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
+import { LabelledField } from '../../components/field.tsx';
 import { formatDuration } from '../../components/format.ts';
 import { pathText } from '../../components/json-search.ts';
 import { JsonView } from '../../components/json-view.tsx';
@@ -354,8 +355,7 @@ function Credentials({
               set(rows.map((old, i) => (i === index ? { ...old, ...change } : old)));
             return (
               <li key={index} class="credential-row">
-                <div class="field">
-                  <label for={`${base}-name-${index}`}>Credential {index + 1} name</label>
+                <LabelledField id={`${base}-name-${index}`} label={<>Credential {index + 1} name</>}>
                   <input
                     id={`${base}-name-${index}`}
                     type="text"
@@ -366,9 +366,8 @@ function Credentials({
                     aria-describedby={error ? `${base}-error-${index}` : undefined}
                     onInput={(event) => update({ name: event.currentTarget.value })}
                   />
-                </div>
-                <div class="field">
-                  <label for={`${base}-value-${index}`}>Credential {index + 1} value</label>
+                </LabelledField>
+                <LabelledField id={`${base}-value-${index}`} label={<>Credential {index + 1} value</>}>
                   <input
                     id={`${base}-value-${index}`}
                     type="password"
@@ -376,7 +375,7 @@ function Credentials({
                     value={row.value}
                     onInput={(event) => update({ value: event.currentTarget.value })}
                   />
-                </div>
+                </LabelledField>
                 <button
                   type="button"
                   class="secondary"
@@ -569,8 +568,7 @@ export function RunForm({ tool, canRun }: { tool: Tool; canRun: boolean }) {
           />{' '}
           In the background, and follow it on its run page
         </label>
-        <div class="field">
-          <label for={`${base}-mode`}>System credentials</label>
+        <LabelledField id={`${base}-mode`} label="System credentials">
           <select
             id={`${base}-mode`}
             value={mode}
@@ -579,7 +577,7 @@ export function RunForm({ tool, canRun }: { tool: Tool; canRun: boolean }) {
             <option value="prod">prod (the default)</option>
             <option value="dev">dev (each system's dev variant, where it has one)</option>
           </select>
-        </div>
+        </LabelledField>
         <Checkbox class="form-check" checked={record} change={setRecord}>
           Record responses (every exchange of the request steps, redacted, kept with the run)
         </Checkbox>
