@@ -157,26 +157,44 @@ export async function closeWatchedPages(
   );
 }
 
-/**
- * Keeps every answer of the server at `baseUrl` that `page` reads (`<method> <url>` and its body) in
- * `answers`, for the secret scan of the tests that type credentials: their DashboardOptions.prepare.
- */
-export function keepServerAnswers(page: Page, baseUrl: string, answers: Exposed[]): void {
-  page.on('response', (response) => {
-    if (!response.url().startsWith(baseUrl)) return;
-    void response.text().then(
-      (text) => answers.push({ where: `${response.request().method()} ${response.url()}`, text }),
-      () => {}, // a redirect has no body
-    );
-  });
+export interface SecretScan {
+  /** Every answer of the server a page read since `keep` watched it: `<method> <url>` and its body. */
+  answers: Exposed[];
+  /** Keeps every answer of the server that `page` reads: for the block's DashboardOptions.prepare. */
+  keep(page: Page): void;
+  /** No secret in the page as it is now: its markup and every field's value. */
+  expectNoneShown(page: Page): Promise<void>;
+  /** No secret in any answer kept so far. */
+  expectNoneAnswered(): void;
 }
 
-/** No value of `secrets` in the page as it is now: its markup and every field's value. */
-export async function expectNoSecretsShown(page: Page, secrets: Secret[]): Promise<void> {
-  const shown = await page.evaluate<string>(
-    "document.documentElement.outerHTML + '\\n' + [...document.querySelectorAll('input, textarea, select')].map((e) => e.value).join('\\n')",
-  );
-  expect(summarise(findSecrets(secrets, [{ where: page.url(), text: shown }]))).toEqual([]);
+/**
+ * The secret scan of a suite that types credentials into the pages (test/support/secret-scan.ts): the
+ * page as shown, and every answer of the server at `baseUrl()` the pages read.
+ */
+export function secretScan(baseUrl: () => string, secrets: () => Secret[]): SecretScan {
+  const answers: Exposed[] = [];
+  return {
+    answers,
+    keep(page) {
+      page.on('response', (response) => {
+        if (!response.url().startsWith(baseUrl())) return;
+        void response.text().then(
+          (text) => answers.push({ where: `${response.request().method()} ${response.url()}`, text }),
+          () => {}, // a redirect has no body
+        );
+      });
+    },
+    async expectNoneShown(page) {
+      const shown = await page.evaluate<string>(
+        "document.documentElement.outerHTML + '\\n' + [...document.querySelectorAll('input, textarea, select')].map((e) => e.value).join('\\n')",
+      );
+      expect(summarise(findSecrets(secrets(), [{ where: page.url(), text: shown }]))).toEqual([]);
+    },
+    expectNoneAnswered() {
+      expect(summarise(findSecrets(secrets(), answers))).toEqual([]);
+    },
+  };
 }
 
 /** Where the tests write what CI keeps: screenshots of every page. */

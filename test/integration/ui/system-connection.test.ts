@@ -8,24 +8,21 @@
  */
 import type { Page } from 'playwright-core';
 import { expect, it } from 'vitest';
-import {
-  expectAccessible,
-  expectNoSecretsShown,
-  keepServerAnswers,
-  screenshot,
-  useBrowserTests,
-} from '../../support/browser.ts';
+import { expectAccessible, screenshot, secretScan, useBrowserTests } from '../../support/browser.ts';
 import { mariadbSkip, useMariaDb } from '../../support/mariadb.ts';
 import { REDIS_PASSWORD, redisServerMissing, useRedisServer } from '../../support/redis-server.ts';
-import { type Exposed, findSecrets, type Secret, summarise } from '../../support/secret-scan.ts';
+import type { Secret } from '../../support/secret-scan.ts';
 
 const WRONG_PASSWORD = 'typed-WRONG-pw-5d0c8e';
 
 const { api, call, describeDashboard } = useBrowserTests('system connection', {
   alsoMissing: () => redisServerMissing() ?? (mariadbSkip() ? 'no MariaDB in this run' : undefined),
 });
-/** Every answer of the server the pages read, for the secret scan. */
-const answers: Exposed[] = [];
+/** The credential values typed looked for in the pages and in every answer they read. */
+const scan = secretScan(
+  () => api.url,
+  () => secrets,
+);
 const secrets: Secret[] = [
   { name: 'redis password', value: REDIS_PASSWORD },
   { name: 'wrong password', value: WRONG_PASSWORD },
@@ -52,7 +49,7 @@ async function savePassword(page: Page, systemId: string, password: string): Pro
 
 describeDashboard(
   'the system form per protocol, and the connection test',
-  { timeout: 90_000, prepare: (page) => keepServerAnswers(page, api.url, answers) },
+  { timeout: 90_000, prepare: (page) => scan.keep(page) },
   ({ openSignedIn }) => {
     const redis = useRedisServer();
     const database = useMariaDb();
@@ -114,7 +111,7 @@ describeDashboard(
       const connected = await testProd(page);
       expect(connected).toContain('Connected');
       expect(connected).toContain(`DBSIZE on ${redis.url}/0`);
-      await expectNoSecretsShown(page, secrets);
+      await scan.expectNoneShown(page);
       await expectAccessible(page);
       await screenshot(page, 'system-connection');
 
@@ -122,7 +119,7 @@ describeDashboard(
       const failed = await testProd(page);
       expect(failed).toContain('Failed');
       expect(failed).toContain('WRONGPASS');
-      await expectNoSecretsShown(page, secrets);
+      await scan.expectNoneShown(page);
       await expectAccessible(page);
       await screenshot(page, 'system-connection-failed');
     });
@@ -147,7 +144,7 @@ describeDashboard(
       // The user name is a credential too: the error shows its placeholder.
       expect(failed).toContain('<<shop_username>>');
       expect(failed).not.toContain(database.user);
-      await expectNoSecretsShown(page, secrets);
+      await scan.expectNoneShown(page);
 
       // The edit form tests what is saved, never what is typed.
       await prod(page).getByRole('link', { name: 'Edit prod' }).click();
@@ -178,7 +175,7 @@ describeDashboard(
       await prod(page).getByRole('note').getByText('No step can use MSSQL systems yet.').waitFor();
       expect(await prod(page).getByText('MSSQL (no step can use it yet)').count()).toBe(1);
       expect(await page.getByRole('button', { name: /^Test / }).count()).toBe(0);
-      await expectNoSecretsShown(page, secrets);
+      await scan.expectNoneShown(page);
       await expectAccessible(page);
       await screenshot(page, 'system-mssql');
     });
@@ -200,8 +197,8 @@ describeDashboard(
     });
 
     it('never puts a credential value in an answer the pages read', () => {
-      expect(answers.some((answer) => answer.where.includes('/test'))).toBe(true);
-      expect(summarise(findSecrets(secrets, answers))).toEqual([]);
+      expect(scan.answers.some((answer) => answer.where.includes('/test'))).toBe(true);
+      scan.expectNoneAnswered();
     });
   },
 );

@@ -9,18 +9,11 @@
 
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import {
-  expectAccessible,
-  expectNoSecretsShown,
-  keepServerAnswers,
-  screenshot,
-  useBrowserTests,
-} from '../../support/browser.ts';
+import { expectAccessible, screenshot, secretScan, useBrowserTests } from '../../support/browser.ts';
 import { TEST_ADMIN_KEY } from '../../support/embedded.ts';
 import { type AgentProcess, startAgent } from '../../support/gateway-agent.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 import { AC_CLIENT, startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.ts';
-import { type Exposed, findSecrets, summarise } from '../../support/secret-scan.ts';
 
 const API_KEY = 'crm-key-first-7d1c0a5e9b2f4c68';
 const NEW_API_KEY = 'crm-key-second-3e8a6b0d2c4f1a97';
@@ -33,8 +26,11 @@ const target = useHttpTarget();
 const { api, call, describeDashboard } = useBrowserTests('systems');
 let idp: TestOAuthProvider;
 let agent: AgentProcess | undefined;
-/** Every answer of the server the pages read (their bodies), for the secret scan. */
-const answers: Exposed[] = [];
+/** The credential values typed (secrets, below) looked for in the pages and in every answer they read. */
+const scan = secretScan(
+  () => api.url,
+  () => secrets(),
+);
 /** Documentation requests for /docs/held wait here until the test answers them. */
 let heldDocs: ReturnType<typeof target.hold>;
 
@@ -54,7 +50,7 @@ async function prepare(page: Page, context: BrowserContext): Promise<void> {
   await context.route(/fonts\.googleapis\.com/, (route) =>
     route.fulfill({ status: 200, contentType: 'text/css', body: '' }),
   );
-  keepServerAnswers(page, api.url, answers);
+  scan.keep(page);
 }
 
 const variant = (page: Page, environment: 'prod' | 'dev') =>
@@ -110,7 +106,7 @@ describeDashboard('the systems pages in a browser', { timeout: 60_000, prepare }
 
     await page.waitForURL(`${api.url}/systems/crm`);
     expect(await storedKeys(page, 'prod')).toEqual(['apiKey', 'apiKeyHeader']);
-    await expectNoSecretsShown(page, secrets());
+    await scan.expectNoneShown(page);
     // The value stored is the one typed: the target receives it.
     await call('POST', '/v1/tools', {
       id: 'whoami-crm',
@@ -130,7 +126,7 @@ describeDashboard('the systems pages in a browser', { timeout: 60_000, prepare }
       '—',
       '—',
     ]);
-    await expectNoSecretsShown(page, secrets());
+    await scan.expectNoneShown(page);
     await expectAccessible(page);
   });
 
@@ -147,7 +143,7 @@ describeDashboard('the systems pages in a browser', { timeout: 60_000, prepare }
 
     await page.waitForURL(`${api.url}/systems/tenant-api`);
     expect(await storedKeys(page, 'prod')).toEqual(['X-Tenant']);
-    await expectNoSecretsShown(page, secrets());
+    await scan.expectNoneShown(page);
   });
 
   it('edits a system: an empty credential field keeps the stored value, a typed one replaces it', async () => {
@@ -159,7 +155,7 @@ describeDashboard('the systems pages in a browser', { timeout: 60_000, prepare }
     expect(await key.inputValue()).toBe('');
     expect(await key.getAttribute('aria-describedby')).toBeTruthy();
     await page.getByText('Stored; leave empty to keep it, type to replace it.').first().waitFor();
-    await expectNoSecretsShown(page, secrets());
+    await scan.expectNoneShown(page);
     await expectAccessible(page);
     await screenshot(page, 'system-edit');
 
@@ -180,7 +176,7 @@ describeDashboard('the systems pages in a browser', { timeout: 60_000, prepare }
     await page.waitForURL(`${api.url}/systems/crm`);
     expect(await storedKeys(page, 'prod')).toEqual(['apiKey', 'apiKeyHeader']);
     expect((await runTool('whoami-crm')).data).toEqual({ key: 'second' });
-    await expectNoSecretsShown(page, secrets());
+    await scan.expectNoneShown(page);
   });
 
   it('shows the dev and prod variants side by side', async () => {
@@ -204,7 +200,7 @@ describeDashboard('the systems pages in a browser', { timeout: 60_000, prepare }
     expect(prod && dev && Math.abs(prod.y - dev.y)).toBe(0);
     expect(prod && dev && dev.x > prod.x + prod.width - 1).toBe(true);
     expect(await variant(page, 'dev').getByText(`${target.url}/sandbox`).count()).toBe(1);
-    await expectNoSecretsShown(page, secrets());
+    await scan.expectNoneShown(page);
     await expectAccessible(page);
     await screenshot(page, 'system');
   });
@@ -257,7 +253,7 @@ describeDashboard('the systems pages in a browser', { timeout: 60_000, prepare }
     await page.waitForURL(`${api.url}/systems/idp`);
     const oauth = page.getByRole('region', { name: 'OAuth (prod)' });
     await oauth.getByText('not connected').waitFor();
-    await expectNoSecretsShown(page, secrets());
+    await scan.expectNoneShown(page);
 
     await oauth.getByRole('button', { name: 'Connect prod' }).click();
     // The provider's own pages: sign in, then consent.
@@ -273,7 +269,7 @@ describeDashboard('the systems pages in a browser', { timeout: 60_000, prepare }
     await oauth.locator('.status', { hasText: /^.connected$/ }).waitFor();
     await oauth.getByRole('button', { name: 'Reconnect prod' }).waitFor();
     expect(new URL(page.url()).search).toBe('');
-    await expectNoSecretsShown(page, secrets());
+    await scan.expectNoneShown(page);
     await expectAccessible(page);
     await screenshot(page, 'system-oauth');
 
@@ -377,7 +373,7 @@ describeDashboard('the systems pages in a browser', { timeout: 60_000, prepare }
       .getByText('gateway corp → web')
       .waitFor();
     await page.getByRole('row', { name: /idp/ }).getByText('connected', { exact: false }).waitFor();
-    await expectNoSecretsShown(page, secrets());
+    await scan.expectNoneShown(page);
     await expectAccessible(page);
     await screenshot(page, 'systems');
     const dark = await openSignedIn('/systems/crm', { colorScheme: 'dark' });
@@ -460,8 +456,8 @@ describeDashboard('the systems pages in a browser', { timeout: 60_000, prepare }
   });
 
   it('never puts a credential value in an answer the pages read', async () => {
-    expect(answers.length).toBeGreaterThan(20);
-    expect(answers.some((answer) => answer.where.includes('/v1/systems'))).toBe(true);
-    expect(summarise(findSecrets(secrets(), answers))).toEqual([]);
+    expect(scan.answers.length).toBeGreaterThan(20);
+    expect(scan.answers.some((answer) => answer.where.includes('/v1/systems'))).toBe(true);
+    scan.expectNoneAnswered();
   });
 });
