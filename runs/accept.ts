@@ -135,21 +135,23 @@ export async function accept(ctx: RunContext, input: Launch): Promise<StartedRun
   }
 
   const withData = input.request.includeStepResultData !== false;
-  let startWrite: Promise<void> | undefined;
+  let startRecord: (() => Promise<void>) | undefined;
   if (input.record) {
-    const insert = store.batch.insertRun(run, { inputHash: inputHash(tool.id, inputs) });
+    const insert = () => store.batch.insertRun(run, { inputHash: inputHash(tool.id, inputs) });
     if (input.request.runId !== undefined) {
       // A client-chosen id may repeat an earlier request or conflict with another run: decided first.
-      const inserted = await insert;
+      const inserted = await insert();
       if (inserted.status === 'conflict') throw KG_ERR_RUN_ID_CONFLICT(runId);
       // The run of that id holds its own slot (the claim above was for it): kept.
       if (inserted.status === 'existing') return existing(ctx, inserted.run, withData);
     } else {
-      // A new random id can do neither: the start record is written while the run executes, and
-      // the terminal write waits for it (executeSync), so it is never overtaken.
-      startWrite = insert.then((inserted) => {
-        if (inserted.status !== 'inserted') throw KG_ERR_RUN_ID_CONFLICT(runId);
-      });
+      // A new random id can do neither: the start record is written while the run executes (executeSync
+      // starts it once the order is on its way), and the terminal write waits for it, so it is never
+      // overtaken.
+      startRecord = () =>
+        insert().then((inserted) => {
+          if (inserted.status !== 'inserted') throw KG_ERR_RUN_ID_CONFLICT(runId);
+        });
     }
   }
   deps.metrics?.runStarted(requestSource, mode);
@@ -157,7 +159,7 @@ export async function accept(ctx: RunContext, input: Launch): Promise<StartedRun
   try {
     const started = await executeSync(ctx, run, tool, systems, input.request.credentials, {
       record: input.record,
-      startWrite,
+      startRecord,
       withData,
       signal: input.signal,
       untilStep: input.untilStep,

@@ -64,8 +64,11 @@ function shutDownSyncResult(result: EngineResult): EngineResult {
 
 export interface SyncOptions {
   record: boolean;
-  /** The start record, still being written: awaited before the terminal write. */
-  startWrite?: Promise<void> | undefined;
+  /**
+   * Writes the start record (a run with a new id, stored while it executes): called once the order is
+   * queued for its worker, awaited before the terminal write.
+   */
+  startRecord?: (() => Promise<void>) | undefined;
   withData: boolean;
   signal?: AbortSignal | undefined;
   /** A try: the step after which the run stops (RunOrder.untilStep); its answer carries `until`. */
@@ -89,8 +92,13 @@ export async function executeSync(
   if (!pool) throw new Error('this process executes no sync runs (no worker pool)');
   const controller = new AbortController();
   const abort = () => controller.abort();
-  // A run whose start record could not be stored stops: its outcome could not be stored either.
-  opts.startWrite?.catch(abort);
+  let startWrite: Promise<void> | undefined;
+  const writeStartRecord = () => {
+    if (startWrite !== undefined || !opts.startRecord) return;
+    startWrite = opts.startRecord();
+    // A run whose start record could not be stored stops: its outcome could not be stored either.
+    startWrite.catch(abort);
+  };
   // Only an unrecorded run stops with its client: a recorded one must reach its stored outcome.
   if (!opts.record) {
     if (opts.signal?.aborted) controller.abort();
@@ -114,14 +122,21 @@ export async function executeSync(
       },
       Date.now(),
     );
-    result = await executeInPool(pool, order, report, {
+    const execution = executeInPool(pool, order, report, {
       signal: controller.signal,
       mode: run.executionMode ?? 'prod',
       accessToken: deps.accessToken,
       identityToken: deps.identity?.forRun(run),
       budgets: deps.budgets,
     });
+    // After the order, which is queued for the worker now: both wait for the end of this turn of the event
+    // loop, and the order crosses first instead of waiting for the batch holding this write to commit (a
+    // lone run's step would wait for a commit it does not need). Before the terminal write either way.
+    writeStartRecord();
+    result = await execution;
   } finally {
+    // Stored even when no order could be built, as every accepted run is.
+    writeStartRecord();
     untrack();
     opts.signal?.removeEventListener('abort', abort);
   }
@@ -132,7 +147,7 @@ export async function executeSync(
     deps.log?.(`shutdown: run ${run.runId} failed: ${result.error}`);
   }
   // Throws (the request fails) when the start record could not be stored.
-  await opts.startWrite;
+  await startWrite;
   const finishDeps = { store: deps.store, stateLimits: deps.stateLimits, metrics: deps.metrics };
   const recorded: RecordedFinish = opts.record
     ? await finishRun(run, result, report, finishDeps)

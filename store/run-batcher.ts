@@ -50,7 +50,10 @@ const DEFAULT_MAX_BATCH_FILE_BYTES = 16 * 1024 * 1024;
 /**
  * Flush policy: a flush starts on the next turn of the event loop after calls are queued, and again after
  * each batch while calls are waiting, so every call made in the meantime joins it; an idle store writes a
- * lone call after one turn. One flush at a time, so calls take effect in arrival order.
+ * lone call after one turn. One flush at a time, so calls take effect in arrival order. A flush with
+ * nothing left to write ends at once rather than a turn later: a call made after it (the next sync run's
+ * start record) waits for the end of its own turn, behind what that turn queued before it (the run's
+ * order to its worker), not for a turn queued before it arrived.
  */
 export function createRunWriteBatcher(db: Db, opts: RunWriteBatcherOptions = {}): ClosableRunWriteBatcher {
   const maxCalls = opts.maxBatchCalls ?? DEFAULT_MAX_BATCH_CALLS;
@@ -67,6 +70,8 @@ export function createRunWriteBatcher(db: Db, opts: RunWriteBatcherOptions = {})
       .then(async () => {
         while (queue.length > 0) {
           await writeBatch(db, takeBatch(queue, maxCalls, maxFileBytes));
+          // Nothing waiting: done now. A later call starts the next flush (finally, below, or enqueue).
+          if (queue.length === 0) break;
           await nextTurn();
         }
       })

@@ -468,21 +468,24 @@ export class WorkerPool {
         budget: options.budget,
         detach: () => signal?.removeEventListener('abort', onAbort),
       });
-      worker.ready.then(
-        () => {
-          send({
-            type: 'run',
-            id,
-            order,
-            events: onEvent === undefined ? false : options.progressOnly ? 'progress' : true,
-          });
-          if (options.immediate) flushTo(worker);
-          if (signal?.aborted) onAbort();
-          else signal?.addEventListener('abort', onAbort, { once: true });
-        },
+      const dispatch = () => {
+        send({
+          type: 'run',
+          id,
+          order,
+          events: onEvent === undefined ? false : options.progressOnly ? 'progress' : true,
+        });
+        if (options.immediate) flushTo(worker);
+        if (signal?.aborted) onAbort();
+        else signal?.addEventListener('abort', onAbort, { once: true });
+      };
+      // To a ready worker the order is queued before run() returns, so it crosses ahead of what the caller
+      // queues next in this turn (a sync run's start record: runs/execute-sync.ts).
+      if (worker.isReady) dispatch();
+      else {
         // A worker that dies before it is ready fails its runs through the exit handler.
-        () => {},
-      );
+        worker.ready.then(dispatch, () => {});
+      }
     });
   }
 

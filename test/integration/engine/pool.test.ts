@@ -80,6 +80,29 @@ describe('worker pool', () => {
     expect(starts[0]).toBeLessThan(turnEnded);
   });
 
+  it('sends an order to a ready worker ahead of what its caller queues for the end of the turn next', async () => {
+    await pool.run(order(transform('() => 1')));
+    const starts: number[] = [];
+    const running = pool.run(order(transform('() => 2')), {
+      onEvent: (event, at) => {
+        if (event.type === 'step_started') starts.push(at);
+      },
+    });
+    // Queued right after run() returned, as a sync run's start record is (runs/execute-sync.ts): the order
+    // crosses first, so the worker starts while this callback keeps the event loop busy.
+    let busyEnded = Number.POSITIVE_INFINITY;
+    setImmediate(() => {
+      const busyUntil = Date.now() + 500;
+      while (Date.now() < busyUntil) {
+        // Busy, as a batch of store writes is.
+      }
+      busyEnded = Date.now();
+    });
+    expect(await running).toMatchObject({ status: 'success', data: 2 });
+    expect(starts).toHaveLength(1);
+    expect(starts[0]).toBeLessThan(busyEnded);
+  });
+
   it('sends a W3C traceparent derived from the run trace id', async () => {
     target.reset();
     await pool.run(order({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] }));

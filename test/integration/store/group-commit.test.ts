@@ -289,6 +289,27 @@ describeStore('group commit', (store, driver) => {
       expect(rows[0]?.n).toBe(workers * runsPerWorker);
     });
 
+    it('writes a call made after a batch behind what its own turn queued first', async () => {
+      const happened: string[] = [];
+      const db = counting(raw, { statements: [], transactions: 0, commits: 0 });
+      const batcher = createRunWriteBatcher({
+        ...db,
+        query: (sql, params) => {
+          happened.push('write');
+          return db.query(sql, params);
+        },
+      });
+      await batcher.insertRun(run('turn-first'));
+      // Every microtask the batch's end set off has run: a flush that waited a turn more would be queued now.
+      await new Promise((resolve) => process.nextTick(resolve));
+      happened.length = 0;
+      // As a sync run: its order to a worker is queued for the end of the turn, then its start record.
+      setImmediate(() => happened.push('queued first'));
+      expect((await batcher.insertRun(run('turn-second'))).status).toBe('inserted');
+      expect(happened[0]).toBe('queued first');
+      await batcher.close();
+    });
+
     it('caps the number of calls in one batch', async () => {
       const counts: WriteCounts = { statements: [], transactions: 0, commits: 0 };
       const batcher = createRunWriteBatcher(counting(raw, counts), { maxBatchCalls: 10 });
