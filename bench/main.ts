@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- name…]`: prints one JSON line per figure on stdout (progress on stderr).
- * Names: store, sandbox, engine, budget, api, dispatch, list-runs, operator (needs KUBEBUILDER_ASSETS), gateway, soak, ui,
+ * Names: store, sandbox, engine, budget, api, dispatch, list-runs, operator (needs KUBEBUILDER_ASSETS), runner, gateway, soak, ui,
  * redis (needs redis-server), mysql (needs mariadbd), smb (needs smbd and root), traces.
  * Without
  * names, all run but the opt-in ones: real-node (root and the real node's caches, test/support/kube-node/prepare.sh).
@@ -16,6 +16,7 @@ import { benchMysql } from './mysql.ts';
 import { benchOperator } from './operator.ts';
 import { benchRealNode } from './real-node.ts';
 import { benchRedis } from './redis.ts';
+import { benchRunner } from './runner.ts';
 import { benchSandbox } from './sandbox.ts';
 import { benchSmb } from './smb.ts';
 import { benchSoak } from './soak.ts';
@@ -32,6 +33,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   dispatch: benchDispatch,
   'list-runs': benchListRuns,
   operator: benchOperator,
+  runner: benchRunner,
   gateway: benchGateway,
   smb: benchSmb,
   soak: benchSoak,

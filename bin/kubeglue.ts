@@ -6,7 +6,8 @@
  * May import: every folder.
  *
  * `kubeglue <role> [options]` starts one role per process (bin/roles.ts); the role's module is loaded
- * only when chosen, so a runner Pod never loads the API server and the reverse. Before the role starts,
+ * only when chosen, so a runner Pod never loads the API server and the reverse; the client commands and
+ * the help texts load only when asked for, so a role never loads them. Before the role starts,
  * every KUBEGLUE_* variable no setting declares is reported (config/config.ts, unknownSettings). A role
  * logs JSON lines from its first line on (contract/log.ts): the warnings before it starts, Node's process
  * warnings and the error that ends it too.
@@ -19,8 +20,7 @@ import { dirname, join } from 'node:path';
 import { unknownSettings } from '../config/config.ts';
 import { suggestKey } from '../contract/format-issues.ts';
 import { createLogger, type Logger, logProcessWarnings } from '../contract/log.ts';
-import { COMMANDS, findCommand, printable, resolveConnection, runCommand } from './cli/main.ts';
-import { mainHelp, roleHelp } from './help.ts';
+import { printable } from './cli/output.ts';
 import { findRole, ROLES } from './roles.ts';
 
 const HELP_FLAGS = new Set(['--help', '-h']);
@@ -48,7 +48,7 @@ let roleLog: Logger | undefined;
 async function main(argv: string[]): Promise<number | undefined> {
   const [name, ...args] = argv;
   if (name === undefined || HELP_FLAGS.has(name)) {
-    (name === undefined ? process.stderr : process.stdout).write(mainHelp());
+    (name === undefined ? process.stderr : process.stdout).write((await import('./help.ts')).mainHelp());
     return name === undefined ? 2 : 0;
   }
   if (name === '--version' || name === '-v') {
@@ -58,7 +58,7 @@ async function main(argv: string[]): Promise<number | undefined> {
   const role = findRole(name);
   if (role) {
     if (args.some((arg) => HELP_FLAGS.has(arg))) {
-      process.stdout.write(roleHelp(role));
+      process.stdout.write((await import('./help.ts')).roleHelp(role));
       return 0;
     }
     roleLog = createLogger(role.name);
@@ -74,6 +74,9 @@ async function main(argv: string[]): Promise<number | undefined> {
     await (await role.load()).main(args);
     return undefined;
   }
+  // The client commands (and what they import: the API's route client, YAML) load only for a command: a
+  // role, a runner Pod above all, starts without them (test/integration/runner/runner-modules.test.ts).
+  const { COMMANDS, findCommand, resolveConnection, runCommand } = await import('./cli/main.ts');
   const spec = findCommand(name);
   if (spec) {
     if (!args.some((arg) => HELP_FLAGS.has(arg))) {

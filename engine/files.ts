@@ -1,6 +1,6 @@
-import { lookup } from 'mime-types';
 import type { JsonValue } from '../contract/json.ts';
 import { isFileRef } from './file-ref.ts';
+import { mediaTypeByName } from './media-type.ts';
 import type { Redactor } from './redact.ts';
 import type { ProducedFile } from './types.ts';
 
@@ -8,7 +8,7 @@ const FILES_KEY = '__files__';
 const FILE_KEY_PATTERN = /^[^/\\\0]{1,255}$/;
 
 function contentTypeFor(filename: string): string {
-  return lookup(filename) || 'application/octet-stream';
+  return mediaTypeByName(filename) || 'application/octet-stream';
 }
 
 function fileFrom(fileKey: string, entry: JsonValue): ProducedFile {

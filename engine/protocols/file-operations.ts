@@ -6,10 +6,10 @@
 import { posix } from 'node:path';
 import { Writable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse/sync';
-import mime from 'mime-types';
 import { z } from 'zod';
 import { JsonValue } from '../../contract/json.ts';
 import { type FileRef, fileRefBytes, fileRefFromBytes, fileText, isFileRef } from '../file-ref.ts';
+import { mediaTypeByName } from '../media-type.ts';
 import { EgressGuard, PERMISSIVE_EGRESS } from './egress-policy.ts';
 import type { GatewayDial } from './gateway-socket.ts';
 
@@ -270,7 +270,7 @@ export interface DecodedContent {
  * - other text → parsed JSON when it starts with `{` or `[` and parses, else the text itself.
  */
 export function decodeFileContent(path: string, bytes: Uint8Array): DecodedContent {
-  const byExtension = mime.lookup(path);
+  const byExtension = mediaTypeByName(path);
   const text = fileText(bytes);
   if (text === null) return { contentType: byExtension || 'application/octet-stream', content: null };
   const contentType = byExtension || 'text/plain';

@@ -2,10 +2,10 @@
  * Turns an HTTP response body into the step's data: parsed JSON, XML (as an object), CSV (row
  * objects), text, or a file reference for binary content. Pure.
  */
-import { lookup as mimeLookup } from 'mime-types';
 import type { JsonObject, JsonValue } from '../../contract/json.ts';
 import { type FileRef, fileRefFromBytes } from '../file-ref.ts';
 import { lazyRequire } from '../lazy-require.ts';
+import { mediaTypeByName } from '../media-type.ts';
 
 const loadCsv = lazyRequire<typeof import('csv-parse/sync')>('csv-parse/sync');
 const loadXml = lazyRequire<typeof import('fast-xml-parser')>('fast-xml-parser');
@@ -263,7 +263,7 @@ export function fileRefToJson(ref: FileRef): JsonObject {
 
 function asFile(input: ResponseBodyInput, essence: string): JsonObject {
   const filename = downloadFilename(input);
-  const contentType = essence || mimeLookup(filename) || 'application/octet-stream';
+  const contentType = essence || mediaTypeByName(filename) || 'application/octet-stream';
   return fileRefToJson(fileRefFromBytes(input.body, filename, contentType));
 }
 
