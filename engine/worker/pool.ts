@@ -81,6 +81,17 @@ const RESPAWN_DELAY_MS = 200;
  */
 const STOP_GRACE_MS = 3_000;
 const KILL_GRACE_MS = 2_000;
+/**
+ * glibc's allocator in a worker: isolated-vm's threads and V8's would each get an arena (up to 8 per
+ * core) that keeps what a burst made it; two are enough. Fixed thresholds turn off glibc's dynamic ones,
+ * which after a large buffer is freed keep up to 32 MiB of freed memory in the heap for good: an idle
+ * worker gives back what the load used (bench/README.md, issue 34's memory row). The server's are in bin/start.
+ */
+const WORKER_MALLOC = {
+  MALLOC_ARENA_MAX: '2',
+  MALLOC_TRIM_THRESHOLD_: '131072',
+  MALLOC_MMAP_THRESHOLD_: '131072',
+};
 /** A worker is busy (another one is worth starting) from this many runs in flight. */
 const BUSY_AT = 1;
 
@@ -237,7 +248,7 @@ export class WorkerPool {
         '--max-semi-space-size=1',
       ],
       // Not the parent's environment: it holds the master key, admin key and database URL.
-      env: workerEnvironment(process.env, { MALLOC_ARENA_MAX: '2' }),
+      env: workerEnvironment(process.env, WORKER_MALLOC),
       serialization: 'json',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
