@@ -173,8 +173,12 @@ export async function createBenchTools(call: ReturnType<typeof client>['call'], 
   return { run, runTransform, runPages };
 }
 
-/** The tree's PSS once the idle engine workers have retired (back to the server and one worker). */
-async function settledPss(pid: number, idleProcesses: number): Promise<number> {
+/**
+ * The tree's PSS once the idle engine workers have retired: the server and the workers the pool keeps
+ * without runs (KUBEGLUE_IDLE_WORKERS, as the server reads it from the same environment).
+ */
+async function settledPss(pid: number): Promise<number> {
+  const idleProcesses = 1 + loadSettings('embedded').idleWorkers;
   const until = performance.now() + SETTLE_MS;
   while (performance.now() < until && (await processTree(pid)).length > idleProcesses) {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -304,20 +308,8 @@ async function benchDriver(
       }
     };
 
-    let idle = { pssMib: 0, processes: 0 };
-    if (driver === 'embedded') {
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
-      idle = await treePss(pid);
-      emit({
-        bench: 'footprint.idle_pss_mib',
-        startCommand: 'bin/start',
-        value: round(idle.pssMib, 0),
-        processes: idle.processes,
-        commands: await treeCommands(pid),
-        target: 100,
-      });
-    }
-
+    // Just started (no run yet): the server and the first engine worker.
+    const started = driver === 'embedded' ? await treePss(pid) : { pssMib: 0, processes: 0 };
     external = await startBenchClient(server.url, targetUrl);
     const databaseUrl = env[SETTINGS.tree.databaseUrl.name];
     const postgres = databaseUrl ? await postmasterPid(databaseUrl) : undefined;
@@ -330,6 +322,22 @@ async function benchDriver(
     for (let i = 0; i < 100; i++) await run();
     for (let i = 0; i < 100; i++) await runTransform();
     for (let i = 0; i < 50; i++) await runPages();
+
+    let idle = 0;
+    if (driver === 'embedded') {
+      // Idle after the first runs: the warm-up's workers retire (up to KUBEGLUE_BENCH_SETTLE_MS).
+      progress(`api: waiting up to ${SETTLE_MS / 1000} s for idle engine workers to retire`);
+      idle = await settledPss(pid);
+      emit({
+        bench: 'footprint.idle_pss_mib',
+        startCommand: 'bin/start',
+        value: round(idle, 0),
+        processes: (await processTree(pid)).length,
+        commands: await treeCommands(pid),
+        started: { pssMib: round(started.pssMib, 0), processes: started.processes },
+        target: 100,
+      });
+    }
 
     if (driver === 'embedded') {
       // The headline is the tool with a small transform (what users run); the bare GET beside it.
@@ -424,13 +432,13 @@ async function benchDriver(
         target: 300,
       });
       progress(`api: waiting up to ${SETTLE_MS / 1000} s for idle engine workers to retire`);
-      const after = await settledPss(pid, idle.processes);
+      const after = await settledPss(pid);
       emit({
         bench: 'footprint.after_load_pss_mib',
         startCommand: 'bin/start',
         value: round(after, 0),
         processes: (await processTree(pid)).length,
-        idle: round(idle.pssMib, 0),
+        idle: round(idle, 0),
         target: 120,
       });
     } else {

@@ -74,7 +74,7 @@ const ENGINE_FIELDS = [
 /** What the engine of a role runs with: handed to its worker pool or runner (engine/deps.ts). */
 export type EngineSettings = Pick<Settings<'runner'>, (typeof ENGINE_FIELDS)[number]>;
 /** What a role's worker pool runs with (engine/worker/pool.ts). */
-export type PoolSettings = EngineSettings & Pick<Settings<'api'>, 'workers' | 'workerIdleMs'>;
+export type PoolSettings = EngineSettings & Pick<Settings<'api'>, 'workers' | 'workerIdleMs' | 'idleWorkers'>;
 export type DocumentationLimits = Settings<'api'>['documentation'];
 
 const { tree } = SETTINGS;
@@ -153,7 +153,12 @@ export function engineSettings(settings: EngineSettings): EngineSettings {
 
 /** The worker pool's settings among a role's. */
 export function poolSettings(settings: PoolSettings): PoolSettings {
-  return { ...engineSettings(settings), workers: settings.workers, workerIdleMs: settings.workerIdleMs };
+  return {
+    ...engineSettings(settings),
+    workers: settings.workers,
+    workerIdleMs: settings.workerIdleMs,
+    idleWorkers: settings.idleWorkers,
+  };
 }
 
 /** The engine's settings of the embedded deployment without any variable set: for engines built in code. */

@@ -1,5 +1,5 @@
 /** Settings of the engine: worker processes, the sandbox, the bounds of a run's data, outbound connections. */
-import { egressPrivate, egressRules, positiveInt } from './schemas.ts';
+import { egressPrivate, egressRules, nonNegativeInt, positiveInt } from './schemas.ts';
 import { section, setting } from './setting.ts';
 
 /** Every role that executes runs, or hands their settings to runner Pods (the operator). */
@@ -25,7 +25,14 @@ export const ENGINE = section(
       positiveInt,
       '60000',
       ['embedded', 'api'],
-      'an engine worker without runs for this long exits (the last one stays)',
+      'an engine worker without runs for this long exits, down to KUBEGLUE_IDLE_WORKERS',
+    ),
+    idleWorkers: setting(
+      'KUBEGLUE_IDLE_WORKERS',
+      nonNegativeInt,
+      { embedded: '0', otherwise: '1' },
+      ['embedded', 'api'],
+      "engine workers kept running without runs: 0 lets the last one exit too (an idle server is one process, ~60 MiB less; the next run waits for a worker's start, ~0.2 s, more on a busy machine); 1 keeps one ready for the next run",
     ),
     sandboxMemoryMb: setting(
       'KUBEGLUE_SANDBOX_MEMORY_MB',

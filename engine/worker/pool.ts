@@ -20,10 +20,15 @@ export interface PoolOptions extends EngineSettings {
   /** Most worker processes at once (KUBEGLUE_WORKERS); unset: the CPU count. One starts with the pool. */
   workers?: number | undefined;
   /**
-   * A worker without runs for this long exits, the last one stays (KUBEGLUE_WORKER_IDLE_MS). Another
-   * starts again when every live worker is busy.
+   * A worker without runs for this long exits, down to `idleWorkers` (KUBEGLUE_WORKER_IDLE_MS). Another
+   * starts again when every live worker is busy, or when none is left.
    */
   workerIdleMs: number;
+  /**
+   * Workers kept running without runs (KUBEGLUE_IDLE_WORKERS); 0: the last one exits too, and the next run
+   * waits for a worker's start. Unset: 1.
+   */
+  idleWorkers?: number | undefined;
   /** V8 heap cap of each worker process (MB); a worker past it dies and is replaced. */
   workerHeapMb?: number;
   /** The API's gateway relay: workers reach private systems through it (api/gateway/relay.ts). */
@@ -49,7 +54,7 @@ interface Worker {
   /** Set once the worker said it is ready: runs go to ready workers first. */
   isReady: boolean;
   inFlight: Map<number, InFlight>;
-  /** Retires the worker once it has been without runs for idleTimeoutMs. */
+  /** Retires the worker once it has been without runs for workerIdleMs. */
   idleTimer: NodeJS.Timeout | undefined;
   /**
    * Takes no new runs and is stopped once it has none (idle, or unhealthy); its exit is not a crash.
@@ -76,6 +81,17 @@ const RESPAWN_DELAY_MS = 200;
  */
 const STOP_GRACE_MS = 3_000;
 const KILL_GRACE_MS = 2_000;
+/**
+ * glibc's allocator in a worker: isolated-vm's threads and V8's would each get an arena (up to 8 per
+ * core) that keeps what a burst made it; two are enough. Fixed thresholds turn off glibc's dynamic ones,
+ * which after a large buffer is freed keep up to 32 MiB of freed memory in the heap for good: an idle
+ * worker gives back what the load used (bench/README.md, issue 34's memory row). The server's are in bin/start.
+ */
+const WORKER_MALLOC = {
+  MALLOC_ARENA_MAX: '2',
+  MALLOC_TRIM_THRESHOLD_: '131072',
+  MALLOC_MMAP_THRESHOLD_: '131072',
+};
 /** A worker is busy (another one is worth starting) from this many runs in flight. */
 const BUSY_AT = 1;
 
@@ -178,11 +194,11 @@ function crashMessage(code: number | null, signal: NodeJS.Signals | null): strin
 /**
  * Up to `size` long-lived worker processes, each executing many runs at once. One starts with the pool;
  * another starts when every live worker has a run (so CPU-bound load spreads over the cores), and a
- * worker idle for `idleTimeoutMs` exits, down to one. A run goes to the least-loaded ready worker; a
- * worker that dies (a V8 abort in its sandbox, out of memory) fails its in-flight runs and is replaced.
+ * worker idle for `workerIdleMs` exits, down to `idleWorkers` (one unless set). A run goes to the
+ * least-loaded ready worker; a worker that dies (a V8 abort in its sandbox, out of memory) fails its in-flight runs and is replaced.
  */
 export class WorkerPool {
-  readonly #options: PoolOptions & { workers: number; workerHeapMb: number };
+  readonly #options: PoolOptions & { workers: number; workerHeapMb: number; idleWorkers: number };
   readonly #workers: Array<Worker | undefined>;
   /** Every worker process not known to have exited, retiring ones whose slot was reused included. */
   readonly #live = new Set<Worker>();
@@ -194,6 +210,7 @@ export class WorkerPool {
       ...options,
       workers: options.workers ?? availableParallelism(),
       workerHeapMb: options.workerHeapMb ?? 1024,
+      idleWorkers: options.idleWorkers ?? 1,
     };
     this.#workers = Array.from({ length: this.#options.workers }, () => undefined);
   }
@@ -218,7 +235,7 @@ export class WorkerPool {
     return this.#workers.map((w) => w?.inFlight.size ?? 0);
   }
 
-  /** Starts the first worker; the others start on demand. */
+  /** Starts the first worker (with idleWorkers 0 too: the first runs find it ready); the others on demand. */
   async start(): Promise<void> {
     await (this.#workers[0] ?? this.#spawn(0)).ready;
   }
@@ -231,7 +248,7 @@ export class WorkerPool {
         '--max-semi-space-size=1',
       ],
       // Not the parent's environment: it holds the master key, admin key and database URL.
-      env: workerEnvironment(process.env, { MALLOC_ARENA_MAX: '2' }),
+      env: workerEnvironment(process.env, WORKER_MALLOC),
       serialization: 'json',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
@@ -381,13 +398,13 @@ export class WorkerPool {
     return best;
   }
 
-  /** An idle worker exits after idleTimeoutMs, unless it is the last one or gets a run meanwhile. */
+  /** An idle worker exits after workerIdleMs, unless the pool is down to idleWorkers or it gets a run meanwhile. */
   #armIdleTimer(worker: Worker): void {
     clearTimeout(worker.idleTimer);
     worker.idleTimer = setTimeout(() => {
       worker.idleTimer = undefined;
       if (this.#closing || worker.retiring || worker.inFlight.size > 0) return;
-      if (this.workerCount() <= 1) return;
+      if (this.workerCount() <= this.#options.idleWorkers) return;
       const slot = this.#workers.indexOf(worker);
       this.#options.log?.(`worker ${slot} idle for ${this.#options.workerIdleMs} ms; stopping it`);
       this.#retire(worker);

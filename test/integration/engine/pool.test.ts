@@ -260,7 +260,13 @@ describe('worker pool size', () => {
   let lean: WorkerPool;
 
   beforeAll(async () => {
-    lean = await startWorkerPool({ workers: 3, workerIdleMs: 300, sandboxMemoryMb: 64, workerHeapMb: 256 });
+    lean = await startWorkerPool({
+      workers: 3,
+      workerIdleMs: 300,
+      idleWorkers: 1,
+      sandboxMemoryMb: 64,
+      workerHeapMb: 256,
+    });
   });
 
   afterAll(async () => {
@@ -318,6 +324,38 @@ describe('worker pool size', () => {
     const next = await lean.run(order(transform('() => "replaced"')));
     expect(next).toMatchObject({ status: 'success', data: 'replaced' });
   });
+});
+
+describe('a pool that keeps no idle worker (KUBEGLUE_IDLE_WORKERS=0, the embedded default)', () => {
+  const isAlive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('lets its last worker exit once idle, and starts one again for the next run', async () => {
+    const idle = await startWorkerPool({ workers: 2, workerIdleMs: 300, idleWorkers: 0, workerHeapMb: 256 });
+    try {
+      const [first] = idle.workerPids().filter((pid) => pid !== undefined) as number[];
+      expect(idle.workerCount()).toBe(1);
+      const get = order({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] });
+      expect(await idle.run(get)).toMatchObject({ status: 'success', data: { hello: 'world' } });
+      await expect.poll(() => idle.workerCount(), { timeout: 10_000 }).toBe(0);
+      await expect.poll(() => isAlive(first as number), { timeout: 10_000 }).toBe(false);
+      expect(idle.workerPids().every((pid) => pid === undefined)).toBe(true);
+
+      const next = await idle.run(order(transform('(s) => ({ again: true })')));
+      expect(next).toMatchObject({ status: 'success', data: { again: true } });
+      const [second] = idle.workerPids().filter((pid) => pid !== undefined) as number[];
+      expect(second).toBeDefined();
+      expect(second).not.toBe(first);
+    } finally {
+      await idle.close();
+    }
+  }, 30_000);
 });
 
 describe('runner main (single run, the Pod entrypoint)', () => {
