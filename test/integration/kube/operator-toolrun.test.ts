@@ -585,6 +585,11 @@ describeKube('the ToolRun controller on Kubernetes', () => {
       15_000,
     );
     expect((await store.getRun('succeed-ttl'))?.status).toBe('success');
-    expect(reasons(await eventsOf(op, 'succeed-ttl'))).toContain(ToolRunEventReason.Deleted);
+    // The event is recorded once the delete is done: it may come a moment after the ToolRun went.
+    await waitFor(
+      'the Deleted event',
+      async () => reasons(await eventsOf(op, 'succeed-ttl')),
+      (seen) => seen.includes(ToolRunEventReason.Deleted),
+    );
   });
 });
