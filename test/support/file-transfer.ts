@@ -57,8 +57,17 @@ export const DATA_JSON_GET: JsonValue = {
   file: { ...fileRefFromBytes(DATA_JSON, 'data.json', 'application/json') },
 };
 
-/** A tool of one step on the file system `systemId` that puts `content` at `path` and gets it back. */
-export function putThenGetTool(id: string, systemId: string, path: string, content: string) {
+/**
+ * A tool of one step on the file system `systemId` that puts `content` at `path`, runs the operations
+ * `between` (if any), and gets it back.
+ */
+export function putThenGetTool(
+  id: string,
+  systemId: string,
+  path: string,
+  content: string,
+  between: ReadonlyArray<Record<string, unknown>> = [],
+) {
   return {
     id,
     steps: [
@@ -67,10 +76,7 @@ export function putThenGetTool(id: string, systemId: string, path: string, conte
         config: {
           url: '/',
           systemId,
-          body: [
-            { operation: 'put', path, content },
-            { operation: 'get', path },
-          ],
+          body: [{ operation: 'put', path, content }, ...between, { operation: 'get', path }],
         },
       },
     ],

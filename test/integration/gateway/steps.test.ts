@@ -116,23 +116,10 @@ beforeAll(async () => {
     },
     putThenGetTool('files-roundtrip', 'files', '/hello.txt', 'through the tunnel'),
   ];
-  const roundtrip = (id: string, systemId: string) => ({
-    id,
-    steps: [
-      {
-        id: 'ops',
-        config: {
-          url: '/',
-          systemId,
-          body: [
-            { operation: 'put', path: '/hello.txt', content: `through the tunnel by ${systemId}` },
-            { operation: 'list', path: '/' },
-            { operation: 'get', path: '/hello.txt' },
-          ],
-        },
-      },
-    ],
-  });
+  const roundtrip = (id: string, systemId: string) =>
+    putThenGetTool(id, systemId, '/hello.txt', `through the tunnel by ${systemId}`, [
+      { operation: 'list', path: '/' },
+    ]);
   tools.push(roundtrip('ftp-roundtrip', 'ftp-files'), roundtrip('ftps-roundtrip', 'ftps-files'));
   for (const tool of tools) {
     const created = await api.call('POST', '/v1/tools', { body: tool });
