@@ -15,6 +15,17 @@ import { callApi, readyUrl, serverProcessEnv, TEST_ADMIN_KEY } from '../../suppo
 
 const REPO = resolve(import.meta.dirname, '../../..');
 
+/**
+ * How this machine reaches the npm registry (its CA bundle and proxy), as the user's shell has it: without
+ * them every fetch of the copy's `npm ci` fails TLS and is retried for minutes before npm falls back to
+ * its cache.
+ */
+const REGISTRY_ENV = Object.fromEntries(
+  ['NODE_EXTRA_CA_CERTS', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'https_proxy', 'http_proxy', 'no_proxy']
+    .map((name) => [name, process.env[name]])
+    .filter((entry): entry is [string, string] => entry[1] !== undefined),
+);
+
 describe('bin/start, the README start command', () => {
   let server: ChildProcess | undefined;
   let dataDir: string | undefined;
@@ -95,7 +106,7 @@ describe('bin/start in a fresh copy of the checkout', () => {
       // Its own process group: a test that gives up stops the npm ci or tsc it started too.
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: serverProcessEnv(dataDir, { HOME: process.env.HOME ?? '' }),
+      env: serverProcessEnv(dataDir, { HOME: process.env.HOME ?? '', ...REGISTRY_ENV }),
     });
     running = child;
     const { url, output } = await readyUrl(child);
