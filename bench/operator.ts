@@ -24,12 +24,12 @@ import {
 import { createPodLauncher, startOperator } from '../operator/app.ts';
 import { toolRunFor } from '../runs/toolrun.ts';
 import { openStore, type StoredRun } from '../store/index.ts';
+import { KUBEGLUE_BIN } from '../test/support/cli.ts';
 import { createTestNamespace } from '../test/support/kube/client.ts';
 import { type ControlPlane, startControlPlane } from '../test/support/kube/control-plane.ts';
 import {
   grantKubeglueRoles,
   installCrds,
-  KUBEGLUE_CLI,
   RUNNER_ENTRYPOINT,
   startKubeglue,
   TEST_RUNNER_IMAGE,
@@ -298,7 +298,7 @@ async function runnerProcessStart(dir: string, samples: number): Promise<number>
     await new Promise<void>((resolve, reject) => {
       const child = spawn(
         process.execPath,
-        ['--no-node-snapshot', KUBEGLUE_CLI, 'runner', '--order', order],
+        ['--no-node-snapshot', KUBEGLUE_BIN, 'runner', '--order', order],
         {
           stdio: 'ignore',
         },

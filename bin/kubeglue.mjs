@@ -4,9 +4,11 @@
  * read it and say in one line which Node kubeglue needs, where an older one would stop at the `.ts` file
  * with a stack trace. A checkout runs on the Node its `node` dev dependency pins (`npm ci` installs it into
  * node_modules/.bin, which npx and npm scripts put first on PATH); this line is for a Node found elsewhere,
- * e.g. after `npm ci --ignore-scripts`. Then bin/kubeglue.ts runs as the CLI.
+ * e.g. after `npm ci --ignore-scripts`. Then bin/kubeglue.ts runs as the CLI, with Node's compile cache on.
  */
 import { readFileSync } from 'node:fs';
+import * as nodeModule from 'node:module';
+import { fileURLToPath } from 'node:url';
 
 /** The major version of the Node the checkout pins (package.json#devDependencies.node: `^24.21.0`). */
 function pinnedMajor() {
@@ -27,4 +29,14 @@ if (needed !== undefined && running < needed) {
   );
   process.exit(1);
 }
+// From the sources, Node strips the types of ~300 files and compiles them at every start: its compile cache
+// keeps both between starts, so a command starts in ~0.5 s instead of ~1.4 s. The cache lives in the
+// checkout's node_modules/.cache (the checkout owner's, where a shared temp folder would let another user
+// plant compiled code); NODE_COMPILE_CACHE names another folder, NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+// Only modules loaded after this call are cached, hence the dynamic import. It never fails a start: a folder
+// it cannot write only leaves the cache off. (A namespace import: a Node without it must reach the message.)
+nodeModule.enableCompileCache?.(
+  process.env.NODE_COMPILE_CACHE ||
+    fileURLToPath(new URL('../node_modules/.cache/kubeglue-compile', import.meta.url)),
+);
 await import('./kubeglue.ts');

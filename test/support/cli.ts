@@ -1,5 +1,5 @@
 /**
- * The `kubeglue` CLI as a user runs it: bin/kubeglue.ts in a process of its own (the pinned Node, as the
+ * The `kubeglue` CLI as a user runs it: bin/kubeglue.mjs (what `npx kubeglue` starts) in a process of its own (the pinned Node, as the
  * tests run), with only the environment given. HOME and XDG_CONFIG_HOME point into a fresh folder unless
  * given, so no config file of the machine is read.
  *
@@ -11,7 +11,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export const KUBEGLUE_BIN = join(import.meta.dirname, '..', '..', 'bin', 'kubeglue.ts');
+/** The entry `npx kubeglue` starts (package.json#bin): it turns Node's compile cache on, then loads bin/kubeglue.ts. */
+export const KUBEGLUE_BIN = join(import.meta.dirname, '..', '..', 'bin', 'kubeglue.mjs');
 
 export interface CliResult {
   code: number | null;

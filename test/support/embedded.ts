@@ -6,6 +6,7 @@ import { type EmbeddedApp, startEmbedded } from '../../bin/embedded.ts';
 import { loadSettings } from '../../config/config.ts';
 import type { DocumentationState } from '../../contract/api/system.ts';
 import type { ScheduleClock } from '../../schedules/clock.ts';
+import { KUBEGLUE_BIN } from './cli.ts';
 import { useStarted } from './fixture.ts';
 
 export const TEST_ADMIN_KEY = 'kg_test-admin-key-0123456789abcdefghijklmnop';
@@ -110,11 +111,10 @@ export interface ServerProcess {
 
 /** `kubeglue embedded` in a process of its own, with PATH and the environment given, once it is ready. */
 export async function startServerProcess(env: Record<string, string | undefined>): Promise<ServerProcess> {
-  const child = spawn(
-    process.execPath,
-    ['--no-node-snapshot', join(import.meta.dirname, '../../bin/kubeglue.ts'), 'embedded'],
-    { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawn(process.execPath, ['--no-node-snapshot', KUBEGLUE_BIN, 'embedded'], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = new Promise<ServerProcess['exited'] extends Promise<infer E> ? E : never>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );

@@ -6,10 +6,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
-
-const CLI = fileURLToPath(new URL('../../bin/kubeglue.ts', import.meta.url));
+import { KUBEGLUE_BIN as CLI } from './cli.ts';
 
 export interface AgentProcess {
   child: ChildProcess;

@@ -8,8 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SETTINGS } from '../../config/config.ts';
 import { decodeSummary, type RunnerSummary } from '../../contract/wire/runner.ts';
-
-const KUBEGLUE = join(import.meta.dirname, '../../bin/kubeglue.ts');
+import { KUBEGLUE_BIN as KUBEGLUE } from './cli.ts';
 
 export interface RunnerExit {
   code: number | null;

@@ -11,6 +11,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { KUBEGLUE_BIN } from '../../support/cli.ts';
 import { callApi, type ServerProcess, startServerProcess, TEST_MASTER_KEY } from '../../support/embedded.ts';
 import { logLines } from '../../support/log-lines.ts';
 import { testTlsMaterial } from '../../support/tls.ts';
@@ -58,11 +59,10 @@ async function takenPort(): Promise<number> {
 
 /** `kubeglue embedded` that is expected to stop: its exit code and everything it printed. */
 function startToEnd(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn(
-    process.execPath,
-    ['--no-node-snapshot', join(import.meta.dirname, '../../../bin/kubeglue.ts'), 'embedded'],
-    { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawn(process.execPath, ['--no-node-snapshot', KUBEGLUE_BIN, 'embedded'], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => {
     output += chunk.toString('utf8');

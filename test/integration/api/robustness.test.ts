@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../../contract/api/errors.ts';
 import { ROUTES } from '../../../contract/api/routes.ts';
+import { KUBEGLUE_BIN } from '../../support/cli.ts';
 import { startTestApi, TEST_ADMIN_KEY, TEST_MASTER_KEY, type TestApi } from '../../support/embedded.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 import { freeLoopbackPort } from '../../support/os.ts';
@@ -109,23 +110,19 @@ describe('a server killed with SIGKILL during runs', () => {
   });
 
   async function startServer(port: number, extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
-    const server = spawn(
-      process.execPath,
-      ['--no-node-snapshot', join(import.meta.dirname, '../../../bin/kubeglue.ts'), 'embedded'],
-      {
-        env: {
-          ...process.env,
-          KUBEGLUE_PORT: String(port),
-          KUBEGLUE_DATA_DIR: dataDir,
-          KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
-          KUBEGLUE_MASTER_KEY: TEST_MASTER_KEY,
-          KUBEGLUE_WORKERS: '1',
-          KUBEGLUE_LOG_LEVEL: 'silent',
-          ...extraEnv,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+    const server = spawn(process.execPath, ['--no-node-snapshot', KUBEGLUE_BIN, 'embedded'], {
+      env: {
+        ...process.env,
+        KUBEGLUE_PORT: String(port),
+        KUBEGLUE_DATA_DIR: dataDir,
+        KUBEGLUE_ADMIN_KEY: TEST_ADMIN_KEY,
+        KUBEGLUE_MASTER_KEY: TEST_MASTER_KEY,
+        KUBEGLUE_WORKERS: '1',
+        KUBEGLUE_LOG_LEVEL: 'silent',
+        ...extraEnv,
       },
-    );
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     await new Promise<void>((resolve, reject) => {
       let out = '';
       server.stdout?.on('data', (chunk: Buffer) => {

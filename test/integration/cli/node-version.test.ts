@@ -5,7 +5,7 @@
  * node_modules, as a user's shell finds it; skipped where the machine has none older.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -86,5 +86,41 @@ describe('on the pinned Node', () => {
     });
     expect(run.stderr).toBe('');
     expect(run.stdout).toBe(`kubeglue ${manifest.version}\n`);
+  });
+
+  /** `kubeglue --version` through the command npx starts, with env beside PATH; what the run printed. */
+  function versionWith(env: Record<string, string>) {
+    return spawnSync(process.execPath, [join(REPO, manifest.bin.kubeglue), '--version'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+      env: { PATH: process.env.PATH ?? '', ...env },
+    });
+  }
+
+  it("keeps the compiled sources in Node's compile cache for the next start, unless it is turned off", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kubeglue-compile-cache-'));
+    try {
+      const cache = join(dir, 'cache');
+      const cached = versionWith({ NODE_COMPILE_CACHE: cache });
+      expect(cached.stderr).toBe('');
+      expect(cached.stdout).toBe(`kubeglue ${manifest.version}\n`);
+      // One folder per Node version, holding an entry per compiled module.
+      const [versionDir, ...others] = readdirSync(cache);
+      expect(others).toEqual([]);
+      expect(readdirSync(join(cache, versionDir as string)).length).toBeGreaterThan(10);
+
+      // Without NODE_COMPILE_CACHE: in the checkout, not in a temp folder other users share.
+      const inCheckout = join(REPO, 'node_modules', '.cache', 'kubeglue-compile');
+      await rm(inCheckout, { recursive: true, force: true });
+      expect(versionWith({}).stdout).toBe(`kubeglue ${manifest.version}\n`);
+      expect(readdirSync(inCheckout)).toHaveLength(1);
+
+      const off = join(dir, 'off');
+      const uncached = versionWith({ NODE_COMPILE_CACHE: off, NODE_DISABLE_COMPILE_CACHE: '1' });
+      expect(uncached.stdout).toBe(`kubeglue ${manifest.version}\n`);
+      expect(existsSync(off)).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

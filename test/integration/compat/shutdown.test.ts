@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { defaultPoolSettings } from '../../../config/config.ts';
 import { Tool } from '../../../contract/api/tool.ts';
 import { WorkerPool } from '../../../engine/worker/pool.ts';
+import { KUBEGLUE_BIN } from '../../support/cli.ts';
 import { testServerEnv } from '../../support/embedded.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
 
@@ -33,7 +34,7 @@ describe('SIGTERM to the whole process group', () => {
 
   /** Starts `kubeglue embedded` in its own process group; resolves once it is ready. */
   async function startServer(): Promise<{ child: ChildProcess; output: () => string }> {
-    const child = spawn(process.execPath, ['--no-node-snapshot', 'bin/kubeglue.ts', 'embedded'], {
+    const child = spawn(process.execPath, ['--no-node-snapshot', KUBEGLUE_BIN, 'embedded'], {
       cwd: REPO,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],

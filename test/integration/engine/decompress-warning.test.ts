@@ -10,10 +10,10 @@ import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { Tool } from '../../../contract/api/tool.ts';
 import type { RunOrder } from '../../../contract/wire/run-order.ts';
+import { KUBEGLUE_BIN as CLI } from '../../support/cli.ts';
 import { useTempDir } from '../../support/fixture.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
-const CLI = join(import.meta.dirname, '../../../bin/kubeglue.ts');
 const target = useHttpTarget();
 const dir = useTempDir('kubeglue-decompress-');
 

@@ -6,6 +6,7 @@ import { Tool } from '../../../contract/api/tool.ts';
 import type { RunOrder } from '../../../contract/wire/run-order.ts';
 import type { EngineEvent } from '../../../engine/types.ts';
 import type { WorkerPool } from '../../../engine/worker/pool.ts';
+import { KUBEGLUE_BIN } from '../../support/cli.ts';
 import { startWorkerPool, useWorkerPool } from '../../support/engine.ts';
 import { useTempDir } from '../../support/fixture.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
@@ -366,11 +367,10 @@ describe('runner main (single run, the Pod entrypoint)', () => {
     file: string,
     env: NodeJS.ProcessEnv = process.env,
   ): Promise<{ code: number; stdout: string }> {
-    const cli = join(import.meta.dirname, '../../../bin/kubeglue.ts');
     return new Promise((resolve) => {
       execFile(
         process.execPath,
-        ['--no-node-snapshot', cli, 'runner', '--order', file],
+        ['--no-node-snapshot', KUBEGLUE_BIN, 'runner', '--order', file],
         { env },
         (error, stdout) => resolve({ code: error ? (error.code as number) : 0, stdout }),
       );

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { LOG_LEVELS } from '../../../contract/log.ts';
+import { KUBEGLUE_BIN as CLI } from '../../support/cli.ts';
 import { callApi, readyUrl, TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded.ts';
 import { useTempDir } from '../../support/fixture.ts';
 import { startAgent } from '../../support/gateway-agent.ts';
@@ -18,7 +19,6 @@ import { startKubeglue } from '../../support/kube/kubeglue.ts';
 import { type LogLine, logLines } from '../../support/log-lines.ts';
 import { startRunnerProcess } from '../../support/runner-process.ts';
 
-const CLI = join(import.meta.dirname, '../../../bin/kubeglue.ts');
 const target = useHttpTarget();
 const dir = useTempDir('kubeglue-role-logs-');
 

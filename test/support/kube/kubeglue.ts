@@ -16,6 +16,7 @@ import {
 } from '../../../kube/resources/index.ts';
 import type { Event, Secret } from '../../../kube/types.ts';
 import { type OwnedProcess, ownProcess } from '../child-process.ts';
+import { KUBEGLUE_BIN } from '../cli.ts';
 import { TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../embedded.ts';
 import { freeLoopbackPort } from '../os.ts';
 import type { KubeHandle } from './client.ts';
@@ -23,10 +24,9 @@ import { type ProcessKubelet, startProcessKubelet } from './process-kubelet/kube
 import type { KubeTestBed } from './provided.ts';
 
 const REPO = join(import.meta.dirname, '../../..');
-export const KUBEGLUE_CLI = join(REPO, 'bin/kubeglue.ts');
 /** The image runner Pods name in the tests; the process kubelet maps it to the local CLI. */
 export const TEST_RUNNER_IMAGE = 'kubeglue/kubeglue:test';
-export const RUNNER_ENTRYPOINT = [process.execPath, '--no-node-snapshot', KUBEGLUE_CLI];
+export const RUNNER_ENTRYPOINT = [process.execPath, '--no-node-snapshot', KUBEGLUE_BIN];
 
 /** A process kubelet serving the namespace that runs kubeglue's image from this checkout, as user kubeglue-kubelet. */
 export function startKubegluePodRunner(kube: KubeHandle, namespace: string): Promise<ProcessKubelet> {
@@ -271,7 +271,7 @@ export interface KubeglueProcess extends OwnedProcess {
 /** Starts `kubeglue <role>` as its own process with exactly the given environment (plus PATH). */
 export function startKubeglue(role: string, env: Record<string, string>): KubeglueProcess {
   const owned = ownProcess(
-    spawn(process.execPath, ['--no-node-snapshot', KUBEGLUE_CLI, role], {
+    spawn(process.execPath, ['--no-node-snapshot', KUBEGLUE_BIN, role], {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     }),

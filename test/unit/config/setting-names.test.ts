@@ -19,8 +19,7 @@ const WITHOUT_REGISTRY = ['contract', 'engine', 'store', 'ui'];
 const NOT_SETTINGS: Record<string, string> = {
   KUBEGLUE_KIND_SPECS: "a constant of kube/resources/ (kubeglue's kinds)",
   KUBEGLUE_SRC: "a variable of ../shared/kube-node's images.sh, which the real node's preparation sets",
-  KUBEGLUE_BIN: "a constant of the tests: bin/kubeglue.ts's path",
-  KUBEGLUE_CLI: "a constant of the tests: bin/kubeglue.ts's path",
+  KUBEGLUE_BIN: "a constant of the tests: bin/kubeglue.mjs's path",
   KUBEGLUE_AUTH: "docs/mcp.md's example: a variable of an MCP client's own configuration",
 };
 
