@@ -35,8 +35,10 @@ if (needed !== undefined && running < needed) {
 // plant compiled code); NODE_COMPILE_CACHE names another folder, NODE_DISABLE_COMPILE_CACHE=1 turns it off.
 // Only modules loaded after this call are cached, hence the dynamic import. It never fails a start: a folder
 // it cannot write only leaves the cache off. (A namespace import: a Node without it must reach the message.)
-nodeModule.enableCompileCache?.(
+const cache = nodeModule.enableCompileCache?.(
   process.env.NODE_COMPILE_CACHE ||
     fileURLToPath(new URL('../node_modules/.cache/kubeglue-compile', import.meta.url)),
 );
+// The engine workers (and any other Node process it starts) load the same sources: they share the cache.
+if (cache?.directory) process.env.NODE_COMPILE_CACHE = cache.directory;
 await import('./kubeglue.ts');
