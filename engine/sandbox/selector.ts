@@ -77,7 +77,14 @@ type Value = unknown;
 export function compileSelector(source: string): Selector | undefined {
   const tokens = tokenize(source);
   if (tokens === undefined) return undefined;
-  const parsed = new Parser(tokens).function();
+  let parsed: { body: Node } | undefined;
+  try {
+    parsed = new Parser(tokens).function();
+  } catch {
+    // The parser recurses per nesting level: a source nested deeper than the stack (`!!!…!s.a`,
+    // `[[[…]]]`) is left to V8's parser, which reports it.
+    return undefined;
+  }
   if (parsed === undefined) return undefined;
   const { body } = parsed;
   return (args) => {

@@ -258,6 +258,18 @@ describe('selectors answered on the host', () => {
     expect(compileSelector(nested)?.([{ grid: grid.slice(0, 100) }])).toBeDefined();
   });
 
+  it('leaves a source nested deeper than the host stack to the isolate, which answers it', async () => {
+    for (const deep of [
+      `(s) => ${'!'.repeat(100_000)}s.a`,
+      `(s) => ${'['.repeat(100_000)}s.a${']'.repeat(100_000)}`,
+    ]) {
+      expect(compileSelector(deep)).toBeUndefined();
+      expect(await outcome(host.evaluate(deep, [{ a: 1 }]))).toEqual(
+        await outcome(isolate.evaluate(deep, [{ a: 1 }])),
+      );
+    }
+  });
+
   it('leaves to the isolate the reads a prototype or a TypeError decides, with the same answer', async () => {
     for (const [source, args] of UNSETTLED) {
       expect(compileSelector(source)?.(args), source).toBeUndefined();
