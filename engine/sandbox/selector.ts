@@ -24,7 +24,15 @@ import type { JsonValue } from '../../contract/json.ts';
  * `[0]`, `["key"]`, `?.[…]`), ending at most in `.map((item, index, array) => expression)` over an
  * array (the expression may read the callback's and the function's parameters), a parenthesized object literal at the top (`({ … })`) or an object literal
  * inside, with `name`, `"string"` or integer keys (never `__proto__`), an array literal, a string,
- * number, `true`, `false` or `null`; at least one path (a constant is left to the isolate).
+ * number, `true`, `false`, `null` or `undefined`, and operators: `cond ? a : b`, `&&`, `||`, `??`, `!`,
+ * unary `-`, `===`, `!==`, `<`, `<=`, `>`, `>=`, `+`, `-`, `*`, `/`, `%` with JS's precedence (so
+ * `(s) => ({ ok: s.get.data.ok === true })` is one); at least one path (a constant is left to the isolate).
+ * Operators other than `!`, `&&`, `||`, `??` and `? :` are computed only on JSON primitives (the host's V8
+ * computes them as the isolate's: converting a primitive calls no method); an object operand (converted
+ * through a prototype's `valueOf`/`toString`, or compared by identity) is left to the isolate. Only the
+ * operand a logical operator or a conditional takes is evaluated, as in JS. An answer that would cost the
+ * host much (more than MAX_STEPS expressions evaluated, or about MAX_ANSWER_CHARS of JSON) is left to the
+ * isolate, whose timeout and memory limit bound it.
  */
 export type Selector = (args: readonly JsonValue[]) => { value: JsonValue } | undefined;
 
@@ -32,7 +40,15 @@ type Node =
   | { kind: 'path'; root: Slot; steps: Step[] }
   | { kind: 'object'; entries: [string, Node][] }
   | { kind: 'array'; items: Node[] }
-  | { kind: 'literal'; value: JsonValue };
+  | { kind: 'literal'; value: JsonValue | undefined }
+  | { kind: 'unary'; operator: UnaryOperator; operand: Node }
+  | { kind: 'binary'; operator: BinaryOperator; left: Node; right: Node }
+  | { kind: 'logical'; operator: LogicalOperator; left: Node; right: Node }
+  | { kind: 'conditional'; test: Node; then: Node; otherwise: Node };
+
+type UnaryOperator = '!' | '-';
+type BinaryOperator = '===' | '!==' | '<' | '<=' | '>' | '>=' | '+' | '-' | '*' | '/' | '%';
+type LogicalOperator = '&&' | '||' | '??';
 
 /** A parameter: of the function (frame 0) or of a `.map` callback inside it (frame 1, 2, …). */
 interface Slot {
@@ -61,21 +77,69 @@ type Value = unknown;
 export function compileSelector(source: string): Selector | undefined {
   const tokens = tokenize(source);
   if (tokens === undefined) return undefined;
-  const parsed = new Parser(tokens).function();
+  let parsed: { body: Node } | undefined;
+  try {
+    parsed = new Parser(tokens).function();
+  } catch {
+    // The parser recurses per nesting level: a source nested deeper than the stack (`!!!…!s.a`,
+    // `[[[…]]]`) is left to V8's parser, which reports it.
+    return undefined;
+  }
   if (parsed === undefined) return undefined;
   const { body } = parsed;
   return (args) => {
-    const value = evaluate(body, [args]);
+    let value: ReturnType<typeof evaluate>;
+    stepsLeft = MAX_STEPS;
+    try {
+      value = evaluate(body, [args]);
+    } catch {
+      // A string past V8's longest (`RangeError: Invalid string length`), a stack overflow: the isolate
+      // reports it as its own.
+      return undefined;
+    }
     if (value === UNSETTLED) return undefined;
-    return value === SHORT_CIRCUIT ? { value: null } : jsonCopy(value);
+    if (value === SHORT_CIRCUIT) return { value: null };
+    // A large answer (a `.map` repeating a long string, concatenations) is left to the isolate, whose
+    // memory limit bounds it; the host has none.
+    if (!fitsIn(value, MAX_ANSWER_CHARS)) return undefined;
+    return jsonCopy(value);
   };
+}
+
+/**
+ * Expressions one answer may evaluate (a `.map` evaluates its callback per element, nested ones multiply):
+ * past it the isolate, whose CPU timeout bounds it, answers. The host has no timeout.
+ */
+const MAX_STEPS = 1_000_000;
+let stepsLeft = 0;
+
+/** Characters an answer answered on the host may have as JSON, about; larger ones go to the isolate. */
+const MAX_ANSWER_CHARS = 4 * 1024 * 1024;
+
+/** Whether the JSON text of `value` stays within `budget` characters (about: quotes and escapes aside). */
+function fitsIn(value: Value, budget: number): boolean {
+  let left = budget;
+  const visit = (node: Value, depth: number): boolean => {
+    if (typeof node === 'string') left -= node.length + 2;
+    else if (node === null || typeof node !== 'object') left -= 8;
+    else if (depth > 256) return false;
+    else {
+      const values = Array.isArray(node) ? (node as Value[]) : Object.values(node as Record<string, Value>);
+      left -= 2 + values.length;
+      if (!Array.isArray(node)) for (const key of Object.keys(node)) left -= key.length + 3;
+      for (const child of values) if (!visit(child, depth + 1)) return false;
+    }
+    return left >= 0;
+  };
+  return visit(value, 0);
 }
 
 /** The result as the isolate answers it: a JSON copy (undefined and non-finite numbers are null). */
 function jsonCopy(value: Value): { value: JsonValue } | undefined {
   if (value === undefined || value === null) return { value: null };
   if (typeof value === 'string' || typeof value === 'boolean') return { value };
-  if (typeof value === 'number') return { value: Number.isFinite(value) ? value : null };
+  // JSON has no -0: the isolate's answer is 0.
+  if (typeof value === 'number') return { value: Number.isFinite(value) ? value + 0 : null };
   try {
     const text = JSON.stringify(value);
     return { value: text === undefined ? null : (JSON.parse(text) as JsonValue) };
@@ -89,6 +153,7 @@ function jsonCopy(value: Value): { value: JsonValue } | undefined {
 type Frames = readonly (readonly unknown[])[];
 
 function evaluate(node: Node, frames: Frames): Value | typeof UNSETTLED | typeof SHORT_CIRCUIT {
+  if (--stepsLeft < 0) return UNSETTLED;
   switch (node.kind) {
     case 'literal':
       return node.value;
@@ -125,6 +190,84 @@ function evaluate(node: Node, frames: Frames): Value | typeof UNSETTLED | typeof
       }
       return array;
     }
+    case 'unary': {
+      const operand = operandOf(node.operand, frames);
+      if (operand === UNSETTLED) return UNSETTLED;
+      if (node.operator === '!') return !operand;
+      return isPrimitive(operand) ? -(operand as number) : UNSETTLED;
+    }
+    case 'logical': {
+      // Only the operand the operator takes is evaluated, as in the isolate (the other may throw there).
+      const left = operandOf(node.left, frames);
+      if (left === UNSETTLED) return UNSETTLED;
+      if (node.operator === '&&') return left ? operandOf(node.right, frames) : left;
+      if (node.operator === '||') return left ? left : operandOf(node.right, frames);
+      return left === null || left === undefined ? operandOf(node.right, frames) : left;
+    }
+    case 'conditional': {
+      const test = operandOf(node.test, frames);
+      if (test === UNSETTLED) return UNSETTLED;
+      return operandOf(test ? node.then : node.otherwise, frames);
+    }
+    case 'binary': {
+      const left = operandOf(node.left, frames);
+      if (left === UNSETTLED) return UNSETTLED;
+      const right = operandOf(node.right, frames);
+      if (right === UNSETTLED) return UNSETTLED;
+      return binary(node.operator, left, right);
+    }
+  }
+}
+
+/** An operand's value: an optional chain that met null or undefined is undefined (the chain ends there). */
+function operandOf(node: Node, frames: Frames): Value | typeof UNSETTLED {
+  const value = evaluate(node, frames);
+  return value === SHORT_CIRCUIT ? undefined : value;
+}
+
+function isPrimitive(value: Value): boolean {
+  return (
+    value === null ||
+    value === undefined ||
+    typeof value === 'string' ||
+    typeof value === 'number' ||
+    typeof value === 'boolean'
+  );
+}
+
+/**
+ * A binary operator on JSON primitives, which the host computes as the isolate does (the same V8, and no
+ * user code: a primitive's conversion calls no method). An object operand would be converted through its
+ * prototype's `valueOf`/`toString` (`+`, `<`) or compared by identity (`===`; the JSON copy gives the
+ * isolate new objects): left to the isolate.
+ */
+function binary(operator: BinaryOperator, left: Value, right: Value): Value | typeof UNSETTLED {
+  if (!isPrimitive(left) || !isPrimitive(right)) return UNSETTLED;
+  const a = left as number;
+  const b = right as number;
+  switch (operator) {
+    case '===':
+      return a === b;
+    case '!==':
+      return a !== b;
+    case '<':
+      return a < b;
+    case '<=':
+      return a <= b;
+    case '>':
+      return a > b;
+    case '>=':
+      return a >= b;
+    case '+':
+      return a + b;
+    case '-':
+      return a - b;
+    case '*':
+      return a * b;
+    case '/':
+      return a / b;
+    case '%':
+      return a % b;
   }
 }
 
@@ -193,6 +336,14 @@ function read(container: Value, key: string): Value | typeof UNSETTLED {
 
 // ---- tokens and grammar ----
 
+/** The binary operators by precedence, loosest first (JS's: equality, relational, additive, multiplicative). */
+const BINARY_LEVELS: readonly (readonly BinaryOperator[])[] = [
+  ['===', '!=='],
+  ['<=', '>=', '<', '>'],
+  ['+', '-'],
+  ['*', '/', '%'],
+];
+
 type Token =
   | { type: 'name'; text: string }
   | { type: 'string'; value: string }
@@ -200,8 +351,13 @@ type Token =
   | { type: 'punct'; text: string };
 
 const TOKEN =
-  /\s*(?:([A-Za-z_$][A-Za-z0-9_$]*)|("(?:[^"\\\n\r\u2028\u2029]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*")|('[^'\\\n\r\u2028\u2029]*')|((?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)(?![A-Za-z0-9_$])|(=>|\?\.(?![0-9])|[()[\]{}.,:]))/y;
+  /\s*(?:([A-Za-z_$][A-Za-z0-9_$]*)|("(?:[^"\\\n\r\u2028\u2029]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*")|('[^'\\\n\r\u2028\u2029]*')|((?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)(?![A-Za-z0-9_$])|(=>|\?\.(?![0-9])|===|!==|==|!=|&&|\|\||\?\?|<=|>=|\+\+|--|\*\*|[()[\]{}.,:?!<>+\-*/%=]))/y;
 
+/**
+ * Longer operators match first, and `==`, `!=`, `++`, `--`, `**` and `=` are tokens of their own, so that
+ * the parser refuses them whole rather than reading `a --1` as `a - -1`. A `/` is only ever division: a
+ * regular expression or a comment (`//`) leaves an operator where an operand must be, and is refused.
+ */
 function tokenize(source: string): Token[] | undefined {
   const tokens: Token[] = [];
   let text = source.trimEnd();
@@ -286,7 +442,76 @@ class Parser {
     return names;
   }
 
+  /**
+   * An AssignmentExpression without assignments: `test ? a : b` over `??` or `||`/`&&` (JS forbids mixing
+   * `??` with them unparenthesized), `===`/`!==`, `<`/`<=`/`>`/`>=`, `+`/`-`, `*`/`/`/`%`, unary `!`/`-`,
+   * then a primary.
+   */
   #expression(): Node | undefined {
+    const test = this.#logical();
+    if (test === undefined || !this.#eat('?')) return test;
+    const then = this.#expression();
+    if (then === undefined || !this.#eat(':')) return undefined;
+    const otherwise = this.#expression();
+    return otherwise === undefined ? undefined : { kind: 'conditional', test, then, otherwise };
+  }
+
+  #logical(): Node | undefined {
+    let left = this.#binary(0);
+    if (left === undefined) return undefined;
+    if (this.#isPunct('??')) {
+      while (this.#eat('??')) {
+        const right = this.#binary(0);
+        if (right === undefined) return undefined;
+        left = { kind: 'logical', operator: '??', left, right };
+      }
+      return this.#isPunct('&&') || this.#isPunct('||') ? undefined : left;
+    }
+    left = this.#and(left);
+    while (left !== undefined && this.#eat('||')) {
+      const first = this.#binary(0);
+      const right = first === undefined ? undefined : this.#and(first);
+      left = right === undefined ? undefined : { kind: 'logical', operator: '||', left, right };
+    }
+    return left === undefined || this.#isPunct('??') ? undefined : left;
+  }
+
+  #and(first: Node): Node | undefined {
+    let left = first;
+    while (this.#eat('&&')) {
+      const right = this.#binary(0);
+      if (right === undefined) return undefined;
+      left = { kind: 'logical', operator: '&&', left, right };
+    }
+    return left;
+  }
+
+  /** Left-associative binary operators, from the loosest level (`===`) to the tightest (`*`). */
+  #binary(level: number): Node | undefined {
+    const operators = BINARY_LEVELS[level];
+    if (operators === undefined) return this.#unary();
+    let left = this.#binary(level + 1);
+    while (left !== undefined) {
+      const token = this.#tokens[this.#at];
+      const operator = operators.find((text) => token?.type === 'punct' && token.text === text);
+      if (operator === undefined) break;
+      this.#at++;
+      const right = this.#binary(level + 1);
+      left = right === undefined ? undefined : { kind: 'binary', operator, left, right };
+    }
+    return left;
+  }
+
+  #unary(): Node | undefined {
+    for (const operator of ['!', '-'] as const) {
+      if (!this.#eat(operator)) continue;
+      const operand = this.#unary();
+      return operand === undefined ? undefined : { kind: 'unary', operator, operand };
+    }
+    return this.#primary();
+  }
+
+  #primary(): Node | undefined {
     const token = this.#tokens[this.#at];
     if (token === undefined) return undefined;
     if (token.type === 'string' || token.type === 'number') {
@@ -298,6 +523,8 @@ class Parser {
       if (token.text === 'true' || token.text === 'false')
         return { kind: 'literal', value: token.text === 'true' };
       if (token.text === 'null') return { kind: 'literal', value: null };
+      // A global no script can change (non-writable, non-configurable), and no parameter may shadow it.
+      if (token.text === 'undefined') return { kind: 'literal', value: undefined };
       const root = this.#resolve(token.text);
       if (root === undefined) return undefined;
       this.#paths++;
@@ -363,11 +590,8 @@ class Parser {
       }
       break;
     }
-    // A call, a template or an operator after the path: not a selector.
-    const next = this.#tokens[this.#at];
-    if (next !== undefined && next.type === 'punct' && !['}', ']', ')', ','].includes(next.text))
-      return undefined;
-    if (next !== undefined && next.type !== 'punct') return undefined;
+    // A call (`(`) or anything else after the path that is not an operator is refused by the caller,
+    // which expects an operator, `,`, `:`, a closing bracket or the end.
     return { kind: 'path', root, steps };
   }
 

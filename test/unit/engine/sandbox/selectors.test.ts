@@ -79,6 +79,50 @@ const SELECTORS: [string, JsonValue[]][] = [
   ['(s) => s.items.map((x) => x)', [{ items: [] }]],
   ['(s) => s.items', [{ items: [1, null, 2] }]],
   ['(s) => s.big', [{ big: 1e300 }]],
+  ['(s) => s.zero', [JSON.parse('{"zero": -0}') as JsonValue]],
+];
+
+const NUMBERS: JsonValue = { a: 7, b: 2.5, c: 3, z: 0, s: 'ab', t: 'b', ok: true, no: false, none: null };
+
+/** Selectors with operators on primitives, logical operators and conditionals (answered on the host too). */
+const OPERATORS: [string, JsonValue[]][] = [
+  ['(s) => ({ ok: s.get.data.ok === true })', [DATA]],
+  ['(s) => [s.get.data.n !== 0, s.get.data.name === "Ada", s.get.data.none === null, s.a === s.b]', [DATA]],
+  ['(s) => [!s.get.data.ok, !!s.get.data.name, !s.get.data.list, !s.missing, !s.get.data.n]', [DATA]],
+  ['(s) => s.get.data.ok ? s.get.data.name : "none"', [DATA]],
+  ['(s) => s.none === null ? 1 : s.a ? 2 : 3', [NUMBERS]],
+  ['(s) => s.missing?.x ?? "default"', [DATA]],
+  ['(s) => s.get.data.none ?? s.get.data.n ?? 1', [DATA]],
+  [
+    '(s) => [s.missing && s.missing.x, s.get.data.ok || s.missing.x, s.get.data.ok ? s.text : s.missing.x]',
+    [DATA],
+  ],
+  ['(s) => (s.none || s.no) ?? s.a', [NUMBERS]],
+  ['(s) => [s.a && s.b || s.c, s.no || s.z && s.a, s.a || s.missing.x && s.b]', [NUMBERS]],
+  ['(s) => s.a - -s.b * 2 % 3 / 4 + 1', [NUMBERS]],
+  ['(s) => [s.a - s.b - s.c, s.a / s.b / s.c, s.a % s.c, -s.a, - -s.b, -s.s, -s.none]', [NUMBERS]],
+  ['(s) => s.s + s.t + "!" + s.a + s.ok + s.none + s.missing', [NUMBERS]],
+  ['(s) => [s.a + s.ok, s.none + 1, s.missing + 1, s.s * 2, s.ok - s.no]', [NUMBERS]],
+  [
+    '(s) => [s.a < s.b, s.a <= s.c, s.a > s.b, s.c >= s.c, s.s < s.t, s.a < s.b < s.c, s.s < s.a, s.none < 1]',
+    [NUMBERS],
+  ],
+  ['(s) => [s.a / s.z, s.z / s.z, -s.z, s.z * -1, { n: -s.z }]', [NUMBERS]],
+  ['(s) => [s.missing === undefined, s.none === undefined, undefined, s.a]', [NUMBERS]],
+  ['(s) => ({ n: s.items.length + 0, big: s.items.length > 1 })', [{ items: [1, 2, 3] }]],
+  [
+    '(s) => s.items.map((i) => ({ id: i.id, size: i.n > 1 ? "big" : "small", label: "#" + i.id, has: !!i.tags }))',
+    [
+      {
+        items: [
+          { id: 1, n: 2, tags: [] },
+          { id: 2, n: 0 },
+        ],
+      },
+    ],
+  ],
+  ['(s) => s.list && s.list.length > 2', [{ list: [1, 2, 3] }]],
+  ['(s) => s.items.map((x) => x?.v ?? "none")', [{ items: [{ v: 1 }, null, {}] }]],
 ];
 
 /** Sources whose arguments the host cannot settle: the isolate answers (often with an error). */
@@ -99,13 +143,42 @@ const UNSETTLED: [string, JsonValue[]][] = [
   ['(s) => s.items.map((x) => x.a.b)', [{ items: [{ a: { b: 1 } }, {}] }]],
   ['(s) => s.items.map((x) => x.toString)', [{ items: [{}] }]],
   ['(s) => s.items.map((item) => item.id)', [{ items: [{ id: 1 }, null] }]],
+  ['(s) => s.a + s.o', [{ a: 1, o: { x: 1 } }]],
+  ['(s) => s.o + ""', [{ o: [1, 2] }]],
+  ['(s) => s.o === s.o', [{ o: {} }]],
+  ['(s) => s.o < 1', [{ o: [] }]],
+  ['(s) => -s.o', [{ o: [2] }]],
+  ['(s) => s.ok && s.missing.x', [{ ok: true }]],
+  ['(s) => s.no ? 1 : s.missing.x', [{ no: 0 }]],
+  ['(s) => s.items.map((x) => x) === s.items', [{ items: [] }]],
 ];
 
 /** Sources that are not selectors: they run in the isolate. */
 const NOT_SELECTORS = [
   '() => 42',
   '(s) => ({ a: [1, "x"] })',
-  '(s) => s.a + 1',
+  '(s) => s.a == 1',
+  '(s) => s.a != 1',
+  '(s) => s.a = 1',
+  '(s) => s.a --1',
+  '(s) => s.a ++ s.b',
+  '(s) => s.a ** 2',
+  '(s) => s.a ?? s.b || s.c',
+  '(s) => s.a || s.b ?? s.c',
+  '(s) => s.a && s.b ?? s.c',
+  '(s) => s.a / /x/.source',
+  '(s) => s.a / 2 // half',
+  '(s) => typeof s.a',
+  '(s) => s.a in s',
+  '(s) => s.a instanceof Object',
+  '(s) => s.a ? 1',
+  '(s) => s.a ? 1 : 2 : 3',
+  '(s) => s.a < < s.b',
+  '(s) => s.a >> 1',
+  '(s) => s.a & 1',
+  '(s) => +s.a',
+  '(s) => -(s.a)()',
+  '(s) => s.a + 1 (s.b)',
   '(s) => { return s.a; }',
   '(s) => { a: s.a }',
   'async (s) => s.a',
@@ -116,7 +189,6 @@ const NOT_SELECTORS = [
   '(s) => s[s.key]',
   '(s) => s.a`t`',
   '(s) => s.a?.()',
-  '(s) => s.a ? 1 : 2',
   '(s) => ({ __proto__: s.a })',
   '(s) => ({ ...s })',
   '(s) => ({ s })',
@@ -158,6 +230,42 @@ describe('selectors answered on the host', () => {
       expect(compileSelector(source)?.(args), source).toBeDefined();
       expect(await outcome(host.evaluate(source, args)), source).toEqual(
         await outcome(isolate.evaluate(source, args)),
+      );
+    }
+  });
+
+  it('answers operators on primitives, logical operators and conditionals exactly as the isolate does', async () => {
+    for (const [source, args] of OPERATORS) {
+      expect(compileSelector(source)?.(args), source).toBeDefined();
+      expect(await outcome(host.evaluate(source, args)), source).toEqual(
+        await outcome(isolate.evaluate(source, args)),
+      );
+    }
+    expect(await host.evaluate('(s) => ({ ok: s.get.data.ok === true })', [DATA])).toEqual({ ok: true });
+  });
+
+  it('leaves to the isolate an answer that would take the host much memory or time', async () => {
+    const big = 'x'.repeat(100_000);
+    const items = Array.from({ length: 100 }, (_, id) => ({ id }));
+    const repeated = '(s) => s.items.map((item) => s.big + item.id)';
+    expect(compileSelector(repeated)?.([{ items, big }])).toBeUndefined();
+    const answer = (await host.evaluate(repeated, [{ items, big }])) as string[];
+    expect(answer).toHaveLength(100);
+    expect(answer[99]).toBe(`${big}99`);
+    const grid = Array.from({ length: 1100 }, (_, i) => i);
+    const nested = '(s) => s.grid.map((x) => s.grid.map((y) => x < y))';
+    expect(compileSelector(nested)?.([{ grid }])).toBeUndefined();
+    expect(compileSelector(nested)?.([{ grid: grid.slice(0, 100) }])).toBeDefined();
+  });
+
+  it('leaves a source nested deeper than the host stack to the isolate, which answers it', async () => {
+    for (const deep of [
+      `(s) => ${'!'.repeat(100_000)}s.a`,
+      `(s) => ${'['.repeat(100_000)}s.a${']'.repeat(100_000)}`,
+    ]) {
+      expect(compileSelector(deep)).toBeUndefined();
+      expect(await outcome(host.evaluate(deep, [{ a: 1 }]))).toEqual(
+        await outcome(isolate.evaluate(deep, [{ a: 1 }])),
       );
     }
   });
