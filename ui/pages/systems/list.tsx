@@ -9,6 +9,7 @@ import type { SystemList } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { PageLinks, pageOf } from '../../components/pager.tsx';
 import { Table } from '../../components/table.tsx';
+import { systemHref } from '../../hrefs.ts';
 import { Link, location } from '../../router.tsx';
 import { session } from '../../session.ts';
 import { canWriteSystems, listSystems } from './api.ts';
@@ -82,7 +83,7 @@ export function SystemsPage() {
               return (
                 <tr key={`${system.id}/${system.environment}`}>
                   <td>
-                    <Link href={`/systems/${encodeURIComponent(system.id)}`}>{system.id}</Link>
+                    <Link href={systemHref(system.id)}>{system.id}</Link>
                     {system.name && system.name !== system.id && <div class="muted">{system.name}</div>}
                   </td>
                   <td>{system.environment}</td>

@@ -10,6 +10,7 @@ import type { Environment, System } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { Fact } from '../../components/fact.tsx';
 import { formatTime } from '../../components/format.ts';
+import { systemHref } from '../../hrefs.ts';
 import type { PageProps } from '../../pages.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { session } from '../../session.ts';
@@ -58,7 +59,7 @@ function RateBudget({ system }: { system: System }) {
 
 function Variant(props: { system: System; canWrite: boolean; canTest: boolean; changed(): void }) {
   const { system, canWrite, canTest, changed } = props;
-  const edit = withQuery(`/systems/${encodeURIComponent(system.id)}/edit`, {
+  const edit = withQuery(`${systemHref(system.id)}/edit`, {
     environment: system.environment,
   });
   const protocol = protocolOfSystem(system);
@@ -150,7 +151,7 @@ export function SystemPage({ params }: PageProps) {
   const canTest = me ? canTestConnections(me) : false;
 
   useEffect(() => {
-    if (returned) navigate(`/systems/${encodeURIComponent(systemId)}`, { replace: true });
+    if (returned) navigate(systemHref(systemId), { replace: true });
   }, []);
 
   useEffect(() => {
