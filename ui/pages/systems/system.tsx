@@ -10,6 +10,7 @@ import type { Environment, System } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { Fact } from '../../components/fact.tsx';
 import { formatTime } from '../../components/format.ts';
+import { usePoll } from '../../components/poll.ts';
 import { systemHref } from '../../hrefs.ts';
 import type { PageProps } from '../../pages.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
@@ -154,23 +155,21 @@ export function SystemPage({ params }: PageProps) {
     if (returned) navigate(systemHref(systemId), { replace: true });
   }, []);
 
-  useEffect(() => {
-    const abort = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    getVariants(systemId, abort.signal).then(
-      (found) => {
+  usePoll(
+    async (signal) => {
+      try {
+        const found = await getVariants(systemId, signal);
         setVariants(found);
         setError(undefined);
-        const pending = Object.values(found).some((system) => system.documentation?.status === 'pending');
-        if (pending) timer = setTimeout(() => setReads((n) => n + 1), SYSTEM_POLL_MS);
-      },
-      (caught) => abort.signal.aborted || setError(caught),
-    );
-    return () => {
-      abort.abort();
-      clearTimeout(timer);
-    };
-  }, [systemId, reads]);
+        return Object.values(found).some((system) => system.documentation?.status === 'pending');
+      } catch (caught) {
+        if (!signal.aborted) setError(caught);
+        return false;
+      }
+    },
+    SYSTEM_POLL_MS,
+    [systemId, reads],
+  );
 
   const changed = () => setReads((n) => n + 1);
   const missing = variants && !variants.prod && !variants.dev;
