@@ -5,6 +5,7 @@
  */
 import { connect as netConnect, type Socket } from 'node:net';
 import WebSocket from 'ws';
+import { parseJsonOrUndefined } from '../contract/json.ts';
 import {
   CLOSE,
   decodeOpen,
@@ -162,7 +163,7 @@ export class GatewayAgent {
           mux.receive(buffer);
           return;
         }
-        const parsed = RegisteredMessage.safeParse(safeJson(buffer.toString('utf8')));
+        const parsed = RegisteredMessage.safeParse(parseJsonOrUndefined(buffer.toString('utf8')));
         if (parsed.success) {
           ended.registered = true;
           const names = [...this.#config.targets.keys()].join(', ');
@@ -255,14 +256,6 @@ export class GatewayAgent {
       };
       socket.once('error', onError);
     });
-  }
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }
 

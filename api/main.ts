@@ -13,11 +13,10 @@ import { createClusterResources, SECRET_KIND } from '../kube/resources/index.ts'
 import { ClusterSecretStore } from '../kube/secrets/cluster.ts';
 import { installLastResortHandlers } from '../platform/last-resort.ts';
 import { serveMetrics } from '../platform/metrics.ts';
-import { deriveKey } from '../platform/secret-box.ts';
 import { JobSupervisor } from '../platform/supervisor.ts';
 import { openTraceExport } from '../platform/traces.ts';
 import { listenForCancels } from '../runs/cancel.ts';
-import { FileUrlSigner } from '../runs/file-urls.ts';
+import { masterKeySigner } from '../runs/file-urls.ts';
 import { identityIssuer } from '../runs/identity/issuer.ts';
 import { syncRunError } from '../runs/interrupted.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
@@ -79,7 +78,7 @@ export async function main(_args: string[]): Promise<void> {
     }),
     shared: {
       tunnels: store.gatewayTunnels,
-      peerToken: deriveKey(masterKey, 'kubeglue/gateway-peers/v1').toString('base64url'),
+      masterKey,
     },
   });
   const pool = new WorkerPool({ ...poolSettings(settings), gatewayRelay: gateways.relay.address, log });
@@ -87,10 +86,7 @@ export async function main(_args: string[]): Promise<void> {
 
   const tls = await loadTls(settings.tls);
   const publicUrl = settings.publicUrl ?? `${tls ? 'https' : 'http'}://${settings.host}:${settings.port}`;
-  const signer = new FileUrlSigner({
-    key: deriveKey(masterKey, 'kubeglue/file-urls/v1'),
-    baseUrl: publicUrl,
-  });
+  const signer = masterKeySigner(masterKey, publicUrl);
   const vault = new StoreRuntimeCredentialVault({ store, masterKey });
   const identity = identityIssuer({ store, masterKey, settings: settings.identity, publicUrl });
   // Documentation processing and its sweep: their failures are recorded, never fatal.

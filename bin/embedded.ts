@@ -16,10 +16,10 @@ import { EmbeddedSecretStore } from '../kube/secrets/embedded.ts';
 import { startOperator } from '../operator/app.ts';
 import { PoolLauncher } from '../operator/launchers/pool.ts';
 import { scheduledRunsOf } from '../operator/schedule/starter.ts';
-import { credentialsBox, deriveKey, loadMasterKey } from '../platform/secret-box.ts';
+import { credentialsBox, loadMasterKey } from '../platform/secret-box.ts';
 import { JobSupervisor } from '../platform/supervisor.ts';
 import { openTraceExport } from '../platform/traces.ts';
-import { FileUrlSigner } from '../runs/file-urls.ts';
+import { masterKeySigner } from '../runs/file-urls.ts';
 import { identityIssuer } from '../runs/identity/issuer.ts';
 import { recoverStartedRuns } from '../runs/recovery.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
@@ -158,7 +158,7 @@ export async function startEmbedded(
       ? {
           shared: {
             tunnels: store.gatewayTunnels,
-            peerToken: deriveKey(masterKey, 'kubeglue/gateway-peers/v1').toString('base64url'),
+            masterKey,
           },
         }
       : {}),
@@ -173,10 +173,7 @@ export async function startEmbedded(
 
   const port = config.port === 0 ? await freePort(config.host) : config.port;
   const url = `${tls ? 'https' : 'http'}://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  const signer = new FileUrlSigner({
-    key: deriveKey(masterKey, 'kubeglue/file-urls/v1'),
-    baseUrl: config.publicUrl ?? url,
-  });
+  const signer = masterKeySigner(masterKey, config.publicUrl ?? url);
   const urlFor = (runId: string, fileKey: string) => signer.sign(runId, fileKey).url;
   // Documentation, outbox delivery, retention and the sweeps: their failures are recorded, never fatal.
   const jobs = new JobSupervisor({ settings: config.jobs, log });

@@ -1,6 +1,6 @@
 /** Settings of the engine: worker processes, the sandbox, the bounds of a run's data, outbound connections. */
 import { egressPrivate, egressRules, nonNegativeInt, positiveInt } from './schemas.ts';
-import { section, setting } from './setting.ts';
+import { API_ROLES, section, setting } from './setting.ts';
 
 /** Every role that executes runs, or hands their settings to runner Pods (the operator). */
 const EXECUTING = ['embedded', 'api', 'operator', 'runner'] as const;
@@ -17,21 +17,21 @@ export const ENGINE = section(
       'KUBEGLUE_WORKERS',
       positiveInt.optional(),
       undefined,
-      ['embedded', 'api'],
+      API_ROLES,
       'most engine worker processes at once: one starts with the server, another when every live one has a run in flight (unset: the CPU count)',
     ),
     workerIdleMs: setting(
       'KUBEGLUE_WORKER_IDLE_MS',
       positiveInt,
       '60000',
-      ['embedded', 'api'],
+      API_ROLES,
       'an engine worker without runs for this long exits, down to KUBEGLUE_IDLE_WORKERS',
     ),
     idleWorkers: setting(
       'KUBEGLUE_IDLE_WORKERS',
       nonNegativeInt,
       { embedded: '0', otherwise: '1' },
-      ['embedded', 'api'],
+      API_ROLES,
       "engine workers kept running without runs: 0 lets the last one exit too (an idle server is one process, ~60 MiB less; the next run waits for a worker's start, ~0.2 s, more on a busy machine); 1 keeps one ready for the next run",
     ),
     sandboxMemoryMb: setting(

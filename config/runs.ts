@@ -1,7 +1,7 @@
 /** Settings of async runs, completion effects, retention and background jobs (the operator loops). */
 import { z } from 'zod';
 import { bool, duration, millisecondsList, positiveInt } from './schemas.ts';
-import { section, setting } from './setting.ts';
+import { SERVER_ROLES, section, setting } from './setting.ts';
 
 /** The operator loops: in the embedded process, or in the elected operator on Kubernetes. */
 const LOOPS = ['embedded', 'operator'] as const;
@@ -89,14 +89,14 @@ export const RUNS = section(
         'KUBEGLUE_JOB_MAX_FAILURES',
         positiveInt,
         '5',
-        ['embedded', 'api', 'operator'],
+        SERVER_ROLES,
         "a background job's subject (a documentation request, an outbox row) that failed this many times in a row is given up: it shows a terminal status and is not retried until a user acts",
       ),
       retryDelayMs: setting(
         'KUBEGLUE_JOB_RETRY_DELAY_MS',
         positiveInt,
         '1000',
-        ['embedded', 'api', 'operator'],
+        SERVER_ROLES,
         'wait before a failed background job is tried again; 4× longer after each further failure, at most 5 minutes',
       ),
     },

@@ -17,6 +17,9 @@ export type Role = (typeof ROLES)[number];
 /** The processes that serve the /v1 API, and with it what the API writes: the embedded one and the api role. */
 export const API_ROLES = ['embedded', 'api'] as const;
 
+/** The long-running processes that keep runs in the store: the API's and the operator. */
+export const SERVER_ROLES = [...API_ROLES, 'operator'] as const;
+
 /**
  * The default as it would be written in the environment (undefined: unset). Where roles differ, one per
  * role and `otherwise` for the others.

@@ -18,6 +18,16 @@ export const JsonValue: z.ZodType<JsonValue> = z
   .meta({ id: 'JsonValue', description: 'Any JSON value.' });
 export const JsonObject = z.record(z.string(), JsonValue);
 
+/** The JSON value the text holds, or undefined when it is not JSON (what a peer sent, a file's text). */
+export function parseJsonOrUndefined(text: string): JsonValue | undefined {
+  try {
+    // JSON.parse only ever yields JSON values; re-validating a large text would only cost time.
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * An instant, as every /v1 body and query states one: ISO 8601 date-time with an offset (`Z` or `+02:00`).
  * JSON has no date type; this is the one place the API's instants get their format.

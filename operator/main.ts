@@ -21,9 +21,8 @@ import { ClusterSecretStore } from '../kube/secrets/cluster.ts';
 import { registerJobMetrics } from '../platform/job-metrics.ts';
 import { installLastResortHandlers } from '../platform/last-resort.ts';
 import { serveMetrics } from '../platform/metrics.ts';
-import { deriveKey } from '../platform/secret-box.ts';
 import { JobSupervisor } from '../platform/supervisor.ts';
-import { FileUrlSigner } from '../runs/file-urls.ts';
+import { masterKeySigner } from '../runs/file-urls.ts';
 import { openStore } from '../store/index.ts';
 import { createPodLauncher, type Operator, startOperator } from './app.ts';
 import { createClusterRunStarters } from './cluster-runs.ts';
@@ -65,10 +64,10 @@ export async function main(_args: string[]): Promise<void> {
 
   /** Leadership comes at most once per process (a lost Lease exits), so this runs once. */
   const lead = async (): Promise<Operator> => {
-    const signer = new FileUrlSigner({
-      key: deriveKey(masterKey, 'kubeglue/file-urls/v1'),
-      baseUrl: settings.publicUrl ?? `http://${settings.host}:${settings.port}`,
-    });
+    const signer = masterKeySigner(
+      masterKey,
+      settings.publicUrl ?? `http://${settings.host}:${settings.port}`,
+    );
     const urlFor = (runId: string, fileKey: string) => signer.sign(runId, fileKey).url;
     const secrets = new ClusterSecretStore({ secrets: core.secrets, namespace });
     chains = await createClusterRunStarters({

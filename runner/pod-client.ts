@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import type { z } from 'zod';
+import { parseJsonOrUndefined } from '../contract/json.ts';
 
 /** A call to the internal API that did not succeed; `retryable` when asking again may help. */
 export class InternalApiError extends Error {
@@ -71,7 +72,7 @@ export class InternalClient {
         message || `status ${status}`,
       );
     }
-    const parsed = answer.safeParse(parseJson(text));
+    const parsed = answer.safeParse(parseJsonOrUndefined(text));
     // Asking again would get the same answer: this runner and the API disagree on the contract.
     if (!parsed.success) throw new InternalApiError(`${method} ${path}: unexpected answer`, status, false);
     return parsed.data;
@@ -111,17 +112,10 @@ export async function withRetry<T>(fn: () => Promise<T>, options: RetryOptions):
   }
 }
 
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 /** The `{error:{message}}` of an internal API answer, or its status alone. */
 function apiMessage(text: string): string {
-  const message = (parseJson(text) as { error?: { message?: unknown } } | undefined)?.error?.message;
+  const message = (parseJsonOrUndefined(text) as { error?: { message?: unknown } } | undefined)?.error
+    ?.message;
   return typeof message === 'string' ? message : '';
 }
 

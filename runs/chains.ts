@@ -5,7 +5,7 @@
 import type { JsonObject } from '../contract/json.ts';
 import type { Store, StoredRun } from '../store/index.ts';
 import type { RunContext, StartedRun } from './context.ts';
-import { inputHash } from './input-hash.ts';
+import { recordRefusedRun } from './refused.ts';
 import { startRun } from './requests.ts';
 
 /**
@@ -39,23 +39,17 @@ export async function recordRefusedChain(
   store: Pick<Store, 'insertRun'>,
   input: { runId: string; toolId: string; parent: StoredRun; reason: string },
 ): Promise<void> {
-  const now = new Date().toISOString();
-  await store.insertRun(
-    {
-      runId: input.runId,
-      toolId: input.toolId,
-      status: 'failed',
-      error: input.reason,
-      requestSource: 'tool-chain',
-      ...(input.parent.userId ? { userId: input.parent.userId } : {}),
-      ...(input.parent.allowedToolIds ? { allowedToolIds: input.parent.allowedToolIds } : {}),
-      ...(input.parent.allowedSystemIds ? { allowedSystemIds: input.parent.allowedSystemIds } : {}),
-      systemIds: [],
-      executionMode: input.parent.executionMode ?? 'prod',
-      ...(input.parent.traceId ? { traceId: input.parent.traceId } : {}),
-      parentRunId: input.parent.runId,
-      metadata: { startedAt: now, completedAt: now, durationMs: 0 },
-    },
-    { inputHash: inputHash(input.toolId, {}) },
-  );
+  const { parent } = input;
+  return recordRefusedRun(store, {
+    runId: input.runId,
+    toolId: input.toolId,
+    reason: input.reason,
+    requestSource: 'tool-chain',
+    ...(parent.userId ? { userId: parent.userId } : {}),
+    ...(parent.allowedToolIds ? { allowedToolIds: parent.allowedToolIds } : {}),
+    ...(parent.allowedSystemIds ? { allowedSystemIds: parent.allowedSystemIds } : {}),
+    executionMode: parent.executionMode ?? 'prod',
+    ...(parent.traceId ? { traceId: parent.traceId } : {}),
+    parentRunId: parent.runId,
+  });
 }

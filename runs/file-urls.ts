@@ -7,6 +7,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { z } from 'zod';
 import { KG_ERR_DOWNLOAD_LINK_EXPIRED, KG_ERR_DOWNLOAD_LINK_INVALID } from '../contract/api/errors.ts';
 import type { FileArtifact, FileDownloadInfo } from '../contract/api/run.ts';
+import { deriveKey } from '../platform/secret-box.ts';
 import type { StoredFileArtifact } from '../store/index.ts';
 
 /** The interface's presigned URL lifetime. */
@@ -39,6 +40,17 @@ const SIGNATURE = /^[A-Za-z0-9_-]{43}$/;
 const EXPIRES = /^[0-9]{1,15}$/;
 /** Binds signatures to this use of the key; bump it to invalidate every URL after a format change. */
 const DOMAIN = 'kubeglue-file-download-v1';
+
+/** What the signing key is derived from the master key for. */
+const FILE_URLS_KEY_PURPOSE = 'kubeglue/file-urls/v1';
+
+/**
+ * The signer of a process that holds the master key: every process (api replicas, the operator, the
+ * embedded one) derives the same key from it, so a link one of them signed is accepted by any other.
+ */
+export function masterKeySigner(masterKey: Buffer, baseUrl: string): FileUrlSigner {
+  return new FileUrlSigner({ key: deriveKey(masterKey, FILE_URLS_KEY_PURPOSE), baseUrl });
+}
 
 export class FileUrlSigner {
   readonly #key: Buffer;

@@ -7,7 +7,7 @@ import type { ScheduleRunAs, ScheduleRunOptions } from '../contract/api/schedule
 import type { JsonObject } from '../contract/json.ts';
 import type { Store } from '../store/index.ts';
 import type { Caller, RunContext, StartedRun } from './context.ts';
-import { inputHash } from './input-hash.ts';
+import { recordRefusedRun } from './refused.ts';
 import { startRun } from './requests.ts';
 import { type KeyNow, narrowedCaller } from './run-as.ts';
 
@@ -76,25 +76,18 @@ export async function recordRefusedScheduled(
   store: Pick<Store, 'insertRun'>,
   input: Omit<ScheduledRun, 'options'> & { reason: string; mode?: ScheduleRunOptions['mode'] },
 ): Promise<void> {
-  const now = new Date().toISOString();
   const caller = scheduleCaller(input.runAs);
-  await store.insertRun(
-    {
-      runId: input.runId,
-      toolId: input.toolId,
-      status: 'failed',
-      error: input.reason,
-      requestSource: 'scheduler',
-      userId: caller.id,
-      ...(caller.toolIds ? { allowedToolIds: caller.toolIds } : {}),
-      ...(caller.systemIds ? { allowedSystemIds: caller.systemIds } : {}),
-      systemIds: [],
-      executionMode: input.mode ?? 'prod',
-      traceId: input.runId,
-      scheduleId: input.scheduleId,
-      toolPayload: input.inputs,
-      metadata: { startedAt: now, completedAt: now, durationMs: 0 },
-    },
-    { inputHash: inputHash(input.toolId, input.inputs) },
-  );
+  return recordRefusedRun(store, {
+    runId: input.runId,
+    toolId: input.toolId,
+    reason: input.reason,
+    requestSource: 'scheduler',
+    userId: caller.id,
+    ...(caller.toolIds ? { allowedToolIds: caller.toolIds } : {}),
+    ...(caller.systemIds ? { allowedSystemIds: caller.systemIds } : {}),
+    executionMode: input.mode ?? 'prod',
+    traceId: input.runId,
+    scheduleId: input.scheduleId,
+    toolPayload: input.inputs,
+  });
 }

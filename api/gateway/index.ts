@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { ApiSettings } from '../../config/config.ts';
+import { deriveKey } from '../../platform/secret-box.ts';
 import type { GatewayTunnelOwnerQueries, GatewayTunnelQueries, StoredApiKey } from '../../store/index.ts';
 import { GatewayDirectory } from './directory.ts';
 import { installTunnelEndpoint } from './endpoint.ts';
@@ -39,11 +40,17 @@ function relayAdvertiseAddress(relay: GatewaysSettings['relay'], port: number): 
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
+/** What the peer token of the replicas' relays is derived for; bump it to refuse the tokens of older replicas. */
+const GATEWAY_PEERS_KEY_PURPOSE = 'kubeglue/gateway-peers/v1';
+
 export async function startGateways(options: {
   settings: GatewaysSettings;
   log(line: string): void;
-  /** The store's tunnel directory and the peer token: tunnels are reachable from every replica. */
-  shared?: { tunnels: GatewayTunnelQueries; peerToken: string };
+  /**
+   * The store's tunnel directory and the master key, from which every replica derives the same peer
+   * token: tunnels are reachable from every replica.
+   */
+  shared?: { tunnels: GatewayTunnelQueries; masterKey: Buffer };
   /** Kubernetes mode: which streams runner Pods may open with their run's token. */
   runners?: RunnerStreamCheck;
 }): Promise<Gateways> {
@@ -59,7 +66,7 @@ export async function startGateways(options: {
     ...(options.runners ? { runners: options.runners } : {}),
     ...(shared
       ? {
-          peerToken: shared.peerToken,
+          peerToken: deriveKey(shared.masterKey, GATEWAY_PEERS_KEY_PURPOSE).toString('base64url'),
           directory: { remote: (id) => directory?.remote(id) ?? Promise.resolve(undefined) },
         }
       : {}),

@@ -7,7 +7,7 @@ import { posix } from 'node:path';
 import { Writable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { z } from 'zod';
-import { JsonValue } from '../../contract/json.ts';
+import { JsonValue, parseJsonOrUndefined } from '../../contract/json.ts';
 import { type FileRef, fileRefBytes, fileRefFromBytes, fileText, isFileRef } from '../file-ref.ts';
 import { mediaTypeByName } from '../media-type.ts';
 import { EgressGuard, PERMISSIVE_EGRESS } from './egress-policy.ts';
@@ -247,15 +247,6 @@ function parseRows(text: string, delimiter: string): JsonValue | undefined {
   }
 }
 
-function parseJson(text: string): JsonValue | undefined {
-  try {
-    // JSON.parse only ever yields JSON values; re-validating a large file would only cost time.
-    return JSON.parse(text) as JsonValue;
-  } catch {
-    return undefined;
-  }
-}
-
 export interface DecodedContent {
   contentType: string;
   /** Parsed JSON, CSV rows, text, or null for binary content. */
@@ -277,7 +268,7 @@ export function decodeFileContent(path: string, bytes: Uint8Array): DecodedConte
   const extension = posix.extname(path).toLowerCase();
   if (isJsonType(contentType)) {
     if (text.trim() === '') return { contentType, content: null };
-    return { contentType, content: parseJson(text) ?? text };
+    return { contentType, content: parseJsonOrUndefined(text) ?? text };
   }
   if (extension === '.csv' || extension === '.tsv' || contentType === 'text/csv') {
     const rows = parseRows(text, extension === '.tsv' ? '\t' : ',');
@@ -285,7 +276,7 @@ export function decodeFileContent(path: string, bytes: Uint8Array): DecodedConte
   }
   const trimmed = text.trimStart();
   if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
-    const parsed = parseJson(text);
+    const parsed = parseJsonOrUndefined(text);
     if (parsed !== undefined) return { contentType, content: parsed };
   }
   return { contentType, content: text };

@@ -144,17 +144,28 @@ function streamFactory(resolved: ResolvedMysqlConnection, guard: EgressGuard, ga
   };
 }
 
-function newPool(entry: Pick<PoolEntry, 'resolved' | 'tls' | 'stream'>): mysql.Pool {
+/**
+ * Where and as whom a connection to the entry's server logs in, over which socket and TLS: the pool's
+ * connections and the separate one that kills a query alike, without the flags each adds.
+ */
+function loginOptions(entry: Pick<PoolEntry, 'resolved' | 'tls' | 'stream'>) {
   const { resolved } = entry;
   const ssl = sslOption(resolved, entry.tls);
-  const pool = mysql.createPool({
+  return {
     host: resolved.host,
     port: resolved.port,
     ...(resolved.user !== undefined ? { user: resolved.user } : {}),
     ...(resolved.password !== undefined ? { password: resolved.password } : {}),
-    ...(resolved.database !== undefined ? { database: resolved.database } : {}),
     ...(ssl ? { ssl } : {}),
     stream: entry.stream,
+  };
+}
+
+function newPool(entry: Pick<PoolEntry, 'resolved' | 'tls' | 'stream'>): mysql.Pool {
+  const { resolved } = entry;
+  const pool = mysql.createPool({
+    ...loginOptions(entry),
+    ...(resolved.database !== undefined ? { database: resolved.database } : {}),
     connectionLimit: POOL_BOUNDS.connectionsPerPool,
     // Below the limit, so mysql2 closes connections idle for idleTimeout.
     maxIdle: POOL_BOUNDS.connectionsPerPool - 1,
@@ -350,16 +361,9 @@ async function runTransaction(
 
 /** Asks the server to stop the statement running on `threadId`, over a separate short connection. */
 function killQuery(entry: PoolEntry, threadId: number): Promise<void> {
-  const ssl = sslOption(entry.resolved, entry.tls);
-  const { resolved } = entry;
   return new Promise((resolve, reject) => {
     const connection = mysql.createConnection({
-      host: resolved.host,
-      port: resolved.port,
-      ...(resolved.user !== undefined ? { user: resolved.user } : {}),
-      ...(resolved.password !== undefined ? { password: resolved.password } : {}),
-      ...(ssl ? { ssl } : {}),
-      stream: entry.stream,
+      ...loginOptions(entry),
       connectTimeout: CONNECT_TIMEOUT_MS,
       flags: ['-LOCAL_FILES'],
     });

@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 
-/** An object that stands for what `current()` returns at each use: property reads go there, methods bound. */
+/**
+ * An object that stands for what `current()` returns at each use: property reads and writes go there,
+ * methods bound.
+ */
 export function standIn<T extends object>(current: () => T): T {
   return new Proxy({} as T, {
     get(_target, property) {
@@ -11,6 +14,7 @@ export function standIn<T extends object>(current: () => T): T {
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? value.bind(target) : value;
     },
+    set: (_target, property, value) => Reflect.set(current(), property, value),
     has: (_target, property) => Reflect.has(current(), property),
   });
 }
@@ -23,11 +27,12 @@ export function standIn<T extends object>(current: () => T): T {
 export function useStarted<T extends object>(
   start: () => Promise<T> | T,
   stop: (started: T) => Promise<void> | void,
+  startTimeoutMs?: number,
 ): T {
   let started: T | undefined;
   beforeAll(async () => {
     started = await start();
-  });
+  }, startTimeoutMs);
   afterAll(async () => {
     if (started) await stop(started);
   });

@@ -14,6 +14,7 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { beforeEach } from 'vitest';
+import { parseJsonOrUndefined } from '../../contract/json.ts';
 import { useStarted } from './fixture.ts';
 
 export interface TargetRequest {
@@ -78,15 +79,6 @@ function routeKey(method: string, path: string): string {
   return `${method.toUpperCase()} ${path}`;
 }
 
-function parseJson(text: string): unknown {
-  if (text === '') return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 function waitUnlessClosed(ms: number, res: ServerResponse, timers: Set<NodeJS.Timeout>): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);
@@ -139,7 +131,7 @@ export async function startHttpTarget(): Promise<HttpTarget> {
         headers: incoming.headers,
         body,
         text,
-        json: parseJson(text),
+        json: parseJsonOrUndefined(text),
         receivedAt,
         socketId: socketIds.get(incoming.socket) ?? 0,
       };

@@ -1,12 +1,14 @@
 /**
  * Reading a list again every few seconds while the tab is visible (a hidden tab waits, then reads at once
  * when it is looked at again), as the runs, gateways and schedules pages keep themselves current. Each
- * read gets the signal that aborts it when the page goes or `deps` change; `everyMs` undefined reads once.
+ * read gets the signal that aborts it when the page goes or `deps` change; `everyMs` undefined reads once,
+ * and a read that answers `false` is the last until `deps` change (the systems pages read again only
+ * while a documentation is pending).
  */
 import { useEffect, useState } from 'preact/hooks';
 
 export function usePoll(
-  read: (signal: AbortSignal) => Promise<void>,
+  read: (signal: AbortSignal) => Promise<boolean | undefined>,
   everyMs: number | undefined,
   deps: unknown[],
 ): void {
@@ -14,8 +16,9 @@ export function usePoll(
     const abort = new AbortController();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const load = async () => {
-      await read(abort.signal);
-      if (!abort.signal.aborted && everyMs !== undefined) timer = setTimeout(poll, everyMs);
+      const again = await read(abort.signal);
+      if (!abort.signal.aborted && everyMs !== undefined && again !== false)
+        timer = setTimeout(poll, everyMs);
     };
     const poll = () => {
       if (document.visibilityState === 'visible') void load();

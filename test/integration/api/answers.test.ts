@@ -3,10 +3,9 @@
  * an unknown field or a step URL that cannot work are told, and that nothing is sniffed.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import type { Run } from '../../../contract/api/run.ts';
 import { useTestApi } from '../../support/embedded.ts';
-
-type ErrorBody = { error: { message: string; code: string } };
 
 const api = useTestApi();
 

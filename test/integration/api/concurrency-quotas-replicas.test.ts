@@ -7,12 +7,11 @@
  */
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import type { Run } from '../../../contract/api/run.ts';
 import { useTestDatabase } from '../../support/database.ts';
 import { callOk, startTestApi, type TestApi } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
-
-type Failure = { error: { code: string } };
 
 const database = useTestDatabase();
 const target = useHttpTarget();
@@ -47,7 +46,7 @@ async function heldTool(id: string, path: string, capacity: object): Promise<Ser
 }
 
 const start = (api: TestApi, toolId: string, body: object = {}, key?: string) =>
-  api.call<Run & Failure>('POST', `/v1/tools/${toolId}/run`, { body, ...(key ? { key } : {}) });
+  api.call<Run & ErrorBody>('POST', `/v1/tools/${toolId}/run`, { body, ...(key ? { key } : {}) });
 
 describe('two API replicas on one Postgres store', () => {
   it("refuse a run on one replica while the tool's only slot is held on the other", async () => {

@@ -5,11 +5,10 @@
  */
 import type { ServerResponse } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import type { Run } from '../../../contract/api/run.ts';
 import { type ApiResponse, callOk, type TestApi, useTestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
-
-type Failure = { error: { code: string; message: string } };
 
 const target = useHttpTarget();
 const api = useTestApi();
@@ -59,7 +58,7 @@ describe('a tool at its maxConcurrentRuns', () => {
     expect(first.status).toBe(202);
     await expect.poll(() => held.length, { timeout: 20_000 }).toBe(1);
     for (const async of [true, false]) {
-      const refused = await api.call<Failure>('POST', '/v1/tools/strict/run', {
+      const refused = await api.call<ErrorBody>('POST', '/v1/tools/strict/run', {
         body: { options: { async } },
       });
       expect(refused.status).toBe(429);
@@ -122,7 +121,7 @@ describe('a tool at its maxConcurrentRuns', () => {
     const held = await heldTool('sync-timeout', '/sync-timeout', { maxConcurrentRuns: 1 });
     const first = await startAsync(api, 'sync-timeout');
     await expect.poll(() => held.length, { timeout: 20_000 }).toBe(1);
-    const refused = await api.call<Failure>('POST', '/v1/tools/sync-timeout/run', {
+    const refused = await api.call<ErrorBody>('POST', '/v1/tools/sync-timeout/run', {
       body: { options: { timeout: 1_000 } },
     });
     expect(refused.status).toBe(429);
@@ -153,11 +152,11 @@ describe('API key quotas', () => {
   it('refuses runs past runsPerMinute with 429, Retry-After and RateLimit-* headers', async () => {
     const { key, quotas } = await createKey({ runsPerMinute: 2 });
     expect(quotas).toEqual({ runsPerMinute: 2, concurrentRuns: null });
-    const answers: ApiResponse<Failure>[] = [];
+    const answers: ApiResponse<ErrorBody>[] = [];
     // A minute may begin between two calls: a quota never refuses before its limit, and within a few
     // calls the limit is reached in one minute.
     for (let i = 0; i < 5 && answers.at(-1)?.status !== 429; i++) {
-      answers.push(await api.call<Failure>('POST', '/v1/tools/quick/run', { body: {}, key }));
+      answers.push(await api.call<ErrorBody>('POST', '/v1/tools/quick/run', { body: {}, key }));
     }
     const refused = answers.at(-1)!;
     expect(refused.status).toBe(429);
@@ -186,7 +185,7 @@ describe('API key quotas', () => {
     const created = await createKey({ concurrentRuns: 1 });
     const first = await startAsync(api, 'key-held', created.key);
     expect(first.status).toBe(202);
-    const refused = await api.call<Failure>('POST', '/v1/tools/quick/run', { body: {}, key: created.key });
+    const refused = await api.call<ErrorBody>('POST', '/v1/tools/quick/run', { body: {}, key: created.key });
     expect(refused.status).toBe(429);
     expect(refused.body.error.code).toBe('KG_ERR_KEY_QUOTA_EXCEEDED');
     expect(refused.body.error.message).toMatch(/may have 1 runs in progress at once/);

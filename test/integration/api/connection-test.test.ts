@@ -11,6 +11,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import type { ConnectionTestResult } from '../../../contract/api/system.ts';
 import {
   type ServerProcess,
@@ -43,8 +44,6 @@ import { sambaMissing, useSamba } from '../../support/samba.ts';
 import { type Exposed, findSecrets, type Secret, summarise } from '../../support/secret-scan.ts';
 import { useSftpServer } from '../../support/sftp-server.ts';
 
-type ErrorAnswer = { error: { message: string; code: string } };
-
 const WRONG_PASSWORD = 'wrong-PASSWORD-9c1e7a';
 const HTTP_TOKEN = 'connection-test-token-4b8d2f';
 
@@ -68,7 +67,7 @@ async function test(
   options: { environment?: 'dev' | 'prod'; key?: string; on?: TestApi } = {},
 ) {
   const query = options.environment ? `?environment=${options.environment}` : '';
-  const answer = await (options.on ?? api).call<ConnectionTestResult & ErrorAnswer>(
+  const answer = await (options.on ?? api).call<ConnectionTestResult & ErrorBody>(
     'POST',
     `/v1/systems/${systemId}/test${query}`,
     { key: options.key ?? TEST_ADMIN_KEY },

@@ -3,13 +3,11 @@
  * and chains. A refused run is never stored.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import type { Run } from '../../../contract/api/run.ts';
 import { useTestApi } from '../../support/embedded.ts';
 
 type List<T> = { data: T[]; total: number };
-type ErrorBody = {
-  error: { message: string; code: string; issues?: { path: (string | number)[]; message: string }[] };
-};
 
 const api = useTestApi();
 

@@ -4,6 +4,7 @@
  * from their recording too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import type { ReplayAnswer } from '../../../contract/api/replay.ts';
 import { callOk, startTestApi, type TestApi } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
@@ -18,10 +19,6 @@ import { REDIS_PASSWORD, redisServerMissing } from '../../support/redis-server.t
 
 const TOKEN = 'replay-bearer-SECRET-5e1d77';
 const API_KEY = 'replay-apikey-SECRET-0b57ac';
-
-interface ApiErrorBody {
-  error: { code: string; message: string };
-}
 
 /** A paginated step (three pages), a loop over three of its items, and a transform. */
 function tool(id: string, total = 'sourceData.detail.length') {
@@ -148,11 +145,11 @@ describe('replay of a recorded run', () => {
   });
 
   it('refuses a run that recorded nothing, and an invalid definition', async () => {
-    const none = await replay<ApiErrorBody>('unrecorded-1');
+    const none = await replay<ErrorBody>('unrecorded-1');
     expect(none.status).toBe(409);
     expect(none.body.error.code).toBe('KG_ERR_RUN_NOT_REPLAYABLE');
     expect(none.body.error.message).toContain('recorded nothing');
-    const invalid = await replay<ApiErrorBody>('pipeline-1', { tool: { id: 'pipeline', steps: 'nope' } });
+    const invalid = await replay<ErrorBody>('pipeline-1', { tool: { id: 'pipeline', steps: 'nope' } });
     expect(invalid.status).toBe(400);
   });
 
@@ -161,7 +158,7 @@ describe('replay of a recorded run', () => {
       name: 'other',
       toolIds: ['unrecorded'],
     });
-    const hidden = await replay<ApiErrorBody>('pipeline-1', {}, other.key);
+    const hidden = await replay<ErrorBody>('pipeline-1', {}, other.key);
     expect(hidden.status).toBe(404);
     expect(hidden.body.error.code).toBe('KG_ERR_RUN_NOT_FOUND');
     const reader = await callOk<{ key: string }>(api, 'POST', '/v1/api-keys', {

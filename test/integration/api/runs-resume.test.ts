@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import type { Run, StepResult } from '../../../contract/api/run.ts';
 import { callOk, useTestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
-type ApiErrorBody = { error: { code: string; message: string } };
 type Results = { data: { stepResults: StepResult[] } };
 
 const target = useHttpTarget();
@@ -173,7 +173,7 @@ describe('POST /v1/runs/{runId}/resume', () => {
     const asInputs = await resume(failed.runId, { inputs: { tag: 'third' } });
     expect(asInputs.body.data).toEqual({ stored: 3, tag: 'third' });
 
-    const both = await resume<ApiErrorBody>(failed.runId, { payload: {}, inputs: {} });
+    const both = await resume<ErrorBody>(failed.runId, { payload: {}, inputs: {} });
     expect(both.status).toBe(400);
     expect(both.body.error.message).toContain('payload or as inputs, not both');
   });
@@ -294,7 +294,7 @@ describe('POST /v1/runs/{runId}/resume', () => {
     expect(first.body).toMatchObject({ runId: 'resume-once', status: 'success' });
     expect(again.body).toMatchObject({ runId: 'resume-once', status: 'success', resumedFrom: failed.runId });
     expect(target.count('/sink')).toBe(sinkCalls + 1);
-    const other = await resume<ApiErrorBody>(failed.runId, { runId: 'resume-once', inputs: { tag: 'z' } });
+    const other = await resume<ErrorBody>(failed.runId, { runId: 'resume-once', inputs: { tag: 'z' } });
     expect(other.status).toBe(409);
     expect(other.body.error.code).toBe('KG_ERR_RUN_ID_CONFLICT');
   });
@@ -305,7 +305,7 @@ describe('what cannot be resumed', () => {
     await createTool(pipeline('fine'));
     sinkStatus = 200;
     const run = await callOk<Run>(api, 'POST', '/v1/tools/fine/run', { inputs: { tag: 'a' } });
-    const answer = await resume<ApiErrorBody>(run.runId);
+    const answer = await resume<ErrorBody>(run.runId);
     expect(answer.status).toBe(409);
     expect(answer.body.error.code).toBe('KG_ERR_RUN_NOT_RESUMABLE');
     expect(answer.body.error.message).toContain('succeeded');
@@ -315,7 +315,7 @@ describe('what cannot be resumed', () => {
     await createTool(pipeline('doomed'));
     const failed = await failedRun('doomed');
     await callOk(api, 'DELETE', '/v1/tools/doomed');
-    const answer = await resume<ApiErrorBody>(failed.runId);
+    const answer = await resume<ErrorBody>(failed.runId);
     expect(answer.status).toBe(409);
     expect(answer.body.error).toMatchObject({ code: 'KG_ERR_RESUME_TOOL_GONE' });
     expect(answer.body.error.message).toContain("tool 'doomed' no longer exists or was never saved");
@@ -329,7 +329,7 @@ describe('what cannot be resumed', () => {
       name: 'elsewhere only',
       toolIds: ['elsewhere'],
     });
-    const hidden = await resume<ApiErrorBody>(failed.runId, {}, otherTool.key);
+    const hidden = await resume<ErrorBody>(failed.runId, {}, otherTool.key);
     expect(hidden.status).toBe(404);
     expect(hidden.body.error.code).toBe('KG_ERR_RUN_NOT_FOUND');
     const readOnly = await callOk<{ key: string }>(api, 'POST', '/v1/api-keys', {
@@ -352,7 +352,7 @@ describe('what cannot be resumed', () => {
       before: new Date(Date.now() + 60_000).toISOString(),
       limit: 1000,
     });
-    const answer = await resume<ApiErrorBody>(failed.runId);
+    const answer = await resume<ErrorBody>(failed.runId);
     expect(answer.status).toBe(409);
     expect(answer.body.error.code).toBe('KG_ERR_RUN_RESULTS_NOT_STORED');
     expect(answer.body.error.message).toContain('KUBEGLUE_RESULT_RETENTION');
@@ -376,7 +376,7 @@ describe('a run whose results were stored without their data', () => {
     const run = await small.call<Run>('POST', '/v1/tools/bulky/run', { body: {} });
     expect(run.body.status).toBe('failed');
     expect(run.body.error).toContain('KUBEGLUE_MAX_RESULT_BYTES');
-    const answer = await small.call<ApiErrorBody>('POST', `/v1/runs/${run.body.runId}/resume`, { body: {} });
+    const answer = await small.call<ErrorBody>('POST', `/v1/runs/${run.body.runId}/resume`, { body: {} });
     expect(answer.status).toBe(409);
     expect(answer.body.error.code).toBe('KG_ERR_RUN_RESULTS_NOT_STORED');
     expect(answer.body.error.message).toContain('step one was stored without its data');

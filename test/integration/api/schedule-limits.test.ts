@@ -4,6 +4,7 @@
  * each refused past its limit with KG_ERR_SCHEDULE_LIMIT naming the setting; deleting one makes room.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import type { ToolSchedule } from '../../../contract/api/schedule.ts';
 import { useTestApi } from '../../support/embedded.ts';
 import { createEchoTool } from '../../support/schedules.ts';
@@ -11,10 +12,8 @@ import { createEchoTool } from '../../support/schedules.ts';
 const api = useTestApi({ KUBEGLUE_MAX_SCHEDULES_PER_TOOL: '3', KUBEGLUE_MAX_SCHEDULES_PER_KEY: '4' });
 let key: string;
 
-type Refusal = { error: { code: string; message: string } };
-
 const post = (toolId: string, withKey?: string) =>
-  api.call<ToolSchedule & Refusal>('POST', `/v1/tools/${toolId}/schedules`, {
+  api.call<ToolSchedule & ErrorBody>('POST', `/v1/tools/${toolId}/schedules`, {
     body: { cronExpression: '0 9 * * *' },
     ...(withKey ? { key: withKey } : {}),
   });
@@ -51,7 +50,7 @@ describe('schedule limits', () => {
     // Another key's schedule changed by this key would run with its rights: that counts too.
     const admins = await post('c');
     expect(admins.status).toBe(201);
-    const takeOver = await api.call<Refusal>('PUT', `/v1/tools/c/schedules/${admins.body.id}`, {
+    const takeOver = await api.call<ErrorBody>('PUT', `/v1/tools/c/schedules/${admins.body.id}`, {
       key,
       body: { enabled: false },
     });

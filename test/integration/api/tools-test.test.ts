@@ -4,6 +4,7 @@
  * on) any request once the run is recorded: the tests reach no system.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import type { Recording } from '../../../contract/api/recording.ts';
 import type { ToolTestAnswer } from '../../../contract/api/tool-test-result.ts';
 import { callOk, startTestApi, type TestApi } from '../../support/embedded.ts';
@@ -11,10 +12,6 @@ import { useHttpTarget } from '../../support/http-target.ts';
 import { useSealedAfterRecording } from '../../support/recorded-systems.ts';
 
 const TOKEN = 'tooltest-bearer-SECRET-77a1c3';
-
-interface ApiErrorBody {
-  error: { code: string; message: string };
-}
 
 const steps = [
   { id: 'list', config: { systemId: 'crm', url: '/items', queryParams: { key: '<<crm_apiKey>>' } } },
@@ -132,12 +129,12 @@ describe('POST /v1/tools/{toolId}/test', () => {
 
   it('refuses more tests than the bound, and two tests with one name, with a 400 naming it', async () => {
     const one = { name: 't', recording: [], expect: { output: null } };
-    const many = await api.call<ApiErrorBody>('PUT', '/v1/tools/names', {
+    const many = await api.call<ErrorBody>('PUT', '/v1/tools/names', {
       body: { tests: Array.from({ length: 21 }, (_, i) => ({ ...one, name: `t${i}` })) },
     });
     expect(many.status).toBe(400);
     expect(many.body.error.message).toMatch(/tests.*20/);
-    const twice = await api.call<ApiErrorBody>('PUT', '/v1/tools/names', { body: { tests: [one, one] } });
+    const twice = await api.call<ErrorBody>('PUT', '/v1/tools/names', { body: { tests: [one, one] } });
     expect(twice.status).toBe(400);
     expect(twice.body.error.message).toContain("duplicate test name 't'");
   });
@@ -146,7 +143,7 @@ describe('POST /v1/tools/{toolId}/test', () => {
     const other = await callOk<{ key: string }>(api, 'POST', '/v1/api-keys', { name: 'o', toolIds: ['x'] });
     const hidden = await test('names', other.key);
     expect(hidden.status).toBe(404);
-    expect((hidden.body as unknown as ApiErrorBody).error.code).toBe('KG_ERR_TOOL_NOT_FOUND');
+    expect((hidden.body as unknown as ErrorBody).error.code).toBe('KG_ERR_TOOL_NOT_FOUND');
     expect((await test('missing')).status).toBe(404);
     const reader = await callOk<{ key: string }>(api, 'POST', '/v1/api-keys', {
       name: 'r',

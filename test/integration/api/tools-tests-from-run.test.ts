@@ -5,6 +5,7 @@
  * longer answering. Runs that cannot be tests and the tool's test bounds answer catalog errors.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import { MAX_TOOL_TESTS, type SavedToolTest, type ToolTest } from '../../../contract/api/tool-test.ts';
 import type { ToolTestAnswer } from '../../../contract/api/tool-test-result.ts';
 import { callOk, startTestApi, type TestApi } from '../../support/embedded.ts';
@@ -12,17 +13,13 @@ import { useHttpTarget } from '../../support/http-target.ts';
 
 const TOKEN = 'fromrun-bearer-SECRET-5e1d';
 
-interface ApiErrorBody {
-  error: { code: string; message: string };
-}
-
 describe('POST /v1/tools/{toolId}/tests saves a recorded run as a test', () => {
   const target = useHttpTarget();
   let api: TestApi;
   let answering = true;
 
   const save = (toolId: string, body: unknown) =>
-    api.call<SavedToolTest & ApiErrorBody>('POST', `/v1/tools/${toolId}/tests`, { body });
+    api.call<SavedToolTest & ErrorBody>('POST', `/v1/tools/${toolId}/tests`, { body });
   const run = async (toolId: string, body: unknown) => {
     const answer = await api.call<{ runId: string; status: string }>('POST', `/v1/tools/${toolId}/run`, {
       body,

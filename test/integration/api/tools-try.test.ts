@@ -4,11 +4,11 @@
  * nothing is stored unless createRun asks for it.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import type { Run } from '../../../contract/api/run.ts';
 import { callOk, useTestApi } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
-type ApiErrorBody = { error: { code: string; message: string } };
 type RunList = { data: Array<{ runId: string }>; total: number };
 
 const target = useHttpTarget();
@@ -127,7 +127,7 @@ describe('POST /v1/tools/run with untilStep', () => {
   });
 
   it('refuses an unknown step with the ids of the definition’s steps', async () => {
-    const answer = await api.call<ApiErrorBody>('POST', '/v1/tools/run', {
+    const answer = await api.call<ErrorBody>('POST', '/v1/tools/run', {
       body: { tool: draft(), untilStep: 'order' },
     });
     expect(answer.status).toBe(400);
@@ -137,7 +137,7 @@ describe('POST /v1/tools/run with untilStep', () => {
   });
 
   it('refuses an asynchronous try', async () => {
-    const answer = await api.call<ApiErrorBody>('POST', '/v1/tools/run?createRun=true', {
+    const answer = await api.call<ErrorBody>('POST', '/v1/tools/run?createRun=true', {
       body: { tool: draft(), untilStep: 'user', options: { async: true } },
     });
     expect(answer.status).toBe(400);

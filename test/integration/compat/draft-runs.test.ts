@@ -4,13 +4,12 @@
  * auth, checks, limits, sandbox and egress rules as saved tools; keys limited to tools may not use them.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import type { Run } from '../../../contract/api/run.ts';
 import { TEST_ADMIN_KEY, useTestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
 const TOKEN = 'draft-bearer-token-0a7d93c1';
-
-type ErrorBody = { error: { code: string; message: string } };
 
 const target = useHttpTarget();
 const api = useTestApi({ KUBEGLUE_SANDBOX_TIMEOUT_MS: '300' });

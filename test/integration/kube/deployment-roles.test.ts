@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../../contract/api/run.ts';
 import { allows, type RbacRole } from '../../../contract/rbac.ts';
 import { runnerPodName, runTokenSecretName } from '../../../operator/launchers/launcher.ts';
@@ -14,16 +14,7 @@ import { callApi, TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../../support/embedded
 import { type AgentProcess, startAgent } from '../../support/gateway-agent.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 import { startKubeFaultProxy } from '../../support/kube/fault-proxy.ts';
-import {
-  grantKubeglueRoles,
-  type KubeglueProcess,
-  operatorEnvBeside,
-  startApi,
-  startKubeglue,
-  startKubegluePodRunner,
-  waitUntil,
-} from '../../support/kube/kubeglue.ts';
-import type { ProcessKubelet } from '../../support/kube/process-kubelet/kubelet.ts';
+import { startKubeglue, useKubeglueRoles, waitUntil } from '../../support/kube/kubeglue.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 import { CC_CLIENT, startOAuthProvider, type TestOAuthProvider } from '../../support/oauth-provider.ts';
 import { findSecrets, summarise } from '../../support/secret-scan.ts';
@@ -53,16 +44,20 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
   const bed = useKubeTestBed('roles', { crds: true });
   const db = useTestDatabase();
   const target = useHttpTarget();
-  let kubelet: ProcessKubelet;
-  let api: KubeglueProcess;
-  let operator: KubeglueProcess;
-  let apiUrl: string;
-  let relayPort: number;
-  let apiEnv: Record<string, string>;
-  let operatorEnv: Record<string, string>;
+  const roles = useKubeglueRoles(bed, db, {
+    // The HTTP target is on loopback; the deployment's default would refuse it.
+    env: { KUBEGLUE_EGRESS_PRIVATE: 'allow', KUBEGLUE_LOG_LEVEL: 'warn' },
+    operatorEnv: {
+      KUBEGLUE_RUNNER_PENDING_TIMEOUT_MS: '4000',
+      KUBEGLUE_CANCEL_GRACE_MS: '3000',
+      KUBEGLUE_LEASE_DURATION_MS: '3000',
+      KUBEGLUE_LEASE_RENEW_DEADLINE_MS: '2000',
+      KUBEGLUE_LEASE_RETRY_MS: '500',
+    },
+  });
 
   const call = <T>(method: string, path: string, body?: unknown) =>
-    callApi<T>(apiUrl, TEST_ADMIN_KEY, method, path, body);
+    callApi<T>(roles.started.url, TEST_ADMIN_KEY, method, path, body);
   const finished = async (runId: string, timeoutMs = 60_000): Promise<Run> => {
     let run: Run | undefined;
     await waitUntil(
@@ -80,7 +75,7 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
       `/apis/kubeglue.dev/v1alpha1/namespaces/${bed.namespace.name}/toolruns/${toolRunName(runId)}`,
     );
   const podRunning = (runId: string) =>
-    kubelet.waitFor(
+    roles.kubelet.waitFor(
       bed.namespace.name,
       runnerPodName(toolRunName(runId), 1),
       (pod) => pod?.status?.phase === 'Running',
@@ -102,38 +97,10 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
     return started.body.runId;
   };
 
-  beforeAll(async () => {
-    await grantKubeglueRoles(bed.kube, bed.namespace.name);
+  beforeAll(() => {
     target.route('GET', '/items', { body: [{ id: 1 }, { id: 2 }] });
     target.route('GET', '/broken', { status: 500, body: { message: 'the target is down' } });
     target.route('GET', '/slow', { delayMs: 60_000, body: { late: true } });
-    kubelet = await startKubegluePodRunner(bed.kube, bed.namespace.name);
-    const env = {
-      // The HTTP target is on loopback; the deployment's default would refuse it.
-      KUBEGLUE_EGRESS_PRIVATE: 'allow',
-      KUBEGLUE_LOG_LEVEL: 'warn',
-    };
-    const started = await startApi(bed, db.url, env);
-    ({ url: apiUrl, relayPort, env: apiEnv } = started);
-    api = started;
-    await api.waitForOutput(/ready on/);
-    operatorEnv = {
-      ...(await operatorEnvBeside(bed, db.url, started)),
-      ...env,
-      KUBEGLUE_RUNNER_PENDING_TIMEOUT_MS: '4000',
-      KUBEGLUE_CANCEL_GRACE_MS: '3000',
-      KUBEGLUE_LEASE_DURATION_MS: '3000',
-      KUBEGLUE_LEASE_RENEW_DEADLINE_MS: '2000',
-      KUBEGLUE_LEASE_RETRY_MS: '500',
-    };
-    operator = startKubeglue('operator', operatorEnv);
-    await operator.waitForOutput(/reconciling Tools/);
-  }, 120_000);
-
-  afterAll(async () => {
-    await operator?.stop();
-    await api?.stop();
-    await kubelet?.stop();
   });
 
   it('runs an async run in a runner Pod and kubectl wait sees it succeed', async () => {
@@ -162,8 +129,8 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
     target.route('GET', '/whoami', async (req) => {
       const token = /^Bearer (.+)$/.exec(String(req.headers.authorization))?.[1] ?? '';
       received.push(token);
-      const jwks = createRemoteJWKSet(new URL(`${apiUrl}/.well-known/jwks.json`));
-      const { payload } = await jwtVerify(token, jwks, { issuer: apiUrl, audience: target.url });
+      const jwks = createRemoteJWKSet(new URL(`${roles.started.url}/.well-known/jwks.json`));
+      const { payload } = await jwtVerify(token, jwks, { issuer: roles.started.url, audience: target.url });
       return { body: { run: payload.run_id, source: payload.request_source } };
     });
     const created = await call('POST', '/v1/tools', {
@@ -186,7 +153,7 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
     expect(results.body.data.data).toEqual({ run: runId, source: 'api' });
     expect(received).toHaveLength(1);
     expect(JSON.stringify(results.body)).not.toContain(received[0]);
-    expect(api.output()).not.toContain(received[0]);
+    expect(roles.api.output()).not.toContain(received[0]);
   });
 
   it("a runner Pod's requests and the API's own take from one rate budget of their system", async () => {
@@ -281,10 +248,12 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
         { where: 'Events', text: await bed.kubectl('get', 'events', '-o', 'json') },
         {
           where: 'runner Pod log',
-          text: await kubelet.logs(bed.namespace.name, runnerPodName(toolRunName(runId), 1)).catch(() => ''),
+          text: await roles.kubelet
+            .logs(bed.namespace.name, runnerPodName(toolRunName(runId), 1))
+            .catch(() => ''),
         },
-        { where: 'api output', text: api.output() },
-        { where: 'operator output', text: operator.output() },
+        { where: 'api output', text: roles.api.output() },
+        { where: 'operator output', text: roles.operator.output() },
       ];
       const secrets = [
         { name: 'access token', value: accessToken as string },
@@ -302,7 +271,7 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
     try {
       agent = await startAgent({
         tunnel_id: 'office',
-        server_url: apiUrl.replace('http://127.0.0.1', 'ws://localhost'),
+        server_url: roles.started.url.replace('http://127.0.0.1', 'ws://localhost'),
         api_key: TEST_ADMIN_KEY,
         targets: { web: new URL(target.url).host },
       });
@@ -334,7 +303,13 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
       );
       const token = Buffer.from((secret.body as { data: { token: string } }).data.token, 'base64').toString();
       const ask = (request: Record<string, unknown>) =>
-        relayAnswer(relayPort, { token, runId: slowId, tunnelId: 'office', target: 'web', ...request });
+        relayAnswer(roles.started.relayPort, {
+          token,
+          runId: slowId,
+          tunnelId: 'office',
+          target: 'web',
+          ...request,
+        });
       expect(await ask({})).toEqual({ ok: true });
       expect(await ask({ tunnelId: 'elsewhere' })).toEqual({
         ok: false,
@@ -362,7 +337,7 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
     const cancelled = await call<Run>('POST', `/v1/runs/${runId}/cancel`);
     expect(cancelled.body.status).toBe('aborted');
     // The runner hears it from its heartbeat, or the operator deletes the Pod after the grace period.
-    await kubelet.waitFor(
+    await roles.kubelet.waitFor(
       bed.namespace.name,
       runnerPodName(toolRunName(runId), 1),
       (pod) => pod === undefined || ['Succeeded', 'Failed'].includes(pod.status?.phase ?? ''),
@@ -391,7 +366,7 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
   it('fails a run whose Pod is OOMKilled, naming the cause', async () => {
     const runId = await startAsync('slow');
     await podRunning(runId);
-    await kubelet.oomKill(bed.namespace.name, runnerPodName(toolRunName(runId), 1));
+    await roles.kubelet.oomKill(bed.namespace.name, runnerPodName(toolRunName(runId), 1));
     const run = await finished(runId, 30_000);
     expect(run.status).toBe('failed');
     expect(run.error).toMatch(/OOMKilled/);
@@ -427,7 +402,7 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
   }, 120_000);
 
   it('fails a run whose Pod never starts', async () => {
-    kubelet.neverStart((pod) => pod.metadata?.labels?.['kubeglue.dev/tool-id'] === 'never');
+    roles.kubelet.neverStart((pod) => pod.metadata?.labels?.['kubeglue.dev/tool-id'] === 'never');
     try {
       await createTool('never', `${target.url}/items`);
       const runId = await startAsync('never');
@@ -435,7 +410,7 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
       expect(run.status).toBe('failed');
       expect(run.error).toMatch(/ImagePull|did not start|pending/i);
     } finally {
-      kubelet.neverStart(null);
+      roles.kubelet.neverStart(null);
     }
   });
 
@@ -489,10 +464,10 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
     await createTool('waits', `${target.url}/wait`);
     const runId = await startAsync('waits');
     await podRunning(runId);
-    operator.child.kill('SIGKILL');
-    await operator.exited;
-    operator = startKubeglue('operator', operatorEnv);
-    await operator.waitForOutput(/reconciling Tools/, 30_000);
+    roles.operator.child.kill('SIGKILL');
+    await roles.operator.exited;
+    roles.operator = startKubeglue('operator', roles.operatorEnv);
+    await roles.operator.waitForOutput(/reconciling Tools/, 30_000);
     expect((await finished(runId, 60_000)).status).toBe('success');
     await waitUntil(
       async () => {
@@ -524,11 +499,11 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
         const run = await finished(runId, 60_000).catch(async (error: unknown) => {
           const podName = runnerPodName(toolRunName(runId), 1);
           const logs = await Promise.resolve()
-            .then(() => kubelet.logs(bed.namespace.name, podName))
+            .then(() => roles.kubelet.logs(bed.namespace.name, podName))
             .catch(() => '(no logs)');
           throw new Error(
             `${label} ${name}: ${(error as Error).message}\nToolRun: ${JSON.stringify((await toolRun(runId)).body)}\n` +
-              `Pod: ${JSON.stringify(kubelet.pod(bed.namespace.name, podName)?.status)}\nrunner logs:\n${logs}`,
+              `Pod: ${JSON.stringify(roles.kubelet.pod(bed.namespace.name, podName)?.status)}\nrunner logs:\n${logs}`,
           );
         });
         let object: {
@@ -567,25 +542,25 @@ describeKube('the Kubernetes deployment: api, operator and runner Pods on the pr
       dropWatchesEveryMs: 3000,
     });
     try {
-      await operator.stop();
-      await api.stop();
+      await roles.operator.stop();
+      await roles.api.stop();
       /** The role's kubeconfig, through the proxy. */
       const proxied = (role: 'api' | 'operator') =>
         bed.kube.writeKubeconfig(join(bed.dir, `${role}-proxy.kubeconfig`), `kubeglue-${role}`, proxy.url);
-      api = startKubeglue('api', { ...apiEnv, KUBEGLUE_KUBECONFIG: await proxied('api') });
-      await api.waitForOutput(/ready on/, 60_000);
-      operator = startKubeglue('operator', {
-        ...operatorEnv,
+      roles.api = startKubeglue('api', { ...roles.started.env, KUBEGLUE_KUBECONFIG: await proxied('api') });
+      await roles.api.waitForOutput(/ready on/, 60_000);
+      roles.operator = startKubeglue('operator', {
+        ...roles.operatorEnv,
         KUBEGLUE_KUBECONFIG: await proxied('operator'),
         // The production timings: the short ones of the kill test leave no room for throttled renewals.
         KUBEGLUE_LEASE_DURATION_MS: '15000',
         KUBEGLUE_LEASE_RENEW_DEADLINE_MS: '10000',
         KUBEGLUE_LEASE_RETRY_MS: '2000',
       });
-      await operator.waitForOutput(/reconciling Tools/, 60_000);
+      await roles.operator.waitForOutput(/reconciling Tools/, 60_000);
       const faulty = await scenarios('proxied').catch((error: unknown) => {
         throw new Error(
-          `${(error as Error).message}\n--- operator:\n${operator.output().slice(-6000)}\n--- api:\n${api.output().slice(-3000)}`,
+          `${(error as Error).message}\n--- operator:\n${roles.operator.output().slice(-6000)}\n--- api:\n${roles.api.output().slice(-3000)}`,
         );
       });
       expect(proxy.requests.filter((r) => r.injected).length).toBeGreaterThan(0);

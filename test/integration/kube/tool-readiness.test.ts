@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import type { Run } from '../../../contract/api/run.ts';
@@ -11,17 +11,7 @@ import { toolRunName } from '../../../runs/toolrun.ts';
 import { useTestDatabase } from '../../support/database.ts';
 import { callApi, TEST_ADMIN_KEY } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
-import {
-  type ApiProcess,
-  grantKubeglueRoles,
-  type KubeglueProcess,
-  operatorEnvBeside,
-  startApi,
-  startKubeglue,
-  startKubegluePodRunner,
-  waitFor,
-} from '../../support/kube/kubeglue.ts';
-import type { ProcessKubelet } from '../../support/kube/process-kubelet/kubelet.ts';
+import { useKubeglueRoles, waitFor } from '../../support/kube/kubeglue.ts';
 import { describeKube, useKubeTestBed } from '../../support/kube/provided.ts';
 
 const readyOf = (object: { status?: { conditions?: Condition[] | undefined } } | undefined) =>
@@ -36,13 +26,15 @@ describeKube('Tools that are not Ready on Kubernetes', () => {
   const bed = useKubeTestBed('tool-readiness', { crds: true });
   const db = useTestDatabase();
   const target = useHttpTarget();
-  let kubelet: ProcessKubelet;
-  let api: ApiProcess;
-  let operator: KubeglueProcess;
-  let apiUrl: string;
+  const roles = useKubeglueRoles(bed, db, {
+    env: { KUBEGLUE_EGRESS_PRIVATE: 'allow', KUBEGLUE_LOG_LEVEL: 'warn' },
+    // One async run at a time: a run can wait queued while its System breaks.
+    operatorEnv: { KUBEGLUE_MAX_ASYNC_RUNS: '1' },
+    readyTimeoutMs: 90_000,
+  });
 
   const call = <T>(method: string, path: string, body?: unknown) =>
-    callApi<T>(apiUrl, TEST_ADMIN_KEY, method, path, body);
+    callApi<T>(roles.started.url, TEST_ADMIN_KEY, method, path, body);
   /** `kubectl apply -f` of these objects, written to a file as a user keeps them. */
   const apply = async (name: string, ...objects: unknown[]) => {
     const file = join(bed.dir, `${name}.yaml`);
@@ -61,28 +53,6 @@ describeKube('Tools that are not Ready on Kubernetes', () => {
       30_000,
     );
   const runOf = async (runId: string) => (await call<Run>('GET', `/v1/runs/${runId}`)).body;
-
-  beforeAll(async () => {
-    await grantKubeglueRoles(bed.kube, bed.namespace.name);
-    kubelet = await startKubegluePodRunner(bed.kube, bed.namespace.name);
-    const env = { KUBEGLUE_EGRESS_PRIVATE: 'allow', KUBEGLUE_LOG_LEVEL: 'warn' };
-    api = await startApi(bed, db.url, env);
-    apiUrl = api.url;
-    await api.waitForOutput(/ready on/, 90_000);
-    operator = startKubeglue('operator', {
-      ...(await operatorEnvBeside(bed, db.url, api)),
-      ...env,
-      // One async run at a time: a run can wait queued while its System breaks.
-      KUBEGLUE_MAX_ASYNC_RUNS: '1',
-    });
-    await operator.waitForOutput(/reconciling Tools/, 90_000);
-  }, 240_000);
-
-  afterAll(async () => {
-    await operator?.stop();
-    await api?.stop();
-    await kubelet?.stop();
-  });
 
   describe('one check for REST and kubectl', () => {
     // Only checked, never run: the tools are built when the file is collected, before any server starts.
@@ -146,7 +116,7 @@ describeKube('Tools that are not Ready on Kubernetes', () => {
         spec: { steps: [fetch('fetch')] },
       });
       await toolWhen('sound', 'Ready', (ready) => ready?.status === 'True');
-      expect(operator.output()).not.toMatch(/Cannot read properties of undefined/);
+      expect(roles.operator.output()).not.toMatch(/Cannot read properties of undefined/);
     });
   });
 

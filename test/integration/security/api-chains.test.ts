@@ -3,11 +3,11 @@
  * (`options.webhookUrl: "tool:<id>"`), and the runs it starts, chained ones included, keep its restriction.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import type { Run } from '../../../contract/api/run.ts';
 import { useTestApi, waitForRun } from '../../support/embedded.ts';
 
 type List<T> = { data: T[]; total: number };
-type ErrorAnswer = { error: { message: string; code: string } };
 
 const api = useTestApi();
 let onlyA: string;
@@ -44,7 +44,7 @@ beforeAll(async () => {
 describe('chaining with a tool-restricted key', () => {
   it('refuses, when the run is accepted, a chain to a tool the key may not use (sync and async)', async () => {
     for (const async of [false, true]) {
-      const answer = await api.call<ErrorAnswer>('POST', '/v1/tools/a/run', {
+      const answer = await api.call<ErrorBody>('POST', '/v1/tools/a/run', {
         key: onlyA,
         body: { options: { async, webhookUrl: 'tool:b' } },
       });
@@ -59,11 +59,11 @@ describe('chaining with a tool-restricted key', () => {
   });
 
   it('answers the same whether the chain target exists or not', async () => {
-    const existing = await api.call<ErrorAnswer>('POST', '/v1/tools/a/run', {
+    const existing = await api.call<ErrorBody>('POST', '/v1/tools/a/run', {
       key: onlyA,
       body: { options: { webhookUrl: 'tool:b' } },
     });
-    const missing = await api.call<ErrorAnswer>('POST', '/v1/tools/a/run', {
+    const missing = await api.call<ErrorBody>('POST', '/v1/tools/a/run', {
       key: onlyA,
       body: { options: { webhookUrl: 'tool:no-such-tool' } },
     });

@@ -4,11 +4,11 @@
  */
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import type { Run } from '../../../contract/api/run.ts';
 import { useTestApi } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
-type ErrorAnswer = { error: { message: string; code: string } };
 type RunList = {
   data: Run[];
   page: number;
@@ -49,7 +49,7 @@ describe('credentials in URLs', () => {
       'https://tok3n-only@hooks.example/x',
     ]) {
       for (const async of [false, true]) {
-        const answer = await api.call<ErrorAnswer>('POST', '/v1/tools/quick/run', {
+        const answer = await api.call<ErrorBody>('POST', '/v1/tools/quick/run', {
           body: { options: { async, webhookUrl } },
         });
         expect(answer.status).toBe(400);
@@ -66,7 +66,7 @@ describe('credentials in URLs', () => {
 
   it('refuses a system URL with user:password, on create and on update', async () => {
     for (const url of ['https://user:s3cret-pass@api.example', 'postgres://app:s3cret-pass@db.example/app']) {
-      const created = await api.call<ErrorAnswer>('POST', '/v1/systems', {
+      const created = await api.call<ErrorBody>('POST', '/v1/systems', {
         body: { id: 'leaky', url, authType: 'basic' },
       });
       expect(created.status).toBe(400);
@@ -79,7 +79,7 @@ describe('credentials in URLs', () => {
       body: { id: 'clean', url: 'https://api.example' },
     });
     expect(clean.status).toBe(201);
-    const updated = await api.call<ErrorAnswer>('PUT', '/v1/systems/clean', {
+    const updated = await api.call<ErrorBody>('PUT', '/v1/systems/clean', {
       body: { url: 'https://user:s3cret-pass@api.example' },
     });
     expect(updated.status).toBe(400);
@@ -92,7 +92,7 @@ describe('credentials in URLs', () => {
 
 describe('GET /v1/runs paging', () => {
   it('refuses pages past the first 10 000 runs, suggesting filters and the cursor', async () => {
-    const deep = await api.call<ErrorAnswer>('GET', '/v1/runs?page=201&limit=50');
+    const deep = await api.call<ErrorBody>('GET', '/v1/runs?page=201&limit=50');
     expect(deep.status).toBe(400);
     expect(deep.body.error.code).toBe('KG_ERR_PAGE_TOO_DEEP');
     expect(deep.body.error.message).toContain('cursor');
@@ -144,11 +144,11 @@ describe('GET /v1/runs paging', () => {
   });
 
   it('refuses a malformed cursor, and a cursor together with page', async () => {
-    const bad = await api.call<ErrorAnswer>('GET', '/v1/runs?cursor=not-a-cursor');
+    const bad = await api.call<ErrorBody>('GET', '/v1/runs?cursor=not-a-cursor');
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe('KG_ERR_CURSOR_INVALID');
     const first = await api.call<RunList>('GET', '/v1/runs?toolId=seeded&limit=10');
-    const both = await api.call<ErrorAnswer>(
+    const both = await api.call<ErrorBody>(
       'GET',
       `/v1/runs?limit=10&page=2&cursor=${encodeURIComponent(first.body.nextCursor as string)}`,
     );
@@ -164,7 +164,7 @@ describe('concurrent sync runs', () => {
     );
     await expect.poll(() => held.length, { timeout: 10_000 }).toBe(MAX_SYNC_RUNS);
     const startedAt = Date.now();
-    const refused = await api.call<ErrorAnswer>('POST', '/v1/tools/quick/run', { body: {} });
+    const refused = await api.call<ErrorBody>('POST', '/v1/tools/quick/run', { body: {} });
     expect(Date.now() - startedAt).toBeLessThan(2_000);
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);

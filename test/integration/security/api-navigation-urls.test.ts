@@ -5,10 +5,9 @@
  * kubectl, or stored before) give no usable client, so no authorization flow ever starts with them.
  */
 import { describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import { oauthSettings } from '../../../systems/oauth/settings.ts';
 import { useTestApi } from '../../support/embedded.ts';
-
-type ErrorAnswer = { error: { message: string; code: string } };
 
 const api = useTestApi();
 
@@ -31,7 +30,7 @@ const OAUTH = {
 /** A refusal that names the field and the rule, and never repeats the value sent. */
 function expectRefused(answer: { status: number; body: unknown }, field: string, value: string): void {
   expect(answer.status, JSON.stringify(answer.body)).toBe(400);
-  const { error } = answer.body as ErrorAnswer;
+  const { error } = answer.body as ErrorBody;
   expect(error.code).toBe('KG_ERR_VALIDATION');
   expect(error.message).toContain(field);
   expect(error.message).toContain('must be an http(s) URL');
@@ -111,12 +110,12 @@ describe('notification URLs', () => {
     });
     expect(tool.status, tool.text).toBe(201);
     for (const webhookUrl of HOSTILE) {
-      const run = await api.call<ErrorAnswer>('POST', '/v1/tools/noop/run', {
+      const run = await api.call<ErrorBody>('POST', '/v1/tools/noop/run', {
         body: { options: { async: true, webhookUrl } },
       });
       expect(run.status, webhookUrl).toBe(400);
       expect(run.body.error.message).toContain('must be an http(s) URL or tool:<toolId>');
-      const schedule = await api.call<ErrorAnswer>('POST', '/v1/tools/noop/schedules', {
+      const schedule = await api.call<ErrorBody>('POST', '/v1/tools/noop/schedules', {
         body: { cronExpression: '0 * * * *', options: { webhookUrl } },
       });
       expect(schedule.status, webhookUrl).toBe(400);

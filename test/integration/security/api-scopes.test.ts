@@ -5,14 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeKey } from '../../../api/scopes.ts';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import { SCOPES, type Scope } from '../../../contract/api/bodies.ts';
 import { ROUTES, type RouteSpec } from '../../../contract/api/routes.ts';
 import type { Run } from '../../../contract/api/run.ts';
 import { useTestApi, waitForRun } from '../../support/embedded.ts';
 import { startAgent } from '../../support/gateway-agent.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
-
-type ErrorAnswer = { error: { message: string; code: string } };
 
 const api = useTestApi();
 let crm: HttpTarget;
@@ -29,7 +28,7 @@ function probe(route: RouteSpec, key: string) {
   const path = route.path.replace(/\{\w+\}/g, 'probe-id');
   const query = route.operationId === 'streamLogs' ? '?runId=probe-id' : '';
   const withBody = route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH';
-  return api.call<ErrorAnswer>(route.method, `/v1${path}${query}`, {
+  return api.call<ErrorBody>(route.method, `/v1${path}${query}`, {
     key,
     ...(withBody ? { body: {} } : {}),
   });
@@ -156,7 +155,7 @@ describe('a key that may host gateways (gateways:host alone)', () => {
       ['GET', '/v1/runs', undefined, 'runs:read'],
       ['GET', '/v1/api-keys', undefined, 'keys:admin'],
     ] as const) {
-      const answer = await api.call<ErrorAnswer>(method, path, {
+      const answer = await api.call<ErrorBody>(method, path, {
         key: agentKey,
         ...(body !== undefined ? { body } : {}),
       });
@@ -203,11 +202,11 @@ describe('a key limited to some systems (systemIds)', () => {
     expect((await api.call('POST', '/v1/tools', { key: crmOnly, body: tool('mine', 'crm') })).status).toBe(
       201,
     );
-    const existing = await api.call<ErrorAnswer>('POST', '/v1/tools', {
+    const existing = await api.call<ErrorBody>('POST', '/v1/tools', {
       key: crmOnly,
       body: tool('x1', 'erp'),
     });
-    const missing = await api.call<ErrorAnswer>('POST', '/v1/tools', {
+    const missing = await api.call<ErrorBody>('POST', '/v1/tools', {
       key: crmOnly,
       body: tool('x1', 'nowhere'),
     });
@@ -216,7 +215,7 @@ describe('a key limited to some systems (systemIds)', () => {
     expect(existing.body.error.message).toContain("system 'erp' (step 'call')");
     expect(missing.status).toBe(existing.status);
     expect(missing.body.error.message.replaceAll('nowhere', 'erp')).toBe(existing.body.error.message);
-    const moved = await api.call<ErrorAnswer>('PUT', '/v1/tools/mine', {
+    const moved = await api.call<ErrorBody>('PUT', '/v1/tools/mine', {
       key: crmOnly,
       body: { steps: tool('mine', 'erp').steps },
     });
@@ -234,7 +233,7 @@ describe('a key limited to some systems (systemIds)', () => {
       ['/v1/hooks/erp-tool', { event: 'x' }],
       ['/v1/tools/run', { tool: tool('draft', 'erp') }],
     ] as const) {
-      const answer = await api.call<ErrorAnswer>('POST', path, { key: crmOnly, body });
+      const answer = await api.call<ErrorBody>('POST', path, { key: crmOnly, body });
       expect({ path, status: answer.status, code: answer.body.error?.code }).toEqual({
         path,
         status: 403,
@@ -275,8 +274,8 @@ describe('a key limited to some systems (systemIds)', () => {
   it('sees only its systems: another answers 404 like one that does not exist', async () => {
     const listed = await api.call<{ data: { id: string }[] }>('GET', '/v1/systems', { key: crmOnly });
     expect(listed.body.data.map((system) => system.id)).toEqual(['crm']);
-    const hidden = await api.call<ErrorAnswer>('GET', '/v1/systems/erp', { key: crmOnly });
-    const unknown = await api.call<ErrorAnswer>('GET', '/v1/systems/nowhere', { key: crmOnly });
+    const hidden = await api.call<ErrorBody>('GET', '/v1/systems/erp', { key: crmOnly });
+    const unknown = await api.call<ErrorBody>('GET', '/v1/systems/nowhere', { key: crmOnly });
     expect(hidden.status).toBe(404);
     expect(unknown.status).toBe(404);
     expect(hidden.body.error.message.replaceAll('erp', 'nowhere')).toBe(unknown.body.error.message);

@@ -3,9 +3,8 @@
  * request data into SQL (injection). Such tools are refused when saved; values belong in `params`.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import { useTestApi } from '../../support/embedded.ts';
-
-type ErrorAnswer = { error: { message: string; code: string } };
 
 const api = useTestApi();
 
@@ -23,7 +22,7 @@ const postgresTool = (id: string, config: Record<string, unknown>) => ({
   steps: [{ id: 'lookup', config }],
 });
 
-function expectSqlTemplateRefusal(answer: { status: number; body: ErrorAnswer }, expression: string) {
+function expectSqlTemplateRefusal(answer: { status: number; body: ErrorBody }, expression: string) {
   expect(answer.status).toBe(422);
   expect(answer.body.error.code).toBe('KG_ERR_TOOL_INVALID');
   const message = answer.body.error.message;
@@ -35,7 +34,7 @@ function expectSqlTemplateRefusal(answer: { status: number; body: ErrorAnswer },
 
 describe('templates in the SQL text of Postgres steps', () => {
   it('are refused in body.query of a step whose URL is postgres://', async () => {
-    const answer = await api.call<ErrorAnswer>('POST', '/v1/tools', {
+    const answer = await api.call<ErrorBody>('POST', '/v1/tools', {
       body: postgresTool('by-url', {
         url: 'postgres://db.internal/app',
         body: { query: "SELECT * FROM users WHERE name = '<<name>>'" },
@@ -46,7 +45,7 @@ describe('templates in the SQL text of Postgres steps', () => {
   });
 
   it('are refused for a step of a system whose URL is postgresql://, and in plain SQL bodies', async () => {
-    const viaSystem = await api.call<ErrorAnswer>('POST', '/v1/tools', {
+    const viaSystem = await api.call<ErrorBody>('POST', '/v1/tools', {
       body: postgresTool('by-system', {
         url: '/',
         systemId: 'warehouse',
@@ -57,7 +56,7 @@ describe('templates in the SQL text of Postgres steps', () => {
     /** A tool whose step sends `body` as text to a postgresql:// URL is refused, naming the expression. */
     const textBodyRefused = async (id: string, body: string, expression: string) =>
       expectSqlTemplateRefusal(
-        await api.call<ErrorAnswer>('POST', '/v1/tools', {
+        await api.call<ErrorBody>('POST', '/v1/tools', {
           body: postgresTool(id, { url: 'postgresql://db.internal/app', body }),
         }),
         expression,
@@ -78,7 +77,7 @@ describe('templates in the SQL text of Postgres steps', () => {
       }),
     });
     expect(created.status).toBe(201);
-    const updated = await api.call<ErrorAnswer>('PUT', '/v1/tools/safe', {
+    const updated = await api.call<ErrorBody>('PUT', '/v1/tools/safe', {
       body: {
         steps: [
           {
@@ -136,7 +135,7 @@ describe('templates in the SQL text of MySQL and MariaDB steps', () => {
       ['mariadb-system', { url: '/', systemId: 'shop', body: { query: 'SELECT * FROM t WHERE a = <<a>>' } }],
       ['mysql-text', { url: 'mysql://db.internal/shop', body: 'DELETE FROM t WHERE a = <<a>>' }],
     ] as const) {
-      const answer = await api.call<ErrorAnswer>('POST', '/v1/tools', { body: postgresTool(id, config) });
+      const answer = await api.call<ErrorBody>('POST', '/v1/tools', { body: postgresTool(id, config) });
       expect(answer.status).toBe(422);
       expect(answer.body.error.code).toBe('KG_ERR_TOOL_INVALID');
       expect(answer.body.error.message).toContain('steps[0] (lookup)');

@@ -3,9 +3,8 @@
  * answers exactly like "does not exist" (404), on every route that names a tool or a run.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import { useTestApi } from '../../support/embedded.ts';
-
-type ErrorAnswer = { error: { message: string; code: string } };
 
 const api = useTestApi();
 /** Limited to tool a, with the default scopes of such a key: read and run, not write. */
@@ -51,7 +50,7 @@ async function expectSameAnswer(
   key: string = onlyA,
 ): Promise<void> {
   const call = (id: string) =>
-    api.call<ErrorAnswer>(method, path(id), { key, ...(body !== undefined ? { body } : {}) });
+    api.call<ErrorBody>(method, path(id), { key, ...(body !== undefined ? { body } : {}) });
   const forHidden = await call(hidden);
   const forUnknown = await call(unknown);
   expect({ route: `${method} ${path(hidden)}`, status: forHidden.status }).toEqual({
@@ -72,7 +71,7 @@ describe('a tool-restricted key', () => {
     await expectSameAnswer('POST', (id) => `${tool(id)}/run`, 'hidden', 'nothing', {});
     await expectSameAnswer('POST', (id) => `/v1/hooks/${id}`, 'hidden', 'nothing', { event: 1 });
     await expectSameAnswer('GET', (id) => `/v1/hooks/${id}?challenge=c`, 'hidden', 'nothing');
-    const missing = await api.call<ErrorAnswer>('GET', '/v1/tools/hidden', { key: onlyA });
+    const missing = await api.call<ErrorBody>('GET', '/v1/tools/hidden', { key: onlyA });
     expect(missing.body.error.code).toBe('KG_ERR_TOOL_NOT_FOUND');
     // The hidden tool still exists and works for keys that may see it.
     expect((await api.call('GET', '/v1/tools/hidden')).status).toBe(200);
@@ -88,11 +87,11 @@ describe('a tool-restricted key', () => {
   });
 
   it('may not change its own tools without tools:write (403 naming it), and may use them', async () => {
-    const put = await api.call<ErrorAnswer>('PUT', '/v1/tools/a', { key: onlyA, body: { description: 'x' } });
+    const put = await api.call<ErrorBody>('PUT', '/v1/tools/a', { key: onlyA, body: { description: 'x' } });
     expect(put.status).toBe(403);
     expect(put.body.error.code).toBe('KG_ERR_SCOPE_REQUIRED');
     expect(put.body.error.message).toContain("'tools:write'");
-    const del = await api.call<ErrorAnswer>('DELETE', '/v1/tools/a', { key: onlyA });
+    const del = await api.call<ErrorBody>('DELETE', '/v1/tools/a', { key: onlyA });
     expect(del.status).toBe(403);
     expect((await api.call('GET', '/v1/tools/a', { key: onlyA })).status).toBe(200);
     expect((await api.call('POST', '/v1/tools/a/run', { key: onlyA, body: {} })).status).toBe(200);
@@ -103,7 +102,7 @@ describe('a tool-restricted key', () => {
     expect(put.status).toBe(200);
     // Refused before the id is looked up: the same answer for an existing and a new id.
     for (const id of ['hidden', 'brand-new']) {
-      const created = await api.call<ErrorAnswer>('POST', '/v1/tools', {
+      const created = await api.call<ErrorBody>('POST', '/v1/tools', {
         key: writerOfA,
         body: transformTool(id),
       });

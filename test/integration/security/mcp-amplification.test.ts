@@ -7,6 +7,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../../../contract/api/bodies.ts';
 import { MAX_INSTRUCTION_LENGTH } from '../../../contract/api/tool.ts';
 import { TEST_ADMIN_KEY, useTestApi } from '../../support/embedded.ts';
 
@@ -17,8 +18,6 @@ const clients: Client[] = [];
 afterAll(async () => {
   await Promise.all(clients.map((client) => client.close()));
 });
-
-type ErrorAnswer = { error: { message: string; code: string } };
 
 const steps = [{ id: 'noop', config: { type: 'transform', transformCode: '() => 1' } }];
 const TWO_MB = 'Lists the orders. '.repeat(Math.ceil((2 * 1024 * 1024) / 18));
@@ -44,7 +43,7 @@ async function restrictedKey(toolIds: string[]): Promise<string> {
 
 function expectInstructionRefused(answer: { status: number; body: unknown; text: string }, path: string) {
   expect(answer.status, answer.text.slice(0, 500)).toBe(400);
-  const { error } = answer.body as ErrorAnswer;
+  const { error } = answer.body as ErrorBody;
   expect(error.code).toBe('KG_ERR_VALIDATION');
   expect(error.message).toContain(path);
   expect(error.message).toContain(String(MAX_INSTRUCTION_LENGTH));

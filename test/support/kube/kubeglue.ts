@@ -18,6 +18,7 @@ import type { Event, Secret } from '../../../kube/types.ts';
 import { type OwnedProcess, ownProcess } from '../child-process.ts';
 import { KUBEGLUE_BIN } from '../cli.ts';
 import { TEST_ADMIN_KEY, TEST_MASTER_KEY } from '../embedded.ts';
+import { useStarted } from '../fixture.ts';
 import { freeLoopbackPort } from '../os.ts';
 import type { KubeHandle } from './client.ts';
 import { type ProcessKubelet, startProcessKubelet } from './process-kubelet/kubelet.ts';
@@ -196,6 +197,71 @@ export async function operatorEnvBeside(
     KUBEGLUE_INTERNAL_URL: `http://127.0.0.1:${api.internalPort}`,
     KUBEGLUE_RUNNER_GATEWAY_RELAY: `127.0.0.1:${api.relayPort}`,
   };
+}
+
+/** The Kubernetes deployment of a test: runner Pods on a process kubelet, `kubeglue api` and `kubeglue operator`. */
+export interface KubeglueRoles {
+  kubelet: ProcessKubelet;
+  /** The api as startApi started it: its URL, ports and environment. */
+  started: ApiProcess;
+  /** The api running now; a test that starts it again puts the new process here, so that it is stopped. */
+  api: KubeglueProcess;
+  /** Likewise the operator. */
+  operator: KubeglueProcess;
+  /** The environment the operator was started with, to start it again. */
+  operatorEnv: Record<string, string>;
+}
+
+export interface KubeglueRolesOptions {
+  /** Settings of both roles, on top of kubeglueEnv. */
+  env?: Record<string, string>;
+  /** Settings of the operator only, on top of env. */
+  operatorEnv?: Record<string, string>;
+  /** How long each role may take to say it is ready; a loaded machine wants more than the default. */
+  readyTimeoutMs?: number;
+}
+
+/**
+ * The deployment's roles for the tests of the enclosing block, started before them and stopped after
+ * them: the Roles granted, the process kubelet, `kubeglue api` until `ready on`, then `kubeglue operator`
+ * beside it until it reconciles Tools. Call it after useKubeTestBed and useTestDatabase.
+ */
+export function useKubeglueRoles(
+  bed: KubeTestBed,
+  db: { readonly url: string },
+  options: KubeglueRolesOptions = {},
+): KubeglueRoles {
+  const { env = {}, readyTimeoutMs = 30_000 } = options;
+  const stop = async (roles: Partial<KubeglueRoles>) => {
+    await roles.operator?.stop();
+    await roles.api?.stop();
+    await roles.kubelet?.stop();
+  };
+  return useStarted(
+    async () => {
+      const roles: Partial<KubeglueRoles> = {};
+      try {
+        await grantKubeglueRoles(bed.kube, bed.namespace.name);
+        roles.kubelet = await startKubegluePodRunner(bed.kube, bed.namespace.name);
+        roles.started = roles.api = await startApi(bed, db.url, env);
+        await roles.api.waitForOutput(/ready on/, readyTimeoutMs);
+        roles.operatorEnv = {
+          ...(await operatorEnvBeside(bed, db.url, roles.started)),
+          ...env,
+          ...options.operatorEnv,
+        };
+        roles.operator = startKubeglue('operator', roles.operatorEnv);
+        await roles.operator.waitForOutput(/reconciling Tools/, readyTimeoutMs);
+        return roles as KubeglueRoles;
+      } catch (error) {
+        await stop(roles);
+        throw error;
+      }
+    },
+    stop,
+    // Granting, the kubelet and two processes that each may take readyTimeoutMs.
+    3 * readyTimeoutMs + 30_000,
+  );
 }
 
 /** The kubeconfig of a kubeglue role's RBAC-limited identity, written in the bed (grantKubeglueRoles first). */

@@ -12,6 +12,7 @@ import { formatDuration, formatTime } from '../../components/format.ts';
 import { LiveUpdates } from '../../components/live.tsx';
 import { usePolled } from '../../components/poll.ts';
 import { Table } from '../../components/table.tsx';
+import { runHref } from '../../hrefs.ts';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { client } from '../../session.ts';
 import { BucketTable, DurationBars, Legend, StatusColumns, toolRunsHref } from './charts.tsx';
@@ -139,7 +140,7 @@ function Queue({ stats, now }: { stats: RunStats; now: number }) {
         {queue.runs.map((run) => (
           <tr key={run.runId}>
             <td>
-              <Link href={`/runs/${encodeURIComponent(run.runId)}`}>{run.runId}</Link>
+              <Link href={runHref(run.runId)}>{run.runId}</Link>
             </td>
             <td>{run.toolId}</td>
             <td>{run.requestSource}</td>

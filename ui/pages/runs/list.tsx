@@ -18,6 +18,7 @@ import { Pager } from '../../components/pager.tsx';
 import { usePoll } from '../../components/poll.ts';
 import { StatusBadge } from '../../components/status.tsx';
 import { Table } from '../../components/table.tsx';
+import { runHref } from '../../hrefs.ts';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { client } from '../../session.ts';
 
@@ -220,7 +221,7 @@ export function RunsPage() {
                     <StatusBadge status={run.status} />
                   </td>
                   <td data-label="Run">
-                    <Link href={`/runs/${encodeURIComponent(run.runId)}`}>{run.runId}</Link>
+                    <Link href={runHref(run.runId)}>{run.runId}</Link>
                   </td>
                   <td data-label="Tool">{run.toolId}</td>
                   <td data-label="Source">{run.requestSource ?? 'api'}</td>

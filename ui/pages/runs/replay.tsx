@@ -14,10 +14,9 @@ import { type EditorIssue, JsonEditor, jsonSyntaxIssue } from '../../components/
 import { JsonView } from '../../components/json-view.tsx';
 import { StepOutcome } from '../../components/status.tsx';
 import { ValueDiff } from '../../components/value-diff.tsx';
+import { toolHref } from '../../hrefs.ts';
 import { Link } from '../../router.tsx';
 import { client } from '../../session.ts';
-
-const toolHref = (toolId: string) => `/tools/${encodeURIComponent(toolId)}`;
 
 /** The replay beside the original: the output's differences, each step's, then both outputs. */
 function ReplayResult({ answer }: { answer: ReplayAnswer }) {

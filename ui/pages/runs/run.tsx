@@ -17,6 +17,7 @@ import { useNarrowScreen } from '../../components/narrow-screen.ts';
 import { ShowMore, useShownRows } from '../../components/pager.tsx';
 import { Badge, StatusBadge, StepOutcome } from '../../components/status.tsx';
 import { Timeline, timelineFromEvents, timelineFromResults } from '../../components/timeline.tsx';
+import { runHref } from '../../hrefs.ts';
 import { Link, navigate } from '../../router.tsx';
 import { client, session } from '../../session.ts';
 import { type RecordingState, RecordingSummary, StepExchanges, useRecording } from './recording.tsx';
@@ -64,12 +65,12 @@ function Facts({ run }: { run: Run }) {
       {run.attempt !== undefined && run.attempt > 1 && <Fact term="Attempt">{run.attempt}</Fact>}
       {run.resumedFrom && (
         <Fact term="Resumed from">
-          <Link href={`/runs/${encodeURIComponent(run.resumedFrom)}`}>{run.resumedFrom}</Link>
+          <Link href={runHref(run.resumedFrom)}>{run.resumedFrom}</Link>
         </Fact>
       )}
       {run.parentRunId && (
         <Fact term="Started by run">
-          <Link href={`/runs/${encodeURIComponent(run.parentRunId)}`}>{run.parentRunId}</Link>
+          <Link href={runHref(run.parentRunId)}>{run.parentRunId}</Link>
         </Fact>
       )}
       {run.userId && (
@@ -148,9 +149,8 @@ function Steps({ steps, recording }: { steps: readonly StepResult[]; recording?:
             </h3>
             {step.reusedFrom && (
               <p class="step-reused">
-                Reused from run{' '}
-                <Link href={`/runs/${encodeURIComponent(step.reusedFrom)}`}>{step.reusedFrom}</Link>, not
-                executed again.
+                Reused from run <Link href={runHref(step.reusedFrom)}>{step.reusedFrom}</Link>, not executed
+                again.
               </p>
             )}
             {step.error && (
@@ -337,13 +337,13 @@ export function RunPage({ params }: { params: Record<string, string> }) {
   const again = () =>
     action.run(async () => {
       const started = await client().startRun(run.toolId, run.toolPayload);
-      navigate(`/runs/${encodeURIComponent(started.runId)}`);
+      navigate(runHref(started.runId));
     });
 
   const resume = () =>
     action.run(async () => {
       const started = await client().resumeRun(run.runId);
-      navigate(`/runs/${encodeURIComponent(started.runId)}`);
+      navigate(runHref(started.runId));
     });
 
   const scopes = session.value?.me.scopes ?? [];

@@ -17,6 +17,7 @@ import { PageLinks, pageOf } from '../../components/pager.tsx';
 import { usePolled } from '../../components/poll.ts';
 import { Badge, type BadgeProps } from '../../components/status.tsx';
 import { Table } from '../../components/table.tsx';
+import { runHref, toolHref } from '../../hrefs.ts';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { client, session } from '../../session.ts';
 import { ScheduleForm } from './form.tsx';
@@ -60,7 +61,7 @@ function LastTick({ schedule }: { schedule: ToolSchedule }) {
       {tick.outcome === 'started' && schedule.lastRunId && (
         <>
           <br />
-          <Link href={`/runs/${encodeURIComponent(schedule.lastRunId)}`}>its run</Link>
+          <Link href={runHref(schedule.lastRunId)}>its run</Link>
         </>
       )}
     </>
@@ -232,7 +233,7 @@ export function SchedulesPage() {
       {toolId && (
         <p class="actions">
           <Link href={withQuery('/runs', { toolId })}>Runs of {toolId}</Link>
-          <Link href={`/tools/${encodeURIComponent(toolId)}/state`}>State of {toolId}</Link>
+          <Link href={`${toolHref(toolId)}/state`}>State of {toolId}</Link>
         </p>
       )}
       {creating && (

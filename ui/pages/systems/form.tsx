@@ -11,6 +11,7 @@ import type { AuthType, Environment, Gateway, System } from '../../api/types.ts'
 import { Checkbox } from '../../components/checkbox.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { LabelledField } from '../../components/field.tsx';
+import { systemHref } from '../../hrefs.ts';
 import type { PageProps } from '../../pages.tsx';
 import { location, navigate } from '../../router.tsx';
 import { session } from '../../session.ts';
@@ -467,7 +468,7 @@ export function SystemFormPage({ params }: PageProps) {
         });
       }
       // The form (and every value typed into it) is gone with the navigation.
-      navigate(`/systems/${encodeURIComponent(draft.id.trim())}`);
+      navigate(systemHref(draft.id.trim()));
     } catch (caught) {
       setError(caught);
       setBusy(false);
@@ -701,7 +702,7 @@ export function SystemFormPage({ params }: PageProps) {
           <button
             type="button"
             class="secondary"
-            onClick={() => navigate(editing ? `/systems/${encodeURIComponent(editing)}` : '/systems')}
+            onClick={() => navigate(editing ? systemHref(editing) : '/systems')}
           >
             Cancel
           </button>

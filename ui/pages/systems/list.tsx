@@ -4,11 +4,13 @@
  * documentation processing. While a documentation is pending the page reads the list again every few
  * seconds.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { SystemList } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { PageLinks, pageOf } from '../../components/pager.tsx';
+import { usePoll } from '../../components/poll.ts';
 import { Table } from '../../components/table.tsx';
+import { systemHref } from '../../hrefs.ts';
 import { Link, location } from '../../router.tsx';
 import { session } from '../../session.ts';
 import { canWriteSystems, listSystems } from './api.ts';
@@ -21,27 +23,23 @@ export function SystemsPage() {
   const page = pageOf(location.value.query);
   const [list, setList] = useState<SystemList>();
   const [error, setError] = useState<unknown>();
-  const [reads, setReads] = useState(0);
   const me = session.value?.me;
 
-  useEffect(() => {
-    const abort = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    listSystems(page, PAGE_SIZE, abort.signal).then(
-      (answer) => {
+  usePoll(
+    async (signal) => {
+      try {
+        const answer = await listSystems(page, PAGE_SIZE, signal);
         setList(answer);
         setError(undefined);
-        if (answer.data.some((system) => system.documentation?.status === 'pending')) {
-          timer = setTimeout(() => setReads((n) => n + 1), POLL_MS);
-        }
-      },
-      (caught) => abort.signal.aborted || setError(caught),
-    );
-    return () => {
-      abort.abort();
-      clearTimeout(timer);
-    };
-  }, [page, reads]);
+        return answer.data.some((system) => system.documentation?.status === 'pending');
+      } catch (caught) {
+        if (!signal.aborted) setError(caught);
+        return false;
+      }
+    },
+    POLL_MS,
+    [page],
+  );
 
   return (
     <section aria-labelledby="systems-title">
@@ -82,7 +80,7 @@ export function SystemsPage() {
               return (
                 <tr key={`${system.id}/${system.environment}`}>
                   <td>
-                    <Link href={`/systems/${encodeURIComponent(system.id)}`}>{system.id}</Link>
+                    <Link href={systemHref(system.id)}>{system.id}</Link>
                     {system.name && system.name !== system.id && <div class="muted">{system.name}</div>}
                   </td>
                   <td>{system.environment}</td>

@@ -11,6 +11,7 @@ import type { Environment, System } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { Fact } from '../../components/fact.tsx';
 import { formatTime } from '../../components/format.ts';
+import { systemHref } from '../../hrefs.ts';
 import { withQuery } from '../../router.tsx';
 import { authorizeOAuth } from './api.ts';
 import { OAuthStatus } from './status.tsx';
@@ -50,7 +51,7 @@ export function OAuthPanel({ system, canWrite }: { system: System; canWrite: boo
     setBusy(true);
     setError(undefined);
     try {
-      const here = withQuery(`/systems/${encodeURIComponent(system.id)}`, {
+      const here = withQuery(systemHref(system.id), {
         environment: system.environment,
       });
       const started = await authorizeOAuth(system.id, system.environment, here);

@@ -10,6 +10,8 @@ import type { Environment, System } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { Fact } from '../../components/fact.tsx';
 import { formatTime } from '../../components/format.ts';
+import { usePoll } from '../../components/poll.ts';
+import { systemHref } from '../../hrefs.ts';
 import type { PageProps } from '../../pages.tsx';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { session } from '../../session.ts';
@@ -58,7 +60,7 @@ function RateBudget({ system }: { system: System }) {
 
 function Variant(props: { system: System; canWrite: boolean; canTest: boolean; changed(): void }) {
   const { system, canWrite, canTest, changed } = props;
-  const edit = withQuery(`/systems/${encodeURIComponent(system.id)}/edit`, {
+  const edit = withQuery(`${systemHref(system.id)}/edit`, {
     environment: system.environment,
   });
   const protocol = protocolOfSystem(system);
@@ -150,26 +152,24 @@ export function SystemPage({ params }: PageProps) {
   const canTest = me ? canTestConnections(me) : false;
 
   useEffect(() => {
-    if (returned) navigate(`/systems/${encodeURIComponent(systemId)}`, { replace: true });
+    if (returned) navigate(systemHref(systemId), { replace: true });
   }, []);
 
-  useEffect(() => {
-    const abort = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    getVariants(systemId, abort.signal).then(
-      (found) => {
+  usePoll(
+    async (signal) => {
+      try {
+        const found = await getVariants(systemId, signal);
         setVariants(found);
         setError(undefined);
-        const pending = Object.values(found).some((system) => system.documentation?.status === 'pending');
-        if (pending) timer = setTimeout(() => setReads((n) => n + 1), SYSTEM_POLL_MS);
-      },
-      (caught) => abort.signal.aborted || setError(caught),
-    );
-    return () => {
-      abort.abort();
-      clearTimeout(timer);
-    };
-  }, [systemId, reads]);
+        return Object.values(found).some((system) => system.documentation?.status === 'pending');
+      } catch (caught) {
+        if (!signal.aborted) setError(caught);
+        return false;
+      }
+    },
+    SYSTEM_POLL_MS,
+    [systemId, reads],
+  );
 
   const changed = () => setReads((n) => n + 1);
   const missing = variants && !variants.prod && !variants.dev;

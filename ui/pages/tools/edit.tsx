@@ -11,11 +11,12 @@ import { ApiFailure } from '../../api/client.ts';
 import type { ErrorIssue, Tool, ToolCreateBody, ToolUpdateBody } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { type EditorIssue, JsonEditor, jsonSyntaxIssue } from '../../components/json-editor.tsx';
+import { toolHref } from '../../hrefs.ts';
 import { Link, navigate } from '../../router.tsx';
 import { client } from '../../session.ts';
 import { StepBuilder } from './builder.tsx';
 import { formatDefinition, parseDefinition } from './definition.ts';
-import { definitionOf, ToolUnreadable, toolHref, useTool } from './shared.tsx';
+import { definitionOf, ToolUnreadable, useTool } from './shared.tsx';
 
 /** Optional fields a saved definition may have had; one deleted in the editor is sent as null (removed). */
 const REMOVABLE = [

@@ -13,9 +13,10 @@ import { formatTime } from '../../components/format.ts';
 import { PageLinks, pageOf } from '../../components/pager.tsx';
 import { usePolled } from '../../components/poll.ts';
 import { Table } from '../../components/table.tsx';
+import { toolHref } from '../../hrefs.ts';
 import { Link, location, navigate, withQuery } from '../../router.tsx';
 import { client, session } from '../../session.ts';
-import { ToolState, toolHref } from './shared.tsx';
+import { ToolState } from './shared.tsx';
 
 const PAGE_SIZE = 50;
 const FILTERS = ['search', 'folder', 'archived'] as const;

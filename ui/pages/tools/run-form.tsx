@@ -15,6 +15,7 @@ import { formatDuration } from '../../components/format.ts';
 import { pathText } from '../../components/json-search.ts';
 import { JsonView } from '../../components/json-view.tsx';
 import { StatusBadge } from '../../components/status.tsx';
+import { runHref } from '../../hrefs.ts';
 import { Link, navigate } from '../../router.tsx';
 import { client } from '../../session.ts';
 import {
@@ -403,7 +404,7 @@ function SyncResult({ run }: { run: Run }) {
         Result: <StatusBadge status={run.status} />
       </h3>
       <p>
-        <Link href={`/runs/${encodeURIComponent(run.runId)}`}>Open run {run.runId}</Link>{' '}
+        <Link href={runHref(run.runId)}>Open run {run.runId}</Link>{' '}
         <span class="muted">{formatDuration(run.metadata.durationMs)}</span>
       </p>
       {run.error && (
@@ -483,7 +484,7 @@ export function RunForm({ tool, canRun }: { tool: Tool; canRun: boolean }) {
     setBusy(true);
     try {
       const run = await client().runTool(tool.id, request);
-      if (background) navigate(`/runs/${encodeURIComponent(run.runId)}`);
+      if (background) navigate(runHref(run.runId));
       else setResult(run);
     } catch (caught) {
       setError(caught);

@@ -1,4 +1,4 @@
-/** What the Tools pages share: a tool's address, its definition as edited, reading it, its state. */
+/** What the Tools pages share: a tool's definition as edited, reading it, its state. */
 
 import { useEffect, useState } from 'preact/hooks';
 import * as routes from '../../../contract/api/route-paths.ts';
@@ -7,8 +7,6 @@ import { ErrorMessage } from '../../components/error-message.tsx';
 import { Badge } from '../../components/status.tsx';
 import { Link } from '../../router.tsx';
 import { client } from '../../session.ts';
-
-export const toolHref = (toolId: string) => `/tools/${encodeURIComponent(toolId)}`;
 
 /** The definition as it is edited and copied: the tool without what the server sets. */
 export function definitionOf(tool: Tool): Omit<Tool, 'createdAt' | 'updatedAt'> {

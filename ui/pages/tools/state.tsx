@@ -12,6 +12,7 @@ import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatBytes, formatRelative, formatTime } from '../../components/format.ts';
 import { JsonView } from '../../components/json-view.tsx';
 import { usePolled } from '../../components/poll.ts';
+import { toolHref } from '../../hrefs.ts';
 import type { PageProps } from '../../pages.tsx';
 import { Link, withQuery } from '../../router.tsx';
 import { client, session } from '../../session.ts';
@@ -34,7 +35,7 @@ export function ToolStatePage({ params }: PageProps) {
       <div class="page-head">
         <h1 id="state-title">State of {toolId}</h1>
         <p class="actions">
-          <Link href={`/tools/${encodeURIComponent(toolId)}`}>The tool</Link>
+          <Link href={toolHref(toolId)}>The tool</Link>
           <Link href={withQuery('/runs', { toolId })}>Its runs</Link>
           <Link href={withQuery('/schedules', { toolId })}>Its schedules</Link>
         </p>

@@ -12,10 +12,11 @@ import { ConfirmButton } from '../../components/confirm.tsx';
 import { CopyButton } from '../../components/copy-button.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
 import { formatTime } from '../../components/format.ts';
+import { toolHref } from '../../hrefs.ts';
 import { Link, navigate, withQuery } from '../../router.tsx';
 import { client, session } from '../../session.ts';
 import { RunForm } from './run-form.tsx';
-import { definitionOf, ToolState, ToolUnreadable, toolHref, useTool } from './shared.tsx';
+import { definitionOf, ToolState, ToolUnreadable, useTool } from './shared.tsx';
 import { ToolTests } from './tests.tsx';
 
 function StepSummary({ step, index }: { step: ToolStep; index: number }) {
