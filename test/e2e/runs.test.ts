@@ -50,9 +50,10 @@ const NAMESPACE = 'e2e-runs';
  * The issue's numbers (100 runs × 10 pages at 20 requests/s: 50 s of ideal time), 5 of the runs in
  * Pods, unless KUBEGLUE_BUDGET_PROOF_RUNS says fewer runs (a quick local check; a twentieth in Pods).
  * Why 5 Pods, not 10: each runner Pod's start (containerd, runc, a Node process loading the runner) costs
- * the 2-core node CPU while the sync runs are under way; with 10 Pods at once, at load 10–20, the first
- * request came 4.6 s after the runs were posted, the Pods' first after 30 s, and the api replicas fell
- * behind their turns for seconds: 58.5 and 60.3 s against the bound of 59.9 s. With 5: 55.8 s.
+ * the 2-core node CPU while the sync runs are under way. With 10 Pods at once the api replicas fell
+ * behind their turns for the first 5–10 s (5–12 requests a second) and the Pods sent their first request
+ * after 19–35 s: 58.5, 59.3 and 60.3 s against the bound of 59.9 s (load 5–20; 58.5 s again with the
+ * Pods limited to 200m of CPU). With 5: 51.3, 51.8 and 55.8 s (load 5–10).
  */
 const BUDGET = (() => {
   const runs = Number(process.env.KUBEGLUE_BUDGET_PROOF_RUNS ?? 100);
