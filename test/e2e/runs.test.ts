@@ -11,6 +11,7 @@ import { toolRunName } from '../../runs/toolrun.ts';
 import { useTestDatabase } from '../support/database.ts';
 import { useHttpTarget } from '../support/http-target.ts';
 import {
+  type ApiReplica,
   applyCrds,
   type KubeglueOnNode,
   startKubeglueOnNode,
@@ -23,10 +24,41 @@ import {
   type RealNode,
   startRealNode,
 } from '../support/kube-node/node.ts';
+import { busiestSecond, startRateTarget } from '../support/rate-target.ts';
 import { REDIS_PASSWORD, redisServerMissing, useRedisServer } from '../support/redis-server.ts';
 import { describeRealNode } from './support.ts';
 
 const NAMESPACE = 'e2e-runs';
+
+/**
+ * The proof of systems' rate budgets (issue 33): many paginated runs at once against a target that
+ * counts the requests it receives in each second, some as async runs in runner Pods on this node, the
+ * others as sync runs split over two `kubeglue api` processes on one Postgres. The budget is the
+ * store's (a Pod takes its turns through the api's internal port), so the target sees the System's
+ * rateLimit in each second, no run fails, and the whole takes about what the rate allows (within 20 %
+ * of the ideal: runs × pages requests at `rate` a second).
+ *
+ * The slack, one request more in a second of the target's clock: the store grants at most `rate` turns
+ * a second, and a request that could not go on time takes a new turn rather than going beside the
+ * requests whose turn it now is (engine/budget.ts). What still moves an arrival is the scheduling
+ * between the send and the target's clock (api processes, Pods and the target on a loaded 2-core
+ * machine), which can carry one request across a second's boundary into its neighbour. That is all the
+ * slack allowed, never a burst of late requests. Counted in the target's clock seconds, as a
+ * fixed-window limiter counts (counted from the first arrival, which opens a connection and comes late,
+ * the first window also holds the turns that passed it: printed, not judged).
+ *
+ * The issue's numbers (100 runs × 10 pages at 20 requests/s: 50 s of ideal time), 5 of the runs in
+ * Pods, unless KUBEGLUE_BUDGET_PROOF_RUNS says fewer runs (a quick local check; a twentieth in Pods).
+ * Why 5 Pods, not 10: each runner Pod's start (containerd, runc, a Node process loading the runner) costs
+ * the 2-core node CPU while the sync runs are under way. With 10 Pods at once the api replicas fell
+ * behind their turns for the first 5–10 s (5–12 requests a second) and the Pods sent their first request
+ * after 19–35 s: 58.5, 59.3 and 60.3 s against the bound of 59.9 s (load 5–20; 58.5 s again with the
+ * Pods limited to 200m of CPU). With 5: 51.3, 51.8 and 55.8 s (load 5–10).
+ */
+const BUDGET = (() => {
+  const runs = Number(process.env.KUBEGLUE_BUDGET_PROOF_RUNS ?? 100);
+  return { runs, podRuns: Math.max(1, Math.round(runs / 20)), pages: 10, rate: 20, slack: 1 };
+})();
 
 describeRealNode(
   'async runs on a real node',
@@ -167,47 +199,131 @@ describeRealNode(
       expect(sync.body).toMatchObject({ status: 'success', data: [{ id: 1 }, { id: 2 }] });
     }, 120_000);
 
-    it("takes a runner Pod's requests and the API's own from one rate budget of their system", async () => {
-      target.route('GET', '/budgeted', { body: { ok: true } });
-      const system = await kubeglue.call('POST', '/v1/systems', {
-        id: 'budgeted',
-        url: targetUrl,
-        rateLimit: { requestsPerSecond: 2 },
-      });
-      expect(system.status, JSON.stringify(system.body)).toBe(201);
-      await createTool('budgeted-four', '/budgeted', {
-        steps: [
-          {
-            id: 'fetch',
-            dataSelector: '() => [1, 2, 3, 4]',
-            config: { systemId: 'budgeted', url: '/budgeted' },
-          },
-        ],
-      });
-      const arrivals = () =>
-        target.requests
-          .filter((req) => req.path === '/budgeted')
-          .map((req) => req.receivedAt)
-          .sort((a, b) => a - b);
-      const runId = await startAsync('budgeted-four');
-      // The Pod's first request has gone: the API's sync run now competes with the Pod's other three.
-      await waitFor(
-        'the runner Pod to send',
-        async () => arrivals().length,
-        (n) => n >= 1,
-        90_000,
-      );
-      const sync = await kubeglue.call<Run>('POST', '/v1/tools/budgeted-four/run', {});
-      expect(sync.body.status, sync.body.error).toBe('success');
-      expect((await kubeglue.finished(runId, 90_000)).status).toBe('success');
-      expect((await kubeglue.pod(runId))?.spec?.nodeName).toBe(NODE_NAME);
-      const seen = arrivals();
-      expect(seen).toHaveLength(8);
-      // One turn each half second, whichever process took it (the Pod through the internal API): the eight
-      // span seven turns, and no two arrive together, however the node schedules the senders.
-      expect(seen.at(-1)! - seen[0]!).toBeGreaterThanOrEqual(7 * 500 - 150);
-      for (let i = 1; i < seen.length; i++) expect(seen[i]! - seen[i - 1]!).toBeGreaterThanOrEqual(300);
-    }, 180_000);
+    it(
+      `${BUDGET.runs} concurrent runs of a ${BUDGET.pages}-page tool, ${BUDGET.podRuns} in runner Pods and the rest split over two api replicas, send the target ${BUDGET.rate} requests a second (one more where an arrival crosses a second's boundary), none fails, in about the ideal time`,
+      async () => {
+        const { runs, podRuns, pages, rate } = BUDGET;
+        const idealMs = ((runs * pages - 1) / rate) * 1000;
+        // In the node's namespace, on the node's address: the api processes and the Pods reach it with no
+        // bridge in between, so it counts arrivals as they come off the network.
+        const counter = await startRateTarget({
+          host: NODE_GATEWAY,
+          spawn: (command, args) => node.spawnInside(command, args).child,
+          reach: async (port) => `http://127.0.0.1:${await node.reach(port)}`,
+        });
+        let second: ApiReplica | undefined;
+        try {
+          const system = await kubeglue.call('POST', '/v1/systems', {
+            id: 'limited',
+            url: counter.url,
+            rateLimit: { requestsPerSecond: rate },
+          });
+          expect(system.status, JSON.stringify(system.body)).toBe(201);
+          const pagesConfig = {
+            systemId: 'limited',
+            url: '/items',
+            // `from` tells the target whose request it is: a runner Pod's or an api replica's.
+            queryParams: { page: '<<page>>', from: '<<from>>' },
+            pagination: {
+              type: 'pageBased',
+              pageSize: 1,
+              stopCondition: `(response, pageInfo) => pageInfo.page >= ${pages}`,
+            },
+          };
+          const tool = await kubeglue.call('POST', '/v1/tools', {
+            id: 'ten-pages',
+            steps: [{ id: 'pages', config: pagesConfig }],
+          });
+          expect(tool.status, JSON.stringify(tool.body)).toBe(201);
+          // Started after the system and tool exist, so its caches hold them from the start.
+          second = await kubeglue.startApiReplica();
+          const replicas = [kubeglue.call, second.call];
+
+          // Each replica's engine worker has run a paginated tool (its sandbox) before, as in a deployment that serves.
+          for (const call of replicas) {
+            const warm = await call<Run>('POST', '/v1/tools/run', {
+              tool: {
+                id: 'warm-up',
+                steps: [
+                  {
+                    id: 'pages',
+                    config: {
+                      ...pagesConfig,
+                      systemId: undefined,
+                      url: `${targetUrl}/items`,
+                      // One page: the HTTP target answers every page alike.
+                      pagination: { ...pagesConfig.pagination, stopCondition: '() => true' },
+                    },
+                  },
+                ],
+              },
+              inputs: { from: 'warm-up' },
+            });
+            expect(warm.body.status, warm.body.error).toBe('success');
+          }
+
+          const started = Date.now();
+          // All at once: the async runs' Pods start while the sync runs already take the budget's turns.
+          const podRunsDone = Promise.all(
+            Array.from({ length: podRuns }, async () => {
+              const accepted = await kubeglue.call<Run>('POST', '/v1/tools/ten-pages/run', {
+                inputs: { from: 'pod' },
+                options: { async: true },
+              });
+              expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
+              return kubeglue.finished(accepted.body.runId, idealMs * 3);
+            }),
+          );
+          const syncRuns = await Promise.all(
+            Array.from({ length: runs - podRuns }, (_, index) =>
+              replicas[index % 2]!<Run>('POST', '/v1/tools/ten-pages/run', { inputs: { from: 'api' } }),
+            ),
+          );
+          const syncEnded = Date.now();
+          const podRunsEnded = await podRunsDone;
+          const tookMs = Date.now() - started;
+
+          const failed = [...syncRuns.map((run) => run.body), ...podRunsEnded].filter(
+            (run) => run.status !== 'success',
+          );
+          expect(failed.map((run) => `${run.runId}: ${run.error}`)).toEqual([]);
+          for (const run of podRunsEnded)
+            expect((await kubeglue.pod(run.runId))?.spec?.nodeName).toBe(NODE_NAME);
+
+          const arrivals = await counter.arrivals();
+          const times = arrivals.map((arrival) => arrival.at);
+          const { fromFirst, byClock } = busiestSecond(times);
+          const secondsOf = (from: string) =>
+            new Set(
+              arrivals
+                .filter((arrival) => arrival.url.includes(`from=${from}`))
+                .map((arrival) => Math.floor(arrival.at / 1000)),
+            );
+          const podSeconds = secondsOf('pod');
+          const apiSeconds = secondsOf('api');
+          const shared = [...podSeconds].filter((second) => apiSeconds.has(second)).length;
+          const fromPods = arrivals.filter((arrival) => arrival.url.includes('from=pod'));
+          const report =
+            `per second: ${fromFirst.join(' ')}; took ${tookMs} ms, ideal ${idealMs} ms ` +
+            `(first arrival after ${Math.min(...times) - started} ms, the last ${Math.max(...times) - started} ms, ` +
+            `sync runs answered after ${syncEnded - started} ms); ` +
+            `busiest wall-clock second: ${byClock}; the Pods' first request after ${Math.min(...fromPods.map((a) => a.at)) - started} ms, ` +
+            `${shared} seconds with requests from both Pods and api replicas`;
+          console.log(`rate budget proof: ${report}`);
+          expect(arrivals).toHaveLength(runs * pages);
+          expect(fromPods).toHaveLength(podRuns * pages);
+          // The Pods took turns while the api replicas did, for a fifth of the ideal time at least (their
+          // Pods start some seconds late on a busy node): the budget was shared, not taken one after the other.
+          expect(shared, report).toBeGreaterThanOrEqual(Math.floor(idealMs / 5000));
+          expect(byClock, report).toBeLessThanOrEqual(rate + BUDGET.slack);
+          expect(tookMs, report).toBeLessThanOrEqual(idealMs * 1.2);
+        } finally {
+          await second?.stop();
+          await counter.stop();
+        }
+      },
+      ((BUDGET.runs * BUDGET.pages) / BUDGET.rate) * 3000 + 180_000,
+    );
 
     it.skipIf(redisMissing)(
       'runs an async run of a Redis tool in a runner Pod, with the Redis client from the image',

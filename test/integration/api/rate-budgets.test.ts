@@ -2,7 +2,7 @@
  * A System's rateLimit as users see it, in the embedded deployment (the SQLite store): set and removed
  * over REST; a step that waits for the budget says so in its live events; a 429 with Retry-After pauses
  * the whole system's budget, so another run's request waits too; the budget's use in the System and the
- * metrics. Across replicas on Postgres: rate-budget-replicas.test.ts.
+ * metrics. Across api replicas on Postgres and runner Pods: the proof in test/e2e/runs.test.ts.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Run, RunLogEvent } from '../../../contract/api/run.ts';

@@ -57,9 +57,20 @@ export interface KubeglueOnNode {
   restartOperator(extra?: Record<string, string>, signal?: NodeJS.Signals): Promise<void>;
   /** Runs body with an operator restarted with these settings on top, then restarts it without them. */
   withOperatorSettings(extra: Record<string, string>, body: () => Promise<void>): Promise<void>;
+  /**
+   * A second `kubeglue api` on the same database (its own ports and KUBEGLUE_POD_NAME), as a second
+   * replica of the Deployment; the operator's runner Pods keep reaching the first one's internal port.
+   */
+  startApiReplica(): Promise<ApiReplica>;
   finished(runId: string, timeoutMs?: number): Promise<Run>;
   pod(runId: string, attempt?: number): Promise<PodLike | undefined>;
   podRunning(runId: string, timeoutMs?: number): Promise<PodLike>;
+  stop(): Promise<void>;
+}
+
+export interface ApiReplica {
+  process: NsProcess;
+  call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
   stop(): Promise<void>;
 }
 
@@ -103,6 +114,7 @@ export async function startKubeglueOnNode(
   db.hostname = NODE_GATEWAY;
   const port = 18_080;
   const internalPort = 18_081;
+  const relayPort = 18_082;
   const base = {
     KUBEGLUE_NAMESPACE: namespace,
     KUBEGLUE_KUBECONFIG: node.kubeconfig,
@@ -114,15 +126,24 @@ export async function startKubeglueOnNode(
     KUBEGLUE_EGRESS_ALLOW: NODE_GATEWAY,
     KUBEGLUE_METRICS_PORT: '0',
   };
-  const api = startRole(node, 'api', {
-    ...base,
-    KUBEGLUE_HOST: NODE_GATEWAY,
-    KUBEGLUE_PORT: String(port),
-    KUBEGLUE_INTERNAL_HOST: NODE_GATEWAY,
-    KUBEGLUE_INTERNAL_PORT: String(internalPort),
-    KUBEGLUE_GATEWAY_RELAY_PORT: '18082',
-  });
-  await waitOutput(api, /ready on/, 'kubeglue api');
+  /** The api on these ports (the nth replica: n - 1 added to each). */
+  const startApi = async (replica: number) => {
+    const shift = (replica - 1) * 10;
+    const started = startRole(node, 'api', {
+      ...base,
+      ...(replica > 1 ? { KUBEGLUE_POD_NAME: `kubeglue-api-${replica}` } : {}),
+      KUBEGLUE_HOST: NODE_GATEWAY,
+      KUBEGLUE_PORT: String(port + shift),
+      KUBEGLUE_INTERNAL_HOST: NODE_GATEWAY,
+      KUBEGLUE_INTERNAL_PORT: String(internalPort + shift),
+      KUBEGLUE_GATEWAY_RELAY_PORT: String(relayPort + shift),
+    });
+    await waitOutput(started, /ready on/, `kubeglue api (replica ${replica})`);
+    return { started, url: `http://127.0.0.1:${await node.reach(port + shift)}` };
+  };
+  const { started: api, url: apiUrl } = await startApi(1);
+  /** The replicas startApiReplica added, stopped with the rest. */
+  const added: NsProcess[] = [];
   const operatorBase = {
     ...base,
     KUBEGLUE_RUNNER_IMAGE: NODE_IMAGE,
@@ -138,7 +159,6 @@ export async function startKubeglueOnNode(
   };
   let operator = startRole(node, 'operator', operatorBase);
   await waitOutput(operator, /reconciling Tools/, 'kubeglue operator');
-  const apiUrl = `http://127.0.0.1:${await node.reach(port)}`;
 
   const call = <T>(method: string, path: string, body?: unknown) =>
     callApi<T>(apiUrl, TEST_ADMIN_KEY, method, path, body);
@@ -166,6 +186,18 @@ export async function startKubeglueOnNode(
         await restartOperator();
       }
     },
+    startApiReplica: async () => {
+      const { started, url } = await startApi(added.length + 2);
+      added.push(started);
+      return {
+        process: started,
+        call: <T>(method: string, path: string, body?: unknown) =>
+          callApi<T>(url, TEST_ADMIN_KEY, method, path, body),
+        stop: async () => {
+          await started.stop();
+        },
+      };
+    },
     finished: async (runId, timeoutMs = 60_000) =>
       (
         await waitFor(
@@ -185,6 +217,7 @@ export async function startKubeglueOnNode(
       )) as PodLike,
     stop: async () => {
       await operator.stop();
+      await Promise.all(added.map((replica) => replica.stop()));
       await api.stop();
     },
   };
