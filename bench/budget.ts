@@ -11,12 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { defaultPoolSettings } from '../config/config.ts';
-import { Tool } from '../contract/api/tool.ts';
 import type { ResolvedSystem, RunOrder } from '../contract/wire/run-order.ts';
 import { requestBudget } from '../engine/budget.ts';
 import { WorkerPool } from '../engine/worker/pool.ts';
 import { embeddedStorePath, openStore } from '../store/index.ts';
 import { SystemBudgets } from '../systems/budgets.ts';
+import { runOrder } from '../test/support/run-order.ts';
 import { emit, percentile, progress, round, timed } from './stats.ts';
 import { startJsonTarget } from './target.ts';
 
@@ -25,9 +25,8 @@ const ROUNDS = 20;
 const CHECKS = 1_000_000;
 
 function pagedOrder(targetUrl: string, system: ResolvedSystem): RunOrder {
-  return {
-    runId: `budget-bench-${system.id}`,
-    tool: Tool.parse({
+  return runOrder(
+    {
       id: 'budget-bench',
       steps: [
         {
@@ -40,11 +39,9 @@ function pagedOrder(targetUrl: string, system: ResolvedSystem): RunOrder {
           },
         },
       ],
-    }),
-    inputs: {},
-    systems: [{ ...system, url: targetUrl }],
-    traceId: 'budget-bench',
-  };
+    },
+    { runId: `budget-bench-${system.id}`, systems: [{ ...system, url: targetUrl }] },
+  );
 }
 
 export async function benchBudget(): Promise<void> {

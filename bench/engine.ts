@@ -1,8 +1,8 @@
 import { Agent, request } from 'undici';
 import { defaultPoolSettings } from '../config/config.ts';
-import { Tool } from '../contract/api/tool.ts';
 import type { RunOrder } from '../contract/wire/run-order.ts';
 import { WorkerPool } from '../engine/worker/pool.ts';
+import { runOrder } from '../test/support/run-order.ts';
 import {
   emit,
   interleaved,
@@ -27,15 +27,8 @@ function startTarget() {
   });
 }
 
-let runNo = 0;
 function getOrder(url: string): RunOrder {
-  return {
-    runId: `bench-${runNo++}`,
-    tool: Tool.parse({ id: 'bench', steps: [{ id: 'get', config: { url } }] }),
-    inputs: {},
-    systems: [],
-    traceId: 'bench',
-  };
+  return runOrder({ id: 'bench', steps: [{ id: 'get', config: { url } }] });
 }
 
 async function directGet(agent: Agent, url: string): Promise<void> {
@@ -72,22 +65,19 @@ export async function benchEngine(): Promise<void> {
     const perPage: Record<string, number> = {};
     for (const pages of [10, 100, 1000]) {
       progress(`engine: pagination over ${pages} pages of 100 items`);
-      const order: RunOrder = {
-        ...getOrder(url),
-        tool: Tool.parse({
-          id: 'paginate',
-          steps: [
-            {
-              id: 'list',
-              config: {
-                url: `${target.url}/items`,
-                queryParams: { page: '<<page>>', pages: String(pages) },
-                pagination: { type: 'pageBased', pageSize: '100', maxPages: 5000 },
-              },
+      const order = runOrder({
+        id: 'paginate',
+        steps: [
+          {
+            id: 'list',
+            config: {
+              url: `${target.url}/items`,
+              queryParams: { page: '<<page>>', pages: String(pages) },
+              pagination: { type: 'pageBased', pageSize: '100', maxPages: 5000 },
             },
-          ],
-        }),
-      };
+          },
+        ],
+      });
       const ms = await timed(async () => {
         const result = await pool.run(order);
         if (

@@ -9,28 +9,24 @@
  */
 import mysql from 'mysql2/promise';
 import { defaultPoolSettings } from '../config/config.ts';
-import { Tool } from '../contract/api/tool.ts';
 import type { RunOrder } from '../contract/wire/run-order.ts';
 import { closeMysqlPools, executeMysqlStep } from '../engine/protocols/mysql.ts';
 import { WorkerPool } from '../engine/worker/pool.ts';
 import { createMariaDbDatabase, mariadbMissing, startTestMariaDb } from '../test/support/mariadb.ts';
+import { runOrder } from '../test/support/run-order.ts';
 import { emit, interleaved, overheadFigures, progress, STEP_BENCH, stepAgainstDirect } from './stats.ts';
 
 const QUERY = 'SELECT 1 AS one';
 
-let runNo = 0;
 function selectOrder(url: string, credentials: Record<string, string>): RunOrder {
-  return {
-    runId: `bench-mysql-${runNo++}`,
-    tool: Tool.parse({
+  return runOrder(
+    {
       id: 'bench-mysql-select',
       steps: [{ id: 'select', config: { url: '/', systemId: 'shop', body: { query: QUERY } } }],
       outputTransform: '(s) => s.select.data[0].one',
-    }),
-    inputs: {},
-    systems: [{ id: 'shop', url, authType: 'dataStore', credentials }],
-    traceId: 'bench',
-  };
+    },
+    { systems: [{ id: 'shop', url, authType: 'dataStore', credentials }] },
+  );
 }
 
 /** mysql.step_function_overhead, mysql.select_step_overhead, mysql.select_step_throughput. */

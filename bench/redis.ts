@@ -6,29 +6,25 @@
  */
 import { Redis } from 'ioredis';
 import { defaultPoolSettings } from '../config/config.ts';
-import { Tool } from '../contract/api/tool.ts';
 import type { RunOrder } from '../contract/wire/run-order.ts';
 import { WorkerPool } from '../engine/worker/pool.ts';
 import { REDIS_PASSWORD, redisServerPath, startRedisServer } from '../test/support/redis-server.ts';
+import { runOrder } from '../test/support/run-order.ts';
 import { progress, stepAgainstDirect } from './stats.ts';
 
 const VALUE = JSON.stringify({ id: 42, name: 'Ada', roles: ['admin', 'dev'] });
 
-let runNo = 0;
 function getOrder(url: string): RunOrder {
-  return {
-    runId: `bench-redis-${runNo++}`,
-    tool: Tool.parse({
+  return runOrder(
+    {
       id: 'bench-redis-get',
       steps: [
         { id: 'get', config: { url: '/', systemId: 'cache', body: { command: 'GET', args: ['user:42'] } } },
       ],
       outputTransform: '(s) => JSON.parse(s.get.data).name',
-    }),
-    inputs: {},
-    systems: [{ id: 'cache', url, authType: 'dataStore', credentials: { password: REDIS_PASSWORD } }],
-    traceId: 'bench',
-  };
+    },
+    { systems: [{ id: 'cache', url, authType: 'dataStore', credentials: { password: REDIS_PASSWORD } }] },
+  );
 }
 
 /** redis.get_step_overhead, redis.get_step_throughput. */

@@ -12,12 +12,12 @@ import { writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { defaultPoolSettings } from '../config/config.ts';
-import { Tool } from '../contract/api/tool.ts';
 import type { JsonValue } from '../contract/json.ts';
 import type { RunOrder } from '../contract/wire/run-order.ts';
 import { createProtocols } from '../engine/protocols/index.ts';
 import { SmbClient } from '../engine/protocols/smb2/client.ts';
 import { WorkerPool } from '../engine/worker/pool.ts';
+import { runOrder } from '../test/support/run-order.ts';
 import { sambaMissing, startSamba, type TestSamba } from '../test/support/samba.ts';
 import { emit, percentile, progress, round, timed } from './stats.ts';
 
@@ -49,31 +49,23 @@ async function directDownload(samba: TestSamba): Promise<number> {
 }
 
 function getOrder(samba: TestSamba, runNo: number): RunOrder {
-  return {
-    runId: `bench-smb-${runNo}`,
-    tool: Tool.parse({
+  const url = `${samba.url}/files`;
+  return runOrder(
+    {
       id: 'bench-smb',
-      steps: [
+      steps: [{ id: 'get', config: { url, systemId: 'nas', body: { operation: 'get', path: 'bench.bin' } } }],
+    },
+    {
+      runId: `bench-smb-${runNo}`,
+      systems: [
         {
-          id: 'get',
-          config: {
-            url: `${samba.url}/files`,
-            systemId: 'nas',
-            body: { operation: 'get', path: 'bench.bin' },
-          },
+          id: 'nas',
+          url,
+          credentials: { username: samba.username, password: samba.password, domain: samba.workgroup },
         },
-      ],
-    }),
-    inputs: {},
-    systems: [
-      {
-        id: 'nas',
-        url: `${samba.url}/files`,
-        credentials: { username: samba.username, password: samba.password, domain: samba.workgroup },
-      },
-    ] as RunOrder['systems'],
-    traceId: 'bench',
-  };
+      ] as RunOrder['systems'],
+    },
+  );
 }
 
 function sizeOf(data: JsonValue): number {

@@ -5,8 +5,8 @@
  *   node pool-host.ts [transformCode]
  */
 import { defaultPoolSettings } from '../../config/config.ts';
-import { Tool } from '../../contract/api/tool.ts';
 import { WorkerPool } from '../../engine/worker/pool.ts';
+import { runOrder } from './run-order.ts';
 
 const transformCode = process.argv[2];
 const pool = new WorkerPool({
@@ -19,13 +19,9 @@ const pool = new WorkerPool({
 await pool.start();
 process.stdout.write(`${JSON.stringify({ workerPid: pool.workerPids()[0] })}\n`);
 if (transformCode !== undefined) {
-  const result = await pool.run({
-    runId: 'host-run',
-    tool: Tool.parse({ id: 'host', steps: [{ id: 't', config: { type: 'transform', transformCode } }] }),
-    inputs: {},
-    systems: [],
-    traceId: 'host',
-  });
+  const result = await pool.run(
+    runOrder({ id: 'host', steps: [{ id: 't', config: { type: 'transform', transformCode } }] }),
+  );
   process.stdout.write(`${JSON.stringify({ status: result.status, error: result.error })}\n`);
 }
 setInterval(() => {}, 60_000);

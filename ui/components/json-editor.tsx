@@ -4,7 +4,7 @@
  * button puts the caret on it. Problems are given as issues by path (the API's `error.issues`) and placed
  * in the text as it is now, so a marker follows its field while the user edits around it.
  */
-import { useMemo, useRef } from 'preact/hooks';
+import { useMemo, useRef, useState } from 'preact/hooks';
 import { locateValue, offsetInString, parseErrorOffset, positionAt } from './json-locate.ts';
 import { type JsonPath, pathText } from './json-search.ts';
 
@@ -54,6 +54,28 @@ export function jsonSyntaxIssue(text: string): { offset: number | undefined; mes
       message: `not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
     };
   }
+}
+
+/**
+ * The problems a JsonEditor whose text is a JSON object to send shows: the text's own, found before
+ * sending, and the server's issues. `readObject(text, notObject)` answers the object, or undefined with
+ * why not marked in the editor: where the JSON stops parsing, or `notObject` when it is not an object.
+ */
+export function useEditorProblems() {
+  const [syntax, setSyntax] = useState<ReturnType<typeof jsonSyntaxIssue>>();
+  const [issues, setIssues] = useState<readonly EditorIssue[]>([]);
+  const readObject = (text: string, notObject: string): Record<string, unknown> | undefined => {
+    const problem = jsonSyntaxIssue(text);
+    setSyntax(problem);
+    if (problem) return undefined;
+    const value = JSON.parse(text) as unknown;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      setSyntax({ offset: 0, message: notObject });
+      return undefined;
+    }
+    return value as Record<string, unknown>;
+  };
+  return { syntax, issues, setIssues, readObject };
 }
 
 interface JsonEditorProps {

@@ -9,11 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { defaultPoolSettings } from '../../../config/config.ts';
-import { Tool } from '../../../contract/api/tool.ts';
 import { WorkerPool } from '../../../engine/worker/pool.ts';
 import { KUBEGLUE_BIN } from '../../support/cli.ts';
 import { testServerEnv } from '../../support/embedded.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/postgres.ts';
+import { runOrder } from '../../support/run-order.ts';
 
 const REPO = join(import.meta.dirname, '..', '..', '..');
 const ROUNDS = 20;
@@ -122,16 +122,9 @@ describe('the worker pool closing while its workers die', () => {
         await pool.close();
         // A run asked of a closed pool is refused, not sent to a dead worker.
         await expect(
-          pool.run({
-            runId: 'late',
-            tool: Tool.parse({
-              id: 't',
-              steps: [{ id: 'a', config: { type: 'transform', transformCode: '() => 1' } }],
-            }),
-            inputs: {},
-            systems: [],
-            traceId: 'late',
-          }),
+          pool.run(
+            runOrder({ steps: [{ id: 'a', config: { type: 'transform', transformCode: '() => 1' } }] }),
+          ),
         ).rejects.toThrow('shutting down');
         pool = undefined;
       }
@@ -146,10 +139,8 @@ describe('the worker pool closing while its workers die', () => {
     pool = new WorkerPool({ ...defaultPoolSettings(), workers: 1, sandboxMemoryMb: 64, workerHeapMb: 256 });
     await pool.start();
     const [pid] = pool.workerPids();
-    const running = pool.run({
-      runId: 'doomed',
-      tool: Tool.parse({
-        id: 't',
+    const running = pool.run(
+      runOrder({
         steps: [
           {
             id: 'a',
@@ -160,10 +151,7 @@ describe('the worker pool closing while its workers die', () => {
           },
         ],
       }),
-      inputs: {},
-      systems: [],
-      traceId: 'doomed',
-    });
+    );
     await new Promise((resolve) => setTimeout(resolve, 200));
     process.kill(pid as number, 'SIGKILL');
     const result = await running;

@@ -8,11 +8,10 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { Tool } from '../../../contract/api/tool.ts';
-import type { RunOrder } from '../../../contract/wire/run-order.ts';
 import { KUBEGLUE_BIN as CLI } from '../../support/cli.ts';
 import { useTempDir } from '../../support/fixture.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
+import { runOrder } from '../../support/run-order.ts';
 
 const target = useHttpTarget();
 const dir = useTempDir('kubeglue-decompress-');
@@ -39,20 +38,14 @@ describe('a compressed response', () => {
       headers: { 'content-type': 'application/json', 'content-encoding': 'br' },
       body: brotliCompressSync(JSON.stringify({ packed: 'br' })),
     });
-    const order: RunOrder = {
-      runId: 'compressed-1',
-      tool: Tool.parse({
-        id: 'compressed',
-        steps: [
-          { id: 'gzip', config: { url: `${target.url}/gzip` } },
-          { id: 'br', config: { url: `${target.url}/br` } },
-        ],
-        outputTransform: '(s) => [s.gzip.data, s.br.data]',
-      }),
-      inputs: {},
-      systems: [],
-      traceId: '0af7651916cd43dd8448eb211c80319c',
-    };
+    const order = runOrder({
+      id: 'compressed',
+      steps: [
+        { id: 'gzip', config: { url: `${target.url}/gzip` } },
+        { id: 'br', config: { url: `${target.url}/br` } },
+      ],
+      outputTransform: '(s) => [s.gzip.data, s.br.data]',
+    });
     const file = join(dir.path, 'order.json');
     await writeFile(file, JSON.stringify(order));
     const { code, stdout, stderr } = await runner(file);
@@ -67,13 +60,7 @@ describe('a compressed response', () => {
 
   it('leaves other warnings of the process to its log', async () => {
     const file = join(dir.path, 'warns.json');
-    const order: RunOrder = {
-      runId: 'warns-1',
-      tool: Tool.parse({ id: 'warns', steps: [{ id: 'gzip', config: { url: `${target.url}/gzip` } }] }),
-      inputs: {},
-      systems: [],
-      traceId: '0af7651916cd43dd8448eb211c80319c',
-    };
+    const order = runOrder({ id: 'warns', steps: [{ id: 'gzip', config: { url: `${target.url}/gzip` } }] });
     await writeFile(file, JSON.stringify(order));
     // Another experimental warning, emitted as the process starts: it is not the interceptor's, and stays.
     const other = "process.emitWarning('Something else is experimental','ExperimentalWarning')";

@@ -13,12 +13,11 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultPoolSettings } from '../../../config/config.ts';
-import { Tool } from '../../../contract/api/tool.ts';
-import type { RunOrder } from '../../../contract/wire/run-order.ts';
 import { WorkerPool } from '../../../engine/worker/pool.ts';
 import { startWorkerPool } from '../../support/engine.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 import { isAlive } from '../../support/os.ts';
+import { runOrder } from '../../support/run-order.ts';
 import { stuckWorkerImport } from '../../support/stuck-worker.ts';
 
 const POOL_HOST = new URL('../../support/pool-host.ts', import.meta.url).pathname;
@@ -103,15 +102,8 @@ function startPoolHost(transformCode?: string): {
   };
 }
 
-let runNo = 0;
-function get(path: string): RunOrder {
-  return {
-    runId: `stop-${runNo++}`,
-    tool: Tool.parse({ id: 'stop', steps: [{ id: 'get', config: { url: `${target.url}${path}` } }] }),
-    inputs: {},
-    systems: [],
-    traceId: 'stop',
-  };
+function get(path: string) {
+  return runOrder({ id: 'stop', steps: [{ id: 'get', config: { url: `${target.url}${path}` } }] });
 }
 
 describe('stopping workers that do not stop', () => {
@@ -125,13 +117,9 @@ describe('stopping workers that do not stop', () => {
     try {
       const pid = pool.workerPids()[0] as number;
       leftovers.add(pid);
-      const result = await pool.run({
-        ...get('/quick'),
-        tool: Tool.parse({
-          id: 'oom',
-          steps: [{ id: 't', config: { type: 'transform', transformCode: RUNAWAY } }],
-        }),
-      });
+      const result = await pool.run(
+        runOrder({ id: 'oom', steps: [{ id: 't', config: { type: 'transform', transformCode: RUNAWAY } }] }),
+      );
       expect(result).toMatchObject({
         status: 'failed',
         error: 'Step t failed: step t transformCode: exceeded the memory limit of 32 MB',

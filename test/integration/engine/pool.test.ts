@@ -2,32 +2,19 @@ import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Tool } from '../../../contract/api/tool.ts';
-import type { RunOrder } from '../../../contract/wire/run-order.ts';
 import type { EngineEvent } from '../../../engine/types.ts';
 import type { WorkerPool } from '../../../engine/worker/pool.ts';
 import { KUBEGLUE_BIN } from '../../support/cli.ts';
 import { startWorkerPool, useWorkerPool } from '../../support/engine.ts';
 import { useTempDir } from '../../support/fixture.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
+import { EXAMPLE_TRACE_ID, runOrder } from '../../support/run-order.ts';
 
 const target = useHttpTarget();
 const pool = useWorkerPool({ workers: 2, sandboxTimeoutMs: 1_000, sandboxMemoryMb: 64, workerHeapMb: 256 });
-let nextRun = 1;
-
-function order(tool: Record<string, unknown>, extra: Partial<RunOrder> = {}): RunOrder {
-  return {
-    runId: `run-${nextRun++}`,
-    tool: Tool.parse({ id: 'tool', ...tool }),
-    inputs: {},
-    systems: [],
-    traceId: '0af7651916cd43dd8448eb211c80319c',
-    ...extra,
-  };
-}
 
 const transform = (code: string) => ({
-  steps: [{ id: 't', config: { type: 'transform', transformCode: code } }],
+  steps: [{ id: 't', config: { type: 'transform' as const, transformCode: code } }],
 });
 
 beforeAll(() => {
@@ -36,7 +23,9 @@ beforeAll(() => {
 
 describe('worker pool', () => {
   it('runs a one-step GET tool in a worker process and returns its data', async () => {
-    const result = await pool.run(order({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] }));
+    const result = await pool.run(
+      runOrder({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] }),
+    );
     expect(result).toMatchObject({ status: 'success', data: { hello: 'world' } });
   });
 
@@ -45,7 +34,7 @@ describe('worker pool', () => {
     const runs = Array.from({ length: 24 }, (_, i) => {
       const events: EngineEvent[] = [];
       const done = pool
-        .run(order(transform(`() => ({ n: ${i}, text: "line\\nbreak \\u2028 é" })`)), {
+        .run(runOrder(transform(`() => ({ n: ${i}, text: "line\\nbreak \\u2028 é" })`)), {
           onEvent: (event) => events.push(event),
         })
         .then((result) => ({ result, eventsAtResult: events.length, events }));
@@ -59,9 +48,9 @@ describe('worker pool', () => {
   });
 
   it('starts an immediate run in its worker while the caller is still busy in the same turn', async () => {
-    await pool.run(order({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] }));
+    await pool.run(runOrder({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] }));
     const starts: number[] = [];
-    const running = pool.run(order({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] }), {
+    const running = pool.run(runOrder({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] }), {
       immediate: true,
       onEvent: (event, at) => {
         if (event.type === 'step_started') starts.push(at);
@@ -82,9 +71,9 @@ describe('worker pool', () => {
   });
 
   it('sends an order to a ready worker ahead of what its caller queues for the end of the turn next', async () => {
-    await pool.run(order(transform('() => 1')));
+    await pool.run(runOrder(transform('() => 1')));
     const starts: number[] = [];
-    const running = pool.run(order(transform('() => 2')), {
+    const running = pool.run(runOrder(transform('() => 2')), {
       onEvent: (event, at) => {
         if (event.type === 'step_started') starts.push(at);
       },
@@ -106,17 +95,17 @@ describe('worker pool', () => {
 
   it('sends a W3C traceparent derived from the run trace id', async () => {
     target.reset();
-    await pool.run(order({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] }));
+    await pool.run(runOrder({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] }));
     expect(target.requests[0]?.headers.traceparent).toMatch(
-      /^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/,
+      new RegExp(`^00-${EXAMPLE_TRACE_ID}-[0-9a-f]{16}-01$`),
     );
   });
 
   it('stops while(true){} at the sandbox timeout and the worker keeps serving', async () => {
-    const looping = await pool.run(order(transform('() => { while (true) {} }')));
+    const looping = await pool.run(runOrder(transform('() => { while (true) {} }')));
     expect(looping.status).toBe('failed');
     expect(looping.error).toMatch(/Step t failed: .*timed out/i);
-    const next = await pool.run(order(transform('() => 42')));
+    const next = await pool.run(runOrder(transform('() => 42')));
     expect(next).toMatchObject({ status: 'success', data: 42 });
   });
 
@@ -132,12 +121,14 @@ describe('worker pool', () => {
     try {
       const before = process.memoryUsage().rss;
       const bomb = await roomy.run(
-        order(transform('() => { const a = []; for (;;) a.push("x".repeat(8 * 1024 * 1024) + a.length); }')),
+        runOrder(
+          transform('() => { const a = []; for (;;) a.push("x".repeat(8 * 1024 * 1024) + a.length); }'),
+        ),
       );
       expect(bomb.status).toBe('failed');
       expect(bomb.error).toMatch(/memory|worker process/i);
       expect(process.memoryUsage().rss - before).toBeLessThan(200 * 1024 * 1024);
-      const next = await roomy.run(order(transform('() => "still serving"')));
+      const next = await roomy.run(runOrder(transform('() => "still serving"')));
       expect(next).toMatchObject({ status: 'success', data: 'still serving' });
     } finally {
       await roomy.close();
@@ -147,7 +138,7 @@ describe('worker pool', () => {
   it('refuses the 256 MB WebAssembly memory of issue 19 with a clear error, and the worker serves on', async () => {
     const pids = pool.workerPids();
     const wasm = await pool.run(
-      order(
+      runOrder(
         transform(
           '() => { const m = new WebAssembly.Memory({ initial: 4096 }); new Uint8Array(m.buffer).fill(1); return m.buffer.byteLength; }',
         ),
@@ -157,14 +148,14 @@ describe('worker pool', () => {
     expect(wasm.error).toContain(
       'WebAssembly is not defined (WebAssembly is not available in the sandbox: its memory would escape the memory limit)',
     );
-    const next = await pool.run(order(transform('() => "still serving"')));
+    const next = await pool.run(runOrder(transform('() => "still serving"')));
     expect(next).toMatchObject({ status: 'success', data: 'still serving' });
     expect(pool.workerPids()).toEqual(pids);
   });
 
   it('keeps require, process and fetch out of reach of user code', async () => {
     const probe = await pool.run(
-      order(transform('() => [typeof require, typeof process, typeof fetch, typeof setTimeout]')),
+      runOrder(transform('() => [typeof require, typeof process, typeof fetch, typeof setTimeout]')),
     );
     expect(probe).toMatchObject({
       status: 'success',
@@ -175,7 +166,7 @@ describe('worker pool', () => {
   it('fails the runs of a worker that dies and replaces the worker', async () => {
     target.route('GET', '/hang', (_req, _res) => undefined);
     const victimLoad = pool.load();
-    const hanging = pool.run(order({ steps: [{ id: 'hang', config: { url: `${target.url}/hang` } }] }));
+    const hanging = pool.run(runOrder({ steps: [{ id: 'hang', config: { url: `${target.url}/hang` } }] }));
     await new Promise((r) => setTimeout(r, 100));
     const busy = pool.load().findIndex((n, i) => n > (victimLoad[i] ?? 0));
     const pids = pool.workerPids();
@@ -184,7 +175,7 @@ describe('worker pool', () => {
     const result = await hanging;
     expect(result.status).toBe('failed');
     expect(result.error).toMatch(/worker process .* was killed by SIGKILL/);
-    const next = await pool.run(order(transform('() => "replaced"')));
+    const next = await pool.run(runOrder(transform('() => "replaced"')));
     expect(next).toMatchObject({ status: 'success', data: 'replaced' });
   });
 
@@ -197,7 +188,7 @@ describe('worker pool', () => {
     const controller = new AbortController();
     const events: EngineEvent[] = [];
     const run = pool.run(
-      order({
+      runOrder({
         steps: [
           {
             id: 'list',
@@ -232,7 +223,7 @@ describe('worker pool', () => {
       body: `denied for ${req.headers.authorization} at ${req.path}?${new URLSearchParams(req.query).toString()}`,
     }));
     const result = await pool.run(
-      order(
+      runOrder(
         {
           steps: [
             {
@@ -289,16 +280,16 @@ describe('worker pool size', () => {
       else res.end('"released"');
       return undefined;
     });
-    const hold = order({ steps: [{ id: 'wait', config: { url: `${target.url}/lean-hold` } }] });
+    const hold = { steps: [{ id: 'wait', config: { url: `${target.url}/lean-hold` } }] };
     const runs: Array<Promise<unknown>> = [];
     try {
       // Runs keep arriving while the workers they made start, until each of 3 has some: the pool stops at 3.
       while (live() < 3 || Math.min(...lean.load()) < 1) {
-        runs.push(lean.run({ ...hold, runId: `run-${nextRun++}` }));
+        runs.push(lean.run(runOrder(hold)));
         await new Promise((resolve) => setTimeout(resolve, 20));
         expect(live()).toBeLessThanOrEqual(3);
       }
-      for (let i = 0; i < 10; i++) runs.push(lean.run({ ...hold, runId: `run-${nextRun++}` }));
+      for (let i = 0; i < 10; i++) runs.push(lean.run(runOrder(hold)));
       expect(live()).toBe(3);
     } finally {
       holding = false;
@@ -307,14 +298,16 @@ describe('worker pool size', () => {
     const results = (await Promise.all(runs)) as Array<{ status: string }>;
     expect(results.every((result) => result.status === 'success')).toBe(true);
     await expect.poll(live, { timeout: 10_000 }).toBe(1);
-    const after = await lean.run(order(transform('() => "one worker serves"')));
+    const after = await lean.run(runOrder(transform('() => "one worker serves"')));
     expect(after).toMatchObject({ status: 'success', data: 'one worker serves' });
   });
 
   it('replaces a crashed worker, failing only its runs', async () => {
     const [pid] = lean.workerPids().filter((p) => p !== undefined);
     target.route('GET', '/lean-hang', () => undefined);
-    const hanging = lean.run(order({ steps: [{ id: 'hang', config: { url: `${target.url}/lean-hang` } }] }));
+    const hanging = lean.run(
+      runOrder({ steps: [{ id: 'hang', config: { url: `${target.url}/lean-hang` } }] }),
+    );
     await expect.poll(() => target.count('/lean-hang')).toBe(1);
     process.kill(pid as number, 'SIGKILL');
     const result = await hanging;
@@ -322,7 +315,7 @@ describe('worker pool size', () => {
     expect(result.error).toMatch(/worker process .* was killed by SIGKILL/);
     await expect.poll(live).toBe(1);
     expect(lean.workerPids()).not.toContain(pid);
-    const next = await lean.run(order(transform('() => "replaced"')));
+    const next = await lean.run(runOrder(transform('() => "replaced"')));
     expect(next).toMatchObject({ status: 'success', data: 'replaced' });
   });
 });
@@ -342,13 +335,13 @@ describe('a pool that keeps no idle worker (KUBEGLUE_IDLE_WORKERS=0, the embedde
     try {
       const [first] = idle.workerPids().filter((pid) => pid !== undefined) as number[];
       expect(idle.workerCount()).toBe(1);
-      const get = order({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] });
+      const get = runOrder({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] });
       expect(await idle.run(get)).toMatchObject({ status: 'success', data: { hello: 'world' } });
       await expect.poll(() => idle.workerCount(), { timeout: 10_000 }).toBe(0);
       await expect.poll(() => isAlive(first as number), { timeout: 10_000 }).toBe(false);
       expect(idle.workerPids().every((pid) => pid === undefined)).toBe(true);
 
-      const next = await idle.run(order(transform('(s) => ({ again: true })')));
+      const next = await idle.run(runOrder(transform('(s) => ({ again: true })')));
       expect(next).toMatchObject({ status: 'success', data: { again: true } });
       const [second] = idle.workerPids().filter((pid) => pid !== undefined) as number[];
       expect(second).toBeDefined();
@@ -381,7 +374,7 @@ describe('runner main (single run, the Pod entrypoint)', () => {
     const file = join(dir.path, 'order.json');
     await writeFile(
       file,
-      JSON.stringify(order({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] })),
+      JSON.stringify(runOrder({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] })),
     );
     // A runner refuses private addresses unless told otherwise; the target is on 127.0.0.1.
     const { code, stdout } = await runner(file, { ...process.env, KUBEGLUE_EGRESS_PRIVATE: 'allow' });
@@ -391,7 +384,7 @@ describe('runner main (single run, the Pod entrypoint)', () => {
 
   it('exits 2 for a failed run and 1 for an invalid order', async () => {
     const failing = join(dir.path, 'failing.json');
-    await writeFile(failing, JSON.stringify(order(transform('() => { throw new Error("no") }'))));
+    await writeFile(failing, JSON.stringify(runOrder(transform('() => { throw new Error("no") }'))));
     const invalid = join(dir.path, 'invalid.json');
     await writeFile(invalid, JSON.stringify({ runId: 'x' }));
     expect((await runner(failing)).code).toBe(2);

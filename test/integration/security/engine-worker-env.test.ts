@@ -5,9 +5,9 @@
 
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Tool } from '../../../contract/api/tool.ts';
 import { useWorkerPool } from '../../support/engine.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
+import { runOrder } from '../../support/run-order.ts';
 
 const SECRETS = {
   KUBEGLUE_MASTER_KEY: 'aa'.repeat(32),
@@ -72,28 +72,19 @@ describe('pool worker environment', () => {
   });
 
   it('runs transforms with the sandbox settings it was given', async () => {
-    const result = await pool.run({
-      runId: 'env-2',
-      tool: Tool.parse({
-        id: 't',
+    const result = await pool.run(
+      runOrder({
         steps: [{ id: 'spin', config: { type: 'transform', transformCode: '() => { while (true) {} }' } }],
       }),
-      inputs: {},
-      systems: [],
-      traceId: 'env-2',
-    });
+    );
     expect(result.status).toBe('failed');
     expect(result.error).toContain('timed out after 2000 ms');
   });
 
   it('applies the egress policy it was given', async () => {
-    const result = await pool.run({
-      runId: 'env-1',
-      tool: Tool.parse({ id: 't', steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] }),
-      inputs: {},
-      systems: [],
-      traceId: 'env-1',
-    });
+    const result = await pool.run(
+      runOrder({ steps: [{ id: 'get', config: { url: `${target.url}/hello` } }] }),
+    );
     expect(result.status).toBe('failed');
     expect(result.error).toContain('refused to connect to 127.0.0.1: a loopback address');
     expect(target.count('/hello')).toBe(0);

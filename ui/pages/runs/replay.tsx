@@ -10,13 +10,14 @@ import { ApiFailure } from '../../api/client.ts';
 import type { ErrorIssue, ReplayAnswer, Run, SavedToolTest } from '../../api/types.ts';
 import { useAction } from '../../components/action.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
-import { type EditorIssue, JsonEditor, jsonSyntaxIssue } from '../../components/json-editor.tsx';
+import { JsonEditor, useEditorProblems } from '../../components/json-editor.tsx';
 import { JsonView } from '../../components/json-view.tsx';
 import { StepOutcome } from '../../components/status.tsx';
 import { ValueDiff } from '../../components/value-diff.tsx';
 import { toolHref } from '../../hrefs.ts';
 import { Link } from '../../router.tsx';
 import { client } from '../../session.ts';
+import { DEFINITION_NOT_OBJECT } from '../tools/definition.ts';
 
 /** The replay beside the original: the output's differences, each step's, then both outputs. */
 function ReplayResult({ answer }: { answer: ReplayAnswer }) {
@@ -92,8 +93,7 @@ export function ReplayPanel({ run }: { run: Run }) {
   const { busy, error, run: start } = useAction();
   const [text, setText] = useState<string>();
   const [loadError, setLoadError] = useState<unknown>();
-  const [syntax, setSyntax] = useState<ReturnType<typeof jsonSyntaxIssue>>();
-  const [issues, setIssues] = useState<readonly EditorIssue[]>([]);
+  const { syntax, issues, setIssues, readObject } = useEditorProblems();
 
   const replay = (tool?: Record<string, unknown>) =>
     start(async () => {
@@ -139,10 +139,8 @@ export function ReplayPanel({ run }: { run: Run }) {
   };
   const replayEdited = (event: Event) => {
     event.preventDefault();
-    const problem = jsonSyntaxIssue(text ?? '');
-    setSyntax(problem);
-    if (problem) return;
-    void replay(JSON.parse(text ?? '{}') as Record<string, unknown>);
+    const definition = readObject(text ?? '', DEFINITION_NOT_OBJECT);
+    if (definition) void replay(definition);
   };
 
   return (

@@ -10,7 +10,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { AuthType, Environment, Gateway, System } from '../../api/types.ts';
 import { Checkbox } from '../../components/checkbox.tsx';
 import { ErrorMessage } from '../../components/error-message.tsx';
-import { LabelledField } from '../../components/field.tsx';
+import { ChoiceField, LabelledField } from '../../components/field.tsx';
 import { systemHref } from '../../hrefs.ts';
 import type { PageProps } from '../../pages.tsx';
 import { location, navigate } from '../../router.tsx';
@@ -292,7 +292,6 @@ function GatewayChoice(props: {
     return () => abort.abort();
   }, []);
   const chosen = gateways?.find((gateway) => gateway.tunnelId === tunnelId);
-  const stranger = tunnelId && gateways && !chosen;
   return (
     <div class="gateway-choice">
       <ErrorMessage error={error} title="The gateways could not be listed" />
@@ -302,40 +301,33 @@ function GatewayChoice(props: {
           once it is connected.
         </p>
       )}
-      <LabelledField id="system-gateway" label="Gateway">
-        <select
-          id="system-gateway"
-          required
-          value={tunnelId}
-          onChange={(event) => change(event.currentTarget.value, '')}
-        >
-          <option value="">choose a connected gateway</option>
-          {gateways?.map((gateway) => (
-            <option key={gateway.tunnelId} value={gateway.tunnelId}>
-              {gateway.tunnelId} ({gateway.targets.length} target{gateway.targets.length === 1 ? '' : 's'})
-            </option>
-          ))}
-          {stranger && <option value={tunnelId}>{tunnelId} (not connected now)</option>}
-        </select>
-      </LabelledField>
-      <LabelledField id="system-target" label="Target">
-        <select
-          id="system-target"
-          required
-          value={target}
-          onChange={(event) => change(tunnelId, event.currentTarget.value)}
-        >
-          <option value="">choose a target of the gateway</option>
-          {chosen?.targets.map((entry) => (
-            <option key={entry.name} value={entry.name}>
-              {entry.name} ({entry.protocol})
-            </option>
-          ))}
-          {target && !chosen?.targets.some((entry) => entry.name === target) && (
-            <option value={target}>{target}</option>
-          )}
-        </select>
-      </LabelledField>
+      <ChoiceField
+        id="system-gateway"
+        label="Gateway"
+        required
+        value={tunnelId}
+        none="choose a connected gateway"
+        choices={(gateways ?? []).map((gateway) => ({
+          value: gateway.tunnelId,
+          text: `${gateway.tunnelId} (${gateway.targets.length} target${gateway.targets.length === 1 ? '' : 's'})`,
+        }))}
+        // Only once the connected gateways are known: until then the stored one is not "not connected".
+        keep={gateways && ((stored) => `${stored} (not connected now)`)}
+        change={(chosenId) => change(chosenId, '')}
+      />
+      <ChoiceField
+        id="system-target"
+        label="Target"
+        required
+        value={target}
+        none="choose a target of the gateway"
+        choices={(chosen?.targets ?? []).map((entry) => ({
+          value: entry.name,
+          text: `${entry.name} (${entry.protocol})`,
+        }))}
+        keep={(stored) => stored}
+        change={(chosenTarget) => change(tunnelId, chosenTarget)}
+      />
     </div>
   );
 }

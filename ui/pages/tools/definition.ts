@@ -12,6 +12,9 @@ export type JsonObject = Record<string, unknown>;
 export const isObject = (value: unknown): value is JsonObject =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** What the JSON editors say of a definition that is JSON but not an object. */
+export const DEFINITION_NOT_OBJECT = 'the definition must be a JSON object: { "id": …, "steps": […] }';
+
 /** The definition in the text, or why the builder cannot show it. */
 export function parseDefinition(
   text: string,

@@ -10,12 +10,12 @@ import * as routes from '../../../contract/api/route-paths.ts';
 import { ApiFailure } from '../../api/client.ts';
 import type { ErrorIssue, Tool, ToolCreateBody, ToolUpdateBody } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
-import { type EditorIssue, JsonEditor, jsonSyntaxIssue } from '../../components/json-editor.tsx';
+import { JsonEditor, useEditorProblems } from '../../components/json-editor.tsx';
 import { toolHref } from '../../hrefs.ts';
 import { Link, navigate } from '../../router.tsx';
 import { client } from '../../session.ts';
 import { StepBuilder } from './builder.tsx';
-import { formatDefinition, parseDefinition } from './definition.ts';
+import { DEFINITION_NOT_OBJECT, formatDefinition, parseDefinition } from './definition.ts';
 import { definitionOf, ToolUnreadable, useTool } from './shared.tsx';
 
 /** Optional fields a saved definition may have had; one deleted in the editor is sent as null (removed). */
@@ -49,8 +49,6 @@ const NEW_TOOL = {
   outputTransform: '(sourceData) => sourceData.search.data',
 };
 
-type Parsed = { ok: true; value: Record<string, unknown> } | { ok: false };
-
 interface EditorPageProps {
   title: string;
   initial: string;
@@ -63,8 +61,7 @@ interface EditorPageProps {
 function ToolEditor({ title, initial, submitLabel, cancelHref, save }: EditorPageProps) {
   const id = useId();
   const [text, setText] = useState(initial);
-  const [syntax, setSyntax] = useState<ReturnType<typeof jsonSyntaxIssue>>();
-  const [issues, setIssues] = useState<readonly EditorIssue[]>([]);
+  const { syntax, issues, setIssues, readObject } = useEditorProblems();
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const [view, setView] = useState<'builder' | 'json'>('builder');
@@ -78,31 +75,19 @@ function ToolEditor({ title, initial, submitLabel, cancelHref, save }: EditorPag
     if (parsed.ok) setView('builder');
   };
 
-  const parse = (): Parsed => {
-    const problem = jsonSyntaxIssue(text);
-    setSyntax(problem);
-    if (problem) return { ok: false };
-    const value = JSON.parse(text) as unknown;
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      setSyntax({ offset: 0, message: 'the definition must be a JSON object: { "id": …, "steps": […] }' });
-      return { ok: false };
-    }
-    return { ok: true, value: value as Record<string, unknown> };
-  };
-
   const submit = async (event: Event) => {
     event.preventDefault();
     setError(undefined);
     setIssues([]);
-    const parsed = parse();
-    if (!parsed.ok) {
+    const definition = readObject(text, DEFINITION_NOT_OBJECT);
+    if (!definition) {
       setView('json');
       document.getElementById(id)?.focus();
       return;
     }
     setBusy(true);
     try {
-      const saved = await save(parsed.value);
+      const saved = await save(definition);
       navigate(toolHref(saved.id));
     } catch (caught) {
       setError(caught);

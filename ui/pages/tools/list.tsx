@@ -7,7 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import * as routes from '../../../contract/api/route-paths.ts';
 import type { ListToolsQuery, ToolList } from '../../api/types.ts';
 import { ErrorMessage } from '../../components/error-message.tsx';
-import { LabelledField } from '../../components/field.tsx';
+import { ChoiceField, LabelledField } from '../../components/field.tsx';
 import { ClearFilters, filtersOf } from '../../components/filters.tsx';
 import { formatTime } from '../../components/format.ts';
 import { PageLinks, pageOf } from '../../components/pager.tsx';
@@ -24,9 +24,9 @@ type Filter = (typeof FILTERS)[number];
 type Filters = Partial<Record<Filter, string>>;
 
 const SHOWN = [
-  { value: '', label: 'Active tools', includeArchived: 'false' },
-  { value: 'all', label: 'Active and archived', includeArchived: 'true' },
-  { value: 'only', label: 'Archived only', includeArchived: 'only' },
+  { value: '', text: 'Active tools', includeArchived: 'false' },
+  { value: 'all', text: 'Active and archived', includeArchived: 'true' },
+  { value: 'only', text: 'Archived only', includeArchived: 'only' },
 ] as const;
 
 function FilterForm({ filters, folders }: { filters: Filters; folders: ToolList['folders'] }) {
@@ -35,9 +35,6 @@ function FilterForm({ filters, folders }: { filters: Filters; folders: ToolList[
   useEffect(() => setSearch(filters.search ?? ''), [filters.search]);
   const change = (name: Filter, value: string | undefined) =>
     navigate(withQuery('/tools', { ...filters, [name]: value || undefined }), { replace: true });
-  const selected = (event: Event) => (event.currentTarget as HTMLSelectElement).value;
-  // A folder given in the address but holding no tool still shows as chosen.
-  const known = folders.some((folder) => folder.path === filters.folder);
   return (
     <form
       class="filters"
@@ -57,34 +54,22 @@ function FilterForm({ filters, folders }: { filters: Filters; folders: ToolList[
           onChange={(event) => change('search', event.currentTarget.value.trim())}
         />
       </LabelledField>
-      <LabelledField id="tools-folder" label="Folder">
-        <select
-          id="tools-folder"
-          value={filters.folder ?? ''}
-          onChange={(event) => change('folder', selected(event))}
-        >
-          <option value="">All folders</option>
-          {!known && filters.folder && <option value={filters.folder}>{filters.folder}</option>}
-          {folders.map((folder) => (
-            <option key={folder.path} value={folder.path}>
-              {folder.path} ({folder.tools})
-            </option>
-          ))}
-        </select>
-      </LabelledField>
-      <LabelledField id="tools-archived" label="Show">
-        <select
-          id="tools-archived"
-          value={filters.archived ?? ''}
-          onChange={(event) => change('archived', selected(event))}
-        >
-          {SHOWN.map((option) => (
-            <option key={option.value} value={option.value}>
-              {option.label}
-            </option>
-          ))}
-        </select>
-      </LabelledField>
+      <ChoiceField
+        id="tools-folder"
+        label="Folder"
+        value={filters.folder ?? ''}
+        none="All folders"
+        choices={folders.map((folder) => ({ value: folder.path, text: `${folder.path} (${folder.tools})` }))}
+        keep={(folder) => folder}
+        change={(folder) => change('folder', folder)}
+      />
+      <ChoiceField
+        id="tools-archived"
+        label="Show"
+        value={filters.archived ?? ''}
+        choices={SHOWN}
+        change={(archived) => change('archived', archived)}
+      />
       <button type="submit" class="secondary">
         Search
       </button>
