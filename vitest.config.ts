@@ -1,6 +1,12 @@
 import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
+// Node's compile cache for every process of the run, set here so that the test workers get it from their
+// start: each test file's worker loads vitest, fastify, zod… again, and each engine worker, server and
+// CLI the tests start strips and compiles ~300 source files again; the cache is the one bin/kubeglue.mjs
+// gives a user's CLI.
+process.env.NODE_COMPILE_CACHE ??= join(import.meta.dirname, 'node_modules/.cache/kubeglue-compile');
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
@@ -10,9 +16,6 @@ export default defineConfig({
     pool: 'forks',
     // isolated-vm needs V8 without the startup snapshot on Node >= 20.
     execArgv: ['--no-node-snapshot'],
-    // The Node processes the tests start from the sources (engine workers, servers, the CLI) share the
-    // compile cache that bin/kubeglue.mjs gives a user's: each would strip and compile ~300 files again.
-    env: { NODE_COMPILE_CACHE: join(import.meta.dirname, 'node_modules/.cache/kubeglue-compile') },
     // Ceilings for a loaded 2-core CI machine, not expected times: a passing test takes what it takes.
     testTimeout: 60_000,
     hookTimeout: 120_000,
