@@ -1,11 +1,11 @@
-import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { COMPILE_CACHE_DIR } from './test/support/cli.ts';
 
 // Node's compile cache for every process of the run, set here so that the test workers get it from their
 // start: each test file's worker loads vitest, fastify, zod… again, and each engine worker, server and
 // CLI the tests start strips and compiles ~300 source files again; the cache is the one bin/kubeglue.mjs
 // gives a user's CLI.
-process.env.NODE_COMPILE_CACHE ??= join(import.meta.dirname, 'node_modules/.cache/kubeglue-compile');
+process.env.NODE_COMPILE_CACHE ??= COMPILE_CACHE_DIR;
 
 export default defineConfig({
   test: {

@@ -1,6 +1,6 @@
 /**
- * The `kubeglue` CLI as a user runs it: bin/kubeglue.mjs (what `npx kubeglue` starts) in a process of its own (the pinned Node, as the
- * tests run), with only the environment given. HOME and XDG_CONFIG_HOME point into a fresh folder unless
+ * The `kubeglue` CLI as a user runs it: bin/kubeglue.mjs (what `npx kubeglue` starts) in a process of its
+ * own (the pinned Node, as the tests run), with only the environment given. HOME and XDG_CONFIG_HOME point into a fresh folder unless
  * given, so no config file of the machine is read.
  *
  *   const { code, stdout, stderr } = await runCli(['tools'], { KUBEGLUE_URL: api.url, KUBEGLUE_API_KEY: key });
@@ -13,6 +13,18 @@ import { join } from 'node:path';
 
 /** The entry `npx kubeglue` starts (package.json#bin): it turns Node's compile cache on, then loads bin/kubeglue.ts. */
 export const KUBEGLUE_BIN = join(import.meta.dirname, '..', '..', 'bin', 'kubeglue.mjs');
+/**
+ * The folder of that compile cache when NODE_COMPILE_CACHE names none (bin/kubeglue.mjs's default, which
+ * cli/node-version.test.ts holds it to); vitest.config.ts gives it to every process of the test run.
+ */
+export const COMPILE_CACHE_DIR = join(
+  import.meta.dirname,
+  '..',
+  '..',
+  'node_modules',
+  '.cache',
+  'kubeglue-compile',
+);
 
 export interface CliResult {
   code: number | null;
