@@ -7,7 +7,7 @@
 
 import { isAsyncRun } from '../contract/api/run.ts';
 import type { Store } from '../store/index.ts';
-import { completionEffects } from './completion.ts';
+import { failedFinish } from './execution/index.ts';
 import { afterInterruption } from './interrupted.ts';
 
 /** What happened to a run recovery finds: the error begins with it, followed by why it was not retried. */
@@ -45,14 +45,7 @@ export async function recoverStartedRuns(
       if (handed) report.retried.push({ runId: run.runId, attempt: verdict.attempt });
       continue;
     }
-    const at = now();
-    const recorded = await store.batch.finishRun(run.runId, {
-      status: 'failed',
-      error: verdict.error,
-      completedAt: at.toISOString(),
-      durationMs: Math.max(0, at.getTime() - Date.parse(run.metadata.startedAt)),
-      outbox: completionEffects(run, 'failed'),
-    });
+    const recorded = await store.batch.finishRun(run.runId, failedFinish(run, verdict.error, now()));
     if (recorded) report.failed.push(run.runId);
   }
   return report;

@@ -2,7 +2,7 @@ import { resourceNameForId } from '../../contract/resources/convert.ts';
 import type { KubeglueResources } from '../../kube/resources/index.ts';
 import { isResourceError } from '../../kube/resources/index.ts';
 import { retryOnConflict } from '../../kube/update-status.ts';
-import { completionEffects } from '../../runs/completion.ts';
+import { failedFinish } from '../../runs/execution/index.ts';
 import { toolRunFor, toolRunName } from '../../runs/toolrun.ts';
 import type { Store } from '../../store/index.ts';
 
@@ -48,15 +48,10 @@ export function createStartDeadHandler(deps: Pick<StartHandlerDeps, 'store' | 'r
     const run = await deps.store.getRun(row.runId);
     if (run?.status !== 'running') return;
     if (await deps.resources.toolRuns.get(toolRunName(run.runId))) return;
-    const now = new Date();
     const error = `The run could not be started: ${reason}`;
     await deps.store.finishRun(run.runId, {
-      status: 'failed',
-      error,
-      completedAt: now.toISOString(),
-      durationMs: Math.max(0, now.getTime() - Date.parse(run.metadata.startedAt)),
+      ...failedFinish(run, error, new Date()),
       result: { success: false, error },
-      outbox: completionEffects(run, 'failed'),
     });
   };
 }

@@ -8,6 +8,7 @@ import type { ToolRunResource } from '../../contract/resources/kinds.ts';
 import { RECORDED_FINALIZER } from '../../contract/resources/labels.ts';
 import { isResourceError, type ResourceClient } from '../../kube/resources/index.ts';
 import { CANCELLED_MESSAGE, completionEffects } from '../../runs/completion.ts';
+import { failedFinish } from '../../runs/execution/index.ts';
 import type { Store, StoredRun } from '../../store/index.ts';
 import type { EventRecorder } from '../events.ts';
 import type { Launcher } from '../launchers/launcher.ts';
@@ -61,14 +62,7 @@ export async function execute(
 
   /** The operator's terminal write (the first one wins); the cause is noted only when this write won. */
   const failRun = async (run: StoredRun, error: string, reason: RunReason) => {
-    const at = now();
-    const recorded = await deps.store.batch.finishRun(run.runId, {
-      status: 'failed',
-      error,
-      completedAt: at.toISOString(),
-      durationMs: Math.max(0, at.getTime() - Date.parse(run.metadata.startedAt)),
-      outbox: completionEffects(run, 'failed'),
-    });
+    const recorded = await deps.store.batch.finishRun(run.runId, failedFinish(run, error, now()));
     if (recorded) {
       written(
         await deps.toolRuns

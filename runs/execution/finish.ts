@@ -135,14 +135,29 @@ function ended(
   });
 }
 
+/**
+ * The terminal write of a run that fails without an execution's outcome (startup recovery, the operator's
+ * verdict on a lost or late runner, a start that never became a ToolRun): the error, the times and the
+ * completion effects, as an execution's failure records them.
+ */
+export function failedFinish(run: StoredRun, error: string, at: Date): FinishRun {
+  return { status: 'failed', error, ...endedAt(run, at), outbox: completionEffects(run, 'failed') };
+}
+
+/** When a run ended and how long it took from its start. */
+function endedAt(run: StoredRun, at: Date): Pick<FinishRun, 'completedAt' | 'durationMs'> {
+  return {
+    completedAt: at.toISOString(),
+    durationMs: Math.max(0, at.getTime() - Date.parse(run.metadata.startedAt)),
+  };
+}
+
 /** The terminal write of a run from the engine's result, effects included. */
 function finishFromResult(run: StoredRun, result: EngineResult, now = new Date()): FinishRun {
-  const durationMs = Math.max(0, now.getTime() - Date.parse(run.metadata.startedAt));
   return {
     status: result.status,
     ...(result.error !== undefined ? { error: result.error } : {}),
-    completedAt: now.toISOString(),
-    durationMs,
+    ...endedAt(run, now),
     stepResults: result.stepResults,
     result: {
       success: result.status === 'success',

@@ -16,6 +16,7 @@
 export {
   type FinishDeps,
   type FinishMetrics,
+  failedFinish,
   failedResult,
   finishRun,
   finishUnrecorded,

@@ -10,6 +10,7 @@ import { Tool } from '../../../contract/api/tool.ts';
 import type { EngineEvent, EngineResult } from '../../../engine/types.ts';
 import {
   buildOrder,
+  failedFinish,
   failedResult,
   finishRun,
   finishUnrecorded,
@@ -310,6 +311,22 @@ describe('the finish', () => {
       { stepId: 'first', success: true, data: 1 },
       { stepId: 'second', success: false, error: 'Run was cancelled' },
     ]);
+  });
+
+  it("records a failure without an execution (recovery, the operator, a dead start) as an execution's failure", async () => {
+    const run = await started({ options: { async: true, webhookUrl: 'https://hooks.example.com/done' } });
+    const at = new Date(Date.parse(run.metadata.startedAt) + 1500);
+    const viaExecution = await finishRun(run, failedResult('runner lost'), new RunReport(run, {}), {
+      store,
+      now: () => at.getTime(),
+    });
+    const { stepResults: _none, result: _result, files: _files, ...written } = viaExecution.finish;
+    expect(failedFinish(run, 'runner lost', at)).toEqual(written);
+    expect(written).toMatchObject({
+      status: 'failed',
+      durationMs: 1500,
+      outbox: [{ kind: 'notify', payload: { url: 'https://hooks.example.com/done' } }],
+    });
   });
 
   it('ends a run that is not stored without writing anything, counted and streamed', async () => {
