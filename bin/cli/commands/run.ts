@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as routes from '../../../contract/api/route-paths.ts';
-import type { RunRequest } from '../../../contract/api/run.ts';
+import type { RunRequestOptions } from '../../../contract/api/run.ts';
 import type { JsonValue } from '../../../contract/json.ts';
 import { RunAnswer, RunResultsAnswer } from '../answers.ts';
 import { type Answer, ApiClient } from '../client.ts';
@@ -48,57 +48,81 @@ export const run = command({
     const client = new ApiClient(await io.connect(), io);
     const runId = randomUUID();
     const params = { toolId: args.toolId as string };
-    const body = (options: RunRequest['options']): RunRequest => ({ runId, inputs, options });
-    // In json mode stdout holds the one document: what goes on is shown on stderr.
-    const progress = new Progress(output === 'json' ? io.stderr : io.stdout);
-    try {
-      if (values.async) {
-        const started = await client.request(routes.runTool, RunAnswer, {
-          params,
-          body: body({ async: true, requestSource: 'cli' }),
-        });
-        if (!values.follow) {
-          if (output === 'json') printJson(io.stdout, started.raw);
-          else {
-            io.stdout.write(`Run ${runId} of tool '${printable(started.value.toolId)}' started.\n`);
-            io.stdout.write(`Follow it: kubeglue logs ${runId} --follow\n`);
-          }
-          return EXIT.ok;
-        }
-        const ended = await followRun(client, runId, {
-          signal: io.signal,
-          onEvent: (e) => progress.event(e),
-        });
-        progress.stop();
-        return printOutcome(io, output, await withResult(client, ended), true);
-      }
-      const answer = values.follow
-        ? await runFollowingEvents(client, params, body, progress, io.signal)
-        : await client.request(routes.runTool, RunAnswer, { params, body: body({ requestSource: 'cli' }) });
-      progress.stop();
-      return printOutcome(io, output, { run: answer.value, raw: answer.raw }, values.follow === true);
-    } catch (error) {
-      progress.stop();
-      if (!io.signal.aborted) throw error;
-      io.stderr.write(
-        `kubeglue run: interrupted; run ${runId} goes on in the server if it started (kubeglue logs ${runId} --follow)\n`,
-      );
-      return EXIT.interrupted;
-    }
+    return startRun(client, io, output, values, {
+      runId,
+      name: 'kubeglue run',
+      start: (options) =>
+        client.request(routes.runTool, RunAnswer, { params, body: { runId, inputs, options } }),
+      startedLine: (started) => `Run ${runId} of tool '${started.toolId}' started.`,
+    });
   },
 });
+
+/** How a command starts its run (`run`, `runs resume`): the rest is `startRun`'s. */
+export interface RunStart {
+  /** The id the command gives the run, named when it is interrupted. */
+  runId: string;
+  /** The command's name, in the lines it writes to stderr. */
+  name: string;
+  /** Sends the request that starts the run, with these options. */
+  start(options: RunRequestOptions): Promise<Answer<RunAnswer>>;
+  /** What a run started in the background prints first. */
+  startedLine(started: RunAnswer): string;
+}
+
+/**
+ * Starts a run (requestSource cli) and prints it: a synchronous run's output once it ended; with --async
+ * its id (and, with --follow, its events until it ends, then its result); with --follow alone its events
+ * streamed by a trace id opened before it starts. An interrupt says which run goes on.
+ */
+export async function startRun(
+  client: ApiClient,
+  io: Io,
+  output: OutputMode,
+  values: { async?: boolean | undefined; follow?: boolean | undefined },
+  how: RunStart,
+): Promise<number> {
+  const { runId, name } = how;
+  // In json mode stdout holds the one document: what goes on is shown on stderr.
+  const progress = new Progress(output === 'json' ? io.stderr : io.stdout);
+  try {
+    if (values.async) {
+      const started = await how.start({ async: true, requestSource: 'cli' });
+      if (!values.follow) {
+        if (output === 'json') printJson(io.stdout, started.raw);
+        else {
+          io.stdout.write(`${printable(how.startedLine(started.value))}\n`);
+          io.stdout.write(`Follow it: kubeglue logs ${runId} --follow\n`);
+        }
+        return EXIT.ok;
+      }
+      const ended = await followRun(client, runId, {
+        signal: io.signal,
+        onEvent: (e) => progress.event(e),
+      });
+      progress.stop();
+      return printOutcome(io, output, await withResult(client, ended), true, name);
+    }
+    const answer = values.follow
+      ? await runFollowingEvents(client, how, progress, io.signal)
+      : await how.start({ requestSource: 'cli' });
+    progress.stop();
+    return printOutcome(io, output, { run: answer.value, raw: answer.raw }, values.follow === true, name);
+  } catch (error) {
+    progress.stop();
+    if (!io.signal.aborted) throw error;
+    io.stderr.write(
+      `${name}: interrupted; run ${runId} goes on in the server if it started (kubeglue logs ${runId} --follow)\n`,
+    );
+    return EXIT.interrupted;
+  }
+}
 
 /**
  * A synchronous run with its events: the stream of a fresh trace id is open before the run starts, so
  * no event is missed; it is closed once the run's final event came (or shortly after the answer).
  */
-async function runFollowingEvents(
-  client: ApiClient,
-  params: { toolId: string },
-  body: (options: RunRequest['options']) => RunRequest,
-  progress: Progress,
-  signal: AbortSignal,
-) {
+async function runFollowingEvents(client: ApiClient, how: RunStart, progress: Progress, signal: AbortSignal) {
   const traceId = randomUUID();
   const controller = new AbortController();
   const stop = () => controller.abort();
@@ -117,10 +141,7 @@ async function runFollowingEvents(
     })();
     // The stream only shows progress: if it breaks, the run's answer still comes.
     shown.catch(() => {});
-    const answer = await client.request(routes.runTool, RunAnswer, {
-      params,
-      body: body({ requestSource: 'cli', traceId }),
-    });
+    const answer = await how.start({ requestSource: 'cli', traceId });
     await Promise.race([finished, new Promise((resolve) => setTimeout(resolve, LAST_EVENTS_MS).unref())]);
     return answer;
   } finally {

@@ -8,10 +8,9 @@ import * as routes from '../../../contract/api/route-paths.ts';
 import type { ResumeRunRequest } from '../../../contract/api/run.ts';
 import { RunAnswer } from '../answers.ts';
 import { ApiClient } from '../client.ts';
-import { command, EXIT } from '../command.ts';
+import { command } from '../command.ts';
 import { runInputs } from '../inputs.ts';
-import { printable, printJson } from '../output.ts';
-import { printOutcome } from './run.ts';
+import { startRun } from './run.ts';
 
 const NAME = 'kubeglue runs resume';
 
@@ -32,39 +31,37 @@ export const runsResume = command({
       help: 'a file holding the inputs as a JSON object (--input keys win over its keys)',
     },
     async: { type: 'boolean', help: 'start the resumed run in the background and print its id' },
+    follow: {
+      type: 'boolean',
+      help: 'show each step and page as it happens; with --async, wait for the end',
+    },
   },
   about: [
     "Starts a new run of the tool's current definition at the step where the failed or aborted run",
     '<runId> stopped. The steps before it whose definition is unchanged are not executed again: their',
     'stored results are reused. Prints the output like run (a failed run exits 1); --output json prints',
     "the new run's record, whose resumedFrom names <runId> and whose reused steps say reusedFrom.",
+    '--follow shows the steps it executes (not the reused ones) as they happen, as for run.',
   ],
   examples: [
     'kubeglue runs resume todos-1',
     'kubeglue runs resume 6f1c0e2a-0d4b-4d43-9a55-4f1e4c0b1a77 --input userId=3 --async',
+    'kubeglue runs resume todos-1 --follow',
   ],
   async run({ values, args, output, io }) {
     const given = values.input !== undefined || values['inputs-file'] !== undefined;
     const inputs = given ? await runInputs(values.input ?? [], values['inputs-file']) : undefined;
     const client = new ApiClient(await io.connect(), io);
     const runId = randomUUID();
-    const body: ResumeRunRequest = {
+    const params = { runId: args.runId as string };
+    return startRun(client, io, output, values, {
       runId,
-      ...(inputs ? { inputs } : {}),
-      options: { requestSource: 'cli', ...(values.async ? { async: true } : {}) },
-    };
-    const answer = await client.request(routes.resumeRun, RunAnswer, {
-      params: { runId: args.runId as string },
-      body,
+      name: NAME,
+      start: (options) => {
+        const body: ResumeRunRequest = { runId, ...(inputs ? { inputs } : {}), options };
+        return client.request(routes.resumeRun, RunAnswer, { params, body });
+      },
+      startedLine: () => `Run ${runId} resumes run ${params.runId}.`,
     });
-    if (values.async) {
-      if (output === 'json') printJson(io.stdout, answer.raw);
-      else {
-        io.stdout.write(`${printable(`Run ${runId} resumes run ${args.runId}.`)}\n`);
-        io.stdout.write(`Follow it: kubeglue logs ${runId} --follow\n`);
-      }
-      return EXIT.ok;
-    }
-    return printOutcome(io, output, { run: answer.value, raw: answer.raw }, false, NAME);
   },
 });

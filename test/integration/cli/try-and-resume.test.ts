@@ -195,6 +195,27 @@ describe('kubeglue try and kubeglue runs resume', () => {
       });
     });
 
+    it.each([
+      ['synchronous', []],
+      ['background', ['--async']],
+    ])('shows the steps a %s resumed run executes with --follow, then its output', async (_, async) => {
+      sinkStatus = 400;
+      const failed = await api.call<RunRecord>('POST', '/v1/tools/cli-pipeline/run', { body: {} });
+      sinkStatus = 200;
+      const { code, stdout, stderr } = await runCli(
+        ['runs', 'resume', failed.body.runId, '--follow', ...async],
+        env,
+      );
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+      const lines = stdout.trimEnd().split('\n');
+      // Only the step it executes: the reused one is not run again.
+      expect(lines).toContain("Step 'send' started");
+      expect(lines).not.toContain("Step 'fetch' started");
+      expect(lines.some((line) => /^Step 'send' succeeded in \d+ ms$/.test(line))).toBe(true);
+      expect(JSON.parse(lines.slice(lines.indexOf('{')).join('\n'))).toEqual({ stored: 2 });
+    });
+
     it('exits 1 with the refusal when the run succeeded', async () => {
       sinkStatus = 200;
       const ok = await api.call<RunRecord>('POST', '/v1/tools/cli-pipeline/run', { body: {} });
