@@ -19,6 +19,7 @@ import { listenForCancels } from '../runs/cancel.ts';
 import { masterKeySigner } from '../runs/file-urls.ts';
 import { identityIssuer } from '../runs/identity/issuer.ts';
 import { syncRunError } from '../runs/interrupted.ts';
+import { RECOVERY_SWEEP_MS } from '../runs/recovery.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
 import { openStore } from '../store/index.ts';
 import type { SystemService } from '../systems/service.ts';
@@ -32,7 +33,6 @@ import { loadTls } from './tls.ts';
 const log = createLogger('api');
 // Only sync runs execute in an API replica: their caller's connection went with it (runs/interrupted.ts).
 const RECOVERY_MESSAGE = syncRunError('The API replica executing this run stopped before it finished');
-const RECOVERY_SWEEP_MS = 60_000;
 
 export async function main(_args: string[]): Promise<void> {
   const { settings, databaseUrl, masterKey, keys, transport, resources } = await openClusterProcess('api', {

@@ -21,7 +21,7 @@ import { JobSupervisor } from '../platform/supervisor.ts';
 import { openTraceExport } from '../platform/traces.ts';
 import { masterKeySigner } from '../runs/file-urls.ts';
 import { identityIssuer } from '../runs/identity/issuer.ts';
-import { recoverStartedRuns } from '../runs/recovery.ts';
+import { RECOVERY_SWEEP_MS, recoverStartedRuns } from '../runs/recovery.ts';
 import { StoreRuntimeCredentialVault } from '../runs/runtime-credentials.ts';
 import type { ScheduleClock } from '../schedules/clock.ts';
 import {
@@ -126,17 +126,23 @@ export async function startEmbedded(
     store = await openStore({ driver: 'sqlite', path }, { onProgress: log });
   }
   const executor = `embedded/${hostname()}/${process.pid}/${Date.now()}`;
-  const recovered = await recoverStartedRuns(store, {
-    exceptExecutor: executor,
-    maxAttempts: config.maxRunAttempts,
-  });
-  if (recovered.retried.length > 0) {
-    log(
-      `recovery: ${recovered.retried.length} read-only run(s) left running by a previous process will run again`,
-    );
-  }
-  if (recovered.failed.length > 0)
-    log(`recovery: failed ${recovered.failed.length} run(s) left running by a previous process`);
+  // Held while this process lives: another embedded process on the same Postgres (a replica, or the next
+  // one after a crash) leaves this one's runs alone until it is gone (runs/recovery.ts, the pool launcher).
+  const liveness = await store.holdExecutorLock(executor);
+  const recover = async () => {
+    const recovered = await recoverStartedRuns(store, {
+      exceptExecutor: executor,
+      maxAttempts: config.maxRunAttempts,
+    });
+    if (recovered.retried.length > 0) {
+      log(
+        `recovery: ${recovered.retried.length} read-only run(s) left running by a process that is gone will run again`,
+      );
+    }
+    if (recovered.failed.length > 0)
+      log(`recovery: failed ${recovered.failed.length} run(s) left running by a process that is gone`);
+  };
+  await recover();
 
   const masterKey = await loadMasterKey({ masterKey: config.masterKey, dataDir: config.dataDir, log });
   await ensureAdminKey(store, { presetKey: config.adminKey, log });
@@ -177,6 +183,11 @@ export async function startEmbedded(
   const urlFor = (runId: string, fileKey: string) => signer.sign(runId, fileKey).url;
   // Documentation, outbox delivery, retention and the sweeps: their failures are recorded, never fatal.
   const jobs = new JobSupervisor({ settings: config.jobs, log });
+  // Embedded processes sharing one Postgres: one that dies while another lives is recovered by the next
+  // sweep of the living one, as at a start (one process on SQLite has no one to sweep for).
+  if (config.databaseUrl) {
+    jobs.every({ job: 'recovery-sweep', intervalMs: RECOVERY_SWEEP_MS, runAtStart: false, run: recover });
+  }
   const identity = identityIssuer({
     store,
     masterKey,
@@ -284,6 +295,7 @@ export async function startEmbedded(
       await pool.close();
       // The spans of the runs that just ended go out before the process does.
       await traces?.shutdown();
+      await liveness.release();
       await store.close();
     })();
     return closing;

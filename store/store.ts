@@ -301,6 +301,11 @@ export interface Store extends StoreQueries {
    * processes leaves its runs alone until the lock is released or the process is gone.
    */
   holdExecutorLock(executor: string): Promise<{ release(): Promise<void> }>;
+  /**
+   * Whether the process of `executor` is alive: it holds its executor lock (holdExecutorLock). On the
+   * embedded SQLite store, which one process holds, only this process's executors are.
+   */
+  executorAlive(executor: string): Promise<boolean>;
   /** Running runs of executors (id prefix) that no longer hold their lock become failed; returns their ids. */
   failRunsOfDeadExecutors(opts: { prefix: string; error: string; completedAt: string }): Promise<string[]>;
   /** Tells every process (onCancel) that a run was cancelled. */
@@ -338,6 +343,8 @@ export async function openStore(config: StoreConfig, opts: OpenStoreOptions = {}
       transaction: (fn) => driver.transaction((tx) => fn(bindQueries(tx, driver))),
       onOutbox: (listener) => driver.listen(OUTBOX_CHANNEL, () => listener()),
       holdExecutorLock: (executor) => driver.holdSessionLock(EXECUTOR_LOCK_SQL, executor),
+      executorAlive: async (executor) =>
+        !(await driver.transaction((tx) => driver.sessionLockFree(tx, EXECUTOR_LOCK_SQL, executor))),
       failRunsOfDeadExecutors: (opts) => failRunsOfDeadExecutors(driver, opts),
       publishCancel: (runId) => publishCancel(driver, runId),
       // An empty payload means notifications may have been lost (a reconnect): nothing to abort by name.

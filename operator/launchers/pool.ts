@@ -64,6 +64,9 @@ export interface LaunchContext {
   log?(line: string): void;
 }
 
+/** How often a run another live process executes is looked at again: how soon its process's death is noticed. */
+const ELSEWHERE_RECHECK_MS = 5_000;
+
 interface PoolExecution {
   controller: AbortController;
   startedAt: string;
@@ -81,6 +84,8 @@ export class PoolLauncher implements Launcher {
   readonly #sources: Omit<OrderSources, 'tool'>;
   readonly #finish: FinishDeps;
   readonly #executions = new Map<string, PoolExecution>();
+  /** Runs another live process executes, each looked at again later (#executingElsewhere). */
+  readonly #rechecks = new Map<string, NodeJS.Timeout>();
   #changed: (toolRunName: string) => void = () => {};
   /** False once shutting down: nothing new starts here (the run stays queued for the next process). */
   #accepting = true;
@@ -131,6 +136,8 @@ export class PoolLauncher implements Launcher {
    */
   async close(): Promise<void> {
     this.#accepting = false;
+    for (const recheck of this.#rechecks.values()) clearTimeout(recheck);
+    this.#rechecks.clear();
     const reason = new ShutdownInterrupt();
     for (const execution of this.#executions.values()) execution.controller.abort(reason);
     await this.#settled();
@@ -173,10 +180,33 @@ export class PoolLauncher implements Launcher {
   }
 
   async observe(toolRun: ToolRunResource): Promise<Execution> {
-    const execution = this.#executions.get(toolRun.metadata.name);
-    return execution
-      ? { launcher: 'pool', phase: 'Running', since: execution.startedAt, cooperativeCancel: false }
+    const since =
+      this.#executions.get(toolRun.metadata.name)?.startedAt ?? (await this.#executingElsewhere(toolRun));
+    return since
+      ? { launcher: 'pool', phase: 'Running', since, cooperativeCancel: false }
       : { launcher: 'pool', phase: 'None', cooperativeCancel: false };
+  }
+
+  /**
+   * When another embedded process on the same Postgres started the run, if that process is alive (it
+   * claimed the run and holds its executor lock): the run is its own. Nothing tells this process when that
+   * one is gone, so it looks again after ELSEWHERE_RECHECK_MS (a run whose process died is then lost).
+   */
+  async #executingElsewhere(toolRun: ToolRunResource): Promise<string | undefined> {
+    const run = await this.#ctx.store.getRun(toolRun.spec.runId);
+    const executor = run?.status === 'running' ? run.executor : undefined;
+    if (!run || !executor || executor === this.#ctx.executor) return undefined;
+    if (!(await this.#ctx.store.executorAlive(executor))) return undefined;
+    const name = toolRun.metadata.name;
+    if (!this.#rechecks.has(name)) {
+      const recheck = setTimeout(() => {
+        this.#rechecks.delete(name);
+        this.#changed(name);
+      }, ELSEWHERE_RECHECK_MS);
+      recheck.unref();
+      this.#rechecks.set(name, recheck);
+    }
+    return run.metadata.startedAt;
   }
 
   async stop(toolRun: ToolRunResource): Promise<void> {
