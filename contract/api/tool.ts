@@ -247,7 +247,7 @@ export const ToolStep = z
       .default(false)
       .describe(
         'Whether the step changes data on its system (false: Postgres and MySQL run READ ONLY, Redis runs only ' +
-          'read-only commands, SMB allows only list, get, exists and stat; retries allowed).',
+          'read-only commands, FTP, SFTP and SMB allow only list, get, exists and stat; retries allowed).',
       ),
     dataSelector: z
       .string()

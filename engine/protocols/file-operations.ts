@@ -29,10 +29,12 @@ export interface FileStepRequest {
   /** The system is behind a gateway: the connections go through its tunnel instead (SFTP, FTP). */
   gateway?: GatewayDial | undefined;
   /**
-   * The step has modify: false: operations that change files are refused before connecting. SMB passes
-   * it; FTP and SFTP steps do not (yet), so there modify does not restrict the operations.
+   * The step's `modify`: false refuses the operations that change files (put, delete, rename, mkdir)
+   * before connecting, so a step said to change nothing changes nothing, and a run of such steps may be
+   * executed again after a crash (runs/interrupted.ts). A step always says; absent (a direct call) does
+   * not restrict.
    */
-  readOnly?: boolean | undefined;
+  modify?: boolean | undefined;
 }
 
 export const DEFAULT_MAX_DOWNLOAD_BYTES = 100 * 1024 * 1024;
@@ -554,7 +556,7 @@ function rethrowScrubbed(error: unknown, secrets: string[]): never {
   throw scrubbed;
 }
 
-/** Operations that change files: refused when the step may not modify (FileStepRequest.readOnly). */
+/** Operations that change files: refused when the step may not modify (FileStepRequest.modify). */
 const WRITE_OPERATIONS: ReadonlySet<FileOperation['operation']> = new Set([
   'put',
   'delete',
@@ -585,7 +587,7 @@ export async function runFileStep(req: FileStepRequest, protocol: FileProtocol):
     }
     const label = protocol.label(target);
     const { operations, single } = parseOperations(req.body, label);
-    if (req.readOnly) refuseWrites(operations, single, label);
+    if (req.modify === false) refuseWrites(operations, single, label);
     const bounds: Bounds = { signal: req.signal, deadline: req.deadline };
     const maxBytes = req.maxDownloadBytes ?? DEFAULT_MAX_DOWNLOAD_BYTES;
     const basePath = protocol.basePath?.(target) ?? target.basePath;

@@ -233,5 +233,5 @@ const smbProtocol: FileProtocol = {
 
 /** Runs an `smb://` step: one operation or an array of them on one connection. */
 export function executeSmbStep(req: SmbStepRequest): Promise<JsonValue> {
-  return runFileStep({ ...req, readOnly: !req.modify }, smbProtocol);
+  return runFileStep(req, smbProtocol);
 }

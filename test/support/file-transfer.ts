@@ -73,6 +73,7 @@ export function putThenGetTool(
     steps: [
       {
         id: 'ops',
+        modify: true,
         config: {
           url: '/',
           systemId,
@@ -152,6 +153,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   deadline?: number;
   maxDownloadBytes?: number;
+  /** The step's modify; absent: not restricted, as a direct call. */
+  modify?: boolean;
 }
 
 export type ExecuteFileStep = typeof executeFtpStep;
@@ -174,6 +177,7 @@ export function fileStepRunner(
       signal: options.signal ?? new AbortController().signal,
       deadline: options.deadline ?? Date.now() + 20_000,
       ...(options.maxDownloadBytes !== undefined ? { maxDownloadBytes: options.maxDownloadBytes } : {}),
+      ...(options.modify !== undefined ? { modify: options.modify } : {}),
     });
   };
 }

@@ -136,6 +136,26 @@ describe.each(TRANSFER_PROTOCOLS)('$name operations', (protocol) => {
       expect((await readFile(join(server.root, 'data/out/b64.bin'))).equals(BINARY)).toBe(true);
     });
 
+    it.each([
+      { operation: 'put', path: 'in/rows.csv', content: 'overwritten' },
+      { operation: 'delete', path: 'in/rows.csv' },
+      { operation: 'rename', path: 'in/rows.csv', newPath: 'in/moved.csv' },
+      { operation: 'mkdir', path: 'refused' },
+    ])('refuses $operation with modify: false before it connects, and reads as before', async (write) => {
+      const logins = server.stats.logins;
+      const before = await readFile(join(server.root, 'data/in/rows.csv'), 'utf8');
+      await expect(call([{ operation: 'exists', path: 'in' }, write], { modify: false })).rejects.toThrow(
+        `${label} body[1] ${write.operation} refused: the step has modify: false, which allows only list, get, ` +
+          'exists and stat; set modify: true on the step to put, delete, rename or mkdir',
+      );
+      expect(server.stats.logins).toBe(logins);
+      expect(await readFile(join(server.root, 'data/in/rows.csv'), 'utf8')).toBe(before);
+      expect(await call({ operation: 'stat', path: 'in/rows.csv' }, { modify: false })).toMatchObject({
+        path: '/data/in/rows.csv',
+        type: 'file',
+      });
+    });
+
     it('creates directories recursively, renames, checks existence, stats and deletes', async () => {
       expect(await call(DIRECTORY_ROUND.body)).toEqual(DIRECTORY_ROUND.results);
     });

@@ -454,29 +454,35 @@ function tools() {
     {
       id: 'sweep-files',
       steps: [
-        step(
-          'ftpRoundTrip',
-          'sw-ftp',
-          files('/', [
-            { operation: 'put', path: '/echo.txt', content: 'password=<<sw-ftp_password>>' },
-            { operation: 'get', path: '/echo.txt' },
-            { operation: 'list', path: '/' },
-          ]),
-        ),
+        {
+          ...step(
+            'ftpRoundTrip',
+            'sw-ftp',
+            files('/', [
+              { operation: 'put', path: '/echo.txt', content: 'password=<<sw-ftp_password>>' },
+              { operation: 'get', path: '/echo.txt' },
+              { operation: 'list', path: '/' },
+            ]),
+          ),
+          modify: true,
+        },
         step(
           'ftpMissing',
           'sw-ftp',
           files('/', { operation: 'get', path: '/missing-<<sw-ftp_password>>.txt' }),
         ),
         step('ftpWrongPassword', 'sw-ftp-wrong', files('/', { operation: 'list', path: '/' })),
-        step(
-          'sftpRoundTrip',
-          'sw-sftp',
-          files('/', [
-            { operation: 'put', path: '/echo.txt', content: 'password=<<sw-sftp_password>>' },
-            { operation: 'get', path: '/echo.txt' },
-          ]),
-        ),
+        {
+          ...step(
+            'sftpRoundTrip',
+            'sw-sftp',
+            files('/', [
+              { operation: 'put', path: '/echo.txt', content: 'password=<<sw-sftp_password>>' },
+              { operation: 'get', path: '/echo.txt' },
+            ]),
+          ),
+          modify: true,
+        },
         step(
           'sftpMissing',
           'sw-sftp',
