@@ -253,6 +253,37 @@ export function waitForRun<T extends { status: string }>(
   );
 }
 
+/** A request of the admin key to a server process: its JSON answer; an error status throws, with the body. */
+export async function callServer<T>(
+  server: Pick<ServerProcess, 'url'>,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  if (response.status >= 400) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+/** Polls GET /v1/runs/:id of a server process until the run is no longer running. */
+export function waitForServerRun<T extends { status: string }>(
+  server: Pick<ServerProcess, 'url'>,
+  runId: string,
+  timeoutMs = 60_000,
+): Promise<T> {
+  return readUntil(
+    () => callServer<T>(server, 'GET', `/v1/runs/${encodeURIComponent(runId)}`),
+    (run) => run.status !== 'running',
+    timeoutMs,
+    `run ${runId} still running after ${timeoutMs} ms`,
+  );
+}
+
 /** Polls GET /v1/systems/:id until the system's documentation is no longer pending: its state then. */
 export async function waitForDocumentation(
   api: TestApi,

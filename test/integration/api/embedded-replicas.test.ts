@@ -13,10 +13,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../../contract/api/run.ts';
 import { useTestDatabase } from '../../support/database.ts';
 import {
+  callServer,
   type ServerProcess,
   startServerProcess,
   TEST_ADMIN_KEY,
   testServerEnv,
+  waitForServerRun,
 } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
 
@@ -58,17 +60,6 @@ async function startReplica(): Promise<ServerProcess> {
   return server;
 }
 
-async function call<T>(server: ServerProcess, method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await response.text();
-  if (response.status >= 400) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return JSON.parse(text) as T;
-}
-
 /** A tool whose one step changes something (so nothing retries it) and waits for the target. */
 async function createHoldingTool(server: ServerProcess): Promise<void> {
   // Both tests share the database: the second finds the first's tool.
@@ -76,7 +67,7 @@ async function createHoldingTool(server: ServerProcess): Promise<void> {
     headers: { authorization: `Bearer ${TEST_ADMIN_KEY}` },
   });
   if (exists.ok) return;
-  await call(server, 'POST', '/v1/tools', {
+  await callServer(server, 'POST', '/v1/tools', {
     id: 'replica-write',
     steps: [
       {
@@ -90,7 +81,7 @@ async function createHoldingTool(server: ServerProcess): Promise<void> {
 
 const startAsync = async (server: ServerProcess, key: string) =>
   (
-    await call<Run>(server, 'POST', '/v1/tools/replica-write/run', {
+    await callServer<Run>(server, 'POST', '/v1/tools/replica-write/run', {
       inputs: { key },
       options: { async: true },
     })
@@ -104,26 +95,12 @@ function answerHeld(): void {
   held.clear();
 }
 
-async function finished(server: ServerProcess, runId: string, timeoutMs = 30_000): Promise<Run> {
-  let run: Run | undefined;
-  await expect
-    .poll(
-      async () => {
-        run = await call<Run>(server, 'GET', `/v1/runs/${runId}`);
-        return run.status;
-      },
-      { timeout: timeoutMs, interval: 100 },
-    )
-    .not.toBe('running');
-  return run as Run;
-}
-
 describe('embedded processes on one Postgres', () => {
   it("leaves a live process's runs to it when another starts beside it", async () => {
     const first = await startReplica();
     await createHoldingTool(first);
     const asyncRun = await startAsync(first, 'first-async');
-    const syncRun = call<Run>(first, 'POST', '/v1/tools/replica-write/run', {
+    const syncRun = callServer<Run>(first, 'POST', '/v1/tools/replica-write/run', {
       inputs: { key: 'first-sync' },
     });
     await untilHeld('first-async', 'first-sync');
@@ -135,8 +112,8 @@ describe('embedded processes on one Postgres', () => {
     answerHeld();
 
     expect(await syncRun).toMatchObject({ status: 'success', attempt: 1 });
-    expect(await finished(second, asyncRun)).toMatchObject({ status: 'success', attempt: 1 });
-    expect(await finished(first, itsOwn)).toMatchObject({ status: 'success', attempt: 1 });
+    expect(await waitForServerRun<Run>(second, asyncRun)).toMatchObject({ status: 'success', attempt: 1 });
+    expect(await waitForServerRun<Run>(first, itsOwn)).toMatchObject({ status: 'success', attempt: 1 });
   });
 
   it('fails the async runs of a process killed with -9 from the process that lives on', async () => {
@@ -146,11 +123,11 @@ describe('embedded processes on one Postgres', () => {
     const runId = await startAsync(doomed, 'doomed-async');
     await untilHeld('doomed-async');
     const survivor = await startReplica();
-    expect(await call<Run>(survivor, 'GET', `/v1/runs/${runId}`)).toMatchObject({ status: 'running' });
+    expect(await callServer<Run>(survivor, 'GET', `/v1/runs/${runId}`)).toMatchObject({ status: 'running' });
 
     doomed.child.kill('SIGKILL');
     await doomed.exited;
-    expect(await finished(survivor, runId)).toMatchObject({
+    expect(await waitForServerRun<Run>(survivor, runId)).toMatchObject({
       status: 'failed',
       error: 'The process executing this run stopped before it finished',
     });

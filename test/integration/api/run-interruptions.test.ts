@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Run } from '../../../contract/api/run.ts';
-import { startServerProcess, TEST_ADMIN_KEY, testServerEnv } from '../../support/embedded.ts';
+import { callServer, startServerProcess, testServerEnv, waitForServerRun } from '../../support/embedded.ts';
 import { type HttpTarget, startHttpTarget } from '../../support/http-target.ts';
 
 interface Server {
@@ -90,19 +90,8 @@ async function startServer(dir: string, env: Record<string, string> = {}): Promi
   return server;
 }
 
-async function call<T>(server: Server, method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await response.text();
-  if (response.status >= 400) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return JSON.parse(text) as T;
-}
-
 async function createTool(server: Server, id: string, path: string, extra: Record<string, unknown> = {}) {
-  await call(server, 'POST', '/v1/tools', {
+  await callServer(server, 'POST', '/v1/tools', {
     id,
     steps: [
       { id: 'fetch', config: { url: `${target.url}${path}`, queryParams: { run: '<<key>>' } }, ...extra },
@@ -111,28 +100,14 @@ async function createTool(server: Server, id: string, path: string, extra: Recor
 }
 
 async function startAsync(server: Server, toolId: string, key: string): Promise<string> {
-  const run = await call<Run>(server, 'POST', `/v1/tools/${toolId}/run`, {
+  const run = await callServer<Run>(server, 'POST', `/v1/tools/${toolId}/run`, {
     inputs: { key },
     options: { async: true },
   });
   return run.runId;
 }
 
-const getRun = (server: Server, runId: string) => call<Run>(server, 'GET', `/v1/runs/${runId}`);
-
-async function finished(server: Server, runId: string, timeoutMs = 60_000): Promise<Run> {
-  let run: Run | undefined;
-  await expect
-    .poll(
-      async () => {
-        run = await getRun(server, runId);
-        return run.status;
-      },
-      { timeout: timeoutMs, interval: 100 },
-    )
-    .not.toBe('running');
-  return run as Run;
-}
+const getRun = (server: Server, runId: string) => callServer<Run>(server, 'GET', `/v1/runs/${runId}`);
 
 async function stop(server: Server, signal: NodeJS.Signals): Promise<{ code: number | null }> {
   server.child.kill(signal);
@@ -160,14 +135,14 @@ describe('SIGTERM', () => {
     let server = await startServer(dir, { KUBEGLUE_SHUTDOWN_GRACE_MS: '500' });
     await createTool(server, 'reader', '/hold-first');
     // Its runtime credentials must survive the hand-back: the second attempt sends them too.
-    await call(server, 'POST', '/v1/systems', { id: 'crm', url: target.url, authType: 'bearer' });
-    await call(server, 'POST', '/v1/tools', {
+    await callServer(server, 'POST', '/v1/systems', { id: 'crm', url: target.url, authType: 'bearer' });
+    await callServer(server, 'POST', '/v1/tools', {
       id: 'crm-reader',
       steps: [
         { id: 'fetch', config: { url: '/hold-first', systemId: 'crm', queryParams: { run: '<<key>>' } } },
       ],
     });
-    await call(server, 'POST', '/v1/tools', {
+    await callServer(server, 'POST', '/v1/tools', {
       id: 'writer',
       steps: [
         {
@@ -180,14 +155,14 @@ describe('SIGTERM', () => {
     const reader = await startAsync(server, 'reader', 'term-reader');
     const writer = await startAsync(server, 'writer', 'term-writer');
     const crmReader = (
-      await call<Run>(server, 'POST', '/v1/tools/crm-reader/run', {
+      await callServer<Run>(server, 'POST', '/v1/tools/crm-reader/run', {
         inputs: { key: 'term-crm' },
         credentials: { crm_bearerToken: 'runtime-token-0123456789' },
         options: { async: true },
       })
     ).runId;
     // A sync run in flight too: its caller is answered when the grace is over.
-    const sync = call<Run>(server, 'POST', '/v1/tools/reader/run', { inputs: { key: 'term-sync' } });
+    const sync = callServer<Run>(server, 'POST', '/v1/tools/reader/run', { inputs: { key: 'term-sync' } });
     await expect
       .poll(() => ['term-reader', 'term-writer', 'term-sync', 'term-crm'].every((key) => held.has(key)), {
         timeout: 30_000,
@@ -211,14 +186,18 @@ describe('SIGTERM', () => {
     );
 
     server = await startServer(dir);
-    const readerRun = await finished(server, reader);
+    const readerRun = await waitForServerRun<Run>(server, reader);
     expect(readerRun).toMatchObject({ status: 'success', attempt: 2 });
-    const results = await call<{ data: { data: unknown } }>(server, 'GET', `/v1/runs/${reader}/results`);
+    const results = await callServer<{ data: { data: unknown } }>(
+      server,
+      'GET',
+      `/v1/runs/${reader}/results`,
+    );
     expect(results.data.data).toEqual({ run: 'term-reader', answered: true });
     // The second attempt really executed: the target saw the run twice.
     expect(seen.filter((key) => key === 'term-reader')).toHaveLength(2);
 
-    expect(await finished(server, crmReader)).toMatchObject({ status: 'success', attempt: 2 });
+    expect(await waitForServerRun<Run>(server, crmReader)).toMatchObject({ status: 'success', attempt: 2 });
     const crmCalls = target.requests.filter(
       (r) => r.path === '/hold-first' && runKey(r.query) === 'term-crm',
     );
@@ -259,14 +238,14 @@ describe('kill -9', () => {
     holding = false;
 
     server = await startServer(dir, env);
-    const outcomes = await Promise.all(readers.map((runId) => finished(server, runId)));
+    const outcomes = await Promise.all(readers.map((runId) => waitForServerRun<Run>(server, runId)));
     expect(outcomes.filter((run) => run.status !== 'success')).toEqual([]);
     expect(outcomes.filter((run) => /stopped before it finished/.test(run.error ?? ''))).toEqual([]);
     // The runs that were executing when the process died ran a second time, as attempt 2.
     for (const [i, run] of outcomes.entries()) {
       if (executing.includes(`crash-reader-${i}`)) expect(run.attempt, run.runId).toBe(2);
     }
-    const writerRun = await finished(server, writer);
+    const writerRun = await waitForServerRun<Run>(server, writer);
     expect(writerRun).toMatchObject({ status: 'failed', attempt: 1 });
     expect(writerRun.error).toBe(
       'kubeglue restarted: the process executing this run stopped before it finished (it modifies data, so it was not retried)',
@@ -288,7 +267,7 @@ describe('kill -9', () => {
       await server.exited;
       server = await startServer(dir, env);
     }
-    const run = await finished(server, runId);
+    const run = await waitForServerRun<Run>(server, runId);
     expect(run).toMatchObject({
       status: 'failed',
       attempt: 2,
