@@ -21,8 +21,8 @@ function escapeRegExp(text: string): string {
  * the forms URLs and JSON text carry it in (percent-encoded, form-encoded, JSON-escaped: secret-forms.ts).
  * Callers add derived values (e.g. a Basic auth header value) as secrets of their own.
  *
- * - Values of 4+ characters are replaced anywhere, longest first (a secret containing another is replaced
- *   whole).
+ * - Values of 4+ characters are replaced anywhere, in one pass, longest first (a secret containing another
+ *   is replaced whole; a placeholder, put in or already there, is never searched again).
  * - Values of 1-3 characters are replaced where they are a whole token: not preceded or followed by a
  *   letter, digit or `_` (a whole string value is such a token). `pw1` is scrubbed from `token=pw1` and
  *   from `"pw1"`, but `pw1x` and `apw1` stay as they are. Object keys are left to the first rule.
@@ -36,11 +36,15 @@ export class Redactor {
   #shortPattern: RegExp | undefined;
   #placeholders: RegExp | undefined;
   readonly #placeholderSet = new Set<string>();
+  /** What #substrings replaces in one pass: each secret (4+ characters) and each placeholder, longest first. */
+  #substringPattern: RegExp | undefined;
+  #substitutes = new Map<string, string>();
 
   add(value: string, placeholder: string): void {
     if (value.length === 0) return;
     this.#placeholderSet.add(placeholder);
     this.#placeholders = undefined;
+    this.#substringPattern = undefined;
     for (const form of secretForms(value)) {
       if (form.length >= MIN_SUBSTRING_LENGTH) this.#replacements.push([form, placeholder]);
       else {
@@ -61,11 +65,22 @@ export class Redactor {
   }
 
   #substrings(text: string): string {
-    let out = text;
-    for (const [secret, placeholder] of this.#replacements) {
-      if (out.includes(secret)) out = out.split(secret).join(placeholder);
+    if (!this.#replacements.some(([secret]) => text.includes(secret))) return text;
+    // One pass, so a placeholder put in is never searched again (a secret `shop` must not turn
+    // `<<shop_username>>` into `<<<<crm_tenant>>_username>>`). The placeholders are alternatives too, mapped
+    // to themselves, and the longest alternative wins at each place: a placeholder already in the text
+    // stays whole, and a secret that contains a placeholder's text is still replaced whole.
+    if (!this.#substringPattern) {
+      const to = new Map<string, string>();
+      for (const placeholder of this.#placeholderSet) to.set(placeholder, placeholder);
+      for (const [secret, placeholder] of this.#replacements)
+        if (!to.has(secret)) to.set(secret, placeholder);
+      const alternatives = [...to.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp);
+      this.#substitutes = to;
+      this.#substringPattern = new RegExp(alternatives.join('|'), 'g');
     }
-    return out;
+    const substitutes = this.#substitutes;
+    return text.replace(this.#substringPattern, (match) => substitutes.get(match) ?? match);
   }
 
   #shortTokens(text: string): string {

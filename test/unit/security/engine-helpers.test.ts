@@ -50,6 +50,18 @@ describe('Redactor', () => {
     });
   });
 
+  it("leaves the placeholders it put in whole when a secret is part of another's placeholder name", () => {
+    const redactor = new Redactor();
+    redactor.add('alice-in-shop', '<<shop_username>>');
+    // The value of one credential is the system id in another's placeholder.
+    redactor.add('shop', '<<crm_tenant>>');
+    expect(redactor.string('alice-in-shop buys at shop')).toBe('<<shop_username>> buys at <<crm_tenant>>');
+    // A secret that contains a placeholder's text is still replaced whole.
+    redactor.add('x<<crm_tenant>>y', '<<crm_odd>>');
+    expect(redactor.string('a x<<crm_tenant>>y b')).toBe('a <<crm_odd>> b');
+    expect(redactor.value({ 'alice-in-shop': 'shop' })).toEqual({ '<<shop_username>>': '<<crm_tenant>>' });
+  });
+
   it('replaces a secret in the forms URLs and JSON text carry it in', () => {
     const secret = `k'ey "q"\\/é!~`;
     const redactor = new Redactor();
