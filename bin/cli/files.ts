@@ -1,9 +1,12 @@
 /**
  * The files commands read: a tool definition (try, runs replay), a tool with its tests (test), a run's
- * inputs (--inputs-file). One reader, so that each says the same when a file cannot be read or parsed.
+ * inputs (--inputs-file). One reader, so that each says the same when a file cannot be read or parsed, and
+ * one reading of a tool file, so that each takes the same tools (JSON or YAML, a tool or a Tool resource).
  */
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
+import { formatIssues } from '../../contract/format-issues.ts';
+import { ToolSpec } from '../../contract/resources/kinds.ts';
 import { UsageError } from './command.ts';
 
 /** Whether the file's name says YAML (.yaml, .yml). */
@@ -33,4 +36,23 @@ export async function readDocument(
       `${option ? `${option} ` : ''}${path} is not ${format}: ${(error as Error).message}`,
     );
   }
+}
+
+/**
+ * The tool a file holds, as POST /v1/tools takes it: the document itself, or the spec of a Tool resource
+ * (`kind: Tool`, as `kubectl apply` takes it) with metadata.name as its id when the spec has none. The
+ * caller checks the tool; a resource's spec is checked here, as the CRD checks it.
+ */
+export function toolInDocument(path: string, document: unknown): Record<string, unknown> {
+  if (document === null || typeof document !== 'object' || Array.isArray(document)) {
+    throw new UsageError(`${path} does not hold a tool (an object)`);
+  }
+  const record = document as Record<string, unknown>;
+  if (record.kind !== 'Tool') return record;
+  const spec = ToolSpec.safeParse(record.spec);
+  if (!spec.success) throw new UsageError(`${path}: spec is not a Tool spec: ${formatIssues(spec.error)}`);
+  const metadata = record.metadata as { name?: unknown } | undefined;
+  const id = spec.data.id ?? (typeof metadata?.name === 'string' ? metadata.name : undefined);
+  if (!id) throw new UsageError(`${path}: the Tool has neither spec.id nor metadata.name`);
+  return { ...(record.spec as Record<string, unknown>), id };
 }

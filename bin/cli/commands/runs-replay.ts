@@ -36,7 +36,7 @@ export const runsReplay = command({
       type: 'string',
       short: 'f',
       value: '<path>',
-      help: "a tool definition (JSON) to replay instead of the tool's current one",
+      help: "a tool definition (JSON or YAML, as for try) to replay instead of the tool's current one",
     },
     snapshot: { type: 'boolean', help: 'replay the definition the run ran (its snapshot)' },
     ...INPUT_OPTIONS,

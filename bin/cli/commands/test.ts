@@ -19,11 +19,10 @@ import {
 import type { ToolTestAnswer } from '../../../contract/api/tool-test-result.ts';
 import { formatIssues } from '../../../contract/format-issues.ts';
 import { JsonObject, type JsonValue } from '../../../contract/json.ts';
-import { ToolSpec } from '../../../contract/resources/kinds.ts';
 import { RunAnswer, RunResultsAnswer } from '../answers.ts';
 import { ApiClient } from '../client.ts';
 import { command, EXIT, type Io, UsageError } from '../command.ts';
-import { isYaml, readDocument } from '../files.ts';
+import { isYaml, readDocument, toolInDocument } from '../files.ts';
 import { printable, printJson } from '../output.ts';
 
 /** What a tool file holds: a tool as POST /v1/tools takes it, or a Tool resource (kind: Tool, spec). */
@@ -35,17 +34,7 @@ interface ToolFile {
 }
 
 function asTool(path: string, document: Record<string, unknown>): Tool {
-  if (document.kind === 'Tool') {
-    const spec = ToolSpec.safeParse(document.spec);
-    if (!spec.success) throw new UsageError(`${path}: spec is not a Tool spec: ${formatIssues(spec.error)}`);
-    const metadata = document.metadata as { name?: unknown } | undefined;
-    const id = spec.data.id ?? (typeof metadata?.name === 'string' ? metadata.name : undefined);
-    if (!id) throw new UsageError(`${path}: the Tool has neither spec.id nor metadata.name`);
-    const tool = Tool.safeParse({ ...spec.data, id });
-    if (!tool.success) throw new UsageError(`${path} is not a tool: ${formatIssues(tool.error)}`);
-    return tool.data;
-  }
-  const { systemIds: _systemIds, ...rest } = document;
+  const { systemIds: _systemIds, ...rest } = toolInDocument(path, document);
   const tool = Tool.safeParse(rest);
   if (!tool.success) throw new UsageError(`${path} is not a tool: ${formatIssues(tool.error)}`);
   return tool.data;

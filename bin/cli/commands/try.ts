@@ -10,7 +10,7 @@ import { formatIssues } from '../../../contract/format-issues.ts';
 import { TryAnswer } from '../answers.ts';
 import { ApiClient } from '../client.ts';
 import { command, EXIT, type Io, UsageError } from '../command.ts';
-import { readDocument } from '../files.ts';
+import { readDocument, toolInDocument } from '../files.ts';
 import { INPUT_OPTIONS, runInputs } from '../inputs.ts';
 import { printable, printJson } from '../output.ts';
 
@@ -18,7 +18,7 @@ const NAME = 'kubeglue try';
 
 /** The definition in the file, checked as the API checks it (its code is checked by the API). */
 export async function readDefinition(path: string): Promise<ToolDefinition> {
-  const json = await readDocument(path);
+  const json = toolInDocument(path, await readDocument(path, { yaml: true }));
   const definition = ToolDefinition.safeParse(json);
   if (!definition.success) {
     throw new UsageError(`${path} is not a tool definition: ${formatIssues(definition.error)}`);
@@ -40,15 +40,17 @@ export const tryDraft = command({
     record: { type: 'boolean', help: 'store the run (kubeglue runs lists it); by default nothing is stored' },
   },
   about: [
-    'Runs the tool definition in <file> (JSON, as POST /v1/tools takes it) without saving it, and prints',
-    "each step's outcome and data. With --until the run stops after that step and prints the keys of the",
-    'sourceData the next step would receive; a credential never appears, only its placeholder. Nothing is',
-    'stored unless --record. A failed step exits 1. --output json prints the answer: the run with its step',
-    "results and until (the next step's sourceData with its values).",
+    "Runs the tool definition in <file> without saving it, and prints each step's outcome and data. The",
+    'file is JSON or YAML (.yaml, .yml): a tool as POST /v1/tools takes it, or a Tool resource as kubectl',
+    'apply takes it. With --until the run stops after that step and prints the keys of the sourceData the',
+    'next step would receive; a credential never appears, only its placeholder. Nothing is stored unless',
+    '--record. A failed step exits 1. --output json prints the answer: the run with its step results and',
+    "until (the next step's sourceData with its values).",
   ],
   examples: [
     'kubeglue try tool.json --until todos --input userId=2',
     'kubeglue try tool.json --inputs-file inputs.json --output json',
+    'kubeglue try tool.yaml --until todos',
   ],
   async run({ values, args, output, io }) {
     const tool = await readDefinition(args.file as string);

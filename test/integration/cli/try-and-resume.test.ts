@@ -6,6 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_VERSION } from '../../../contract/resources/meta.ts';
 import { runCli } from '../../support/cli.ts';
 import { TEST_ADMIN_KEY, useTestApi, waitForRun } from '../../support/embedded.ts';
 import { useHttpTarget } from '../../support/http-target.ts';
@@ -140,6 +141,31 @@ describe('kubeglue try and kubeglue runs resume', () => {
       expect(stdout).toBe('');
       expect(stderr).toContain("no step 'order' in the definition; its steps are 'user', 'orders', 'notify'");
       expect(stderr).toContain('KG_ERR_VALIDATION');
+    });
+
+    it('reads a Tool resource in YAML, as kubectl apply takes it, with metadata.name as its id', async () => {
+      const file = join(scratch, 'draft.yaml');
+      const steps = DRAFT.steps
+        .slice(0, 2)
+        .map((step) => `    - id: ${step.id}\n      config: {systemId: shop, url: ${step.config.url}}`);
+      await writeFile(
+        file,
+        [
+          'apiVersion: kubeglue.dev/v1alpha1',
+          'kind: Tool',
+          'metadata:',
+          '  name: cli-draft-yaml',
+          'spec:',
+          '  steps:',
+        ]
+          .concat(steps)
+          .join('\n'),
+      );
+      const { code, stdout, stderr } = await runCli(['try', file, '--until', 'user'], env);
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+      expect(stdout).toContain('step user: ok\n');
+      expect(stdout).toContain('next step orders receives sourceData with keys: user\n');
     });
 
     it('exits 2 without calling the API when the file is not a tool definition', async () => {
