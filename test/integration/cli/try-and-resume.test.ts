@@ -151,7 +151,7 @@ describe('kubeglue try and kubeglue runs resume', () => {
       await writeFile(
         file,
         [
-          'apiVersion: kubeglue.dev/v1alpha1',
+          `apiVersion: ${API_VERSION}`,
           'kind: Tool',
           'metadata:',
           '  name: cli-draft-yaml',
