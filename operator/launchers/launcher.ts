@@ -77,7 +77,10 @@ export interface Launcher {
   close(): Promise<void>;
   /** Starts attempt `attempt` of the run; repeating it for the same attempt is harmless. */
   launch(toolRun: ToolRunResource, attempt: number): Promise<LaunchResult>;
-  /** What the execution of that attempt looks like now (from caches; the pod launcher reads one store row). */
+  /**
+   * What the execution of that attempt looks like now (from caches; the pod launcher reads one store row,
+   * the pool launcher on a shared Postgres one for a run it does not execute).
+   */
   observe(toolRun: ToolRunResource, attempt: number): Promise<Execution>;
   /** Ends the execution: aborts it in the pool, or deletes the Pod with `graceMs` to exit after SIGTERM. */
   stop(toolRun: ToolRunResource, attempt: number, opts: { graceMs: number }): Promise<void>;

@@ -193,6 +193,9 @@ export class PoolLauncher implements Launcher {
    * one is gone, so it looks again after ELSEWHERE_RECHECK_MS (a run whose process died is then lost).
    */
   async #executingElsewhere(toolRun: ToolRunResource): Promise<string | undefined> {
+    // The SQLite file is held by this process alone (exclusive locking): no other can execute the run, so
+    // the reconcile of every async run is spared the read.
+    if (this.#ctx.store.driver !== 'pg') return undefined;
     const run = await this.#ctx.store.getRun(toolRun.spec.runId);
     const executor = run?.status === 'running' ? run.executor : undefined;
     if (!run || !executor || executor === this.#ctx.executor) return undefined;
