@@ -355,7 +355,13 @@ describeRealNode(
         () => toolRunStatus(runId),
         (status) => status?.status === 'failed',
       );
-      const pod = await kubeglue.pod(runId);
+      // The runner records its result before its container exits: the Pod's phase follows the kubelet's
+      // next status report, so it is waited for rather than read once.
+      const pod = await waitFor(
+        'the runner Pod to fail',
+        () => kubeglue.pod(runId),
+        (found) => found?.status?.phase === 'Failed',
+      );
       expect(pod?.status?.phase).toBe('Failed');
     }, 120_000);
 
